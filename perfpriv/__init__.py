@@ -1,0 +1,55 @@
+"""perfpriv: performative privacy -- repeated private mean estimation when
+users whose data leaks leave the platform.
+
+The library behind the *perfpriv* book. Submodules (loaded on first use):
+
+``bernoulli``
+    Randomized response, growth factors and simulators of the Bernoulli
+    warm-up (paper §3 and appendices B-C).
+``gaussian``
+    Clipping, the Gaussian mechanism and Algorithm 1 (§4.1-4.2).
+``leakage``
+    Membership-inference log-likelihood ratio, exact and Rényi leak
+    probabilities, Gaussian-DP view, marginal leak probability (§4.3-4.4).
+``dynamics``
+    Growth factor C_t(gamma), survival threshold, error bounds, mean-field
+    trajectories and the PAC horizon (§4.5, appendices D-E).
+``optimize``
+    Optimal privacy level epsilon* and noise scale gamma*.
+``sweep``
+    Parameter grids evaluated in parallel with joblib, reproducibly seeded.
+``plots``, ``widgets``, ``exercises``
+    Figures of the paper, interactive explorers, classroom self-checks.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_SUBMODULES = (
+    "bernoulli",
+    "gaussian",
+    "leakage",
+    "dynamics",
+    "optimize",
+    "sweep",
+    "schedules",
+    "plots",
+    "widgets",
+    "exercises",
+)
+
+__all__ = list(_SUBMODULES) + ["__version__"]
+
+
+def __getattr__(name: str):
+    """Import a submodule on first access (``perfpriv.bernoulli`` etc.)."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'perfpriv' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,0 +1,210 @@
+"""One place for every argument check of perfpriv.
+
+Each public function calls these helpers on its arguments before doing any
+arithmetic, so that bad input fails early with a :class:`ValueError` (or
+:class:`TypeError` for wrong types) that names the parameter, the value
+received and the allowed range -- never a silent NaN or an exception from deep
+inside numpy.
+
+The helpers return the validated value converted to what the caller needs
+(a float, an ``int``, a float ``numpy.ndarray``, a ``numpy.random.Generator``),
+so that a caller writes ``beta = check_real("beta", beta, low=0, high=0.5)``
+once and then trusts ``beta``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = [
+    "check_real",
+    "check_probability",
+    "check_int",
+    "check_choice",
+    "check_rng",
+    "check_mean",
+    "check_covariance",
+    "check_same_shape",
+    "interval_text",
+]
+
+
+def interval_text(low=None, high=None, *, low_open=False, high_open=False) -> str:
+    """Human-readable interval such as ``(0, inf)`` or ``[0, 1]``."""
+    lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
+    hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
+    left = "(" if (low_open or low is None) else "["
+    right = ")" if (high_open or high is None) else "]"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _show(value: Any) -> str:
+    """Short repr of a received value for error messages."""
+    arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    if arr is not None and arr.ndim > 0 and arr.size > 6:
+        return f"array of shape {arr.shape}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_float_array(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {_show(value)}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a real number or an array of real numbers; got {_show(value)}"
+        ) from None
+    return arr
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+    scalar: bool = False,
+):
+    """Check that ``value`` (scalar or array) is real and inside an interval.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in the error message.
+    value : float or array_like
+        Value to check.
+    low, high : float, optional
+        Interval ends (``None`` means unbounded on that side).
+    low_open, high_open : bool
+        Whether the corresponding end is excluded.
+    allow_inf : bool
+        Whether ``+inf`` is allowed (for example ``epsilon=np.inf``).
+        NaN is never allowed.
+    scalar : bool
+        Require a single number.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A Python ``float`` for scalar input, a float array otherwise.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN, infinite (unless allowed) or outside the interval.
+    TypeError
+        If ``value`` is not numeric, or not a scalar when ``scalar=True``.
+    """
+    arr = _as_float_array(name, value)
+    if scalar and arr.ndim != 0:
+        raise TypeError(f"{name} must be a single number; got {_show(value)}")
+    rng_text = interval_text(low, high, low_open=low_open, high_open=high_open)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must be a number in {rng_text}; got NaN ({_show(value)})")
+    if np.isinf(arr).any():
+        if not allow_inf or np.isneginf(arr).any():
+            raise ValueError(f"{name} must be finite and in {rng_text}; got {_show(value)}")
+    finite = arr[np.isfinite(arr)] if arr.ndim else (arr if np.isfinite(arr) else None)
+    if finite is not None and np.size(finite):
+        bad = False
+        if low is not None:
+            bad |= bool(np.any(finite <= low) if low_open else np.any(finite < low))
+        if high is not None:
+            bad |= bool(np.any(finite >= high) if high_open else np.any(finite > high))
+        if bad:
+            raise ValueError(f"{name} must be in {rng_text}; got {_show(value)}")
+    if high is not None and np.isposinf(arr).any():
+        raise ValueError(f"{name} must be in {rng_text}; got {_show(value)}")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_probability(name: str, value: Any, *, open_low=False, open_high=False, scalar=False):
+    """Check a probability in ``[0, 1]`` (ends optionally excluded)."""
+    return check_real(name, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high, scalar=scalar)
+
+
+def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
+    """Check an integer (Python or numpy integer, or an integral float) in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        raise TypeError(f"{name} must be an integer; got {_show(value)}")
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if not np.isfinite(value) or float(value) != int(value):
+            raise ValueError(f"{name} must be an integer in {interval_text(low, high)}; got {_show(value)}")
+    ivalue = int(value)
+    if (low is not None and ivalue < low) or (high is not None and ivalue > high):
+        raise ValueError(f"{name} must be an integer in {interval_text(low, high)}; got {_show(value)}")
+    return ivalue
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+    """Check that ``value`` is one of ``choices``."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {_show(value)}")
+    return value
+
+
+def check_rng(seed: Any = None, *, name: str = "seed") -> np.random.Generator:
+    """Normalize ``seed`` to a :class:`numpy.random.Generator`.
+
+    Accepts ``None``, an int, a :class:`numpy.random.SeedSequence`, a bit
+    generator or a ``Generator`` (returned as is), like
+    :func:`numpy.random.default_rng`.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool):
+        raise TypeError(f"{name} must be None, an int >= 0, a SeedSequence or a numpy Generator; got {seed!r}")
+    if isinstance(seed, numbers.Integral) and seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer; got {seed!r}")
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be None, an int >= 0, a SeedSequence or a numpy Generator; got {_show(seed)}"
+        ) from None
+
+
+def check_mean(mu: Any, d: int, *, name: str = "mu") -> np.ndarray:
+    """Check a mean vector of length ``d`` (``None`` means the zero vector)."""
+    if mu is None:
+        return np.zeros(d)
+    arr = check_real(name, mu)
+    arr = np.atleast_1d(np.asarray(arr, dtype=float))
+    if arr.shape != (d,):
+        raise ValueError(f"{name} must be a vector of length d={d}; got shape {arr.shape}")
+    return arr
+
+
+def check_covariance(Sigma: Any, d: int, *, name: str = "Sigma") -> np.ndarray:
+    """Check a symmetric positive-definite ``d x d`` matrix (``None`` means the identity)."""
+    if Sigma is None:
+        return np.eye(d)
+    arr = np.asarray(check_real(name, Sigma), dtype=float)
+    if arr.shape != (d, d):
+        raise ValueError(f"{name} must be a {d}x{d} matrix (d={d}); got shape {arr.shape}")
+    if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12):
+        raise ValueError(f"{name} must be symmetric positive definite; got a non-symmetric matrix")
+    try:
+        np.linalg.cholesky(arr)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name} must be symmetric positive definite; its smallest eigenvalue is "
+                         f"{np.linalg.eigvalsh(arr).min():.3g}") from None
+    return arr
+
+
+def check_same_shape(**arrays: Any) -> tuple:
+    """Check that the named arrays broadcast together; return the broadcast shape."""
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"arguments must broadcast together; got shapes {shapes}") from None

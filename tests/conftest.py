@@ -1,0 +1,5 @@
+"""Shared test configuration: a non-interactive matplotlib backend."""
+
+import matplotlib
+
+matplotlib.use("Agg")
