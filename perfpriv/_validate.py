@@ -32,12 +32,12 @@ __all__ = [
 ]
 
 
-def interval_text(low=None, high=None, *, low_open=False, high_open=False) -> str:
-    """Human-readable interval such as ``(0, inf)`` or ``[0, 1]``."""
+def interval_text(low=None, high=None, *, low_open=False, high_open=False, allow_inf=False) -> str:
+    """Human-readable interval such as ``(0, inf)``, ``[0, inf]`` or ``[0, 1]``."""
     lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
     hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
     left = "(" if (low_open or low is None) else "["
-    right = ")" if (high_open or high is None) else "]"
+    right = ")" if (high_open or (high is None and not allow_inf)) else "]"
     return f"{left}{lo}, {hi}{right}"
 
 
@@ -106,7 +106,7 @@ def check_real(
     arr = _as_float_array(name, value)
     if scalar and arr.ndim != 0:
         raise TypeError(f"{name} must be a single number; got {_show(value)}")
-    rng_text = interval_text(low, high, low_open=low_open, high_open=high_open)
+    rng_text = interval_text(low, high, low_open=low_open, high_open=high_open, allow_inf=allow_inf)
     if np.isnan(arr).any():
         raise ValueError(f"{name} must be a number in {rng_text}; got NaN ({_show(value)})")
     if np.isinf(arr).any():
