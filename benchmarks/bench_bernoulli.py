@@ -1,0 +1,55 @@
+"""Benchmark of the Bernoulli simulators (issue targets in the verdict lines).
+
+Run: ``python benchmarks/bench_bernoulli.py``. Prints ratios measured side by
+side in this one process (wall-clock medians over repeats), never absolute
+thresholds: the machines are shared and noisy.
+
+1. ``simulate`` vs ``simulate_agents`` at n0 = 20000 with the paper's 30 trials
+   (target: >= 1000x faster).
+2. ``simulate`` at n0 = 20000 vs n0 = 100, same T and trials (target: ratio
+   <= 1.5 -- the cost must not grow with the population).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from perfpriv import bernoulli
+
+# r > q and strong privacy: the population stays at the cap (20000) throughout
+COMMON = dict(q=0.3, r=0.6, model="leak", cap=20000)
+
+
+def median_seconds(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    eps = 0.5
+    # the paper's 30 trials; few rounds, since the reference costs ~N x trials per round
+    T_agents, trials_agents = 3, 30
+    fast = median_seconds(lambda: bernoulli.simulate(eps, T=T_agents, n0=20000, trials=trials_agents,
+                                                     seed=1, **COMMON), 50)
+    slow = median_seconds(lambda: bernoulli.simulate_agents(eps, T=T_agents, n0=20000, trials=trials_agents,
+                                                            seed=1, **COMMON), 3)
+    speedup = slow / fast
+    print(f"[1] simulate vs simulate_agents, n0=20000, T={T_agents}, trials={trials_agents}: "
+          f"fast {fast * 1e3:.2f} ms, agents {slow * 1e3:.0f} ms -> {speedup:,.0f}x faster "
+          f"(target >= 1000x): {'PASS' if speedup >= 1000 else 'FAIL'}")
+
+    T, trials = 200, 30
+    big = median_seconds(lambda: bernoulli.simulate(eps, T=T, n0=20000, trials=trials, seed=2, **COMMON), 15)
+    small = median_seconds(lambda: bernoulli.simulate(eps, T=T, n0=100, trials=trials, seed=2, **COMMON), 15)
+    ratio = big / small
+    print(f"[2] simulate n0=20000 vs n0=100 (T={T}, trials={trials}): {big * 1e3:.1f} ms vs "
+          f"{small * 1e3:.1f} ms -> ratio {ratio:.2f} (target <= 1.5): {'PASS' if ratio <= 1.5 else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    main()
