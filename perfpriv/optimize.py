@@ -1,8 +1,8 @@
 """Optimal privacy levels: epsilon* of the Bernoulli model and gamma* of the Gaussian model.
 
-This module gathers the searches of :mod:`perfpriv.epsilon_search` (Figs. 2
+This module gathers the searches of ``perfpriv.epsilon_search`` (Figs. 2
 and 7 of the paper: the privacy budget minimizing the final-horizon error) and
-:mod:`perfpriv.gamma_search` (Remark 3 and Figs. 4-5: the noise scale
+``perfpriv.gamma_search`` (Remark 3 and Figs. 4-5: the noise scale
 minimizing the cumulative error, from theory and from simulation). Each
 search returns a small result object whose first field is the optimum.
 """

@@ -1,0 +1,652 @@
+"""The Gaussian mechanism for private mean estimation and Algorithm 1.
+
+Paper §4.1-4.2 and Algorithm 1. A population of ``N`` users holds records
+``z_i ~ N(mu, Sigma)`` in ``R^d``; the platform clips every record to the
+ℓ2 ball of radius ``R`` and releases the noisy mean (eq. 6)
+
+    o = (1/N) sum_i clip(z_i, R) + eta,     eta ~ N(0, gamma^2 / N I_d),
+
+which is the same as every user adding ``N(0, gamma^2 I_d)`` to their clipped
+record. Each user then runs the membership test of §4.2 on the release
+(:func:`perfpriv.leakage.log_likelihood_ratio`); users whose log-likelihood
+ratio exceeds ``tau`` leave with probability ``q``, the others recruit one new
+user with probability ``r`` (Algorithm 1). :func:`simulate` runs that loop
+vectorized over records; :func:`simulate_agents` runs it one user at a time
+and is the slow reference the tests compare against.
+
+Choices the paper leaves open (documented in :func:`simulate`): a lone user
+(N = 1) has an empty remove-one dataset, so the release itself proves their
+membership and they count as leaked; after a collapse (N = 0) the platform
+keeps serving its last release, so the recorded error repeats and the
+``alive`` mask of the result says which rounds had a fresh release.
+
+Symbols: ``gamma`` — γ, per-user noise scale; ``R`` — clipping radius;
+``rho`` — ρ, zCDP budget; ``tau`` — τ, vulnerability threshold; ``q`` —
+leaving probability of a leaked user; ``r`` — recruiting probability of a
+non-leaked user; ``n``/``N`` — population size; ``d`` — dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ._validate import (
+    check_choice,
+    check_covariance,
+    check_int,
+    check_mean,
+    check_probability,
+    check_real,
+    check_rng,
+)
+
+__all__ = [
+    "clip",
+    "gamma_from_rho",
+    "rho_from_gamma",
+    "sample_records",
+    "release",
+    "mahalanobis_error",
+    "squared_mahalanobis",
+    "clip_probability",
+    "GaussianRun",
+    "simulate",
+    "simulate_agents",
+]
+
+STATISTICS = ("paper", "exact")
+
+
+def _check_records(Z, name="Z"):
+    """A 2-D float array of records (rows) without NaN/inf."""
+    arr = np.asarray(check_real(name, Z), dtype=float)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be an (N, d) array of records with d >= 1; got shape {arr.shape}")
+    return arr
+
+
+def clip(z, R):
+    """ℓ2-clip records to the ball of radius ``R`` (§4.1).
+
+    ``clip(z, R) = z * min(1, R / ||z||)`` applied to each row (the last axis
+    is the coordinate axis).
+
+    Parameters
+    ----------
+    z : array_like, shape (..., d)
+        Records, one per row (a single vector is allowed).
+    R : float
+        Clipping radius R > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Clipped records, same shape as ``z``; rows with norm at most ``R``
+        are returned unchanged.
+
+    References
+    ----------
+    Paper §4.1, definition of the clipped record z̄ before eq. 6.
+
+    Examples
+    --------
+    >>> clip([[3.0, 4.0], [0.3, 0.4]], R=1.0).round(2).tolist()
+    [[0.6, 0.8], [0.3, 0.4]]
+    """
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    arr = np.array(check_real("z", z), dtype=float)
+    if arr.ndim == 0:
+        raise ValueError("z must have at least one dimension (records along the last axis)")
+    return _clip_inplace(arr, R)
+
+
+def _clip_inplace(arr, R):
+    """Clip the rows of a float array to norm R, in place (the formula of :func:`clip`)."""
+    norms = np.sqrt(np.einsum("...i,...i->...", arr, arr))
+    over = norms > R
+    if np.any(over):
+        factor = np.ones_like(norms)
+        np.divide(R, norms, out=factor, where=over)
+        arr *= factor[..., None]
+    return arr
+
+
+def gamma_from_rho(rho, R):
+    """Noise scale γ giving ρ-zCDP per user: γ² = 2R²/ρ (§4.1).
+
+    Replacing one clipped record moves the sum by at most 2R (ℓ2
+    sensitivity 2R); the Gaussian mechanism with noise ``N(0, γ² I)`` on that
+    sum is ρ-zCDP with ρ = (2R)²/(2γ²) = 2R²/γ².
+
+    Parameters
+    ----------
+    rho : float or array_like
+        zCDP budget ρ > 0.
+    R : float or array_like
+        Clipping radius R > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        γ = R √(2/ρ).
+
+    References
+    ----------
+    Paper §4.1 (after eq. 6); Bun and Steinke (2016), Proposition 1.3.
+
+    Examples
+    --------
+    >>> round(float(gamma_from_rho(2.0, R=10.0)), 4)
+    10.0
+    """
+    rho = check_real("rho", rho, low=0, low_open=True)
+    R = check_real("R", R, low=0, low_open=True)
+    return R * np.sqrt(2.0 / rho)
+
+
+def rho_from_gamma(gamma, R):
+    """zCDP budget ρ = 2R²/γ² of the noise scale γ (inverse of :func:`gamma_from_rho`).
+
+    Parameters
+    ----------
+    gamma : float or array_like
+        Per-user noise scale γ > 0.
+    R : float or array_like
+        Clipping radius R > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ρ = 2R²/γ².
+
+    Examples
+    --------
+    >>> round(float(rho_from_gamma(10.0, R=10.0)), 4)
+    2.0
+    """
+    gamma = check_real("gamma", gamma, low=0, low_open=True)
+    R = check_real("R", R, low=0, low_open=True)
+    return 2.0 * R**2 / gamma**2
+
+
+def _factor(Sigma):
+    """Cholesky factor L (Sigma = L L^T), or None for the identity."""
+    return None if Sigma is None else np.linalg.cholesky(Sigma)
+
+
+def _draw(rng, n, d, mu, L):
+    """n records N(mu, L L^T) as an (n, d) float64 array (mu may be None = 0)."""
+    Z = rng.standard_normal((n, d))
+    if L is not None:
+        Z = Z @ L.T
+    if mu is not None:
+        Z += mu
+    return Z
+
+
+def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
+    """Draw ``n`` records ``z ~ N(mu, Sigma)`` in ``R^d`` (Assumption 1).
+
+    Parameters
+    ----------
+    n : int
+        Number of records, n >= 0.
+    d : int
+        Dimension d >= 1.
+    mu : array_like, shape (d,), optional
+        Mean μ (default: the zero vector).
+    Sigma : array_like, shape (d, d), optional
+        Symmetric positive-definite covariance Σ (default: the identity).
+    seed : None, int, SeedSequence or numpy.random.Generator
+        Randomness.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> sample_records(5, d=3, seed=1).shape
+    (5, 3)
+    """
+    n = check_int("n", n, low=0)
+    d = check_int("d", d, low=1)
+    mu = check_mean(mu, d)
+    Sigma = check_covariance(Sigma, d)
+    rng = check_rng(seed)
+    return _draw(rng, n, d, mu, np.linalg.cholesky(Sigma))
+
+
+def release(Z, gamma, R, rng=None):
+    """Release the private mean of eq. 6: ``o = mean(clip(Z, R)) + eta``.
+
+    Parameters
+    ----------
+    Z : array_like, shape (N, d)
+        The dataset, one record per row, N >= 1.
+    gamma : float
+        Per-user noise scale γ > 0; the released noise is ``N(0, γ²/N I_d)``.
+    R : float
+        Clipping radius R > 0.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Randomness of the noise.
+
+    Returns
+    -------
+    o : numpy.ndarray, shape (d,)
+        The release o_t.
+    eta : numpy.ndarray, shape (d,)
+        The realized noise η_t (what :func:`perfpriv.leakage.log_likelihood_ratio`
+        needs to evaluate Λ exactly).
+
+    References
+    ----------
+    Paper eq. 6.
+
+    Examples
+    --------
+    >>> o, eta = release([[3.0, 4.0], [0.0, 0.0]], gamma=1.0, R=1.0, rng=0)
+    >>> (o - eta).round(2).tolist()
+    [0.3, 0.4]
+    """
+    Z = _check_records(Z)
+    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    rng = check_rng(rng, name="rng")
+    n, d = Z.shape
+    eta = rng.standard_normal(d) * (gamma / np.sqrt(n))
+    return clip(Z, R).mean(axis=0) + eta, eta
+
+
+def mahalanobis_error(gamma, n, Sigma=None, *, d=None):
+    """Expected squared Mahalanobis error (γ² Tr Σ⁻¹ + d)/n of a release (Lemma 3).
+
+    Clipping bias is neglected, as in the lemma (exact when no record is
+    clipped).
+
+    Parameters
+    ----------
+    gamma : float or array_like
+        Per-user noise scale γ > 0.
+    n : float or array_like
+        Population size N >= 1 (broadcasts with ``gamma``).
+    Sigma : array_like, shape (d, d), optional
+        Data covariance Σ (symmetric positive definite); the identity of
+        dimension ``d`` when omitted.
+    d : int, optional
+        Dimension, needed only when ``Sigma`` is omitted.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        E[‖o − μ‖²_{Σ⁻¹} | N = n].
+
+    References
+    ----------
+    Paper Lemma 3, eq. 7 (proof in appendix D.1).
+
+    Examples
+    --------
+    >>> round(float(mahalanobis_error(2.0, 100, d=3)), 4)
+    0.15
+    """
+    gamma = check_real("gamma", gamma, low=0, low_open=True)
+    n = check_real("n", n, low=1)
+    if Sigma is None:
+        if d is None:
+            raise ValueError("d must be given when Sigma is omitted (identity covariance of dimension d)")
+        d = check_int("d", d, low=1)
+        trace_inv = float(d)
+    else:
+        Sigma = np.asarray(Sigma, dtype=float)
+        dd = Sigma.shape[0] if Sigma.ndim == 2 else -1
+        if d is not None and check_int("d", d, low=1) != dd:
+            raise ValueError(f"d={d} does not match Sigma of shape {Sigma.shape}")
+        Sigma = check_covariance(Sigma, max(dd, 1))
+        d = Sigma.shape[0]
+        trace_inv = float(np.trace(np.linalg.inv(Sigma)))
+    return (gamma**2 * trace_inv + d) / n
+
+
+def squared_mahalanobis(o, mu=None, Sigma=None):
+    """Squared Mahalanobis distance ‖o − μ‖²_{Σ⁻¹} of realized releases.
+
+    Parameters
+    ----------
+    o : array_like, shape (..., d)
+        Release(s) o_t, coordinates along the last axis.
+    mu : array_like, shape (d,), optional
+        True mean μ (default 0).
+    Sigma : array_like, shape (d, d), optional
+        Data covariance Σ (default identity).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        One value per release (shape ``o.shape[:-1]``).
+
+    References
+    ----------
+    Paper §4.1, the utility measure of Lemma 3.
+
+    Examples
+    --------
+    >>> round(float(squared_mahalanobis([1.0, 2.0], Sigma=[[4.0, 0.0], [0.0, 1.0]])), 4)
+    4.25
+    """
+    o = np.asarray(check_real("o", o), dtype=float)
+    if o.ndim == 0:
+        o = o[None]
+    d = o.shape[-1]
+    mu = check_mean(mu, d)
+    Sigma = check_covariance(Sigma, d)
+    diff = o - mu
+    L = np.linalg.cholesky(Sigma)
+    sol = np.linalg.solve(L, diff.reshape(-1, d).T).T.reshape(diff.shape)
+    out = np.einsum("...i,...i->...", sol, sol)
+    return float(out) if out.ndim == 0 else out
+
+
+def clip_probability(d, R, mu=None, Sigma=None):
+    """Probability that one record ``z ~ N(mu, Sigma)`` is clipped, P(‖z‖ > R).
+
+    Exact for an isotropic covariance Σ = σ² I (‖z‖²/σ² is noncentral χ²_d
+    with noncentrality ‖μ‖²/σ²); for any other Σ an upper bound, from
+    ‖z‖ ≤ ‖μ‖ + √λ_max ‖g‖ with g standard normal.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    R : float
+        Clipping radius R > 0.
+    mu, Sigma : array_like, optional
+        Mean (default 0) and covariance (default identity).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(clip_probability(12, 10.0), 12) < 1e-10
+    True
+    """
+    d = check_int("d", d, low=1)
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    mu = check_mean(mu, d)
+    Sigma = check_covariance(Sigma, d)
+    sigma2 = _isotropic_variance(Sigma)
+    mu2 = float(mu @ mu)
+    if sigma2 is not None:
+        return float(stats.ncx2.sf(R**2 / sigma2, d, mu2 / sigma2)) if mu2 > 0 else float(
+            stats.chi2.sf(R**2 / sigma2, d))
+    lam = float(np.linalg.eigvalsh(Sigma).max())
+    gap = R - np.sqrt(mu2)
+    if gap <= 0:
+        return 1.0
+    return float(stats.chi2.sf(gap**2 / lam, d))
+
+
+def _isotropic_variance(Sigma):
+    """σ² if Sigma = σ² I (to rounding), else None."""
+    s2 = float(np.mean(np.diag(Sigma)))
+    if np.allclose(Sigma, s2 * np.eye(Sigma.shape[0]), rtol=1e-12, atol=1e-14 * max(s2, 1e-300)):
+        return s2
+    return None
+
+
+# ------------------------------------------------------------- Algorithm 1
+
+
+@dataclass(frozen=True)
+class GaussianRun:
+    """Trajectories of Algorithm 1 (returned by :func:`simulate` and :func:`simulate_agents`).
+
+    Attributes
+    ----------
+    population : numpy.ndarray of int, shape (trials, T + 1)
+        N_0 = n0, then the population after each round.
+    error : numpy.ndarray of float, shape (trials, T)
+        Squared Mahalanobis error ‖o_t − μ‖²_{Σ⁻¹} of the release of round t.
+        After a collapse (no user left) there is no new release: the platform
+        keeps serving its last estimate, so the entry repeats the previous
+        round's error (never NaN; see ``alive``).
+    leak_fraction : numpy.ndarray of float, shape (trials, T)
+        Fraction of the round's users whose Λ exceeded τ (0 after a collapse).
+    alive : numpy.ndarray of bool, shape (trials, T)
+        Whether round t had at least one user (a fresh release).
+    gamma, tau, q, r : float
+        Parameters of the run.
+    statistic : str
+        Membership statistic used (``"paper"`` or ``"exact"``).
+    """
+
+    population: np.ndarray
+    error: np.ndarray
+    leak_fraction: np.ndarray
+    alive: np.ndarray
+    gamma: float
+    tau: float
+    q: float
+    r: float
+    statistic: str
+
+    @property
+    def collapsed(self) -> np.ndarray:
+        """Per trial, whether the population reached 0 within the horizon."""
+        return self.population[:, -1] == 0
+
+
+def _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap):
+    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    T = check_int("T", T, low=1)
+    d = check_int("d", d, low=1)
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    trials = check_int("trials", trials, low=1)
+    cap = check_int("cap", cap, low=1)
+    n0 = check_int("n0", n0, low=1, high=cap)
+    mu = check_mean(mu, d)
+    Sigma = check_covariance(Sigma, d)
+    statistic = check_choice("statistic", statistic, STATISTICS)
+    return gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap
+
+
+def _trial_rngs(seed, trials):
+    """One independent generator per trial, all derived from ``seed``."""
+    return check_rng(seed).spawn(trials)
+
+
+def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic="paper",
+             cap=20000, seed=None):
+    """Run Algorithm 1 (private mean estimation with membership-inference departures).
+
+    Each round t with N_t > 0 users: draw a fresh dataset of N_t records
+    ``z ~ N(mu, Sigma)``; release ``o_t`` (eq. 6); compute Λ(o_t | z) of
+    every record from the realized noise
+    (:func:`perfpriv.leakage.log_likelihood_ratio`); each of the K_t records
+    with Λ > τ leaves with probability q and each of the other N_t − K_t
+    recruits one new user with probability r, so
+
+        N_{t+1} = min(cap, N_t − Binomial(K_t, q) + Binomial(N_t − K_t, r)).
+
+    A population of 0 stays at 0 (Algorithm 1, line 5).
+
+    **A single user (N_t = 1).** Λ needs a remove-one dataset, and for a
+    lone user it is empty: the counterfactual mechanism releases nothing, so
+    the very existence of o_t reveals membership. We count the lone user as
+    leaked (Λ = +∞ > τ): they leave with probability q and never recruit.
+    This is also the limit of the exact statistic (whose counterfactual noise
+    variance γ²/(N − 1) is infinite at N = 1) and it is the conservative,
+    worst-case reading of §4.2. The release of that round is still made and
+    its error recorded.
+
+    Vectorized over records: the cost of a round is dominated by drawing the
+    N_t × d normal matrix; memory holds one round's matrix at a time.
+
+    Parameters
+    ----------
+    gamma : float
+        Per-user noise scale γ > 0.
+    tau : float
+        Vulnerability threshold τ > 0.
+    q : float
+        Probability that a leaked user leaves, in [0, 1].
+    r : float
+        Probability that a non-leaked user recruits one user, in [0, 1].
+    T : int
+        Number of rounds T >= 1.
+    n0 : int
+        Initial population 1 <= N_0 <= cap.
+    d : int
+        Dimension d >= 1.
+    R : float
+        Clipping radius R > 0.
+    trials : int
+        Independent repetitions.
+    mu : array_like, shape (d,), optional
+        Data mean μ (default 0).
+    Sigma : array_like, shape (d, d), optional
+        Data covariance Σ, symmetric positive definite (default identity).
+    statistic : {"paper", "exact"}
+        Membership statistic (see :mod:`perfpriv.leakage`).
+    cap : int
+        Maximum population (20000 as in the paper).
+    seed : None, int, SeedSequence or numpy.random.Generator
+        Randomness; trial i uses the i-th child generator of ``seed``.
+
+    Returns
+    -------
+    GaussianRun
+        ``population`` (trials × T+1), ``error`` (trials × T),
+        ``leak_fraction`` (trials × T), ``alive`` (trials × T).
+
+    References
+    ----------
+    Paper Algorithm 1, eq. 6, Lemma 6, Lemma 8.
+
+    Examples
+    --------
+    >>> run = simulate(5.0, 0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0, trials=2, seed=0)
+    >>> run.population.shape, run.error.shape
+    ((2, 6), (2, 5))
+    """
+    from . import leakage  # leakage builds on this module
+
+    (gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
+     cap) = _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap)
+    L = None if np.array_equal(Sigma, np.eye(d)) else np.linalg.cholesky(Sigma)
+    L_inv = None if L is None else np.linalg.inv(L)
+    mu_add = mu if np.any(mu) else None
+
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    error = np.zeros((trials, T))
+    leak_fraction = np.zeros((trials, T))
+    alive = np.zeros((trials, T), dtype=bool)
+    for i, rng in enumerate(_trial_rngs(seed, trials)):
+        N = n0
+        population[i, 0] = N
+        last_error = 0.0
+        for t in range(T):
+            if N == 0:
+                error[i, t:] = last_error
+                break
+            alive[i, t] = True
+            Z = _draw(rng, N, d, mu_add, L)
+            _clip_inplace(Z, R)
+            mean = Z.mean(axis=0)
+            eta = rng.standard_normal(d) * (gamma / np.sqrt(N))
+            diff = mean + eta - mu
+            if L_inv is not None:
+                diff = L_inv @ diff
+            last_error = error[i, t] = float(diff @ diff)
+            if N >= 2:
+                Z -= mean
+                lam = leakage._llr_from_summaries(np.einsum("ij,ij->i", Z, Z), Z @ eta, float(eta @ eta),
+                                                  N, gamma, d, statistic)
+                leaked = int(np.count_nonzero(lam > tau))
+            else:
+                leaked = 1  # a lone user is always exposed (see docstring)
+            leak_fraction[i, t] = leaked / N
+            N = min(N - int(rng.binomial(leaked, q)) + int(rng.binomial(N - leaked, r)), cap)
+            population[i, t + 1] = N
+    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic)
+
+
+def _log_isotropic_normal(x, mean, var):
+    """log density of N(mean, var I) at x (explicit formula)."""
+    diff = x - mean
+    return -0.5 * x.size * math.log(2 * math.pi * var) - 0.5 * float(diff @ diff) / var
+
+
+def simulate_agents(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic="paper",
+                    cap=20000, seed=None):
+    """Algorithm 1 line by line, one user at a time: the slow reference of :func:`simulate`.
+
+    For each record the log-likelihood ratio is computed from its definition
+    (eq. 8), as the difference of the log densities of o_t under the mechanism
+    on Z_t (mean of the clipped records, variance γ²/N) and on Z_t \\ {z}
+    (mean of the other clipped records, variance γ²/N for ``"paper"`` and
+    γ²/(N − 1) for ``"exact"``); then that user alone flips the coin of line
+    13 or 15. Same parameters, conventions (a lone user counts as leaked) and
+    result as :func:`simulate`, with which it agrees in distribution (not
+    draw by draw). Use it only for small populations.
+
+    Examples
+    --------
+    >>> run = simulate_agents(5.0, 0.02, q=0.3, r=0.6, T=3, n0=10, d=2, R=10.0, trials=2, seed=0)
+    >>> run.population[:, 0].tolist()
+    [10, 10]
+    """
+    (gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
+     cap) = _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap)
+    L = np.linalg.cholesky(Sigma)
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    error = np.zeros((trials, T))
+    leak_fraction = np.zeros((trials, T))
+    alive = np.zeros((trials, T), dtype=bool)
+    for i, rng in enumerate(_trial_rngs(seed, trials)):
+        N = n0
+        population[i, 0] = N
+        last_error = 0.0
+        for t in range(T):
+            if N == 0:                                   # line 5-6
+                error[i, t] = last_error
+                continue
+            alive[i, t] = True
+            Z = mu + rng.standard_normal((N, d)) @ L.T   # line 7
+            o, _ = release(Z, gamma, R, rng)             # line 8
+            diff = np.linalg.solve(L, o - mu)
+            last_error = error[i, t] = float(diff @ diff)
+            Zc = clip(Z, R)
+            total = Zc.sum(axis=0)
+            mean_in = total / N
+            N_next = N                                   # line 9
+            leaked_count = 0
+            for j in range(N):                           # line 10
+                if N == 1:
+                    lam = np.inf
+                else:                                    # line 11
+                    mean_out = (total - Zc[j]) / (N - 1)
+                    var_out = gamma**2 / N if statistic == "paper" else gamma**2 / (N - 1)
+                    lam = (_log_isotropic_normal(o, mean_in, gamma**2 / N)
+                           - _log_isotropic_normal(o, mean_out, var_out))
+                if lam > tau:                            # line 12-13
+                    leaked_count += 1
+                    if rng.random() < q:
+                        N_next -= 1
+                elif rng.random() < r:                   # line 14-15
+                    N_next += 1
+            leak_fraction[i, t] = leaked_count / N
+            N = min(N_next, cap)
+            population[i, t + 1] = N
+    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic)

@@ -1,0 +1,701 @@
+"""Figures of the Gaussian model (paper §4.1-4.4, appendix D.1-D.2, Fig. 3a).
+
+Every function returns a ``matplotlib.figure.Figure`` built with
+:func:`perfpriv.plots.new_figure` and never calls ``plt.show``. The numbers
+come from :mod:`perfpriv.gaussian` and :mod:`perfpriv.leakage`. Figures that
+compare a formula with a simulation either receive the simulated values (so
+that a chapter simulates once, checks its claims on the numbers, then draws
+them) or simulate themselves from size arguments.
+
+Sizes default to the book's scale (each figure in well under a few seconds);
+``scale="paper"`` switches the defaults of :func:`figure3a` and
+:func:`algorithm1_runs` to the settings of the paper and of the authors'
+published code; explicit keyword arguments override either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import colormaps
+
+from .. import gaussian, leakage
+from .._validate import check_choice, check_int, check_real
+from ._common import new_figure
+
+__all__ = [
+    "FIGURE3A_SCALES",
+    "RUN_SCALES",
+    "clipping_figure",
+    "algorithm1_runs",
+    "population_error",
+    "llr_histogram",
+    "tail_bounds_figure",
+    "figure3a",
+    "figure3a_simulation",
+    "roc_figure",
+    "outlier_figure",
+    "statistic_figure",
+    "llr_law_figure",
+]
+
+#: Default sizes of Fig. 3a (p_tau against tau). ``"book"`` simulates 100
+#: rounds per noise scale; ``"paper"`` uses the caption's N = 100, the noise
+#: scales of the authors' script ``ptau_generation.py`` and 1000 rounds.
+FIGURE3A_SCALES = {
+    "book": dict(n=100, gammas=(0.5, 1.0, 2.0, 4.0), rounds=100, taus=np.linspace(0.01, 1.0, 12)),
+    "paper": dict(n=100, gammas=(0.2, 0.5, 1.0, 2.0, 8.0, 20.0), rounds=1000,
+                  taus=np.linspace(0.01, 5.0, 40)),
+}
+
+#: Default sizes of the Algorithm 1 runs. ``"paper"``: N0 = 1000, T = 50,
+#: 50 trials, cap 20000 (the authors' code).
+RUN_SCALES = {
+    "book": dict(T=30, n0=200, trials=10, cap=20000),
+    "paper": dict(T=50, n0=1000, trials=50, cap=20000),
+}
+
+_D, _R = 12, 10.0   # the paper's dimension and clipping radius
+
+
+def _sizes(table, scale, **given):
+    check_choice("scale", scale, tuple(table))
+    sizes = dict(table[scale])
+    sizes.update({k: v for k, v in given.items() if v is not None})
+    return sizes
+
+
+def _fixed_figure(ncols, *, width, height, left=0.09, right=0.98, bottom=0.17, top=0.86, wspace=0.3):
+    """A one-row figure with a fixed layout (no layout engine).
+
+    The explorers redraw on every slider move; constrained layout would
+    double the rendering time of these small figures.
+    """
+    from matplotlib.figure import Figure
+
+    from ._common import style
+
+    with style():
+        fig = Figure(figsize=(width * ncols, height))
+        axes = fig.subplots(1, ncols, squeeze=False)
+        fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top, wspace=wspace)
+    return fig, axes
+
+
+def _colors(k, cmap="viridis", high=0.85):
+    return colormaps[cmap](np.linspace(0.0, high, max(k, 1)))
+
+
+# ------------------------------------------------------------------ chapter 03
+
+
+def clipping_figure(Z, R):
+    """Records in the plane before and after ℓ2 clipping to radius ``R`` (§4.1).
+
+    Parameters
+    ----------
+    Z : array_like, shape (N, 2)
+        Two-dimensional records.
+    R : float
+        Clipping radius R > 0.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = clipping_figure([[3.0, 4.0], [0.1, 0.2]], 1.0)
+    >>> len(fig.axes)
+    1
+    """
+    Z = np.asarray(check_real("Z", Z), dtype=float)
+    if Z.ndim != 2 or Z.shape[1] != 2:
+        raise ValueError(f"Z must be an (N, 2) array of planar records; got shape {Z.shape}")
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    Zbar = gaussian.clip(Z, R)
+    moved = np.linalg.norm(Z, axis=1) > R
+    fig, axes = new_figure(1, 1, width=5.2, height=3.0)
+    ax = axes[0, 0]
+    angle = np.linspace(0, 2 * np.pi, 300)
+    ax.plot(R * np.cos(angle), R * np.sin(angle), color="0.3", lw=1.2, label=f"radius R = {R:g}")
+    ax.scatter(*Z[~moved].T, s=8, color="C0", alpha=0.6, label="inside: unchanged")
+    ax.scatter(*Z[moved].T, s=10, color="C3", alpha=0.6, label="outside: original")
+    ax.scatter(*Zbar[moved].T, s=10, color="C1", marker="x", label="outside: clipped")
+    for z, zb in zip(Z[moved], Zbar[moved]):
+        ax.plot([z[0], zb[0]], [z[1], zb[1]], color="C3", lw=0.5, alpha=0.5)
+    ax.set_aspect("equal")
+    ax.set_xlabel("$z_1$")
+    ax.set_ylabel("$z_2$")
+    ax.set_title("ℓ2 clipping pulls records onto the sphere")
+    ax.legend(loc="upper left", fontsize=7, framealpha=0.9)
+    return fig
+
+
+def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=None, color="C0",
+                     label=None, trial_lines=True):
+    """Population and squared Mahalanobis error per round of one Algorithm 1 run.
+
+    Left: N_t of every trial (thin) and their mean (thick). Right: the error
+    averaged over trials (rounds with N_t >= 1), and Lemma 3,
+    (γ² Tr Σ⁻¹ + d)/N, at the mean population (dashed).
+
+    Parameters
+    ----------
+    run : perfpriv.gaussian.GaussianRun
+        Result of :func:`perfpriv.gaussian.simulate`.
+    gamma : float
+        Noise scale γ of the run (for the Lemma 3 line).
+    d : int, optional
+        Dimension (when ``Sigma`` is omitted).
+    Sigma : array_like, optional
+        Covariance of the run (default identity of dimension ``d``).
+    title : str, optional
+        Figure title.
+    fig_axes : tuple, optional
+        A figure and a row of two axes to draw into instead of a new figure.
+    color, label : optional
+        Line style of this run.
+    trial_lines : bool
+        Draw every trial's population.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if fig_axes is None:
+        fig, axes = _fixed_figure(2, width=4.0, height=3.1, top=0.84 if title else 0.9)
+        ax_pop, ax_err = axes[0]
+    else:
+        fig, (ax_pop, ax_err) = fig_axes
+    pop = np.asarray(run.population, dtype=float)
+    rounds = np.arange(pop.shape[1])
+    if trial_lines:
+        for row in pop:
+            ax_pop.plot(rounds, row, color=color, lw=0.5, alpha=0.3)
+    ax_pop.plot(rounds, pop.mean(axis=0), color=color, lw=2.0, label=label)
+    ax_pop.set_xlabel("round t")
+    ax_pop.set_ylabel("population $N_t$")
+    ax_pop.set_yscale("log")
+    err = np.asarray(run.error, dtype=float)                 # (trials, T): release of round t
+    alive = np.asarray(getattr(run, "alive", np.isfinite(err)), dtype=bool)[:, :err.shape[1]]
+    alive &= np.isfinite(err)
+    counts = alive.sum(axis=0)
+    err_rounds = np.arange(1, err.shape[1] + 1)
+    ok = counts > 0
+    mean_err = np.where(alive, err, 0.0).sum(axis=0)[ok] / counts[ok]
+    ax_err.plot(err_rounds[ok], mean_err, color=color, lw=1.5, label=label)
+    used = pop[:, :err.shape[1]]                             # records used by the release of round t
+    mean_n = np.where(alive, used, 0.0).sum(axis=0)[ok] / counts[ok]
+    fine = mean_n >= 1
+    if fine.any():
+        kw = dict(Sigma=Sigma) if Sigma is not None else dict(d=d)
+        ax_err.plot(err_rounds[ok][fine], gaussian.mahalanobis_error(gamma, mean_n[fine], **kw), color=color,
+                    lw=1.0, ls="--")
+    ax_err.set_xlabel("round t")
+    ax_err.set_ylabel("squared Mahalanobis error")
+    ax_err.set_yscale("log")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def algorithm1_runs(gammas=(0.5, 2.0, 8.0), tau=0.05, q=0.5, r=0.2, *, T=None, n0=None, d=_D, R=_R,
+                    trials=None, cap=None, statistic="paper", scale="book", seed=0):
+    """Population and error of Algorithm 1 for several noise scales (§4.2).
+
+    Runs :func:`perfpriv.gaussian.simulate` once per γ (records N(0, I_d),
+    the paper's data model) and draws :func:`population_error` for each.
+
+    Parameters
+    ----------
+    gammas : sequence of float
+        Noise scales γ > 0.
+    tau, q, r : float
+        Threshold τ, leaving and recruiting probabilities.
+    T, n0, trials, cap : int, optional
+        Sizes; defaults from ``RUN_SCALES[scale]``.
+    d : int
+        Dimension (12 in the paper).
+    R : float
+        Clipping radius (10 in the paper).
+    statistic : {"paper", "exact"}
+        Membership statistic.
+    scale : {"book", "paper"}
+        Default sizes.
+    seed : int
+        Base seed; γ number ``i`` uses ``seed + i``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    sizes = _sizes(RUN_SCALES, scale, T=T, n0=n0, trials=trials, cap=cap)
+    gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
+    fig, axes = new_figure(1, 2, width=4.0, height=3.0)
+    for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "plasma"))):
+        run = gaussian.simulate(float(g), tau, q, r, T=sizes["T"], n0=sizes["n0"], d=d, R=R,
+                                trials=sizes["trials"], cap=sizes["cap"], statistic=statistic, seed=seed + i)
+        population_error(run, gamma=float(g), d=d, fig_axes=(fig, axes[0]), color=color,
+                         label=f"γ = {g:g}", trial_lines=False)
+    axes[0, 0].legend(loc="best")
+    axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$", fontsize=8)
+    fig.suptitle(f"Algorithm 1: τ = {tau:g}, q = {q:g}, r = {r:g}, d = {d}, R = {R:g}, "
+                 f"{sizes['trials']} trials")
+    return fig
+
+
+# ------------------------------------------------------------------ chapter 04
+
+
+def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
+    """Histogram of simulated Λ for a few records against the law N(a, 2a) (Lemma 6).
+
+    Parameters
+    ----------
+    samples : array_like, shape (draws, k)
+        Λ of ``k`` records over independent noise draws (same dataset).
+    s : array_like, shape (k,)
+        Deviations ‖z̄ − μ_z̄‖ of the ``k`` records.
+    n : int
+        Dataset size N.
+    gamma : float
+        Noise scale γ.
+    labels : sequence of str, optional
+        Panel titles.
+    bins : int
+        Histogram bins.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = llr_histogram(np.random.default_rng(0).normal(0.5, 1.0, (200, 1)), [3.0], 10, 1.0)
+    >>> len(fig.axes)
+    1
+    """
+    samples = np.asarray(check_real("samples", samples), dtype=float)
+    if samples.ndim == 1:
+        samples = samples[:, None]
+    s = np.atleast_1d(check_real("s", s, low=0))
+    if s.shape != (samples.shape[1],):
+        raise ValueError(f"s must hold one deviation per column of samples ({samples.shape[1]}); got {s.shape}")
+    k = samples.shape[1]
+    fig, axes = new_figure(1, k, width=3.3, height=2.8)
+    law = leakage.llr_moments(s, n, gamma)
+    mean, var = np.atleast_1d(law.mean), np.atleast_1d(law.var)
+    for j in range(k):
+        ax = axes[0, j]
+        x = samples[:, j]
+        ax.hist(x, bins=bins, density=True, color="C0", alpha=0.45, label="simulated Λ")
+        sd = np.sqrt(var[j])
+        grid = np.linspace(min(x.min(), mean[j] - 4 * sd), max(x.max(), mean[j] + 4 * sd), 300)
+        dens = np.exp(-0.5 * (grid - mean[j]) ** 2 / var[j]) / np.sqrt(2 * np.pi * var[j])
+        ax.plot(grid, dens, color="C3", lw=1.5, label="N(a, 2a)")
+        ax.axvline(mean[j], color="C3", lw=0.8, ls=":")
+        title = labels[j] if labels is not None else f"record {j}"
+        ax.set_title(f"{title}: s = {s[j]:.2f}, a = {mean[j]:.3f}", fontsize=9)
+        ax.set_xlabel("Λ")
+        if j == 0:
+            ax.set_ylabel("density")
+            ax.legend(loc="upper left", fontsize=7)
+    return fig
+
+
+def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), samples=None):
+    """Exact leak probability (Lemma 7) against the Rényi bounds (Lemma 5, eq. 10) across τ.
+
+    Parameters
+    ----------
+    s : float
+        Deviation ‖z̄ − μ_z̄‖ > 0 of the record.
+    n : int
+        Dataset size N >= 2.
+    gamma : float
+        Noise scale γ.
+    taus : array_like, optional
+        Thresholds (default: 200 values from a/20 to a + 8√(2a)).
+    alphas : sequence of float
+        Fixed Rényi orders drawn as thin lines.
+    samples : array_like, optional
+        Simulated Λ of the record; their empirical tail is drawn as dots.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = tail_bounds_figure(1.0, 10, 1.0)
+    >>> len(fig.axes)
+    1
+    """
+    s = check_real("s", s, low=0, low_open=True, scalar=True)
+    a = float(leakage.llr_moments(s, n, gamma).mean)
+    if taus is None:
+        taus = np.linspace(a / 20, a + 8 * np.sqrt(2 * a), 200)
+    taus = np.asarray(check_real("taus", taus, low=0, low_open=True), dtype=float)
+    exact = leakage.leak_probability(s, n, gamma, taus)
+    best = leakage.renyi_tail_bound(s, n, gamma, taus)
+    fig, axes = new_figure(1, 1, width=5.6, height=3.6)
+    ax = axes[0, 0]
+    ax.axvspan(taus.min(), a, color="0.85", alpha=0.6, lw=0, label="τ ≤ a: eq. 10 does not apply")
+    for alpha, color in zip(alphas, _colors(len(alphas), "cividis", 0.6)):
+        ax.plot(taus, leakage.renyi_tail_bound(s, n, gamma, taus, alpha=alpha), color=color, lw=0.8,
+                ls="--", label=f"Lemma 5, α = {alpha:g}")
+    ax.plot(taus, np.maximum(best, 1e-300), color="C1", lw=2.0, label="optimized bound (eq. 10)")
+    ax.plot(taus, np.maximum(exact, 1e-300), color="C0", lw=2.0, label="exact tail (Lemma 7)")
+    if samples is not None:
+        x = np.sort(np.asarray(samples, dtype=float).ravel())
+        pts = taus[:: max(1, len(taus) // 25)]
+        emp = 1.0 - np.searchsorted(x, pts, side="right") / x.size
+        keep = emp > 0
+        ax.plot(pts[keep], emp[keep], "o", color="C0", ms=3.5, label=f"simulated ({x.size} draws)")
+    ax.set_yscale("log")
+    ax.set_ylim(max(1e-6, float(np.min(exact[exact > 0])) / 3) if np.any(exact > 0) else 1e-6, 1.5)
+    ax.set_xlabel("threshold τ")
+    ax.set_ylabel("P(Λ > τ | Z)")
+    ax.set_title(f"N = {int(n)}, γ = {gamma:g}, s = {s:.2f}  (a = {a:.3f})", fontsize=9)
+    ax.legend(loc="lower left", fontsize=7)
+    return fig
+
+
+def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statistic="paper", scale="book",
+             seed=0, simulated=None):
+    """Fig. 3a: marginal leak probability p_τ against τ, theory and simulation.
+
+    Theory: :func:`perfpriv.leakage.marginal_leak_probability` (exact 1-D
+    quadrature for the paper's isotropic, practically unclipped data).
+    Simulation: the leak fraction of ``rounds`` independent rounds of
+    Algorithm 1 at a fixed population ``n`` (run with q = r = 0, so that the
+    population stays at ``n``), ± 2 standard errors over rounds.
+
+    Parameters
+    ----------
+    n : int, optional
+        Population size (100 in the paper's caption).
+    gammas : sequence of float, optional
+        Noise scales γ.
+    taus : array_like, optional
+        Thresholds of the simulated points (the theory curve is dense).
+    rounds : int, optional
+        Simulated rounds per γ and τ.
+    d, R : int, float
+        Dimension and clipping radius (12 and 10 in the paper).
+    statistic : {"paper", "exact"}
+        Membership statistic.
+    scale : {"book", "paper"}
+        Default sizes (``FIGURE3A_SCALES``).
+    seed : int
+        Base seed.
+    simulated : dict, optional
+        Precomputed result of :func:`figure3a_simulation` (keys ``taus``,
+        ``p`` and ``se``) to draw instead of simulating.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    sizes = _sizes(FIGURE3A_SCALES, scale, n=n, gammas=gammas, rounds=rounds, taus=taus)
+    n, rounds = check_int("n", sizes["n"], low=2), check_int("rounds", sizes["rounds"], low=2)
+    gammas = np.atleast_1d(check_real("gammas", sizes["gammas"], low=0, low_open=True))
+    taus = np.atleast_1d(check_real("taus", sizes["taus"], low=0, low_open=True))
+    if simulated is None:
+        simulated = figure3a_simulation(n, gammas, taus, rounds=rounds, d=d, R=R, statistic=statistic, seed=seed)
+    dense = np.linspace(min(taus.min(), 0.005), taus.max(), 200)
+    theory = leakage.marginal_leak_probability(n, gammas[:, None], dense[None, :], d=d, R=R,
+                                               statistic=statistic).p
+    fig, axes = new_figure(1, 1, width=5.6, height=3.8)
+    ax = axes[0, 0]
+    for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "Blues_r", 0.65))):
+        ax.plot(dense, theory[i], color=color, lw=1.8, label=f"γ = {g:g}")
+        ax.errorbar(simulated["taus"], simulated["p"][i], yerr=2 * simulated["se"][i], fmt="o", ms=3.5,
+                    color=color, mfc="white", capsize=2)
+    ax.plot([], [], "o", color="0.4", mfc="white", ms=3.5, label=f"simulated ({rounds} rounds)")
+    ax.plot([], [], color="0.4", lw=1.8, label="theory (Lemma 8, eq. 11)")
+    ax.set_xlabel("threshold τ")
+    ax.set_ylabel("marginal leak probability $p_τ$")
+    ax.set_title(f"Fig. 3a: N = {n}, d = {d}, R = {R:g}, μ = 0, Σ = I ({statistic} statistic)", fontsize=9)
+    ax.legend(loc="upper right", fontsize=7)
+    return fig
+
+
+def figure3a_simulation(n, gammas, taus, *, rounds, d=_D, R=_R, statistic="paper", seed=0):
+    """Simulated points of Fig. 3a: leak fraction of Algorithm 1 rounds at fixed N.
+
+    Each (γ, τ) runs :func:`perfpriv.gaussian.simulate` with q = r = 0 (no one
+    leaves or joins, so every round has exactly ``n`` records) for
+    ``rounds`` independent one-round trials; the mean leak fraction and its
+    standard error over rounds are returned.
+
+    Returns
+    -------
+    dict
+        Keys ``taus``, ``p`` and ``se``; ``p`` and ``se`` have one row per
+        noise scale and one column per threshold.
+    """
+    gammas = np.atleast_1d(np.asarray(gammas, dtype=float))
+    taus = np.atleast_1d(np.asarray(taus, dtype=float))
+    p = np.empty((gammas.size, taus.size))
+    se = np.empty_like(p)
+    ss = np.random.SeedSequence(seed)
+    children = ss.spawn(gammas.size * taus.size)
+    for i, g in enumerate(gammas):
+        for j, t in enumerate(taus):
+            run = gaussian.simulate(float(g), float(t), 0.0, 0.0, T=1, n0=n, d=d, R=R, trials=rounds,
+                                    statistic=statistic, seed=children[i * taus.size + j])
+            frac = np.asarray(run.leak_fraction, dtype=float)[:, 0]
+            p[i, j] = frac.mean()
+            se[i, j] = frac.std(ddof=1) / np.sqrt(frac.size)
+    return {"taus": taus, "p": p, "se": se}
+
+
+def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
+    """ROC curves of the optimal membership test at several Gaussian-DP levels (Remark 1).
+
+    Parameters
+    ----------
+    mus : sequence of float
+        Per-record Gaussian-DP parameters μ' (:func:`perfpriv.leakage.gdp_mu`).
+    empirical : list of tuple, optional
+        Simulated operating points, one pair of arrays (false-positive
+        rates, true-positive rates) per μ'.
+    labels : sequence of str, optional
+        Legend labels (default ``μ' = ...``).
+    fpr : array_like, optional
+        False-positive rates of the theory curves.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = roc_figure([0.5, 1.0])
+    >>> len(fig.axes)
+    2
+    """
+    mus = np.atleast_1d(check_real("mus", mus, low=0))
+    if fpr is None:
+        fpr = np.geomspace(1e-4, 1 - 1e-4, 300)
+    fig, axes = new_figure(1, 2, width=3.6, height=3.3)
+    for i, (m, color) in enumerate(zip(mus, _colors(len(mus), "magma", 0.7))):
+        label = labels[i] if labels is not None else f"μ' = {m:.2f}"
+        tpr = leakage.roc_curve(m, fpr)
+        for ax in axes[0]:
+            ax.plot(fpr, tpr, color=color, lw=1.6, label=label)
+            if empirical is not None:
+                ax.plot(*empirical[i], "o", color=color, ms=3.5, mfc="white")
+    for ax in axes[0]:
+        ax.plot(fpr, fpr, color="0.5", lw=0.8, ls=":")
+        ax.set_xlabel("false-positive rate ν")
+    axes[0, 0].set_ylabel("true-positive rate (power)")
+    axes[0, 0].set_title("linear axes", fontsize=9)
+    axes[0, 1].set_xscale("log")
+    axes[0, 1].set_yscale("log")
+    axes[0, 1].set_ylim(1e-4, 1.2)
+    axes[0, 1].set_title("log axes (low-FPR regime)", fontsize=9)
+    axes[0, 0].legend(loc="lower right", fontsize=7)
+    if empirical is not None:
+        axes[0, 1].plot([], [], "o", color="0.4", mfc="white", ms=3.5, label="simulated")
+        axes[0, 1].legend(loc="lower right", fontsize=7)
+    return fig
+
+
+def outlier_figure(s, leaked, n, gamma, tau, *, bins=12, statistic="paper", d=None):
+    """Which records leak: empirical leak frequency against ‖z̄ − μ_z̄‖, with Lemma 7.
+
+    Parameters
+    ----------
+    s : array_like
+        Deviations of simulated records (pooled over rounds).
+    leaked : array_like of bool
+        Whether each of them leaked (Λ > τ).
+    n, gamma, tau : float
+        Dataset size, noise scale and threshold of the simulation.
+    bins : int
+        Number of bins of ``s`` (equal counts).
+    statistic : {"paper", "exact"}
+        Statistic of the theory curve (``d`` needed for ``"exact"``).
+    d : int, optional
+        Dimension.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    s = np.asarray(check_real("s", s, low=0), dtype=float).ravel()
+    leaked = np.asarray(leaked, dtype=bool).ravel()
+    if s.shape != leaked.shape:
+        raise ValueError(f"s and leaked must have the same length; got {s.size} and {leaked.size}")
+    edges = np.quantile(s, np.linspace(0, 1, bins + 1))
+    idx = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, bins - 1)
+    centers = np.array([s[idx == b].mean() for b in range(bins)])
+    freq = np.array([leaked[idx == b].mean() for b in range(bins)])
+    count = np.array([(idx == b).sum() for b in range(bins)])
+    se = np.sqrt(freq * (1 - freq) / count)
+    grid = np.linspace(max(1e-3, s.min()), s.max(), 300)
+    fig, axes = new_figure(1, 1, width=5.6, height=3.6)
+    ax = axes[0, 0]
+    twin = ax.twinx()
+    twin.hist(s, bins=40, color="0.8", alpha=0.7)
+    twin.set_ylabel("records (histogram)", color="0.5")
+    twin.grid(False)
+    ax.set_zorder(twin.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    ax.plot(grid, leakage.leak_probability(grid, n, gamma, tau, statistic=statistic, d=d), color="C3", lw=1.8,
+            label="Lemma 7: P(Λ > τ | s)")
+    ax.errorbar(centers, freq, yerr=2 * se, fmt="o", color="C0", ms=4, capsize=2,
+                label="simulated leak frequency (±2 s.e.)")
+    ax.set_xlabel("distance to the average $s = \\|\\bar z - \\mu_{\\bar z}\\|$")
+    ax.set_ylabel("leak probability")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"N = {int(n)}, γ = {gamma:g}, τ = {tau:g}", fontsize=9)
+    ax.legend(loc="upper left", fontsize=7)
+    return fig
+
+
+def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, run_gamma=None, q=None, r=None):
+    """The two membership statistics at the paper's settings.
+
+    Left: p_τ against γ for ``"paper"`` (Lemma 6) and ``"exact"`` (remove-one
+    ratio), by quadrature, and their difference. Right (if ``populations``
+    is given): mean population per round of Algorithm 1 under each
+    statistic.
+
+    Parameters
+    ----------
+    gammas : array_like
+        Noise scales γ.
+    n : int
+        Population size N.
+    tau : float
+        Threshold τ.
+    d, R : int, float
+        Dimension and radius.
+    populations : dict, optional
+        Simulated populations of Algorithm 1, keyed by statistic (``"paper"``
+        and ``"exact"``), each an array with one row per trial and T + 1
+        columns.
+    run_gamma : float, optional
+        γ of the simulated populations (title, and mean-field curves).
+    q, r : float, optional
+        Leave and recruit probabilities of the simulated populations; when
+        given with ``run_gamma``, the mean-field trajectories of
+        :func:`perfpriv.dynamics.mean_field_population` are drawn (dotted).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = statistic_figure([0.5, 1.0, 2.0])
+    >>> len(fig.axes)
+    2
+    """
+    gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
+    p = {st: leakage.marginal_leak_probability(n, gammas, tau, d=d, R=R, statistic=st).p
+         for st in leakage.STATISTICS}
+    ncols = 2 if populations is not None else 1
+    fig, axes = new_figure(1, ncols + 1, width=3.6, height=3.2)
+    ax = axes[0, 0]
+    ax.plot(gammas, p["paper"], color="C0", lw=1.8, label="paper (Lemma 6)")
+    ax.plot(gammas, p["exact"], color="C1", lw=1.8, ls="--", label="exact remove-one")
+    ax.set_xscale("log")
+    ax.set_xlabel("noise scale γ")
+    ax.set_ylabel("$p_τ$")
+    ax.set_title(f"N = {n}, τ = {tau:g}, d = {d}", fontsize=9)
+    ax.legend(loc="upper right", fontsize=7)
+    ax = axes[0, 1]
+    ax.plot(gammas, p["exact"] - p["paper"], color="C2", lw=1.8)
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("noise scale γ")
+    ax.set_ylabel("$p_τ$(exact) − $p_τ$(paper)")
+    ax.set_title("difference", fontsize=9)
+    if populations is not None:
+        ax = axes[0, 2]
+        for st, color, ls in (("paper", "C0", "-"), ("exact", "C1", "--")):
+            pop = np.asarray(populations[st], dtype=float)
+            ax.plot(np.arange(pop.shape[1]), pop.mean(axis=0), color=color, ls=ls, lw=1.8, label=f"{st}, simulated")
+            if run_gamma is not None and q is not None and r is not None:
+                from .. import dynamics
+
+                mf = dynamics.mean_field_population(run_gamma, tau, q, r, T=pop.shape[1] - 1, n0=int(pop[0, 0]),
+                                                    d=d, R=R, statistic=st)
+                ax.plot(np.arange(pop.shape[1]), mf, color=color, ls=":", lw=1.2, label=f"{st}, mean field")
+        ax.set_xlabel("round t")
+        ax.set_ylabel("mean population $N_t$")
+        ax.set_title("Algorithm 1" + (f", γ = {run_gamma:g}" if run_gamma is not None else ""), fontsize=9)
+        ax.legend(loc="best", fontsize=7)
+    return fig
+
+
+def llr_law_figure(s, n, gamma, tau, *, taus=None):
+    """The law of Λ for one record (Lemma 6) with its tail above τ, and the tail against τ.
+
+    Left: density of N(a, 2a) with the area above τ shaded (= Lemma 7).
+    Right: exact tail and optimized Rényi bound (eq. 10) against τ, with the
+    current τ marked. Used by :func:`perfpriv.widgets.llr_explorer`.
+
+    Parameters
+    ----------
+    s : float
+        Deviation ‖z̄ − μ_z̄‖ > 0.
+    n : int
+        Dataset size N >= 2.
+    gamma : float
+        Noise scale γ.
+    tau : float
+        Threshold τ.
+    taus : array_like, optional
+        τ grid of the right panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = llr_law_figure(3.0, 10, 1.0, 0.5)
+    >>> len(fig.axes)
+    2
+    """
+    s = check_real("s", s, low=0, low_open=True, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    law = leakage.llr_moments(s, n, gamma)
+    a, var = float(law.mean), float(law.var)
+    sd = np.sqrt(var)
+    exact = float(leakage.leak_probability(s, n, gamma, tau))
+    bound = float(leakage.renyi_tail_bound(s, n, gamma, tau))
+    fig, axes = _fixed_figure(2, width=3.8, height=3.0)
+    ax = axes[0, 0]
+    lo, hi = min(a - 4 * sd, tau - sd), max(a + 4 * sd, tau + sd)
+    x = np.linspace(lo, hi, 400)
+    dens = np.exp(-0.5 * (x - a) ** 2 / var) / np.sqrt(2 * np.pi * var)
+    ax.plot(x, dens, color="C0", lw=1.6)
+    ax.fill_between(x, 0, dens, where=x > tau, color="C3", alpha=0.4, label=f"P(Λ > τ) = {exact:.3g}")
+    ax.axvline(tau, color="C3", lw=1.0)
+    ax.axvline(a, color="0.4", lw=0.8, ls=":")
+    ax.set_xlabel("Λ")
+    ax.set_ylabel("density")
+    ax.set_title(f"Λ | Z ~ N(a, 2a), a = {a:.3g}", fontsize=9)
+    ax.legend(loc="upper left", fontsize=7)
+    ax = axes[0, 1]
+    if taus is None:
+        taus = np.linspace(max(1e-4, tau / 50), max(3 * tau, a + 6 * sd), 200)
+    floor = 1e-12   # zeros cannot be drawn on a log axis
+    ax.set_ylim(1e-8, 2)
+    ax.set_yscale("log")
+    ax.plot(taus, np.maximum(leakage.leak_probability(s, n, gamma, taus), floor), color="C0", lw=1.6,
+            label="exact (Lemma 7)")
+    ax.plot(taus, np.maximum(leakage.renyi_tail_bound(s, n, gamma, taus), floor), color="C1", lw=1.6, ls="--",
+            label="Rényi bound (eq. 10)")
+    ax.axvline(tau, color="C3", lw=1.0)
+    ax.axvline(a, color="0.4", lw=0.8, ls=":")
+    ax.set_xlabel("threshold τ")
+    ax.set_title(f"at τ: exact {exact:.3g}, bound {bound:.3g}", fontsize=9)
+    ax.legend(loc="lower left", fontsize=7)
+    return fig

@@ -1,0 +1,231 @@
+"""perfpriv.gaussian: clipping, the Gaussian mechanism (eq. 6), Lemma 3, and
+Algorithm 1 (fast simulator against the one-user-at-a-time reference, Lemma 8)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from perfpriv import gaussian as G
+from perfpriv import leakage as L
+
+Z_TOL = 4.5  # tolerance in Monte Carlo standard errors
+SIGMA3 = np.array([[2.0, 0.6, 0.0], [0.6, 1.0, -0.3], [0.0, -0.3, 0.5]])
+
+
+# ------------------------------------------------------------- mechanism
+
+
+def test_clip_projects_long_rows_onto_the_sphere_and_keeps_short_rows():
+    z = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0], [-6.0, 8.0]])
+    out = G.clip(z, 2.0)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), [2.0, 0.5, 0.0, 2.0])
+    np.testing.assert_allclose(out[0], [1.2, 1.6])
+    np.testing.assert_array_equal(out[1:3], z[1:3])
+    np.testing.assert_array_equal(z[0], [3.0, 4.0])  # input untouched
+
+
+def test_clip_handles_batches_of_datasets():
+    z = np.random.default_rng(0).standard_normal((4, 5, 3)) * 3
+    out = G.clip(z, 1.0)
+    assert out.shape == z.shape and np.all(np.linalg.norm(out, axis=-1) <= 1.0 + 1e-12)
+
+
+def test_zcdp_calibration_and_its_inverse():
+    assert G.gamma_from_rho(0.5, 3.0) == pytest.approx(np.sqrt(2 * 9 / 0.5))
+    rho = np.array([0.01, 0.5, 4.0])
+    np.testing.assert_allclose(G.rho_from_gamma(G.gamma_from_rho(rho, 2.0), 2.0), rho)
+    # ρ-zCDP of the Gaussian mechanism with sensitivity Δ = 2R and noise γ: ρ = Δ²/(2γ²)
+    assert G.rho_from_gamma(4.0, 3.0) == pytest.approx((2 * 3.0) ** 2 / (2 * 4.0**2))
+
+
+def test_sample_records_has_the_requested_mean_and_covariance_and_is_seeded():
+    mu = np.array([1.0, -2.0, 0.5])
+    Z = G.sample_records(40_000, d=3, mu=mu, Sigma=SIGMA3, seed=1)
+    assert Z.shape == (40_000, 3)
+    se_mean = np.sqrt(np.diag(SIGMA3) / len(Z))
+    assert np.all(np.abs(Z.mean(axis=0) - mu) < Z_TOL * se_mean)
+    # entrywise covariance: se of a sample covariance ≈ sqrt((Σ_ii Σ_jj + Σ_ij²)/n)
+    se_cov = np.sqrt((np.outer(np.diag(SIGMA3), np.diag(SIGMA3)) + SIGMA3**2) / len(Z))
+    assert np.all(np.abs(np.cov(Z.T) - SIGMA3) < Z_TOL * se_cov)
+    np.testing.assert_array_equal(G.sample_records(5, d=3, seed=7), G.sample_records(5, d=3, seed=7))
+
+
+def test_release_is_the_clipped_mean_plus_noise_of_variance_gamma2_over_n():
+    Z = G.sample_records(25, d=4, seed=2) * 3
+    R, gamma = 2.0, 1.5
+    rng = np.random.default_rng(3)
+    etas = []
+    for _ in range(1500):
+        o, eta = G.release(Z, gamma, R, rng)
+        etas.append(eta)
+    np.testing.assert_allclose(o - eta, G.clip(Z, R).mean(axis=0), atol=1e-12)
+    etas = np.array(etas).ravel()
+    var = gamma**2 / 25
+    assert abs(etas.var() - var) < Z_TOL * var * np.sqrt(2 / etas.size)
+    assert stats.kstest(etas, "norm", args=(0, np.sqrt(var))).pvalue > 1e-3
+
+
+def test_lemma3_expected_mahalanobis_error_by_simulation():
+    n, gamma, mu = 40, 2.0, np.array([0.5, 0.0, -1.0])
+    # q = r = 0 keeps N = n: every round is an independent release of a fresh dataset
+    run = G.simulate(gamma, 0.1, 0.0, 0.0, T=4, n0=n, d=3, R=1e6, mu=mu, Sigma=SIGMA3, trials=800, seed=4)
+    errs = run.error.ravel()
+    truth = G.mahalanobis_error(gamma, n, SIGMA3)
+    assert truth == pytest.approx((gamma**2 * np.trace(np.linalg.inv(SIGMA3)) + 3) / n)
+    assert abs(errs.mean() - truth) < Z_TOL * errs.std() / np.sqrt(errs.size)
+
+
+def test_release_error_is_the_squared_mahalanobis_of_a_direct_computation():
+    mu = np.array([0.5, 0.0, -1.0])
+    rng = np.random.default_rng(40)
+    Z = G.sample_records(40, d=3, mu=mu, Sigma=SIGMA3, seed=41)
+    o, eta = G.release(Z, 2.0, 1e6, rng)
+    diff = Z.mean(axis=0) + eta - mu
+    assert G.squared_mahalanobis(o, mu, SIGMA3) == pytest.approx(diff @ np.linalg.solve(SIGMA3, diff))
+
+
+def test_mahalanobis_error_broadcasts_and_identity_needs_d():
+    out = G.mahalanobis_error(np.array([1.0, 2.0]), np.array([[10], [100]]), d=3)
+    np.testing.assert_allclose(out, [[0.6, 1.5], [0.06, 0.15]])
+    with pytest.raises(ValueError, match="^d"):
+        G.mahalanobis_error(1.0, 10)
+
+
+def test_squared_mahalanobis_matches_the_explicit_inverse():
+    o = np.random.default_rng(5).standard_normal((6, 3))
+    mu = np.array([0.1, 0.2, 0.3])
+    expect = np.einsum("ij,jk,ik->i", o - mu, np.linalg.inv(SIGMA3), o - mu)
+    np.testing.assert_allclose(G.squared_mahalanobis(o, mu, SIGMA3), expect)
+
+
+def test_clip_probability_is_exact_when_isotropic_and_an_upper_bound_otherwise():
+    rng = np.random.default_rng(6)
+    g = rng.standard_normal((200_000, 3))
+    mu = np.array([0.5, 0.0, 0.0])
+    emp = np.mean(np.linalg.norm(mu + 1.3 * g, axis=1) > 3.0)
+    p = G.clip_probability(3, 3.0, mu, 1.69 * np.eye(3))
+    assert abs(emp - p) < Z_TOL * np.sqrt(p * (1 - p) / g.shape[0])
+    emp_aniso = np.mean(np.linalg.norm(g @ np.linalg.cholesky(SIGMA3).T, axis=1) > 2.5)
+    assert G.clip_probability(3, 2.5, None, SIGMA3) >= emp_aniso
+
+
+# ------------------------------------------------------------- Algorithm 1
+
+
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+def test_lemma8_expected_next_population(statistic):
+    n0, gamma, tau, q, r = 60, 0.8, 0.05, 0.4, 0.3
+    run = G.simulate(gamma, tau, q, r, T=1, n0=n0, d=3, R=50.0, trials=4000, statistic=statistic, seed=7)
+    p = L.marginal_leak_probability(n0, gamma, tau, d=3, R=50.0, statistic=statistic)
+    assert p.method == "quadrature"
+    n1 = run.population[:, 1]
+    assert abs(n1.mean() - n0 * (1 + r - (q + r) * p.p)) < Z_TOL * n1.std() / np.sqrt(n1.size)
+    lf = run.leak_fraction[:, 0]
+    assert abs(lf.mean() - p.p) < Z_TOL * lf.std() / np.sqrt(lf.size)
+
+
+def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
+    n0, gamma, tau, q, r, R = 40, 0.5, 0.05, 0.5, 0.2, 1.0
+    run = G.simulate(gamma, tau, q, r, T=1, n0=n0, d=3, R=R, mu=[0.5, 0, 0], trials=4000, seed=8)
+    p = L.marginal_leak_probability(n0, gamma, tau, d=3, R=R, mu=[0.5, 0, 0], samples=40_000, seed=9)
+    assert p.method == "montecarlo"
+    n1 = run.population[:, 1]
+    se = np.hypot(n1.std() / np.sqrt(n1.size), n0 * (q + r) * p.se)
+    assert abs(n1.mean() - n0 * (1 + r - (q + r) * p.p)) < Z_TOL * se
+
+
+@pytest.mark.parametrize("statistic, gamma, tau, Sigma", [
+    ("paper", 2.0, 0.02, None),
+    ("exact", 2.0, 0.02, SIGMA3),  # here τ < (d/2)log(n/(n−1)): the two statistics differ a lot
+    ("paper", 0.3, 0.1, SIGMA3),
+])
+def test_fast_simulator_and_agent_reference_agree_in_distribution(statistic, gamma, tau, Sigma):
+    kw = dict(T=5, n0=30, d=3, R=3.0, mu=[0.2, 0.0, 0.0], Sigma=Sigma, statistic=statistic)
+    fast = G.simulate(gamma, tau, 0.4, 0.3, trials=400, seed=10, **kw)
+    slow = G.simulate_agents(gamma, tau, 0.4, 0.3, trials=400, seed=11, **kw)
+    for a, b in [(fast.population[:, -1], slow.population[:, -1]), (fast.error[:, -1], slow.error[:, -1]),
+                 (fast.error[:, 0], slow.error[:, 0]), (fast.leak_fraction[:, 0], slow.leak_fraction[:, 0])]:
+        assert stats.ks_2samp(a, b).pvalue > 1e-3
+        se = np.hypot(a.std(), b.std()) / np.sqrt(a.size)
+        assert abs(a.mean() - b.mean()) < Z_TOL * se
+
+
+def test_collapse_is_recorded_with_alive_mask_and_carried_forward_error():
+    run = G.simulate(0.05, 0.01, q=1.0, r=0.0, T=6, n0=5, d=2, R=5.0, trials=50, seed=12)
+    assert np.all(run.collapsed)  # everyone leaks at tiny noise and leaves for sure
+    assert not np.isnan(run.error).any()
+    np.testing.assert_array_equal(run.alive, run.population[:, :-1] > 0)
+    for i in range(run.population.shape[0]):
+        dead = np.flatnonzero(~run.alive[i])
+        if dead.size:
+            first = dead[0]
+            assert np.all(run.error[i, first:] == run.error[i, first - 1])
+            assert np.all(run.leak_fraction[i, first:] == 0)
+            assert np.all(run.population[i, first:] == 0)
+
+
+@pytest.mark.parametrize("sim", [G.simulate, G.simulate_agents])
+def test_a_lone_user_counts_as_leaked(sim):
+    q = 0.3
+    run = sim(1.0, 0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=1500, seed=13)
+    assert np.all(run.leak_fraction[:, 0] == 1.0)
+    n1 = run.population[:, 1]
+    assert set(np.unique(n1)) <= {0, 1}  # a leaked user never recruits
+    assert abs(np.mean(n1 == 0) - q) < Z_TOL * np.sqrt(q * (1 - q) / n1.size)
+
+
+def test_population_respects_the_cap():
+    run = G.simulate(50.0, 1.0, q=0.1, r=1.0, T=4, n0=80, d=2, R=5.0, trials=3, cap=100, seed=14)
+    assert run.population.max() == 100
+    assert np.all(run.population[:, 1:] <= 100)
+
+
+def test_same_seed_same_run_and_different_seed_different_run():
+    kw = dict(T=3, n0=50, d=3, R=4.0, trials=4)
+    a = G.simulate(1.0, 0.05, 0.3, 0.6, seed=15, **kw)
+    b = G.simulate(1.0, 0.05, 0.3, 0.6, seed=15, **kw)
+    c = G.simulate(1.0, 0.05, 0.3, 0.6, seed=16, **kw)
+    np.testing.assert_array_equal(a.population, b.population)
+    np.testing.assert_array_equal(a.error, b.error)
+    assert not np.array_equal(a.error, c.error)
+    ag = G.simulate_agents(1.0, 0.05, 0.3, 0.6, seed=15, **kw)
+    np.testing.assert_array_equal(ag.population, G.simulate_agents(1.0, 0.05, 0.3, 0.6, seed=15, **kw).population)
+
+
+def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
+    run = G.simulate(3.0, 0.05, 0.0, 0.0, T=2, n0=200, d=4, R=100.0, trials=1500, seed=17)
+    err = run.error[:, 0]
+    truth = G.mahalanobis_error(3.0, 200, d=4)
+    assert abs(err.mean() - truth) < Z_TOL * err.std() / np.sqrt(err.size)
+
+
+# ------------------------------------------------------------------ inputs
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: G.clip([[1.0, 2.0]], 0.0), "R"),
+    (lambda: G.clip([[1.0, np.nan]], 1.0), "z"),
+    (lambda: G.gamma_from_rho(0.0, 1.0), "rho"),
+    (lambda: G.rho_from_gamma(-1.0, 1.0), "gamma"),
+    (lambda: G.sample_records(5, d=0), "d"),
+    (lambda: G.sample_records(5, d=2, Sigma=[[1.0, 0.0], [0.0, -1.0]]), "Sigma"),
+    (lambda: G.sample_records(5, d=2, Sigma=[[1.0, 0.5], [0.0, 1.0]]), "Sigma"),
+    (lambda: G.sample_records(5, d=2, mu=[np.nan, 0.0]), "mu"),
+    (lambda: G.release([[1.0, 2.0]], 0.0, 1.0), "gamma"),
+    (lambda: G.release([[1.0, 2.0]], 1.0, np.nan), "R"),
+    (lambda: G.mahalanobis_error(1.0, 0.5, d=2), "n"),
+    (lambda: G.simulate(0.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0), "gamma"),
+    (lambda: G.simulate(1.0, 0.0, 0.3, 0.6, T=2, n0=10, d=2, R=1.0), "tau"),
+    (lambda: G.simulate(1.0, 0.1, 1.3, 0.6, T=2, n0=10, d=2, R=1.0), "q"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, np.nan, T=2, n0=10, d=2, R=1.0), "r"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=0, n0=10, d=2, R=1.0), "T"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=0, d=2, R=1.0), "n0"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0, cap=5), "n0"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=0, R=1.0), "d"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=-1.0), "R"),
+    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0, statistic="x"), "statistic"),
+    (lambda: G.simulate_agents(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0, Sigma=np.eye(3)), "Sigma"),
+])
+def test_bad_input_raises_value_error_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        call()
