@@ -64,8 +64,11 @@ def show(fig) -> None:
     text, whose format changes across matplotlib versions (nbval compares the
     text outputs of stored notebooks).
     """
+    from IPython import get_ipython
     from IPython.display import display
 
+    if get_ipython() is None:  # plain Python: there is nowhere to display an image
+        return
     buffer = io.BytesIO()
     with style():
         fig.savefig(buffer, format="png", dpi=STYLE["savefig.dpi"])

@@ -66,7 +66,9 @@ class Explorer(widgets.VBox):
         super().__init__([widgets.HTML(f"<b>{title}</b>"), *rows, self.message, self.output])
         for control in items:
             control.observe(self._on_change, names="value")
-        self.refresh()
+        # the first drawing raises: a broken explorer must fail the notebook
+        # (and nbval), not hide a one-line message in a stored widget
+        self.refresh(raise_errors=True)
 
     @property
     def values(self) -> dict:
@@ -76,17 +78,20 @@ class Explorer(widgets.VBox):
     def _on_change(self, _change) -> None:
         self.refresh()
 
-    def refresh(self) -> None:
+    def refresh(self, raise_errors: bool = False) -> None:
         """Rerun the experiment with the current values and redraw.
 
         A :class:`ValueError` from perfpriv (an inadmissible combination of
-        values) is shown as one line above the figure instead of a traceback.
+        values chosen with the sliders) is shown as one line above the figure
+        instead of a traceback, unless ``raise_errors`` is true.
         """
         with self.output:
             self.output.clear_output(wait=True)
             try:
                 fig = self._draw(**self.values)
             except ValueError as exc:
+                if raise_errors:
+                    raise
                 self.message.value = f"<span style='color:#b00'>{exc}</span>"
                 return
             self.message.value = ""

@@ -1,0 +1,575 @@
+"""Figures of the Bernoulli warm-up (paper §3, Figs. 1-2) and of the agnostic model (appendix B, Figs. 6-7).
+
+Every function returns a :class:`matplotlib.figure.Figure` built with
+:func:`perfpriv.plots.new_figure` and never calls ``plt.show``. The
+experiments behind a figure are run by :mod:`perfpriv.bernoulli` and
+:mod:`perfpriv.optimize`; a figure function either receives their result
+(so that a chapter can compute once, check its claims on the numbers and then
+draw them) or runs them itself from size arguments.
+
+Sizes default to the book's scale, which draws each figure in a few seconds.
+``scale="paper"`` switches every default to the settings of the paper (its
+text, and for Figs. 2 and 7 the authors' published code); explicit keyword
+arguments override either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.colors import ListedColormap, LogNorm
+from matplotlib.cm import ScalarMappable
+from matplotlib.patches import Patch
+from matplotlib.ticker import NullLocator
+
+from .. import bernoulli, optimize
+from .._validate import check_choice, check_int, check_probability, check_real
+from ._common import new_figure
+
+__all__ = [
+    "CURVE_SCALES",
+    "MAP_SCALES",
+    "figure1",
+    "figure2",
+    "figure6",
+    "figure7",
+    "growth_factor_figure",
+    "final_error_figure",
+    "epsilon_star_map",
+]
+
+_INF_COLOR = (0.80, 0.10, 0.10, 1.0)   # the non-private baseline, as in the paper
+_CMAP = "viridis"
+
+#: Default sizes of the population/error curves (Figs. 1 and 6).
+#: ``"book"`` runs in about a second; ``"paper"`` follows the paper's text
+#: (10 values of epsilon, 30 trials, window 15) with the horizon of the
+#: authors' code; ``"code"`` is the authors' published script
+#: (epsilon in {0.01, 0.1, 1, 5}, 50 trials, window 10).
+CURVE_SCALES = {
+    "book": dict(T=100, n0=400, trials=30, window=15,
+                 epsilons=tuple(np.geomspace(0.01, 5.0, 10)) + (np.inf,)),
+    "paper": dict(T=200, n0=400, trials=30, window=15,
+                  epsilons=tuple(np.geomspace(0.01, 5.0, 10)) + (np.inf,)),
+    "code": dict(T=200, n0=400, trials=50, window=10,
+                 epsilons=(0.01, 0.1, 1.0, 5.0)),
+}
+
+#: Default sizes of the epsilon* maps (Figs. 2 and 7). ``"paper"`` is the
+#: authors' published code: a 30 x 30 grid of (q, r) in [0.01, 0.99],
+#: 30 values of epsilon in [0.01, 20] (no infinity), 10 trials, T = 200.
+MAP_SCALES = {
+    "book": dict(T=100, n0=400, trials=30, grid=np.linspace(0.05, 0.95, 12),
+                 epsilons=tuple(np.geomspace(0.01, 20.0, 10)) + (np.inf,)),
+    "paper": dict(T=200, n0=400, trials=10, grid=np.linspace(0.01, 0.99, 30),
+                  epsilons=tuple(np.geomspace(0.01, 20.0, 30))),
+}
+
+
+def _sizes(table, scale, **given):
+    check_choice("scale", scale, tuple(table))
+    sizes = dict(table[scale])
+    sizes.update({k: v for k, v in given.items() if v is not None})
+    return sizes
+
+
+def _epsilon_norm(epsilons):
+    eps = np.asarray(epsilons, dtype=float)
+    finite = eps[np.isfinite(eps)]
+    if finite.size == 0:
+        return LogNorm(vmin=0.01, vmax=20.0)
+    lo, hi = float(finite.min()), float(finite.max())
+    if hi <= lo:
+        lo, hi = lo / 2.0, hi * 2.0
+    return LogNorm(vmin=lo, vmax=hi)
+
+
+def _epsilon_color(value, norm):
+    import matplotlib
+
+    if not np.isfinite(value):
+        return _INF_COLOR
+    return matplotlib.colormaps[_CMAP](norm(value) * 0.92)
+
+
+def _panel_letter(k: int) -> str:
+    return "abcdefghijklmnopqrstuvwxyz"[k] if k < 26 else str(k + 1)
+
+
+# --------------------------------------------------------------------------
+# Figs. 1 and 6: squared error and population against the round
+# --------------------------------------------------------------------------
+
+def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons, cap, mu, seed, title):
+    sizes = _sizes(CURVE_SCALES, scale, T=T, n0=n0, trials=trials, window=window, epsilons=epsilons)
+    check_int("window", sizes["window"], low=1)
+    eps = np.asarray(sizes["epsilons"], dtype=float)
+    settings = [tuple(pair) for pair in settings]
+    if results is None:
+        results = [
+            bernoulli.simulate(eps, q, r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
+                               model=model, cap=cap, mu=mu, seed=None if seed is None else seed + k)
+            for k, (q, r) in enumerate(settings)
+        ]
+    else:
+        if len(results) != len(settings):
+            raise ValueError(f"results must hold one simulation per (q, r) setting ({len(settings)}); "
+                             f"got {len(results)}")
+        # sizes of the given runs (the title must describe what is drawn)
+        first = results[0]
+        eps = np.atleast_1d(np.asarray(first.epsilon, dtype=float))
+        pop = np.asarray(first.population)
+        sizes.update(T=pop.shape[-1] - 1, trials=pop.shape[-2], n0=int(pop[..., 0].flat[0]))
+    norm = _epsilon_norm(eps)
+    fig, axes = new_figure(len(settings), 2, width=4.3, height=2.9)
+    for row, ((q, r), res) in enumerate(zip(settings, results)):
+        # moving average (over rounds) of the mean (over trials) squared error, rounds 1..T
+        err_mean = np.atleast_2d(np.asarray(res.moving_average(window=sizes["window"]), dtype=float))
+        pop_mean = np.atleast_2d(np.asarray(res.mean_population, dtype=float))   # rounds 0..T
+        rounds = np.arange(pop_mean.shape[-1])
+        err_rounds = np.arange(1, err_mean.shape[-1] + 1)
+        ax_err, ax_pop = axes[row]
+        for k, value in enumerate(eps):
+            color = _epsilon_color(value, norm)
+            lw = 1.8 if not np.isfinite(value) else 1.2
+            ax_err.plot(err_rounds, err_mean[k], color=color, lw=lw)
+            ax_pop.plot(rounds, pop_mean[k], color=color, lw=lw)
+        ax_err.set_yscale("log")
+        ax_err.set_xlabel("round $t$")
+        ax_err.set_ylabel(f"squared error (moving avg., {sizes['window']})")
+        ax_err.set_title(f"({_panel_letter(2 * row)}) error, $q={q:g}$, $r={r:g}$")
+        ax_pop.set_xlabel("round $t$")
+        ax_pop.set_ylabel("population $N_t$ (mean over trials)")
+        ax_pop.set_yscale("log")
+        ax_pop.set_title(f"({_panel_letter(2 * row + 1)}) population, $q={q:g}$, $r={r:g}$")
+        for ax in (ax_err, ax_pop):
+            ax.yaxis.set_minor_locator(NullLocator())   # unlabelled minor log ticks: clutter, slow
+        mappable = ScalarMappable(norm=norm, cmap=_CMAP)
+        cbar = fig.colorbar(mappable, ax=axes[row].tolist(), location="right", pad=0.01, shrink=0.9)
+        cbar.set_label(r"$\varepsilon$")
+    handles = [Patch(color=_INF_COLOR, label=r"$\varepsilon=\infty$ (no privacy)")] if np.isinf(eps).any() else []
+    if handles:
+        axes[0, 1].legend(handles=handles, loc="best")
+    fig.suptitle(f"{title}: {sizes['trials']} trials, $n_0={sizes['n0']}$, $T={sizes['T']}$")
+    return fig
+
+
+def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
+            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), seed=0):
+    """Fig. 1 of the paper: moving-averaged squared error and population against the round.
+
+    One row per ``(q, r)`` setting (the paper's (0.6, 0.3) then (0.3, 0.6)):
+    the left panel is the squared error of the unbiased estimator (eq. 1)
+    averaged over a moving window and over trials, the right panel the mean
+    population N_t. Finite privacy levels are coloured on a log scale (colour
+    bar); epsilon = inf, the non-private baseline, is red.
+
+    Parameters
+    ----------
+    results : sequence of simulation results, optional
+        One :func:`perfpriv.bernoulli.simulate` result per setting, run over
+        the array ``epsilons``. If omitted they are simulated here.
+    settings : sequence of (q, r)
+        Leaving rate q and recruiting rate r of each row.
+    scale : {"book", "paper", "code"}
+        Default sizes (:data:`CURVE_SCALES`); explicit arguments override them.
+    T, n0, trials, window : int, optional
+        Horizon T, initial population N_0, number of trials, moving-average window.
+    epsilons : sequence of float, optional
+        Privacy levels (``np.inf`` allowed).
+    cap : int
+        Upper bound on the population (20000 in the paper).
+    mu : (float, float)
+        mu_t is drawn uniformly on this interval each round.
+    seed : int or None
+        Row k uses ``seed + k``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Paper, §3 "Empirical simulation" and Fig. 1.
+
+    Examples
+    --------
+    >>> fig = figure1(T=5, trials=2, epsilons=[0.5, np.inf])
+    >>> len(fig.axes) >= 4
+    True
+    """
+    return _curves(results, settings, model="leak", scale=scale, T=T, n0=n0, trials=trials,
+                   window=window, epsilons=epsilons, cap=cap, mu=mu, seed=seed,
+                   title="Leak model (Fig. 1)")
+
+
+def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
+            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), seed=0):
+    """Fig. 6 of the paper: the panels of :func:`figure1` under the agnostic growth rule.
+
+    Parameters are those of :func:`figure1`; the simulations use
+    ``model="agnostic"`` (every participant recruits with probability r).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Paper, appendix B and Fig. 6.
+
+    Examples
+    --------
+    >>> fig = figure6(T=5, trials=2, epsilons=[0.5, np.inf])
+    >>> len(fig.axes) >= 4
+    True
+    """
+    return _curves(results, settings, model="agnostic", scale=scale, T=T, n0=n0, trials=trials,
+                   window=window, epsilons=epsilons, cap=cap, mu=mu, seed=seed,
+                   title="Agnostic model (Fig. 6)")
+
+
+# --------------------------------------------------------------------------
+# Figs. 2 and 7: the optimal privacy budget over the (r, q) square
+# --------------------------------------------------------------------------
+
+def _map_grid(result, scale, grid):
+    """The 1-D grid of q (and r) values behind a map result."""
+    g = np.asarray(_sizes(MAP_SCALES, scale, grid=grid)["grid"], dtype=float)
+    shape = np.shape(result.epsilon)
+    if shape != (g.size, g.size):
+        raise ValueError(f"grid must be the 1-D grid of q and r values used for result "
+                         f"(length {shape[0] if shape else 0}); got length {g.size}")
+    return g
+
+
+def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, seed):
+    """Run (or take) :func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid."""
+    if result is not None:
+        return result, _map_grid(result, scale, grid)
+    sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials, grid=grid, epsilons=epsilons)
+    g = np.asarray(sizes["grid"], dtype=float)
+    Q, R = np.meshgrid(g, g, indexing="ij")      # rows: q, columns: r
+    kwargs = {} if mu is None else {"mu": mu}
+    res = optimize.optimal_epsilon(Q, R, np.asarray(sizes["epsilons"], dtype=float), T=sizes["T"],
+                                   n0=sizes["n0"], trials=sizes["trials"], model=model, seed=seed,
+                                   **kwargs)
+    return res, g
+
+
+def epsilon_star_map(result, q, r, *, ax=None, model="leak", thresholds=True, colorbar=True,
+                     title=None):
+    """Draw an ε* map: a result of :func:`perfpriv.optimize.optimal_epsilon` on a (q, r) grid.
+
+    The recruiting rate r runs along the horizontal axis and the leaving
+    rate q along the vertical one (the paper's "(r, q) parameter space").
+    Finite ε* are coloured on a log scale; cells where ε = inf (no privacy)
+    is best are red. With ``thresholds=True`` the lines where the survival
+    threshold of the growth rule changes are drawn: r = q (both rules) and,
+    for the agnostic rule, r = q/2.
+
+    Parameters
+    ----------
+    result : EpsilonOptimum
+        ``result.epsilon`` has shape (len(q), len(r)): cell (i, j) is
+        (q[i], r[j]) (``np.meshgrid(q, r, indexing="ij")``).
+    q, r : 1-D array_like
+        The grids of leaving and recruiting rates.
+    ax : matplotlib Axes, optional
+        Where to draw; a new one-panel figure otherwise.
+    model : {"leak", "agnostic"}
+        Which threshold lines to draw.
+    thresholds : bool
+        Draw the threshold lines.
+    colorbar : bool
+        Add a colour bar.
+    title : str, optional
+        Panel title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from perfpriv import optimize
+    >>> Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
+    >>> res = optimize.mean_field_optimal_epsilon(Q, R, [0.5, np.inf], T=5)
+    >>> fig = epsilon_star_map(res, [0.2, 0.6], [0.2, 0.6])
+    >>> len(fig.axes)
+    2
+    """
+    q = np.asarray(q, dtype=float)
+    r = np.asarray(r, dtype=float)
+    if np.shape(result.epsilon) != (q.size, r.size):
+        raise ValueError(f"result.epsilon must have shape (len(q), len(r)) = ({q.size}, {r.size}); "
+                         f"got {np.shape(result.epsilon)}")
+    check_choice("model", model, ("leak", "agnostic"))
+    if ax is None:
+        fig, axes = new_figure(1, 1, width=4.6, height=3.8)
+        ax = axes[0, 0]
+    else:
+        fig = ax.figure
+    best = np.asarray(result.epsilon, dtype=float)
+    eps = np.asarray(result.epsilons, dtype=float)
+    norm = _epsilon_norm(eps)
+    finite = np.ma.masked_where(~np.isfinite(best), best)
+    mesh = ax.pcolormesh(r, q, finite, norm=norm, cmap=_CMAP, shading="nearest")
+    if np.isinf(best).any():
+        inf_cells = np.ma.masked_where(np.isfinite(best), np.ones_like(best))
+        ax.pcolormesh(r, q, inf_cells, cmap=ListedColormap([_INF_COLOR]), shading="nearest",
+                      vmin=0, vmax=1)
+    line = np.linspace(0.0, 1.0, 2)
+    if thresholds:
+        ax.plot(line, line, ls="--", color="white", lw=1.2, label="$r = q$")
+        if model == "agnostic":
+            ax.plot(line / 2.0, line, ls=":", color="white", lw=1.4, label="$r = q/2$")
+    dr = 0.5 * (r[1] - r[0]) if r.size > 1 else 0.05
+    dq = 0.5 * (q[1] - q[0]) if q.size > 1 else 0.05
+    ax.set_xlim(r.min() - dr, r.max() + dr)
+    ax.set_ylim(q.min() - dq, q.max() + dq)
+    ax.set_xlabel("recruiting rate $r$")
+    ax.set_ylabel("leaving rate $q$")
+    ax.grid(False)
+    handles = []
+    if np.isinf(best).any():
+        handles.append(Patch(color=_INF_COLOR, label=r"$\varepsilon^*=\infty$"))
+    if thresholds:
+        line_handles, _ = ax.get_legend_handles_labels()
+        handles.extend(line_handles)
+    if handles:
+        legend = ax.legend(handles=handles, loc="upper left", facecolor="0.55", framealpha=0.8)
+        for text in legend.get_texts():
+            text.set_color("white")
+    if colorbar:
+        cbar = fig.colorbar(mesh, ax=ax, pad=0.02)
+        cbar.set_label(r"$\varepsilon^*$ (log scale)")
+    if title is not None:
+        ax.set_title(title)
+    return fig
+
+
+def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
+            mu=None, seed=0, thresholds=True):
+    """Fig. 2 of the paper: the privacy budget ε* minimizing the final squared error, leak model.
+
+    Parameters
+    ----------
+    result : optional
+        A result of :func:`perfpriv.optimize.optimal_epsilon` over a (q, r)
+        grid (``model="leak"``). If omitted it is computed here.
+    scale : {"book", "paper"}
+        Default sizes (:data:`MAP_SCALES`); explicit arguments override them.
+    T, n0, trials : int, optional
+        Horizon, initial population, trials per (q, r, ε).
+    grid : array_like, optional
+        Values used for both q and r.
+    epsilons : array_like, optional
+        ε values compared (``np.inf`` allowed).
+    mu : optional
+        Law of mu_t passed on to the optimizer (its default if None).
+    seed : int
+        Seed of the optimizer.
+    thresholds : bool
+        Draw the line r = q.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Paper, §3 and Fig. 2.
+
+    Examples
+    --------
+    >>> fig = figure2(T=5, trials=2, grid=[0.2, 0.6], epsilons=[0.5, np.inf])
+    >>> len(fig.axes)
+    2
+    """
+    res, g = _map_result(result, model="leak", scale=scale, T=T, n0=n0, trials=trials, grid=grid,
+                         epsilons=epsilons, mu=mu, seed=seed)
+    return epsilon_star_map(res, g, g, model="leak", thresholds=thresholds,
+                            title=r"Leak model: $\varepsilon^*$ (Fig. 2)")
+
+
+def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
+            mu=None, seed=0, thresholds=True):
+    """Fig. 7 of the paper: the ε* map of :func:`figure2` under the agnostic growth rule.
+
+    Parameters are those of :func:`figure2`; ``thresholds`` draws r = q and
+    r = q/2, between which the agnostic population survives only with enough
+    privacy.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Paper, appendix B and Fig. 7.
+
+    Examples
+    --------
+    >>> fig = figure7(T=5, trials=2, grid=[0.2, 0.6], epsilons=[0.5, np.inf])
+    >>> len(fig.axes)
+    2
+    """
+    res, g = _map_result(result, model="agnostic", scale=scale, T=T, n0=n0, trials=trials,
+                         grid=grid, epsilons=epsilons, mu=mu, seed=seed)
+    return epsilon_star_map(res, g, g, model="agnostic", thresholds=thresholds,
+                            title=r"Agnostic model: $\varepsilon^*$ (Fig. 7)")
+
+
+# --------------------------------------------------------------------------
+# extra panels of the chapters
+# --------------------------------------------------------------------------
+
+_INF_X = 60.0   # where epsilon = inf is drawn on a log axis that ends at 20
+
+
+def _inf_axis(ax, finite_max=20.0):
+    """Log ε axis with an extra tick '∞' to the right of the finite values."""
+    ax.set_xscale("log")
+    ticks = [t for t in (0.01, 0.1, 1.0, 10.0) if t <= finite_max * 1.01]
+    ax.set_xticks(ticks + [_INF_X])
+    ax.set_xticklabels([f"{t:g}" for t in ticks] + [r"$\infty$"])
+    ax.axvspan(finite_max * 1.4, _INF_X * 1.6, color="0.92", zorder=0)
+    ax.set_xlim(None, _INF_X * 1.6)
+
+
+def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
+                         models=("leak", "agnostic"), epsilon_range=(0.01, 20.0)):
+    """Growth factor C against ε for several (q, r), one panel per growth rule.
+
+    Lines are :func:`perfpriv.bernoulli.growth_factor` at β = β(ε) (Lemma 1);
+    the value at ε = inf (β = 1/2) is the point above '∞'; a dot marks the
+    critical budget ε_c of :func:`perfpriv.bernoulli.critical_epsilon` where
+    it is finite and positive. Above the grey line C = 1 the population grows
+    in expectation.
+
+    Parameters
+    ----------
+    settings : sequence of (q, r)
+        Leaving and recruiting rates.
+    models : sequence of {"leak", "agnostic"}
+        One panel per growth rule.
+    epsilon_range : (float, float)
+        Finite ε range of the horizontal axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Paper, Lemma 2 / eq. 4, Theorem 1 and appendix B.
+
+    Examples
+    --------
+    >>> fig = growth_factor_figure()
+    >>> len(fig.axes)
+    2
+    """
+    lo = check_real("epsilon_range[0]", epsilon_range[0], low=0.0, low_open=True)
+    hi = check_real("epsilon_range[1]", epsilon_range[1], low=lo, low_open=True)
+    for model in models:
+        check_choice("model", model, ("leak", "agnostic"))
+    eps = np.geomspace(lo, hi, 300)
+    fig, axes = new_figure(1, len(models), width=4.2, height=3.2, sharey=True)
+    colors = ["C0", "C1", "C2", "C3", "C4", "C5"]
+    for ax, model in zip(axes[0], models):
+        for k, (q, r) in enumerate(settings):
+            q = check_probability("q", q, scalar=True)
+            r = check_probability("r", r, scalar=True)
+            color = colors[k % len(colors)]
+            C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q, r, model=model)
+            ax.plot(eps, C, color=color, label=f"$q={q:g}$, $r={r:g}$")
+            ax.plot([_INF_X], [bernoulli.growth_factor(0.5, q, r, model=model)], "o", color=color, ms=4)
+            ec = float(bernoulli.critical_epsilon(q, r, model=model))
+            if 0.0 < ec < np.inf and lo <= ec <= hi:
+                ax.plot([ec], [1.0], "D", color=color, ms=6, mec="black")
+        ax.axhline(1.0, color="0.4", lw=1)
+        _inf_axis(ax, hi)
+        ax.set_xlabel(r"privacy budget $\varepsilon$")
+        ax.set_title(f"{model} rule")
+    axes[0, 0].set_ylabel(r"growth factor $C(\beta(\varepsilon))$")
+    axes[0, 0].legend(loc="best")
+    return fig
+
+
+def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=None, n0=None,
+                       trials=None, epsilons=None, cap=20000, mu=(0.0, 1.0), seed=0):
+    """Final-round squared error against ε: simulation next to the mean-field prediction.
+
+    Dots: mean over trials of the squared error of the last estimate
+    (round T) of :func:`perfpriv.bernoulli.simulate`, with bars of two
+    standard errors. Line: :func:`perfpriv.bernoulli.mean_field_error` at
+    round T on a fine ε grid; the point above '∞' is the non-private
+    baseline. A dotted vertical line marks ε_c (Theorem 1) when finite.
+
+    Parameters
+    ----------
+    settings : sequence of (q, r)
+        One panel per setting.
+    model : {"leak", "agnostic"}
+        Growth rule.
+    scale : {"book", "paper"}
+        Default T, n0, trials (those of :data:`MAP_SCALES`).
+    T, n0, trials : int, optional
+        Horizon, initial population, trials per ε.
+    epsilons : array_like, optional
+        ε values simulated (default 15 values in [0.01, 20] and inf).
+    cap : int
+        Population cap.
+    mu : float or (float, float)
+        Law of mu_t.
+    seed : int
+        Panel k uses ``seed + k``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    References
+    ----------
+    Paper §3 (the final-horizon error it optimizes); the mean-field curve
+    is the book's addition.
+
+    Examples
+    --------
+    >>> fig = final_error_figure(T=5, trials=3, epsilons=[0.1, 1.0, np.inf])
+    >>> len(fig.axes)
+    1
+    """
+    sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials)
+    eps = np.asarray(tuple(np.geomspace(0.01, 20.0, 15)) + (np.inf,) if epsilons is None else epsilons,
+                     dtype=float)
+    fine = np.geomspace(max(0.01, np.min(eps)), max(20.0, np.max(eps[np.isfinite(eps)])), 200)
+    fig, axes = new_figure(1, len(settings), width=4.6, height=3.3)
+    for k, (q, r) in enumerate(settings):
+        ax = axes[0, k]
+        run = bernoulli.simulate(eps, q, r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
+                                 model=model, cap=cap, mu=mu, seed=None if seed is None else seed + k)
+        final = run.sq_error[..., -1]
+        mean = final.mean(axis=-1)
+        se = final.std(axis=-1, ddof=1) / np.sqrt(final.shape[-1]) if final.shape[-1] > 1 else 0 * mean
+        x = np.where(np.isfinite(eps), eps, _INF_X)
+        ax.errorbar(x, mean, yerr=2 * se, fmt="o", color="C0", ms=4, capsize=2,
+                    label=f"simulation ({sizes['trials']} trials)")
+        theory = bernoulli.mean_field_error(fine, q, r, T=sizes["T"], n0=sizes["n0"], model=model,
+                                            cap=cap, mu=mu)[..., -1]
+        ax.plot(fine, theory, color="C1", label="mean field")
+        theory_inf = bernoulli.mean_field_error(np.inf, q, r, T=sizes["T"], n0=sizes["n0"], model=model,
+                                                cap=cap, mu=mu)[..., -1]
+        ax.plot([_INF_X], [theory_inf], "s", color="C1", ms=5)
+        ec = float(bernoulli.critical_epsilon(q, r, model=model))
+        if 0.0 < ec < np.inf:
+            ax.axvline(ec, color="0.3", ls=":", lw=1.2, label=rf"$\varepsilon_c={ec:.2f}$")
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_locator(NullLocator())
+        _inf_axis(ax, fine.max())
+        ax.set_xlabel(r"privacy budget $\varepsilon$")
+        ax.set_ylabel(f"squared error at round $T={sizes['T']}$")
+        ax.set_title(f"{model} rule, $q={q:g}$, $r={r:g}$")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+    return fig
