@@ -1,0 +1,162 @@
+"""Self-checks for the book's exercises, for classroom use.
+
+Every exercise of the book whose answer is a number has an id of the form
+``"<exercise label>.<part>"``. :func:`check` says whether a reader's answer is
+right, within a tolerance, without printing the answer itself::
+
+    >>> from perfpriv import exercises
+    >>> exercises.check("ch01-ex-critical.beta_c", 0.2143)
+    ch01-ex-critical.beta_c: correct.
+    True
+    >>> exercises.check("ch01-ex-critical.beta_c", 0.25)
+    ch01-ex-critical.beta_c: not yet -- check your computation and try again.
+    False
+
+The stored answers are plain numbers (so that checking needs no computation),
+and each exercise also records the perfpriv call that produces its answer:
+the test suite proves that every stored answer equals what the library
+computes (``tests/test_exercises.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._validate import check_real
+
+__all__ = ["Exercise", "check", "exercise_ids", "describe", "EXERCISES"]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One numeric answer of an exercise.
+
+    Attributes
+    ----------
+    id : str
+        ``"<label>.<part>"``, e.g. ``"ch01-ex-critical.beta_c"``.
+    prompt : str
+        What the number is (shown by :func:`describe`, never the answer).
+    answer : float
+        The stored answer.
+    compute : callable
+        ``compute() -> float``: the perfpriv call that gives the answer.
+    rtol, atol : float
+        A reader's answer ``x`` is correct when
+        ``|x - answer| <= atol + rtol * |answer|``.
+    """
+
+    id: str
+    prompt: str
+    answer: float
+    compute: Callable[[], float]
+    rtol: float = 5e-3
+    atol: float = 0.0
+
+
+def _bernoulli():
+    from . import bernoulli
+
+    return bernoulli
+
+
+def _gaussian():
+    from . import gaussian
+
+    return gaussian
+
+
+def _leakage():
+    from . import leakage
+
+    return leakage
+
+
+def _first_round_at_floor() -> float:
+    path = _bernoulli().mean_field_population(np.inf, 0.2, 0.5, T=60, n0=400)
+    return float(np.argmax(path <= 1))
+
+
+_ENTRIES = [
+    # chapter 01 -- the threshold by hand (q = 0.2, r = 0.5)
+    Exercise("ch01-ex-critical.beta_c", "critical beta for q = 0.2, r = 0.5 (leak rule)",
+             0.21428571428571427, lambda: float(_bernoulli().critical_beta(0.2, 0.5))),
+    Exercise("ch01-ex-critical.epsilon_c", "critical epsilon for q = 0.2, r = 0.5 (leak rule)",
+             0.9162907318741551, lambda: float(_bernoulli().critical_epsilon(0.2, 0.5))),
+    Exercise("ch01-ex-critical.growth_no_privacy", "growth factor without privacy, q = 0.2, r = 0.5",
+             0.8, lambda: float(_bernoulli().growth_factor(0.5, 0.2, 0.5))),
+    Exercise("ch01-ex-critical.rounds", "first round at which the mean-field population (N0 = 400, "
+             "no privacy) reaches the floor of 1", 27.0, _first_round_at_floor, rtol=0.0, atol=0.5),
+    # chapter 02 -- the agnostic threshold by hand (q = 0.6, r = 0.4)
+    Exercise("ch02-ex-threshold.beta_c", "critical beta of the agnostic rule for q = 0.6, r = 0.4",
+             1 / 6, lambda: float(_bernoulli().critical_beta(0.6, 0.4, model="agnostic"))),
+    Exercise("ch02-ex-threshold.epsilon_c", "critical epsilon of the agnostic rule for q = 0.6, r = 0.4",
+             math.log(2.0), lambda: float(_bernoulli().critical_epsilon(0.6, 0.4, model="agnostic"))),
+    # chapter 03 -- Lemma 3 by hand (Sigma = diag(1, 4), N = 100, gamma = 2, R = 10)
+    Exercise("ch03-ex-lemma3.error", "expected squared Mahalanobis error, Sigma = diag(1, 4), N = 100, gamma = 2",
+             0.07, lambda: float(_gaussian().mahalanobis_error(2.0, 100, np.diag([1.0, 4.0])))),
+    Exercise("ch03-ex-lemma3.rho", "zCDP rho of one contribution at gamma = 2, R = 10",
+             50.0, lambda: float(_gaussian().rho_from_gamma(2.0, 10.0))),
+    # chapter 04 -- one record by hand (N = 5, gamma = 1, s = 2, tau = 2)
+    Exercise("ch04-ex-by-hand.a", "mean a of the log-likelihood ratio (N = 5, gamma = 1, s = 2)",
+             0.625, lambda: float(_leakage().llr_moments(2.0, 5, 1.0).mean)),
+    Exercise("ch04-ex-by-hand.mu", "Gaussian-DP parameter mu' of the record",
+             1.118033988749895, lambda: float(_leakage().gdp_mu(2.0, 5, 1.0))),
+    Exercise("ch04-ex-by-hand.leak", "exact leak probability at tau = 2 (Lemma 7)",
+             0.10937900226669622, lambda: float(_leakage().leak_probability(2.0, 5, 1.0, 2.0)), rtol=0.02),
+    Exercise("ch04-ex-by-hand.alpha", "optimal Renyi order alpha*",
+             2.1, lambda: float(_leakage().optimal_renyi_order(2.0, 5, 1.0, 2.0))),
+    Exercise("ch04-ex-by-hand.bound", "optimized Renyi bound (eq. 10)",
+             0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, 2.0)), rtol=0.02),
+]
+
+#: Every registered exercise, by id.
+EXERCISES: dict[str, Exercise] = {e.id: e for e in _ENTRIES}
+
+
+def exercise_ids(chapter: str | None = None) -> list[str]:
+    """Ids of the exercises with numeric answers (optionally of one chapter, e.g. ``"ch04"``)."""
+    return [i for i in EXERCISES if chapter is None or i.startswith(chapter + "-")]
+
+
+def describe(exercise_id: str) -> str:
+    """What number the exercise asks for (never the answer)."""
+    return _get(exercise_id).prompt
+
+
+def _get(exercise_id: str) -> Exercise:
+    if exercise_id not in EXERCISES:
+        known = ", ".join(sorted(EXERCISES))
+        raise ValueError(f"exercise_id must be one of the registered ids ({known}); got {exercise_id!r}")
+    return EXERCISES[exercise_id]
+
+
+def check(exercise_id: str, answer, *, quiet: bool = False) -> bool:
+    """Say whether ``answer`` is right for the exercise, without revealing it.
+
+    Parameters
+    ----------
+    exercise_id : str
+        Id of the exercise part, e.g. ``"ch04-ex-by-hand.leak"`` (see
+        :func:`exercise_ids`).
+    answer : float
+        The reader's answer.
+    quiet : bool
+        Do not print the verdict line.
+
+    Returns
+    -------
+    bool
+        Whether the answer is within the exercise's tolerance.
+    """
+    exercise = _get(exercise_id)
+    value = check_real("answer", answer, allow_inf=True, scalar=True)
+    correct = abs(value - exercise.answer) <= exercise.atol + exercise.rtol * abs(exercise.answer)
+    if not quiet:
+        verdict = "correct." if correct else "not yet -- check your computation and try again."
+        print(f"{exercise_id}: {verdict}")
+    return bool(correct)

@@ -1,0 +1,40 @@
+"""perfpriv.exercises: every stored answer equals what the library computes."""
+
+import pytest
+
+from perfpriv import exercises
+
+
+@pytest.mark.parametrize("exercise_id", exercises.exercise_ids())
+def test_stored_answer_equals_the_library(exercise_id):
+    exercise = exercises.EXERCISES[exercise_id]
+    computed = exercise.compute()
+    assert computed == pytest.approx(exercise.answer, rel=exercise.rtol / 10, abs=exercise.atol / 10 + 1e-12)
+    assert exercises.check(exercise_id, computed, quiet=True)
+
+
+@pytest.mark.parametrize("exercise_id", exercises.exercise_ids())
+def test_a_wrong_answer_is_rejected(exercise_id):
+    exercise = exercises.EXERCISES[exercise_id]
+    wrong = exercise.answer * 1.1 + 1.0
+    assert not exercises.check(exercise_id, wrong, quiet=True)
+
+
+def test_check_prints_a_verdict_without_the_answer(capsys):
+    exercise = exercises.EXERCISES["ch04-ex-by-hand.leak"]
+    exercises.check(exercise.id, 0.5)
+    out = capsys.readouterr().out
+    assert out.startswith("ch04-ex-by-hand.leak: not yet")
+    assert f"{exercise.answer:.3f}"[:4] not in out.split(":", 1)[1]
+
+
+def test_every_chapter_has_registered_exercises():
+    for chapter in ("ch01", "ch02", "ch03", "ch04"):
+        assert exercises.exercise_ids(chapter), chapter
+
+
+def test_unknown_id_and_bad_answer_raise_value_error():
+    with pytest.raises(ValueError, match="exercise_id must be one of"):
+        exercises.check("ch99-nope", 1.0)
+    with pytest.raises(ValueError, match="answer"):
+        exercises.check("ch01-ex-critical.beta_c", float("nan"))
