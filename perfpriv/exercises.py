@@ -76,6 +76,19 @@ def _leakage():
     return leakage
 
 
+def _dynamics():
+    from . import dynamics
+
+    return dynamics
+
+
+def _threshold_ratio() -> float:
+    dyn = _dynamics()
+    small = dyn.exact_critical_gamma(0.5, 0.5, 0.02, n=50, d=12, R=10.0)
+    large = dyn.exact_critical_gamma(0.5, 0.5, 0.02, n=1000, d=12, R=10.0)
+    return float(small / large)
+
+
 def _first_round_at_floor() -> float:
     path = _bernoulli().mean_field_population(np.inf, 0.2, 0.5, T=60, n0=400)
     return float(np.argmax(path <= 1))
@@ -112,6 +125,16 @@ _ENTRIES = [
              2.1, lambda: float(_leakage().optimal_renyi_order(2.0, 5, 1.0, 2.0))),
     Exercise("ch04-ex-by-hand.bound", "optimized Renyi bound (eq. 10)",
              0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, 2.0)), rtol=0.02),
+    # chapter 05 -- the threshold by hand, and the smallest population
+    Exercise("ch05-ex-hand.gamma_c", "Theorem 2's gamma_c for R = 10, N = 1000, tau = 0.05, q = 0.2, r = 0.6",
+             0.4460159970809047, lambda: float(_dynamics().critical_gamma(0.2, 0.6, 0.05, 1000, 10.0)),
+             rtol=0.01),
+    Exercise("ch05-ex-open.ratio", "exact survival threshold at N = 50 divided by the one at N = 1000 "
+             "(q = r = 0.5, tau = 0.02, d = 12, R = 10)", 4.515280179794028, _threshold_ratio, rtol=0.01),
+    # chapter 06 -- Lemma 9 by hand
+    Exercise("ch06-ex-hand.first_release", "expected error of Algorithm 1's first release "
+             "(d = 12, Sigma = I, gamma = 1, N0 = 200)",
+             0.12, lambda: float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))),
 ]
 
 #: Every registered exercise, by id.
