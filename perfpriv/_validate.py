@@ -28,14 +28,22 @@ __all__ = [
     "check_mean",
     "check_covariance",
     "check_same_shape",
+    "check_order",
     "interval_text",
 ]
 
 
+def _num_text(x) -> str:
+    """Short text of an interval end: ``0.5``, ``1e+100``, ``20000``, ``9.22337e+18``."""
+    if isinstance(x, numbers.Integral) and abs(int(x)) < 10**15:
+        return str(int(x))
+    return f"{float(x):g}"
+
+
 def interval_text(low=None, high=None, *, low_open=False, high_open=False, allow_inf=False) -> str:
     """Human-readable interval such as ``(0, inf)``, ``[0, inf]`` or ``[0, 1]``."""
-    lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
-    hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
+    lo = "-inf" if low is None else _num_text(low)
+    hi = "inf" if high is None else _num_text(high)
     left = "(" if (low_open or low is None) else "["
     right = ")" if (high_open or (high is None and not allow_inf)) else "]"
     return f"{left}{lo}, {hi}{right}"
@@ -51,7 +59,7 @@ def _show(value: Any) -> str:
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
-    if isinstance(value, (str, bytes)) or value is None:
+    if isinstance(value, (str, bytes)) or value is None or np.iscomplexobj(value):
         raise TypeError(f"{name} must be a real number or an array of real numbers; got {_show(value)}")
     try:
         arr = np.asarray(value, dtype=float)
@@ -131,15 +139,23 @@ def check_probability(name: str, value: Any, *, open_low=False, open_high=False,
     return check_real(name, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high, scalar=scalar)
 
 
+#: Integers are bounded by the int64 range (every size ends up in a numpy array).
+INT_MAX = int(np.iinfo(np.int64).max)
+
+
 def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
-    """Check an integer (Python or numpy integer, or an integral float) in ``[low, high]``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
+    """Check an integer (Python or numpy integer, or an integral float) in ``[low, high]``.
+
+    ``high`` defaults to (and can never exceed) the int64 maximum 2**63 - 1.
+    """
+    high = INT_MAX if high is None else min(int(high), INT_MAX)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, numbers.Real)):
         raise TypeError(f"{name} must be an integer; got {_show(value)}")
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
         if not np.isfinite(value) or float(value) != int(value):
             raise ValueError(f"{name} must be an integer in {interval_text(low, high)}; got {_show(value)}")
     ivalue = int(value)
-    if (low is not None and ivalue < low) or (high is not None and ivalue > high):
+    if (low is not None and ivalue < low) or ivalue > high:
         raise ValueError(f"{name} must be an integer in {interval_text(low, high)}; got {_show(value)}")
     return ivalue
 
@@ -193,11 +209,17 @@ def check_covariance(Sigma: Any, d: int, *, name: str = "Sigma") -> np.ndarray:
         raise ValueError(f"{name} must be a {d}x{d} matrix (d={d}); got shape {arr.shape}")
     if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12):
         raise ValueError(f"{name} must be symmetric positive definite; got a non-symmetric matrix")
+    eig = np.linalg.eigvalsh(arr)
+    # positive definite to working precision: a smallest eigenvalue within rounding of
+    # zero (relative to the largest) makes Sigma^-1 and the Mahalanobis error meaningless
+    if not eig[0] > d * np.finfo(float).eps * abs(eig[-1]):
+        raise ValueError(f"{name} must be symmetric positive definite; its smallest eigenvalue is "
+                         f"{eig[0]:.3g} (largest {eig[-1]:.3g})")
     try:
         np.linalg.cholesky(arr)
-    except np.linalg.LinAlgError:
+    except np.linalg.LinAlgError:  # pragma: no cover - excluded by the eigenvalue test
         raise ValueError(f"{name} must be symmetric positive definite; its smallest eigenvalue is "
-                         f"{np.linalg.eigvalsh(arr).min():.3g}") from None
+                         f"{eig[0]:.3g}") from None
     return arr
 
 
@@ -208,3 +230,13 @@ def check_same_shape(**arrays: Any) -> tuple:
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
         raise ValueError(f"arguments must broadcast together; got shapes {shapes}") from None
+
+
+def check_order(small_name: str, small: Any, large_name: str, large: Any) -> None:
+    """Check ``small <= large`` for two already validated numbers (e.g. ``n0 <= cap``).
+
+    The message names both parameters and both values, since either may be the wrong one.
+    """
+    if not small <= large:
+        raise ValueError(f"{large_name} must be >= {small_name}; got {large_name}={_show(large)}, "
+                         f"{small_name}={_show(small)}")

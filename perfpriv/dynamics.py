@@ -55,6 +55,7 @@ from ._validate import (
     check_covariance,
     check_int,
     check_mean,
+    check_order,
     check_probability,
     check_real,
     check_rng,
@@ -113,6 +114,8 @@ def _model(d, R, mu, Sigma, statistic, method="auto", samples=None, seed=None, *
     if fix_seed:
         # one fixed integer: repeated p_tau evaluations share their random numbers
         seed = None if seed is None and method == "quadrature" else int(check_rng(seed).integers(2**63))
+    elif seed is not None and not isinstance(seed, np.random.Generator):
+        check_rng(seed)  # type and sign checks now (a Generator is passed on untouched)
     return _Model(d, R, mu_arr, Sigma_arr, statistic, method, samples, seed,
                   mu is not None, Sigma is not None)
 
@@ -133,6 +136,14 @@ def _marginal_p(n, gamma, tau, model: _Model):
     mean-field objectives built on it -- stay continuous in n.
     """
     n, gamma = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float))
+    huge = np.isposinf(n)
+    if huge.any():
+        # an uncapped mean-field population that overflowed: p_tau -> 0 as n -> inf
+        # (a = n s^2 / (2 gamma^2 (n-1)^2) -> 0 and (d/2) log(n/(n-1)) -> 0)
+        p = np.zeros(n.shape)
+        if (~huge).any():
+            p[~huge] = _marginal_p(n[~huge], gamma[~huge], tau, model)
+        return p
     low = n < _MIN_N
     if low.any():
         p = np.ones(n.shape)
@@ -197,11 +208,14 @@ def _inverse_geometric_sum(excess, T):
     out = np.full(excess.shape, np.inf)
     pos = excess > -1.0
     e = excess[pos]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        val = -np.expm1(-T * np.log1p(e)) / e
-    small = np.abs(e) < 1e-10
-    # second-order expansion near C = 1: T - T(T+1)/2 e
-    val = np.where(small, T - 0.5 * T * (T + 1) * e, val)
+    # expm1/log1p keep full relative accuracy for every e != 0; only where T |e| is
+    # tiny (including e = 0 and subnormal e) the first-order expansion
+    # T (1 - (T + 1) e / 2) is used (its relative error is O((T e)^2) < 1e-16).
+    small = np.abs(e) * T < 1e-8
+    safe = np.where(small, 1.0, e)
+    with np.errstate(over="ignore"):  # C^-T beyond 1e308: the sum is +inf in double precision
+        val = -np.expm1(-T * np.log1p(safe)) / safe
+    val = np.where(small, T * (1.0 - 0.5 * (T + 1) * e), val)
     out[pos] = val
     return out
 
@@ -216,9 +230,11 @@ def _check_common(gamma, tau, q, r):
 
 def _check_cap_floor(cap, floor, n0):
     if cap is not None:
-        cap = check_real("cap", cap, low=n0, scalar=True)
+        cap = check_real("cap", cap, low=1, scalar=True)
+        check_order("n0", n0, "cap", cap)
     if floor is not None:
-        floor = check_real("floor", floor, low=1, high=n0, scalar=True)
+        floor = check_real("floor", floor, low=1, scalar=True)
+        check_order("floor", floor, "n0", n0)
     return cap, floor
 
 
@@ -492,8 +508,10 @@ def kappa(q, r):
     r = check_probability("r", r)
     check_same_shape(q=q, r=r)
     q, r = np.asarray(q, float), np.asarray(r, float)
+    # (2 + r - q)^2 = 4 (1 - q)(1 + r) + (q + r)^2: written as 1 + (q + r)^2 / (4 (1 - q)(1 + r))
+    # it is >= 1 in floating point too (the direct ratio rounds below 1 for tiny q + r)
     with np.errstate(divide="ignore"):
-        out = (2 + r - q) ** 2 / (4 * (1 - q) * (1 + r))
+        out = 1.0 + (q + r) ** 2 / (4 * (1 - q) * (1 + r))
     return _out(out)
 
 
@@ -586,12 +604,18 @@ def _mean_field(gamma, tau, q, r, T, n0, cap, floor, model):
     N[..., 0] = n0
     for t in range(1, T + 1):
         prev = N[..., t - 1]
-        nxt = prev * (1.0 + _excess(_marginal_p(prev, gamma, tau, model), q, r))
+        with np.errstate(over="ignore"):  # uncapped growth past 1e308 gives inf (p_tau(inf) = 0)
+            nxt = prev * (1.0 + _excess(_marginal_p(prev, gamma, tau, model), q, r))
         if cap is not None:
             nxt = np.minimum(nxt, cap)
         if floor is not None:
             nxt = np.maximum(nxt, floor)
         N[..., t] = nxt
+        if np.array_equal(nxt, prev):
+            # N_t = f(N_{t-1}) with f deterministic (fixed p_tau seed): a fixed point
+            # (cap, floor, 0, inf or C = 1) repeats forever -- long horizons cost nothing
+            N[..., t + 1:] = nxt[..., None]
+            break
     return N
 
 
@@ -606,6 +630,13 @@ def mean_field_population(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None,
     N_t is real-valued; p_tau is evaluated at real n (1 at n = 1, linear
     between 1 and 2; module docstring). Then N_t is clipped to
     ``[floor, cap]``.
+
+    Long horizons are cheap and safe: once N_t = N_{t-1} (cap, floor, 0,
+    C = 1) the rest of the trajectory is filled in without further p_tau
+    evaluations; with ``cap=None`` a population growing past the double
+    range becomes ``inf`` (p_tau(inf) = 0, its n -> inf limit) and stays
+    there, and with ``floor=None`` a dying one reaches 0 -- no overflow
+    warning, no NaN.
 
     Parameters
     ----------
@@ -700,7 +731,7 @@ def mean_field_error(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None, stat
     model = _model(d, R, mu, Sigma, statistic, method, samples, seed)
     N = _mean_field(gamma, tau, q, r, T, n0, cap, floor, model)
     num = _release_error(np.broadcast_to(gamma, N.shape[:-1]), model)[..., None]
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # N_t = 0 or subnormal: infinite error
         return num / _rounds_slice(N, rounds)
 
 
@@ -814,14 +845,16 @@ def _pac_constants(gamma, delta, model):
     lam_max_sigma, lam_max_inv = float(eig.max()), float(1.0 / eig.min())
     M = math.sqrt(float(mu @ mu) + float(np.trace(Sigma)))
     if R > M:
-        B = math.sqrt(lam_max_inv) * M * math.exp(-((R - M) ** 2) / (4 * lam_max_sigma))
+        z = (R - M) / (2 * math.sqrt(lam_max_sigma))  # exp(-(R - M)^2 / (4 lambda_max)) = exp(-z^2)
+        B = math.sqrt(lam_max_inv) * M * (math.exp(-z * z) if z < 1e150 else 0.0)
     else:
         # the concentration step of the proof needs R > M; Pr(||z|| > R) <= 1 instead
         B = math.sqrt(lam_max_inv) * M
     V = 2 * R * math.sqrt(2 * lam_max_inv * math.log(4 / delta))
     lg = math.log(2 / delta)
     K = d + 2 * math.sqrt(d * lg) + 2 * lg
-    A = V + np.asarray(gamma, float) * math.sqrt(lam_max_inv * K)
+    with np.errstate(over="ignore"):  # inf for absurd gamma or R: an infinite radius
+        A = V + np.asarray(gamma, float) * math.sqrt(lam_max_inv * K)
     return B, A
 
 
@@ -941,4 +974,7 @@ def pac_rounds(gamma, tau, q, r, *, n0, d, R, mu=None, Sigma=None, epsilon, delt
             "population (gamma above the survival threshold, see critical_gamma)")
     ratio_log = 2 * math.log(float(A)) - math.log(n0) - 2 * math.log(epsilon - B)
     t = ratio_log / math.log1p(excess)
+    if not math.isfinite(t):
+        raise ValueError(f"no finite number of rounds reaches epsilon = {epsilon!r}: the radius constant "
+                         f"V + gamma sqrt(lambda_max K) is infinite (gamma = {gamma!r}, R = {model.R!r})")
     return max(0, int(math.ceil(t - 1e-12)))

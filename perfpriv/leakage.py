@@ -48,6 +48,7 @@ from ._validate import (
     check_mean,
     check_real,
     check_rng,
+    check_same_shape,
 )
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "LLRMoments",
     "llr_moments",
     "leak_probability",
+    "log_leak_probability",
     "renyi_divergence",
     "renyi_tail_bound",
     "optimal_renyi_order",
@@ -73,6 +75,9 @@ STATISTICS = ("paper", "exact")
 #: Quadrature is used only when the chance that any record of the dataset is
 #: clipped is below this bound (it then moves p_tau by less than the bound).
 CLIP_TOLERANCE = 1e-6
+
+#: Largest n·d (normal draws per simulated dataset) that Monte Carlo accepts.
+MAX_MONTECARLO_DRAWS = 50_000_000
 
 
 # ---------------------------------------------------------------- validation
@@ -102,6 +107,12 @@ def _out(x):
     """Python float for 0-d results, array otherwise."""
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
+
+
+def _ratio(s, gamma):
+    """s/γ as an array; +inf where it overflows (s huge, γ tiny), never a warning."""
+    with np.errstate(over="ignore"):
+        return np.asarray(s, dtype=float) / np.asarray(gamma, dtype=float)
 
 
 # ---------------------------------------------------------- Λ from the noise
@@ -196,8 +207,19 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     statistic = _statistic(statistic)
     dev = _gaussian.clip(Z, R)
     dev -= dev.mean(axis=0)
-    return _llr_from_summaries(np.einsum("ij,ij->i", dev, dev), dev @ eta, float(eta @ eta),
-                               n, gamma, d, statistic)
+    if gamma > 1e150:
+        # Λ is homogeneous of degree 0 in (z̄ − μ_z̄, η, γ): rescale so that ‖η‖² and γ²
+        # cannot overflow (η is of order γ)
+        with np.errstate(under="ignore"):
+            dev, eta = dev / gamma, eta / gamma
+    g = 1.0 if (gamma > 1e150 or gamma < 1e-150) else gamma
+    lam = _llr_from_summaries(np.einsum("ij,ij->i", dev, dev), dev @ eta, float(eta @ eta),
+                              n, g, d, statistic)
+    if gamma < 1e-150:  # Λ = c + (Λ at γ = 1 − c)/γ², divided in two steps (may reach ±inf)
+        c = 0.0 if statistic == "paper" else 0.5 * d * math.log1p(1.0 / (n - 1))
+        with np.errstate(over="ignore"):
+            lam = c + ((lam - c) / gamma) / gamma
+    return lam
 
 
 @dataclass(frozen=True)
@@ -247,12 +269,16 @@ def llr_moments(s, n, gamma, *, statistic="paper", d=None):
     s, n, gamma = _s(s), _n(n), _gamma(gamma)
     statistic = _statistic(statistic)
     if statistic == "paper":
-        a = 0.5 * gdp_mu(s, n, gamma) ** 2
-        return LLRMoments(_out(a), _out(2 * a))
+        with np.errstate(over="ignore"):
+            a = 0.5 * np.asarray(gdp_mu(s, n, gamma)) ** 2
+            return LLRMoments(_out(a), _out(2 * a))
     d = _need_d(d)
-    lam = n * s**2 / gamma**2
-    mean = 0.5 * d * np.log1p(1.0 / (n - 1)) + n * s**2 / (2 * (n - 1) * gamma**2) - (d + lam) / (2 * n)
-    var = (d + 2 * lam) / (2 * n**2)
+    n = np.asarray(n, float)
+    with np.errstate(over="ignore"):
+        ratio2 = _ratio(s, gamma) ** 2  # s²/γ², inf when it overflows (then so are mean and var)
+        # n s²/(2(n−1)γ²) − λ/(2n) with λ = n s²/γ² simplifies to s²/(2(n−1)γ²): no cancellation
+        mean = 0.5 * d * np.log1p(1.0 / (n - 1)) + ratio2 / (2 * (n - 1)) - d / (2 * n)
+        var = d / (2 * n * n) + ratio2 / n
     return LLRMoments(_out(mean), _out(var))
 
 
@@ -288,8 +314,9 @@ def leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
 
     (0 when the argument is <= 0), with :func:`scipy.special.chndtr`. Its cost
     grows like √λ (up to ~0.1 ms per value when n s²/γ² ~ 1e8); beyond
-    λ ~ 1e12, where that routine returns NaN, the normal limit of W is used
-    (relative error ~λ^{-1/2}). Unlike the paper's statistic, a record at the
+    λ ~ 1e12, where that routine returns NaN, W = (g + √λ)² + χ²_{d−1} is
+    integrated by quadrature over the χ²_{d−1} part instead. For
+    probabilities below ~1e-308 use :func:`log_leak_probability`. Unlike the paper's statistic, a record at the
     mean (s = 0) can leak when τ < c, and for small n the leak probability
     does not vanish as γ → ∞ (Λ → c − ‖h‖²/(2n), h standard normal): the
     change of noise variance alone reveals membership. The limit is the value
@@ -333,25 +360,113 @@ def leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
     statistic = _statistic(statistic)
     if statistic == "paper":
-        mu = gdp_mu(s, n, gamma)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            arg = np.where(mu > 0, tau / np.where(mu > 0, mu, 1.0) - 0.5 * mu, np.inf)
-        return _out(special.ndtr(-arg))
-    d = _need_d(d)
+        return _out(special.ndtr(-_paper_tail_arg(s, n, gamma, tau)))
+    return _out(_exact_leak(s, n, gamma, tau, _need_d(d)))
+
+
+def log_leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
+    """Natural log of :func:`leak_probability`, accurate where the probability underflows.
+
+    For the paper's statistic (Lemma 7) this is ``log Φ̄(τ/μ' − μ'/2)``
+    evaluated with :func:`scipy.special.log_ndtr`, so it stays finite and
+    accurate to a few ulps however far in the tail (e.g. ≈ −2·10⁵ for a
+    record with τ/μ' ≈ 630, where the probability itself is 10^{−86000} and
+    :func:`leak_probability` returns 0). ``s = 0`` gives ``-inf``.
+
+    For ``statistic="exact"`` it is the log of the noncentral-χ² cdf of
+    :func:`leak_probability`; that cdf has no log-space routine, so values
+    below ~1e-308 give ``-inf`` there.
+
+    Parameters
+    ----------
+    s, n, gamma, tau, statistic, d
+        As in :func:`leak_probability`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        log P(Λ > τ | Z) in [-inf, 0].
+
+    References
+    ----------
+    Paper Lemma 7 (appendix D.2).
+
+    Examples
+    --------
+    >>> round(float(log_leak_probability(3.0, 10, 1.0, 0.5)), 4)
+    -0.652
+    >>> round(float(log_leak_probability(1.0, 1e9, 1.0, 0.02)))
+    -200007
+    """
+    s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
+    statistic = _statistic(statistic)
+    if statistic == "paper":
+        return _out(special.log_ndtr(-_paper_tail_arg(s, n, gamma, tau)))
+    p = _exact_leak(s, n, gamma, tau, _need_d(d))
+    with np.errstate(divide="ignore"):
+        return _out(np.log(p))
+
+
+def _paper_tail_arg(s, n, gamma, tau):
+    """τ/μ' − μ'/2 of Lemma 7 (+inf at μ' = 0, −inf when μ' overflows)."""
+    mu = np.asarray(gdp_mu(s, n, gamma))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        arg = np.where(mu > 0, tau / np.where(mu > 0, mu, 1.0) - 0.5 * mu, np.inf)
+    return np.where(np.isposinf(mu), -np.inf, arg)
+
+
+def _exact_leak(s, n, gamma, tau, d):
+    """P(Λ_exact > τ | Z) = F_{χ²_d(λ)}(x) (see :func:`leak_probability`)."""
+    n = np.asarray(n, float)
     c = 0.5 * d * np.log1p(1.0 / (n - 1))
     with np.errstate(over="ignore", invalid="ignore"):
-        lam = n * s**2 / gamma**2
-        x = 2.0 * n * (c - tau) + n * lam / (n - 1)
-    x, lam = np.broadcast_arrays(x, lam)
+        lam = n * _ratio(s, gamma) ** 2
+        # x − λ = 2n(c − τ) + λ/(n − 1): the part of x that matters when λ is huge
+        x_minus_lam = 2.0 * n * (c - tau) + lam / (n - 1)
+        x = x_minus_lam + lam
+    x, x_minus_lam, lam = np.broadcast_arrays(x, x_minus_lam, lam)
     finite = np.isfinite(lam) & np.isfinite(x)
     xs, ls = np.where(finite & (x > 0), x, 0.0), np.where(finite, lam, 0.0)
-    p = special.chndtr(xs, d, ls)
+    p = np.asarray(special.chndtr(xs, d, ls), dtype=float)
     bad = np.isnan(p)
-    if bad.any():  # the cdf routine gives up for noncentralities beyond ~1e12:
-        # there W is normal to relative accuracy ~λ^{-1/2} (mean d + λ, variance 2(d + 2λ))
-        p = np.where(bad, special.ndtr((xs - d - ls) / np.sqrt(2.0 * (d + 2.0 * ls))), p)
-    # an infinite noncentrality (s/γ overflowing) means certain leakage
-    return _out(np.where(finite, np.where(x > 0, p, 0.0), 1.0))
+    if bad.any():  # the cdf routine gives up for noncentralities beyond ~1e12
+        p = p.copy()
+        p[bad] = _chndtr_large(xs[bad], np.where(finite, x_minus_lam, 0.0)[bad], d, ls[bad])
+    # Overflow: x − λ = −inf (τ huge) means no leak, +inf (or x = +inf) a sure leak;
+    # inf − inf (s/γ and τ both beyond range) is settled by comparing the two terms
+    # of (x − λ)/n = 2(c − τ) + (s/γ)²/(n − 1) in log space.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_pos = 2.0 * np.log(_ratio(s, gamma)) - np.log(n - 1)
+        log_neg = np.log(np.maximum(tau - c, 0.0)) + math.log(2.0)
+    log_pos, log_neg = np.broadcast_to(log_pos, x.shape), np.broadcast_to(log_neg, x.shape)
+    beyond = np.where(np.isnan(x_minus_lam), np.where(log_pos > log_neg, 1.0, 0.0),
+                      np.where(np.isneginf(x_minus_lam) | np.isneginf(x), 0.0, 1.0))
+    return np.clip(np.where(finite, np.where(x > 0, p, 0.0), beyond), 0.0, 1.0)
+
+
+def _chndtr_large(x, x_minus_lam, d, lam):
+    """P(W <= x), W ~ χ²_d(λ), for very large λ (where scipy's routine returns NaN).
+
+    W = (g + √λ)² + V with g ~ N(0, 1) and V ~ χ²_{d−1} independent, so
+    P(W <= x) = E_V[Φ(√(x−V) − √λ) − Φ(−√(x−V) − √λ)]. The second term is
+    below Φ(−√λ) (zero in double precision for λ > 1e4); the first is written
+    (x − λ − V)/(√(x−V) + √λ) to avoid cancellation and averaged over V with a
+    Gauss–Legendre rule in χ-space (V ~ χ²_{d−1}; exact when d = 1).
+    """
+    x, x_minus_lam, lam = (np.asarray(a, float).ravel() for a in (x, x_minus_lam, lam))
+    root_lam = np.sqrt(lam)
+    if d == 1:
+        return special.ndtr(x_minus_lam / (np.sqrt(x) + root_lam)) - special.ndtr(-np.sqrt(x) - root_lam)
+    lo, hi = _chi_support(d - 1)
+    xg, wg = _gauss_legendre(_QUAD_NODES)
+    v = lo + 0.5 * (hi - lo) * (xg + 1.0)
+    weight = 0.5 * (hi - lo) * wg * np.exp(_chi_logpdf(v, d - 1))
+    V = v * v
+    rest = np.maximum(x[:, None] - V[None, :], 0.0)
+    arg = (x_minus_lam[:, None] - V[None, :]) / (np.sqrt(rest) + root_lam[:, None])
+    cond = np.where(x[:, None] > V[None, :],
+                    special.ndtr(arg) - special.ndtr(-np.sqrt(rest) - root_lam[:, None]), 0.0)
+    return np.clip(cond @ weight, 0.0, 1.0)
 
 
 # ----------------------------------------------------------------- Rényi
@@ -418,7 +533,7 @@ def optimal_renyi_order(s, n, gamma, tau):
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
     a = np.asarray(llr_moments(s, n, gamma).mean)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         return _out(np.where(a > 0, 0.5 + tau / (2 * np.where(a > 0, a, 1.0)), np.inf))
 
 
@@ -462,9 +577,15 @@ def renyi_tail_bound(s, n, gamma, tau, alpha=None):
     a = np.asarray(llr_moments(s, n, gamma).mean)
     if alpha is not None:
         alpha = check_real("alpha", alpha, low=1, low_open=True)
-        return _out(np.exp(np.minimum(0.0, -(alpha - 1.0) * (tau - alpha * a))))
-    safe = np.where(a > 0, a, 1.0)
-    bound = np.where(tau > a, np.exp(-((tau - a) ** 2) / (4 * safe)), 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            expo = -(alpha - 1.0) * (tau - alpha * a)
+        # NaN only from (α − 1)·0·inf-type products at overflow: the bound is then trivial
+        return _out(np.exp(np.minimum(0.0, np.where(np.isnan(expo), 0.0, expo))))
+    safe = np.where((a > 0) & (tau > a), a, 1.0)
+    with np.errstate(over="ignore"):
+        gap = np.where(tau > a, tau - a, 0.0)
+        # (τ − a)²/(4a) = ((τ − a)/(2√a))², written so that it cannot overflow to inf/inf
+        bound = np.where(tau > a, np.exp(-((gap / (2.0 * np.sqrt(safe))) ** 2)), 1.0)
     return _out(np.where(a > 0, bound, 0.0))
 
 
@@ -496,8 +617,9 @@ def gdp_mu(s, n, gamma):
     1.0541
     """
     s, n, gamma = _s(s), _n(n), _gamma(gamma)
-    with np.errstate(over="ignore"):
-        return _out(np.sqrt(n) * s / (gamma * (n - 1)))
+    n = np.asarray(n, float)
+    with np.errstate(over="ignore"):  # s/γ first: √n s or γ(n − 1) alone may overflow
+        return _out(_ratio(s, gamma) * (np.sqrt(n) / (n - 1)))
 
 
 def worst_case_gdp_mu(n, gamma, R):
@@ -533,7 +655,8 @@ def worst_case_gdp_mu(n, gamma, R):
     """
     n, gamma = _n(n), _gamma(gamma)
     R = check_real("R", R, low=0, low_open=True)
-    return _out(2.0 * R / (gamma * np.sqrt(n)))
+    with np.errstate(over="ignore"):
+        return _out(2.0 * _ratio(R, gamma) / np.sqrt(np.asarray(n, float)))
 
 
 def threshold_for_fpr(mu, fpr):
@@ -564,7 +687,10 @@ def threshold_for_fpr(mu, fpr):
     """
     mu = check_real("mu", mu, low=0)
     fpr = check_real("fpr", fpr, low=0, high=1, low_open=True, high_open=True)
-    return _out(mu * stats.norm.isf(fpr) - 0.5 * mu**2)
+    mu = np.asarray(mu, float)
+    with np.errstate(over="ignore", invalid="ignore"):  # μ(Φ̄⁻¹(ν) − μ/2): no μ² to overflow
+        out = mu * (stats.norm.isf(fpr) - 0.5 * mu)
+    return _out(np.where(np.isnan(out), -np.inf, out))
 
 
 def roc_curve(mu, fpr):
@@ -662,16 +788,23 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     n, gamma, tau = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float), np.asarray(tau, float))
     shape = n.shape
     n, gamma, tau = n.ravel(), gamma.ravel(), tau.ravel()
-    k2 = sigma2 / (gamma * gamma * (n - 1.0))
+    with np.errstate(over="ignore", under="ignore"):
+        k2 = (math.sqrt(sigma2) / gamma) ** 2 / (n - 1.0)
+        t_paper = 2.0 * tau  # may overflow to inf for absurd τ: then p = 0, the right limit
+    # Degenerate limits, fixed at the end: k² = inf (γ → 0) leaks surely; k² = 0 (γ → ∞)
+    # makes the paper's Λ ≡ 0 (no leak); the exact statistic keeps a finite k² = 0 form.
+    sure = np.isposinf(k2)
+    none = (k2 == 0) if statistic == "paper" else np.zeros(k2.shape, bool)
+    k2 = np.where(sure | none, 1.0, k2)
     if statistic == "paper":  # m = 1, c = 0: T = k² >= 0
-        disc = np.sqrt(k2 * k2 + 4.0 * k2)
+        disc = np.sqrt(k2) * np.sqrt(k2 + 4.0)  # √(k⁴ + 4k²) without overflow
         A = 0.5 * (k2 + disc)
         B = k2 / A
-        t = 2.0 * tau
+        t = t_paper
     else:
         m = (n - 1.0) / n
         T = m * k2 + m - 1.0
-        disc = np.sqrt(T * T + 4.0 * m * k2)
+        disc = np.hypot(T, 2.0 * np.sqrt(m * k2))
         # A = (T + disc)/2, B = (disc − T)/2 and A B = m k²: take each from the stable side
         big = 0.5 * (np.abs(T) + disc)
         small = m * k2 / big
@@ -682,7 +815,10 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     # otherwise on X: E_X[cdf((AX − t)/B)]. Below the kink v*² the conditional
     # probability is exactly 1 (first case, t < 0) or 0 (second case, t > 0).
     over_y = A >= B
-    v_star_sq = np.where(over_y, np.maximum(-t, 0.0) / B, np.maximum(t, 0.0) / A)
+    with np.errstate(divide="ignore"):  # A = 0 (exact statistic, k² = 0) only where over_y is False
+        v_star_sq = np.where(over_y, np.maximum(-t, 0.0) / B,
+                             np.where(t > 0, np.maximum(t, 0.0) / np.where(A > 0, A, 1.0), 0.0))
+        v_star_sq = np.where(~over_y & (t > 0) & (A == 0), np.inf, v_star_sq)
     below = np.where(over_y & (t < 0), special.chdtr(d, v_star_sq), 0.0)
     lo, hi = _chi_support(d)
     v_star = np.sqrt(v_star_sq)
@@ -709,7 +845,9 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
         rows = ~over_y
         cond[rows] = special.chdtr(d, np.maximum((A[rows, None] * V[rows] - t[rows, None]) / B[rows, None], 0.0))
     integral = np.where(active, np.einsum("ij,ij->i", weight, cond), 0.0)
-    return np.clip(below + integral, 0.0, 1.0).reshape(shape)
+    p = np.clip(below + integral, 0.0, 1.0)
+    p = np.where(sure, 1.0, np.where(none, 0.0, p))
+    return p.reshape(shape)
 
 
 def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
@@ -807,7 +945,14 @@ def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, stati
         probability of every record, and reports the standard error over
         datasets. The same draws serve all ``gamma`` and ``tau`` values.
     ``"auto"``
-        ``"quadrature"`` where it is exact, ``"montecarlo"`` otherwise.
+        ``"quadrature"`` where it is exact, ``"montecarlo"`` otherwise --
+        except that a dataset too large to simulate (n·d above
+        ``MAX_MONTECARLO_DRAWS`` = 5e7, e.g. an uncapped mean-field
+        population) with isotropic Σ uses the quadrature even though the
+        bound n·P(‖z‖ > R) exceeds the tolerance (clipping then changes a
+        record's own leak probability with chance P(‖z‖ > R) only, and moves
+        the dataset mean by O(R P(‖z‖ > R))). Non-isotropic Σ at such n
+        raises ``ValueError``.
 
     Parameters
     ----------
@@ -860,7 +1005,8 @@ def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, stati
     statistic = _statistic(statistic)
     method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
     samples = check_int("samples", samples, low=1)
-    shape = np.broadcast_shapes(np.shape(n), np.shape(gamma), np.shape(tau))
+    rng = check_rng(seed)  # checked even when the quadrature does not need it
+    shape = check_same_shape(n=n, gamma=gamma, tau=tau)
     scalar = shape == ()
 
     sigma2 = 1.0 if default_law else _gaussian._isotropic_variance(Sigma)
@@ -875,13 +1021,17 @@ def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, stati
             if clip_bound > CLIP_TOLERANCE:
                 reason = (f"clipping is not negligible: n * P(||z|| > R) = {clip_bound:.3g} > "
                           f"{CLIP_TOLERANCE:g}")
-        if reason is None:
+        too_big = float(np.max(n)) * d > MAX_MONTECARLO_DRAWS
+        if reason is None or (method == "auto" and sigma2 is not None and too_big):
             p = _quadrature(n, gamma, tau, d, sigma2, statistic)
             p = np.broadcast_to(p, shape)
             return LeakProbability(_out(p), 0.0 if scalar else np.zeros(shape), "quadrature")
         if method == "quadrature":
             raise ValueError(f"method='quadrature' is exact only for isotropic, unclipped data; {reason}")
-    rng = check_rng(seed)
+    if float(np.max(n)) * d > MAX_MONTECARLO_DRAWS:
+        raise ValueError(f"n must be at most {MAX_MONTECARLO_DRAWS // d:.3g} for method='montecarlo' "
+                         f"(one simulated dataset holds n*d normal draws, at most {MAX_MONTECARLO_DRAWS:.0e}); "
+                         f"got n up to {float(np.max(n)):.4g} with d={d}")
     L = None if np.array_equal(Sigma, np.eye(d)) else np.linalg.cholesky(Sigma)
     mu_arg = None if not np.any(mu) else mu
     p, se = _montecarlo(n, np.asarray(gamma, float), np.asarray(tau, float), d, mu_arg, L, R,

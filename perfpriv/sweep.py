@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import sys
 import time
 from dataclasses import dataclass
@@ -54,12 +55,15 @@ def coordinate_key(value: Any) -> int:
         return int(value)
     if isinstance(value, str):
         return int.from_bytes(value.encode(), "little")
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"grid coordinates must be real numbers, booleans or strings; got {value!r:.80}")
     x = float(value)
     if math.isnan(x):
         raise ValueError("grid coordinates must not be NaN")
     if math.isinf(x):
         return 1 if x > 0 else 2  # reserved keys; finite values map to 8 and above
-    k = int(round(x * _KEY_RESOLUTION))
+    # x * 1e9 overflows beyond ~1.8e299; there x is an integer anyway (exact product)
+    k = int(round(x * _KEY_RESOLUTION)) if abs(x) < 1e290 else int(x) * int(_KEY_RESOLUTION)
     zigzag = 2 * k if k >= 0 else -2 * k - 1
     return 8 + zigzag
 
@@ -192,6 +196,8 @@ def sweep(
     """
     import joblib
 
+    if not callable(func):
+        raise TypeError(f"func must be callable; got {func!r:.80}")
     if not isinstance(grid, Mapping) or not grid:
         raise ValueError("grid must be a non-empty mapping of axis name to values")
     axes = {}
@@ -206,6 +212,8 @@ def sweep(
         check_choice("progress", progress, ("auto",))
     if seed is None:
         seed = np.random.SeedSequence()
+    elif not isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(check_int("seed", seed, low=0))
     grid_shape = tuple(len(v) for v in axes.values())
     names = list(axes)
     cells = [dict(zip(names, (v.item() if hasattr(v, "item") else v for v in combo)))

@@ -1,0 +1,199 @@
+"""Every public function rejects bad arguments with a clear ValueError/TypeError.
+
+For each public function (from the modules' ``__all__``) and each of its
+arguments, a table of invalid values -- NaN, infinities where they are not
+allowed, values outside the allowed range, wrong types, wrong shapes,
+non-positive-definite covariances -- must raise ``ValueError`` or
+``TypeError`` whose message names the parameter (and, for range errors, the
+allowed interval), never ``ZeroDivisionError``, ``IndexError``,
+``OverflowError``, a numpy ``RuntimeWarning`` (warnings are errors in this
+suite), a silent NaN or a hang.
+"""
+
+import numpy as np
+import pytest
+
+from perfpriv import bernoulli, dynamics, epsilon_search, gamma_search, gaussian, leakage, sweep
+
+NAN, INF = float("nan"), float("inf")
+NOT_REAL = ["0.5", None, 1 + 2j]
+NOT_PD = [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+NOT_SYM = [[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+POSITIVE = [0.0, -1.0, NAN, INF, -INF, *NOT_REAL]       # (0, inf)
+NONNEG = [-1e-9, NAN, INF, -INF, *NOT_REAL]             # [0, inf)
+PROB = [-0.1, 1.1, NAN, INF, *NOT_REAL]                 # [0, 1]
+BIG_N = [1.5, 1.0, 0.0, -3.0, NAN, INF, *NOT_REAL]      # real n >= 2
+INT_POS = [0, -1, 2.5, NAN, INF, True, "3", 2**64]      # integers >= 1
+STAT = ["Paper", "", None, 3]
+
+QUAD = dict(d=3, R=10.0, method="quadrature")
+
+# function -> (valid keyword arguments, {parameter: bad values})
+CASES = {
+    "leakage.record_deviations": (leakage.record_deviations, dict(Z=[[1.0, 0.0], [0.0, 1.0]], R=1.0),
+                                  {"Z": [[[NAN, 0.0]], [[INF, 0.0]], "ab", [[[1.0]]]], "R": POSITIVE}),
+    "leakage.log_likelihood_ratio": (
+        leakage.log_likelihood_ratio,
+        dict(Z=[[1.0, 0.0], [0.0, 1.0]], eta=[0.1, 0.1], gamma=1.0, R=1.0, statistic="paper"),
+        {"Z": [[[1.0, 0.0]], [[NAN, 0.0], [0.0, 1.0]]], "eta": [[0.1], [0.1, 0.1, 0.1], [NAN, 0.0]],
+         "gamma": POSITIVE + [[1.0, 2.0]], "R": POSITIVE, "statistic": STAT}),
+    "leakage.llr_moments": (leakage.llr_moments, dict(s=1.0, n=10, gamma=1.0, statistic="exact", d=2),
+                            {"s": NONNEG, "n": BIG_N, "gamma": POSITIVE, "statistic": STAT,
+                             "d": [0, 1.5, None, "2"]}),
+    "leakage.leak_probability": (leakage.leak_probability, dict(s=1.0, n=10, gamma=1.0, tau=0.5),
+                                 {"s": NONNEG + [[1.0, NAN]], "n": BIG_N, "gamma": POSITIVE,
+                                  "tau": POSITIVE, "statistic": STAT}),
+    "leakage.leak_probability[exact]": (
+        leakage.leak_probability, dict(s=1.0, n=10, gamma=1.0, tau=0.5, statistic="exact", d=2),
+        {"d": [0, -1, 2.5, None, "2"], "n": BIG_N}),
+    "leakage.log_leak_probability": (leakage.log_leak_probability, dict(s=1.0, n=10, gamma=1.0, tau=0.5),
+                                     {"s": NONNEG, "n": BIG_N, "gamma": POSITIVE, "tau": POSITIVE,
+                                      "statistic": STAT}),
+    "leakage.renyi_divergence": (leakage.renyi_divergence, dict(s=1.0, n=10, gamma=1.0, alpha=2.0),
+                                 {"s": NONNEG, "n": BIG_N, "gamma": POSITIVE,
+                                  "alpha": [1.0, 0.5, NAN, INF, *NOT_REAL]}),
+    "leakage.renyi_tail_bound": (leakage.renyi_tail_bound, dict(s=1.0, n=10, gamma=1.0, tau=0.5, alpha=2.0),
+                                 {"s": NONNEG, "n": BIG_N, "gamma": POSITIVE, "tau": POSITIVE,
+                                  "alpha": [1.0, 0.5, NAN, INF, "2"]}),
+    "leakage.optimal_renyi_order": (leakage.optimal_renyi_order, dict(s=1.0, n=10, gamma=1.0, tau=0.5),
+                                    {"s": NONNEG, "n": BIG_N, "gamma": POSITIVE, "tau": POSITIVE}),
+    "leakage.gdp_mu": (leakage.gdp_mu, dict(s=1.0, n=10, gamma=1.0),
+                       {"s": NONNEG, "n": BIG_N, "gamma": POSITIVE}),
+    "leakage.worst_case_gdp_mu": (leakage.worst_case_gdp_mu, dict(n=10, gamma=1.0, R=1.0),
+                                  {"n": BIG_N, "gamma": POSITIVE, "R": POSITIVE}),
+    "leakage.threshold_for_fpr": (leakage.threshold_for_fpr, dict(mu=1.0, fpr=0.05),
+                                  {"mu": NONNEG, "fpr": [0.0, 1.0, -0.1, NAN, "0.1"]}),
+    "leakage.roc_curve": (leakage.roc_curve, dict(mu=1.0, fpr=0.05),
+                          {"mu": NONNEG, "fpr": [0.0, 1.0, 1.5, NAN, [0.1, NAN]]}),
+    "leakage.marginal_leak_probability": (
+        leakage.marginal_leak_probability,
+        dict(n=100, gamma=1.0, tau=0.02, d=3, R=10.0, samples=2000, seed=0),
+        {"n": BIG_N, "gamma": POSITIVE, "tau": POSITIVE, "d": INT_POS, "R": POSITIVE,
+         "mu": [[0.0, 0.0], [NAN, 0.0, 0.0], "abc"], "Sigma": [NOT_PD, NOT_SYM, np.eye(2), [[NAN] * 3] * 3],
+         "statistic": STAT, "method": ["quad", None], "samples": INT_POS, "seed": [-1, "x", 1.5]}),
+    "dynamics.growth_factor": (dynamics.growth_factor, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n=100, **QUAD),
+                               {"gamma": POSITIVE, "tau": POSITIVE + [[0.1, 0.2]], "q": PROB, "r": PROB,
+                                "n": [0.5, -1.0, NAN, INF, "x"], "d": INT_POS, "R": POSITIVE,
+                                "statistic": STAT, "method": ["mc"], "Sigma": [NOT_PD]}),
+    "dynamics.critical_gamma": (dynamics.critical_gamma, dict(q=0.3, r=0.6, tau=0.02, n=100, R=10.0),
+                                {"q": PROB, "r": PROB, "tau": POSITIVE, "n": [1.0, 0.5, NAN, INF, "x"],
+                                 "R": POSITIVE}),
+    "dynamics.exact_critical_gamma": (
+        dynamics.exact_critical_gamma, dict(q=0.3, r=0.6, tau=0.02, n=100, **QUAD),
+        {"q": PROB, "r": PROB, "tau": POSITIVE, "n": BIG_N + [[10.0, 20.0]],
+         "bracket": [(1.0,), (2.0, 1.0), (0.0, 1.0), (1.0, INF), "ab", None]}),
+    "dynamics.kappa": (dynamics.kappa, dict(q=0.3, r=0.6), {"q": PROB, "r": PROB}),
+    "dynamics.error_bounds": (dynamics.error_bounds, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n_prev=100, **QUAD),
+                              {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB,
+                               "n_prev": [0.5, NAN, INF, "x"]}),
+    "dynamics.mean_field_population": (
+        dynamics.mean_field_population, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
+        {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS,
+         "n0": [1, 0, 2.5, NAN, "x"], "cap": [50.0, NAN, "x"], "floor": [0.5, 200.0, NAN]}),
+    "dynamics.mean_field_error": (
+        dynamics.mean_field_error, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
+        {"rounds": ["both", None], "T": INT_POS, "gamma": POSITIVE}),
+    "dynamics.mean_field_cumulative_error": (
+        dynamics.mean_field_cumulative_error, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
+        {"T": INT_POS, "q": PROB}),
+    "dynamics.cumulative_error_bound": (
+        dynamics.cumulative_error_bound, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
+        {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS, "n0": [1, 0, 2.5, "x"]}),
+    "dynamics.pac_radius": (dynamics.pac_radius, dict(gamma=1.0, n=100, d=3, R=10.0, delta=0.05),
+                            {"gamma": POSITIVE, "n": [0.5, NAN, INF], "R": POSITIVE,
+                             "delta": [0.0, 1.0, NAN, "x"], "d": INT_POS}),
+    "dynamics.pac_rounds": (
+        dynamics.pac_rounds,
+        dict(gamma=2.0, tau=0.02, q=0.3, r=0.6, n0=1000, epsilon=1.0, delta=0.05, d=12, R=10.0,
+             method="quadrature"),
+        {"gamma": POSITIVE + [[1.0, 2.0]], "q": PROB, "epsilon": POSITIVE, "delta": [0.0, 1.0, NAN]}),
+    "sweep.coordinate_key": (sweep.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
+    "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x"]}),
+    "sweep.sweep": (sweep.sweep, dict(func=lambda a, seed: a, grid={"a": [1.0]}, seed=0),
+                    {"func": [None, 3], "grid": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]}],
+                     "seed": [-1, "x"], "n_jobs": [0, -2, 1.5, "2"], "progress": ["yes", None]}),
+    # models owned by other helpers: their arguments are checked too
+    "bernoulli.beta_from_epsilon": (bernoulli.beta_from_epsilon, dict(epsilon=1.0),
+                                    {"epsilon": [-1.0, NAN, -INF, *NOT_REAL]}),
+    "bernoulli.epsilon_from_beta": (bernoulli.epsilon_from_beta, dict(beta=0.2),
+                                    {"beta": [-0.1, 0.6, NAN, INF, *NOT_REAL]}),
+    "bernoulli.growth_factor": (bernoulli.growth_factor, dict(beta=0.2, q=0.3, r=0.6),
+                                {"beta": [-0.1, 0.6, NAN], "q": PROB, "r": PROB, "model": ["Leak", None]}),
+    "bernoulli.critical_beta": (bernoulli.critical_beta, dict(q=0.3, r=0.6), {"q": PROB, "r": PROB}),
+    "bernoulli.estimator_variance": (bernoulli.estimator_variance, dict(mu=0.3, beta=0.2, n=10),
+                                     {"mu": PROB, "beta": [0.0, 0.6, NAN], "n": [0.0, -1.0, NAN, INF]}),
+    "bernoulli.simulate": (bernoulli.simulate,
+                           dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0),
+                           {"epsilon": [0.0, -1.0, NAN, [[[1.0]]]], "q": PROB, "r": PROB, "T": INT_POS,
+                            "n0": [0, 2.5, 200], "trials": INT_POS, "cap": [5, 2.5], "seed": [-1, "x"],
+                            "mu": [1.5, (0.5,), (0.8, 0.2), NAN]}),
+    "bernoulli.mean_field_population": (bernoulli.mean_field_population,
+                                        dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, cap=100),
+                                        {"epsilon": [-1.0, NAN], "q": PROB, "T": INT_POS, "n0": [0, 2.5]}),
+    "gaussian.clip": (gaussian.clip, dict(z=[[1.0, 2.0]], R=1.0), {"z": [[NAN, 1.0], 1.0, "x"], "R": POSITIVE}),
+    "gaussian.gamma_from_rho": (gaussian.gamma_from_rho, dict(rho=1.0, R=1.0), {"rho": POSITIVE, "R": POSITIVE}),
+    "gaussian.rho_from_gamma": (gaussian.rho_from_gamma, dict(gamma=1.0, R=1.0), {"gamma": POSITIVE, "R": POSITIVE}),
+    "gaussian.release": (gaussian.release, dict(Z=[[1.0, 2.0], [0.0, 1.0]], gamma=1.0, R=1.0, rng=0),
+                         {"Z": [[[NAN, 1.0]], "x"], "gamma": POSITIVE, "R": POSITIVE, "rng": [-1, "x"]}),
+    "gaussian.mahalanobis_error": (gaussian.mahalanobis_error, dict(gamma=1.0, n=10, Sigma=np.eye(3)),
+                                   {"gamma": POSITIVE, "n": [0.5, NAN, INF],
+                                    "Sigma": [NOT_PD, NOT_SYM, "x", [[NAN] * 3] * 3]}),
+    "gaussian.squared_mahalanobis": (gaussian.squared_mahalanobis, dict(o=[1.0, 2.0, 3.0], Sigma=np.eye(3)),
+                                     {"o": [[NAN, 1.0, 1.0], "x"], "mu": [[0.0, 0.0]],
+                                      "Sigma": [NOT_PD, np.eye(2)]}),
+    "gaussian.simulate": (gaussian.simulate,
+                          dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, cap=50, seed=0),
+                          {"gamma": POSITIVE + [1e300, [1.0, 2.0, 3.0]], "tau": POSITIVE, "q": PROB, "r": PROB,
+                           "T": INT_POS, "n0": [0, 51, 2.5], "d": INT_POS, "R": POSITIVE, "trials": INT_POS,
+                           "statistic": STAT, "Sigma": [NOT_PD, np.eye(3)], "mu": [[0.0], [NAN, 0.0]],
+                           "seed": [-1, "x"]}),
+    "epsilon_search.optimal_epsilon": (
+        epsilon_search.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
+        {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
+    "gamma_search.optimal_gamma": (
+        gamma_search.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),
+        {"q": PROB, "tau": POSITIVE, "T": INT_POS, "objective": ["best"]}),
+}
+
+PARAMS = [pytest.param(key, name, bad, id=f"{key}-{name}-{i}")
+          for key, (_, _, table) in CASES.items() for name, bads in table.items() for i, bad in enumerate(bads)]
+
+
+@pytest.mark.parametrize("key, name, bad", PARAMS)
+def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
+    func, kwargs, _ = CASES[key]
+    kwargs = dict(kwargs, **{name: bad})
+    with pytest.raises((ValueError, TypeError)) as info:
+        func(**kwargs)
+    message = str(info.value)
+    expected = {"value": "grid coordinates", "func": "func", "grid": "grid"}.get(name, name)
+    assert expected in message, message
+    assert len(message) < 400 and "\n" not in message  # one readable line
+
+
+@pytest.mark.parametrize("call, pattern", [
+    (lambda: leakage.leak_probability(1.0, 10, 0.0, 0.5), r"gamma must be in \(0, inf\); got 0\.0"),
+    (lambda: dynamics.growth_factor(1.0, 0.02, 1.5, 0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
+    (lambda: leakage.leak_probability(1.0, 1.5, 1.0, 0.5), r"n must be in \[2, inf\); got 1\.5"),
+    (lambda: dynamics.mean_field_population(1.0, 0.02, 0.3, 0.6, T=2**64, n0=100, **QUAD),
+     r"T must be an integer in \[1, 9\.22337e\+18\]"),
+    (lambda: leakage.marginal_leak_probability(10, 1.0, 0.02, d=3, R=10.0, Sigma=NOT_PD),
+     "Sigma must be symmetric positive definite; its smallest eigenvalue is -1"),
+    (lambda: gaussian.simulate(1e300, 0.02, 0.3, 0.6, T=2, n0=5, d=2, R=10.0),
+     r"gamma must be in \[1e-100, 1e\+100\]; got 1e\+300"),
+])
+def test_messages_give_the_value_received_and_the_allowed_range(call, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        call()
+
+
+def test_monte_carlo_refuses_datasets_too_large_to_simulate_instead_of_exhausting_memory():
+    with pytest.raises(ValueError, match="n must be at most"):
+        leakage.marginal_leak_probability(1e9, 1.0, 0.02, d=3, R=1.0, method="montecarlo", seed=0)
+
+
+def test_pac_rounds_with_an_infinite_radius_constant_raises_instead_of_overflowing():
+    with pytest.raises(ValueError, match="no finite number of rounds"):
+        dynamics.pac_rounds(2.0, 0.02, 0.3, 0.6, n0=1000, d=12, R=1e308, epsilon=1.0, delta=0.05,
+                            method="montecarlo", samples=2000, seed=0)

@@ -1,0 +1,162 @@
+"""Same seed, same numbers: across calls, across n_jobs, and vectorized vs one at a time.
+
+Every random function of perfpriv takes its randomness only through ``seed=``
+(or ``rng=``). These tests pin three promises of DESIGN.md:
+
+* two calls with the same seed give bit-identical results;
+* the parallel searches give bit-identical results with ``n_jobs=1`` and
+  ``n_jobs=2`` (each grid cell is seeded from its own coordinates);
+* a run vectorized over ε (or γ, or a (q, r) grid) equals, value by value,
+  the runs of each value alone with the same seed.
+"""
+
+import numpy as np
+import pytest
+
+from perfpriv import bernoulli, dynamics, epsilon_search, gamma_search, gaussian, leakage, sweep
+
+
+def _fields(result):
+    """The array fields of a result dataclass (or the value itself)."""
+    if hasattr(result, "__dataclass_fields__"):
+        return {k: getattr(result, k) for k in result.__dataclass_fields__}
+    return {"value": result}
+
+
+def assert_identical(a, b):
+    fa, fb = _fields(a), _fields(b)
+    assert fa.keys() == fb.keys()
+    for key in fa:
+        va, vb = fa[key], fb[key]
+        if isinstance(va, (str, type(None))):
+            assert va == vb, key
+        else:
+            assert np.array_equal(np.asarray(va), np.asarray(vb), equal_nan=True), key
+
+
+# ------------------------------------------------------ same seed, same numbers
+
+SAME_SEED_CALLS = {
+    "bernoulli.simulate": lambda seed: bernoulli.simulate([0.5, 2.0], 0.3, 0.6, T=6, n0=40, trials=3,
+                                                           cap=200, seed=seed),
+    "bernoulli.simulate_agents": lambda seed: bernoulli.simulate_agents(1.0, 0.3, 0.6, T=3, n0=8, trials=2,
+                                                                         cap=30, seed=seed),
+    "bernoulli.privatize": lambda seed: bernoulli.privatize([0, 1, 1, 0, 1], 0.2, rng=seed),
+    "gaussian.sample_records": lambda seed: gaussian.sample_records(5, d=3, seed=seed),
+    "gaussian.release": lambda seed: gaussian.release([[1.0, 0.0], [0.0, 2.0]], 1.0, 1.5, rng=seed),
+    "gaussian.simulate": lambda seed: gaussian.simulate(2.0, 0.02, 0.3, 0.6, T=4, n0=30, d=3, R=10.0,
+                                                         trials=2, seed=seed),
+    "gaussian.simulate[exact]": lambda seed: gaussian.simulate(2.0, 0.02, 0.3, 0.6, T=4, n0=30, d=3, R=10.0,
+                                                                trials=2, statistic="exact", seed=seed),
+    "gaussian.simulate_agents": lambda seed: gaussian.simulate_agents(2.0, 0.02, 0.3, 0.6, T=3, n0=8, d=2,
+                                                                       R=10.0, trials=2, seed=seed),
+    "leakage.marginal_leak_probability[mc]": lambda seed: leakage.marginal_leak_probability(
+        [20, 50], 1.0, 0.02, d=3, R=1.5, samples=2000, seed=seed),
+    "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(
+        [1.0, 2.0], 0.02, 0.3, 0.6, n=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed),
+    "dynamics.mean_field_population[mc]": lambda seed: dynamics.mean_field_population(
+        2.0, 0.02, 0.3, 0.6, T=3, n0=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed),
+    "epsilon_search.optimal_epsilon": lambda seed: epsilon_search.optimal_epsilon(
+        [0.3, 0.5], [0.6, 0.4], [0.5, 2.0, np.inf], T=5, n0=30, trials=2, cap=200, seed=seed),
+    "gamma_search.optimal_gamma_empirical": lambda seed: gamma_search.optimal_gamma_empirical(
+        0.3, 0.6, 0.02, [1.0, 3.0], T=3, n0=20, d=2, R=10.0, trials=2, seed=seed),
+    "sweep.sweep": lambda seed: sweep.sweep(lambda a, seed: np.random.default_rng(seed).random(2) + a,
+                                            {"a": [0.0, 1.0]}, seed=seed).values,
+}
+
+
+@pytest.mark.parametrize("name", SAME_SEED_CALLS)
+def test_same_seed_gives_identical_results_and_another_seed_does_not(name):
+    call = SAME_SEED_CALLS[name]
+    first, again = call(123), call(123)
+    assert_identical(first, again)
+    other = call(124)
+    differs = any(not np.array_equal(np.asarray(v), np.asarray(_fields(other)[k]), equal_nan=True)
+                  for k, v in _fields(first).items() if not isinstance(v, (str, type(None))))
+    assert differs  # the seed is actually used
+
+
+def test_a_seed_sequence_and_its_integer_agree_for_the_gaussian_simulator():
+    a = gaussian.simulate(2.0, 0.02, 0.3, 0.6, T=3, n0=20, d=2, R=10.0, trials=2, seed=9)
+    b = gaussian.simulate(2.0, 0.02, 0.3, 0.6, T=3, n0=20, d=2, R=10.0, trials=2,
+                          seed=np.random.SeedSequence(9))
+    assert_identical(a, b)
+
+
+# ------------------------------------------------------------- across n_jobs
+
+
+def test_optimal_epsilon_is_identical_with_one_and_two_jobs():
+    kw = dict(T=5, n0=30, trials=2, cap=200, seed=7)
+    q, r = np.meshgrid([0.2, 0.6], [0.3, 0.7])
+    one = epsilon_search.optimal_epsilon(q, r, [0.5, 2.0, np.inf], n_jobs=1, **kw)
+    two = epsilon_search.optimal_epsilon(q, r, [0.5, 2.0, np.inf], n_jobs=2, **kw)
+    assert_identical(one, two)
+
+
+def test_optimal_gamma_empirical_is_identical_with_one_and_two_jobs():
+    kw = dict(T=3, n0=20, d=2, R=10.0, trials=2, seed=7)
+    one = gamma_search.optimal_gamma_empirical([0.3, 0.5], [0.6, 0.4], 0.02, [1.0, 3.0], n_jobs=1, **kw)
+    two = gamma_search.optimal_gamma_empirical([0.3, 0.5], [0.6, 0.4], 0.02, [1.0, 3.0], n_jobs=2, **kw)
+    assert_identical(one, two)
+
+
+def test_sweep_of_a_perfpriv_simulator_is_identical_with_one_and_two_jobs():
+    grid = {"epsilon": [0.5, np.inf], "q": [0.2, 0.6]}
+    kw = dict(r=0.5, T=4, n0=30, trials=2, cap=200)
+    one = sweep.sweep(bernoulli.simulate, grid, seed=3, n_jobs=1, **kw).values
+    two = sweep.sweep(bernoulli.simulate, grid, seed=3, n_jobs=2, **kw).values
+    for a, b in zip(one.ravel(), two.ravel()):
+        assert_identical(a, b)
+
+
+# ------------------------------------------------ vectorized = one at a time
+
+
+def test_bernoulli_simulation_over_an_epsilon_grid_equals_each_epsilon_alone():
+    grid = [0.05, 1.0, 700.0, np.inf]
+    kw = dict(q=0.3, r=0.6, T=6, n0=40, trials=3, cap=300, seed=11)
+    together = bernoulli.simulate(grid, **kw)
+    for i, eps in enumerate(grid):
+        alone = bernoulli.simulate(eps, **kw)
+        for field in ("population", "estimate", "truth", "sq_error"):
+            assert np.array_equal(getattr(together, field)[i], getattr(alone, field)), (eps, field)
+
+
+def test_bernoulli_mean_field_over_an_epsilon_grid_equals_each_epsilon_alone():
+    grid = np.array([0.01, 0.5, 3.0, 700.0, np.inf])
+    together = bernoulli.mean_field_error(grid, 0.3, 0.6, T=30, n0=100)
+    for i, eps in enumerate(grid):
+        assert np.array_equal(together[i], bernoulli.mean_field_error(eps, 0.3, 0.6, T=30, n0=100))
+
+
+def test_optimal_epsilon_cells_do_not_depend_on_the_rest_of_the_grid():
+    kw = dict(T=5, n0=30, trials=2, cap=200, seed=5)
+    eps = [0.5, 2.0, np.inf]
+    grid = epsilon_search.optimal_epsilon([0.2, 0.6, 0.9], [0.7, 0.3, 0.1], eps, **kw)
+    alone = epsilon_search.optimal_epsilon(0.6, 0.3, eps, **kw)
+    assert np.array_equal(grid.errors[1], alone.errors)
+
+
+def test_leak_probabilities_over_arrays_equal_one_value_at_a_time():
+    s = np.array([0.0, 0.3, 1.0, 5.0])
+    gam = np.array([1e-3, 0.5, 2.0, 1e3])
+    for statistic in ("paper", "exact"):
+        together = leakage.leak_probability(s[:, None], 50, gam[None, :], 0.1, statistic=statistic, d=3)
+        for i, j in np.ndindex(together.shape):
+            assert together[i, j] == leakage.leak_probability(s[i], 50, gam[j], 0.1, statistic=statistic, d=3)
+    together = leakage.marginal_leak_probability(50, gam, 0.02, d=3, R=1e3, method="quadrature").p
+    for j, g in enumerate(gam):
+        assert together[j] == leakage.marginal_leak_probability(50, g, 0.02, d=3, R=1e3, method="quadrature").p
+
+
+def test_gaussian_mean_field_over_a_gamma_grid_equals_each_gamma_alone():
+    gam = np.array([0.05, 0.5, 2.0, 20.0])
+    kw = dict(T=40, n0=500, d=4, R=1e3, method="quadrature")
+    together = dynamics.mean_field_population(gam, 0.02, 0.3, 0.6, **kw)
+    for j, g in enumerate(gam):
+        assert np.array_equal(together[j], dynamics.mean_field_population(g, 0.02, 0.3, 0.6, **kw))
+    bound = dynamics.cumulative_error_bound(gam, 0.02, 0.3, 0.6, T=40, n0=500, d=4, R=1e3, method="quadrature")
+    for j, g in enumerate(gam):
+        assert bound[j] == dynamics.cumulative_error_bound(g, 0.02, 0.3, 0.6, T=40, n0=500, d=4, R=1e3,
+                                                           method="quadrature")
