@@ -48,6 +48,16 @@ process does not depend on ``mu_t`` at all: a user leaks with probability
 estimator and its squared error has the exact mean :func:`estimator_variance`.
 The authors' code clips it; ``clip_estimate=True`` reproduces that.
 
+*Privacy schedules.*  With ``per_round=True`` the last axis of ``epsilon``
+runs over the rounds: a 1-D array of length ``T`` is one schedule
+``eps_1, ..., eps_T`` (round t, driven by ``N_{t-1}``, uses ``epsilon[t-1]``
+for its answers, its estimate and its leaks), a 2-D array ``(E, T)`` a grid
+of E schedules.  Without it a 1-D ``epsilon`` keeps its meaning of a grid of
+constant budgets.  The same keyword exists in :func:`mean_field_population`
+and :func:`mean_field_error`.  A constant schedule gives exactly the numbers
+of the constant ε with the same seed; any other schedule draws from a
+stream keyed by all its values (see :mod:`perfpriv.schedules`).
+
 *Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts.  It is
 turned into a root :class:`numpy.random.SeedSequence`; the ``mu_t`` path comes
 from the child with key ``(0,)`` and is shared by every ε (common random
@@ -65,6 +75,7 @@ Theorem 1), appendix B (agnostic model), appendix C (Lemma 10, proofs).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +83,7 @@ import numpy as np
 
 from ._validate import (
     check_choice,
+    check_order,
     check_int,
     check_probability,
     check_real,
@@ -136,7 +148,8 @@ def _check_mu_law(mu):
 def _check_sizes(T, n0, cap, trials=None):
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
-    cap = check_int("cap", cap, low=n0)
+    cap = check_int("cap", cap, low=1)
+    check_order("n0", n0, "cap", cap)
     if trials is not None:
         trials = check_int("trials", trials, low=1)
     return T, n0, cap, trials
@@ -504,7 +517,8 @@ def critical_beta(q, r, model="leak"):
         out = np.where(empty, 0.5, np.maximum(0.0, raw))
     else:
         still = qq == 0
-        raw = rr / np.where(still, 1.0, qq) - 0.5
+        with np.errstate(over="ignore"):  # r/q overflows for subnormal q: beta_c = 1/2
+            raw = rr / np.where(still, 1.0, qq) - 0.5
         out = np.where(still, 0.5, np.clip(raw, 0.0, 0.5))
     return float(out) if out.ndim == 0 else out
 
@@ -572,6 +586,25 @@ def _epsilon_key(epsilon: float) -> tuple:
 
 
 _MU_STREAM, _EPS_STREAM, _CELL_STREAM, _AGENT_STREAM = 0, 1, 2, 3
+_SCHEDULE_STREAM, _AGENT_SCHEDULE_STREAM = 4, 5
+
+
+def _row_key(row) -> tuple:
+    """Spawn key of one ε row: a constant row (or a scalar) is keyed by its value
+    exactly as a constant ε; any other schedule by a SHA-256 digest of all its
+    float64 values (four 32-bit words), on a separate stream."""
+    row = np.atleast_1d(np.asarray(row, dtype=float))
+    if np.all(row == row[0]):
+        return (0,) + _epsilon_key(row[0])
+    digest = hashlib.sha256((row + 0.0).astype("<f8").tobytes()).digest()
+    return (1,) + tuple(int.from_bytes(digest[4 * i:4 * i + 4], "little") for i in range(4))
+
+
+def _row_seed(root, row, *, agent=False):
+    kind, *key = _row_key(row)
+    if kind == 0:
+        return _child_seed(root, _AGENT_STREAM if agent else _EPS_STREAM, *key)
+    return _child_seed(root, _AGENT_SCHEDULE_STREAM if agent else _SCHEDULE_STREAM, *key)
 
 
 def _mu_path(gen, mu_law, trials, T):
@@ -613,8 +646,9 @@ def _run_core(beta, q, r, *, T, n0, trials, model, cap, mu_path, draws,
               clip_estimate=False, final_only=False):
     """Simulate the Bernoulli model for a vector of β values.
 
-    Parameters are validated by the caller.  ``beta`` has shape (E,),
-    ``mu_path`` shape (trials, T).  Returns ``(population, estimate)`` of
+    Parameters are validated by the caller.  ``beta`` has shape (E,) (one
+    constant β per row) or (E, T) (a schedule per row: round t uses
+    ``beta[:, t-1]``), ``mu_path`` shape (trials, T).  Returns ``(population, estimate)`` of
     shapes (E, trials, T+1) and (E, trials, T), or, when ``final_only``, the
     final estimate of shape (E, trials) and ``N_{T-1}`` (population rounds
     draw only the leak count then: the bits do not affect the population).
@@ -627,6 +661,7 @@ def _run_core(beta, q, r, *, T, n0, trials, model, cap, mu_path, draws,
     (independent of ``D``); then ``N <- clip(N - D + A, 1, cap)``.
     """
     E = beta.shape[0]
+    per_round = beta.ndim == 2
     b = beta[:, None]
     keep = 0.5 + b
     qr = np.array([q, r])
@@ -637,6 +672,9 @@ def _run_core(beta, q, r, *, T, n0, trials, model, cap, mu_path, draws,
         estimate = np.empty((E, trials, T))
     for t in range(T):
         last = t == T - 1
+        if per_round:
+            b = beta[:, t, None]
+            keep = 0.5 + b
         if final_only and not last:
             K = draws.binomial(N, keep)
         else:
@@ -662,15 +700,17 @@ def _run_core(beta, q, r, *, T, n0, trials, model, cap, mu_path, draws,
 class BernoulliRun:
     """Result of :func:`simulate` / :func:`simulate_agents`.
 
-    For a scalar ε the arrays have shape (trials, ...); for an array of ε
-    values a leading axis of length ``len(epsilon)`` is added.
+    For a scalar ε (or one schedule) the arrays have shape (trials, ...);
+    for a grid of ε values (or of E schedules) a leading axis of length
+    ``len(epsilon)`` is added.
 
     Attributes
     ----------
     epsilon : float or numpy.ndarray
-        Privacy budget(s) ε.
+        Privacy budget(s) ε: a float, a 1-D grid, or -- for a run made with
+        ``per_round=True`` -- the schedule(s), shape (T,) or (E, T).
     beta : float or numpy.ndarray
-        Matching β (Lemma 1).
+        Matching β (Lemma 1), same shape as ``epsilon``.
     q, r : float
         Leaving and recruiting probabilities.
     model : str
@@ -734,31 +774,52 @@ class BernoulliRun:
         return (csum - prev) / np.minimum(idx + 1, window)
 
 
-def _prepare(epsilon, q, r, T, n0, trials, model, cap, mu):
+def _check_schedule_shape(eps_arr, T, per_round, *, max_ndim=2):
+    """Shape rules of ``epsilon`` with ``per_round`` (module docstring)."""
+    if not per_round:
+        return
+    if eps_arr.ndim == 0 or eps_arr.ndim > max_ndim or eps_arr.shape[-1] != T:
+        raise ValueError(
+            f"epsilon must be a schedule with per_round=True: its last axis runs over the "
+            f"T={T} rounds (shape (T,) for one schedule"
+            + (", (E, T) for E schedules" if max_ndim == 2 else ", or (..., T)")
+            + f"); got shape {eps_arr.shape}")
+
+
+def _prepare(epsilon, q, r, T, n0, trials, model, cap, mu, per_round=False):
     eps = _check_epsilon(epsilon, positive=True)
     eps_arr = np.asarray(eps, dtype=float)
-    if eps_arr.ndim > 1:
-        raise ValueError(f"epsilon must be a number or a 1-D array; got shape {eps_arr.shape}")
+    per_round = bool(per_round)
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
     T, n0, cap, trials = _check_sizes(T, n0, cap, trials)
+    if per_round:
+        _check_schedule_shape(eps_arr, T, per_round)
+    elif eps_arr.ndim > 1:
+        raise ValueError(f"epsilon must be a number or a 1-D array (a grid of constant budgets; "
+                         f"pass per_round=True for schedules); got shape {eps_arr.shape}")
     model = _check_model(model)
     mu_law = _check_mu_law(mu)
     return eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law
 
 
-def _package(eps, eps_arr, q, r, model, population, estimate, mu_path):
+def _rows(eps_arr, per_round):
+    """ε as rows: shape (E,) for constants, (E, T) for schedules."""
+    return np.atleast_2d(eps_arr) if per_round else np.atleast_1d(eps_arr)
+
+
+def _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round=False):
     truth = np.broadcast_to(mu_path, estimate.shape).copy()
     sq = (estimate - truth) ** 2
     beta = beta_from_epsilon(eps)
-    if eps_arr.ndim == 0:
+    if eps_arr.ndim == (1 if per_round else 0):
         population, estimate, truth, sq = population[0], estimate[0], truth[0], sq[0]
     return BernoulliRun(epsilon=eps, beta=beta, q=q, r=r, model=model, population=population,
                         estimate=estimate, truth=truth, sq_error=sq)
 
 
 def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.0, 1.0),
-             seed=None, clip_estimate=False):
+             seed=None, clip_estimate=False, per_round=False):
     """Simulate repeated private mean estimation with a reacting population (fast).
 
     Exact in distribution, with a handful of binomial draws per round whatever
@@ -772,9 +833,10 @@ def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.
 
     Parameters
     ----------
-    epsilon : float or 1-D array_like
+    epsilon : float, 1-D array_like, or schedule(s) with ``per_round=True``
         Privacy budget(s) ε in (0, inf]; ``np.inf`` is the non-private
         baseline.  (ε = 0 is rejected: the estimator of eq. 1 is undefined.)
+        A 1-D array is a grid of constant budgets unless ``per_round``.
     q : float
         Leaving probability of a leaked user, in [0, 1].
     r : float
@@ -796,6 +858,10 @@ def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.
         Randomness; same seed, same numbers.
     clip_estimate : bool
         Clip ``mu_hat`` to [0, 1] (as the authors' code does; biased).
+    per_round : bool
+        If True, ``epsilon`` is a privacy schedule: shape (T,) (round t uses
+        ``epsilon[t-1]``) or (E, T) for a grid of E schedules.  A constant
+        schedule reproduces the constant-ε run exactly (same seed).
 
     Returns
     -------
@@ -812,22 +878,27 @@ def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.
     ((2, 5, 21), (2, 5, 20))
     >>> bool(np.all(run.population[1, :, 0] == 100))
     True
+    >>> sched = simulate([3.0] * 10 + [1.0] * 10, q=0.3, r=0.6, T=20, n0=100, trials=5, seed=1,
+    ...                  per_round=True)
+    >>> sched.population.shape
+    (5, 21)
     """
     eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law = _prepare(
-        epsilon, q, r, T, n0, trials, model, cap, mu)
+        epsilon, q, r, T, n0, trials, model, cap, mu, per_round)
+    per_round = bool(per_round)
     root = _root_seed_sequence(seed)
-    flat = np.atleast_1d(eps_arr)
+    flat = _rows(eps_arr, per_round)
     mu_path = _mu_path(np.random.default_rng(_child_seed(root, _MU_STREAM)), mu_law, trials, T)
-    gens = [np.random.default_rng(_child_seed(root, _EPS_STREAM, *_epsilon_key(e))) for e in flat]
+    gens = [np.random.default_rng(_row_seed(root, e)) for e in flat]
     beta = np.asarray(beta_from_epsilon(flat), dtype=float)
     population, estimate = _run_core(beta, q, r, T=T, n0=n0, trials=trials, model=model, cap=cap,
                                      mu_path=mu_path, draws=_PerEpsilonDraws(gens),
                                      clip_estimate=bool(clip_estimate))
-    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path)
+    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round)
 
 
 def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.0, 1.0),
-                    seed=None, clip_estimate=False):
+                    seed=None, clip_estimate=False, per_round=False):
     """Same model as :func:`simulate`, one explicit agent at a time (slow reference).
 
     Every round, every current user in turn draws her bit ``X ~ B(mu_t)``,
@@ -843,8 +914,8 @@ def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000,
 
     Parameters
     ----------
-    epsilon, q, r, T, n0, trials, model, cap, mu, seed, clip_estimate
-        As in :func:`simulate`.
+    epsilon, q, r, T, n0, trials, model, cap, mu, seed, clip_estimate, per_round
+        As in :func:`simulate` (``per_round=True``: ``epsilon`` is a schedule).
 
     Returns
     -------
@@ -861,22 +932,24 @@ def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000,
     (2, 4)
     """
     eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law = _prepare(
-        epsilon, q, r, T, n0, trials, model, cap, mu)
+        epsilon, q, r, T, n0, trials, model, cap, mu, per_round)
+    per_round = bool(per_round)
     root = _root_seed_sequence(seed)
-    flat = np.atleast_1d(eps_arr)
+    flat = _rows(eps_arr, per_round)
     mu_path = _mu_path(np.random.default_rng(_child_seed(root, _MU_STREAM)), mu_law, trials, T)
-    E = flat.size
+    E = flat.shape[0]
     population = np.empty((E, trials, T + 1), dtype=np.int64)
     estimate = np.empty((E, trials, T))
     for i, e in enumerate(flat):
-        beta = float(beta_from_epsilon(e))
-        keep_p = 0.5 + beta
-        gen = np.random.default_rng(_child_seed(root, _AGENT_STREAM, *_epsilon_key(e)))
+        betas = np.broadcast_to(np.asarray(beta_from_epsilon(e), dtype=float), (T,))
+        gen = np.random.default_rng(_row_seed(root, e, agent=True))
         u = gen.random  # one uniform per decision
         for k in range(trials):
             n = n0
             population[i, k, 0] = n
             for t in range(T):
+                beta = float(betas[t])
+                keep_p = 0.5 + beta
                 mu_t = mu_path[k, t]
                 ones_reported = 0
                 stays = 0
@@ -895,7 +968,7 @@ def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000,
                 estimate[i, k, t] = min(max(est, 0.0), 1.0) if clip_estimate else est
                 n = min(max(stays, 1), cap)
                 population[i, k, t + 1] = n
-    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path)
+    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round)
 
 
 # --------------------------------------------------------------------------
@@ -908,7 +981,7 @@ def _mu_second_moment(mu_law):
     return (u * u + u * v + v * v) / 3.0
 
 
-def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000):
+def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000, per_round=False):
     """Mean-field population path ``N_t = clip(N_{t-1} C(beta), 1, cap)``, t = 0..T.
 
     The expected growth of Lemma 2 / appendix B applied deterministically, with
@@ -918,7 +991,10 @@ def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000):
     Parameters
     ----------
     epsilon : float or array_like
-        ε in [0, inf] (broadcast with ``q`` and ``r``).
+        ε in [0, inf] (broadcast with ``q`` and ``r``).  With
+        ``per_round=True`` the last axis of ``epsilon`` (length T) is a
+        schedule: ``N_t = clip(N_{t-1} C(beta_t), 1, cap)`` with
+        ``beta_t = beta(epsilon[..., t-1])``.
     q, r : float or array_like
         Leaving and recruiting probabilities in [0, 1].
     T : int
@@ -929,11 +1005,15 @@ def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000):
         Growth rule.
     cap : int
         Largest population (>= n0).
+    per_round : bool
+        Whether ``epsilon``'s last axis runs over the rounds (a schedule).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``broadcast(epsilon, q, r).shape + (T+1,)``; entry 0 is ``n0``.
+        Shape ``broadcast(epsilon, q, r).shape + (T+1,)`` (with
+        ``per_round``: ``broadcast(epsilon[..., 0], q, r).shape + (T+1,)``);
+        entry 0 is ``n0``.
 
     References
     ----------
@@ -943,18 +1023,41 @@ def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000):
     --------
     >>> mean_field_population(np.inf, 0.3, 0.6, T=2, n0=100).round(2).tolist()
     [100.0, 70.0, 49.0]
+    >>> mean_field_population([np.inf, 0.5], 0.3, 0.6, T=2, n0=100, per_round=True).round(2).tolist()
+    [100.0, 70.0, 72.79]
     """
-    eps = _check_epsilon(epsilon)
+    return _mean_field_population(epsilon, q, r, T=T, n0=n0, model=model, cap=cap,
+                                  per_round=per_round)[0]
+
+
+def _mean_field_population(epsilon, q, r, *, T, n0, model, cap, per_round, positive=False):
+    """:func:`mean_field_population` returning also the validated ε and β (β with a
+    trailing round axis of length 1 or T, ready to broadcast against ``N[..., :-1]``)."""
+    eps = _check_epsilon(epsilon, positive=positive)
     T, n0, cap, _ = _check_sizes(T, n0, cap)
-    C = np.asarray(growth_factor(beta_from_epsilon(eps), q, r, model=model), dtype=float)
+    per_round = bool(per_round)
+    eps_arr = np.asarray(eps, dtype=float)
+    _check_schedule_shape(eps_arr, T, per_round, max_ndim=np.inf)
+    beta = np.asarray(beta_from_epsilon(eps), dtype=float)
+    if per_round:
+        qq = np.asarray(check_probability("q", q), dtype=float)[..., None]
+        rr = np.asarray(check_probability("r", r), dtype=float)[..., None]
+        C = np.asarray(growth_factor(beta, qq, rr, model=model), dtype=float)
+        out = np.empty(C.shape[:-1] + (T + 1,))
+        out[..., 0] = n0
+        for t in range(1, T + 1):
+            out[..., t] = np.clip(out[..., t - 1] * C[..., t - 1], 1.0, cap)
+        return out, beta
+    C = np.asarray(growth_factor(beta, q, r, model=model), dtype=float)
     out = np.empty(C.shape + (T + 1,))
     out[..., 0] = n0
     for t in range(1, T + 1):
         out[..., t] = np.clip(out[..., t - 1] * C, 1.0, cap)
-    return out
+    return out, beta[..., None]
 
 
-def mean_field_error(epsilon, q, r, *, T, n0, model="leak", cap=20000, mu=(0.0, 1.0)):
+def mean_field_error(epsilon, q, r, *, T, n0, model="leak", cap=20000, mu=(0.0, 1.0),
+                     per_round=False):
     """Mean-field expected squared error of rounds t = 1..T.
 
     ``E_mu[nu (1 - nu)] / (4 beta^2 N_{t-1})`` with ``N_{t-1}`` the
@@ -970,8 +1073,10 @@ def mean_field_error(epsilon, q, r, *, T, n0, model="leak", cap=20000, mu=(0.0, 
     Parameters
     ----------
     epsilon : float or array_like
-        ε in (0, inf] (broadcast with ``q`` and ``r``).
-    q, r, T, n0, model, cap
+        ε in (0, inf] (broadcast with ``q`` and ``r``); with ``per_round``
+        a schedule along the last axis (round t uses ``epsilon[..., t-1]``
+        for its error and for its growth).
+    q, r, T, n0, model, cap, per_round
         As in :func:`mean_field_population`.
     mu : float or (float, float)
         Law of ``mu_t`` as in :func:`simulate`.
@@ -991,8 +1096,7 @@ def mean_field_error(epsilon, q, r, *, T, n0, model="leak", cap=20000, mu=(0.0, 
     >>> err.round(6).tolist()
     [0.0025, 0.0025, 0.0025]
     """
-    eps = _check_epsilon(epsilon, positive=True)
     mu_law = _check_mu_law(mu)
-    pop = mean_field_population(eps, q, r, T=T, n0=n0, model=model, cap=cap)
-    beta = np.asarray(beta_from_epsilon(eps), dtype=float)[..., None]
+    pop, beta = _mean_field_population(epsilon, q, r, T=T, n0=n0, model=model, cap=cap,
+                                       per_round=per_round, positive=True)
     return _variance_factor(beta, _mu_second_moment(mu_law)) / pop[..., :-1]

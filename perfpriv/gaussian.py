@@ -20,6 +20,12 @@ membership and they count as leaked; after a collapse (N = 0) the platform
 keeps serving its last release, so the recorded error repeats and the
 ``alive`` mask of the result says which rounds had a fresh release.
 
+Privacy schedules: both simulators accept, wherever a constant ``gamma`` is
+accepted, a 1-D array of length ``T`` -- one γ per round, round t (the
+release made with the N_{t-1} current users) using ``gamma[t-1]``. A
+constant schedule reproduces the constant-γ run draw for draw
+(:mod:`perfpriv.schedules` optimizes such schedules).
+
 Symbols: ``gamma`` — γ, per-user noise scale; ``R`` — clipping radius;
 ``rho`` — ρ, zCDP budget; ``tau`` — τ, vulnerability threshold; ``q`` —
 leaving probability of a leaked user; ``r`` — recruiting probability of a
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -59,6 +66,10 @@ __all__ = [
 ]
 
 STATISTICS = ("paper", "exact")
+
+#: Noise scales the simulators accept: γ², γ⁻² and the squared noise must stay
+#: finite in double precision (beyond, Λ and the error are inf − inf).
+GAMMA_RANGE = (1e-100, 1e100)
 
 
 def _check_records(Z, name="Z"):
@@ -147,7 +158,9 @@ def gamma_from_rho(rho, R):
     """
     rho = check_real("rho", rho, low=0, low_open=True)
     R = check_real("R", R, low=0, low_open=True)
-    return R * np.sqrt(2.0 / rho)
+    with np.errstate(over="ignore"):  # ρ → 0 gives γ = inf
+        out = np.asarray(R, float) * np.sqrt(2.0 / np.asarray(rho, float))
+    return float(out) if out.ndim == 0 else out
 
 
 def rho_from_gamma(gamma, R):
@@ -172,7 +185,9 @@ def rho_from_gamma(gamma, R):
     """
     gamma = check_real("gamma", gamma, low=0, low_open=True)
     R = check_real("R", R, low=0, low_open=True)
-    return 2.0 * R**2 / gamma**2
+    with np.errstate(over="ignore", under="ignore"):  # 2 (R/γ)²: 0 or inf at the extremes
+        out = 2.0 * (np.asarray(R, float) / np.asarray(gamma, float)) ** 2
+    return float(out) if out.ndim == 0 else out
 
 
 def _factor(Sigma):
@@ -304,14 +319,16 @@ def mahalanobis_error(gamma, n, Sigma=None, *, d=None):
         d = check_int("d", d, low=1)
         trace_inv = float(d)
     else:
-        Sigma = np.asarray(Sigma, dtype=float)
+        Sigma = np.asarray(check_real("Sigma", Sigma), dtype=float)
         dd = Sigma.shape[0] if Sigma.ndim == 2 else -1
         if d is not None and check_int("d", d, low=1) != dd:
             raise ValueError(f"d={d} does not match Sigma of shape {Sigma.shape}")
         Sigma = check_covariance(Sigma, max(dd, 1))
         d = Sigma.shape[0]
         trace_inv = float(np.trace(np.linalg.inv(Sigma)))
-    return (gamma**2 * trace_inv + d) / n
+    with np.errstate(over="ignore"):  # γ² beyond 1e308: the error is +inf
+        out = (np.asarray(gamma, float) ** 2 * trace_inv + d) / np.asarray(n, float)
+    return float(out) if out.ndim == 0 else out
 
 
 def squared_mahalanobis(o, mu=None, Sigma=None):
@@ -384,14 +401,17 @@ def clip_probability(d, R, mu=None, Sigma=None):
     Sigma = check_covariance(Sigma, d)
     sigma2 = _isotropic_variance(Sigma)
     mu2 = float(mu @ mu)
+    with np.errstate(over="ignore"):  # (R/σ)² may overflow to inf: probability 0
+        x = float(np.float64(R / math.sqrt(sigma2)) ** 2) if sigma2 is not None else None
     if sigma2 is not None:
-        return float(stats.ncx2.sf(R**2 / sigma2, d, mu2 / sigma2)) if mu2 > 0 else float(
-            stats.chi2.sf(R**2 / sigma2, d))
+        return float(stats.ncx2.sf(x, d, mu2 / sigma2)) if mu2 > 0 else float(stats.chi2.sf(x, d))
     lam = float(np.linalg.eigvalsh(Sigma).max())
     gap = R - np.sqrt(mu2)
     if gap <= 0:
         return 1.0
-    return float(stats.chi2.sf(gap**2 / lam, d))
+    with np.errstate(over="ignore"):
+        x = float(np.float64(gap / math.sqrt(lam)) ** 2)
+    return float(stats.chi2.sf(x, d))
 
 
 def _isotropic_variance(Sigma):
@@ -422,7 +442,10 @@ class GaussianRun:
         Fraction of the round's users whose Λ exceeded τ (0 after a collapse).
     alive : numpy.ndarray of bool, shape (trials, T)
         Whether round t had at least one user (a fresh release).
-    gamma, tau, q, r : float
+    gamma : float or numpy.ndarray
+        Noise scale of the run: a float, or the schedule (shape (T,), round t
+        used ``gamma[t-1]``) when one was given.
+    tau, q, r : float
         Parameters of the run.
     statistic : str
         Membership statistic used (``"paper"`` or ``"exact"``).
@@ -432,7 +455,7 @@ class GaussianRun:
     error: np.ndarray
     leak_fraction: np.ndarray
     alive: np.ndarray
-    gamma: float
+    gamma: Any
     tau: float
     q: float
     r: float
@@ -444,12 +467,30 @@ class GaussianRun:
         return self.population[:, -1] == 0
 
 
+def _check_gamma_schedule(gamma, T):
+    """γ as given (a float, or a copy of the schedule) and the per-round values, shape (T,).
+
+    A number is a constant noise scale; a 1-D array of length ``T`` is a
+    privacy schedule: round t (t = 1..T, the release made with N_{t-1}
+    users) uses ``gamma[t-1]``.
+    """
+    # the simulators square γ and the noise: keep γ where that is finite and nonzero
+    g = check_real("gamma", gamma, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1])
+    if np.ndim(g) == 0:
+        return g, np.full(T, g)
+    if g.ndim != 1 or g.shape[0] != T:
+        raise ValueError(
+            f"gamma must be a number > 0 or a schedule: a 1-D array of length T={T} "
+            f"(one value per round); got shape {g.shape}")
+    return g.copy(), g.copy()
+
+
 def _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap):
-    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    T = check_int("T", T, low=1)
+    gamma, gammas = _check_gamma_schedule(gamma, T)
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
-    T = check_int("T", T, low=1)
     d = check_int("d", d, low=1)
     R = check_real("R", R, low=0, low_open=True, scalar=True)
     trials = check_int("trials", trials, low=1)
@@ -458,7 +499,7 @@ def _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
     mu = check_mean(mu, d)
     Sigma = check_covariance(Sigma, d)
     statistic = check_choice("statistic", statistic, STATISTICS)
-    return gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap
+    return gamma, gammas, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap
 
 
 def _trial_rngs(seed, trials):
@@ -495,8 +536,13 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
 
     Parameters
     ----------
-    gamma : float
-        Per-user noise scale γ > 0.
+    gamma : float or 1-D array_like of length T
+        Per-user noise scale γ in [1e-100, 1e100] (``GAMMA_RANGE``: beyond,
+        γ² and the noise leave double precision), or a privacy schedule γ_1, ..., γ_T:
+        round t (t = 1..T, the release made with the N_{t-1} current users)
+        uses ``gamma[t-1]``. A constant schedule gives exactly the numbers of
+        the constant γ with the same seed (the random draws do not depend on
+        γ's type). See :mod:`perfpriv.schedules`.
     tau : float
         Vulnerability threshold τ > 0.
     q : float
@@ -539,10 +585,13 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     >>> run = simulate(5.0, 0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0, trials=2, seed=0)
     >>> run.population.shape, run.error.shape
     ((2, 6), (2, 5))
+    >>> same = simulate([5.0] * 5, 0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0, trials=2, seed=0)
+    >>> bool(np.array_equal(same.population, run.population))   # constant schedule = constant
+    True
     """
     from . import leakage  # leakage builds on this module
 
-    (gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
+    (gamma, gammas, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
      cap) = _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap)
     L = None if np.array_equal(Sigma, np.eye(d)) else np.linalg.cholesky(Sigma)
     L_inv = None if L is None else np.linalg.inv(L)
@@ -561,10 +610,11 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
                 error[i, t:] = last_error
                 break
             alive[i, t] = True
+            g = float(gammas[t])
             Z = _draw(rng, N, d, mu_add, L)
             _clip_inplace(Z, R)
             mean = Z.mean(axis=0)
-            eta = rng.standard_normal(d) * (gamma / np.sqrt(N))
+            eta = rng.standard_normal(d) * (g / np.sqrt(N))
             diff = mean + eta - mu
             if L_inv is not None:
                 diff = L_inv @ diff
@@ -572,7 +622,7 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
             if N >= 2:
                 Z -= mean
                 lam = leakage._llr_from_summaries(np.einsum("ij,ij->i", Z, Z), Z @ eta, float(eta @ eta),
-                                                  N, gamma, d, statistic)
+                                                  N, g, d, statistic)
                 leaked = int(np.count_nonzero(lam > tau))
             else:
                 leaked = 1  # a lone user is always exposed (see docstring)
@@ -597,8 +647,8 @@ def simulate_agents(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=
     on Z_t (mean of the clipped records, variance γ²/N) and on Z_t \\ {z}
     (mean of the other clipped records, variance γ²/N for ``"paper"`` and
     γ²/(N − 1) for ``"exact"``); then that user alone flips the coin of line
-    13 or 15. Same parameters, conventions (a lone user counts as leaked) and
-    result as :func:`simulate`, with which it agrees in distribution (not
+    13 or 15. Same parameters (``gamma`` may be a schedule of length T),
+    conventions (a lone user counts as leaked) and result as :func:`simulate`, with which it agrees in distribution (not
     draw by draw). Use it only for small populations.
 
     Examples
@@ -607,7 +657,7 @@ def simulate_agents(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=
     >>> run.population[:, 0].tolist()
     [10, 10]
     """
-    (gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
+    (gamma, gammas, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
      cap) = _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap)
     L = np.linalg.cholesky(Sigma)
     population = np.zeros((trials, T + 1), dtype=np.int64)
@@ -623,8 +673,9 @@ def simulate_agents(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=
                 error[i, t] = last_error
                 continue
             alive[i, t] = True
+            gamma_t = float(gammas[t])
             Z = mu + rng.standard_normal((N, d)) @ L.T   # line 7
-            o, _ = release(Z, gamma, R, rng)             # line 8
+            o, _ = release(Z, gamma_t, R, rng)           # line 8
             diff = np.linalg.solve(L, o - mu)
             last_error = error[i, t] = float(diff @ diff)
             Zc = clip(Z, R)
@@ -637,8 +688,8 @@ def simulate_agents(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=
                     lam = np.inf
                 else:                                    # line 11
                     mean_out = (total - Zc[j]) / (N - 1)
-                    var_out = gamma**2 / N if statistic == "paper" else gamma**2 / (N - 1)
-                    lam = (_log_isotropic_normal(o, mean_in, gamma**2 / N)
+                    var_out = gamma_t**2 / N if statistic == "paper" else gamma_t**2 / (N - 1)
+                    lam = (_log_isotropic_normal(o, mean_in, gamma_t**2 / N)
                            - _log_isotropic_normal(o, mean_out, var_out))
                 if lam > tau:                            # line 12-13
                     leaked_count += 1

@@ -1,0 +1,141 @@
+"""Figures of the privacy-schedules chapter (beyond the paper; its §5 suggests the question).
+
+``figure_schedules`` draws optimized schedules and their mean-field
+populations, ``figure_schedule_comparison`` the regret of schedules from theory
+and simulation with error bars, ``figure_gain_map`` where schedules help.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import new_figure
+
+__all__ = ["figure_schedules", "figure_schedule_comparison", "figure_gain_map"]
+
+_COLORS = ("tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+
+
+def _symbol(parameter):
+    return "γ" if parameter == "gamma" else "ε"
+
+
+def figure_schedules(results, *, title=None):
+    """Optimized schedules (left) and their mean-field populations (right).
+
+    Parameters
+    ----------
+    results : dict of str to perfpriv.schedules.ScheduleOptimum
+        Name -> result (all of one model and horizon). The best constant of
+        the first result is drawn as a dashed line.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    items = list(results.items())
+    if not items:
+        raise ValueError("results must be a non-empty dict {name: ScheduleOptimum}")
+    first = items[0][1]
+    sym = _symbol(first.parameter)
+    T = first.schedule.size
+    rounds = np.arange(1, T + 1)
+    fig, axes = new_figure(1, 2, width=4.4, height=3.3)
+    ax, bx = axes[0, 0], axes[0, 1]
+    ax.axhline(first.constant, color="k", ls="--", lw=1, label=f"best constant {sym}* = {first.constant:.3g}")
+    for k, (name, res) in enumerate(items):
+        color = _COLORS[(k + 1) % len(_COLORS)]
+        ax.step(rounds, res.schedule, where="mid", color=color, lw=2,
+                label=f"{name} (gain {100 * res.gain:.1f}%)")
+        bx.plot(np.arange(T + 1), res.population, "-", color=color, lw=2, label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel(f"privacy level {sym}_t" + (" (noise)" if sym == "γ" else " (budget)"))
+    ax.legend(loc="best")
+    bx.set_xlabel("round t")
+    bx.set_ylabel("mean-field population N_t")
+    bx.legend(loc="best")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
+    """Regret of schedules from the mean field and from simulation, with error bars.
+
+    Left: simulated mean regret ± ``z`` standard errors (bars) and the
+    mean-field regret (black diamonds). Right: simulated regret minus that of
+    the reference schedule, over paired trials, ± ``z`` standard errors.
+
+    Parameters
+    ----------
+    comparison : perfpriv.schedules.ScheduleComparison
+    title : str, optional
+    z : float
+        Width of the error bars in standard errors (1.96: 95% intervals).
+    exclude : sequence of str
+        Schedules left out of the right panel (e.g. a baseline so much worse
+        that it would flatten the other differences).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    c = comparison
+    x = np.arange(len(c.names))
+    colors = [_COLORS[i % len(_COLORS)] for i in range(len(c.names))]
+    fig, axes = new_figure(1, 2, width=4.4, height=3.3)
+    ax, bx = axes[0, 0], axes[0, 1]
+    ax.bar(x, c.simulated, yerr=z * c.se, color=colors, alpha=0.7, capsize=4,
+           label=f"simulated ({c.trials} runs, ±{z:g} se)")
+    ax.plot(x, c.mean_field, "D", color="k", label="mean field")
+    ax.set_xticks(x, c.names, rotation=20)
+    ax.set_ylabel("regret (sum of squared errors)")
+    ax.set_yscale("log")
+    ax.legend(loc="best")
+    keep = [i for i, n in enumerate(c.names) if n != c.reference and n not in exclude]
+    bx.bar(np.arange(len(keep)), c.difference[keep], yerr=z * c.difference_se[keep],
+           color=[colors[i] for i in keep], alpha=0.7, capsize=4)
+    bx.axhline(0.0, color="k", lw=0.8)
+    bx.set_xticks(np.arange(len(keep)), [c.names[i] for i in keep], rotation=20)
+    bx.set_ylabel(f"simulated regret − {c.reference}")
+    bx.set_title("paired differences (same seeds)")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def figure_gain_map(maps, *, titles=None):
+    """Heatmaps of the gain of the optimal schedule over the best constant, in percent.
+
+    Parameters
+    ----------
+    maps : sequence of perfpriv.schedules.GainMap
+        One panel each.
+    titles : sequence of str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    maps = list(maps)
+    if not maps:
+        raise ValueError("maps must contain at least one GainMap")
+    fig, axes = new_figure(1, len(maps), width=3.6, height=3.2)
+    vmax = max(100 * float(np.nanmax(m.gain)) for m in maps)
+    for k, m in enumerate(maps):
+        ax = axes[0, k]
+        im = ax.imshow(100 * m.gain, origin="lower", vmin=0.0, vmax=max(vmax, 1e-9), aspect="auto",
+                       extent=(-0.5, m.rs.size - 0.5, -0.5, m.qs.size - 0.5))
+        for i, j in np.ndindex(m.gain.shape):
+            ax.text(j, i, f"{100 * m.gain[i, j]:.1f}", ha="center", va="center", fontsize=8, color="w")
+        ax.set_xticks(np.arange(m.rs.size), [f"{v:g}" for v in m.rs])
+        ax.set_yticks(np.arange(m.qs.size), [f"{v:g}" for v in m.qs])
+        ax.set_xlabel("r (join)")
+        ax.set_ylabel("q (leave)")
+        ax.grid(False)
+        ax.set_title(titles[k] if titles else f"T = {m.T}" + ("" if np.isnan(m.tau) else f", τ = {m.tau:g}"))
+    fig.colorbar(im, ax=axes[0, -1], label="gain over best constant (%)")
+    return fig

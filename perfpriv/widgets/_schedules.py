@@ -1,0 +1,68 @@
+"""Explorer of the privacy-schedules chapter: the optimal γ schedule against the best constant.
+
+Theory only (mean-field regret). For speed the optimal schedule is the
+L-BFGS-B optimum started from the best constant γ* on the spline surrogate of
+p_τ, evaluated exactly (``optimal_schedule(starts="constant", polish=0)``);
+the chapter uses the full multi-start search.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plots._common import new_figure
+from ._common import Explorer, float_slider, int_slider, log_slider
+
+__all__ = ["schedule_explorer", "draw_schedule"]
+
+
+def draw_schedule(q=0.3, r=0.6, tau=0.02, T=10, *, n0=200, d=12, R=10.0, cap=20000):
+    """Draw the schedule explorer's figure for one set of slider values.
+
+    Left: the optimal schedule γ_t and the best constant γ*. Right: the
+    cumulative mean-field regret of both over the rounds, with the gap.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .. import dynamics, gaussian, schedules
+
+    T = int(T)
+    res = schedules.optimal_schedule(q, r, tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
+    const = np.full(T, res.constant)
+    pop_const = dynamics.mean_field_population(res.constant, tau, q, r, T=T, n0=n0, d=d, R=R, cap=cap)
+    rounds = np.arange(1, T + 1)
+    fig, axes = new_figure(1, 2, width=4.3, height=3.2)
+    ax, bx = axes[0, 0], axes[0, 1]
+    ax.step(rounds, res.gamma, where="mid", color="tab:blue", lw=2, label="optimal schedule γ_t")
+    ax.axhline(res.constant, color="k", ls="--", lw=1, label=f"best constant γ* = {res.constant:.3g}")
+    ax.set_yscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("noise scale γ_t")
+    ax.legend(loc="best")
+    opt = np.cumsum(gaussian.mahalanobis_error(res.gamma, res.population[:-1], d=d))
+    con = np.cumsum(gaussian.mahalanobis_error(const, pop_const[:-1], d=d))
+    bx.plot(rounds, con, "--", color="k", lw=1.5, label=f"constant γ*: {res.constant_regret:.3g}")
+    bx.plot(rounds, opt, "-", color="tab:blue", lw=2, label=f"schedule: {res.regret:.3g}")
+    bx.set_xlabel("round t")
+    bx.set_ylabel("cumulative mean-field regret")
+    bx.set_title(f"gain {100 * res.gain:.1f}% (q={q:g}, r={r:g}, τ={tau:.3g}, T={T})")
+    bx.legend(loc="best")
+    return fig
+
+
+def schedule_explorer():
+    """Sliders q, r, τ, T: the optimal noise schedule and its regret gap over γ* (chapter 07).
+
+    Returns
+    -------
+    Explorer
+    """
+    controls = {
+        "q": float_slider("q (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": float_slider("r (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": log_slider("τ (threshold)", 0.02, 0.005, 0.5),
+        "T": int_slider("T (rounds)", 10, 2, 20),
+    }
+    return Explorer("Privacy schedule", controls, draw_schedule)
