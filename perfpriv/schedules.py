@@ -226,7 +226,10 @@ def geometric(start, ratio, T):
     start = check_real("start", start, low=0, low_open=True, scalar=True)
     ratio = check_real("ratio", ratio, low=0, low_open=True, scalar=True)
     T = check_int("T", T, low=1)
-    return start * ratio ** np.arange(T, dtype=float)
+    # ratio**k beyond the double range gives inf (or 0) -- the true level is out of
+    # range there -- without a RuntimeWarning; start > 0, so never inf * 0
+    with np.errstate(over="ignore", under="ignore"):
+        return start * ratio ** np.arange(T, dtype=float)
 
 
 # --------------------------------------------------------------------------

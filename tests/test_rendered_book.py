@@ -211,6 +211,39 @@ def test_internal_links_resolve(page, html_dir):
     assert not broken, f"{page}: broken internal links {broken[:10]}"
 
 
+class _ProseText(HTMLParser):
+    """Text of paragraphs and list items outside code, math and scripts."""
+
+    SKIP = {"code", "pre", "script", "style", "span", "div"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[str] = []
+        self.texts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in ("br", "img", "hr", "input", "meta", "link"):
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop() != tag:
+            pass
+
+    def handle_data(self, data):
+        if self.stack and self.stack[-1] in ("p", "li", "em", "strong", "a") and \
+                not (self.SKIP & set(self.stack[-3:])):
+            self.texts.append(data)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_math_left_unparsed(page, html_dir):
+    """A dollar sign in rendered prose means a formula the parser did not recognize."""
+    parser = _ProseText()
+    parser.feed((html_dir / html_path(page)).read_text(encoding="utf-8"))
+    leaked = [t.strip()[:80] for t in parser.texts if "$" in t]
+    assert not leaked, f"{page}: unparsed math in the text: {leaked[:3]}"
+
+
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_widget_initial_output_is_stored(page, html_dir):
     """The explorer's view and its state, including the default figure, are in the page."""
