@@ -18,8 +18,9 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
     Optimal privacy level epsilon* and noise scale gamma*.
 ``sweep``
     Parameter grids evaluated in parallel with joblib, reproducibly seeded.
-``plots``, ``widgets``, ``exercises``
-    Figures of the paper, interactive explorers, classroom self-checks.
+``plots``, ``widgets``, ``exercises``, ``notebook``
+    Figures of the paper, interactive explorers, classroom self-checks,
+    one-line error messages in Jupyter.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ _SUBMODULES = (
     "plots",
     "widgets",
     "exercises",
+    "notebook",
 )
 
 __all__ = list(_SUBMODULES) + ["__version__"]
