@@ -13,15 +13,17 @@ example a meshgrid, for the maps of Figs. 2 and 7).
 Defaults follow the paper's ε* maps (DESIGN.md, "Paper scale"): ``T = 200``,
 ``n0 = 400``, 10 trials, cap 20000, ``mu_t ~ Uniform(0.5, 1)``.
 
-Seeding: each ``(q, r)`` cell gets its own generator, built from the root
-:class:`numpy.random.SeedSequence` of ``seed`` and a spawn key made of
-``round(q * 1e6)`` and ``round(r * 1e6)``, so a cell's result does not depend
-on the other cells of the grid (nor on their order).  Within a cell one
-generator drives the whole (ε, trial) block (vectorized draws; the ``mu_t``
-path is shared by all ε -- common random numbers -- which makes the
-comparison between ε values less noisy).  Consequently the numbers of a cell
-are equal in distribution, not number by number, to those of
-:func:`perfpriv.bernoulli.simulate` with the same seed.
+Seeding and parallelism: the ``(q, r)`` cells are evaluated through
+:func:`perfpriv.sweep.sweep` (joblib; ``n_jobs=`` or an enclosing
+``joblib.parallel_config``), and each cell gets its own generator, seeded by
+:func:`perfpriv.sweep.cell_seed` from the root seed and the cell's
+coordinates ``(q, r)``. A cell's result therefore does not depend on the
+other cells of the grid, their order, ``n_jobs`` or the joblib backend
+(bit-identical).  Within a cell one generator drives the whole (ε, trial)
+block (vectorized draws; the ``mu_t`` path is shared by all ε -- common
+random numbers -- which makes the comparison between ε values less noisy).
+Consequently the numbers of a cell are equal in distribution, not number by
+number, to those of :func:`perfpriv.bernoulli.simulate` with the same seed.
 """
 
 from __future__ import annotations
@@ -31,14 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_probability, check_same_shape
+from .sweep import sweep
 from .bernoulli import (
-    _CELL_STREAM,
     _BlockDraws,
     _check_epsilon,
     _check_model,
     _check_mu_law,
     _check_sizes,
-    _child_seed,
     _mu_path,
     _root_seed_sequence,
     _run_core,
@@ -101,12 +102,60 @@ def _pick(qq, eps, errors, stderr):
     return EpsilonOptimum(epsilon=best, errors=errors, epsilons=eps, stderr=stderr)
 
 
-def _cell_key(value: float) -> int:
-    return int(round(float(value) * 1e6))
+def _sweep_seed(seed):
+    """Root of a sweep: ``None``, a non-negative int or a SeedSequence, from anything default_rng accepts."""
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+        return int(seed)
+    return _root_seed_sequence(seed)  # Generators, sequences of ints; raises a clear ValueError otherwise
+
+
+def _sweep_qr(cell, qq, rr, *, seed, n_jobs, progress, description, **fixed):
+    """Evaluate ``cell(q, r, seed=..., **fixed)`` on the (q, r) cells of two same-shape arrays.
+
+    The cells go through :func:`perfpriv.sweep.sweep` on the product of the
+    distinct q and r values, so each cell is seeded by
+    :func:`perfpriv.sweep.cell_seed` from ``seed`` and its own ``(q, r)``.
+    Product cells that were not asked for (when ``qq``, ``rr`` are not a
+    meshgrid) are skipped: ``cell`` receives ``skip=True`` and must return
+    quickly an array of the usual shape. Returns an array of shape
+    ``qq.shape + cell_shape``.
+    """
+    qu, ru = np.unique(qq), np.unique(rr)
+    iq, ir = np.searchsorted(qu, qq), np.searchsorted(ru, rr)
+    wanted = np.zeros((qu.size, ru.size), dtype=bool)
+    wanted[iq, ir] = True
+    if wanted.all():
+        res = sweep(cell, {"q": qu, "r": ru}, seed=seed, n_jobs=n_jobs, progress=progress,
+                    description=description, **fixed)
+    else:
+        res = sweep(_skipping, {"q": qu, "r": ru}, seed=seed, n_jobs=n_jobs, progress=progress,
+                    description=description,
+                    cell=cell, wanted=frozenset(zip(qu[iq].ravel().tolist(), ru[ir].ravel().tolist())),
+                    **fixed)
+    return res.values[iq, ir]
+
+
+def _skipping(q, r, *, seed, cell, wanted, **fixed):
+    return cell(q, r, seed=seed, skip=(q, r) not in wanted, **fixed)
+
+
+def _epsilon_cell(q, r, *, seed, beta, T, n0, trials, model, cap, mu_law, clip_estimate, skip=False):
+    """Mean final-round squared error and its standard error for every β, one (q, r) cell: shape (2, E)."""
+    if skip:
+        return np.full((2, beta.size), np.nan)
+    gen = np.random.default_rng(seed)
+    path = _mu_path(gen, mu_law, trials, T)
+    est, _ = _run_core(beta, q, r, T=T, n0=n0, trials=trials, model=model, cap=cap,
+                       mu_path=path, draws=_BlockDraws(gen), clip_estimate=clip_estimate, final_only=True)
+    sq = (est - path[:, -1]) ** 2  # (E, trials)
+    stderr = sq.std(axis=-1, ddof=1) / np.sqrt(trials) if trials > 1 else np.full(beta.size, np.nan)
+    return np.stack([sq.mean(axis=-1), stderr])
 
 
 def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", cap=20000,
-                    mu=(0.5, 1.0), seed=None, clip_estimate=False):
+                    mu=(0.5, 1.0), seed=None, clip_estimate=False, n_jobs=None, progress="auto"):
     """ε in a grid minimizing the mean final-round squared error, by simulation.
 
     For each ``(q, r)`` cell, simulates the model of
@@ -134,9 +183,16 @@ def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", c
     mu : float or (float, float)
         Law of ``mu_t`` (default Uniform(0.5, 1) as in the paper's maps).
     seed : None, int, SeedSequence or Generator
-        Root seed; each cell is seeded from its own ``(q, r)`` (module docstring).
+        Root seed; each cell is seeded from its own ``(q, r)`` with
+        :func:`perfpriv.sweep.cell_seed` (module docstring).
     clip_estimate : bool
         Clip ``mu_hat`` to [0, 1] as the authors' code does.
+    n_jobs : int, optional
+        joblib workers for the (q, r) cells (``-1``: all cores; ``None``:
+        joblib's default or an enclosing ``joblib.parallel_config``). The
+        result does not depend on it.
+    progress : {"auto", True, False}
+        Progress bar of the sweep (``"auto"``: only on an interactive terminal).
 
     Returns
     -------
@@ -163,20 +219,11 @@ def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", c
     T, n0, cap, trials = _check_sizes(T, n0, cap, trials)
     model = _check_model(model)
     mu_law = _check_mu_law(mu)
-    root = _root_seed_sequence(seed)
     beta = np.asarray(beta_from_epsilon(eps), dtype=float)
-    errors = np.empty(qq.shape + (eps.size,))
-    stderr = np.empty_like(errors)
-    for cell in np.ndindex(qq.shape):
-        qc, rc = float(qq[cell]), float(rr[cell])
-        gen = np.random.default_rng(_child_seed(root, _CELL_STREAM, _cell_key(qc), _cell_key(rc)))
-        path = _mu_path(gen, mu_law, trials, T)
-        est, _ = _run_core(beta, qc, rc, T=T, n0=n0, trials=trials, model=model, cap=cap,
-                           mu_path=path, draws=_BlockDraws(gen),
-                           clip_estimate=bool(clip_estimate), final_only=True)
-        sq = (est - path[:, -1]) ** 2  # (E, trials)
-        errors[cell] = sq.mean(axis=-1)
-        stderr[cell] = sq.std(axis=-1, ddof=1) / np.sqrt(trials) if trials > 1 else np.nan
+    out = _sweep_qr(_epsilon_cell, qq, rr, seed=_sweep_seed(seed), n_jobs=n_jobs, progress=progress,
+                    description=f"epsilon* ({model})", beta=beta, T=T, n0=n0, trials=trials, model=model,
+                    cap=cap, mu_law=mu_law, clip_estimate=bool(clip_estimate))
+    errors, stderr = out[..., 0, :], out[..., 1, :]
     return _pick(qq, eps, errors, stderr)
 
 

@@ -13,8 +13,9 @@ Paper Remarks 2-3, Lemma 9, Figures 4-5 and appendix A. Two routes:
   over the cells).
 * :func:`optimal_gamma_empirical` -- from simulation: grid search of the
   mean cumulative squared Mahalanobis error of Algorithm 1
-  (:func:`perfpriv.gaussian.simulate`), each (q, r) cell seeded from its own
-  coordinates.
+  (:func:`perfpriv.gaussian.simulate`), the (q, r) cells evaluated through
+  :func:`perfpriv.sweep.sweep` (joblib, ``n_jobs=``), each seeded from its
+  own coordinates by :func:`perfpriv.sweep.cell_seed`.
 
 Both accept arrays ``q`` and ``r`` (an (r, q) grid of the heatmaps) and
 return a :class:`GammaOptimum`.
@@ -31,6 +32,7 @@ from scipy import optimize
 from . import dynamics as _dyn
 from . import gaussian
 from ._validate import check_choice, check_int, check_probability, check_real, check_same_shape
+from .epsilon_search import _sweep_qr
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
@@ -263,13 +265,8 @@ def _golden(fun, left, right, iterations=40):
     return np.exp(np.where(fc <= fd, c, d))
 
 
-def _cell_seed(seed, q, r):
-    """SeedSequence of one (q, r) cell: entropy [seed], spawn key from the coordinates."""
-    return np.random.SeedSequence(entropy=[seed], spawn_key=(int(round(q * 1e6)), int(round(r * 1e6))))
-
-
 def optimal_gamma_empirical(q, r, tau, gammas, *, T, n0, d, R, trials, mu=None, Sigma=None, statistic="paper",
-                            cap=20000, collapse="floor", seed=None):
+                            cap=20000, collapse="floor", seed=None, n_jobs=None, progress="auto"):
     r"""gamma* from simulation: grid search of Algorithm 1's mean cumulative error.
 
     For every gamma of ``gammas`` and every (q, r) cell, ``trials`` runs of
@@ -297,11 +294,13 @@ def optimal_gamma_empirical(q, r, tau, gammas, *, T, n0, d, R, trials, mu=None, 
       the rounds it ran. This hides the cost of collapsing and favours
       small gamma where collapses are frequent.
 
-    Every (q, r) cell gets its own random stream,
-    ``SeedSequence(entropy=[seed], spawn_key=(round(q*1e6), round(r*1e6)))``,
-    so a cell's value does not depend on the grid around it; within a cell
-    the same stream is reused for every gamma (common random numbers, which
-    makes the comparison between gammas less noisy).
+    The (q, r) cells are evaluated through :func:`perfpriv.sweep.sweep`
+    (joblib). Every cell gets its own random stream,
+    ``perfpriv.sweep.cell_seed(seed, q, r)``, so a cell's value does not
+    depend on the grid around it, on ``n_jobs`` or on the joblib backend
+    (bit-identical); within a cell the same stream is reused for every gamma
+    (common random numbers, which makes the comparison between gammas less
+    noisy).
 
     Parameters
     ----------
@@ -315,9 +314,14 @@ def optimal_gamma_empirical(q, r, tau, gammas, *, T, n0, d, R, trials, mu=None, 
         Passed to :func:`perfpriv.gaussian.simulate`.
     collapse : {"floor", "ran"}
         How rounds after a collapse count (see above).
-    seed : int or None
-        Root entropy (a non-negative int); ``None`` draws fresh entropy
-        once for the whole call.
+    seed : int, numpy.random.SeedSequence or None
+        Root seed (a non-negative int or a SeedSequence); ``None`` draws
+        fresh entropy once for the whole call.
+    n_jobs : int, optional
+        joblib workers for the (q, r) cells (``-1``: all cores; ``None``:
+        joblib's default or an enclosing ``joblib.parallel_config``).
+    progress : {"auto", True, False}
+        Progress bar of the sweep (``"auto"``: only on an interactive terminal).
 
     Returns
     -------
@@ -339,7 +343,9 @@ def optimal_gamma_empirical(q, r, tau, gammas, *, T, n0, d, R, trials, mu=None, 
     0.1
     """
     q, r, tau, shape = _check_qr_tau(q, r, tau)
-    gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
+    # the simulator's range (gaussian.GAMMA_RANGE), checked here so the message names ``gammas``
+    gammas = np.atleast_1d(check_real("gammas", gammas, low=gaussian.GAMMA_RANGE[0],
+                                      high=gaussian.GAMMA_RANGE[1]))
     if gammas.ndim != 1:
         raise ValueError(f"gammas must be a 1-D array of noise scales; got shape {gammas.shape}")
     T = check_int("T", T, low=1)
@@ -347,26 +353,40 @@ def optimal_gamma_empirical(q, r, tau, gammas, *, T, n0, d, R, trials, mu=None, 
     trials = check_int("trials", trials, low=2)
     collapse = check_choice("collapse", collapse, _COLLAPSE)
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-    else:
+        seed = np.random.SeedSequence()
+    elif not isinstance(seed, np.random.SeedSequence):
         seed = check_int("seed", seed, low=0)
     model = _dyn._model(d, R, mu, Sigma, statistic, fix_seed=False)
-    values = np.empty(shape + gammas.shape)
-    se = np.empty(shape + gammas.shape)
-    for idx in np.ndindex(shape):
-        qi, ri = float(q[idx]), float(r[idx])
-        for j, g in enumerate(gammas):
-            sim = gaussian.simulate(float(g), tau, qi, ri, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu,
-                                    Sigma=Sigma, statistic=statistic, cap=cap, seed=_cell_seed(seed, qi, ri))
-            per_trial = _cumulative(sim, float(_dyn._release_error(g, model)), T, collapse)
-            values[idx + (j,)] = per_trial.mean()
-            se[idx + (j,)] = per_trial.std(ddof=1) / math.sqrt(trials)
+    one_record = np.asarray(_dyn._release_error(gammas, model), float) * np.ones(gammas.shape)
+    out = _sweep_qr(_gamma_cell, q, r, seed=seed, n_jobs=n_jobs, progress=progress,
+                    description=f"gamma* (tau={tau:g})", tau=tau, gammas=gammas, one_record=one_record, T=T,
+                    n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic, cap=cap,
+                    collapse=collapse)
+    values, se = out[..., 0, :], out[..., 1, :]
     k = np.argmin(values, axis=-1)
     best_g = gammas[k]
     best_v = np.take_along_axis(values, k[..., None], axis=-1)[..., 0]
     gamma_c = _dyn.critical_gamma(q, r, tau, n0, R)
     return GammaOptimum(_out(best_g), _out(best_v), gammas, values, se, _out(gamma_c),
                         f"empirical/{collapse}", False)
+
+
+def _gamma_cell(q, r, *, seed, tau, gammas, one_record, T, n0, d, R, trials, mu, Sigma, statistic, cap, collapse,
+                skip=False):
+    """Mean cumulative error and its standard error for every gamma, one (q, r) cell: shape (2, G)."""
+    out = np.full((2, gammas.size), np.nan)
+    if skip:
+        return out
+    for j, g in enumerate(gammas):
+        # a fresh copy of the cell's SeedSequence for every gamma: simulate spawns children from it
+        # (which advances its counter), and every gamma must see the same streams
+        fresh = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+        sim = gaussian.simulate(float(g), tau, q, r, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma,
+                                statistic=statistic, cap=cap, seed=fresh)
+        per_trial = _cumulative(sim, float(one_record[j]), T, collapse)
+        out[0, j] = per_trial.mean()
+        out[1, j] = per_trial.std(ddof=1) / math.sqrt(trials)
+    return out
 
 
 def _cumulative(sim, one_record_error, T, collapse):

@@ -128,6 +128,18 @@ def _clip_inplace(arr, R):
     return arr
 
 
+def _clip_inplace_norms(arr, R):
+    """Clip the rows of a 2-D float array to norm R in place (the formula of :func:`clip`).
+
+    Returns the squared norms of the clipped rows (simulate reuses them)."""
+    sq = np.einsum("ij,ij->i", arr, arr)
+    over = sq > R * R
+    if np.any(over):
+        arr[over] *= np.sqrt(R * R / sq[over])[:, None]
+        sq[over] = R * R
+    return sq
+
+
 def gamma_from_rho(rho, R):
     """Noise scale γ giving ρ-zCDP per user: γ² = 2R²/ρ (§4.1).
 
@@ -195,9 +207,12 @@ def _factor(Sigma):
     return None if Sigma is None else np.linalg.cholesky(Sigma)
 
 
-def _draw(rng, n, d, mu, L):
-    """n records N(mu, L L^T) as an (n, d) float64 array (mu may be None = 0)."""
-    Z = rng.standard_normal((n, d))
+def _draw(rng, n, d, mu, L, out=None):
+    """n records N(mu, L L^T) as an (n, d) float64 array (mu may be None = 0).
+
+    ``out``: an (n, d) C-contiguous float64 array to draw into (same numbers).
+    """
+    Z = rng.standard_normal((n, d)) if out is None else rng.standard_normal(out=out)
     if L is not None:
         Z = Z @ L.T
     if mu is not None:
@@ -601,6 +616,8 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     error = np.zeros((trials, T))
     leak_fraction = np.zeros((trials, T))
     alive = np.zeros((trials, T), dtype=bool)
+    ones = np.ones(n0)  # row of ones for the BLAS mean, grown on demand
+    buf = np.empty(n0 * d)  # the records of a round are drawn into this buffer
     for i, rng in enumerate(_trial_rngs(seed, trials)):
         N = n0
         population[i, 0] = N
@@ -611,18 +628,26 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
                 break
             alive[i, t] = True
             g = float(gammas[t])
-            Z = _draw(rng, N, d, mu_add, L)
-            _clip_inplace(Z, R)
-            mean = Z.mean(axis=0)
+            if buf.size < N * d:
+                buf = np.empty(max(N, 2 * (buf.size // d)) * d)
+            Z = _draw(rng, N, d, mu_add, L, out=buf[:N * d].reshape(N, d))  # no page faults
+            sq = _clip_inplace_norms(Z, R)                 # squared norms of the clipped records
+            if ones.size < N:
+                ones = np.ones(max(N, 2 * ones.size))
+            mean = (ones[:N] @ Z) / N                      # one BLAS pass (Z.mean(axis=0) is ~4x slower)
             eta = rng.standard_normal(d) * (g / np.sqrt(N))
             diff = mean + eta - mu
             if L_inv is not None:
                 diff = L_inv @ diff
             last_error = error[i, t] = float(diff @ diff)
             if N >= 2:
-                Z -= mean
-                lam = leakage._llr_from_summaries(np.einsum("ij,ij->i", Z, Z), Z @ eta, float(eta @ eta),
-                                                  N, g, d, statistic)
+                # ||z - zbar||^2 and <z - zbar, eta> from one (N, d) @ (d, 2) product instead of
+                # centring Z and two more passes over it
+                P = Z @ np.stack([mean, eta], axis=1)
+                # (clamped: the expanded square can round to a tiny negative number)
+                dev_sq = np.maximum(sq - 2.0 * P[:, 0] + float(mean @ mean), 0.0)
+                inner = P[:, 1] - float(mean @ eta)
+                lam = leakage._llr_from_summaries(dev_sq, inner, float(eta @ eta), N, g, d, statistic)
                 leaked = int(np.count_nonzero(lam > tau))
             else:
                 leaked = 1  # a lone user is always exposed (see docstring)

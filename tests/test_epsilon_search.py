@@ -160,3 +160,43 @@ def test_bad_input_raises_value_error_naming_the_parameter(kwargs, name):
 def test_q_and_r_of_different_shapes_that_do_not_broadcast_are_rejected():
     with pytest.raises(ValueError, match="q"):
         O.optimal_epsilon([0.1, 0.2], [0.1, 0.2, 0.3], EPS, T=5, n0=10, seed=0)
+
+
+# ---------------------------------------------------------------- sweep layer
+TINY = dict(T=15, n0=40, trials=3, seed=21)
+Q_TINY, R_TINY = np.meshgrid([0.2, 0.6], [0.3, 0.8, 0.5], indexing="ij")
+
+
+def test_cells_are_seeded_by_sweep_cell_seed_from_their_coordinates():
+    # the documented contract: a cell's numbers are those of the generator cell_seed(seed, q, r)
+    from perfpriv import sweep
+    from perfpriv.epsilon_search import _epsilon_cell
+    from perfpriv.bernoulli import _check_mu_law, beta_from_epsilon
+
+    res = O.optimal_epsilon(0.6, 0.8, EPS, **TINY)
+    direct = _epsilon_cell(0.6, 0.8, seed=sweep.cell_seed(21, 0.6, 0.8), beta=np.asarray(beta_from_epsilon(EPS)),
+                           T=15, n0=40, trials=3, model="leak", cap=20000, mu_law=_check_mu_law((0.5, 1.0)),
+                           clip_estimate=False)
+    assert np.array_equal(res.errors, direct[0]) and np.array_equal(res.stderr, direct[1])
+
+
+def test_bit_identical_for_one_and_two_jobs():
+    one = O.optimal_epsilon(Q_TINY, R_TINY, EPS, n_jobs=1, **TINY)
+    two = O.optimal_epsilon(Q_TINY, R_TINY, EPS, n_jobs=2, **TINY)
+    assert np.array_equal(one.errors, two.errors) and np.array_equal(one.stderr, two.stderr)
+    assert np.array_equal(one.epsilon, two.epsilon)
+    # paired (non-meshgrid) cells take the skipping path and give the same cell values
+    paired = O.optimal_epsilon(Q_TINY[:, 0], R_TINY[:, 0], EPS, n_jobs=2, **TINY)
+    assert np.array_equal(paired.errors, one.errors[:, 0])
+
+
+def test_bit_identical_on_a_dask_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    one = O.optimal_epsilon(Q_TINY, R_TINY, EPS, n_jobs=1, **TINY)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_config(backend="dask"):
+            on_dask = O.optimal_epsilon(Q_TINY, R_TINY, EPS, **TINY)
+    assert np.array_equal(one.errors, on_dask.errors) and np.array_equal(one.stderr, on_dask.stderr)

@@ -16,6 +16,7 @@ from perfpriv import dynamics as D
 from perfpriv import gaussian
 from perfpriv.gamma_search import GammaOptimum, optimal_gamma, optimal_gamma_empirical
 from perfpriv.optimize import optimal_gamma as reexported
+from perfpriv.sweep import cell_seed
 
 SMALL = dict(d=3, R=8.0, method="quadrature")
 FINE = np.geomspace(1e-2, 1e3, 4001)  # log step 2.9e-3
@@ -123,7 +124,7 @@ EMP = dict(T=8, n0=30, d=2, R=7.0, trials=12, cap=300)
 
 def manual_cumulative(q, r, tau, g, seed, collapse):
     """Independent re-computation from raw runs of Algorithm 1."""
-    ss = np.random.SeedSequence(entropy=[seed], spawn_key=(round(q * 1e6), round(r * 1e6)))
+    ss = cell_seed(seed, q, r)  # the documented seeding of a cell (perfpriv.sweep)
     run = gaussian.simulate(g, tau, q, r, seed=ss, **EMP)
     out = []
     for err, pop in zip(run.error, run.population):
@@ -201,3 +202,37 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
+
+
+# ---------------------------------------------------------------- sweep layer
+TINY_Q, TINY_R = np.array([[0.2], [0.6]]), np.array([0.3, 0.7])
+TINY_G = np.array([0.3, 3.0])
+
+
+def test_empirical_bit_identical_for_one_and_two_jobs():
+    one = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=1, **EMP)
+    two = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=2, **EMP)
+    assert np.array_equal(one.values, two.values) and np.array_equal(one.se, two.se)
+    assert np.array_equal(one.gamma, two.gamma)
+    # paired (non-meshgrid) cells take the skipping path and give the same cell values
+    paired = optimal_gamma_empirical(np.array([0.2, 0.6]), np.array([0.7, 0.3]), 0.05, TINY_G, seed=4, n_jobs=2,
+                                     **EMP)
+    assert np.array_equal(paired.values, np.stack([one.values[0, 1], one.values[1, 0]]))
+
+
+def test_empirical_bit_identical_on_a_dask_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    one = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=1, **EMP)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_config(backend="dask"):
+            on_dask = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, **EMP)
+    assert np.array_equal(one.values, on_dask.values) and np.array_equal(one.se, on_dask.se)
+
+
+def test_empirical_accepts_a_seed_sequence_root():
+    a = optimal_gamma_empirical(0.6, 0.3, 0.05, TINY_G, seed=np.random.SeedSequence(4), **EMP)
+    b = optimal_gamma_empirical(0.6, 0.3, 0.05, TINY_G, seed=4, **EMP)
+    assert np.array_equal(a.values, b.values)
