@@ -19,6 +19,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -55,9 +56,12 @@ def html_dir(tmp_path_factory) -> Path:
     if given:
         return Path(given)
     out = tmp_path_factory.mktemp("book")
+    # the jupyter-book of this Python environment (it has no ``python -m`` entry point)
+    sibling = Path(sys.executable).with_name("jupyter-book")
+    command = str(sibling) if sibling.exists() else shutil.which("jupyter-book")
+    assert command, "jupyter-book is not installed (pip install -r requirements.txt)"
     proc = subprocess.run(
-        [sys.executable, "-m", "jupyter_book", "build", str(ROOT), "--path-output", str(out),
-         "-n", "-W", "--keep-going"],
+        [command, "build", str(ROOT), "--path-output", str(out), "-n", "-W", "--keep-going"],
         capture_output=True, text=True, cwd=ROOT,
     )
     assert proc.returncode == 0, "book build failed or warned:\n" + proc.stdout[-4000:] + proc.stderr[-4000:]
