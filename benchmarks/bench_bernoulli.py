@@ -12,22 +12,12 @@ thresholds: the machines are shared and noisy.
 
 from __future__ import annotations
 
-import statistics
-import time
 
 from perfpriv import bernoulli
+from _timing import median_seconds
 
 # r > q and strong privacy: the population stays at the cap (20000) throughout
 COMMON = dict(q=0.3, r=0.6, model="leak", cap=20000)
-
-
-def median_seconds(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():

@@ -18,25 +18,15 @@ thresholds: the machines are shared and noisy.
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 
 from perfpriv import gaussian
+from _timing import median_seconds
 
 N_BIG, D = 20000, 10
 # r > q and a large noise scale: no one leaks, the population stays at the cap
 HOLD = dict(gamma=20.0, tau=0.02, q=0.1, r=0.5, d=D, R=10.0)
-
-
-def median_seconds(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import check_choice, check_int, check_probability, check_real
+from ..sweep import cell_seed
 from ._common import new_figure
 
 __all__ = [
@@ -70,18 +71,6 @@ def _lib():
     return dynamics, gaussian, leakage, optimize
 
 
-def _cell_seed(seed: int, *coords: float) -> np.random.SeedSequence:
-    """A seed derived from ``seed`` and the exact bits of grid coordinates.
-
-    A cell of a heatmap gets the same random numbers whatever grid it sits in.
-    """
-    words = [int(seed)]
-    for c in coords:
-        bits = int(np.float64(c).view(np.uint64))
-        words += [bits & 0xFFFFFFFF, bits >> 32]
-    return np.random.SeedSequence(words)
-
-
 def _plain_log(ax, *, x=True, y=False):
     """Log axes labelled with plain numbers (0.2, 1, 5), without minor-tick labels."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -98,11 +87,6 @@ def _growth(gammas, tau, q, r, n, d, R, statistic="paper", seed=0):
     dynamics = _lib()[0]
     return np.asarray(dynamics.growth_factor(np.asarray(gammas, dtype=float), tau, q, r, n=n, d=d, R=R,
                                              statistic=statistic, seed=seed), dtype=float)
-
-
-def _int_seed(seed, *coords) -> int:
-    """A non-negative int derived from ``seed`` and coordinates (for functions taking int seeds)."""
-    return int(_cell_seed(seed, *coords).generate_state(1, dtype=np.uint64)[0] % (2 ** 63))
 
 
 # ---------------------------------------------------------------------------
@@ -204,7 +188,7 @@ def growth_curves(q, r, taus=(0.02, 0.05), gammas=None, *, n0=1000, T=1, trials=
         for j, g in enumerate(gammas):
             run = gaussian.simulate(g, tau, q, r, T=(1 if ratio == "first" else T), n0=n0, d=d, R=R,
                                     trials=trials, statistic=statistic, cap=cap,
-                                    seed=_cell_seed(seed, tau, g))
+                                    seed=cell_seed(seed, tau, g))
             pop = np.asarray(run.population, dtype=float)
             if ratio == "first":
                 ratios = pop[:, 1] / pop[:, 0]
@@ -344,7 +328,7 @@ def theorem3_check(gamma, tau, q, r, *, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     for k, n in enumerate(sizes):
         run = gaussian.simulate(gamma, tau, q, r, T=1, n0=int(n), d=d, R=R, trials=trials,
                                 statistic=statistic, cap=_NO_CAP,
-                                seed=_cell_seed(seed, float(n)))
+                                seed=cell_seed(seed, float(n)))
         n1 = np.asarray(run.population, dtype=float)[:, 1]
         x = 1.0 / np.maximum(n1, 1.0)
         inv[k], se[k] = x.mean(), x.std(ddof=1) / np.sqrt(trials)
@@ -454,7 +438,7 @@ def leak_dispersion(gamma, tau, *, n=1000, trials=400, d=12, R=10.0, statistic="
     n = check_int("n", n, low=2)
     trials = check_int("trials", trials, low=3)
     run = gaussian.simulate(gamma, tau, 0.5, 0.5, T=1, n0=n, d=d, R=R, trials=trials, statistic=statistic,
-                            cap=_NO_CAP, seed=_cell_seed(seed, float(gamma), float(tau), float(n)))
+                            cap=_NO_CAP, seed=cell_seed(seed, float(gamma), float(tau), float(n)))
     counts = np.rint(np.asarray(run.leak_fraction, dtype=float)[:, 0] * n).astype(int)
     mean = float(counts.mean())
     var = float(counts.var(ddof=1))
@@ -523,7 +507,7 @@ def figure_mean_field(gamma, tau, q, r, *, T=20, n0=1000, d=12, R=10.0, cap=2000
                                                        statistic=statistic), dtype=float)
     if trials:
         run = gaussian.simulate(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
-                                cap=cap, seed=_cell_seed(seed, gamma, tau, q, r))
+                                cap=cap, seed=cell_seed(seed, gamma, tau, q, r))
         pop = np.asarray(run.population, dtype=float)
         for k in range(pop.shape[0]):
             axes[0, 0].plot(t, pop[k], color="0.6", lw=0.8, label="simulated runs" if k == 0 else None)
@@ -695,17 +679,26 @@ def figure_horizon(q, r, tau, *, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
         ax.axvline(res.gamma, color="k", ls="--", lw=1, label=f"γ* simulated = {res.gamma:.2g}")
     opt = optimize.optimal_gamma(q, r, tau, T=T, n0=n0, d=d, R=R, statistic=statistic, objective="bound")
     ax.axvline(opt.gamma, color="tab:blue", ls="-.", lw=1, label=f"γ* bound = {opt.gamma:.2g}")
+    finish_horizon_axes(ax, q, r, tau, T=T, n0=n0, R=R)
+    return fig
+
+
+def finish_horizon_axes(ax, q, r, tau, *, T, n0, R):
+    """Mark Theorem 2's gamma_c at N0 and label a cumulative-error-against-gamma panel.
+
+    Shared by :func:`figure_horizon` and the chapter-06 explorer.
+    """
+    dynamics = _lib()[0]
     gc = float(dynamics.critical_gamma(q, r, tau, n0, R))
     if np.isfinite(gc) and gc > 0:
-        ax.axvline(gc, color="tab:red", ls=":", lw=1.5, label=f"γ_c = {gc:.2g}")
+        ax.axvline(gc, color="tab:red", ls=":", lw=1.5, label=f"γ_c = {gc:.3g}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     _plain_log(ax, y=True)
     ax.set_xlabel("noise scale γ")
     ax.set_ylabel("cumulative error over T rounds")
-    ax.set_title(f"q={q:g}, r={r:g}, τ={tau:g}, T={T}, N₀={n0}")
+    ax.set_title(f"q={q:g}, r={r:g}, τ={tau:.3g}, T={T}, N₀={n0}")
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
-    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -904,7 +897,7 @@ def pac_coverage(gamma, tau, q, r, *, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
     rounds = np.array([float(dynamics.pac_rounds(gamma, tau, q, r, epsilon=e, delta=delta, n0=n0, d=d, R=R,
                                                  statistic=statistic)) for e in eps])
     run = gaussian.simulate(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, cap=cap,
-                            seed=_cell_seed(seed, gamma, tau, q, r))
+                            seed=cell_seed(seed, gamma, tau, q, r))
     # column t of ``error`` is the release computed on population[:, t]; Theorem 4's
     # N_t >= N_0 C_1^t refers to that population, so round t of the theorem is column t.
     dist = np.sqrt(np.asarray(run.error, dtype=float))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plots._common import new_figure
-from ..plots._dynamics import _plain_log
+from ..plots._dynamics import _plain_log, finish_horizon_axes
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horizon"]
@@ -123,16 +123,7 @@ def draw_horizon(q=0.3, r=0.6, tau=0.02, T=10, n0=100, *, d=12, R=10.0, cap=2000
     m_gamma = float(gs[int(np.nanargmin(mf))])
     ax.axvline(b.gamma, color="tab:blue", ls="-.", lw=1, label=f"γ* bound = {b.gamma:.3g}")
     ax.axvline(m_gamma, color="tab:green", ls="-.", lw=1, label=f"γ* mean field ≈ {m_gamma:.3g}")
-    gc = float(dynamics.critical_gamma(q, r, tau, n0, R))
-    if np.isfinite(gc) and gc > 0:
-        ax.axvline(gc, color="tab:red", ls=":", lw=1.5, label=f"γ_c = {gc:.3g}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _plain_log(ax, y=True)
-    ax.set_xlabel("noise scale γ")
-    ax.set_ylabel("cumulative error over T rounds")
-    ax.set_title(f"q={q:g}, r={r:g}, τ={tau:.3g}, T={T}, N₀={n0}")
-    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
+    finish_horizon_axes(ax, q, r, tau, T=T, n0=n0, R=R)
     return fig
 
 
