@@ -818,6 +818,17 @@ def _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round
                         estimate=estimate, truth=truth, sq_error=sq)
 
 
+def _setup_run(epsilon, q, r, T, n0, trials, model, cap, mu, per_round, seed):
+    """What both simulators share: checked arguments, one row of ε per run, the
+    root seed and the mu_t path (the same for the fast and the agent simulator)."""
+    eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law = _prepare(
+        epsilon, q, r, T, n0, trials, model, cap, mu, per_round)
+    root = _root_seed_sequence(seed)
+    flat = _rows(eps_arr, bool(per_round))
+    mu_path = _mu_path(np.random.default_rng(_child_seed(root, _MU_STREAM)), mu_law, trials, T)
+    return eps, eps_arr, q, r, T, n0, trials, model, cap, flat, root, mu_path
+
+
 def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.0, 1.0),
              seed=None, clip_estimate=False, per_round=False):
     """Simulate repeated private mean estimation with a reacting population (fast).
@@ -883,18 +894,14 @@ def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.
     >>> sched.population.shape
     (5, 21)
     """
-    eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law = _prepare(
-        epsilon, q, r, T, n0, trials, model, cap, mu, per_round)
-    per_round = bool(per_round)
-    root = _root_seed_sequence(seed)
-    flat = _rows(eps_arr, per_round)
-    mu_path = _mu_path(np.random.default_rng(_child_seed(root, _MU_STREAM)), mu_law, trials, T)
+    (eps, eps_arr, q, r, T, n0, trials, model, cap, flat, root, mu_path) = _setup_run(
+        epsilon, q, r, T, n0, trials, model, cap, mu, per_round, seed)
     gens = [np.random.default_rng(_row_seed(root, e)) for e in flat]
     beta = np.asarray(beta_from_epsilon(flat), dtype=float)
     population, estimate = _run_core(beta, q, r, T=T, n0=n0, trials=trials, model=model, cap=cap,
                                      mu_path=mu_path, draws=_PerEpsilonDraws(gens),
                                      clip_estimate=bool(clip_estimate))
-    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round)
+    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, bool(per_round))
 
 
 def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.0, 1.0),
@@ -931,12 +938,8 @@ def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000,
     >>> run.population.shape
     (2, 4)
     """
-    eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law = _prepare(
-        epsilon, q, r, T, n0, trials, model, cap, mu, per_round)
-    per_round = bool(per_round)
-    root = _root_seed_sequence(seed)
-    flat = _rows(eps_arr, per_round)
-    mu_path = _mu_path(np.random.default_rng(_child_seed(root, _MU_STREAM)), mu_law, trials, T)
+    (eps, eps_arr, q, r, T, n0, trials, model, cap, flat, root, mu_path) = _setup_run(
+        epsilon, q, r, T, n0, trials, model, cap, mu, per_round, seed)
     E = flat.shape[0]
     population = np.empty((E, trials, T + 1), dtype=np.int64)
     estimate = np.empty((E, trials, T))
@@ -968,7 +971,7 @@ def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000,
                 estimate[i, k, t] = min(max(est, 0.0), 1.0) if clip_estimate else est
                 n = min(max(stays, 1), cap)
                 population[i, k, t + 1] = n
-    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round)
+    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, bool(per_round))
 
 
 # --------------------------------------------------------------------------
