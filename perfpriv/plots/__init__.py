@@ -5,7 +5,7 @@ One function per figure (or panel group); each returns a
 :func:`perfpriv.plots.show`, which emits the PNG only.
 """
 
-from ._common import STYLE, epsilon_colors, new_figure, show, style
+from ._common import STYLE, new_figure, show, style
 from ._bernoulli import *  # noqa: F401,F403
 from ._bernoulli import __all__ as _bernoulli_all
 from ._gaussian import *  # noqa: F401,F403
@@ -15,5 +15,5 @@ from ._dynamics import __all__ as _dynamics_all
 from ._schedules import *  # noqa: F401,F403
 from ._schedules import __all__ as _schedules_all
 
-__all__ = ["STYLE", "epsilon_colors", "new_figure", "show", "style",
+__all__ = ["STYLE", "new_figure", "show", "style",
            *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all]

@@ -15,7 +15,7 @@ import matplotlib
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["style", "new_figure", "show", "epsilon_colors", "STYLE"]
+__all__ = ["style", "new_figure", "show", "STYLE"]
 
 #: rcParams pinned for every figure of the book (fonts that every machine has,
 #: modest resolution so that stored notebooks stay small).
@@ -74,16 +74,3 @@ def show(fig) -> None:
         fig.savefig(buffer, format="png", dpi=STYLE["savefig.dpi"])
     display({"image/png": buffer.getvalue()}, raw=True)
 
-
-def epsilon_colors(values, cmap: str = "viridis"):
-    """One colour per privacy level, from strong (dark) to weak (light); ``inf`` last."""
-    import numpy as np
-
-    values = np.asarray(values, dtype=float)
-    finite = np.isfinite(values)
-    order = np.argsort(np.argsort(np.where(finite, values, np.nanmax(np.where(finite, values, -np.inf)) + 1)))
-    colors = matplotlib.colormaps[cmap](np.linspace(0.0, 0.9, len(values)))
-    result = [colors[i] for i in order]
-    for i in np.flatnonzero(~finite):
-        result[i] = (0.8, 0.1, 0.1, 1.0)  # the non-private baseline in red
-    return result
