@@ -8,6 +8,9 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
     warm-up (paper §3 and appendices B-C).
 ``gaussian``
     Clipping, the Gaussian mechanism and Algorithm 1 (§4.1-4.2).
+``projected``
+    Algorithm 1's round from about one normal per record (isotropic Σ),
+    the default draw of ``gaussian.simulate``.
 ``leakage``
     Membership-inference log-likelihood ratio, exact and Rényi leak
     probabilities, Gaussian-DP view, marginal leak probability (§4.3-4.4).
@@ -32,6 +35,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "bernoulli",
     "gaussian",
+    "projected",
     "leakage",
     "dynamics",
     "optimize",

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from ._validate import (
     check_choice,
@@ -66,6 +66,7 @@ __all__ = [
 ]
 
 STATISTICS = ("paper", "exact")
+METHODS = ("auto", "records", "projected")
 
 #: Noise scales the simulators accept: γ², γ⁻² and the squared noise must stay
 #: finite in double precision (beyond, Λ and the error are inf − inf).
@@ -414,25 +415,30 @@ def clip_probability(d, R, mu=None, Sigma=None):
     R = check_real("R", R, low=0, low_open=True, scalar=True)
     mu = check_mean(mu, d)
     Sigma = check_covariance(Sigma, d)
-    sigma2 = _isotropic_variance(Sigma)
+    return _clip_probability(d, R, mu, Sigma, _isotropic_variance(Sigma))
+
+
+def _clip_probability(d, R, mu, Sigma, sigma2):
+    """:func:`clip_probability` of checked arguments; ``sigma2`` = σ² if Σ = σ² I, else None."""
     mu2 = float(mu @ mu)
     with np.errstate(over="ignore"):  # (R/σ)² may overflow to inf: probability 0
         x = float(np.float64(R / math.sqrt(sigma2)) ** 2) if sigma2 is not None else None
     if sigma2 is not None:
-        return float(stats.ncx2.sf(x, d, mu2 / sigma2)) if mu2 > 0 else float(stats.chi2.sf(x, d))
+        return float(stats.ncx2.sf(x, d, mu2 / sigma2)) if mu2 > 0 else float(special.chdtrc(d, x))
     lam = float(np.linalg.eigvalsh(Sigma).max())
     gap = R - np.sqrt(mu2)
     if gap <= 0:
         return 1.0
     with np.errstate(over="ignore"):
         x = float(np.float64(gap / math.sqrt(lam)) ** 2)
-    return float(stats.chi2.sf(x, d))
+    return float(special.chdtrc(d, x))
 
 
 def _isotropic_variance(Sigma):
     """σ² if Sigma = σ² I (to rounding), else None."""
     s2 = float(np.mean(np.diag(Sigma)))
-    if np.allclose(Sigma, s2 * np.eye(Sigma.shape[0]), rtol=1e-12, atol=1e-14 * max(s2, 1e-300)):
+    diff = np.abs(Sigma - s2 * np.eye(Sigma.shape[0]))
+    if np.all(diff <= 1e-14 * max(s2, 1e-300) + 1e-12 * s2):  # np.allclose(rtol=1e-12, atol=1e-14 s2)
         return s2
     return None
 
@@ -464,6 +470,9 @@ class GaussianRun:
         Parameters of the run.
     statistic : str
         Membership statistic used (``"paper"`` or ``"exact"``).
+    method : str
+        How the rounds were drawn: ``"records"`` or ``"projected"``
+        (:func:`simulate`), ``"agents"`` (:func:`simulate_agents`).
     """
 
     population: np.ndarray
@@ -475,6 +484,7 @@ class GaussianRun:
     q: float
     r: float
     statistic: str
+    method: str = "records"
 
     @property
     def collapsed(self) -> np.ndarray:
@@ -523,7 +533,7 @@ def _trial_rngs(seed, trials):
 
 
 def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic="paper",
-             cap=20000, seed=None):
+             cap=20000, seed=None, method="auto"):
     """Run Algorithm 1 (private mean estimation with membership-inference departures).
 
     Each round t with N_t > 0 users: draw a fresh dataset of N_t records
@@ -546,8 +556,23 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     worst-case reading of §4.2. The release of that round is still made and
     its error recorded.
 
-    Vectorized over records: the cost of a round is dominated by drawing the
-    N_t × d normal matrix; memory holds one round's matrix at a time.
+    **Two ways to draw a round** (``method``). ``"records"`` draws the
+    N_t × d matrix of records, clips them and evaluates Λ of each: it works
+    for every Σ and R, and its cost is that of drawing the matrix; memory
+    holds one round's matrix at a time. ``"projected"``
+    (:mod:`perfpriv.projected`) draws about one normal per record: for an
+    isotropic Σ = σ² I, Λ depends on a record only through its deviation
+    along the noise direction and the squared length of the rest, and the
+    latter is drawn only for the few records whose leak it can decide. It
+    is exact in law except for two events it neglects -- a record being
+    clipped, and a record that the rule skips (β > θ with probability below
+    2⁻⁶⁴) leaking -- so each trial's law is within T · cap ·
+    (2⁻⁶⁴ + :func:`clip_probability`) of the records method in total
+    variation. ``"auto"`` (default) uses ``"projected"`` when Σ is isotropic
+    and a record is clipped with probability at most 1e-12
+    (``perfpriv.projected.CLIP_NEGLIGIBLE``), ``"records"`` otherwise. The
+    two methods consume the random stream differently: the same seed gives
+    runs equal in law, not draw by draw.
 
     Parameters
     ----------
@@ -584,12 +609,16 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
         Maximum population (20000 as in the paper).
     seed : None, int, SeedSequence or numpy.random.Generator
         Randomness; trial i uses the i-th child generator of ``seed``.
+    method : {"auto", "records", "projected"}
+        How rounds are drawn (see above). ``"projected"`` requires an
+        isotropic Σ and a clip probability of at most 1e-12.
 
     Returns
     -------
     GaussianRun
         ``population`` (trials × T+1), ``error`` (trials × T),
-        ``leak_fraction`` (trials × T), ``alive`` (trials × T).
+        ``leak_fraction`` (trials × T), ``alive`` (trials × T), and the
+        ``method`` used.
 
     References
     ----------
@@ -608,6 +637,9 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
 
     (gamma, gammas, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic,
      cap) = _check_run_args(gamma, tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, cap)
+    method, sigma2 = _choose_method(method, d, R, mu, Sigma)
+    if method == "projected":
+        return _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, statistic, cap, seed)
     L = None if np.array_equal(Sigma, np.eye(d)) else np.linalg.cholesky(Sigma)
     L_inv = None if L is None else np.linalg.inv(L)
     mu_add = mu if np.any(mu) else None
@@ -654,7 +686,55 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
             leak_fraction[i, t] = leaked / N
             N = min(N - int(rng.binomial(leaked, q)) + int(rng.binomial(N - leaked, r)), cap)
             population[i, t + 1] = N
-    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic)
+    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "records")
+
+
+def _choose_method(method, d, R, mu, Sigma):
+    """The draw :func:`simulate` uses, and σ² when it is the projected one."""
+    from . import projected  # builds on leakage, which builds on this module
+    method = check_choice("method", method, METHODS)
+    if method == "records":
+        return method, None
+    sigma2 = _isotropic_variance(Sigma)
+    if sigma2 is None:
+        if method == "auto":
+            return "records", None
+        raise ValueError("method='projected' needs an isotropic Sigma (a multiple of the identity); "
+                         "use method='records' for this Sigma")
+    p_clip = _clip_probability(d, R, mu, Sigma, sigma2)
+    if p_clip > projected.CLIP_NEGLIGIBLE:
+        if method == "auto":
+            return "records", None
+        raise ValueError(f"method='projected' needs records that are (almost) never clipped: a record "
+                         f"exceeds R={R:g} with probability {p_clip:.3g} > {projected.CLIP_NEGLIGIBLE:g}; "
+                         f"use method='records' or a larger R")
+    return "projected", sigma2
+
+
+def _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, statistic, cap, seed):
+    """:func:`simulate` with the rounds of :func:`perfpriv.projected.draw_round`."""
+    from . import projected
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    error = np.zeros((trials, T))
+    leak_fraction = np.zeros((trials, T))
+    alive = np.zeros((trials, T), dtype=bool)
+    t_quantile = projected._band_quantile(d)
+    for i, rng in enumerate(_trial_rngs(seed, trials)):
+        N = n0
+        population[i, 0] = N
+        last_error = 0.0
+        for t in range(T):
+            if N == 0:
+                error[i, t:] = last_error
+                break
+            alive[i, t] = True
+            last_error, leaked = projected._draw_round(rng, N, float(gammas[t]), tau, d, sigma2, statistic,
+                                                       t_quantile)
+            error[i, t] = last_error
+            leak_fraction[i, t] = leaked / N
+            N = min(N - int(rng.binomial(leaked, q)) + int(rng.binomial(N - leaked, r)), cap)
+            population[i, t + 1] = N
+    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "projected")
 
 
 def _log_isotropic_normal(x, mean, var):
@@ -725,4 +805,4 @@ def simulate_agents(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=
             leak_fraction[i, t] = leaked_count / N
             N = min(N_next, cap)
             population[i, t + 1] = N
-    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic)
+    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "agents")

@@ -143,18 +143,28 @@ def record_deviations(Z, R):
     return np.sqrt(np.einsum("ij,ij->i", dev, dev))
 
 
-def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
-    """Λ from ‖z̄ − μ_z̄‖², ⟨z̄ − μ_z̄, η⟩ and ‖η‖² (the one place of both formulas).
+def _llr_coefficients(eta_sq, n, gamma, d, statistic):
+    """Λ = a ‖z̄ − μ_z̄‖² + b ⟨z̄ − μ_z̄, η⟩ + c: the coefficients (a, b, c) of both statistics.
 
-    paper (Lemma 6):  [n s²/(n−1)² + 2n⟨·,η⟩/(n−1)] / (2γ²)
-    exact:            (d/2) log(n/(n−1)) + [s²/(n−1) + 2⟨·,η⟩ − ‖η‖²] / (2γ²)
+    This is the one place of both formulas (eq. 8):
+
+    paper (Lemma 6):  a = n/((n−1)² 2γ²),  b = 2n/((n−1) 2γ²),  c = 0
+    exact:            a = 1/((n−1) 2γ²),   b = 2/(2γ²),   c = (d/2) log(n/(n−1)) − ‖η‖²/(2γ²)
+
     (the exact form is (d/2)log(n/(n−1)) − n‖η‖²/(2γ²) + (n−1)‖η+δ‖²/(2γ²),
-    δ = (z̄ − μ_z̄)/(n−1), expanded so that nothing large cancels).
+    δ = (z̄ − μ_z̄)/(n−1), expanded so that nothing large cancels). ``a > 0``
+    for every n >= 2, which :mod:`perfpriv.projected` relies on.
     """
     g2 = 2.0 * gamma**2
     if statistic == "paper":
-        return (n * dev_sq / (n - 1) ** 2 + 2.0 * n * inner / (n - 1)) / g2
-    return 0.5 * d * np.log1p(1.0 / (n - 1)) + (dev_sq / (n - 1) + 2.0 * inner - eta_sq) / g2
+        return n / ((n - 1) ** 2 * g2), 2.0 * n / ((n - 1) * g2), 0.0
+    return 1.0 / ((n - 1) * g2), 2.0 / g2, 0.5 * d * math.log1p(1.0 / (n - 1)) - eta_sq / g2
+
+
+def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
+    """Λ from ‖z̄ − μ_z̄‖², ⟨z̄ − μ_z̄, η⟩ and ‖η‖² (coefficients: :func:`_llr_coefficients`)."""
+    a, b, c = _llr_coefficients(eta_sq, n, gamma, d, statistic)
+    return a * dev_sq + b * inner + c
 
 
 def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):

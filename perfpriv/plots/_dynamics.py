@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import check_choice, check_int, check_probability, check_real
-from ..sweep import cell_seed
+from ..sweep import cell_seed, sweep
 from ._common import new_figure
 
 __all__ = [
@@ -130,7 +130,7 @@ class GrowthCurves:
 
 
 def growth_curves(q, r, taus=(0.02, 0.05), gammas=None, *, n0=1000, T=1, trials=5, d=12, R=10.0,
-                  cap=20000, ratio="first", statistic="paper", seed=0) -> GrowthCurves:
+                  cap=20000, ratio="first", statistic="paper", seed=0, n_jobs=None) -> GrowthCurves:
     """Growth factor against gamma, from eq. 13 and from simulations of Algorithm 1.
 
     Parameters
@@ -158,6 +158,9 @@ def growth_curves(q, r, taus=(0.02, 0.05), gammas=None, *, n0=1000, T=1, trials=
         Each (tau, gamma) simulation is seeded from ``seed`` and its coordinates.
     statistic : {"paper", "exact"}
         Membership statistic (Lemma 6, or the exact remove-one ratio).
+    n_jobs : int, optional
+        Workers of the (tau, gamma) sweep (:func:`perfpriv.sweep.sweep`); the
+        result does not depend on it.
 
     Returns
     -------
@@ -179,26 +182,26 @@ def growth_curves(q, r, taus=(0.02, 0.05), gammas=None, *, n0=1000, T=1, trials=
     taus = np.atleast_1d(check_real("taus", taus, low=0.0, low_open=True))
     gammas = np.geomspace(0.2, 20.0, 10) if gammas is None else np.atleast_1d(
         check_real("gammas", gammas, low=0.0, low_open=True))
-    theory = np.empty((len(taus), len(gammas)))
-    emp = np.empty_like(theory)
-    spread = np.empty_like(theory)
-    se = np.empty_like(theory)
-    for i, tau in enumerate(taus):
-        theory[i] = _growth(gammas, tau, q, r, n0, d, R, statistic)
-        for j, g in enumerate(gammas):
-            run = gaussian.simulate(g, tau, q, r, T=(1 if ratio == "first" else T), n0=n0, d=d, R=R,
-                                    trials=trials, statistic=statistic, cap=cap,
-                                    seed=cell_seed(seed, tau, g))
-            pop = np.asarray(run.population, dtype=float)
-            if ratio == "first":
-                ratios = pop[:, 1] / pop[:, 0]
-            else:
-                alive = np.asarray(run.alive, dtype=bool)
-                ratios = (pop[:, 1:] / np.maximum(pop[:, :-1], 1))[alive]
-            emp[i, j] = ratios.mean()
-            spread[i, j] = ratios.std()
-            se[i, j] = ratios.std(ddof=1) / np.sqrt(ratios.size) if ratios.size > 1 else np.nan
+    theory = np.stack([_growth(gammas, tau, q, r, n0, d, R, statistic) for tau in taus])
+    res = sweep(_growth_cell, {"tau": taus, "gamma": gammas}, seed=seed, n_jobs=n_jobs,
+                description="growth curves", q=q, r=r, T=(1 if ratio == "first" else T), n0=n0, d=d, R=R,
+                trials=trials, statistic=statistic, cap=cap, ratio=ratio)
+    emp, spread, se = np.moveaxis(res.values, -1, 0)
     return GrowthCurves(gammas, taus, theory, emp, spread, se, q, r, n0, T, ratio)
+
+
+def _growth_cell(tau, gamma, *, q, r, T, n0, d, R, trials, statistic, cap, ratio, seed):
+    """Mean, spread and standard error of the simulated growth ratios of one (tau, gamma)."""
+    gaussian = _lib()[1]
+    run = gaussian.simulate(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, cap=cap,
+                            seed=seed)
+    pop = np.asarray(run.population, dtype=float)
+    if ratio == "first":
+        ratios = pop[:, 1] / pop[:, 0]
+    else:
+        ratios = (pop[:, 1:] / np.maximum(pop[:, :-1], 1))[np.asarray(run.alive, dtype=bool)]
+    se = ratios.std(ddof=1) / np.sqrt(ratios.size) if ratios.size > 1 else np.nan
+    return ratios.mean(), ratios.std(), se
 
 
 def _draw_growth(ax, curves: GrowthCurves, title: str):

@@ -20,6 +20,7 @@ from matplotlib import colormaps
 
 from .. import gaussian, leakage
 from .._validate import check_choice, check_int, check_real
+from ..sweep import sweep
 from ._common import new_figure
 
 __all__ = [
@@ -421,13 +422,23 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
     return fig
 
 
-def figure3a_simulation(n, gammas, taus, *, rounds, d=_D, R=_R, statistic="paper", seed=0):
+def _leak_fraction_cell(gamma, tau, *, n, rounds, d, R, statistic, seed):
+    """Mean leak fraction of ``rounds`` one-round runs at N = n, and its standard error."""
+    run = gaussian.simulate(gamma, tau, 0.0, 0.0, T=1, n0=n, d=d, R=R, trials=rounds, statistic=statistic,
+                            seed=seed)
+    frac = np.asarray(run.leak_fraction, dtype=float)[:, 0]
+    return frac.mean(), frac.std(ddof=1) / np.sqrt(frac.size)
+
+
+def figure3a_simulation(n, gammas, taus, *, rounds, d=_D, R=_R, statistic="paper", seed=0, n_jobs=None):
     """Simulated points of Fig. 3a: leak fraction of Algorithm 1 rounds at fixed N.
 
     Each (γ, τ) runs :func:`perfpriv.gaussian.simulate` with q = r = 0 (no one
     leaves or joins, so every round has exactly ``n`` records) for
     ``rounds`` independent one-round trials; the mean leak fraction and its
-    standard error over rounds are returned.
+    standard error over rounds are returned. The (γ, τ) cells are a
+    :func:`perfpriv.sweep.sweep` (``n_jobs`` workers; each cell seeded from
+    ``seed`` and its (γ, τ)).
 
     Returns
     -------
@@ -437,17 +448,9 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=_D, R=_R, statistic="paper
     """
     gammas = np.atleast_1d(np.asarray(gammas, dtype=float))
     taus = np.atleast_1d(np.asarray(taus, dtype=float))
-    p = np.empty((gammas.size, taus.size))
-    se = np.empty_like(p)
-    ss = np.random.SeedSequence(seed)
-    children = ss.spawn(gammas.size * taus.size)
-    for i, g in enumerate(gammas):
-        for j, t in enumerate(taus):
-            run = gaussian.simulate(float(g), float(t), 0.0, 0.0, T=1, n0=n, d=d, R=R, trials=rounds,
-                                    statistic=statistic, seed=children[i * taus.size + j])
-            frac = np.asarray(run.leak_fraction, dtype=float)[:, 0]
-            p[i, j] = frac.mean()
-            se[i, j] = frac.std(ddof=1) / np.sqrt(frac.size)
+    res = sweep(_leak_fraction_cell, {"gamma": gammas, "tau": taus}, seed=seed, n_jobs=n_jobs,
+                description="Fig. 3a", n=n, rounds=rounds, d=d, R=R, statistic=statistic)
+    p, se = np.moveaxis(res.values, -1, 0)
     return {"taus": taus, "p": p, "se": se}
 
 
