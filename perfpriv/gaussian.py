@@ -572,7 +572,10 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     and a record is clipped with probability at most 1e-12
     (``perfpriv.projected.CLIP_NEGLIGIBLE``), ``"records"`` otherwise. The
     two methods consume the random stream differently: the same seed gives
-    runs equal in law, not draw by draw.
+    runs equal in law, not draw by draw. The projected draw gives each round
+    its own stretch of the trial's stream
+    (:func:`perfpriv.projected.round_generators`), so runs from one seed with
+    different γ (or schedules) share their random numbers round by round.
 
     Parameters
     ----------
@@ -720,6 +723,7 @@ def _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, stat
     alive = np.zeros((trials, T), dtype=bool)
     t_quantile = projected._band_quantile(d)
     for i, rng in enumerate(_trial_rngs(seed, trials)):
+        streams = projected.round_generators(rng)
         N = n0
         population[i, 0] = N
         last_error = 0.0
@@ -728,11 +732,12 @@ def _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, stat
                 error[i, t:] = last_error
                 break
             alive[i, t] = True
-            last_error, leaked = projected._draw_round(rng, N, float(gammas[t]), tau, d, sigma2, statistic,
+            g = next(streams)
+            last_error, leaked = projected._draw_round(g, N, float(gammas[t]), tau, d, sigma2, statistic,
                                                        t_quantile)
             error[i, t] = last_error
             leak_fraction[i, t] = leaked / N
-            N = min(N - int(rng.binomial(leaked, q)) + int(rng.binomial(N - leaked, r)), cap)
+            N = min(N - int(g.binomial(leaked, q)) + int(g.binomial(N - leaked, r)), cap)
             population[i, t + 1] = N
     return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "projected")
 

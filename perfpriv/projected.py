@@ -66,7 +66,8 @@ from scipy import stats
 from . import leakage
 from ._validate import check_choice, check_int, check_real, check_rng
 
-__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "leak_thresholds", "draw_round"]
+__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "leak_thresholds", "draw_round",
+           "round_generators"]
 
 #: A skipped record would have leaked with probability below this (2⁻⁶⁴).
 SKIP_PROBABILITY = 2.0**-64
@@ -74,6 +75,57 @@ SKIP_PROBABILITY = 2.0**-64
 #: ``method="auto"`` uses the projected draw when a record is clipped with at
 #: most this probability (and Σ is isotropic).
 CLIP_NEGLIGIBLE = 1e-12
+
+#: Round t of a trial draws from the trial's stream advanced by t times this
+#: many steps (no round comes close to using 2⁶⁴ random numbers).
+ROUND_STRIDE = 2**64
+
+
+def round_generators(seed):
+    """One random generator per round, each a separate stretch of one stream.
+
+    Round t (t = 1, 2, ...) gets the stream of ``seed`` advanced by
+    t · 2⁶⁴ steps (``bit_generator.advance``, cheap for numpy's PCG64,
+    PCG64DXSM and Philox; other bit generators get one spawned child per
+    round). A round's draws therefore do not depend on how many numbers
+    earlier rounds used, so two runs from the same seed -- with different γ,
+    or different privacy schedules -- share their random numbers round by
+    round (common random numbers): the first min(N, N') deviations of round
+    t coincide even after the populations have drifted apart. The grid
+    searches and paired comparisons of the book rely on that.
+
+    Parameters
+    ----------
+    seed : None, int, SeedSequence or numpy.random.Generator
+        The trial's randomness.
+
+    Yields
+    ------
+    numpy.random.Generator
+        The generator of the next round. (With an advancing bit generator
+        it is one object whose state is reset each round: draw from it
+        before asking for the next.)
+
+    Examples
+    --------
+    >>> a, b = round_generators(3), round_generators(3)
+    >>> x = next(a).standard_normal(5)       # round 1 draws 5 numbers ...
+    >>> y = next(b).standard_normal(50)      # ... or 50: the first 5 agree
+    >>> bool(np.array_equal(x, y[:5])), bool(next(a).random() == next(b).random())
+    (True, True)
+    """
+    rng = check_rng(seed)
+    bg = rng.bit_generator
+    if not hasattr(bg, "advance"):
+        while True:
+            yield rng.spawn(1)[0]
+    cursor = type(bg)(0)
+    cursor.state = bg.state
+    out = np.random.Generator(type(bg)(0))
+    while True:
+        cursor.advance(ROUND_STRIDE)
+        out.bit_generator.state = cursor.state
+        yield out
 
 
 def band_quantile(d):

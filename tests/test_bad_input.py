@@ -147,7 +147,7 @@ CASES = {
                           {"gamma": POSITIVE + [1e300, [1.0, 2.0, 3.0]], "tau": POSITIVE, "q": PROB, "r": PROB,
                            "T": INT_POS, "n0": [0, 51, 2.5], "d": INT_POS, "R": POSITIVE, "trials": INT_POS,
                            "statistic": STAT, "Sigma": [NOT_PD, np.eye(3)], "mu": [[0.0], [NAN, 0.0]],
-                           "seed": [-1, "x"]}),
+                           "seed": [-1, "x"], "method": ["fast", None]}),
     "epsilon_search.optimal_epsilon": (
         epsilon_search.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
         {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),

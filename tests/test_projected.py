@@ -1,0 +1,209 @@
+"""The projected draw of Algorithm 1's round (perfpriv.projected) against independent truth.
+
+* the reduction Λ > τ  <=>  β > θ, checked record by record on full datasets
+  against :func:`perfpriv.leakage.log_likelihood_ratio` (the definition);
+* the skip quantile against mpmath's incomplete gamma function;
+* the joint law of a round against the records method and the agent
+  reference (``simulate_agents``), with tolerances from standard errors --
+  including N = 2, where the band's β are perfectly correlated and a draw of
+  independent β would be wrong;
+* the choice of ``method="auto"`` and the errors of ``method="projected"``.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+
+from perfpriv import gaussian as G
+from perfpriv import leakage as L
+from perfpriv import projected as P
+
+Z_TOL = 4.5
+
+
+def _rotated(Z, mu, sigma2, eta, rng):
+    """Standardized records in a basis whose first axis is η/‖η‖: (a, H)."""
+    d = Z.shape[1]
+    e = eta / np.linalg.norm(eta)
+    Q, _ = np.linalg.qr(np.column_stack([e, rng.standard_normal((d, d - 1))]))
+    Q[:, 0] *= np.sign(Q[:, 0] @ e)
+    G_std = (Z - mu) / np.sqrt(sigma2)
+    return G_std @ Q[:, 0], G_std @ Q[:, 1:]
+
+
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+@pytest.mark.parametrize("n, d, gamma, tau, sigma2", [
+    (300, 12, 2.0, 0.01, 2.5),
+    (50, 5, 0.5, 0.02, 1.0),
+    (7, 3, 0.1, 0.2, 0.3),
+    (2, 4, 0.3, 0.05, 1.0),
+    (40, 1, 0.4, 0.03, 0.7),
+])
+def test_beta_above_theta_is_exactly_the_membership_test(statistic, n, d, gamma, tau, sigma2):
+    rng = np.random.default_rng(n * 100 + d)
+    mu = np.linspace(-1.0, 1.0, d)
+    for _ in range(20):
+        Z = mu + np.sqrt(sigma2) * rng.standard_normal((n, d))
+        eta = rng.standard_normal(d) * gamma / np.sqrt(n)
+        lam = L.log_likelihood_ratio(Z, eta, gamma, R=1e6, statistic=statistic)
+        a, H = _rotated(Z, mu, sigma2, eta, rng)
+        beta = np.sum((H - H.mean(axis=0)) ** 2, axis=1)
+        theta = P.leak_thresholds(a - a.mean(), np.linalg.norm(eta), gamma, tau, d=d, sigma2=sigma2,
+                                  statistic=statistic)
+        # records within rounding of the threshold could go either way; there are none in practice
+        clear = np.abs(lam - tau) > 1e-9 * max(1.0, abs(tau))
+        np.testing.assert_array_equal((beta > theta)[clear], (lam > tau)[clear])
+
+
+@pytest.mark.parametrize("d", [2, 3, 12, 50])
+def test_band_quantile_leaves_two_to_the_minus_64_in_the_tail(d):
+    mpmath.mp.dps = 40
+    t = P.band_quantile(d)
+    tail = mpmath.gammainc(mpmath.mpf(d - 1) / 2, mpmath.mpf(t) / 2, mpmath.inf, regularized=True)
+    assert abs(float(tail) / 2.0**-64 - 1) < 1e-8
+    assert P.band_quantile(1) == 0.0
+
+
+def _moments_agree(x, y):
+    se = np.hypot(x.std(), y.std()) / np.sqrt(x.size)
+    assert abs(x.mean() - y.mean()) < Z_TOL * se, (x.mean(), y.mean(), se)
+    # standard deviations: the standard error of a sample s.d. is about s.d./sqrt(2n)
+    sd_se = np.hypot(x.std(), y.std()) / np.sqrt(2 * x.size)
+    assert abs(x.std() - y.std()) < Z_TOL * sd_se, (x.std(), y.std(), sd_se)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(gamma=1.0, tau=0.02, q=0.3, r=0.4, n0=500, d=12, statistic="paper"),
+    dict(gamma=0.2, tau=0.01, q=0.5, r=0.5, n0=300, d=12, statistic="exact"),  # a wide band
+    dict(gamma=0.5, tau=0.05, q=0.2, r=0.6, n0=60, d=3, statistic="paper", mu=[1.0, 0.0, -1.0],
+         Sigma=np.eye(3) * 2.0),
+])
+def test_projected_and_records_methods_agree_in_law(kw):
+    common = dict(T=3, trials=1500, R=30.0, **kw)
+    records = G.simulate(seed=1, method="records", **common)
+    projected = G.simulate(seed=2, method="projected", **common)
+    assert (records.method, projected.method) == ("records", "projected")
+    for x, y in [(records.leak_fraction[:, 0], projected.leak_fraction[:, 0]),
+                 (records.error[:, 0], projected.error[:, 0]),
+                 (records.population[:, -1], projected.population[:, -1])]:
+        _moments_agree(np.asarray(x, float), np.asarray(y, float))
+        assert stats.ks_2samp(x, y).pvalue > 1e-4
+
+
+def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
+    # at N = 2 the deviations are opposite, β_1 = β_2: both records are in the band together
+    kw = dict(T=1, n0=2, d=3, R=50.0, trials=6000, statistic="paper")
+    gamma, tau = 0.3, 10.0  # small γ, large τ: the β term decides most leaks
+    projected = G.simulate(gamma, tau, 0.0, 0.0, seed=3, method="projected", **kw)
+    agents = G.simulate_agents(gamma, tau, 0.0, 0.0, seed=4, **kw)
+    freq = {}
+    for value in (0.0, 0.5, 1.0):
+        a = np.mean(projected.leak_fraction[:, 0] == value)
+        b = freq[value] = np.mean(agents.leak_fraction[:, 0] == value)
+        se = np.sqrt((a * (1 - a) + b * (1 - b)) / kw["trials"])
+        assert abs(a - b) < Z_TOL * max(se, 1e-3), (value, a, b)
+    # the check has teeth: a shortcut drawing β_1, β_2 independently from their
+    # (1/2)χ²_2 marginal gets P(exactly one leaks) wrong by many standard errors
+    rng = np.random.default_rng(5)
+    one = []
+    for _ in range(kw["trials"]):
+        eta = rng.standard_normal(3) * gamma / np.sqrt(2)
+        a = rng.standard_normal(2)
+        theta = P.leak_thresholds(a - a.mean(), np.linalg.norm(eta), gamma, tau, d=3)
+        one.append(np.count_nonzero(0.5 * rng.chisquare(2, size=2) > theta) == 1)
+    shortcut = np.mean(one)
+    se = np.sqrt((shortcut * (1 - shortcut) + freq[0.5] * (1 - freq[0.5])) / kw["trials"])
+    assert abs(shortcut - freq[0.5]) > 10 * se, (shortcut, freq[0.5], se)
+
+
+def test_lone_user_round_draws_the_full_record_error():
+    run = G.simulate(3.0, 0.05, q=0.0, r=0.0, T=1, n0=1, d=4, R=50.0, trials=4000, seed=5, method="projected")
+    assert np.all(run.leak_fraction == 1.0)
+    err = run.error[:, 0]
+    truth = G.mahalanobis_error(3.0, 1, d=4)  # (γ² + 1) d for one record
+    assert abs(err.mean() - truth) < Z_TOL * err.std() / np.sqrt(err.size)
+
+
+def test_auto_uses_projected_only_for_isotropic_sigma_and_negligible_clipping():
+    kw = dict(T=2, n0=20, d=3, trials=2, seed=6)
+    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, **kw).method == "projected"
+    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=30.0, Sigma=3.0 * np.eye(3), **kw).method == "projected"
+    aniso = np.diag([1.0, 2.0, 3.0])
+    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, Sigma=aniso, **kw).method == "records"
+    assert G.clip_probability(3, 2.0) > P.CLIP_NEGLIGIBLE
+    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=2.0, **kw).method == "records"
+    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, method="records", **kw).method == "records"
+    assert G.simulate_agents(1.0, 0.05, 0.3, 0.3, R=10.0, **kw).method == "agents"
+
+
+def test_projected_refuses_what_it_cannot_draw_exactly():
+    kw = dict(T=2, n0=20, d=3, trials=2, seed=7, method="projected")
+    with pytest.raises(ValueError, match="method='projected' needs an isotropic Sigma"):
+        G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, Sigma=np.diag([1.0, 2.0, 3.0]), **kw)
+    with pytest.raises(ValueError, match="clipped"):
+        G.simulate(1.0, 0.05, 0.3, 0.3, R=2.0, **kw)
+    with pytest.raises(ValueError, match="method must be one of"):
+        G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, T=2, n0=20, d=3, method="fast")
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: P.band_quantile(0), "d"),
+    (lambda: P.leak_thresholds([0.1], 1.0, 1.0, 0.1, d=2), "alpha"),
+    (lambda: P.leak_thresholds([0.1, np.nan], 1.0, 1.0, 0.1, d=2), "alpha"),
+    (lambda: P.leak_thresholds([0.1, -0.1], -1.0, 1.0, 0.1, d=2), "eta_norm"),
+    (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 0.0, 0.1, d=2), "gamma"),
+    (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 1.0, 0.1, d=2, sigma2=0.0), "sigma2"),
+    (lambda: P.draw_round(0, 1.0, 0.1, d=2), "n"),
+    (lambda: P.draw_round(10, 1.0, -0.1, d=2), "tau"),
+    (lambda: P.draw_round(10, 1.0, 0.1, d=2, statistic="other"), "statistic"),
+])
+def test_bad_input_raises_value_error_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_draw_round_is_seeded_and_matches_simulate():
+    a = P.draw_round(200, 1.5, 0.02, d=6, seed=9)
+    assert a == P.draw_round(200, 1.5, 0.02, d=6, seed=9)
+    # simulate's trial i draws round 1 from the first round generator of the i-th child of the seed
+    run = G.simulate(1.5, 0.02, 0.0, 0.0, T=1, n0=200, d=6, R=50.0, trials=1,
+                     seed=np.random.default_rng(10), method="projected")
+    child = np.random.default_rng(10).spawn(1)[0]
+    error, leaked = P.draw_round(200, 1.5, 0.02, d=6, seed=next(P.round_generators(child)))
+    assert run.error[0, 0] == error and run.leak_fraction[0, 0] == leaked / 200
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.Philox, np.random.MT19937])
+def test_round_streams_do_not_depend_on_how_much_earlier_rounds_drew(bit_generator):
+    def rounds(sizes):
+        gens = P.round_generators(np.random.Generator(bit_generator(11)))
+        return [next(gens).standard_normal(k)[:3] for k in sizes]
+
+    short, long = rounds([2, 3, 3, 3]), rounds([500, 3, 40, 3])
+    for x, y in zip(short[1:], long[1:]):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(short[0][:2], long[0][:2])
+    assert not np.array_equal(short[1], short[2])  # rounds differ from each other
+
+
+def test_runs_with_nearby_noise_scales_share_their_random_numbers_round_by_round():
+    kw = dict(tau=0.02, q=0.3, r=0.6, T=20, n0=300, d=12, R=10.0, trials=30, seed=12)
+    late = slice(10, None)
+
+    def late_relative_errors(method):
+        out = []
+        for g in (2.0, 2.1):
+            run = G.simulate(g, method=method, **kw)
+            # error over its expectation given the round's population: what is left is the draws
+            expected = G.mahalanobis_error(g, np.maximum(run.population[:, :-1], 1), d=12)
+            out.append((run.error / expected)[:, late].ravel())
+        return out, run
+
+    (a, b), run = late_relative_errors("projected")
+    assert np.mean(run.population[:, 1:] != G.simulate(2.0, **kw).population[:, 1:]) > 0.5  # drifted apart
+    assert np.corrcoef(a, b)[0, 1] > 0.9  # ... yet late rounds still share their draws
+    (a, b), _ = late_relative_errors("records")
+    assert abs(np.corrcoef(a, b)[0, 1]) < 0.3  # one stream per trial: out of step after the first rounds
