@@ -16,7 +16,7 @@ mean then splits into
     α_i = a_i − ā                (along η̂),     β_i = ‖h_i − h̄‖²   (across η̂),
 
 so ‖z_i − z̄‖² = σ² (α_i² + β_i) and ⟨z_i − z̄, η⟩ = σ ‖η‖ α_i, and the
-membership statistic (eq. 8, :func:`perfpriv.leakage._llr_coefficients`)
+membership statistic (eq. 8; coefficients from ``perfpriv.leakage._llr_coefficients``)
 is Λ_i = A σ² (α_i² + β_i) + B σ ‖η‖ α_i + C with A > 0. Record i therefore
 leaks (Λ_i > τ) exactly when
 
