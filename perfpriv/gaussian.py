@@ -724,6 +724,7 @@ def _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, stat
     t_quantile = projected._band_quantile(d)
     for i, rng in enumerate(_trial_rngs(seed, trials)):
         streams = projected.round_generators(rng)
+        coins = projected.round_generators(rng, offset=projected.COIN_OFFSET)
         N = n0
         population[i, 0] = N
         last_error = 0.0
@@ -737,7 +738,8 @@ def _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, stat
                                                        t_quantile)
             error[i, t] = last_error
             leak_fraction[i, t] = leaked / N
-            N = min(N - int(g.binomial(leaked, q)) + int(g.binomial(N - leaked, r)), cap)
+            c = next(coins)  # the coins of the round: their own stream, in step across γ
+            N = min(N - int(c.binomial(leaked, q)) + int(c.binomial(N - leaked, r)), cap)
             population[i, t + 1] = N
     return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "projected")
 

@@ -80,8 +80,12 @@ CLIP_NEGLIGIBLE = 1e-12
 #: many steps (no round comes close to using 2⁶⁴ random numbers).
 ROUND_STRIDE = 2**64
 
+#: The leave/recruit coins of round t come from the round streams shifted by
+#: this many steps (:func:`round_generators`' ``offset``).
+COIN_OFFSET = 2**62
 
-def round_generators(seed):
+
+def round_generators(seed, offset=0):
     """One random generator per round, each a separate stretch of one stream.
 
     Round t (t = 1, 2, ...) gets the stream of ``seed`` advanced by
@@ -98,6 +102,11 @@ def round_generators(seed):
     ----------
     seed : None, int, SeedSequence or numpy.random.Generator
         The trial's randomness.
+    offset : int
+        Further steps to advance every round's stream by, 0 <= offset < 2⁶³:
+        a second family of streams of the same trial (the simulator draws
+        the leave/recruit coins with ``offset =`` :data:`COIN_OFFSET`, so
+        that they too stay in step across γ).
 
     Yields
     ------
@@ -115,12 +124,17 @@ def round_generators(seed):
     (True, True)
     """
     rng = check_rng(seed)
+    offset = check_int("offset", offset, low=0, high=2**63 - 1)
     bg = rng.bit_generator
     if not hasattr(bg, "advance"):
+        if offset:
+            rng = rng.spawn(offset % 997 + 1)[-1]
         while True:
             yield rng.spawn(1)[0]
     cursor = type(bg)(0)
     cursor.state = bg.state
+    if offset:
+        cursor.advance(offset)
     out = np.random.Generator(type(bg)(0))
     while True:
         cursor.advance(ROUND_STRIDE)
@@ -241,8 +255,10 @@ def draw_round(n, gamma, tau, *, d, sigma2=1.0, statistic="paper", seed=None):
     statistic : {"paper", "exact"}
         Membership statistic.
     seed : None, int, SeedSequence or numpy.random.Generator
-        Randomness; draws, in order: η (d normals), a (n), the band's h
-        (m (d − 1)), the rest sum S (d − 1).
+        Randomness; draws, in order: η (d normals), a (n), the rest sum S
+        (d − 1), the band's h (m (d − 1)). Everything whose size does not
+        depend on γ comes first, so rounds with different γ from one stream
+        share η's direction, the a and S.
 
     Returns
     -------
@@ -266,26 +282,27 @@ def _draw_round(rng, n, gamma, tau, d, sigma2, statistic, t_quantile):
     eta = rng.standard_normal(d) * (gamma / math.sqrt(n))
     eta_norm = math.sqrt(float(eta @ eta))
     a = rng.standard_normal(n)
+    rest = rng.standard_normal(d - 1)  # S / sqrt(n - m): drawn before the band, whose size depends on γ
     abar = float(a.sum()) / n
-    if n >= 2:
+    m = 0
+    if n == 1:
+        leaked = 1  # a lone user is always exposed (perfpriv.gaussian.simulate)
+    else:
         a -= abar
         theta = _leak_thresholds(a, eta_norm, n, gamma, d, sigma2, tau, statistic)
         if d == 1:
             leaked = int(np.count_nonzero(theta < 0))
-            hbar_sq = 0.0
         else:
             leaked = int(np.count_nonzero(theta <= 0))
-            upper = (1.0 - 1.0 / n) * t_quantile
-            band = theta[(theta > 0) & (theta <= upper)]
-            H = rng.standard_normal((band.size, d - 1))
-            hbar = (H.sum(axis=0) + rng.standard_normal(d - 1) * math.sqrt(n - band.size)) / n
-            if band.size:
-                H -= hbar
-                leaked += int(np.count_nonzero(np.einsum("ij,ij->i", H, H) > band))
-            hbar_sq = float(hbar @ hbar)
+            band = theta[(theta > 0) & (theta <= (1.0 - 1.0 / n) * t_quantile)]
+            m = band.size
+    if m:
+        H = rng.standard_normal((m, d - 1))
+        hbar = (H.sum(axis=0) + rest * math.sqrt(n - m)) / n
+        H -= hbar
+        leaked += int(np.count_nonzero(np.einsum("ij,ij->i", H, H) > band))
     else:
-        leaked = 1  # a lone user is always exposed (perfpriv.gaussian.simulate)
-        hbar = rng.standard_normal(d - 1)
-        hbar_sq = float(hbar @ hbar)
+        hbar = rest * (math.sqrt(n) / n)
+    hbar_sq = float(hbar @ hbar)
     along = abar + eta_norm / math.sqrt(sigma2)
     return along * along + hbar_sq, leaked

@@ -157,6 +157,7 @@ def test_projected_refuses_what_it_cannot_draw_exactly():
     (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 0.0, 0.1, d=2), "gamma"),
     (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 1.0, 0.1, d=2, sigma2=0.0), "sigma2"),
     (lambda: P.draw_round(0, 1.0, 0.1, d=2), "n"),
+    (lambda: next(P.round_generators(0, offset=-1)), "offset"),
     (lambda: P.draw_round(10, 1.0, -0.1, d=2), "tau"),
     (lambda: P.draw_round(10, 1.0, 0.1, d=2, statistic="other"), "statistic"),
 ])
@@ -187,6 +188,12 @@ def test_round_streams_do_not_depend_on_how_much_earlier_rounds_drew(bit_generat
         np.testing.assert_array_equal(x, y)
     np.testing.assert_array_equal(short[0][:2], long[0][:2])
     assert not np.array_equal(short[1], short[2])  # rounds differ from each other
+    # a second family (the coins of simulate) is in step across runs too, and distinct from the first
+    coins = [next(P.round_generators(np.random.Generator(bit_generator(11)), offset=P.COIN_OFFSET)).random(3)
+             for _ in range(2)]
+    np.testing.assert_array_equal(coins[0], coins[1])
+    first = next(P.round_generators(np.random.Generator(bit_generator(11)))).random(3)
+    assert not np.array_equal(coins[0], first)
 
 
 def test_runs_with_nearby_noise_scales_share_their_random_numbers_round_by_round():

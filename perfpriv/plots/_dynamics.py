@@ -72,13 +72,18 @@ def _lib():
 
 
 def _plain_log(ax, *, x=True, y=False):
-    """Log axes labelled with plain numbers (0.2, 1, 5), without minor-tick labels."""
+    """Log axes labelled with plain numbers (0.2, 1, 5), without minor-tick labels.
+
+    Axes spanning more than 2.5 decades get labels at the powers of ten only,
+    so that the labels do not run into each other.
+    """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fmt = FuncFormatter(lambda v, _pos: f"{v:g}")
-    for flag, axis in ((x, ax.xaxis), (y, ax.yaxis)):
+    for flag, axis, limits in ((x, ax.xaxis, ax.get_xlim()), (y, ax.yaxis, ax.get_ylim())):
         if flag:
-            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            wide = limits[0] > 0 and limits[1] / limits[0] > 10**2.5
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
             axis.set_major_formatter(fmt)
             axis.set_minor_formatter(NullFormatter())
 
@@ -365,7 +370,7 @@ def figure_theorem3(checks):
         err = c.se / c.lower
         ax.errorbar(c.sizes, rel, yerr=err, fmt="o-", ms=4, capsize=3, label="simulated / lower bound")
         ax.axhline(1.0, color="k", lw=1, label="lower bound (Jensen)")
-        ax.axhline(c.kappa, color="tab:red", ls="--", lw=1, label=f"upper bound κ={c.kappa:.3g}")
+        ax.axhline(c.kappa, color="tab:red", ls="--", lw=1, label=f"upper bound κ={c.kappa:.5g}")
         ax.set_xscale("log")
         _plain_log(ax)
         ax.set_xlabel("population before the round, N_{t−1}")
@@ -478,7 +483,7 @@ def figure_leak_dispersion(results):
         ax.plot(ks, binom.pmf(ks, res.n, p), "k-", lw=1.2, label="binomial, same mean")
         ax.set_xlabel("leaked records in one round")
         ax.set_ylabel("frequency")
-        ax.set_title(f"N={res.n}, γ={res.gamma:g}, τ={res.tau:g}: variance ratio {res.ratio:.2g}")
+        ax.set_title(f"N={res.n}, γ={res.gamma:g}, τ={res.tau:g}\nvariance ratio {res.ratio:.3g}", fontsize=9)
         ax.legend(loc="upper right")
     return fig
 
