@@ -66,8 +66,8 @@ from scipy import stats
 from . import leakage
 from ._validate import check_choice, check_int, check_real, check_rng
 
-__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "leak_thresholds", "draw_round",
-           "round_generators"]
+__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "ROUND_STRIDE", "COIN_OFFSET", "band_quantile",
+           "leak_thresholds", "draw_round", "round_generators"]
 
 #: A skipped record would have leaked with probability below this (2⁻⁶⁴).
 SKIP_PROBABILITY = 2.0**-64
