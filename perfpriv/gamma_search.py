@@ -392,6 +392,9 @@ def _gamma_cell(q, r, *, seed, tau, gammas, one_record, T, n0, d, R, trials, mu,
 def _cumulative(sim, one_record_error, T, collapse):
     """Per-trial cumulative error of a simulation under a collapse convention.
 
+    ``one_record_error``: a number, or one value per round (shape (T,), a
+    privacy schedule's :mod:`perfpriv.schedules`).
+
     Round t (t = 0..T-1) releases from ``sim.population[:, t]`` records; it
     is *live* when that population is at least 2. Once the population is at
     or below 1 it never recovers (a lone user always leaks, so never

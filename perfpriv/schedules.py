@@ -87,6 +87,7 @@ from scipy.interpolate import RectBivariateSpline
 
 from . import bernoulli as _bern
 from . import dynamics as _dyn
+from . import gamma_search as _gs
 from . import gaussian as _gauss
 from ._validate import check_choice, check_int, check_probability, check_real
 
@@ -1073,7 +1074,7 @@ def _check_named(schedules, T=None, reference=None):
 
 
 def compare_schedules(schedules, q, r, tau, *, n0, d, R, trials=100, reference=None, mu=None, Sigma=None,
-                      statistic="paper", cap=20000, seed=None):
+                      statistic="paper", cap=20000, collapse="floor", seed=None):
     """Mean-field and simulated regret of named γ schedules (Gaussian model, Algorithm 1).
 
     Each schedule is simulated with :func:`perfpriv.gaussian.simulate`
@@ -1081,6 +1082,15 @@ def compare_schedules(schedules, q, r, tau, *, n0, d, R, trials=100, reference=N
     and its per-trial regret is the sum over the T rounds of the squared
     Mahalanobis error of the releases. The mean field is
     :func:`mean_field_regret`.
+
+    Rounds after a collapse (population at most 1) are counted as in the
+    γ* search of :func:`perfpriv.optimize.optimal_gamma_empirical`:
+    ``collapse="floor"`` (default) charges each the expected error of a
+    one-record release at that round's γ, (γ_t² Tr Σ⁻¹ + d), which is what
+    the mean field's population floor of one user charges, so the two
+    columns compare like with like; ``"repeat"`` sums the errors
+    :func:`perfpriv.gaussian.simulate` records (after a collapse, the last
+    release repeated).
 
     Parameters
     ----------
@@ -1092,6 +1102,8 @@ def compare_schedules(schedules, q, r, tau, *, n0, d, R, trials=100, reference=N
         Simulated runs per schedule (>= 2 for standard errors).
     reference : str, optional
         Schedule the differences are taken against (default: the first).
+    collapse : {"floor", "repeat"}
+        Cost of the rounds after a collapse (see above).
     seed : None, int, SeedSequence or Generator
         Randomness of the simulations.
 
@@ -1109,14 +1121,21 @@ def compare_schedules(schedules, q, r, tau, *, n0, d, R, trials=100, reference=N
     names, reference = _check_named(schedules, reference=reference)
     scheds = np.stack([_check_gammas(schedules[k], name=f"schedules[{k!r}]") for k in names])
     trials = check_int("trials", trials, low=1)
+    collapse = check_choice("collapse", collapse, ("floor", "repeat"))
     mf = mean_field_regret(scheds, q, r, tau, n0=n0, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
                            cap=cap)
     root = _bern._root_seed_sequence(seed)
-    # a fresh copy of the root for every schedule (spawning mutates a SeedSequence): paired trials
-    per_trial = np.stack([
-        _gauss.simulate(g, tau, q, r, T=g.size, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma,
-                        statistic=statistic, cap=cap, seed=_bern._child_seed(root)).error.sum(axis=1)
-        for g in scheds])
+    per_trial = []
+    for g in scheds:
+        # a fresh copy of the root for every schedule (spawning mutates a SeedSequence): paired trials
+        sim = _gauss.simulate(g, tau, q, r, T=g.size, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma,
+                              statistic=statistic, cap=cap, seed=_bern._child_seed(root))
+        if collapse == "repeat":
+            per_trial.append(sim.error.sum(axis=1))
+        else:
+            one_record = _gauss.mahalanobis_error(g, 1, Sigma, d=d)
+            per_trial.append(_gs._cumulative(sim, one_record, g.size, "floor"))
+    per_trial = np.stack(per_trial)
     return _compare(names, scheds, np.atleast_1d(mf), per_trial, reference, trials)
 
 

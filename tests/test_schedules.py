@@ -214,7 +214,25 @@ def test_compare_schedules_pairs_the_runs_and_reports_mean_field_regrets():
     assert cmp.difference[1] == 0.0 and cmp.difference_se[1] == 0.0   # same schedule, same draws
     assert cmp.mean_field[2] == S.mean_field_regret([2.0, 1.0, 0.5], 0.3, 0.6, TAU, n0=80, **DATA)
     run = G.simulate(np.full(3, 1.0), TAU, 0.3, 0.6, T=3, n0=80, trials=6, seed=4, **DATA)
-    assert cmp.simulated[0] == run.error.sum(axis=1).mean()
+    assert cmp.simulated[0] == run.error.sum(axis=1).mean()  # nobody collapses: both conventions agree
+
+
+def test_compare_schedules_charges_collapsed_rounds_the_one_record_error_like_the_mean_field():
+    # q = 1, r = 0 and tiny noise: everyone leaks and leaves in round 1, the next rounds are collapsed
+    sched = {"tiny": np.full(4, 0.01), "decay": [0.01, 0.02, 0.04, 0.08]}
+    kw = dict(n0=5, trials=8, seed=5, d=3, R=50.0)
+    floor = S.compare_schedules(sched, 1.0, 0.0, TAU, **kw)
+    repeat = S.compare_schedules(sched, 1.0, 0.0, TAU, collapse="repeat", **kw)
+    for k, g in enumerate(sched.values()):
+        run = G.simulate(np.asarray(g, float), TAU, 1.0, 0.0, T=4, trials=8, seed=5, n0=5, d=3, R=50.0)
+        assert np.all(run.population[:, 1] == 0)
+        first = run.error[:, 0].mean()
+        later = (np.asarray(g, float)[1:] ** 2 * 3 + 3).sum()  # (γ_t² Tr I + d) for t = 2..4
+        assert floor.simulated[k] == pytest.approx(first + later, rel=1e-12)
+        assert repeat.simulated[k] == pytest.approx(4 * first, rel=1e-12)
+        # the mean field floors the population at one user: the same charge after round 1
+        g0 = float(np.asarray(g, float)[0])
+        assert floor.mean_field[k] == pytest.approx((g0**2 * 3 + 3) / 5 + later, rel=1e-6)
 
 
 # --------------------------------------------------------------------------
@@ -237,6 +255,7 @@ def test_compare_schedules_pairs_the_runs_and_reports_mean_field_regrets():
     (lambda: S.optimal_epsilon_schedule(0.3, 0.6, T=3, n0=10, model="other"), "model"),
     (lambda: S.gain_map([0.3], [0.6], T=3, n0=100, d=12, R=10.0, model="gaussian"), "tau"),
     (lambda: S.compare_schedules({"a": [1.0, 1.0]}, 0.3, 0.6, TAU, n0=50, reference="b", **DATA), "reference"),
+    (lambda: S.compare_schedules({"a": [1.0, 1.0]}, 0.3, 0.6, TAU, n0=50, collapse="ran", **DATA), "collapse"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
