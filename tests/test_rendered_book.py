@@ -145,6 +145,15 @@ def test_chapter_has_figures_blocks_exercises_and_launch_buttons(page, browser, 
     # lemma/theorem blocks and proofs (sphinx-proof)
     assert tab.locator("div.proof, div.lemma, div.theorem, div.corollary").count() >= 1, f"{page}: no prf blocks"
 
+    # every collapsible proof is folded until its title is clicked
+    proofs = tab.locator("div.proof.dropdown")
+    for k in range(proofs.count()):
+        proof = proofs.nth(k)
+        assert not proof.locator("p").last.is_visible(), f"{page}: proof {k + 1} visible before click"
+    if proofs.count():
+        proofs.last.locator(".admonition-title").click()
+        proofs.last.locator("p").last.wait_for(state="visible", timeout=5000)
+
     # exercises, with solutions collapsed until clicked (sphinx-exercise + togglebutton)
     assert tab.locator("div.exercise").count() >= 3, f"{page}: fewer than three exercises"
     solution = tab.locator("div.solution").first

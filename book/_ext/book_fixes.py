@@ -1,12 +1,16 @@
 """Two small fixes of the rendered HTML, local to this book.
 
-1. Give collapsible proofs a title bar, so that they fold like solutions.
-sphinx-proof renders ``{prf:proof}`` as an admonition whose text starts with
-"Proof." but without a title element. sphinx-togglebutton folds an admonition
-with the ``dropdown`` class under its title, and stops with a JavaScript error
-on the first one that has none -- which leaves every later dropdown of the
-page (solutions included) open. This extension moves the "Proof." label of
-each dropdown proof into a real title.
+1. Give collapsible proofs a title bar and an id of their own, so that they
+fold like solutions. sphinx-proof renders ``{prf:proof}`` as an admonition
+whose text starts with "Proof." but without a title element, and gives every
+proof the same id, ``proof``. sphinx-togglebutton folds an admonition with the
+``dropdown`` class under its title: it stops with a JavaScript error on the
+first one that has none -- which leaves every later dropdown of the page
+(solutions included) open -- and it finds an admonition's button by the
+admonition's id, so with repeated ids it folds and unfolds the first proof
+once per proof and leaves the others open. This extension moves the "Proof."
+label of each dropdown proof into a real title and numbers the proofs' ids
+(``proof-1``, ``proof-2``, ...).
 
 2. Load each inline script once per page. In a Jupyter Book build the
 configuration scripts of sphinx-thebe and sphinx-togglebutton reach the page
@@ -18,10 +22,13 @@ from docutils import nodes
 
 
 def _titled_proofs(app, doctree):
+    count = 0
     for admonition in doctree.findall(nodes.admonition):
         classes = admonition.get("classes", [])
         if "proof" not in classes or "dropdown" not in classes:
             continue
+        count += 1
+        admonition["ids"] = [f"proof-{count}" if i == "proof" else i for i in admonition.get("ids", [])]
         if admonition.children and isinstance(admonition.children[0], nodes.title):
             continue
         label = "Proof"
