@@ -108,6 +108,18 @@ def html_path(page: str) -> str:
 
 
 # --------------------------------------------------------------------------
+# checks on every page's HTML
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_element_ids_are_unique_on_every_page(html_dir, page):
+    # repeated ids break in-page links and the fold buttons of sphinx-togglebutton (book/_ext/book_fixes.py)
+    ids = re.findall(r'\sid="([^"]+)"', (html_dir / html_path(page)).read_text(encoding="utf-8"))
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert not repeated, f"{page}: repeated ids {repeated[:10]}"
+
+
+# --------------------------------------------------------------------------
 # checks on every page, in the browser
 
 

@@ -10,7 +10,10 @@ first one that has none -- which leaves every later dropdown of the page
 admonition's id, so with repeated ids it folds and unfolds the first proof
 once per proof and leaves the others open. This extension moves the "Proof."
 label of each dropdown proof into a real title and numbers the proofs' ids
-(``proof-1``, ``proof-2``, ...).
+(``proof-1``, ``proof-2``, ...), and likewise the ids that sphinx-proof and
+sphinx-exercise repeat on the body of every theorem, exercise and solution
+(``proof-content``, ``exercise-content``, ``solution-content``), so that ids
+are unique on every page.
 
 2. Load each inline script once per page. In a Jupyter Book build the
 configuration scripts of sphinx-thebe and sphinx-togglebutton reach the page
@@ -21,7 +24,21 @@ JavaScript error on every page.
 from docutils import nodes
 
 
+_REPEATED_IDS = ("proof-content", "exercise-content", "solution-content")
+
+
+def _number_repeated_ids(doctree):
+    seen = dict.fromkeys(_REPEATED_IDS, 0)
+    for node in doctree.findall(nodes.Element):
+        ids = node.get("ids", [])
+        for k, name in enumerate(ids):
+            if name in seen:
+                seen[name] += 1
+                ids[k] = f"{name}-{seen[name]}"
+
+
 def _titled_proofs(app, doctree):
+    _number_repeated_ids(doctree)
     count = 0
     for admonition in doctree.findall(nodes.admonition):
         classes = admonition.get("classes", [])
