@@ -646,14 +646,55 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     L = None if np.array_equal(Sigma, np.eye(d)) else np.linalg.cholesky(Sigma)
     L_inv = None if L is None else np.linalg.inv(L)
     mu_add = mu if np.any(mu) else None
+    # buffers shared by all rounds of all trials, grown on demand: the records of a round are drawn
+    # into ``buf`` (no page faults) and ``ones`` is the row of ones of the BLAS mean
+    space = {"buf": np.empty(n0 * d), "ones": np.ones(n0)}
 
+    def start_trial(rng):
+        def play(N, t):
+            g = float(gammas[t])
+            if space["buf"].size < N * d:
+                space["buf"] = np.empty(max(N, 2 * (space["buf"].size // d)) * d)
+            Z = _draw(rng, N, d, mu_add, L, out=space["buf"][:N * d].reshape(N, d))
+            sq = _clip_inplace_norms(Z, R)                 # squared norms of the clipped records
+            if space["ones"].size < N:
+                space["ones"] = np.ones(max(N, 2 * space["ones"].size))
+            mean = (space["ones"][:N] @ Z) / N             # one BLAS pass (Z.mean(axis=0) is ~4x slower)
+            eta = rng.standard_normal(d) * (g / np.sqrt(N))
+            diff = mean + eta - mu
+            if L_inv is not None:
+                diff = L_inv @ diff
+            if N < 2:
+                return float(diff @ diff), 1, rng       # a lone user is always exposed (see docstring)
+            # ||z - zbar||^2 and <z - zbar, eta> from one (N, d) @ (d, 2) product instead of
+            # centring Z and two more passes over it
+            P = Z @ np.stack([mean, eta], axis=1)
+            # (clamped: the expanded square can round to a tiny negative number)
+            dev_sq = np.maximum(sq - 2.0 * P[:, 0] + float(mean @ mean), 0.0)
+            inner = P[:, 1] - float(mean @ eta)
+            lam = leakage._llr_from_summaries(dev_sq, inner, float(eta @ eta), N, g, d, statistic)
+            return float(diff @ diff), int(np.count_nonzero(lam > tau)), rng
+
+        return play
+
+    arrays = _run_trials(start_trial, q, r, T, n0, trials, cap, seed)
+    return GaussianRun(*arrays, gamma, tau, q, r, statistic, "records")
+
+
+def _run_trials(start_trial, q, r, T, n0, trials, cap, seed):
+    """The loop of Algorithm 1 that both draws of :func:`simulate` share.
+
+    ``start_trial(rng)``, given a trial's generator, returns ``play(N, t)``,
+    which makes round t's release from N >= 1 users and returns its error,
+    the number of users with Λ > τ, and the generator the round's
+    leave/recruit coins are drawn from.
+    """
     population = np.zeros((trials, T + 1), dtype=np.int64)
     error = np.zeros((trials, T))
     leak_fraction = np.zeros((trials, T))
     alive = np.zeros((trials, T), dtype=bool)
-    ones = np.ones(n0)  # row of ones for the BLAS mean, grown on demand
-    buf = np.empty(n0 * d)  # the records of a round are drawn into this buffer
     for i, rng in enumerate(_trial_rngs(seed, trials)):
+        play = start_trial(rng)
         N = n0
         population[i, 0] = N
         last_error = 0.0
@@ -662,34 +703,12 @@ def simulate(gamma, tau, q, r, *, T, n0, d, R, trials=30, mu=None, Sigma=None, s
                 error[i, t:] = last_error
                 break
             alive[i, t] = True
-            g = float(gammas[t])
-            if buf.size < N * d:
-                buf = np.empty(max(N, 2 * (buf.size // d)) * d)
-            Z = _draw(rng, N, d, mu_add, L, out=buf[:N * d].reshape(N, d))  # no page faults
-            sq = _clip_inplace_norms(Z, R)                 # squared norms of the clipped records
-            if ones.size < N:
-                ones = np.ones(max(N, 2 * ones.size))
-            mean = (ones[:N] @ Z) / N                      # one BLAS pass (Z.mean(axis=0) is ~4x slower)
-            eta = rng.standard_normal(d) * (g / np.sqrt(N))
-            diff = mean + eta - mu
-            if L_inv is not None:
-                diff = L_inv @ diff
-            last_error = error[i, t] = float(diff @ diff)
-            if N >= 2:
-                # ||z - zbar||^2 and <z - zbar, eta> from one (N, d) @ (d, 2) product instead of
-                # centring Z and two more passes over it
-                P = Z @ np.stack([mean, eta], axis=1)
-                # (clamped: the expanded square can round to a tiny negative number)
-                dev_sq = np.maximum(sq - 2.0 * P[:, 0] + float(mean @ mean), 0.0)
-                inner = P[:, 1] - float(mean @ eta)
-                lam = leakage._llr_from_summaries(dev_sq, inner, float(eta @ eta), N, g, d, statistic)
-                leaked = int(np.count_nonzero(lam > tau))
-            else:
-                leaked = 1  # a lone user is always exposed (see docstring)
+            last_error, leaked, coins = play(N, t)
+            error[i, t] = last_error
             leak_fraction[i, t] = leaked / N
-            N = min(N - int(rng.binomial(leaked, q)) + int(rng.binomial(N - leaked, r)), cap)
+            N = min(N - int(coins.binomial(leaked, q)) + int(coins.binomial(N - leaked, r)), cap)
             population[i, t + 1] = N
-    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "records")
+    return population, error, leak_fraction, alive
 
 
 def _choose_method(method, d, R, mu, Sigma):
@@ -717,31 +736,21 @@ def _choose_method(method, d, R, mu, Sigma):
 def _simulate_projected(gammas, gamma, tau, q, r, T, n0, d, trials, sigma2, statistic, cap, seed):
     """:func:`simulate` with the rounds of :func:`perfpriv.projected.draw_round`."""
     from . import projected
-    population = np.zeros((trials, T + 1), dtype=np.int64)
-    error = np.zeros((trials, T))
-    leak_fraction = np.zeros((trials, T))
-    alive = np.zeros((trials, T), dtype=bool)
     t_quantile = projected._band_quantile(d)
-    for i, rng in enumerate(_trial_rngs(seed, trials)):
+
+    def start_trial(rng):
         streams = projected.round_generators(rng)
         coins = projected.round_generators(rng, offset=projected.COIN_OFFSET)
-        N = n0
-        population[i, 0] = N
-        last_error = 0.0
-        for t in range(T):
-            if N == 0:
-                error[i, t:] = last_error
-                break
-            alive[i, t] = True
-            g = next(streams)
-            last_error, leaked = projected._draw_round(g, N, float(gammas[t]), tau, d, sigma2, statistic,
-                                                       t_quantile)
-            error[i, t] = last_error
-            leak_fraction[i, t] = leaked / N
-            c = next(coins)  # the coins of the round: their own stream, in step across γ
-            N = min(N - int(c.binomial(leaked, q)) + int(c.binomial(N - leaked, r)), cap)
-            population[i, t + 1] = N
-    return GaussianRun(population, error, leak_fraction, alive, gamma, tau, q, r, statistic, "projected")
+
+        def play(N, t):
+            error, leaked = projected._draw_round(next(streams), N, float(gammas[t]), tau, d, sigma2, statistic,
+                                                  t_quantile)
+            return error, leaked, next(coins)  # the coins: their own stream, in step across γ
+
+        return play
+
+    arrays = _run_trials(start_trial, q, r, T, n0, trials, cap, seed)
+    return GaussianRun(*arrays, gamma, tau, q, r, statistic, "projected")
 
 
 def _log_isotropic_normal(x, mean, var):
