@@ -177,7 +177,6 @@ def growth_curves(q, r, taus=(0.02, 0.05), gammas=None, *, n0=1000, T=1, trials=
     >>> c.theory.shape
     (1, 2)
     """
-    _, gaussian, _, _ = _lib()
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
     ratio = check_choice("ratio", ratio, ("first", "rounds"))
