@@ -91,3 +91,19 @@ def test_bad_n_jobs_and_nan_coordinates():
         sweep(random_cell, GRID, seed=0, n_jobs=0)
     with pytest.raises(ValueError, match="NaN"):
         cell_seed(0, np.nan)
+
+
+def test_figure3_simulations_do_not_depend_on_the_number_of_workers():
+    # Fig. 3's (tau, gamma) and (gamma, tau) cells run through sweep: each cell is seeded by its coordinates
+    from perfpriv import plots
+
+    kw = dict(taus=(0.02, 0.05), gammas=[0.5, 2.0], n0=60, T=3, trials=3, ratio="rounds", seed=2)
+    one = plots.growth_curves(0.3, 0.6, n_jobs=1, **kw)
+    two = plots.growth_curves(0.3, 0.6, n_jobs=2, **kw)
+    assert np.array_equal(one.empirical, two.empirical) and np.array_equal(one.se, two.se)
+    a = plots.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2], rounds=5, seed=3, n_jobs=1)
+    b = plots.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2], rounds=5, seed=3, n_jobs=2)
+    assert np.array_equal(a["p"], b["p"]) and np.array_equal(a["se"], b["se"])
+    # and a cell's value is that of the same simulation run on its own
+    run = plots.growth_curves(0.3, 0.6, n_jobs=1, **dict(kw, taus=(0.05,), gammas=[2.0]))
+    assert run.empirical[0, 0] == one.empirical[1, 1]
