@@ -75,12 +75,9 @@ Theorem 1), appendix B (agnostic model), appendix C (Lemma 10, proofs).
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
+from . import _random, engine
 from ._validate import (
     check_choice,
     check_order,
@@ -89,6 +86,7 @@ from ._validate import (
     check_real,
     check_rng,
 )
+from .behaviour import Memoryless
 
 __all__ = [
     "beta_from_epsilon",
@@ -100,7 +98,7 @@ __all__ = [
     "growth_factor",
     "critical_beta",
     "critical_epsilon",
-    "BernoulliRun",
+    "RandomizedResponse",
     "simulate",
     "simulate_agents",
     "mean_field_population",
@@ -399,7 +397,7 @@ def estimator_variance(mu, beta, n):
 # --------------------------------------------------------------------------
 # population growth (Lemma 2, eq. 4, appendix B, Theorem 1)
 # --------------------------------------------------------------------------
-def growth_factor(beta, q, r, model="leak"):
+def growth_factor(beta, *, q, r, model="leak"):
     """Expected one-round growth factor ``C(beta) = E[N_t | N_{t-1}] / N_{t-1}``.
 
     ``model="leak"`` (Lemma 2, eq. 4)::
@@ -443,24 +441,17 @@ def growth_factor(beta, q, r, model="leak"):
 
     Examples
     --------
-    >>> round(growth_factor(0.1, 0.3, 0.6), 4)
+    >>> round(growth_factor(0.1, q=0.3, r=0.6), 4)
     1.06
-    >>> round(growth_factor(0.1, 0.3, 0.6, model="agnostic"), 4)
+    >>> round(growth_factor(0.1, q=0.3, r=0.6, model="agnostic"), 4)
     1.42
     """
     b = np.asarray(_check_beta(beta))
-    qq = np.asarray(check_probability("q", q))
-    rr = np.asarray(check_probability("r", r))
-    model = _check_model(model)
-    leak = 0.5 + b
-    if model == "leak":
-        out = 1.0 - qq * leak + rr * (0.5 - b)
-    else:
-        out = 1.0 - qq * leak + rr
-    return float(out) if np.ndim(out) == 0 else out
+    rule = Memoryless(q=q, r=r, rule=_check_model(model))
+    return rule.growth_factor(0.5 + b)
 
 
-def critical_beta(q, r, model="leak"):
+def critical_beta(*, q, r, model="leak"):
     """Largest β keeping the population from shrinking in expectation (``C(beta) >= 1``).
 
     ``model="leak"`` (Theorem 1, eq. 5): ``beta_c = max{0, (r - q) / (2 (q + r))}``.
@@ -497,13 +488,13 @@ def critical_beta(q, r, model="leak"):
 
     Examples
     --------
-    >>> round(critical_beta(0.3, 0.6), 4)
+    >>> round(critical_beta(q=0.3, r=0.6), 4)
     0.1667
-    >>> critical_beta(0.6, 0.3)
+    >>> critical_beta(q=0.6, r=0.3)
     0.0
-    >>> critical_beta(0.0, 0.0)
+    >>> critical_beta(q=0.0, r=0.0)
     0.5
-    >>> round(critical_beta(0.6, 0.4, model="agnostic"), 4)
+    >>> round(critical_beta(q=0.6, r=0.4, model="agnostic"), 4)
     0.1667
     """
     qq = np.asarray(check_probability("q", q), dtype=float)
@@ -523,8 +514,8 @@ def critical_beta(q, r, model="leak"):
     return float(out) if out.ndim == 0 else out
 
 
-def critical_epsilon(q, r, model="leak"):
-    """Privacy budget at the survival threshold: ``epsilon_from_beta(critical_beta(q, r))``.
+def critical_epsilon(*, q, r, model="leak"):
+    """Privacy budget at the survival threshold: ``epsilon_from_beta(critical_beta(q=q, r=r))``.
 
     Every ε <= ε_c keeps ``C >= 1`` when such ε exist.  ``0`` when ``q > r``
     (leak model: no ε survives, see :func:`critical_beta`), ``inf`` when every
@@ -548,335 +539,218 @@ def critical_epsilon(q, r, model="leak"):
 
     Examples
     --------
-    >>> round(critical_epsilon(0.3, 0.6), 4)
+    >>> round(critical_epsilon(q=0.3, r=0.6), 4)
     0.6931
-    >>> critical_epsilon(0.0, 0.5)
+    >>> critical_epsilon(q=0.0, r=0.5)
     inf
     """
-    return epsilon_from_beta(critical_beta(q, r, model=model))
+    return epsilon_from_beta(critical_beta(q=q, r=r, model=model))
 
 
 # --------------------------------------------------------------------------
-# seeding
+# the mechanism of the engine
 # --------------------------------------------------------------------------
-def _root_seed_sequence(seed: Any) -> np.random.SeedSequence:
-    """Root SeedSequence of ``seed`` (anything ``default_rng`` accepts)."""
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
-        gen = check_rng(seed)
-        return np.random.SeedSequence(gen.integers(0, 2**32, size=4, dtype=np.uint64).tolist())
-    check_rng(seed)  # type and sign checks with a clear message
-    return np.random.SeedSequence(seed)
-
-
-def _child_seed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
-    """Child of ``root`` with spawn key ``root.spawn_key + key`` (deterministic)."""
-    return np.random.SeedSequence(
-        entropy=root.entropy,
-        spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in key),
-        pool_size=root.pool_size,
-    )
-
-
-def _epsilon_key(epsilon: float) -> tuple:
-    """Two 32-bit words of the float64 bits of ε (exact, unique, inf included)."""
-    bits = int(np.float64(float(epsilon) + 0.0).view(np.uint64))
-    return (bits >> 32, bits & 0xFFFFFFFF)
-
-
-_MU_STREAM, _EPS_STREAM, _CELL_STREAM, _AGENT_STREAM = 0, 1, 2, 3
-_SCHEDULE_STREAM, _AGENT_SCHEDULE_STREAM = 4, 5
-
-
-def _row_key(row) -> tuple:
-    """Spawn key of one ε row: a constant row (or a scalar) is keyed by its value
-    exactly as a constant ε; any other schedule by a SHA-256 digest of all its
-    float64 values (four 32-bit words), on a separate stream."""
-    row = np.atleast_1d(np.asarray(row, dtype=float))
-    if np.all(row == row[0]):
-        return (0,) + _epsilon_key(row[0])
-    digest = hashlib.sha256((row + 0.0).astype("<f8").tobytes()).digest()
-    return (1,) + tuple(int.from_bytes(digest[4 * i:4 * i + 4], "little") for i in range(4))
-
-
-def _row_seed(root, row, *, agent=False):
-    kind, *key = _row_key(row)
-    if kind == 0:
-        return _child_seed(root, _AGENT_STREAM if agent else _EPS_STREAM, *key)
-    return _child_seed(root, _AGENT_SCHEDULE_STREAM if agent else _SCHEDULE_STREAM, *key)
-
-
-def _mu_path(gen, mu_law, trials, T):
-    """``mu_t`` of every trial and round, shape (trials, T)."""
+def _mu_second_moment(mu_law):
+    """``E[(2 mu - 1)^2]`` for ``mu ~ Uniform(a, b)`` (or a constant when a == b)."""
     a, b = mu_law
-    if a == b:
-        return np.full((trials, T), a)
-    return gen.uniform(a, b, size=(trials, T))
+    u, v = 2.0 * a - 1.0, 2.0 * b - 1.0
+    return (u * u + u * v + v * v) / 3.0
 
 
-# --------------------------------------------------------------------------
-# the fast simulator
-# --------------------------------------------------------------------------
-class _BlockDraws:
-    """All binomials from one generator (one call per draw, whole arrays)."""
-
-    def __init__(self, gen):
-        self.gen = gen
-
-    def binomial(self, n, p):
-        return self.gen.binomial(n, p)
+def _check_flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r:.60}")
+    return bool(value)
 
 
-class _PerEpsilonDraws:
-    """Binomials of row ``i`` (the i-th ε) from the i-th generator."""
+class RandomizedResponse(engine.Mechanism):
+    """Randomized response as a mechanism of :mod:`perfpriv.engine` (paper §3).
 
-    def __init__(self, gens):
-        self.gens = gens
+    Each of the N users of a round holds a bit X ~ B(μ_t) and answers
+    through randomized response at level ε (β = tanh(ε/2)/2): the answer is
+    kept -- a *leak* -- with probability 1/2 + β and flipped otherwise. The
+    platform releases the estimate of eq. 1; the round's error is
+    (μ̂_t − μ_t)².
 
-    def binomial(self, n, p):
-        p = np.broadcast_to(p, np.shape(n))
-        out = np.empty(np.shape(n), dtype=np.int64)
-        for i, g in enumerate(self.gens):
-            out[i] = g.binomial(n[i], p[i])
-        return out
-
-
-def _run_core(beta, q, r, *, T, n0, trials, model, cap, mu_path, draws,
-              clip_estimate=False, final_only=False):
-    """Simulate the Bernoulli model for a vector of β values.
-
-    Parameters are validated by the caller.  ``beta`` has shape (E,) (one
-    constant β per row) or (E, T) (a schedule per row: round t uses
-    ``beta[:, t-1]``), ``mu_path`` shape (trials, T).  Returns ``(population, estimate)`` of
-    shapes (E, trials, T+1) and (E, trials, T), or, when ``final_only``, the
-    final estimate of shape (E, trials) and ``N_{T-1}`` (population rounds
-    draw only the leak count then: the bits do not affect the population).
-
-    Per round, given ``N`` users, mean ``mu`` and keep probability
-    ``p = 1/2 + beta``: ones ``X ~ Bin(N, mu)``; kept ones ``K1 ~ Bin(X, p)``
-    and kept zeros ``K0 ~ Bin(N - X, p)``; 1-responses ``S = K1 + (N - X - K0)``;
-    leaks ``K = K1 + K0``; leak model: departures ``D ~ Bin(K, q)``, recruits
-    ``A ~ Bin(N - K, r)``; agnostic: ``D ~ Bin(K, q)``, ``A ~ Bin(N, r)``
-    (independent of ``D``); then ``N <- clip(N - D + A, 1, cap)``.
-    """
-    E = beta.shape[0]
-    per_round = beta.ndim == 2
-    b = beta[:, None]
-    keep = 0.5 + b
-    qr = np.array([q, r])
-    N = np.full((E, trials), n0, dtype=np.int64)
-    if not final_only:
-        population = np.empty((E, trials, T + 1), dtype=np.int64)
-        population[..., 0] = N
-        estimate = np.empty((E, trials, T))
-    for t in range(T):
-        last = t == T - 1
-        if per_round:
-            b = beta[:, t, None]
-            keep = 0.5 + b
-        if final_only and not last:
-            K = draws.binomial(N, keep)
-        else:
-            X = draws.binomial(N, np.broadcast_to(mu_path[:, t], N.shape))
-            K10 = draws.binomial(np.stack([X, N - X], axis=-1), keep[..., None])
-            K = K10[..., 0] + K10[..., 1]
-            S = K10[..., 0] + (N - X - K10[..., 1])
-            est = _debias(S / N, b)
-            if clip_estimate:
-                est = np.clip(est, 0.0, 1.0)
-            if final_only:
-                return est, N
-            estimate[..., t] = est
-        other = N - K if model == "leak" else N
-        DA = draws.binomial(np.stack([K, other], axis=-1), qr)
-        N = np.clip(N - DA[..., 0] + DA[..., 1], 1, cap)
-        if not final_only:
-            population[..., t + 1] = N
-    return population, estimate
-
-
-@dataclass(frozen=True, eq=False)
-class BernoulliRun:
-    """Result of :func:`simulate` / :func:`simulate_agents`.
-
-    For a scalar ε (or one schedule) the arrays have shape (trials, ...);
-    for a grid of ε values (or of E schedules) a leading axis of length
-    ``len(epsilon)`` is added.
-
-    Attributes
-    ----------
-    epsilon : float or numpy.ndarray
-        Privacy budget(s) ε: a float, a 1-D grid, or -- for a run made with
-        ``per_round=True`` -- the schedule(s), shape (T,) or (E, T).
-    beta : float or numpy.ndarray
-        Matching β (Lemma 1), same shape as ``epsilon``.
-    q, r : float
-        Leaving and recruiting probabilities.
-    model : str
-        ``"leak"`` or ``"agnostic"``.
-    population : numpy.ndarray of int, shape (..., trials, T+1)
-        ``N_0 = n0, N_1, ..., N_T``.
-    estimate : numpy.ndarray, shape (..., trials, T)
-        ``mu_hat_t`` for rounds t = 1..T (computed from ``N_{t-1}`` users).
-    truth : numpy.ndarray, shape (..., trials, T)
-        ``mu_t`` (the same path for every ε of one call).
-    sq_error : numpy.ndarray, shape (..., trials, T)
-        ``(mu_hat_t - mu_t)^2``.
-    """
-
-    epsilon: Any
-    beta: Any
-    q: float
-    r: float
-    model: str
-    population: np.ndarray
-    estimate: np.ndarray
-    truth: np.ndarray
-    sq_error: np.ndarray
-
-    @property
-    def mean_population(self) -> np.ndarray:
-        """Mean over trials of ``N_t``, shape (..., T+1)."""
-        return self.population.mean(axis=-2)
-
-    @property
-    def mean_sq_error(self) -> np.ndarray:
-        """Mean over trials of the squared error, shape (..., T)."""
-        return self.sq_error.mean(axis=-2)
-
-    def moving_average(self, window: int = 15) -> np.ndarray:
-        """Trailing moving average of the mean (over trials) squared error.
-
-        Entry ``t-1`` (round t) is the mean of :attr:`mean_sq_error` over rounds
-        ``max(1, t - window + 1), ..., t``: a causal window of ``window``
-        rounds that shrinks at the start, so the output keeps one value per
-        round (shape (..., T)) and never looks ahead.  (The paper's Figs. 1
-        and 6 use window 15, its code window 10.)
-
-        Parameters
-        ----------
-        window : int
-            Window length >= 1 (1 returns :attr:`mean_sq_error`).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape (..., T).
-        """
-        window = check_int("window", window, low=1)
-        m = self.mean_sq_error
-        csum = np.cumsum(m, axis=-1)
-        T = m.shape[-1]
-        idx = np.arange(T)
-        lower = idx - window
-        prev = np.where(lower >= 0, np.take(csum, np.maximum(lower, 0), axis=-1), 0.0)
-        return (csum - prev) / np.minimum(idx + 1, window)
-
-
-def _check_schedule_shape(eps_arr, T, per_round, *, max_ndim=2):
-    """Shape rules of ``epsilon`` with ``per_round`` (module docstring)."""
-    if not per_round:
-        return
-    if eps_arr.ndim == 0 or eps_arr.ndim > max_ndim or eps_arr.shape[-1] != T:
-        raise ValueError(
-            f"epsilon must be a schedule with per_round=True: its last axis runs over the "
-            f"T={T} rounds (shape (T,) for one schedule"
-            + (", (E, T) for E schedules" if max_ndim == 2 else ", or (..., T)")
-            + f"); got shape {eps_arr.shape}")
-
-
-def _prepare(epsilon, q, r, T, n0, trials, model, cap, mu, per_round=False):
-    eps = _check_epsilon(epsilon, positive=True)
-    eps_arr = np.asarray(eps, dtype=float)
-    per_round = bool(per_round)
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    T, n0, cap, trials = _check_sizes(T, n0, cap, trials)
-    if per_round:
-        _check_schedule_shape(eps_arr, T, per_round)
-    elif eps_arr.ndim > 1:
-        raise ValueError(f"epsilon must be a number or a 1-D array (a grid of constant budgets; "
-                         f"pass per_round=True for schedules); got shape {eps_arr.shape}")
-    model = _check_model(model)
-    mu_law = _check_mu_law(mu)
-    return eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law
-
-
-def _rows(eps_arr, per_round):
-    """ε as rows: shape (E,) for constants, (E, T) for schedules."""
-    return np.atleast_2d(eps_arr) if per_round else np.atleast_1d(eps_arr)
-
-
-def _package(eps, eps_arr, q, r, model, population, estimate, mu_path, per_round=False):
-    truth = np.broadcast_to(mu_path, estimate.shape).copy()
-    sq = (estimate - truth) ** 2
-    beta = beta_from_epsilon(eps)
-    if eps_arr.ndim == (1 if per_round else 0):
-        population, estimate, truth, sq = population[0], estimate[0], truth[0], sq[0]
-    return BernoulliRun(epsilon=eps, beta=beta, q=q, r=r, model=model, population=population,
-                        estimate=estimate, truth=truth, sq_error=sq)
-
-
-def _setup_run(epsilon, q, r, T, n0, trials, model, cap, mu, per_round, seed):
-    """What both simulators share: checked arguments, one row of ε per run, the
-    root seed and the mu_t path (the same for the fast and the agent simulator)."""
-    eps, eps_arr, q, r, T, n0, trials, model, cap, mu_law = _prepare(
-        epsilon, q, r, T, n0, trials, model, cap, mu, per_round)
-    root = _root_seed_sequence(seed)
-    flat = _rows(eps_arr, bool(per_round))
-    mu_path = _mu_path(np.random.default_rng(_child_seed(root, _MU_STREAM)), mu_law, trials, T)
-    return eps, eps_arr, q, r, T, n0, trials, model, cap, flat, root, mu_path
-
-
-def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.0, 1.0),
-             seed=None, clip_estimate=False, per_round=False):
-    """Simulate repeated private mean estimation with a reacting population (fast).
-
-    Exact in distribution, with a handful of binomial draws per round whatever
-    the population size (see the module docstring for the per-round draws,
-    the timing convention, the clip to ``[1, cap]``, the law of ``mu_t`` and
-    the seeding).  Vectorized over trials; over an ε grid each ε has its own
-    random stream (keyed by the value of ε), so ``simulate(eps_grid, ...)``
-    equals, ε by ε, ``simulate(eps, ...)`` with the same seed, and repeated
-    ε values in a grid give identical runs.  All ε of one call share the same
-    ``mu_t`` path (``truth``).
+    One round is drawn exactly, from three binomials per (cell, level,
+    trial): the leaks K ~ Binomial(N, 1/2 + β); the ones among the kept
+    answers, Binomial(K, μ_t), and among the flipped ones,
+    Binomial(N − K, μ_t) (a user's bit is independent of her coin); the
+    1-responses are S = (kept ones) + (flipped zeros) and μ̂ = (S/N − 1/2 + β)/(2β).
+    The population process depends only on K, so it is the same whether or
+    not the errors are computed (``record="final"``).
 
     Parameters
     ----------
-    epsilon : float, 1-D array_like, or schedule(s) with ``per_round=True``
-        Privacy budget(s) ε in (0, inf]; ``np.inf`` is the non-private
-        baseline.  (ε = 0 is rejected: the estimator of eq. 1 is undefined.)
-        A 1-D array is a grid of constant budgets unless ``per_round``.
+    epsilon : float, 1-D array_like or perfpriv.engine.Schedule
+        Privacy level(s) ε in (0, inf]; ``np.inf`` is the non-private
+        baseline (every answer kept). ε = 0 is refused: eq. 1 is undefined.
+    mu : float or (float, float)
+        Law of μ_t: a constant, or ``(a, b)`` for Uniform(a, b) redrawn every
+        round (default ``(0, 1)``, the authors' code; the paper leaves it
+        open). All levels of a call share the μ_t path (common random numbers).
+    clip_estimate : bool, optional
+        Clip μ̂ to [0, 1] (biased; the authors' code does). ``None``: from
+        ``conventions`` (False for ``"paper"``, True for ``"authors"``).
+
+    Notes
+    -----
+    ``conventions="authors"`` (the published ε* maps): the population is
+    floored at 0, a trial stops when it dies and each of its remaining
+    rounds is charged the error 10, and estimates are clipped.
+    ``"paper"``: the population is clipped to [1, 20000] (§3's text).
+
+    References
+    ----------
+    Paper §3 (eq. 1-2, Lemma 1, Lemma 2, Fig. 1-2), appendices B-C.
+
+    Examples
+    --------
+    >>> m = RandomizedResponse(1.0)
+    >>> round(float(m.leak_probability(100, 1.0)), 4)
+    0.7311
+    >>> round(float(m.expected_error(100, 1.0)), 5)      # Var / N for mu ~ U(0, 1)
+    0.00385
+    """
+
+    name = "randomized_response"
+    level_name = "epsilon"
+
+    def __init__(self, epsilon, *, mu=(0.0, 1.0), clip_estimate=None):
+        self.levels = engine.make_levels(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
+        self.mu = _check_mu_law(mu)
+        self.clip_estimate = None if clip_estimate is None else _check_flag("clip_estimate", clip_estimate)
+        self._s2 = _mu_second_moment(self.mu)
+
+    def __repr__(self) -> str:
+        lv = self.levels
+        eps = lv.describe()
+        text = f"{eps:g}" if isinstance(eps, float) else f"<{'schedule' if lv.per_round else 'grid'} {np.shape(eps)}>"
+        return f"RandomizedResponse(epsilon={text}, mu={self.mu}, clip_estimate={self.clip_estimate})"
+
+    def resolved(self, conventions):
+        if self.clip_estimate is not None:
+            return self
+        out = RandomizedResponse.__new__(RandomizedResponse)
+        out.__dict__.update(self.__dict__)
+        out.clip_estimate = conventions == "authors"
+        return out
+
+    def policy_preset(self, conventions):
+        if conventions == "authors":
+            return dict(cap=20000, floor=0, stop=0, collapse="penalty", penalty=10.0)
+        return dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0)
+
+    def options(self):
+        return dict(mu=self.mu, clip_estimate=self.clip_estimate)
+
+    # ---------------------------------------------------------- simulation
+    def draw_round(self, n, level, keys, live, t, need_error=True):
+        beta = np.asarray(beta_from_epsilon(level), dtype=float)
+        keep = 0.5 + beta
+        users = np.where(live, n, 0)
+        leaked = _random.binomial(keys.child("leaks"), users, keep)
+        if not need_error:
+            return engine.RoundOutcome(np.zeros(np.shape(users)), leaked)
+        a, b = self.mu
+        if a == b:
+            truth = np.full(np.shape(users), a)
+        else:
+            u = keys.child("truth").uniform_at(np.int64(0))
+            truth = np.broadcast_to(a + (b - a) * u, np.shape(users))
+        ones_kept = _random.binomial(keys.child("kept-ones"), leaked, truth)
+        ones_flipped = _random.binomial(keys.child("flipped-ones"), users - leaked, truth)
+        responses = ones_kept + (users - leaked - ones_flipped)
+        est = _debias(responses / np.maximum(users, 1), beta)
+        if self.clip_estimate:
+            est = np.clip(est, 0.0, 1.0)
+        err = (est - truth) ** 2
+        return engine.RoundOutcome(err, leaked, {"estimate": est, "truth": np.array(truth)})
+
+    # ---------------------------------------------------------- mean field
+    def leak_probability(self, n, level):
+        """1/2 + β(ε): every user leaks with this probability, whatever the population."""
+        beta = np.asarray(beta_from_epsilon(level), dtype=float)
+        return np.broadcast_to(0.5 + beta, np.broadcast_shapes(np.shape(n), np.shape(beta)))
+
+    def expected_error(self, n, level):
+        """E_μ[ν(1 − ν)] / (4β² n): the exact mean squared error of eq. 1 from n answers."""
+        beta = np.asarray(beta_from_epsilon(level), dtype=float)
+        return _variance_factor(beta, self._s2) / np.asarray(n, float)
+
+    def leak_probability_grad(self, n, level):
+        """p = 1/2 + β(ε), dp/dlog n = 0, dp/dlog ε = ε β'(ε) with β' = sech²(ε/2)/4."""
+        eps = np.asarray(level, float)
+        p = np.asarray(self.leak_probability(n, eps), float)
+        dbeta = 0.25 / np.cosh(eps / 2.0) ** 2
+        return p, np.zeros(p.shape), np.broadcast_to(eps * dbeta, p.shape)
+
+    def expected_error_grad(self, n, level):
+        """e = V(β)/n with V = 1/(16β²) − s2/4: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n)."""
+        eps = np.asarray(level, float)
+        beta = np.asarray(beta_from_epsilon(eps), dtype=float)
+        n = np.asarray(n, float)
+        e = _variance_factor(beta, self._s2) / n
+        dbeta = 0.25 / np.cosh(eps / 2.0) ** 2
+        return e, -e, -(eps * dbeta) / (8.0 * beta**3 * n)
+
+
+# --------------------------------------------------------------------------
+# front ends
+# --------------------------------------------------------------------------
+def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
+             conventions="paper", seed=None, record="all", **policy):
+    """Simulate repeated private mean estimation with a reacting population (§3, appendix B).
+
+    The loop of :func:`perfpriv.engine.simulate` with the mechanism
+    :class:`RandomizedResponse` and the behaviour
+    :class:`perfpriv.behaviour.Memoryless`: every round, N_{t-1} users answer
+    by randomized response, the platform releases eq. 1's estimate, each
+    leaked user leaves with probability q, and each non-leaked user
+    (``model="leak"``) or every user (``model="agnostic"``) recruits one
+    more with probability r. Exact in distribution; all levels and trials
+    of one call are simulated together, from keyed random streams (a level
+    or trial gives the same numbers alone or in any batch; runs that differ
+    only in ε share their random numbers, including the μ_t path).
+
+    Parameters
+    ----------
+    epsilon : float, 1-D array_like or perfpriv.engine.Schedule
+        Privacy budget(s) ε in (0, inf] (``np.inf``: no privacy). A 1-D
+        array is a grid of constant budgets; a Schedule gives one ε per round.
     q : float
         Leaving probability of a leaked user, in [0, 1].
     r : float
-        Recruiting probability in [0, 1] (see ``model``).
+        Recruiting probability, in [0, 1].
     T : int
         Number of rounds (>= 1).
     n0 : int
-        Initial population ``N_0`` (>= 1).
+        Initial population N_0 (>= 1).
     trials : int
-        Independent repetitions (>= 1).
+        Independent repetitions.
     model : {"leak", "agnostic"}
         Growth rule (§3 / appendix B).
-    cap : int
-        Largest population (>= n0); the floor is 1.
     mu : float or (float, float)
-        Law of ``mu_t``: ``(a, b)`` = Uniform(a, b) redrawn every round,
-        a float = constant.
+        Law of μ_t (see :class:`RandomizedResponse`).
+    clip_estimate : bool, optional
+        Clip estimates to [0, 1] (default: from ``conventions``).
+    conventions : {"paper", "authors"}
+        ``"paper"``: population clipped to [1, cap]; ``"authors"``: the
+        published ε* maps' conventions (floor 0, a dead trial stops and is
+        charged the error 10 per remaining round, clipped estimates).
     seed : None, int, SeedSequence or Generator
-        Randomness; same seed, same numbers.
-    clip_estimate : bool
-        Clip ``mu_hat`` to [0, 1] (as the authors' code does; biased).
-    per_round : bool
-        If True, ``epsilon`` is a privacy schedule: shape (T,) (round t uses
-        ``epsilon[t-1]``) or (E, T) for a grid of E schedules.  A constant
-        schedule reproduces the constant-ε run exactly (same seed).
+        Root of the keyed streams (same seed, same numbers).
+    record : {"all", "final"}
+        Compute every round's error, or only the last one's.
+    **policy
+        ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``,
+        ``penalty``: the population policy of :func:`perfpriv.engine.simulate`.
 
     Returns
     -------
-    BernoulliRun
+    perfpriv.engine.SimulationRun
+        ``population`` (levels..., trials, T+1), ``sq_error``, ``estimate``,
+        ``truth`` (levels..., trials, T).
 
     References
     ----------
@@ -887,50 +761,51 @@ def simulate(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.
     >>> run = simulate([1.0, np.inf], q=0.3, r=0.6, T=20, n0=100, trials=5, seed=1)
     >>> run.population.shape, run.sq_error.shape
     ((2, 5, 21), (2, 5, 20))
-    >>> bool(np.all(run.population[1, :, 0] == 100))
+    >>> alone = simulate(np.inf, q=0.3, r=0.6, T=20, n0=100, trials=5, seed=1)
+    >>> bool(np.array_equal(alone.population, run.population[1]))   # the same numbers in a grid
     True
-    >>> sched = simulate([3.0] * 10 + [1.0] * 10, q=0.3, r=0.6, T=20, n0=100, trials=5, seed=1,
-    ...                  per_round=True)
-    >>> sched.population.shape
-    (5, 21)
     """
-    (eps, eps_arr, q, r, T, n0, trials, model, cap, flat, root, mu_path) = _setup_run(
-        epsilon, q, r, T, n0, trials, model, cap, mu, per_round, seed)
-    gens = [np.random.default_rng(_row_seed(root, e)) for e in flat]
-    beta = np.asarray(beta_from_epsilon(flat), dtype=float)
-    population, estimate = _run_core(beta, q, r, T=T, n0=n0, trials=trials, model=model, cap=cap,
-                                     mu_path=mu_path, draws=_PerEpsilonDraws(gens),
-                                     clip_estimate=bool(clip_estimate))
-    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, bool(per_round))
+    mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate)
+    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
+                      rule=_check_model(model))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
+                           record=record, **_policy_args(policy))
 
 
-def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000, mu=(0.0, 1.0),
-                    seed=None, clip_estimate=False, per_round=False):
-    """Same model as :func:`simulate`, one explicit agent at a time (slow reference).
+def _policy_args(policy):
+    allowed = ("cap", "floor", "stop", "collapse", "penalty")
+    for k in policy:
+        if k not in allowed:
+            raise TypeError(f"unexpected keyword argument {k!r} (the population policy takes "
+                            f"{', '.join(allowed)})")
+    return policy
 
-    Every round, every current user in turn draws her bit ``X ~ B(mu_t)``,
-    answers by randomized response (keeps the bit with probability
-    ``1/2 + beta``), and then -- if her answer was kept (leaked) -- leaves with
-    probability ``q``; she recruits one new user with probability ``r`` if her
-    answer was flipped (``model="leak"``) or in any case
-    (``model="agnostic"``).  The learner applies eq. 1 to the responses.  The
-    ``mu_t`` path is the same as :func:`simulate`'s for the same seed; the
-    rest is drawn from a different stream, so the two simulators agree in
-    distribution, not number by number.  Cost grows with the population: use
-    small ``n0``, ``cap`` and ``T``.
+
+def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
+                    conventions="paper", seed=None, **policy):
+    """The model of :func:`simulate`, one explicit agent at a time (the slow reference).
+
+    Written independently of the engine, as the tests' oracle: every round,
+    every current user in turn draws her bit X ~ B(μ_t), answers by
+    randomized response (keeps the bit with probability 1/2 + β), and then
+    -- if her answer was kept -- leaves with probability q; she recruits one
+    new user with probability r if her answer was flipped (``"leak"``) or in
+    any case (``"agnostic"``). The platform applies eq. 1; the population is
+    capped, floored and stopped as in :func:`perfpriv.engine.simulate` (same
+    ``conventions`` and policy arguments), and stopped rounds are scored the
+    same way. Randomness comes from a numpy Generator per trial: the two
+    simulators agree in distribution, not number by number. Its cost grows
+    with the population: use small ``n0``, ``cap`` and ``T``.
 
     Parameters
     ----------
-    epsilon, q, r, T, n0, trials, model, cap, mu, seed, clip_estimate, per_round
-        As in :func:`simulate` (``per_round=True``: ``epsilon`` is a schedule).
+    epsilon, q, r, T, n0, trials, model, mu, clip_estimate, conventions, seed, **policy
+        As in :func:`simulate` (``epsilon`` a number or a Schedule of one row).
 
     Returns
     -------
-    BernoulliRun
-
-    References
-    ----------
-    Paper §3 (population evolution) and appendix B.
+    perfpriv.engine.SimulationRun
+        With ``method="agents"``.
 
     Examples
     --------
@@ -938,85 +813,91 @@ def simulate_agents(epsilon, q, r, *, T, n0, trials=30, model="leak", cap=20000,
     >>> run.population.shape
     (2, 4)
     """
-    (eps, eps_arr, q, r, T, n0, trials, model, cap, flat, root, mu_path) = _setup_run(
-        epsilon, q, r, T, n0, trials, model, cap, mu, per_round, seed)
-    E = flat.shape[0]
-    population = np.empty((E, trials, T + 1), dtype=np.int64)
-    estimate = np.empty((E, trials, T))
-    for i, e in enumerate(flat):
-        betas = np.broadcast_to(np.asarray(beta_from_epsilon(e), dtype=float), (T,))
-        gen = np.random.default_rng(_row_seed(root, e, agent=True))
+    mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate).resolved(
+        check_choice("conventions", conventions, engine.CONVENTIONS))
+    if mech.levels.shape != ():
+        raise ValueError("simulate_agents takes one privacy level (a number or one Schedule); got a grid")
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    model = _check_model(model)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    mech.levels.check_horizon(T)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
+    a, b = mech.mu
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    sq_error = np.zeros((trials, T))
+    leaked_arr = np.zeros((trials, T), dtype=np.int64)
+    alive = np.zeros((trials, T), dtype=bool)
+    estimate = np.zeros((trials, T))
+    truth = np.zeros((trials, T))
+    for k, gen in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
         u = gen.random  # one uniform per decision
-        for k in range(trials):
-            n = n0
-            population[i, k, 0] = n
-            for t in range(T):
-                beta = float(betas[t])
-                keep_p = 0.5 + beta
-                mu_t = mu_path[k, t]
-                ones_reported = 0
-                stays = 0
-                for _agent in range(n):
-                    x = 1 if u() < mu_t else 0
-                    kept = u() < keep_p
-                    y = x if kept else 1 - x
-                    ones_reported += y
-                    leaves = kept and u() < q
-                    if model == "leak":
-                        recruits = (not kept) and u() < r
-                    else:
-                        recruits = u() < r
-                    stays += (0 if leaves else 1) + (1 if recruits else 0)
-                est = _debias(ones_reported / n, beta)
-                estimate[i, k, t] = min(max(est, 0.0), 1.0) if clip_estimate else est
-                n = min(max(stays, 1), cap)
-                population[i, k, t + 1] = n
-    return _package(eps, eps_arr, q, r, model, population, estimate, mu_path, bool(per_round))
+        n = n0
+        population[k, 0] = n
+        for t in range(1, T + 1):
+            if n <= pol.stop:
+                population[k, t] = n
+                continue
+            alive[k, t - 1] = True
+            beta = float(beta_from_epsilon(mech.levels.at(t)[0]))
+            keep_p = 0.5 + beta
+            mu_t = a if a == b else a + (b - a) * u()
+            ones_reported = stays = leaks = 0
+            for _agent in range(n):
+                x = 1 if u() < mu_t else 0
+                kept = u() < keep_p
+                leaks += kept
+                ones_reported += x if kept else 1 - x
+                leaves = kept and u() < q
+                recruits = ((not kept) if model == "leak" else True) and u() < r
+                stays += (0 if leaves else 1) + (1 if recruits else 0)
+            est = _debias(ones_reported / n, beta)
+            if mech.clip_estimate:
+                est = min(max(est, 0.0), 1.0)
+            estimate[k, t - 1], truth[k, t - 1] = est, mu_t
+            sq_error[k, t - 1] = (est - mu_t) ** 2
+            leaked_arr[k, t - 1] = leaks
+            n = stays if pol.cap is None else min(stays, pol.cap)
+            n = max(n, pol.floor)
+            population[k, t] = n
+    # the levels axis of the policy's scoring: one row
+    pol.score_stopped(sq_error[None], alive[None], mech, mech.levels)
+    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive,
+                                details={"estimate": estimate, "truth": truth}, mechanism=mech,
+                                behaviour=Memoryless(q=q, r=r, rule=model), level=mech.levels.describe(),
+                                T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed,
+                                method="agents")
 
 
-# --------------------------------------------------------------------------
-# mean-field theory
-# --------------------------------------------------------------------------
-def _mu_second_moment(mu_law):
-    """``E[(2 mu - 1)^2]`` for ``mu ~ Uniform(a, b)`` (or a constant when a == b)."""
-    a, b = mu_law
-    u, v = 2.0 * a - 1.0, 2.0 * b - 1.0
-    return (u * u + u * v + v * v) / 3.0
+def mean_field_population(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1):
+    """Mean-field population path N_t = clip(N_{t-1} C(β_t), floor, cap), t = 0..T.
 
-
-def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000, per_round=False):
-    """Mean-field population path ``N_t = clip(N_{t-1} C(beta), 1, cap)``, t = 0..T.
-
-    The expected growth of Lemma 2 / appendix B applied deterministically, with
-    the simulator's floor and cap.  Not the exact mean of the random
+    The expected growth of Lemma 2 / appendix B applied deterministically
+    (:func:`perfpriv.engine.mean_field`). Not the exact mean of the random
     population: the clip is nonlinear and, near the floor, randomness matters.
 
     Parameters
     ----------
-    epsilon : float or array_like
-        ε in [0, inf] (broadcast with ``q`` and ``r``).  With
-        ``per_round=True`` the last axis of ``epsilon`` (length T) is a
-        schedule: ``N_t = clip(N_{t-1} C(beta_t), 1, cap)`` with
-        ``beta_t = beta(epsilon[..., t-1])``.
+    epsilon : float, 1-D array_like or perfpriv.engine.Schedule
+        ε in (0, inf] (a grid gives one path per value).
     q, r : float or array_like
-        Leaving and recruiting probabilities in [0, 1].
+        Leaving and recruiting probabilities in [0, 1]; arrays are cells
+        (leading axes of the result).
     T : int
         Number of rounds (>= 1).
     n0 : int
         Initial population (>= 1).
     model : {"leak", "agnostic"}
         Growth rule.
-    cap : int
-        Largest population (>= n0).
-    per_round : bool
-        Whether ``epsilon``'s last axis runs over the rounds (a schedule).
+    cap, floor : float or None
+        Population clip.
 
     Returns
     -------
     numpy.ndarray
-        Shape ``broadcast(epsilon, q, r).shape + (T+1,)`` (with
-        ``per_round``: ``broadcast(epsilon[..., 0], q, r).shape + (T+1,)``);
-        entry 0 is ``n0``.
+        Shape ``cells + levels + (T+1,)``; entry 0 is ``n0``.
 
     References
     ----------
@@ -1024,82 +905,47 @@ def mean_field_population(epsilon, q, r, *, T, n0, model="leak", cap=20000, per_
 
     Examples
     --------
-    >>> mean_field_population(np.inf, 0.3, 0.6, T=2, n0=100).round(2).tolist()
+    >>> mean_field_population(np.inf, q=0.3, r=0.6, T=2, n0=100).round(2).tolist()
     [100.0, 70.0, 49.0]
-    >>> mean_field_population([np.inf, 0.5], 0.3, 0.6, T=2, n0=100, per_round=True).round(2).tolist()
-    [100.0, 70.0, 72.79]
     """
-    return _mean_field_population(epsilon, q, r, T=T, n0=n0, model=model, cap=cap,
-                                  per_round=per_round)[0]
+    return _mean_field(epsilon, q, r, T, n0, model, cap, floor, (0.0, 1.0)).population
 
 
-def _mean_field_population(epsilon, q, r, *, T, n0, model, cap, per_round, positive=False):
-    """:func:`mean_field_population` returning also the validated ε and β (β with a
-    trailing round axis of length 1 or T, ready to broadcast against ``N[..., :-1]``)."""
-    eps = _check_epsilon(epsilon, positive=positive)
-    T, n0, cap, _ = _check_sizes(T, n0, cap)
-    per_round = bool(per_round)
-    eps_arr = np.asarray(eps, dtype=float)
-    _check_schedule_shape(eps_arr, T, per_round, max_ndim=np.inf)
-    beta = np.asarray(beta_from_epsilon(eps), dtype=float)
-    if per_round:
-        qq = np.asarray(check_probability("q", q), dtype=float)[..., None]
-        rr = np.asarray(check_probability("r", r), dtype=float)[..., None]
-        C = np.asarray(growth_factor(beta, qq, rr, model=model), dtype=float)
-        out = np.empty(C.shape[:-1] + (T + 1,))
-        out[..., 0] = n0
-        for t in range(1, T + 1):
-            out[..., t] = np.clip(out[..., t - 1] * C[..., t - 1], 1.0, cap)
-        return out, beta
-    C = np.asarray(growth_factor(beta, q, r, model=model), dtype=float)
-    out = np.empty(C.shape + (T + 1,))
-    out[..., 0] = n0
-    for t in range(1, T + 1):
-        out[..., t] = np.clip(out[..., t - 1] * C, 1.0, cap)
-    return out, beta[..., None]
+def mean_field_error(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
+    """Mean-field expected squared error of rounds t = 1..T: E_μ[ν(1 − ν)] / (4β_t² N_{t-1}).
 
-
-def mean_field_error(epsilon, q, r, *, T, n0, model="leak", cap=20000, mu=(0.0, 1.0),
-                     per_round=False):
-    """Mean-field expected squared error of rounds t = 1..T.
-
-    ``E_mu[nu (1 - nu)] / (4 beta^2 N_{t-1})`` with ``N_{t-1}`` the
-    :func:`mean_field_population` and the average over the law of ``mu_t``
-    in closed form (``nu (1 - nu) = 1/4 - beta^2 (2 mu - 1)^2``; for
-    ``Uniform(a, b)``, ``E[(2 mu - 1)^2] = (u^2 + u v + v^2) / 3`` with
-    ``u = 2a - 1, v = 2b - 1``).  The exact expected error is
-    ``E[Var / N_{t-1}]`` over the random population; by Jensen,
-    ``E[1/N] >= 1/E[N]``, so this approximation tends to be optimistic,
-    most when the population is small or collapsing.  The estimator is not
-    clipped here.
+    With ``N_{t-1}`` the :func:`mean_field_population` and the average over
+    the law of μ_t in closed form (``ν(1 − ν) = 1/4 − β²(2μ − 1)²``; for
+    Uniform(a, b), E[(2μ − 1)²] = (u² + uv + v²)/3 with u = 2a − 1,
+    v = 2b − 1). The exact expected error is E[Var/N_{t-1}] over the random
+    population; by Jensen E[1/N] >= 1/E[N], so this tends to be optimistic,
+    most when the population is small or collapsing. Estimates are not clipped.
 
     Parameters
     ----------
-    epsilon : float or array_like
-        ε in (0, inf] (broadcast with ``q`` and ``r``); with ``per_round``
-        a schedule along the last axis (round t uses ``epsilon[..., t-1]``
-        for its error and for its growth).
-    q, r, T, n0, model, cap, per_round
+    epsilon, q, r, T, n0, model, cap, floor
         As in :func:`mean_field_population`.
     mu : float or (float, float)
-        Law of ``mu_t`` as in :func:`simulate`.
+        Law of μ_t.
 
     Returns
     -------
     numpy.ndarray
-        Shape ``broadcast(epsilon, q, r).shape + (T,)``.
+        Shape ``cells + levels + (T,)``.
 
     References
     ----------
-    Paper §3, eq. 1, Lemma 2 (theory beside the paper's simulations).
+    Paper §3, eq. 1, Lemma 2.
 
     Examples
     --------
-    >>> err = mean_field_error(np.inf, 0.0, 0.0, T=3, n0=100, mu=0.5)
-    >>> err.round(6).tolist()
+    >>> mean_field_error(np.inf, q=0.0, r=0.0, T=3, n0=100, mu=0.5).round(6).tolist()
     [0.0025, 0.0025, 0.0025]
     """
-    mu_law = _check_mu_law(mu)
-    pop, beta = _mean_field_population(epsilon, q, r, T=T, n0=n0, model=model, cap=cap,
-                                       per_round=per_round, positive=True)
-    return _variance_factor(beta, _mu_second_moment(mu_law)) / pop[..., :-1]
+    return _mean_field(epsilon, q, r, T, n0, model, cap, floor, mu).sq_error
+
+
+def _mean_field(epsilon, q, r, T, n0, model, cap, floor, mu):
+    mech = RandomizedResponse(epsilon, mu=mu)
+    return engine.mean_field(mech, Memoryless(q=q, r=r, rule=_check_model(model)), T=T, n0=n0, cap=cap,
+                             floor=floor)

@@ -40,7 +40,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special, stats
 
-from . import gaussian as _gaussian
+from . import _records
 from ._validate import (
     check_choice,
     check_covariance,
@@ -53,6 +53,8 @@ from ._validate import (
 
 __all__ = [
     "STATISTICS",
+    "exact_llr_offset",
+    "llr_coefficients",
     "record_deviations",
     "log_likelihood_ratio",
     "LLRMoments",
@@ -137,33 +139,90 @@ def record_deviations(Z, R):
     >>> record_deviations([[1.0, 0.0], [-1.0, 0.0]], R=10).tolist()
     [1.0, 1.0]
     """
-    Z = _gaussian._check_records(Z)
-    dev = _gaussian.clip(Z, R)
+    Z = _records.check_records(Z)
+    dev = _records.clip(Z, R)
     dev -= dev.mean(axis=0)
     return np.sqrt(np.einsum("ij,ij->i", dev, dev))
 
 
-def _llr_coefficients(eta_sq, n, gamma, d, statistic):
-    """Λ = a ‖z̄ − μ_z̄‖² + b ⟨z̄ − μ_z̄, η⟩ + c: the coefficients (a, b, c) of both statistics.
+def exact_llr_offset(n, d):
+    """The constant (d/2) log(n/(n − 1)) of the exact remove-one statistic.
 
-    This is the one place of both formulas (eq. 8):
+    The counterfactual release on n − 1 records has the larger noise variance
+    γ²/(n − 1); the ratio of the two Gaussian normalizing constants adds this
+    offset to Λ, whatever the record and the noise. It is the one place of
+    this formula.
 
-    paper (Lemma 6):  a = n/((n−1)² 2γ²),  b = 2n/((n−1) 2γ²),  c = 0
-    exact:            a = 1/((n−1) 2γ²),   b = 2/(2γ²),   c = (d/2) log(n/(n−1)) − ‖η‖²/(2γ²)
+    Parameters
+    ----------
+    n : float or array_like
+        Dataset size n > 1.
+    d : int
+        Dimension.
 
-    (the exact form is (d/2)log(n/(n−1)) − n‖η‖²/(2γ²) + (n−1)‖η+δ‖²/(2γ²),
-    δ = (z̄ − μ_z̄)/(n−1), expanded so that nothing large cancels). ``a > 0``
-    for every n >= 2, which :mod:`perfpriv.projected` relies on.
+    Returns
+    -------
+    float or numpy.ndarray
+        ``0.5 * d * log1p(1/(n - 1))`` (no cancellation for large n).
+
+    Examples
+    --------
+    >>> round(float(exact_llr_offset(1000, 12)), 5)
+    0.006
     """
-    g2 = 2.0 * gamma**2
+    with np.errstate(divide="ignore"):
+        return 0.5 * d * np.log1p(1.0 / (np.asarray(n, dtype=float) - 1.0))
+
+
+def llr_coefficients(eta_sq, n, gamma, d, statistic):
+    """Coefficients (A, B, C) of Λ = A‖z̄ − μ_z̄‖² + B⟨z̄ − μ_z̄, η⟩ + C, for both statistics.
+
+    This is the one place of both formulas (eq. 8)::
+
+        paper (Lemma 6):  A = n/((n−1)² 2γ²),  B = 2n/((n−1) 2γ²),  C = 0
+        exact:            A = 1/((n−1) 2γ²),   B = 2/(2γ²),
+                          C = (d/2) log(n/(n−1)) − ‖η‖²/(2γ²)
+
+    (the exact form is (d/2)log(n/(n−1)) − n‖η‖²/(2γ²) + (n−1)‖η+δ‖²/(2γ²)
+    with δ = (z̄ − μ_z̄)/(n−1), expanded so that nothing large cancels).
+    A > 0 for every n > 1, which the projected draw relies on.
+
+    Parameters
+    ----------
+    eta_sq : float or array_like
+        ‖η‖² of the release's noise.
+    n : float or array_like
+        Dataset size n > 1.
+    gamma : float or array_like
+        Per-user noise scale γ > 0.
+    d : int
+        Dimension.
+    statistic : {"paper", "exact"}
+
+    Returns
+    -------
+    tuple of float or numpy.ndarray
+        (A, B, C), broadcast over the inputs.
+
+    References
+    ----------
+    Paper eq. 8 and Lemma 6.
+
+    Examples
+    --------
+    >>> [round(float(c), 4) for c in llr_coefficients(1.0, 10, 1.0, 2, "paper")]
+    [0.0617, 1.1111, 0.0]
+    """
+    n = np.asarray(n, dtype=float)
+    g2 = 2.0 * np.asarray(gamma, dtype=float) ** 2
     if statistic == "paper":
-        return n / ((n - 1) ** 2 * g2), 2.0 * n / ((n - 1) * g2), 0.0
-    return 1.0 / ((n - 1) * g2), 2.0 / g2, 0.5 * d * math.log1p(1.0 / (n - 1)) - eta_sq / g2
+        return n / ((n - 1) ** 2 * g2), 2.0 * n / ((n - 1) * g2), np.zeros(np.broadcast_shapes(n.shape, g2.shape))
+    return 1.0 / ((n - 1) * g2), 2.0 / g2, exact_llr_offset(n, d) - np.asarray(eta_sq, dtype=float) / g2
 
 
 def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
     """Λ from ‖z̄ − μ_z̄‖², ⟨z̄ − μ_z̄, η⟩ and ‖η‖² (coefficients: :func:`_llr_coefficients`)."""
-    a, b, c = _llr_coefficients(eta_sq, n, gamma, d, statistic)
+    a, b, c = llr_coefficients(eta_sq, n, gamma, d, statistic)
     return a * dev_sq + b * inner + c
 
 
@@ -205,7 +264,7 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     >>> log_likelihood_ratio(Z, [0.0, 0.0], gamma=1.0, R=10).round(4).tolist()
     [0.375, 0.375, 0.0]
     """
-    Z = _gaussian._check_records(Z)
+    Z = _records.check_records(Z)
     n, d = Z.shape
     if n < 2:
         raise ValueError(f"Z must hold at least n=2 records (Λ needs a non-empty remove-one dataset); got {n}")
@@ -215,7 +274,7 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
     R = check_real("R", R, low=0, low_open=True, scalar=True)
     statistic = _statistic(statistic)
-    dev = _gaussian.clip(Z, R)
+    dev = _records.clip(Z, R)
     dev -= dev.mean(axis=0)
     if gamma > 1e150:
         # Λ is homogeneous of degree 0 in (z̄ − μ_z̄, η, γ): rescale so that ‖η‖² and γ²
@@ -226,7 +285,7 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     lam = _llr_from_summaries(np.einsum("ij,ij->i", dev, dev), dev @ eta, float(eta @ eta),
                               n, g, d, statistic)
     if gamma < 1e-150:  # Λ = c + (Λ at γ = 1 − c)/γ², divided in two steps (may reach ±inf)
-        c = 0.0 if statistic == "paper" else 0.5 * d * math.log1p(1.0 / (n - 1))
+        c = 0.0 if statistic == "paper" else float(exact_llr_offset(n, d))
         with np.errstate(over="ignore"):
             lam = c + ((lam - c) / gamma) / gamma
     return lam
@@ -287,7 +346,7 @@ def llr_moments(s, n, gamma, *, statistic="paper", d=None):
     with np.errstate(over="ignore"):
         ratio2 = _ratio(s, gamma) ** 2  # s²/γ², inf when it overflows (then so are mean and var)
         # n s²/(2(n−1)γ²) − λ/(2n) with λ = n s²/γ² simplifies to s²/(2(n−1)γ²): no cancellation
-        mean = 0.5 * d * np.log1p(1.0 / (n - 1)) + ratio2 / (2 * (n - 1)) - d / (2 * n)
+        mean = exact_llr_offset(n, d) + ratio2 / (2 * (n - 1)) - d / (2 * n)
         var = d / (2 * n * n) + ratio2 / n
     return LLRMoments(_out(mean), _out(var))
 
@@ -428,7 +487,7 @@ def _paper_tail_arg(s, n, gamma, tau):
 def _exact_leak(s, n, gamma, tau, d):
     """P(Λ_exact > τ | Z) = F_{χ²_d(λ)}(x) (see :func:`leak_probability`)."""
     n = np.asarray(n, float)
-    c = 0.5 * d * np.log1p(1.0 / (n - 1))
+    c = exact_llr_offset(n, d)
     with np.errstate(over="ignore", invalid="ignore"):
         lam = n * _ratio(s, gamma) ** 2
         # x − λ = 2n(c − τ) + λ/(n − 1): the part of x that matters when λ is huge
@@ -820,7 +879,7 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
         small = m * k2 / big
         A = np.where(T >= 0, big, small)
         B = np.where(T >= 0, small, big)
-        t = 2.0 * (tau - 0.5 * d * np.log1p(1.0 / (n - 1.0)))
+        t = 2.0 * (tau - exact_llr_offset(n, d))
     # Condition on Y (coefficient B) when A >= B: P(AX − BY > t) = E_Y[sf((t + BY)/A)];
     # otherwise on X: E_X[cdf((AX − t)/B)]. Below the kink v*² the conditional
     # probability is exactly 1 (first case, t < 0) or 0 (second case, t > 0).
@@ -872,7 +931,7 @@ def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
     probability — far cheaper than the noncentral χ² cdf when n s²/γ² is large.
     """
     sd = gamma / np.sqrt(n)
-    c = 0.5 * d * np.log1p(1.0 / (n - 1))
+    c = exact_llr_offset(n, d)
     K = 2.0 * gamma**2 * (tau - c) - s**2 / (n - 1) + sd**2 * chi2_perp
     half = np.sqrt(np.maximum(s**2 - K, 0.0))
     lo = (s - half) / sd
@@ -911,7 +970,7 @@ def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
                 Z = Z @ L.T
             if mu is not None:
                 Z += mu
-            Z = _gaussian._clip_inplace(Z, R)
+            Z = _records.clip_inplace(Z, R)
             Z -= Z.mean(axis=1, keepdims=True)
             s = np.sqrt(np.einsum("bij,bij->bi", Z, Z))  # (b, n)
             if statistic == "paper":
@@ -1019,14 +1078,14 @@ def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, stati
     shape = check_same_shape(n=n, gamma=gamma, tau=tau)
     scalar = shape == ()
 
-    sigma2 = 1.0 if default_law else _gaussian._isotropic_variance(Sigma)
+    sigma2 = 1.0 if default_law else _records.isotropic_variance(Sigma)
     if method in ("auto", "quadrature"):
         reason = None
         if sigma2 is None:
             reason = "Sigma is not isotropic (sigma^2 I)"
         else:
             p_clip = (float(special.chdtrc(d, R * R)) if default_law
-                      else _gaussian.clip_probability(d, R, mu, Sigma))
+                      else _records.clip_probability(d, R, mu, Sigma))
             clip_bound = float(np.max(n)) * p_clip
             if clip_bound > CLIP_TOLERANCE:
                 reason = (f"clipping is not negligible: n * P(||z|| > R) = {clip_bound:.3g} > "

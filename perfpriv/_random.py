@@ -1,0 +1,647 @@
+"""One randomness scheme for the whole library: keyed, counter-based streams.
+
+Every random number perfpriv's simulators draw is a pure function of a
+*key* and a *counter*:
+
+    key     = root seed -> cell coordinates -> trial -> round -> purpose
+    number  = F(key, counter)
+
+so that any piece of a run -- one (cell, trial, round), one purpose within
+it -- can be regenerated alone, runs that differ only in the privacy level
+share their random numbers round by round (common random numbers: the level
+is *not* part of the key), and a batched or GPU backend can reproduce the
+same draws by evaluating the same function on its own arrays. Nothing
+depends on the order in which draws are made, on how many trials or levels
+are simulated together, on ``n_jobs`` or on the backend.
+
+The construction
+----------------
+A key is a pair of 64-bit words ``(a, b)`` (:class:`Key`, which holds whole
+arrays of keys at once). The root key comes from
+:class:`numpy.random.SeedSequence` (anything :func:`numpy.random.default_rng`
+accepts; :func:`root_key`); a child key mixes its parent with one more
+integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
+:func:`mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
+with seed ``a`` and an odd increment ("gamma") derived from ``b``:
+
+    x_i = a + (i + 1) * gamma(b)   (mod 2^64),      u_i = mix64(x_i),
+
+as in Java's ``SplittableRandom`` (Steele, Lea and Flood, "Fast splittable
+pseudorandom number generators", OOPSLA 2014). A stream-specific gamma
+makes two streams' sequences unable to overlap as shifted copies. The
+64-bit outputs become uniforms on the open interval (0, 1) with 53 random
+bits (:meth:`Key.uniform`), normals by the inverse normal cdf
+(:func:`scipy.special.ndtri`, :meth:`Key.normal`; monotone in the uniform,
+which strengthens common random numbers) and binomials by an exact
+vectorized sampler (:func:`binomial`).
+
+Exactness
+---------
+Every sampler here is exact in law up to floating point: uniforms have 53
+random bits (so normals reach about 8.3 in magnitude: tails below 2^-53 are
+cut, as with any double-precision generator); binomials
+use inversion of geometric waiting times when the mean is small and
+Hörmann's BTRS rejection sampler otherwise, with the exact acceptance test.
+
+Seeds
+-----
+``seed=None`` means fresh entropy from the operating system (a run that
+cannot be reproduced), in every function of perfpriv. An ``int``, a
+:class:`~numpy.random.SeedSequence` (never modified) or a sequence of ints
+is hashed by ``SeedSequence``; a :class:`~numpy.random.Generator` or bit
+generator is consumed once (two 64-bit words are drawn from it).
+
+References
+----------
+G. L. Steele Jr., D. Lea, C. H. Flood (2014), Fast splittable pseudorandom
+number generators, OOPSLA. W. Hörmann (1993), The generation of binomial
+random variates, J. Statist. Comput. Simul. 46, 101-110 (algorithm BTRS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "Key",
+    "root_key",
+    "cell_key",
+    "coordinate_key",
+    "purpose_id",
+    "mix64",
+    "binomial",
+    "generator",
+    "SEED_TYPES_TEXT",
+]
+
+_U64 = np.uint64
+_M1 = _U64(0xBF58476D1CE4E5B9)
+_M2 = _U64(0x94D049BB133111EB)
+_GOLDEN = _U64(0x9E3779B97F4A7C15)
+_C_A = _U64(0x632BE59BD9B4E019)
+_C_B = _U64(0x85157AF5A1D9C1B3)
+_S30, _S27, _S31, _S33, _S11 = (_U64(s) for s in (30, 27, 31, 33, 11))
+_TWO53 = 2.0 ** -53
+
+#: What a ``seed`` argument accepts, for error messages.
+SEED_TYPES_TEXT = "None, an int >= 0, a sequence of ints, a numpy SeedSequence, Generator or BitGenerator"
+
+
+def mix64(z):
+    """SplitMix64's finalizer: a bijective avalanche mix of 64-bit words.
+
+    Parameters
+    ----------
+    z : numpy.ndarray of uint64 (or a numpy uint64)
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
+        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod 2^64).
+
+    Examples
+    --------
+    >>> int(mix64(np.uint64(0)))
+    0
+    >>> hex(int(mix64(np.uint64(1))))
+    '0x5692161d100b05e5'
+    """
+    z = np.array(z, dtype=_U64, copy=True)
+    with np.errstate(over="ignore"):
+        z ^= z >> _S30
+        z *= _M1
+        z ^= z >> _S27
+        z *= _M2
+        z ^= z >> _S31
+    return z
+
+
+def _mix_gamma(b):
+    """Odd increment of a stream from its second key word (SplittableRandom's mixGamma).
+
+    An increment with few 01/10 bit transitions mixes badly; those are
+    flipped by xoring an alternating pattern, as SplittableRandom does.
+    """
+    with np.errstate(over="ignore"):
+        z = np.array(b, dtype=_U64, copy=True)
+        z ^= z >> _S33
+        z *= _U64(0xFF51AFD7ED558CCD)
+        z ^= z >> _S33
+        z *= _U64(0xC4CEB9FE1A85EC53)
+        z ^= z >> _S33
+        z |= _U64(1)
+    transitions = _popcount(z ^ (z >> _U64(1)))
+    return np.where(transitions < 24, z ^ _U64(0xAAAAAAAAAAAAAAAA), z)
+
+
+def _popcount(z):
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(z)
+    z = z - ((z >> _U64(1)) & _U64(0x5555555555555555))  # pragma: no cover - numpy < 2
+    z = (z & _U64(0x3333333333333333)) + ((z >> _U64(2)) & _U64(0x3333333333333333))
+    z = (z + (z >> _U64(4))) & _U64(0x0F0F0F0F0F0F0F0F)
+    with np.errstate(over="ignore"):
+        return (z * _U64(0x0101010101010101)) >> _U64(56)
+
+
+def _bits(a, gamma, counters):
+    """mix64(a + (counter + 1) * gamma): the numbers of streams (a, gamma) at ``counters``."""
+    c = np.asarray(counters, dtype=np.int64).view(_U64)
+    with np.errstate(over="ignore"):
+        x = c + _U64(1)
+        x = x * gamma
+        x += a
+        # mix64, in place on the fresh array
+        x ^= x >> _S30
+        x *= _M1
+        x ^= x >> _S27
+        x *= _M2
+        x ^= x >> _S31
+    return x
+
+
+def _uniform(a, gamma, counters):
+    """Uniforms on (0, 1) with 53 random bits: (top 53 bits + 1/2) / 2^53."""
+    x = _bits(a, gamma, counters)
+    x >>= _S11
+    u = x.astype(np.float64)
+    u += 0.5
+    u *= _TWO53
+    return u
+
+
+def purpose_id(name: str) -> int:
+    """A stable 63-bit integer for a stream purpose such as ``"noise"``.
+
+    Examples
+    --------
+    >>> purpose_id("noise") == purpose_id("noise") != purpose_id("coins")
+    True
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a stream purpose must be a non-empty string; got {name!r:.60}")
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little") >> 1
+
+
+def _part_words(part):
+    """A child-key part (int, array of ints, or purpose name) as uint64 words."""
+    if isinstance(part, str):
+        return np.asarray(purpose_id(part), dtype=_U64)
+    arr = np.asarray(part)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"a key part must be an integer, an array of integers or a purpose name; "
+                        f"got {part!r:.60}")
+    return arr.astype(np.int64).view(_U64) if arr.dtype != _U64 else arr
+
+
+class Key:
+    """An array of stream keys (two 64-bit words each) and the numbers they name.
+
+    Parameters
+    ----------
+    a, b : array_like of uint64
+        The two words of each key (same shape).
+
+    Notes
+    -----
+    Keys are values: :meth:`child` returns new keys and nothing is ever
+    consumed, so the same key always gives the same numbers.
+
+    Examples
+    --------
+    >>> k = root_key(7).child("demo")
+    >>> u = k.uniform(3)
+    >>> u.shape, bool(np.all((0 < u) & (u < 1)))
+    ((3,), True)
+    >>> bool(np.array_equal(u, root_key(7).child("demo").uniform(5)[:3]))   # prefix property
+    True
+    """
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        a = np.asarray(a, dtype=_U64)
+        b = np.asarray(b, dtype=_U64)
+        if a.shape != b.shape:
+            raise ValueError(f"key words must have one shape; got {a.shape} and {b.shape}")
+        self.a, self.b = a, b
+
+    @property
+    def shape(self) -> tuple:
+        """Shape of the key array."""
+        return self.a.shape
+
+    def __repr__(self) -> str:
+        if self.a.ndim == 0:
+            return f"Key(0x{int(self.a):016x}, 0x{int(self.b):016x})"
+        return f"Key(shape={self.shape})"
+
+    def __getitem__(self, index) -> "Key":
+        return Key(self.a[index], self.b[index])
+
+    def child(self, *parts) -> "Key":
+        """Keys one level down: this key mixed with each part in turn.
+
+        Parameters
+        ----------
+        *parts : int, array of ints, or str
+            Integers (cell coordinates, trial or round numbers; arrays
+            broadcast against the key array) or purpose names.
+
+        Returns
+        -------
+        Key
+            Shape: the broadcast of this key's shape and the parts' shapes.
+        """
+        a, b = self.a, self.b
+        with np.errstate(over="ignore"):
+            for part in parts:
+                w = _part_words(part)
+                ha = mix64(w * _GOLDEN + _C_A)
+                hb = mix64(w ^ _C_B)
+                a2 = mix64(a ^ ha)
+                b = mix64(b + a2 + hb)
+                a = a2
+        return Key(a, b)
+
+    # ------------------------------------------------------------- numbers
+    def bits(self, counters):
+        """The 64-bit outputs at ``counters`` (broadcast against the keys)."""
+        return _bits(self.a, _mix_gamma(self.b), counters)
+
+    def uniform_at(self, counters):
+        """Uniforms on (0, 1) (53 random bits) at ``counters``, broadcast against the keys."""
+        return _uniform(self.a, _mix_gamma(self.b), counters)
+
+    def normal_at(self, counters):
+        """Standard normals at ``counters``: the inverse normal cdf of :meth:`uniform_at`."""
+        return special.ndtri(self.uniform_at(counters))
+
+    def uniform(self, size: int):
+        """The first ``size`` uniforms of every key: shape ``self.shape + (size,)``."""
+        return Key(self.a[..., None], self.b[..., None]).uniform_at(np.arange(int(size)))
+
+    def normal(self, size: int):
+        """The first ``size`` standard normals of every key: shape ``self.shape + (size,)``."""
+        return special.ndtri(self.uniform(size))
+
+    def normal_ragged(self, counts):
+        """Normals 0 .. counts[j] − 1 of key j (1-D keys), concatenated.
+
+        Parameters
+        ----------
+        counts : array_like of int, shape ``self.shape``
+            How many numbers of each key (the first ones: a prefix of its stream).
+
+        Returns
+        -------
+        numpy.ndarray, shape (sum(counts),)
+        """
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        a, b = self.a.reshape(-1), self.b.reshape(-1)
+        if counts.shape != a.shape:
+            raise ValueError(f"counts must have one entry per key; got {counts.shape} for {a.shape} keys")
+        owner = np.repeat(np.arange(a.size), counts)
+        offsets = np.cumsum(counts) - counts
+        idx = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(offsets, counts)
+        return special.ndtri(_uniform(a[owner], _mix_gamma(b)[owner], idx))
+
+    def normal_records(self, records, width: int):
+        """``width`` normals for each (key, record) pair: record ``records[j]`` of key j's stream.
+
+        Record r owns the counters ``r·width .. r·width + width − 1``.
+
+        Parameters
+        ----------
+        records : array_like of int, shape ``self.shape`` (1-D)
+            Record index of each key element.
+        width : int
+            Numbers per record.
+
+        Returns
+        -------
+        numpy.ndarray, shape (len(records), width)
+        """
+        width = int(width)
+        rec = np.asarray(records, dtype=np.int64).reshape(-1)
+        a = self.a.reshape(-1)
+        if a.size != rec.size:
+            raise ValueError(f"records must have one entry per key; got {rec.size} for {a.size} keys")
+        counters = rec[:, None] * width + np.arange(width, dtype=np.int64)[None, :]
+        gamma = _mix_gamma(self.b.reshape(-1))
+        return special.ndtri(_uniform(a[:, None], gamma[:, None], counters))
+
+
+# ------------------------------------------------------------------ seeds
+def _is_seed_sequence(x):
+    return isinstance(x, np.random.SeedSequence)
+
+
+def root_key(seed: Any = None, *, name: str = "seed") -> Key:
+    """The root :class:`Key` of a ``seed`` (anything :func:`numpy.random.default_rng` accepts).
+
+    Parameters
+    ----------
+    seed : None, int, sequence of int, SeedSequence, Generator or BitGenerator
+        ``None``: fresh entropy. A ``SeedSequence`` is read, never
+        modified (its ``generate_state`` is used, not ``spawn``). A
+        ``Generator`` or bit generator is consumed once.
+    name : str
+        Parameter name for error messages.
+
+    Returns
+    -------
+    Key
+        A scalar key.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (booleans, floats, negative integers, legacy
+        ``RandomState``), naming ``name``.
+
+    Examples
+    --------
+    >>> root_key(1).uniform(2).round(6).tolist() == root_key(1).uniform(2).round(6).tolist()
+    True
+    >>> ss = np.random.SeedSequence(5)
+    >>> bool(np.array_equal(root_key(ss).uniform(4), root_key(ss).uniform(4)))
+    True
+    """
+    if isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
+        gen = seed if isinstance(seed, np.random.Generator) else np.random.Generator(seed)
+        words = gen.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+        return Key(words[0], words[1])
+    ss = as_seed_sequence(seed, name=name)
+    words = ss.generate_state(2, np.uint64)
+    return Key(words[0], words[1])
+
+
+def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedSequence:
+    """A :class:`~numpy.random.SeedSequence` for ``seed`` (not a Generator), checked.
+
+    The same SeedSequence object is returned when one is given (read only).
+    """
+    if _is_seed_sequence(seed):
+        return seed
+    if seed is None:
+        return np.random.SeedSequence()
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r}")
+    if isinstance(seed, np.random.RandomState):
+        raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got a legacy numpy RandomState "
+                        "(use numpy.random.default_rng)")
+    if isinstance(seed, numbers.Integral):
+        if int(seed) < 0:
+            raise ValueError(f"{name} must be a non-negative integer; got {int(seed)}")
+        return np.random.SeedSequence(int(seed))
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        arr = np.asarray(seed)
+        if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 0)):
+            raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
+        return np.random.SeedSequence([int(v) for v in arr.reshape(-1)])
+    raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
+
+
+def generator(key: Key) -> np.random.Generator:
+    """A numpy Generator seeded from one scalar :class:`Key` (for draws outside the engine)."""
+    if key.shape != ():
+        raise ValueError("generator() needs a single key")
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(key.a) & 0xFFFFFFFF,
+                                                                         int(key.a) >> 32,
+                                                                         int(key.b) & 0xFFFFFFFF,
+                                                                         int(key.b) >> 32])))
+
+
+#: Resolution at which coordinate values are identified: two grids whose
+#: values agree to 1e-9 (e.g. the same point of two ``linspace`` calls) give a
+#: cell the same key.
+KEY_RESOLUTION = 1e9
+
+
+def coordinate_key(value: Any) -> int:
+    """Non-negative integer that identifies a grid coordinate value.
+
+    Floats are rounded to 1e-9 (so that equal grid points computed by
+    different ``linspace`` calls agree) and mapped to non-negative integers
+    (zig-zag for negatives; ``inf`` and ``-inf`` get reserved keys);
+    strings are read as bytes.
+
+    Examples
+    --------
+    >>> coordinate_key(0.3) == coordinate_key(0.1 + 0.2)
+    True
+    >>> coordinate_key(0.3) == coordinate_key(0.31)
+    False
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, str):
+        return int.from_bytes(hashlib.sha256(value.encode()).digest()[:8], "little") | (1 << 63)
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"grid coordinates must be real numbers, booleans or strings; got {value!r:.80}")
+    x = float(value)
+    if math.isnan(x):
+        raise ValueError("grid coordinates must not be NaN")
+    if math.isinf(x):
+        return 1 if x > 0 else 2  # reserved keys; finite values map to 8 and above
+    # x * 1e9 overflows beyond ~1.8e299; there x is an integer anyway (exact product)
+    k = int(round(x * KEY_RESOLUTION)) if abs(x) < 1e290 else int(x) * int(KEY_RESOLUTION)
+    zigzag = 2 * k if k >= 0 else -2 * k - 1
+    return (8 + zigzag) % (1 << 63)
+
+
+def cell_key(seed: Any, *coordinates: Any) -> Key:
+    """The key of one grid cell: the root key of ``seed`` and the cell's coordinate values.
+
+    A cell's key depends on the values of its coordinates (at
+    :data:`KEY_RESOLUTION`), not on their position in a grid, so a cell's
+    numbers do not depend on the grid around it.
+
+    Examples
+    --------
+    >>> a = cell_key(7, 0.3, 0.6).uniform(1)
+    >>> bool(np.array_equal(a, cell_key(7, 0.1 + 0.2, 0.6).uniform(1)))
+    True
+    """
+    key = seed if isinstance(seed, Key) else root_key(seed)
+    return key.child(*(np.uint64(coordinate_key(c)) for c in coordinates)) if coordinates else key
+
+
+# --------------------------------------------------------------- binomial
+def _stirling_tail_table():
+    out = []
+    for k in range(10):
+        exact = math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0) + 0.5 * math.log(2 * math.pi))
+        out.append(exact)
+    return np.array(out)
+
+
+_STIRLING_TABLE = _stirling_tail_table()
+
+
+def _stirling_tail(k):
+    """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for integers k >= 0.
+
+    Exact (from ``lgamma``) for k <= 9, the Stirling series to (k+1)^-7
+    beyond (error below 1e-13).
+    """
+    k = np.asarray(k, dtype=float)
+    kp1 = k + 1.0
+    inv2 = 1.0 / (kp1 * kp1)
+    series = (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - inv2 / 1680) * inv2) * inv2) / kp1
+    small = k <= 9
+    return np.where(small, _STIRLING_TABLE[np.clip(k, 0, 9).astype(np.int64)], series)
+
+
+_BTRS_MIN_MEAN = 10.0
+
+
+def binomial(key: Key, n, p):
+    """Exact binomial draws, one per key: ``Binomial(n, p)`` from each key's own stream.
+
+    Vectorized over any shape (``key``, ``n``, ``p`` broadcast). Small means
+    (n·min(p, 1−p) < 10) use inversion by geometric waiting times (one
+    uniform per success, plus one); larger means use Hörmann's BTRS
+    rejection sampler (two uniforms per attempt, acceptance about 0.9 or
+    more). ``p > 1/2`` draws ``n − Binomial(n, 1 − p)``. A draw depends on
+    its key, ``n`` and ``p`` only: never on the other elements.
+
+    Parameters
+    ----------
+    key : Key
+        One stream per draw (broadcast to the shape of ``n`` and ``p``).
+    n : array_like of int
+        Numbers of trials, >= 0.
+    p : array_like of float
+        Success probabilities in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Examples
+    --------
+    >>> k = root_key(3).child("test").child(np.arange(4))
+    >>> binomial(k, [0, 10, 100, 10**6], [0.5, 0.0, 1.0, 0.5])[:3].tolist()
+    [0, 0, 100]
+    """
+    n = np.asarray(n, dtype=np.int64)
+    p = np.asarray(p, dtype=float)
+    shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
+    a = np.broadcast_to(key.a, shape).reshape(-1)
+    b = np.broadcast_to(key.b, shape).reshape(-1)
+    nn = np.broadcast_to(n, shape).reshape(-1)
+    pp = np.broadcast_to(p, shape).reshape(-1)
+    flip = pp > 0.5
+    qq = np.where(flip, 1.0 - pp, pp)
+    out = np.zeros(nn.shape, dtype=np.int64)
+    mean = nn * qq
+    live = (nn > 0) & (qq > 0)
+    small = live & (mean < _BTRS_MIN_MEAN)
+    large = live & ~small
+    if small.any() or large.any():
+        gamma = _mix_gamma(b)
+    if small.any():
+        idx = np.flatnonzero(small)
+        out[idx] = _binomial_inversion(a[idx], gamma[idx], nn[idx], qq[idx])
+    if large.any():
+        idx = np.flatnonzero(large)
+        out[idx] = _binomial_btrs(a[idx], gamma[idx], nn[idx], qq[idx])
+    out = np.where(flip, nn - out, out)
+    return out.reshape(shape)
+
+
+def _binomial_inversion(a, gamma, n, p):
+    """Binomial(n, p) as the number of geometric waiting times that fit in n trials.
+
+    Waiting time j uses the stream's uniform j: G_j = ceil(log U_j / log(1 − p))
+    is Geometric(p) on {1, 2, ...}; the count is the number of partial sums
+    G_1 + ... + G_j that stay <= n. Waiting times are drawn in blocks of
+    several steps per element (the block size never changes a draw: step j
+    always uses uniform j).
+    """
+    count = np.zeros(n.shape, dtype=np.int64)
+    room = n.astype(float)          # trials left
+    inv_log_q = 1.0 / np.log1p(-p)  # < 0
+    active = np.arange(n.size)
+    step = 0
+    mean = float(np.max(n * p))
+    block = int(math.ceil(mean + 3.0 * math.sqrt(mean) + 3.0))
+    while active.size:
+        steps = np.arange(step, step + block, dtype=np.int64)
+        u = _uniform(a[active, None], gamma[active, None], steps)
+        with np.errstate(over="ignore"):
+            g = np.ceil(np.log(u) * inv_log_q[active, None])
+        csum = np.cumsum(g, axis=1)
+        fits = csum <= room[active, None]
+        count[active] += fits.sum(axis=1)
+        unfinished = fits[:, -1]
+        room[active] -= csum[:, -1]
+        active = active[unfinished]
+        step += block
+        block = 4
+    return count
+
+
+def _binomial_btrs(a_key, gamma, n, p):
+    """Hörmann's BTRS for n·p >= 10, p <= 1/2 (exact acceptance test).
+
+    Attempt j uses the stream's uniforms 2j and 2j + 1. The acceptance test
+    is the log of the pmf ratio f(k)/f(m) written with Stirling tails (as in
+    TensorFlow's implementation), which needs no large-lgamma differences.
+    """
+    nf = n.astype(float)
+    spq = np.sqrt(nf * p * (1.0 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = nf * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = p / (1.0 - p)
+    alpha = (2.83 + 5.1 / b) * spq
+    m = np.floor((nf + 1.0) * p)
+    base = ((m + 0.5) * np.log((m + 1.0) / (r * (nf - m + 1.0)))
+            + _stirling_tail(m) + _stirling_tail(nf - m) + (nf + 1.0) * np.log(nf - m + 1.0))
+    out = np.zeros(n.shape, dtype=np.int64)
+    active = np.arange(n.size)
+    attempt = 0
+    while active.size:
+        # several attempts per element at once when few elements remain (per-call cost
+        # dominates there); attempt j always uses uniforms 2j and 2j + 1, so the number
+        # of attempts per pass never changes a draw
+        width = 1 if active.size > 4096 else 4
+        js = np.arange(attempt, attempt + width, dtype=np.int64)[None, :]
+        ka, kg = a_key[active, None], gamma[active, None]
+        u = _uniform(ka, kg, 2 * js)
+        u -= 0.5
+        v = _uniform(ka, kg, 2 * js + 1)
+        col = active[:, None]
+        A, B, nn = a[col], b[col], nf[col]
+        us = 0.5 - np.abs(u)
+        k = np.floor((2.0 * A / us + B) * u + c[col])
+        inside = (k >= 0) & (k <= nn)
+        accept = inside & (us >= 0.07) & (v <= v_r[col])
+        rows, cols = np.nonzero(inside & ~accept)
+        if rows.size:
+            act = active[rows]
+            ks, nns, uss = k[rows, cols], nf[act], us[rows, cols]
+            with np.errstate(divide="ignore"):
+                lv = np.log(v[rows, cols] * alpha[act] / (a[act] / (uss * uss) + b[act]))
+            bound = (base[act] - (nns + 1.0) * np.log(nns - ks + 1.0)
+                     + (ks + 0.5) * np.log(r[act] * (nns - ks + 1.0) / (ks + 1.0))
+                     - _stirling_tail(ks) - _stirling_tail(nns - ks))
+            accept[rows, cols] = lv <= bound
+        any_accept = accept.any(axis=1)
+        first = np.argmax(accept, axis=1)
+        done = np.flatnonzero(any_accept)
+        out[active[done]] = k[done, first[done]].astype(np.int64)
+        active = active[~any_accept]
+        attempt += width
+    return out

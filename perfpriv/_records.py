@@ -1,0 +1,191 @@
+"""Gaussian records (Assumption 1) and ℓ2 clipping (§4.1): the data side of the Gaussian model.
+
+The functions the mechanism (:mod:`perfpriv.gaussian`) and the membership
+statistic (:mod:`perfpriv.leakage`) both need live here, below both, so that
+neither imports the other's internals. The public ones are documented and
+re-exported by :mod:`perfpriv.gaussian` (``clip``, ``sample_records``,
+``clip_probability``); the others are the shared helpers of the package.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special, stats
+
+from ._validate import check_covariance, check_int, check_mean, check_real, check_rng
+
+__all__ = ["check_records", "clip", "clip_inplace", "clip_inplace_norms", "sample_records", "draw",
+           "clip_probability", "clip_probability_checked", "isotropic_variance"]
+
+
+def check_records(Z, name="Z"):
+    """A 2-D float array of records (rows) without NaN/inf."""
+    arr = np.asarray(check_real(name, Z), dtype=float)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be an (N, d) array of records with d >= 1; got shape {arr.shape}")
+    return arr
+
+
+def clip(z, R):
+    """ℓ2-clip records to the ball of radius ``R`` (§4.1).
+
+    ``clip(z, R) = z * min(1, R / ||z||)`` applied to each row (the last axis
+    is the coordinate axis).
+
+    Parameters
+    ----------
+    z : array_like, shape (..., d)
+        Records, one per row (a single vector is allowed).
+    R : float
+        Clipping radius R > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Clipped records, same shape as ``z``; rows with norm at most ``R``
+        are returned unchanged.
+
+    References
+    ----------
+    Paper §4.1, definition of the clipped record z̄ before eq. 6.
+
+    Examples
+    --------
+    >>> clip([[3.0, 4.0], [0.3, 0.4]], R=1.0).round(2).tolist()
+    [[0.6, 0.8], [0.3, 0.4]]
+    """
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    arr = np.array(check_real("z", z), dtype=float)
+    if arr.ndim == 0:
+        raise ValueError("z must have at least one dimension (records along the last axis)")
+    return clip_inplace(arr, R)
+
+
+def clip_inplace(arr, R):
+    """Clip the rows of a float array to norm R, in place (the formula of :func:`clip`)."""
+    norms = np.sqrt(np.einsum("...i,...i->...", arr, arr))
+    over = norms > R
+    if np.any(over):
+        factor = np.ones_like(norms)
+        np.divide(R, norms, out=factor, where=over)
+        arr *= factor[..., None]
+    return arr
+
+
+def clip_inplace_norms(arr, R):
+    """Clip the rows of a 2-D float array to norm R in place (the formula of :func:`clip`).
+
+    Returns the squared norms of the clipped rows (simulate reuses them)."""
+    sq = np.einsum("ij,ij->i", arr, arr)
+    over = sq > R * R
+    if np.any(over):
+        arr[over] *= np.sqrt(R * R / sq[over])[:, None]
+        sq[over] = R * R
+    return sq
+
+
+def draw(rng, n, d, mu, L, out=None):
+    """n records N(mu, L L^T) as an (n, d) float64 array (mu may be None = 0).
+
+    ``out``: an (n, d) C-contiguous float64 array to draw into (same numbers).
+    """
+    Z = rng.standard_normal((n, d)) if out is None else rng.standard_normal(out=out)
+    if L is not None:
+        Z = Z @ L.T
+    if mu is not None:
+        Z += mu
+    return Z
+
+
+def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
+    """Draw ``n`` records ``z ~ N(mu, Sigma)`` in ``R^d`` (Assumption 1).
+
+    Parameters
+    ----------
+    n : int
+        Number of records, n >= 0.
+    d : int
+        Dimension d >= 1.
+    mu : array_like, shape (d,), optional
+        Mean μ (default: the zero vector).
+    Sigma : array_like, shape (d, d), optional
+        Symmetric positive-definite covariance Σ (default: the identity).
+    seed : None, int, SeedSequence or numpy.random.Generator
+        Randomness.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> sample_records(5, d=3, seed=1).shape
+    (5, 3)
+    """
+    n = check_int("n", n, low=0)
+    d = check_int("d", d, low=1)
+    mu = check_mean(mu, d)
+    Sigma = check_covariance(Sigma, d)
+    rng = check_rng(seed)
+    return draw(rng, n, d, mu, np.linalg.cholesky(Sigma))
+
+
+def clip_probability(d, R, mu=None, Sigma=None):
+    """Probability that one record ``z ~ N(mu, Sigma)`` is clipped, P(‖z‖ > R).
+
+    Exact for an isotropic covariance Σ = σ² I (‖z‖²/σ² is noncentral χ²_d
+    with noncentrality ‖μ‖²/σ²); for any other Σ an upper bound, from
+    ‖z‖ ≤ ‖μ‖ + √λ_max ‖g‖ with g standard normal.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    R : float
+        Clipping radius R > 0.
+    mu, Sigma : array_like, optional
+        Mean (default 0) and covariance (default identity).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(clip_probability(12, 10.0), 12) < 1e-10
+    True
+    """
+    d = check_int("d", d, low=1)
+    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    mu = check_mean(mu, d)
+    Sigma = check_covariance(Sigma, d)
+    return clip_probability_checked(d, R, mu, Sigma, isotropic_variance(Sigma))
+
+
+def clip_probability_checked(d, R, mu, Sigma, sigma2):
+    """:func:`clip_probability` of checked arguments; ``sigma2`` = σ² if Σ = σ² I, else None."""
+    mu2 = float(mu @ mu)
+    with np.errstate(over="ignore"):  # (R/σ)² may overflow to inf: probability 0
+        x = float(np.float64(R / math.sqrt(sigma2)) ** 2) if sigma2 is not None else None
+    if sigma2 is not None:
+        return float(stats.ncx2.sf(x, d, mu2 / sigma2)) if mu2 > 0 else float(special.chdtrc(d, x))
+    lam = float(np.linalg.eigvalsh(Sigma).max())
+    gap = R - np.sqrt(mu2)
+    if gap <= 0:
+        return 1.0
+    with np.errstate(over="ignore"):
+        x = float(np.float64(gap / math.sqrt(lam)) ** 2)
+    return float(special.chdtrc(d, x))
+
+
+def isotropic_variance(Sigma):
+    """σ² if Sigma = σ² I (to rounding), else None."""
+    s2 = float(np.mean(np.diag(Sigma)))
+    diff = np.abs(Sigma - s2 * np.eye(Sigma.shape[0]))
+    if np.all(diff <= 1e-14 * max(s2, 1e-300) + 1e-12 * s2):  # np.allclose(rtol=1e-12, atol=1e-14 s2)
+        return s2
+    return None

@@ -1,0 +1,918 @@
+"""The performative loop: one simulator and one mean-field recursion for every model.
+
+A platform repeatedly computes a private release from its current users;
+what the release reveals changes who takes part next. Every model of the
+book is this loop with three ingredients a reader can name:
+
+*mechanism*
+    turns one round's population into a release error and a number of
+    leaked records: :class:`perfpriv.bernoulli.RandomizedResponse`,
+    :class:`perfpriv.gaussian.GaussianMean`, ...
+*behaviour*
+    turns leaks into departures and recruits:
+    :class:`perfpriv.behaviour.Memoryless` and richer ones;
+*population policy*
+    the floor and cap of the population, when a trial stops, and how the
+    rounds after a collapse are scored (:class:`Policy`), with the presets
+    of ``conventions="paper" | "authors"``.
+
+:func:`simulate` runs the random loop, batched: one call advances every
+(privacy level, trial) pair -- and every cell, when the behaviour's
+parameters are arrays -- round by round in array operations. Its
+randomness comes from the keyed streams of :mod:`perfpriv._random`:
+root seed -> cell -> trial -> round -> purpose. The privacy level is not
+part of the key, so runs that differ only in their level share their
+random numbers round by round (common random numbers), and a (cell, level,
+trial) run gives the same numbers alone or inside any batch.
+
+:func:`mean_field` runs the deterministic recursion that replaces the random
+population by its expectation (the paper's "mean-field approximation"):
+N_t = bound(N_{t-1} · C(level_t; N_{t-1})), with the mechanism's expected
+error of each round, and -- for privacy schedules -- the exact gradient of
+the cumulative error with respect to every round's level (one backward
+pass, an adjoint).
+
+Privacy levels
+--------------
+A mechanism's level (ε, γ, ...) is a number, a 1-D grid of constant levels
+(simulated side by side), or a :class:`Schedule`: one level per round
+(shape (T,)) or a grid of schedules (shape (L, T)). The same rule holds for
+every mechanism: a plain 1-D array is always a grid, a schedule is always
+wrapped in :class:`Schedule`.
+
+Result shapes
+-------------
+``population`` has shape ``cells + levels + (trials, T + 1)`` for
+:func:`simulate` and ``cells + levels + (T + 1,)`` for :func:`mean_field`,
+where ``cells`` is the shape of the behaviour's parameters (empty for
+scalars) and ``levels`` is ``(L,)`` for a grid and empty for one level (or
+one schedule). Round t = 1..T uses the N_{t-1} users present at its start
+(Algorithm 1's indexing): ``sq_error[..., t-1]`` belongs to the release made
+from ``population[..., t-1]`` users.
+
+Examples
+--------
+>>> from perfpriv import bernoulli, behaviour, engine
+>>> path = engine.mean_field(bernoulli.RandomizedResponse(1.0), behaviour.Memoryless(q=0.3, r=0.6),
+...                          T=30, n0=400)
+>>> path.population.shape, round(float(path.population[-1]))
+((31,), 2215)
+>>> run = engine.simulate(bernoulli.RandomizedResponse([0.5, 1.0]), behaviour.Memoryless(q=0.3, r=0.6),
+...                       T=30, n0=400, trials=20, seed=1)
+>>> run.population.shape
+(2, 20, 31)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import _random
+from ._validate import check_choice, check_int, check_order, check_real
+from .behaviour import Behaviour
+
+__all__ = [
+    "Schedule",
+    "Levels",
+    "make_levels",
+    "Policy",
+    "resolve_policy",
+    "UNSET",
+    "CONVENTIONS",
+    "COLLAPSE",
+    "RoundOutcome",
+    "Mechanism",
+    "SimulationRun",
+    "MeanFieldPath",
+    "simulate",
+    "mean_field",
+]
+
+#: Presets of the population policy and of the mechanisms' options: ``"paper"``
+#: follows the paper's text, ``"authors"`` the authors' published code.
+CONVENTIONS = ("paper", "authors")
+
+#: How a round after a collapse (a stopped trial) is scored:
+#: ``"floor"``: the expected error of a one-user release (the mean field's convention);
+#: ``"repeat"``: the platform keeps serving its last release (its error repeats);
+#: ``"ran"``: the trial is scored over the rounds it ran -- each missing round is charged
+#: the mean error of the rounds it ran, so a sum over rounds is that mean times T;
+#: ``"penalty"``: a fixed error per missing round (``Policy.penalty``).
+COLLAPSE = ("floor", "repeat", "ran", "penalty")
+
+_ROUNDS = ("algorithm", "paper")
+
+
+# ------------------------------------------------------------------ levels
+class Schedule:
+    """Privacy levels that change over the rounds: round t uses ``values[..., t-1]``.
+
+    Parameters
+    ----------
+    values : array_like, shape (T,) or (L, T)
+        One schedule, or a grid of L schedules (simulated side by side).
+
+    Examples
+    --------
+    >>> Schedule([4.0, 4.0, 1.0]).values.shape
+    (3,)
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        arr = np.array(values, dtype=float) if not isinstance(values, Schedule) else values.values
+        if arr.ndim not in (1, 2) or arr.shape[-1] < 1:
+            raise ValueError(f"a Schedule needs shape (T,) (one level per round) or (L, T) "
+                             f"(L schedules); got shape {arr.shape}")
+        self.values = arr
+
+    @property
+    def T(self) -> int:
+        """Number of rounds the schedule covers."""
+        return int(self.values.shape[-1])
+
+    def __repr__(self) -> str:
+        v = self.values
+        if v.ndim == 1 and v.size <= 6:
+            return f"Schedule({np.round(v, 4).tolist()})"
+        return f"Schedule(shape={v.shape})"
+
+
+@dataclass(frozen=True, eq=False)
+class Levels:
+    """Validated privacy levels of a mechanism (see :func:`make_levels`).
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        Shape (L,) for constant levels, (L, T) for schedules.
+    per_round : bool
+        Whether ``values`` runs over the rounds.
+    shape : tuple
+        Leading shape of results: () for one level or one schedule, (L,) for a grid.
+    name : str
+        Name of the level (``"epsilon"``, ``"gamma"``, ...).
+    given : object
+        The level as the user gave it (float, array, or Schedule).
+    """
+
+    values: np.ndarray
+    per_round: bool
+    shape: tuple
+    name: str
+    given: Any
+
+    @property
+    def count(self) -> int:
+        """Number of level rows L."""
+        return int(self.values.shape[0])
+
+    def at(self, t: int) -> np.ndarray:
+        """Levels of round t (1-based), shape (L,)."""
+        return self.values[:, t - 1] if self.per_round else self.values
+
+    def check_horizon(self, T: int) -> None:
+        """A schedule must cover exactly T rounds."""
+        if self.per_round and self.values.shape[-1] != T:
+            raise ValueError(f"{self.name} is a Schedule of {self.values.shape[-1]} rounds; "
+                             f"it must have one level per round, T={T}")
+
+    def describe(self):
+        """The levels for a result's provenance: a float, a 1-D grid or the schedule values."""
+        if isinstance(self.given, Schedule):
+            return self.given.values.copy()
+        if self.shape == ():
+            return float(self.values[0])
+        return self.values.copy()
+
+
+def make_levels(value, name: str, **bounds) -> Levels:
+    """Validate a privacy level: a number, a 1-D grid, or a :class:`Schedule`.
+
+    Parameters
+    ----------
+    value : float, 1-D array_like or Schedule
+        The level(s). A 2-D plain array is refused: schedules must be
+        wrapped in :class:`Schedule` (one explicit way for every mechanism).
+    name : str
+        Parameter name for messages.
+    **bounds
+        Allowed range, passed to :func:`perfpriv._validate.check_real`.
+    """
+    if isinstance(value, Schedule):
+        vals = check_real(name, value.values, **bounds)
+        vals = np.asarray(vals, dtype=float)
+        shape = () if vals.ndim == 1 else (vals.shape[0],)
+        return Levels(np.atleast_2d(vals), True, shape, name, value)
+    vals = check_real(name, value, **bounds)
+    arr = np.asarray(vals, dtype=float)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a number or a 1-D grid of levels; wrap per-round levels in "
+                         f"perfpriv.engine.Schedule (shape (T,) or (L, T)); got shape {arr.shape}")
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError(f"{name} must hold at least one level; got an empty array")
+    shape = () if arr.ndim == 0 else (arr.size,)
+    return Levels(np.atleast_1d(arr), False, shape, name, value)
+
+
+# ------------------------------------------------------------------ policy
+@dataclass(frozen=True)
+class Policy:
+    """What happens to the population between rounds, and how a collapse is scored.
+
+    Attributes
+    ----------
+    cap : int or None
+        Largest population (the paper's 20000); ``None``: no cap.
+    floor : int
+        Smallest population after a round: 1 (the paper's §3 text and
+        Theorem 3: a platform keeps at least one user) or 0 (Algorithm 1
+        read literally: the population can die out).
+    stop : int
+        A trial stops once its population is at or below ``stop`` (0: only
+        a dead population stops; the authors' Algorithm 1 code stops at 1).
+    collapse : str
+        How the rounds of a stopped trial are scored (:data:`COLLAPSE`).
+    penalty : float
+        Error charged per missing round when ``collapse="penalty"``.
+    """
+
+    cap: int | None = 20000
+    floor: int = 1
+    stop: int = 0
+    collapse: str = "floor"
+    penalty: float = 0.0
+
+    def describe(self) -> dict:
+        """The policy as a plain dict (for ``run.json`` files and reprs)."""
+        return dict(cap=self.cap, floor=self.floor, stop=self.stop, collapse=self.collapse,
+                    penalty=self.penalty)
+
+    def score_stopped(self, sq_error, alive, mechanism, levels) -> None:
+        """Fill, in place, the errors of rounds without a release according to :attr:`collapse`.
+
+        Parameters
+        ----------
+        sq_error : numpy.ndarray, shape ``batch + (T,)``
+            Errors of the rounds that ran (others are overwritten).
+        alive : numpy.ndarray of bool, same shape
+            Which rounds had a release.
+        mechanism : Mechanism
+            Supplies the one-user error (``"floor"``).
+        levels : Levels
+            The levels of the batch rows (the level axis is ``batch[-2]``).
+        """
+        dead = ~alive
+        if not dead.any():
+            return
+        T = sq_error.shape[-1]
+        if self.collapse == "penalty":
+            sq_error[dead] = self.penalty
+        elif self.collapse == "floor":
+            for t in range(1, T + 1):
+                col = dead[..., t - 1]
+                if col.any():
+                    one = np.asarray(mechanism.one_record_error(levels.at(t)[:, None]), float)
+                    one = np.broadcast_to(one, col.shape) if one.ndim <= col.ndim else one
+                    sq_error[..., t - 1] = np.where(col, one, sq_error[..., t - 1])
+        elif self.collapse == "repeat":
+            for t in range(2, T + 1):
+                col = dead[..., t - 1]
+                sq_error[..., t - 1] = np.where(col, sq_error[..., t - 2], sq_error[..., t - 1])
+        else:  # "ran"
+            ran = alive.sum(axis=-1)
+            total = np.where(alive, sq_error, 0.0).sum(axis=-1)
+            mean = np.where(ran > 0, total / np.maximum(ran, 1), 0.0)
+            sq_error[dead] = np.broadcast_to(mean[..., None], sq_error.shape)[dead]
+
+
+#: Default of the policy arguments: "take the value of the conventions' preset".
+UNSET = type("Unset", (), {"__repr__": lambda self: "UNSET", "__reduce__": lambda self: "UNSET"})()
+
+
+def resolve_policy(mechanism, conventions, *, n0, cap=UNSET, floor=UNSET, stop=UNSET, collapse=UNSET,
+                   penalty=UNSET) -> Policy:
+    """The population policy of ``conventions`` for ``mechanism``, explicit arguments on top.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Supplies the preset (:meth:`Mechanism.policy_preset`).
+    conventions : {"paper", "authors"}
+    n0 : int
+        Initial population (checked against ``cap`` and ``stop``).
+    cap, floor, stop, collapse, penalty
+        Overrides; ``UNSET`` keeps the preset's value (``cap=None``: no cap).
+
+    Returns
+    -------
+    Policy
+    """
+    preset = dict(mechanism.policy_preset(conventions))
+    given = dict(cap=cap, floor=floor, stop=stop, collapse=collapse, penalty=penalty)
+    for k, v in given.items():
+        if v is not UNSET and not (k != "cap" and v is None):
+            preset[k] = v
+    cap = preset.get("cap", 20000)
+    if cap is not None:
+        cap = check_int("cap", cap, low=1)
+        check_order("n0", n0, "cap", cap)
+    floor = check_int("floor", preset.get("floor", 1), low=0, high=1)
+    stop = check_int("stop", preset.get("stop", 0), low=0)
+    if stop >= n0:
+        raise ValueError(f"stop must be below n0 (a trial stops once N <= stop); got stop={stop}, n0={n0}")
+    collapse_rule = check_choice("collapse", preset.get("collapse", "floor"), COLLAPSE)
+    penalty = check_real("penalty", preset.get("penalty", 0.0), low=0, scalar=True)
+    return Policy(cap=cap, floor=floor, stop=stop, collapse=collapse_rule, penalty=penalty)
+
+
+# --------------------------------------------------------------- mechanism
+@dataclass(frozen=True, eq=False)
+class RoundOutcome:
+    """What a mechanism's round returns to the engine (arrays of the batch shape).
+
+    Attributes
+    ----------
+    sq_error : numpy.ndarray
+        Squared error of each release.
+    leaked : numpy.ndarray of int
+        Number of leaked records of each release.
+    details : dict
+        Further per-release arrays the mechanism records (e.g. estimates).
+    """
+
+    sq_error: np.ndarray
+    leaked: np.ndarray
+    details: dict = field(default_factory=dict)
+
+
+class Mechanism:
+    """Base class of the mechanisms the engine runs (the interface).
+
+    A mechanism holds its privacy levels (:attr:`levels`, a :class:`Levels`)
+    and implements, for a batch of populations, one round of simulation
+    (:meth:`draw_round`) and the mean-field quantities of a round
+    (:meth:`leak_probability`, :meth:`expected_error`). Subclasses set
+    :attr:`name` and :attr:`level_name`.
+    """
+
+    name = "mechanism"
+    level_name = "level"
+    levels: Levels
+
+    def resolved(self, conventions: str) -> "Mechanism":
+        """This mechanism with the options it left open filled in from ``conventions``."""
+        return self
+
+    def policy_preset(self, conventions: str) -> dict:
+        """The population policy of ``conventions`` for this mechanism."""
+        return dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0)
+
+    def options(self) -> dict:
+        """The mechanism's options, for provenance (statistic, draw, clip_estimate, ...)."""
+        return {}
+
+    def draw_round(self, n, level, keys, live, t, need_error=True) -> RoundOutcome:  # pragma: no cover
+        """Simulate round t for populations ``n`` at levels ``level`` (see module docstring)."""
+        raise NotImplementedError
+
+    def leak_probability(self, n, level):  # pragma: no cover - interface
+        """Probability that a user leaks in a round with ``n`` users (mean field)."""
+        raise NotImplementedError
+
+    def expected_error(self, n, level):  # pragma: no cover - interface
+        """Expected squared error of a release from ``n`` users (mean field)."""
+        raise NotImplementedError
+
+    def one_record_error(self, level):
+        """Expected error of a release from one user: the score of a collapsed round ("floor")."""
+        return self.expected_error(np.ones(np.shape(level)), level)
+
+    # derivatives for schedule optimization (log space); defaults: central differences
+    _H = 1e-5
+
+    def leak_probability_grad(self, n, level):
+        """(p, dp/dlog n, dp/dlog level) at ``n`` and ``level`` (central differences by default)."""
+        n = np.asarray(n, float)
+        level = np.asarray(level, float)
+        up, dn = np.exp(self._H), np.exp(-self._H)
+        nn = np.stack([n, n * up, n * dn, n, n])
+        ll = np.stack([level, level, level, level * up, level * dn])
+        nn, ll = np.broadcast_arrays(nn, ll)
+        vals = np.asarray(self.leak_probability(nn, ll), float)
+        return vals[0], (vals[1] - vals[2]) / (2 * self._H), (vals[3] - vals[4]) / (2 * self._H)
+
+    def expected_error_grad(self, n, level):
+        """(e, de/dlog n, de/dlog level) at ``n`` and ``level`` (central differences by default)."""
+        n = np.asarray(n, float)
+        level = np.asarray(level, float)
+        up, dn = np.exp(self._H), np.exp(-self._H)
+        e0 = np.asarray(self.expected_error(n, level), float)
+        den = (np.asarray(self.expected_error(n * up, level)) - np.asarray(self.expected_error(n * dn, level)))
+        del_ = (np.asarray(self.expected_error(n, level * up)) - np.asarray(self.expected_error(n, level * dn)))
+        return e0, den / (2 * self._H), del_ / (2 * self._H)
+
+
+# ------------------------------------------------------------------ results
+def _short_repr(name, fields: Mapping) -> str:
+    parts = []
+    for k, v in fields.items():
+        if isinstance(v, np.ndarray):
+            if v.ndim == 0:
+                v = v.item()
+            elif v.size <= 4:
+                parts.append(f"{k}={np.round(v.astype(float), 4).tolist()}")
+                continue
+            else:
+                parts.append(f"{k}=<{v.dtype.name} {v.shape}>")
+                continue
+        if isinstance(v, float):
+            parts.append(f"{k}={v:.6g}")
+        else:
+            text = repr(v)
+            parts.append(f"{k}={text if len(text) <= 60 else text[:57] + '...'}")
+    return f"{name}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationRun:
+    """Trajectories of :func:`simulate` (and of the agent-by-agent references).
+
+    Attributes
+    ----------
+    population : numpy.ndarray of int, shape ``cells + levels + (trials, T + 1)``
+        N_0 = n0, then the population after each round.
+    sq_error : numpy.ndarray, shape ``cells + levels + (trials, T)``
+        Squared error of the release of round t (made from N_{t-1} users).
+        Rounds of a stopped trial carry the score of ``policy.collapse``.
+    leaked : numpy.ndarray of int, same shape as ``sq_error``
+        Number of leaked records of each release (0 after a stop).
+    alive : numpy.ndarray of bool, same shape as ``sq_error``
+        Whether round t had a release (the trial had not stopped).
+    details : dict
+        Per-release arrays a mechanism records (Bernoulli: ``estimate``,
+        ``truth``).
+    mechanism, behaviour : object
+        The mechanism (with its levels and resolved options) and behaviour.
+    level : float, numpy.ndarray
+        The privacy level(s) as given (a float, a grid, or schedule values).
+    T, n0, trials : int
+    policy : Policy
+    conventions : str
+    seed : object
+        The seed as given (``None`` for fresh entropy).
+    method : str
+        How rounds were drawn (``"engine"``; ``"agents"`` for the references;
+        the Gaussian mechanism reports its draw, ``"projected"`` or ``"records"``).
+    """
+
+    population: np.ndarray
+    sq_error: np.ndarray
+    leaked: np.ndarray
+    alive: np.ndarray
+    details: dict
+    mechanism: Any
+    behaviour: Any
+    level: Any
+    T: int
+    n0: int
+    trials: int
+    policy: Policy
+    conventions: str
+    seed: Any
+    method: str = "engine"
+
+    def __repr__(self) -> str:
+        return _short_repr("SimulationRun", dict(
+            mechanism=self.mechanism, behaviour=self.behaviour, T=self.T, n0=self.n0, trials=self.trials,
+            population=self.population, policy=self.policy.describe(), conventions=self.conventions,
+            method=self.method))
+
+    # convenience views ------------------------------------------------------
+    @property
+    def cap(self):
+        """Population cap of the run."""
+        return self.policy.cap
+
+    @property
+    def floor(self):
+        """Population floor of the run."""
+        return self.policy.floor
+
+    @property
+    def leak_fraction(self) -> np.ndarray:
+        """Fraction of each release's users who leaked (0 after a stop)."""
+        users = self.population[..., :-1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(users > 0, self.leaked / np.maximum(users, 1), 0.0)
+
+    @property
+    def mean_population(self) -> np.ndarray:
+        """Mean over trials of N_t, shape ``cells + levels + (T + 1,)``."""
+        return self.population.mean(axis=-2)
+
+    @property
+    def mean_sq_error(self) -> np.ndarray:
+        """Mean over trials of the squared error, shape ``cells + levels + (T,)``."""
+        return self.sq_error.mean(axis=-2)
+
+    @property
+    def cumulative_error(self) -> np.ndarray:
+        """Sum over the T rounds of each trial's squared error, shape ``cells + levels + (trials,)``."""
+        return self.sq_error.sum(axis=-1)
+
+    @property
+    def collapsed(self) -> np.ndarray:
+        """Per trial, whether it stopped before the horizon."""
+        return ~self.alive[..., -1]
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """The released estimates (mechanisms that record them, e.g. randomized response)."""
+        return self._detail("estimate")
+
+    @property
+    def truth(self) -> np.ndarray:
+        """The true value of each round (mechanisms that record it)."""
+        return self._detail("truth")
+
+    def _detail(self, name):
+        if name not in self.details:
+            raise AttributeError(f"this run's mechanism ({type(self.mechanism).__name__}) records no "
+                                 f"{name!r}; it records {sorted(self.details) or 'nothing else'}")
+        return self.details[name]
+
+    def moving_average(self, window: int = 15) -> np.ndarray:
+        """Trailing moving average of :attr:`mean_sq_error` over ``window`` rounds.
+
+        Entry t-1 (round t) averages rounds max(1, t − window + 1)..t: a
+        causal window that shrinks at the start (one value per round, no
+        look-ahead). The paper's Figs. 1 and 6 use 15 (its code 10).
+        """
+        window = check_int("window", window, low=1)
+        m = self.mean_sq_error
+        csum = np.cumsum(m, axis=-1)
+        T = m.shape[-1]
+        idx = np.arange(T)
+        lower = idx - window
+        prev = np.where(lower >= 0, np.take(csum, np.maximum(lower, 0), axis=-1), 0.0)
+        return (csum - prev) / np.minimum(idx + 1, window)
+
+
+@dataclass(frozen=True, eq=False)
+class MeanFieldPath:
+    """The mean-field recursion of :func:`mean_field`.
+
+    Attributes
+    ----------
+    population : numpy.ndarray, shape ``cells + levels + (T + 1,)``
+        N_0, ..., N_T (real numbers).
+    sq_error : numpy.ndarray, shape ``cells + levels + (T,)``
+        Expected error of each round's release (``rounds`` says which
+        population it uses).
+    leak_probability : numpy.ndarray, shape ``cells + levels + (T,)``
+        p of each round (at N_{t-1}).
+    cumulative_error : float or numpy.ndarray
+        Sum of ``sq_error`` over the rounds.
+    gradient : numpy.ndarray or None
+        With ``gradient=True``: d cumulative_error / d log level_t, shape of ``sq_error``.
+    mechanism, behaviour, level, T, n0, cap, floor, rounds, conventions
+        Provenance.
+    """
+
+    population: np.ndarray
+    sq_error: np.ndarray
+    leak_probability: np.ndarray
+    cumulative_error: Any
+    gradient: np.ndarray | None
+    mechanism: Any
+    behaviour: Any
+    level: Any
+    T: int
+    n0: float
+    cap: Any
+    floor: Any
+    rounds: str
+    conventions: str
+
+    @property
+    def growth_factor(self) -> np.ndarray:
+        """Realized mean-field growth N_t / N_{t-1} of each round (after the cap and floor)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.population[..., 1:] / self.population[..., :-1]
+
+    def __repr__(self) -> str:
+        return _short_repr("MeanFieldPath", dict(
+            mechanism=self.mechanism, behaviour=self.behaviour, T=self.T, n0=self.n0, cap=self.cap,
+            floor=self.floor, rounds=self.rounds, population=self.population,
+            cumulative_error=self.cumulative_error))
+
+
+# ------------------------------------------------------------------ checks
+def _check_parts(mechanism, behaviour):
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a perfpriv mechanism (e.g. bernoulli.RandomizedResponse, "
+                        f"gaussian.GaussianMean); got {mechanism!r:.80}")
+    if not isinstance(behaviour, Behaviour):
+        raise TypeError(f"behaviour must be a perfpriv behaviour (e.g. behaviour.Memoryless(q=..., r=...)); "
+                        f"got {behaviour!r:.80}")
+
+
+def _keys_for_cells(seed, cells: tuple) -> _random.Key:
+    """Root key(s): one for the whole call, or one per cell when ``seed`` is a Key array."""
+    if isinstance(seed, _random.Key):
+        if seed.shape not in ((), cells):
+            raise ValueError(f"seed must be one key or one key per cell (shape {cells}); got keys of "
+                             f"shape {seed.shape}")
+        if seed.shape == () and cells:
+            return seed.child(np.arange(int(np.prod(cells))).reshape(cells))
+        return seed
+    key = _random.root_key(seed)
+    if cells:
+        return key.child(np.arange(int(np.prod(cells))).reshape(cells))
+    return key
+
+
+# --------------------------------------------------------------- simulate
+def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, stop=UNSET,
+             collapse=UNSET, penalty=UNSET, conventions="paper", seed=None, record="all"):
+    """Simulate the performative loop: every (cell, level, trial) of one call, round by round.
+
+    Each round t = 1..T: the mechanism makes one release per (cell, level,
+    trial) from the N_{t-1} current users and reports its squared error and
+    how many records leaked (:meth:`Mechanism.draw_round`); the behaviour
+    draws departures and recruits (:meth:`perfpriv.behaviour.Behaviour.step`);
+    the population policy applies the cap and floor and stops trials whose
+    population fell to ``stop``. Stopped trials make no more releases; their
+    rounds are scored by ``collapse``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        With its privacy level(s): a number, a grid, or a :class:`Schedule`.
+    behaviour : perfpriv.behaviour.Behaviour
+        E.g. ``Memoryless(q=0.3, r=0.6)``; array parameters add cell axes.
+    T : int
+        Number of rounds, T >= 1.
+    n0 : int
+        Initial population N_0 >= 1.
+    trials : int
+        Independent repetitions per (cell, level).
+    cap, floor, stop, collapse, penalty
+        Population policy (:class:`Policy`); each overrides the preset of
+        ``conventions``. ``cap=None``: no cap.
+    conventions : {"paper", "authors"}
+        Preset of the policy and of the options the mechanism left open
+        (e.g. the membership statistic): the paper's text or the authors'
+        published code (see each mechanism's ``policy_preset``).
+    seed : None, int, SeedSequence, Generator, or perfpriv._random.Key
+        Root of the keyed streams (:mod:`perfpriv._random`); a Key array of
+        the behaviour's cell shape gives each cell its own root.
+    record : {"all", "final"}
+        ``"final"``: the mechanism computes only the last round's error
+        (faster when only the final error matters; earlier entries are 0).
+
+    Returns
+    -------
+    SimulationRun
+
+    Examples
+    --------
+    >>> from perfpriv import bernoulli, behaviour
+    >>> run = simulate(bernoulli.RandomizedResponse(1.0), behaviour.Memoryless(q=0.3, r=0.6),
+    ...                T=5, n0=100, trials=3, seed=0)
+    >>> run.population[:, 0].tolist(), run.sq_error.shape
+    ([100, 100, 100], (3, 5))
+    """
+    _check_parts(mechanism, behaviour)
+    conventions = check_choice("conventions", conventions, CONVENTIONS)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    record = check_choice("record", record, ("all", "final"))
+    mech = mechanism.resolved(conventions)
+    policy = resolve_policy(mech, conventions, cap=cap, floor=floor, stop=stop, collapse=collapse,
+                            penalty=penalty, n0=n0)
+    levels = mech.levels
+    levels.check_horizon(T)
+    cells = tuple(behaviour.shape)
+    L = levels.count
+    batch = cells + (L, trials)
+    _check_memory(batch, T)
+    root = _keys_for_cells(seed, cells)
+    trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
+
+    state = behaviour.initial_state(n0, batch)
+    n = behaviour.population(state)
+    population = np.empty(batch + (T + 1,), dtype=np.int64)
+    population[..., 0] = n
+    sq_error = np.zeros(batch + (T,))
+    leaked_all = np.zeros(batch + (T,), dtype=np.int64)
+    alive = np.zeros(batch + (T,), dtype=bool)
+    details: dict = {}
+    live = n > policy.stop
+    for t in range(1, T + 1):
+        rk = trial_keys.child(np.int64(t))                          # cells + (K,)
+        rk_batch = _random.Key(rk.a[..., None, :], rk.b[..., None, :])  # cells + (1, K)
+        level = levels.at(t)[:, None]                              # (L, 1)
+        alive[..., t - 1] = live
+        out = mech.draw_round(n, level, rk_batch, live, t, need_error=(record == "all" or t == T))
+        sq_error[..., t - 1] = np.where(live, out.sq_error, 0.0)
+        leaked = np.where(live, out.leaked, 0)
+        leaked_all[..., t - 1] = leaked
+        for name, value in out.details.items():
+            if name not in details:
+                details[name] = np.zeros(batch + (T,), dtype=np.asarray(value).dtype)
+            details[name][..., t - 1] = value
+        new = behaviour.bound(behaviour.step(state, leaked, rk_batch, {"t": t, "level": level}),
+                              policy.floor, policy.cap, rk_batch)
+        state = np.where(live[..., None], new, state)
+        n = behaviour.population(state)
+        population[..., t] = n
+        live = live & (n > policy.stop)
+    policy.score_stopped(sq_error, alive, mech, levels)
+    shape = cells + levels.shape + (trials,)
+    population = population.reshape(shape + (T + 1,))
+    sq_error = sq_error.reshape(shape + (T,))
+    leaked_all = leaked_all.reshape(shape + (T,))
+    alive = alive.reshape(shape + (T,))
+    details = {k: v.reshape(shape + (T,)) for k, v in details.items()}
+    return SimulationRun(population=population, sq_error=sq_error, leaked=leaked_all, alive=alive,
+                         details=details, mechanism=mech, behaviour=behaviour, level=levels.describe(),
+                         T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
+                         method=getattr(mech, "draw_method", "engine"))
+
+
+#: Largest number of (cell, level, trial, round) entries one call may record (memory guard).
+MAX_RECORDED = 200_000_000
+
+
+def _check_memory(batch, T):
+    entries = int(np.prod(batch, dtype=np.float64)) * (T + 1)
+    if entries > MAX_RECORDED:
+        raise ValueError(f"this call would record {entries:.3g} (cell, level, trial, round) entries "
+                         f"(> {MAX_RECORDED:.0e}, about {entries * 33 / 2**30:.0f} GiB): simulate fewer "
+                         "trials, levels, cells or rounds per call")
+
+
+# -------------------------------------------------------------- mean field
+def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algorithm", conventions="paper",
+               leak_probability=None, gradient=False):
+    """The mean-field recursion of the loop: expected population, error and leak probability.
+
+    N_0 = n0 and, for t = 1..T, with p_t = p(N_{t-1}, level_t) the
+    mechanism's leak probability of a user in a round of N_{t-1} users,
+
+        N_t = bound(behaviour's expected next state given p_t),
+
+    clipped to ``[floor, cap]``; the round's expected error is the
+    mechanism's :meth:`Mechanism.expected_error` at N_{t-1}
+    (``rounds="algorithm"``: Algorithm 1's indexing, as in :func:`simulate`)
+    or at N_t (``rounds="paper"``: the indexing of the paper's Lemma 9 proof).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        With its level(s): number, grid, or :class:`Schedule`.
+    behaviour : perfpriv.behaviour.Behaviour
+    T : int
+        Horizon, T >= 1.
+    n0 : float
+        N_0 >= 1.
+    cap, floor : float or None
+        Population clip; ``None``: none (an uncapped population may grow to
+        ``inf``, a dying one reach 0 -- then its error is ``inf``).
+    rounds : {"algorithm", "paper"}
+    conventions : {"paper", "authors"}
+        Fills the options the mechanism left open (e.g. the statistic).
+    leak_probability : callable, optional
+        A stand-in for the mechanism's p(n, level) (e.g. a fast surrogate);
+        it is the only part of the recursion that can be replaced. With
+        ``gradient=True`` it must return ``(p, dp/dlog n, dp/dlog level)``.
+    gradient : bool
+        Also return d cumulative_error / d log level_t for every round (an
+        adjoint pass; one-type behaviours only).
+
+    Returns
+    -------
+    MeanFieldPath
+
+    Examples
+    --------
+    >>> from perfpriv import bernoulli, behaviour
+    >>> path = mean_field(bernoulli.RandomizedResponse([0.5, 1.0]), behaviour.Memoryless(q=0.3, r=0.6),
+    ...                   T=2, n0=100)
+    >>> path.population.round(2).tolist()
+    [[100.0, 106.24, 112.87], [100.0, 110.84, 122.85]]
+    """
+    _check_parts(mechanism, behaviour)
+    conventions = check_choice("conventions", conventions, CONVENTIONS)
+    T = check_int("T", T, low=1)
+    n0 = check_real("n0", n0, low=1, scalar=True)
+    rounds = check_choice("rounds", rounds, _ROUNDS)
+    if cap is not None:
+        cap = check_real("cap", cap, low=1, scalar=True, allow_inf=True)
+        check_order("n0", n0, "cap", cap)
+    if floor is not None:
+        floor = check_real("floor", floor, low=0, scalar=True)
+        check_order("floor", floor, "n0", n0)
+    if leak_probability is not None and not callable(leak_probability):
+        raise TypeError(f"leak_probability must be a callable p(n, level); got {leak_probability!r:.60}")
+    gradient = bool(gradient)
+    mech = mechanism.resolved(conventions)
+    levels = mech.levels
+    levels.check_horizon(T)
+    if gradient and behaviour.types != 1:
+        raise ValueError("gradient=True needs a one-type behaviour (e.g. Memoryless)")
+    cells = tuple(behaviour.shape)
+    batch = cells + (levels.count,)
+    state = behaviour.mean_field_state(n0, batch)
+    N = np.empty(batch + (T + 1,))
+    N[..., 0] = behaviour.population(state)
+    P = np.empty(batch + (T,))
+    E = np.empty(batch + (T,))
+    grads = {}
+    constant = not levels.per_round and leak_probability is None and not gradient
+    for t in range(1, T + 1):
+        n_prev = N[..., t - 1]
+        level = np.broadcast_to(levels.at(t), batch)
+        if gradient:
+            lp = leak_probability or mech.leak_probability_grad
+            p, dp_dlogn, dp_dlogl = (np.asarray(x, float) for x in lp(n_prev, level))
+            grads.setdefault("p", []).append((dp_dlogn, dp_dlogl))
+        else:
+            p = np.asarray((leak_probability or mech.leak_probability)(n_prev, level), float)
+        p = np.broadcast_to(np.clip(p, 0.0, 1.0), batch)
+        P[..., t - 1] = p
+        raw = behaviour.mean_field_step(state, p, {"t": t, "level": level})
+        state = behaviour.mean_field_bound(raw, floor, cap)
+        N[..., t] = behaviour.population(state)
+        if gradient:
+            grads.setdefault("inside", []).append(behaviour.population(raw) == N[..., t])
+        if constant and np.array_equal(N[..., t], n_prev):
+            # a fixed point (cap, floor, C = 1): the rest of the path repeats it
+            N[..., t + 1:] = N[..., t][..., None]
+            P[..., t:] = p[..., None]
+            break
+    used = N[..., :-1] if rounds == "algorithm" else N[..., 1:]
+    level_rows = levels.values if levels.per_round else levels.values[:, None]
+    level_b = np.broadcast_to(level_rows, batch + (T,))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        E[...] = mech.expected_error(used, level_b)
+    total = E.sum(axis=-1)
+    grad = None
+    if gradient:
+        grad = _adjoint(mech, behaviour, N, P, grads, level_b, rounds)
+    shape = cells + levels.shape
+    out = lambda x, extra: x.reshape(shape + extra)  # noqa: E731
+    cumulative = total.reshape(shape)
+    return MeanFieldPath(population=out(N, (T + 1,)), sq_error=out(E, (T,)), leak_probability=out(P, (T,)),
+                         cumulative_error=float(cumulative) if cumulative.ndim == 0 else cumulative,
+                         gradient=None if grad is None else out(grad, (T,)), mechanism=mech,
+                         behaviour=behaviour, level=levels.describe(), T=T, n0=n0, cap=cap, floor=floor,
+                         rounds=rounds, conventions=conventions)
+
+
+def _adjoint(mech, behaviour, N, P, grads, level_b, rounds):
+    """d(sum of errors)/d log level_t by one backward pass through the recursion.
+
+    Forward: N_t = bound(M_t), M_t = N_{t-1} g(p(N_{t-1}, ℓ_t)) with the
+    behaviour's one-type step; the error of round t is e(N_s, ℓ_t) with
+    s = t-1 (``"algorithm"``) or t (``"paper"``). With λ_t = dJ/dN_t
+    (λ_T from the last error only), the chain rule gives
+    dJ/du_t = ∂e_t/∂u_t + λ_t ∂N_t/∂u_t and
+    λ_{t-1} = ∂e/∂N_{t-1} + λ_t ∂N_t/∂N_{t-1}, where u_t = log ℓ_t and
+    ∂N_t/∂(·) vanishes where the cap or floor binds.
+    """
+    T = P.shape[-1]
+    grad = np.zeros(P.shape)
+    lam = np.zeros(P.shape[:-1])
+    used_index = (lambda t: t - 1) if rounds == "algorithm" else (lambda t: t)
+    e_parts = []
+    for t in range(1, T + 1):
+        n_used = N[..., used_index(t)]
+        e, de_dlogn, de_dlogl = (np.asarray(x, float) for x in mech.expected_error_grad(n_used, level_b[..., t - 1]))
+        e_parts.append((de_dlogn, de_dlogl, n_used))
+    for t in range(T, 0, -1):
+        de_dlogn, de_dlogl, n_used = e_parts[t - 1]
+        n_prev = N[..., t - 1]
+        dp_dlogn, dp_dlogl = grads["p"][t - 1]
+        inside = grads["inside"][t - 1]
+        dn_dn, dn_dp = behaviour.mean_field_step_grad(n_prev, P[..., t - 1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dNt_du = np.where(inside, dn_dp * dp_dlogl, 0.0)
+            dNt_dNprev = np.where(inside, dn_dn + dn_dp * dp_dlogn / np.where(n_prev > 0, n_prev, 1.0), 0.0)
+            de_dN = de_dlogn / np.where(n_used > 0, n_used, 1.0)
+        if rounds == "paper":
+            # the error of round t depends on N_t: it enters λ_t before propagating
+            lam = lam + de_dN
+            grad[..., t - 1] = de_dlogl + lam * dNt_du
+            lam = lam * dNt_dNprev
+        else:
+            grad[..., t - 1] = de_dlogl + lam * dNt_du
+            lam = de_dN + lam * dNt_dNprev
+    return grad
