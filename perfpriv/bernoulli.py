@@ -609,8 +609,8 @@ class RandomizedResponse(engine.Mechanism):
     >>> m = RandomizedResponse(1.0)
     >>> round(float(m.leak_probability(100, 1.0)), 4)
     0.7311
-    >>> round(float(m.expected_error(100, 1.0)), 5)      # Var / N for mu ~ U(0, 1)
-    0.00385
+    >>> round(float(m.expected_error(100, 1.0)), 5)      # (1/4 - beta^2/3) / (4 beta^2 N), mu ~ U(0, 1)
+    0.01087
     """
 
     name = "randomized_response"

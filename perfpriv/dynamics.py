@@ -1,44 +1,50 @@
 """Population dynamics of the Gaussian model: who survives, and at what cost.
 
 Paper §4.5, Lemma 9, Remarks 2-3, Theorem 4 and appendices D.3, D.4 and E.
-Everything here is built on the marginal leak probability p_tau of
-:func:`perfpriv.leakage.marginal_leak_probability` (Lemma 8, eq. 11):
+The theory of this module sits on the engine's mechanism and behaviour
+(:class:`perfpriv.gaussian.GaussianMean`, :class:`perfpriv.behaviour.Memoryless`)
+and its one mean-field recursion (:func:`perfpriv.engine.mean_field`):
 
-* the expected growth factor C(gamma) = 1 + r - (q + r) p_tau (eq. 13),
+* the expected growth factor C(γ) = 1 + r − (q + r) p_τ (eq. 13),
   :func:`growth_factor`;
-* the sufficient survival threshold gamma_c of Theorem 2 (worst case
-  ``s = 2R``), :func:`critical_gamma`, and the exact gamma at which C = 1,
+* the sufficient survival threshold γ_c of Theorem 2 (worst case
+  s = 2R), :func:`critical_gamma`, and the exact γ at which C = 1,
   :func:`exact_critical_gamma`;
 * the finite-sample error bounds of Theorem 3, :func:`kappa` and
   :func:`error_bounds`;
-* mean-field trajectories N_t = N_{t-1} C(gamma; N_{t-1}),
+* mean-field trajectories N_t = N_{t-1} C(γ; N_{t-1}),
   :func:`mean_field_population`, :func:`mean_field_error`,
   :func:`mean_field_cumulative_error`;
 * Lemma 9's cumulative error bound, :func:`cumulative_error_bound`;
+* the long-run limit that corrects Remark 2, :func:`infinite_horizon_gamma`;
 * Theorem 4's PAC horizon, :func:`pac_radius` and :func:`pac_rounds`.
 
 Conventions shared by every function
 ------------------------------------
-``gamma`` is the per-user noise scale gamma (the release is the clipped
-mean plus N(0, gamma^2/N I_d)), ``tau`` the leak threshold tau on the
-log-likelihood ratio, ``q`` the probability that a leaked user leaves and
-``r`` the probability that a non-leaked user recruits one more. ``d``,
-``R``, ``mu`` and ``Sigma`` describe the data (dimension, clipping radius,
-mean and covariance of the Gaussian records, defaults 0 and I), and
-``statistic`` chooses the membership statistic ("paper": Lemma 6;
-"exact": the exact remove-one likelihood ratio). ``method``, ``samples``
-and ``seed`` are passed to :func:`perfpriv.leakage.marginal_leak_probability`;
-functions that evaluate p_tau many times turn ``seed`` into one fixed
-integer first, so that a Monte Carlo p_tau is a deterministic (common random
-numbers) function of gamma and n.
+``gamma`` is the per-user noise scale γ (the release is the clipped mean
+plus N(0, γ²/N I_d)), ``tau`` the leak threshold τ on the log-likelihood
+ratio, ``q`` the probability that a leaked user leaves and ``r`` the
+probability that a non-leaked user recruits one more; ``q``, ``r`` and
+``tau`` are keyword-only. ``d``, ``R``, ``mu`` and ``Sigma`` describe the
+data (dimension, clipping radius, mean and covariance of the Gaussian
+records, defaults 0 and I), and ``statistic`` chooses the membership
+statistic ("paper": Lemma 6; "exact": the exact remove-one likelihood
+ratio). ``method``, ``samples`` and ``seed`` say how p_τ is evaluated
+(:func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo p_τ uses
+one fixed seed, so it is a deterministic function of γ and n).
+
+Pointwise functions (:func:`growth_factor`, :func:`error_bounds`,
+:func:`cumulative_error_bound`) broadcast ``gamma``, ``q``, ``r`` and ``n``
+as numpy does. Trajectories (:func:`mean_field_population` and the two
+error functions) follow :mod:`perfpriv.engine`: array ``q``, ``r`` are cells
+(leading axes), a 1-D ``gamma`` is a grid of levels (next axis) and a
+:class:`perfpriv.engine.Schedule` one level per round.
 
 Population sizes may be real numbers (the mean field is a real-valued
-recursion): p_tau is evaluated at real n >= 2 (the quadrature of
-:mod:`perfpriv.leakage` accepts real n; a Monte Carlo p_tau rounds n to the
-nearest integer). At n = 1 the leak probability is taken to be 1 -- the
-n -> 1 limit of Lemma 7, where a one-record release *is* the record -- and
-for 1 < n < 2 it is interpolated linearly between that and p_tau(2), which
-keeps p_tau and the mean-field objectives continuous in n.
+recursion): p_τ is evaluated at real n >= 2; at n = 1 the leak probability
+is 1 -- the n → 1 limit of Lemma 7, where a one-record release *is* the
+record -- and for 1 < n < 2 it is interpolated linearly
+(:meth:`perfpriv.gaussian.GaussianMean.leak_probability`).
 """
 
 from __future__ import annotations
@@ -49,18 +55,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from . import gaussian, leakage
+from . import engine
 from ._validate import (
     check_choice,
-    check_covariance,
     check_int,
-    check_mean,
-    check_order,
     check_probability,
     check_real,
-    check_rng,
     check_same_shape,
 )
+from .behaviour import Memoryless
+from .gaussian import GaussianMean
 
 __all__ = [
     "growth_factor",
@@ -73,51 +77,13 @@ __all__ = [
     "mean_field_error",
     "mean_field_cumulative_error",
     "cumulative_error_bound",
+    "InfiniteHorizonGamma",
+    "infinite_horizon_gamma",
     "pac_radius",
     "pac_rounds",
 ]
 
-_STATISTICS = ("paper", "exact")
-_METHODS = ("auto", "montecarlo", "quadrature")
-_ROUNDS = ("paper", "algorithm")
-_MIN_N = 2.0  # p_tau(1) = 1, linear on [1, 2] (module docstring)
-
-
-# --------------------------------------------------------------------------
-# internal helpers
-# --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Model:
-    """Validated data model shared by every p_tau evaluation."""
-
-    d: int
-    R: float
-    mu: np.ndarray
-    Sigma: np.ndarray
-    statistic: str
-    method: str
-    samples: int | None
-    seed: int | None
-    mu_given: bool
-    sigma_given: bool
-
-
-def _model(d, R, mu, Sigma, statistic, method="auto", samples=None, seed=None, *, fix_seed=True):
-    d = check_int("d", d, low=1)
-    R = check_real("R", R, low=0, low_open=True, scalar=True)
-    mu_arr = check_mean(mu, d)
-    Sigma_arr = check_covariance(Sigma, d)
-    statistic = check_choice("statistic", statistic, _STATISTICS)
-    method = check_choice("method", method, _METHODS)
-    if samples is not None:
-        samples = check_int("samples", samples, low=1)
-    if fix_seed:
-        # one fixed integer: repeated p_tau evaluations share their random numbers
-        seed = None if seed is None and method == "quadrature" else int(check_rng(seed).integers(2**63))
-    elif seed is not None and not isinstance(seed, np.random.Generator):
-        check_rng(seed)  # type and sign checks now (a Generator is passed on untouched)
-    return _Model(d, R, mu_arr, Sigma_arr, statistic, method, samples, seed,
-                  mu is not None, Sigma is not None)
+_ROUNDS = ("algorithm", "paper")
 
 
 def _out(x):
@@ -126,98 +92,11 @@ def _out(x):
     return float(x) if x.ndim == 0 else x
 
 
-def _marginal_p(n, gamma, tau, model: _Model):
-    """p_tau at broadcast arrays ``n`` (real, >= 1) and ``gamma`` (Lemma 8).
-
-    The distinct (n, gamma) pairs with n >= 2 go to
-    :func:`perfpriv.leakage.marginal_leak_probability` in one vectorized
-    call. Below two records (module convention) p is interpolated linearly
-    between p = 1 at n = 1 and p_tau(2) at n = 2, so that p_tau -- and the
-    mean-field objectives built on it -- stay continuous in n.
-    """
-    n, gamma = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float))
-    huge = np.isposinf(n)
-    if huge.any():
-        # an uncapped mean-field population that overflowed: p_tau -> 0 as n -> inf
-        # (a = n s^2 / (2 gamma^2 (n-1)^2) -> 0 and (d/2) log(n/(n-1)) -> 0)
-        p = np.zeros(n.shape)
-        if (~huge).any():
-            p[~huge] = _marginal_p(n[~huge], gamma[~huge], tau, model)
-        return p
-    low = n < _MIN_N
-    if low.any():
-        p = np.ones(n.shape)
-        rest = ~low
-        if rest.any():
-            p[rest] = _marginal_p_leakage(n[rest], gamma[rest], tau, model)
-        w = n[low] - 1.0  # in [0, 1)
-        pos = w > 0
-        if pos.any():
-            p2 = _marginal_p_leakage(np.full(int(pos.sum()), _MIN_N), gamma[low][pos], tau, model)
-            pl = p[low]
-            pl[pos] = (1 - w[pos]) + w[pos] * p2
-            p[low] = pl
-        return p
-    return _marginal_p_leakage(n, gamma, tau, model).reshape(n.shape)
-
-
-def _marginal_p_leakage(n, gamma, tau, model: _Model):
-    """p_tau from perfpriv.leakage at arrays n >= 2, gamma of one shape (returned flat)."""
-    n, gamma = np.ravel(n), np.ravel(gamma)
-    shape = np.shape(n)
-    if n.size == 0:
-        return np.empty(shape)
-    kwargs = dict(d=model.d, R=model.R, statistic=model.statistic, method=model.method, seed=model.seed)
-    if model.mu_given:
-        kwargs["mu"] = model.mu
-    if model.sigma_given:
-        kwargs["Sigma"] = model.Sigma
-    if model.samples is not None:
-        kwargs["samples"] = model.samples
-    pairs, inverse = np.unique(np.stack([n, gamma]), axis=1, return_inverse=True)
-    try:
-        vals = leakage.marginal_leak_probability(pairs[0], pairs[1], tau, **kwargs).p
-    except ValueError:
-        # Monte Carlo p_tau simulates whole datasets and needs integer n:
-        # real mean-field populations are rounded to the nearest integer there.
-        if np.all(pairs[0] == np.rint(pairs[0])):
-            raise
-        vals = leakage.marginal_leak_probability(np.rint(pairs[0]), pairs[1], tau, **kwargs).p
-    vals = np.broadcast_to(np.asarray(vals, float), pairs[0].shape)
-    return np.clip(vals[np.ravel(inverse)], 0.0, 1.0)
-
-
-def _excess(p, q, r):
-    """C - 1 = r - (q + r) p_tau (eq. 13), computed without cancellation."""
-    return r - (q + r) * p
-
-
-def _release_error(gamma, model: _Model):
-    """gamma^2 Tr(Sigma^-1) + d: the expected squared Mahalanobis error of a
-    one-record release, N times that of an N-record one (Lemma 3, eq. 7)."""
-    return np.asarray(gaussian.mahalanobis_error(gamma, 1, model.Sigma), float)
-
-
-def _inverse_geometric_sum(excess, T):
-    """sum_{t=1}^T C^{-t} with C = 1 + excess, stably.
-
-    Equals (1 - C^{-T}) / (C - 1) = -expm1(-T log1p(C - 1)) / (C - 1), with
-    the limit T at C = 1 and +inf when C <= 0.
-    """
-    excess = np.asarray(excess, float)
-    out = np.full(excess.shape, np.inf)
-    pos = excess > -1.0
-    e = excess[pos]
-    # expm1/log1p keep full relative accuracy for every e != 0; only where T |e| is
-    # tiny (including e = 0 and subnormal e) the first-order expansion
-    # T (1 - (T + 1) e / 2) is used (its relative error is O((T e)^2) < 1e-16).
-    small = np.abs(e) * T < 1e-8
-    safe = np.where(small, 1.0, e)
-    with np.errstate(over="ignore"):  # C^-T beyond 1e308: the sum is +inf in double precision
-        val = -np.expm1(-T * np.log1p(safe)) / safe
-    val = np.where(small, T * (1.0 - 0.5 * (T + 1) * e), val)
-    out[pos] = val
-    return out
+def _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed):
+    """The GaussianMean of a data model (its levels ``gamma``; the p_τ options)."""
+    return GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
+                        statistic=check_choice("statistic", statistic, ("paper", "exact")),
+                        leak_method=method, leak_samples=samples, leak_seed=seed)
 
 
 def _check_common(gamma, tau, q, r):
@@ -228,43 +107,33 @@ def _check_common(gamma, tau, q, r):
     return gamma, tau, q, r
 
 
-def _check_cap_floor(cap, floor, n0):
-    if cap is not None:
-        cap = check_real("cap", cap, low=1, scalar=True)
-        check_order("n0", n0, "cap", cap)
-    if floor is not None:
-        floor = check_real("floor", floor, low=1, scalar=True)
-        check_order("floor", floor, "n0", n0)
-    return cap, floor
-
-
 # --------------------------------------------------------------------------
 # growth factor and survival threshold
 # --------------------------------------------------------------------------
-def growth_factor(gamma, tau, q, r, *, n, d, R, mu=None, Sigma=None, statistic="paper",
+def growth_factor(gamma, *, tau, q, r, n, d, R, mu=None, Sigma=None, statistic="paper",
                   method="auto", samples=None, seed=None):
-    r"""Expected growth factor C(gamma) = 1 + r - (q + r) p_tau (eq. 13).
+    r"""Expected growth factor C(γ) = 1 + r − (q + r) p_τ (eq. 13).
 
     The expected ratio E[N_t | N_{t-1}] / N_{t-1} of Lemma 8 when the
-    previous round had ``n`` = N_{t-1} records.
+    previous round had ``n`` = N_{t-1} records: the marginal leak probability
+    of :meth:`perfpriv.gaussian.GaussianMean.leak_probability` inside the
+    paper's growth rule (:meth:`perfpriv.behaviour.Memoryless.growth_factor`).
 
     Parameters
     ----------
     gamma : float or array_like
-        gamma > 0, per-user noise scale.
+        γ > 0, per-user noise scale.
     tau : float
-        tau > 0, leak threshold on the log-likelihood ratio.
+        τ > 0, leak threshold on the log-likelihood ratio.
     q, r : float or array_like
         q, probability that a leaked user leaves; r, probability that a
         non-leaked user recruits one more (both in [0, 1]).
     n : float or array_like
-        N_{t-1} >= 1, population of the previous round. Real values are
-        allowed (mean field); p_tau(1) = 1 and, between 1 and 2, p_tau is
-        interpolated linearly (module docstring).
+        N_{t-1} >= 1, population of the previous round (real values allowed).
     d, R, mu, Sigma, statistic
-        Data model (see the module docstring).
+        Data model (module docstring).
     method, samples, seed
-        Passed to :func:`perfpriv.leakage.marginal_leak_probability`.
+        Evaluation of p_τ.
 
     Returns
     -------
@@ -277,16 +146,15 @@ def growth_factor(gamma, tau, q, r, *, n, d, R, mu=None, Sigma=None, statistic="
 
     Examples
     --------
-    >>> from perfpriv.dynamics import growth_factor
-    >>> round(growth_factor(5.0, 0.02, 0.3, 0.6, n=1000, d=12, R=10, method="quadrature"), 3)
+    >>> round(growth_factor(5.0, tau=0.02, q=0.3, r=0.6, n=1000, d=12, R=10, method="quadrature"), 3)
     1.444
     """
     gamma, tau, q, r = _check_common(gamma, tau, q, r)
     n = check_real("n", n, low=1)
     check_same_shape(gamma=gamma, q=q, r=r, n=n)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed, fix_seed=False)
-    p = _marginal_p(n, gamma, tau, model)
-    return _out(1.0 + _excess(p, q, r))
+    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
+    p = mech.leak_probability(n, gamma)
+    return _out(Memoryless(q=q, r=r).growth_factor(p))
 
 
 def _probit_factor(q, r, tau):
@@ -304,7 +172,7 @@ def _probit_factor(q, r, tau):
     return np.where(both_zero, 0.0, fac)
 
 
-def critical_gamma(q, r, tau, n, R):
+def critical_gamma(*, q, r, tau, n, R):
     r"""Sufficient survival threshold gamma_c of Theorem 2 (explicit form).
 
     .. math::
@@ -351,9 +219,9 @@ def critical_gamma(q, r, tau, n, R):
     Examples
     --------
     >>> from perfpriv.dynamics import critical_gamma
-    >>> round(critical_gamma(0.3, 0.6, 0.02, 1000, 10), 3)
+    >>> round(critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, R=10), 3)
     0.699
-    >>> critical_gamma(0.0, 0.5, 0.02, 1000, 10), critical_gamma(0.5, 0.0, 0.02, 1000, 10)
+    >>> critical_gamma(q=0.0, r=0.5, tau=0.02, n=1000, R=10), critical_gamma(q=0.5, r=0.0, tau=0.02, n=1000, R=10)
     (0.0, inf)
     """
     q = check_probability("q", q)
@@ -370,7 +238,7 @@ def critical_gamma(q, r, tau, n, R):
     return _out(out)
 
 
-def exact_critical_gamma(q, r, tau, *, n, d, R, mu=None, Sigma=None, statistic="paper",
+def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="paper",
                          method="auto", samples=None, seed=None, bracket=(1e-6, 1e8)):
     r"""The noise scale at which the expected growth factor is exactly 1.
 
@@ -412,8 +280,8 @@ def exact_critical_gamma(q, r, tau, *, n, d, R, mu=None, Sigma=None, statistic="
     Examples
     --------
     >>> from perfpriv.dynamics import critical_gamma, exact_critical_gamma
-    >>> g = exact_critical_gamma(0.3, 0.6, 0.02, n=1000, d=12, R=10, method="quadrature")
-    >>> round(g, 3), round(critical_gamma(0.3, 0.6, 0.02, 1000, 10) / g, 2)
+    >>> g = exact_critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10, method="quadrature")
+    >>> round(g, 3), round(critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, R=10) / g, 2)
     (0.118, 5.94)
     """
     q = check_probability("q", q)
@@ -422,7 +290,7 @@ def exact_critical_gamma(q, r, tau, *, n, d, R, mu=None, Sigma=None, statistic="
     n = check_real("n", n, low=2, scalar=True)
     lo, hi = _check_bracket(bracket)
     shape = check_same_shape(q=q, r=r)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed)
+    model = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
     qb, rb = np.broadcast_to(q, shape), np.broadcast_to(r, shape)
     out = np.empty(shape)
     cache: dict[float, float] = {}
@@ -433,7 +301,7 @@ def exact_critical_gamma(q, r, tau, *, n, d, R, mu=None, Sigma=None, statistic="
         elif ri == 0:
             out[idx] = np.inf
         else:
-            out[idx] = _solve_p_equals(ri / (qi + ri), n, tau, model, lo, hi, qi + ri, cache)
+            out[idx] = _solve_p_equals(ri / (qi + ri), n, model, lo, hi, qi + ri, cache)
     return _out(out)
 
 
@@ -447,14 +315,14 @@ def _check_bracket(bracket):
     return lo, hi
 
 
-def _solve_p_equals(target, n, tau, model, lo, hi, qr, cache):
+def _solve_p_equals(target, n, model, lo, hi, qr, cache):
     """Root of (q + r)(target - p_tau(e^u)) = C - 1 in u = log gamma."""
     key = round(target, 15)
     if key in cache:
         return cache[key]
 
     def f(u):
-        return float(qr * (target - _marginal_p(n, math.exp(u), tau, model)))
+        return float(qr * (target - model.leak_probability(n, math.exp(u))))
 
     a, b = math.log(lo), math.log(hi)
     fa, fb = f(a), f(b)
@@ -465,7 +333,7 @@ def _solve_p_equals(target, n, tau, model, lo, hi, qr, cache):
     else:
         # shrink the bracket on a coarse log grid first (p_tau is monotone)
         grid = np.linspace(a, b, 29)
-        vals = qr * (target - _marginal_p(n, np.exp(grid), tau, model))
+        vals = qr * (target - model.leak_probability(n, np.exp(grid)))
         k = int(np.argmax(vals >= 0))
         a, b = grid[k - 1], grid[k]
         u = optimize.brentq(f, a, b, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200)
@@ -474,10 +342,11 @@ def _solve_p_equals(target, n, tau, model, lo, hi, qr, cache):
     return root
 
 
+
 # --------------------------------------------------------------------------
 # Theorem 3
 # --------------------------------------------------------------------------
-def kappa(q, r):
+def kappa(*, q, r):
     r"""Kantorovich constant of Theorem 3, (2 + r - q)^2 / (4 (1 - q)(1 + r)).
 
     The ratio sup E[1/X] E[X] over random variables X with values in
@@ -501,7 +370,7 @@ def kappa(q, r):
     Examples
     --------
     >>> from perfpriv.dynamics import kappa
-    >>> round(kappa(0.3, 0.6), 4), kappa(0.0, 0.0), kappa(1.0, 0.5)
+    >>> round(kappa(q=0.3, r=0.6), 4), kappa(q=0.0, r=0.0), kappa(q=1.0, r=0.5)
     (1.1808, 1.0, inf)
     """
     q = check_probability("q", q)
@@ -515,7 +384,7 @@ def kappa(q, r):
     return _out(out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ErrorBounds:
     """Theorem 3's bounds on E[||o_t - mu||^2_{Sigma^-1} | N_{t-1}].
 
@@ -543,7 +412,9 @@ class ErrorBounds:
         yield self.upper
 
 
-def error_bounds(gamma, tau, q, r, *, n_prev, d, R, mu=None, Sigma=None, statistic="paper",
+
+
+def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statistic="paper",
                  method="auto", samples=None, seed=None):
     r"""Theorem 3: lower and upper bounds on the expected error of round t.
 
@@ -553,7 +424,7 @@ def error_bounds(gamma, tau, q, r, *, n_prev, d, R, mu=None, Sigma=None, statist
        \le E\big[\|o_t-\mu\|^2_{\Sigma^{-1}} \mid N_{t-1}\big]
        \le \kappa_{q,r}\frac{\gamma^2\mathrm{Tr}\,\Sigma^{-1} + d}{C_t(\gamma) N_{t-1}}
 
-    The proof assumes N_t / N_{t-1} lies in [1 - q, 1 + r], which holds
+    The proof assumes N_t / N_{t-1} lies in [1 − q, 1 + r], which holds
     only approximately at finite N (one shared noise draw makes the leak
     count over-dispersed), and a population floored at 1.
 
@@ -564,7 +435,7 @@ def error_bounds(gamma, tau, q, r, *, n_prev, d, R, mu=None, Sigma=None, statist
     n_prev : float or array_like
         N_{t-1} >= 1.
     d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and p_tau evaluation (module docstring).
+        Data model and p_τ evaluation (module docstring).
 
     Returns
     -------
@@ -577,89 +448,66 @@ def error_bounds(gamma, tau, q, r, *, n_prev, d, R, mu=None, Sigma=None, statist
 
     Examples
     --------
-    >>> from perfpriv.dynamics import error_bounds
-    >>> lo, hi = error_bounds(2.0, 0.02, 0.3, 0.6, n_prev=1000, d=12, R=10, method="quadrature")
+    >>> lo, hi = error_bounds(2.0, tau=0.02, q=0.3, r=0.6, n_prev=1000, d=12, R=10, method="quadrature")
     >>> round(lo, 4), round(hi, 4)
     (0.047, 0.0555)
     """
     gamma, tau, q, r = _check_common(gamma, tau, q, r)
     n_prev = check_real("n_prev", n_prev, low=1)
     check_same_shape(gamma=gamma, q=q, r=r, n_prev=n_prev)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed, fix_seed=False)
-    C = 1.0 + _excess(_marginal_p(n_prev, gamma, tau, model), q, r)
-    k = np.asarray(kappa(q, r), float)
+    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
+    C = np.asarray(Memoryless(q=q, r=r).growth_factor(mech.leak_probability(n_prev, gamma)), float)
+    k = np.asarray(kappa(q=q, r=r), float)
     with np.errstate(divide="ignore"):
-        lower = _release_error(gamma, model) / (C * np.asarray(n_prev, float))
+        lower = np.asarray(mech.expected_error(n_prev, gamma), float) / C
     with np.errstate(invalid="ignore"):
         upper = np.where(lower == 0, 0.0, k * lower)
     return ErrorBounds(_out(lower), _out(upper), _out(C), _out(k))
 
 
 # --------------------------------------------------------------------------
-# mean field
+# mean field (the engine's recursion)
 # --------------------------------------------------------------------------
-def _mean_field(gamma, tau, q, r, T, n0, cap, floor, model):
-    gamma, q, r = np.broadcast_arrays(np.asarray(gamma, float), np.asarray(q, float), np.asarray(r, float))
-    N = np.empty(gamma.shape + (T + 1,))
-    N[..., 0] = n0
-    for t in range(1, T + 1):
-        prev = N[..., t - 1]
-        with np.errstate(over="ignore"):  # uncapped growth past 1e308 gives inf (p_tau(inf) = 0)
-            nxt = prev * (1.0 + _excess(_marginal_p(prev, gamma, tau, model), q, r))
-        if cap is not None:
-            nxt = np.minimum(nxt, cap)
-        if floor is not None:
-            nxt = np.maximum(nxt, floor)
-        N[..., t] = nxt
-        if np.array_equal(nxt, prev):
-            # N_t = f(N_{t-1}) with f deterministic (fixed p_tau seed): a fixed point
-            # (cap, floor, 0, inf or C = 1) repeats forever -- long horizons cost nothing
-            N[..., t + 1:] = nxt[..., None]
-            break
-    return N
+def _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method, samples, seed):
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n0 = check_int("n0", n0, low=2)
+    mech = _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed)
+    return engine.mean_field(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
 
 
-def mean_field_population(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
+def mean_field_population(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
                           cap=20000, floor=1, method="auto", samples=None, seed=None):
-    r"""Mean-field population trajectory N_t = N_{t-1} C(gamma; N_{t-1}).
+    r"""Mean-field population trajectory N_t = N_{t-1} C(γ; N_{t-1}) (the engine's recursion).
 
     The expected-value recursion of Lemma 8 with the random population
     replaced by its mean at every step (the paper's "mean-field
-    approximation"); p_tau is re-evaluated at every N_{t-1}, so C_t changes
+    approximation"); p_τ is re-evaluated at every N_{t-1}, so C_t changes
     with the population (Lemma 12: it rises while the population grows).
-    N_t is real-valued; p_tau is evaluated at real n (1 at n = 1, linear
-    between 1 and 2; module docstring). Then N_t is clipped to
-    ``[floor, cap]``.
-
-    Long horizons are cheap and safe: once N_t = N_{t-1} (cap, floor, 0,
-    C = 1) the rest of the trajectory is filled in without further p_tau
-    evaluations; with ``cap=None`` a population growing past the double
-    range becomes ``inf`` (p_tau(inf) = 0, its n -> inf limit) and stays
-    there, and with ``floor=None`` a dying one reaches 0 -- no overflow
-    warning, no NaN.
+    N_t is real-valued and clipped to ``[floor, cap]``. With ``cap=None`` a
+    population growing past the double range becomes ``inf`` (p_τ(inf) = 0)
+    and stays there; with ``floor=None`` a dying one reaches 0.
 
     Parameters
     ----------
-    gamma, tau, q, r
-        As in :func:`growth_factor` (``gamma``, ``q``, ``r`` broadcast).
+    gamma : float, 1-D array_like or perfpriv.engine.Schedule
+        γ > 0: one level, a grid, or one level per round.
+    tau, q, r
+        As in :func:`growth_factor` (array ``q``, ``r`` are cells).
     T : int
         Number of rounds (T >= 1).
     n0 : int
         N_0 >= 2, initial population.
     d, R, mu, Sigma, statistic
         Data model.
-    cap : float or None
-        Upper clip of the population (the simulations use 20000); ``None``
-        for uncapped growth.
-    floor : float or None
-        Lower clip (Theorem 3 floors at 1); ``None`` for none.
+    cap, floor : float or None
+        Population clip (20000 and 1 in the simulations).
     method, samples, seed
-        p_tau evaluation (module docstring).
+        p_τ evaluation (module docstring).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``broadcast(gamma, q, r).shape + (T + 1,)``: N_0, ..., N_T.
+        Shape ``cells + levels + (T + 1,)``: N_0, ..., N_T.
 
     References
     ----------
@@ -667,49 +515,37 @@ def mean_field_population(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None,
 
     Examples
     --------
-    >>> from perfpriv.dynamics import mean_field_population
-    >>> N = mean_field_population(2.0, 0.02, 0.3, 0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
+    >>> N = mean_field_population(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
     >>> [round(float(x)) for x in N]
     [1000, 1277, 1653, 2174]
     """
-    gamma, tau, q, r = _check_common(gamma, tau, q, r)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=2)
-    cap, floor = _check_cap_floor(cap, floor, n0)
-    check_same_shape(gamma=gamma, q=q, r=r)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed)
-    return _mean_field(gamma, tau, q, r, T, n0, cap, floor, model)
+    return _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, "algorithm", method,
+                 samples, seed).population
 
 
-def _rounds_slice(N, rounds):
-    return N[..., 1:] if rounds == "paper" else N[..., :-1]
-
-
-def mean_field_error(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
-                     cap=20000, floor=1, rounds="paper", method="auto", samples=None, seed=None):
-    r"""Mean-field expected error of each round, (gamma^2 Tr Sigma^-1 + d) / N_t.
-
-    Lemma 3 at the mean-field population of :func:`mean_field_population`.
+def mean_field_error(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
+                     cap=20000, floor=1, rounds="algorithm", method="auto", samples=None, seed=None):
+    r"""Mean-field expected error of each round, (γ² Tr Σ⁻¹ + d) / N (Lemma 3 along the mean field).
 
     Two indexings of the T releases exist:
 
-    * ``rounds="paper"`` (Lemma 9): the release of round t = 1..T uses
-      N_t = N_0 C_1 ... C_t records, so the first release already benefits
-      from one round of growth.
-    * ``rounds="algorithm"`` (Algorithm 1 and :func:`perfpriv.gaussian.simulate`):
-      the first release uses the N_0 initial records; round t uses N_{t-1}.
+    * ``rounds="algorithm"`` (default; Algorithm 1 and
+      :func:`perfpriv.gaussian.simulate`): round t uses the N_{t-1} users
+      present at its start, so the first release uses the N_0 initial users.
+    * ``rounds="paper"`` (the proof of Lemma 9): the release of round t uses
+      N_t = N_0 C_1 ... C_t records, one round of growth ahead.
 
     Parameters
     ----------
     gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, method, samples, seed
         As in :func:`mean_field_population`.
-    rounds : {"paper", "algorithm"}
+    rounds : {"algorithm", "paper"}
         Which populations the T releases use (see above).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``broadcast(gamma, q, r).shape + (T,)``.
+        Shape ``cells + levels + (T,)``.
 
     References
     ----------
@@ -717,28 +553,19 @@ def mean_field_error(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None, stat
 
     Examples
     --------
-    >>> from perfpriv.dynamics import mean_field_error
-    >>> e = mean_field_error(2.0, 0.02, 0.3, 0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
+    >>> e = mean_field_error(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
     >>> [round(float(x), 4) for x in e]
-    [0.047, 0.0363, 0.0276]
+    [0.06, 0.047, 0.0363]
     """
-    gamma, tau, q, r = _check_common(gamma, tau, q, r)
     rounds = check_choice("rounds", rounds, _ROUNDS)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=2)
-    cap, floor = _check_cap_floor(cap, floor, n0)
-    check_same_shape(gamma=gamma, q=q, r=r)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed)
-    N = _mean_field(gamma, tau, q, r, T, n0, cap, floor, model)
-    num = _release_error(np.broadcast_to(gamma, N.shape[:-1]), model)[..., None]
-    with np.errstate(divide="ignore", over="ignore"):  # N_t = 0 or subnormal: infinite error
-        return num / _rounds_slice(N, rounds)
+    return _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method,
+                 samples, seed).sq_error
 
 
-def mean_field_cumulative_error(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None,
-                                statistic="paper", cap=20000, floor=1, rounds="paper",
+def mean_field_cumulative_error(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None,
+                                statistic="paper", cap=20000, floor=1, rounds="algorithm",
                                 method="auto", samples=None, seed=None):
-    r"""Mean-field cumulative error E_total = sum over the T rounds of :func:`mean_field_error`.
+    r"""Mean-field cumulative error E_total: the sum of :func:`mean_field_error` over the T rounds.
 
     The quantity Lemma 9 bounds (with ``rounds="paper"``, ``cap=None``),
     computed exactly along the mean-field trajectory instead of with C_1
@@ -752,7 +579,7 @@ def mean_field_cumulative_error(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma
     Returns
     -------
     float or numpy.ndarray
-        Broadcast over ``gamma``, ``q``, ``r``.
+        Shape ``cells + levels``.
 
     References
     ----------
@@ -760,23 +587,21 @@ def mean_field_cumulative_error(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma
 
     Examples
     --------
-    >>> from perfpriv.dynamics import mean_field_cumulative_error
-    >>> round(mean_field_cumulative_error(2.0, 0.02, 0.3, 0.6, T=3, n0=1000, d=12, R=10,
-    ...                                   method="quadrature"), 4)
+    >>> round(mean_field_cumulative_error(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10,
+    ...                                   rounds="paper", method="quadrature"), 4)
     0.1109
     """
-    err = mean_field_error(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, mu=mu, Sigma=Sigma,
-                           statistic=statistic, cap=cap, floor=floor, rounds=rounds,
-                           method=method, samples=samples, seed=seed)
-    return _out(err.sum(axis=-1))
+    rounds = check_choice("rounds", rounds, _ROUNDS)
+    return _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method,
+                 samples, seed).cumulative_error
 
 
 # --------------------------------------------------------------------------
 # Lemma 9
 # --------------------------------------------------------------------------
-def cumulative_error_bound(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
+def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
                            method="auto", samples=None, seed=None):
-    r"""Lemma 9's closed-form cumulative error Ê_total(gamma) (eq. 16 / 23).
+    r"""Lemma 9's closed-form cumulative error Ê_total(γ) (eq. 16 / 23).
 
     .. math::
 
@@ -784,9 +609,9 @@ def cumulative_error_bound(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None
        \frac{\gamma^2\mathrm{Tr}\,\Sigma^{-1}+d}{N_0 C_1^t}
        = \frac{\gamma^2\mathrm{Tr}\,\Sigma^{-1}+d}{N_0 (C_1-1)}\big(1 - C_1^{-T}\big),
 
-    with C_1 = C(gamma; N_0). Computed as
-    -expm1(-T log1p(C_1 - 1)) / (C_1 - 1), which is accurate near C_1 = 1
-    (limit T (gamma^2 Tr Sigma^-1 + d) / N_0) and equals +inf when C_1 = 0.
+    with C_1 = C(γ; N_0). Computed as −expm1(−T log1p(C_1 − 1)) / (C_1 − 1),
+    which is accurate near C_1 = 1 (limit T (γ² Tr Σ⁻¹ + d) / N_0) and equals
+    +inf when C_1 = 0.
 
     The paper proves Ê_total >= E_total only for C_t > 1 (growth regime,
     no cap, mean field). For C_1 <= 1 the same expression is still the
@@ -802,7 +627,7 @@ def cumulative_error_bound(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None
     n0 : int
         N_0 >= 2, initial population (C_1 is evaluated at N_0).
     d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and p_tau evaluation.
+        Data model and p_τ evaluation.
 
     Returns
     -------
@@ -815,8 +640,7 @@ def cumulative_error_bound(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None
 
     Examples
     --------
-    >>> from perfpriv.dynamics import cumulative_error_bound
-    >>> round(cumulative_error_bound(2.0, 0.02, 0.3, 0.6, T=3, n0=1000, d=12, R=10,
+    >>> round(cumulative_error_bound(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10,
     ...                              method="quadrature"), 4)
     0.1126
     """
@@ -824,15 +648,207 @@ def cumulative_error_bound(gamma, tau, q, r, *, T, n0, d, R, mu=None, Sigma=None
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=2)
     check_same_shape(gamma=gamma, q=q, r=r)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed)
-    return _bound_from_p(gamma, q, r, _marginal_p(n0, gamma, tau, model), T, n0, model)
+    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
+    return _bound_from_p(mech, gamma, q, r, mech.leak_probability(n0, gamma), T, n0)
 
 
-def _bound_from_p(gamma, q, r, p, T, n0, model):
-    """Ê_total from the leak probability p = p_tau(gamma; N_0) (eq. 16)."""
-    excess = _excess(np.asarray(p, float), np.asarray(q, float), np.asarray(r, float))
-    num = _release_error(gamma, model)
-    return _out(num / n0 * _inverse_geometric_sum(excess, T))
+def _inverse_geometric_sum(excess, T):
+    """sum_{t=1}^T C^{-t} with C = 1 + excess, stably.
+
+    Equals (1 - C^{-T}) / (C - 1) = -expm1(-T log1p(C - 1)) / (C - 1), with
+    the limit T at C = 1 and +inf when C <= 0.
+    """
+    excess = np.asarray(excess, float)
+    out = np.full(excess.shape, np.inf)
+    pos = excess > -1.0
+    e = excess[pos]
+    # expm1/log1p keep full relative accuracy for every e != 0; only where T |e| is
+    # tiny (including e = 0 and subnormal e) the first-order expansion
+    # T (1 - (T + 1) e / 2) is used (its relative error is O((T e)^2) < 1e-16).
+    small = np.abs(e) * T < 1e-8
+    safe = np.where(small, 1.0, e)
+    with np.errstate(over="ignore"):  # C^-T beyond 1e308: the sum is +inf in double precision
+        val = -np.expm1(-T * np.log1p(safe)) / safe
+    val = np.where(small, T * (1.0 - 0.5 * (T + 1) * e), val)
+    out[pos] = val
+    return out
+
+
+
+
+def _bound_from_p(mech, gamma, q, r, p, T, n0):
+    """Ê_total from the leak probability p = p_τ(γ; N_0) (eq. 16)."""
+    excess = np.asarray(Memoryless(q=q, r=r).growth_factor(np.asarray(p, float)), float) - 1.0
+    return _out(np.asarray(mech.expected_error(n0, gamma), float) * _inverse_geometric_sum(excess, T))
+
+
+# --------------------------------------------------------------------------
+# the long run (corrects Remark 2)
+# --------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class InfiniteHorizonGamma:
+    """The noise scale that is best in the long run, without a cap (:func:`infinite_horizon_gamma`).
+
+    Attributes
+    ----------
+    gamma : float
+        γ∞ minimizing the limit L(γ) (``nan`` when no γ has a finite limit).
+    limit : float
+        L(γ∞) = lim_t (1 + r)^t E_t(γ∞), the rescaled per-round error.
+    finite : bool
+        Whether L is finite at some γ.
+    gammas, limits : numpy.ndarray
+        The grid the optimum was bracketed on and L on it (``inf`` where the
+        population does not reach the growth regime).
+    growth_limit : numpy.ndarray
+        P(γ) = Π_k C_k(γ)/(1 + r) on the grid (0 where it vanishes).
+    reason : str
+        Why the limit is infinite, when it is.
+    """
+
+    gamma: float
+    limit: float
+    finite: bool
+    gammas: np.ndarray
+    limits: np.ndarray
+    growth_limit: np.ndarray
+    reason: str = ""
+
+    def __repr__(self) -> str:
+        return (f"InfiniteHorizonGamma(gamma={self.gamma:.6g}, limit={self.limit:.6g}, finite={self.finite}"
+                + (f", reason={self.reason!r}" if self.reason else "") + ")")
+
+
+def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statistic="paper",
+                           bracket=(1e-2, 1e3), rounds_max=2000, grid=41):
+    r"""The noise scale minimizing the long-run limit of the uncapped per-round error.
+
+    Without a cap the mean-field population grows like (1 + r)^t once it is
+    large (p_τ vanishes, so every C_t tends to 1 + r), and the per-round
+    error E_t(γ) = (γ² Tr Σ⁻¹ + d)/N_{t-1} decays like (1 + r)^{-t}. The
+    rescaled error tends to a limit,
+
+    .. math::
+
+       L(\gamma) = \lim_{t\to\infty} (1+r)^t\,\mathcal E_t(\gamma)
+                 = \frac{(\gamma^2\,\mathrm{Tr}\,\Sigma^{-1} + d)(1+r)}{N_0\,P(\gamma)},
+       \qquad P(\gamma) = \prod_{k\ge 1} \frac{C_k(\gamma)}{1+r},
+
+    finite and positive whenever the population reaches the growth regime
+    (the product converges because p_τ falls faster than geometrically in
+    N). So two noise levels keep a constant error ratio L(γ₁)/L(γ₂) forever:
+    the larger one does *not* eventually win, and infinite noise is not
+    optimal even over an infinite horizon (L → ∞ as γ → ∞). This corrects
+    the paper's Remark 2.
+
+    The limit is infinite (``finite=False``) when the population never
+    grows like (1 + r)^t: r = 0 < q (nobody joins, the population shrinks),
+    or -- under the exact statistic -- when the leak probability's floor at
+    small populations (:func:`perfpriv.leakage.exact_leak_floor`) keeps C <= 1
+    for every γ. With q = 0 nobody leaves: P = C-products of 1 + r(1 − p),
+    and the limit is finite for every γ (γ∞ may then be at the bracket's
+    lower end, reported as found).
+
+    Parameters
+    ----------
+    q, r, tau
+        Behaviour and threshold (keyword-only).
+    n0 : float
+        N_0 >= 2.
+    d, R, mu, Sigma, statistic
+        Data model.
+    bracket : (float, float)
+        Range of γ searched.
+    rounds_max : int
+        Longest mean-field path used to evaluate the product (it stops as
+        soon as the remaining factors are 1 to double precision).
+    grid : int
+        Points of the log grid that brackets the optimum before the
+        bounded refinement.
+
+    Returns
+    -------
+    InfiniteHorizonGamma
+
+    References
+    ----------
+    Paper, Remark 2 and Corollary 2 (which the limit corrects), eq. (13), Lemma 3.
+
+    Examples
+    --------
+    >>> res = infinite_horizon_gamma(q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0)
+    >>> res.finite, 0.1 < res.gamma < 100
+    (True, True)
+    """
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n0 = check_real("n0", n0, low=2, scalar=True)
+    lo, hi = _check_bracket(bracket)
+    rounds_max = check_int("rounds_max", rounds_max, low=10)
+    grid = check_int("grid", grid, low=5)
+    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, "quadrature", None, None)
+    gammas = np.geomspace(lo, hi, grid)
+    if r == 0 and q > 0:
+        inf = np.full(grid, np.inf)
+        return InfiniteHorizonGamma(np.nan, np.inf, False, gammas, inf, np.zeros(grid),
+                                    "r = 0 < q: nobody joins, the population shrinks for every noise level")
+
+    def log_p(g):
+        return _log_growth_product(mech, np.atleast_1d(g), q, r, n0, rounds_max)
+
+    lp = log_p(gammas)
+    num = np.log(np.asarray(mech.one_record_error(gammas), float)) + math.log1p(r) - math.log(n0)
+    limits = np.exp(num - lp)
+    finite = np.isfinite(limits)
+    if not finite.any():
+        reason = ("the population never reaches the growth regime for any noise level in the bracket"
+                  + (" (the exact statistic's leak floor keeps C <= 1)" if statistic == "exact" else ""))
+        return InfiniteHorizonGamma(np.nan, np.inf, False, gammas, limits, np.exp(lp), reason)
+    k = int(np.nanargmin(np.where(finite, limits, np.inf)))
+    if 0 < k < grid - 1:
+        def f(u):
+            g = math.exp(u)
+            return float(np.log(mech.one_record_error(np.array([g])))[0] - log_p(g)[0])
+        res = optimize.minimize_scalar(f, bounds=(math.log(gammas[k - 1]), math.log(gammas[k + 1])),
+                                       method="bounded", options={"xatol": 1e-9})
+        g_star = math.exp(res.x)
+        value = math.exp(res.fun + math.log1p(r) - math.log(n0))
+        if value > limits[k]:
+            g_star, value = float(gammas[k]), float(limits[k])
+    else:
+        g_star, value = float(gammas[k]), float(limits[k])
+    return InfiniteHorizonGamma(g_star, value, True, gammas, limits, np.exp(lp))
+
+
+def _log_growth_product(mech, gammas, q, r, n0, rounds_max):
+    """log Π_k C_k(γ)/(1 + r) along the uncapped mean field (−inf if the population does not grow)."""
+    beh = Memoryless(q=q, r=r)
+    n = np.full(gammas.shape, float(n0))
+    total = np.zeros(gammas.shape)
+    active = np.ones(gammas.shape, bool)
+    log1r = math.log1p(r)
+    shrinking = np.zeros(gammas.shape, int)
+    for _ in range(rounds_max):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        p = mech.leak_probability(n[idx], gammas[idx])
+        C = np.asarray(beh.growth_factor(p), float)
+        with np.errstate(divide="ignore"):
+            total[idx] += np.log(C) - log1r
+        with np.errstate(over="ignore"):
+            n[idx] = n[idx] * C
+        shrinking[idx] = np.where(C <= 1.0, shrinking[idx] + 1, 0)
+        # done once the factor is 1 to double precision (p below 1e-17 stays below: n only grows),
+        # or once the population has shrunk for 50 rounds in a row (it will not recover)
+        done = (p * (q + r) < 1e-17 * (1 + r)) | ~np.isfinite(n[idx]) | (C == 0)
+        dead = shrinking[idx] >= 50
+        total[idx[dead]] = -np.inf
+        active[idx[done | dead]] = False
+    total[active] = np.where(shrinking[active] > 0, -np.inf, total[active])
+    return total
+
 
 
 # --------------------------------------------------------------------------
@@ -902,12 +918,12 @@ def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
     n = check_real("n", n, low=1)
     delta = check_real("delta", delta, low=0, high=1, low_open=True, high_open=True, scalar=True)
     check_same_shape(gamma=gamma, n=n)
-    model = _model(d, R, mu, Sigma, "paper", fix_seed=False)
+    model = _mechanism(1.0, 1.0, d, R, mu, Sigma, "paper", "quadrature", None, None)
     B, A = _pac_constants(gamma, delta, model)
     return _out(B + A / np.sqrt(np.asarray(n, float)))
 
 
-def pac_rounds(gamma, tau, q, r, *, n0, d, R, mu=None, Sigma=None, epsilon, delta, statistic="paper",
+def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delta, statistic="paper",
                method="auto", samples=None, seed=None):
     r"""Theorem 4: rounds after which ||o_t - mu||_{Sigma^-1} <= epsilon w.p. >= 1 - delta.
 
@@ -952,7 +968,7 @@ def pac_rounds(gamma, tau, q, r, *, n0, d, R, mu=None, Sigma=None, epsilon, delt
     Examples
     --------
     >>> from perfpriv.dynamics import pac_rounds
-    >>> pac_rounds(2.0, 0.02, 0.3, 0.6, n0=1000, d=12, R=10, epsilon=1.0, delta=0.05,
+    >>> pac_rounds(2.0, tau=0.02, q=0.3, r=0.6, n0=1000, d=12, R=10, epsilon=1.0, delta=0.05,
     ...            method="quadrature")
     7
     """
@@ -963,11 +979,11 @@ def pac_rounds(gamma, tau, q, r, *, n0, d, R, mu=None, Sigma=None, epsilon, delt
     n0 = check_int("n0", n0, low=2)
     epsilon = check_real("epsilon", epsilon, low=0, low_open=True, scalar=True)
     delta = check_real("delta", delta, low=0, high=1, low_open=True, high_open=True, scalar=True)
-    model = _model(d, R, mu, Sigma, statistic, method, samples, seed, fix_seed=False)
+    model = _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed)
     B, A = _pac_constants(gamma, delta, model)
     if epsilon <= B:
         raise ValueError(f"epsilon must exceed the clipping bias B(R) = {B:.4g} (Theorem 4); got {epsilon!r}")
-    excess = float(_excess(_marginal_p(n0, gamma, tau, model), q, r))
+    excess = float(Memoryless(q=q, r=r).growth_factor(model.leak_probability(n0, gamma))) - 1.0
     if excess <= 0:
         raise ValueError(
             f"gamma = {gamma!r} gives C_1(gamma) = {1 + excess:.6g} <= 1: Theorem 4 needs a growing "

@@ -53,10 +53,10 @@ from ``population[..., t-1]`` users.
 Examples
 --------
 >>> from perfpriv import bernoulli, behaviour, engine
->>> path = engine.mean_field(bernoulli.RandomizedResponse(1.0), behaviour.Memoryless(q=0.3, r=0.6),
+>>> path = engine.mean_field(bernoulli.RandomizedResponse(0.5), behaviour.Memoryless(q=0.3, r=0.6),
 ...                          T=30, n0=400)
->>> path.population.shape, round(float(path.population[-1]))
-((31,), 2215)
+>>> path.population.shape, round(float(path.population[-1]))      # 400 C^30 with C = 1.03979 (Lemma 2)
+((31,), 1289)
 >>> run = engine.simulate(bernoulli.RandomizedResponse([0.5, 1.0]), behaviour.Memoryless(q=0.3, r=0.6),
 ...                       T=30, n0=400, trials=20, seed=1)
 >>> run.population.shape
@@ -806,8 +806,8 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
     >>> from perfpriv import bernoulli, behaviour
     >>> path = mean_field(bernoulli.RandomizedResponse([0.5, 1.0]), behaviour.Memoryless(q=0.3, r=0.6),
     ...                   T=2, n0=100)
-    >>> path.population.round(2).tolist()
-    [[100.0, 106.24, 112.87], [100.0, 110.84, 122.85]]
+    >>> path.population.round(2).tolist()        # C = 1 + (r - q)/2 - beta (q + r): 1.0398 and 0.9420
+    [[100.0, 103.98, 108.12], [100.0, 94.2, 88.75]]
     """
     _check_parts(mechanism, behaviour)
     conventions = check_choice("conventions", conventions, CONVENTIONS)

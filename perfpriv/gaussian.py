@@ -342,7 +342,7 @@ class GaussianMean(engine.Mechanism):
     >>> m.draw_method, round(float(m.expected_error(1000, 2.0)), 4)
     ('projected', 0.06)
     >>> round(float(m.leak_probability(1000, 2.0)), 4)
-    0.2068
+    0.3589
     """
 
     name = "gaussian_mean"
