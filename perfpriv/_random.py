@@ -349,8 +349,8 @@ def root_key(seed: Any = None, *, name: str = "seed") -> Key:
 
     Parameters
     ----------
-    seed : None, int, sequence of int, SeedSequence, Generator or BitGenerator
-        ``None``: fresh entropy. A ``SeedSequence`` is read, never
+    seed : None, int, sequence of int, SeedSequence, Generator, BitGenerator or Key
+        ``None``: fresh entropy; a (scalar) Key is returned as is. A ``SeedSequence`` is read, never
         modified (its ``generate_state`` is used, not ``spawn``). A
         ``Generator`` or bit generator is consumed once.
     name : str
@@ -375,6 +375,10 @@ def root_key(seed: Any = None, *, name: str = "seed") -> Key:
     >>> bool(np.array_equal(root_key(ss).uniform(4), root_key(ss).uniform(4)))
     True
     """
+    if isinstance(seed, Key):
+        if seed.shape != ():
+            raise ValueError(f"{name} must be a single key here; got keys of shape {seed.shape}")
+        return seed
     if isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
         gen = seed if isinstance(seed, np.random.Generator) else np.random.Generator(seed)
         words = gen.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)

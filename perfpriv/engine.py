@@ -76,6 +76,7 @@ from .behaviour import Behaviour
 
 __all__ = [
     "Schedule",
+    "PerCell",
     "Levels",
     "make_levels",
     "Policy",
@@ -142,6 +143,37 @@ class Schedule:
         return f"Schedule(shape={v.shape})"
 
 
+class PerCell:
+    """One privacy level per cell of a batch (the behaviour's parameter arrays).
+
+    With ``q`` and ``r`` arrays of shape C (cells), ``PerCell(values)`` of
+    shape C gives cell c the level ``values[c]``: results have no level
+    axis. The searches use it to refine a different level in every cell of
+    a heatmap in one vectorized call.
+
+    Parameters
+    ----------
+    values : array_like
+        One level per cell.
+
+    Examples
+    --------
+    >>> PerCell([0.5, 2.0]).values.tolist()
+    [0.5, 2.0]
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        arr = np.array(values, dtype=float)
+        if arr.ndim < 1:
+            raise ValueError("PerCell needs one level per cell (an array with the cells' shape)")
+        self.values = arr
+
+    def __repr__(self) -> str:
+        return f"PerCell(shape={self.values.shape})"
+
+
 @dataclass(frozen=True, eq=False)
 class Levels:
     """Validated privacy levels of a mechanism (see :func:`make_levels`).
@@ -149,7 +181,8 @@ class Levels:
     Attributes
     ----------
     values : numpy.ndarray
-        Shape (L,) for constant levels, (L, T) for schedules.
+        Shape (L,) for constant levels, (L, T) for schedules, cells + (1,)
+        for levels given per cell (:class:`PerCell`).
     per_round : bool
         Whether ``values`` runs over the rounds.
     shape : tuple
@@ -169,11 +202,11 @@ class Levels:
     @property
     def count(self) -> int:
         """Number of level rows L."""
-        return int(self.values.shape[0])
+        return int(self.values.shape[-2] if self.per_round else self.values.shape[-1])
 
     def at(self, t: int) -> np.ndarray:
-        """Levels of round t (1-based), shape (L,)."""
-        return self.values[:, t - 1] if self.per_round else self.values
+        """Levels of round t (1-based), shape (L,) (cells + (1,) for per-cell levels)."""
+        return self.values[..., t - 1] if self.per_round else self.values
 
     def check_horizon(self, T: int) -> None:
         """A schedule must cover exactly T rounds."""
@@ -183,7 +216,7 @@ class Levels:
 
     def describe(self):
         """The levels for a result's provenance: a float, a 1-D grid or the schedule values."""
-        if isinstance(self.given, Schedule):
+        if isinstance(self.given, (Schedule, PerCell)):
             return self.given.values.copy()
         if self.shape == ():
             return float(self.values[0])
@@ -203,6 +236,9 @@ def make_levels(value, name: str, **bounds) -> Levels:
     **bounds
         Allowed range, passed to :func:`perfpriv._validate.check_real`.
     """
+    if isinstance(value, PerCell):
+        vals = np.asarray(check_real(name, value.values, **bounds), dtype=float)
+        return Levels(vals[..., None], False, (), name, value)
     if isinstance(value, Schedule):
         vals = check_real(name, value.values, **bounds)
         vals = np.asarray(vals, dtype=float)
@@ -276,7 +312,7 @@ class Policy:
             for t in range(1, T + 1):
                 col = dead[..., t - 1]
                 if col.any():
-                    one = np.asarray(mechanism.one_record_error(levels.at(t)[:, None]), float)
+                    one = np.asarray(mechanism.one_record_error(levels.at(t)[..., None]), float)
                     one = np.broadcast_to(one, col.shape) if one.ndim <= col.ndim else one
                     sq_error[..., t - 1] = np.where(col, one, sq_error[..., t - 1])
         elif self.collapse == "repeat":
@@ -718,7 +754,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     for t in range(1, T + 1):
         rk = trial_keys.child(np.int64(t))                          # cells + (K,)
         rk_batch = _random.Key(rk.a[..., None, :], rk.b[..., None, :])  # cells + (1, K)
-        level = levels.at(t)[:, None]                              # (L, 1)
+        level = levels.at(t)[..., None]                            # (L, 1), or cells + (1, 1)
         alive[..., t - 1] = live
         out = mech.draw_round(n, level, rk_batch, live, t, need_error=(record == "all" or t == T))
         sq_error[..., t - 1] = np.where(live, out.sq_error, 0.0)
@@ -859,7 +895,7 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
             P[..., t:] = p[..., None]
             break
     used = N[..., :-1] if rounds == "algorithm" else N[..., 1:]
-    level_rows = levels.values if levels.per_round else levels.values[:, None]
+    level_rows = levels.values if levels.per_round else levels.values[..., None]
     level_b = np.broadcast_to(level_rows, batch + (T,))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         E[...] = mech.expected_error(used, level_b)

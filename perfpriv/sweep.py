@@ -27,82 +27,47 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from . import _random
+from ._random import coordinate_key
 from ._validate import check_choice, check_int
 
-__all__ = ["cell_seed", "coordinate_key", "sweep", "SweepResult"]
-
-#: Resolution at which coordinate values are identified: two grids whose
-#: values agree to 1e-9 (e.g. the same point of two ``linspace`` calls) give a
-#: cell the same seed.
-_KEY_RESOLUTION = 1e9
-
-
-def coordinate_key(value: Any) -> int:
-    """Non-negative integer that identifies a coordinate value.
-
-    Floats are rounded to 1e-9 (so that equal grid points computed by
-    different ``linspace`` calls agree) and mapped to non-negative integers
-    (zig-zag for negatives; ``inf`` and ``-inf`` get reserved keys).
-
-    Examples
-    --------
-    >>> coordinate_key(0.3) == coordinate_key(0.1 + 0.2)
-    True
-    >>> coordinate_key(0.3) == coordinate_key(0.31)
-    False
-    """
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, str):
-        return int.from_bytes(value.encode(), "little")
-    if not isinstance(value, numbers.Real):
-        raise TypeError(f"grid coordinates must be real numbers, booleans or strings; got {value!r:.80}")
-    x = float(value)
-    if math.isnan(x):
-        raise ValueError("grid coordinates must not be NaN")
-    if math.isinf(x):
-        return 1 if x > 0 else 2  # reserved keys; finite values map to 8 and above
-    # x * 1e9 overflows beyond ~1.8e299; there x is an integer anyway (exact product)
-    k = int(round(x * _KEY_RESOLUTION)) if abs(x) < 1e290 else int(x) * int(_KEY_RESOLUTION)
-    zigzag = 2 * k if k >= 0 else -2 * k - 1
-    return 8 + zigzag
-
+__all__ = ["cell_seed", "key_seed", "coordinate_key", "sweep", "map_cells", "SweepResult"]
 
 def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
-    """The seed of one grid cell: the root seed plus the cell's coordinates.
+    """The seed of one grid cell: the root seed plus the cell's coordinate values.
 
     Parameters
     ----------
-    seed : None, int or numpy.random.SeedSequence
-        Root seed of the whole sweep. ``None`` draws fresh entropy (then the
-        sweep is not reproducible, as with numpy).
+    seed : None, int, SeedSequence, Generator or perfpriv._random.Key
+        Root seed of the whole sweep (anything :func:`numpy.random.default_rng`
+        accepts; ``None`` draws fresh entropy, so the sweep is not reproducible).
     *coordinates
-        The values that identify the cell, e.g. ``q, r``.
+        The values that identify the cell, e.g. ``q, r`` (floats are
+        identified at 1e-9, :func:`coordinate_key`).
 
     Returns
     -------
     numpy.random.SeedSequence
-        Pass it as ``seed=`` to any perfpriv function (or to
-        ``numpy.random.default_rng``).
+        Made from the cell's key (:func:`perfpriv._random.cell_key`): pass it
+        as ``seed=`` to any perfpriv function (or to ``numpy.random.default_rng``).
 
     Examples
     --------
     >>> a = np.random.default_rng(cell_seed(7, 0.3, 0.6)).random()
-    >>> b = np.random.default_rng(cell_seed(7, 0.3, 0.6)).random()
+    >>> b = np.random.default_rng(cell_seed(7, 0.1 + 0.2, 0.6)).random()
     >>> a == b
     True
     """
-    if isinstance(seed, np.random.SeedSequence):
-        entropy = seed.entropy
-        base_key = tuple(seed.spawn_key)
-    elif seed is None:
-        entropy = np.random.SeedSequence().entropy
-        base_key = ()
-    else:
-        entropy = check_int("seed", seed, low=0)
-        base_key = ()
-    key = base_key + tuple(coordinate_key(c) for c in coordinates)
-    return np.random.SeedSequence(entropy=entropy, spawn_key=key)
+    return key_seed(_random.cell_key(_random.root_key(seed) if not isinstance(seed, _random.Key) else seed,
+                                     *coordinates))
+
+
+def key_seed(key: _random.Key) -> np.random.SeedSequence:
+    """A SeedSequence made from one scalar key (so that numpy-seeded functions can use it)."""
+    if key.shape != ():
+        raise ValueError("key_seed needs a single key")
+    a, b = int(key.a), int(key.b)
+    return np.random.SeedSequence([a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32])
 
 
 @dataclass(frozen=True)
@@ -166,7 +131,7 @@ def sweep(
         It must be picklable (a module-level function) for process backends.
     grid : mapping of str to 1-D array_like
         Axis name -> values; the grid is their Cartesian product, in order.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, SeedSequence or Generator
         Root seed; cells derive theirs with :func:`cell_seed`.
     n_jobs : int, optional
         Number of joblib workers (``-1``: all cores). ``None`` (default) means
@@ -210,15 +175,12 @@ def sweep(
         check_int("n_jobs", n_jobs, low=1)
     if progress not in (True, False):
         check_choice("progress", progress, ("auto",))
-    if seed is None:
-        seed = np.random.SeedSequence()
-    elif not isinstance(seed, np.random.SeedSequence):
-        seed = np.random.SeedSequence(check_int("seed", seed, low=0))
+    root = _random.root_key(seed)
     grid_shape = tuple(len(v) for v in axes.values())
     names = list(axes)
     cells = [dict(zip(names, (v.item() if hasattr(v, "item") else v for v in combo)))
              for combo in itertools.product(*axes.values())]
-    seeds = [cell_seed(seed, *cell.values()) for cell in cells]
+    seeds = [cell_seed(root, *cell.values()) for cell in cells]
 
     show = progress is True or (progress == "auto" and sys.stderr.isatty() and len(cells) > 1)
     start = time.perf_counter()
@@ -232,3 +194,78 @@ def sweep(
     seconds = time.perf_counter() - start
     return SweepResult(values=_stack(results, grid_shape), axes=axes, seconds=seconds)
 
+
+
+def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = None, chunk: int = 32,
+              n_jobs: int | None = None, progress: str | bool = "auto", description: str | None = None,
+              **fixed: Any) -> np.ndarray:
+    """Evaluate a *batched* ``func`` on a list of cells, in chunks, reproducibly.
+
+    ``func(**{name: values_of_chunk}, keys=Key array of the chunk, **fixed)``
+    receives the coordinates of up to ``chunk`` cells as arrays and one
+    :class:`perfpriv._random.Key` per cell (``cell_key(seed, *coords)``),
+    and returns an array whose first axis runs over the chunk's cells. A
+    cell's keys depend only on the root seed and its own coordinates, and a
+    batched engine call gives every cell the numbers it would get alone, so
+    the result does not depend on ``chunk``, ``n_jobs`` or the backend.
+
+    Parameters
+    ----------
+    func : callable
+        Module-level (picklable) batched function.
+    cells : mapping of str to 1-D array_like
+        Coordinates of the cells (all of one length).
+    seed : None, int, SeedSequence or Generator
+        Root seed.
+    chunk : int
+        Cells per call.
+    n_jobs, progress, description
+        As in :func:`sweep`.
+    **fixed
+        Passed unchanged to every call.
+
+    Returns
+    -------
+    numpy.ndarray
+        The chunks' results concatenated along the first axis.
+
+    Examples
+    --------
+    >>> def first_uniform(q, keys):
+    ...     return q + keys.uniform_at(0) * 0.0
+    >>> map_cells(first_uniform, {"q": [0.1, 0.2, 0.3]}, seed=1, chunk=2).tolist()
+    [0.1, 0.2, 0.3]
+    """
+    import joblib
+
+    if not callable(func):
+        raise TypeError(f"func must be callable; got {func!r:.80}")
+    if not isinstance(cells, Mapping) or not cells:
+        raise ValueError("cells must be a non-empty mapping of coordinate name to values")
+    cols = {k: np.atleast_1d(np.asarray(v)) for k, v in cells.items()}
+    sizes = {v.shape for v in cols.values()}
+    if len(sizes) != 1 or next(iter(sizes))[0] == 0 or len(next(iter(sizes))) != 1:
+        raise ValueError(f"cells must hold 1-D coordinate arrays of one non-zero length; got shapes "
+                         f"{ {k: v.shape for k, v in cols.items()} }")
+    chunk = check_int("chunk", chunk, low=1)
+    if n_jobs is not None and n_jobs != -1:
+        check_int("n_jobs", n_jobs, low=1)
+    if progress not in (True, False):
+        check_choice("progress", progress, ("auto",))
+    root = _random.root_key(seed)
+    count = next(iter(sizes))[0]
+    keys = [_random.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]
+    ka = np.array([int(k.a) for k in keys], dtype=np.uint64)
+    kb = np.array([int(k.b) for k in keys], dtype=np.uint64)
+    starts = range(0, count, chunk)
+    tasks = (joblib.delayed(func)(**{k: v[s:s + chunk] for k, v in cols.items()},
+                                  keys=_random.Key(ka[s:s + chunk], kb[s:s + chunk]), **fixed)
+             for s in starts)
+    iterator = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    show = progress is True or (progress == "auto" and sys.stderr.isatty() and count > chunk)
+    if show:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, total=len(starts), unit="chunk",
+                        desc=description or getattr(func, "__name__", "cells"))
+    return np.concatenate([np.asarray(r) for r in iterator], axis=0)

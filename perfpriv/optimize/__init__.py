@@ -1,0 +1,43 @@
+"""Optimal privacy levels: ε*, γ* and optimal schedules.
+
+* ε* of randomized response (Figs. 2 and 7): :func:`optimal_epsilon` (by
+  simulation) and :func:`mean_field_optimal_epsilon` (theory);
+* γ* of the Gaussian mechanism (Remark 3, Figs. 4-5): :func:`optimal_gamma`
+  (Lemma 9's bound or the mean field) and :func:`optimal_gamma_empirical`
+  (grid search over simulated cumulative errors);
+* schedules (one level per round, §5): :func:`optimal_schedule`,
+  :func:`optimal_two_phase`, :func:`optimal_geometric` and their
+  randomized-response counterparts :func:`optimal_epsilon_schedule`,
+  :func:`optimal_epsilon_two_phase`, :func:`optimal_epsilon_geometric`.
+
+Every search returns a small frozen result whose first field is the
+optimum, with the objective values it compared and its settings.
+"""
+
+from ._epsilon import EpsilonOptimum, mean_field_optimal_epsilon, optimal_epsilon
+from ._gamma import GammaOptimum, optimal_gamma, optimal_gamma_empirical
+from ._schedules import (
+    ScheduleOptimum,
+    optimal_epsilon_geometric,
+    optimal_epsilon_schedule,
+    optimal_epsilon_two_phase,
+    optimal_geometric,
+    optimal_schedule,
+    optimal_two_phase,
+)
+
+__all__ = [
+    "EpsilonOptimum",
+    "optimal_epsilon",
+    "mean_field_optimal_epsilon",
+    "GammaOptimum",
+    "optimal_gamma",
+    "optimal_gamma_empirical",
+    "ScheduleOptimum",
+    "optimal_schedule",
+    "optimal_two_phase",
+    "optimal_geometric",
+    "optimal_epsilon_schedule",
+    "optimal_epsilon_two_phase",
+    "optimal_epsilon_geometric",
+]

@@ -1,0 +1,222 @@
+"""The privacy budget ε* that minimizes the final-horizon error (paper Figs. 2 and 7).
+
+For a leaving rate ``q`` and a recruiting rate ``r``, a small ε adds noise to
+every answer but keeps users (few leaks); a large ε gives clean answers from
+a population that may be shrinking. :func:`optimal_epsilon` finds, on a grid
+of ε values, the one with the smallest mean (over trials) squared error
+(μ̂_T − μ_T)² at the final round T by simulation;
+:func:`mean_field_optimal_epsilon` does the same with the mean-field error
+(theory, which the paper does not show). Both accept scalar (q, r) or
+arrays of (q, r) values (for example a meshgrid, for the maps of Figs. 2
+and 7).
+
+Defaults follow the paper's ε* maps (DESIGN.md, "Paper scale"): T = 200,
+n0 = 400, 10 trials, cap 20000, μ_t ~ Uniform(0.5, 1).
+
+Cells are simulated in batches by :func:`perfpriv.engine.simulate` (the
+behaviour's q and r as arrays), each with its own key from the root seed
+and its coordinates (:func:`perfpriv.sweep.map_cells`): a cell's numbers do
+not depend on the other cells, on the batch size, on ``n_jobs`` or on the
+joblib backend, and they are those of
+``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=sweep.cell_key(seed, q, r))``
+(common random numbers across ε, including the μ_t path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _random, engine
+from .._validate import check_choice, check_int
+from ..behaviour import Memoryless, RULES
+from ..bernoulli import RandomizedResponse
+from ..sweep import map_cells
+from ._cells import check_cells, unique_cells
+
+__all__ = ["EpsilonOptimum", "optimal_epsilon", "mean_field_optimal_epsilon"]
+
+
+@dataclass(frozen=True, eq=False)
+class EpsilonOptimum:
+    """Result of :func:`optimal_epsilon` / :func:`mean_field_optimal_epsilon`.
+
+    Attributes
+    ----------
+    epsilon : float or numpy.ndarray
+        ε* per (q, r) cell (shape of ``q``; a float for scalar input); can
+        be ``inf`` when ``inf`` is in the grid. Ties go to the first grid value.
+    values : numpy.ndarray
+        Objective per cell and ε, shape ``(*q.shape, len(epsilons))``: the mean
+        final-round squared error over trials (or its mean-field value).
+    epsilons : numpy.ndarray
+        The ε grid searched.
+    se : numpy.ndarray
+        Monte Carlo standard error of ``values`` (0 for the mean field, NaN
+        for one trial).
+    objective : str
+        ``"simulation"`` or ``"mean_field"``.
+    settings : dict
+        Provenance: T, n0, trials, model, mu, conventions, policy, seed.
+    """
+
+    epsilon: object
+    values: np.ndarray
+    epsilons: np.ndarray
+    se: np.ndarray
+    objective: str
+    settings: dict
+
+    @property
+    def index(self):
+        """Index of ε* in :attr:`epsilons` (int or int array)."""
+        idx = np.argmin(self.values, axis=-1)
+        return int(idx) if np.ndim(idx) == 0 else idx
+
+    def __repr__(self) -> str:
+        eps = self.epsilon
+        text = f"{eps:g}" if isinstance(eps, float) else f"<array {np.shape(eps)}>"
+        return f"EpsilonOptimum(epsilon={text}, objective={self.objective!r}, grid={self.epsilons.size} values)"
+
+
+def _check_epsilons(epsilons):
+    levels = engine.make_levels(epsilons, "epsilons", low=0.0, low_open=True, allow_inf=True)
+    if levels.shape == ():
+        return np.atleast_1d(levels.values).astype(float)
+    return levels.values.astype(float)
+
+
+def _pick(shape, eps, values):
+    idx = np.argmin(values, axis=-1)
+    best = eps[idx]
+    return float(best) if shape == () else best
+
+
+def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_estimate, conventions, policy):
+    """Mean final-round error and its standard error for a batch of cells: shape (cells, 2, E)."""
+    mech = RandomizedResponse(epsilons, mu=mu, clip_estimate=clip_estimate)
+    run = engine.simulate(mech, Memoryless(q=q, r=r, rule=model), T=T, n0=n0, trials=trials, seed=keys,
+                          conventions=conventions, record="final", **policy)
+    final = run.sq_error[..., -1]                                  # (cells, E, trials)
+    se = final.std(axis=-1, ddof=1) / np.sqrt(trials) if trials > 1 else np.full(final.shape[:-1], np.nan)
+    return np.stack([final.mean(axis=-1), se], axis=1)
+
+
+def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
+                    clip_estimate=None, conventions="paper", n_jobs=None, progress="auto", chunk=64, **policy):
+    """ε in a grid minimizing the mean final-round squared error, by simulation.
+
+    For each (q, r) cell, simulates the Bernoulli model for every ε of the
+    grid (``trials`` runs each, common random numbers across ε) and returns
+    the ε with the smallest mean over trials of (μ̂_T − μ_T)².
+
+    Parameters
+    ----------
+    q, r : float or array_like
+        Leaving and recruiting probabilities in [0, 1] (keyword-free first
+        arguments here: they are the map's coordinates); arrays of one
+        shape give one ε* per cell.
+    epsilons : 1-D array_like
+        Candidate ε values in (0, inf]; ``np.inf`` (no privacy) may be included.
+    T : int
+        Horizon; the error is that of round T (made from N_{T-1} users).
+    n0 : int
+        Initial population.
+    trials : int
+        Runs per (cell, ε).
+    model : {"leak", "agnostic"}
+        Growth rule (Fig. 2 / Fig. 7).
+    mu : float or (float, float)
+        Law of μ_t (default Uniform(0.5, 1), as in the paper's maps).
+    seed : None, int, SeedSequence or Generator
+        Root seed; each cell has its own key from its coordinates.
+    clip_estimate : bool, optional
+        Clip μ̂ to [0, 1] (default: from ``conventions``).
+    conventions : {"paper", "authors"}
+        ``"authors"``: the published maps' conventions (population floored
+        at 0, a dead trial charged the error 10, clipped estimates) -- where
+        every trial collapses every ε ties at 10 and ε* is the first grid value.
+    n_jobs, progress, chunk
+        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_cells`);
+        the result does not depend on them.
+    **policy
+        ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``, ``penalty``.
+
+    Returns
+    -------
+    EpsilonOptimum
+        ``epsilon`` has the shape of ``q``; ``values`` and ``se`` have shape
+        ``(*q.shape, len(epsilons))``.
+
+    References
+    ----------
+    Paper §3, Fig. 2 (leak model) and appendix B, Fig. 7 (agnostic model).
+
+    Examples
+    --------
+    >>> res = optimal_epsilon(0.3, 0.6, [0.1, 0.5, np.inf], n0=100, seed=0)
+    >>> res.epsilon
+    0.5
+    >>> grid = optimal_epsilon([[0.3, 0.6]], [[0.6, 0.3]], [0.1, 0.5, np.inf], n0=100, seed=0)
+    >>> grid.epsilon.shape, grid.values.shape
+    ((1, 2), (1, 2, 3))
+    """
+    qq, rr, shape = check_cells(q, r)
+    eps = _check_epsilons(epsilons)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    model = check_choice("model", model, RULES)
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    RandomizedResponse(eps, mu=mu, clip_estimate=clip_estimate)  # checks mu, clip_estimate now
+    uq, ur, inverse = unique_cells(qq, rr)
+    out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
+                    n_jobs=n_jobs, progress=progress, description=f"epsilon* ({model})", epsilons=eps, T=T,
+                    n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
+                    conventions=conventions, policy=policy)
+    values, se = out[inverse, 0], out[inverse, 1]
+    settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=dict(policy),
+                    clip_estimate=clip_estimate, seed=seed)
+    return EpsilonOptimum(_pick(shape, eps, values), values, eps, se, "simulation", settings)
+
+
+def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", cap=20000, floor=1,
+                               mu=(0.5, 1.0)):
+    """ε in a grid minimizing the mean-field final-round error (theory).
+
+    The objective is the mean-field error of round T,
+    E_μ[ν(1 − ν)]/(4β² N_{T-1}) along N_t = clip(N_{t-1} C(β), floor, cap)
+    (:func:`perfpriv.engine.mean_field`). It ignores the randomness of the
+    population (Jensen: E[1/N] >= 1/E[N]), so it is optimistic where the
+    population is small.
+
+    Parameters
+    ----------
+    q, r, epsilons, T, n0, model, mu
+        As in :func:`optimal_epsilon`.
+    cap, floor : float or None
+        Population clip of the mean field.
+
+    Returns
+    -------
+    EpsilonOptimum
+        With ``se`` equal to 0.
+
+    References
+    ----------
+    Paper §3, eq. 1 and Lemma 2; Figs. 2 and 7 for the simulated counterpart.
+
+    Examples
+    --------
+    >>> res = mean_field_optimal_epsilon(0.3, 0.6, [0.1, 0.5, np.inf], n0=100)
+    >>> res.epsilon, res.values.round(5).tolist()
+    (0.5, [0.005, 0.0002, 0.16667])
+    """
+    qq, rr, shape = check_cells(q, r)
+    eps = _check_epsilons(epsilons)
+    path = engine.mean_field(RandomizedResponse(eps, mu=mu), Memoryless(q=qq, r=rr, rule=model), T=T, n0=n0,
+                             cap=cap, floor=floor)
+    values = path.sq_error[..., -1]
+    settings = dict(T=T, n0=n0, model=model, mu=mu, cap=cap, floor=floor)
+    return EpsilonOptimum(_pick(shape, eps, values), values, eps, np.zeros(values.shape), "mean_field", settings)

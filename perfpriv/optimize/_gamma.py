@@ -1,0 +1,376 @@
+"""γ*: the noise scale minimizing the cumulative error, from theory and from simulation.
+
+Remark 3 of the paper minimizes Lemma 9's closed-form bound Ê_total over γ;
+:func:`optimal_gamma` does that (``objective="bound"``) or minimizes the
+mean-field cumulative error of :func:`perfpriv.engine.mean_field`
+(``objective="mean_field"``). :func:`optimal_gamma_empirical` is the grid
+search over Algorithm 1's simulated cumulative error behind the empirical
+heatmaps of Figs. 4-5. All accept arrays of (q, r) cells.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from .. import _random, dynamics, engine
+from .._validate import check_choice, check_int, check_real
+from ..behaviour import Memoryless
+from ..gaussian import GAMMA_RANGE, GaussianMean
+from ..sweep import map_cells
+from ._cells import check_cells, unique_cells
+
+__all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
+
+_OBJECTIVES = ("bound", "mean_field")
+_HUGE = 1e300
+
+
+@dataclass(frozen=True, eq=False)
+class GammaOptimum:
+    """Result of a γ* search.
+
+    Attributes
+    ----------
+    gamma : float or numpy.ndarray
+        γ*, the minimizing noise scale (one per (q, r) cell; NaN where
+        ``constrained=True`` leaves no admissible γ in the bracket).
+    value : float or numpy.ndarray
+        The objective at γ*.
+    gammas : numpy.ndarray
+        The grid of γ values evaluated, shape (G,).
+    values : numpy.ndarray
+        The objective on that grid, shape ``cells + (G,)`` (``inf`` below
+        γ_c when constrained).
+    se : numpy.ndarray
+        Monte Carlo standard errors of ``values`` (simulation), zeros for
+        the deterministic theory objectives.
+    gamma_c : float or numpy.ndarray
+        Theorem 2's survival threshold at N_0, for reference.
+    objective : str
+        ``"bound"``, ``"mean_field"`` or ``"simulation"``.
+    constrained : bool
+        Whether the search was restricted to γ >= γ_c.
+    settings : dict
+        Provenance (T, n0, d, R, statistic, conventions, policy, trials, seed, ...).
+    """
+
+    gamma: np.ndarray | float
+    value: np.ndarray | float
+    gammas: np.ndarray
+    values: np.ndarray
+    se: np.ndarray
+    gamma_c: np.ndarray | float
+    objective: str
+    constrained: bool
+    settings: dict
+
+    def __repr__(self) -> str:
+        g = self.gamma
+        text = f"{g:.6g}" if isinstance(g, float) else f"<array {np.shape(g)}>"
+        return (f"GammaOptimum(gamma={text}, objective={self.objective!r}, constrained={self.constrained}, "
+                f"grid={self.gammas.size} values)")
+
+
+def _out(x):
+    x = np.asarray(x, float)
+    return float(x) if x.ndim == 0 else x
+
+
+def _check_bracket(bracket):
+    try:
+        lo, hi = (float(b) for b in bracket)
+    except (TypeError, ValueError):
+        raise ValueError(f"bracket must be a pair (low, high) with 0 < low < high; got {bracket!r}") from None
+    if not (0 < lo < hi < np.inf):
+        raise ValueError(f"bracket must be a pair (low, high) with 0 < low < high < inf; got {bracket!r}")
+    return lo, hi
+
+
+def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", objective="bound",
+                  constrained=False, cap=20000, floor=1, rounds="paper", bracket=(1e-2, 1e3), grid=61,
+                  method="auto", samples=None, seed=None):
+    r"""γ* from theory: minimize a deterministic cumulative-error objective over γ.
+
+    ``objective="bound"`` minimizes Lemma 9's
+    Ê_total(γ) = (γ² Tr Σ⁻¹ + d)(1 − C_1^{−T}) / (N_0 (C_1 − 1)) (Remark 3,
+    :func:`perfpriv.dynamics.cumulative_error_bound`); ``"mean_field"``
+    minimizes the mean-field cumulative error of
+    :func:`perfpriv.engine.mean_field` (p_τ re-evaluated at every N_t, ``cap``
+    and ``floor`` applied, releases indexed by ``rounds``).
+
+    The search runs on log γ: the objective is evaluated on ``grid``
+    log-spaced points of ``bracket`` (this catches the second local minimum
+    that appears for small r and large q), then refined between the
+    neighbours of the best grid point -- by a bounded Brent search for one
+    cell, by a golden-section search vectorized over all cells for a heatmap
+    (one mean-field pass per iteration for the whole grid, the refined γ of
+    each cell given per cell, :class:`perfpriv.engine.PerCell`); both locate
+    the minimum to ~1e-8 in log γ.
+
+    ``constrained=True`` keeps γ >= γ_c (Theorem 2 at N_0), the literal
+    reading of Remark 3. It is off by default: γ_c is only a sufficient
+    condition for growth -- several times larger than the γ at which C_1 = 1
+    (:func:`perfpriv.dynamics.exact_critical_gamma`) -- and the authors' own
+    code minimizes without it. When γ_c exceeds the bracket (e.g. r = 0) the
+    result is NaN.
+
+    Parameters
+    ----------
+    q, r : float or array_like
+        Leave and recruit probabilities in [0, 1] (one γ* per cell).
+    tau : float
+        τ > 0, leak threshold (keyword-only).
+    T : int
+        Horizon T >= 1.
+    n0 : int
+        N_0 >= 2.
+    d, R, mu, Sigma, statistic
+        Data model (see :mod:`perfpriv.dynamics`).
+    objective : {"bound", "mean_field"}
+        Objective to minimize.
+    constrained : bool
+        Restrict to γ >= γ_c.
+    cap, floor, rounds
+        Mean-field options (``objective="mean_field"`` only), see
+        :func:`perfpriv.engine.mean_field`; ``rounds="paper"`` is Lemma 9's
+        indexing (the default here, as the bound's own), ``"algorithm"``
+        Algorithm 1's.
+    bracket : tuple of float
+        Search interval (low, high) for γ.
+    grid : int
+        Number of log-spaced grid points (>= 3).
+    method, samples, seed
+        p_τ evaluation; a Monte Carlo p_τ uses one fixed seed for every
+        evaluation, so the objective is deterministic.
+
+    Returns
+    -------
+    GammaOptimum
+
+    References
+    ----------
+    Paper, Lemma 9 (eq. 16), Remarks 2-3, Figures 4-5.
+
+    Examples
+    --------
+    >>> res = optimal_gamma(0.3, 0.6, tau=0.02, T=50, n0=1000, d=12, R=10, method="quadrature")
+    >>> round(res.gamma, 3)
+    0.557
+    """
+    qq, rr, shape = check_cells(q, r)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=2)
+    objective = check_choice("objective", objective, _OBJECTIVES)
+    rounds = check_choice("rounds", rounds, ("paper", "algorithm"))
+    if not isinstance(constrained, (bool, np.bool_)):
+        raise TypeError(f"constrained must be True or False; got {constrained!r}")
+    lo, hi = _check_bracket(bracket)
+    grid = check_int("grid", grid, low=3)
+    base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
+                leak_samples=samples, leak_seed=0 if seed is None else seed)
+    GaussianMean(1.0, **base)  # argument checks before any work
+    beh = Memoryless(q=qq, r=rr)
+
+    def evaluate(gam, on_grid=False):
+        """Objective at γ: a 1-D grid shared by the cells (``on_grid``: -> cells + (G,)), or one γ per cell."""
+        g = np.asarray(gam, float)
+        if objective == "bound":
+            qa, ra = (qq[..., None], rr[..., None]) if on_grid else (qq, rr)
+            return np.asarray(dynamics.cumulative_error_bound(g, tau=tau, q=qa, r=ra, T=T, n0=n0, d=d, R=R, mu=mu,
+                                                              Sigma=Sigma, statistic=statistic, method=method,
+                                                              samples=samples, seed=seed), float)
+        level = g if (on_grid or shape == ()) else engine.PerCell(np.broadcast_to(g, shape))
+        path = engine.mean_field(GaussianMean(float(g) if (shape == () and not on_grid) else level, **base), beh,
+                                 T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
+        return np.asarray(path.cumulative_error, float)
+
+    gammas = np.geomspace(lo, hi, grid)
+    values = evaluate(gammas, on_grid=True)
+    gamma_c = np.asarray(dynamics.critical_gamma(q=qq, r=rr, tau=tau, n=n0, R=R), float)
+    if constrained:
+        values = np.where(gammas < gamma_c[..., None], np.inf, values)
+    a = np.maximum(lo, gamma_c) if constrained else np.full(shape, lo)
+    feasible = a <= hi
+    safe = np.where(np.isnan(values), np.inf, values)
+    i = np.argmin(safe, axis=-1)
+    grid_best_v = np.take_along_axis(safe, i[..., None], axis=-1)[..., 0]
+    grid_best_g = gammas[i]
+    left = np.maximum(a, gammas[np.maximum(i - 1, 0)])
+    right = np.where(np.isfinite(grid_best_v), gammas[np.minimum(i + 1, grid - 1)], np.minimum(a * 1.0001, hi))
+    right = np.maximum(right, left)
+    left, right = np.where(feasible, left, lo), np.where(feasible, right, lo)
+    if shape == ():
+        ref_g = np.asarray(_brent(lambda g: evaluate(np.asarray(g)), float(left), float(right)))
+    else:
+        ref_g = _golden(evaluate, left, right)
+    ref_v = evaluate(ref_g)
+    cands_g, cands_v = [grid_best_g, ref_g], [grid_best_v, ref_v]
+    if constrained:  # the boundary γ_c itself
+        edge = np.where(feasible, a, lo)
+        cands_g.append(edge)
+        cands_v.append(evaluate(edge))
+    cg, cv = np.stack(cands_g), np.stack(cands_v)
+    cv = np.where(np.isnan(cv), np.inf, cv)
+    k = np.argmin(cv, axis=0)
+    best_g = np.take_along_axis(cg, k[None], axis=0)[0]
+    best_v = np.take_along_axis(cv, k[None], axis=0)[0]
+    best_g = np.where(feasible, best_g, np.nan)
+    best_v = np.where(feasible, best_v, np.nan)
+    settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, statistic=statistic, cap=cap, floor=floor, rounds=rounds,
+                    bracket=(lo, hi), grid=grid, method=method)
+    return GammaOptimum(_out(best_g), _out(best_v), gammas, values, np.zeros(values.shape), _out(gamma_c),
+                        objective, bool(constrained), settings)
+
+
+def _log_objective(v):
+    """log of a positive objective, with inf/0 mapped to finite surrogates."""
+    v = np.asarray(v, float)
+    with np.errstate(divide="ignore"):
+        return np.where(v >= _HUGE, math.log(_HUGE), np.where(v > 0, np.log(np.maximum(v, 1e-300)), -_HUGE))
+
+
+def _brent(fun, left, right):
+    """minimize_scalar (bounded) of log fun(e^u) on [log left, log right]."""
+    if right <= left:
+        return left
+    res = optimize.minimize_scalar(lambda u: float(_log_objective(fun(math.exp(u)))),
+                                   bounds=(math.log(left), math.log(right)), method="bounded",
+                                   options={"xatol": 1e-9})
+    return float(math.exp(res.x))
+
+
+def _golden(fun, left, right, iterations=40):
+    """Golden-section search of log fun(e^u) on [log left, log right], vectorized over cells.
+
+    ``fun`` takes one γ per cell. 40 iterations shrink the bracket (two
+    grid steps) by 0.618^40 ~ 4e-9.
+    """
+    a, b = np.log(np.asarray(left, float)), np.log(np.asarray(right, float))
+    phi = (math.sqrt(5) - 1) / 2
+    c, d = b - phi * (b - a), a + phi * (b - a)
+    fc, fd = _log_objective(fun(np.exp(c))), _log_objective(fun(np.exp(d)))
+    for _ in range(iterations):
+        go_left = fc <= fd
+        b = np.where(go_left, d, b)
+        a = np.where(go_left, a, c)
+        new = np.where(go_left, b - phi * (b - a), a + phi * (b - a))
+        fn = _log_objective(fun(np.exp(new)))
+        c, d, fc, fd = (np.where(go_left, new, d), np.where(go_left, c, new),
+                        np.where(go_left, fn, fd), np.where(go_left, fc, fn))
+    return np.exp(np.where(fc <= fd, c, d))
+
+
+def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma, statistic, draw, conventions,
+                      policy):
+    """Mean cumulative error and its standard error for every γ, a batch of cells: (cells, 2, G)."""
+    mech = GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
+    run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, seed=keys,
+                          conventions=conventions, **policy)
+    total = run.cumulative_error                                   # (cells, G, trials)
+    se = total.std(axis=-1, ddof=1) / math.sqrt(trials)
+    return np.stack([total.mean(axis=-1), se], axis=1)
+
+
+def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
+                            collapse="floor", conventions="paper", draw="auto", seed=None, n_jobs=None,
+                            progress="auto", chunk=4, **policy):
+    r"""γ* from simulation: grid search of Algorithm 1's mean cumulative error.
+
+    For every γ of ``gammas`` and every (q, r) cell, ``trials`` runs of
+    Algorithm 1 (:func:`perfpriv.engine.simulate` with
+    :class:`perfpriv.gaussian.GaussianMean`) are made and the cumulative
+    squared Mahalanobis error Σ_t ‖o_t − μ‖²_{Σ⁻¹} of each run is averaged;
+    γ* is the grid point with the smallest mean. All γ of a cell share their
+    random numbers round by round (common random numbers), which makes the
+    comparison between them sharper than independent runs would.
+
+    A run whose population falls to one user stops (``stop=1``: a lone user
+    always leaks, so the population never recovers), and its remaining
+    rounds are scored by ``collapse``:
+
+    * ``"floor"`` (default; Theorem 3's convention): each costs the expected
+      error of a one-record release, γ² Tr Σ⁻¹ + d (Lemma 3 at N = 1) -- a
+      collapse is penalized, as it should be for a platform that has lost its
+      users, and the objective is the simulated counterpart of the mean-field
+      error with ``floor=1``;
+    * ``"ran"`` (the authors' published code): a collapsed run is judged by
+      the mean error of the rounds it ran, times T -- which hides the cost of
+      collapsing and favours small γ where collapses are frequent.
+
+    ``conventions="authors"`` sets the exact statistic and ``"ran"``.
+
+    Parameters
+    ----------
+    q, r : float or array_like
+        Leave and recruit probabilities (one γ* per cell).
+    gammas : array_like
+        Candidate noise scales (> 0), 1-D.
+    tau : float
+        τ > 0 (keyword-only).
+    T, n0, d, R, trials, mu, Sigma, statistic, draw
+        As in :func:`perfpriv.gaussian.simulate` (``trials`` >= 2).
+    collapse : {"floor", "ran", "repeat", "penalty"}
+        How the rounds of a stopped run count (see above).
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+        Root seed; each cell has its own key from its coordinates, so a
+        cell's value does not depend on the grid around it, on ``chunk``,
+        ``n_jobs`` or the joblib backend.
+    n_jobs, progress, chunk
+        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_cells`).
+    **policy
+        ``cap`` (default 20000), ``floor``, ``stop`` (default 1), ``penalty``.
+
+    Returns
+    -------
+    GammaOptimum
+        ``values``/``se``: mean cumulative error and its standard error,
+        shape ``cells + (len(gammas),)``.
+
+    References
+    ----------
+    Paper, Algorithm 1, Theorem 3, Figures 4-5 (empirical heatmaps).
+
+    Examples
+    --------
+    >>> kw = dict(tau=0.05, T=20, n0=30, d=2, R=5, trials=10, cap=200, seed=1)
+    >>> optimal_gamma_empirical(0.6, 0.3, [0.1, 2.0, 20.0], **kw).gamma
+    2.0
+    """
+    qq, rr, shape = check_cells(q, r)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1]),
+                                      dtype=float))
+    if gammas.ndim != 1:
+        raise ValueError(f"gammas must be a 1-D array of noise scales; got shape {gammas.shape}")
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=2)
+    trials = check_int("trials", trials, low=2)
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    collapse = check_choice("collapse", collapse, engine.COLLAPSE)
+    policy = dict(policy)
+    policy.setdefault("stop", 1)
+    if conventions == "paper":
+        policy.setdefault("collapse", collapse)
+    elif collapse != "floor":
+        policy.setdefault("collapse", collapse)
+    GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)  # checks
+    uq, ur, inverse = unique_cells(qq, rr)
+    out = map_cells(_cumulative_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
+                    n_jobs=n_jobs, progress=progress, description=f"gamma* (tau={tau:g})", gammas=gammas,
+                    tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic,
+                    draw=draw, conventions=conventions, policy=policy)
+    values, se = out[inverse, 0], out[inverse, 1]
+    k = np.argmin(values, axis=-1)
+    best_g = gammas[k]
+    best_v = np.take_along_axis(values, k[..., None], axis=-1)[..., 0]
+    gamma_c = dynamics.critical_gamma(q=qq, r=rr, tau=tau, n=n0, R=R)
+    settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions,
+                    policy=policy, draw=draw, seed=seed)
+    return GammaOptimum(_out(best_g), _out(best_v), gammas, values, se, _out(gamma_c), "simulation", False,
+                        settings)
