@@ -23,6 +23,7 @@ __all__ = [
     "check_real",
     "check_probability",
     "check_int",
+    "check_flag",
     "check_choice",
     "check_rng",
     "check_mean",
@@ -51,7 +52,10 @@ def interval_text(low=None, high=None, *, low_open=False, high_open=False, allow
 
 def _show(value: Any) -> str:
     """Short repr of a received value for error messages."""
-    arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    try:
+        arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    except (TypeError, ValueError):  # ragged sequences
+        arr = None
     if arr is not None and arr.ndim > 0 and arr.size > 6:
         return f"array of shape {arr.shape}"
     text = repr(value)
@@ -59,14 +63,28 @@ def _show(value: Any) -> str:
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
-    if isinstance(value, (str, bytes)) or value is None or np.iscomplexobj(value):
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a real number or an array of real numbers; got {_show(value)}")
     try:
-        arr = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or a rectangular array of numbers (all rows of one "
+                         f"length); got {_show(value)}") from None
+    if raw.dtype == bool or raw.dtype.kind in "OUSVMmc" and raw.dtype != object:
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {_show(value)}")
+    if raw.dtype == object:
+        if any(isinstance(x, (bool, np.bool_, str, bytes)) or x is None for x in raw.reshape(-1)):
+            raise TypeError(f"{name} must be a real number or an array of real numbers; got {_show(value)}")
+    if np.iscomplexobj(raw):
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {_show(value)}")
+    try:
+        arr = raw.astype(float)
     except (TypeError, ValueError):
         raise TypeError(
             f"{name} must be a real number or an array of real numbers; got {_show(value)}"
         ) from None
+    if arr.ndim and arr.size == 0:
+        raise ValueError(f"{name} must not be empty; got an array of shape {arr.shape}")
     return arr
 
 
@@ -148,22 +166,42 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
 
     ``high`` defaults to (and can never exceed) the int64 maximum 2**63 - 1.
     """
+    bounded = high is not None
     high = INT_MAX if high is None else min(int(high), INT_MAX)
+    allowed = _int_range_text(low, high if bounded else None)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, numbers.Real)):
-        raise TypeError(f"{name} must be an integer; got {_show(value)}")
+        raise TypeError(f"{name} must be an integer{allowed}; got {_show(value)}")
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
         if not np.isfinite(value) or float(value) != int(value):
-            raise ValueError(f"{name} must be an integer in {interval_text(low, high)}; got {_show(value)}")
+            raise ValueError(f"{name} must be an integer{allowed}; got {_show(value)}")
     ivalue = int(value)
     if (low is not None and ivalue < low) or ivalue > high:
-        raise ValueError(f"{name} must be an integer in {interval_text(low, high)}; got {_show(value)}")
+        raise ValueError(f"{name} must be an integer{allowed}; got {_show(value)}")
     return ivalue
+
+
+def _int_range_text(low, high) -> str:
+    """" >= 1", " in [0, 10]" or "" -- never the int64 maximum as a float."""
+    if low is None and high is None:
+        return ""
+    if high is None:
+        return f" >= {int(low)}"
+    if low is None:
+        return f" <= {int(high)}"
+    return f" in [{int(low)}, {int(high)}]"
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """Check a boolean flag (True or False, numpy booleans included; nothing else passes as true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {_show(value)}")
+    return bool(value)
 
 
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     """Check that ``value`` is one of ``choices``."""
     choices = tuple(choices)
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {_show(value)}")
     return value
 

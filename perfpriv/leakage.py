@@ -69,6 +69,7 @@ __all__ = [
     "threshold_for_fpr",
     "roc_curve",
     "LeakProbability",
+    "exact_leak_floor",
     "marginal_leak_probability",
 ]
 
@@ -984,6 +985,74 @@ def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
         p[sel] = means.mean(axis=0)
         se[sel] = means.std(axis=0, ddof=1) / math.sqrt(datasets)
     return p, se
+
+
+def exact_leak_floor(n, *, d, tau):
+    r"""The leak probability that no noise removes, under the exact remove-one statistic.
+
+    Under ``statistic="exact"`` the counterfactual release on n − 1 records
+    has the larger noise variance γ²/(n − 1), and Λ carries the constant
+    c = (d/2) log(n/(n − 1)) (:func:`exact_llr_offset`). As γ → ∞, with the
+    data fixed, write the noise as η = (γ/√n) h with h ~ N(0, I_d): in
+
+    .. math::
+
+       \Lambda = c + rac{n(n-1)\|\delta\|^2}{2\gamma^2}
+                 - rac{\|\eta - (n-1)\delta\|^2}{2\gamma^2},
+       \qquad \delta = rac{ar z - \mu_{ar z}}{n - 1},
+
+    the middle term vanishes and the last one tends to ‖h‖²/(2n), so
+    Λ → c − χ²_d/(2n) whatever the record. Hence
+
+    .. math::
+
+       \lim_{\gamma	o\infty} P(\Lambda > 	au)
+       = Pig(\chi^2_d < 2n(c - 	au)ig)
+       = P\!\left(	frac d2,\; n(c-	au)ight)
+
+    (the regularized lower incomplete gamma function) when c > τ, and 0
+    otherwise. It is the same for every record, so it is also the limit of
+    the marginal p_τ of Lemma 8. It is positive exactly when
+    n < 1/(1 − e^{−2τ/d}) ≈ d/(2τ) + 1/2: below that population, the change
+    of noise variance alone reveals membership and the growth factor
+    C = 1 + r − (q + r) p_τ stays below 1 + r − (q + r)·floor for every γ --
+    a survival threshold may not exist at all. The paper's statistic has no
+    floor (its limit is 0).
+
+    Parameters
+    ----------
+    n : float or array_like
+        Dataset size n > 1 (real values allowed: mean-field populations).
+    d : int
+        Dimension d >= 1.
+    tau : float or array_like
+        Vulnerability threshold τ > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The floor, broadcast over ``n`` and ``tau``.
+
+    References
+    ----------
+    Paper eq. 8 and Lemma 7 (whose exact-statistic version this is the
+    γ → ∞ limit of); the exact remove-one statistic of the authors' code
+    (DESIGN.md, "Paper scale").
+
+    Examples
+    --------
+    >>> round(float(exact_leak_floor(100, d=12, tau=0.02)), 4)
+    0.2243
+    >>> float(exact_leak_floor(1000, d=12, tau=0.02))     # above d/(2 tau) + 1/2 = 300.5: no floor
+    0.0
+    """
+    n = check_real("n", n, low=1, low_open=True)
+    d = check_int("d", d, low=1)
+    tau = _tau(tau)
+    c = exact_llr_offset(n, d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = np.asarray(n, float) * (c - np.asarray(tau, float))
+    return _out(np.where(x > 0, special.gammainc(0.5 * d, np.where(x > 0, x, 0.0)), 0.0))
 
 
 def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, statistic="paper",
