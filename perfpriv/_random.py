@@ -60,6 +60,7 @@ random variates, J. Statist. Comput. Simul. 46, 101-110 (algorithm BTRS).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import numbers
@@ -177,6 +178,7 @@ def _uniform(a, gamma, counters):
     return u
 
 
+@functools.lru_cache(maxsize=1024)
 def purpose_id(name: str) -> int:
     """A stable 63-bit integer for a stream purpose such as ``"noise"``.
 
@@ -295,6 +297,14 @@ class Key:
     def normal_ragged(self, counts):
         """Normals 0 .. counts[j] − 1 of key j (1-D keys), concatenated.
 
+        The first :data:`HEAD` numbers of a stream are hash-based (computed
+        for all keys at once); the rest of a longer stream are the normals of
+        a PCG64 generator whose 128-bit state and increment are the key's
+        words, mixed (:func:`_tail_generator`: numpy's ziggurat, about twice
+        as fast for long streams). Both depend on the key and the position
+        only, so a stream's first k numbers are the same however many are
+        drawn (the prefix property).
+
         Parameters
         ----------
         counts : array_like of int, shape ``self.shape``
@@ -308,10 +318,22 @@ class Key:
         a, b = self.a.reshape(-1), self.b.reshape(-1)
         if counts.shape != a.shape:
             raise ValueError(f"counts must have one entry per key; got {counts.shape} for {a.shape} keys")
-        owner = np.repeat(np.arange(a.size), counts)
+        head = np.minimum(counts, HEAD)
+        owner = np.repeat(np.arange(a.size), head)
+        h_offsets = np.cumsum(head) - head
+        idx = np.arange(int(head.sum()), dtype=np.int64) - np.repeat(h_offsets, head)
+        head_vals = special.ndtri(_uniform(a[owner], _mix_gamma(b)[owner], idx))
+        if not np.any(counts > HEAD):
+            return head_vals
+        out = np.empty(int(counts.sum()))
         offsets = np.cumsum(counts) - counts
-        idx = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(offsets, counts)
-        return special.ndtri(_uniform(a[owner], _mix_gamma(b)[owner], idx))
+        pos = np.repeat(offsets, head) + idx
+        out[pos] = head_vals
+        gen = None
+        for j in np.flatnonzero(counts > HEAD):
+            gen = _tail_generator(int(a[j]), int(b[j]), gen)
+            out[offsets[j] + HEAD:offsets[j] + counts[j]] = gen.standard_normal(int(counts[j] - HEAD))
+        return out
 
     def normal_records(self, records, width: int):
         """``width`` normals for each (key, record) pair: record ``records[j]`` of key j's stream.
@@ -337,6 +359,27 @@ class Key:
         counters = rec[:, None] * width + np.arange(width, dtype=np.int64)[None, :]
         gamma = _mix_gamma(self.b.reshape(-1))
         return special.ndtri(_uniform(a[:, None], gamma[:, None], counters))
+
+
+#: Numbers of a stream computed by the counter hash; beyond, :meth:`Key.normal_ragged` draws from a
+#: keyed PCG64 generator (numpy's ziggurat).
+HEAD = 256
+
+_TAIL_A = _U64(0xD1B54A32D192ED03)
+_TAIL_B = _U64(0xABC98388FB8FAC03)
+
+
+def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
+    """A numpy Generator whose PCG64 state is set from the key words (a, b), mixed."""
+    with np.errstate(over="ignore"):
+        s_hi, s_lo = int(mix64(_U64(a) ^ _TAIL_A)), int(mix64(_U64(b) ^ _TAIL_B))
+        i_hi, i_lo = int(mix64(_U64(b) + _TAIL_A)), int(mix64(_U64(a) + _TAIL_B))
+    if gen is None:
+        gen = np.random.Generator(np.random.PCG64(0))
+    gen.bit_generator.state = {"bit_generator": "PCG64",
+                               "state": {"state": (s_hi << 64) | s_lo, "inc": ((i_hi << 64) | i_lo) | 1},
+                               "has_uint32": 0, "uinteger": 0}
+    return gen
 
 
 # ------------------------------------------------------------------ seeds

@@ -427,7 +427,7 @@ class GaussianMean(engine.Mechanism):
         """A round drawn from every record's coordinates (any Σ; clipping included).
 
         The records of a (cell, trial, round) are numbers of its ``"records"``
-        stream (record i: d normals at its own counters), the noise direction
+        stream (record i: numbers i·d .. i·d + d − 1), the noise direction
         ξ its ``"noise"`` stream, as in the projected draw; pairs with fewer
         users use a prefix of the records. Λ of every record comes from
         :func:`perfpriv.leakage.llr_coefficients`.
@@ -447,17 +447,17 @@ class GaussianMean(engine.Mechanism):
             pairs = np.flatnonzero(lv & (gid == g))
             n_max = int(nn[pairs].max())
             key = _random.Key(ka[g], kb[g])
-            rk = key.child("records")
-            G = _random.Key(np.full(n_max, rk.a), np.full(n_max, rk.b)).normal_records(np.arange(n_max), d)
+            # record i: numbers i·d .. i·d + d − 1 of the group's "records" stream (a prefix of it)
+            G = key.child("records")[None].normal_ragged(np.array([n_max * d])).reshape(n_max, d)
             Z = G @ L.T if L is not None else G
             if np.any(mu):
                 Z = Z + mu
             sq = _records.clip_inplace_norms(Z, R)
-            csum = np.cumsum(Z, axis=0)
             xi = key.child("noise").normal(d)
             for p in pairs:
                 N = int(nn[p])
-                mean = csum[N - 1] / N
+                # the mean of the first N clipped records, summed the same way whatever the batch
+                mean = Z[:N].sum(axis=0) / N
                 eta = xi * (gg[p] / math.sqrt(N))
                 diff = mean + eta - mu
                 if L_inv is not None:

@@ -283,6 +283,11 @@ def draw_round(n, gamma, tau, *, d, sigma2=1.0, statistic="paper", seed=None):
 
 def _draw_pairs(n, gamma, gid, gkeys, tau, d, sigma2, statistic):
     """The projected draw of live pairs (n >= 1) grouped by key ``gid`` (module docstring)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _draw_pairs_core(n, gamma, gid, gkeys, tau, d, sigma2, statistic)
+
+
+def _draw_pairs_core(n, gamma, gid, gkeys, tau, d, sigma2, statistic):
     G = gkeys.shape[0]
     P = n.size
     sigma = math.sqrt(sigma2)
@@ -386,34 +391,23 @@ def _band_leaks(band_pair, band_rec, gid, n, gkeys, a_flat, start, abar, k0, k1,
 
 
 def _prefix_means(a_flat, start, n_max, gid, n):
-    """ā = (a_0 + ... + a_{N−1})/N of every pair, summed in record order within its group.
+    """ā = (a_0 + ... + a_{N−1})/N of every pair.
 
-    A cumulative sum restarted at every group (rows of a padded array,
-    sorted into blocks by size), so that a pair's value does not depend on
-    the other groups of the batch.
+    Each sum is numpy's reduction of the slice a[start, start + N) of the
+    pair's group (``np.add.reduceat`` on interleaved bounds): its rounding
+    depends on those N numbers only, never on the other pairs or groups of
+    the batch.
     """
-    G = n_max.size
-    csum_at = np.empty(n.size)
-    order = np.argsort(n_max, kind="stable")
-    i = 0
-    while i < G:
-        width = int(n_max[order[i]])
-        j = i + 1
-        # extend the block while its padded size stays reasonable
-        while j < G and int(n_max[order[j]]) * (j + 1 - i) <= max(_BLOCK, 2 * width):
-            width = int(n_max[order[j]])
-            j += 1
-        rows = order[i:j]
-        idx = start[rows][:, None] + np.arange(width)[None, :]
-        valid = np.arange(width)[None, :] < n_max[rows][:, None]
-        block = np.where(valid, a_flat[np.where(valid, idx, 0)], 0.0)
-        csum = np.cumsum(block, axis=1)
-        row_of = np.full(G, -1)
-        row_of[rows] = np.arange(rows.size)
-        sel = np.flatnonzero(row_of[gid] >= 0)
-        csum_at[sel] = csum[row_of[gid[sel]], n[sel] - 1]
-        i = j
-    return csum_at / n
+    s = start[gid]
+    bounds = np.empty(2 * n.size, dtype=np.int64)
+    bounds[0::2] = s
+    bounds[1::2] = s + n
+    if bounds[-1] >= a_flat.size:      # reduceat needs indices inside the array
+        padded = np.concatenate([a_flat, [0.0]])
+        sums = np.add.reduceat(padded, bounds)[0::2]
+    else:
+        sums = np.add.reduceat(a_flat, bounds)[0::2]
+    return sums / n
 
 
 def _classify(work, gid, n, a_flat, start, n_max, lo1, hi1, lo2, hi2, d):
@@ -461,29 +455,37 @@ def _predicates(a, lo1, hi1, lo2, hi2, d):
 
 
 def _classify_direct(pairs, gid, n, a_flat, start, lo1, hi1, lo2, hi2, d):
-    """Direct comparison of every record of every pair, in blocks of pairs."""
+    """Direct comparison of every record of every pair: the records of pair p are the
+    segment a[start_g, start_g + N_p) of its group; segments are laid end to end (no padding),
+    in blocks of about ``_BLOCK`` records."""
     sure = np.zeros(pairs.size, dtype=np.int64)
     bp_parts, br_parts = [], []
-    order = np.argsort(n[pairs], kind="stable")
+    lengths = n[pairs]
+    ends = np.cumsum(lengths)
     i = 0
     P = pairs.size
     while i < P:
-        width = int(n[pairs[order[i]]])
-        j = i + 1
-        while j < P and int(n[pairs[order[j]]]) * (j + 1 - i) <= max(_BLOCK, width):
-            width = int(n[pairs[order[j]]])
-            j += 1
-        sel = order[i:j]
-        p = pairs[sel]
-        cols = np.arange(width)[None, :]
-        valid = cols < n[p][:, None]
-        idx = np.where(valid, start[gid[p]][:, None] + cols, 0)
-        a = a_flat[idx]
-        s_mask, b_mask = _predicates(a, lo1[p][:, None], hi1[p][:, None], lo2[p][:, None], hi2[p][:, None], d)
-        sure[sel] = np.count_nonzero(s_mask & valid, axis=1)
-        rows, recs = np.nonzero(b_mask & valid)
-        bp_parts.append(p[rows])
-        br_parts.append(recs.astype(np.int64))
+        j = int(np.searchsorted(ends, (ends[i - 1] if i else 0) + _BLOCK, side="right"))
+        j = max(j, i + 1)
+        p = pairs[i:j]
+        ln = lengths[i:j]
+        seg_start = start[gid[p]]
+        offsets = np.cumsum(ln) - ln
+        total = int(ln.sum())
+        contiguous = np.all(seg_start[1:] == seg_start[:-1] + ln[:-1]) if p.size > 1 else True
+        if contiguous:                       # whole groups in order: the segments are a slice
+            a = a_flat[seg_start[0]:seg_start[0] + total]
+        else:
+            idx = np.arange(total, dtype=np.int64) + np.repeat(seg_start - offsets, ln)
+            a = a_flat[idx]
+        rep = lambda x: np.repeat(x[p], ln)  # noqa: E731
+        s_mask, b_mask = _predicates(a, rep(lo1), rep(hi1), rep(lo2), rep(hi2), d)
+        sure[i:j] = np.add.reduceat(s_mask, offsets) if total else 0
+        pos = np.flatnonzero(b_mask)
+        if pos.size:
+            owner = np.searchsorted(offsets, pos, side="right") - 1
+            bp_parts.append(p[owner])
+            br_parts.append((pos - offsets[owner]).astype(np.int64))
         i = j
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
     return sure, cat(bp_parts), cat(br_parts)
