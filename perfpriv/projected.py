@@ -402,7 +402,7 @@ def _prefix_means(a_flat, start, n_max, gid, n):
     bounds = np.empty(2 * n.size, dtype=np.int64)
     bounds[0::2] = s
     bounds[1::2] = s + n
-    if bounds[-1] >= a_flat.size:      # reduceat needs indices inside the array
+    if bounds.max() >= a_flat.size:      # reduceat needs indices inside the array
         padded = np.concatenate([a_flat, [0.0]])
         sums = np.add.reduceat(padded, bounds)[0::2]
     else:
