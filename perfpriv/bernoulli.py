@@ -667,6 +667,10 @@ class RandomizedResponse(engine.Mechanism):
         err = (est - truth) ** 2
         return engine.RoundOutcome(err, leaked, {"estimate": est, "truth": np.array(truth)})
 
+    def privacy_cost(self, level):
+        """ε per answer: ε-LDP rounds compose additively (basic composition)."""
+        return np.asarray(level, float)
+
     # ---------------------------------------------------------- mean field
     def leak_probability(self, n, level):
         """1/2 + β(ε): every user leaks with this probability, whatever the population."""

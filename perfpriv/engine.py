@@ -424,6 +424,11 @@ class Mechanism:
         """Expected squared error of a release from ``n`` users (mean field)."""
         raise NotImplementedError
 
+    def privacy_cost(self, level):
+        """What one round at ``level`` costs each participating user, in the mechanism's own
+        privacy unit (``None`` if the mechanism does not say; budget-aware behaviours need it)."""
+        return None
+
     def one_record_error(self, level):
         """Expected error of a release from one user: the score of a collapsed round ("floor")."""
         return self.expected_error(np.ones(np.shape(level)), level)
@@ -742,7 +747,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     root = _keys_for_cells(seed, cells)
     trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
 
-    state = behaviour.initial_state(n0, batch)
+    state = behaviour.initial_state(n0, batch, T)
     n = behaviour.population(state)
     population = np.empty(batch + (T + 1,), dtype=np.int64)
     population[..., 0] = n
@@ -764,9 +769,11 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
             if name not in details:
                 details[name] = np.zeros(batch + (T,), dtype=np.asarray(value).dtype)
             details[name][..., t - 1] = value
-        new = behaviour.bound(behaviour.step(state, leaked, rk_batch, {"t": t, "level": level}),
-                              policy.floor, policy.cap, rk_batch)
-        state = np.where(live[..., None], new, state)
+        context = {"t": t, "T": T, "level": level, "cost": mech.privacy_cost(level),
+                   "floor": policy.floor, "cap": policy.cap}
+        new = behaviour.bound(behaviour.step(state, leaked, rk_batch, context), policy.floor, policy.cap,
+                              rk_batch)
+        state = np.where(live.reshape(live.shape + (1,) * (state.ndim - live.ndim)), new, state)
         n = behaviour.population(state)
         population[..., t] = n
         live = live & (n > policy.stop)
@@ -866,7 +873,7 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
         raise ValueError("gradient=True needs a one-type behaviour (e.g. Memoryless)")
     cells = tuple(behaviour.shape)
     batch = cells + (levels.count,)
-    state = behaviour.mean_field_state(n0, batch)
+    state = behaviour.mean_field_state(n0, batch, T)
     N = np.empty(batch + (T + 1,))
     N[..., 0] = behaviour.population(state)
     P = np.empty(batch + (T,))
@@ -884,7 +891,8 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
             p = np.asarray((leak_probability or mech.leak_probability)(n_prev, level), float)
         p = np.broadcast_to(np.clip(p, 0.0, 1.0), batch)
         P[..., t - 1] = p
-        raw = behaviour.mean_field_step(state, p, {"t": t, "level": level})
+        context = {"t": t, "T": T, "level": level, "cost": mech.privacy_cost(level), "floor": floor, "cap": cap}
+        raw = behaviour.mean_field_step(state, p, context)
         state = behaviour.mean_field_bound(raw, floor, cap)
         N[..., t] = behaviour.population(state)
         if gradient:

@@ -473,6 +473,10 @@ class GaussianMean(engine.Mechanism):
                 leaked[p] = int(np.count_nonzero(A * dev_sq + B * inner + C > self.tau))
         return err.reshape(shape), leaked.reshape(shape)
 
+    def privacy_cost(self, level):
+        """ρ = 2R²/γ² per round: the zCDP cost of a release to each user (§4.1); zCDP composes additively."""
+        return np.asarray(rho_from_gamma(np.asarray(level, float), self.R), float)
+
     # ---------------------------------------------------------- mean field
     def leak_probability(self, n, level):
         """p_τ(n, γ) of Lemma 8 (eq. 11), for real n >= 1 (mean-field populations).
