@@ -93,7 +93,14 @@ def _out(x):
 
 
 def _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed):
-    """The GaussianMean of a data model (its levels ``gamma``; the p_τ options)."""
+    """The GaussianMean of a data model (its levels ``gamma``; the p_τ options).
+
+    ``method`` and ``samples`` are checked here, under the names this module's
+    functions give them (GaussianMean calls them ``leak_method``, ``leak_samples``).
+    """
+    method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
+    if samples is not None:
+        samples = check_int("samples", samples, low=1)
     return GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
                         statistic=check_choice("statistic", statistic, ("paper", "exact")),
                         leak_method=method, leak_samples=samples, leak_seed=seed)
