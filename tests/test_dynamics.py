@@ -335,6 +335,8 @@ def test_pac_clipping_bias_matches_theorem_4_constants():
         (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, floor=-0.5, **SMALL), "floor"),
         (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, floor=200, **SMALL), "floor"),
         (lambda: D.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=8.0, samples=0), "samples"),
+        (lambda: D.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=8.0, method="montecarlo", seed=-1),
+         "seed"),
         (lambda: D.mean_field_error(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, rounds="x", **SMALL), "rounds"),
         (lambda: D.cumulative_error_bound(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, Sigma=-np.eye(3), **SMALL), "Sigma"),
         (lambda: D.pac_rounds(1.0, tau=0.02, q=0.3, r=0.6, n0=100, epsilon=1.0, delta=1.0, **SMALL), "delta"),
