@@ -455,7 +455,7 @@ def test_simulate_agents_is_seeded_and_takes_one_level_only():
     c = B.simulate_agents(0.5, q=0.3, r=0.6, **dict(kw, seed=9))
     assert not np.array_equal(a.estimate, c.estimate)
     assert a.method == "agents"
-    with pytest.raises(ValueError, match="one privacy level"):
+    with pytest.raises(ValueError, match="^epsilon must be one privacy level"):
         B.simulate_agents([0.5, np.inf], q=0.3, r=0.6, **kw)
 
 
