@@ -360,3 +360,32 @@ def test_growth_factor_is_the_mean_one_round_ratio_of_algorithm_1(gam, q, r):
     se = ratio.std(ddof=1) / math.sqrt(ratio.size)
     C = D.growth_factor(gam, tau=tau, q=q, r=r, n=n0, **SMALL)
     assert abs(ratio.mean() - C) < 4.5 * se + 1e-12
+
+
+# ------------------------------------------------ Theorem 4's constants, computed independently
+@pytest.mark.parametrize("delta", [0.01, 0.05, 0.3])
+@pytest.mark.parametrize("Sigma", [None, np.diag([0.5, 2.0, 1.0])])
+def test_pac_radius_constants_are_pinelis_and_laurent_massart(delta, Sigma):
+    # ||o − μ||_{Σ⁻¹} <= B(R) + (V_{δ/2} + γ sqrt(λ_max(Σ⁻¹) K_{δ/2}))/sqrt(n) with
+    # V_{δ/2} = 2R sqrt(2 λ_max(Σ⁻¹) ln(4/δ)) and K_{δ/2} = d + 2 sqrt(d ln(2/δ)) + 2 ln(2/δ)
+    d, R, n = 3, 7.0, 400.0
+    lam = 1.0 if Sigma is None else 1.0 / 0.5
+    V = 2 * R * math.sqrt(2 * lam * math.log(4 / delta))
+    K = d + 2 * math.sqrt(d * math.log(2 / delta)) + 2 * math.log(2 / delta)
+    B = D.pac_radius(1.0, 1e300, d=d, R=R, Sigma=Sigma, delta=delta)  # n → inf leaves the clipping bias
+    for gam in (0.5, 3.0):
+        expect = B + (V + gam * math.sqrt(lam * K)) / math.sqrt(n)
+        assert D.pac_radius(gam, n, d=d, R=R, Sigma=Sigma, delta=delta) == pytest.approx(expect, rel=1e-13)
+
+
+def test_pac_rounds_is_the_smallest_t_of_theorem_4_computed_independently():
+    gam, tau, q, r, n0, d, R, eps, delta = 2.0, 0.02, 0.3, 0.6, 1000, 12, 10.0, 1.0, 0.05
+    V = 2 * R * math.sqrt(2 * math.log(4 / delta))
+    K = d + 2 * math.sqrt(d * math.log(2 / delta)) + 2 * math.log(2 / delta)
+    M = math.sqrt(d)
+    B = M * math.exp(-((R - M) ** 2) / 4)
+    p = leakage.marginal_leak_probability(n0, gam, tau, d=d, R=R, method="quadrature").p
+    C1 = 1 + r - (q + r) * p
+    t_real = math.log((V + gam * math.sqrt(K)) ** 2 / (n0 * (eps - B) ** 2)) / math.log(C1)
+    assert D.pac_rounds(gam, tau=tau, q=q, r=r, n0=n0, d=d, R=R, epsilon=eps, delta=delta,
+                        method="quadrature") == math.ceil(t_real)
