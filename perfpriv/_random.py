@@ -613,8 +613,11 @@ def _binomial_btrs(a_key, gamma, n, p):
     r = p / (1.0 - p)
     alpha = (2.83 + 5.1 / b) * spq
     m = np.floor((nf + 1.0) * p)
+    # the part of log f(k)/f(m) that does not depend on k; the (n + 1) log((n − m + 1)/(n − k + 1))
+    # term is written with log1p below: as a difference of two logs times n + 1 it loses
+    # ~ n · 1e-16 (3e-3 at n = 1e12) to cancellation
     base = ((m + 0.5) * np.log((m + 1.0) / (r * (nf - m + 1.0)))
-            + _stirling_tail(m) + _stirling_tail(nf - m) + (nf + 1.0) * np.log(nf - m + 1.0))
+            + _stirling_tail(m) + _stirling_tail(nf - m))
     out = np.zeros(n.shape, dtype=np.int64)
     active = np.arange(n.size)
     attempt = 0
@@ -640,7 +643,7 @@ def _binomial_btrs(a_key, gamma, n, p):
             ks, nns, uss = k[rows, cols], nf[act], us[rows, cols]
             with np.errstate(divide="ignore"):
                 lv = np.log(v[rows, cols] * alpha[act] / (a[act] / (uss * uss) + b[act]))
-            bound = (base[act] - (nns + 1.0) * np.log(nns - ks + 1.0)
+            bound = (base[act] + (nns + 1.0) * np.log1p((ks - m[act]) / (nns - ks + 1.0))
                      + (ks + 0.5) * np.log(r[act] * (nns - ks + 1.0) / (ks + 1.0))
                      - _stirling_tail(ks) - _stirling_tail(nns - ks))
             accept[rows, cols] = lv <= bound

@@ -389,3 +389,29 @@ def test_pac_rounds_is_the_smallest_t_of_theorem_4_computed_independently():
     t_real = math.log((V + gam * math.sqrt(K)) ** 2 / (n0 * (eps - B) ** 2)) / math.log(C1)
     assert D.pac_rounds(gam, tau=tau, q=q, r=r, n0=n0, d=d, R=R, epsilon=eps, delta=delta,
                         method="quadrature") == math.ceil(t_real)
+
+
+# ------------------------------------------------ the infinite-horizon limit (corrects Remark 2)
+def test_infinite_horizon_limit_is_the_rescaled_error_of_the_uncapped_mean_field():
+    # L(γ) = lim (1 + r)^t E_t(γ) with E_t = (γ² d + d)/N_{t-1} along the uncapped mean field
+    q, r, tau, n0, d, R = 0.3, 0.6, 0.02, 200, 3, 30.0
+    res = D.infinite_horizon_gamma(q=q, r=r, tau=tau, n0=n0, d=d, R=R, grid=9)
+    assert res.finite and res.gammas.shape == (9,) and np.isfinite(res.limit)
+    T = 120
+    for j in (2, 4, 7):
+        g = res.gammas[j]
+        err = D.mean_field_error(g, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=None, method="quadrature")
+        rescaled = (1 + r) ** np.arange(1, T + 1) * err
+        assert rescaled[-1] == pytest.approx(rescaled[-2], rel=1e-9)  # converged
+        assert res.limits[j] == pytest.approx(rescaled[-1], rel=1e-6)
+    # the optimum: no better on a fine grid around it, and an interior point of the bracket
+    fine = np.geomspace(res.gamma / 1.5, res.gamma * 1.5, 7)
+    errs = [D.mean_field_error(g, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=None, method="quadrature")[-1]
+            for g in fine]
+    assert min(errs) * (1 + r) ** T >= res.limit * (1 - 1e-6)
+    assert res.gammas[0] < res.gamma < res.gammas[-1]
+
+
+def test_infinite_horizon_limit_is_infinite_when_nobody_joins():
+    res = D.infinite_horizon_gamma(q=0.3, r=0.0, tau=0.02, n0=200, d=3, R=30.0, grid=5)
+    assert not res.finite and res.limit == np.inf and math.isnan(res.gamma) and "nobody joins" in res.reason
