@@ -186,7 +186,8 @@ class Memoryless(Behaviour):
     def mean_field_step(self, state, p, context=None):
         n = state[..., 0]
         q, r = self._qr(n.ndim)
-        return (n * self._growth(np.asarray(p, float), q, r))[..., None]
+        with np.errstate(over="ignore"):  # an uncapped population may grow past the double range: inf
+            return (n * self._growth(np.asarray(p, float), q, r))[..., None]
 
     def mean_field_step_grad(self, n, p):
         q, r = self._qr(np.ndim(n))

@@ -820,7 +820,8 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate).resolved(
         check_choice("conventions", conventions, engine.CONVENTIONS))
     if mech.levels.shape != ():
-        raise ValueError("simulate_agents takes one privacy level (a number or one Schedule); got a grid")
+        raise ValueError("epsilon must be one privacy level (a number or one Schedule) for simulate_agents; "
+                         f"got a grid of {mech.levels.count} levels")
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
     model = _check_model(model)
@@ -950,6 +951,7 @@ def mean_field_error(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, 
 
 
 def _mean_field(epsilon, q, r, T, n0, model, cap, floor, mu):
+    n0 = check_int("n0", n0, low=1)  # an initial population of users (the engine's recursion takes reals)
     mech = RandomizedResponse(epsilon, mu=mu)
     return engine.mean_field(mech, Memoryless(q=q, r=r, rule=_check_model(model)), T=T, n0=n0, cap=cap,
                              floor=floor)

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from . import engine
+from . import _random, engine
 from ._validate import (
     check_choice,
     check_int,
@@ -93,7 +93,16 @@ def _out(x):
 
 
 def _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed):
-    """The GaussianMean of a data model (its levels ``gamma``; the p_τ options)."""
+    """The GaussianMean of a data model (its levels ``gamma``; the p_τ options).
+
+    ``method``, ``samples`` and ``seed`` are checked here, under the names this module's
+    functions give them (GaussianMean calls them ``leak_method``, ``leak_samples``, ``leak_seed``).
+    """
+    method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
+    if samples is not None:
+        samples = check_int("samples", samples, low=1)
+    if not isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
+        _random.as_seed_sequence(seed, name="seed")  # checked under its name here (read, not consumed)
     return GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
                         statistic=check_choice("statistic", statistic, ("paper", "exact")),
                         leak_method=method, leak_samples=samples, leak_seed=seed)

@@ -761,8 +761,10 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
         rk_batch = _random.Key(rk.a[..., None, :], rk.b[..., None, :])  # cells + (1, K)
         level = levels.at(t)[..., None]                            # (L, 1), or cells + (1, 1)
         alive[..., t - 1] = live
-        out = mech.draw_round(n, level, rk_batch, live, t, need_error=(record == "all" or t == T))
-        sq_error[..., t - 1] = np.where(live, out.sq_error, 0.0)
+        need_error = record == "all" or t == T
+        out = mech.draw_round(n, level, rk_batch, live, t, need_error=need_error)
+        if need_error:  # record="final": earlier entries stay 0 whatever the mechanism computed
+            sq_error[..., t - 1] = np.where(live, out.sq_error, 0.0)
         leaked = np.where(live, out.leaked, 0)
         leaked_all[..., t - 1] = leaked
         for name, value in out.details.items():

@@ -670,7 +670,8 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
                         draw="records").resolved(conventions)
     if mech.levels.shape != ():
-        raise ValueError("simulate_agents takes one noise scale (a number or one Schedule); got a grid")
+        raise ValueError("gamma must be one noise scale (a number or one Schedule) for simulate_agents; "
+                         f"got a grid of {mech.levels.count} levels")
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
     T = check_int("T", T, low=1)

@@ -13,7 +13,7 @@ suite), a silent NaN or a hang.
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, dynamics, epsilon_search, gamma_search, gaussian, leakage, sweep
+from perfpriv import _random, behaviour, bernoulli, dynamics, engine, gaussian, leakage, projected
 
 NAN, INF = float("nan"), float("inf")
 NOT_REAL = ["0.5", None, 1 + 2j]
@@ -90,7 +90,7 @@ CASES = {
     "dynamics.mean_field_population": (
         dynamics.mean_field_population, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
         {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS,
-         "n0": [1, 0, 2.5, NAN, "x"], "cap": [50.0, NAN, "x"], "floor": [0.5, 200.0, NAN]}),
+         "n0": [1, 0, 2.5, NAN, "x"], "cap": [50.0, NAN, "x"], "floor": [-0.5, 200.0, NAN]}),
     "dynamics.mean_field_error": (
         dynamics.mean_field_error, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
         {"rounds": ["both", None], "T": INT_POS, "gamma": POSITIVE}),
@@ -108,12 +108,6 @@ CASES = {
         dict(gamma=2.0, tau=0.02, q=0.3, r=0.6, n0=1000, epsilon=1.0, delta=0.05, d=12, R=10.0,
              method="quadrature"),
         {"gamma": POSITIVE + [[1.0, 2.0]], "q": PROB, "epsilon": POSITIVE, "delta": [0.0, 1.0, NAN]}),
-    "sweep.coordinate_key": (sweep.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
-    "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x"]}),
-    "sweep.sweep": (sweep.sweep, dict(func=lambda a, seed: a, grid={"a": [1.0]}, seed=0),
-                    {"func": [None, 3], "grid": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]}],
-                     "seed": [-1, "x"], "n_jobs": [0, -2, 1.5, "2"], "progress": ["yes", None]}),
-    # models owned by other helpers: their arguments are checked too
     "bernoulli.beta_from_epsilon": (bernoulli.beta_from_epsilon, dict(epsilon=1.0),
                                     {"epsilon": [-1.0, NAN, -INF, *NOT_REAL]}),
     "bernoulli.epsilon_from_beta": (bernoulli.epsilon_from_beta, dict(beta=0.2),
@@ -144,16 +138,44 @@ CASES = {
                                       "Sigma": [NOT_PD, np.eye(2)]}),
     "gaussian.simulate": (gaussian.simulate,
                           dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, cap=50, seed=0),
-                          {"gamma": POSITIVE + [1e300, [1.0, 2.0, 3.0]], "tau": POSITIVE, "q": PROB, "r": PROB,
+                          {"gamma": POSITIVE + [1e300, [[1.0, 2.0]]], "tau": POSITIVE, "q": PROB, "r": PROB,
                            "T": INT_POS, "n0": [0, 51, 2.5], "d": INT_POS, "R": POSITIVE, "trials": INT_POS,
-                           "statistic": STAT, "Sigma": [NOT_PD, np.eye(3)], "mu": [[0.0], [NAN, 0.0]],
-                           "seed": [-1, "x"], "method": ["fast", None]}),
-    "epsilon_search.optimal_epsilon": (
-        epsilon_search.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
-        {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
-    "gamma_search.optimal_gamma": (
-        gamma_search.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),
-        {"q": PROB, "tau": POSITIVE, "T": INT_POS, "objective": ["best"]}),
+                           "statistic": ["Paper", "", 3], "Sigma": [NOT_PD, np.eye(3)], "mu": [[0.0], [NAN, 0.0]],
+                           "seed": [-1, "x", 1.5, True], "draw": ["fast", None], "floor": [2, -1, 0.5],
+                           "collapse": ["zero"], "conventions": ["both", None], "penalty": [-1.0, NAN],
+                           "stop": [-1, 5]}),
+    "gaussian.simulate_agents": (gaussian.simulate_agents,
+                                 dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, seed=0),
+                                 {"gamma": POSITIVE + [[1.0, 2.0]], "tau": POSITIVE, "q": PROB, "T": INT_POS,
+                                  "n0": [0, 2.5], "seed": [-1, "x"], "floor": [2], "collapse": ["zero"]}),
+    "bernoulli.simulate_agents": (bernoulli.simulate_agents,
+                                  dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0),
+                                  {"epsilon": [0.0, -1.0, NAN, [1.0, 2.0]], "q": PROB, "r": PROB, "T": INT_POS,
+                                   "n0": [0, 2.5, 200], "seed": [-1, "x"], "model": ["Leak"]}),
+    "projected.draw_round": (projected.draw_round, dict(n=10, gamma=1.0, tau=0.02, d=3, seed=0),
+                             {"n": INT_POS, "gamma": POSITIVE, "tau": POSITIVE, "d": INT_POS,
+                              "sigma2": POSITIVE, "statistic": STAT, "seed": [-1, "x", 1.5]}),
+    "_random.coordinate_key": (_random.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
+    "_random.root_key": (_random.root_key, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
+    "behaviour.Memoryless": (behaviour.Memoryless, dict(q=0.3, r=0.6), {"q": PROB, "r": PROB, "rule": ["Leak", None]}),
+    "engine.simulate": (engine.simulate,
+                        dict(mechanism=bernoulli.RandomizedResponse(1.0), behaviour=behaviour.Memoryless(q=0.3, r=0.6),
+                             T=3, n0=10, trials=2, seed=0),
+                        {"mechanism": [None, 1.0, behaviour.Memoryless(q=0.3, r=0.6)],
+                         "behaviour": [None, bernoulli.RandomizedResponse(1.0)], "T": INT_POS, "n0": [0, 2.5],
+                         "trials": INT_POS, "cap": [5, 2.5, 0], "floor": [2, -1], "stop": [-1, 10],
+                         "collapse": ["zero"], "penalty": [-1.0, NAN, INF], "conventions": ["code"],
+                         "record": ["last"], "seed": [-1, "x"]}),
+    "engine.mean_field": (engine.mean_field,
+                          dict(mechanism=bernoulli.RandomizedResponse(1.0), behaviour=behaviour.Memoryless(q=0.3, r=0.6),
+                               T=3, n0=10),
+                          {"mechanism": [None], "behaviour": [None], "T": INT_POS, "n0": [0.5, NAN, "x"],
+                           "cap": [5.0, NAN], "floor": [-1.0, 20.0, NAN], "rounds": ["both"],
+                           "conventions": ["code"], "leak_probability": [3.0]}),
+    "engine.make_levels": (engine.make_levels, dict(value=1.0, name="epsilon", low=0.0),
+                           {"value": [-1.0, NAN, [], [[1.0, 2.0]], "x"]}),
+    "engine.Schedule": (engine.Schedule, dict(values=[1.0, 2.0]), {"values": [[], [[[1.0]]], 3.0]}),
+
 }
 
 PARAMS = [pytest.param(key, name, bad, id=f"{key}-{name}-{i}")
@@ -168,19 +190,23 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
         func(**kwargs)
     message = str(info.value)
     expected = {"value": "grid coordinates", "func": "func", "grid": "grid"}.get(name, name)
+    if key == "engine.Schedule":
+        expected = "Schedule"
+    if key == "engine.make_levels" and name == "value":
+        expected = "epsilon"
     assert expected in message, message
     assert len(message) < 400 and "\n" not in message  # one readable line
 
 
 @pytest.mark.parametrize("call, pattern", [
     (lambda: leakage.leak_probability(1.0, 10, 0.0, 0.5), r"gamma must be in \(0, inf\); got 0\.0"),
-    (lambda: dynamics.growth_factor(1.0, 0.02, 1.5, 0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
+    (lambda: dynamics.growth_factor(1.0, tau=0.02, q=1.5, r=0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
     (lambda: leakage.leak_probability(1.0, 1.5, 1.0, 0.5), r"n must be in \[2, inf\); got 1\.5"),
-    (lambda: dynamics.mean_field_population(1.0, 0.02, 0.3, 0.6, T=2**64, n0=100, **QUAD),
+    (lambda: dynamics.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=2**64, n0=100, **QUAD),
      r"T must be an integer in \[1, 9\.22337e\+18\]"),
     (lambda: leakage.marginal_leak_probability(10, 1.0, 0.02, d=3, R=10.0, Sigma=NOT_PD),
      "Sigma must be symmetric positive definite; its smallest eigenvalue is -1"),
-    (lambda: gaussian.simulate(1e300, 0.02, 0.3, 0.6, T=2, n0=5, d=2, R=10.0),
+    (lambda: gaussian.simulate(1e300, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0),
      r"gamma must be in \[1e-100, 1e\+100\]; got 1e\+300"),
 ])
 def test_messages_give_the_value_received_and_the_allowed_range(call, pattern):
@@ -195,5 +221,5 @@ def test_monte_carlo_refuses_datasets_too_large_to_simulate_instead_of_exhaustin
 
 def test_pac_rounds_with_an_infinite_radius_constant_raises_instead_of_overflowing():
     with pytest.raises(ValueError, match="no finite number of rounds"):
-        dynamics.pac_rounds(2.0, 0.02, 0.3, 0.6, n0=1000, d=12, R=1e308, epsilon=1.0, delta=0.05,
+        dynamics.pac_rounds(2.0, tau=0.02, q=0.3, r=0.6, n0=1000, d=12, R=1e308, epsilon=1.0, delta=0.05,
                             method="montecarlo", samples=2000, seed=0)

@@ -159,10 +159,10 @@ def test_growth_factor_eq4_form_equals_balance_form_and_broadcasts():
     beta = np.linspace(0, 0.5, 6)[:, None, None]
     q = np.linspace(0, 1, 5)[None, :, None]
     r = np.linspace(0, 1, 4)[None, None, :]
-    c = B.growth_factor(beta, q, r)
+    c = B.growth_factor(beta, q=q, r=r)
     assert c.shape == (6, 5, 4)
     np.testing.assert_allclose(c, 1 + (r - q) / 2 - beta * (q + r), atol=1e-15)
-    ca = B.growth_factor(beta, q, r, model="agnostic")
+    ca = B.growth_factor(beta, q=q, r=r, model="agnostic")
     np.testing.assert_allclose(ca, 1 - q * (0.5 + beta) + r, atol=1e-15)
 
 
@@ -184,10 +184,10 @@ def _one_round_moments(beta, q, r, n, model):
 @pytest.mark.parametrize("eps", [0.3, 2.0, np.inf])
 def test_one_round_expected_growth_is_growth_factor_times_population(model, eps):
     q, r, n0, trials = 0.35, 0.55, 5000, 4000
-    run = B.simulate(eps, q, r, T=1, n0=n0, trials=trials, model=model, cap=10**7, seed=7)
+    run = B.simulate(eps, q=q, r=r, T=1, n0=n0, trials=trials, model=model, cap=10**7, seed=7)
     n1 = run.population[:, 1].astype(float)
     beta = B.beta_from_epsilon(eps)
-    c = B.growth_factor(beta, q, r, model=model)
+    c = B.growth_factor(beta, q=q, r=r, model=model)
     assert zscore(n1.mean(), c * n0, n1.std(ddof=1) / np.sqrt(trials)) < Z
     # the fast simulator also has the exact one-round variance of the agent model
     _, var = _one_round_moments(beta, q, r, n0, model)
@@ -200,9 +200,9 @@ def test_expected_population_after_several_rounds_is_c_power_t():
     # E[N_t] = C^t n0 exactly while neither bound binds (the conditional mean is linear)
     q, r, n0, T, trials = 0.4, 0.5, 3000, 6, 3000
     for model in ("leak", "agnostic"):
-        run = B.simulate(1.0, q, r, T=T, n0=n0, trials=trials, model=model, cap=10**7, seed=8)
+        run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, model=model, cap=10**7, seed=8)
         assert run.population.min() > 1
-        mf = B.mean_field_population(1.0, q, r, T=T, n0=n0, model=model, cap=10**7)
+        mf = B.mean_field_population(1.0, q=q, r=r, T=T, n0=n0, model=model, cap=10**7)
         pop = run.population.astype(float)
         se = pop.std(axis=0, ddof=1) / np.sqrt(trials)
         assert np.all(zscore(pop.mean(axis=0)[1:], mf[1:], se[1:]) < Z)
@@ -211,9 +211,9 @@ def test_expected_population_after_several_rounds_is_c_power_t():
 @pytest.mark.parametrize("model", ["leak", "agnostic"])
 def test_agent_simulator_one_round_growth_is_growth_factor(model):
     q, r, n0, trials = 0.35, 0.55, 300, 400
-    run = B.simulate_agents(0.8, q, r, T=1, n0=n0, trials=trials, model=model, cap=10**6, seed=3)
+    run = B.simulate_agents(0.8, q=q, r=r, T=1, n0=n0, trials=trials, model=model, cap=10**6, seed=3)
     n1 = run.population[:, 1].astype(float)
-    c = B.growth_factor(B.beta_from_epsilon(0.8), q, r, model=model)
+    c = B.growth_factor(B.beta_from_epsilon(0.8), q=q, r=r, model=model)
     assert zscore(n1.mean(), c * n0, n1.std(ddof=1) / np.sqrt(trials)) < Z
 
 
@@ -223,8 +223,8 @@ def test_error_of_round_t_is_driven_by_population_before_the_round(model):
     # (eq. 1 is unbiased; the law of mu_t does not depend on N).  The residuals are
     # martingale differences, so their pooled mean has the usual standard error.
     eps, q, r = 1.0, 0.6, 0.3  # a fast-shrinking population: N_t differs from N_{t-1}
-    run = B.simulate(eps, q, r, T=8, n0=400, trials=2000, model=model, seed=12)
-    per_user = B.mean_field_error(eps, 0.0, 0.0, T=1, n0=1)[0]  # E_mu[Var] with N = 1
+    run = B.simulate(eps, q=q, r=r, T=8, n0=400, trials=2000, model=model, seed=12)
+    per_user = B.mean_field_error(eps, q=0.0, r=0.0, T=1, n0=1)[0]  # E_mu[Var] with N = 1
     pop = run.population.astype(float)
     res = run.sq_error - per_user / pop[:, :-1]
     assert abs(res.mean()) < Z * res.std(ddof=1) / np.sqrt(res.size)
@@ -236,11 +236,11 @@ def test_error_of_round_t_is_driven_by_population_before_the_round(model):
 def test_critical_beta_makes_growth_factor_one_and_above_it_shrinks():
     q = np.array([0.05, 0.1, 0.3, 0.45, 0.2])
     r = np.array([0.9, 0.5, 0.6, 0.5, 0.2])
-    bc = B.critical_beta(q, r)
-    np.testing.assert_allclose(B.growth_factor(bc, q, r), 1.0, atol=1e-12)
-    assert np.all(B.growth_factor(np.minimum(bc + 1e-3, 0.5), q, r) < 1)
+    bc = B.critical_beta(q=q, r=r)
+    np.testing.assert_allclose(B.growth_factor(bc, q=q, r=r), 1.0, atol=1e-12)
+    assert np.all(B.growth_factor(np.minimum(bc + 1e-3, 0.5), q=q, r=r) < 1)
     inside = bc > 1e-3
-    assert np.all(B.growth_factor(bc[inside] - 1e-3, q[inside], r[inside]) > 1)
+    assert np.all(B.growth_factor(bc[inside] - 1e-3, q=q[inside], r=r[inside]) > 1)
 
 
 def test_leak_model_collapses_at_every_privacy_level_when_q_exceeds_r():
@@ -248,41 +248,41 @@ def test_leak_model_collapses_at_every_privacy_level_when_q_exceeds_r():
     qs, rs = np.meshgrid(np.linspace(0, 1, 41), np.linspace(0, 1, 41), indexing="ij")
     sel = qs > rs
     beta = np.linspace(0, 0.5, 51)[:, None]
-    c = B.growth_factor(beta, qs[sel][None, :], rs[sel][None, :])
+    c = B.growth_factor(beta, q=qs[sel][None, :], r=rs[sel][None, :])
     assert np.all(c < 1)
-    assert np.all(B.critical_beta(qs[sel], rs[sel]) == 0)
+    assert np.all(B.critical_beta(q=qs[sel], r=rs[sel]) == 0)
     # ... and without privacy (beta = 1/2) the leak model shrinks as soon as q > 0
-    assert np.all(B.growth_factor(0.5, qs[qs > 0], rs[qs > 0]) < 1)
+    assert np.all(B.growth_factor(0.5, q=qs[qs > 0], r=rs[qs > 0]) < 1)
 
 
 def test_critical_beta_when_nobody_moves_is_one_half():
-    assert B.critical_beta(0.0, 0.0) == 0.5
-    assert B.critical_epsilon(0.0, 0.0) == np.inf
+    assert B.critical_beta(q=0.0, r=0.0) == 0.5
+    assert B.critical_epsilon(q=0.0, r=0.0) == np.inf
     beta = np.linspace(0, 0.5, 11)
-    np.testing.assert_allclose(B.growth_factor(beta, 0.0, 0.0), 1.0)
+    np.testing.assert_allclose(B.growth_factor(beta, q=0.0, r=0.0), 1.0)
     # continuity: q -> 0 at fixed r > 0 gives beta_c -> 1/2
-    assert B.critical_beta(1e-12, 0.3) == pytest.approx(0.5)
+    assert B.critical_beta(q=1e-12, r=0.3) == pytest.approx(0.5)
 
 
 def test_agnostic_threshold_is_r_over_q_minus_one_half_clipped():
     q = np.array([0.6, 0.6, 0.6, 0.6, 0.0, 0.3])
     r = np.array([0.1, 0.3, 0.4, 0.7, 0.2, 0.0])
-    bc = B.critical_beta(q, r, model="agnostic")
+    bc = B.critical_beta(q=q, r=r, model="agnostic")
     np.testing.assert_allclose(bc, [0.0, 0.0, 1 / 6, 0.5, 0.5, 0.0])
     # where the threshold is interior, C(beta_c) = 1 and C shrinks past it
     i = 2
-    assert B.growth_factor(bc[i], q[i], r[i], model="agnostic") == pytest.approx(1.0)
-    assert B.growth_factor(bc[i] + 1e-3, q[i], r[i], model="agnostic") < 1
+    assert B.growth_factor(bc[i], q=q[i], r=r[i], model="agnostic") == pytest.approx(1.0)
+    assert B.growth_factor(bc[i] + 1e-3, q=q[i], r=r[i], model="agnostic") < 1
     # unlike the leak model, q > r does not force collapse when r >= q/2
-    assert B.growth_factor(0.0, 0.6, 0.4, model="agnostic") > 1
+    assert B.growth_factor(0.0, q=0.6, r=0.4, model="agnostic") > 1
 
 
 def test_critical_epsilon_matches_closed_form():
     # beta_c = 1/6 for (q, r) = (0.3, 0.6): eps_c = log((1/2 + 1/6) / (1/2 - 1/6)) = log 2
-    assert B.critical_epsilon(0.3, 0.6) == pytest.approx(np.log(2), rel=1e-12)
-    assert B.critical_epsilon(0.6, 0.3) == 0.0
-    assert B.critical_epsilon(0.0, 0.4) == np.inf
-    out = B.critical_epsilon(np.array([0.3, 0.6]), np.array([0.6, 0.3]))
+    assert B.critical_epsilon(q=0.3, r=0.6) == pytest.approx(np.log(2), rel=1e-12)
+    assert B.critical_epsilon(q=0.6, r=0.3) == 0.0
+    assert B.critical_epsilon(q=0.0, r=0.4) == np.inf
+    out = B.critical_epsilon(q=np.array([0.3, 0.6]), r=np.array([0.6, 0.3]))
     assert out.shape == (2,)
 
 
@@ -290,37 +290,37 @@ def test_critical_epsilon_matches_closed_form():
 # simulate
 # ---------------------------------------------------------------------------
 def test_simulate_shapes_timing_and_bounds():
-    run = B.simulate(1.0, 0.3, 0.6, T=12, n0=40, trials=5, cap=60, seed=0)
+    run = B.simulate(1.0, q=0.3, r=0.6, T=12, n0=40, trials=5, cap=60, seed=0)
     assert run.population.shape == (5, 13)
     assert run.estimate.shape == run.truth.shape == run.sq_error.shape == (5, 12)
     assert np.all(run.population[:, 0] == 40)
     assert run.population.min() >= 1 and run.population.max() <= 60
     np.testing.assert_allclose(run.sq_error, (run.estimate - run.truth) ** 2)
     assert np.all((run.truth >= 0) & (run.truth <= 1))
-    grid = B.simulate([0.5, 1.0, np.inf], 0.3, 0.6, T=12, n0=40, trials=5, seed=0)
+    grid = B.simulate([0.5, 1.0, np.inf], q=0.3, r=0.6, T=12, n0=40, trials=5, seed=0)
     assert grid.population.shape == (3, 5, 13) and grid.sq_error.shape == (3, 5, 12)
     assert grid.moving_average(4).shape == (3, 12)
     assert grid.mean_population.shape == (3, 13)
 
 
 def test_simulate_population_hits_cap_and_floor():
-    grow = B.simulate(0.1, 0.0, 1.0, T=20, n0=10, trials=3, cap=500, seed=1)
+    grow = B.simulate(0.1, q=0.0, r=1.0, T=20, n0=10, trials=3, cap=500, seed=1)
     assert np.all(grow.population[:, -1] == 500)
-    die = B.simulate(np.inf, 1.0, 0.0, T=3, n0=10, trials=3, seed=1)
+    die = B.simulate(np.inf, q=1.0, r=0.0, T=3, n0=10, trials=3, seed=1)
     assert np.all(die.population[:, 1:] == 1)
 
 
 def test_simulate_same_seed_same_numbers_and_other_seed_differs():
     kw = dict(T=15, n0=30, trials=4)
-    a = B.simulate([0.5, 3.0], 0.3, 0.6, seed=123, **kw)
-    b = B.simulate([0.5, 3.0], 0.3, 0.6, seed=123, **kw)
-    c = B.simulate([0.5, 3.0], 0.3, 0.6, seed=124, **kw)
+    a = B.simulate([0.5, 3.0], q=0.3, r=0.6, seed=123, **kw)
+    b = B.simulate([0.5, 3.0], q=0.3, r=0.6, seed=123, **kw)
+    c = B.simulate([0.5, 3.0], q=0.3, r=0.6, seed=124, **kw)
     for name in ("population", "estimate", "truth", "sq_error"):
         assert np.array_equal(getattr(a, name), getattr(b, name))
     assert not np.array_equal(a.estimate, c.estimate)
     # a Generator in the same state gives the same numbers too
-    g1 = B.simulate(1.0, 0.3, 0.6, seed=np.random.default_rng(9), **kw)
-    g2 = B.simulate(1.0, 0.3, 0.6, seed=np.random.default_rng(9), **kw)
+    g1 = B.simulate(1.0, q=0.3, r=0.6, seed=np.random.default_rng(9), **kw)
+    g2 = B.simulate(1.0, q=0.3, r=0.6, seed=np.random.default_rng(9), **kw)
     assert np.array_equal(g1.population, g2.population)
 
 
@@ -328,35 +328,35 @@ def test_simulate_epsilon_grid_equals_one_epsilon_at_a_time():
     eps = [0.05, 0.7, 2.0, np.inf]
     kw = dict(T=25, n0=60, trials=6, seed=42)
     for model in ("leak", "agnostic"):
-        grid = B.simulate(eps, 0.3, 0.6, model=model, **kw)
+        grid = B.simulate(eps, q=0.3, r=0.6, model=model, **kw)
         for i, e in enumerate(eps):
-            alone = B.simulate(e, 0.3, 0.6, model=model, **kw)
+            alone = B.simulate(e, q=0.3, r=0.6, model=model, **kw)
             for name in ("population", "estimate", "truth", "sq_error"):
                 assert np.array_equal(getattr(grid, name)[i], getattr(alone, name)), (e, name)
     # adding values to the grid does not change the others
-    bigger = B.simulate([0.3] + eps, 0.3, 0.6, **kw)
-    grid = B.simulate(eps, 0.3, 0.6, **kw)
+    bigger = B.simulate([0.3] + eps, q=0.3, r=0.6, **kw)
+    grid = B.simulate(eps, q=0.3, r=0.6, **kw)
     assert np.array_equal(bigger.population[1:], grid.population)
 
 
 def test_simulate_truth_path_is_shared_across_epsilon_and_follows_mu_law():
-    run = B.simulate([0.5, 1.0], 0.2, 0.3, T=200, n0=20, trials=50, mu=(0.5, 1.0), seed=3)
+    run = B.simulate([0.5, 1.0], q=0.2, r=0.3, T=200, n0=20, trials=50, mu=(0.5, 1.0), seed=3)
     assert np.array_equal(run.truth[0], run.truth[1])
     t = run.truth[0].ravel()
     assert t.min() >= 0.5 and t.max() <= 1.0
     assert stats.kstest(t, stats.uniform(0.5, 0.5).cdf, method="asymp").pvalue > P_MIN
-    const = B.simulate(1.0, 0.2, 0.3, T=5, n0=20, trials=2, mu=0.25, seed=3)
+    const = B.simulate(1.0, q=0.2, r=0.3, T=5, n0=20, trials=2, mu=0.25, seed=3)
     assert np.all(const.truth == 0.25)
 
 
 def test_simulate_at_epsilon_inf_reports_true_bits_and_nobody_is_recruited():
-    run = B.simulate(np.inf, 0.3, 0.6, T=30, n0=200, trials=20, seed=5)
-    assert run.beta == 0.5
+    run = B.simulate(np.inf, q=0.3, r=0.6, T=30, n0=200, trials=20, seed=5)
+    assert run.level == np.inf and B.beta_from_epsilon(run.level) == 0.5
     assert np.all(np.diff(run.population, axis=-1) <= 0)  # everyone leaks: no recruit
     assert np.all(np.isfinite(run.sq_error))
     assert np.all((run.estimate >= 0) & (run.estimate <= 1))  # estimate = sample mean of X
     # q = 0: nobody leaves either
-    still = B.simulate(np.inf, 0.0, 0.9, T=10, n0=50, trials=3, seed=5)
+    still = B.simulate(np.inf, q=0.0, r=0.9, T=10, n0=50, trials=3, seed=5)
     assert np.all(still.population == 50)
 
 
@@ -364,9 +364,9 @@ def test_mean_squared_error_at_fixed_population_matches_mean_field_error():
     # q = r = 0 keeps N_t = n0, where the mean-field error is exact
     n0, T, trials = 30, 50, 400
     for eps, mu in [(0.8, (0.0, 1.0)), (2.5, (0.5, 1.0)), (np.inf, 0.3)]:
-        run = B.simulate(eps, 0.0, 0.0, T=T, n0=n0, trials=trials, mu=mu, seed=17)
+        run = B.simulate(eps, q=0.0, r=0.0, T=T, n0=n0, trials=trials, mu=mu, seed=17)
         assert np.all(run.population == n0)
-        mf = B.mean_field_error(eps, 0.0, 0.0, T=T, n0=n0, mu=mu)
+        mf = B.mean_field_error(eps, q=0.0, r=0.0, T=T, n0=n0, mu=mu)
         assert np.allclose(mf, mf[0])
         sq = run.sq_error.ravel()  # independent across rounds and trials
         assert zscore(sq.mean(), mf[0], sq.std(ddof=1) / np.sqrt(sq.size)) < Z
@@ -377,24 +377,27 @@ def test_mean_field_error_averages_variance_over_uniform_mu_law():
         for eps in [0.2, 1.0, np.inf]:
             beta = B.beta_from_epsilon(eps)
             avg, _ = integrate.quad(lambda m: B.estimator_variance(m, beta, 100), a, b)
-            mf = B.mean_field_error(eps, 0.0, 0.0, T=1, n0=100, mu=(a, b))
+            mf = B.mean_field_error(eps, q=0.0, r=0.0, T=1, n0=100, mu=(a, b))
             assert mf[0] == pytest.approx(avg / (b - a), rel=1e-10)
 
 
 def test_mean_field_population_follows_growth_factor_with_clip():
-    mf = B.mean_field_population([0.1, np.inf], 0.3, 0.6, T=60, n0=400, cap=5000)
+    mf = B.mean_field_population([0.1, np.inf], q=0.3, r=0.6, T=60, n0=400, cap=5000)
     assert mf.shape == (2, 61)
-    c = B.growth_factor(B.beta_from_epsilon(0.1), 0.3, 0.6)
+    c = B.growth_factor(B.beta_from_epsilon(0.1), q=0.3, r=0.6)
     assert mf[0, 1] == pytest.approx(400 * c)
     assert mf[0, -1] == 5000  # grows to the cap
     assert mf[1, -1] == 1.0  # no privacy: shrinks to the floor (C = 1 - q)
-    grid = B.mean_field_error(np.array([0.5, 1.0])[:, None], np.array([0.2, 0.4]), 0.5,
-                              T=4, n0=10)
-    assert grid.shape == (2, 2, 4)
+    # array q, r are cells (leading axes), a 1-D epsilon a grid of levels (next axis)
+    grid = B.mean_field_error(np.array([0.5, 1.0, 2.0]), q=np.array([0.2, 0.4]), r=0.5, T=4, n0=10)
+    assert grid.shape == (2, 3, 4)
+    for i, q in enumerate([0.2, 0.4]):
+        for j, eps in enumerate([0.5, 1.0, 2.0]):
+            np.testing.assert_array_equal(grid[i, j], B.mean_field_error(eps, q=q, r=0.5, T=4, n0=10))
 
 
 def test_moving_average_is_trailing_mean_with_shrinking_start():
-    run = B.simulate([0.5, 2.0], 0.3, 0.6, T=20, n0=30, trials=3, seed=2)
+    run = B.simulate([0.5, 2.0], q=0.3, r=0.6, T=20, n0=30, trials=3, seed=2)
     m = run.mean_sq_error
     for w in (1, 4, 15, 50):
         ma = run.moving_average(w)
@@ -406,9 +409,9 @@ def test_moving_average_is_trailing_mean_with_shrinking_start():
 
 
 def test_clip_estimate_keeps_estimates_in_unit_interval():
-    run = B.simulate(0.2, 0.3, 0.6, T=10, n0=20, trials=10, seed=4)
+    run = B.simulate(0.2, q=0.3, r=0.6, T=10, n0=20, trials=10, seed=4)
     assert run.estimate.min() < 0 or run.estimate.max() > 1  # eq. 1 is not clipped
-    clipped = B.simulate(0.2, 0.3, 0.6, T=10, n0=20, trials=10, seed=4, clip_estimate=True)
+    clipped = B.simulate(0.2, q=0.3, r=0.6, T=10, n0=20, trials=10, seed=4, clip_estimate=True)
     assert np.array_equal(clipped.estimate, np.clip(run.estimate, 0, 1))
 
 
@@ -431,27 +434,29 @@ def _compare(fast, slow):
                                            ("agnostic", 0.5, 0.6, 0.3)])
 def test_fast_simulator_and_agent_simulator_agree_in_distribution(model, eps, q, r):
     kw = dict(T=10, n0=50, trials=400, model=model, mu=(0.0, 1.0), cap=400)
-    fast = B.simulate(eps, q, r, seed=100, **kw)
-    slow = B.simulate_agents(eps, q, r, seed=200, **kw)
+    fast = B.simulate(eps, q=q, r=r, seed=100, **kw)
+    slow = B.simulate_agents(eps, q=q, r=r, seed=200, **kw)
     assert min(_compare(fast, slow)) > P_MIN
 
 
 def test_two_sample_check_detects_a_wrong_growth_rule():
     # power check of the test above: the other growth rule must be rejected
     kw = dict(T=10, n0=50, trials=100, mu=(0.0, 1.0), cap=150)
-    fast = B.simulate(1.0, 0.3, 0.6, model="leak", seed=100, **kw)
-    wrong = B.simulate_agents(1.0, 0.3, 0.6, model="agnostic", seed=200, **kw)
+    fast = B.simulate(1.0, q=0.3, r=0.6, model="leak", seed=100, **kw)
+    wrong = B.simulate_agents(1.0, q=0.3, r=0.6, model="agnostic", seed=200, **kw)
     assert min(_compare(fast, wrong)) < P_MIN
 
 
-def test_simulate_agents_is_seeded_and_shares_truth_with_simulate():
+def test_simulate_agents_is_seeded_and_takes_one_level_only():
     kw = dict(T=4, n0=15, trials=3, seed=8)
-    a = B.simulate_agents([0.5, np.inf], 0.3, 0.6, **kw)
-    b = B.simulate_agents([0.5, np.inf], 0.3, 0.6, **kw)
+    a = B.simulate_agents(0.5, q=0.3, r=0.6, **kw)
+    b = B.simulate_agents(0.5, q=0.3, r=0.6, **kw)
     assert np.array_equal(a.population, b.population) and np.array_equal(a.estimate, b.estimate)
-    alone = B.simulate_agents(np.inf, 0.3, 0.6, **kw)
-    assert np.array_equal(a.population[1], alone.population)
-    assert np.array_equal(a.truth, B.simulate([0.5, np.inf], 0.3, 0.6, **kw).truth)
+    c = B.simulate_agents(0.5, q=0.3, r=0.6, **dict(kw, seed=9))
+    assert not np.array_equal(a.estimate, c.estimate)
+    assert a.method == "agents"
+    with pytest.raises(ValueError, match="^epsilon must be one privacy level"):
+        B.simulate_agents([0.5, np.inf], q=0.3, r=0.6, **kw)
 
 
 # ---------------------------------------------------------------------------
@@ -471,7 +476,7 @@ def test_simulators_reject_bad_input_naming_the_parameter(func, name, value):
     args = dict(GOOD, **{name: value})
     eps, q, r = args.pop("epsilon"), args.pop("q"), args.pop("r")
     with pytest.raises(ValueError, match=name):
-        func(eps, q, r, seed=0, **args)
+        func(eps, q=q, r=r, seed=0, **args)
 
 
 @pytest.mark.parametrize("name,value", [b for b in BAD if b[0] not in ("trials",)])
@@ -481,9 +486,9 @@ def test_mean_field_functions_reject_bad_input(name, value):
     eps, q, r = args.pop("epsilon"), args.pop("q"), args.pop("r")
     if not (name == "epsilon" and value == 0.0):  # the population is defined at eps = 0
         with pytest.raises(ValueError, match=name):
-            B.mean_field_population(eps, q, r, **args)
+            B.mean_field_population(eps, q=q, r=r, **args)
     with pytest.raises(ValueError, match=name):
-        B.mean_field_error(eps, q, r, **args)
+        B.mean_field_error(eps, q=q, r=r, **args)
 
 
 def test_formulas_reject_bad_input_naming_the_parameter():
@@ -494,14 +499,14 @@ def test_formulas_reject_bad_input_naming_the_parameter():
     with pytest.raises(ValueError, match="beta"):
         B.epsilon_from_beta(0.6)
     with pytest.raises(ValueError, match="beta"):
-        B.growth_factor(-0.1, 0.3, 0.6)
+        B.growth_factor(-0.1, q=0.3, r=0.6)
     with pytest.raises(ValueError, match="q"):
-        B.growth_factor(0.1, 1.3, 0.6)
+        B.growth_factor(0.1, q=1.3, r=0.6)
     with pytest.raises(ValueError, match="r"):
-        B.critical_beta(0.3, -0.6)
+        B.critical_beta(q=0.3, r=-0.6)
     with pytest.raises(ValueError, match="model"):
-        B.critical_epsilon(0.3, 0.6, model="leaky")
+        B.critical_epsilon(q=0.3, r=0.6, model="leaky")
     with pytest.raises(ValueError, match="mu"):
-        B.simulate(1.0, 0.3, 0.6, T=2, n0=5, mu=(0.2, 0.5, 0.7))
+        B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, mu=(0.2, 0.5, 0.7))
     with pytest.raises(ValueError, match="seed"):
-        B.simulate(1.0, 0.3, 0.6, T=2, n0=5, seed=-3)
+        B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, seed=-3)

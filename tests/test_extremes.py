@@ -260,7 +260,7 @@ QUAD = dict(d=12, R=1e3, method="quadrature")  # R large: clipping negligible at
 @pytest.mark.parametrize("q, r, gamma", [(0.3, 0.6, 2.0), (0.9, 0.01, 2.0), (0.0, 0.0, 2.0), (1.0, 0.0, 0.05),
                                          (0.5, 0.5, 0.118)])
 def test_cumulative_error_bound_over_a_long_horizon_matches_the_exact_geometric_sum(q, r, gamma):
-    got = dynamics.cumulative_error_bound(gamma, 0.02, q, r, T=T_LONG, n0=1000, **QUAD)
+    got = dynamics.cumulative_error_bound(gamma, tau=0.02, q=q, r=r, T=T_LONG, n0=1000, **QUAD)
     p = leakage.marginal_leak_probability(1000, gamma, 0.02, **QUAD).p
     C = 1 + mp.mpf(r) - (mp.mpf(q) + mp.mpf(r)) * mp.mpf(p)
     num = (mp.mpf(gamma) ** 2 * 12 + 12) / 1000
@@ -284,7 +284,7 @@ def test_inverse_geometric_sum_near_growth_one_and_for_huge_horizons():
 
 
 def test_uncapped_mean_field_population_overflows_to_inf_without_warnings():
-    N = dynamics.mean_field_population(2.0, 0.02, 0.0, 1.0, T=T_LONG, n0=1000, cap=None, **QUAD)
+    N = dynamics.mean_field_population(2.0, tau=0.02, q=0.0, r=1.0, T=T_LONG, n0=1000, cap=None, **QUAD)
     assert N.shape == (T_LONG + 1,)
     assert np.all(N[1:] >= N[:-1]) and N[-1] == np.inf
     first_inf = int(np.argmax(np.isinf(N)))
@@ -294,16 +294,16 @@ def test_uncapped_mean_field_population_overflows_to_inf_without_warnings():
 
 
 def test_mean_field_population_dying_out_reaches_zero_and_infinite_error():
-    N = dynamics.mean_field_population(0.05, 0.02, 1.0, 0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD)
+    N = dynamics.mean_field_population(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD)
     assert N[-1] == 0.0 and np.all(np.diff(N) <= 0)
-    err = dynamics.mean_field_error(0.05, 0.02, 1.0, 0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD)
+    err = dynamics.mean_field_error(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD)
     assert err[-1] == np.inf and not np.isnan(err).any()
-    floored = dynamics.mean_field_population(0.05, 0.02, 1.0, 0.0, T=T_LONG, n0=1000, **QUAD)
+    floored = dynamics.mean_field_population(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, **QUAD)
     assert floored[-1] == 1.0
 
 
 def test_mean_field_population_at_the_cap_stays_there():
-    N = dynamics.mean_field_population(2.0, 0.02, 0.3, 0.6, T=T_LONG, n0=1000, cap=20000, **QUAD)
+    N = dynamics.mean_field_population(2.0, tau=0.02, q=0.3, r=0.6, T=T_LONG, n0=1000, cap=20000, **QUAD)
     assert N.max() == 20000.0 and N[-1] == 20000.0
     assert np.all(np.diff(N) >= 0)
 
@@ -313,10 +313,12 @@ def test_bernoulli_mean_field_population_is_the_clipped_geometric_sequence_over_
     q = np.array([0.3, 0.3, 0.3, 0.3, 1.0, 0.0, 0.2, 0.01])
     r = np.array([0.6, 0.6, 0.6, 0.6, 0.0, 0.0, 0.2, 0.0])
     cap, n0 = 20000, 400
-    N = bernoulli.mean_field_population(eps, q, r, T=T_LONG, n0=n0, cap=cap)  # one vectorized call
-    assert N.shape == (eps.size, T_LONG + 1) and np.isfinite(N).all()
+    # one vectorized call: q, r are cells, eps a grid; the (q_i, r_i, eps_i) paths are the diagonal
+    N_all = bernoulli.mean_field_population(eps, q=q, r=r, T=T_LONG, n0=n0, cap=cap)
+    assert N_all.shape == (eps.size, eps.size, T_LONG + 1) and np.isfinite(N_all).all()
+    N = N_all[np.arange(eps.size), np.arange(eps.size)]
     for i in range(eps.size):
-        C = mp.mpf(bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps[i]), q[i], r[i]))
+        C = mp.mpf(bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps[i]), q=q[i], r=r[i]))
         for t in [1, 10, 1000, T_LONG]:
             ref = min(max(n0 * C**t, 1), cap)  # C constant: the clip is reached once and kept
             assert N[i, t] == pytest.approx(float(ref), rel=1e-9), (i, t)
@@ -339,13 +341,15 @@ def test_beta_from_epsilon_is_accurate_from_tiny_to_huge_budgets():
 
 
 def test_simulate_at_epsilon_700_and_infinity_is_finite_and_non_private():
-    run = bernoulli.simulate([1e-3, 700.0, np.inf], 0.3, 0.6, T=5, n0=50, trials=3, cap=500, seed=4)
+    run = bernoulli.simulate([1e-3, 700.0, np.inf], q=0.3, r=0.6, T=5, n0=50, trials=3, cap=500, seed=4)
     assert np.isfinite(run.estimate).all() and np.isfinite(run.sq_error).all()
     # β = 1/2 to double precision at ε = 700: every answer kept, the estimate is the sample mean
-    assert run.beta[1] == 0.5 == run.beta[2]
+    assert bernoulli.beta_from_epsilon(700.0) == 0.5
+    assert np.all(run.leaked[1:] == run.population[1:, :, :-1])
+    np.testing.assert_array_equal(run.estimate[1], run.estimate[2])  # the same draws (common random numbers)
     # the leak model without privacy has C = 1 - q: nobody recruits
     assert np.all(np.diff(run.population[2], axis=-1) <= 0)
-    err = bernoulli.mean_field_error([700.0, np.inf], 0.3, 0.6, T=3, n0=50)
+    err = bernoulli.mean_field_error([700.0, np.inf], q=0.3, r=0.6, T=3, n0=50)
     assert np.isfinite(err).all() and np.array_equal(err[0], err[1])
 
 
@@ -353,21 +357,21 @@ def test_simulate_at_epsilon_700_and_infinity_is_finite_and_non_private():
 
 
 def test_growth_rules_and_thresholds_at_q_one_r_zero_and_q_plus_r_zero():
-    assert bernoulli.growth_factor(0.5, 1.0, 0.0) == 0.0
-    assert bernoulli.growth_factor(0.2, 0.0, 0.0) == 1.0
-    assert bernoulli.critical_beta(0.0, 0.0) == 0.5 and bernoulli.critical_epsilon(0.0, 0.0) == np.inf
-    assert bernoulli.critical_beta(1.0, 0.0) == 0.0 and bernoulli.critical_epsilon(1.0, 0.0) == 0.0
-    assert dynamics.critical_gamma(0.0, 0.0, 0.02, 1000, 10) == 0.0
-    assert dynamics.critical_gamma(1.0, 0.0, 0.02, 1000, 10) == np.inf
-    assert dynamics.exact_critical_gamma(1.0, 0.0, 0.02, n=1000, **QUAD) == np.inf
-    assert dynamics.exact_critical_gamma(0.0, 0.0, 0.02, n=1000, **QUAD) == 0.0
-    assert dynamics.kappa(1.0, 0.0) == np.inf and dynamics.kappa(0.0, 0.0) == 1.0
-    C = dynamics.growth_factor(1e-3, 0.02, 1.0, 0.0, n=1000, **QUAD)
+    assert bernoulli.growth_factor(0.5, q=1.0, r=0.0) == 0.0
+    assert bernoulli.growth_factor(0.2, q=0.0, r=0.0) == 1.0
+    assert bernoulli.critical_beta(q=0.0, r=0.0) == 0.5 and bernoulli.critical_epsilon(q=0.0, r=0.0) == np.inf
+    assert bernoulli.critical_beta(q=1.0, r=0.0) == 0.0 and bernoulli.critical_epsilon(q=1.0, r=0.0) == 0.0
+    assert dynamics.critical_gamma(q=0.0, r=0.0, tau=0.02, n=1000, R=10) == 0.0
+    assert dynamics.critical_gamma(q=1.0, r=0.0, tau=0.02, n=1000, R=10) == np.inf
+    assert dynamics.exact_critical_gamma(q=1.0, r=0.0, tau=0.02, n=1000, **QUAD) == np.inf
+    assert dynamics.exact_critical_gamma(q=0.0, r=0.0, tau=0.02, n=1000, **QUAD) == 0.0
+    assert dynamics.kappa(q=1.0, r=0.0) == np.inf and dynamics.kappa(q=0.0, r=0.0) == 1.0
+    C = dynamics.growth_factor(1e-3, tau=0.02, q=1.0, r=0.0, n=1000, **QUAD)
     assert C == pytest.approx(0.0, abs=1e-12)
-    lo, hi = dynamics.error_bounds(1e-3, 0.02, 1.0, 0.0, n_prev=1000, **QUAD)
+    lo, hi = dynamics.error_bounds(1e-3, tau=0.02, q=1.0, r=0.0, n_prev=1000, **QUAD)
     assert lo > 0 and hi == np.inf
-    assert dynamics.growth_factor(2.0, 0.02, 0.0, 0.0, n=1000, **QUAD) == 1.0
-    assert dynamics.cumulative_error_bound(2.0, 0.02, 0.0, 0.0, T=10, n0=1000, **QUAD) == pytest.approx(
+    assert dynamics.growth_factor(2.0, tau=0.02, q=0.0, r=0.0, n=1000, **QUAD) == 1.0
+    assert dynamics.cumulative_error_bound(2.0, tau=0.02, q=0.0, r=0.0, T=10, n0=1000, **QUAD) == pytest.approx(
         10 * (4 * 12 + 12) / 1000)
 
 
@@ -375,20 +379,22 @@ def test_growth_rules_and_thresholds_at_q_one_r_zero_and_q_plus_r_zero():
 
 
 def test_gaussian_population_that_dies_out_stays_at_zero_and_repeats_its_last_error():
-    run = gaussian.simulate(1e-3, 0.02, 1.0, 0.0, T=6, n0=20, d=2, R=10.0, trials=3, seed=1)
+    # floor=0: Algorithm 1 read literally (the default floor 1 keeps a user); collapse="repeat"
+    run = gaussian.simulate(1e-3, tau=0.02, q=1.0, r=0.0, T=6, n0=20, d=2, R=10.0, trials=3, seed=1,
+                            floor=0, collapse="repeat")
     assert np.all(run.population[:, -1] == 0) and run.collapsed.all()
     for i in range(3):
         dead = ~run.alive[i]
         assert dead.any()
         first = int(np.argmax(dead))
-        assert np.all(run.error[i, first:] == run.error[i, first - 1])
+        assert np.all(run.sq_error[i, first:] == run.sq_error[i, first - 1])
         assert np.all(run.leak_fraction[i, first:] == 0.0)
-    assert np.isfinite(run.error).all()
+    assert np.isfinite(run.sq_error).all()
 
 
 @pytest.mark.parametrize("simulator", [gaussian.simulate, gaussian.simulate_agents])
 def test_gaussian_population_reaches_the_cap_and_never_exceeds_it(simulator):
-    run = simulator(1e4, 0.02, 0.0, 1.0, T=8, n0=3, d=2, R=10.0, trials=2, cap=40, seed=2)
+    run = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=8, n0=3, d=2, R=10.0, trials=2, cap=40, seed=2)
     assert run.population.max() == 40 and np.all(run.population <= 40)
     assert np.all(run.population[:, -1] == 40)
 
@@ -396,15 +402,15 @@ def test_gaussian_population_reaches_the_cap_and_never_exceeds_it(simulator):
 @pytest.mark.parametrize("simulator", [gaussian.simulate, gaussian.simulate_agents])
 def test_a_lone_user_counts_as_leaked_and_never_recruits(simulator):
     # documented: N = 1 has an empty remove-one dataset, so the lone user leaks
-    stay = simulator(1e4, 0.02, 0.0, 1.0, T=5, n0=1, d=2, R=10.0, trials=2, seed=3)
+    stay = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=5, n0=1, d=2, R=10.0, trials=2, seed=3)
     assert np.all(stay.population == 1) and np.all(stay.leak_fraction == 1.0)
-    assert np.isfinite(stay.error).all()
-    leave = simulator(1e4, 0.02, 1.0, 1.0, T=3, n0=1, d=2, R=10.0, trials=2, seed=3)
+    assert np.isfinite(stay.sq_error).all()
+    leave = simulator(1e4, tau=0.02, q=1.0, r=1.0, T=3, n0=1, d=2, R=10.0, trials=2, seed=3, floor=0)
     assert np.all(leave.population[:, 1:] == 0) and np.all(leave.alive[:, 0]) and not leave.alive[:, 1:].any()
 
 
 def test_bernoulli_population_floor_and_cap():
-    run = bernoulli.simulate(np.inf, 1.0, 0.0, T=4, n0=30, trials=3, cap=100, seed=5)
+    run = bernoulli.simulate(np.inf, q=1.0, r=0.0, T=4, n0=30, trials=3, cap=100, seed=5)
     assert np.all(run.population[:, 1:] == 1)  # everyone leaks and leaves: the floor is 1
-    run = bernoulli.simulate(1e-3, 0.0, 1.0, T=12, n0=30, trials=3, cap=100, seed=5)
+    run = bernoulli.simulate(1e-3, q=0.0, r=1.0, T=12, n0=30, trials=3, cap=100, seed=5)
     assert np.all(run.population[:, -1] == 100) and run.population.max() == 100

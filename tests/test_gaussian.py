@@ -68,8 +68,8 @@ def test_release_is_the_clipped_mean_plus_noise_of_variance_gamma2_over_n():
 def test_lemma3_expected_mahalanobis_error_by_simulation():
     n, gamma, mu = 40, 2.0, np.array([0.5, 0.0, -1.0])
     # q = r = 0 keeps N = n: every round is an independent release of a fresh dataset
-    run = G.simulate(gamma, 0.1, 0.0, 0.0, T=4, n0=n, d=3, R=1e6, mu=mu, Sigma=SIGMA3, trials=800, seed=4)
-    errs = run.error.ravel()
+    run = G.simulate(gamma, tau=0.1, q=0.0, r=0.0, T=4, n0=n, d=3, R=1e6, mu=mu, Sigma=SIGMA3, trials=800, seed=4)
+    errs = run.sq_error.ravel()
     truth = G.mahalanobis_error(gamma, n, SIGMA3)
     assert truth == pytest.approx((gamma**2 * np.trace(np.linalg.inv(SIGMA3)) + 3) / n)
     assert abs(errs.mean() - truth) < Z_TOL * errs.std() / np.sqrt(errs.size)
@@ -115,7 +115,7 @@ def test_clip_probability_is_exact_when_isotropic_and_an_upper_bound_otherwise()
 @pytest.mark.parametrize("statistic", ["paper", "exact"])
 def test_lemma8_expected_next_population(statistic):
     n0, gamma, tau, q, r = 60, 0.8, 0.05, 0.4, 0.3
-    run = G.simulate(gamma, tau, q, r, T=1, n0=n0, d=3, R=50.0, trials=4000, statistic=statistic, seed=7)
+    run = G.simulate(gamma, tau=tau, q=q, r=r, T=1, n0=n0, d=3, R=50.0, trials=4000, statistic=statistic, seed=7)
     p = L.marginal_leak_probability(n0, gamma, tau, d=3, R=50.0, statistic=statistic)
     assert p.method == "quadrature"
     n1 = run.population[:, 1]
@@ -126,7 +126,7 @@ def test_lemma8_expected_next_population(statistic):
 
 def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
     n0, gamma, tau, q, r, R = 40, 0.5, 0.05, 0.5, 0.2, 1.0
-    run = G.simulate(gamma, tau, q, r, T=1, n0=n0, d=3, R=R, mu=[0.5, 0, 0], trials=4000, seed=8)
+    run = G.simulate(gamma, tau=tau, q=q, r=r, T=1, n0=n0, d=3, R=R, mu=[0.5, 0, 0], trials=4000, seed=8)
     p = L.marginal_leak_probability(n0, gamma, tau, d=3, R=R, mu=[0.5, 0, 0], samples=40_000, seed=9)
     assert p.method == "montecarlo"
     n1 = run.population[:, 1]
@@ -141,60 +141,74 @@ def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
 ])
 def test_fast_simulator_and_agent_reference_agree_in_distribution(statistic, gamma, tau, Sigma):
     kw = dict(T=5, n0=30, d=3, R=3.0, mu=[0.2, 0.0, 0.0], Sigma=Sigma, statistic=statistic)
-    fast = G.simulate(gamma, tau, 0.4, 0.3, trials=400, seed=10, **kw)
-    slow = G.simulate_agents(gamma, tau, 0.4, 0.3, trials=400, seed=11, **kw)
-    for a, b in [(fast.population[:, -1], slow.population[:, -1]), (fast.error[:, -1], slow.error[:, -1]),
-                 (fast.error[:, 0], slow.error[:, 0]), (fast.leak_fraction[:, 0], slow.leak_fraction[:, 0])]:
+    fast = G.simulate(gamma, tau=tau, q=0.4, r=0.3, trials=400, seed=10, **kw)
+    slow = G.simulate_agents(gamma, tau=tau, q=0.4, r=0.3, trials=400, seed=11, **kw)
+    for a, b in [(fast.population[:, -1], slow.population[:, -1]), (fast.sq_error[:, -1], slow.sq_error[:, -1]),
+                 (fast.sq_error[:, 0], slow.sq_error[:, 0]), (fast.leak_fraction[:, 0], slow.leak_fraction[:, 0])]:
         assert stats.ks_2samp(a, b).pvalue > 1e-3
         se = np.hypot(a.std(), b.std()) / np.sqrt(a.size)
         assert abs(a.mean() - b.mean()) < Z_TOL * se
 
 
-def test_collapse_is_recorded_with_alive_mask_and_carried_forward_error():
-    run = G.simulate(0.05, 0.01, q=1.0, r=0.0, T=6, n0=5, d=2, R=5.0, trials=50, seed=12)
+def test_default_floor_keeps_one_user_so_every_round_has_a_release():
+    # conventions="paper": the population is floored at 1 (Theorem 3), nothing collapses
+    run = G.simulate(0.05, tau=0.01, q=1.0, r=0.0, T=6, n0=5, d=2, R=5.0, trials=50, seed=12)
+    assert run.floor == 1 and run.population.min() == 1 and np.all(run.alive)
+    assert np.all(run.population[:, 1:] == 1)  # everyone leaks at tiny noise and leaves for sure
+
+
+@pytest.mark.parametrize("collapse", ["repeat", "floor"])
+def test_floor_zero_collapse_is_recorded_with_alive_mask_and_scored_by_the_rule(collapse):
+    run = G.simulate(0.05, tau=0.01, q=1.0, r=0.0, T=6, n0=5, d=2, R=5.0, trials=50, seed=12,
+                     floor=0, collapse=collapse)
     assert np.all(run.collapsed)  # everyone leaks at tiny noise and leaves for sure
-    assert not np.isnan(run.error).any()
+    assert not np.isnan(run.sq_error).any()
     np.testing.assert_array_equal(run.alive, run.population[:, :-1] > 0)
+    one_user = G.mahalanobis_error(0.05, 1, d=2)
     for i in range(run.population.shape[0]):
         dead = np.flatnonzero(~run.alive[i])
-        if dead.size:
-            first = dead[0]
-            assert np.all(run.error[i, first:] == run.error[i, first - 1])
-            assert np.all(run.leak_fraction[i, first:] == 0)
-            assert np.all(run.population[i, first:] == 0)
+        assert dead.size and dead[0] >= 1
+        first = dead[0]
+        expect = run.sq_error[i, first - 1] if collapse == "repeat" else one_user
+        np.testing.assert_allclose(run.sq_error[i, first:], expect, rtol=1e-15)
+        assert np.all(run.leak_fraction[i, first:] == 0) and np.all(run.leaked[i, first:] == 0)
+        assert np.all(run.population[i, first:] == 0)
 
 
 @pytest.mark.parametrize("sim", [G.simulate, G.simulate_agents])
 def test_a_lone_user_counts_as_leaked(sim):
     q = 0.3
-    run = sim(1.0, 0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=1500, seed=13)
+    # floor=0 so that a departure is visible (the default floor of 1 would refill it)
+    run = sim(1.0, tau=0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=1500, seed=13, floor=0)
     assert np.all(run.leak_fraction[:, 0] == 1.0)
     n1 = run.population[:, 1]
     assert set(np.unique(n1)) <= {0, 1}  # a leaked user never recruits
     assert abs(np.mean(n1 == 0) - q) < Z_TOL * np.sqrt(q * (1 - q) / n1.size)
+    floored = sim(1.0, tau=0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=50, seed=13)
+    assert np.all(floored.population == 1) and np.all(floored.leaked == 1)
 
 
 def test_population_respects_the_cap():
-    run = G.simulate(50.0, 1.0, q=0.1, r=1.0, T=4, n0=80, d=2, R=5.0, trials=3, cap=100, seed=14)
+    run = G.simulate(50.0, tau=1.0, q=0.1, r=1.0, T=4, n0=80, d=2, R=5.0, trials=3, cap=100, seed=14)
     assert run.population.max() == 100
     assert np.all(run.population[:, 1:] <= 100)
 
 
 def test_same_seed_same_run_and_different_seed_different_run():
     kw = dict(T=3, n0=50, d=3, R=4.0, trials=4)
-    a = G.simulate(1.0, 0.05, 0.3, 0.6, seed=15, **kw)
-    b = G.simulate(1.0, 0.05, 0.3, 0.6, seed=15, **kw)
-    c = G.simulate(1.0, 0.05, 0.3, 0.6, seed=16, **kw)
+    a = G.simulate(1.0, tau=0.05, q=0.3, r=0.6, seed=15, **kw)
+    b = G.simulate(1.0, tau=0.05, q=0.3, r=0.6, seed=15, **kw)
+    c = G.simulate(1.0, tau=0.05, q=0.3, r=0.6, seed=16, **kw)
     np.testing.assert_array_equal(a.population, b.population)
-    np.testing.assert_array_equal(a.error, b.error)
-    assert not np.array_equal(a.error, c.error)
-    ag = G.simulate_agents(1.0, 0.05, 0.3, 0.6, seed=15, **kw)
-    np.testing.assert_array_equal(ag.population, G.simulate_agents(1.0, 0.05, 0.3, 0.6, seed=15, **kw).population)
+    np.testing.assert_array_equal(a.sq_error, b.sq_error)
+    assert not np.array_equal(a.sq_error, c.sq_error)
+    ag = G.simulate_agents(1.0, tau=0.05, q=0.3, r=0.6, seed=15, **kw)
+    np.testing.assert_array_equal(ag.population, G.simulate_agents(1.0, tau=0.05, q=0.3, r=0.6, seed=15, **kw).population)
 
 
 def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
-    run = G.simulate(3.0, 0.05, 0.0, 0.0, T=2, n0=200, d=4, R=100.0, trials=1500, seed=17)
-    err = run.error[:, 0]
+    run = G.simulate(3.0, tau=0.05, q=0.0, r=0.0, T=2, n0=200, d=4, R=100.0, trials=1500, seed=17)
+    err = run.sq_error[:, 0]
     truth = G.mahalanobis_error(3.0, 200, d=4)
     assert abs(err.mean() - truth) < Z_TOL * err.std() / np.sqrt(err.size)
 
@@ -214,17 +228,17 @@ def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
     (lambda: G.release([[1.0, 2.0]], 0.0, 1.0), "gamma"),
     (lambda: G.release([[1.0, 2.0]], 1.0, np.nan), "R"),
     (lambda: G.mahalanobis_error(1.0, 0.5, d=2), "n"),
-    (lambda: G.simulate(0.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0), "gamma"),
-    (lambda: G.simulate(1.0, 0.0, 0.3, 0.6, T=2, n0=10, d=2, R=1.0), "tau"),
-    (lambda: G.simulate(1.0, 0.1, 1.3, 0.6, T=2, n0=10, d=2, R=1.0), "q"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, np.nan, T=2, n0=10, d=2, R=1.0), "r"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=0, n0=10, d=2, R=1.0), "T"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=0, d=2, R=1.0), "n0"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0, cap=5), "n0"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=0, R=1.0), "d"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=-1.0), "R"),
-    (lambda: G.simulate(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0, statistic="x"), "statistic"),
-    (lambda: G.simulate_agents(1.0, 0.1, 0.3, 0.6, T=2, n0=10, d=2, R=1.0, Sigma=np.eye(3)), "Sigma"),
+    (lambda: G.simulate(0.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0), "gamma"),
+    (lambda: G.simulate(1.0, tau=0.0, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0), "tau"),
+    (lambda: G.simulate(1.0, tau=0.1, q=1.3, r=0.6, T=2, n0=10, d=2, R=1.0), "q"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=np.nan, T=2, n0=10, d=2, R=1.0), "r"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=0, n0=10, d=2, R=1.0), "T"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=0, d=2, R=1.0), "n0"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, cap=5), "cap"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=0, R=1.0), "d"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=-1.0), "R"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, statistic="x"), "statistic"),
+    (lambda: G.simulate_agents(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, Sigma=np.eye(3)), "Sigma"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):

@@ -358,3 +358,37 @@ def test_monte_carlo_is_reproducible_with_a_seed():
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         call()
+
+
+# ------------------------------------------- the coefficients of Λ (one place of eq. 8)
+def _log_isotropic_normal(x, mean, var):
+    diff = x - mean
+    return -0.5 * x.size * np.log(2 * np.pi * var) - 0.5 * float(diff @ diff) / var
+
+
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+@pytest.mark.parametrize("n, d, gamma", [(2, 1, 0.3), (5, 3, 1.0), (50, 12, 2.5), (1000, 4, 0.05)])
+def test_llr_coefficients_give_the_log_density_ratio_of_the_definition(statistic, n, d, gamma):
+    # Λ(o | z) = log N(o; mean(Z), γ²/n) − log N(o; mean(Z \ z), γ²/n or γ²/(n − 1)), record by record
+    rng = np.random.default_rng(n + d)
+    Z = rng.standard_normal((n, d))
+    eta = rng.standard_normal(d) * gamma / np.sqrt(n)
+    mean = Z.mean(axis=0)
+    o = mean + eta
+    A, B, C = L.llr_coefficients(float(eta @ eta), n, gamma, d, statistic)
+    var_out = gamma**2 / n if statistic == "paper" else gamma**2 / (n - 1)
+    for j in range(n):
+        mean_out = (Z.sum(axis=0) - Z[j]) / (n - 1)
+        lam = _log_isotropic_normal(o, mean, gamma**2 / n) - _log_isotropic_normal(o, mean_out, var_out)
+        dev = Z[j] - mean
+        got = A * float(dev @ dev) + B * float(dev @ eta) + C
+        assert got == pytest.approx(lam, rel=1e-9, abs=1e-9 * max(1.0, abs(lam)))
+
+
+def test_exact_llr_offset_is_half_d_log_n_over_n_minus_one_to_ulps():
+    import mpmath
+    mpmath.mp.dps = 40
+    for n, d in [(2, 1), (3, 12), (1000, 12), (1e9, 3), (1e15, 2)]:
+        exact = mpmath.mpf(d) / 2 * mpmath.log(mpmath.mpf(n) / (mpmath.mpf(n) - 1))
+        assert float(L.exact_llr_offset(n, d)) == pytest.approx(float(exact), rel=1e-14)
+    assert float(L.exact_llr_offset(1000, 12)) == pytest.approx(6 * np.log(1000 / 999), rel=1e-12)

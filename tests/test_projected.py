@@ -7,7 +7,7 @@
   reference (``simulate_agents``), with tolerances from standard errors --
   including N = 2, where the band's β are perfectly correlated and a draw of
   independent β would be wrong;
-* the choice of ``method="auto"`` and the errors of ``method="projected"``.
+* the choice of ``method="auto"`` and the errors of ``draw="projected"``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from perfpriv import _random
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
 from perfpriv import projected as P
@@ -83,11 +84,11 @@ def _moments_agree(x, y):
 ])
 def test_projected_and_records_methods_agree_in_law(kw):
     common = dict(T=3, trials=1500, R=30.0, **kw)
-    records = G.simulate(seed=1, method="records", **common)
-    projected = G.simulate(seed=2, method="projected", **common)
+    records = G.simulate(seed=1, draw="records", **common)
+    projected = G.simulate(seed=2, draw="projected", **common)
     assert (records.method, projected.method) == ("records", "projected")
     for x, y in [(records.leak_fraction[:, 0], projected.leak_fraction[:, 0]),
-                 (records.error[:, 0], projected.error[:, 0]),
+                 (records.sq_error[:, 0], projected.sq_error[:, 0]),
                  (records.population[:, -1], projected.population[:, -1])]:
         _moments_agree(np.asarray(x, float), np.asarray(y, float))
         assert stats.ks_2samp(x, y).pvalue > 1e-4
@@ -97,8 +98,8 @@ def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
     # at N = 2 the deviations are opposite, β_1 = β_2: both records are in the band together
     kw = dict(T=1, n0=2, d=3, R=50.0, trials=6000, statistic="paper")
     gamma, tau = 0.3, 10.0  # small γ, large τ: the β term decides most leaks
-    projected = G.simulate(gamma, tau, 0.0, 0.0, seed=3, method="projected", **kw)
-    agents = G.simulate_agents(gamma, tau, 0.0, 0.0, seed=4, **kw)
+    projected = G.simulate(gamma, tau=tau, q=0.0, r=0.0, seed=3, draw="projected", **kw)
+    agents = G.simulate_agents(gamma, tau=tau, q=0.0, r=0.0, seed=4, **kw)
     freq = {}
     for value in (0.0, 0.5, 1.0):
         a = np.mean(projected.leak_fraction[:, 0] == value)
@@ -120,33 +121,33 @@ def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
 
 
 def test_lone_user_round_draws_the_full_record_error():
-    run = G.simulate(3.0, 0.05, q=0.0, r=0.0, T=1, n0=1, d=4, R=50.0, trials=4000, seed=5, method="projected")
+    run = G.simulate(3.0, tau=0.05, q=0.0, r=0.0, T=1, n0=1, d=4, R=50.0, trials=4000, seed=5, draw="projected")
     assert np.all(run.leak_fraction == 1.0)
-    err = run.error[:, 0]
+    err = run.sq_error[:, 0]
     truth = G.mahalanobis_error(3.0, 1, d=4)  # (γ² + 1) d for one record
     assert abs(err.mean() - truth) < Z_TOL * err.std() / np.sqrt(err.size)
 
 
 def test_auto_uses_projected_only_for_isotropic_sigma_and_negligible_clipping():
     kw = dict(T=2, n0=20, d=3, trials=2, seed=6)
-    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, **kw).method == "projected"
-    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=30.0, Sigma=3.0 * np.eye(3), **kw).method == "projected"
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, **kw).method == "projected"
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=30.0, Sigma=3.0 * np.eye(3), **kw).method == "projected"
     aniso = np.diag([1.0, 2.0, 3.0])
-    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, Sigma=aniso, **kw).method == "records"
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, Sigma=aniso, **kw).method == "records"
     assert G.clip_probability(3, 2.0) > P.CLIP_NEGLIGIBLE
-    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=2.0, **kw).method == "records"
-    assert G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, method="records", **kw).method == "records"
-    assert G.simulate_agents(1.0, 0.05, 0.3, 0.3, R=10.0, **kw).method == "agents"
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=2.0, **kw).method == "records"
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, draw="records", **kw).method == "records"
+    assert G.simulate_agents(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, **kw).method == "agents"
 
 
 def test_projected_refuses_what_it_cannot_draw_exactly():
-    kw = dict(T=2, n0=20, d=3, trials=2, seed=7, method="projected")
-    with pytest.raises(ValueError, match="method='projected' needs an isotropic Sigma"):
-        G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, Sigma=np.diag([1.0, 2.0, 3.0]), **kw)
+    kw = dict(T=2, n0=20, d=3, trials=2, seed=7, draw="projected")
+    with pytest.raises(ValueError, match="draw='projected' is exact only .*Sigma is not isotropic"):
+        G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, Sigma=np.diag([1.0, 2.0, 3.0]), **kw)
     with pytest.raises(ValueError, match="clipped"):
-        G.simulate(1.0, 0.05, 0.3, 0.3, R=2.0, **kw)
-    with pytest.raises(ValueError, match="method must be one of"):
-        G.simulate(1.0, 0.05, 0.3, 0.3, R=10.0, T=2, n0=20, d=3, method="fast")
+        G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=2.0, **kw)
+    with pytest.raises(ValueError, match="draw must be one of"):
+        G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, T=2, n0=20, d=3, draw="fast")
 
 
 @pytest.mark.parametrize("call, name", [
@@ -157,7 +158,9 @@ def test_projected_refuses_what_it_cannot_draw_exactly():
     (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 0.0, 0.1, d=2), "gamma"),
     (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 1.0, 0.1, d=2, sigma2=0.0), "sigma2"),
     (lambda: P.draw_round(0, 1.0, 0.1, d=2), "n"),
-    (lambda: next(P.round_generators(0, offset=-1)), "offset"),
+    (lambda: P.draw_round(10, 0.0, 0.1, d=2), "gamma"),
+    (lambda: P.draw_round(10, 1.0, 0.1, d=0), "d"),
+    (lambda: P.draw_round(10, 1.0, 0.1, d=2, sigma2=-1.0), "sigma2"),
     (lambda: P.draw_round(10, 1.0, -0.1, d=2), "tau"),
     (lambda: P.draw_round(10, 1.0, 0.1, d=2, statistic="other"), "statistic"),
 ])
@@ -169,48 +172,53 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 def test_draw_round_is_seeded_and_matches_simulate():
     a = P.draw_round(200, 1.5, 0.02, d=6, seed=9)
     assert a == P.draw_round(200, 1.5, 0.02, d=6, seed=9)
-    # simulate's trial i draws round 1 from the first round generator of the i-th child of the seed
-    run = G.simulate(1.5, 0.02, 0.0, 0.0, T=1, n0=200, d=6, R=50.0, trials=1,
-                     seed=np.random.default_rng(10), method="projected")
-    child = np.random.default_rng(10).spawn(1)[0]
-    error, leaked = P.draw_round(200, 1.5, 0.02, d=6, seed=next(P.round_generators(child)))
-    assert run.error[0, 0] == error and run.leak_fraction[0, 0] == leaked / 200
+    assert a != P.draw_round(200, 1.5, 0.02, d=6, seed=8)
+    # trial k, round t of simulate(seed=s) draws from the key root(s) -> trial k -> round t
+    run = G.simulate(1.5, tau=0.02, q=0.3, r=0.6, T=3, n0=200, d=6, R=50.0, trials=4, seed=10,
+                     draw="projected")
+    for k in range(4):
+        for t in (1, 2, 3):
+            key = _random.root_key(10).child(k).child(t)
+            err, leaked = P.draw_rounds(run.population[k, t - 1], 1.5, key, tau=0.02, d=6)
+            assert run.sq_error[k, t - 1] == err and run.leaked[k, t - 1] == leaked
 
 
-@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.Philox, np.random.MT19937])
-def test_round_streams_do_not_depend_on_how_much_earlier_rounds_drew(bit_generator):
-    def rounds(sizes):
-        gens = P.round_generators(np.random.Generator(bit_generator(11)))
-        return [next(gens).standard_normal(k)[:3] for k in sizes]
-
-    short, long = rounds([2, 3, 3, 3]), rounds([500, 3, 40, 3])
-    for x, y in zip(short[1:], long[1:]):
-        np.testing.assert_array_equal(x, y)
-    np.testing.assert_array_equal(short[0][:2], long[0][:2])
-    assert not np.array_equal(short[1], short[2])  # rounds differ from each other
-    # a second family (the coins of simulate) is in step across runs too, and distinct from the first
-    coins = [next(P.round_generators(np.random.Generator(bit_generator(11)), offset=P.COIN_OFFSET)).random(3)
-             for _ in range(2)]
-    np.testing.assert_array_equal(coins[0], coins[1])
-    first = next(P.round_generators(np.random.Generator(bit_generator(11)))).random(3)
-    assert not np.array_equal(coins[0], first)
+def test_a_round_draws_the_same_numbers_whatever_the_horizon_and_earlier_rounds():
+    kw = dict(tau=0.02, q=0.3, r=0.6, n0=200, d=6, R=50.0, trials=5, seed=11)
+    short = G.simulate(1.5, T=3, **kw)
+    long = G.simulate(1.5, T=8, **kw)
+    np.testing.assert_array_equal(long.population[:, :4], short.population)
+    np.testing.assert_array_equal(long.sq_error[:, :3], short.sq_error)
+    # a round's draws depend on (seed, trial, round, population) only, not on how the
+    # population got there: the round-3 release from N users is the same in two histories
+    other = G.simulate(1.5, T=3, **dict(kw, q=0.9, r=0.1))
+    for k in range(5):
+        key = _random.root_key(11).child(k).child(3)
+        for run in (short, other):
+            err, leaked = P.draw_rounds(run.population[k, 2], 1.5, key, tau=0.02, d=6)
+            assert run.sq_error[k, 2] == err and run.leaked[k, 2] == leaked
 
 
-def test_runs_with_nearby_noise_scales_share_their_random_numbers_round_by_round():
-    kw = dict(tau=0.02, q=0.3, r=0.6, T=20, n0=300, d=12, R=10.0, trials=30, seed=12)
-    late = slice(10, None)
+@pytest.mark.parametrize("draw", ["projected", "records"])
+def test_runs_with_nearby_noise_scales_share_their_random_numbers_round_by_round(draw):
+    kw = dict(tau=0.02, q=0.3, r=0.6, T=12, n0=200, d=12, R=10.0, trials=20, seed=12)
+    late = slice(6, None)
 
-    def late_relative_errors(method):
+    def late_relative_errors(draw):
         out = []
         for g in (2.0, 2.1):
-            run = G.simulate(g, method=method, **kw)
+            run = G.simulate(g, draw=draw, **kw)
             # error over its expectation given the round's population: what is left is the draws
             expected = G.mahalanobis_error(g, np.maximum(run.population[:, :-1], 1), d=12)
-            out.append((run.error / expected)[:, late].ravel())
+            out.append((run.sq_error / expected)[:, late].ravel())
         return out, run
 
-    (a, b), run = late_relative_errors("projected")
-    assert np.mean(run.population[:, 1:] != G.simulate(2.0, **kw).population[:, 1:]) > 0.5  # drifted apart
-    assert np.corrcoef(a, b)[0, 1] > 0.9  # ... yet late rounds still share their draws
-    (a, b), _ = late_relative_errors("records")
-    assert abs(np.corrcoef(a, b)[0, 1]) < 0.3  # one stream per trial: out of step after the first rounds
+    (a, b), run = late_relative_errors(draw)
+    assert np.mean(run.population[:, 1:] != G.simulate(2.0, draw=draw, **kw).population[:, 1:]) > 0.5
+    # the populations drifted apart, yet late rounds still share their draws (keyed streams:
+    # the level is not part of the key), for both draws
+    assert np.corrcoef(a, b)[0, 1] > 0.9
+    # the check has teeth: different seeds give uncorrelated late errors
+    other = G.simulate(2.1, draw=draw, **dict(kw, seed=13))
+    c = (other.sq_error / G.mahalanobis_error(2.1, np.maximum(other.population[:, :-1], 1), d=12))[:, late]
+    assert abs(np.corrcoef(a, c.ravel())[0, 1]) < 0.3

@@ -28,7 +28,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 # (an error under filterwarnings = error). Keep its storage out of the checkout.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "perfpriv-hypothesis")
 
-from perfpriv import bernoulli, dynamics, gaussian, leakage, sweep
+from perfpriv import _random, bernoulli, dynamics, gaussian, leakage
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 FAST = settings(max_examples=100, **SETTINGS)
@@ -71,21 +71,21 @@ def test_beta_is_in_zero_half_and_increasing(eps):
 @FAST
 @given(beta=st.floats(0.0, 0.5), q=probs, r=probs, model=st.sampled_from(bernoulli.MODELS))
 def test_bernoulli_growth_factor_lies_in_one_minus_q_one_plus_r(beta, q, r, model):
-    C = bernoulli.growth_factor(beta, q, r, model=model)
+    C = bernoulli.growth_factor(beta, q=q, r=r, model=model)
     assert 1 - q - 1e-15 <= C <= 1 + r + 1e-15
     # C decreases in β (more leaks)
-    assert bernoulli.growth_factor(beta / 2, q, r, model=model) >= C - 1e-15
+    assert bernoulli.growth_factor(beta / 2, q=q, r=r, model=model) >= C - 1e-15
 
 
 @FAST
 @given(q=probs, r=probs, model=st.sampled_from(bernoulli.MODELS))
 def test_critical_beta_keeps_the_population_and_is_in_range(q, r, model):
-    beta_c = bernoulli.critical_beta(q, r, model=model)
+    beta_c = bernoulli.critical_beta(q=q, r=r, model=model)
     assert 0.0 <= beta_c <= 0.5
-    eps_c = bernoulli.critical_epsilon(q, r, model=model)
+    eps_c = bernoulli.critical_epsilon(q=q, r=r, model=model)
     assert eps_c >= 0.0 and not math.isnan(eps_c)
-    if bernoulli.growth_factor(0.0, q, r, model=model) >= 1:  # some β survives: β_c does
-        assert bernoulli.growth_factor(beta_c, q, r, model=model) >= 1 - 1e-12
+    if bernoulli.growth_factor(0.0, q=q, r=r, model=model) >= 1:  # some β survives: β_c does
+        assert bernoulli.growth_factor(beta_c, q=q, r=r, model=model) >= 1 - 1e-12
 
 
 @FAST
@@ -99,7 +99,7 @@ def test_estimator_variance_is_positive_and_at_most_one_over_sixteen_beta_square
 @given(eps=st.lists(epsilons, min_size=1, max_size=3), q=probs, r=probs, n0=st.integers(1, 50),
        cap=st.integers(50, 200), seed=st.integers(0, 2**32))
 def test_bernoulli_simulation_stays_between_floor_and_cap_with_finite_errors(eps, q, r, n0, cap, seed):
-    run = bernoulli.simulate(eps, q, r, T=4, n0=n0, trials=2, cap=cap, seed=seed)
+    run = bernoulli.simulate(eps, q=q, r=r, T=4, n0=n0, trials=2, cap=cap, seed=seed)
     assert run.population.min() >= 1 and run.population.max() <= cap
     assert np.isfinite(run.sq_error).all() and in_unit(run.truth)
 
@@ -107,9 +107,9 @@ def test_bernoulli_simulation_stays_between_floor_and_cap_with_finite_errors(eps
 @FAST
 @given(eps=epsilons, q=probs, r=probs, T=st.integers(1, 50), n0=st.integers(1, 1000))
 def test_bernoulli_mean_field_stays_in_floor_cap_and_errors_are_finite(eps, q, r, T, n0):
-    N = bernoulli.mean_field_population(eps, q, r, T=T, n0=n0, cap=20000)
+    N = bernoulli.mean_field_population(eps, q=q, r=r, T=T, n0=n0, cap=20000)
     assert np.all((N >= 1) & (N <= 20000))
-    err = bernoulli.mean_field_error(eps, q, r, T=T, n0=n0)
+    err = bernoulli.mean_field_error(eps, q=q, r=r, T=T, n0=n0)
     assert np.all(np.isfinite(err) & (err >= 0))
 
 
@@ -211,23 +211,23 @@ QUAD = dict(d=6, R=1e3, method="quadrature")
 @SLOW
 @given(gamma=gammas, tau=log_uniform(1e-3, 10.0), q=probs, r=probs, n=log_uniform(1.0, 1e9))
 def test_gaussian_growth_factor_lies_in_one_minus_q_one_plus_r(gamma, tau, q, r, n):
-    C = dynamics.growth_factor(gamma, tau, q, r, n=n, **QUAD)
+    C = dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=n, **QUAD)
     assert 1 - q - 1e-12 <= C <= 1 + r + 1e-12
 
 
 @FAST
 @given(q=probs, r=probs, tau=taus, n=log_uniform(1.0 + 1e-6, 1e9), R=log_uniform(1e-3, 1e3))
 def test_critical_gamma_is_nonnegative_and_decreasing_in_q_over_r(q, r, tau, n, R):
-    g = dynamics.critical_gamma(q, r, tau, n, R)
+    g = dynamics.critical_gamma(q=q, r=r, tau=tau, n=n, R=R)
     assert g >= 0.0 and not math.isnan(g)
-    assert dynamics.critical_gamma(q / 2, r, tau, n, R) <= g * (1 + 1e-12)
+    assert dynamics.critical_gamma(q=q / 2, r=r, tau=tau, n=n, R=R) <= g * (1 + 1e-12)
 
 
 @FAST
 @given(q=probs, r=probs)
 @example(q=0.0, r=2.220446049250313e-16)  # once rounded to 0.9999999999999998 < 1
 def test_kappa_is_at_least_one(q, r):
-    k = dynamics.kappa(q, r)
+    k = dynamics.kappa(q=q, r=r)
     assert k >= 1.0 - 1e-15 and not math.isnan(k)
 
 
@@ -235,7 +235,7 @@ def test_kappa_is_at_least_one(q, r):
 @given(gamma=gammas, tau=log_uniform(1e-3, 10.0), q=probs, r=probs, n=log_uniform(1.0, 1e6))
 @example(gamma=1.0, tau=1.0, q=0.0, r=2.220446049250313e-16, n=1.0)
 def test_error_bounds_are_ordered(gamma, tau, q, r, n):
-    b = dynamics.error_bounds(gamma, tau, q, r, n_prev=n, **QUAD)
+    b = dynamics.error_bounds(gamma, tau=tau, q=q, r=r, n_prev=n, **QUAD)
     assert 0.0 < b.lower <= b.upper
     assert b.kappa >= 1.0
 
@@ -244,14 +244,14 @@ def test_error_bounds_are_ordered(gamma, tau, q, r, n):
 @given(gamma=log_uniform(1e-2, 1e2), tau=log_uniform(1e-3, 1.0), q=probs, r=probs, T=st.integers(1, 30),
        n0=st.integers(2, 5000), cap=st.one_of(st.none(), st.just(20000.0)))
 def test_mean_field_population_and_cumulative_bound_are_in_range(gamma, tau, q, r, T, n0, cap):
-    N = dynamics.mean_field_population(gamma, tau, q, r, T=T, n0=n0, cap=cap, **QUAD)
+    N = dynamics.mean_field_population(gamma, tau=tau, q=q, r=r, T=T, n0=n0, cap=cap, **QUAD)
     assert N[0] == n0 and np.all(N >= 1) and not np.isnan(N).any()
     if cap is not None:
         assert np.all(N <= cap)
-    bound = dynamics.cumulative_error_bound(gamma, tau, q, r, T=T, n0=n0, **QUAD)
+    bound = dynamics.cumulative_error_bound(gamma, tau=tau, q=q, r=r, T=T, n0=n0, **QUAD)
     assert bound > 0.0 and not math.isnan(bound)
     # with C_1 fixed the bound is the sum over T rounds: between T e/N0 max(C,1)^-T and T e/N0 min(C,1)^-T
-    C = dynamics.growth_factor(gamma, tau, q, r, n=n0, **QUAD)
+    C = dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=n0, **QUAD)
     per_round = gaussian.mahalanobis_error(gamma, n0, d=QUAD["d"])
     if C > 0:
         with np.errstate(over="ignore"):
@@ -271,7 +271,7 @@ def test_pac_radius_is_positive_decreasing_in_n_and_increasing_in_gamma(gamma, n
 @FAST
 @given(x=st.floats(allow_nan=False), y=st.floats(allow_nan=False))
 def test_coordinate_keys_identify_values_at_the_grid_resolution(x, y):
-    kx, ky = sweep.coordinate_key(x), sweep.coordinate_key(y)
+    kx, ky = _random.coordinate_key(x), _random.coordinate_key(y)
     assert isinstance(kx, int) and kx >= 0
     if abs(x - y) > 1e-8 * max(1.0, abs(x)) and max(abs(x), abs(y)) < 1e6:
         assert kx != ky
@@ -320,18 +320,18 @@ def test_nonpositive_or_nonfinite_gamma_and_tau_are_rejected(bad, which):
     with pytest.raises(ValueError, match=which):
         leakage.leak_probability(**kwargs)
     with pytest.raises(ValueError, match=which):
-        dynamics.growth_factor(kwargs["gamma"], kwargs["tau"], 0.3, 0.6, n=100, **QUAD)
+        dynamics.growth_factor(kwargs["gamma"], tau=kwargs["tau"], q=0.3, r=0.6, n=100, **QUAD)
 
 
 @FAST
 @given(bad=outside_unit, which=st.sampled_from(["q", "r"]))
 def test_probabilities_outside_the_unit_interval_are_rejected_everywhere(bad, which):
     qr = {"q": 0.3, "r": 0.6, which: bad}
-    for call in (lambda: bernoulli.growth_factor(0.1, qr["q"], qr["r"]),
-                 lambda: bernoulli.critical_beta(qr["q"], qr["r"]),
-                 lambda: dynamics.kappa(qr["q"], qr["r"]),
-                 lambda: dynamics.critical_gamma(qr["q"], qr["r"], 0.02, 100, 10.0),
-                 lambda: dynamics.cumulative_error_bound(1.0, 0.02, qr["q"], qr["r"], T=2, n0=10, **QUAD)):
+    for call in (lambda: bernoulli.growth_factor(0.1, q=qr["q"], r=qr["r"]),
+                 lambda: bernoulli.critical_beta(q=qr["q"], r=qr["r"]),
+                 lambda: dynamics.kappa(q=qr["q"], r=qr["r"]),
+                 lambda: dynamics.critical_gamma(q=qr["q"], r=qr["r"], tau=0.02, n=100, R=10.0),
+                 lambda: dynamics.cumulative_error_bound(1.0, tau=0.02, q=qr["q"], r=qr["r"], T=2, n0=10, **QUAD)):
         with pytest.raises(ValueError, match=rf"{which} must be .*\[0, 1\]"):
             call()
 
@@ -350,7 +350,7 @@ def test_nonpositive_or_fractional_sizes_are_rejected(T, which):
     kw = dict(T=3, n0=10, trials=2)
     kw[which] = T
     with pytest.raises(ValueError, match=f"{which} must be an integer"):
-        bernoulli.simulate(1.0, 0.3, 0.6, cap=100, seed=0, **kw)
+        bernoulli.simulate(1.0, q=0.3, r=0.6, cap=100, seed=0, **kw)
 
 
 @FAST
@@ -364,7 +364,7 @@ def test_covariances_that_are_not_positive_definite_are_rejected(eig, seed):
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
         leakage.marginal_leak_probability(100, 1.0, 0.02, d=d, R=10.0, Sigma=Sigma, seed=0)
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
-        gaussian.simulate(1.0, 0.02, 0.3, 0.6, T=1, n0=5, d=d, R=10.0, trials=1, Sigma=Sigma, seed=0)
+        gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=1, n0=5, d=d, R=10.0, trials=1, Sigma=Sigma, seed=0)
 
 
 @FAST
@@ -373,7 +373,7 @@ def test_wrong_shapes_of_mu_and_sigma_are_rejected(shape):
     with pytest.raises(ValueError, match="mu must be a vector of length d=3"):
         leakage.marginal_leak_probability(100, 1.0, 0.02, d=3, R=10.0, mu=np.zeros(shape), seed=0)
     with pytest.raises(ValueError, match="Sigma must be a 3x3 matrix"):
-        dynamics.growth_factor(1.0, 0.02, 0.3, 0.6, n=100, d=3, R=10.0, Sigma=np.ones(shape))
+        dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0, Sigma=np.ones(shape))
 
 
 @FAST

@@ -1,0 +1,106 @@
+"""perfpriv.behaviour.Memoryless: the paper's users, in simulation and in the mean field.
+
+The simulated step against its definition (binomial departures among the leaked,
+recruits among the non-leaked or all users) with exact moments, the mean-field step and
+its derivatives against the growth rule and finite differences, cell shapes, bounds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from perfpriv import _random
+from perfpriv.behaviour import RULES, Behaviour, Memoryless
+
+Z = 4.5
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_growth_factor_is_the_expected_ratio_of_the_rule(rule):
+    b = Memoryless(q=0.3, r=0.6, rule=rule)
+    p = np.linspace(0, 1, 11)
+    expect = 1 - 0.3 * p + 0.6 * ((1 - p) if rule == "leak" else 1.0)
+    np.testing.assert_allclose(b.growth_factor(p), expect, rtol=1e-15)
+    assert isinstance(b.growth_factor(0.5), float)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_one_step_has_the_exact_mean_and_variance_of_its_binomials(rule):
+    # N' = N − Bin(K, q) + Bin(N − K or N, r) with independent binomials
+    n, k, q, r, m = 500, 200, 0.35, 0.55, 40_000
+    b = Memoryless(q=q, r=r, rule=rule)
+    keys = _random.root_key(1).child(np.arange(m))
+    state = b.initial_state(n, (m,))
+    nxt = b.step(state, np.full(m, k), keys)[..., 0].astype(float)
+    pool = n - k if rule == "leak" else n
+    mean = n - k * q + pool * r
+    var = k * q * (1 - q) + pool * r * (1 - r)
+    assert abs(nxt.mean() - mean) < Z * math.sqrt(var / m)
+    d = nxt - nxt.mean()
+    mu4 = np.mean(d**4)
+    assert abs(np.mean(d**2) - var) < Z * math.sqrt((mu4 - var**2) / m)
+
+
+def test_step_uses_the_leave_and_join_streams_of_its_keys():
+    b = Memoryless(q=0.5, r=0.5)
+    keys = _random.root_key(2).child(np.arange(5))
+    state = b.initial_state(100, (5,))
+    leaked = np.array([0, 10, 50, 90, 100])
+    out = b.step(state, leaked, keys)[..., 0]
+    leave = _random.binomial(keys.child("leave"), leaked, 0.5)
+    join = _random.binomial(keys.child("join"), 100 - leaked, 0.5)
+    np.testing.assert_array_equal(out, 100 - leave + join)
+    # nobody leaves when q = 0, nobody joins when r = 0
+    np.testing.assert_array_equal(Memoryless(q=0.0, r=0.0).step(state, leaked, keys)[..., 0], 100)
+
+
+def test_bound_clips_to_floor_and_cap_and_floor_zero_lets_it_die():
+    b = Memoryless(q=0.5, r=0.5)
+    state = np.array([[0], [1], [50], [300]])
+    assert b.bound(state, 1, 100)[..., 0].tolist() == [1, 1, 50, 100]
+    assert b.bound(state, 0, None)[..., 0].tolist() == [0, 1, 50, 300]
+    mf = np.array([[0.2], [5.0], [1e9]])
+    assert b.mean_field_bound(mf, 1.0, 1e6)[..., 0].tolist() == [1.0, 5.0, 1e6]
+    assert b.mean_field_bound(mf, None, None)[..., 0].tolist() == [0.2, 5.0, 1e9]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_mean_field_step_and_its_derivatives(rule):
+    b = Memoryless(q=0.3, r=0.6, rule=rule)
+    n, p = np.array([10.0, 200.0]), np.array([0.2, 0.7])
+    np.testing.assert_allclose(b.mean_field_step(n[:, None], p)[..., 0], n * b.growth_factor(p), rtol=1e-15)
+    dn, dp = b.mean_field_step_grad(n, p)
+    h = 1e-6
+    fd_n = (b.mean_field_step((n + h)[:, None], p) - b.mean_field_step((n - h)[:, None], p))[..., 0] / (2 * h)
+    fd_p = (b.mean_field_step(n[:, None], p + h) - b.mean_field_step(n[:, None], p - h))[..., 0] / (2 * h)
+    np.testing.assert_allclose(dn, fd_n, rtol=1e-7)
+    np.testing.assert_allclose(dp, fd_p, rtol=1e-7)
+
+
+def test_array_parameters_are_cells():
+    b = Memoryless(q=np.array([0.1, 0.2, 0.3]), r=np.array([[0.5], [0.6]]))
+    assert b.shape == (2, 3)
+    assert "array(3,)" in repr(b) and "rule='leak'" in repr(b)
+    assert Memoryless(q=0.3, r=0.6).shape == ()
+    assert repr(Memoryless(q=0.3, r=0.6)) == "Memoryless(q=0.3, r=0.6, rule='leak')"
+
+
+def test_q_and_r_are_keyword_only_and_checked():
+    with pytest.raises(TypeError):
+        Memoryless(0.3, 0.6)
+    with pytest.raises(ValueError, match="^q must be in"):
+        Memoryless(q=1.5, r=0.6)
+    with pytest.raises(ValueError, match="^r must be in"):
+        Memoryless(q=0.5, r=-0.1)
+    with pytest.raises(ValueError, match="^rule must be one of"):
+        Memoryless(q=0.5, r=0.1, rule="memory")
+
+
+def test_the_base_class_has_no_gradient_and_one_type():
+    base = Behaviour()
+    assert base.types == 1 and base.shape == ()
+    with pytest.raises(NotImplementedError, match="no mean-field gradient"):
+        base.mean_field_step_grad(1.0, 0.5)
