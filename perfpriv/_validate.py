@@ -175,6 +175,8 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
         if not np.isfinite(value) or float(value) != int(value):
             raise ValueError(f"{name} must be an integer{allowed}; got {_show(value)}")
     ivalue = int(value)
+    if not bounded and ivalue > high:
+        raise ValueError(f"{name} must be an integer{allowed} and at most 2**63 - 1; got {_show(value)}")
     if (low is not None and ivalue < low) or ivalue > high:
         raise ValueError(f"{name} must be an integer{allowed}; got {_show(value)}")
     return ivalue
