@@ -72,6 +72,7 @@ from scipy import special
 __all__ = [
     "Key",
     "root_key",
+    "as_seed_sequence",
     "cell_key",
     "coordinate_key",
     "purpose_id",
@@ -504,7 +505,12 @@ def coordinate_key(value: Any) -> int:
     # x * 1e9 overflows beyond ~1.8e299; there x is an integer anyway (exact product)
     k = int(round(x * KEY_RESOLUTION)) if abs(x) < 1e290 else int(x) * int(KEY_RESOLUTION)
     zigzag = 2 * k if k >= 0 else -2 * k - 1
-    return (8 + zigzag) % (1 << 63)
+    if zigzag < (1 << 61):
+        return 8 + zigzag
+    # values beyond ~1.2e9: a hash of the rounded value, in its own range (bit 62 set) so that it
+    # cannot collide with the small values, the infinities or the strings (bit 63)
+    digest = hashlib.sha256(b"coordinate" + str(k).encode()).digest()
+    return (int.from_bytes(digest[:8], "little") & ((1 << 62) - 1)) | (1 << 62)
 
 
 def cell_key(seed: Any, *coordinates: Any) -> Key:

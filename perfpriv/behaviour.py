@@ -48,6 +48,11 @@ class Behaviour:
         """Shape of the behaviour's parameters (a batch of cells when they are arrays)."""
         return ()
 
+    def cell_coordinates(self) -> tuple:
+        """The values that identify each cell (arrays of :attr:`shape`): the engine keys a cell's
+        random numbers by them, so that a cell's numbers do not depend on its neighbours."""
+        return ()
+
     # --------------------------------------------------------- simulation
     def initial_state(self, n0: int, batch: tuple, T: int | None = None) -> np.ndarray:
         """The state of a population of ``n0`` users, for a batch of that shape (horizon ``T``)."""
@@ -151,6 +156,9 @@ class Memoryless(Behaviour):
     @property
     def shape(self) -> tuple:
         return self._shape
+
+    def cell_coordinates(self) -> tuple:
+        return (np.broadcast_to(self.q, self._shape), np.broadcast_to(self.r, self._shape))
 
     def _qr(self, ndim):
         """q and r with trailing axes for a batch of ``ndim`` axes after the cell axes."""
@@ -347,6 +355,9 @@ class LeakCount(_Typed):
     @property
     def shape(self):
         return self._memoryless.shape
+
+    def cell_coordinates(self):
+        return self._memoryless.cell_coordinates()
 
     def _qr(self, ndim):
         return self._memoryless._qr(ndim)

@@ -20,12 +20,14 @@ Formulas: :func:`beta_from_epsilon`, :func:`epsilon_from_beta` (Lemma 1),
 Lemma 10), :func:`estimator_variance`, :func:`growth_factor` (Lemma 2, eq. 4,
 appendix B), :func:`critical_beta`, :func:`critical_epsilon` (Theorem 1).
 
-Simulation: :func:`simulate` (fast, exact in distribution, vectorized over
-trials and an ε grid), :func:`simulate_agents` (one explicit agent at a time,
-the slow reference), both returning a :class:`BernoulliRun`.
+Simulation: :class:`RandomizedResponse`, the mechanism of :mod:`perfpriv.engine`,
+and the front ends :func:`simulate` (the engine's loop with the paper's users,
+:class:`perfpriv.behaviour.Memoryless`) and :func:`simulate_agents` (one explicit
+agent at a time, the slow reference), both returning a
+:class:`perfpriv.engine.SimulationRun`.
 
 Theory next to simulation: :func:`mean_field_population`,
-:func:`mean_field_error`.
+:func:`mean_field_error` (the engine's mean-field recursion).
 
 Conventions shared by the simulators
 ------------------------------------
@@ -35,8 +37,12 @@ the ``N_{t-1}`` current users, produces the estimate ``estimate[..., t-1]`` of
 ``population[..., t] = N_t``.  So ``sq_error[..., t-1]`` is driven by
 ``N_{t-1}`` and the last population ``N_T`` is never used for an estimate.
 
-*Population bounds.*  After every round ``N_t`` is clipped to ``[1, cap]``
-(the paper uses floor 1 and ``cap = 20000``).
+*Population policy.*  ``conventions="paper"`` (default): after every round
+``N_t`` is clipped to ``[1, cap]`` (§3's text: floor 1, ``cap = 20000``).
+``conventions="authors"`` reproduces the published ε* maps: floor 0, a dead
+trial stops and each of its remaining rounds is charged the error 10, and
+estimates are clipped to [0, 1]. The individual settings (``cap``, ``floor``,
+``stop``, ``collapse``, ``penalty``, ``clip_estimate``) override the preset.
 
 *Law of mu_t.*  The paper leaves it open.  ``mu=(a, b)`` draws ``mu_t`` i.i.d.
 ``Uniform(a, b)`` every round and in every trial (default ``(0, 1)``, as in the
@@ -44,28 +50,19 @@ authors' experiment code); a float keeps ``mu_t`` constant.  The population
 process does not depend on ``mu_t`` at all: a user leaks with probability
 ``1/2 + beta`` whatever her bit.
 
-*Estimates are not clipped* to ``[0, 1]`` by default: eq. 1 is the unbiased
-estimator and its squared error has the exact mean :func:`estimator_variance`.
-The authors' code clips it; ``clip_estimate=True`` reproduces that.
+*Estimates are not clipped* to ``[0, 1]`` under the paper's conventions: eq. 1
+is the unbiased estimator and its squared error has the exact mean
+:func:`estimator_variance`.
 
-*Privacy schedules.*  With ``per_round=True`` the last axis of ``epsilon``
-runs over the rounds: a 1-D array of length ``T`` is one schedule
-``eps_1, ..., eps_T`` (round t, driven by ``N_{t-1}``, uses ``epsilon[t-1]``
-for its answers, its estimate and its leaks), a 2-D array ``(E, T)`` a grid
-of E schedules.  Without it a 1-D ``epsilon`` keeps its meaning of a grid of
-constant budgets.  The same keyword exists in :func:`mean_field_population`
-and :func:`mean_field_error`.  A constant schedule gives exactly the numbers
-of the constant ε with the same seed; any other schedule draws from a
-stream keyed by all its values (see :mod:`perfpriv.schedules`).
+*Privacy levels.*  ``epsilon`` is a number, a 1-D grid of constant budgets
+(simulated side by side), or a :class:`perfpriv.engine.Schedule` (one ε per
+round: round t uses ``values[t-1]``; shape (L, T) for L schedules).
 
-*Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts.  It is
-turned into a root :class:`numpy.random.SeedSequence`; the ``mu_t`` path comes
-from the child with key ``(0,)`` and is shared by every ε (common random
-numbers), and the randomness of one ε comes from a child whose key is made of
-the 64 bits of the float ε.  Hence a run over an ε grid equals, ε by ε, the
-runs of each ε alone with the same seed, and adding ε values to a grid does
-not change the others.  (A ``Generator`` passed as seed is consumed once to
-make the root entropy.)
+*Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts; it is
+the root of the engine's keyed streams (:mod:`perfpriv._random`): root ->
+trial -> round -> purpose. The level is not part of the key, so all ε of a
+call share their random numbers round by round (including the ``mu_t`` path),
+and a level or trial gives the same numbers alone or in any batch.
 
 References
 ----------

@@ -663,19 +663,31 @@ def _check_parts(mechanism, behaviour):
                         f"got {behaviour!r:.80}")
 
 
-def _keys_for_cells(seed, cells: tuple) -> _random.Key:
-    """Root key(s): one for the whole call, or one per cell when ``seed`` is a Key array."""
+def _keys_for_cells(seed, cells: tuple, behaviour) -> _random.Key:
+    """Root key(s) of a call: one per cell, from the root seed and the cell's own coordinates.
+
+    A cell's key is ``perfpriv._random.cell_key(seed, *coordinates)`` with the
+    coordinates its behaviour reports (:meth:`perfpriv.behaviour.Behaviour.cell_coordinates`,
+    e.g. its q and r), so a cell gets the same numbers wherever it sits in
+    the arrays and whatever cells are simulated with it -- the keys of
+    :func:`perfpriv.sweep.map_cells` too. A Key array of the cells' shape
+    gives each cell that key instead.
+    """
     if isinstance(seed, _random.Key):
-        if seed.shape not in ((), cells):
+        if seed.shape == cells:
+            return seed
+        if seed.shape != ():
             raise ValueError(f"seed must be one key or one key per cell (shape {cells}); got keys of "
                              f"shape {seed.shape}")
-        if seed.shape == () and cells:
-            return seed.child(np.arange(int(np.prod(cells))).reshape(cells))
-        return seed
-    key = _random.root_key(seed)
-    if cells:
-        return key.child(np.arange(int(np.prod(cells))).reshape(cells))
-    return key
+        root = seed
+    else:
+        root = _random.root_key(seed)
+    if not cells:
+        return root
+    coords = behaviour.cell_coordinates()
+    parts = [np.vectorize(lambda v: np.uint64(_random.coordinate_key(float(v))), otypes=[np.uint64])(
+        np.broadcast_to(np.asarray(c, float), cells)) for c in coords]
+    return root.child(*parts)
 
 
 # --------------------------------------------------------------- simulate
@@ -744,7 +756,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     L = levels.count
     batch = cells + (L, trials)
     _check_memory(batch, T)
-    root = _keys_for_cells(seed, cells)
+    root = _keys_for_cells(seed, cells, behaviour)
     trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
 
     state = behaviour.initial_state(n0, batch, T)

@@ -222,7 +222,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
 
 
 def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
-    """Λ from ‖z̄ − μ_z̄‖², ⟨z̄ − μ_z̄, η⟩ and ‖η‖² (coefficients: :func:`_llr_coefficients`)."""
+    """Λ from ‖z̄ − μ_z̄‖², ⟨z̄ − μ_z̄, η⟩ and ‖η‖² (coefficients: :func:`llr_coefficients`)."""
     a, b, c = llr_coefficients(eta_sq, n, gamma, d, statistic)
     return a * dev_sq + b * inner + c
 
@@ -1008,7 +1008,8 @@ def exact_leak_floor(n, *, d, tau):
 
        \lim_{\gamma	o\infty} P(\Lambda > 	au)
        = Pig(\chi^2_d < 2n(c - 	au)ig)
-       = P\!\left(	frac d2,\; n(c-	au)ight)
+       = P\!\left(	frac d2,\; n(c-	au)
+ight)
 
     (the regularized lower incomplete gamma function) when c > τ, and 0
     otherwise. It is the same for every record, so it is also the limit of

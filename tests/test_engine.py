@@ -87,11 +87,13 @@ def test_a_cell_gives_identical_numbers_alone_and_in_a_batch_of_cells(kind):
         alone = engine.simulate(make(levels[1]), Memoryless(q=q[j], r=r[j]), T=5, n0=30, trials=2,
                                 seed=_random.cell_key(9, q[j], r[j]))
         same(batch, alone, (j, 1, slice(0, 2)))
-    # one integer seed: cell j gets the root's child j
+    # one integer seed: cell j is keyed by its own coordinates (q_j, r_j), wherever it sits
     plain = engine.simulate(make(levels), Memoryless(q=q, r=r), T=5, n0=30, trials=3, seed=9)
     for j in range(3):
         same(plain, engine.simulate(make(levels), Memoryless(q=q[j], r=r[j]), T=5, n0=30, trials=3,
-                                    seed=_random.root_key(9).child(j)), (j,))
+                                    seed=_random.cell_key(9, q[j], r[j])), (j,))
+    shuffled = engine.simulate(make(levels), Memoryless(q=q[::-1], r=r[::-1]), T=5, n0=30, trials=3, seed=9)
+    same(plain, shuffled, (0,), (2,))
 
 
 def test_seed_keys_must_match_the_cell_shape():
