@@ -416,6 +416,19 @@ class Mechanism:
         """Simulate round t for populations ``n`` at levels ``level`` (see module docstring)."""
         raise NotImplementedError
 
+    # A mechanism may carry a state across rounds (e.g. a deployed model that shifts the data):
+    # it then overrides these two; the engine keeps the state of every (cell, level, trial) and
+    # freezes it for stopped trials. The defaults are stateless.
+    stateful = False
+
+    def initial_state(self, batch):
+        """State of every (cell, level, trial) of a batch before round 1 (``None``: stateless)."""
+        return None
+
+    def advance(self, state, n, level, keys, live, t, need_error=True):
+        """One round from a state: ``(RoundOutcome, new state)`` (stateless: :meth:`draw_round`)."""
+        return self.draw_round(n, level, keys, live, t, need_error), state
+
     def leak_probability(self, n, level):  # pragma: no cover - interface
         """Probability that a user leaks in a round with ``n`` users (mean field)."""
         raise NotImplementedError
@@ -509,6 +522,9 @@ class SimulationRun:
     method : str
         How rounds were drawn (``"engine"``; ``"agents"`` for the references;
         the Gaussian mechanism reports its draw, ``"projected"`` or ``"records"``).
+    mechanism_state : numpy.ndarray or None
+        The final state of a stateful mechanism (:attr:`Mechanism.stateful`), per
+        (cell, level, trial); ``None`` for stateless mechanisms.
     """
 
     population: np.ndarray
@@ -526,6 +542,7 @@ class SimulationRun:
     conventions: str
     seed: Any
     method: str = "engine"
+    mechanism_state: Any = None
 
     def __repr__(self) -> str:
         return _short_repr("SimulationRun", dict(
@@ -760,6 +777,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
 
     state = behaviour.initial_state(n0, batch, T)
+    mech_state = mech.initial_state(batch)
     n = behaviour.population(state)
     population = np.empty(batch + (T + 1,), dtype=np.int64)
     population[..., 0] = n
@@ -801,7 +819,9 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     return SimulationRun(population=population, sq_error=sq_error, leaked=leaked_all, alive=alive,
                          details=details, mechanism=mech, behaviour=behaviour, level=levels.describe(),
                          T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
-                         method=getattr(mech, "draw_method", "engine"))
+                         method=getattr(mech, "draw_method", "engine"),
+                         mechanism_state=None if mech_state is None else
+                         mech_state.reshape(shape + np.shape(mech_state)[len(batch):]))
 
 
 #: Largest number of (cell, level, trial, round) entries one call may record (memory guard).
@@ -881,6 +901,9 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
         raise TypeError(f"leak_probability must be a callable p(n, level); got {leak_probability!r:.60}")
     gradient = bool(gradient)
     mech = mechanism.resolved(conventions)
+    if mech.stateful:
+        raise ValueError(f"{type(mech).__name__} carries a state across rounds; the mean field does not "
+                         "follow mechanism states (simulate it with perfpriv.engine.simulate)")
     levels = mech.levels
     levels.check_horizon(T)
     if gradient and behaviour.types != 1:
