@@ -185,9 +185,8 @@ class Memoryless(Behaviour):
     def step(self, state, leaked, keys, context=None):
         n = state[..., 0]
         q, r = self._qr(n.ndim)
-        leave = _random.binomial(keys.child("leave"), leaked, q)
         pool = n - leaked if self.rule == "leak" else n
-        join = _random.binomial(keys.child("join"), pool, r)
+        leave, join = _random.binomials((keys.child("leave"), leaked, q), (keys.child("join"), pool, r))
         return (n - leave + join)[..., None]
 
     # --------------------------------------------------------- mean field

@@ -655,8 +655,8 @@ class RandomizedResponse(engine.Mechanism):
         else:
             u = keys.child("truth").uniform_at(np.int64(0))
             truth = np.broadcast_to(a + (b - a) * u, np.shape(users))
-        ones_kept = _random.binomial(keys.child("kept-ones"), leaked, truth)
-        ones_flipped = _random.binomial(keys.child("flipped-ones"), users - leaked, truth)
+        ones_kept, ones_flipped = _random.binomials((keys.child("kept-ones"), leaked, truth),
+                                                    (keys.child("flipped-ones"), users - leaked, truth))
         responses = ones_kept + (users - leaked - ones_flipped)
         est = _debias(responses / np.maximum(users, 1), beta)
         if self.clip_estimate:
