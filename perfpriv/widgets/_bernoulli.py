@@ -4,7 +4,8 @@
 slider is released and redraws the population and the squared error, next to
 the mean-field predictions of :func:`perfpriv.bernoulli.mean_field_population`
 and :func:`perfpriv.bernoulli.mean_field_error` and to the non-private
-baseline ε = inf. One redraw takes a few hundredths of a second at the
+baseline ε = inf. Both runs are one engine call (a grid of two levels that
+share their random numbers), so a redraw stays under a second at the
 default size.
 """
 
