@@ -248,7 +248,8 @@ def _write_npz(path: Path, arrays: dict) -> None:
 
 
 def _remove_partial_files(out: Path) -> None:
-    for p in out.rglob(f"{_TMP_PREFIX}*"):
+    """Remove what an interrupted atomic write may have left (in the folder and its cell folders only)."""
+    for p in [*out.glob(f"{_TMP_PREFIX}*"), *out.glob(f"cells/*/{_TMP_PREFIX}*")]:
         try:
             p.unlink()
         except OSError:
@@ -727,8 +728,9 @@ def _reproduce(args) -> int:
 def main(argv=None) -> int:
     """Entry point of ``python -m perfpriv``; returns the exit code.
 
-    Exit codes: 0 done; 2 a bad command line or output folder (one line on
-    stderr); 130 interrupted (Ctrl-C; one line saying how to resume).
+    Exit codes: 0 done; 1 the output folder failed during the run; 2 a bad
+    command line or output folder (one line on stderr); 130 interrupted
+    (Ctrl-C; one line saying what finished and how to resume).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -742,4 +744,7 @@ def main(argv=None) -> int:
         print(f"{parser.prog} {args.command}: error: {exc}; resume with --resume once it is fixed",
               file=sys.stderr)
         return 1
+    except KeyboardInterrupt:             # before the work started (the run's own handler says more)
+        print("interrupted before any figure was started; nothing to resume", file=sys.stderr)
+        return 130
     return 0  # pragma: no cover (argparse requires a command)
