@@ -136,10 +136,11 @@ def test_first_round_growth_agrees_with_eq_13():
 
 
 def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
+    # the rounds that ran, a run stopping once it is down to one user (as in the authors' code)
     c = experiments.growth_curves(q=0.11, r=0.52, taus=(0.05,), gammas=[0.5, 4.0], n0=100, T=6, trials=3,
                                   ratio="rounds", cap=400, seed=8)
     run = engine.simulate(gaussian.GaussianMean([0.5, 4.0], tau=0.05, d=D, R=R), Memoryless(q=0.11, r=0.52), T=6,
-                          n0=100, trials=3, cap=400, seed=_random.cell_key(8, 0.05))
+                          n0=100, trials=3, cap=400, stop=1, seed=_random.cell_key(8, 0.05))
     pop = run.population.astype(float)
     for j in range(2):
         ratios = (pop[j, :, 1:] / pop[j, :, :-1])[run.alive[j]]

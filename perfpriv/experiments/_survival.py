@@ -64,7 +64,8 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
     out = []
     for i, t in enumerate(np.atleast_1d(tau)):
         mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
-        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, cap=cap,
+        # a trial down to one user stops (a lone user always leaks): its later rounds say nothing of C
+        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, cap=cap, stop=1,
                               conventions=conventions, seed=keys[i])
         pop = np.asarray(run.population, float)                             # (G, trials, T + 1)
         if ratio == "first":
@@ -108,7 +109,8 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
         ``"first"``: the observed ratio is N_1/N_0, whose mean is exactly C at
         n0 (Lemma 8); ``"rounds"``: every ratio N_t/N_{t-1} of the rounds that
         ran, as in the authors' experiment code (mixes populations of all sizes
-        the run went through, cap included).
+        the run went through, cap included; a run down to one user stops
+        there, as theirs does, so frozen lone-user rounds do not count).
     statistic : {None, "paper", "exact"}
         Membership statistic (``None``: from ``conventions``).
     conventions : {"paper", "authors"}
@@ -144,7 +146,8 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0.0, low_open=True), float))
     gammas = np.geomspace(0.2, 20.0, 10) if gammas is None else np.atleast_1d(
         np.asarray(check_real("gammas", gammas, low=0.0, low_open=True), float))
-    prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic, cap=cap)
+    prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic, cap=cap,
+                               stop=1)
     theory = np.stack([np.asarray(dynamics.growth_factor(gammas, tau=float(t), q=q, r=r, n=n0, d=d, R=R,
                                                          statistic=prov["statistic"]), float) for t in taus])
     T_run = 1 if ratio == "first" else T
