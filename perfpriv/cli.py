@@ -26,8 +26,8 @@ For every requested figure this writes, into ``DIR``:
 
 Interruptions. Every file is written atomically (to a temporary name in
 ``DIR``, then renamed), so an interrupted run leaves no partial file. Ctrl-C
-stops cleanly (exit code 130) with one line saying what finished and the
-command that resumes; ``--resume`` skips the figures and γ* cells already in
+(exit code 130) and SIGTERM (a killed job, 143) stop cleanly with one line
+saying what finished and the command that resumes; ``--resume`` skips the figures and γ* cells already in
 ``DIR``, so that an interrupted run, resumed, writes exactly the files of an
 uninterrupted one (bit for bit: each cell is keyed by the seed and its own
 coordinates). A folder holding another run (other scale, conventions, seed,
@@ -132,6 +132,14 @@ class _OneLineParser(argparse.ArgumentParser):
 
 class _Fault(Exception):
     """A problem with the command line or the output folder: one line, exit code 2."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a killed job): stopped as cleanly as Ctrl-C, exit code 143."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
 
 
 def _jsonable(value):
@@ -704,15 +712,16 @@ def _reproduce(args) -> int:
                 _write_json(timings_path, timings)
                 finished.append(number)
                 current = None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         bar.close()
         _remove_partial_files(out)
         done = f"finished figure {', '.join(finished)}" if finished else "no figure finished"
         if current in TAUS:
             stored = len(CellFiles(out / "cells" / f"figure{current}"))
             done += f"; figure {current}: {stored} of {_units(current, args.scale)} cells stored"
-        print(f"interrupted: {done}; resume with: {_resume_command(args)}", file=sys.stderr)
-        return 130
+        what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
+        print(f"{what}: {done}; resume with: {_resume_command(args)}", file=sys.stderr)
+        return 143 if isinstance(stop, _Terminated) else 130
     bar.close()
     skipped = [n for n in numbers if n not in todo]
     print(f"wrote {sum(len(record['figures'][n]['files']) for n in finished)} figure files and the record "
@@ -730,10 +739,15 @@ def main(argv=None) -> int:
 
     Exit codes: 0 done; 1 the output folder failed during the run; 2 a bad
     command line or output folder (one line on stderr); 130 interrupted
-    (Ctrl-C; one line saying what finished and how to resume).
+    (Ctrl-C), 143 terminated (SIGTERM): one line saying what finished and how
+    to resume.
     """
+    import signal
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:   # the command line: a killed
+        signal.signal(signal.SIGTERM, _on_sigterm)                            # job stops cleanly too
     try:
         if args.command == "reproduce":
             return _reproduce(args)
@@ -744,7 +758,7 @@ def main(argv=None) -> int:
         print(f"{parser.prog} {args.command}: error: {exc}; resume with --resume once it is fixed",
               file=sys.stderr)
         return 1
-    except KeyboardInterrupt:             # before the work started (the run's own handler says more)
+    except KeyboardInterrupt as stop:     # before the work started (the run's own handler says more)
         print("interrupted before any figure was started; nothing to resume", file=sys.stderr)
-        return 130
+        return 143 if isinstance(stop, _Terminated) else 130
     return 0  # pragma: no cover (argparse requires a command)

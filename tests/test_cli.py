@@ -174,6 +174,22 @@ def test_an_interrupted_run_resumed_writes_exactly_the_files_of_an_uninterrupted
     assert files_of(cut) == b
 
 
+def test_a_killed_job_stops_as_cleanly_as_ctrl_c(tmp_path):
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-W", "error", "-m", "perfpriv", "reproduce", "--figure", "5",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    while not list(out.glob("cells/figure5/*.npz")) and proc.poll() is None and time.monotonic() - start < 300:
+        time.sleep(0.005)
+    proc.terminate()                                      # SIGTERM
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("terminated:") and "--resume" in lines[0], err
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]
+    assert json.loads((out / "run.json").read_text())["figures"]["5"]["status"] == "pending"
+
+
 @pytest.mark.parametrize("change, word", [(["--seed", "1"], "seed"), (["--conventions", "authors"], "conventions"),
                                           (["--scale", "paper"], "scale")])
 def test_a_folder_holding_another_run_is_refused_and_left_as_it_was(book_run, change, word):
