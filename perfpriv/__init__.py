@@ -14,13 +14,22 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
 ``leakage``
     Membership-inference log-likelihood ratio, exact and Rényi leak
     probabilities, Gaussian-DP view, marginal leak probability (§4.3-4.4).
+``behaviour``
+    How users react to a leak: the paper's memoryless rules (``Memoryless``).
+``engine``
+    The performative loop: one batched simulator and one mean-field
+    recursion (mechanism x behaviour x population policy).
 ``dynamics``
     Growth factor C_t(gamma), survival threshold, error bounds, mean-field
     trajectories and the PAC horizon (§4.5, appendices D-E).
 ``optimize``
-    Optimal privacy level epsilon* and noise scale gamma*.
+    Optimal privacy level epsilon*, noise scale gamma* and schedules.
+``schedules``
+    Families of privacy schedules (constant, two-phase, geometric).
 ``sweep``
     Parameter grids evaluated in parallel with joblib, reproducibly seeded.
+``experiments``
+    The numerical checks and simulations behind the chapters and figures.
 ``plots``, ``widgets``, ``exercises``, ``notebook``
     Figures of the paper, interactive explorers, classroom self-checks,
     one-line error messages in Jupyter.
@@ -37,10 +46,13 @@ _SUBMODULES = (
     "gaussian",
     "projected",
     "leakage",
+    "behaviour",
+    "engine",
     "dynamics",
     "optimize",
     "sweep",
     "schedules",
+    "experiments",
     "plots",
     "widgets",
     "exercises",

@@ -1,8 +1,9 @@
-"""Command line: regenerate the paper's figures into a folder.
+"""Command line: regenerate the paper's figures into a folder, resumably.
 
 ::
 
-    python -m perfpriv reproduce --figure {1..7,all} --scale {book,paper} --out DIR [--n-jobs N] [--seed S]
+    python -m perfpriv reproduce --figure {1..7,all} --scale {book,paper} --out DIR
+                                 [--conventions {paper,authors}] [--n-jobs N] [--seed S] [--resume]
 
 For every requested figure this writes, into ``DIR``:
 
@@ -12,19 +13,35 @@ For every requested figure this writes, into ``DIR``:
   figure, cropped from the whole figure;
 * ``figureK.npz`` -- the numbers behind the figure (named arrays, see
   :data:`DATA_DOC`), computed by the same library calls the figure draws;
-* ``run.json`` -- the settings of every figure, the seed, ``n_jobs``, the
-  versions and the wall-clock seconds of each figure.
+* ``cells/figureK/`` (Figs. 4-5) -- one file per finished (τ, q, r) cell of
+  the simulated γ* maps, the long part of a paper-scale run;
+* ``run.json`` -- the record: command, scale, conventions and every setting
+  behind them (statistic, collapse, floor, stop, cap, penalty,
+  clip_estimate), seed, versions, and per figure its status, files, data
+  and settings. It is written before any work starts and updated as each
+  figure finishes; it depends only on what was asked, never on the machine
+  or on interruptions;
+* ``timings.json`` -- the wall-clock seconds of each figure and ``n_jobs``
+  (the one file that differs between two runs of the same command).
+
+Interruptions. Every file is written atomically (to a temporary name in
+``DIR``, then renamed), so an interrupted run leaves no partial file. Ctrl-C
+(exit code 130) and SIGTERM (a killed job, 143) stop cleanly with one line
+saying what finished and the command that resumes; ``--resume`` skips the figures and γ* cells already in
+``DIR``, so that an interrupted run, resumed, writes exactly the files of an
+uninterrupted one (bit for bit: each cell is keyed by the seed and its own
+coordinates). A folder holding another run (other scale, conventions, seed,
+settings or library versions) is refused instead of mixed.
 
 ``--scale book`` uses the chapters' default sizes (seconds per figure);
-``--scale paper`` the paper's settings (DESIGN.md, "Paper scale": the
-authors' published experiment code where the text leaves them open), which
-take from minutes (Figs. 1-3, 6-7) to many hours (the simulated gamma* maps
-of Figs. 4-5) on a 2-core laptop; see ``benchmarks/README.md``.
+``--scale paper`` the paper's settings (DESIGN.md, "Paper scale"), which take
+from minutes (Figs. 1-3, 6-7) to hours (the simulated γ* maps of Figs. 4-5)
+on a 2-core laptop; see ``benchmarks/README.md``. ``--conventions authors``
+follows the authors' published code where the paper's text leaves a choice
+open (:data:`perfpriv.engine.CONVENTIONS`).
 
-``--n-jobs`` sets the joblib workers of the (q, r) sweeps (Figs. 2, 4, 5, 7),
-through ``joblib.parallel_config``; the numbers do not depend on it. Seeds:
-every figure is seeded from ``--seed`` (each heatmap cell from the seed and its
-own coordinates), so two runs with the same seed write the same numbers.
+``--n-jobs`` sets the joblib workers of the (q, r) sweeps (Figs. 2-5, 7),
+through ``joblib.parallel_config``; the numbers do not depend on it.
 """
 
 from __future__ import annotations
@@ -32,17 +49,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
 import sys
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "build_parser", "SCALES", "FIGURES", "run_figure"]
+__all__ = ["main", "build_parser", "SCALES", "FIGURES", "TAUS", "DATA_DOC", "run_figure", "save_figure",
+           "CellFiles"]
 
 FIGURES = ("1", "2", "3", "4", "5", "6", "7")
 _DPI = 100
+#: Prefix of the temporary files of atomic writes (removed when a run starts).
+_TMP_PREFIX = ".perfpriv-partial-"
 
 _Q_PAPER = np.linspace(0.01, 0.99, 30)
 _GAMMAS_PAPER = np.geomspace(0.2, 20.0, 30)
@@ -81,17 +103,20 @@ SCALES = {
     },
 }
 
-#: tau values of the gamma* maps.
+#: τ values of the γ* maps.
 TAUS = {"4": (0.02, 0.05), "5": (0.01, 0.2, 0.1)}
 
 #: What each data file holds.
 DATA_DOC = {
     "1": "per (q, r) row k: q_k, r_k, mean_population_k (eps x T+1), moving_average_k (eps x T), "
          "mean_sq_error_k (eps x T); epsilons, window",
-    "2": "q (rows), r (columns), epsilons, epsilon_star (q x r), errors and stderr (q x r x eps)",
-    "3a": "taus, gammas, p and se (simulated leak fraction, gamma x tau), theory (Lemma 8 at the same taus)",
+    "2": "q (rows), r (columns), epsilons, epsilon_star (q x r), values and se (mean final-round squared error "
+         "and its standard error, q x r x eps)",
+    "3a": "taus, gammas, p and se (simulated leak fraction, gamma x tau), theory (Lemma 8 at the same taus), n",
     "3bc": "per panel b/c: q, r, gammas, taus, theory, empirical, spread, se (tau x gamma)",
-    "4": "per tau index k: tau_k, qs, rs, gammas, empirical_k, bound_k, constrained_k, mean_field_k (q x r)",
+    "4": "per tau index k: tau_k, empirical_k, bound_k, constrained_k, mean_field_k (q x r), values_k and se_k "
+         "(simulated cumulative error and its standard error, q x r x gamma); qs, rs, gammas. "
+         "cells/figureK/: one file per finished (tau, q, r) cell (key, values and se)",
 }
 DATA_DOC["5"] = DATA_DOC["4"]
 DATA_DOC["6"] = DATA_DOC["1"]
@@ -105,13 +130,27 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _Fault(Exception):
+    """A problem with the command line or the output folder: one line, exit code 2."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a killed job): stopped as cleanly as Ctrl-C, exit code 143."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def _jsonable(value):
     if isinstance(value, np.ndarray):
         return [_jsonable(v) for v in value.tolist()]
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, (float, np.floating)):
         return float(value) if math.isfinite(value) else str(float(value))
     if isinstance(value, np.integer):
@@ -130,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     Examples
     --------
     >>> args = build_parser().parse_args(["reproduce", "--figure", "all", "--out", "figures"])
-    >>> args.figure, args.scale, args.n_jobs, args.seed
-    ('all', 'book', 1, 0)
+    >>> args.figure, args.scale, args.conventions, args.n_jobs, args.seed, args.resume
+    ('all', 'book', 'paper', 1, 0, False)
     """
     parser = _OneLineParser(
         prog="python -m perfpriv",
@@ -147,30 +186,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="write every panel of paper figures as PNG, plus the numbers behind them (NPZ)",
         description=(
             "Write each requested figure of the paper into OUT: figureK.png (whole figure), "
-            "figureK_panel_X.png (each panel), figureK.npz (the numbers behind it) and run.json "
-            "(settings, seed, n_jobs and seconds per figure). Figures: 1 Bernoulli error and "
-            "population (leak model); 2 epsilon* map (leak); 3 p_tau against tau (3a) and growth "
-            "factor C(gamma) (3b, 3c); 4 gamma* maps, tau = 0.02, 0.05; 5 gamma* maps, tau = 0.01, "
-            "0.2, 0.1; 6 as 1 for the agnostic model; 7 as 2 for the agnostic model."),
+            "figureK_panel_X.png (each panel), figureK.npz (the numbers behind it), cells/figureK/ "
+            "(Figs. 4-5: one file per finished gamma* cell), run.json (the record: settings, conventions, "
+            "seed, versions, status of each figure) and timings.json (seconds per figure). Figures: 1 "
+            "Bernoulli error and population (leak model); 2 epsilon* map (leak); 3 p_tau against tau (3a) "
+            "and growth factor C(gamma) (3b, 3c); 4 gamma* maps, tau = 0.02, 0.05; 5 gamma* maps, tau = "
+            "0.01, 0.2, 0.1; 6 as 1 for the agnostic model; 7 as 2 for the agnostic model. Every file is "
+            "written atomically; Ctrl-C stops cleanly and --resume continues an interrupted run."),
         epilog=(
             "Scales: 'book' = the chapters' default sizes (the whole set in well under a minute on "
             "2 cores); 'paper' = the paper's settings (30x30 (q, r) grids, 30 epsilons or gammas, "
             "T = 200 (Bernoulli) / 50 (Gaussian), N0 = 400 / 1000, 10-50 trials, cap 20000): minutes "
-            "for Figs. 1-3, 6, 7, many hours for Figs. 4-5 (see benchmarks/README.md)."),
+            "for Figs. 1-3, 6, 7, hours for Figs. 4-5 (see benchmarks/README.md)."),
     )
     rep.add_argument("--figure", required=True, choices=FIGURES + ("all",), metavar="{1..7,all}",
                      help="which figure of the paper (1-7), or 'all'")
     rep.add_argument("--scale", default="book", choices=("book", "paper"),
                      help="experiment sizes: the chapters' ('book', default) or the paper's ('paper')")
-    rep.add_argument("--out", required=True, type=Path, metavar="DIR",
-                     help="output folder (created if missing; files of the same name are overwritten)")
+    rep.add_argument("--conventions", default="paper", choices=("paper", "authors"),
+                     help="choices the paper's text leaves open: the text's ('paper', default) or the "
+                          "authors' published code ('authors': exact membership statistic, their floors, "
+                          "stops and collapse scores, clipped Bernoulli estimates)")
+    rep.add_argument("--out", required=True, metavar="DIR",
+                     help="output folder (created if missing); a folder holding another run is refused")
+    rep.add_argument("--resume", action="store_true",
+                     help="keep the figures and gamma* cells already in DIR (from an interrupted run with the "
+                          "same settings) and compute only the rest")
     rep.add_argument("--n-jobs", type=int, default=1, metavar="N",
-                     help="joblib workers for the (q, r) sweeps of Figs. 2, 4, 5, 7 (-1: all cores; "
-                          "default 1); results do not depend on it")
+                     help="joblib workers for the (q, r) sweeps of Figs. 2-5, 7 (-1: all cores; default 1); "
+                          "results do not depend on it")
     rep.add_argument("--seed", type=int, default=0, metavar="S",
                      help="root seed (non-negative integer, default 0)")
     rep.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
-                     help="progress bars on stderr: 'auto' (only on a terminal, default), 'on' or 'off'")
+                     help="progress bar on stderr (cells done / total, remaining time): 'auto' (only on a "
+                          "terminal, default), 'on' or 'off'")
     # the top-level --help documents everything: append the command's own help
     parser.epilog = (parser.epilog + "\n\n" + "=" * 78 + "\nCommand 'reproduce'\n" + "=" * 78 + "\n"
                      + rep.format_help())
@@ -178,14 +227,132 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ---------------------------------------------------------------------------
-# one function per figure: (figures, data) from the settings
+# atomic files
 # ---------------------------------------------------------------------------
 
-def _curves(model, s, seed):
+def _atomic_write(path: Path, write) -> None:
+    """Write ``path`` through a temporary file in the same folder and ``os.replace`` (no partial files)."""
+    tmp = path.with_name(f"{_TMP_PREFIX}{path.name}.{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _write_json(path: Path, obj) -> None:
+    text = json.dumps(_jsonable(obj), indent=2) + "\n"
+    _atomic_write(path, lambda f: f.write(text.encode()))
+
+
+def _write_npz(path: Path, arrays: dict) -> None:
+    _atomic_write(path, lambda f: np.savez_compressed(f, **{k: np.asarray(v) for k, v in arrays.items()}))
+
+
+def _remove_partial_files(out: Path) -> None:
+    """Remove what an interrupted atomic write may have left (in the folder and its cell folders only)."""
+    for p in [*out.glob(f"{_TMP_PREFIX}*"), *out.glob(f"cells/*/{_TMP_PREFIX}*")]:
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+class CellFiles(MutableMapping):
+    """Finished cells of a γ* map, one ``.npz`` file each in a folder (written atomically).
+
+    The store :func:`perfpriv.experiments.gamma_star_map` reads and fills
+    (``store=``): key ``(tau, q, r)``, value an array. Each file holds its
+    key, so a file is only ever read back for the cell it was written for.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        Where the cell files live (created on the first write).
+    read : bool
+        ``False``: cells already in the folder are ignored (recomputed and
+        overwritten) -- a run without ``--resume``.
+    """
+
+    def __init__(self, folder: Path, *, read: bool = True):
+        self.folder = Path(folder)
+        self.read = bool(read)
+
+    @staticmethod
+    def _name(key) -> str:
+        tau, q, r = (float(k) for k in key)
+        return f"tau{tau:.10g}_q{q:.10g}_r{r:.10g}.npz"
+
+    def __getitem__(self, key):
+        path = self.folder / self._name(key)
+        if not self.read or not path.exists():
+            raise KeyError(key)
+        try:
+            with np.load(path) as data:
+                if not np.array_equal(data["key"], np.asarray(key, float)):
+                    raise KeyError(key)
+                return np.array(data["value"])
+        except (OSError, ValueError, KeyError) as exc:   # unreadable file: compute the cell again
+            raise KeyError(key) from exc
+
+    def __setitem__(self, key, value):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _write_npz(self.folder / self._name(key), {"key": np.asarray(key, float), "value": np.asarray(value)})
+
+    def __delitem__(self, key):
+        try:
+            (self.folder / self._name(key)).unlink()
+        except FileNotFoundError:
+            raise KeyError(key) from None
+
+    def __iter__(self):
+        if not self.folder.is_dir():
+            return
+        for p in sorted(self.folder.glob("tau*_q*_r*.npz")):
+            with np.load(p) as data:
+                yield tuple(float(x) for x in data["key"])
+
+    def __len__(self):
+        return len(list(self.folder.glob("tau*_q*_r*.npz"))) if self.folder.is_dir() else 0
+
+
+# ---------------------------------------------------------------------------
+# one function per figure: (outputs, conventions) from the settings
+# ---------------------------------------------------------------------------
+
+def _bernoulli_conventions(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, **policy):
+    from . import bernoulli, engine
+
+    mech = bernoulli.RandomizedResponse(1.0, mu=mu, clip_estimate=clip_estimate).resolved(conventions)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    return dict(statistic=None, clip_estimate=bool(mech.clip_estimate), **pol.describe())
+
+
+def _gaussian_conventions(conventions, *, n0, tau=0.02, d=12, R=10.0, **policy):
+    from . import engine, gaussian
+
+    mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R).resolved(conventions)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    return dict(statistic=mech.statistic, clip_estimate=None, **pol.describe())
+
+
+def _from_settings(settings):
+    """The conventions entry of a figure from an experiment's provenance."""
+    return dict(statistic=settings.get("statistic"), clip_estimate=settings.get("clip_estimate"),
+                **settings["policy"])
+
+
+def _curves(model, s, seed, conventions):
     from . import bernoulli, plots
 
-    runs = [bernoulli.simulate(s["epsilons"], q, r, T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
-                               cap=s["cap"], mu=s["mu"], seed=seed + k)
+    runs = [bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
+                               cap=s["cap"], mu=s["mu"], conventions=conventions, seed=seed + k)
             for k, (q, r) in enumerate(s["settings"])]
     draw = plots.figure1 if model == "leak" else plots.figure6
     fig = draw(runs, settings=s["settings"], window=s["window"], cap=s["cap"], mu=s["mu"])
@@ -194,65 +361,125 @@ def _curves(model, s, seed):
         data.update({f"q_{k}": q, f"r_{k}": r, f"mean_population_{k}": run.mean_population,
                      f"moving_average_{k}": run.moving_average(window=s["window"]),
                      f"mean_sq_error_{k}": run.mean_sq_error})
-    return fig, data
+    run = runs[0]
+    conv = dict(statistic=None, clip_estimate=bool(run.mechanism.clip_estimate), **run.policy.describe())
+    return {f"figure{1 if model == 'leak' else 6}": (fig, data)}, conv
 
 
-def _map(model, s, seed, progress):
+def _map(model, s, seed, conventions):
     from . import optimize, plots
 
     g = np.asarray(s["grid"], float)
     Q, R = np.meshgrid(g, g, indexing="ij")
     res = optimize.optimal_epsilon(Q, R, s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
-                                   mu=s["mu"], seed=seed, progress=progress)
+                                   mu=s["mu"], seed=seed, conventions=conventions, progress=False)
     draw = plots.figure2 if model == "leak" else plots.figure7
     fig = draw(res, grid=g)
-    return fig, {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "errors": res.errors,
-                 "stderr": res.stderr}
+    data = {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "values": res.values,
+            "se": res.se}
+    conv = _bernoulli_conventions(conventions, n0=s["n0"], mu=s["mu"])
+    return {f"figure{2 if model == 'leak' else 7}": (fig, data)}, conv
 
 
-def _figure3a(s, seed):
-    from . import leakage, plots
+def _figure3a(s, seed, conventions):
+    from . import experiments, plots
 
-    sim = plots.figure3a_simulation(s["n"], s["gammas"], s["taus"], rounds=s["rounds"], d=s["d"], R=s["R"],
-                                    seed=seed)
-    fig = plots.figure3a(n=s["n"], gammas=s["gammas"], taus=s["taus"], rounds=s["rounds"], d=s["d"], R=s["R"],
-                         simulated=sim)
-    theory = leakage.marginal_leak_probability(s["n"], np.asarray(s["gammas"])[:, None],
-                                               np.asarray(s["taus"])[None, :], d=s["d"], R=s["R"]).p
-    return fig, {"taus": sim["taus"], "gammas": np.asarray(s["gammas"], float), "p": sim["p"], "se": sim["se"],
-                 "theory": theory, "n": s["n"]}
+    sim = experiments.figure3a_simulation(s["n"], s["gammas"], s["taus"], rounds=s["rounds"], d=s["d"], R=s["R"],
+                                          conventions=conventions, seed=seed)
+    fig = plots.figure3a(simulated=sim)
+    data = {"taus": sim.taus, "gammas": sim.gammas, "p": sim.p, "se": sim.se, "theory": sim.theory, "n": sim.n}
+    return {"figure3a": (fig, data)}, _from_settings(sim.settings)
 
 
-def _figure3bc(s, seed):
-    from . import plots
+def _figure3bc(s, seed, conventions):
+    from . import experiments, plots
 
-    curves = tuple(plots.growth_curves(qr[0], qr[1], s["taus"], s["gammas"], n0=s["n0"], T=t, trials=s["trials"],
-                                       d=s["d"], R=s["R"], cap=s["cap"], ratio=s["ratio"], seed=seed + k)
+    curves = tuple(experiments.growth_curves(q=qr[0], r=qr[1], taus=s["taus"], gammas=s["gammas"], n0=s["n0"],
+                                             T=t, trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
+                                             ratio=s["ratio"], conventions=conventions, seed=seed + k)
                    for k, (qr, t) in enumerate(zip((s["small"], s["large"]), s["T"])))
     fig = plots.figure3bc(curves=curves)
     data = {}
     for panel, c in zip("bc", curves):
         for name in ("q", "r", "gammas", "taus", "theory", "empirical", "spread", "se"):
             data[f"{name}_{panel}"] = np.asarray(getattr(c, name))
-    return fig, data
+    return {"figure3bc": (fig, data)}, _from_settings(curves[0].settings)
 
 
-def _gamma_maps(number, s, seed, bar):
-    from . import plots
+def _gamma_maps(number, s, seed, conventions, store, on_cells):
+    from . import experiments, plots
 
     qs = s["qs_fig4"] if number == "4" else s["qs"]
-    maps = []
-    for tau in TAUS[number]:
-        maps.append(plots.gamma_star_map(tau, qs, s["rs"], gammas=s["gammas"], T=s["T"], n0=s["n0"],
-                                         trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"], seed=seed))
-        bar.update(1)
+    maps = [experiments.gamma_star_map(qs, s["rs"], tau=tau, gammas=s["gammas"], T=s["T"], n0=s["n0"],
+                                       trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
+                                       conventions=conventions, seed=seed, store=store, on_cells=on_cells)
+            for tau in TAUS[number]]
     fig = plots.figure_gamma_star(maps)
     data = {"qs": np.asarray(qs, float), "rs": np.asarray(s["rs"], float), "gammas": np.asarray(s["gammas"], float)}
     for k, m in enumerate(maps):
         data[f"tau_{k}"] = m.tau
-        for name in ("empirical", "bound", "constrained", "mean_field"):
+        for name in ("empirical", "bound", "constrained", "mean_field", "values", "se"):
             data[f"{name}_{k}"] = getattr(m, name)
-    return fig, data
+    return {f"figure{number}": (fig, data)}, _from_settings(maps[0].settings)
+
+
+def _compute(number, scale, seed, conventions="paper", store=None, on_cells=None):
+    """The outputs ``{name: (figure, data)}`` of one figure and the conventions settings it ran with."""
+    s = SCALES[scale]
+    if number in ("1", "6"):
+        return _curves("leak" if number == "1" else "agnostic", s["curves"], seed, conventions)
+    if number in ("2", "7"):
+        return _map("leak" if number == "2" else "agnostic", s["maps"], seed, conventions)
+    if number == "3":
+        out, conv_a = _figure3a(s["fig3a"], seed, conventions)
+        if on_cells is not None:
+            on_cells(1)
+        more, conv_bc = _figure3bc(s["fig3bc"], seed, conventions)
+        out.update(more)
+        return out, {"3a": conv_a, "3bc": conv_bc}
+    return _gamma_maps(number, s["gamma_maps"], seed, conventions, store, on_cells)
+
+
+def run_figure(number, scale, seed, conventions="paper", store=None, on_cells=None):
+    """Compute one figure of the paper with the settings of :data:`SCALES`.
+
+    Parameters
+    ----------
+    number : {"1", ..., "7"}
+        Figure of the paper.
+    scale : {"book", "paper"}
+        Experiment sizes.
+    seed : int
+        Root seed (non-negative).
+    conventions : {"paper", "authors"}
+        The paper's text or the authors' published code.
+    store : MutableMapping, optional
+        Finished γ* cells (Figs. 4-5, :func:`perfpriv.experiments.gamma_star_map`).
+    on_cells : callable, optional
+        Called with the number of cells (or panel groups) just finished.
+
+    Returns
+    -------
+    dict
+        ``{name: (matplotlib.figure.Figure, dict of arrays)}``, one entry per
+        figure file (``figure3a`` and ``figure3bc`` for Fig. 3).
+
+    Examples
+    --------
+    >>> out = run_figure("6", "book", 0)
+    >>> list(out), sorted(out["figure6"][1])[:3]
+    (['figure6'], ['epsilons', 'mean_population_0', 'mean_population_1'])
+    """
+    return _compute(number, scale, seed, conventions, store, on_cells)[0]
+
+
+def _units(number, scale):
+    """Progress units of a figure: its γ* cells (Figs. 4-5), its panel groups otherwise."""
+    if number in TAUS:
+        g = SCALES[scale]["gamma_maps"]
+        qs = g["qs_fig4"] if number == "4" else g["qs"]
+        return len(qs) * len(g["rs"]) * len(TAUS[number])
+    return 2 if number == "3" else 1
 
 
 def _settings_of(number, scale):
@@ -270,69 +497,16 @@ def _settings_of(number, scale):
     return s
 
 
-def run_figure(number, scale, seed, progress=False, bar=None):
-    """Compute one figure of the paper with the settings of :data:`SCALES`.
-
-    Parameters
-    ----------
-    number : {"1", ..., "7"}
-        Figure of the paper.
-    scale : {"book", "paper"}
-        Experiment sizes.
-    seed : int
-        Root seed (non-negative).
-    progress : {"auto", True, False}
-        Progress bars of the (q, r) sweeps.
-    bar : tqdm progress bar, optional
-        Advanced by one per panel group computed.
-
-    Returns
-    -------
-    dict
-        ``{name: (matplotlib.figure.Figure, dict of arrays)}``, one entry per
-        figure file (``figure3a`` and ``figure3bc`` for Fig. 3).
-
-    Examples
-    --------
-    >>> out = run_figure("6", "book", 0)
-    >>> list(out), sorted(out["figure6"][1])[:3]
-    (['figure6'], ['epsilons', 'mean_population_0', 'mean_population_1'])
-    """
-    s = SCALES[scale]
-    if bar is None:
-        bar = _NullBar()
-    if number in ("1", "6"):
-        out = {f"figure{number}": _curves("leak" if number == "1" else "agnostic", s["curves"], seed)}
-    elif number in ("2", "7"):
-        out = {f"figure{number}": _map("leak" if number == "2" else "agnostic", s["maps"], seed, progress)}
-    elif number == "3":
-        out = {"figure3a": _figure3a(s["fig3a"], seed)}
-        bar.update(1)
-        out["figure3bc"] = _figure3bc(s["fig3bc"], seed)
-        bar.update(1)
-        return out
-    else:
-        return {f"figure{number}": _gamma_maps(number, s["gamma_maps"], seed, bar)}
-    bar.update(1)
-    return out
-
-
-class _NullBar:
-    def update(self, n=1):
-        pass
-
-
-def _steps(number):
-    return {"3": 2, "4": len(TAUS["4"]), "5": len(TAUS["5"])}.get(number, 1)
-
-
 def _panel_axes(fig):
     """The panels of a figure (colour bars excluded), in drawing order."""
     return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
 
 
 def save_figure(fig, data, out: Path, name: str, first_letter: str = "a") -> list:
-    """Write ``name.png``, one ``name_panel_X.png`` per panel (if several) and ``name.npz``; return the paths."""
+    """Write ``name.png``, one ``name_panel_X.png`` per panel (if several) and ``name.npz``; return the paths.
+
+    Every file is written atomically (temporary name in ``out``, then renamed).
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.image import imsave
 
@@ -346,78 +520,245 @@ def save_figure(fig, data, out: Path, name: str, first_letter: str = "a") -> lis
         pixels = np.asarray(canvas.buffer_rgba())
         renderer = canvas.get_renderer()
         boxes = [ax.get_tightbbox(renderer) for ax in _panel_axes(fig)]
-    whole = out / f"{name}.png"
-    imsave(whole, pixels)
-    paths = [whole]
+    out = Path(out)
+
+    def png(path, image):
+        _atomic_write(path, lambda f: imsave(f, image, format="png"))
+        return path
+
+    paths = [png(out / f"{name}.png", pixels)]
     if len(boxes) > 1:
         height, width = pixels.shape[:2]
         pad = 4
         for k, box in enumerate(boxes):
             x0, x1 = max(int(box.x0) - pad, 0), min(int(math.ceil(box.x1)) + pad, width)
             y0, y1 = max(height - int(math.ceil(box.y1)) - pad, 0), min(height - int(box.y0) + pad, height)
-            path = out / f"{name}_panel_{chr(ord(first_letter) + k)}.png"
-            imsave(path, pixels[y0:y1, x0:x1])
-            paths.append(path)
+            paths.append(png(out / f"{name}_panel_{chr(ord(first_letter) + k)}.png", pixels[y0:y1, x0:x1]))
     npz = out / f"{name}.npz"
-    np.savez_compressed(npz, **{k: np.asarray(v) for k, v in data.items()})
+    _write_npz(npz, data)
     return paths + [npz]
+
+
+# ---------------------------------------------------------------------------
+# the output folder and its record
+# ---------------------------------------------------------------------------
+
+def _prepare_out(text: str) -> Path:
+    """The output folder, created and checked writable; a :class:`_Fault` otherwise."""
+    if not text.strip():
+        raise _Fault(f"--out must name a folder; got {text!r}")
+    out = Path(text)
+    if out.exists() and not out.is_dir():
+        raise _Fault(f"--out must be a folder; {text!r} is a file")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _Fault(f"--out: cannot create the folder {text!r}: {exc.strerror or exc}") from None
+    try:
+        _atomic_write(out / ".perfpriv-write-test", lambda f: f.write(b""))
+        (out / ".perfpriv-write-test").unlink()
+    except OSError as exc:
+        raise _Fault(f"--out: cannot write into {text!r}: {exc.strerror or exc}") from None
+    return out
+
+
+def _identity(args) -> dict:
+    """What a run is: everything but the status of its figures (what must agree to share a folder)."""
+    import matplotlib
+    import scipy
+
+    from . import __version__
+
+    return {
+        "command": "reproduce",
+        "scale": args.scale,
+        "conventions": args.conventions,
+        "conventions_settings": {
+            "bernoulli": _bernoulli_conventions(args.conventions, n0=400),
+            "gaussian": _gaussian_conventions(args.conventions, n0=1000),
+        },
+        "seed": args.seed,
+        "versions": {"perfpriv": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+                     "matplotlib": matplotlib.__version__, "python": platform.python_version()},
+    }
+
+
+def _has_run_files(out: Path) -> bool:
+    return (out / "cells").exists() or any(out.glob("figure*.npz")) or any(out.glob("figure*.png"))
+
+
+def _differences(old: dict, new: dict, prefix="") -> list:
+    diffs = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k, "<missing>"), new.get(k, "<missing>")
+        if isinstance(a, dict) and isinstance(b, dict):
+            diffs += _differences(a, b, f"{prefix}{k}.")
+        elif a != b:
+            diffs.append(f"{prefix}{k} {a!r:.40} (this run: {b!r:.40})")
+    return diffs
+
+
+def _load_record(out: Path, identity: dict) -> dict:
+    """The record to continue: the folder's own (same identity) or a fresh one; refuses to mix runs."""
+    path = out / "run.json"
+    fresh = dict(_jsonable(identity), figures={})
+    if not path.exists():
+        if _has_run_files(out):
+            raise _Fault(f"--out {str(out)!r} holds figure or cell files of a perfpriv run without its record "
+                         "(run.json): use an empty folder, or delete those files")
+        return fresh
+    try:
+        old = json.loads(path.read_text())
+        if not isinstance(old, dict) or not isinstance(old.get("figures"), dict):
+            raise ValueError("not a perfpriv record")
+    except (OSError, ValueError) as exc:
+        raise _Fault(f"--out {str(out)!r}: its run.json is not a readable perfpriv record ({exc}); use "
+                     "another folder") from None
+    mine = {k: v for k, v in old.items() if k != "figures"}
+    diffs = _differences(mine, {k: v for k, v in fresh.items() if k != "figures"})
+    if diffs:
+        raise _Fault(f"--out {str(out)!r} holds another run ({'; '.join(diffs[:3])}"
+                     f"{'; ...' if len(diffs) > 3 else ''}): use another folder, or delete it")
+    fresh["figures"] = old["figures"]
+    return fresh
+
+
+def _entry(number, scale, status, files=(), conventions=None) -> dict:
+    """The record of one figure (the same fields in the same order whatever happened before)."""
+    entry = {"status": status, "files": sorted(files), "data": _data_doc(number),
+             "settings": _jsonable(_settings_of(number, scale))}
+    if number in TAUS:
+        entry["cells"] = f"cells/figure{number}"
+    if conventions is not None:
+        entry["conventions"] = _jsonable(conventions)
+    return entry
+
+
+def _data_doc(number):
+    return DATA_DOC["3a"] + "; " + DATA_DOC["3bc"] if number == "3" else DATA_DOC[number]
+
+
+def _done(record, number, out: Path) -> bool:
+    entry = record["figures"].get(number)
+    return bool(entry) and entry.get("status") == "done" and all((out / f).exists() for f in entry["files"])
+
+
+def _write_record(out: Path, record: dict) -> None:
+    record = dict(record)
+    record["figures"] = {k: record["figures"][k] for k in sorted(record["figures"], key=int)}
+    _write_json(out / "run.json", record)
+
+
+def _resume_command(args) -> str:
+    parts = ["python -m perfpriv reproduce", f"--figure {args.figure}", f"--scale {args.scale}",
+             f"--conventions {args.conventions}", f"--seed {args.seed}", f"--out {args.out}"]
+    if args.n_jobs != 1:
+        parts.append(f"--n-jobs {args.n_jobs}")
+    return " ".join(parts + ["--resume"])
 
 
 def _reproduce(args) -> int:
     import joblib
     from tqdm.auto import tqdm
 
-    import matplotlib
-
-    from . import __version__
-
     if args.n_jobs == 0 or args.n_jobs < -1:
-        raise ValueError(f"--n-jobs must be a positive integer or -1 (all cores); got {args.n_jobs}")
+        raise _Fault(f"--n-jobs must be a positive integer or -1 (all cores); got {args.n_jobs}")
     if args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer; got {args.seed}")
-    out = args.out
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out must be a folder; {str(out)!r} is a file")
-    out.mkdir(parents=True, exist_ok=True)
+        raise _Fault(f"--seed must be a non-negative integer; got {args.seed}")
+    out = _prepare_out(args.out)
+    _remove_partial_files(out)
     numbers = FIGURES if args.figure == "all" else (args.figure,)
-    show = {"auto": None, "on": False, "off": True}[args.progress]   # tqdm's disable=
-    sweep_progress = {"auto": "auto", "on": True, "off": False}[args.progress]
-    record = {"command": "reproduce", "scale": args.scale, "seed": args.seed, "n_jobs": args.n_jobs,
-              "perfpriv": __version__, "numpy": np.__version__, "matplotlib": matplotlib.__version__,
-              "python": platform.python_version(), "figures": {}}
-    written = []
-    with tqdm(total=sum(_steps(n) for n in numbers), desc="figures", unit="panel", disable=show,
-              file=sys.stderr) as bar, joblib.parallel_config(n_jobs=args.n_jobs):
-        for number in numbers:
-            bar.set_postfix_str(f"figure {number} ({args.scale} scale)")
-            start = time.perf_counter()
-            results = run_figure(number, args.scale, args.seed, progress=sweep_progress, bar=bar)
-            seconds = time.perf_counter() - start
-            for name, (fig, data) in results.items():
-                written += save_figure(fig, data, out, name, first_letter="b" if name == "figure3bc" else "a")
-            record["figures"][number] = {
-                "seconds": round(seconds, 3),
-                "seconds_with_files": round(time.perf_counter() - start, 3),
-                "files": sorted(
-                p.name for p in written if p.name.startswith(tuple(results))),
-                "data": DATA_DOC["3a"] + "; " + DATA_DOC["3bc"] if number == "3" else DATA_DOC[number],
-                "settings": _jsonable(_settings_of(number, args.scale))}
-    (out / "run.json").write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {len(written) + 1} files to {out}")
-    for number, info in record["figures"].items():
+    record = _load_record(out, _identity(args))
+    todo = [n for n in numbers if not (args.resume and _done(record, n, out))]
+    for n in todo:
+        record["figures"][n] = _entry(n, args.scale, "pending")
+    _write_record(out, record)                        # the record first, before any work
+    timings_path = out / "timings.json"
+    try:
+        timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
+    except (OSError, ValueError):
+        timings = {}
+    timings = {"n_jobs": args.n_jobs, "figures": dict(timings.get("figures", {}))}
+    disable = {"auto": None, "on": False, "off": True}[args.progress]   # tqdm's disable=
+    finished, current, cells_done = [], None, {}
+    start_all = time.perf_counter()
+    bar = tqdm(total=sum(_units(n, args.scale) for n in todo), desc="cells", unit="cell", disable=disable,
+               file=sys.stderr, dynamic_ncols=True)
+    try:
+        with joblib.parallel_config(n_jobs=args.n_jobs):
+            for number in todo:
+                current = number
+                bar.set_postfix_str(f"figure {number} ({args.scale} scale)")
+                store = CellFiles(out / "cells" / f"figure{number}", read=args.resume) if number in TAUS else None
+
+                def advance(k, number=number):
+                    cells_done[number] = cells_done.get(number, 0) + k
+                    bar.update(k)
+
+                start = time.perf_counter()
+                outputs, conventions = _compute(number, args.scale, args.seed, args.conventions, store, advance)
+                seconds = time.perf_counter() - start
+                files = []
+                for name, (fig, data) in outputs.items():
+                    files += [p.name for p in save_figure(fig, data, out, name,
+                                                          first_letter="b" if name == "figure3bc" else "a")]
+                if number not in TAUS:
+                    bar.update(_units(number, args.scale) - cells_done.get(number, 0))
+                record["figures"][number] = _entry(number, args.scale, "done", files, conventions)
+                _write_record(out, record)
+                timings["figures"][number] = {"seconds": round(seconds, 3),
+                                              "seconds_with_files": round(time.perf_counter() - start, 3),
+                                              "resumed": bool(args.resume)}
+                _write_json(timings_path, timings)
+                finished.append(number)
+                current = None
+    except KeyboardInterrupt as stop:
+        bar.close()
+        _remove_partial_files(out)
+        done = f"finished figure {', '.join(finished)}" if finished else "no figure finished"
+        if current in TAUS:
+            stored = len(CellFiles(out / "cells" / f"figure{current}"))
+            done += f"; figure {current}: {stored} of {_units(current, args.scale)} cells stored"
+        what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
+        print(f"{what}: {done}; resume with: {_resume_command(args)}", file=sys.stderr)
+        return 143 if isinstance(stop, _Terminated) else 130
+    bar.close()
+    skipped = [n for n in numbers if n not in todo]
+    print(f"wrote {sum(len(record['figures'][n]['files']) for n in finished)} figure files and the record "
+          f"(run.json) to {out} in {time.perf_counter() - start_all:.1f} s"
+          + (f"; figures {', '.join(skipped)} were already there" if skipped else ""))
+    for number in finished:
+        info = timings["figures"][number]
         print(f"  figure {number}: {info['seconds']:.1f} s (with writing the files: "
               f"{info['seconds_with_files']:.1f} s)")
     return 0
 
 
 def main(argv=None) -> int:
-    """Entry point of ``python -m perfpriv``; returns the exit code."""
+    """Entry point of ``python -m perfpriv``; returns the exit code.
+
+    Exit codes: 0 done; 1 the output folder failed during the run; 2 a bad
+    command line or output folder (one line on stderr); 130 interrupted
+    (Ctrl-C), 143 terminated (SIGTERM): one line saying what finished and how
+    to resume.
+    """
+    import signal
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:   # the command line: a killed
+        signal.signal(signal.SIGTERM, _on_sigterm)                            # job stops cleanly too
     try:
         if args.command == "reproduce":
             return _reproduce(args)
-    except ValueError as exc:   # bad values found after parsing: one clear line, exit code 2
+    except (_Fault, ValueError) as exc:   # bad values found after parsing: one clear line, exit code 2
         print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:                # the folder became unwritable during the run
+        print(f"{parser.prog} {args.command}: error: {exc}; resume with --resume once it is fixed",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as stop:     # before the work started (the run's own handler says more)
+        print("interrupted before any figure was started; nothing to resume", file=sys.stderr)
+        return 143 if isinstance(stop, _Terminated) else 130
     return 0  # pragma: no cover (argparse requires a command)

@@ -84,31 +84,31 @@ def _dynamics():
 
 def _threshold_ratio() -> float:
     dyn = _dynamics()
-    small = dyn.exact_critical_gamma(0.5, 0.5, 0.02, n=50, d=12, R=10.0)
-    large = dyn.exact_critical_gamma(0.5, 0.5, 0.02, n=1000, d=12, R=10.0)
+    small = dyn.exact_critical_gamma(q=0.5, r=0.5, tau=0.02, n=50, d=12, R=10.0)
+    large = dyn.exact_critical_gamma(q=0.5, r=0.5, tau=0.02, n=1000, d=12, R=10.0)
     return float(small / large)
 
 
 def _first_round_at_floor() -> float:
-    path = _bernoulli().mean_field_population(np.inf, 0.2, 0.5, T=60, n0=400)
+    path = _bernoulli().mean_field_population(np.inf, q=0.2, r=0.5, T=60, n0=400)
     return float(np.argmax(path <= 1))
 
 
 _ENTRIES = [
     # chapter 01 -- the threshold by hand (q = 0.2, r = 0.5)
     Exercise("ch01-ex-critical.beta_c", "critical beta for q = 0.2, r = 0.5 (leak rule)",
-             0.21428571428571427, lambda: float(_bernoulli().critical_beta(0.2, 0.5))),
+             0.21428571428571427, lambda: float(_bernoulli().critical_beta(q=0.2, r=0.5))),
     Exercise("ch01-ex-critical.epsilon_c", "critical epsilon for q = 0.2, r = 0.5 (leak rule)",
-             0.9162907318741551, lambda: float(_bernoulli().critical_epsilon(0.2, 0.5))),
+             0.9162907318741551, lambda: float(_bernoulli().critical_epsilon(q=0.2, r=0.5))),
     Exercise("ch01-ex-critical.growth_no_privacy", "growth factor without privacy, q = 0.2, r = 0.5",
-             0.8, lambda: float(_bernoulli().growth_factor(0.5, 0.2, 0.5))),
+             0.8, lambda: float(_bernoulli().growth_factor(0.5, q=0.2, r=0.5))),
     Exercise("ch01-ex-critical.rounds", "first round at which the mean-field population (N0 = 400, "
              "no privacy) reaches the floor of 1", 27.0, _first_round_at_floor, rtol=0.0, atol=0.5),
     # chapter 02 -- the agnostic threshold by hand (q = 0.6, r = 0.4)
     Exercise("ch02-ex-threshold.beta_c", "critical beta of the agnostic rule for q = 0.6, r = 0.4",
-             1 / 6, lambda: float(_bernoulli().critical_beta(0.6, 0.4, model="agnostic"))),
+             1 / 6, lambda: float(_bernoulli().critical_beta(q=0.6, r=0.4, model="agnostic"))),
     Exercise("ch02-ex-threshold.epsilon_c", "critical epsilon of the agnostic rule for q = 0.6, r = 0.4",
-             math.log(2.0), lambda: float(_bernoulli().critical_epsilon(0.6, 0.4, model="agnostic"))),
+             math.log(2.0), lambda: float(_bernoulli().critical_epsilon(q=0.6, r=0.4, model="agnostic"))),
     # chapter 03 -- Lemma 3 by hand (Sigma = diag(1, 4), N = 100, gamma = 2, R = 10)
     Exercise("ch03-ex-lemma3.error", "expected squared Mahalanobis error, Sigma = diag(1, 4), N = 100, gamma = 2",
              0.07, lambda: float(_gaussian().mahalanobis_error(2.0, 100, np.diag([1.0, 4.0])))),
@@ -127,7 +127,7 @@ _ENTRIES = [
              0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, 2.0)), rtol=0.02),
     # chapter 05 -- the threshold by hand, and the smallest population
     Exercise("ch05-ex-hand.gamma_c", "Theorem 2's gamma_c for R = 10, N = 1000, tau = 0.05, q = 0.2, r = 0.6",
-             0.4460159970809047, lambda: float(_dynamics().critical_gamma(0.2, 0.6, 0.05, 1000, 10.0)),
+             0.4460159970809047, lambda: float(_dynamics().critical_gamma(q=0.2, r=0.6, tau=0.05, n=1000, R=10.0)),
              rtol=0.01),
     Exercise("ch05-ex-open.ratio", "exact survival threshold at N = 50 divided by the one at N = 1000 "
              "(q = r = 0.5, tau = 0.02, d = 12, R = 10)", 4.515280179794028, _threshold_ratio, rtol=0.01),
@@ -142,7 +142,15 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in _ENTRIES}
 
 
 def exercise_ids(chapter: str | None = None) -> list[str]:
-    """Ids of the exercises with numeric answers (optionally of one chapter, e.g. ``"ch04"``)."""
+    """Ids of the exercises with numeric answers (optionally of one chapter, e.g. ``"ch04"``).
+
+    Examples
+    --------
+    >>> exercise_ids("ch03")
+    ['ch03-ex-lemma3.error', 'ch03-ex-lemma3.rho']
+    """
+    if chapter is not None and not isinstance(chapter, str):
+        raise TypeError(f"chapter must be a string such as 'ch04' (or None for every chapter); got {chapter!r:.60}")
     return [i for i in EXERCISES if chapter is None or i.startswith(chapter + "-")]
 
 
@@ -152,6 +160,8 @@ def describe(exercise_id: str) -> str:
 
 
 def _get(exercise_id: str) -> Exercise:
+    if not isinstance(exercise_id, str):
+        raise TypeError(f"exercise_id must be a string such as 'ch04-ex-by-hand.leak'; got {exercise_id!r:.60}")
     if exercise_id not in EXERCISES:
         known = ", ".join(sorted(EXERCISES))
         raise ValueError(f"exercise_id must be one of the registered ids ({known}); got {exercise_id!r}")

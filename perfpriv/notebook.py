@@ -46,6 +46,8 @@ def brief_errors(shell=None) -> None:
         shell = get_ipython()
     if shell is None:
         return
+    if not callable(getattr(shell, "set_custom_exc", None)):
+        raise TypeError(f"shell must be an IPython InteractiveShell (or None for the running one); got {shell!r:.60}")
 
     def handler(shell, etype, value, tb, tb_offset=None):
         if _raised_by_perfpriv(tb):

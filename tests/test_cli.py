@@ -1,15 +1,20 @@
-"""The command line ``python -m perfpriv``: book-scale reproduction of every figure, help and errors.
+"""The command line ``python -m perfpriv``: book-scale reproduction, the record, interruption and resume, faults.
 
-The reproduction runs once per session (module fixture, a subprocess in a
+The full book-scale reproduction runs once per module (a subprocess in a
 temporary folder, warnings turned into errors) and the tests inspect what it
-wrote. It is the slowest test of the suite (about half a minute on 2 cores).
+wrote. The resume test interrupts a run with SIGINT (what Ctrl-C sends) once
+its first γ* cell is on disk, resumes it with another number of workers, and
+compares every file with those of an uninterrupted run, byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +25,8 @@ EXPECTED = {
 }
 #: panels of the multi-panel figures: 2 rows x (error, population); (b), (c); one row of 3 per tau
 PANELS = {"figure1": "abcd", "figure6": "abcd", "figure3bc": "bc", "figure4": "abcdef", "figure5": "abcdefghi"}
+#: book scale: 4 x 4 (q, r) cells per tau; Fig. 4 has 2 taus, Fig. 5 three
+CELLS = {"4": 32, "5": 48}
 
 
 def run_cli(*args, timeout=600):
@@ -27,15 +34,26 @@ def run_cli(*args, timeout=600):
                           text=True, timeout=timeout)
 
 
+def files_of(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_line_error(proc, *words):
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
 @pytest.fixture(scope="module")
 def book_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("figures")
-    proc = run_cli("reproduce", "--figure", "all", "--scale", "book", "--out", str(out), "--n-jobs", "2",
-                   "--seed", "0")
+    proc = run_cli("reproduce", "--figure", "all", "--scale", "book", "--out", str(out), "--seed", "0")
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
 
+# ---------------------------------------------------------------- the files of a run
 def test_reproduce_all_at_book_scale_writes_every_figure_png_and_data(book_run):
     out, _ = book_run
     for names in EXPECTED.values():
@@ -52,25 +70,42 @@ def test_reproduce_all_at_book_scale_writes_every_figure_png_and_data(book_run):
 def test_no_unexpected_files_and_nothing_on_stderr_without_a_terminal(book_run):
     out, proc = book_run
     names = {p.name for p in out.iterdir()}
-    expected = {"run.json"}
+    expected = {"run.json", "timings.json", "cells"}
     for group in EXPECTED.values():
         for name in group:
             expected |= {f"{name}.png", f"{name}.npz"} | {f"{name}_panel_{x}.png" for x in PANELS.get(name, "")}
     assert names == expected
+    assert sorted(p.name for p in (out / "cells").iterdir()) == ["figure4", "figure5"]
+    for number, count in CELLS.items():
+        assert len(list((out / "cells" / f"figure{number}").glob("*.npz"))) == count
     assert proc.stderr == ""  # no progress bar, no warning when stderr is not a terminal
 
 
-def test_run_record_holds_settings_seed_and_timings(book_run):
+def test_run_record_holds_settings_conventions_seed_and_versions(book_run):
     out, _ = book_run
     record = json.loads((out / "run.json").read_text())
-    assert record["scale"] == "book" and record["seed"] == 0 and record["n_jobs"] == 2
+    assert record["scale"] == "book" and record["seed"] == 0 and record["conventions"] == "paper"
+    assert set(record["versions"]) >= {"perfpriv", "numpy", "matplotlib", "python"}
+    keys = {"statistic", "collapse", "floor", "stop", "clip_estimate", "cap", "penalty"}
+    assert set(record["conventions_settings"]["bernoulli"]) == keys
+    assert record["conventions_settings"]["gaussian"]["statistic"] == "paper"
     assert sorted(record["figures"]) == sorted(EXPECTED)
-    for info in record["figures"].values():
-        assert info["seconds"] > 0 and info["settings"]
+    for number, info in record["figures"].items():
+        assert info["status"] == "done" and info["settings"] and info["data"]
+        assert sorted(info["files"]) == sorted(p.name for p in out.glob("figure*") if p.name.startswith(
+            tuple(EXPECTED[number])))
+        conv = info["conventions"]
+        assert set(conv) == keys or all(set(v) == keys for v in conv.values())
+    # the gamma* search stops a run at one user and charges the floor
+    assert record["figures"]["4"]["conventions"]["stop"] == 1
+    assert record["figures"]["4"]["conventions"]["collapse"] == "floor"
     # book scale = the chapters' sizes (chapter 06: 4 x 4 grid, 8 gammas, T = 10, N0 = 200, 5 trials)
     fig4 = record["figures"]["4"]["settings"]
     assert (len(fig4["qs"]), len(fig4["rs"]), len(fig4["gammas"]), fig4["T"], fig4["n0"], fig4["trials"]) == \
         (4, 4, 8, 10, 200, 5)
+    timings = json.loads((out / "timings.json").read_text())
+    assert timings["n_jobs"] == 1 and sorted(timings["figures"]) == sorted(EXPECTED)
+    assert all(info["seconds"] > 0 for info in timings["figures"].values())
 
 
 def test_figure2_numbers_are_those_of_the_library_call(book_run):
@@ -80,17 +115,119 @@ def test_figure2_numbers_are_those_of_the_library_call(book_run):
     out, _ = book_run
     s = SCALES["book"]["maps"]
     with np.load(out / "figure2.npz") as data:
-        Q, R = np.meshgrid(data["q"], data["r"], indexing="ij")
-        res = optimize.optimal_epsilon(Q, R, s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"],
-                                       model="leak", mu=s["mu"], seed=0, n_jobs=1)
-        assert np.array_equal(data["errors"], res.errors)   # and independent of --n-jobs 2
-        assert np.array_equal(data["epsilon_star"], res.epsilon)
+        # three cells, alone: a cell's numbers do not depend on the grid around it
+        i, j = np.array([0, 5, 11]), np.array([11, 2, 7])
+        res = optimize.optimal_epsilon(data["q"][i], data["r"][j], s["epsilons"], T=s["T"], n0=s["n0"],
+                                       trials=s["trials"], model="leak", mu=s["mu"], seed=0)
+        assert np.array_equal(data["values"][i, j], res.values) and np.array_equal(data["se"][i, j], res.se)
+        assert np.array_equal(data["epsilon_star"][i, j], res.epsilon)
 
 
+def test_every_gamma_star_cell_file_holds_its_cell_of_the_map(book_run):
+    from perfpriv.cli import CellFiles
+
+    out, _ = book_run
+    with np.load(out / "figure4.npz") as data:
+        store = CellFiles(out / "cells" / "figure4")
+        assert len(store) == CELLS["4"]
+        for k, tau in enumerate((0.02, 0.05)):
+            assert data[f"tau_{k}"] == tau
+            for i, q in enumerate(data["qs"]):
+                for j, r in enumerate(data["rs"]):
+                    values, se = store[(tau, q, r)]
+                    assert np.array_equal(values, data[f"values_{k}"][i, j])
+                    assert np.array_equal(se, data[f"se_{k}"][i, j])
+                    assert data[f"empirical_{k}"][i, j] == data["gammas"][np.argmin(values)]
+
+
+# ---------------------------------------------------------------- interruption and resume
+def test_an_interrupted_run_resumed_writes_exactly_the_files_of_an_uninterrupted_one(tmp_path):
+    args = ["reproduce", "--figure", "4", "--scale", "book", "--seed", "3"]
+    whole = run_cli(*args, "--out", str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen([sys.executable, "-W", "error", "-m", "perfpriv", *args, "--out", str(cut)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    while not list(cut.glob("cells/figure4/*.npz")) and proc.poll() is None and time.monotonic() - start < 300:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)                       # what Ctrl-C sends
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interrupted:") and "Traceback" not in err, err
+    assert "--resume" in lines[0] and "cells stored" in lines[0]
+    names = {p.name for p in cut.rglob("*") if p.is_file()}
+    assert not any(n.startswith(".") for n in names)     # no partial file left behind
+    assert "figure4.png" not in names and 0 < len(list(cut.glob("cells/figure4/*.npz"))) < CELLS["4"]
+    record = json.loads((cut / "run.json").read_text())   # the record was written before the work
+    assert record["figures"]["4"]["status"] == "pending" and record["seed"] == 3
+    resumed = run_cli(*args, "--out", str(cut), "--resume", "--n-jobs", "2")
+    assert resumed.returncode == 0, resumed.stderr
+    a, b = files_of(tmp_path / "whole"), files_of(cut)
+    assert sorted(a) == sorted(b)
+    assert [name for name in a if name != "timings.json" and a[name] != b[name]] == []
+    assert json.loads(b["timings.json"])["figures"]["4"]["resumed"] is True
+    # resuming a finished run does nothing: the files stay as they are
+    again = run_cli(*args, "--out", str(cut), "--resume")
+    assert again.returncode == 0 and "already there" in again.stdout
+    assert files_of(cut) == b
+
+
+def test_a_killed_job_stops_as_cleanly_as_ctrl_c(tmp_path):
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-W", "error", "-m", "perfpriv", "reproduce", "--figure", "5",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    while not list(out.glob("cells/figure5/*.npz")) and proc.poll() is None and time.monotonic() - start < 300:
+        time.sleep(0.005)
+    proc.terminate()                                      # SIGTERM
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("terminated:") and "--resume" in lines[0], err
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]
+    assert json.loads((out / "run.json").read_text())["figures"]["5"]["status"] == "pending"
+
+
+@pytest.mark.parametrize("change, word", [(["--seed", "1"], "seed"), (["--conventions", "authors"], "conventions"),
+                                          (["--scale", "paper"], "scale")])
+def test_a_folder_holding_another_run_is_refused_and_left_as_it_was(book_run, change, word):
+    out, _ = book_run
+    before = files_of(out)
+    args = {"--figure": "6", "--scale": "book", "--seed": "0"}
+    args.update(dict(zip(change[::2], change[1::2])))
+    proc = run_cli("reproduce", *[x for kv in args.items() for x in kv], "--out", str(out))
+    assert proc.returncode == 2
+    one_line_error(proc, "holds another run", word)
+    assert files_of(out) == before
+
+
+def test_a_folder_with_figure_files_but_no_record_is_refused(tmp_path):
+    (tmp_path / "figure1.png").write_bytes(b"not ours")
+    proc = run_cli("reproduce", "--figure", "6", "--out", str(tmp_path))
+    assert proc.returncode == 2
+    one_line_error(proc, "run.json")
+
+
+def test_authors_conventions_are_recorded_with_every_setting_behind_them(tmp_path):
+    proc = run_cli("reproduce", "--figure", "1", "--conventions", "authors", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["conventions"] == "authors"
+    bern = record["conventions_settings"]["bernoulli"]
+    assert (bern["floor"], bern["collapse"], bern["penalty"], bern["clip_estimate"]) == (0, "penalty", 10.0, True)
+    gauss = record["conventions_settings"]["gaussian"]
+    assert (gauss["statistic"], gauss["floor"], gauss["stop"], gauss["collapse"]) == ("exact", 1, 1, "ran")
+    assert record["figures"]["1"]["conventions"] == bern
+
+
+# ---------------------------------------------------------------- help and faults
 def test_help_documents_the_command_and_every_option():
     proc = run_cli("--help")
     assert proc.returncode == 0
-    for word in ("reproduce", "--figure", "--scale", "--out", "--n-jobs", "--seed", "book", "paper", "all"):
+    for word in ("reproduce", "--figure", "--scale", "--out", "--n-jobs", "--seed", "--conventions", "--resume",
+                 "book", "paper", "authors", "all"):
         assert word in proc.stdout
     sub = run_cli("reproduce", "--help")
     assert sub.returncode == 0 and "--figure {1..7,all}" in sub.stdout
@@ -99,23 +236,37 @@ def test_help_documents_the_command_and_every_option():
 @pytest.mark.parametrize("args, words", [
     (["reproduce", "--figure", "9", "--out", "x"], ["--figure", "invalid choice: '9'"]),
     (["reproduce", "--figure", "2", "--scale", "huge", "--out", "x"], ["--scale", "huge"]),
+    (["reproduce", "--figure", "2", "--conventions", "code", "--out", "x"], ["--conventions", "code"]),
     (["reproduce", "--figure", "2"], ["--out"]),
     (["reproduce", "--figure", "2", "--out", "x", "--n-jobs", "0"], ["--n-jobs", "got 0"]),
     (["reproduce", "--figure", "2", "--out", "x", "--seed", "-3"], ["--seed", "got -3"]),
     ([], ["COMMAND"]),
 ])
-def test_bad_arguments_exit_with_code_2_and_one_line(args, words, tmp_path):
+def test_bad_arguments_exit_with_code_2_and_one_line(args, words, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     proc = run_cli(*args)
     assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
-    for word in words:
-        assert word in lines[0]
-    assert proc.stdout == ""
+    one_line_error(proc, *words)
+    assert proc.stdout == "" and not (tmp_path / "x").exists()
 
 
-def test_out_must_not_be_a_file(tmp_path):
-    f = tmp_path / "file.txt"
-    f.write_text("x")
-    proc = run_cli("reproduce", "--figure", "3", "--out", str(f))
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--out" in proc.stderr
+@pytest.mark.parametrize("where, words", [
+    ("file", ["--out must be a folder"]),
+    ("below-file", ["--out", "Not a directory"]),
+    ("empty", ["--out must name a folder"]),
+    ("blank", ["--out must name a folder"]),
+    ("/proc/perfpriv-test", ["--out", "/proc/perfpriv-test"]),
+    ("/sys/perfpriv-test", ["--out", "/sys/perfpriv-test"]),
+    ("/proc", ["--out", "cannot write"]),
+])
+def test_output_folder_faults_are_one_line_errors_with_code_2(where, words, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file.txt").write_text("x")
+    out = {"file": str(tmp_path / "file.txt"), "below-file": str(tmp_path / "file.txt" / "sub"), "empty": "",
+           "blank": "  "}.get(where, where)
+    if where.startswith("/") and not os.path.isdir(os.path.dirname(where)):
+        pytest.skip(f"{os.path.dirname(where)} does not exist here")
+    proc = run_cli("reproduce", "--figure", "3", "--out", out)
+    assert proc.returncode == 2
+    one_line_error(proc, *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]   # nothing written (not even in '.')

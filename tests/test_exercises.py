@@ -38,3 +38,14 @@ def test_unknown_id_and_bad_answer_raise_value_error():
         exercises.check("ch99-nope", 1.0)
     with pytest.raises(ValueError, match="answer"):
         exercises.check("ch01-ex-critical.beta_c", float("nan"))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: exercises.check(["ch01-ex-critical.beta_c"], 0.2), "exercise_id"),
+    (lambda: exercises.describe(3), "exercise_id"),
+    (lambda: exercises.exercise_ids(chapter=3), "chapter"),
+])
+def test_ids_and_chapters_of_the_wrong_type_raise_one_line_naming_the_parameter(call, name):
+    with pytest.raises(TypeError, match=name):
+        call()
+

@@ -33,7 +33,7 @@ def test_perfpriv_value_error_is_one_line(capsys):
     shell = FakeShell()
     notebook.brief_errors(shell)
     assert set(shell.types) == {ValueError, TypeError}
-    etype, value, tb = _raise(lambda: bernoulli.growth_factor(0.1, 1.5, 0.2))
+    etype, value, tb = _raise(lambda: bernoulli.growth_factor(0.1, q=1.5, r=0.2))
     shell.handler(shell, etype, value, tb)
     err = capsys.readouterr().err
     assert err == "ValueError: q must be in [0, 1]; got 1.5\n"
@@ -52,3 +52,10 @@ def test_errors_from_elsewhere_keep_their_traceback(capsys):
 def test_outside_ipython_nothing_happens():
     pytest.importorskip("IPython")
     assert notebook.brief_errors() is None
+
+
+def test_a_shell_that_is_not_ipython_is_refused_naming_the_parameter():
+    import pytest
+
+    with pytest.raises(TypeError, match="shell must be an IPython"):
+        notebook.brief_errors(shell="x")

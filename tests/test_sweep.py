@@ -4,7 +4,7 @@ import joblib
 import numpy as np
 import pytest
 
-from perfpriv.sweep import cell_seed, coordinate_key, sweep
+from perfpriv.sweep import cell_seed, coordinate_key, map_cells, sweep
 
 
 def random_cell(q, r, seed, size=4):
@@ -44,8 +44,11 @@ def test_bit_identical_for_one_and_two_jobs():
 
 
 def test_bit_identical_on_a_dask_local_cluster():
+    # one cluster for both layers: sweep (cells one by one) and map_cells (batched cells, which every
+    # heatmap search of perfpriv.optimize goes through)
     distributed = pytest.importorskip("distributed")
     one = sweep(random_cell, GRID, seed=5, n_jobs=1).values
+    batched = map_cells(first_uniforms, CELLS, seed=7, chunk=2)
     import sys
 
     import cloudpickle
@@ -58,7 +61,9 @@ def test_bit_identical_on_a_dask_local_cluster():
             distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"):
             on_dask = sweep(random_cell, GRID, seed=5).values
+            batched_on_dask = map_cells(first_uniforms, CELLS, seed=7, chunk=2)
     assert np.array_equal(one, on_dask)
+    assert np.array_equal(batched, batched_on_dask)
 
 
 def test_fixed_arguments_are_passed_to_every_cell():
@@ -93,17 +98,47 @@ def test_bad_n_jobs_and_nan_coordinates():
         cell_seed(0, np.nan)
 
 
-def test_figure3_simulations_do_not_depend_on_the_number_of_workers():
-    # Fig. 3's (tau, gamma) and (gamma, tau) cells run through sweep: each cell is seeded by its coordinates
-    from perfpriv import plots
+# ---------------------------------------------------------------- map_cells: batched cells
+def first_uniforms(q, r, keys, size=3):
+    """A batched cell function: each cell's first uniforms of its own key, plus its coordinates."""
+    return keys.uniform(size) + (q - r)[:, None]
 
-    kw = dict(taus=(0.02, 0.05), gammas=[0.5, 2.0], n0=60, T=3, trials=3, ratio="rounds", seed=2)
-    one = plots.growth_curves(0.3, 0.6, n_jobs=1, **kw)
-    two = plots.growth_curves(0.3, 0.6, n_jobs=2, **kw)
-    assert np.array_equal(one.empirical, two.empirical) and np.array_equal(one.se, two.se)
-    a = plots.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2], rounds=5, seed=3, n_jobs=1)
-    b = plots.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2], rounds=5, seed=3, n_jobs=2)
-    assert np.array_equal(a["p"], b["p"]) and np.array_equal(a["se"], b["se"])
-    # and a cell's value is that of the same simulation run on its own
-    run = plots.growth_curves(0.3, 0.6, n_jobs=1, **dict(kw, taus=(0.05,), gammas=[2.0]))
-    assert run.empirical[0, 0] == one.empirical[1, 1]
+
+CELLS = {"q": np.array([0.1, 0.5, 0.9, 0.3, 0.7]), "r": np.array([0.2, 0.2, 0.8, 0.4, 0.6])}
+
+
+def test_map_cells_gives_each_cell_the_key_of_the_root_and_its_coordinates():
+    from perfpriv import _random
+
+    out = map_cells(first_uniforms, CELLS, seed=7, chunk=2)
+    assert out.shape == (5, 3)
+    for i, (q, r) in enumerate(zip(CELLS["q"], CELLS["r"])):
+        alone = _random.cell_key(7, q, r).uniform(3) + (q - r)
+        assert np.array_equal(out[i], alone)
+
+
+def test_map_cells_does_not_depend_on_chunk_n_jobs_or_the_order_of_the_cells():
+    ref = map_cells(first_uniforms, CELLS, seed=7, chunk=1)
+    for chunk in (2, 5, 64):
+        assert np.array_equal(map_cells(first_uniforms, CELLS, seed=7, chunk=chunk), ref)
+    assert np.array_equal(map_cells(first_uniforms, CELLS, seed=7, chunk=2, n_jobs=2), ref)
+    order = np.array([4, 2, 0, 3, 1])
+    shuffled = map_cells(first_uniforms, {k: v[order] for k, v in CELLS.items()}, seed=7, chunk=3)
+    assert np.array_equal(shuffled, ref[order])
+    # a generator or seed sequence as the root: the same as the integer it came from, for a SeedSequence
+    assert np.array_equal(map_cells(first_uniforms, CELLS, seed=np.random.SeedSequence(7)), ref)
+
+
+@pytest.mark.parametrize("cells, message", [({}, "cells must be a non-empty"),
+                                            ({"q": [0.1, 0.2], "r": [0.1]}, "one non-zero length"),
+                                            ({"q": []}, "one non-zero length")])
+def test_map_cells_bad_cells_raise_value_error(cells, message):
+    with pytest.raises(ValueError, match=message):
+        map_cells(first_uniforms, cells, seed=0)
+
+
+def test_map_cells_bad_chunk_and_function():
+    with pytest.raises(ValueError, match="chunk"):
+        map_cells(first_uniforms, CELLS, seed=0, chunk=0)
+    with pytest.raises(TypeError, match="func must be callable"):
+        map_cells(None, CELLS, seed=0)

@@ -44,8 +44,28 @@ def test_explorer_redraws_cleanly_at_every_slider_extreme(name):
     assert isinstance(explorer._draw(**defaults), Figure)
     for key, control in explorer.controls.items():
         for value in _extremes(control):
-            control.value = value          # triggers a redraw through the observer
+            control.value = value          # triggers a redraw through the observer (an error would show here)
             assert explorer.message.value == "", f"{name}: {key}={value!r}: {explorer.message.value}"
-            assert isinstance(explorer._draw(**explorer.values), Figure)
         control.value = defaults[key]
+    assert explorer.values == defaults
+
+
+@pytest.mark.parametrize("name", ["bernoulli_draw", "mia_draw", "draw_survival", "draw_horizon", "draw_schedule"])
+def test_draw_functions_take_q_r_and_tau_by_keyword_only(name):
+    import inspect
+
+    params = inspect.signature(getattr(widgets, name)).parameters
+    for p in ("q", "r", "tau"):
+        if p in params:
+            assert params[p].kind is inspect.Parameter.KEYWORD_ONLY, (name, p)
+
+
+def test_explorers_import_plots_through_its_public_names_only():
+    import ast
+    import pathlib
+
+    for path in pathlib.Path(widgets.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and "plots" in node.module:
+                assert node.module.endswith("plots"), f"{path.name} imports {node.module}"
 

@@ -215,6 +215,7 @@ def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", c
     """
     qq, rr, shape = check_cells(q, r)
     eps = _check_epsilons(epsilons)
+    model = check_choice("model", model, RULES)
     path = engine.mean_field(RandomizedResponse(eps, mu=mu), Memoryless(q=qq, r=rr, rule=model), T=T, n0=n0,
                              cap=cap, floor=floor)
     values = path.sq_error[..., -1]

@@ -1,8 +1,11 @@
 """Figures of the paper, regenerated from perfpriv.
 
 One function per figure (or panel group); each returns a
-:class:`matplotlib.figure.Figure`. In a notebook, display one with
-:func:`perfpriv.plots.show`, which emits the PNG only.
+:class:`matplotlib.figure.Figure`. Figures only draw: their numbers come from
+:mod:`perfpriv.experiments` (and the library below it) -- a figure takes an
+experiment's result or runs the experiment with the parameters it is given.
+In a notebook, display one with :func:`perfpriv.plots.show`, which emits the
+PNG only.
 """
 
 from ._common import STYLE, new_figure, show, style

@@ -21,7 +21,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
-from .. import bernoulli, optimize
+from .. import bernoulli, experiments, optimize
 from .._validate import check_choice, check_int, check_probability, check_real
 from ._common import new_figure
 
@@ -99,15 +99,15 @@ def _panel_letter(k: int) -> str:
 # Figs. 1 and 6: squared error and population against the round
 # --------------------------------------------------------------------------
 
-def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons, cap, mu, seed, title):
+def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons, cap, mu, conventions, seed, title):
     sizes = _sizes(CURVE_SCALES, scale, T=T, n0=n0, trials=trials, window=window, epsilons=epsilons)
     check_int("window", sizes["window"], low=1)
     eps = np.asarray(sizes["epsilons"], dtype=float)
     settings = [tuple(pair) for pair in settings]
     if results is None:
         results = [
-            bernoulli.simulate(eps, q, r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
-                               model=model, cap=cap, mu=mu, seed=None if seed is None else seed + k)
+            bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], model=model,
+                               cap=cap, mu=mu, conventions=conventions, seed=None if seed is None else seed + k)
             for k, (q, r) in enumerate(settings)
         ]
     else:
@@ -116,7 +116,7 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
                              f"got {len(results)}")
         # sizes of the given runs (the title must describe what is drawn)
         first = results[0]
-        eps = np.atleast_1d(np.asarray(first.epsilon, dtype=float))
+        eps = np.atleast_1d(np.asarray(first.level, dtype=float))
         pop = np.asarray(first.population)
         sizes.update(T=pop.shape[-1] - 1, trials=pop.shape[-2], n0=int(pop[..., 0].flat[0]))
     norm = _epsilon_norm(eps)
@@ -154,7 +154,7 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
 
 
 def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
-            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), seed=0):
+            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0):
     """Fig. 1 of the paper: moving-averaged squared error and population against the round.
 
     One row per ``(q, r)`` setting (the paper's (0.6, 0.3) then (0.3, 0.6)):
@@ -165,9 +165,9 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
 
     Parameters
     ----------
-    results : sequence of simulation results, optional
+    results : sequence of perfpriv.engine.SimulationRun, optional
         One :func:`perfpriv.bernoulli.simulate` result per setting, run over
-        the array ``epsilons``. If omitted they are simulated here.
+        the grid ``epsilons``. If omitted they are simulated here.
     settings : sequence of (q, r)
         Leaving rate q and recruiting rate r of each row.
     scale : {"book", "paper", "code"}
@@ -180,6 +180,8 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
         Upper bound on the population (20000 in the paper).
     mu : (float, float)
         mu_t is drawn uniformly on this interval each round.
+    conventions : {"paper", "authors"}
+        Of the simulations (:func:`perfpriv.bernoulli.simulate`).
     seed : int or None
         Row k uses ``seed + k``.
 
@@ -198,12 +200,12 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     True
     """
     return _curves(results, settings, model="leak", scale=scale, T=T, n0=n0, trials=trials,
-                   window=window, epsilons=epsilons, cap=cap, mu=mu, seed=seed,
+                   window=window, epsilons=epsilons, cap=cap, mu=mu, conventions=conventions, seed=seed,
                    title="Leak model (Fig. 1)")
 
 
 def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
-            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), seed=0):
+            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0):
     """Fig. 6 of the paper: the panels of :func:`figure1` under the agnostic growth rule.
 
     Parameters are those of :func:`figure1`; the simulations use
@@ -224,7 +226,7 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     True
     """
     return _curves(results, settings, model="agnostic", scale=scale, T=T, n0=n0, trials=trials,
-                   window=window, epsilons=epsilons, cap=cap, mu=mu, seed=seed,
+                   window=window, epsilons=epsilons, cap=cap, mu=mu, conventions=conventions, seed=seed,
                    title="Agnostic model (Fig. 6)")
 
 
@@ -242,7 +244,7 @@ def _map_grid(result, scale, grid):
     return g
 
 
-def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, seed):
+def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, conventions, seed):
     """Run (or take) :func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid."""
     if result is not None:
         return result, _map_grid(result, scale, grid)
@@ -252,7 +254,7 @@ def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, seed
     kwargs = {} if mu is None else {"mu": mu}
     res = optimize.optimal_epsilon(Q, R, np.asarray(sizes["epsilons"], dtype=float), T=sizes["T"],
                                    n0=sizes["n0"], trials=sizes["trials"], model=model, seed=seed,
-                                   **kwargs)
+                                   conventions=conventions, **kwargs)
     return res, g
 
 
@@ -349,7 +351,7 @@ def epsilon_star_map(result, q, r, *, ax=None, model="leak", thresholds=True, co
 
 
 def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
-            mu=None, seed=0, thresholds=True):
+            mu=None, conventions="paper", seed=0, thresholds=True):
     """Fig. 2 of the paper: the privacy budget ε* minimizing the final squared error, leak model.
 
     Parameters
@@ -367,6 +369,8 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
         ε values compared (``np.inf`` allowed).
     mu : optional
         Law of mu_t passed on to the optimizer (its default if None).
+    conventions : {"paper", "authors"}
+        Of the optimizer's simulations (:func:`perfpriv.optimize.optimal_epsilon`).
     seed : int
         Seed of the optimizer.
     thresholds : bool
@@ -386,14 +390,14 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     >>> len(fig.axes)
     2
     """
-    res, g = _map_result(result, model="leak", scale=scale, T=T, n0=n0, trials=trials, grid=grid,
+    res, g = _map_result(result, model="leak", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions, grid=grid,
                          epsilons=epsilons, mu=mu, seed=seed)
     return epsilon_star_map(res, g, g, model="leak", thresholds=thresholds,
                             title=r"Leak model: $\varepsilon^*$ (Fig. 2)")
 
 
 def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
-            mu=None, seed=0, thresholds=True):
+            mu=None, conventions="paper", seed=0, thresholds=True):
     """Fig. 7 of the paper: the ε* map of :func:`figure2` under the agnostic growth rule.
 
     Parameters are those of :func:`figure2`; ``thresholds`` draws r = q and
@@ -414,7 +418,7 @@ def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     >>> len(fig.axes)
     2
     """
-    res, g = _map_result(result, model="agnostic", scale=scale, T=T, n0=n0, trials=trials,
+    res, g = _map_result(result, model="agnostic", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions,
                          grid=grid, epsilons=epsilons, mu=mu, seed=seed)
     return epsilon_star_map(res, g, g, model="agnostic", thresholds=thresholds,
                             title=r"Agnostic model: $\varepsilon^*$ (Fig. 7)")
@@ -482,10 +486,10 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
             q = check_probability("q", q, scalar=True)
             r = check_probability("r", r, scalar=True)
             color = colors[k % len(colors)]
-            C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q, r, model=model)
+            C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q=q, r=r, model=model)
             ax.plot(eps, C, color=color, label=f"$q={q:g}$, $r={r:g}$")
-            ax.plot([_INF_X], [bernoulli.growth_factor(0.5, q, r, model=model)], "o", color=color, ms=4)
-            ec = float(bernoulli.critical_epsilon(q, r, model=model))
+            ax.plot([_INF_X], [bernoulli.growth_factor(0.5, q=q, r=r, model=model)], "o", color=color, ms=4)
+            ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
             if 0.0 < ec < np.inf and lo <= ec <= hi:
                 ax.plot([ec], [1.0], "D", color=color, ms=6, mec="black")
         ax.axhline(1.0, color="0.4", lw=1)
@@ -498,14 +502,15 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
 
 
 def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=None, n0=None,
-                       trials=None, epsilons=None, cap=20000, mu=(0.0, 1.0), seed=0):
+                       trials=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0,
+                       results=None):
     """Final-round squared error against ε: simulation next to the mean-field prediction.
 
     Dots: mean over trials of the squared error of the last estimate
-    (round T) of :func:`perfpriv.bernoulli.simulate`, with bars of two
-    standard errors. Line: :func:`perfpriv.bernoulli.mean_field_error` at
-    round T on a fine ε grid; the point above '∞' is the non-private
-    baseline. A dotted vertical line marks ε_c (Theorem 1) when finite.
+    (round T), with bars of two standard errors. Line: the mean-field error
+    of round T on a fine ε grid; the point above '∞' is the non-private
+    baseline. A dotted vertical line marks ε_c (Theorem 1) when finite. The
+    numbers are :func:`perfpriv.experiments.final_error_curve`.
 
     Parameters
     ----------
@@ -523,8 +528,12 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
         Population cap.
     mu : float or (float, float)
         Law of mu_t.
+    conventions : {"paper", "authors"}
+        Of the simulations.
     seed : int
-        Panel k uses ``seed + k``.
+        Root seed (each setting keyed by its (q, r)).
+    results : sequence of perfpriv.experiments.FinalErrors, optional
+        Results to draw instead (``settings`` and the sizes are then ignored).
 
     Returns
     -------
@@ -541,35 +550,29 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     >>> len(fig.axes)
     1
     """
-    sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials)
-    eps = np.asarray(tuple(np.geomspace(0.01, 20.0, 15)) + (np.inf,) if epsilons is None else epsilons,
-                     dtype=float)
-    fine = np.geomspace(max(0.01, np.min(eps)), max(20.0, np.max(eps[np.isfinite(eps)])), 200)
-    fig, axes = new_figure(1, len(settings), width=4.6, height=3.3)
-    for k, (q, r) in enumerate(settings):
+    if results is None:
+        sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials)
+        results = [experiments.final_error_curve(q=q, r=r, epsilons=epsilons, model=model, T=sizes["T"],
+                                                 n0=sizes["n0"], trials=sizes["trials"], cap=cap, mu=mu,
+                                                 conventions=conventions, seed=seed)
+                   for q, r in settings]
+    results = list(results)
+    fig, axes = new_figure(1, len(results), width=4.6, height=3.3)
+    for k, res in enumerate(results):
         ax = axes[0, k]
-        run = bernoulli.simulate(eps, q, r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
-                                 model=model, cap=cap, mu=mu, seed=None if seed is None else seed + k)
-        final = run.sq_error[..., -1]
-        mean = final.mean(axis=-1)
-        se = final.std(axis=-1, ddof=1) / np.sqrt(final.shape[-1]) if final.shape[-1] > 1 else 0 * mean
-        x = np.where(np.isfinite(eps), eps, _INF_X)
-        ax.errorbar(x, mean, yerr=2 * se, fmt="o", color="C0", ms=4, capsize=2,
-                    label=f"simulation ({sizes['trials']} trials)")
-        theory = bernoulli.mean_field_error(fine, q, r, T=sizes["T"], n0=sizes["n0"], model=model,
-                                            cap=cap, mu=mu)[..., -1]
-        ax.plot(fine, theory, color="C1", label="mean field")
-        theory_inf = bernoulli.mean_field_error(np.inf, q, r, T=sizes["T"], n0=sizes["n0"], model=model,
-                                                cap=cap, mu=mu)[..., -1]
-        ax.plot([_INF_X], [theory_inf], "s", color="C1", ms=5)
-        ec = float(bernoulli.critical_epsilon(q, r, model=model))
+        x = np.where(np.isfinite(res.epsilons), res.epsilons, _INF_X)
+        ax.errorbar(x, res.mean, yerr=2 * res.se, fmt="o", color="C0", ms=4, capsize=2,
+                    label=f"simulation ({res.trials} trials)")
+        ax.plot(res.fine, res.theory, color="C1", label="mean field")
+        ax.plot([_INF_X], [res.theory_inf], "s", color="C1", ms=5)
+        ec = res.epsilon_c
         if 0.0 < ec < np.inf:
             ax.axvline(ec, color="0.3", ls=":", lw=1.2, label=rf"$\varepsilon_c={ec:.2f}$")
         ax.set_yscale("log")
         ax.yaxis.set_minor_locator(NullLocator())
-        _inf_axis(ax, fine.max())
+        _inf_axis(ax, res.fine.max())
         ax.set_xlabel(r"privacy budget $\varepsilon$")
-        ax.set_ylabel(f"squared error at round $T={sizes['T']}$")
-        ax.set_title(f"{model} rule, $q={q:g}$, $r={r:g}$")
+        ax.set_ylabel(f"squared error at round $T={res.T}$")
+        ax.set_title(f"{res.model} rule, $q={res.q:g}$, $r={res.r:g}$")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     return fig

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps
 
-from .. import gaussian, leakage
-from .._validate import check_choice, check_int, check_real
-from ..sweep import sweep
+from .. import engine, experiments, gaussian, leakage
+from .._validate import check_choice, check_real
+from ..behaviour import Memoryless
 from ._common import new_figure
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "llr_histogram",
     "tail_bounds_figure",
     "figure3a",
-    "figure3a_simulation",
     "roc_figure",
     "outlier_figure",
     "statistic_figure",
@@ -133,17 +132,17 @@ def clipping_figure(Z, R):
 
 
 def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=None, color="C0",
-                     label=None, trial_lines=True):
+                     label=None, trial_lines=True, level=None):
     """Population and squared Mahalanobis error per round of one Algorithm 1 run.
 
     Left: N_t of every trial (thin) and their mean (thick). Right: the error
-    averaged over trials (rounds with N_t >= 1), and Lemma 3,
+    averaged over the trials whose round had a release, and Lemma 3,
     (γ² Tr Σ⁻¹ + d)/N, at the mean population (dashed).
 
     Parameters
     ----------
-    run : perfpriv.gaussian.GaussianRun
-        Result of :func:`perfpriv.gaussian.simulate`.
+    run : perfpriv.engine.SimulationRun
+        Result of :func:`perfpriv.gaussian.simulate` (or :func:`perfpriv.engine.simulate`).
     gamma : float
         Noise scale γ of the run (for the Lemma 3 line).
     d : int, optional
@@ -158,6 +157,8 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
         Line style of this run.
     trial_lines : bool
         Draw every trial's population.
+    level : int, optional
+        For a run over a grid of levels: which one to draw.
 
     Returns
     -------
@@ -168,7 +169,11 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
         ax_pop, ax_err = axes[0]
     else:
         fig, (ax_pop, ax_err) = fig_axes
-    pop = np.asarray(run.population, dtype=float)
+    pick = (lambda x: np.asarray(x)) if level is None else (lambda x: np.asarray(x)[level])
+    pop = pick(run.population).astype(float)
+    if pop.ndim != 2:
+        raise ValueError(f"population_error draws one level of a run (trials x rounds); this run has shape "
+                         f"{pop.shape}: pass level=")
     rounds = np.arange(pop.shape[1])
     if trial_lines:
         for row in pop:
@@ -177,9 +182,8 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     ax_pop.set_xlabel("round t")
     ax_pop.set_ylabel("population $N_t$")
     ax_pop.set_yscale("log")
-    err = np.asarray(run.error, dtype=float)                 # (trials, T): release of round t
-    alive = np.asarray(getattr(run, "alive", np.isfinite(err)), dtype=bool)[:, :err.shape[1]]
-    alive &= np.isfinite(err)
+    err = pick(run.sq_error).astype(float)                   # (trials, T): release of round t
+    alive = pick(run.alive).astype(bool) & np.isfinite(err)
     counts = alive.sum(axis=0)
     err_rounds = np.arange(1, err.shape[1] + 1)
     ok = counts > 0
@@ -200,31 +204,33 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     return fig
 
 
-def algorithm1_runs(gammas=(0.5, 2.0, 8.0), tau=0.05, q=0.5, r=0.2, *, T=None, n0=None, d=_D, R=_R,
-                    trials=None, cap=None, statistic="paper", scale="book", seed=0):
+def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n0=None, d=_D, R=_R,
+                    trials=None, cap=None, statistic=None, conventions="paper", scale="book", seed=0):
     """Population and error of Algorithm 1 for several noise scales (§4.2).
 
-    Runs :func:`perfpriv.gaussian.simulate` once per γ (records N(0, I_d),
-    the paper's data model) and draws :func:`population_error` for each.
+    One :func:`perfpriv.engine.simulate` call over the grid of γ (records
+    N(0, I_d), the paper's data model; the γ share their random numbers) and
+    :func:`population_error` for each.
 
     Parameters
     ----------
     gammas : sequence of float
         Noise scales γ > 0.
     tau, q, r : float
-        Threshold τ, leaving and recruiting probabilities.
+        Threshold τ, leaving and recruiting probabilities (keyword-only).
     T, n0, trials, cap : int, optional
         Sizes; defaults from ``RUN_SCALES[scale]``.
     d : int
         Dimension (12 in the paper).
     R : float
         Clipping radius (10 in the paper).
-    statistic : {"paper", "exact"}
-        Membership statistic.
+    statistic : {None, "paper", "exact"}
+        Membership statistic (``None``: from ``conventions``).
+    conventions : {"paper", "authors"}
     scale : {"book", "paper"}
         Default sizes.
-    seed : int
-        Base seed; γ number ``i`` uses ``seed + i``.
+    seed : None, int, SeedSequence or Generator
+        Root seed.
 
     Returns
     -------
@@ -232,12 +238,13 @@ def algorithm1_runs(gammas=(0.5, 2.0, 8.0), tau=0.05, q=0.5, r=0.2, *, T=None, n
     """
     sizes = _sizes(RUN_SCALES, scale, T=T, n0=n0, trials=trials, cap=cap)
     gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
+    mech = gaussian.GaussianMean(gammas, tau=tau, d=d, R=R, statistic=statistic)
+    run = engine.simulate(mech, Memoryless(q=q, r=r), T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
+                          cap=sizes["cap"], conventions=conventions, seed=seed)
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "plasma"))):
-        run = gaussian.simulate(float(g), tau, q, r, T=sizes["T"], n0=sizes["n0"], d=d, R=R,
-                                trials=sizes["trials"], cap=sizes["cap"], statistic=statistic, seed=seed + i)
         population_error(run, gamma=float(g), d=d, fig_axes=(fig, axes[0]), color=color,
-                         label=f"γ = {g:g}", trial_lines=False)
+                         label=f"γ = {g:g}", trial_lines=False, level=i)
     axes[0, 0].legend(loc="best")
     axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$", fontsize=8)
     fig.suptitle(f"Algorithm 1: τ = {tau:g}, q = {q:g}, r = {r:g}, d = {d}, R = {R:g}, "
@@ -362,15 +369,15 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     return fig
 
 
-def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statistic="paper", scale="book",
-             seed=0, simulated=None):
+def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statistic=None, conventions="paper",
+             scale="book", seed=0, simulated=None):
     """Fig. 3a: marginal leak probability p_τ against τ, theory and simulation.
 
     Theory: :func:`perfpriv.leakage.marginal_leak_probability` (exact 1-D
     quadrature for the paper's isotropic, practically unclipped data).
-    Simulation: the leak fraction of ``rounds`` independent rounds of
-    Algorithm 1 at a fixed population ``n`` (run with q = r = 0, so that the
-    population stays at ``n``), ± 2 standard errors over rounds.
+    Simulation: :func:`perfpriv.experiments.figure3a_simulation`, the leak
+    fraction of ``rounds`` independent rounds of Algorithm 1 at a fixed
+    population ``n``, ± 2 standard errors over rounds.
 
     Parameters
     ----------
@@ -384,74 +391,44 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
         Simulated rounds per γ and τ.
     d, R : int, float
         Dimension and clipping radius (12 and 10 in the paper).
-    statistic : {"paper", "exact"}
-        Membership statistic.
+    statistic : {None, "paper", "exact"}
+        Membership statistic (``None``: from ``conventions``).
+    conventions : {"paper", "authors"}
     scale : {"book", "paper"}
         Default sizes (``FIGURE3A_SCALES``).
-    seed : int
-        Base seed.
-    simulated : dict, optional
-        Precomputed result of :func:`figure3a_simulation` (keys ``taus``,
-        ``p`` and ``se``) to draw instead of simulating.
+    seed : None, int, SeedSequence or Generator
+        Root seed.
+    simulated : perfpriv.experiments.LeakFractions, optional
+        A result of :func:`perfpriv.experiments.figure3a_simulation` to draw
+        instead of simulating (its n, γ, τ and statistic are drawn).
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    sizes = _sizes(FIGURE3A_SCALES, scale, n=n, gammas=gammas, rounds=rounds, taus=taus)
-    n, rounds = check_int("n", sizes["n"], low=2), check_int("rounds", sizes["rounds"], low=2)
-    gammas = np.atleast_1d(check_real("gammas", sizes["gammas"], low=0, low_open=True))
-    taus = np.atleast_1d(check_real("taus", sizes["taus"], low=0, low_open=True))
     if simulated is None:
-        simulated = figure3a_simulation(n, gammas, taus, rounds=rounds, d=d, R=R, statistic=statistic, seed=seed)
-    dense = np.linspace(min(taus.min(), 0.005), taus.max(), 200)
-    theory = leakage.marginal_leak_probability(n, gammas[:, None], dense[None, :], d=d, R=R,
-                                               statistic=statistic).p
+        sizes = _sizes(FIGURE3A_SCALES, scale, n=n, gammas=gammas, rounds=rounds, taus=taus)
+        simulated = experiments.figure3a_simulation(sizes["n"], sizes["gammas"], sizes["taus"],
+                                                    rounds=sizes["rounds"], d=d, R=R, statistic=statistic,
+                                                    conventions=conventions, seed=seed)
+    sim = simulated
+    statistic = sim.settings["statistic"]
+    dense = np.linspace(min(sim.taus.min(), 0.005), sim.taus.max(), 200)
+    theory = leakage.marginal_leak_probability(sim.n, sim.gammas[:, None], dense[None, :], d=sim.settings["d"],
+                                               R=sim.settings["R"], statistic=statistic).p
     fig, axes = new_figure(1, 1, width=5.6, height=3.8)
     ax = axes[0, 0]
-    for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "Blues_r", 0.65))):
+    for i, (g, color) in enumerate(zip(sim.gammas, _colors(len(sim.gammas), "Blues_r", 0.65))):
         ax.plot(dense, theory[i], color=color, lw=1.8, label=f"γ = {g:g}")
-        ax.errorbar(simulated["taus"], simulated["p"][i], yerr=2 * simulated["se"][i], fmt="o", ms=3.5,
-                    color=color, mfc="white", capsize=2)
-    ax.plot([], [], "o", color="0.4", mfc="white", ms=3.5, label=f"simulated ({rounds} rounds)")
+        ax.errorbar(sim.taus, sim.p[i], yerr=2 * sim.se[i], fmt="o", ms=3.5, color=color, mfc="white", capsize=2)
+    ax.plot([], [], "o", color="0.4", mfc="white", ms=3.5, label=f"simulated ({sim.rounds} rounds)")
     ax.plot([], [], color="0.4", lw=1.8, label="theory (Lemma 8, eq. 11)")
     ax.set_xlabel("threshold τ")
     ax.set_ylabel("marginal leak probability $p_τ$")
-    ax.set_title(f"Fig. 3a: N = {n}, d = {d}, R = {R:g}, μ = 0, Σ = I ({statistic} statistic)", fontsize=9)
+    ax.set_title(f"Fig. 3a: N = {sim.n}, d = {sim.settings['d']}, R = {sim.settings['R']:g}, μ = 0, Σ = I "
+                 f"({statistic} statistic)", fontsize=9)
     ax.legend(loc="upper right", fontsize=7)
     return fig
-
-
-def _leak_fraction_cell(gamma, tau, *, n, rounds, d, R, statistic, seed):
-    """Mean leak fraction of ``rounds`` one-round runs at N = n, and its standard error."""
-    run = gaussian.simulate(gamma, tau, 0.0, 0.0, T=1, n0=n, d=d, R=R, trials=rounds, statistic=statistic,
-                            seed=seed)
-    frac = np.asarray(run.leak_fraction, dtype=float)[:, 0]
-    return frac.mean(), frac.std(ddof=1) / np.sqrt(frac.size)
-
-
-def figure3a_simulation(n, gammas, taus, *, rounds, d=_D, R=_R, statistic="paper", seed=0, n_jobs=None):
-    """Simulated points of Fig. 3a: leak fraction of Algorithm 1 rounds at fixed N.
-
-    Each (γ, τ) runs :func:`perfpriv.gaussian.simulate` with q = r = 0 (no one
-    leaves or joins, so every round has exactly ``n`` records) for
-    ``rounds`` independent one-round trials; the mean leak fraction and its
-    standard error over rounds are returned. The (γ, τ) cells are a
-    :func:`perfpriv.sweep.sweep` (``n_jobs`` workers; each cell seeded from
-    ``seed`` and its (γ, τ)).
-
-    Returns
-    -------
-    dict
-        Keys ``taus``, ``p`` and ``se``; ``p`` and ``se`` have one row per
-        noise scale and one column per threshold.
-    """
-    gammas = np.atleast_1d(np.asarray(gammas, dtype=float))
-    taus = np.atleast_1d(np.asarray(taus, dtype=float))
-    res = sweep(_leak_fraction_cell, {"gamma": gammas, "tau": taus}, seed=seed, n_jobs=n_jobs,
-                description="Fig. 3a", n=n, rounds=rounds, d=d, R=R, statistic=statistic)
-    p, se = np.moveaxis(res.values, -1, 0)
-    return {"taus": taus, "p": p, "se": se}
 
 
 def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
@@ -626,8 +603,8 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
             if run_gamma is not None and q is not None and r is not None:
                 from .. import dynamics
 
-                mf = dynamics.mean_field_population(run_gamma, tau, q, r, T=pop.shape[1] - 1, n0=int(pop[0, 0]),
-                                                    d=d, R=R, statistic=st)
+                mf = dynamics.mean_field_population(run_gamma, tau=tau, q=q, r=r, T=pop.shape[1] - 1,
+                                                    n0=int(pop[0, 0]), d=d, R=R, statistic=st)
                 ax.plot(np.arange(pop.shape[1]), mf, color=color, ls=":", lw=1.2, label=f"{st}, mean field")
         ax.set_xlabel("round t")
         ax.set_ylabel("mean population $N_t$")

@@ -1,8 +1,9 @@
 """Figures of the privacy-schedules chapter (beyond the paper; its §5 suggests the question).
 
-``figure_schedules`` draws optimized schedules and their mean-field
-populations, ``figure_schedule_comparison`` the regret of schedules from theory
-and simulation with error bars, ``figure_gain_map`` where schedules help.
+``figure_schedules`` draws optimized schedules (:mod:`perfpriv.optimize`) and
+their mean-field populations, ``figure_schedule_comparison`` the regret of
+schedules from theory and simulation with error bars, ``figure_gain_map``
+where schedules help (both from :mod:`perfpriv.experiments`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def figure_schedules(results, *, title=None):
 
     Parameters
     ----------
-    results : dict of str to perfpriv.schedules.ScheduleOptimum
+    results : dict of str to perfpriv.optimize.ScheduleOptimum
         Name -> result (all of one model and horizon). The best constant of
         the first result is drawn as a dashed line.
     title : str, optional
@@ -71,7 +72,9 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
 
     Parameters
     ----------
-    comparison : perfpriv.schedules.ScheduleComparison
+    comparison : perfpriv.experiments.ScheduleComparison
+        A result of :func:`perfpriv.experiments.compare_schedules` or
+        :func:`perfpriv.experiments.compare_epsilon_schedules`.
     title : str, optional
     z : float
         Width of the error bars in standard errors (1.96: 95% intervals).
@@ -112,8 +115,8 @@ def figure_gain_map(maps, *, titles=None):
 
     Parameters
     ----------
-    maps : sequence of perfpriv.schedules.GainMap
-        One panel each.
+    maps : sequence of perfpriv.experiments.GainMap
+        Results of :func:`perfpriv.experiments.gain_map`, one panel each.
     titles : sequence of str, optional
 
     Returns

@@ -4,7 +4,8 @@
 slider is released and redraws the population and the squared error, next to
 the mean-field predictions of :func:`perfpriv.bernoulli.mean_field_population`
 and :func:`perfpriv.bernoulli.mean_field_error` and to the non-private
-baseline ε = inf. One redraw takes a few hundredths of a second at the
+baseline ε = inf. Both runs are one engine call (a grid of two levels that
+share their random numbers), so a redraw stays under a second at the
 default size.
 """
 
@@ -16,7 +17,7 @@ from matplotlib.ticker import NullLocator
 
 from .. import bernoulli
 from .._validate import check_choice
-from ..plots._common import new_figure
+from ..plots import new_figure
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["bernoulli_explorer", "bernoulli_draw"]
@@ -24,7 +25,7 @@ __all__ = ["bernoulli_explorer", "bernoulli_draw"]
 _INF_COLOR = (0.80, 0.10, 0.10, 1.0)
 
 
-def bernoulli_draw(epsilon, no_privacy, q, r, T, n0, trials, *, model="leak", seed=0, window=15):
+def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="leak", seed=0, window=15):
     """Figure of one explorer state: population (left) and squared error (right).
 
     Parameters
@@ -34,7 +35,7 @@ def bernoulli_draw(epsilon, no_privacy, q, r, T, n0, trials, *, model="leak", se
     no_privacy : bool
         Use ε = inf (no randomized response) for the main run.
     q, r : float
-        Leaving and recruiting probabilities.
+        Leaving and recruiting probabilities (keyword-only).
     T, n0, trials : int
         Rounds, initial population, trials.
     model : {"leak", "agnostic"}
@@ -51,16 +52,16 @@ def bernoulli_draw(epsilon, no_privacy, q, r, T, n0, trials, *, model="leak", se
 
     Examples
     --------
-    >>> fig = bernoulli_draw(0.5, False, 0.3, 0.6, 20, 100, 3)
+    >>> fig = bernoulli_draw(0.5, q=0.3, r=0.6, T=20, n0=100, trials=3)
     >>> len(fig.axes)
     2
     """
     model = check_choice("model", model, bernoulli.MODELS)
     eps = np.inf if no_privacy else float(epsilon)
     values = [eps] if no_privacy else [eps, np.inf]
-    run = bernoulli.simulate(np.array(values), q, r, T=T, n0=n0, trials=trials, model=model, seed=seed)
-    pop_mf = bernoulli.mean_field_population(np.array(values), q, r, T=T, n0=n0, model=model)
-    err_mf = bernoulli.mean_field_error(np.array(values), q, r, T=T, n0=n0, model=model)
+    run = bernoulli.simulate(np.array(values), q=q, r=r, T=T, n0=n0, trials=trials, model=model, seed=seed)
+    pop_mf = bernoulli.mean_field_population(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
+    err_mf = bernoulli.mean_field_error(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
     ma = run.moving_average(window=min(window, T))
     rounds = np.arange(T + 1)
     fig, axes = new_figure(1, 2, width=4.2, height=3.0)
@@ -90,8 +91,8 @@ def bernoulli_draw(epsilon, no_privacy, q, r, T, n0, trials, *, model="leak", se
     ax_err.set_xlabel("round t")
     ax_err.set_ylabel(f"squared error (moving avg., {min(window, T)})")
     beta = bernoulli.beta_from_epsilon(eps)
-    C = bernoulli.growth_factor(beta, q, r, model=model)
-    ec = bernoulli.critical_epsilon(q, r, model=model)
+    C = bernoulli.growth_factor(beta, q=q, r=r, model=model)
+    ec = bernoulli.critical_epsilon(q=q, r=r, model=model)
     ec_text = "∞" if not np.isfinite(ec) else f"{ec:.3g}"
     fig.suptitle(f"{model} rule: β = {beta:.3f}, C(β) = {C:.3f}, ε_c = {ec_text} "
                  f"({trials} trials; dashed: mean field)")

@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 
 import ipywidgets as widgets
 
-from ..plots._common import show
+from ..plots import show
 
 __all__ = ["Explorer", "float_slider", "log_slider", "int_slider"]
 

@@ -2,16 +2,17 @@
 
 ``survival_explorer()`` (chapter 05) and ``horizon_explorer()`` (chapter 06).
 Both use theory only (the growth factor of eq. 13 and mean-field
-trajectories), so that a redraw stays well under a second; the simulations
-they summarize are in the chapters.
+trajectories, each evaluated on its whole grid in one call), so that a
+redraw stays well under a second; the simulations they summarize are in the
+chapters.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..plots._common import new_figure
-from ..plots._dynamics import _plain_log, finish_horizon_axes
+from .. import dynamics, experiments
+from ..plots import figure_horizon, new_figure, plain_log
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horizon"]
@@ -19,56 +20,49 @@ __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horiz
 _GAMMAS = np.geomspace(0.1, 30.0, 48)
 
 
-#: stand-in for 'no cap': p_tau is exact (quadrature) only while n P(||z|| > R) is negligible,
-#: which fails beyond ~1e9 records at d=12, R=10
-_UNCAPPED = 1e8
-
-
-def _lib():
-    from .. import dynamics, optimize
-
-    return dynamics, optimize
-
-
-def draw_survival(gamma=3.0, tau=0.02, q=0.3, r=0.6, n0=1000, *, T=30, d=12, R=10.0, cap=20000):
+def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=10.0, cap=20000):
     """Draw the survival explorer's figure for one set of slider values.
 
-    Left: C(gamma) at N = n0 against gamma (eq. 13) with the chosen gamma, the
-    explicit threshold gamma_c of Theorem 2 and the exact threshold C = 1.
+    Left: C(γ) at N = n0 against γ (eq. 13) with the chosen γ, the
+    explicit threshold γ_c of Theorem 2 and the exact threshold C = 1.
     Right: the mean-field population over T rounds with and without the cap.
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> len(draw_survival(T=5).axes)
+    2
     """
-    dynamics, _ = _lib()
     n0 = int(n0)
     fig, axes = new_figure(1, 2, width=4.3, height=3.2)
     ax = axes[0, 0]
-    c = np.asarray(dynamics.growth_factor(_GAMMAS, tau, q, r, n=n0, d=d, R=R), dtype=float)
-    c_here = float(dynamics.growth_factor(gamma, tau, q, r, n=n0, d=d, R=R))
+    data = dict(tau=tau, q=q, r=r, d=d, R=R)
+    c_all = np.asarray(dynamics.growth_factor(np.append(_GAMMAS, gamma), n=n0, **data), dtype=float)
+    c, c_here = c_all[:-1], float(c_all[-1])
     ax.plot(_GAMMAS, c, "-", lw=2, label="C(γ) at N = n0")
     ax.plot([gamma], [c_here], "o", color="k", label=f"γ = {gamma:.3g}: C = {c_here:.3f}")
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
     ax.axhline(1 - q, color="firebrick", lw=0.8)
     ax.axhline(1 + r, color="forestgreen", lw=0.8)
-    gc = float(dynamics.critical_gamma(q, r, tau, n0, R))
+    gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
     if np.isfinite(gc) and gc > 0:
         ax.axvline(gc, color="tab:red", ls="--", lw=1.2, label=f"γ_c (Thm 2) = {gc:.3g}")
-    ge = float(dynamics.exact_critical_gamma(q, r, tau, n=n0, d=d, R=R))
+    ge = float(dynamics.exact_critical_gamma(n=n0, **data))
     if np.isfinite(ge) and ge > 0:
         ax.axvline(ge, color="tab:green", ls="-.", lw=1.2, label=f"exact C = 1 at γ = {ge:.3g}")
     ax.set_xscale("log")
-    _plain_log(ax)
+    plain_log(ax)
     ax.set_xlabel("noise scale γ")
     ax.set_ylabel("growth factor C(γ)")
     ax.legend(loc="lower right")
     ax = axes[0, 1]
     t = np.arange(T + 1)
-    free = np.asarray(dynamics.mean_field_population(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, cap=_UNCAPPED),
+    free = np.asarray(dynamics.mean_field_population(gamma, T=T, n0=n0, cap=experiments.UNCAPPED, **data),
                       dtype=float)
-    capped = np.asarray(dynamics.mean_field_population(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, cap=cap),
-                        dtype=float)
+    capped = np.asarray(dynamics.mean_field_population(gamma, T=T, n0=n0, cap=cap, **data), dtype=float)
     ax.plot(t, free, "-", lw=2, label="mean field, no cap (stops at 10⁸)")
     ax.plot(t, capped, "--", lw=2, label=f"mean field, cap {cap}")
     ax.set_yscale("log")
@@ -79,7 +73,7 @@ def draw_survival(gamma=3.0, tau=0.02, q=0.3, r=0.6, n0=1000, *, T=30, d=12, R=1
 
 
 def survival_explorer():
-    """Sliders gamma, tau, q, r, n0: growth factor, survival thresholds, mean-field population (chapter 05).
+    """Sliders γ, τ, q, r, N_0: growth factor, survival thresholds, mean-field population (chapter 05).
 
     Returns
     -------
@@ -95,40 +89,30 @@ def survival_explorer():
     return Explorer("Survival threshold", controls, draw_survival)
 
 
-def draw_horizon(q=0.3, r=0.6, tau=0.02, T=10, n0=100, *, d=12, R=10.0, cap=20000):
+def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=20000):
     """Draw the horizon explorer's figure for one set of slider values.
 
-    Lemma 9's bound Ê_total(gamma) and the mean-field cumulative error against
-    gamma, with their minimizers gamma* and the threshold gamma_c of Theorem 2.
+    Lemma 9's bound Ê_total(γ) and the mean-field cumulative error against
+    γ, with their minimizers γ* and the threshold γ_c of Theorem 2
+    (:func:`perfpriv.experiments.horizon_curves` without simulation; the
+    mean-field γ* is the grid minimizer -- the chapter refines it).
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> len(draw_horizon(T=3).axes)
+    1
     """
-    dynamics, optimize = _lib()
-    T, n0 = int(T), int(n0)
-    fig, axes = new_figure(1, 1, width=8.0, height=3.6)
-    ax = axes[0, 0]
-    gs = _GAMMAS
-    bound = np.asarray(dynamics.cumulative_error_bound(gs, tau, q, r, T=T, n0=n0, d=d, R=R), dtype=float)
-    c1 = np.asarray(dynamics.growth_factor(gs, tau, q, r, n=n0, d=d, R=R), dtype=float)
-    mf = np.asarray(dynamics.mean_field_cumulative_error(gs, tau, q, r, T=T, n0=n0, d=d, R=R, cap=cap,
-                                                         rounds="algorithm"), dtype=float)
-    ax.plot(gs, np.where(c1 > 1, bound, np.nan), "-", color="tab:blue", lw=2, label="Lemma 9 bound (C₁>1)")
-    ax.plot(gs, np.where(c1 > 1, np.nan, bound), ":", color="tab:blue", lw=1.5, label="same formula, C₁≤1")
-    ax.plot(gs, mf, "-", color="tab:green", lw=1.5, label="mean field (cap, Algorithm 1 rounds)")
-    b = optimize.optimal_gamma(q, r, tau, T=T, n0=n0, d=d, R=R, objective="bound")
-    # the mean-field minimizer on the drawn grid (optimal_gamma(objective="mean_field") refines it
-    # with ~60 more trajectories, too slow for a slider; the chapter calls it)
-    m_gamma = float(gs[int(np.nanargmin(mf))])
-    ax.axvline(b.gamma, color="tab:blue", ls="-.", lw=1, label=f"γ* bound = {b.gamma:.3g}")
-    ax.axvline(m_gamma, color="tab:green", ls="-.", lw=1, label=f"γ* mean field ≈ {m_gamma:.3g}")
-    finish_horizon_axes(ax, q, r, tau, T=T, n0=n0, R=R)
-    return fig
+    curves = experiments.horizon_curves(q=q, r=r, tau=tau, gammas=_GAMMAS, fine=_GAMMAS, T=int(T), n0=int(n0),
+                                        d=d, R=R, cap=cap, empirical=False)
+    return figure_horizon(curves=curves)
 
 
 def horizon_explorer():
-    """Sliders q, r, tau, T, n0: cumulative error against gamma with gamma* and gamma_c (chapter 06).
+    """Sliders q, r, τ, T, N_0: cumulative error against γ with γ* and γ_c (chapter 06).
 
     Returns
     -------
@@ -141,4 +125,4 @@ def horizon_explorer():
         "T": int_slider("T (rounds)", 10, 2, 50),
         "n0": int_slider("N₀", 100, 50, 5000, 50),
     }
-    return Explorer("Finite horizon", controls, draw_horizon)
+    return Explorer("Finite horizon", controls, lambda **v: draw_horizon(**v))

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import gaussian
-from ..plots._gaussian import llr_law_figure, population_error
+from ..plots import llr_law_figure, population_error
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["mia_explorer", "mia_draw", "llr_explorer"]
 
 
-def mia_draw(gamma, tau, d, R, n0, q, r, *, T=25, trials=4, cap=5000, statistic="paper", seed=0):
+def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=None, seed=0):
     """Figure of one :func:`mia_explorer` state: population and error of Algorithm 1.
 
     Parameters
@@ -38,8 +38,8 @@ def mia_draw(gamma, tau, d, R, n0, q, r, *, T=25, trials=4, cap=5000, statistic=
         Leaving and recruiting probabilities.
     T, trials, cap : int
         Rounds, trials and population cap of the short run.
-    statistic : {"paper", "exact"}
-        Membership statistic.
+    statistic : {None, "paper", "exact"}
+        Membership statistic (``None``: the paper's).
     seed : int
         Seed (the same for every redraw, so that moving one slider changes
         only what that parameter changes).
@@ -50,11 +50,11 @@ def mia_draw(gamma, tau, d, R, n0, q, r, *, T=25, trials=4, cap=5000, statistic=
 
     Examples
     --------
-    >>> fig = mia_draw(2.0, 0.05, 4, 10.0, 50, 0.5, 0.2, T=5, trials=2)
+    >>> fig = mia_draw(2.0, tau=0.05, d=4, R=10.0, n0=50, q=0.5, r=0.2, T=5, trials=2)
     >>> len(fig.axes)
     2
     """
-    run = gaussian.simulate(gamma, tau, q, r, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
+    run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
                             statistic=statistic, seed=seed)
     rho = gaussian.rho_from_gamma(gamma, R)
     final = float(np.mean(np.asarray(run.population)[:, -1]))
@@ -64,7 +64,7 @@ def mia_draw(gamma, tau, d, R, n0, q, r, *, T=25, trials=4, cap=5000, statistic=
 
 
 def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=25, trials=4, cap=5000,
-                 statistic="paper", seed=0):
+                 statistic=None, seed=0):
     """Sliders for γ, τ, d, R, N_0, q, r over a short run of Algorithm 1 (chapter 03).
 
     Parameters
@@ -74,8 +74,8 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
     T, trials, cap : int
         Size of each rerun (kept small so that a redraw stays well under a
         second).
-    statistic : {"paper", "exact"}
-        Membership statistic.
+    statistic : {None, "paper", "exact"}
+        Membership statistic (``None``: the paper's).
     seed : int
         Seed of every rerun.
 

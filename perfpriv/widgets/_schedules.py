@@ -1,8 +1,8 @@
 """Explorer of the privacy-schedules chapter: the optimal γ schedule against the best constant.
 
 Theory only (mean-field regret). For speed the optimal schedule is the
-L-BFGS-B optimum started from the best constant γ* on the spline surrogate of
-p_τ, evaluated exactly (``optimal_schedule(starts="constant", polish=0)``);
+descent started from the best constant γ* on the spline surrogate of p_τ,
+evaluated exactly (``optimize.optimal_schedule(starts="constant", polish=0)``);
 the chapter uses the full multi-start search.
 """
 
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plots._common import new_figure
+from .. import dynamics, optimize
+from ..engine import Schedule
+from ..plots import new_figure
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["schedule_explorer", "draw_schedule"]
 
 
-def draw_schedule(q=0.3, r=0.6, tau=0.02, T=10, *, n0=200, d=12, R=10.0, cap=20000):
+def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=20000):
     """Draw the schedule explorer's figure for one set of slider values.
 
     Left: the optimal schedule γ_t and the best constant γ*. Right: the
@@ -25,13 +27,16 @@ def draw_schedule(q=0.3, r=0.6, tau=0.02, T=10, *, n0=200, d=12, R=10.0, cap=200
     Returns
     -------
     matplotlib.figure.Figure
-    """
-    from .. import dynamics, gaussian, schedules
 
+    Examples
+    --------
+    >>> len(draw_schedule(T=3).axes)
+    2
+    """
     T = int(T)
-    res = schedules.optimal_schedule(q, r, tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
-    const = np.full(T, res.constant)
-    pop_const = dynamics.mean_field_population(res.constant, tau, q, r, T=T, n0=n0, d=d, R=R, cap=cap)
+    res = optimize.optimal_schedule(q, r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
+    both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
+    errors = dynamics.mean_field_error(both, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap)   # (2, T)
     rounds = np.arange(1, T + 1)
     fig, axes = new_figure(1, 2, width=4.3, height=3.2)
     ax, bx = axes[0, 0], axes[0, 1]
@@ -41,8 +46,7 @@ def draw_schedule(q=0.3, r=0.6, tau=0.02, T=10, *, n0=200, d=12, R=10.0, cap=200
     ax.set_xlabel("round t")
     ax.set_ylabel("noise scale γ_t")
     ax.legend(loc="best")
-    opt = np.cumsum(gaussian.mahalanobis_error(res.gamma, res.population[:-1], d=d))
-    con = np.cumsum(gaussian.mahalanobis_error(const, pop_const[:-1], d=d))
+    opt, con = np.cumsum(errors, axis=-1)
     bx.plot(rounds, con, "--", color="k", lw=1.5, label=f"constant γ*: {res.constant_regret:.3g}")
     bx.plot(rounds, opt, "-", color="tab:blue", lw=2, label=f"schedule: {res.regret:.3g}")
     bx.set_xlabel("round t")
@@ -65,4 +69,4 @@ def schedule_explorer():
         "tau": log_slider("τ (threshold)", 0.02, 0.005, 0.5),
         "T": int_slider("T (rounds)", 10, 2, 20),
     }
-    return Explorer("Privacy schedule", controls, draw_schedule)
+    return Explorer("Privacy schedule", controls, lambda **v: draw_schedule(**v))

@@ -1,9 +1,10 @@
-"""Tests of perfpriv.gamma_search (gamma* from theory and from simulation; paper Remark 3, Figs. 4-5).
+"""Tests of the γ* searches of perfpriv.optimize (theory and simulation; paper Remark 3, Figs. 4-5).
 
 Truth: brute-force minimization of each objective on a fine log grid (the
 objectives themselves are tested in test_dynamics.py), an independent
 re-computation of the cumulative simulated error from raw runs of
-perfpriv.gaussian.simulate, and the seeding contract of the heatmaps.
+perfpriv.gaussian.simulate (one γ at a time, with the documented key of the
+cell), and the seeding contract of the heatmaps.
 """
 
 import math
@@ -12,11 +13,11 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from perfpriv import _random
+from perfpriv import optimize as O
 from perfpriv import dynamics as D
 from perfpriv import gaussian
-from perfpriv.gamma_search import GammaOptimum, optimal_gamma, optimal_gamma_empirical
-from perfpriv.optimize import optimal_gamma as reexported
-from perfpriv.sweep import cell_seed
+from perfpriv.optimize import GammaOptimum, optimal_gamma, optimal_gamma_empirical
 
 SMALL = dict(d=3, R=8.0, method="quadrature")
 FINE = np.geomspace(1e-2, 1e3, 4001)  # log step 2.9e-3
@@ -29,18 +30,21 @@ def brute(fun):
     return FINE[i], v[i]
 
 
-def test_reexported_by_optimize():
-    assert reexported is optimal_gamma
+def test_one_public_home_in_optimize():
+    import perfpriv
+
+    assert "optimal_gamma" in O.__all__ and "optimal_gamma_empirical" in O.__all__
+    assert "gamma_search" not in perfpriv.__all__
 
 
 @pytest.mark.parametrize("q,r,tau", [(0.3, 0.6, 0.05), (0.6, 0.3, 0.05), (0.9, 0.05, 0.2), (0.05, 0.9, 0.01),
                                      (0.5, 0.0, 0.05), (0.0, 0.5, 0.05)])
 def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
     kw = dict(T=20, n0=100, **SMALL)
-    res = optimal_gamma(q, r, tau, **kw)
-    gb, vb = brute(lambda g: D.cumulative_error_bound(g, tau, q, r, **kw))
+    res = optimal_gamma(q, r, tau=tau, **kw)
+    gb, vb = brute(lambda g: D.cumulative_error_bound(g, tau=tau, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
-    assert res.value == pytest.approx(D.cumulative_error_bound(res.gamma, tau, q, r, **kw), rel=1e-14)
+    assert res.value == pytest.approx(D.cumulative_error_bound(res.gamma, tau=tau, q=q, r=r, **kw), rel=1e-14)
     assert abs(math.log(res.gamma / gb)) <= 2 * STEP or res.value >= vb * (1 - 1e-9)
 
 
@@ -48,10 +52,10 @@ def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
                                             (0.7, 0.1, None, "paper"), (0.5, 0.01, 400, "algorithm")])
 def test_mean_field_objective_agrees_with_brute_force_on_a_fine_grid(q, r, cap, rounds):
     kw = dict(T=12, n0=100, cap=cap, rounds=rounds, **SMALL)
-    res = optimal_gamma(q, r, 0.05, objective="mean_field", **kw)
-    gb, vb = brute(lambda g: D.mean_field_cumulative_error(g, 0.05, q, r, **kw))
+    res = optimal_gamma(q, r, tau=0.05, objective="mean_field", **kw)
+    gb, vb = brute(lambda g: D.mean_field_cumulative_error(g, tau=0.05, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
-    assert res.value == pytest.approx(D.mean_field_cumulative_error(res.gamma, 0.05, q, r, **kw), rel=1e-14)
+    assert res.value == pytest.approx(D.mean_field_cumulative_error(res.gamma, tau=0.05, q=q, r=r, **kw), rel=1e-14)
     assert abs(math.log(res.gamma / gb)) <= 2 * STEP or res.value >= vb * (1 - 1e-9)
 
 
@@ -59,11 +63,11 @@ def test_two_local_minima_the_grid_finds_the_global_one():
     # small r, large q: the mean-field objective has a shallow minimum at small gamma
     # (fast collapse, cheap releases) and a deeper one at large gamma (survival)
     q, r, kw = 0.5, 0.01, dict(T=20, n0=100, **SMALL)
-    f = lambda g: D.mean_field_cumulative_error(g, 0.05, q, r, **kw)  # noqa: E731
+    f = lambda g: D.mean_field_cumulative_error(g, tau=0.05, q=q, r=r, **kw)  # noqa: E731
     v = f(FINE)
     local = [i for i in range(1, FINE.size - 1) if v[i] < v[i - 1] and v[i] <= v[i + 1]]
     assert FINE[local[0]] < 1 < 3 < FINE[local[-1]] and v[local[-1]] < 0.7 * v[local[0]]
-    res = optimal_gamma(q, r, 0.05, objective="mean_field", **kw)
+    res = optimal_gamma(q, r, tau=0.05, objective="mean_field", rounds="algorithm", **kw)   # f's indexing
     assert res.gamma > 3 and res.value <= v.min() * (1 + 1e-12)
     # a bounded scalar solver alone on the whole bracket gets trapped
     naive = optimize.minimize_scalar(lambda u: math.log(f(math.exp(u))), bounds=(math.log(1e-2), math.log(1e3)),
@@ -76,11 +80,11 @@ def test_arrays_give_one_optimum_per_cell_equal_to_the_scalar_search():
     r = np.array([0.05, 0.4, 0.8])
     for objective in ("bound", "mean_field"):
         kw = dict(T=15, n0=100, objective=objective, **SMALL)
-        res = optimal_gamma(q, r, 0.05, **kw)
+        res = optimal_gamma(q, r, tau=0.05, **kw)
         assert isinstance(res, GammaOptimum) and res.gamma.shape == (3, 3)
         assert res.values.shape == (3, 3, res.gammas.size)
         for i, j in [(0, 0), (1, 2), (2, 1)]:
-            one = optimal_gamma(float(q[i, 0]), float(r[j]), 0.05, **kw)
+            one = optimal_gamma(float(q[i, 0]), float(r[j]), tau=0.05, **kw)
             assert one.value == pytest.approx(res.value[i, j], rel=1e-10)
             assert one.gamma == pytest.approx(res.gamma[i, j], rel=1e-4)
 
@@ -90,9 +94,9 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
     q = np.array([[0.0], [0.05], [0.5], [0.95]])  # q = 0: gamma_c = 0, the constraint is void
     r = np.array([0.0, 0.1, 0.5, 0.9])
     kw = dict(T=10, n0=100, objective=objective, **SMALL)
-    free = optimal_gamma(q, r, 0.05, **kw)
-    cons = optimal_gamma(q, r, 0.05, constrained=True, **kw)
-    gc = D.critical_gamma(q, r, 0.05, 100, 8.0) * np.ones(cons.gamma.shape)
+    free = optimal_gamma(q, r, tau=0.05, **kw)
+    cons = optimal_gamma(q, r, tau=0.05, constrained=True, **kw)
+    gc = D.critical_gamma(q=q, r=r, tau=0.05, n=100, R=8.0) * np.ones(cons.gamma.shape)
     ok = np.isfinite(gc) & (gc <= 1e3)
     assert np.all(np.isnan(cons.gamma[~ok])) and np.all(np.isnan(cons.gamma[1:, 0]))  # r = 0 < q: gamma_c = inf
     assert np.all(cons.gamma[ok] >= gc[ok])
@@ -106,14 +110,14 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
     fun = (D.cumulative_error_bound if objective == "bound" else D.mean_field_cumulative_error)
     extra = {} if objective == "bound" else {"cap": 20000}
     grid = FINE[FINE >= gc[i, j]]
-    vals = fun(grid, 0.05, float(q[i, 0]), float(r[j]), T=10, n0=100, **extra, **SMALL)
+    vals = fun(grid, tau=0.05, q=float(q[i, 0]), r=float(r[j]), T=10, n0=100, **extra, **SMALL)
     assert cons.value[i, j] <= vals.min() * (1 + 1e-12)
 
 
 def test_theorem_2_constraint_is_conservative_at_paper_settings():
     # gamma_c is several times the exact threshold: the constraint often binds
-    res = optimal_gamma(0.3, 0.6, 0.02, T=50, n0=1000, d=12, R=10.0, method="quadrature")
-    exact = D.exact_critical_gamma(0.3, 0.6, 0.02, n=1000, d=12, R=10.0, method="quadrature")
+    res = optimal_gamma(0.3, 0.6, tau=0.02, T=50, n0=1000, d=12, R=10.0, method="quadrature")
+    exact = D.exact_critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10.0, method="quadrature")
     assert res.gamma_c / exact > 3
     assert exact < res.gamma < res.gamma_c
 
@@ -123,11 +127,14 @@ EMP = dict(T=8, n0=30, d=2, R=7.0, trials=12, cap=300)
 
 
 def manual_cumulative(q, r, tau, g, seed, collapse):
-    """Independent re-computation from raw runs of Algorithm 1."""
-    ss = cell_seed(seed, q, r)  # the documented seeding of a cell (perfpriv.sweep)
-    run = gaussian.simulate(g, tau, q, r, seed=ss, **EMP)
+    """Independent re-computation from a raw run of Algorithm 1 at one γ (no stop, no collapse scoring).
+
+    The cell's key is the documented one (root seed and the cell's coordinates); a level is not part
+    of the key, so a γ alone draws the numbers it draws inside the search's grid of γ.
+    """
+    run = gaussian.simulate(g, tau=tau, q=q, r=r, seed=_random.cell_key(seed, q, r), **EMP)
     out = []
-    for err, pop in zip(run.error, run.population):
+    for err, pop in zip(run.sq_error, run.population):
         live = [t for t in range(EMP["T"]) if pop[t] >= 2]
         if collapse == "floor":
             out.append(sum(err[t] for t in live) + (EMP["T"] - len(live)) * (g**2 * 2 + 2))
@@ -139,7 +146,7 @@ def manual_cumulative(q, r, tau, g, seed, collapse):
 @pytest.mark.parametrize("collapse", ["floor", "ran"])
 def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_convention(collapse):
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0, 6.0])
-    res = optimal_gamma_empirical(q, r, tau, gammas, collapse=collapse, seed=5, **EMP)
+    res = optimal_gamma_empirical(q, r, gammas, tau=tau, collapse=collapse, seed=5, **EMP)
     for j, g in enumerate(gammas):
         per = manual_cumulative(q, r, tau, g, 5, collapse)
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
@@ -149,8 +156,8 @@ def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_con
 
 def test_collapse_convention_matters_only_when_populations_collapse():
     gammas = np.array([0.05, 1.0, 6.0])
-    floor = optimal_gamma_empirical(0.7, 0.1, 0.05, gammas, collapse="floor", seed=5, **EMP)
-    ran = optimal_gamma_empirical(0.7, 0.1, 0.05, gammas, collapse="ran", seed=5, **EMP)
+    floor = optimal_gamma_empirical(0.7, 0.1, gammas, tau=0.05, collapse="floor", seed=5, **EMP)
+    ran = optimal_gamma_empirical(0.7, 0.1, gammas, tau=0.05, collapse="ran", seed=5, **EMP)
     # tiny noise: everyone leaks, the population collapses, "ran" hides the dead rounds
     assert floor.values[0] > 2 * ran.values[0]
     # large noise: nobody collapses within the horizon, identical objectives
@@ -159,10 +166,10 @@ def test_collapse_convention_matters_only_when_populations_collapse():
 
 def test_each_cell_is_seeded_from_its_own_coordinates():
     gammas = np.array([0.3, 3.0])
-    grid = optimal_gamma_empirical(np.array([[0.2], [0.6]]), np.array([0.3, 0.7]), 0.05, gammas, seed=9, **EMP)
-    alone = optimal_gamma_empirical(0.6, 0.3, 0.05, gammas, seed=9, **EMP)
+    grid = optimal_gamma_empirical(np.array([[0.2], [0.6]]), np.array([0.3, 0.7]), gammas, tau=0.05, seed=9, **EMP)
+    alone = optimal_gamma_empirical(0.6, 0.3, gammas, tau=0.05, seed=9, **EMP)
     np.testing.assert_array_equal(grid.values[1, 0], alone.values)
-    other = optimal_gamma_empirical(0.6, 0.3, 0.05, gammas, seed=10, **EMP)
+    other = optimal_gamma_empirical(0.6, 0.3, gammas, tau=0.05, seed=10, **EMP)
     assert not np.array_equal(other.values, alone.values)
 
 
@@ -172,9 +179,9 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
     r = np.array([0.3, 0.6])
     tau, kw = 0.05, dict(T=10, n0=30, d=2, R=7.0, cap=300)
     gammas = np.geomspace(0.05, 20, 14)
-    emp = optimal_gamma_empirical(q, r, tau, gammas, trials=20, seed=2, **kw)
-    mf = optimal_gamma(q, r, tau, objective="mean_field", rounds="algorithm", method="quadrature", **kw)
-    bound = optimal_gamma(q, r, tau, T=10, n0=30, d=2, R=7.0, method="quadrature")
+    emp = optimal_gamma_empirical(q, r, gammas, tau=tau, trials=20, seed=2, **kw)
+    mf = optimal_gamma(q, r, tau=tau, objective="mean_field", rounds="algorithm", method="quadrature", **kw)
+    bound = optimal_gamma(q, r, tau=tau, T=10, n0=30, d=2, R=7.0, method="quadrature")
     ratio_mf = emp.gamma / mf.gamma
     ratio_bound = emp.gamma / bound.gamma
     assert np.all((ratio_mf > 1 / 3) & (ratio_mf < 3)), ratio_mf
@@ -185,18 +192,18 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
 @pytest.mark.parametrize(
     "call,name",
     [
-        (lambda: optimal_gamma(1.2, 0.3, 0.05, T=5, n0=50, **SMALL), "q"),
-        (lambda: optimal_gamma(0.2, 0.3, -1, T=5, n0=50, **SMALL), "tau"),
-        (lambda: optimal_gamma(0.2, 0.3, 0.05, T=0, n0=50, **SMALL), "T"),
-        (lambda: optimal_gamma(0.2, 0.3, 0.05, T=5, n0=50, objective="x", **SMALL), "objective"),
-        (lambda: optimal_gamma(0.2, 0.3, 0.05, T=5, n0=50, bracket=(0, 1), **SMALL), "bracket"),
-        (lambda: optimal_gamma(0.2, 0.3, 0.05, T=5, n0=50, grid=2, **SMALL), "grid"),
-        (lambda: optimal_gamma(0.2, 0.3, 0.05, T=5, n0=50, rounds="x", **SMALL), "rounds"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, 0.05, [0.1, -1], T=5, n0=20, d=2, R=5, trials=3), "gammas"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, 0.05, [0.1], T=5, n0=20, d=2, R=5, trials=1), "trials"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, 0.05, [0.1], T=5, n0=20, d=2, R=5, trials=3,
+        (lambda: optimal_gamma(1.2, 0.3, tau=0.05, T=5, n0=50, **SMALL), "q"),
+        (lambda: optimal_gamma(0.2, 0.3, tau=-1, T=5, n0=50, **SMALL), "tau"),
+        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=0, n0=50, **SMALL), "T"),
+        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, objective="x", **SMALL), "objective"),
+        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, bracket=(0, 1), **SMALL), "bracket"),
+        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, grid=2, **SMALL), "grid"),
+        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, rounds="x", **SMALL), "rounds"),
+        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1, -1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3), "gammas"),
+        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=1), "trials"),
+        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3,
                                          collapse="x"), "collapse"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, 0.05, [0.1], T=5, n0=20, d=2, R=5, trials=3, seed=-1), "seed"),
+        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3, seed=-1), "seed"),
     ],
 )
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
@@ -210,29 +217,43 @@ TINY_G = np.array([0.3, 3.0])
 
 
 def test_empirical_bit_identical_for_one_and_two_jobs():
-    one = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=1, **EMP)
-    two = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=2, **EMP)
+    one = optimal_gamma_empirical(TINY_Q, TINY_R, TINY_G, tau=0.05, seed=4, n_jobs=1, **EMP)
+    two = optimal_gamma_empirical(TINY_Q, TINY_R, TINY_G, tau=0.05, seed=4, n_jobs=2, **EMP)
     assert np.array_equal(one.values, two.values) and np.array_equal(one.se, two.se)
     assert np.array_equal(one.gamma, two.gamma)
-    # paired (non-meshgrid) cells take the skipping path and give the same cell values
-    paired = optimal_gamma_empirical(np.array([0.2, 0.6]), np.array([0.7, 0.3]), 0.05, TINY_G, seed=4, n_jobs=2,
-                                     **EMP)
+    # paired (non-meshgrid) cells and any chunk give the same cell values
+    paired = optimal_gamma_empirical(np.array([0.2, 0.6]), np.array([0.7, 0.3]), TINY_G, tau=0.05, seed=4,
+                                     chunk=1, **EMP)
     assert np.array_equal(paired.values, np.stack([one.values[0, 1], one.values[1, 0]]))
-
-
-def test_empirical_bit_identical_on_a_dask_local_cluster():
-    distributed = pytest.importorskip("distributed")
-    import joblib
-
-    one = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=1, **EMP)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_config(backend="dask"):
-            on_dask = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, **EMP)
-    assert np.array_equal(one.values, on_dask.values) and np.array_equal(one.se, on_dask.se)
+    assert np.array_equal(optimal_gamma_empirical(TINY_Q, TINY_R, TINY_G, tau=0.05, seed=4, chunk=3, **EMP).values,
+                          one.values)
 
 
 def test_empirical_accepts_a_seed_sequence_root():
-    a = optimal_gamma_empirical(0.6, 0.3, 0.05, TINY_G, seed=np.random.SeedSequence(4), **EMP)
-    b = optimal_gamma_empirical(0.6, 0.3, 0.05, TINY_G, seed=4, **EMP)
+    a = optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=np.random.SeedSequence(4), **EMP)
+    b = optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=4, **EMP)
     assert np.array_equal(a.values, b.values)
+
+
+def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
+    # conventions="authors": exact statistic, stop at N <= 1, collapse="ran" -- the manual "ran" score
+    # of a raw run with the exact statistic
+    q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0])
+    res = optimal_gamma_empirical(q, r, gammas, tau=tau, conventions="authors", seed=5, **EMP)
+    for j, g in enumerate(gammas):
+        run = gaussian.simulate(g, tau=tau, q=q, r=r, statistic="exact", seed=_random.cell_key(5, q, r), **EMP)
+        live = run.population[:, :-1] >= 2
+        per = np.where(live, run.sq_error, 0.0).sum(axis=1) / live.sum(axis=1) * EMP["T"]
+        assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
+    assert res.settings["conventions"] == "authors"
+
+
+def test_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance():
+    import dataclasses
+
+    res = optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=4, **EMP)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.gamma = 1.0
+    assert res != optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=4, **EMP) and res == res
+    assert "\n" not in repr(res) and len(repr(res)) < 200
+    assert res.settings["seed"] == 4 and res.settings["T"] == EMP["T"] and res.settings["tau"] == 0.05

@@ -1,0 +1,135 @@
+"""What every experiment shares: the result base class, provenance and keyed cell calls."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .. import engine
+from .._validate import check_choice
+from ..bernoulli import RandomizedResponse
+from ..gaussian import GaussianMean
+from ..sweep import map_cells
+
+__all__ = ["result", "Result", "check_statistic", "gaussian_provenance", "bernoulli_provenance", "run_provenance",
+           "empirical_policy", "keyed_map", "mean_se", "BOOK", "PAPER_GAMMAS"]
+
+#: The paper's Gaussian data model and population cap (DESIGN.md, "Paper scale").
+BOOK = dict(d=12, R=10.0, cap=20000)
+#: The paper's γ grid of Figs. 3-5.
+PAPER_GAMMAS = np.geomspace(0.2, 20.0, 30)
+
+
+def result(cls):
+    """Decorator of result classes: a frozen dataclass, compared by identity, with :class:`Result`'s repr."""
+    return dataclass(frozen=True, eq=False, repr=False)(cls)
+
+
+class Result:
+    """Base class of the experiments' results: a short repr (scalars, small arrays, shapes).
+
+    ``settings`` (the provenance: sizes, seed, conventions, statistic,
+    population policy) is left out of the repr; print it on its own.
+    """
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            if f.name == "settings":
+                continue
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                v = v.item()
+            if isinstance(v, np.ndarray):
+                text = (str(np.round(v.astype(float), 4).tolist()) if v.size <= 4 and v.dtype != object
+                        else f"<{v.dtype.name} {v.shape}>")
+            elif isinstance(v, float):
+                text = f"{v:.6g}"
+            elif isinstance(v, (int, str, bool, type(None))):
+                text = repr(v)
+            elif isinstance(v, tuple) and len(v) <= 6:
+                text = repr(v)
+            else:
+                text = f"<{type(v).__name__}>"
+            parts.append(f"{f.name}={text}")
+        text = ", ".join(parts)
+        return f"{type(self).__name__}({text if len(text) <= 300 else text[:297] + '...'})"
+
+
+def check_statistic(statistic):
+    """``None`` (from the conventions), ``"paper"`` or ``"exact"``."""
+    if statistic is None:
+        return None
+    return check_choice("statistic", statistic, ("paper", "exact"))
+
+
+def gaussian_provenance(conventions, *, n0, tau, d, R, statistic=None, **policy) -> dict:
+    """The conventions of a Gaussian experiment and the settings behind them (resolved by the library).
+
+    Returns ``{"conventions", "statistic", "policy"}``: the membership statistic
+    :class:`perfpriv.gaussian.GaussianMean` resolves from ``conventions`` and the
+    population policy of :func:`perfpriv.engine.resolve_policy` with the given overrides.
+    """
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    mech = GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic).resolved(conventions)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    return dict(conventions=conventions, statistic=mech.statistic, policy=pol.describe())
+
+
+def bernoulli_provenance(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, **policy) -> dict:
+    """The conventions of a randomized-response experiment and the settings behind them.
+
+    Returns ``{"conventions", "clip_estimate", "policy"}`` (resolved by
+    :class:`perfpriv.bernoulli.RandomizedResponse` and :func:`perfpriv.engine.resolve_policy`).
+    """
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    mech = RandomizedResponse(1.0, mu=mu, clip_estimate=clip_estimate).resolved(conventions)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    return dict(conventions=conventions, clip_estimate=bool(mech.clip_estimate), policy=pol.describe())
+
+
+def empirical_policy(conventions, collapse, cap) -> dict:
+    """The population policy of simulated cumulative errors (γ* search, schedule comparisons).
+
+    A run stops once its population is down to one user (``stop=1``: a lone
+    user always leaks, so the population never recovers) and its remaining
+    rounds are scored by ``collapse`` -- under ``conventions="authors"`` the
+    default ``"floor"`` gives way to the preset's ``"ran"``, as in
+    :func:`perfpriv.optimize.optimal_gamma_empirical`.
+    """
+    policy = dict(stop=1, cap=cap)
+    if conventions == "paper" or collapse != "floor":
+        policy["collapse"] = collapse
+    return policy
+
+
+def run_provenance(run) -> dict:
+    """The conventions behind a :class:`perfpriv.engine.SimulationRun` (its resolved options and policy)."""
+    out = dict(conventions=run.conventions, policy=run.policy.describe())
+    out.update({k: v for k, v in run.mechanism.options().items() if k in ("statistic", "clip_estimate", "draw")})
+    return out
+
+
+def keyed_map(func, cells, *, seed, n_jobs=None, **fixed):
+    """:func:`perfpriv.sweep.map_cells` with the cells spread evenly over the workers.
+
+    Each cell gets the key of the root seed and its own coordinates, so the
+    result does not depend on ``n_jobs`` (nor on the chunk size chosen here).
+    """
+    import joblib
+
+    count = len(np.atleast_1d(next(iter(cells.values()))))
+    jobs = max(1, joblib.effective_n_jobs(n_jobs))
+    chunk = max(1, math.ceil(count / jobs))
+    return map_cells(func, cells, seed=seed, chunk=chunk, n_jobs=n_jobs, progress=False, **fixed)
+
+
+def mean_se(x, axis=-1):
+    """Mean and standard error (ddof = 1; NaN for one sample) along ``axis``."""
+    x = np.asarray(x, float)
+    m = x.shape[axis]
+    mean = x.mean(axis=axis)
+    se = x.std(axis=axis, ddof=1) / math.sqrt(m) if m > 1 else np.full(mean.shape, np.nan)
+    return mean, se

@@ -1,0 +1,552 @@
+"""Experiments of the finite-horizon chapter (Lemma 9, Remarks 2-3, Theorem 4; Figs. 4-5)."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+import numpy as np
+
+from .. import _random, dynamics, gaussian, optimize
+from .._validate import check_choice, check_int, check_probability, check_real
+from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
+
+__all__ = ["Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
+           "PacCoverage", "pac_coverage", "THEORY_MAPS"]
+
+#: The theoretical γ* maps :func:`gamma_star_map` can compute.
+THEORY_MAPS = ("bound", "constrained", "mean_field")
+
+
+def _grid(values, name, default):
+    if values is None:
+        return np.asarray(default, float)
+    arr = np.atleast_1d(np.asarray(check_real(name, values, low=0, low_open=True), float))
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence; got shape {arr.shape}")
+    return arr
+
+
+def _probabilities(values, name, default):
+    if values is None:
+        return np.asarray(default, float)
+    arr = np.atleast_1d(np.asarray(check_probability(name, values), float))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of probabilities; got shape {arr.shape}")
+    return arr
+
+
+def _empirical_provenance(conventions, collapse, *, n0, tau, d, R, statistic, cap):
+    """The conventions of :func:`perfpriv.optimize.optimal_gamma_empirical`'s runs, resolved."""
+    return gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
+                               **empirical_policy(conventions, collapse, cap))
+
+
+# ---------------------------------------------------------------- Lemma 9
+@result
+class Lemma9Check(Result):
+    """Lemma 9's bound against the simulated cumulative error, over a grid (:func:`lemma9_check`).
+
+    Attributes
+    ----------
+    cases : numpy.ndarray, shape (M, 3)
+        Rows (q, r, γ) of the grid points in Lemma 9's regime (C_1 > 1 at N_0).
+    growth : numpy.ndarray, shape (M,)
+        C_1(γ) at N_0.
+    bound : numpy.ndarray, shape (M,)
+        Lemma 9's Ê_total (releases on N_1..N_T, growth frozen at C_1, no cap).
+    simulated, se : numpy.ndarray, shape (M,)
+        Mean cumulative squared Mahalanobis error of Algorithm 1 (releases on
+        N_0..N_{T-1}, cap) and its Monte Carlo standard error.
+    mean_field : numpy.ndarray, shape (M,)
+        Mean-field cumulative error with Algorithm 1's indexing and the cap.
+    shifted : numpy.ndarray, shape (M,)
+        C_1 times the bound: Lemma 9's argument with Algorithm 1's indexing
+        (round t releases from N_{t-1} records, the first from N_0), i.e.
+        Σ_{t=0}^{T-1} (γ² Tr Σ⁻¹ + d) / (N_0 C_1^t).
+    holds, holds_shifted : numpy.ndarray of bool, shape (M,)
+        simulated <= bound, simulated <= shifted.
+    tau : float
+    T, n0 : int
+    collapse : str
+    settings : dict
+        Provenance: trials, d, R, cap, seed, conventions, statistic, policy.
+    """
+
+    cases: np.ndarray
+    growth: np.ndarray
+    bound: np.ndarray
+    simulated: np.ndarray
+    se: np.ndarray
+    mean_field: np.ndarray
+    shifted: np.ndarray
+    holds: np.ndarray
+    holds_shifted: np.ndarray
+    tau: float
+    T: int
+    n0: int
+    collapse: str
+    settings: dict
+
+
+def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.0, 3.0, 10.0), T=10, n0=200,
+                 trials=5, d=12, R=10.0, cap=20000, collapse="floor", statistic=None, conventions="paper", seed=0,
+                 n_jobs=None) -> Lemma9Check:
+    """Does Lemma 9's Ê_total bound the simulated cumulative error? Measured on a (q, r, γ) grid.
+
+    The simulated cumulative errors of every (q, r) cell and every γ come
+    from one :func:`perfpriv.optimize.optimal_gamma_empirical` search (cells
+    batched and keyed by their coordinates, the γ of a cell sharing their
+    random numbers). Only grid points in Lemma 9's regime (C_1(γ) > 1 at
+    ``n0``) are kept.
+
+    Parameters
+    ----------
+    tau : float
+        Threshold τ (keyword-only).
+    qs, rs, gammas : sequences of float
+        Grid of leaving and joining probabilities and noise scales.
+    T, n0, trials, cap : int
+        Horizon, initial population, runs per point, population cap.
+    collapse : {"floor", "ran", "repeat", "penalty"}
+        How rounds after a collapse count
+        (:func:`perfpriv.optimize.optimal_gamma_empirical`).
+    d, R, statistic, conventions
+        Data model and membership statistic (``None``: from ``conventions``).
+    seed : None, int, SeedSequence or Generator
+        Root seed (each (q, r) cell is keyed by its coordinates).
+    n_jobs : int, optional
+        Workers over the cells; the result does not depend on it.
+
+    Returns
+    -------
+    Lemma9Check
+
+    References
+    ----------
+    Paper, Lemma 9 (eq. 16, 23), Remark 3.
+
+    Examples
+    --------
+    >>> c = lemma9_check(qs=(0.3,), rs=(0.6,), gammas=(1.0, 3.0), T=5, n0=100, trials=3)
+    >>> c.cases.shape[1], bool(np.all(c.growth > 1))
+    (3, True)
+    """
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    qs = _probabilities(qs, "qs", ())
+    rs = _probabilities(rs, "rs", ())
+    gammas = _grid(gammas, "gammas", ())
+    statistic = check_statistic(statistic)
+    prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
+    st = prov["statistic"]
+    Q, Rr = np.meshgrid(qs, rs, indexing="ij")
+    emp = optimize.optimal_gamma_empirical(Q, Rr, gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
+                                           collapse=collapse, statistic=statistic, conventions=conventions,
+                                           seed=seed, n_jobs=n_jobs, progress=False)
+    sim, se = emp.values, emp.se                                           # (q, r, G)
+    G = np.broadcast_to(gammas, sim.shape)
+    QQ = np.broadcast_to(Q[..., None], sim.shape)
+    RR = np.broadcast_to(Rr[..., None], sim.shape)
+    data = dict(tau=tau, d=d, R=R, statistic=st)
+    c1 = np.asarray(dynamics.growth_factor(G, q=QQ, r=RR, n=n0, **data), float)
+    bound = np.asarray(dynamics.cumulative_error_bound(G, q=QQ, r=RR, T=T, n0=n0, **data), float)
+    mf = np.asarray(dynamics.mean_field_cumulative_error(gammas, q=Q, r=Rr, T=T, n0=n0, cap=cap, rounds="algorithm",
+                                                         **data), float)
+    keep = c1 > 1
+    shifted = c1 * bound
+    cases = np.stack([QQ[keep], RR[keep], G[keep]], axis=1)
+    settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, **prov)
+    return Lemma9Check(cases, c1[keep], bound[keep], sim[keep], se[keep], mf[keep], shifted[keep],
+                       sim[keep] <= bound[keep], sim[keep] <= shifted[keep], tau, int(T), int(n0), collapse,
+                       settings)
+
+
+# ---------------------------------------------------------------- cumulative error against γ
+@result
+class HorizonCurves(Result):
+    """Cumulative error against γ: Lemma 9's bound, the mean field and simulation (:func:`horizon_curves`).
+
+    Attributes
+    ----------
+    fine : numpy.ndarray, shape (F,)
+        Dense γ grid of the theory curves.
+    bound, growth, mean_field : numpy.ndarray, shape (F,)
+        Lemma 9's Ê_total, C_1(γ) at N_0 (the bound is Lemma 9's only where
+        C_1 > 1) and the mean-field cumulative error (cap, Algorithm 1's rounds).
+    gammas : numpy.ndarray, shape (G,)
+        Grid of the simulated points.
+    simulated, se : numpy.ndarray, shape (G,)
+        Mean simulated cumulative error and its standard error (NaN without simulation).
+    gamma_empirical : float
+        Simulated γ* on ``gammas`` (NaN without simulation).
+    gamma_bound : float
+        γ* of Lemma 9's bound (:func:`perfpriv.optimize.optimal_gamma`).
+    gamma_mean_field : float
+        Minimizer of the mean-field curve on ``fine`` (the grid value).
+    gamma_c : float
+        Theorem 2's survival threshold at N_0.
+    q, r, tau : float
+    T, n0 : int
+    collapse : str
+    settings : dict
+        Provenance: trials, d, R, cap, seed, conventions, statistic, policy.
+    """
+
+    fine: np.ndarray
+    bound: np.ndarray
+    growth: np.ndarray
+    mean_field: np.ndarray
+    gammas: np.ndarray
+    simulated: np.ndarray
+    se: np.ndarray
+    gamma_empirical: float
+    gamma_bound: float
+    gamma_mean_field: float
+    gamma_c: float
+    q: float
+    r: float
+    tau: float
+    T: int
+    n0: int
+    collapse: str
+    settings: dict
+
+
+def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20000, trials=5, collapse="floor",
+                   statistic=None, conventions="paper", seed=0, empirical=True, fine=None) -> HorizonCurves:
+    """The cumulative error against γ from Lemma 9's bound, the mean field and Algorithm 1.
+
+    Parameters
+    ----------
+    q, r, tau : float
+        Leaving and joining probabilities, threshold (keyword-only).
+    gammas : array_like, optional
+        Grid of the simulated points (default 10 values on geomspace(0.2, 20)).
+    T, n0, trials, cap : int
+        Horizon, initial population, runs per γ, population cap.
+    collapse : {"floor", "ran", "repeat", "penalty"}
+        How rounds after a collapse count (:func:`perfpriv.optimize.optimal_gamma_empirical`).
+    d, R, statistic, conventions
+        Data model and membership statistic (``None``: from ``conventions``).
+    seed : None, int, SeedSequence or Generator
+        Root seed of the simulation (keyed by (q, r)).
+    empirical : bool
+        Simulate Algorithm 1 (the slow part); theory only otherwise.
+    fine : array_like, optional
+        Dense grid of the theory curves (default 40 values spanning ``gammas``).
+
+    Returns
+    -------
+    HorizonCurves
+
+    References
+    ----------
+    Paper, Lemma 9, Remarks 2-3, Theorem 2.
+
+    Examples
+    --------
+    >>> h = horizon_curves(q=0.3, r=0.6, tau=0.02, empirical=False)
+    >>> h.fine.size, bool(np.isnan(h.gamma_empirical)), bool(h.gamma_bound > 0)
+    (40, True, True)
+    """
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    gammas = _grid(gammas, "gammas", np.geomspace(0.2, 20.0, 10))
+    fine = _grid(fine, "fine", np.geomspace(gammas.min(), gammas.max(), 40))
+    statistic = check_statistic(statistic)
+    prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
+    data = dict(tau=tau, q=q, r=r, d=d, R=R, statistic=prov["statistic"])
+    bound = np.asarray(dynamics.cumulative_error_bound(fine, T=T, n0=n0, **data), float)
+    growth = np.asarray(dynamics.growth_factor(fine, n=n0, **data), float)
+    mf = np.asarray(dynamics.mean_field_cumulative_error(fine, T=T, n0=n0, cap=cap, rounds="algorithm", **data),
+                    float)
+    opt = optimize.optimal_gamma(q, r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
+    nan = np.full(gammas.shape, np.nan)
+    sim, se, g_emp = nan, nan, float("nan")
+    if empirical:
+        res = optimize.optimal_gamma_empirical(q, r, gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
+                                               collapse=collapse, statistic=statistic, conventions=conventions,
+                                               seed=seed, progress=False)
+        sim, se, g_emp = np.asarray(res.values, float), np.asarray(res.se, float), float(res.gamma)
+    g_mf = float(fine[int(np.nanargmin(mf))]) if np.isfinite(mf).any() else float("nan")
+    gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
+    settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, empirical=bool(empirical), **prov)
+    return HorizonCurves(fine, bound, growth, mf, gammas, sim, se, g_emp, float(opt.gamma), g_mf, gc, q, r, tau,
+                         int(T), int(n0), collapse, settings)
+
+
+# ---------------------------------------------------------------- Figs. 4-5
+@result
+class GammaStarMap(Result):
+    """γ* over a (q, r) grid, from simulation and from theory (:func:`gamma_star_map`).
+
+    Maps have shape (len(qs), len(rs)).
+
+    Attributes
+    ----------
+    qs, rs : numpy.ndarray
+    empirical : numpy.ndarray
+        Grid-search γ* of the mean simulated cumulative error (NaN if not simulated).
+    bound : numpy.ndarray
+        argmin of Lemma 9's Ê_total (unconstrained, as the authors' code).
+    constrained : numpy.ndarray
+        argmin over γ >= γ_c (Remark 3 read literally; NaN if r = 0).
+    mean_field : numpy.ndarray
+        argmin of the mean-field cumulative error (cap included, releases
+        indexed as in Algorithm 1).
+    tau : float
+    gammas : numpy.ndarray
+        Grid of the empirical search.
+    values, se : numpy.ndarray, shape (len(qs), len(rs), len(gammas))
+        The empirical objective (mean simulated cumulative error) and its
+        standard error (NaN if not simulated).
+    settings : dict
+        Provenance: T, n0, trials, d, R, cap, collapse, seed, conventions,
+        statistic, policy, theory.
+    """
+
+    qs: np.ndarray
+    rs: np.ndarray
+    empirical: np.ndarray
+    bound: np.ndarray
+    constrained: np.ndarray
+    mean_field: np.ndarray
+    tau: float
+    gammas: np.ndarray
+    values: np.ndarray
+    se: np.ndarray
+    settings: dict
+
+
+def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5, d=12, R=10.0, cap=20000,
+                   collapse="floor", statistic=None, conventions="paper", seed=0, empirical=True,
+                   theory=THEORY_MAPS, n_jobs=None, chunk=4, store=None, on_cells=None) -> GammaStarMap:
+    """γ* from simulation (grid search) and from theory (Remark 3) over a (q, r) grid (Figs. 4-5).
+
+    The empirical map is :func:`perfpriv.optimize.optimal_gamma_empirical`
+    on the meshgrid of ``qs`` and ``rs`` (every γ of a cell simulated in one
+    batched engine call, so they share their random numbers; each cell keyed
+    by the root seed and its own (q, r), so its value does not depend on the
+    rest of the grid, on ``chunk`` or on ``n_jobs``). The theoretical maps
+    are :func:`perfpriv.optimize.optimal_gamma` with Lemma 9's bound
+    (``"bound"``, and ``"constrained"`` to γ >= γ_c) and with the mean-field
+    cumulative error (``"mean_field"``).
+
+    Parameters
+    ----------
+    qs, rs : array_like, optional
+        Leaving and joining probabilities (default ``linspace(0.1, 0.9, 5)`` each).
+    tau : float
+        Threshold τ (keyword-only).
+    gammas : array_like, optional
+        Grid of the empirical search (default 10 values on geomspace(0.2, 20)).
+    T, n0, trials, cap : int
+        Horizon, initial population, runs per γ, population cap.
+    collapse : {"floor", "ran", "repeat", "penalty"}
+        How rounds after a collapse count (:func:`perfpriv.optimize.optimal_gamma_empirical`).
+    d, R, statistic, conventions
+        Data model and membership statistic (``None``: from ``conventions``).
+    seed : None, int, SeedSequence or Generator
+        Root seed.
+    empirical : bool
+        Simulate (the slow part); the empirical map is NaN otherwise.
+    theory : sequence of {"bound", "constrained", "mean_field"}
+        Which theoretical maps to compute (the others are NaN).
+    n_jobs, chunk : int, optional
+        Workers and cells per batch of the simulation; the result does not depend on them.
+    store : MutableMapping, optional
+        Finished cells: ``store[(tau, q, r)]`` holds the array ``[values, se]``
+        (shape (2, len(gammas))) of a cell. Cells found there are not simulated
+        again, and every newly simulated cell is put there as soon as its batch
+        finishes -- so that an interrupted map resumes where it stopped (the
+        command line keeps one file per cell). A stored array of another shape
+        is recomputed.
+    on_cells : callable, optional
+        Called with the number of cells just finished (progress reporting).
+
+    Returns
+    -------
+    GammaStarMap
+
+    References
+    ----------
+    Paper, Lemma 9, Remark 3, Figs. 4-5.
+
+    Examples
+    --------
+    >>> m = gamma_star_map([0.3], [0.6], tau=0.05, gammas=[0.5, 2.0, 8.0], T=5, n0=50, trials=3, seed=1)
+    >>> m.empirical.shape, float(m.empirical[0, 0]) in (0.5, 2.0, 8.0)
+    ((1, 1), True)
+    """
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    qs = _probabilities(qs, "qs", np.linspace(0.1, 0.9, 5))
+    rs = _probabilities(rs, "rs", np.linspace(0.1, 0.9, 5))
+    gammas = _grid(gammas, "gammas", np.geomspace(0.2, 20.0, 10))
+    statistic = check_statistic(statistic)
+    if isinstance(theory, str):
+        theory = (theory,)
+    theory = tuple(check_choice("theory", t, THEORY_MAPS) for t in theory)
+    if store is not None and not isinstance(store, MutableMapping):
+        raise TypeError(f"store must be a mutable mapping (e.g. a dict); got {store!r:.60}")
+    if on_cells is not None and not callable(on_cells):
+        raise TypeError(f"on_cells must be callable; got {on_cells!r:.60}")
+    prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
+    Q, Rr = np.meshgrid(qs, rs, indexing="ij")
+    nan = np.full(Q.shape, np.nan)
+    values = np.full(Q.shape + gammas.shape, np.nan)
+    se = np.full(Q.shape + gammas.shape, np.nan)
+    if empirical:
+        search = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap, collapse=collapse,
+                      statistic=statistic, conventions=conventions, seed=seed, n_jobs=n_jobs, chunk=chunk,
+                      progress=False)
+        values, se = _empirical_cells(Q, Rr, gammas, search, store, on_cells)
+        k = np.argmin(values, axis=-1)
+        emp = gammas[k]
+    else:
+        emp = nan
+    common = dict(tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"])
+    bnd = optimize.optimal_gamma(Q, Rr, objective="bound", **common).gamma if "bound" in theory else nan
+    con = (optimize.optimal_gamma(Q, Rr, objective="bound", constrained=True, **common).gamma
+           if "constrained" in theory else nan)
+    mf = (optimize.optimal_gamma(Q, Rr, objective="mean_field", cap=cap, rounds="algorithm", **common).gamma
+          if "mean_field" in theory else nan)
+    emp, bnd, con, mf = (np.asarray(x, float).reshape(Q.shape) for x in (emp, bnd, con, mf))
+    settings = dict(T=T, n0=n0, trials=trials, d=d, R=R, cap=cap, collapse=collapse, seed=seed,
+                    empirical=bool(empirical), theory=theory, **prov)
+    return GammaStarMap(qs, rs, emp, bnd, con, mf, tau, gammas, values, se, settings)
+
+
+def _empirical_cells(Q, Rr, gammas, search, store, on_cells):
+    """Mean cumulative error and se of every cell, through ``store`` when given: shapes Q.shape + (G,)."""
+    tau = search["tau"]
+    if store is None and on_cells is None:
+        res = optimize.optimal_gamma_empirical(Q, Rr, gammas, **search)
+        return np.asarray(res.values, float), np.asarray(res.se, float)
+    import joblib
+
+    shape = Q.shape + gammas.shape
+    values, se = np.empty(shape), np.empty(shape)
+    todo = []
+    for idx in np.ndindex(Q.shape):
+        key = (tau, float(Q[idx]), float(Rr[idx]))
+        got = store.get(key) if store is not None else None
+        got = None if got is None else np.asarray(got, float)
+        if got is not None and got.shape == (2, gammas.size):
+            values[idx], se[idx] = got
+        else:
+            todo.append(idx)
+    if on_cells is not None and len(todo) < Q.size:
+        on_cells(Q.size - len(todo))
+    group = max(1, search["chunk"]) * max(1, joblib.effective_n_jobs(search["n_jobs"]))
+    for start in range(0, len(todo), group):
+        batch = todo[start:start + group]
+        qb = np.array([Q[i] for i in batch])
+        rb = np.array([Rr[i] for i in batch])
+        res = optimize.optimal_gamma_empirical(qb, rb, gammas, **search)
+        for k, idx in enumerate(batch):
+            values[idx], se[idx] = res.values[k], res.se[k]
+            if store is not None:
+                store[(tau, float(Q[idx]), float(Rr[idx]))] = np.stack([res.values[k], res.se[k]])
+        if on_cells is not None:
+            on_cells(len(batch))
+    return values, se
+
+
+# ---------------------------------------------------------------- Theorem 4
+@result
+class PacCoverage(Result):
+    """Empirical coverage of Theorem 4 at the round it prescribes (:func:`pac_coverage`).
+
+    Attributes
+    ----------
+    epsilons : numpy.ndarray
+        Target Mahalanobis errors ε.
+    rounds : numpy.ndarray
+        Theorem 4's number of rounds t(ε, δ).
+    coverage : numpy.ndarray
+        Fraction of runs with ‖o_t − μ‖_{Σ⁻¹} <= ε at that round (NaN where
+        it is beyond the simulated horizon).
+    needed : numpy.ndarray
+        Smallest simulated round from which the empirical 1 − δ quantile of
+        the error stays below ε (NaN if never).
+    coverage_se : numpy.ndarray
+        Binomial standard error of ``coverage``, sqrt(c (1 − c) / trials).
+    delta : float
+    trials : int
+    settings : dict
+        Provenance: gamma, tau, q, r, T, n0, d, R, cap, seed, conventions, statistic, policy.
+    """
+
+    epsilons: np.ndarray
+    rounds: np.ndarray
+    coverage: np.ndarray
+    needed: np.ndarray
+    coverage_se: np.ndarray
+    delta: float
+    trials: int
+    settings: dict
+
+
+def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20, n0=200, trials=50, d=12, R=10.0,
+                 cap=20000, statistic=None, conventions="paper", seed=0) -> PacCoverage:
+    """Check Theorem 4: at its round t, is the Mahalanobis error below ε with probability >= 1 − δ?
+
+    Parameters
+    ----------
+    gamma : float
+        Noise scale γ (Theorem 4 needs C_1(γ) > 1).
+    tau, q, r : float
+        Threshold and behaviour (keyword-only).
+    epsilons : sequence of float
+        Target radii ε.
+    delta : float
+        Failure probability δ.
+    T, n0, trials, cap : int
+        Horizon, initial population, runs, population cap.
+    d, R, statistic, conventions
+        Data model and membership statistic (``None``: from ``conventions``).
+    seed : None, int, SeedSequence or Generator
+        Root seed; the runs are keyed by (γ, τ, q, r).
+
+    Returns
+    -------
+    PacCoverage
+
+    References
+    ----------
+    Paper, Theorem 4 (eq. 24), appendix E.
+
+    Examples
+    --------
+    >>> c = pac_coverage(2.0, tau=0.02, q=0.3, r=0.6, epsilons=(1.0,), T=10, n0=500, trials=10)
+    >>> c.rounds.shape, c.coverage.shape
+    ((1,), (1,))
+    """
+    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    eps = np.atleast_1d(np.asarray(check_real("epsilons", epsilons, low=0, low_open=True), float))
+    T = check_int("T", T, low=1)
+    trials = check_int("trials", trials, low=1)
+    statistic = check_statistic(statistic)
+    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
+    rounds = np.array([float(dynamics.pac_rounds(gamma, tau=tau, q=q, r=r, epsilon=e, delta=delta, n0=n0, d=d,
+                                                 R=R, statistic=prov["statistic"])) for e in eps])
+    run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
+                            cap=cap, conventions=conventions, seed=_random.cell_key(seed, gamma, tau, q, r))
+    # column t of sq_error is the release made from population[:, t] users; Theorem 4's
+    # N_t >= N_0 C_1^t refers to that population, so round t of the theorem is column t.
+    dist = np.sqrt(np.asarray(run.sq_error, float))
+    cov = np.full(eps.size, np.nan)
+    need = np.full(eps.size, np.nan)
+    quant = np.quantile(dist, 1 - delta, axis=0)
+    for k, e in enumerate(eps):
+        t = int(np.ceil(rounds[k]))
+        if t < T:
+            cov[k] = np.mean(dist[:, t] <= e)
+        ok = quant <= e
+        tail_ok = np.flip(np.logical_and.accumulate(np.flip(ok)))      # ok from round s to the end
+        if tail_ok.any():
+            need[k] = int(np.argmax(tail_ok))
+    cov_se = np.sqrt(cov * (1 - cov) / trials)
+    settings = dict(gamma=gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap, seed=seed, **prov)
+    return PacCoverage(eps, rounds, cov, need, cov_se, float(delta), int(trials), settings)

@@ -1,0 +1,210 @@
+"""Experiments of the membership-inference chapters: leak fractions (Fig. 3a) and their dispersion."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _random, engine, leakage
+from .._validate import check_choice, check_int, check_real
+from ..behaviour import Memoryless
+from ..gaussian import GaussianMean
+from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result, run_provenance
+
+__all__ = ["LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion"]
+
+
+@result
+class LeakFractions(Result):
+    """Simulated leak fractions of Algorithm 1 rounds at a fixed population (Fig. 3a).
+
+    Attributes
+    ----------
+    taus : numpy.ndarray, shape (K,)
+        Thresholds τ.
+    gammas : numpy.ndarray, shape (G,)
+        Noise scales γ.
+    p, se : numpy.ndarray, shape (G, K)
+        Mean leak fraction over ``rounds`` independent rounds and its standard error.
+    theory : numpy.ndarray, shape (G, K)
+        Lemma 8's marginal leak probability p_τ at the same (γ, τ)
+        (:func:`perfpriv.leakage.marginal_leak_probability`, same statistic).
+    n, rounds : int
+        Population of every round and rounds per (γ, τ).
+    settings : dict
+        Provenance: d, R, seed, conventions, statistic, policy.
+    """
+
+    taus: np.ndarray
+    gammas: np.ndarray
+    p: np.ndarray
+    se: np.ndarray
+    theory: np.ndarray
+    n: int
+    rounds: int
+    settings: dict
+
+
+def _leak_fraction_cells(tau, *, keys, gammas, n, rounds, d, R, statistic, conventions):
+    """Mean and standard error of the leak fraction of one-round runs, one τ per cell: (cells, 2, G)."""
+    out = []
+    for i, t in enumerate(np.atleast_1d(tau)):
+        mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
+        run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n, trials=rounds, conventions=conventions,
+                              seed=keys[i])
+        out.append(np.stack(mean_se(run.leak_fraction[..., 0])))           # (2, G)
+    return np.stack(out)
+
+
+def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None, conventions="paper", seed=0,
+                        n_jobs=None) -> LeakFractions:
+    """Leak fraction of Algorithm 1 rounds at a fixed population N, against τ (the points of Fig. 3a).
+
+    For every τ, ``rounds`` independent one-round runs of Algorithm 1 with
+    q = r = 0 (nobody leaves or joins, so every round has exactly ``n``
+    records) are simulated for all γ at once (one
+    :func:`perfpriv.engine.simulate` call with a grid of levels, so the γ
+    share their random numbers); the mean fraction of leaked records
+    estimates Lemma 8's p_τ(n, γ) (eq. 11).
+
+    Parameters
+    ----------
+    n : int
+        Population N >= 2 (100 in the paper's caption).
+    gammas : array_like
+        Noise scales γ > 0.
+    taus : array_like
+        Thresholds τ > 0.
+    rounds : int
+        Rounds per (γ, τ), >= 2.
+    d, R : int, float
+        Dimension and clipping radius (12 and 10 in the paper).
+    statistic : {None, "paper", "exact"}
+        Membership statistic (``None``: from ``conventions``).
+    conventions : {"paper", "authors"}
+        The paper's text or the authors' code (the exact statistic).
+    seed : None, int, SeedSequence or Generator
+        Root seed; each τ is keyed by its value (:func:`perfpriv.sweep.map_cells`).
+    n_jobs : int, optional
+        Workers over the τ values; the result does not depend on it.
+
+    Returns
+    -------
+    LeakFractions
+
+    References
+    ----------
+    Paper, Lemma 8 (eq. 11), Fig. 3a.
+
+    Examples
+    --------
+    >>> sim = figure3a_simulation(50, [1.0, 4.0], [0.05, 0.5], rounds=20, seed=1)
+    >>> sim.p.shape, bool(np.all(np.abs(sim.p - sim.theory) < 5 * sim.se + 0.02))
+    ((2, 2), True)
+    """
+    n = check_int("n", n, low=2)
+    rounds = check_int("rounds", rounds, low=2)
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
+    statistic = check_statistic(statistic)
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    out = keyed_map(_leak_fraction_cells, {"tau": taus}, seed=_random.root_key(seed), n_jobs=n_jobs,
+                    gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
+    p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
+    prov = gaussian_provenance(conventions, n0=n, tau=float(taus[0]), d=d, R=R, statistic=statistic)
+    theory = leakage.marginal_leak_probability(n, gammas[:, None], taus[None, :], d=d, R=R,
+                                               statistic=prov["statistic"]).p
+    settings = dict(d=d, R=R, seed=seed, **prov)
+    return LeakFractions(taus, gammas, p, se, np.asarray(theory, float), n, rounds, settings)
+
+
+@result
+class LeakDispersion(Result):
+    """Number of leaked records in one round of Algorithm 1, over many rounds (:func:`leak_dispersion`).
+
+    Attributes
+    ----------
+    counts : numpy.ndarray of int
+        Leaked records per simulated round (population ``n`` each time).
+    mean, variance : float
+        Their sample mean and variance.
+    binomial_variance : float
+        n p (1 − p) with p = mean / n: the variance if records leaked independently.
+    ratio : float
+        variance / binomial_variance (1 for a binomial; larger = over-dispersed).
+    ratio_se : float
+        Approximate standard error of ``ratio`` (from the sample variance of a
+        normal sample, sqrt(2/(m − 1)) relative).
+    n : int
+    gamma, tau : float
+    settings : dict
+        Provenance: d, R, trials, seed, conventions, statistic.
+    """
+
+    counts: np.ndarray
+    mean: float
+    variance: float
+    binomial_variance: float
+    ratio: float
+    ratio_se: float
+    n: int
+    gamma: float
+    tau: float
+    settings: dict
+
+
+def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=None, conventions="paper",
+                    seed=0) -> LeakDispersion:
+    """Leak counts of single rounds of Algorithm 1 and their dispersion against a binomial.
+
+    All records of a round see the same noise draw η_t, so their leak
+    indicators are dependent (Lemma 7 conditions on the data, Lemma 8
+    averages over it); this measures how far the count of one round is from
+    a binomial with the same mean -- which Theorem 3's proof assumes away.
+
+    Parameters
+    ----------
+    gamma : float
+        Noise scale γ > 0.
+    tau : float
+        Threshold τ > 0 (keyword-only).
+    n : int
+        Population of the round, >= 2.
+    trials : int
+        Simulated rounds, >= 3.
+    d, R, statistic, conventions
+        Data model, membership statistic (``None``: from ``conventions``).
+    seed : None, int, SeedSequence or Generator
+        Root seed; the run is keyed by (γ, τ, n).
+
+    Returns
+    -------
+    LeakDispersion
+
+    References
+    ----------
+    Paper, Lemmas 7-8 and the proof of Theorem 3 (appendix D.4).
+
+    Examples
+    --------
+    >>> res = leak_dispersion(2.0, tau=0.02, n=200, trials=50)
+    >>> res.counts.shape
+    (50,)
+    """
+    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n = check_int("n", n, low=2)
+    trials = check_int("trials", trials, low=3)
+    mech = GaussianMean(gamma, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
+    run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n, trials=trials, conventions=conventions,
+                          seed=_random.cell_key(seed, gamma, tau, n))
+    counts = np.asarray(run.leaked[:, 0], dtype=np.int64)
+    mean = float(counts.mean())
+    var = float(counts.var(ddof=1))
+    p = mean / n
+    bvar = n * p * (1 - p)
+    ratio = var / bvar if bvar > 0 else float("nan")
+    settings = dict(d=d, R=R, trials=trials, seed=seed, **run_provenance(run))
+    return LeakDispersion(counts, mean, var, bvar, ratio, ratio * math.sqrt(2.0 / (trials - 1)), n, gamma, tau,
+                          settings)

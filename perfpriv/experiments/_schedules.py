@@ -1,0 +1,327 @@
+"""Experiments of the privacy-schedules chapter: schedules compared by simulation, and where they help.
+
+Beyond the paper (its §5 suggests time-varying privacy). The optimizers
+are in :mod:`perfpriv.optimize`; the families in :mod:`perfpriv.schedules`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import bernoulli, dynamics, engine, optimize
+from .._validate import check_choice, check_int, check_probability, check_real
+from ..behaviour import Memoryless
+from ..engine import Schedule
+from ..gaussian import GaussianMean
+from ..sweep import sweep
+from ._common import Result, bernoulli_provenance, check_statistic, empirical_policy, gaussian_provenance, result
+
+__all__ = ["ScheduleComparison", "compare_schedules", "compare_epsilon_schedules", "GainMap", "gain_map"]
+
+
+@result
+class ScheduleComparison(Result):
+    """Regret of several schedules, from the mean field and from paired simulation.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Schedule names, in the order given.
+    schedules : numpy.ndarray, shape (K, T)
+        The schedules (γ or ε per round).
+    mean_field : numpy.ndarray, shape (K,)
+        Mean-field regret of each schedule (the cumulative error of
+        :func:`perfpriv.engine.mean_field`, Algorithm 1's indexing).
+    simulated : numpy.ndarray, shape (K,)
+        Mean over trials of the simulated regret (sum over rounds of the
+        realized squared error).
+    se : numpy.ndarray, shape (K,)
+        Its standard error.
+    difference, difference_se : numpy.ndarray, shape (K,)
+        Simulated regret minus that of ``reference``, averaged over paired
+        trials (all schedules simulated together, sharing their random numbers
+        round by round), and its standard error.
+    reference : str
+        Name of the reference schedule.
+    trials : int
+        Simulated runs per schedule.
+    settings : dict
+        Provenance: q, r, n0, model or data, cap, seed, conventions, policy.
+    """
+
+    names: tuple
+    schedules: np.ndarray
+    mean_field: np.ndarray
+    simulated: np.ndarray
+    se: np.ndarray
+    difference: np.ndarray
+    difference_se: np.ndarray
+    reference: str
+    trials: int
+    settings: dict
+
+
+def _named(schedules, reference, *, allow_inf):
+    if not isinstance(schedules, dict) or not schedules:
+        raise ValueError("schedules must be a non-empty dict {name: schedule}")
+    names = list(schedules)
+    reference = names[0] if reference is None else reference
+    if reference not in schedules:
+        raise ValueError(f"reference must be one of {names}; got {reference!r}")
+    rows = []
+    for k in names:
+        v = np.atleast_1d(np.asarray(check_real(f"schedules[{k!r}]", schedules[k], low=0, low_open=True,
+                                                allow_inf=allow_inf), float))
+        if v.ndim != 1:
+            raise ValueError(f"schedules[{k!r}] must be a 1-D array (one level per round); got shape {v.shape}")
+        rows.append(v)
+    if len({v.size for v in rows}) != 1:
+        raise ValueError(f"schedules must all have the same number of rounds T; got lengths "
+                         f"{ {k: v.size for k, v in zip(names, rows)} }")
+    return names, reference, np.stack(rows)
+
+
+def _compare(names, scheds, mf, per_trial, reference, settings):
+    ref = names.index(reference)
+    diff = per_trial - per_trial[ref]
+    trials = per_trial.shape[1]
+    root = np.sqrt(trials)
+    nan = np.full(len(names), np.nan)
+    se = per_trial.std(axis=1, ddof=1) / root if trials > 1 else nan
+    dse = diff.std(axis=1, ddof=1) / root if trials > 1 else nan
+    return ScheduleComparison(tuple(names), scheds, np.asarray(mf, float).reshape(len(names)),
+                              per_trial.mean(axis=1), se, diff.mean(axis=1), dse, reference, trials, settings)
+
+
+def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=None, mu=None, Sigma=None,
+                      statistic=None, cap=20000, collapse="floor", conventions="paper", seed=None):
+    """Mean-field and simulated regret of named γ schedules (Gaussian model, Algorithm 1).
+
+    All schedules are simulated in one :func:`perfpriv.engine.simulate` call
+    (a grid of :class:`perfpriv.engine.Schedule` rows): they share their
+    random numbers round by round, so the differences between schedules are
+    measured over paired trials. A run's regret is the sum over the T rounds
+    of the squared Mahalanobis error of its releases; the mean field is
+    :func:`perfpriv.dynamics.mean_field_cumulative_error` of the schedule
+    (Algorithm 1's indexing, population floored at one user).
+
+    A run whose population falls to one user stops (a lone user always
+    leaks, so it never recovers), as in the γ* search of
+    :func:`perfpriv.optimize.optimal_gamma_empirical`, and its remaining
+    rounds are scored by ``collapse``: ``"floor"`` (default) charges each the
+    expected error of a one-record release at that round's γ,
+    γ_t² Tr Σ⁻¹ + d -- what the mean field's floor of one user charges, so
+    the two columns compare like with like; ``"repeat"`` repeats the last
+    release's error (the platform keeps serving it).
+
+    Parameters
+    ----------
+    schedules : dict of str to array_like
+        Name -> schedule γ_1..γ_T (all of one length T).
+    q, r, tau : float
+        Behaviour and threshold (keyword-only).
+    n0 : int
+        N_0 >= 2.
+    d, R, mu, Sigma, statistic
+        Data model and membership statistic (``None``: from ``conventions``).
+    trials : int
+        Simulated runs (>= 2 for standard errors).
+    reference : str, optional
+        Schedule the differences are taken against (default: the first).
+    cap : int
+        Population cap (simulation and mean field).
+    collapse : {"floor", "repeat", "ran", "penalty"}
+        Cost of the rounds after a collapse (see above).
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+        Root seed of the simulation.
+
+    Returns
+    -------
+    ScheduleComparison
+
+    References
+    ----------
+    Paper §5 (time-varying privacy), Algorithm 1, Lemma 3.
+
+    Examples
+    --------
+    >>> cmp = compare_schedules({"constant": [1.0] * 3, "decay": [2.0, 1.0, 0.5]}, q=0.3, r=0.6, tau=0.02,
+    ...                         n0=100, d=12, R=10, trials=5, seed=0)
+    >>> cmp.simulated.shape, cmp.reference
+    ((2,), 'constant')
+    """
+    names, reference, scheds = _named(schedules, reference, allow_inf=False)
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n0 = check_int("n0", n0, low=2)
+    trials = check_int("trials", trials, low=1)
+    statistic = check_statistic(statistic)
+    collapse = check_choice("collapse", collapse, engine.COLLAPSE)
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    T = scheds.shape[1]
+    policy = empirical_policy(conventions, collapse, cap)
+    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, **policy)
+    mf = dynamics.mean_field_cumulative_error(Schedule(scheds), tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, mu=mu,
+                                              Sigma=Sigma, statistic=prov["statistic"], cap=cap, floor=1,
+                                              rounds="algorithm")
+    mech = GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic)
+    run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
+                          **policy)
+    settings = dict(q=q, r=r, tau=tau, n0=n0, d=d, R=R, cap=cap, collapse=collapse, seed=seed, **prov)
+    return _compare(names, scheds, mf, run.cumulative_error, reference, settings)
+
+
+def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None, model="leak", cap=20000,
+                              mu=(0.0, 1.0), conventions="paper", seed=None):
+    """Mean-field and simulated regret of named ε schedules (randomized response).
+
+    All schedules are simulated in one :func:`perfpriv.bernoulli.simulate`
+    call (a grid of :class:`perfpriv.engine.Schedule` rows, sharing their
+    random numbers round by round, μ_t path included); a run's regret is the
+    sum over rounds of (μ̂_t − μ_t)². The mean field is the sum of
+    :func:`perfpriv.bernoulli.mean_field_error` over the rounds. ``np.inf``
+    entries mean no privacy.
+
+    Parameters
+    ----------
+    schedules : dict of str to array_like
+        Name -> schedule ε_1..ε_T.
+    q, r : float
+        Leaving and recruiting probabilities (keyword-only).
+    n0 : int
+        N_0 >= 1.
+    trials : int
+        Simulated runs.
+    reference : str, optional
+        Schedule the differences are taken against (default: the first).
+    model : {"leak", "agnostic"}
+        Growth rule.
+    cap : int
+        Population cap.
+    mu : float or (float, float)
+        Law of μ_t.
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+        Root seed.
+
+    Returns
+    -------
+    ScheduleComparison
+
+    References
+    ----------
+    Paper §3 (eq. 1, Lemma 2) and §5.
+
+    Examples
+    --------
+    >>> cmp = compare_epsilon_schedules({"eps=1": [1.0] * 20, "none": [np.inf] * 20}, q=0.3, r=0.6, n0=100,
+    ...                                 trials=20, seed=0)
+    >>> bool(cmp.mean_field[1] > cmp.mean_field[0])   # over 20 rounds privacy wins
+    True
+    """
+    names, reference, eps = _named(schedules, reference, allow_inf=True)
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    trials = check_int("trials", trials, low=1)
+    T = eps.shape[1]
+    mf = np.asarray(bernoulli.mean_field_error(Schedule(eps), q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu),
+                    float).sum(axis=-1)
+    run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, model=model, mu=mu, cap=cap,
+                             conventions=conventions, seed=seed)
+    settings = dict(q=q, r=r, n0=n0, model=model, cap=cap, mu=mu, seed=seed,
+                    **bernoulli_provenance(conventions, n0=n0, mu=mu, cap=cap))
+    return _compare(names, eps, mf, run.cumulative_error, reference, settings)
+
+
+@result
+class GainMap(Result):
+    """How much the optimal schedule gains over the best constant, on a (q, r) grid (:func:`gain_map`).
+
+    Attributes
+    ----------
+    qs, rs : numpy.ndarray
+        Grid axes.
+    gain : numpy.ndarray, shape (len(qs), len(rs))
+        1 − regret(optimal schedule) / regret(best constant).
+    constant : numpy.ndarray
+        γ* (or ε*) of each cell.
+    first, last : numpy.ndarray
+        First and last value of the optimal schedule in each cell.
+    T : int
+    tau : float
+        NaN for the Bernoulli model.
+    settings : dict
+        Provenance: model, n0, cap, d, R, optimizer options.
+    """
+
+    qs: np.ndarray
+    rs: np.ndarray
+    gain: np.ndarray
+    constant: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    T: int
+    tau: float
+    settings: dict
+
+
+def _gain_cell(q, r, *, seed, model, tau, T, n0, d, R, cap, opts):
+    """Gain, best constant, first and last level of the optimal schedule of one cell."""
+    if model == "gaussian":
+        res = optimize.optimal_schedule(q, r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, **opts)
+    else:
+        res = optimize.optimal_epsilon_schedule(q, r, T=T, n0=n0, cap=cap, **opts)
+    return [res.gain, res.constant, res.schedule[0], res.schedule[-1]]
+
+
+def gain_map(qs, rs, *, tau=None, T, n0, d=None, R=None, model="bernoulli", cap=20000, n_jobs=None, **kwargs):
+    """Gain of the optimal schedule over the best constant on a (q, r) grid.
+
+    Parameters
+    ----------
+    qs, rs : array_like
+        Values of q and r (1-D).
+    tau : float
+        τ (Gaussian model only, keyword-only).
+    T, n0, cap
+        Horizon, initial population, population cap.
+    d, R : int, float
+        Data model (Gaussian model only).
+    model : {"gaussian", "bernoulli"}
+        :func:`perfpriv.optimize.optimal_schedule` with ``starts="constant"``
+        and ``polish=0`` (the fast setting), or
+        :func:`perfpriv.optimize.optimal_epsilon_schedule`.
+    n_jobs : int, optional
+        Workers over the cells (:func:`perfpriv.sweep.sweep`); deterministic.
+    **kwargs
+        Passed to the optimizer.
+
+    Returns
+    -------
+    GainMap
+
+    References
+    ----------
+    Paper §5 (time-varying privacy); Remark 3 (the constant γ*).
+
+    Examples
+    --------
+    >>> m = gain_map([0.3], [0.6], T=10, n0=100)
+    >>> bool(m.gain[0, 0] > 0)
+    True
+    """
+    model = check_choice("model", model, ("gaussian", "bernoulli"))
+    if model == "gaussian" and tau is None:
+        raise ValueError("tau must be given (a threshold > 0) for model='gaussian'")
+    qs = np.atleast_1d(np.asarray(check_probability("qs", qs), dtype=float))
+    rs = np.atleast_1d(np.asarray(check_probability("rs", rs), dtype=float))
+    T = check_int("T", T, low=1)
+    opts = dict(starts="constant", polish=0) if model == "gaussian" else {}
+    opts.update(kwargs)
+    res = sweep(_gain_cell, {"q": qs, "r": rs}, seed=0, n_jobs=n_jobs, progress=False, model=model,
+                tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, opts=opts)
+    gain, const, first, last = np.moveaxis(np.asarray(res.values, float), -1, 0)
+    settings = dict(model=model, n0=n0, cap=cap, d=d, R=R, options=opts)
+    return GainMap(qs, rs, gain, const, first, last, T, float("nan") if tau is None else float(tau), settings)

@@ -1,0 +1,415 @@
+"""perfpriv.experiments: every experiment against an independent truth, its keying, and its results.
+
+Truth, experiment by experiment: Lemma 8's p_τ by quadrature (leak
+fractions, growth factors), the agent-by-agent reference of Algorithm 1
+(Theorem 3's inverse population), raw runs of the simulators with the
+documented key of a cell (number for number), the formulas of
+perfpriv.dynamics and perfpriv.bernoulli recomputed by hand where they are
+short (Lemma 9 with Algorithm 1's indexing, Theorem 4's quantile rule), and
+paired simulation (an identical schedule differs by exactly zero). Monte
+Carlo tolerances are 4.5 standard errors; seeds are fixed. Results must not
+depend on n_jobs, on the chunk size or on a resumed cell store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from perfpriv import _random, bernoulli, dynamics, engine, experiments, gaussian, leakage, optimize
+from perfpriv.behaviour import Memoryless
+from perfpriv.engine import Schedule
+
+Z = 4.5
+D, R = 12, 10.0
+
+
+# ---------------------------------------------------------------- results
+def _small_results():
+    return [
+        experiments.figure3a_simulation(30, [1.0], [0.1], rounds=3, seed=1),
+        experiments.leak_dispersion(2.0, tau=0.02, n=30, trials=5),
+        experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2),
+        experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(5,), trials=4),
+        experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, trials=1),
+        experiments.lemma9_check(qs=(0.3,), rs=(0.6,), gammas=(2.0,), T=3, n0=50, trials=2),
+        experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[1.0, 2.0], T=3, n0=50, trials=2),
+        experiments.gamma_star_map([0.3], [0.6], tau=0.05, gammas=[1.0, 2.0], T=3, n0=30, trials=2,
+                                   theory=("bound",)),
+        experiments.pac_coverage(2.0, tau=0.02, q=0.3, r=0.6, epsilons=(1.0,), T=4, n0=300, trials=3),
+        experiments.final_error_curve(q=0.3, r=0.6, epsilons=[1.0], T=3, n0=20, trials=2),
+        experiments.compare_schedules({"a": [1.0, 1.0]}, q=0.3, r=0.6, tau=0.02, n0=30, d=D, R=R, trials=2, seed=0),
+        experiments.compare_epsilon_schedules({"a": [1.0, 1.0]}, q=0.3, r=0.6, n0=30, trials=2, seed=0),
+        experiments.gain_map([0.3], [0.6], T=3, n0=30),
+    ]
+
+
+def test_every_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance():
+    for res in _small_results():
+        name = type(res).__name__
+        assert dataclasses.is_dataclass(res) and name in experiments.__all__
+        field = dataclasses.fields(res)[0].name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(res, field, None)
+        assert res == res and res != dataclasses.replace(res)       # eq=False: identity
+        text = repr(res)
+        assert text.startswith(name + "(") and "\n" not in text and len(text) <= 320, text
+        assert isinstance(res.settings, dict) and res.settings
+
+
+def test_gaussian_results_record_the_conventions_and_every_setting_behind_them():
+    paper = experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2)
+    authors = experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2,
+                                        conventions="authors")
+    assert (paper.settings["conventions"], paper.settings["statistic"]) == ("paper", "paper")
+    assert (authors.settings["conventions"], authors.settings["statistic"]) == ("authors", "exact")
+    assert authors.settings["policy"]["stop"] == 1 and authors.settings["policy"]["collapse"] == "ran"
+    m = experiments.gamma_star_map([0.3], [0.6], tau=0.05, gammas=[1.0], T=3, n0=30, trials=2, theory=())
+    assert m.settings["policy"]["stop"] == 1 and m.settings["policy"]["collapse"] == "floor"
+
+
+def test_experiments_import_no_matplotlib_and_no_private_names_of_other_modules():
+    import ast
+    import pathlib
+    import subprocess
+    import sys
+
+    code = "import sys, perfpriv.experiments; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+    allowed = {"_random", "_validate", "_common"}   # the low helper modules (public names only) and its own
+    for path in pathlib.Path(experiments.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                mod = (node.module or "").split(".")[-1]
+                assert not mod.startswith("_") or mod in allowed or node.level == 1, (path.name, node.module)
+                assert not any(a.name.startswith("_") and a.name not in allowed for a in node.names), \
+                    (path.name, node.module)
+                assert "plots" not in (node.module or "") and "widgets" not in (node.module or "")
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                assert not node.attr.startswith("_") or node.value.id == "self", (path.name, node.attr)
+
+
+# ---------------------------------------------------------------- Fig. 3a, Lemma 8
+def test_leak_fractions_agree_with_lemma_8_and_are_the_keyed_runs_of_each_tau():
+    gammas, taus = np.array([0.5, 2.0]), np.array([0.02, 0.3])
+    sim = experiments.figure3a_simulation(60, gammas, taus, rounds=80, seed=4)
+    theory = leakage.marginal_leak_probability(60, gammas[:, None], taus[None, :], d=D, R=R).p
+    assert np.array_equal(sim.theory, theory)
+    assert np.all(np.abs(sim.p - theory) <= Z * np.maximum(sim.se, 1e-3))
+    # τ cell k: one engine call over the γ grid, keyed by (seed, τ_k)
+    for k, tau in enumerate(taus):
+        run = engine.simulate(gaussian.GaussianMean(gammas, tau=tau, d=D, R=R), Memoryless(q=0.0, r=0.0), T=1,
+                              n0=60, trials=80, seed=_random.cell_key(4, tau))
+        assert np.array_equal(sim.p[:, k], run.leak_fraction[..., 0].mean(axis=-1))
+
+
+def test_leak_fractions_under_the_authors_conventions_use_the_exact_statistic():
+    sim = experiments.figure3a_simulation(30, [1.0], [0.05], rounds=40, seed=2, conventions="authors")
+    assert sim.settings["statistic"] == "exact"
+    exact = leakage.marginal_leak_probability(30, 1.0, 0.05, d=D, R=R, statistic="exact").p
+    assert sim.theory[0, 0] == exact and abs(sim.p[0, 0] - exact) <= Z * sim.se[0, 0]
+
+
+def test_leak_dispersion_counts_are_the_keyed_round_and_their_mean_is_lemma_8():
+    res = experiments.leak_dispersion(2.0, tau=0.02, n=200, trials=300, seed=6)
+    run = engine.simulate(gaussian.GaussianMean(2.0, tau=0.02, d=D, R=R), Memoryless(q=0.0, r=0.0), T=1, n0=200,
+                          trials=300, seed=_random.cell_key(6, 2.0, 0.02, 200))
+    assert np.array_equal(res.counts, run.leaked[:, 0])
+    p = leakage.marginal_leak_probability(200, 2.0, 0.02, d=D, R=R).p
+    se = res.counts.std(ddof=1) / math.sqrt(300)
+    assert abs(res.mean - 200 * p) <= Z * se
+    assert res.binomial_variance == pytest.approx(200 * (res.mean / 200) * (1 - res.mean / 200), rel=1e-12)
+    assert res.ratio == pytest.approx(res.variance / res.binomial_variance, rel=1e-12)
+
+
+# ---------------------------------------------------------------- Figs. 3b-3c, Theorem 3, Lemma 12
+def test_first_round_growth_agrees_with_eq_13():
+    c = experiments.growth_curves(q=0.45, r=0.11, taus=(0.02, 0.05), gammas=[0.3, 1.5, 8.0], n0=500, trials=60,
+                                  seed=1)
+    for k, tau in enumerate((0.02, 0.05)):
+        th = dynamics.growth_factor(c.gammas, tau=tau, q=0.45, r=0.11, n=500, d=D, R=R)
+        assert np.array_equal(c.theory[k], th)
+    assert np.all(np.abs(c.empirical - c.theory) <= Z * c.se)
+
+
+def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
+    # the rounds that ran, a run stopping once it is down to one user (as in the authors' code)
+    c = experiments.growth_curves(q=0.11, r=0.52, taus=(0.05,), gammas=[0.5, 4.0], n0=100, T=6, trials=3,
+                                  ratio="rounds", cap=400, seed=8)
+    run = engine.simulate(gaussian.GaussianMean([0.5, 4.0], tau=0.05, d=D, R=R), Memoryless(q=0.11, r=0.52), T=6,
+                          n0=100, trials=3, cap=400, stop=1, seed=_random.cell_key(8, 0.05))
+    pop = run.population.astype(float)
+    for j in range(2):
+        ratios = (pop[j, :, 1:] / pop[j, :, :-1])[run.alive[j]]
+        assert c.empirical[0, j] == pytest.approx(ratios.mean(), rel=1e-12)
+        assert c.se[0, j] == pytest.approx(ratios.std(ddof=1) / math.sqrt(ratios.size), rel=1e-10)
+
+
+def test_theorem3_inverse_population_agrees_with_the_agent_reference():
+    # the agent-by-agent Algorithm 1 is written independently of the engine
+    gamma, tau, q, r, n, trials = 1.0, 0.05, 0.5, 0.4, 4, 600
+    chk = experiments.theorem3_check(gamma, tau=tau, q=q, r=r, sizes=(n,), trials=trials, seed=3)
+    ref = gaussian.simulate_agents(gamma, tau=tau, q=q, r=r, T=1, n0=n, d=D, R=R, trials=trials, floor=0,
+                                   cap=None, seed=9)
+    inv = 1.0 / np.maximum(ref.population[:, 1], 1.0)
+    assert abs(chk.inverse[0] - inv.mean()) <= Z * math.hypot(chk.se[0], inv.std(ddof=1) / math.sqrt(trials))
+
+
+def test_theorem3_bounds_are_lemma_3_bounds_over_the_one_record_error():
+    sizes = np.array([5, 50, 500])
+    chk = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=sizes, trials=300, seed=3)
+    b = dynamics.error_bounds(2.0, tau=0.02, q=0.3, r=0.6, n_prev=sizes.astype(float), d=D, R=R)
+    one = 2.0**2 * D + D
+    np.testing.assert_allclose(chk.lower, b.lower / one, rtol=1e-14)
+    np.testing.assert_allclose(chk.upper, b.upper / one, rtol=1e-14)
+    assert chk.kappa == dynamics.kappa(q=0.3, r=0.6)
+    # in the growth regime with populations that never reach zero, Jensen's lower bound holds
+    assert np.all(chk.holds_lower) and np.all(chk.inverse >= chk.lower - Z * chk.se)
+
+
+def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
+    m = experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, trials=2, seed=8)
+    kw = dict(tau=0.02, q=0.3, r=0.6, T=12, n0=300, d=D, R=R)
+    assert np.array_equal(m.free, dynamics.mean_field_population(1.0, cap=experiments.UNCAPPED, **kw))
+    assert np.array_equal(m.capped, dynamics.mean_field_population(1.0, cap=20000, **kw))
+    assert np.array_equal(m.growth_free, dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=m.free[:-1], d=D,
+                                                                R=R))
+    assert np.all(np.diff(m.growth_free) > 0)            # Lemma 12: C_t rises with the population
+    assert np.all(np.diff(m.p) < 0)                      # p_τ falls with N
+    run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, d=D, R=R, trials=2,
+                            seed=_random.cell_key(8, 1.0, 0.02, 0.3, 0.6))
+    assert np.array_equal(m.simulated, run.population)
+
+
+# ---------------------------------------------------------------- Lemma 9, horizon, Figs. 4-5, Theorem 4
+def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
+    kw = dict(tau=0.02, T=6, n0=80, trials=4, seed=2)
+    chk = experiments.lemma9_check(qs=(0.1, 0.3), rs=(0.6, 0.9), gammas=(0.5, 2.0), **kw)
+    assert np.all(chk.growth > 1) and chk.cases.shape == (chk.bound.size, 3)
+    emp = optimize.optimal_gamma_empirical(np.array([[0.1], [0.3]]), np.array([0.6, 0.9]), [0.5, 2.0], d=D, R=R,
+                                           cap=20000, **kw)
+    for (q, r, g), sim, bound, shifted, c1 in zip(chk.cases, chk.simulated, chk.bound, chk.shifted, chk.growth):
+        i, j, k = [0.1, 0.3].index(q), [0.6, 0.9].index(r), [0.5, 2.0].index(g)
+        assert sim == emp.values[i, j, k]
+        assert bound == dynamics.cumulative_error_bound(g, tau=0.02, q=q, r=r, T=6, n0=80, d=D, R=R)
+        by_hand = sum((g**2 * D + D) / (80 * c1**t) for t in range(6))   # Σ_{t=0}^{T-1}, Algorithm 1's indexing
+        assert shifted == pytest.approx(by_hand, rel=1e-12)
+    assert np.array_equal(chk.holds, chk.simulated <= chk.bound)
+
+
+def test_horizon_curves_hold_the_library_optima():
+    h = experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 1.0, 2.0], T=5, n0=80, trials=4, seed=1)
+    assert h.gamma_bound == optimize.optimal_gamma(0.3, 0.6, tau=0.02, T=5, n0=80, d=D, R=R).gamma
+    assert h.gamma_mean_field == h.fine[np.argmin(h.mean_field)]
+    emp = optimize.optimal_gamma_empirical(0.3, 0.6, [0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
+                                           seed=1)
+    assert np.array_equal(h.simulated, emp.values) and h.gamma_empirical == emp.gamma
+    assert h.gamma_c == dynamics.critical_gamma(q=0.3, r=0.6, tau=0.02, n=80, R=R)
+    theory = experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 1.0, 2.0], T=5, n0=80,
+                                        empirical=False)
+    assert np.all(np.isnan(theory.simulated)) and np.array_equal(theory.mean_field, h.mean_field)
+
+
+GSM = dict(tau=0.05, gammas=[0.3, 1.0, 4.0], T=5, n0=40, trials=3, seed=5)
+QS, RS = np.array([0.2, 0.6]), np.array([0.3, 0.5, 0.8])
+
+
+def test_gamma_star_map_is_the_argmin_of_the_search_and_the_theory_of_optimize():
+    m = experiments.gamma_star_map(QS, RS, **GSM)
+    Q, Rr = np.meshgrid(QS, RS, indexing="ij")
+    emp = optimize.optimal_gamma_empirical(Q, Rr, GSM["gammas"], d=D, R=R, cap=20000,
+                                           **{k: v for k, v in GSM.items() if k != "gammas"})
+    assert np.array_equal(m.values, emp.values) and np.array_equal(m.se, emp.se)
+    assert np.array_equal(m.empirical, emp.gamma)
+    th = dict(tau=0.05, T=5, n0=40, d=D, R=R)
+    assert np.array_equal(m.bound, optimize.optimal_gamma(Q, Rr, objective="bound", **th).gamma)
+    assert np.array_equal(m.constrained, optimize.optimal_gamma(Q, Rr, constrained=True, **th).gamma,
+                          equal_nan=True)
+    assert np.array_equal(m.mean_field, optimize.optimal_gamma(Q, Rr, objective="mean_field", cap=20000,
+                                                              rounds="algorithm", **th).gamma)
+
+
+class CountingStore(dict):
+    writes = 0
+
+    def __setitem__(self, key, value):
+        type(self).writes += 1
+        super().__setitem__(key, value)
+
+
+def test_an_interrupted_gamma_star_map_resumes_from_its_store_to_the_same_numbers():
+    whole = experiments.gamma_star_map(QS, RS, theory=(), **GSM)
+    store = {}
+
+    def stop_after_first_batch(count):
+        if len(store) >= 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        experiments.gamma_star_map(QS, RS, theory=(), store=store, on_cells=stop_after_first_batch, chunk=1,
+                                   n_jobs=1, **GSM)
+    assert 2 <= len(store) < QS.size * RS.size
+    kept = dict(store)
+    counted = CountingStore(store)
+    CountingStore.writes = 0
+    done = []
+    again = experiments.gamma_star_map(QS, RS, theory=(), store=counted, on_cells=done.append, **GSM)
+    assert CountingStore.writes == QS.size * RS.size - len(kept)           # the stored cells are not simulated again
+    assert sum(done) == QS.size * RS.size
+    assert np.array_equal(again.values, whole.values) and np.array_equal(again.se, whole.se)
+    assert np.array_equal(again.empirical, whole.empirical)
+    for (tau, q, r), value in counted.items():
+        i, j = list(QS).index(q), list(RS).index(r)
+        assert tau == 0.05 and np.array_equal(value, np.stack([whole.values[i, j], whole.se[i, j]]))
+    # a stored value of the wrong shape is computed again
+    bad = dict(counted)
+    bad[(0.05, 0.2, 0.3)] = np.zeros(5)
+    fixed = experiments.gamma_star_map(QS, RS, theory=(), store=bad, **GSM)
+    assert np.array_equal(fixed.values, whole.values) and bad[(0.05, 0.2, 0.3)].shape == (2, 3)
+
+
+def test_experiments_do_not_depend_on_n_jobs_or_the_chunk_size():
+    ref = experiments.gamma_star_map(QS, RS, theory=(), chunk=4, n_jobs=1, **GSM)
+    other = experiments.gamma_star_map(QS, RS, theory=(), chunk=1, n_jobs=2, store={}, **GSM)
+    assert np.array_equal(ref.values, other.values) and np.array_equal(ref.se, other.se)
+    kw = dict(taus=(0.02, 0.05), gammas=[0.5, 2.0], n0=60, T=3, trials=3, ratio="rounds", seed=2)
+    one = experiments.growth_curves(q=0.3, r=0.6, n_jobs=1, **kw)
+    two = experiments.growth_curves(q=0.3, r=0.6, n_jobs=2, **kw)
+    assert np.array_equal(one.empirical, two.empirical) and np.array_equal(one.se, two.se)
+    alone = experiments.growth_curves(q=0.3, r=0.6, **dict(kw, taus=(0.05,), gammas=[2.0]))
+    assert alone.empirical[0, 0] == one.empirical[1, 1]         # a τ cell and a γ alone: the same numbers
+    a = experiments.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2, 0.5], rounds=5, seed=3, n_jobs=1)
+    b = experiments.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2, 0.5], rounds=5, seed=3, n_jobs=2)
+    assert np.array_equal(a.p, b.p) and np.array_equal(a.se, b.se)
+    t1 = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(3, 30), trials=20, n_jobs=1)
+    t2 = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(3, 30), trials=20, n_jobs=2)
+    assert np.array_equal(t1.inverse, t2.inverse)
+    g1 = experiments.gain_map([0.3, 0.6], [0.6], T=5, n0=50, n_jobs=1)
+    g2 = experiments.gain_map([0.3, 0.6], [0.6], T=5, n0=50, n_jobs=2)
+    assert np.array_equal(g1.gain, g2.gain)
+
+
+def test_pac_coverage_is_the_quantile_rule_on_the_keyed_run():
+    g, kw = 2.0, dict(tau=0.02, q=0.3, r=0.6, T=12, n0=600, d=D, R=R)
+    pac = experiments.pac_coverage(g, epsilons=(1.0, 0.5), delta=0.1, trials=30, seed=5, **kw)
+    rounds = [dynamics.pac_rounds(g, tau=0.02, q=0.3, r=0.6, n0=600, d=D, R=R, epsilon=e, delta=0.1)
+              for e in (1.0, 0.5)]
+    assert np.array_equal(pac.rounds, rounds)
+    run = gaussian.simulate(g, trials=30, seed=_random.cell_key(5, g, 0.02, 0.3, 0.6), **kw)
+    dist = np.sqrt(run.sq_error)
+    quant = np.quantile(dist, 0.9, axis=0)
+    for k, e in enumerate((1.0, 0.5)):
+        t = int(np.ceil(rounds[k]))
+        assert pac.coverage[k] == (np.mean(dist[:, t] <= e) if t < 12 else pytest.approx(np.nan, nan_ok=True))
+        ok = [s for s in range(12) if np.all(quant[s:] <= e)]
+        assert pac.needed[k] == (ok[0] if ok else pytest.approx(np.nan, nan_ok=True))
+    seen = np.isfinite(pac.coverage)
+    assert seen.any() and np.all(pac.coverage_se[seen] <= 0.5 / math.sqrt(30) + 1e-12)
+
+
+# ---------------------------------------------------------------- Bernoulli
+def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field():
+    eps = np.array([0.5, 2.0, np.inf])
+    f = experiments.final_error_curve(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, seed=3)
+    res = optimize.optimal_epsilon(0.1, 0.9, eps, T=15, n0=2000, trials=200, mu=(0.0, 1.0), seed=3)
+    assert np.array_equal(f.mean, res.values) and f.epsilon_star == res.epsilon
+    assert np.array_equal(f.theory, bernoulli.mean_field_error(f.fine, q=0.1, r=0.9, T=15, n0=2000)[..., -1])
+    mf = bernoulli.mean_field_error(eps, q=0.1, r=0.9, T=15, n0=2000)[..., -1]
+    # a large population: the mean field is within its Monte Carlo error and a 2% Jensen allowance
+    assert np.all(np.abs(f.mean - mf) <= Z * f.se + 0.02 * mf)
+    assert f.epsilon_c == bernoulli.critical_epsilon(q=0.1, r=0.9)
+
+
+# ---------------------------------------------------------------- schedules
+SCHED = dict(q=0.3, r=0.6, tau=0.02, n0=80, d=D, R=R)
+
+
+def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_level_alone():
+    sched = {"constant": np.full(4, 1.0), "same": np.full(4, 1.0), "decay": [2.0, 1.0, 0.7, 0.5]}
+    cmp = experiments.compare_schedules(sched, trials=40, seed=4, **SCHED)
+    assert cmp.difference[1] == 0.0 and cmp.difference_se[1] == 0.0      # same schedule, same draws
+    assert cmp.difference_se[2] < math.hypot(cmp.se[0], cmp.se[2])      # pairing cancels variance
+    run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, trials=40, seed=4, stop=1)
+    assert cmp.simulated[0] == run.cumulative_error.mean()
+    for k, row in enumerate(cmp.schedules):
+        assert cmp.mean_field[k] == dynamics.mean_field_cumulative_error(
+            Schedule(row), tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, rounds="algorithm")
+
+
+def test_schedule_comparison_charges_collapsed_rounds_the_one_record_error_like_the_mean_field():
+    # q = 1, r = 0 and tiny noise: everyone leaks and leaves in round 1, the next rounds are collapsed
+    sched = {"tiny": np.full(4, 0.01), "decay": [0.01, 0.02, 0.04, 0.08]}
+    kw = dict(q=1.0, r=0.0, tau=0.02, n0=5, trials=8, seed=5, d=3, R=50.0)
+    floor = experiments.compare_schedules(sched, **kw)
+    repeat = experiments.compare_schedules(sched, collapse="repeat", **kw)
+    for k, g in enumerate(sched.values()):
+        g = np.asarray(g, float)
+        run = gaussian.simulate(Schedule(g), tau=0.02, q=1.0, r=0.0, T=4, trials=8, seed=5, n0=5, d=3, R=50.0)
+        assert np.all(run.population[:, 1] == 1)          # floored at one user: the run stops there
+        first = run.sq_error[:, 0].mean()
+        later = (g[1:] ** 2 * 3 + 3).sum()               # (γ_t² Tr I + d) for t = 2..4
+        assert floor.simulated[k] == pytest.approx(first + later, rel=1e-12)
+        assert repeat.simulated[k] == pytest.approx(4 * first, rel=1e-12)
+        # the mean field floors the population at one user: the same charge after round 1
+        assert floor.mean_field[k] == pytest.approx((g[0] ** 2 * 3 + 3) / 5 + later, rel=1e-6)
+
+
+def test_epsilon_schedule_comparison_agrees_with_the_mean_field_in_a_large_population():
+    eps = {"two-phase": np.r_[np.full(5, 0.5), np.full(5, 2.0)], "constant": np.full(10, 1.0),
+           "none": np.full(10, np.inf)}
+    cmp = experiments.compare_epsilon_schedules(eps, q=0.3, r=0.6, n0=2000, trials=600, seed=3)
+    assert np.all(np.abs(cmp.simulated - cmp.mean_field) <= Z * cmp.se + 0.01 * cmp.mean_field)
+    run = bernoulli.simulate(Schedule(np.stack(list(eps.values()))), q=0.3, r=0.6, T=10, n0=2000, trials=600,
+                             seed=3)
+    assert np.array_equal(cmp.simulated, run.cumulative_error.mean(axis=-1))
+
+
+def test_gain_map_cells_are_the_optimizers_results():
+    m = experiments.gain_map([0.3, 0.6], [0.4, 0.7], T=6, n0=60)
+    for i, q in enumerate((0.3, 0.6)):
+        for j, r in enumerate((0.4, 0.7)):
+            res = optimize.optimal_epsilon_schedule(q, r, T=6, n0=60)
+            assert (m.gain[i, j], m.constant[i, j], m.first[i, j], m.last[i, j]) == \
+                (res.gain, res.constant, res.epsilon[0], res.epsilon[-1])
+    assert np.isnan(m.tau)
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("call, name", [
+    (lambda: experiments.growth_curves(q=1.5, r=0.5), "q"),
+    (lambda: experiments.growth_curves(q=0.5, r=0.5, ratio="all"), "ratio"),
+    (lambda: experiments.growth_curves(q=0.5, r=0.5, taus=(0.0,)), "taus"),
+    (lambda: experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(1,)), "sizes"),
+    (lambda: experiments.leak_dispersion(2.0, tau=-1.0), "tau"),
+    (lambda: experiments.leak_dispersion(2.0, tau=0.02, trials=2), "trials"),
+    (lambda: experiments.figure3a_simulation(1, [1.0], [0.1], rounds=5), "n"),
+    (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, statistic="other"), "statistic"),
+    (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, conventions="code"), "conventions"),
+    (lambda: experiments.gamma_star_map([0.3], [1.2], tau=0.02), "rs"),
+    (lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, theory=("guess",)), "theory"),
+    (lambda: experiments.lemma9_check(tau=0.0), "tau"),
+    (lambda: experiments.compare_schedules({"a": [1.0]}, reference="b", **SCHED), "reference"),
+    (lambda: experiments.compare_schedules({"a": [1.0], "b": [1.0, 2.0]}, **SCHED), "same number of rounds"),
+    (lambda: experiments.compare_schedules({"a": [1.0, -1.0]}, **SCHED), "schedules"),
+    (lambda: experiments.compare_schedules({"a": [1.0]}, collapse="never", **SCHED), "collapse"),
+    (lambda: experiments.compare_schedules({}, **SCHED), "schedules"),
+    (lambda: experiments.gain_map([0.3], [0.6], T=3, n0=30, model="gaussian"), "tau"),
+    (lambda: experiments.final_error_curve(q=0.3, r=0.6, model="other"), "model"),
+])
+def test_bad_input_raises_value_error_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, store=[]),
+    lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, on_cells=3),
+    lambda: experiments.theorem3_check(2.0, 0.02, 0.3, 0.6),       # q, r, tau are keyword-only
+    lambda: experiments.compare_schedules({"a": [1.0]}, 0.3, 0.6, 0.02, n0=30, d=D, R=R),
+])
+def test_wrong_types_and_positional_behaviour_raise_type_error(call):
+    with pytest.raises(TypeError):
+        call()
