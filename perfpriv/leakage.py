@@ -1043,7 +1043,7 @@ ight)
     Examples
     --------
     >>> round(float(exact_leak_floor(100, d=12, tau=0.02)), 4)
-    0.2243
+    0.2196
     >>> float(exact_leak_floor(1000, d=12, tau=0.02))     # above d/(2 tau) + 1/2 = 300.5: no floor
     0.0
     """

@@ -1,15 +1,9 @@
-"""Bad-input tests of the modules not yet migrated to the engine (epsilon_search,
-gamma_search, sweep), moved here from test_bad_input.py. The whole file is skipped
-while those modules do not import; the lead ports them with the modules (remove the guard).
-"""
+"""Bad-input tests of the searches and the sweep (perfpriv.optimize, perfpriv.sweep)."""
 
 import numpy as np
 import pytest
 
-try:  # UNMIGRATED: remove this guard when epsilon_search, gamma_search and sweep are ported
-    from perfpriv import epsilon_search, gamma_search, sweep
-except ImportError as exc:  # pragma: no cover - until the port
-    pytest.skip(f"unmigrated modules do not import yet ({exc})", allow_module_level=True)
+from perfpriv import optimize, sweep
 
 NAN, INF = float("nan"), float("inf")
 PROB = [-0.1, 1.1, NAN, INF, "0.5", None, 1 + 2j]
@@ -19,16 +13,16 @@ QUAD = dict(d=3, R=10.0, method="quadrature")
 
 CASES = {
     "sweep.coordinate_key": (sweep.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
-    "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x"]}),
+    "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
     "sweep.sweep": (sweep.sweep, dict(func=lambda a, seed: a, grid={"a": [1.0]}, seed=0),
                     {"func": [None, 3], "grid": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]}],
                      "seed": [-1, "x"], "n_jobs": [0, -2, 1.5, "2"], "progress": ["yes", None]}),
     # models owned by other helpers: their arguments are checked too
-    "epsilon_search.optimal_epsilon": (
-        epsilon_search.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
+    "optimize.optimal_epsilon": (
+        optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
         {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
-    "gamma_search.optimal_gamma": (
-        gamma_search.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),
+    "optimize.optimal_gamma": (
+        optimize.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),
         {"q": PROB, "tau": POSITIVE, "T": INT_POS, "objective": ["best"]}),
 }
 
