@@ -23,7 +23,7 @@ from matplotlib.ticker import NullLocator
 
 from .. import bernoulli, optimize
 from .._validate import check_choice, check_int, check_probability, check_real
-from ._common import new_figure
+from ._common import new_figure, params
 
 __all__ = [
     "CURVE_SCALES",
@@ -120,7 +120,7 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
         pop = np.asarray(first.population)
         sizes.update(T=pop.shape[-1] - 1, trials=pop.shape[-2], n0=int(pop[..., 0].flat[0]))
     norm = _epsilon_norm(eps)
-    fig, axes = new_figure(len(settings), 2, width=4.3, height=2.9)
+    fig, axes = new_figure(len(settings), 2, width=4.1, height=2.9)
     for row, ((q, r), res) in enumerate(zip(settings, results)):
         # moving average (over rounds) of the mean (over trials) squared error, rounds 1..T
         err_mean = np.atleast_2d(np.asarray(res.moving_average(window=sizes["window"]), dtype=float))
@@ -136,20 +136,20 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
         ax_err.set_yscale("log")
         ax_err.set_xlabel("round $t$")
         ax_err.set_ylabel(f"squared error (moving avg., {sizes['window']})")
-        ax_err.set_title(f"({_panel_letter(2 * row)}) error, $q={q:g}$, $r={r:g}$")
+        ax_err.set_title(f"({_panel_letter(2 * row)}) error, {params(q=q, r=r)}")
         ax_pop.set_xlabel("round $t$")
-        ax_pop.set_ylabel("population $N_t$ (mean over trials)")
+        ax_pop.set_ylabel("mean population $N_t$")
         ax_pop.set_yscale("log")
-        ax_pop.set_title(f"({_panel_letter(2 * row + 1)}) population, $q={q:g}$, $r={r:g}$")
+        ax_pop.set_title(f"({_panel_letter(2 * row + 1)}) population, {params(q=q, r=r)}")
         for ax in (ax_err, ax_pop):
             ax.yaxis.set_minor_locator(NullLocator())   # unlabelled minor log ticks: clutter, slow
         mappable = ScalarMappable(norm=norm, cmap=_CMAP)
         cbar = fig.colorbar(mappable, ax=axes[row].tolist(), location="right", pad=0.01, shrink=0.9)
         cbar.set_label(r"$\varepsilon$")
-    handles = [Patch(color=_INF_COLOR, label=r"$\varepsilon=\infty$ (no privacy)")] if np.isinf(eps).any() else []
-    if handles:
-        axes[0, 1].legend(handles=handles, loc="best")
-    fig.suptitle(f"{title}: {sizes['trials']} trials, $n_0={sizes['n0']}$, $T={sizes['T']}$")
+    if np.isinf(eps).any():   # beside the title, off the data
+        fig.legend(handles=[Patch(color=_INF_COLOR, label=r"$\varepsilon=\infty$ (no privacy)")],
+                   loc="outside upper right", frameon=False)
+    fig.suptitle(f"{title}: {sizes['trials']} trials, {params(n0=sizes['n0'], T=sizes['T'])}")
     return fig
 
 
@@ -337,7 +337,10 @@ def epsilon_star_map(result, q, r, *, ax=None, model="leak", thresholds=True, co
         line_handles, _ = ax.get_legend_handles_labels()
         handles.extend(line_handles)
     if handles:
-        legend = ax.legend(handles=handles, loc="upper left", facecolor="0.55", framealpha=0.8)
+        # below the map, off the cells; a grey frame so that the white threshold lines show
+        legend = ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(handles),
+                           facecolor="0.45", framealpha=1.0, edgecolor="0.45", handlelength=2.2,
+                           columnspacing=1.2)
         for text in legend.get_texts():
             text.set_color("white")
     if colorbar:
@@ -483,7 +486,7 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
             r = check_probability("r", r, scalar=True)
             color = colors[k % len(colors)]
             C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q, r, model=model)
-            ax.plot(eps, C, color=color, label=f"$q={q:g}$, $r={r:g}$")
+            ax.plot(eps, C, color=color, label=params(q=q, r=r))
             ax.plot([_INF_X], [bernoulli.growth_factor(0.5, q, r, model=model)], "o", color=color, ms=4)
             ec = float(bernoulli.critical_epsilon(q, r, model=model))
             if 0.0 < ec < np.inf and lo <= ec <= hi:
@@ -545,7 +548,7 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     eps = np.asarray(tuple(np.geomspace(0.01, 20.0, 15)) + (np.inf,) if epsilons is None else epsilons,
                      dtype=float)
     fine = np.geomspace(max(0.01, np.min(eps)), max(20.0, np.max(eps[np.isfinite(eps)])), 200)
-    fig, axes = new_figure(1, len(settings), width=4.6, height=3.3)
+    fig, axes = new_figure(1, len(settings), width=4.3, height=3.3)
     for k, (q, r) in enumerate(settings):
         ax = axes[0, k]
         run = bernoulli.simulate(eps, q, r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
@@ -570,6 +573,6 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
         _inf_axis(ax, fine.max())
         ax.set_xlabel(r"privacy budget $\varepsilon$")
         ax.set_ylabel(f"squared error at round $T={sizes['T']}$")
-        ax.set_title(f"{model} rule, $q={q:g}$, $r={r:g}$")
+        ax.set_title(f"{model} rule, {params(q=q, r=r)}")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     return fig
