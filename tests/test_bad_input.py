@@ -177,7 +177,7 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
     (lambda: dynamics.growth_factor(1.0, 0.02, 1.5, 0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
     (lambda: leakage.leak_probability(1.0, 1.5, 1.0, 0.5), r"n must be in \[2, inf\); got 1\.5"),
     (lambda: dynamics.mean_field_population(1.0, 0.02, 0.3, 0.6, T=2**64, n0=100, **QUAD),
-     r"T must be an integer in \[1, 9\.22337e\+18\]"),
+     r"T must be an integer in \[1, 2\*\*63 - 1\]"),
     (lambda: leakage.marginal_leak_probability(10, 1.0, 0.02, d=3, R=10.0, Sigma=NOT_PD),
      "Sigma must be symmetric positive definite; its smallest eigenvalue is -1"),
     (lambda: gaussian.simulate(1e300, 0.02, 0.3, 0.6, T=2, n0=5, d=2, R=10.0),
