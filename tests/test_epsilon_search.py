@@ -190,13 +190,13 @@ def test_bit_identical_for_one_and_two_jobs():
     assert np.array_equal(paired.errors, one.errors[:, 0])
 
 
-def test_bit_identical_on_a_dask_local_cluster():
+def test_bit_identical_on_a_dask_local_cluster(dashboard_port_taken):
     distributed = pytest.importorskip("distributed")
     import joblib
 
     one = O.optimal_epsilon(Q_TINY, R_TINY, EPS, n_jobs=1, **TINY)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"):
             on_dask = O.optimal_epsilon(Q_TINY, R_TINY, EPS, **TINY)
     assert np.array_equal(one.errors, on_dask.errors) and np.array_equal(one.stderr, on_dask.stderr)

@@ -220,13 +220,13 @@ def test_empirical_bit_identical_for_one_and_two_jobs():
     assert np.array_equal(paired.values, np.stack([one.values[0, 1], one.values[1, 0]]))
 
 
-def test_empirical_bit_identical_on_a_dask_local_cluster():
+def test_empirical_bit_identical_on_a_dask_local_cluster(dashboard_port_taken):
     distributed = pytest.importorskip("distributed")
     import joblib
 
     one = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, n_jobs=1, **EMP)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"):
             on_dask = optimal_gamma_empirical(TINY_Q, TINY_R, 0.05, TINY_G, seed=4, **EMP)
     assert np.array_equal(one.values, on_dask.values) and np.array_equal(one.se, on_dask.se)
