@@ -143,12 +143,18 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
         ax_pop.set_title(f"({_panel_letter(2 * row + 1)}) population, {params(q=q, r=r)}")
         for ax in (ax_err, ax_pop):
             ax.yaxis.set_minor_locator(NullLocator())   # unlabelled minor log ticks: clutter, slow
-        mappable = ScalarMappable(norm=norm, cmap=_CMAP)
-        cbar = fig.colorbar(mappable, ax=axes[row].tolist(), location="right", pad=0.01, shrink=0.9)
+        # the colour key: finite budgets on the bar, no privacy (red) as the bar's end above them
+        has_inf = bool(np.isinf(eps).any())
+        import matplotlib
+
+        cmap = matplotlib.colormaps[_CMAP].with_extremes(over=_INF_COLOR) if has_inf else _CMAP
+        mappable = ScalarMappable(norm=norm, cmap=cmap)
+        cbar = fig.colorbar(mappable, ax=axes[row].tolist(), location="right", pad=0.01, shrink=0.9,
+                            extend="max" if has_inf else "neither", extendfrac=0.1)
         cbar.set_label(r"$\varepsilon$")
-    if np.isinf(eps).any():   # beside the title, off the data
-        fig.legend(handles=[Patch(color=_INF_COLOR, label=r"$\varepsilon=\infty$ (no privacy)")],
-                   loc="outside upper right", frameon=False)
+        if has_inf:
+            cbar.ax.text(0.5, 1.13, r"$\infty$", transform=cbar.ax.transAxes, ha="center", va="bottom",
+                         color=_INF_COLOR)
     fig.suptitle(f"{title}: {sizes['trials']} trials, {params(n0=sizes['n0'], T=sizes['T'])}")
     return fig
 
@@ -161,7 +167,7 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     the left panel is the squared error of the unbiased estimator (eq. 1)
     averaged over a moving window and over trials, the right panel the mean
     population N_t. Finite privacy levels are coloured on a log scale (colour
-    bar); epsilon = inf, the non-private baseline, is red.
+    bar); epsilon = inf, the non-private baseline, is red (the top end of the bar).
 
     Parameters
     ----------

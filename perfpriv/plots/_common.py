@@ -32,7 +32,7 @@ import re
 import matplotlib
 import matplotlib.pyplot as plt
 
-__all__ = ["style", "new_figure", "show", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
+__all__ = ["style", "new_figure", "show", "LayoutWarning", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
            "PIXEL_DENSITY", "COLUMN_WIDTH", "SYMBOLS", "math", "number", "assign", "params", "html"]
 
 #: CSS pixels per inch of figure size (a figure is shown this many pixels per inch wide).
@@ -114,7 +114,11 @@ def display_width(fig) -> int:
     return int(round(fig.get_figwidth() * DISPLAY_DPI))
 
 
-def show(fig) -> None:
+class LayoutWarning(UserWarning):
+    """A figure shown with text cut by its edge or overlapping other text (:func:`layout_problems`)."""
+
+
+def show(fig, *, check_layout: bool = True) -> None:
     """Display ``fig`` in a notebook as a PNG image only.
 
     The PNG holds :data:`PIXEL_DENSITY` pixels per CSS pixel and is shown at
@@ -122,12 +126,24 @@ def show(fig) -> None:
     JupyterLab and the book honour). Unlike the default display of a figure
     this emits no ``<Figure size ...>`` text, whose format changes across
     matplotlib versions (nbval compares the text outputs of stored notebooks).
+
+    With ``check_layout`` (the default) a figure whose text is cut or
+    overlaps (:func:`layout_problems`) raises a :class:`LayoutWarning`, which
+    shows under the cell: every figure of the book is checked as it is drawn,
+    and nbval fails on a new warning. The explorers check their first drawing
+    only (a redraw must stay fast).
     """
     from IPython import get_ipython
     from IPython.display import display
 
     if get_ipython() is None:  # plain Python: there is nowhere to display an image
         return
+    if check_layout:
+        problems = layout_problems(fig)
+        if problems:
+            import warnings
+
+            warnings.warn("figure layout: " + "; ".join(problems[:5]), LayoutWarning, stacklevel=2)
     display({"image/png": png_bytes(fig)}, metadata={"image/png": {"width": display_width(fig)}}, raw=True)
 
 
@@ -355,19 +371,42 @@ _TEX_HTML = {
 _TOKEN = re.compile(r"\\mathrm\{([^{}]*)\}|\\[A-Za-z]+|\\[, ]|[_^]|[{}]|[A-Za-z]|[^\\_^{}A-Za-z]+")
 
 
-def html(expr: str) -> str:
+_SUBSCRIPTS = dict(zip("0123456789+-−=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_SUPERSCRIPTS = dict(zip("0123456789+-−=()in*", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁱⁿ*"))
+
+
+def html(expr: str, *, unicode_scripts: bool = False) -> str:
     """The TeX subset of :data:`SYMBOLS` and of the figures' labels, as HTML.
 
     Letters are italic (``<i>``), sub- and superscripts ``<sub>``/``<sup>``,
     Greek letters and a few operators Unicode, ``\\mathrm{...}`` upright; a
     minus sign is ``−``. Used for the explorers' controls, so that a slider
     shows the same symbol as the figure and the prose without a typesetter.
+    With ``unicode_scripts``, a script that Unicode can write (``N_0``, ``x^2``)
+    is written with Unicode sub/superscript characters instead of tags (the
+    widget manager of a static page removes ``<sub>`` from control labels).
 
     Examples
     --------
     >>> html("N_0"), html(r"\\gamma_{t}"), html(r"\\varepsilon_c"), html("N_{t-1}")
     ('<i>N</i><sub>0</sub>', '<i>γ</i><sub><i>t</i></sub>', '<i>ε</i><sub><i>c</i></sub>', '<i>N</i><sub><i>t</i>−1</sub>')
+    >>> html("N_0", unicode_scripts=True), html(r"\\varepsilon_c", unicode_scripts=True)
+    ('<i>N</i>₀', '<i>ε</i><sub><i>c</i></sub>')
     """
+    text = _html_tags(expr)
+    if unicode_scripts:
+        def plain(match):
+            tag, inner = match.group(1), match.group(2)
+            table = _SUBSCRIPTS if tag == "sub" else _SUPERSCRIPTS
+            bare = re.sub(r"</?i>", "", inner)
+            if all(ch in table for ch in bare):
+                return "".join(table[ch] for ch in bare)
+            return match.group(0)
+        text = re.sub(r"<(sub|sup)>((?:(?!</?su[bp]>).)*)</\1>", plain, text)
+    return text
+
+
+def _html_tags(expr: str) -> str:
     out, stack, pending = [], [], None
     for match in _TOKEN.finditer(expr):
         token = match.group(0)

@@ -214,6 +214,8 @@ def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gamm
               curves=None):
     """Figures 3b and 3c: growth factor C(gamma) against gamma, theory and simulation.
 
+    The parameters not listed here are those of :func:`growth_curves`.
+
     Parameters
     ----------
     small, large : (float, float)
@@ -224,7 +226,6 @@ def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gamm
     curves : (GrowthCurves, GrowthCurves), optional
         Precomputed results of :func:`growth_curves` (the other arguments are
         then ignored).
-    Other parameters are those of :func:`growth_curves`.
 
     Returns
     -------
@@ -815,11 +816,12 @@ def figure_gamma_star(maps, *, q_line=None, theory="bound"):
         th = getattr(m, theory)
         allv = np.concatenate([m.empirical[np.isfinite(m.empirical)], th[np.isfinite(th)], m.gammas])
         vmin, vmax = max(allv.min(), 1e-3), allv.max()
-        _heat(row[0], m, m.empirical, r"simulated $\gamma^*$, " + assign("tau", m.tau), vmin, vmax)
-        mesh = _heat(row[1], m, th, r"theory $\gamma^*$" + f" ({theory.replace('_', ' ')}), " + assign("tau", m.tau),
-                     vmin, vmax)
-        bar = fig.colorbar(mesh, ax=row[1])
-        _plain_log(bar.ax, x=False, y=True)
+        for ax, values, title in ((row[0], m.empirical, r"simulated $\gamma^*$, " + assign("tau", m.tau)),
+                                  (row[1], th, r"theory $\gamma^*$" + f" ({theory.replace('_', ' ')}), "
+                                   + assign("tau", m.tau))):
+            mesh = _heat(ax, m, values, title, vmin, vmax)
+            bar = fig.colorbar(mesh, ax=ax, fraction=0.08, pad=0.03)    # each map with its key
+            _plain_log(bar.ax, x=False, y=True)
         iq = int(np.argmin(np.abs(m.qs - (0.3 if q_line is None else q_line))))
         ax = row[2]
         ax.plot(m.rs, m.empirical[iq], "o--", color="k", label="simulated")

@@ -302,7 +302,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
         ax.plot(grid, dens, color="C3", lw=1.5, label=r"$\mathcal{N}(a, 2a)$")
         ax.axvline(mean[j], color="C3", lw=0.8, ls=":")
         title = labels[j] if labels is not None else f"record {j}"
-        ax.set_title(f"{title}: {assign('s', s[j], '.2f')}, {assign('a', mean[j], '.3f')}")
+        ax.set_title(f"{title}\n{assign('s', s[j], '.2f')}, {assign('a', mean[j], '.3f')}")
         ax.set_xlabel(r"$\Lambda$")
         if j == 0:
             ax.set_ylabel("density")

@@ -73,9 +73,9 @@ def figure_schedules(results, *, title=None):
 def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     """Regret of schedules from the mean field and from simulation, with error bars.
 
-    Left: simulated mean regret ± ``z`` standard errors (bars) and the
-    mean-field regret (black diamonds). Right: simulated regret minus that of
-    the reference schedule, over paired trials, ± ``z`` standard errors.
+    Left: simulated mean regret ± ``z`` standard errors (horizontal bars) and
+    the mean-field regret (black diamonds). Right: simulated regret minus that
+    of the reference schedule, over paired trials, ± ``z`` standard errors.
 
     Parameters
     ----------
@@ -92,23 +92,26 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     matplotlib.figure.Figure
     """
     c = comparison
-    x = np.arange(len(c.names))
+    y = np.arange(len(c.names))
     colors = [_COLORS[i % len(_COLORS)] for i in range(len(c.names))]
-    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
+    # horizontal bars: the schedules' names read on the axis, not rotated into each other
+    fig, axes = new_figure(1, 2, width=4.3, height=0.45 * len(c.names) + 1.6)
     ax, bx = axes[0, 0], axes[0, 1]
-    ax.bar(x, c.simulated, yerr=z * c.se, color=colors, alpha=0.7, capsize=4,
-           label=f"simulated ({c.trials} runs, ±{z:g} se)")
-    ax.plot(x, c.mean_field, "D", color="k", label="mean field")
-    ax.set_xticks(x, c.names, rotation=20)
-    ax.set_ylabel("regret (sum of squared errors)")
-    ax.set_yscale("log")
-    ax.legend(loc="best")
+    ax.barh(y, c.simulated, xerr=z * c.se, color=colors, alpha=0.7, capsize=4,
+            label=f"simulated ({c.trials} runs, ±{z:g} se)")
+    ax.plot(c.mean_field, y, "D", color="k", label="mean field")
+    ax.set_yticks(y, c.names)
+    ax.invert_yaxis()
+    ax.set_xlabel("regret (sum of squared errors)")
+    ax.set_xscale("log")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
     keep = [i for i, n in enumerate(c.names) if n != c.reference and n not in exclude]
-    bx.bar(np.arange(len(keep)), c.difference[keep], yerr=z * c.difference_se[keep],
-           color=[colors[i] for i in keep], alpha=0.7, capsize=4)
-    bx.axhline(0.0, color="k", lw=0.8)
-    bx.set_xticks(np.arange(len(keep)), [c.names[i] for i in keep], rotation=20)
-    bx.set_ylabel(f"simulated regret − {c.reference}")
+    bx.barh(np.arange(len(keep)), c.difference[keep], xerr=z * c.difference_se[keep],
+            color=[colors[i] for i in keep], alpha=0.7, capsize=4)
+    bx.axvline(0.0, color="k", lw=0.8)
+    bx.set_yticks(np.arange(len(keep)), [c.names[i] for i in keep])
+    bx.invert_yaxis()
+    bx.set_xlabel(f"simulated regret − {c.reference}")
     bx.set_title("paired differences (same seeds)")
     if title:
         fig.suptitle(title)

@@ -37,11 +37,14 @@ def label_html(text: str) -> str:
 
     Examples
     --------
+    Scripts that Unicode can write are Unicode characters (``N₀``): the widget
+    manager of a static page strips ``<sub>`` from control labels.
+
     >>> label_html("initial $N_0$")
-    'initial <i>N</i><sub>0</sub>'
+    'initial <i>N</i>₀'
     """
     parts = re.split(r"\$([^$]*)\$", text)
-    return "".join(html(part) if k % 2 else _escape(part) for k, part in enumerate(parts))
+    return "".join(html(part, unicode_scripts=True) if k % 2 else _escape(part) for k, part in enumerate(parts))
 
 
 def _control(cls, description: str, **kwargs):
@@ -146,7 +149,7 @@ class Explorer(widgets.VBox):
                 self.message.value = f"<span style='color:#b00'>{exc}</span>"
                 return
             self.message.value = ""
-            show(fig)
+            show(fig, check_layout=raise_errors)     # the first drawing only: redraws stay fast
 
     def static(self, max_bytes: int | None = None, **values) -> "StaticExplorer":
         """A kernel-free version of this explorer, for the published page and offline reading.
