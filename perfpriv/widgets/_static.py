@@ -19,7 +19,8 @@ explorer's), or directly from a drawing function::
 
 The output is deterministic apart from the image bytes (an element id derived
 from the title, the grid and the fixed values; no sizes or timings), so that
-nbval can compare it once the base64 images are masked (``book/conftest.py``).
+nbval can compare it once the base64 images are masked (``book/nbval_sanitize.cfg``,
+passed to nbval by ``pyproject.toml``).
 """
 
 from __future__ import annotations
