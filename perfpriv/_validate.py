@@ -35,9 +35,26 @@ __all__ = [
 
 
 def _num_text(x) -> str:
-    """Short text of an interval end: ``0.5``, ``1e+100``, ``20000``, ``9.22337e+18``."""
-    if isinstance(x, numbers.Integral) and abs(int(x)) < 10**15:
-        return str(int(x))
+    """Short, exact text of an interval end: ``0.5``, ``1e+100``, ``20000``, ``2**63 - 1``, ``10**18``.
+
+    Examples
+    --------
+    >>> _num_text(0.5), _num_text(20000), _num_text(2**63 - 1), _num_text(10**18), _num_text(1e100)
+    ('0.5', '20000', '2**63 - 1', '10**18', '1e+100')
+    """
+    if isinstance(x, numbers.Integral):
+        x = int(x)
+        if abs(x) < 10**15:
+            return str(x)
+        sign, m = ("-" if x < 0 else ""), abs(x)
+        if (m + 1) & m == 0:                      # 2**k - 1, e.g. the int64 maximum
+            return f"{sign}2**{(m + 1).bit_length() - 1} - 1" if not sign else f"-(2**{(m + 1).bit_length() - 1} - 1)"
+        if m & (m - 1) == 0:
+            return f"{sign}2**{m.bit_length() - 1}"
+        k = len(str(m)) - 1
+        if m == 10**k:
+            return f"{sign}10**{k}"
+        return str(x)
     return f"{float(x):g}"
 
 

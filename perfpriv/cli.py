@@ -3,14 +3,17 @@
 ::
 
     python -m perfpriv reproduce --figure {1..7,all} --scale {book,paper} --out DIR
-                                 [--conventions {paper,authors}] [--n-jobs N] [--seed S] [--resume]
+                                 [--conventions {paper,authors}] [--format png,svg,pdf] [--n-jobs N]
+                                 [--seed S] [--resume]
 
-For every requested figure this writes, into ``DIR``:
+For every requested figure this writes, into ``DIR`` (``K`` is the figure's
+number, ``X`` a panel letter):
 
-* ``figureK.png`` -- the whole figure, as drawn by :mod:`perfpriv.plots`
-  (Fig. 3 is written as ``figure3a`` and ``figure3bc``);
-* ``figureK_panel_X.png`` -- each panel (``X`` = a, b, ...) of a multi-panel
-  figure, cropped from the whole figure;
+* ``figureK.png`` -- the whole figure, as drawn by :mod:`perfpriv.plots`, and
+  ``figureK.svg`` / ``figureK.pdf`` with ``--format`` (vector, for print);
+* ``figureK_panel_X.png`` (and ``.svg``, ``.pdf``) -- each panel of a
+  multi-panel figure with its colour key (colour bar), cut from the whole
+  figure; panels are lettered a, b, ... in reading order;
 * ``figureK.npz`` -- the numbers behind the figure (named arrays, see
   :data:`DATA_DOC`), computed by the same library calls the figure draws;
 * ``cells/figureK/`` (Figs. 4-5) -- one file per finished (τ, q, r) cell of
@@ -33,12 +36,17 @@ uninterrupted one (bit for bit: each cell is keyed by the seed and its own
 coordinates). A folder holding another run (other scale, conventions, seed,
 settings or library versions) is refused instead of mixed.
 
-``--scale book`` uses the chapters' default sizes (seconds per figure);
-``--scale paper`` the paper's settings (DESIGN.md, "Paper scale"), which take
-from minutes (Figs. 1-3, 6-7) to hours (the simulated γ* maps of Figs. 4-5)
-on a 2-core laptop; see ``benchmarks/README.md``. ``--conventions authors``
-follows the authors' published code where the paper's text leaves a choice
-open (:data:`perfpriv.engine.CONVENTIONS`).
+Fig. 3 is written as two figures, ``figure3a`` (p_tau against tau, one panel)
+and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
+(a-d), Fig. 4 six and Fig. 5 nine (three per tau).
+
+``--scale book`` uses the chapters' default sizes: all seven figures in about
+:data:`BOOK_SECONDS` seconds on a 2-core machine. ``--scale paper`` uses the
+paper's settings (DESIGN.md, "Paper scale"), from seconds to minutes for Figs.
+1-3, 6 and 7 and hours for the simulated γ* maps of Figs. 4-5 with
+``--n-jobs 2`` (:data:`PAPER_TIMES`; measured, see ``benchmarks/README.md``).
+``--conventions authors`` follows the authors' published code where the
+paper's text leaves a choice open (:data:`perfpriv.engine.CONVENTIONS`).
 
 ``--n-jobs`` sets the joblib workers of the (q, r) sweeps (Figs. 2-5, 7),
 through ``joblib.parallel_config``; the numbers do not depend on it.
@@ -58,11 +66,19 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "build_parser", "SCALES", "FIGURES", "TAUS", "DATA_DOC", "run_figure", "save_figure",
-           "CellFiles"]
+__all__ = ["main", "build_parser", "SCALES", "FIGURES", "FORMATS", "TAUS", "DATA_DOC", "BOOK_SECONDS",
+           "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles"]
 
 FIGURES = ("1", "2", "3", "4", "5", "6", "7")
-_DPI = 100
+#: File formats of ``--format``: PNG (pixels) and the vector formats for print.
+FORMATS = ("png", "svg", "pdf")
+#: Dots per inch of the PNG files (the book shows its figures at 80 px per inch, 2x for sharpness).
+PNG_DPI = 200
+#: Seconds that ``reproduce --figure all --scale book`` takes on a 2-core machine (README says the same).
+BOOK_SECONDS = 20
+#: Time of each figure at ``--scale paper --n-jobs 2`` on a 2-core machine (benchmarks/README.md).
+PAPER_TIMES = {"1": "2 s", "2": "2.5 min", "3": "2 min", "4": "about 1.5 h", "5": "about 6 h",
+               "6": "3 s", "7": "1 min"}
 #: Prefix of the temporary files of atomic writes (removed when a run starts).
 _TMP_PREFIX = ".perfpriv-partial-"
 
@@ -158,6 +174,15 @@ def _jsonable(value):
     return value
 
 
+def _formats(text: str) -> tuple:
+    """``"png,svg"`` -> ``("png", "svg")``; an unknown format is a usage error."""
+    names = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    bad = [n for n in names if n not in FORMATS]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(f"formats must be among {', '.join(FORMATS)}; got {text!r}")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m perfpriv``.
 
@@ -169,8 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     Examples
     --------
     >>> args = build_parser().parse_args(["reproduce", "--figure", "all", "--out", "figures"])
-    >>> args.figure, args.scale, args.conventions, args.n_jobs, args.seed, args.resume
-    ('all', 'book', 'paper', 1, 0, False)
+    >>> args.figure, args.scale, args.conventions, args.format, args.n_jobs, args.seed, args.resume
+    ('all', 'book', 'paper', ('png',), 1, 0, False)
+    >>> build_parser().parse_args(["reproduce", "--figure", "2", "--out", "f", "--format", "png,pdf"]).format
+    ('png', 'pdf')
     """
     parser = _OneLineParser(
         prog="python -m perfpriv",
@@ -183,21 +210,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     rep = sub.add_parser(
         "reproduce",
-        help="write every panel of paper figures as PNG, plus the numbers behind them (NPZ)",
+        help="write paper figures and each of their panels (PNG, SVG, PDF), plus the numbers behind them (NPZ)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Write each requested figure of the paper into OUT: figureK.png (whole figure), "
-            "figureK_panel_X.png (each panel), figureK.npz (the numbers behind it), cells/figureK/ "
-            "(Figs. 4-5: one file per finished gamma* cell), run.json (the record: settings, conventions, "
-            "seed, versions, status of each figure) and timings.json (seconds per figure). Figures: 1 "
-            "Bernoulli error and population (leak model); 2 epsilon* map (leak); 3 p_tau against tau (3a) "
-            "and growth factor C(gamma) (3b, 3c); 4 gamma* maps, tau = 0.02, 0.05; 5 gamma* maps, tau = "
-            "0.01, 0.2, 0.1; 6 as 1 for the agnostic model; 7 as 2 for the agnostic model. Every file is "
-            "written atomically; Ctrl-C stops cleanly and --resume continues an interrupted run."),
+            "Write each requested figure of the paper into OUT. Files (K = figure, X = panel letter):\n"
+            "  figureK.png            the whole figure (also .svg, .pdf with --format)\n"
+            "  figureK_panel_X.png    each panel of a multi-panel figure, with its colour key\n"
+            "  figureK.npz            the numbers behind the figure\n"
+            "  cells/figureK/         Figs. 4-5: one file per finished gamma* cell\n"
+            "  run.json               the record: settings, conventions, seed, versions, status of each figure\n"
+            "  timings.json           seconds per figure\n"
+            "Fig. 3 is written as figure3a (one panel) and figure3bc (panels b, c). Every file is written\n"
+            "atomically; Ctrl-C stops cleanly and --resume continues an interrupted run.\n\n"
+            "Figures: 1 Bernoulli error and population (leak model; panels a-d); 2 epsilon* map (leak);\n"
+            "3 p_tau against tau (3a) and growth factor C(gamma) (3b, 3c); 4 gamma* maps, tau = 0.02,\n"
+            "0.05 (panels a-f); 5 gamma* maps, tau = 0.01, 0.2, 0.1 (panels a-i); 6 as 1 for the\n"
+            "agnostic model; 7 as 2 for the agnostic model."),
         epilog=(
-            "Scales: 'book' = the chapters' default sizes (the whole set in well under a minute on "
-            "2 cores); 'paper' = the paper's settings (30x30 (q, r) grids, 30 epsilons or gammas, "
-            "T = 200 (Bernoulli) / 50 (Gaussian), N0 = 400 / 1000, 10-50 trials, cap 20000): minutes "
-            "for Figs. 1-3, 6, 7, hours for Figs. 4-5 (see benchmarks/README.md)."),
+            f"Scales: 'book' = the chapters' default sizes: all seven figures in about {BOOK_SECONDS} s on\n"
+            "2 cores. 'paper' = the paper's settings (30x30 (q, r) grids, 30 epsilons or gammas,\n"
+            "T = 200 (Bernoulli) / 50 (Gaussian), N0 = 400 / 1000, 10-50 trials, cap 20000), with\n"
+            "--n-jobs 2 on 2 cores: " + ", ".join(f"Fig. {k} {v}" for k, v in PAPER_TIMES.items())
+            + "\n(see benchmarks/README.md)."),
     )
     rep.add_argument("--figure", required=True, choices=FIGURES + ("all",), metavar="{1..7,all}",
                      help="which figure of the paper (1-7), or 'all'")
@@ -212,6 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--resume", action="store_true",
                      help="keep the figures and gamma* cells already in DIR (from an interrupted run with the "
                           "same settings) and compute only the rest")
+    rep.add_argument("--format", type=_formats, default=("png",), metavar="LIST",
+                     help="comma-separated file formats among png, svg, pdf (default png; "
+                          "svg and pdf are vector, for print): --format png,svg,pdf")
     rep.add_argument("--n-jobs", type=int, default=1, metavar="N",
                      help="joblib workers for the (q, r) sweeps of Figs. 2-5, 7 (-1: all cores; default 1); "
                           "results do not depend on it")
@@ -231,8 +268,17 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------
 
 def _atomic_write(path: Path, write) -> None:
-    """Write ``path`` through a temporary file in the same folder and ``os.replace`` (no partial files)."""
+    """Write ``path`` through a temporary file in the same folder and ``os.replace`` (no partial files).
+
+    Ctrl-C and SIGTERM are held back while a file is written (and delivered
+    right after), so an interrupt never leaves an open or half-written file.
+    """
+    import signal
+
     tmp = path.with_name(f"{_TMP_PREFIX}{path.name}.{os.getpid()}")
+    held = hasattr(signal, "pthread_sigmask")
+    if held:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         with open(tmp, "wb") as f:
             write(f)
@@ -244,6 +290,8 @@ def _atomic_write(path: Path, write) -> None:
             tmp.unlink()
         except FileNotFoundError:
             pass
+        if held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _write_json(path: Path, obj) -> None:
@@ -502,38 +550,86 @@ def _panel_axes(fig):
     return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
 
 
-def save_figure(fig, data, out: Path, name: str, first_letter: str = "a") -> list:
-    """Write ``name.png``, one ``name_panel_X.png`` per panel (if several) and ``name.npz``; return the paths.
+def panel_boxes(fig, renderer) -> list:
+    """One box per panel (display pixels): the panel with its colour bar and the figure legends beside it.
 
-    Every file is written atomically (temporary name in ``out``, then renamed).
+    A colour bar belongs to the panel whose image it keys (or, for a bar of
+    several panels, to the nearest panel on its left in the same row); a
+    figure-level legend belongs to the panel that it sits directly above or
+    below and does not extend beyond. So a panel cut out of the figure keeps
+    its colour key.
+    """
+    from matplotlib.transforms import Bbox
+
+    panels = _panel_axes(fig)
+    boxes = [ax.get_tightbbox(renderer) for ax in panels]
+    for bar in (ax for ax in fig.axes if ax.get_label() == "<colorbar>"):
+        bar_box = bar.get_tightbbox(renderer)
+        mappable = getattr(getattr(bar, "_colorbar", None), "mappable", None)
+        owner = getattr(mappable, "axes", None)
+        if owner in panels:
+            k = panels.index(owner)
+        else:
+            left = [(bar_box.x0 - b.x1, k) for k, b in enumerate(boxes)
+                    if b.x1 <= bar_box.x0 + 1 and min(b.y1, bar_box.y1) - max(b.y0, bar_box.y0) > 0]
+            if not left:
+                continue
+            k = min(left)[1]
+        boxes[k] = Bbox.union([boxes[k], bar_box])
+    for legend in fig.legends:
+        box = legend.get_window_extent(renderer)
+        above_or_below = [(min(abs(box.y0 - b.y1), abs(b.y0 - box.y1)), k) for k, b in enumerate(boxes)
+                          if b.x0 - 1 <= box.x0 and box.x1 <= b.x1 + 1]
+        if above_or_below:
+            k = min(above_or_below)[1]
+            boxes[k] = Bbox.union([boxes[k], box])
+    return boxes
+
+
+def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", formats=("png",)) -> list:
+    """Write ``name.<format>``, one ``name_panel_X.<format>`` per panel (if several) and ``name.npz``.
+
+    PNG panels are cut from the pixels of one drawing; vector panels are the
+    same regions saved from the figure (``bbox_inches``). Every file is written
+    atomically (temporary name in ``out``, then renamed). Returns the paths.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.image import imsave
+    from matplotlib.transforms import Bbox
 
     from .plots import style
 
-    # draw once, then crop the panels from the pixels (a savefig per panel would redraw the figure)
+    pad = 4
     with style():
-        fig.set_dpi(_DPI)
+        fig.set_dpi(PNG_DPI)
         canvas = FigureCanvasAgg(fig)
         canvas.draw()
         pixels = np.asarray(canvas.buffer_rgba())
-        renderer = canvas.get_renderer()
-        boxes = [ax.get_tightbbox(renderer) for ax in _panel_axes(fig)]
+        boxes = panel_boxes(fig, canvas.get_renderer())
     out = Path(out)
 
     def png(path, image):
-        _atomic_write(path, lambda f: imsave(f, image, format="png"))
+        _atomic_write(path, lambda f: imsave(f, image, format="png", dpi=PNG_DPI))
         return path
 
-    paths = [png(out / f"{name}.png", pixels)]
+    def vector(path, fmt, **kw):
+        with style():
+            _atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=PNG_DPI, **kw))
+        return path
+
+    paths = [png(out / f"{name}.png", pixels)] if "png" in formats else []
+    paths += [vector(out / f"{name}.{fmt}", fmt) for fmt in formats if fmt != "png"]
     if len(boxes) > 1:
         height, width = pixels.shape[:2]
-        pad = 4
         for k, box in enumerate(boxes):
+            letter = chr(ord(first_letter) + k)
             x0, x1 = max(int(box.x0) - pad, 0), min(int(math.ceil(box.x1)) + pad, width)
             y0, y1 = max(height - int(math.ceil(box.y1)) - pad, 0), min(height - int(box.y0) + pad, height)
-            paths.append(png(out / f"{name}_panel_{chr(ord(first_letter) + k)}.png", pixels[y0:y1, x0:x1]))
+            if "png" in formats:
+                paths.append(png(out / f"{name}_panel_{letter}.png", pixels[y0:y1, x0:x1]))
+            inches = Bbox.from_extents(x0 / PNG_DPI, (height - y1) / PNG_DPI, x1 / PNG_DPI, (height - y0) / PNG_DPI)
+            paths += [vector(out / f"{name}_panel_{letter}.{fmt}", fmt, bbox_inches=inches)
+                      for fmt in formats if fmt != "png"]
     npz = out / f"{name}.npz"
     _write_npz(npz, data)
     return paths + [npz]
@@ -578,6 +674,7 @@ def _identity(args) -> dict:
             "gaussian": _gaussian_conventions(args.conventions, n0=1000),
         },
         "seed": args.seed,
+        "formats": list(args.format),
         "versions": {"perfpriv": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
                      "matplotlib": matplotlib.__version__, "python": platform.python_version()},
     }
@@ -701,7 +798,8 @@ def _reproduce(args) -> int:
                 files = []
                 for name, (fig, data) in outputs.items():
                     files += [p.name for p in save_figure(fig, data, out, name,
-                                                          first_letter="b" if name == "figure3bc" else "a")]
+                                                          first_letter="b" if name == "figure3bc" else "a",
+                                                          formats=args.format)]
                 if number not in TAUS:
                     bar.update(_units(number, args.scale) - cells_done.get(number, 0))
                 record["figures"][number] = _entry(number, args.scale, "done", files, conventions)

@@ -1064,8 +1064,8 @@ def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, stati
     in a dataset of ``n`` records; the growth factor of Algorithm 1 is
     ``1 + r − (q + r) p_τ`` (eq. 12).
 
-    Methods
-    -------
+    The ``method`` argument chooses how p_τ is computed:
+
     ``"quadrature"``
         Exact up to ~1e-10 quadrature error, for an isotropic covariance
         Σ = σ² I when clipping is negligible: without clipping μ cancels in

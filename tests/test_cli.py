@@ -270,3 +270,54 @@ def test_output_folder_faults_are_one_line_errors_with_code_2(where, words, tmp_
     assert proc.returncode == 2
     one_line_error(proc, *words)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]   # nothing written (not even in '.')
+
+
+def test_every_format_is_written_for_the_figure_and_its_panels(tmp_path):
+    proc = run_cli("reproduce", "--figure", "3", "--out", str(tmp_path), "--format", "svg,pdf,png")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("figure3a", "figure3bc_panel_b", "figure3bc_panel_c", "figure3bc"):
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (tmp_path / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert b"<svg" in (tmp_path / f"{name}.svg").read_bytes()[:2000]
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["formats"] == ["svg", "pdf", "png"]
+    bad = run_cli("reproduce", "--figure", "3", "--out", str(tmp_path), "--format", "png,jpg")
+    assert bad.returncode == 2 and "--format" in bad.stderr and "jpg" in bad.stderr
+
+
+def test_a_panel_keeps_its_colour_key():
+    """The colour bar of a heatmap, or of a row of panels, is inside the box of the panel it belongs to."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from perfpriv import cli, experiments, optimize, plots
+
+    Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
+    res = optimize.mean_field_optimal_epsilon(Q, R, [0.5, np.inf], T=5)
+    for fig in (plots.figure1(T=5, trials=2, epsilons=[0.5, np.inf]), plots.epsilon_star_map(res, [0.2, 0.6], [0.2, 0.6]),
+                plots.figure_gamma_star(experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02, empirical=False))):
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        boxes = cli.panel_boxes(fig, renderer)
+        bars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+        assert bars
+        for bar in bars:
+            b = bar.get_tightbbox(renderer)
+            assert any(box.x0 <= b.x0 + 1 and b.x1 <= box.x1 + 1 and box.y0 <= b.y0 + 1 and b.y1 <= box.y1 + 1
+                       for box in boxes), "a colour bar is outside every panel's box"
+
+
+def test_stated_times_and_file_names_agree_between_help_and_readme():
+    from pathlib import Path
+
+    from perfpriv import cli
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    help_text = run_cli("reproduce", "--help").stdout
+    assert f"about {cli.BOOK_SECONDS} s" in readme and f"about {cli.BOOK_SECONDS} s" in help_text
+    for number, time in cli.PAPER_TIMES.items():
+        row = next(line for line in readme.splitlines() if line.startswith(f"| {number} "))
+        assert row.rstrip(" |").endswith(time), (row, time)
+        assert f"Fig. {number} {time}" in " ".join(help_text.split())
+    for name in ("figureK.png", "figureK_panel_X.png", "figureK.npz", "run.json", "figure3a", "figure3bc"):
+        assert name in readme and name in help_text, name

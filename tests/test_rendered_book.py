@@ -1,15 +1,19 @@
-"""The rendered book, as a reader sees it, checked in a real (headless) browser.
+"""The rendered book, as a reader sees it, checked in a real (headless) browser with no network.
 
 The session builds the book once with warnings as errors (or uses the build
 named by ``PERFPRIV_BOOK_HTML``), serves it from a local ``http.server`` on
-127.0.0.1, and opens every page of the table of contents in Debian's Chromium
-through Playwright. Nothing here touches the network: MathJax and the widget
-manager normally come from a CDN, so their *markup* is checked, not their
-rendering.
+127.0.0.1, and opens every page of the table of contents and of the library
+reference in Debian's Chromium through Playwright, with every request that
+leaves the local server aborted: the pages must render from the build alone,
+as in a classroom without network or from ``file://``. Checked as a reader
+would see it: formulas typeset by MathJax (no raw TeX left in the text), the
+explorers' stored states drawn by the widget manager with sliders that keep
+their tracks and figures that fit their frame, the kernel-free explorers
+answering their sliders, no console errors, no missing file.
 
 Chromium is installed by ``.ci/run`` (``apt-get install chromium``); on a
 machine without it these tests are skipped, except under CI where a missing
-browser is an error.
+browser is an error (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -30,9 +34,6 @@ from urllib.parse import unquote, urldefrag, urlparse
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
 def toc_pages() -> list[str]:
@@ -45,8 +46,21 @@ def toc_pages() -> list[str]:
     return pages
 
 
+def public_modules() -> list[str]:
+    """Public modules of perfpriv (no component with a leading underscore), found independently of the book."""
+    import pkgutil
+
+    import perfpriv
+
+    return sorted(info.name for info in pkgutil.walk_packages(perfpriv.__path__, prefix="perfpriv.")
+                  if not any(part.startswith("_") for part in info.name.split(".")[1:]))
+
+
 PAGES = toc_pages()
 CHAPTERS = [p for p in PAGES if re.search(r"/\d\d_", p)]
+APPENDICES = [p for p in PAGES if re.search(r"/appendix_[a-z]_", p)]
+API_PAGES = [f"book/api/{name}" for name in public_modules()]
+ALL_PAGES = PAGES + API_PAGES
 
 
 @pytest.fixture(scope="session")
@@ -86,19 +100,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("Chromium is missing: .ci/run must `apt-get install -y chromium`")
-        pytest.skip("Debian's Chromium is not installed (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="session")
 def screenshot_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
@@ -111,7 +112,7 @@ def html_path(page: str) -> str:
 # checks on every page's HTML
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", ALL_PAGES)
 def test_element_ids_are_unique_on_every_page(html_dir, page):
     # repeated ids break in-page links and the fold buttons of sphinx-togglebutton (book/_ext/book_fixes.py)
     ids = re.findall(r'\sid="([^"]+)"', (html_dir / html_path(page)).read_text(encoding="utf-8"))
@@ -120,39 +121,118 @@ def test_element_ids_are_unique_on_every_page(html_dir, page):
 
 
 # --------------------------------------------------------------------------
+# opening a page as a reader without network
+
+
+class Visit:
+    """A page opened offline: everything that went wrong while it loaded, and the tab to inspect it."""
+
+    def __init__(self, browser, url, *, local_prefix, viewport=(1280, 900)):
+        self.tab = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+        self.blocked, self.failed, self.errors = [], [], []
+        self.tab.route("**/*", self._route(local_prefix))
+        self.tab.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        self.tab.on("console", lambda msg: self.errors.append(f"console error: {msg.text}")
+                    if msg.type == "error" else None)
+        self.tab.on("requestfailed", lambda req: self.failed.append(f"{req.url} ({req.failure})")
+                    if not req.url.startswith("data:") else None)
+        self.tab.on("response", lambda resp: self.failed.append(f"{resp.url} (HTTP {resp.status})")
+                    if resp.status >= 400 else None)
+        self.response = self.tab.goto(url, wait_until="load")
+        self.settle()
+
+    def _route(self, local_prefix):
+        def handle(route):
+            url = route.request.url
+            if url.startswith((local_prefix, "data:", "blob:")):
+                route.continue_()
+            else:   # the network is cut: the page must not need it
+                self.blocked.append(url)
+                route.abort()
+        return handle
+
+    def settle(self):
+        """Wait for MathJax's first typesetting and for the widget manager to draw the stored states."""
+        self.tab.evaluate("""() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
+                                   ? MathJax.startup.promise.then(() => true) : true""")
+        if self.tab.locator('script[type="application/vnd.jupyter.widget-state+json"]').count():
+            self.tab.locator(".jupyter-widgets.widget-vbox").first.wait_for(state="visible", timeout=20000)
+            self.tab.wait_for_function("() => [...document.querySelectorAll('.widget-output img')]"
+                                       ".every(img => img.complete && img.naturalWidth > 0)", timeout=20000)
+
+    def problems(self) -> list[str]:
+        return ([f"needed the network: {u}" for u in self.blocked] + [f"missing: {u}" for u in self.failed]
+                + self.errors)
+
+    def close(self):
+        self.tab.close()
+
+
+@pytest.fixture
+def visit(browser, server):
+    opened = []
+
+    def open_page(page, **kwargs):
+        v = Visit(browser, f"{server}/{html_path(page)}", local_prefix=server, **kwargs)
+        opened.append(v)
+        return v
+
+    yield open_page
+    for v in opened:
+        v.close()
+
+
+#: raw TeX in the text a reader sees: delimiters MathJax should have consumed, commands, scripts
+RAW_TEX = re.compile(r"\\[()\[\]]|\$\$|\\(?:frac|mathbb|mathcal|mathrm|varepsilon|gamma|tau|sum|sqrt|lVert|left|right|"
+                     r"alpha|beta|mu|Sigma|Lambda|hat|bar|tfrac|dots|le|ge|infty)\b|[A-Za-z]_\{|\^\{")
+
+_VISIBLE_TEXT = """() => {
+  const root = (document.querySelector('main article') || document.body).cloneNode(true);
+  root.querySelectorAll('pre, code, script, style, mjx-container, .MathJax, mjx-assistive-mml, '
+                        + 'dt.sig, .sig, .highlight, textarea, input').forEach(e => e.remove());
+  return root.innerText;
+}"""
+
+
+# --------------------------------------------------------------------------
 # checks on every page, in the browser
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_page_renders_without_errors(page, browser, server, screenshot_dir):
-    tab = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    response = tab.goto(f"{server}/{html_path(page)}", wait_until="load")
-    assert response is not None and response.ok, f"{page}: HTTP {response and response.status}"
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_page_renders_offline_with_its_formulas_and_no_errors(page, visit, screenshot_dir):
+    v = visit(page)
+    tab = v.tab
+    assert v.response is not None and v.response.ok, f"{page}: HTTP {v.response and v.response.status}"
     assert tab.title().strip(), f"{page}: empty title"
-    heading = tab.locator("main h1").first.inner_text()
-    assert heading.strip(), f"{page}: no h1 heading"
-    outputs = tab.locator(".cell_output").all_inner_texts()
-    for text in outputs:
+    assert tab.locator("main h1").first.inner_text().strip(), f"{page}: no h1 heading"
+    for text in tab.locator(".cell_output").all_inner_texts():
         assert "Traceback (most recent call last)" not in text, f"{page}: a cell output holds a traceback"
         assert not re.search(r"^\w*(Error|Exception):", text, flags=re.M), f"{page}: a cell output holds an error"
     assert tab.locator(".output.traceback, .output.error").count() == 0
-    name = page.replace("/", "_")
-    tab.screenshot(path=str(screenshot_dir / f"{name}.png"), full_page=False)
-    tab.close()
+    # every formula typeset, none left as TeX in the text
+    formulas = tab.locator("span.math, div.math").count()
+    typeset = tab.locator("span.math mjx-container, div.math mjx-container").count()
+    assert typeset == formulas, f"{page}: {formulas - typeset} of {formulas} formulas not typeset"
+    raw = [m.group(0) for m in RAW_TEX.finditer(tab.evaluate(_VISIBLE_TEXT))]
+    assert not raw, f"{page}: raw TeX in the text: {raw[:8]}"
+    assert not v.problems(), f"{page}: " + "; ".join(v.problems()[:8])
+    tab.screenshot(path=str(screenshot_dir / f"{page.replace('/', '_')}.png"), full_page=False)
 
 
 @pytest.mark.parametrize("page", CHAPTERS)
-def test_chapter_has_figures_blocks_exercises_and_launch_buttons(page, browser, server, screenshot_dir):
-    tab = browser.new_page(viewport={"width": 1280, "height": 900})
-    tab.goto(f"{server}/{html_path(page)}", wait_until="load")
+def test_chapter_has_figures_blocks_exercises_and_launch_buttons(page, visit, screenshot_dir):
+    tab = visit(page).tab
 
-    # figures: present and decoded (non-zero natural size)
+    # figures: present, decoded, sharp on a high-density screen, inside the text column
     images = tab.locator(".cell_output img")
     assert images.count() >= 1, f"{page}: no figure"
-    sizes = images.evaluate_all("els => els.map(e => [e.complete, e.naturalWidth, e.naturalHeight])")
-    assert all(ok and w > 0 and h > 0 for ok, w, h in sizes), f"{page}: a figure failed to load: {sizes}"
+    sizes = images.evaluate_all("els => els.map(e => [e.complete, e.naturalWidth, e.naturalHeight, "
+                                "e.getBoundingClientRect().width, e.getBoundingClientRect().right])")
+    assert all(ok and w > 0 and h > 0 for ok, w, h, _, _ in sizes), f"{page}: a figure failed to load: {sizes}"
+    column = tab.evaluate("document.querySelector('main article').getBoundingClientRect().right")
+    for ok, w, h, shown, right in sizes:
+        assert w >= 1.9 * shown, f"{page}: a figure of {w} px is shown {shown:.0f} px wide (blurred on a 2x screen)"
+        assert right <= column + 1, f"{page}: a figure overflows the text column ({right:.0f} > {column:.0f} px)"
 
     # lemma/theorem blocks and proofs (sphinx-proof)
     assert tab.locator("div.proof, div.lemma, div.theorem, div.corollary").count() >= 1, f"{page}: no prf blocks"
@@ -184,11 +264,94 @@ def test_chapter_has_figures_blocks_exercises_and_launch_buttons(page, browser, 
     assert tab.locator(".thebe-launch-button").count() >= 1 or \
         launch.locator("button, a").filter(has_text="Live Code").count() >= 1, f"{page}: no Live Code button"
 
-    # math as MathJax markup
-    assert tab.locator("span.math, div.math").count() >= 1, f"{page}: no math markup"
-
     tab.screenshot(path=str(screenshot_dir / f"{page.replace('/', '_')}_full.png"), full_page=True)
-    tab.close()
+
+
+@pytest.mark.parametrize("page", CHAPTERS + APPENDICES)
+def test_results_are_numbered_by_chapter_with_the_papers_number_apart(page, visit):
+    tab = visit(page).tab
+    match = re.search(r"/(\d\d)_|/appendix_([a-z])_", page)
+    prefix = f"{int(match.group(1))}." if match.group(1) else f"{match.group(2).upper()}."
+    captions = tab.locator("div.admonition p.admonition-title span.caption-number").all_inner_texts()
+    assert captions, f"{page}: no numbered result"
+    for caption in captions:
+        number = caption.split()[-1]
+        assert number.startswith(prefix), f"{page}: {caption!r} is not numbered within its chapter ({prefix})"
+    titles = tab.locator("div.admonition p.admonition-title").all_inner_texts()
+    assert not [t for t in titles if "(paper," in t], f"{page}: a title still holds '(paper, ...)'"
+    tags = tab.locator("p.admonition-title .paper-ref").all_inner_texts()
+    assert all(re.fullmatch(r"paper: .+", t) for t in tags)
+    if re.search(r"/0[1-6]_", page):              # the chapters that follow the paper
+        assert tags, f"{page}: no result carries the paper's number"
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_live_explorer_state_renders_with_full_sliders_and_a_figure_inside_its_frame(page, visit):
+    tab = visit(page).tab
+    box = tab.locator(".jupyter-widgets.widget-vbox").first
+    assert box.is_visible(), f"{page}: the explorer's stored state is not drawn"
+    sliders = box.locator(".widget-slider")
+    assert sliders.count() >= 2, f"{page}: the explorer shows {sliders.count()} sliders"
+    tracks = box.locator(".widget-slider .slider-container").evaluate_all(
+        "els => els.map(e => e.getBoundingClientRect().width)")
+    assert min(tracks) >= 100, f"{page}: slider tracks collapsed to {min(tracks):.0f} px ({tracks})"
+    labels = box.locator(".widget-label").evaluate_all("els => els.filter(e => e.textContent.trim())"
+                                                       ".map(e => [e.scrollWidth, e.clientWidth, e.textContent])")
+    clipped = [text for scroll, client, text in labels if scroll > client + 1]
+    assert not clipped, f"{page}: control labels cut off: {clipped}"
+    frame = box.bounding_box()
+    image = box.locator(".widget-output img").first
+    assert image.evaluate("e => e.complete && e.naturalWidth > 0"), f"{page}: the explorer's figure is not drawn"
+    shown = image.bounding_box()
+    assert shown["x"] >= frame["x"] - 1 and shown["x"] + shown["width"] <= frame["x"] + frame["width"] + 1, \
+        f"{page}: the explorer's figure does not fit its frame ({shown} in {frame})"
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_precomputed_explorer_answers_its_sliders_offline(page, visit):
+    v = visit(page)
+    tab = v.tab
+    explorer = tab.locator(".ppx")
+    assert explorer.count() == 1, f"{page}: {explorer.count()} precomputed explorers"
+    assert "precomputed" in explorer.locator(".ppx-badge").inner_text()
+    note = explorer.locator(".ppx-note").inner_text()
+    assert "Binder" in note and "Live Code" in note, f"{page}: the note does not say how to rerun live"
+    frame = explorer.locator("img.ppx-frame")
+    default = frame.get_attribute("src")
+    sliders = explorer.locator("input[type=range]")
+    assert sliders.count() >= 1
+    for k in range(sliders.count()):
+        slider = sliders.nth(k)
+        assert slider.bounding_box()["width"] >= 100, f"{page}: slider {k} is {slider.bounding_box()['width']} px"
+        start, top = slider.input_value(), int(slider.get_attribute("max"))
+        seen = set()
+        for position in range(top + 1):
+            slider.fill(str(position))
+            seen.add(frame.get_attribute("src"))
+            texts = json.loads(slider.get_attribute("data-values"))
+            assert explorer.locator("output.ppx-value").nth(k).inner_text() == texts[position]
+        assert len(seen) == top + 1, f"{page}: slider {k} shows {len(seen)} figures for {top + 1} positions"
+        slider.fill(start)
+        assert frame.get_attribute("src") == default
+    assert frame.evaluate("e => e.complete && e.naturalWidth > 0")
+    assert not v.problems(), f"{page}: " + "; ".join(v.problems()[:8])
+
+
+def test_a_chapter_works_from_a_file_url_with_no_network(browser, html_dir):
+    """Opened straight from the disk: formulas, the explorer's stored state and the precomputed explorer."""
+    page = CHAPTERS[0]
+    url = (Path(html_dir) / html_path(page)).resolve().as_uri()
+    v = Visit(browser, url, local_prefix="file://")
+    tab = v.tab
+    assert tab.locator("span.math mjx-container, div.math mjx-container").count() == \
+        tab.locator("span.math, div.math").count() > 0
+    assert tab.locator(".jupyter-widgets.widget-vbox .widget-slider").count() >= 2
+    slider = tab.locator(".ppx input[type=range]").first
+    before = tab.locator(".ppx img.ppx-frame").get_attribute("src")
+    slider.fill(str((int(slider.input_value()) + 1) % (int(slider.get_attribute("max")) + 1)))
+    assert tab.locator(".ppx img.ppx-frame").get_attribute("src") != before
+    assert not v.problems(), "; ".join(v.problems()[:8])
+    v.close()
 
 
 # --------------------------------------------------------------------------
@@ -216,7 +379,7 @@ def _parse(path: Path) -> _LinksAndIds:
     return parser
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", ALL_PAGES)
 def test_internal_links_resolve(page, html_dir):
     source = html_dir / html_path(page)
     broken = []
@@ -260,7 +423,7 @@ class _ProseText(HTMLParser):
             self.texts.append(data)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", ALL_PAGES)
 def test_no_math_left_unparsed(page, html_dir):
     """A dollar sign in rendered prose means a formula the parser did not recognize."""
     parser = _ProseText()
@@ -282,6 +445,90 @@ def test_widget_initial_output_is_stored(page, html_dir):
         f"{page}: the explorer's initial figure is not stored"
 
 
+def test_every_public_module_has_its_reference_page(html_dir):
+    missing = [p for p in API_PAGES if not (html_dir / html_path(p)).exists()]
+    assert not missing, f"no reference page for {missing}"
+    index = (html_dir / html_path("book/api")).read_text(encoding="utf-8")
+    for page in API_PAGES:
+        assert f'href="api/{page.rsplit("/", 1)[1]}.html"' in index, f"book/api does not link to {page}"
+    # each page documents its module (not the one-page reference of old)
+    for page in API_PAGES:
+        html = (html_dir / html_path(page)).read_text(encoding="utf-8")
+        name = page.rsplit("/", 1)[1]
+        assert re.search(rf'<h1>.*?{re.escape(name)}.*?</h1>', html, flags=re.S), f"{page} is not the page of {name}"
+        assert f'id="module-{name}"' in html or "Also available here" in html, f"{page} documents nothing"
+
+
+class _Text(HTMLParser):
+    """Visible text outside code, math, signatures and parameter names."""
+
+    SKIP = {"code", "pre", "script", "style", "kbd", "tt"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[tuple[str, set]] = []
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img", "hr", "input", "meta", "link", "wbr"):
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        self.stack.append((tag, classes))
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data):
+        skip = any(t in self.SKIP or "math" in c or "sig" in c or "highlight" in c or t == "strong"
+                   for t, c in self.stack)
+        if not skip:
+            self.parts.append(data)
+
+
+@pytest.mark.parametrize("page", API_PAGES)
+def test_reference_pages_show_no_raw_markup_and_their_formulas_as_math(page, html_dir):
+    parser = _Text()
+    parser.feed((html_dir / html_path(page)).read_text(encoding="utf-8"))
+    text = " ".join(parser.parts)
+    markup = re.findall(r":(?:func|class|data|meth|mod|attr|obj|math|ref|doc):`|``|^\s*-{3,}\s*$", text, flags=re.M)
+    assert not markup, f"{page}: raw markup {markup[:5]}"
+    formulas = re.findall(r"\b[A-Za-z]_\{[^}]*\}|\b[A-Z]_[A-Za-z0-9]\b|\b(?:gamma|tau|mu|beta|sigma)\^\S+", text)
+    assert len(formulas) <= 3, f"{page}: formulas left as plain text: {formulas[:10]}"
+
+
+def test_bibliography_is_author_year_like_the_citations_sorted_with_titles_capitalized(html_dir):
+    html = (html_dir / html_path("book/bibliography")).read_text(encoding="utf-8")
+    labels = [re.sub(r"<[^>]+>", "", label) for label in
+              re.findall(r'<span class="label"><span class="fn-bracket">\[</span>(.*?)<span class="fn-bracket">\]', html)]
+    assert labels and not any(label.isdigit() for label in labels), f"numbered bibliography: {labels[:5]}"
+
+    def order(label):   # first author; one, two, then more authors; year
+        who, year = label.rsplit(", ", 1)
+        first, _, rest = who.partition(" ")
+        kind = 3 if rest.startswith("et al.") else 2 if rest.startswith("and ") else 1
+        return first.lower(), kind, rest.lower() if kind == 2 else "", year
+
+    assert labels == sorted(labels, key=order), f"bibliography not in author-year order: {labels}"
+    # every citation of the chapters uses the label of its entry
+    cited = set()
+    for page in CHAPTERS + ["book/intro"]:
+        chapter = (html_dir / html_path(page)).read_text(encoding="utf-8")
+        cited |= set(re.findall(r'href="bibliography.html#[^"]*"[^>]*>([^<]+)</a>', chapter))
+    assert cited and cited <= set(labels), f"citations without a matching entry: {sorted(cited - set(labels))}"
+    for title in ("Gaussian Differential Privacy", "Performative Privacy: When Differential Privacy Maximizes Utility",
+                  "Rényi Differential Privacy"):
+        assert title in html, f"title lost its capitals: {title}"
+
+
+def test_notation_page_covers_every_chapter_and_the_schedules(html_dir):
+    html = (html_dir / html_path("book/notation")).read_text(encoding="utf-8")
+    for page in CHAPTERS + APPENDICES:
+        assert f'href="{page.rsplit("/", 1)[1]}.html"' in html, f"notation page has nothing from {page}"
+    for symbol in (r"\gamma_t", r"\varepsilon_t", r"\mathcal R_T", r"\gamma^*", r"\kappa_{q,r}", r"\mu'"):
+        assert symbol in html, f"notation page lacks {symbol}"
+
+
 def test_screenshots_were_saved(screenshot_dir):
     """Runs last in this module: every page left a screenshot (see the folder in the log)."""
     shots = sorted(p.name for p in screenshot_dir.glob("*.png"))
@@ -289,3 +536,4 @@ def test_screenshots_were_saved(screenshot_dir):
         pytest.skip("the browser tests did not run")
     print(f"screenshots in {screenshot_dir}: {shots}")
     assert len([s for s in shots if s.endswith("_full.png")]) == len(CHAPTERS)
+    assert len(shots) == len(ALL_PAGES) + len(CHAPTERS)

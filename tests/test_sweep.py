@@ -43,7 +43,7 @@ def test_bit_identical_for_one_and_two_jobs():
     assert np.array_equal(one, two)
 
 
-def test_bit_identical_on_a_dask_local_cluster():
+def test_bit_identical_on_a_dask_local_cluster(dashboard_port_taken):
     # one cluster for both layers: sweep (cells one by one) and map_cells (batched cells, which every
     # heatmap search of perfpriv.optimize goes through)
     distributed = pytest.importorskip("distributed")
@@ -57,7 +57,7 @@ def test_bit_identical_on_a_dask_local_cluster():
     # ship its functions by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"):
             on_dask = sweep(random_cell, GRID, seed=5).values

@@ -15,11 +15,24 @@ sphinx-exercise repeat on the body of every theorem, exercise and solution
 (``proof-content``, ``exercise-content``, ``solution-content``), so that ids
 are unique on every page.
 
-2. Load each inline script once per page. In a Jupyter Book build the
+2. Number results and exercises by chapter, and show the paper's own number apart.
+sphinx-proof numbers every lemma, theorem, ... of the book in one sequence
+("Lemma 14"), and a title that names the paper's result then reads "Lemma 14
+(Cumulative error over a finite horizon (paper, Lemma 9))": two numbers that
+look alike, in nested parentheses. Here every result and exercise of chapter N
+is numbered N.1, N.2, ... (appendix A: A.1, ...), in the page and in every
+cross-reference, so a book number never looks like the paper's; and a title
+that ends with "(paper, X)" loses that ending, which is shown instead as a
+tag "paper: X" after the title (class ``paper-ref``, styled in
+``book/_static/perfpriv.css``).
+
+3. Load each inline script once per page. In a Jupyter Book build the
 configuration scripts of sphinx-thebe and sphinx-togglebutton reach the page
 twice; the second copy of sphinx-thebe's redeclares a ``const`` and raises a
 JavaScript error on every page.
 """
+
+import re
 
 from docutils import nodes
 
@@ -39,6 +52,7 @@ def _number_repeated_ids(doctree):
 
 def _titled_proofs(app, doctree):
     _number_repeated_ids(doctree)
+    _paper_tags(doctree)
     count = 0
     for admonition in doctree.findall(nodes.admonition):
         classes = admonition.get("classes", [])
@@ -55,6 +69,56 @@ def _titled_proofs(app, doctree):
                 text.parent.replace(text, nodes.Text(value[len("Proof. "):]))
             break
         admonition.insert(0, nodes.title("", label))
+
+
+_PAPER_REF = re.compile(r"\s*\(paper, ([^()]*(?:\([^()]*\)[^()]*)*)\)(\)?)\s*$")
+#: enumerable node types numbered by chapter: the results of sphinx-proof and the exercises
+_NUMBERED_BY_CHAPTER = {"theorem", "lemma", "definition", "remark", "conjecture", "corollary", "algorithm",
+                        "criterion", "example", "property", "observation", "proposition", "assumption",
+                        "axiom", "notation", "exercise"}
+
+
+def chapter_prefix(docname: str):
+    """Chapter number of a page (``book/04_gaussian_case`` -> 4, ``book/appendix_a_x`` -> "A"), or None."""
+    match = re.match(r"book/(\d\d)_", docname)
+    if match:
+        return int(match.group(1))
+    match = re.match(r"book/appendix_([a-z])_", docname)
+    return match.group(1).upper() if match else None
+
+
+def _paper_tags(doctree):
+    """Move a trailing "(paper, X)" of a result's title into a "paper: X" tag after the title."""
+    for title in doctree.findall(nodes.title):
+        parent = title.parent
+        if parent is None or "label" not in parent.attributes or not title.children:
+            continue
+        last = title.children[-1]
+        if not isinstance(last, nodes.Text):
+            continue
+        match = _PAPER_REF.search(str(last))
+        if not match:
+            continue
+        kept = str(last)[:match.start()] + (match.group(2) or "")
+        title.replace(last, nodes.Text(kept))
+        title += nodes.inline("", f"paper: {match.group(1)}", classes=["paper-ref"])
+
+
+def _number_by_chapter(app, env):
+    """Renumber results and exercises N.1, N.2, ... within chapter N (after Sphinx's global count)."""
+    changed = []
+    for docname, types in env.toc_fignumbers.items():
+        prefix = chapter_prefix(docname)
+        if prefix is None:
+            continue
+        for figtype, numbers in types.items():
+            if figtype not in _NUMBERED_BY_CHAPTER:
+                continue
+            for k, node_id in enumerate(sorted(numbers, key=lambda i: numbers[i]), 1):
+                if numbers[node_id] != (prefix, k):
+                    numbers[node_id] = (prefix, k)
+                    changed.append(docname)
+    return sorted(set(changed))
 
 
 def _unique_scripts(app, pagename, templatename, context, doctree):
@@ -74,6 +138,8 @@ def _unique_scripts(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("doctree-read", _titled_proofs)
+    # after Sphinx has counted the figures and results of every page (priority 500)
+    app.connect("env-get-updated", _number_by_chapter, priority=900)
     # early: html-page-context stops at the first handler that returns a template
     app.connect("html-page-context", _unique_scripts, priority=100)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

@@ -8,7 +8,8 @@ In a notebook, display one with :func:`perfpriv.plots.show`, which emits the
 PNG only.
 """
 
-from ._common import STYLE, new_figure, show, style
+from ._common import (COLUMN_WIDTH, DISPLAY_DPI, PIXEL_DENSITY, STYLE, SYMBOLS, assign, display_width, html,
+                      layout_problems, math, new_figure, number, params, plain_log, png_bytes, show, style)
 from ._bernoulli import *  # noqa: F401,F403
 from ._bernoulli import __all__ as _bernoulli_all
 from ._gaussian import *  # noqa: F401,F403
@@ -18,5 +19,6 @@ from ._dynamics import __all__ as _dynamics_all
 from ._schedules import *  # noqa: F401,F403
 from ._schedules import __all__ as _schedules_all
 
-__all__ = ["STYLE", "new_figure", "show", "style",
+__all__ = ["STYLE", "new_figure", "show", "style", "png_bytes", "display_width", "layout_problems", "plain_log",
+           "COLUMN_WIDTH", "DISPLAY_DPI", "PIXEL_DENSITY", "SYMBOLS", "math", "number", "assign", "params", "html",
            *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all]

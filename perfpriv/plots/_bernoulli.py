@@ -23,7 +23,7 @@ from matplotlib.ticker import NullLocator
 
 from .. import bernoulli, experiments, optimize
 from .._validate import check_choice, check_int, check_probability, check_real
-from ._common import new_figure
+from ._common import new_figure, params
 
 __all__ = [
     "CURVE_SCALES",
@@ -120,7 +120,7 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
         pop = np.asarray(first.population)
         sizes.update(T=pop.shape[-1] - 1, trials=pop.shape[-2], n0=int(pop[..., 0].flat[0]))
     norm = _epsilon_norm(eps)
-    fig, axes = new_figure(len(settings), 2, width=4.3, height=2.9)
+    fig, axes = new_figure(len(settings), 2, width=4.1, height=2.9)
     for row, ((q, r), res) in enumerate(zip(settings, results)):
         # moving average (over rounds) of the mean (over trials) squared error, rounds 1..T
         err_mean = np.atleast_2d(np.asarray(res.moving_average(window=sizes["window"]), dtype=float))
@@ -136,20 +136,26 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
         ax_err.set_yscale("log")
         ax_err.set_xlabel("round $t$")
         ax_err.set_ylabel(f"squared error (moving avg., {sizes['window']})")
-        ax_err.set_title(f"({_panel_letter(2 * row)}) error, $q={q:g}$, $r={r:g}$")
+        ax_err.set_title(f"({_panel_letter(2 * row)}) error, {params(q=q, r=r)}")
         ax_pop.set_xlabel("round $t$")
-        ax_pop.set_ylabel("population $N_t$ (mean over trials)")
+        ax_pop.set_ylabel("mean population $N_t$")
         ax_pop.set_yscale("log")
-        ax_pop.set_title(f"({_panel_letter(2 * row + 1)}) population, $q={q:g}$, $r={r:g}$")
+        ax_pop.set_title(f"({_panel_letter(2 * row + 1)}) population, {params(q=q, r=r)}")
         for ax in (ax_err, ax_pop):
             ax.yaxis.set_minor_locator(NullLocator())   # unlabelled minor log ticks: clutter, slow
-        mappable = ScalarMappable(norm=norm, cmap=_CMAP)
-        cbar = fig.colorbar(mappable, ax=axes[row].tolist(), location="right", pad=0.01, shrink=0.9)
+        # the colour key: finite budgets on the bar, no privacy (red) as the bar's end above them
+        has_inf = bool(np.isinf(eps).any())
+        import matplotlib
+
+        cmap = matplotlib.colormaps[_CMAP].with_extremes(over=_INF_COLOR) if has_inf else _CMAP
+        mappable = ScalarMappable(norm=norm, cmap=cmap)
+        cbar = fig.colorbar(mappable, ax=axes[row].tolist(), location="right", pad=0.01, shrink=0.9,
+                            extend="max" if has_inf else "neither", extendfrac=0.1)
         cbar.set_label(r"$\varepsilon$")
-    handles = [Patch(color=_INF_COLOR, label=r"$\varepsilon=\infty$ (no privacy)")] if np.isinf(eps).any() else []
-    if handles:
-        axes[0, 1].legend(handles=handles, loc="best")
-    fig.suptitle(f"{title}: {sizes['trials']} trials, $n_0={sizes['n0']}$, $T={sizes['T']}$")
+        if has_inf:
+            cbar.ax.text(0.5, 1.13, r"$\infty$", transform=cbar.ax.transAxes, ha="center", va="bottom",
+                         color=_INF_COLOR)
+    fig.suptitle(f"{title}: {sizes['trials']} trials, {params(n0=sizes['n0'], T=sizes['T'])}")
     return fig
 
 
@@ -161,7 +167,7 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     the left panel is the squared error of the unbiased estimator (eq. 1)
     averaged over a moving window and over trials, the right panel the mean
     population N_t. Finite privacy levels are coloured on a log scale (colour
-    bar); epsilon = inf, the non-private baseline, is red.
+    bar); epsilon = inf, the non-private baseline, is red (the top end of the bar).
 
     Parameters
     ----------
@@ -339,7 +345,10 @@ def epsilon_star_map(result, q, r, *, ax=None, model="leak", thresholds=True, co
         line_handles, _ = ax.get_legend_handles_labels()
         handles.extend(line_handles)
     if handles:
-        legend = ax.legend(handles=handles, loc="upper left", facecolor="0.55", framealpha=0.8)
+        # below the map, off the cells; a grey frame so that the white threshold lines show
+        legend = ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(handles),
+                           facecolor="0.45", framealpha=1.0, edgecolor="0.45", handlelength=2.2,
+                           columnspacing=1.2)
         for text in legend.get_texts():
             text.set_color("white")
     if colorbar:
@@ -487,7 +496,7 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
             r = check_probability("r", r, scalar=True)
             color = colors[k % len(colors)]
             C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q=q, r=r, model=model)
-            ax.plot(eps, C, color=color, label=f"$q={q:g}$, $r={r:g}$")
+            ax.plot(eps, C, color=color, label=params(q=q, r=r))
             ax.plot([_INF_X], [bernoulli.growth_factor(0.5, q=q, r=r, model=model)], "o", color=color, ms=4)
             ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
             if 0.0 < ec < np.inf and lo <= ec <= hi:
@@ -557,7 +566,7 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
                                                  conventions=conventions, seed=seed)
                    for q, r in settings]
     results = list(results)
-    fig, axes = new_figure(1, len(results), width=4.6, height=3.3)
+    fig, axes = new_figure(1, len(results), width=4.3, height=3.3)
     for k, res in enumerate(results):
         ax = axes[0, k]
         x = np.where(np.isfinite(res.epsilons), res.epsilons, _INF_X)
@@ -573,6 +582,6 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
         _inf_axis(ax, res.fine.max())
         ax.set_xlabel(r"privacy budget $\varepsilon$")
         ax.set_ylabel(f"squared error at round $T={res.T}$")
-        ax.set_title(f"{res.model} rule, $q={res.q:g}$, $r={res.r:g}$")
+        ax.set_title(f"{res.model} rule, {params(q=res.q, r=res.r)}")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     return fig

@@ -1,37 +1,66 @@
-"""Shared plotting conventions: one pinned style and a figure display helper.
+"""Shared plotting conventions: one pinned style, the book's symbols, and how a figure is shown.
 
 Every figure function of :mod:`perfpriv.plots` draws inside :func:`style` so that
 a fresh build looks the same whatever the reader's matplotlib defaults, and
 returns the :class:`matplotlib.figure.Figure` (never calls ``plt.show``).
+
+Sizes. Figures are designed in inches at :data:`DISPLAY_DPI` CSS pixels per
+inch: a figure :data:`COLUMN_WIDTH` inches wide fills the book's text column
+(about 690 px) at its natural size, so that the fonts of :data:`STYLE` are
+read at their nominal size (11 pt labels: 12 px). :func:`show` stores
+:data:`PIXEL_DENSITY` device pixels per CSS pixel, so that figures stay sharp
+on high-density screens and projectors, as a 256-colour PNG, which keeps the
+notebooks small.
+
+Symbols. Every symbol in a figure is matplotlib mathtext, written once in
+TeX: :data:`SYMBOLS` maps the library's parameter names to the symbols of the
+prose (``n0`` is :math:`N_0`, ``epsilon`` is :math:`\\varepsilon`); :func:`math`
+wraps TeX for mathtext, :func:`assign` and :func:`params` write
+``$\\gamma = 2$``-style labels, and :func:`html` writes the same TeX as HTML
+for the explorers' controls.
 """
 
 from __future__ import annotations
 
 import contextlib
+import html as _html
 import io
+import math as _math
+import numbers
+import re
 
 import matplotlib
+import matplotlib.pyplot as plt
 
+__all__ = ["style", "new_figure", "show", "LayoutWarning", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
+           "PIXEL_DENSITY", "COLUMN_WIDTH", "SYMBOLS", "math", "number", "assign", "params", "html"]
 
-import matplotlib.pyplot as plt  # noqa: E402
+#: CSS pixels per inch of figure size (a figure is shown this many pixels per inch wide).
+DISPLAY_DPI = 80
+#: Device pixels stored per CSS pixel (2: sharp on high-density screens and projectors).
+PIXEL_DENSITY = 2
+#: Width in inches of a figure that fills the book's ~690 px text column.
+COLUMN_WIDTH = 8.6
 
-__all__ = ["style", "new_figure", "show", "STYLE"]
-
-#: rcParams pinned for every figure of the book (fonts that every machine has,
-#: modest resolution so that stored notebooks stay small).
+#: rcParams pinned for every figure of the book (fonts that every machine has).
 STYLE = {
-    "figure.dpi": 80,
-    "savefig.dpi": 80,
+    "figure.dpi": DISPLAY_DPI,
+    "savefig.dpi": DISPLAY_DPI * PIXEL_DENSITY,
     "font.family": "DejaVu Sans",
-    "font.size": 10,
-    "axes.titlesize": 10,
-    "axes.labelsize": 10,
-    "legend.fontsize": 8,
+    "mathtext.fontset": "dejavusans",
+    "font.size": 11,
+    "axes.titlesize": 11,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 9.5,
+    "figure.titlesize": 11.5,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "image.cmap": "viridis",
+    "legend.framealpha": 0.9,
 }
 
 
@@ -47,7 +76,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
 
     The figure is detached from pyplot's state machine (it is not shown
     automatically by the inline backend), so a notebook cell displays it only
-    when it is passed to :func:`show`.
+    when it is passed to :func:`show`. Keep ``width * ncols`` at most
+    :data:`COLUMN_WIDTH` so that the text is read at its nominal size.
     """
     from matplotlib.figure import Figure
 
@@ -57,20 +87,352 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
     return fig, axes
 
 
-def show(fig) -> None:
+def png_bytes(fig, *, density: float = PIXEL_DENSITY, colors: int | None = 256) -> bytes:
+    """``fig`` as PNG bytes, ``density`` device pixels per CSS pixel.
+
+    With ``colors`` (default 256) the image is reduced to a palette of that
+    many colours (without dithering): for line plots and heatmaps this is
+    indistinguishable from the full-colour image and about three times
+    smaller. ``colors=None`` keeps full colour.
+    """
+    buffer = io.BytesIO()
+    with style():
+        fig.savefig(buffer, format="png", dpi=DISPLAY_DPI * density)
+    if colors is None:
+        return buffer.getvalue()
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+        out, format="png", optimize=True)
+    return out.getvalue()
+
+
+def display_width(fig) -> int:
+    """Width in CSS pixels at which ``fig`` is shown (its width in inches times :data:`DISPLAY_DPI`)."""
+    return int(round(fig.get_figwidth() * DISPLAY_DPI))
+
+
+class LayoutWarning(UserWarning):
+    """A figure shown with text cut by its edge or overlapping other text (:func:`layout_problems`)."""
+
+
+def show(fig, *, check_layout: bool = True) -> None:
     """Display ``fig`` in a notebook as a PNG image only.
 
-    Unlike the default display of a figure this emits no ``<Figure size ...>``
-    text, whose format changes across matplotlib versions (nbval compares the
-    text outputs of stored notebooks).
+    The PNG holds :data:`PIXEL_DENSITY` pixels per CSS pixel and is shown at
+    :func:`display_width` pixels (the ``width`` of the output's metadata, which
+    JupyterLab and the book honour). Unlike the default display of a figure
+    this emits no ``<Figure size ...>`` text, whose format changes across
+    matplotlib versions (nbval compares the text outputs of stored notebooks).
+
+    With ``check_layout`` (the default) a figure whose text is cut or
+    overlaps (:func:`layout_problems`) raises a :class:`LayoutWarning`, which
+    shows under the cell: every figure of the book is checked as it is drawn,
+    and nbval fails on a new warning. The explorers check their first drawing
+    only (a redraw must stay fast).
     """
     from IPython import get_ipython
     from IPython.display import display
 
     if get_ipython() is None:  # plain Python: there is nowhere to display an image
         return
-    buffer = io.BytesIO()
-    with style():
-        fig.savefig(buffer, format="png", dpi=STYLE["savefig.dpi"])
-    display({"image/png": buffer.getvalue()}, raw=True)
+    if check_layout:
+        problems = layout_problems(fig)
+        if problems:
+            import warnings
 
+            warnings.warn("figure layout: " + "; ".join(problems[:5]), LayoutWarning, stacklevel=2)
+    display({"image/png": png_bytes(fig)}, metadata={"image/png": {"width": display_width(fig)}}, raw=True)
+
+
+def plain_log(ax, *, x=True, y=False):
+    """Log axes labelled with plain numbers (0.2, 1, 5), without minor-tick labels.
+
+    Labels go at 1, 2 and 5 times the powers of ten where they fit along the
+    axis, at 1 and 3 times or at the powers of ten alone on narrower or wider
+    axes, so that they never run into each other; they stay short (no
+    ``2 x 10^1`` minor labels beside the axis title).
+    """
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fmt = FuncFormatter(lambda v, _pos: f"{v:g}")
+    size = ax.figure.get_size_inches()
+    box = ax.get_position()
+    for flag, axis, limits, inches in ((x, ax.xaxis, ax.get_xlim(), box.width * size[0]),
+                                       (y, ax.yaxis, ax.get_ylim(), box.height * size[1])):
+        if not flag:
+            continue
+        lo, hi = min(limits), max(limits)
+        subs = (1.0,)
+        if lo > 0:
+            for candidate in ((1.0, 2.0, 5.0), (1.0, 3.0)):
+                ticks = [m * 10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+                         for m in candidate if lo <= m * 10.0 ** k <= hi]
+                # about 0.1 inch per character of a 10 pt label (x) or per label line (y), and a gap
+                need = sum(0.1 * len(f"{t:g}") + 0.15 for t in ticks) if axis is ax.xaxis else 0.3 * len(ticks)
+                if need <= inches:
+                    subs = candidate
+                    break
+        axis.set_major_locator(LogLocator(base=10, subs=subs))
+        axis.set_major_formatter(fmt)
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _visible_tick_labels(axis):
+    """The major tick labels of ``axis`` that are drawn (inside the view limits, not empty)."""
+    if not axis.get_visible():
+        return []
+    lo, hi = sorted(axis.get_view_interval())
+    span = (hi - lo) or 1.0
+    labels = []
+    for loc, text in zip(axis.get_majorticklocs(), axis.get_majorticklabels()):
+        if text.get_visible() and text.get_text() and lo - 1e-9 * span <= loc <= hi + 1e-9 * span:
+            labels.append(text)
+    return labels
+
+
+def layout_problems(fig, *, tolerance: float = 1.0) -> list:
+    """What a reader would see as broken text in ``fig``: clipped or overlapping labels.
+
+    Draws the figure (in :func:`style`) and checks, in pixels with
+    ``tolerance``: every title, axis label, tick label and legend lies inside
+    the canvas; an axis label does not overlap its own tick labels; tick labels
+    of one axis do not run into each other; and texts of different panels
+    (and the figure's title and legends) do not overlap each other.
+
+    Returns
+    -------
+    list of str
+        One line per problem (empty when the layout is clean).
+
+    Examples
+    --------
+    >>> fig, axes = new_figure(1, 1)
+    >>> _ = axes[0, 0].set_ylabel("population $N_t$")
+    >>> layout_problems(fig)
+    []
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    with style():
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+    canvas_box = fig.bbox
+    problems = []
+
+    def box(artist):
+        return artist.get_window_extent(renderer)
+
+    def name(artist):
+        text = artist.get_text() if hasattr(artist, "get_text") else type(artist).__name__
+        return repr(text[:40])
+
+    def overlap(a, b):
+        return (min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance)
+
+    groups = []   # (owner, kind, artist)
+    for k, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        for axis, letter in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            ticks = _visible_tick_labels(axis)
+            groups += [(k, f"{letter}tick", t) for t in ticks]
+            if axis.get_visible() and axis.label.get_visible() and axis.label.get_text():
+                groups.append((k, f"{letter}label", axis.label))
+            for a, b in zip(ticks, ticks[1:]):
+                if overlap(box(a), box(b)):
+                    problems.append(f"axes {k}: tick labels {name(a)} and {name(b)} overlap")
+        for title in (ax.title, ax._left_title, ax._right_title):
+            if title.get_visible() and title.get_text():
+                groups.append((k, "title", title))
+        if ax.get_legend() is not None and ax.get_legend().get_visible():
+            groups.append((k, "legend", ax.get_legend()))
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        groups.append(("figure", "suptitle", fig._suptitle))
+    groups += [("figure", "legend", legend) for legend in fig.legends]
+    for owner, kind, artist in groups:
+        b = box(artist)
+        if (b.x0 < canvas_box.x0 - tolerance or b.y0 < canvas_box.y0 - tolerance
+                or b.x1 > canvas_box.x1 + tolerance or b.y1 > canvas_box.y1 + tolerance):
+            problems.append(f"axes {owner}: {kind} {name(artist)} is cut by the edge of the figure")
+    for i, (owner_a, kind_a, a) in enumerate(groups):
+        for owner_b, kind_b, b in groups[i + 1:]:
+            same_axis_ticks = owner_a == owner_b and kind_a.endswith("tick") and kind_b.endswith("tick")
+            if same_axis_ticks or (owner_a == owner_b and "legend" in (kind_a, kind_b)):
+                continue   # neighbouring ticks are checked above; a legend may sit inside its own axes
+            label_vs_own_ticks = owner_a == owner_b and {kind_a[0], kind_b[0]} <= {"x", "y"} and \
+                kind_a[0] == kind_b[0]
+            if owner_a == owner_b and not label_vs_own_ticks and kind_a != "title" and kind_b != "title":
+                continue   # an x label against y ticks of the same axes meets at the corner only
+            if overlap(box(a), box(b)):
+                problems.append(f"axes {owner_a} {kind_a} {name(a)} overlaps axes {owner_b} {kind_b} {name(b)}")
+    return problems
+
+
+# --------------------------------------------------------------------------
+# symbols: TeX once, as mathtext in figures and as HTML in controls
+# --------------------------------------------------------------------------
+
+#: The book's symbol (TeX) of each parameter name of the library.
+SYMBOLS = {
+    "epsilon": r"\varepsilon",
+    "epsilon_c": r"\varepsilon_c",
+    "epsilon_star": r"\varepsilon^*",
+    "beta": r"\beta",
+    "beta_c": r"\beta_c",
+    "gamma": r"\gamma",
+    "gamma_c": r"\gamma_c",
+    "gamma_star": r"\gamma^*",
+    "tau": r"\tau",
+    "rho": r"\rho",
+    "kappa": r"\kappa",
+    "mu": r"\mu",
+    "q": "q",
+    "r": "r",
+    "n0": "N_0",
+    "n": "N",
+    "T": "T",
+    "d": "d",
+    "R": "R",
+    "s": "s",
+    "a": "a",
+    "alpha": r"\alpha",
+    "delta": r"\delta",
+    "trials": r"\mathrm{trials}",
+    "window": r"\mathrm{window}",
+}
+
+
+def math(expr: str) -> str:
+    """TeX ``expr`` as matplotlib mathtext: ``math(r"N_{t-1}")`` is ``"$N_{t-1}$"``.
+
+    Examples
+    --------
+    >>> math(r"\\gamma_c")
+    '$\\\\gamma_c$'
+    """
+    return f"${expr}$"
+
+
+def number(value, fmt: str = ".3g") -> str:
+    """TeX of a number: ``inf`` is ``\\infty``, ``1.5e-05`` is ``1.5\\times 10^{-5}``.
+
+    Examples
+    --------
+    >>> number(2.0), number(float("inf")), number(1.5e-5), number(20000), number(0.123456)
+    ('2', '\\\\infty', '1.5\\\\times 10^{-5}', '20000', '0.123')
+    """
+    if isinstance(value, numbers.Integral) or (float(value).is_integer() and abs(value) < 1e6 and fmt == ".3g"):
+        return str(int(value))      # sizes and integral values in full: N = 1000, not 10^3
+    value = float(value)
+    if _math.isinf(value):
+        return r"\infty" if value > 0 else r"-\infty"
+    text = format(value, fmt)
+    match = re.fullmatch(r"(-?[\d.]+)e([+-])0*(\d+)", text)
+    if match:
+        mantissa, sign, exponent = match.groups()
+        power = f"10^{{{'-' if sign == '-' else ''}{exponent}}}"
+        return power if mantissa in ("1", "1.0") else rf"{mantissa}\times {power}"
+    return text
+
+
+def assign(name: str, value, fmt: str = ".3g") -> str:
+    """Mathtext ``$symbol = value$``; ``name`` is a key of :data:`SYMBOLS` or TeX.
+
+    Examples
+    --------
+    >>> assign("gamma", 2.5), assign("epsilon", float("inf")), assign(r"\\gamma_c", 1.234)
+    ('$\\\\gamma = 2.5$', '$\\\\varepsilon = \\\\infty$', '$\\\\gamma_c = 1.23$')
+    """
+    return math(f"{SYMBOLS.get(name, name)} = {number(value, fmt)}")
+
+
+def params(fmt: str = ".3g", **values) -> str:
+    """Comma-separated :func:`assign` labels, in the order given.
+
+    Examples
+    --------
+    >>> params(q=0.3, r=0.6, n0=100)
+    '$q = 0.3$, $r = 0.6$, $N_0 = 100$'
+    """
+    return ", ".join(assign(name, value, fmt) for name, value in values.items())
+
+
+_TEX_HTML = {
+    r"\varepsilon": "ε", r"\epsilon": "ε", r"\gamma": "γ", r"\tau": "τ", r"\beta": "β", r"\rho": "ρ",
+    r"\kappa": "κ", r"\mu": "μ", r"\alpha": "α", r"\delta": "δ", r"\lambda": "λ", r"\Lambda": "Λ",
+    r"\sigma": "σ", r"\Sigma": "Σ", r"\eta": "η", r"\nu": "ν", r"\infty": "∞", r"\times": "×",
+    r"\le": "≤", r"\ge": "≥", r"\cdot": "·", r"\approx": "≈", r"\,": "\u2009", r"\ ": " ",
+}
+_TOKEN = re.compile(r"\\mathrm\{([^{}]*)\}|\\[A-Za-z]+|\\[, ]|[_^]|[{}]|[A-Za-z]|[^\\_^{}A-Za-z]+")
+
+
+_SUBSCRIPTS = dict(zip("0123456789+-−=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_SUPERSCRIPTS = dict(zip("0123456789+-−=()in*", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁱⁿ*"))
+
+
+def html(expr: str, *, unicode_scripts: bool = False) -> str:
+    """The TeX subset of :data:`SYMBOLS` and of the figures' labels, as HTML.
+
+    Letters are italic (``<i>``), sub- and superscripts ``<sub>``/``<sup>``,
+    Greek letters and a few operators Unicode, ``\\mathrm{...}`` upright; a
+    minus sign is ``−``. Used for the explorers' controls, so that a slider
+    shows the same symbol as the figure and the prose without a typesetter.
+    With ``unicode_scripts``, a script that Unicode can write (``N_0``, ``x^2``)
+    is written with Unicode sub/superscript characters instead of tags (the
+    widget manager of a static page removes ``<sub>`` from control labels).
+
+    Examples
+    --------
+    >>> html("N_0"), html(r"\\gamma_{t}"), html(r"\\varepsilon_c"), html("N_{t-1}")
+    ('<i>N</i><sub>0</sub>', '<i>γ</i><sub><i>t</i></sub>', '<i>ε</i><sub><i>c</i></sub>', '<i>N</i><sub><i>t</i>−1</sub>')
+    >>> html("N_0", unicode_scripts=True), html(r"\\varepsilon_c", unicode_scripts=True)
+    ('<i>N</i>₀', '<i>ε</i><sub><i>c</i></sub>')
+    """
+    text = _html_tags(expr)
+    if unicode_scripts:
+        def plain(match):
+            tag, inner = match.group(1), match.group(2)
+            table = _SUBSCRIPTS if tag == "sub" else _SUPERSCRIPTS
+            bare = re.sub(r"</?i>", "", inner)
+            if all(ch in table for ch in bare):
+                return "".join(table[ch] for ch in bare)
+            return match.group(0)
+        text = re.sub(r"<(sub|sup)>((?:(?!</?su[bp]>).)*)</\1>", plain, text)
+    return text
+
+
+def _html_tags(expr: str) -> str:
+    out, stack, pending = [], [], None
+    for match in _TOKEN.finditer(expr):
+        token = match.group(0)
+        if match.group(1) is not None:
+            piece = _html.escape(match.group(1))
+        elif token in ("_", "^"):
+            pending = "sub" if token == "_" else "sup"
+            continue
+        elif token == "{":
+            stack.append(pending)
+            out.append(f"<{pending}>" if pending else "")
+            pending = None
+            continue
+        elif token == "}":
+            tag = stack.pop() if stack else None
+            out.append(f"</{tag}>" if tag else "")
+            continue
+        elif token.startswith("\\"):
+            sym = _TEX_HTML.get(token, token.lstrip("\\"))
+            piece = f"<i>{sym}</i>" if sym.isalpha() and len(sym) == 1 and sym not in "∞" else sym
+        elif token.isalpha():
+            piece = f"<i>{token}</i>"
+        else:
+            piece = _html.escape(token).replace("-", "−")
+        if pending:   # a one-token sub/superscript
+            piece = f"<{pending}>{piece}</{pending}>"
+            pending = None
+        out.append(piece)
+    return "".join(out)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import experiments
 from .._validate import check_choice
-from ._common import new_figure
+from ._common import assign, new_figure, params, plain_log
 
 __all__ = [
     "figure3bc",
@@ -28,25 +28,8 @@ __all__ = [
     "figure_gamma_star",
     "figure4",
     "figure5",
-    "plain_log",
+    "finish_horizon_axes",
 ]
-
-
-def plain_log(ax, *, x=True, y=False):
-    """Log axes labelled with plain numbers (0.2, 1, 5), without minor-tick labels.
-
-    Axes spanning more than 2.5 decades get labels at the powers of ten only,
-    so that the labels do not run into each other.
-    """
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    fmt = FuncFormatter(lambda v, _pos: f"{v:g}")
-    for flag, axis, limits in ((x, ax.xaxis, ax.get_xlim()), (y, ax.yaxis, ax.get_ylim())):
-        if flag:
-            wide = limits[0] > 0 and limits[1] / limits[0] > 10**2.5
-            axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
-            axis.set_major_formatter(fmt)
-            axis.set_minor_formatter(NullFormatter())
 
 
 # ---------------------------------------------------------------------------
@@ -57,18 +40,17 @@ def _draw_growth(ax, curves, title: str):
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
     for i, tau in enumerate(curves.taus):
         c = colors[i % len(colors)]
-        ax.plot(curves.gammas, curves.theory[i], "-", color=c, lw=2, label=f"theory, τ={tau:g}")
+        ax.plot(curves.gammas, curves.theory[i], "-", color=c, lw=2, label=f"theory, {assign('tau', tau)}")
         ax.errorbar(curves.gammas, curves.empirical[i], yerr=curves.spread[i], fmt="o--", color=c,
-                    ms=4, capsize=3, label=f"simulated, τ={tau:g}")
-    ax.axhline(1 - curves.q, color="firebrick", lw=1, label="1 − q")
-    ax.axhline(1 + curves.r, color="forestgreen", lw=1, label="1 + r")
+                    ms=4, capsize=3, label=f"simulated, {assign('tau', tau)}")
+    ax.axhline(1 - curves.q, color="firebrick", lw=1, label="$1 - q$")
+    ax.axhline(1 + curves.r, color="forestgreen", lw=1, label="$1 + r$")
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
     ax.set_xscale("log")
     plain_log(ax)
-    ax.set_xlabel("noise scale γ")
-    ax.set_ylabel("growth factor C(γ)")
+    ax.set_xlabel(r"noise scale $\gamma$")
+    ax.set_ylabel(r"growth factor $C(\gamma)$")
     ax.set_title(title)
-    ax.legend(loc="lower right", ncol=1)
 
 
 def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gammas=None, n0=1000,
@@ -98,9 +80,11 @@ def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gamm
                                                  trials=trials, d=d, R=R, cap=cap, ratio=ratio, statistic=statistic,
                                                  conventions=conventions, seed=seed + k)
                        for k, (qr, t) in enumerate(zip((small, large), T)))
-    fig, axes = new_figure(1, 2, width=4.6, height=3.4)
-    for ax, c, name in zip(axes[0], curves, ("(b) small q", "(c) large q")):
-        _draw_growth(ax, c, f"{name}: q={c.q:g}, r={c.r:g}")
+    fig, axes = new_figure(1, 2, width=4.3, height=3.2, sharey=True)
+    for ax, c, name in zip(axes[0], curves, ("(b) small $q$", "(c) large $q$")):
+        _draw_growth(ax, c, f"{name}: {params(q=c.q, r=c.r)}")
+    # one legend for both panels, below them (off the curves)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
     return fig
 
 
@@ -122,19 +106,19 @@ def figure_theorem3(checks):
     matplotlib.figure.Figure
     """
     checks = list(checks)
-    fig, axes = new_figure(1, len(checks), width=3.6, height=3.0)
+    fig, axes = new_figure(1, len(checks), width=8.6 / max(len(checks), 2), height=3.0)
     for ax, c in zip(axes[0], checks):
         rel = c.inverse / c.lower
         err = c.se / c.lower
         ax.errorbar(c.sizes, rel, yerr=err, fmt="o-", ms=4, capsize=3, label="simulated / lower bound")
         ax.axhline(1.0, color="k", lw=1, label="lower bound (Jensen)")
-        ax.axhline(c.kappa, color="tab:red", ls="--", lw=1, label=f"upper bound κ={c.kappa:.5g}")
+        ax.axhline(c.kappa, color="tab:red", ls="--", lw=1, label=r"upper bound $\kappa_{q,r}$")
         ax.set_xscale("log")
         plain_log(ax)
-        ax.set_xlabel("population before the round, N_{t−1}")
-        ax.set_ylabel("E[1/N_t] · C N_{t−1}")
-        ax.set_title(f"q={c.q:g}, r={c.r:g}, γ={c.gamma:g}")
-        ax.legend(loc="upper right")
+        ax.set_xlabel("$N_{t-1}$ (before the round)")
+        ax.set_title(f"{params(q=c.q, r=c.r, gamma=c.gamma)}\n{assign('kappa', c.kappa, '.5g')}")
+    axes[0, 0].set_ylabel(r"$\mathbb{E}[1/N_t]\cdot C\,N_{t-1}$")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
     return fig
 
 
@@ -157,7 +141,7 @@ def figure_leak_dispersion(results):
     from scipy.stats import binom
 
     results = list(results)
-    fig, axes = new_figure(1, len(results), width=3.6, height=3.0)
+    fig, axes = new_figure(1, len(results), width=8.6 / max(len(results), 2), height=3.0)
     for ax, res in zip(axes[0], results):
         lo, hi = res.counts.min(), res.counts.max()
         p = res.mean / res.n
@@ -168,7 +152,7 @@ def figure_leak_dispersion(results):
         ax.plot(ks, binom.pmf(ks, res.n, p), "k-", lw=1.2, label="binomial, same mean")
         ax.set_xlabel("leaked records in one round")
         ax.set_ylabel("frequency")
-        ax.set_title(f"N={res.n}, γ={res.gamma:g}, τ={res.tau:g}\nvariance ratio {res.ratio:.3g}", fontsize=9)
+        ax.set_title(f"{params(n=res.n, gamma=res.gamma, tau=res.tau)}\nvariance ratio {res.ratio:.3g}")
         ax.legend(loc="upper right")
     return fig
 
@@ -203,27 +187,28 @@ def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=
                                              trials=trials, statistic=statistic, conventions=conventions,
                                              seed=seed, sizes=sizes)
     m = paths
-    fig, axes = new_figure(1, 3, width=3.6, height=3.0)
+    fig, axes = new_figure(1, 3, width=8.6 / 3, height=3.1)
     t = np.arange(m.free.size)
     for k, row in enumerate(m.simulated):
         axes[0, 0].plot(t, row, color="0.6", lw=0.8, label="simulated runs" if k == 0 else None)
-    axes[0, 0].plot(t, m.free, "-", color="tab:blue", lw=2, label="mean field, no cap (stops at 10⁸)")
+    axes[0, 0].plot(t, m.free, "-", color="tab:blue", lw=2, label="mean field, no cap (stops at $10^8$)")
     axes[0, 0].plot(t, m.capped, "--", color="tab:orange", lw=2, label=f"mean field, cap {m.cap}")
     axes[0, 0].set_yscale("log")
-    axes[0, 0].set_xlabel("round t")
-    axes[0, 0].set_ylabel("population N_t")
-    axes[0, 0].legend(loc="best")
+    axes[0, 0].set_xlabel("round $t$")
+    axes[0, 0].set_ylabel("population $N_t$")
     for c, style_, lab in ((m.growth_free, "-", "no cap"), (m.growth_capped, "--", f"cap {m.cap}")):
         axes[0, 1].plot(t[1:], c, style_, lw=2, label=lab)
-    axes[0, 1].set_xlabel("round t")
-    axes[0, 1].set_ylabel("C_t(γ) at mean-field N_{t−1}")
-    axes[0, 1].legend(loc="best")
+    axes[0, 1].set_xlabel("round $t$")
+    axes[0, 1].set_ylabel(r"$C_t(\gamma)$ at mean-field $N_{t-1}$")
     axes[0, 2].plot(m.sizes, m.p, "o-")
     axes[0, 2].set_xscale("log")
     plain_log(axes[0, 2])
-    axes[0, 2].set_xlabel("population N")
-    axes[0, 2].set_ylabel("marginal leak probability p_τ")
-    axes[0, 2].set_title(f"γ={m.gamma:g}, τ={m.tau:g}")
+    axes[0, 2].set_xlabel("population $N$")
+    axes[0, 2].set_ylabel(r"marginal leak probability $p_\tau$")
+    axes[0, 2].set_title(params(gamma=m.gamma, tau=m.tau))
+    # the panels share their line styles: one legend below them
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3)
     return fig
 
 
@@ -254,27 +239,44 @@ def figure_horizon(*, q=None, r=None, tau=None, gammas=None, T=10, n0=200, d=12,
     fig, axes = new_figure(1, 1, width=8.0, height=3.8)
     ax = axes[0, 0]
     grow = h.growth > 1
-    ax.plot(h.fine, np.where(grow, h.bound, np.nan), "-", color="tab:blue", lw=2, label="Lemma 9 bound (C₁>1)")
-    ax.plot(h.fine, np.where(grow, np.nan, h.bound), ":", color="tab:blue", lw=1.5, label="same formula, C₁≤1")
+    ax.plot(h.fine, np.where(grow, h.bound, np.nan), "-", color="tab:blue", lw=2, label="Lemma 9 bound ($C_1 > 1$)")
+    ax.plot(h.fine, np.where(grow, np.nan, h.bound), ":", color="tab:blue", lw=1.5, label=r"same formula, $C_1 \leq 1$")
     ax.plot(h.fine, h.mean_field, "-", color="tab:green", lw=1.5, label="mean field (cap, Algorithm 1 rounds)")
     if np.isfinite(h.simulated).any():
         ax.errorbar(h.gammas, h.simulated, yerr=h.se, fmt="o--", color="k", ms=4, capsize=2,
                     label=f"simulated ({h.collapse})")
-        ax.axvline(h.gamma_empirical, color="k", ls="--", lw=1, label=f"γ* simulated = {h.gamma_empirical:.2g}")
+        ax.axvline(h.gamma_empirical, color="k", ls="--", lw=1, label=f"simulated {assign('gamma_star', h.gamma_empirical, '.2g')}")
     else:
         ax.axvline(h.gamma_mean_field, color="tab:green", ls="-.", lw=1,
-                   label=f"γ* mean field ≈ {h.gamma_mean_field:.3g}")
-    ax.axvline(h.gamma_bound, color="tab:blue", ls="-.", lw=1, label=f"γ* bound = {h.gamma_bound:.2g}")
-    if np.isfinite(h.gamma_c) and h.gamma_c > 0:
-        ax.axvline(h.gamma_c, color="tab:red", ls=":", lw=1.5, label=f"γ_c = {h.gamma_c:.3g}")
+                   label=f"mean field {assign('gamma_star', h.gamma_mean_field, '.3g')}")
+    ax.axvline(h.gamma_bound, color="tab:blue", ls="-.", lw=1, label=f"bound {assign('gamma_star', h.gamma_bound, '.2g')}")
+    finish_horizon_axes(ax, h.gamma_c, q=h.q, r=h.r, tau=h.tau, T=h.T, n0=h.n0)
+    return fig
+
+
+def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
+    """Mark Theorem 2's γ_c and label a cumulative-error-against-γ panel.
+
+    Shared by :func:`figure_horizon` and the chapter-06 explorer.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel (its curves already drawn).
+    gamma_c : float
+        Theorem 2's sufficient threshold at N0 (not drawn unless finite and positive).
+    q, r, tau, T, n0
+        The setting, for the title.
+    """
+    if np.isfinite(gamma_c) and gamma_c > 0:
+        ax.axvline(gamma_c, color="tab:red", ls=":", lw=1.5, label=assign("gamma_c", gamma_c, ".3g"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log(ax, y=True)
-    ax.set_xlabel("noise scale γ")
-    ax.set_ylabel("cumulative error over T rounds")
-    ax.set_title(f"q={h.q:g}, r={h.r:g}, τ={h.tau:.3g}, T={h.T}, N₀={h.n0}")
+    ax.set_xlabel(r"noise scale $\gamma$")
+    ax.set_ylabel("cumulative error over $T$ rounds")
+    ax.set_title(params(q=q, r=r, tau=tau, T=T, n0=n0))
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
-    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -285,8 +287,9 @@ def _heat(ax, m, values, title, vmin, vmax):
     from matplotlib.colors import LogNorm
 
     mesh = ax.pcolormesh(m.qs, m.rs, values.T, shading="nearest", norm=LogNorm(vmin=vmin, vmax=vmax))
-    ax.set_xlabel("leave probability q")
-    ax.set_ylabel("join probability r")
+    ax.grid(False)
+    ax.set_xlabel("leave probability $q$")
+    ax.set_ylabel("join probability $r$")
     ax.set_title(title)
     return mesh
 
@@ -309,27 +312,30 @@ def figure_gamma_star(maps, *, q_line=None, theory="bound"):
     """
     maps = [maps] if isinstance(maps, experiments.GammaStarMap) else list(maps)
     theory = check_choice("theory", theory, experiments.THEORY_MAPS)
-    fig, axes = new_figure(len(maps), 3, width=3.5, height=2.9)
+    fig, axes = new_figure(len(maps), 3, width=8.6 / 3, height=2.7)
     for row, m in zip(axes, maps):
         th = getattr(m, theory)
         allv = np.concatenate([m.empirical[np.isfinite(m.empirical)], th[np.isfinite(th)], m.gammas])
         vmin, vmax = max(allv.min(), 1e-3), allv.max()
-        _heat(row[0], m, m.empirical, f"simulated γ*, τ={m.tau:g}", vmin, vmax)
-        mesh = _heat(row[1], m, th, f"theory γ* ({theory}), τ={m.tau:g}", vmin, vmax)
-        bar = fig.colorbar(mesh, ax=row[1])
-        plain_log(bar.ax, x=False, y=True)
+        for ax, values, title in ((row[0], m.empirical, r"simulated $\gamma^*$, " + assign("tau", m.tau)),
+                                  (row[1], th, r"theory $\gamma^*$" + f" ({theory.replace('_', ' ')}), "
+                                   + assign("tau", m.tau))):
+            mesh = _heat(ax, m, values, title, vmin, vmax)
+            bar = fig.colorbar(mesh, ax=ax, fraction=0.08, pad=0.03)    # each map with its key
+            plain_log(bar.ax, x=False, y=True)
         iq = int(np.argmin(np.abs(m.qs - (0.3 if q_line is None else q_line))))
         ax = row[2]
         ax.plot(m.rs, m.empirical[iq], "o--", color="k", label="simulated")
         ax.plot(m.rs, m.bound[iq], "-", color="tab:blue", label="bound")
         ax.plot(m.rs, m.mean_field[iq], "-", color="tab:green", label="mean field")
-        ax.plot(m.rs, m.constrained[iq], ":", color="tab:red", label="bound, γ ≥ γ_c")
+        ax.plot(m.rs, m.constrained[iq], ":", color="tab:red", label=r"bound, $\gamma \geq \gamma_c$")
         ax.set_yscale("log")
         plain_log(ax, x=False, y=True)
-        ax.set_xlabel("join probability r")
-        ax.set_ylabel("γ* (colour scale of the heatmaps)")
-        ax.set_title(f"q = {m.qs[iq]:.2g}")
-        ax.legend(loc="best")
+        ax.set_xlabel("join probability $r$")
+        ax.set_ylabel(r"$\gamma^*$ (scale of the maps)")
+        ax.set_title(assign("q", m.qs[iq], ".2g"))
+    # the line panels share their styles: one legend below the figure, off the data
+    fig.legend(*axes[0, 2].get_legend_handles_labels(), loc="outside lower center", ncol=4)
     return fig
 
 

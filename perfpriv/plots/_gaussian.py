@@ -21,7 +21,7 @@ from matplotlib import colormaps
 from .. import engine, experiments, gaussian, leakage
 from .._validate import check_choice, check_real
 from ..behaviour import Memoryless
-from ._common import new_figure
+from ._common import assign, math, new_figure, number, params, plain_log
 
 __all__ = [
     "FIGURE3A_SCALES",
@@ -64,20 +64,24 @@ def _sizes(table, scale, **given):
     return sizes
 
 
-def _fixed_figure(ncols, *, width, height, left=0.09, right=0.98, bottom=0.17, top=0.86, wspace=0.3):
-    """A one-row figure with a fixed layout (no layout engine).
+def _fixed_figure(ncols, *, width, height, left=0.8, right=0.15, bottom=0.6, top=0.4, wspace=0.8):
+    """A one-row figure with a fixed layout (no layout engine); margins and gaps in inches.
 
     The explorers redraw on every slider move; constrained layout would
-    double the rendering time of these small figures.
+    double the rendering time of these small figures. The margins leave room
+    for a y-axis label beside tick labels of up to five characters.
     """
     from matplotlib.figure import Figure
 
     from ._common import style
 
+    total = width * ncols
+    panel = (total - left - right - wspace * (ncols - 1)) / ncols
     with style():
-        fig = Figure(figsize=(width * ncols, height))
+        fig = Figure(figsize=(total, height))
         axes = fig.subplots(1, ncols, squeeze=False)
-        fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top, wspace=wspace)
+        fig.subplots_adjust(left=left / total, right=1 - right / total, bottom=bottom / height,
+                            top=1 - top / height, wspace=wspace / panel)
     return fig, axes
 
 
@@ -117,7 +121,7 @@ def clipping_figure(Z, R):
     fig, axes = new_figure(1, 1, width=5.2, height=3.0)
     ax = axes[0, 0]
     angle = np.linspace(0, 2 * np.pi, 300)
-    ax.plot(R * np.cos(angle), R * np.sin(angle), color="0.3", lw=1.2, label=f"radius R = {R:g}")
+    ax.plot(R * np.cos(angle), R * np.sin(angle), color="0.3", lw=1.2, label=f"radius {assign('R', R)}")
     ax.scatter(*Z[~moved].T, s=8, color="C0", alpha=0.6, label="inside: unchanged")
     ax.scatter(*Z[moved].T, s=10, color="C3", alpha=0.6, label="outside: original")
     ax.scatter(*Zbar[moved].T, s=10, color="C1", marker="x", label="outside: clipped")
@@ -126,8 +130,8 @@ def clipping_figure(Z, R):
     ax.set_aspect("equal")
     ax.set_xlabel("$z_1$")
     ax.set_ylabel("$z_2$")
-    ax.set_title("ℓ2 clipping pulls records onto the sphere")
-    ax.legend(loc="upper left", fontsize=7, framealpha=0.9)
+    ax.set_title(r"$\ell_2$ clipping pulls records onto the sphere")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 
@@ -165,7 +169,7 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     matplotlib.figure.Figure
     """
     if fig_axes is None:
-        fig, axes = _fixed_figure(2, width=4.0, height=3.1, top=0.84 if title else 0.9)
+        fig, axes = _fixed_figure(2, width=4.0, height=3.1, top=0.5 if title else 0.3)
         ax_pop, ax_err = axes[0]
     else:
         fig, (ax_pop, ax_err) = fig_axes
@@ -179,9 +183,10 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
         for row in pop:
             ax_pop.plot(rounds, row, color=color, lw=0.5, alpha=0.3)
     ax_pop.plot(rounds, pop.mean(axis=0), color=color, lw=2.0, label=label)
-    ax_pop.set_xlabel("round t")
+    ax_pop.set_xlabel("round $t$")
     ax_pop.set_ylabel("population $N_t$")
     ax_pop.set_yscale("log")
+    plain_log(ax_pop, x=False, y=True)
     err = pick(run.sq_error).astype(float)                   # (trials, T): release of round t
     alive = pick(run.alive).astype(bool) & np.isfinite(err)
     counts = alive.sum(axis=0)
@@ -196,9 +201,10 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
         kw = dict(Sigma=Sigma) if Sigma is not None else dict(d=d)
         ax_err.plot(err_rounds[ok][fine], gaussian.mahalanobis_error(gamma, mean_n[fine], **kw), color=color,
                     lw=1.0, ls="--")
-    ax_err.set_xlabel("round t")
+    ax_err.set_xlabel("round $t$")
     ax_err.set_ylabel("squared Mahalanobis error")
     ax_err.set_yscale("log")
+    plain_log(ax_err, x=False, y=True)
     if title:
         fig.suptitle(title)
     return fig
@@ -244,10 +250,10 @@ def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "plasma"))):
         population_error(run, gamma=float(g), d=d, fig_axes=(fig, axes[0]), color=color,
-                         label=f"γ = {g:g}", trial_lines=False, level=i)
+                         label=assign("gamma", g), trial_lines=False, level=i)
     axes[0, 0].legend(loc="best")
-    axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$", fontsize=8)
-    fig.suptitle(f"Algorithm 1: τ = {tau:g}, q = {q:g}, r = {r:g}, d = {d}, R = {R:g}, "
+    axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$")
+    fig.suptitle(f"Algorithm 1: {params(tau=tau, q=q, r=r, d=d, R=R)}, "
                  f"{sizes['trials']} trials")
     return fig
 
@@ -290,24 +296,24 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     if s.shape != (samples.shape[1],):
         raise ValueError(f"s must hold one deviation per column of samples ({samples.shape[1]}); got {s.shape}")
     k = samples.shape[1]
-    fig, axes = new_figure(1, k, width=3.3, height=2.8)
+    fig, axes = new_figure(1, k, width=min(3.3, 8.6 / k), height=2.8)
     law = leakage.llr_moments(s, n, gamma)
     mean, var = np.atleast_1d(law.mean), np.atleast_1d(law.var)
     for j in range(k):
         ax = axes[0, j]
         x = samples[:, j]
-        ax.hist(x, bins=bins, density=True, color="C0", alpha=0.45, label="simulated Λ")
+        ax.hist(x, bins=bins, density=True, color="C0", alpha=0.45, label=r"simulated $\Lambda$")
         sd = np.sqrt(var[j])
         grid = np.linspace(min(x.min(), mean[j] - 4 * sd), max(x.max(), mean[j] + 4 * sd), 300)
         dens = np.exp(-0.5 * (grid - mean[j]) ** 2 / var[j]) / np.sqrt(2 * np.pi * var[j])
-        ax.plot(grid, dens, color="C3", lw=1.5, label="N(a, 2a)")
+        ax.plot(grid, dens, color="C3", lw=1.5, label=r"$\mathcal{N}(a, 2a)$")
         ax.axvline(mean[j], color="C3", lw=0.8, ls=":")
         title = labels[j] if labels is not None else f"record {j}"
-        ax.set_title(f"{title}: s = {s[j]:.2f}, a = {mean[j]:.3f}", fontsize=9)
-        ax.set_xlabel("Λ")
+        ax.set_title(f"{title}\n{assign('s', s[j], '.2f')}, {assign('a', mean[j], '.3f')}")
+        ax.set_xlabel(r"$\Lambda$")
         if j == 0:
             ax.set_ylabel("density")
-            ax.legend(loc="upper left", fontsize=7)
+            ax.legend(loc="upper left")
     return fig
 
 
@@ -348,10 +354,10 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     best = leakage.renyi_tail_bound(s, n, gamma, taus)
     fig, axes = new_figure(1, 1, width=5.6, height=3.6)
     ax = axes[0, 0]
-    ax.axvspan(taus.min(), a, color="0.85", alpha=0.6, lw=0, label="τ ≤ a: eq. 10 does not apply")
+    ax.axvspan(taus.min(), a, color="0.85", alpha=0.6, lw=0, label=r"$\tau \leq a$: eq. 10 does not apply")
     for alpha, color in zip(alphas, _colors(len(alphas), "cividis", 0.6)):
         ax.plot(taus, leakage.renyi_tail_bound(s, n, gamma, taus, alpha=alpha), color=color, lw=0.8,
-                ls="--", label=f"Lemma 5, α = {alpha:g}")
+                ls="--", label=f"Lemma 5, {assign('alpha', alpha)}")
     ax.plot(taus, np.maximum(best, 1e-300), color="C1", lw=2.0, label="optimized bound (eq. 10)")
     ax.plot(taus, np.maximum(exact, 1e-300), color="C0", lw=2.0, label="exact tail (Lemma 7)")
     if samples is not None:
@@ -362,10 +368,10 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
         ax.plot(pts[keep], emp[keep], "o", color="C0", ms=3.5, label=f"simulated ({x.size} draws)")
     ax.set_yscale("log")
     ax.set_ylim(max(1e-6, float(np.min(exact[exact > 0])) / 3) if np.any(exact > 0) else 1e-6, 1.5)
-    ax.set_xlabel("threshold τ")
-    ax.set_ylabel("P(Λ > τ | Z)")
-    ax.set_title(f"N = {int(n)}, γ = {gamma:g}, s = {s:.2f}  (a = {a:.3f})", fontsize=9)
-    ax.legend(loc="lower left", fontsize=7)
+    ax.set_xlabel(r"threshold $\tau$")
+    ax.set_ylabel(r"$P(\Lambda > \tau \mid Z)$")
+    ax.set_title(f"{params(n=int(n), gamma=gamma)}, {assign('s', s, '.2f')} ({assign('a', a, '.3f')})")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 
@@ -419,15 +425,15 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
     fig, axes = new_figure(1, 1, width=5.6, height=3.8)
     ax = axes[0, 0]
     for i, (g, color) in enumerate(zip(sim.gammas, _colors(len(sim.gammas), "Blues_r", 0.65))):
-        ax.plot(dense, theory[i], color=color, lw=1.8, label=f"γ = {g:g}")
+        ax.plot(dense, theory[i], color=color, lw=1.8, label=assign("gamma", g))
         ax.errorbar(sim.taus, sim.p[i], yerr=2 * sim.se[i], fmt="o", ms=3.5, color=color, mfc="white", capsize=2)
     ax.plot([], [], "o", color="0.4", mfc="white", ms=3.5, label=f"simulated ({sim.rounds} rounds)")
     ax.plot([], [], color="0.4", lw=1.8, label="theory (Lemma 8, eq. 11)")
-    ax.set_xlabel("threshold τ")
-    ax.set_ylabel("marginal leak probability $p_τ$")
-    ax.set_title(f"Fig. 3a: N = {sim.n}, d = {sim.settings['d']}, R = {sim.settings['R']:g}, μ = 0, Σ = I "
-                 f"({statistic} statistic)", fontsize=9)
-    ax.legend(loc="upper right", fontsize=7)
+    ax.set_xlabel(r"threshold $\tau$")
+    ax.set_ylabel(r"marginal leak probability $p_\tau$")
+    ax.set_title(f"Fig. 3a: {params(n=sim.n, d=sim.settings['d'], R=sim.settings['R'])}, "
+                 + r"$\mu = 0$, $\Sigma = I$" + f" ({statistic} statistic)")
+    ax.legend(loc="upper right")
     return fig
 
 
@@ -461,7 +467,7 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
         fpr = np.geomspace(1e-4, 1 - 1e-4, 300)
     fig, axes = new_figure(1, 2, width=3.6, height=3.3)
     for i, (m, color) in enumerate(zip(mus, _colors(len(mus), "magma", 0.7))):
-        label = labels[i] if labels is not None else f"μ' = {m:.2f}"
+        label = labels[i] if labels is not None else assign(r"\mu'", m, ".2f")
         tpr = leakage.roc_curve(m, fpr)
         for ax in axes[0]:
             ax.plot(fpr, tpr, color=color, lw=1.6, label=label)
@@ -469,17 +475,17 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
                 ax.plot(*empirical[i], "o", color=color, ms=3.5, mfc="white")
     for ax in axes[0]:
         ax.plot(fpr, fpr, color="0.5", lw=0.8, ls=":")
-        ax.set_xlabel("false-positive rate ν")
+        ax.set_xlabel(r"false-positive rate $\nu$")
     axes[0, 0].set_ylabel("true-positive rate (power)")
-    axes[0, 0].set_title("linear axes", fontsize=9)
+    axes[0, 0].set_title("linear axes")
     axes[0, 1].set_xscale("log")
     axes[0, 1].set_yscale("log")
     axes[0, 1].set_ylim(1e-4, 1.2)
-    axes[0, 1].set_title("log axes (low-FPR regime)", fontsize=9)
-    axes[0, 0].legend(loc="lower right", fontsize=7)
+    axes[0, 1].set_title("log axes (low-FPR regime)")
+    axes[0, 0].legend(loc="lower right")
     if empirical is not None:
         axes[0, 1].plot([], [], "o", color="0.4", mfc="white", ms=3.5, label="simulated")
-        axes[0, 1].legend(loc="lower right", fontsize=7)
+        axes[0, 1].legend(loc="lower right")
     return fig
 
 
@@ -525,14 +531,14 @@ def outlier_figure(s, leaked, n, gamma, tau, *, bins=12, statistic="paper", d=No
     ax.set_zorder(twin.get_zorder() + 1)
     ax.patch.set_visible(False)
     ax.plot(grid, leakage.leak_probability(grid, n, gamma, tau, statistic=statistic, d=d), color="C3", lw=1.8,
-            label="Lemma 7: P(Λ > τ | s)")
+            label=r"Lemma 7: $P(\Lambda > \tau \mid s)$")
     ax.errorbar(centers, freq, yerr=2 * se, fmt="o", color="C0", ms=4, capsize=2,
                 label="simulated leak frequency (±2 s.e.)")
     ax.set_xlabel("distance to the average $s = \\|\\bar z - \\mu_{\\bar z}\\|$")
     ax.set_ylabel("leak probability")
     ax.set_ylim(0, 1)
-    ax.set_title(f"N = {int(n)}, γ = {gamma:g}, τ = {tau:g}", fontsize=9)
-    ax.legend(loc="upper left", fontsize=7)
+    ax.set_title(params(n=int(n), gamma=gamma, tau=tau))
+    ax.legend(loc="upper left")
     return fig
 
 
@@ -579,22 +585,24 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
     p = {st: leakage.marginal_leak_probability(n, gammas, tau, d=d, R=R, statistic=st).p
          for st in leakage.STATISTICS}
     ncols = 2 if populations is not None else 1
-    fig, axes = new_figure(1, ncols + 1, width=3.6, height=3.2)
+    fig, axes = new_figure(1, ncols + 1, width=8.6 / (ncols + 1), height=3.2)
     ax = axes[0, 0]
     ax.plot(gammas, p["paper"], color="C0", lw=1.8, label="paper (Lemma 6)")
     ax.plot(gammas, p["exact"], color="C1", lw=1.8, ls="--", label="exact remove-one")
     ax.set_xscale("log")
-    ax.set_xlabel("noise scale γ")
-    ax.set_ylabel("$p_τ$")
-    ax.set_title(f"N = {n}, τ = {tau:g}, d = {d}", fontsize=9)
-    ax.legend(loc="upper right", fontsize=7)
+    ax.set_xlabel(r"noise scale $\gamma$")
+    ax.set_ylabel(r"$p_\tau$")
+    plain_log(ax)
+    ax.set_title(params(n=n, tau=tau, d=d))
+    ax.legend(loc="lower left")
     ax = axes[0, 1]
     ax.plot(gammas, p["exact"] - p["paper"], color="C2", lw=1.8)
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("noise scale γ")
-    ax.set_ylabel("$p_τ$(exact) − $p_τ$(paper)")
-    ax.set_title("difference", fontsize=9)
+    plain_log(ax)
+    ax.set_xlabel(r"noise scale $\gamma$")
+    ax.set_ylabel(r"$p_\tau^{\mathrm{exact}} - p_\tau^{\mathrm{paper}}$")
+    ax.set_title("difference")
     if populations is not None:
         ax = axes[0, 2]
         for st, color, ls in (("paper", "C0", "-"), ("exact", "C1", "--")):
@@ -606,10 +614,10 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
                 mf = dynamics.mean_field_population(run_gamma, tau=tau, q=q, r=r, T=pop.shape[1] - 1,
                                                     n0=int(pop[0, 0]), d=d, R=R, statistic=st)
                 ax.plot(np.arange(pop.shape[1]), mf, color=color, ls=":", lw=1.2, label=f"{st}, mean field")
-        ax.set_xlabel("round t")
+        ax.set_xlabel("round $t$")
         ax.set_ylabel("mean population $N_t$")
-        ax.set_title("Algorithm 1" + (f", γ = {run_gamma:g}" if run_gamma is not None else ""), fontsize=9)
-        ax.legend(loc="best", fontsize=7)
+        ax.set_title("Algorithm 1" + (f", {assign('gamma', run_gamma)}" if run_gamma is not None else ""))
+        ax.legend(loc="best")
     return fig
 
 
@@ -656,13 +664,13 @@ def llr_law_figure(s, n, gamma, tau, *, taus=None):
     x = np.linspace(lo, hi, 400)
     dens = np.exp(-0.5 * (x - a) ** 2 / var) / np.sqrt(2 * np.pi * var)
     ax.plot(x, dens, color="C0", lw=1.6)
-    ax.fill_between(x, 0, dens, where=x > tau, color="C3", alpha=0.4, label=f"P(Λ > τ) = {exact:.3g}")
+    ax.fill_between(x, 0, dens, where=x > tau, color="C3", alpha=0.4, label=assign(r"P(\Lambda > \tau)", exact))
     ax.axvline(tau, color="C3", lw=1.0)
     ax.axvline(a, color="0.4", lw=0.8, ls=":")
-    ax.set_xlabel("Λ")
+    ax.set_xlabel(r"$\Lambda$")
     ax.set_ylabel("density")
-    ax.set_title(f"Λ | Z ~ N(a, 2a), a = {a:.3g}", fontsize=9)
-    ax.legend(loc="upper left", fontsize=7)
+    ax.set_title(math(r"\Lambda \mid Z \sim \mathcal{N}(a, 2a)") + ", " + assign("a", a))
+    ax.legend(loc="upper left")
     ax = axes[0, 1]
     if taus is None:
         taus = np.linspace(max(1e-4, tau / 50), max(3 * tau, a + 6 * sd), 200)
@@ -670,12 +678,12 @@ def llr_law_figure(s, n, gamma, tau, *, taus=None):
     ax.set_ylim(1e-8, 2)
     ax.set_yscale("log")
     ax.plot(taus, np.maximum(leakage.leak_probability(s, n, gamma, taus), floor), color="C0", lw=1.6,
-            label="exact (Lemma 7)")
+            label=f"exact (Lemma 7): ${number(exact)}$")
     ax.plot(taus, np.maximum(leakage.renyi_tail_bound(s, n, gamma, taus), floor), color="C1", lw=1.6, ls="--",
-            label="Rényi bound (eq. 10)")
+            label=f"Rényi bound (eq. 10): ${number(bound)}$")
     ax.axvline(tau, color="C3", lw=1.0)
     ax.axvline(a, color="0.4", lw=0.8, ls=":")
-    ax.set_xlabel("threshold τ")
-    ax.set_title(f"at τ: exact {exact:.3g}, bound {bound:.3g}", fontsize=9)
-    ax.legend(loc="lower left", fontsize=7)
+    ax.set_xlabel(r"threshold $\tau$")
+    ax.set_title(r"tail above the threshold (values at $\tau$)")
+    ax.legend(loc="lower left")
     return fig

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import new_figure
+from ._common import assign, math, new_figure, params
 
 __all__ = ["figure_schedules", "figure_schedule_comparison", "figure_gain_map"]
 
@@ -18,7 +18,15 @@ _COLORS = ("tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:pu
 
 
 def _symbol(parameter):
-    return "γ" if parameter == "gamma" else "ε"
+    return r"\gamma" if parameter == "gamma" else r"\varepsilon"
+
+
+def _text_color(rgba):
+    """Black or white, whichever contrasts more with a cell of colour ``rgba`` (relative luminance)."""
+    def linear(c):
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    lum = 0.2126 * linear(rgba[0]) + 0.7152 * linear(rgba[1]) + 0.0722 * linear(rgba[2])
+    return "black" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "white"
 
 
 def figure_schedules(results, *, title=None):
@@ -43,20 +51,20 @@ def figure_schedules(results, *, title=None):
     sym = _symbol(first.parameter)
     T = first.schedule.size
     rounds = np.arange(1, T + 1)
-    fig, axes = new_figure(1, 2, width=4.4, height=3.3)
+    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
-    ax.axhline(first.constant, color="k", ls="--", lw=1, label=f"best constant {sym}* = {first.constant:.3g}")
+    ax.axhline(first.constant, color="k", ls="--", lw=1, label=f"best constant {assign(sym + '^*', first.constant)}")
     for k, (name, res) in enumerate(items):
         color = _COLORS[(k + 1) % len(_COLORS)]
         ax.step(rounds, res.schedule, where="mid", color=color, lw=2,
                 label=f"{name} (gain {100 * res.gain:.1f}%)")
         bx.plot(np.arange(T + 1), res.population, "-", color=color, lw=2, label=name)
     ax.set_yscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel(f"privacy level {sym}_t" + (" (noise)" if sym == "γ" else " (budget)"))
+    ax.set_xlabel("round $t$")
+    ax.set_ylabel(f"privacy level {math(sym + '_t')}" + (" (noise)" if first.parameter == "gamma" else " (budget)"))
     ax.legend(loc="best")
-    bx.set_xlabel("round t")
-    bx.set_ylabel("mean-field population N_t")
+    bx.set_xlabel("round $t$")
+    bx.set_ylabel("mean-field population $N_t$")
     bx.legend(loc="best")
     if title:
         fig.suptitle(title)
@@ -66,9 +74,9 @@ def figure_schedules(results, *, title=None):
 def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     """Regret of schedules from the mean field and from simulation, with error bars.
 
-    Left: simulated mean regret ± ``z`` standard errors (bars) and the
-    mean-field regret (black diamonds). Right: simulated regret minus that of
-    the reference schedule, over paired trials, ± ``z`` standard errors.
+    Left: simulated mean regret ± ``z`` standard errors (horizontal bars) and
+    the mean-field regret (black diamonds). Right: simulated regret minus that
+    of the reference schedule, over paired trials, ± ``z`` standard errors.
 
     Parameters
     ----------
@@ -87,23 +95,26 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     matplotlib.figure.Figure
     """
     c = comparison
-    x = np.arange(len(c.names))
+    y = np.arange(len(c.names))
     colors = [_COLORS[i % len(_COLORS)] for i in range(len(c.names))]
-    fig, axes = new_figure(1, 2, width=4.4, height=3.3)
+    # horizontal bars: the schedules' names read on the axis, not rotated into each other
+    fig, axes = new_figure(1, 2, width=4.3, height=0.45 * len(c.names) + 1.6)
     ax, bx = axes[0, 0], axes[0, 1]
-    ax.bar(x, c.simulated, yerr=z * c.se, color=colors, alpha=0.7, capsize=4,
-           label=f"simulated ({c.trials} runs, ±{z:g} se)")
-    ax.plot(x, c.mean_field, "D", color="k", label="mean field")
-    ax.set_xticks(x, c.names, rotation=20)
-    ax.set_ylabel("regret (sum of squared errors)")
-    ax.set_yscale("log")
-    ax.legend(loc="best")
+    ax.barh(y, c.simulated, xerr=z * c.se, color=colors, alpha=0.7, capsize=4,
+            label=f"simulated ({c.trials} runs, ±{z:g} se)")
+    ax.plot(c.mean_field, y, "D", color="k", label="mean field")
+    ax.set_yticks(y, c.names)
+    ax.invert_yaxis()
+    ax.set_xlabel("regret (sum of squared errors)")
+    ax.set_xscale("log")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
     keep = [i for i, n in enumerate(c.names) if n != c.reference and n not in exclude]
-    bx.bar(np.arange(len(keep)), c.difference[keep], yerr=z * c.difference_se[keep],
-           color=[colors[i] for i in keep], alpha=0.7, capsize=4)
-    bx.axhline(0.0, color="k", lw=0.8)
-    bx.set_xticks(np.arange(len(keep)), [c.names[i] for i in keep], rotation=20)
-    bx.set_ylabel(f"simulated regret − {c.reference}")
+    bx.barh(np.arange(len(keep)), c.difference[keep], xerr=z * c.difference_se[keep],
+            color=[colors[i] for i in keep], alpha=0.7, capsize=4)
+    bx.axvline(0.0, color="k", lw=0.8)
+    bx.set_yticks(np.arange(len(keep)), [c.names[i] for i in keep])
+    bx.invert_yaxis()
+    bx.set_xlabel(f"simulated regret − {c.reference}")
     bx.set_title("paired differences (same seeds)")
     if title:
         fig.suptitle(title)
@@ -126,19 +137,22 @@ def figure_gain_map(maps, *, titles=None):
     maps = list(maps)
     if not maps:
         raise ValueError("maps must contain at least one GainMap")
-    fig, axes = new_figure(1, len(maps), width=3.6, height=3.2)
+    fig, axes = new_figure(1, len(maps), width=min(3.6, 7.8 / len(maps)), height=3.2)
     vmax = max(100 * float(np.nanmax(m.gain)) for m in maps)
     for k, m in enumerate(maps):
         ax = axes[0, k]
         im = ax.imshow(100 * m.gain, origin="lower", vmin=0.0, vmax=max(vmax, 1e-9), aspect="auto",
                        extent=(-0.5, m.rs.size - 0.5, -0.5, m.qs.size - 0.5))
         for i, j in np.ndindex(m.gain.shape):
-            ax.text(j, i, f"{100 * m.gain[i, j]:.1f}", ha="center", va="center", fontsize=8, color="w")
+            # the annotation contrasts with its cell (dark on the bright end of the colour scale)
+            ax.text(j, i, f"{100 * m.gain[i, j]:.1f}", ha="center", va="center", fontsize=9,
+                    color=_text_color(im.cmap(im.norm(100 * m.gain[i, j]))))
         ax.set_xticks(np.arange(m.rs.size), [f"{v:g}" for v in m.rs])
         ax.set_yticks(np.arange(m.qs.size), [f"{v:g}" for v in m.qs])
-        ax.set_xlabel("r (join)")
-        ax.set_ylabel("q (leave)")
+        ax.set_xlabel("$r$ (join)")
+        ax.set_ylabel("$q$ (leave)")
         ax.grid(False)
-        ax.set_title(titles[k] if titles else f"T = {m.T}" + ("" if np.isnan(m.tau) else f", τ = {m.tau:g}"))
+        ax.set_title(titles[k] if titles else
+                     (assign("T", m.T) if np.isnan(m.tau) else params(T=m.T, tau=m.tau)))
     fig.colorbar(im, ax=axes[0, -1], label="gain over best constant (%)")
     return fig

@@ -1,10 +1,15 @@
-"""Interactive explorers, one per chapter (need a live kernel: Binder or Live Code).
+"""Interactive explorers, one per chapter, live and kernel-free.
 
 Each ``*_explorer`` function returns an :class:`Explorer`: sliders for the
-model's parameters above a figure that is redrawn when a slider is released.
+model's parameters above a figure that is redrawn when a slider is released
+(this needs a live kernel: Binder or Live Code). ``explorer.static()`` returns
+its kernel-free version, a :class:`StaticExplorer`: the same figure
+precomputed over a grid of its main controls' values, switched by the browser
+on the published page and offline.
 """
 
-from ._common import Explorer, float_slider, int_slider, log_slider
+from ._common import Explorer, checkbox, float_slider, int_slider, label_html, log_slider
+from ._static import MAX_BYTES, Grid, StaticExplorer, grid
 from ._bernoulli import *  # noqa: F401,F403
 from ._bernoulli import __all__ as _bernoulli_all
 from ._gaussian import *  # noqa: F401,F403
@@ -14,5 +19,6 @@ from ._dynamics import __all__ as _dynamics_all
 from ._schedules import *  # noqa: F401,F403
 from ._schedules import __all__ as _schedules_all
 
-__all__ = ["Explorer", "float_slider", "int_slider", "log_slider",
+__all__ = ["Explorer", "StaticExplorer", "Grid", "grid", "MAX_BYTES", "checkbox", "float_slider", "int_slider",
+           "label_html", "log_slider",
            *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all]

@@ -11,14 +11,13 @@ default size.
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import NullLocator
 
 from .. import bernoulli
 from .._validate import check_choice
-from ..plots import new_figure
-from ._common import Explorer, float_slider, int_slider, log_slider
+from ..plots._common import assign, new_figure, params
+from ._common import Explorer, checkbox, float_slider, int_slider, log_slider
 
 __all__ = ["bernoulli_explorer", "bernoulli_draw"]
 
@@ -64,15 +63,17 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     err_mf = bernoulli.mean_field_error(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
     ma = run.moving_average(window=min(window, T))
     rounds = np.arange(T + 1)
-    fig, axes = new_figure(1, 2, width=4.2, height=3.0)
+    fig, axes = new_figure(1, 2, width=4.3, height=3.1)
     # A fixed layout: constrained layout would cost more than the simulation itself
     # on every redraw (and any layout engine makes savefig draw the figure twice).
+    # Margins in inches: room for the y labels beside their tick labels, and a two-line title.
     fig.set_layout_engine(None)
-    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.15, top=0.86, wspace=0.25)
+    fig.subplots_adjust(left=0.8 / 8.6, right=1 - 0.1 / 8.6, bottom=0.55 / 3.1, top=1 - 0.6 / 3.1,
+                        wspace=0.85 / 3.8)
     ax_pop, ax_err = axes[0]
     for k, value in enumerate(values):
         color = _INF_COLOR if not np.isfinite(value) else "C0"
-        label = "ε = ∞" if not np.isfinite(value) else f"ε = {value:.3g}"
+        label = assign("epsilon", value)
         if k == 0:
             for traj in run.population[k]:
                 ax_pop.plot(rounds, traj, color=color, lw=0.5, alpha=0.25)
@@ -82,20 +83,21 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
         ax_err.plot(np.arange(1, T + 1), err_mf[k], color=color, lw=1.2, ls="--")
     ax_pop.plot([], [], color="0.3", ls="--", label="mean field")
     ax_pop.set_yscale("log")
-    ax_pop.set_xlabel("round t")
-    ax_pop.set_ylabel("population N_t")
+    ax_pop.set_xlabel("round $t$")
+    ax_pop.set_ylabel("population $N_t$")
     ax_pop.legend(loc="best")
     ax_err.set_yscale("log")
     for ax in (ax_pop, ax_err):
         ax.yaxis.set_minor_locator(NullLocator())   # minor log ticks dominate the drawing time
-    ax_err.set_xlabel("round t")
-    ax_err.set_ylabel(f"squared error (moving avg., {min(window, T)})")
+    ax_err.set_xlabel("round $t$")
+    ax_err.set_ylabel("squared error")
     beta = bernoulli.beta_from_epsilon(eps)
     C = bernoulli.growth_factor(beta, q=q, r=r, model=model)
     ec = bernoulli.critical_epsilon(q=q, r=r, model=model)
-    ec_text = "∞" if not np.isfinite(ec) else f"{ec:.3g}"
-    fig.suptitle(f"{model} rule: β = {beta:.3f}, C(β) = {C:.3f}, ε_c = {ec_text} "
-                 f"({trials} trials; dashed: mean field)")
+    growth = assign(r"C(\beta)", C, ".3f")
+    fig.suptitle(f"{model} rule: {params('.3f', beta=beta)}, {growth}, {assign('epsilon_c', ec)}\n"
+                 f"{trials} trials (thin), their mean (thick), mean field (dashed); "
+                 f"errors averaged over {min(window, T)} rounds")
     return fig
 
 
@@ -141,16 +143,22 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
     q = defaults[1] if q is None else q
     r = defaults[2] if r is None else r
     controls = {
-        "epsilon": log_slider("ε", epsilon, 0.01, 20.0),
-        "no_privacy": widgets.Checkbox(value=False, description="no privacy (ε = ∞)", indent=False),
-        "q": float_slider("q (leave)", q, 0.0, 1.0, 0.01),
-        "r": float_slider("r (recruit)", r, 0.0, 1.0, 0.01),
-        "T": int_slider("T", T, 10, 300, 10),
-        "n0": int_slider("n0", n0, 10, 2000, 10),
+        "epsilon": log_slider(r"budget $\varepsilon$", epsilon, 0.01, 20.0),
+        "no_privacy": checkbox(r"no privacy ($\varepsilon = \infty$)"),
+        "q": float_slider("$q$ (leave)", q, 0.0, 1.0, 0.01),
+        "r": float_slider("$r$ (recruit)", r, 0.0, 1.0, 0.01),
+        "T": int_slider("rounds $T$", T, 10, 300, 10),
+        "n0": int_slider("initial $N_0$", n0, 10, 2000, 10),
         "trials": int_slider("trials", trials, 1, 50),
     }
 
     def draw(**values):
         return bernoulli_draw(**values, model=model, seed=seed)
 
-    return Explorer(f"Bernoulli ({model} rule)", controls, draw, columns=4)
+    # kernel-free version: the budget across its threshold, and r on both sides of q
+    grid = {"leak": {"epsilon": [0.1, 0.2, 0.5, 0.7, 1.0, 2.0], "r": [0.3, 0.45, 0.6]},
+            "agnostic": {"epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 5.0], "r": [0.25, 0.4, 0.7]}}[model]
+    if (epsilon, r) != defaults[::2]:
+        grid = {"epsilon": sorted({*grid["epsilon"], epsilon}), "r": sorted({*grid["r"], r})}
+    return Explorer(f"Bernoulli ({model} rule)", controls, draw, columns=4,
+                    source=f"perfpriv.widgets.bernoulli_draw(model={model!r})", static_grid=grid)

@@ -5,38 +5,78 @@ function ``draw(**values) -> Figure``. It draws once when it is built (so that
 the stored notebook and the static HTML show the default-value figure) and
 again whenever a control changes. Its text representation lists the current
 values only, so that nbval compares a stable line rather than image bytes.
+
+Control labels are written like figure labels, with the symbols in TeX
+between dollars (``"$N_0$"``, ``"$q$ (leave)"``); :func:`label_html` turns
+them into the HTML that the sliders show, with the same symbols as the
+figures and the prose and without a typesetter. The controls sit in a grid
+of columns at least :data:`CONTROL_WIDTH` wide, so that a slider keeps its
+track in the book's narrow text column as in a wide notebook.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+import re
+from html import escape as _escape
+from typing import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
-from ..plots import show
+from ..plots._common import html, show
 
-__all__ = ["Explorer", "float_slider", "log_slider", "int_slider"]
+__all__ = ["Explorer", "float_slider", "log_slider", "int_slider", "checkbox", "label_html", "CONTROL_WIDTH"]
+
+#: Smallest width of a control's column (description, track and readout).
+CONTROL_WIDTH = "19em"
+#: Width of every control's description, so that the tracks line up.
+_DESCRIPTION_WIDTH = "6.5em"
+
+
+def label_html(text: str) -> str:
+    """A label with TeX between dollars, as HTML: ``"$q$ (leave)"`` -> ``"<i>q</i> (leave)"``.
+
+    Examples
+    --------
+    Scripts that Unicode can write are Unicode characters (``N₀``): the widget
+    manager of a static page strips ``<sub>`` from control labels.
+
+    >>> label_html("initial $N_0$")
+    'initial <i>N</i>₀'
+    """
+    parts = re.split(r"\$([^$]*)\$", text)
+    return "".join(html(part, unicode_scripts=True) if k % 2 else _escape(part) for k, part in enumerate(parts))
+
+
+def _control(cls, description: str, **kwargs):
+    return cls(description=label_html(description), description_allow_html=True,
+               style={"description_width": _DESCRIPTION_WIDTH}, layout=widgets.Layout(width="auto"),
+               **kwargs)
 
 
 def float_slider(description: str, value: float, low: float, high: float, step: float, **kwargs):
-    """A linear slider that only fires when released."""
-    return widgets.FloatSlider(value=value, min=low, max=high, step=step, description=description,
-                               continuous_update=False, style={"description_width": "initial"}, **kwargs)
+    """A linear slider that only fires when released (``description`` may hold TeX between dollars)."""
+    return _control(widgets.FloatSlider, description, value=value, min=low, max=high, step=step,
+                    continuous_update=False, **kwargs)
 
 
 def log_slider(description: str, value: float, low: float, high: float, **kwargs):
     """A slider on a log scale (``low``/``high`` are values, not exponents)."""
     import math
 
-    return widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
-                                  step=0.05, description=description, continuous_update=False,
-                                  style={"description_width": "initial"}, readout_format=".3g", **kwargs)
+    return _control(widgets.FloatLogSlider, description, value=value, base=10, min=math.log10(low),
+                    max=math.log10(high), step=0.05, continuous_update=False, readout_format=".3g", **kwargs)
 
 
 def int_slider(description: str, value: int, low: int, high: int, step: int = 1, **kwargs):
     """An integer slider that only fires when released."""
-    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=False, style={"description_width": "initial"}, **kwargs)
+    return _control(widgets.IntSlider, description, value=value, min=low, max=high, step=step,
+                    continuous_update=False, **kwargs)
+
+
+def checkbox(description: str, value: bool = False, **kwargs):
+    """A check box (``description`` may hold TeX between dollars)."""
+    return widgets.Checkbox(value=value, description=label_html(description), description_allow_html=True,
+                            indent=False, layout=widgets.Layout(width="auto"), **kwargs)
 
 
 class Explorer(widgets.VBox):
@@ -51,19 +91,33 @@ class Explorer(widgets.VBox):
     draw : callable
         ``draw(**{name: control.value}) -> matplotlib.figure.Figure``.
     columns : int
-        Number of controls per row.
+        Most controls per row (fewer where the page is too narrow for them).
+    source : str, optional
+        How the page names the drawing function (e.g. ``"perfpriv.widgets.mia_draw"``).
+    static_grid : mapping of str to sequence, optional
+        Default values of the main controls for :meth:`static`.
     """
 
     def __init__(self, title: str, controls: Mapping[str, widgets.ValueWidget],
-                 draw: Callable[..., object], *, columns: int = 3):
+                 draw: Callable[..., object], *, columns: int = 3, source: str | None = None,
+                 static_grid: Mapping[str, Sequence] | None = None):
         self.title = title
         self.controls = dict(controls)
         self._draw = draw
+        self.source = source or getattr(draw, "__qualname__", "draw")
+        self.static_grid = dict(static_grid or {})
+        unknown = set(self.static_grid) - set(self.controls)
+        if unknown:
+            raise ValueError(f"static_grid names unknown controls {sorted(unknown)}")
         self.output = widgets.Output()
         self.message = widgets.HTML()
         items = list(self.controls.values())
-        rows = [widgets.HBox(items[i:i + columns]) for i in range(0, len(items), columns)]
-        super().__init__([widgets.HTML(f"<b>{title}</b>"), *rows, self.message, self.output])
+        # a grid rather than rows of a fixed count: columns at least CONTROL_WIDTH wide, as many as
+        # fit (at most ``columns``), so that no slider is squeezed down to its knob
+        grid = widgets.GridBox(items, layout=widgets.Layout(
+            grid_template_columns=f"repeat(auto-fill, minmax(max({CONTROL_WIDTH}, calc(100% / {columns} - 1em)), 1fr))",
+            grid_gap="0.2em 1em", width="100%"))
+        super().__init__([widgets.HTML(f"<b>{title}</b>"), grid, self.message, self.output])
         for control in items:
             control.observe(self._on_change, names="value")
         # the first drawing raises: a broken explorer must fail the notebook
@@ -95,11 +149,59 @@ class Explorer(widgets.VBox):
                 self.message.value = f"<span style='color:#b00'>{exc}</span>"
                 return
             self.message.value = ""
-            show(fig)
+            show(fig, check_layout=raise_errors)     # the first drawing only: redraws stay fast
+
+    def static(self, max_bytes: int | None = None, **values) -> "StaticExplorer":
+        """A kernel-free version of this explorer, for the published page and offline reading.
+
+        Draws this explorer's figure, with its own drawing function, for every
+        combination of the given values of some controls (default
+        :attr:`static_grid`); the other controls keep their current values.
+        Each control's current value must be one of its values, so that the
+        static version opens on the figure the live one shows.
+
+        Parameters
+        ----------
+        max_bytes : int, optional
+            Size limit of the stored images (default
+            :data:`perfpriv.widgets.MAX_BYTES`, about 1 MB).
+        **values : sequence
+            Control name -> the values its slider steps through.
+
+        Returns
+        -------
+        perfpriv.widgets.StaticExplorer
+        """
+        from ._static import MAX_BYTES, StaticExplorer, grid
+
+        values = values or self.static_grid
+        if not values:
+            raise ValueError("give the values of at least one control, e.g. static(gamma=[1, 2, 4])")
+        current = self.values
+        controls = {}
+        for name, choices in values.items():
+            if name not in self.controls:
+                raise ValueError(f"{name!r} is not a control of this explorer; its controls are {list(self.controls)}")
+            if current[name] not in tuple(choices):
+                raise ValueError(f"the values of {name!r} must include its current value {current[name]!r}")
+            controls[name] = grid(self.controls[name].description, choices, current[name],
+                                  fmt=_readout_format(self.controls[name]), html=True)
+        fixed = {k: v for k, v in current.items() if k not in controls}
+        labels = {k: self.controls[k].description for k in fixed}
+        return StaticExplorer(self.title, controls, self._draw, fixed=fixed, fixed_labels=labels,
+                              fixed_labels_html=True, source=self.source,
+                              max_bytes=MAX_BYTES if max_bytes is None else max_bytes)
 
     def __repr__(self) -> str:
         values = ", ".join(f"{name}={_fmt(value)}" for name, value in self.values.items())
         return f"<{self.title} explorer: {values}>"
+
+
+def _readout_format(control) -> str:
+    fmt = getattr(control, "readout_format", None)
+    if isinstance(control, widgets.IntSlider):
+        return "d"
+    return fmt if fmt else ".3g"
 
 
 def _fmt(value) -> str:

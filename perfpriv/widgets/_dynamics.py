@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dynamics, experiments
 from ..plots import figure_horizon, new_figure, plain_log
+from ..plots._common import assign
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horizon"]
@@ -37,38 +38,39 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     2
     """
     n0 = int(n0)
-    fig, axes = new_figure(1, 2, width=4.3, height=3.2)
+    fig, axes = new_figure(1, 2, width=4.3, height=3.4)
     ax = axes[0, 0]
     data = dict(tau=tau, q=q, r=r, d=d, R=R)
     c_all = np.asarray(dynamics.growth_factor(np.append(_GAMMAS, gamma), n=n0, **data), dtype=float)
     c, c_here = c_all[:-1], float(c_all[-1])
-    ax.plot(_GAMMAS, c, "-", lw=2, label="C(γ) at N = n0")
-    ax.plot([gamma], [c_here], "o", color="k", label=f"γ = {gamma:.3g}: C = {c_here:.3f}")
+    ax.plot(_GAMMAS, c, "-", lw=2, label=r"$C(\gamma)$ at $N = N_0$")
+    ax.plot([gamma], [c_here], "o", color="k", label=f"{assign('gamma', gamma)}: {assign('C', c_here, '.3f')}")
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
-    ax.axhline(1 - q, color="firebrick", lw=0.8)
-    ax.axhline(1 + r, color="forestgreen", lw=0.8)
+    ax.axhline(1 - q, color="firebrick", lw=0.8, label="$1 - q$")
+    ax.axhline(1 + r, color="forestgreen", lw=0.8, label="$1 + r$")
     gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
     if np.isfinite(gc) and gc > 0:
-        ax.axvline(gc, color="tab:red", ls="--", lw=1.2, label=f"γ_c (Thm 2) = {gc:.3g}")
+        ax.axvline(gc, color="tab:red", ls="--", lw=1.2, label=f"Thm 2: {assign('gamma_c', gc)}")
     ge = float(dynamics.exact_critical_gamma(n=n0, **data))
     if np.isfinite(ge) and ge > 0:
-        ax.axvline(ge, color="tab:green", ls="-.", lw=1.2, label=f"exact C = 1 at γ = {ge:.3g}")
+        ax.axvline(ge, color="tab:green", ls="-.", lw=1.2, label=f"exact $C = 1$ at {assign('gamma', ge)}")
     ax.set_xscale("log")
     plain_log(ax)
-    ax.set_xlabel("noise scale γ")
-    ax.set_ylabel("growth factor C(γ)")
-    ax.legend(loc="lower right")
+    ax.set_xlabel(r"noise scale $\gamma$")
+    ax.set_ylabel(r"growth factor $C(\gamma)$")
+    # below the panel: the curve runs through every corner of it
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9)
     ax = axes[0, 1]
     t = np.arange(T + 1)
     free = np.asarray(dynamics.mean_field_population(gamma, T=T, n0=n0, cap=experiments.UNCAPPED, **data),
                       dtype=float)
     capped = np.asarray(dynamics.mean_field_population(gamma, T=T, n0=n0, cap=cap, **data), dtype=float)
-    ax.plot(t, free, "-", lw=2, label="mean field, no cap (stops at 10⁸)")
+    ax.plot(t, free, "-", lw=2, label="mean field, no cap (stops at $10^8$)")
     ax.plot(t, capped, "--", lw=2, label=f"mean field, cap {cap}")
     ax.set_yscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("population N_t")
-    ax.legend(loc="best")
+    ax.set_xlabel("round $t$")
+    ax.set_ylabel("population $N_t$")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, fontsize=9)
     return fig
 
 
@@ -80,13 +82,14 @@ def survival_explorer():
     Explorer
     """
     controls = {
-        "gamma": log_slider("γ (noise)", 3.0, 0.1, 30.0),
-        "tau": log_slider("τ (threshold)", 0.02, 0.005, 0.5),
-        "q": float_slider("q (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("r (join)", 0.6, 0.01, 0.99, 0.01),
-        "n0": int_slider("N₀", 1000, 50, 5000, 50),
+        "gamma": log_slider(r"noise $\gamma$", 3.0, 0.1, 30.0),
+        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "n0": int_slider("initial $N_0$", 1000, 50, 5000, 50),
     }
-    return Explorer("Survival threshold", controls, draw_survival)
+    return Explorer("Survival threshold", controls, draw_survival, source="perfpriv.widgets.draw_survival",
+                    static_grid={"gamma": [0.3, 1.0, 3.0, 10.0, 30.0], "tau": [0.01, 0.02, 0.05]})
 
 
 def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=20000):
@@ -119,10 +122,11 @@ def horizon_explorer():
     Explorer
     """
     controls = {
-        "q": float_slider("q (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("r (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": log_slider("τ (threshold)", 0.02, 0.005, 0.5),
-        "T": int_slider("T (rounds)", 10, 2, 50),
-        "n0": int_slider("N₀", 100, 50, 5000, 50),
+        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "T": int_slider("rounds $T$", 10, 2, 50),
+        "n0": int_slider("initial $N_0$", 100, 50, 5000, 50),
     }
-    return Explorer("Finite horizon", controls, lambda **v: draw_horizon(**v))
+    return Explorer("Finite horizon", controls, draw_horizon, source="perfpriv.widgets.draw_horizon",
+                    static_grid={"T": [2, 5, 10, 20, 50], "q": [0.1, 0.3, 0.6]})

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import gaussian
-from ..plots import llr_law_figure, population_error
+from ..plots._common import assign, params
+from ..plots._gaussian import llr_law_figure, population_error
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["mia_explorer", "mia_draw", "llr_explorer"]
@@ -59,8 +60,8 @@ def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=
     rho = gaussian.rho_from_gamma(gamma, R)
     final = float(np.mean(np.asarray(run.population)[:, -1]))
     return population_error(run, gamma=gamma, d=d,
-                            title=f"γ = {gamma:.3g} (ρ = {rho:.3g} per contribution), "
-                                  f"mean N_{T} = {final:.0f}")
+                            title=f"{assign('gamma', gamma)} ({assign('rho', rho)} per contribution), "
+                                  f"mean {assign(f'N_{{{T}}}', final, '.0f')}")
 
 
 def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=25, trials=4, cap=5000,
@@ -84,19 +85,21 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
     perfpriv.widgets.Explorer
     """
     controls = {
-        "gamma": log_slider("noise γ", gamma, 0.1, 30.0),
-        "tau": log_slider("threshold τ", tau, 0.005, 2.0),
-        "d": int_slider("dimension d", d, 1, 30),
-        "R": float_slider("radius R", R, 1.0, 20.0, 0.5),
-        "n0": int_slider("initial N₀", n0, 10, 2000, 10),
-        "q": float_slider("leave q", q, 0.0, 1.0, 0.01),
-        "r": float_slider("recruit r", r, 0.0, 1.0, 0.01),
+        "gamma": log_slider(r"noise $\gamma$", gamma, 0.1, 30.0),
+        "tau": log_slider(r"threshold $\tau$", tau, 0.005, 2.0),
+        "d": int_slider("dimension $d$", d, 1, 30),
+        "R": float_slider("radius $R$", R, 1.0, 20.0, 0.5),
+        "n0": int_slider("initial $N_0$", n0, 10, 2000, 10),
+        "q": float_slider("$q$ (leave)", q, 0.0, 1.0, 0.01),
+        "r": float_slider("$r$ (recruit)", r, 0.0, 1.0, 0.01),
     }
 
     def draw(**values):
         return mia_draw(**values, T=T, trials=trials, cap=cap, statistic=statistic, seed=seed)
 
-    return Explorer("Algorithm 1", controls, draw, columns=4)
+    return Explorer("Algorithm 1", controls, draw, columns=4, source="perfpriv.widgets.mia_draw",
+                    static_grid={"gamma": sorted({0.5, 1.0, 2.0, 4.0, 8.0, gamma}),
+                                 "tau": sorted({0.02, 0.05, 0.2, tau})})
 
 
 def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
@@ -113,9 +116,12 @@ def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
     perfpriv.widgets.Explorer
     """
     controls = {
-        "gamma": log_slider("noise γ", gamma, 0.05, 20.0),
-        "n": int_slider("size N", n, 2, 2000),
-        "tau": log_slider("threshold τ", tau, 0.001, 5.0),
-        "s": log_slider("deviation s", s, 0.05, 20.0),
+        "gamma": log_slider(r"noise $\gamma$", gamma, 0.05, 20.0),
+        "n": int_slider("size $N$", n, 2, 2000),
+        "tau": log_slider(r"threshold $\tau$", tau, 0.001, 5.0),
+        "s": log_slider("deviation $s$", s, 0.05, 20.0),
     }
-    return Explorer("Law of the membership statistic", controls, llr_law_figure, columns=4)
+    return Explorer("Law of the membership statistic", controls, llr_law_figure, columns=4,
+                    source="perfpriv.plots.llr_law_figure",
+                    static_grid={"tau": sorted({0.05, 0.1, 0.3, 0.6, 1.0, 2.0, tau}),
+                                 "gamma": sorted({0.5, 1.0, 2.0, gamma})})

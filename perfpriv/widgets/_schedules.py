@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dynamics, optimize
 from ..engine import Schedule
-from ..plots import new_figure
+from ..plots._common import assign, new_figure, params, plain_log
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["schedule_explorer", "draw_schedule"]
@@ -40,18 +40,20 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     rounds = np.arange(1, T + 1)
     fig, axes = new_figure(1, 2, width=4.3, height=3.2)
     ax, bx = axes[0, 0], axes[0, 1]
-    ax.step(rounds, res.gamma, where="mid", color="tab:blue", lw=2, label="optimal schedule γ_t")
-    ax.axhline(res.constant, color="k", ls="--", lw=1, label=f"best constant γ* = {res.constant:.3g}")
+    ax.step(rounds, res.gamma, where="mid", color="tab:blue", lw=2, label=r"optimal schedule $\gamma_t$")
+    ax.axhline(res.constant, color="k", ls="--", lw=1, label=f"best constant {assign('gamma_star', res.constant)}")
     ax.set_yscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("noise scale γ_t")
+    plain_log(ax, x=False, y=True)
+    ax.set_xlabel("round $t$")
+    ax.set_ylabel(r"noise scale $\gamma_t$")
     ax.legend(loc="best")
     opt, con = np.cumsum(errors, axis=-1)
-    bx.plot(rounds, con, "--", color="k", lw=1.5, label=f"constant γ*: {res.constant_regret:.3g}")
+    bx.plot(rounds, con, "--", color="k", lw=1.5, label=rf"constant $\gamma^*$: {res.constant_regret:.3g}")
     bx.plot(rounds, opt, "-", color="tab:blue", lw=2, label=f"schedule: {res.regret:.3g}")
-    bx.set_xlabel("round t")
+    bx.set_xlabel("round $t$")
     bx.set_ylabel("cumulative mean-field regret")
-    bx.set_title(f"gain {100 * res.gain:.1f}% (q={q:g}, r={r:g}, τ={tau:.3g}, T={T})")
+    bx.set_title(f"gain {100 * res.gain:.1f}%")
+    fig.suptitle(params(q=q, r=r, tau=tau, T=T, n0=n0))
     bx.legend(loc="best")
     return fig
 
@@ -64,9 +66,10 @@ def schedule_explorer():
     Explorer
     """
     controls = {
-        "q": float_slider("q (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("r (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": log_slider("τ (threshold)", 0.02, 0.005, 0.5),
-        "T": int_slider("T (rounds)", 10, 2, 20),
+        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "T": int_slider("rounds $T$", 10, 2, 20),
     }
-    return Explorer("Privacy schedule", controls, lambda **v: draw_schedule(**v))
+    return Explorer("Privacy schedule", controls, draw_schedule, source="perfpriv.widgets.draw_schedule",
+                    static_grid={"T": [5, 10, 15, 20], "q": [0.1, 0.3, 0.6]})

@@ -1,0 +1,64 @@
+"""The library reference renders the docstrings' formulas as math and leaves code as code.
+
+``book/_ext/docstring_math.py`` rewrites plain-text formulas of the
+docstrings (``N_{t-1}``, ``C(gamma) = 1 + r - (q + r) p_tau``) as ``:math:``
+roles when the reference is built. These cases come from the library's own
+docstrings; the rendered pages are checked in ``test_rendered_book.py``.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+
+import docstring_math as dm  # noqa: E402
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("a platform with ``N_{t-1}`` users", "a platform with :math:`N_{t-1}` users"),
+    ("each user holds ``X ~ B(mu_t)`` and", r"each user holds :math:`X \sim B(\mu_t)` and"),
+    ("kept with probability ``1/2 + beta``.", r"kept with probability :math:`1/2 + \beta`."),
+    ("for C(gamma) = 1 + r - (q + r) p_tau (eq. 13),",
+     r"for :math:`C(\gamma) = 1 + r - (q + r) p_{\tau}` (eq. 13),"),
+    ("mean-field trajectories N_t = N_{t-1} C(gamma; N_{t-1}),",
+     r"mean-field trajectories :math:`N_t = N_{t-1} C(\gamma; N_{t-1})`,"),
+    ("averaged over trials (rounds with N_t >= 1), and", r"averaged over trials (rounds with :math:`N_t \ge 1`), and"),
+    ("    :ivar kappa: kappa_{q,r}.", r"    :ivar kappa: :math:`\kappa_{q,r}`."),
+    ("    * M = sqrt(||mu||^2 + Tr Sigma),", r"    * :math:`M = \sqrt{\|\mu\|^2 + \mathrm{Tr} \Sigma}`,"),
+    ("P(χ²_{d−1} > t) = 2⁻⁶⁴", r":math:`P(\chi ^{2}_{d-1} > t) = 2^{-64}`"),
+])
+def test_formulas_become_math(line, expected):
+    assert dm.convert_line(line) == expected
+
+
+@pytest.mark.parametrize("line", [
+    '``model="leak"`` (§3, Lemma 2)',
+    "``np.inf`` or ``n_jobs`` workers, ``population[..., 0] = n0 = N_0``",
+    "a leak_fraction of 0.3 with n_jobs workers",
+    "see :func:`perfpriv.optimize.optimal_gamma` and https://example.org/a_b",
+    "    :Parameters: **n_jobs** (*int, optional*) -- Workers.",
+    "The figure has two panels.",
+])
+def test_code_names_roles_and_prose_stay_as_they_are(line):
+    assert dm.convert_line(line) == line
+
+
+def test_doctests_literal_blocks_and_directives_are_left_alone():
+    lines = ["Text with N_t.", "", ">>> f(N_t=1)", "N_t", "", "Example::", "", "    x = N_{t-1}", "",
+             ".. math::", "", "   N_t = C N_{t-1}", "", "After N_0."]
+    out = dm.convert(lines)
+    assert out[0] == "Text with :math:`N_t`."
+    assert out[2:4] == [">>> f(N_t=1)", "N_t"]
+    assert out[7] == "    x = N_{t-1}"
+    assert out[11] == "   N_t = C N_{t-1}"
+    assert out[13] == "After :math:`N_0`."
+
+
+def test_tex_of_names_scripts_and_operators():
+    assert dm.to_tex("gamma^2 Tr(Sigma^-1)") == r"\gamma^2 \mathrm{Tr}(\Sigma^{-1})"
+    assert dm.to_tex("E[N_t | N_{t-1}] >= 1") == r"\mathbb{E}[N_t \mid N_{t-1}] \ge 1"
+    assert dm.to_tex("(mu_hat_T - mu_T)^2") == r"(\hat{\mu}_T - \mu_T)^2"
+    assert dm.to_tex("Ê_total") == r"Ê_{\mathrm{total}}"
+    assert dm.to_tex("N(0, gamma^2 I_d)") == r"\mathcal{N}(0, \gamma^2 I_d)"
