@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pytest
 
-from perfpriv import plots, schedules, widgets
+from perfpriv import experiments, optimize, plots, widgets
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
 
 # the explorers and the ends of their sliders, as test_widgets moves them
@@ -85,7 +85,7 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
 
 
 def _schedule_figure():
-    best = schedules.optimal_schedule(0.3, 0.6, 0.02, T=6, n0=200, d=12, R=10.0, starts="constant", polish=0)
+    best = optimize.optimal_schedule(0.3, 0.6, tau=0.02, T=6, n0=200, d=12, R=10.0, starts="constant", polish=0)
     return plots.figure_schedules({"optimal": best}, title="test")
 
 
@@ -111,14 +111,14 @@ FIGURES = {
                                                        run_gamma=2.0, q=0.3, r=0.6),
     "llr_law_figure": lambda: plots.llr_law_figure(3.5, 100, 1.0, 0.3),
     "figure3bc": lambda: plots.figure3bc(trials=2, gammas=[0.5, 5.0], n0=200),
-    "figure_theorem3": lambda: plots.figure_theorem3([plots.theorem3_check(2.0, 0.02, 0.3, 0.6, sizes=(2, 100),
-                                                                           trials=20)] * 3),
-    "figure_leak_dispersion": lambda: plots.figure_leak_dispersion([plots.leak_dispersion(2.0, 0.02, n=100,
-                                                                                          trials=20)] * 2),
-    "figure_mean_field": lambda: plots.figure_mean_field(2.0, 0.02, 0.3, 0.6, T=5, trials=2, sizes=[10, 1000]),
-    "figure_horizon": lambda: plots.figure_horizon(0.3, 0.6, 0.02, empirical=False),
-    "figure_gamma_star": lambda: plots.figure_gamma_star([plots.gamma_star_map(0.02, qs=[0.1, 0.5], rs=[0.2, 0.6],
-                                                                               empirical=False)]),
+    "figure_theorem3": lambda: plots.figure_theorem3([experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6,
+                                                                                 sizes=(2, 100), trials=20)] * 3),
+    "figure_leak_dispersion": lambda: plots.figure_leak_dispersion([experiments.leak_dispersion(2.0, tau=0.02, n=100,
+                                                                                                trials=20)] * 2),
+    "figure_mean_field": lambda: plots.figure_mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=5, trials=2, sizes=[10, 1000]),
+    "figure_horizon": lambda: plots.figure_horizon(q=0.3, r=0.6, tau=0.02, empirical=False),
+    "figure_gamma_star": lambda: plots.figure_gamma_star([experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02,
+                                                                                     empirical=False)]),
     "figure_schedules": _schedule_figure,
 }
 

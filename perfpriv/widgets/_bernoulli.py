@@ -16,7 +16,7 @@ from matplotlib.ticker import NullLocator
 
 from .. import bernoulli
 from .._validate import check_choice
-from ..plots._common import assign, new_figure, params
+from ..plots import assign, new_figure, params
 from ._common import Explorer, checkbox, float_slider, int_slider, log_slider
 
 __all__ = ["bernoulli_explorer", "bernoulli_draw"]

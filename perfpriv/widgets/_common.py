@@ -16,13 +16,12 @@ track in the book's narrow text column as in a wide notebook.
 
 from __future__ import annotations
 
-import re
-from html import escape as _escape
 from typing import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
-from ..plots._common import html, show
+from ..plots import show
+from ._static import MAX_BYTES, StaticExplorer, grid, label_html
 
 __all__ = ["Explorer", "float_slider", "log_slider", "int_slider", "checkbox", "label_html", "CONTROL_WIDTH"]
 
@@ -30,21 +29,6 @@ __all__ = ["Explorer", "float_slider", "log_slider", "int_slider", "checkbox", "
 CONTROL_WIDTH = "19em"
 #: Width of every control's description, so that the tracks line up.
 _DESCRIPTION_WIDTH = "6.5em"
-
-
-def label_html(text: str) -> str:
-    """A label with TeX between dollars, as HTML: ``"$q$ (leave)"`` -> ``"<i>q</i> (leave)"``.
-
-    Examples
-    --------
-    Scripts that Unicode can write are Unicode characters (``N₀``): the widget
-    manager of a static page strips ``<sub>`` from control labels.
-
-    >>> label_html("initial $N_0$")
-    'initial <i>N</i>₀'
-    """
-    parts = re.split(r"\$([^$]*)\$", text)
-    return "".join(html(part, unicode_scripts=True) if k % 2 else _escape(part) for k, part in enumerate(parts))
 
 
 def _control(cls, description: str, **kwargs):
@@ -172,7 +156,6 @@ class Explorer(widgets.VBox):
         -------
         perfpriv.widgets.StaticExplorer
         """
-        from ._static import MAX_BYTES, StaticExplorer, grid
 
         values = values or self.static_grid
         if not values:

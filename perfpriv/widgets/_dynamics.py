@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dynamics, experiments
 from ..plots import figure_horizon, new_figure, plain_log
-from ..plots._common import assign
+from ..plots import assign
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horizon"]

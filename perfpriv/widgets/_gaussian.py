@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import gaussian
-from ..plots._common import assign, params
-from ..plots._gaussian import llr_law_figure, population_error
+from ..plots import assign, params
+from ..plots import llr_law_figure, population_error
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["mia_explorer", "mia_draw", "llr_explorer"]

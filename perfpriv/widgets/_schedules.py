@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dynamics, optimize
 from ..engine import Schedule
-from ..plots._common import assign, new_figure, params, plain_log
+from ..plots import assign, new_figure, params, plain_log
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["schedule_explorer", "draw_schedule"]

@@ -30,12 +30,29 @@ import hashlib
 import html as _html
 import itertools
 import json
+import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from ..plots._common import display_width, png_bytes
+from ..plots import display_width, html, png_bytes
 
-__all__ = ["StaticExplorer", "grid", "Grid", "MAX_BYTES"]
+
+def label_html(text: str) -> str:
+    """A label with TeX between dollars, as HTML: ``"$q$ (leave)"`` -> ``"<i>q</i> (leave)"``.
+
+    Examples
+    --------
+    Scripts that Unicode can write are Unicode characters (``N₀``): the widget
+    manager of a static page strips ``<sub>`` from control labels.
+
+    >>> label_html("initial $N_0$")
+    'initial <i>N</i>₀'
+    """
+    parts = re.split(r"\$([^$]*)\$", text)
+    return "".join(html(part, unicode_scripts=True) if k % 2 else _html.escape(part) for k, part in enumerate(parts))
+
+
+__all__ = ["StaticExplorer", "grid", "Grid", "MAX_BYTES", "label_html"]
 
 #: Largest size of the stored images (base64 text, what the notebook and the page grow by).
 MAX_BYTES = 1_000_000
@@ -66,7 +83,6 @@ class Grid:
     html: bool = False
 
     def label_html(self) -> str:
-        from ._common import label_html
 
         return self.label if self.html else label_html(self.label)
 
@@ -219,7 +235,6 @@ class StaticExplorer:
         return f"<static explorer {self.title!r}: {grid_text}, {len(self.index)} figures>"
 
     def _note(self) -> str:
-        from ._common import label_html
 
         def label(k):
             text = self.fixed_labels[k]
