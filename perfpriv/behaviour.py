@@ -331,6 +331,45 @@ def _split_multinomial(keys, total, weights):
     return out
 
 
+def _split_by_halves(key, counts, nsample):
+    """``nsample`` items drawn without replacement from classes of sizes ``counts`` (last axis), exactly.
+
+    The multivariate hypergeometric law, drawn down a binary tree: the
+    items of a node split between its two halves by a hypergeometric
+    (:func:`perfpriv._random.hypergeometric`), all nodes of one depth in one
+    vectorized call -- about log2(S) calls for S classes instead of S − 1.
+    Node ``i`` of depth ``j`` draws from ``key.child(j).child(i)``.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    S = counts.shape[-1]
+    width = 1 << max(S - 1, 0).bit_length()
+    nsample = np.asarray(nsample, dtype=np.int64)
+    lead = np.broadcast_shapes(counts.shape[:-1], nsample.shape, key.shape)
+    padded = np.zeros(lead + (width,), dtype=np.int64)
+    padded[..., :S] = counts
+    take = np.broadcast_to(nsample[..., None], lead + (1,))
+    depth = 0
+    while width > 1:
+        half = width // 2
+        nodes = padded.shape[-1] // width
+        blocks = padded.reshape(lead + (nodes, width))
+        left, right = blocks[..., :half].sum(axis=-1), blocks[..., half:].sum(axis=-1)
+        # a node with an empty half (or nothing to split) is decided; draw only the others
+        to_left = np.where(right == 0, take, 0)
+        need = (left > 0) & (right > 0) & (take > 0)
+        if need.any():
+            parent = key.child(np.int64(depth))
+            full = lead + (nodes,)
+            a = np.broadcast_to(parent.a[..., None], full)[need]
+            b = np.broadcast_to(parent.b[..., None], full)[need]
+            node = np.broadcast_to(np.arange(nodes), full)[need]
+            to_left[need] = _random.hypergeometric(_random.Key(a, b).child(node), left[need], right[need],
+                                                   take[need])
+        take = np.stack([to_left, take - to_left], axis=-1).reshape(lead + (2 * nodes,))
+        width, depth = half, depth + 1
+    return take[..., :S]
+
+
 def _cap_recruits(new, recruits, cap, keys):
     """Turn away the excess over ``cap`` among this round's recruits (a random subset of them)."""
     if cap is None:
@@ -721,7 +760,9 @@ class BudgetAware(_Typed):
     describe different users -- one reads privacy guarantees, the other news
     of a breach -- and a platform may face both. Users who did not leak
     recruit with probability r; recruits start with no cost. With an
-    infinite tolerance this is :class:`Memoryless` (with its q), in law.
+    infinite tolerance this is :class:`Memoryless` (with its q), simulated
+    number for number from the same seed: the departures are drawn as the
+    paper's users draw them, then spread over the cohorts.
 
     The state counts users by tolerance class and by the round they joined
     (cohort 0: the initial users; cohort t: recruits of round t): a cohort's
@@ -838,38 +879,38 @@ class BudgetAware(_Typed):
             leaked = np.asarray(leaked_or_p, dtype=np.int64)
             new = counts.copy()
             if np.any(np.asarray(self.q) > 0):
-                # the leaks fall on a random set of the present users (cohorts 0..t-1)
+                # Binomial(K, q) of the K leaked users leave; the leaks fall on a uniformly random set of
+                # the present users and every leaked user reacts alike, so those who leave are a uniformly
+                # random set of the present users (cohorts 0..t-1): one split of the departures
                 live = min(t, S)
+                gone = _random.binomial(keys.child("leave"), leaked, q)
                 flat = counts[..., :live].reshape(counts.shape[:-2] + (-1,)).astype(np.int64)
-                by_type = _random.multivariate_hypergeometric(keys.child("split"), flat, leaked)
-                by_type = by_type.reshape(counts.shape[:-1] + (live,))
-                index = np.arange(C)[:, None] * S + np.arange(live)
-                type_keys = keys.child("leave")[..., None, None].child(index)
-                new[..., :live] -= _random.binomial(type_keys, by_type, q[..., None, None])
+                new[..., :live] -= _split_by_halves(keys.child("split"), flat, gone).reshape(
+                    counts.shape[:-1] + (live,))
             nn = n.astype(np.int64)
             pool = nn - leaked if self.rule == "leak" else nn
             join = _random.binomial(keys.child("join"), pool, r)
             recruits = _split_multinomial(keys.child("classes"), join, self.weights).astype(float)
         # budget: a cohort whose spending exceeds a class's tolerance loses that class
         new = np.where(spent[..., None, :] > self.tolerance[:, None], 0.0, new)
-        cohort = min(t, S - 1)
-        rec_full = np.zeros_like(new)
-        rec_full[..., cohort] = recruits
-        new = new + rec_full
-        shape = new.shape
-        flat_new, flat_rec = new.reshape(shape[:-2] + (-1,)), rec_full.reshape(shape[:-2] + (-1,))
+        cohort = min(t, S - 1)                     # this round's recruits (and fresh users) join cohort t
         cap, floor = ctx.get("cap"), ctx.get("floor")
-        slots = np.arange(C) * S + cohort          # a fresh user joins this round's cohort
-        if mean_field:
-            flat_new = _mf_cap(flat_new, flat_rec, cap)
-            share = np.zeros(shape[-2:])
-            share[:, cohort] = self.weights
-            flat_new = _mf_floor(flat_new, floor, share.reshape(-1))
-        else:
-            flat_new = _cap_recruits(flat_new.astype(np.int64), flat_rec.astype(np.int64), cap, keys)
-            flat_new = _floor_to(flat_new, floor, keys, self.weights, slots).astype(float)
-        out = np.empty(np.broadcast_shapes(state.shape, shape[:-2] + (C + 1, S)))
-        out[..., :-1, :] = flat_new.reshape(shape)
+        if cap is not None:                        # recruits beyond the cap are turned away
+            total = new.sum(axis=(-1, -2)) + recruits.sum(axis=-1)
+            if mean_field:
+                recruits = _mf_cap(recruits, recruits, cap - (total - recruits.sum(axis=-1)))
+            else:
+                recruits = _cap_recruits(recruits.astype(np.int64), recruits.astype(np.int64),
+                                         cap - (total - recruits.sum(axis=-1)).astype(np.int64), keys)
+        new[..., cohort] += recruits
+        if floor:
+            short = np.maximum(floor - new.sum(axis=(-1, -2)), 0)
+            if mean_field:
+                new[..., cohort] += short[..., None] * self.weights
+            elif np.any(short):
+                new[..., cohort] += _split_multinomial(keys.child("floor"), short.astype(np.int64), self.weights)
+        out = np.empty(np.broadcast_shapes(state.shape, new.shape[:-2] + (C + 1, S)))
+        out[..., :-1, :] = new
         out[..., -1, :] = np.broadcast_to(spent, out[..., -1, :].shape)
         return out
 

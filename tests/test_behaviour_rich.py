@@ -3,8 +3,7 @@
 What is checked, for each of LeakCount, Heterogeneous, BudgetAware and Contagion, with both mechanisms:
 
 * at its neutral setting it *is* the paper's Memoryless: number for number in the mean field (to rounding)
-  and in simulation (LeakCount, Heterogeneous, Contagion: the same draws from the same seed;
-  BudgetAware: in law);
+  and in simulation (the same draws from the same seed; several equal classes of Heterogeneous: in law);
 * the engine agrees in law with an independent agent-by-agent reference (``tests/agents_behaviour.py``);
 * the mean field agrees with the simulated mean population within standard errors;
 * the theory of a constant leak probability (long-run growth factor, critical leak probability,
@@ -48,6 +47,9 @@ NEUTRAL_EXACT = {
     "LeakCount(k=1)": lambda q, r, rule: LeakCount(k=1, q=q, r=r, rule=rule),
     "Contagion(kappa=0)": lambda q, r, rule: Contagion(q=q, r=r, kappa=0.0, rule=rule),
     "Heterogeneous(one class)": lambda q, r, rule: Heterogeneous(q=[q], weights=[1.0], r=r, rule=rule),
+    "BudgetAware(inf)": lambda q, r, rule: BudgetAware(tolerance=np.inf, q=q, r=r, rule=rule),
+    "BudgetAware(inf, two classes)": lambda q, r, rule: BudgetAware(tolerance=[np.inf, np.inf], weights=[1, 3],
+                                                                    q=q, r=r, rule=rule),
 }
 
 
@@ -96,11 +98,11 @@ def test_neutral_setting_is_memoryless_in_the_mean_field(name, rule):
 
 
 @pytest.mark.parametrize("mech", ["rr", "gaussian"])
-@pytest.mark.parametrize("users", [BudgetAware(tolerance=np.inf, r=0.5, q=0.4),
-                                   BudgetAware(tolerance=[np.inf, np.inf], weights=[1, 3], r=0.5, q=0.4),
-                                   Heterogeneous(q=[0.4, 0.4], weights=[1, 2], r=0.5)],
-                         ids=["budget-inf", "budget-inf-2", "hetero-equal"])
+@pytest.mark.parametrize("users", [Heterogeneous(q=[0.4, 0.4], weights=[1, 2], r=0.5),
+                                   Heterogeneous(q=[0.4, 0.4, 0.4], weights=[1, 1, 1], r=0.5)],
+                         ids=["hetero-equal-2", "hetero-equal-3"])
 def test_neutral_setting_is_memoryless_in_law(mech, users):
+    # equal classes draw their departures class by class (their own streams): the same law, other numbers
     mechanism = _mechanisms(eps=0.3, gamma=0.8)[mech]
     kw = dict(T=10, n0=200, cap=600)
     trials = 1500 if mech == "rr" else 600
@@ -394,3 +396,144 @@ def test_budget_needs_a_privacy_cost_and_a_horizon():
         users.initial_state(10, ())
     with pytest.raises(ValueError, match="cost"):
         users.mean_field_step(users.mean_field_state(10.0, (), T=3), 0.5, {"t": 1})
+
+
+# ----------------------------------------------------------------- perfpriv.feedback (chapter 08's experiments)
+from perfpriv import dynamics, feedback  # noqa: E402
+
+
+def test_families_build_their_behaviours_and_reduce_to_the_paper():
+    Q, R = np.meshgrid([0.2, 0.7], [0.3, 0.9], indexing="ij")
+    rr = bernoulli.RandomizedResponse([0.5, 2.0])
+    base = engine.mean_field(rr, feedback.family("paper")(Q, R), T=15, n0=100)
+    for name, neutral in (("memory", 1), ("heterogeneous", 0.0), ("budget", np.inf), ("contagion", 0.0)):
+        fam = feedback.family(name, neutral)
+        assert fam.neutral == feedback.family("paper") and fam(Q, R).shape == Q.shape
+        path = engine.mean_field(rr, fam(Q, R), T=15, n0=100)
+        np.testing.assert_allclose(path.population, base.population, rtol=1e-12)
+    np.testing.assert_allclose(feedback.two_classes(Q, 0.6).mean(axis=-1), Q)
+    assert np.all((feedback.two_classes(Q, 1.0) >= 0) & (feedback.two_classes(Q, 1.0) <= 1))
+    assert feedback.family("contagion", 1.5).label == "contagion (κ = 1.5)"
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: feedback.family("viral", 1.0), "family"),
+    (lambda: feedback.family("memory"), "k"),
+    (lambda: feedback.family("memory", 0), "k"),
+    (lambda: feedback.family("heterogeneous", 1.5), "spread"),
+    (lambda: feedback.family("budget", -1.0), "tolerance"),
+    (lambda: feedback.family("contagion", -0.1), "kappa"),
+    (lambda: feedback.family("paper", 3), "paper"),
+    (lambda: feedback.family("memory", 2, rule="viral"), "rule"),
+    (lambda: feedback.summary([], []), "one entry"),
+])
+def test_feedback_arguments_are_checked(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
+
+
+def test_critical_levels_of_the_paper_and_of_memory_match_the_closed_forms():
+    Q, R = np.meshgrid([0.1, 0.3, 0.6], [0.2, 0.5, 0.9], indexing="ij")
+    np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("paper"), Q, R),
+                               bernoulli.critical_epsilon(q=Q, r=R), rtol=1e-12)
+    qe = Q / (1 + 2 * Q)
+    np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("memory", 3), Q, R),
+                               bernoulli.critical_epsilon(q=qe, r=R), rtol=1e-12)
+    g = feedback.critical_gamma(feedback.family("paper"), Q, R, tau=0.02, n=500, d=12, R=10.0)
+    np.testing.assert_allclose(g, dynamics.exact_critical_gamma(q=Q, r=R, tau=0.02, n=500, d=12, R=10.0), rtol=1e-9)
+    # contagion: randomized response can save the population iff q < r (1 - kappa / 2)
+    eps = feedback.critical_epsilon(feedback.family("contagion", 0.8), Q, R)
+    np.testing.assert_array_equal(eps > 0, Q < R * (1 - 0.4))
+
+
+def test_budget_thresholds_are_where_the_reproduction_number_crosses_one():
+    fam = feedback.family("budget", 5.0)
+    users = fam(0.2, 0.7)
+    eps_c = feedback.critical_epsilon(fam, 0.2, 0.7)
+    r0 = [users.reproduction_number(0.5 + float(bernoulli.beta_from_epsilon(e)), cost=e)
+          for e in (eps_c * (1 - 1e-6), eps_c * (1 + 1e-6))]
+    assert 0 < eps_c < np.inf and r0[0] >= 1 > r0[1]
+    # no privacy is fatal for them (eps = inf costs inf): eps_c is finite even for q = 0, agnostic rule
+    assert np.isfinite(feedback.critical_epsilon(feedback.family("budget", 5.0, rule="agnostic"), 0.0, 0.7))
+    fam_g = feedback.family("budget", 1000.0)
+    g_c = feedback.critical_gamma(fam_g, 0.2, 0.7, tau=0.02, n=300, d=12, R=10.0)
+    mech = gaussian.GaussianMean(1.0, **GAUSS)
+    u = fam_g(0.2, 0.7)
+    r0 = [u.reproduction_number(float(mech.leak_probability(300.0, g)), cost=mech.privacy_cost(g))
+          for g in (g_c * (1 + 1e-4), g_c * (1 - 1e-4))]
+    assert r0[0] >= 1 > r0[1]
+    paper = feedback.critical_gamma(feedback.family("paper"), 0.2, 0.7, tau=0.02, n=300, d=12, R=10.0)
+    assert g_c > paper                                         # budget-aware users need more noise
+
+
+def test_trajectories_effective_q_of_the_paper_is_q():
+    tr = feedback.trajectories(feedback.family("paper"), [0.4, 2.0], q=0.3, r=0.6, T=12, n0=2000, trials=200, seed=5)
+    theory, simulated = tr.effective_q
+    np.testing.assert_allclose(theory, 0.3, rtol=1e-12)
+    np.testing.assert_allclose(tr.long_run_q, 0.3, rtol=1e-12)
+    assert np.max(np.abs(simulated - 0.3)) < 0.03
+    np.testing.assert_array_equal(tr.simulated, tr.simulated_paper)      # the same users, the same seed
+
+
+def test_maps_and_summary_are_consistent_with_the_searches():
+    qs, rs = [0.2, 0.7], [0.3, 0.9]
+    fam = feedback.family("memory", 2)
+    m = feedback.epsilon_map(fam, qs, rs, [0.2, 1.0], T=15, n0=100, trials=8, seed=2)
+    Q, R = np.meshgrid(qs, rs, indexing="ij")
+    mf = optimize.mean_field_optimal_epsilon(Q, R, [0.2, 1.0, np.inf], T=15, n0=100, behaviour=fam)
+    np.testing.assert_allclose(m.theory_none, mf.values[..., -1])
+    assert np.isinf(m.levels[m.none]) and m.values.shape == (2, 2, 3)
+    np.testing.assert_array_equal(m.pays_theory, np.isfinite(m.theory))
+    assert not np.any(m.confirmed & ~m.pays_theory)
+    g = feedback.gamma_map(fam, qs, rs, [0.5, 1.5], T=4, n0=50, trials=4, seed=3)
+    assert g.levels[g.none] == feedback.NO_PRIVACY_GAMMA and g.values.shape == (2, 2, 3)
+    paper = feedback.epsilon_map(feedback.family("paper"), qs, rs, [0.2, 1.0], T=15, n0=100, trials=8, seed=2)
+    s = feedback.summary([paper, m], [None, g])
+    assert s.cells == 4 and s.gaussian_theory[0] == -1 and s.gaussian_theory[1] == int(g.pays_theory.sum())
+    assert s.bernoulli_theory[1] == int(m.pays_theory.sum()) and np.isnan(s.gamma_ratio[1])
+    assert "memory (k = 2)" in s.table()
+    with pytest.raises(ValueError, match="same number of cells"):
+        feedback.summary([paper, feedback.epsilon_map(fam, [0.2], rs, [1.0], T=5, n0=50, trials=2, seed=1)])
+
+
+def test_compare_gaussian_at_a_neutral_setting_gives_the_paper():
+    res = feedback.compare_gaussian(feedback.family("contagion", 0.0), q=0.3, r=0.6, T=5, n0=60, trials=3,
+                                    gammas=[0.3, 1.0, 3.0])
+    np.testing.assert_allclose(res.error, res.error_paper, rtol=1e-12)
+    np.testing.assert_array_equal(res.simulated, res.simulated_paper)
+    assert res.gamma_star == res.gamma_star_paper
+
+
+def test_chapter_08_self_checks_hold_their_computed_answers():
+    from perfpriv import exercises
+    ids = exercises.exercise_ids("ch08")
+    assert len(ids) == 10
+    for i in ids:
+        e = exercises.EXERCISES[i]
+        value = e.compute()
+        assert abs(value - e.answer) <= e.atol + e.rtol * abs(e.answer), i
+        assert exercises.check(i, value, quiet=True)
+
+
+@pytest.mark.parametrize("name", ["memory (k)", "heterogeneous (spread)", "budget-aware (tolerance ρ)", "contagion (κ)"])
+def test_feedback_explorer_draws_every_behaviour(name):
+    from perfpriv import widgets
+    fig = widgets.draw_feedback(name, T=4, n0=40, trials=3)
+    assert len(fig.axes) == 2
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) >= 4 and ax.get_xscale() == "log"
+
+
+def test_feedback_figures_draw():
+    from perfpriv import plots
+    tr = feedback.trajectories(feedback.family("memory", 2), [0.5, np.inf], q=0.3, r=0.6, T=5, n0=100, trials=5,
+                               seed=1)
+    assert len(plots.figure_effective_q([tr]).axes) == 1
+    assert len(plots.figure_feedback_paths(tr).axes) == 1
+    curves = {"memory": (feedback.family("memory", 1), [1, 2, 3], feedback.threshold_curve("memory", [1, 2, 3], 0.3, 0.6))}
+    assert len(plots.figure_thresholds(curves, paper=0.69).axes) == 1
+    m = feedback.epsilon_map(feedback.family("memory", 2), [0.2, 0.7], [0.3, 0.9], [0.5], T=5, n0=50, trials=3, seed=1)
+    fig = plots.figure_feedback_maps([m, m])
+    assert len(fig.axes) == 5                                  # 2 x 2 panels and the colour bar
+    with pytest.raises(ValueError, match="maps"):
+        plots.figure_feedback_maps([])
