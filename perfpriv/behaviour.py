@@ -919,7 +919,10 @@ class BudgetAware(_Typed):
         """L_j = ⌊b_j/c⌋ + 1: rounds a user of class j takes part in at a constant cost c, shape ... + (classes,).
 
         ``inf`` for an infinite tolerance or a zero cost; 1 for an infinite
-        cost (no privacy: she leaves after her first round).
+        cost (no privacy: she leaves after her first round). When b_j is an
+        exact multiple of c, the simulation's and the mean field's running sum
+        of costs (rounded) decides between the two neighbouring lifetimes:
+        avoid such ties when comparing with this formula.
         """
         c = self._needs_cost(cost)[..., None]
         b = self.tolerance
