@@ -52,6 +52,7 @@ _SUBMODULES = (
     "optimize",
     "sweep",
     "schedules",
+    "feedback",
     "experiments",
     "plots",
     "widgets",

@@ -8,14 +8,34 @@ round has, both in simulation (random departures and recruits, drawn from
 the round's keyed streams of :mod:`perfpriv._random`) and in the mean field
 (the same rule applied to expectations).
 
-The paper's rules are :class:`Memoryless`. The state of a behaviour is an
-integer array with one trailing entry per user type (one type here: the
-population count), so that richer behaviours -- users who remember past
-leaks, classes of users with different sensitivities -- fit the same loop.
+The paper's rules are :class:`Memoryless`. Richer users keep a small state
+per user *type*: :class:`LeakCount` (users with memory, typed by their
+number of past leaks), :class:`Heterogeneous` (classes of users with
+different sensitivities), :class:`BudgetAware` (users who count the privacy
+they have spent, typed by tolerance class and by the round they joined) and
+:class:`Contagion` (distrust that spreads: last round's departures make the
+others jumpier). A simulation state is an integer array with one trailing
+entry per type, so that every behaviour fits the same loop.
+
+The renewal view
+----------------
+When every round leaks a user with the same probability p, each behaviour
+has a *long-run growth factor* (:meth:`Behaviour.growth_factor`): the rate
+at which the mean-field population eventually grows or shrinks per round.
+For the behaviours whose users act independently of one another (all but
+:class:`Contagion`) it is decided by one number, the *reproduction number*
+R₀ = ρ(p) · S(p) (:meth:`Behaviour.reproduction_number`): the recruits a
+user brings per round she takes part in, ρ(p) = r(1 − p) (leak rule) or r
+(agnostic rule), times the expected number of rounds she stays, S(p)
+(:meth:`Behaviour.expected_stay`). The population grows in the long run if
+and only if R₀ > 1 (Euler-Lotka); :meth:`Behaviour.critical_leak_probability`
+is the largest p at which it does not shrink.
 
 Symbols: ``q`` — probability that a leaked user leaves; ``r`` — probability
 that a user recruits one new user (a non-leaked user under ``rule="leak"``,
-every user under ``rule="agnostic"``).
+every user under ``rule="agnostic"``); ``p`` — probability that a user
+leaks in a round; ``cost`` — the privacy a round costs each participant
+(:meth:`perfpriv.engine.Mechanism.privacy_cost`).
 """
 
 from __future__ import annotations
@@ -23,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _random
-from ._validate import check_choice, check_probability
+from ._validate import check_choice, check_int, check_probability, check_real
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
 
@@ -31,17 +51,35 @@ __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware
 RULES = ("leak", "agnostic")
 
 
+def _at(x, shape, ndim, tail=()):
+    """Parameter ``x`` of cell shape ``shape`` (+ ``tail``), with unit axes for a batch of ``ndim`` axes.
+
+    The engine's batch is ``cells + levels + trials``: a cell parameter must
+    line up with the leading (cell) axes and broadcast over the others.
+    """
+    shape, tail = tuple(shape), tuple(tail)
+    arr = np.broadcast_to(np.asarray(x, float), shape + tail)
+    return arr.reshape(shape + (1,) * (ndim - len(shape)) + tail)
+
+
 class Behaviour:
     """Base class of user behaviours (the interface :mod:`perfpriv.engine` uses).
 
     A behaviour's simulation state is an ``int64`` array of shape
-    ``batch + (types,)``; its mean-field state a float array of the same
+    ``batch + (types,)`` (:class:`BudgetAware`: a float array holding whole
+    numbers, see there); its mean-field state a float array of the same
     layout. Subclasses implement :meth:`step` and :meth:`mean_field_step`
-    (and, for schedule gradients, :meth:`mean_field_step_grad`).
+    (and, for schedule gradients, :meth:`mean_field_step_grad`), and the
+    theory of a constant leak probability: :meth:`growth_factor`,
+    :meth:`expected_stay`, :meth:`critical_leak_probability`.
     """
 
-    #: number of user types the state counts
+    #: number of user types the state counts (None: it depends on the horizon)
     types = 1
+    #: whether the behaviour needs the mechanism's per-round privacy cost
+    uses_cost = False
+    #: who recruits (see :data:`RULES`)
+    rule = "leak"
 
     @property
     def shape(self) -> tuple:
@@ -102,6 +140,45 @@ class Behaviour:
         raise NotImplementedError(f"{type(self).__name__} has no mean-field gradient "
                                   "(schedule optimization needs a one-type behaviour)")
 
+    # --------------------------------------------------------- theory
+    def recruit_rate(self, p):
+        """ρ(p): expected recruits per user and round, r(1 − p) (leak rule) or r (agnostic rule).
+
+        ``p`` broadcasts against the behaviour's cell parameters as numpy arrays do.
+        """
+        p = np.asarray(p, float)
+        r = np.asarray(self.r, float)
+        return _out(r * (1.0 - p) if self.rule == "leak" else r + 0.0 * p)
+
+    def expected_stay(self, p, cost=None):  # pragma: no cover - interface
+        """Expected number of rounds a new user takes part in, when every round leaks her with probability p."""
+        raise NotImplementedError
+
+    def reproduction_number(self, p, cost=None):
+        """R₀ = ρ(p) · S(p): the recruits a new user brings over her whole stay.
+
+        The long-run population grows if R₀ > 1 and shrinks if R₀ < 1
+        (:meth:`growth_factor`). ``inf`` when users never leave and recruit.
+        """
+        rho = np.asarray(self.recruit_rate(p), float)
+        stay = np.asarray(self.expected_stay(p, cost), float)
+        with np.errstate(invalid="ignore"):
+            return _out(np.where(rho == 0, 0.0, rho * stay))
+
+    def growth_factor(self, p, cost=None):  # pragma: no cover - interface
+        """Long-run growth factor of the mean field per round at a constant leak probability ``p``."""
+        raise NotImplementedError
+
+    def critical_leak_probability(self, cost=None):  # pragma: no cover - interface
+        """p_c: the population does not shrink in the long run if and only if p <= p_c."""
+        raise NotImplementedError
+
+    def _needs_cost(self, cost):
+        if cost is None:
+            raise ValueError(f"{type(self).__name__} needs the per-round privacy cost (cost=...): "
+                             "its users leave once their accumulated cost passes their tolerance")
+        return np.asarray(check_real("cost", cost, low=0, allow_inf=True), float)
+
 
 class Memoryless(Behaviour):
     """The paper's users: a leaked user leaves with probability q, users recruit with probability r.
@@ -142,6 +219,8 @@ class Memoryless(Behaviour):
     1.375
     >>> Memoryless(q=0.3, r=0.6, rule="agnostic").growth_factor(1.0)
     1.3
+    >>> round(float(b.critical_leak_probability()), 4)      # r / (q + r): Theorem 1 as a leak probability
+    0.6667
     """
 
     def __init__(self, *, q, r, rule: str = "leak"):
@@ -162,17 +241,16 @@ class Memoryless(Behaviour):
 
     def _qr(self, ndim):
         """q and r with trailing axes for a batch of ``ndim`` axes after the cell axes."""
-        q = np.asarray(self.q, float)
-        r = np.asarray(self.r, float)
-        extra = ndim - len(self._shape)
-        return q.reshape(np.shape(q) + (1,) * extra), r.reshape(np.shape(r) + (1,) * extra)
+        return _at(self.q, self._shape, ndim), _at(self.r, self._shape, ndim)
 
-    def growth_factor(self, p):
+    def growth_factor(self, p, cost=None):
         """Expected growth factor E[N']/N when every user leaks with probability ``p``.
 
         ``1 + r − (q + r) p`` (leak rule, eq. 3 / eq. 12) or ``1 + r − q p``
         (agnostic rule, appendix B), computed as one plus the excess so that
         nothing cancels; ``p``, ``q`` and ``r`` broadcast as numpy arrays do.
+        It is the same every round: without memory the long-run factor is the
+        one-round factor. ``cost`` is ignored (these users do not count it).
         """
         return _out(self._growth(np.asarray(p, float), np.asarray(self.q, float), np.asarray(self.r, float)))
 
@@ -180,6 +258,25 @@ class Memoryless(Behaviour):
         """The one place of the growth formula (leak: eq. 3 and eq. 12; agnostic: appendix B)."""
         excess = r - (q + r) * p if self.rule == "leak" else r - q * p
         return 1.0 + excess
+
+    def expected_stay(self, p, cost=None):
+        """1/(q p): a user leaves at each round with probability q p (``inf`` if q p = 0)."""
+        qp = np.asarray(self.q, float) * np.asarray(p, float)
+        with np.errstate(divide="ignore"):
+            return _out(np.where(qp > 0, 1.0 / np.where(qp > 0, qp, 1.0), np.inf))
+
+    def critical_leak_probability(self, cost=None):
+        """p_c = r/(q + r) (leak rule; Theorem 1 as a leak probability) or min(1, r/q) (agnostic).
+
+        1 when users never leave (q = 0): any leak probability keeps them.
+        """
+        q, r = np.broadcast_arrays(np.asarray(self.q, float), np.asarray(self.r, float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.rule == "leak":
+                pc = np.where(q > 0, r / np.where(q + r > 0, q + r, 1.0), 1.0)
+            else:
+                pc = np.where(q > 0, np.minimum(1.0, r / np.where(q > 0, q, 1.0)), 1.0)
+        return _out(pc)
 
     # --------------------------------------------------------- simulation
     def step(self, state, leaked, keys, context=None):
@@ -204,16 +301,10 @@ class Memoryless(Behaviour):
 
 
 # ---------------------------------------------------------------- richer users
-def _vector(name, value, check):
-    arr = np.atleast_1d(np.asarray(check(name, value), dtype=float))
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D sequence; got shape {arr.shape}")
-    return arr
-
-
 def _weights(weights, size, name="weights"):
-    from ._validate import check_real
-    w = _vector(name, weights, lambda n, v: check_real(n, v, low=0))
+    w = np.atleast_1d(np.asarray(check_real(name, weights, low=0), dtype=float))
+    if w.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence (one share per class); got shape {w.shape}")
     if w.size != size:
         raise ValueError(f"{name} must have one entry per class ({size}); got {w.size}")
     if not w.sum() > 0:
@@ -248,6 +339,45 @@ def _split_multinomial(keys, total, weights):
     return out
 
 
+def _split_by_halves(key, counts, nsample):
+    """``nsample`` items drawn without replacement from classes of sizes ``counts`` (last axis), exactly.
+
+    The multivariate hypergeometric law, drawn down a binary tree: the
+    items of a node split between its two halves by a hypergeometric
+    (:func:`perfpriv._random.hypergeometric`), all nodes of one depth in one
+    vectorized call -- about log2(S) calls for S classes instead of S − 1.
+    Node ``i`` of depth ``j`` draws from ``key.child(j).child(i)``.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    S = counts.shape[-1]
+    width = 1 << max(S - 1, 0).bit_length()
+    nsample = np.asarray(nsample, dtype=np.int64)
+    lead = np.broadcast_shapes(counts.shape[:-1], nsample.shape, key.shape)
+    padded = np.zeros(lead + (width,), dtype=np.int64)
+    padded[..., :S] = counts
+    take = np.broadcast_to(nsample[..., None], lead + (1,))
+    depth = 0
+    while width > 1:
+        half = width // 2
+        nodes = padded.shape[-1] // width
+        blocks = padded.reshape(lead + (nodes, width))
+        left, right = blocks[..., :half].sum(axis=-1), blocks[..., half:].sum(axis=-1)
+        # a node with an empty half (or nothing to split) is decided; draw only the others
+        to_left = np.where(right == 0, take, 0)
+        need = (left > 0) & (right > 0) & (take > 0)
+        if need.any():
+            parent = key.child(np.int64(depth))
+            full = lead + (nodes,)
+            a = np.broadcast_to(parent.a[..., None], full)[need]
+            b = np.broadcast_to(parent.b[..., None], full)[need]
+            node = np.broadcast_to(np.arange(nodes), full)[need]
+            to_left[need] = _random.hypergeometric(_random.Key(a, b).child(node), left[need], right[need],
+                                                   take[need])
+        take = np.stack([to_left, take - to_left], axis=-1).reshape(lead + (2 * nodes,))
+        width, depth = half, depth + 1
+    return take[..., :S]
+
+
 def _cap_recruits(new, recruits, cap, keys):
     """Turn away the excess over ``cap`` among this round's recruits (a random subset of them)."""
     if cap is None:
@@ -255,19 +385,24 @@ def _cap_recruits(new, recruits, cap, keys):
     excess = np.maximum(new.sum(axis=-1) - cap, 0)
     if not np.any(excess):
         return new
-    removed = _random.multivariate_hypergeometric(keys.child("cap"), recruits, np.minimum(excess,
-                                                                                          recruits.sum(axis=-1)))
+    removed = _random.multivariate_hypergeometric(keys.child("cap"), recruits,
+                                                  np.minimum(excess, recruits.sum(axis=-1)))
     return new - removed
 
 
-def _floor_to(new, floor, cls):
-    """Bring an emptied state back to ``floor`` users of class ``cls`` (a fresh user)."""
+def _floor_to(new, floor, keys, weights, slots):
+    """Bring an emptied state back to ``floor`` users: fresh users, their classes drawn as a recruit's.
+
+    ``slots[j]`` is the type index (last axis of ``new``) of a fresh user of class j.
+    """
     if not floor:
         return new
     short = np.maximum(floor - new.sum(axis=-1), 0)
     if np.any(short):
         new = new.copy()
-        new[..., cls] += short
+        fresh = _split_multinomial(keys.child("floor"), short, weights)
+        for j, slot in enumerate(slots):
+            new[..., slot] += fresh[..., j]
     return new
 
 
@@ -289,6 +424,15 @@ def _mf_floor(new, floor, share):
     return new + short[..., None] * share
 
 
+def _perron(A):
+    """Perron root and its eigenvector (normalized to sum 1) of nonnegative matrices ``A[..., i, j]``."""
+    vals, vecs = np.linalg.eig(A)
+    k = np.argmax(vals.real, axis=-1)
+    lam = np.take_along_axis(vals.real, k[..., None], axis=-1)[..., 0]
+    vec = np.abs(np.take_along_axis(vecs.real, k[..., None, None], axis=-1)[..., 0])
+    return lam, vec / vec.sum(axis=-1, keepdims=True)
+
+
 class _Typed(Behaviour):
     """Behaviours whose state counts users of several types (bounded by their own step)."""
 
@@ -300,25 +444,28 @@ class _Typed(Behaviour):
 
 
 class LeakCount(_Typed):
-    """Users with memory: a user leaves (with probability q) only at her k-th leak.
+    """Users with memory: a user tolerates k − 1 leaks, and leaves with probability q at each later one.
 
     A user counts the leaks she has suffered. Her first k − 1 leaks she
     tolerates; at her k-th leak -- and at every later one -- she leaves with
     probability q, as the paper's users do at their first. Recruits start
     with no leak. Users who did not leak recruit with probability r (leak
     rule) or every user does (agnostic rule), as in :class:`Memoryless`.
-    With k = 1 this *is* :class:`Memoryless`.
+    With k = 1 this *is* :class:`Memoryless` (simulated number for number
+    from the same seed).
 
     The state counts users by their number of past leaks, capped at k − 1
     (types 0, ..., k − 1). A round's K leaks fall on a uniformly random set
-    of K users (the mechanism's leaks are exchangeable), so they split
+    of K users (a user's leak depends on her fresh record and on the noise,
+    not on her history, so the leaks are exchangeable), so they split
     across types by a multivariate hypergeometric law. Recruits beyond the
     cap are turned away at random; a platform floored at one user regains a
     fresh one.
 
     Mean field: with leak probability p, type c moves p n_c users to type
     c + 1 (c < k − 1); type k − 1 loses q p n_{k−1}; recruits r(1 − p)N
-    (or rN) join type 0.
+    (or rN) join type 0. A user leaves after k − 1 + G leaks, G geometric
+    with mean 1/q, so she stays (k − 1 + 1/q)/p rounds on average.
 
     Parameters
     ----------
@@ -339,10 +486,11 @@ class LeakCount(_Typed):
     >>> s2 = b.mean_field_step(s, 0.5, {"floor": None, "cap": None})
     >>> s2.round(2).tolist()                        # 50 + 15 recruits, 50 move to type 1
     [65.0, 50.0]
+    >>> round(float(b.critical_leak_probability()), 4)   # r m / (1 + r m), m = k - 1 + 1/q = 3
+    0.4737
     """
 
     def __init__(self, *, k, q, r, rule="leak"):
-        from ._validate import check_int
         self.k = check_int("k", k, low=1)
         self._memoryless = Memoryless(q=q, r=r, rule=rule)
         self.q, self.r, self.rule = self._memoryless.q, self._memoryless.r, self._memoryless.rule
@@ -376,17 +524,7 @@ class LeakCount(_Typed):
         recruits = np.zeros_like(new)
         recruits[..., 0] = join
         new = _cap_recruits(new, recruits, ctx.get("cap"), keys)
-        return _floor_to(new, ctx.get("floor"), 0)
-
-    def mean_field_state(self, n0, batch, T=None):
-        state = np.zeros(tuple(batch) + (self.types,))
-        state[..., 0] = n0
-        return state
-
-    def initial_state(self, n0, batch, T=None):
-        state = np.zeros(tuple(batch) + (self.types,), dtype=np.int64)
-        state[..., 0] = n0
-        return state
+        return _floor_to(new, ctx.get("floor"), keys, np.ones(1), (0,))
 
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
@@ -405,6 +543,67 @@ class LeakCount(_Typed):
         share[0] = 1.0
         return _mf_floor(new, ctx.get("floor"), share)
 
+    # --------------------------------------------------------- theory
+    def _lifetime_leaks(self):
+        """m = k − 1 + 1/q: the expected number of leaks a user lives through (``inf`` if q = 0)."""
+        q = np.asarray(self.q, float)
+        with np.errstate(divide="ignore"):
+            return np.where(q > 0, (self.k - 1) + 1.0 / np.where(q > 0, q, 1.0), np.inf)
+
+    def effective_q(self):
+        """q/(1 + (k − 1) q) = 1/m: the paper's q with the same survival threshold as these users."""
+        q = np.asarray(self.q, float)
+        return _out(q / (1.0 + (self.k - 1) * q))
+
+    def expected_stay(self, p, cost=None):
+        """m/p rounds, m = k − 1 + 1/q (``inf`` if q p = 0)."""
+        m = self._lifetime_leaks()
+        p = np.asarray(p, float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _out(np.where((p > 0) & np.isfinite(m), m / np.where(p > 0, p, 1.0), np.inf))
+
+    def _matrix(self, p):
+        """The mean-field recursion n' = A n at a constant p (no cap, no floor): shape ... + (k, k)."""
+        p, q, r = np.broadcast_arrays(np.asarray(p, float), np.asarray(self.q, float), np.asarray(self.r, float))
+        k = self.k
+        A = np.zeros(p.shape + (k, k))
+        for c in range(k - 1):
+            A[..., c, c] += 1.0 - p
+            A[..., c + 1, c] += p
+        A[..., k - 1, k - 1] += 1.0 - q * p
+        A[..., 0, :] += (r * (1.0 - p) if self.rule == "leak" else r)[..., None]
+        return A
+
+    def growth_factor(self, p, cost=None):
+        """Long-run growth factor at leak probability p: the Perron root λ of the k-type recursion.
+
+        λ = 1 + ρ(p) − q p s_{k−1}, where s_{k−1} (:meth:`reactive_share`)
+        is the long-run share of users who have lived through k − 1 leaks:
+        the paper's factor with q scaled by the share of users who react.
+        """
+        if self.k == 1:
+            return self._memoryless.growth_factor(p)
+        return _out(_perron(self._matrix(p))[0])
+
+    def reactive_share(self, p):
+        """Long-run share s_{k−1} of users with k − 1 or more past leaks (the ones who react)."""
+        if self.k == 1:
+            return _out(np.ones(np.broadcast_shapes(np.shape(p), self.shape)))
+        return _out(_perron(self._matrix(p))[1][..., -1])
+
+    def critical_leak_probability(self, cost=None):
+        """p_c = r m/(1 + r m) (leak rule) or min(1, r m) (agnostic), m = k − 1 + 1/q.
+
+        The paper's threshold r/(q + r) with q replaced by 1/m (:meth:`effective_q`).
+        """
+        m = self._lifetime_leaks()
+        r = np.asarray(self.r, float)
+        m, r = np.broadcast_arrays(m, r)
+        finite = np.isfinite(m)
+        rm = np.where(finite, r * np.where(finite, m, 0.0), 0.0)
+        pc = rm / (1.0 + rm) if self.rule == "leak" else np.minimum(1.0, rm)
+        return _out(np.where(finite, pc, 1.0))
+
 
 class Heterogeneous(_Typed):
     """Classes of users with different sensitivities: class j leaves after a leak with probability q_j.
@@ -415,21 +614,24 @@ class Heterogeneous(_Typed):
     probability q_j; users who did not leak recruit with probability r (leak
     rule; every user under the agnostic rule). Because thin-skinned users
     leave faster, the population's mix drifts toward the thick-skinned
-    classes. One class is :class:`Memoryless`.
+    classes. One class is :class:`Memoryless` (simulated number for number
+    from the same seed).
 
     Mean field: n_j' = n_j (1 − q_j p) + w_j r (1 − p) N (leak rule), so
     the growth factor of a mix with shares s_j is 1 + r − (Σ_j s_j q_j + r) p:
     the paper's formula with q replaced by the population's mean
-    sensitivity, which falls as the mix drifts.
+    sensitivity (:meth:`mean_sensitivity`), which falls as the mix drifts.
 
     Parameters
     ----------
-    q : sequence of float
-        Leaving probability of each class, in [0, 1].
+    q : array_like, shape (S,) or cells + (S,)
+        Leaving probability of each class, in [0, 1]; the last axis runs
+        over the classes, leading axes (if any) over cells.
     weights : sequence of float
-        Shares of the classes (normalized to sum to 1).
-    r : float
-        Recruiting probability.
+        Shares of the classes among the initial users and the recruits
+        (normalized to sum to 1).
+    r : float or array_like
+        Recruiting probability (an array: cells).
     rule : {"leak", "agnostic"}
 
     Examples
@@ -438,18 +640,31 @@ class Heterogeneous(_Typed):
     >>> s = b.mean_field_state(100.0, ())
     >>> b.mean_field_step(s, 0.5, {"floor": None, "cap": None}).round(2).tolist()
     [35.0, 55.0]
+    >>> round(float(b.effective_q()), 4)       # weighted harmonic mean of the q_j: 1 / (0.5/0.9 + 0.5/0.1)
+    0.18
     """
 
     def __init__(self, *, q, weights, r, rule="leak"):
-        self.q = _vector("q", q, check_probability)
-        self.weights = _weights(weights, self.q.size)
-        self.r = check_probability("r", r, scalar=True)
+        q = np.atleast_1d(np.asarray(check_probability("q", q), dtype=float))
+        self.q = q
+        self.weights = _weights(weights, q.shape[-1])
+        self.r = check_probability("r", r)
         self.rule = check_choice("rule", rule, RULES)
-        self.types = int(self.q.size)
+        self.types = int(q.shape[-1])
+        self._shape = np.broadcast_shapes(q.shape[:-1], np.shape(self.r))
 
     def __repr__(self):
-        return (f"Heterogeneous(q={np.round(self.q, 4).tolist()}, weights={np.round(self.weights, 4).tolist()}, "
-                f"r={self.r:g}, rule={self.rule!r})")
+        q = np.round(self.q, 4).tolist() if self.q.ndim == 1 else f"array{self.q.shape}"
+        return (f"Heterogeneous(q={q}, weights={np.round(self.weights, 4).tolist()}, "
+                f"r={_short(self.r)}, rule={self.rule!r})")
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def _params(self, ndim):
+        """Class sensitivities (… + (S,)) and r, with unit axes for a batch of ``ndim`` axes."""
+        return _at(self.q, self._shape, ndim, (self.types,)), _at(self.r, self._shape, ndim)
 
     def initial_state(self, n0, batch, T=None):
         return np.broadcast_to(_allocate(np.int64(n0), self.weights), tuple(batch) + (self.types,)).copy()
@@ -460,30 +675,83 @@ class Heterogeneous(_Typed):
     def step(self, state, leaked, keys, context=None):
         ctx = context or {}
         n = state.sum(axis=-1)
+        qc, r = self._params(n.ndim)
         by_class = _random.multivariate_hypergeometric(keys.child("split"), state, leaked)
-        leave = np.stack([_random.binomial(keys.child("leave").child(np.int64(j)), by_class[..., j], self.q[j])
-                          for j in range(self.types)], axis=-1)
+        # class 0 draws from the stream Memoryless uses, so that one class reproduces it exactly
+        leave = np.stack([_random.binomial(keys.child("leave") if j == 0 else keys.child("leave").child(np.int64(j)),
+                                           by_class[..., j], qc[..., j]) for j in range(self.types)], axis=-1)
         pool = n - leaked if self.rule == "leak" else n
-        join = _random.binomial(keys.child("join"), pool, self.r)
+        join = _random.binomial(keys.child("join"), pool, r)
         recruits = _split_multinomial(keys.child("classes"), join, self.weights)
         new = state - leave + recruits
         new = _cap_recruits(new, recruits, ctx.get("cap"), keys)
-        return _floor_to(new, ctx.get("floor"), int(np.argmax(self.weights)))
+        return _floor_to(new, ctx.get("floor"), keys, self.weights, range(self.types))
 
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
         n = state.sum(axis=-1)
         p = np.asarray(p, float)
-        new = state * (1.0 - self.q * p[..., None])
-        total = self.r * (n * (1.0 - p) if self.rule == "leak" else n)
+        qc, r = self._params(n.ndim)
+        new = state * (1.0 - qc * p[..., None])
+        total = r * (n * (1.0 - p) if self.rule == "leak" else n)
         recruits = total[..., None] * self.weights
         new = _mf_cap(new + recruits, recruits, ctx.get("cap"))
         return _mf_floor(new, ctx.get("floor"), self.weights)
 
     def mean_sensitivity(self, state):
-        """The population's mean leaving probability Σ_j s_j q_j of a state (its classes' shares s_j)."""
+        """The population's mean leaving probability Σ_j s_j q_j of a state (its classes' shares s_j).
+
+        ``state`` has shape ``cells + ... + (S,)`` (e.g. the mean-field state of a run).
+        """
         state = np.asarray(state, float)
-        return (state * self.q).sum(axis=-1) / state.sum(axis=-1)
+        qc = _at(self.q, self._shape, state.ndim - 1, (self.types,))
+        return _out((state * qc).sum(axis=-1) / state.sum(axis=-1))
+
+    # --------------------------------------------------------- theory
+    def effective_q(self):
+        """(Σ_j w_j / q_j)⁻¹: the recruits' weighted harmonic mean sensitivity (0 if some q_j = 0).
+
+        The paper's q with the same survival threshold as this population.
+        """
+        q = np.asarray(self.q, float)
+        with np.errstate(divide="ignore"):
+            inv = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), np.inf)
+        H = np.where(self.weights > 0, inv * self.weights, 0.0).sum(axis=-1)
+        return _out(np.where(np.isfinite(H), 1.0 / H, 0.0))
+
+    def expected_stay(self, p, cost=None):
+        """Σ_j w_j /(q_j p): the mean stay of a recruit, whose class is drawn with the weights."""
+        qe = np.asarray(self.effective_q(), float)
+        return Memoryless(q=qe, r=0.0).expected_stay(p)
+
+    def _matrix(self, p):
+        p = np.asarray(p, float)
+        shape = np.broadcast_shapes(p.shape, self._shape)
+        q = np.broadcast_to(self.q, shape + (self.types,))
+        p = np.broadcast_to(p, shape)
+        r = np.broadcast_to(np.asarray(self.r, float), shape)
+        A = np.zeros(shape + (self.types, self.types))
+        idx = np.arange(self.types)
+        A[..., idx, idx] = 1.0 - q * p[..., None]
+        rho = r * (1.0 - p) if self.rule == "leak" else r
+        return A + rho[..., None, None] * self.weights[:, None]
+
+    def growth_factor(self, p, cost=None):
+        """Long-run growth factor: the Perron root λ of the class recursion, 1 = ρ Σ_j w_j/(λ − 1 + q_j p)."""
+        return _out(_perron(self._matrix(p))[0])
+
+    def stationary_mix(self, p):
+        """Long-run shares of the classes at leak probability p (∝ w_j/(λ − 1 + q_j p)), shape ... + (S,)."""
+        return _perron(self._matrix(p))[1]
+
+    def critical_leak_probability(self, cost=None):
+        """p_c = r H/(1 + r H) (leak rule) or min(1, r H) (agnostic), H = Σ_j w_j/q_j.
+
+        The paper's threshold with q replaced by the harmonic mean of the
+        classes' sensitivities (:meth:`effective_q`), which is at most their
+        arithmetic mean: spreading sensitivities helps a population survive.
+        """
+        return Memoryless(q=self.effective_q(), r=self.r, rule=self.rule).critical_leak_probability()
 
 
 class BudgetAware(_Typed):
@@ -493,14 +761,19 @@ class BudgetAware(_Typed):
     privacy cost (:meth:`perfpriv.engine.Mechanism.privacy_cost`: ρ = 2R²/γ²
     of zCDP for the Gaussian mechanism, ε of local DP for randomized
     response; both compose additively over rounds). After a round, the
-    users whose total cost exceeds their tolerance leave. This is the
-    budget-based rule the paper chose not to use (it reacts to realized
-    leaks instead). ``q`` adds the paper's reaction to leaks *on top*
-    (q = 0, the default, isolates the budget rule): the two describe
-    different users -- one reads privacy guarantees, the other news of a
-    breach -- and a platform may face both. Users who did not leak recruit
-    with probability r; recruits start with no cost. With an infinite
-    tolerance this is :class:`Memoryless` (with its q).
+    users whose total cost exceeds their tolerance leave: a user with
+    tolerance b at a constant cost c takes part in L = ⌊b/c⌋ + 1 rounds
+    (she learns that she is over budget after the round that put her
+    there; a user who never exceeds b is the same user with tolerance
+    b − c). This is the budget-based rule the paper chose not to use (it
+    reacts to realized leaks instead). ``q`` adds the paper's reaction to
+    leaks *on top* (q = 0, the default, isolates the budget rule): the two
+    describe different users -- one reads privacy guarantees, the other news
+    of a breach -- and a platform may face both. Users who did not leak
+    recruit with probability r; recruits start with no cost. With an
+    infinite tolerance this is :class:`Memoryless` (with its q), simulated
+    number for number from the same seed: the departures are drawn as the
+    paper's users draw them, then spread over the cohorts.
 
     The state counts users by tolerance class and by the round they joined
     (cohort 0: the initial users; cohort t: recruits of round t): a cohort's
@@ -512,12 +785,13 @@ class BudgetAware(_Typed):
     tolerance : float or sequence of float
         Privacy tolerance(s) (> 0, ``inf`` allowed), in the mechanism's unit.
         A sequence is a discrete law over users, with ``weights``.
-    r : float
-        Recruiting probability.
-    q : float
-        Probability of leaving after a leak, on top of the budget rule.
+    r : float or array_like
+        Recruiting probability (an array: cells).
+    q : float or array_like
+        Probability of leaving after a leak, on top of the budget rule (an array: cells).
     weights : sequence of float, optional
-        Shares of the tolerance classes (default: equal).
+        Shares of the tolerance classes among the initial users and the
+        recruits (default: equal).
     rule : {"leak", "agnostic"}
 
     Examples
@@ -531,21 +805,33 @@ class BudgetAware(_Typed):
     2 100.0
     3 0.0
     4 0.0
+    >>> float(b.lifetimes(1.0)[0]), round(float(BudgetAware(tolerance=2.5, r=0.5).reproduction_number(0.0, 1.0)), 2)
+    (3.0, 1.5)
     """
 
+    uses_cost = True
+    types = None
+
     def __init__(self, *, tolerance, r, q=0.0, weights=None, rule="leak"):
-        from ._validate import check_real
-        self.tolerance = _vector("tolerance", tolerance,
-                                 lambda n, v: check_real(n, v, low=0, low_open=True, allow_inf=True))
-        self.weights = _weights(np.ones(self.tolerance.size) if weights is None else weights, self.tolerance.size)
-        self.r = check_probability("r", r, scalar=True)
-        self.q = check_probability("q", q, scalar=True)
+        tol = np.atleast_1d(np.asarray(check_real("tolerance", tolerance, low=0, low_open=True, allow_inf=True),
+                                       dtype=float))
+        if tol.ndim != 1:
+            raise ValueError(f"tolerance must be a number or a 1-D sequence (one per class); got shape {tol.shape}")
+        self.tolerance = tol
+        self.weights = _weights(np.ones(tol.size) if weights is None else weights, tol.size)
+        self.r = check_probability("r", r)
+        self.q = check_probability("q", q)
         self.rule = check_choice("rule", rule, RULES)
-        self.classes = int(self.tolerance.size)
+        self.classes = int(tol.size)
+        self._shape = np.broadcast_shapes(np.shape(self.q), np.shape(self.r))
 
     def __repr__(self):
         tol = self.tolerance.tolist() if self.classes > 1 else float(self.tolerance[0])
-        return f"BudgetAware(tolerance={tol}, r={self.r:g}, q={self.q:g}, rule={self.rule!r})"
+        return f"BudgetAware(tolerance={tol}, r={_short(self.r)}, q={_short(self.q)}, rule={self.rule!r})"
+
+    @property
+    def shape(self):
+        return self._shape
 
     # The state, shape (..., classes + 1, T + 1): rows 0..C-1 count the users of each tolerance
     # class by cohort (cohort 0: the initial users, cohort t: recruits of round t); row C holds the
@@ -572,6 +858,10 @@ class BudgetAware(_Typed):
         """Privacy spent so far by each cohort (row C of the state)."""
         return state[..., -1, :]
 
+    def by_class(self, state):
+        """Users of each tolerance class in a state, shape ``batch + (classes,)``."""
+        return state[..., :-1, :].sum(axis=-1)
+
     def step(self, state, leaked, keys, context=None):
         return self._step(state, leaked, keys, context or {}, mean_field=False)
 
@@ -584,66 +874,163 @@ class BudgetAware(_Typed):
         if cost is None:
             raise ValueError("BudgetAware needs a mechanism that reports its privacy cost per round")
         counts = state[..., :-1, :]
-        cohorts = counts.shape[-1]
+        C, S = counts.shape[-2:]
         n = counts.sum(axis=(-1, -2))
-        # every cohort present in round t pays its cost (users who joined after it have 0 users yet)
-        spent = state[..., -1, :] + np.asarray(cost, float)[..., None] \
-            * (np.arange(cohorts) < t)
+        q, r = _at(self.q, self._shape, n.ndim), _at(self.r, self._shape, n.ndim)
+        # every cohort present in round t (joined before it) pays the round's cost; the others pay
+        # nothing (a where, not a product: an infinite cost times 0 would be NaN)
+        present = np.arange(S) < t
+        spent = state[..., -1, :] + np.where(present, np.asarray(cost, float)[..., None], 0.0)
         if mean_field:
             p = np.asarray(leaked_or_p, float)
-            new = counts * (1.0 - self.q * p[..., None, None])
-            total = self.r * (n * (1.0 - p) if self.rule == "leak" else n)
+            new = counts * (1.0 - (q * p)[..., None, None])
+            total = r * (n * (1.0 - p) if self.rule == "leak" else n)
             recruits = total[..., None] * self.weights
         else:
             leaked = np.asarray(leaked_or_p, dtype=np.int64)
-            flat = counts.reshape(counts.shape[:-2] + (-1,)).astype(np.int64)
-            by_type = _random.multivariate_hypergeometric(keys.child("split"), flat, leaked).reshape(counts.shape)
-            C, S = counts.shape[-2:]
-            type_keys = keys.child("leave")[..., None, None].child(np.arange(C)[:, None] * S + np.arange(S))
-            new = counts - _random.binomial(type_keys, by_type, self.q)
-            pool = n.astype(np.int64) - leaked if self.rule == "leak" else n.astype(np.int64)
-            join = _random.binomial(keys.child("join"), pool, self.r)
+            new = counts.copy()
+            if np.any(np.asarray(self.q) > 0):
+                # Binomial(K, q) of the K leaked users leave; the leaks fall on a uniformly random set of
+                # the present users and every leaked user reacts alike, so those who leave are a uniformly
+                # random set of the present users (cohorts 0..t-1): one split of the departures
+                live = min(t, S)
+                gone = _random.binomial(keys.child("leave"), leaked, q)
+                flat = counts[..., :live].reshape(counts.shape[:-2] + (-1,)).astype(np.int64)
+                new[..., :live] -= _split_by_halves(keys.child("split"), flat, gone).reshape(
+                    counts.shape[:-1] + (live,))
+            nn = n.astype(np.int64)
+            pool = nn - leaked if self.rule == "leak" else nn
+            join = _random.binomial(keys.child("join"), pool, r)
             recruits = _split_multinomial(keys.child("classes"), join, self.weights).astype(float)
         # budget: a cohort whose spending exceeds a class's tolerance loses that class
         new = np.where(spent[..., None, :] > self.tolerance[:, None], 0.0, new)
-        cohort = min(t, cohorts - 1)
-        rec_full = np.zeros_like(new)
-        rec_full[..., cohort] = recruits
-        new = new + rec_full
-        shape = new.shape
-        flat_new, flat_rec = new.reshape(shape[:-2] + (-1,)), rec_full.reshape(shape[:-2] + (-1,))
+        cohort = min(t, S - 1)                     # this round's recruits (and fresh users) join cohort t
         cap, floor = ctx.get("cap"), ctx.get("floor")
-        if mean_field:
-            flat_new = _mf_cap(flat_new, flat_rec, cap)
-            share = np.zeros(shape[-2:])
-            share[:, cohort] = self.weights
-            flat_new = _mf_floor(flat_new, floor, share.reshape(-1))
-        else:
-            flat_new = _cap_recruits(flat_new.astype(np.int64), flat_rec.astype(np.int64), cap, keys)
-            flat_new = _floor_to(flat_new, floor, int(np.argmax(self.weights)) * shape[-1] + cohort).astype(float)
-        out = np.empty(state.shape)
-        out[..., :-1, :] = flat_new.reshape(shape)
+        if cap is not None:                        # recruits beyond the cap are turned away
+            total = new.sum(axis=(-1, -2)) + recruits.sum(axis=-1)
+            if mean_field:
+                recruits = _mf_cap(recruits, recruits, cap - (total - recruits.sum(axis=-1)))
+            else:
+                recruits = _cap_recruits(recruits.astype(np.int64), recruits.astype(np.int64),
+                                         cap - (total - recruits.sum(axis=-1)).astype(np.int64), keys)
+        new[..., cohort] += recruits
+        if floor:
+            short = np.maximum(floor - new.sum(axis=(-1, -2)), 0)
+            if mean_field:
+                new[..., cohort] += short[..., None] * self.weights
+            elif np.any(short):
+                new[..., cohort] += _split_multinomial(keys.child("floor"), short.astype(np.int64), self.weights)
+        out = np.empty(np.broadcast_shapes(state.shape, new.shape[:-2] + (C + 1, S)))
+        out[..., :-1, :] = new
         out[..., -1, :] = np.broadcast_to(spent, out[..., -1, :].shape)
         return out
+
+    # --------------------------------------------------------- theory
+    def lifetimes(self, cost):
+        """L_j = ⌊b_j/c⌋ + 1: rounds a user of class j takes part in at a constant cost c, shape ... + (classes,).
+
+        ``inf`` for an infinite tolerance or a zero cost; 1 for an infinite
+        cost (no privacy: she leaves after her first round). When b_j is an
+        exact multiple of c, the simulation's and the mean field's running sum
+        of costs (rounded) decides between the two neighbouring lifetimes:
+        avoid such ties when comparing with this formula.
+        """
+        c = self._needs_cost(cost)[..., None]
+        b = self.tolerance
+        with np.errstate(divide="ignore", invalid="ignore"):
+            L = np.floor(b / np.where(c > 0, c, 1.0)) + 1.0
+        L = np.where(np.isposinf(c), 1.0, L)
+        return np.where(np.isposinf(b) | (c == 0), np.inf, L)
+
+    def _stay_terms(self, p, cost):
+        """Per-class expected stay Σ_{a=1}^{L_j} (1 − q p)^{a−1}, shape ... + (classes,)."""
+        L = self.lifetimes(cost)
+        qp = (np.asarray(self.q, float) * np.asarray(p, float))[..., None]
+        qp, L = np.broadcast_arrays(qp, L)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            geo = -np.expm1(L * np.log1p(-np.minimum(qp, 1.0))) / np.where(qp > 0, qp, 1.0)
+            geo = np.where(np.isposinf(L), 1.0 / np.where(qp > 0, qp, 1.0), geo)
+        geo = np.where(qp >= 1.0, 1.0, geo)
+        return np.where(qp > 0, geo, L)
+
+    def expected_stay(self, p, cost=None):
+        """Σ_j w_j Σ_{a=1}^{L_j} (1 − q p)^{a−1}: leaks can end a stay early, the budget ends it at L_j."""
+        return _out((self._stay_terms(p, cost) * self.weights).sum(axis=-1))
+
+    def growth_factor(self, p, cost=None):
+        """Long-run growth factor: the root λ > 0 of Euler-Lotka's 1 = ρ Σ_j w_j Σ_{a=1}^{L_j} x^{a−1} λ^{−a}, x = 1 − q p.
+
+        A finite lifetime caps the growth: λ < 1 whenever ρ L_j < 1 for
+        every class, whatever the leaks. Found by bisection (to 1e-13).
+        """
+        L = self.lifetimes(cost)
+        p = np.asarray(p, float)
+        x = (1.0 - np.asarray(self.q, float) * p)[..., None]
+        rho = np.asarray(self.recruit_rate(p), float)[..., None]
+        x, rho, L = np.broadcast_arrays(x, rho, L)
+        w = self.weights
+        forever = (np.isposinf(L) & (w > 0)).any(axis=-1)
+        x0, rho0 = x[..., 0], rho[..., 0]
+
+        def lotka(lam):
+            lam = lam[..., None]
+            ratio = x / lam
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                finite = -np.expm1(L * np.log(np.where(ratio > 0, ratio, 1.0))) / (lam - x)
+                finite = np.where(ratio > 0, finite, 1.0 / lam)
+                finite = np.where(np.abs(lam - x) <= 1e-14 * lam, L / lam, finite)
+                term = np.where(np.isposinf(L), np.where(lam > x, 1.0 / (lam - x), np.inf), finite)
+                contrib = np.where(rho > 0, rho * term, 0.0)
+            return (contrib * w).sum(axis=-1)
+
+        lo = np.where(forever, np.maximum(rho0, x0), rho0)
+        hi = x0 + rho0
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            above = lotka(np.where(mid > 0, mid, 1e-300)) > 1.0
+            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+        lam = np.where(rho0 > 0, 0.5 * (lo + hi), np.where(forever, x0, 0.0))
+        return _out(lam)
+
+    def critical_leak_probability(self, cost=None):
+        """p_c at a constant cost: the largest p with R₀(p) >= 1 (0 if even p = 0 is not enough).
+
+        R₀ decreases in p; with q = 0 it is ρ(p) L̄ (L̄ = Σ_j w_j L_j), so
+        p_c = 1 − 1/(r L̄) under the leak rule. Found by bisection.
+        """
+        c = self._needs_cost(cost)
+        shape = np.broadcast_shapes(c.shape, self._shape)
+        lo, hi = np.zeros(shape), np.ones(shape)
+        ok_hi = np.asarray(self.reproduction_number(1.0, c), float) >= 1.0
+        ok_lo = np.asarray(self.reproduction_number(0.0, c), float) >= 1.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            above = np.asarray(self.reproduction_number(mid, c), float) >= 1.0
+            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+        return _out(np.where(ok_hi, 1.0, np.where(ok_lo, lo, 0.0)))
 
 
 class Contagion(_Typed):
     """Distrust that spreads: the leaving probability rises with last round's departures.
 
     In round t a leaked user leaves with probability
-    q_t = min(1, q + κ · D_{t−1}/N_{t−1}), where D_{t−1} users left the
-    N_{t−1} of the previous round (0 in the first round): a wave of
-    departures makes the remaining users jumpier, as in an epidemic of
-    distrust (the paper's §5 suggests epidemic models). Users who did not
-    leak recruit with probability r. With κ = 0 this is :class:`Memoryless`.
+    q_t = min(1, q + κ · δ_{t−1}), where δ_{t−1} = D_{t−1}/N_{t−2} is the
+    share of the previous round's users who left after it (0 in the first
+    round): a wave of departures makes the remaining users jumpier, as in an
+    epidemic of distrust (the paper's §5 suggests epidemic models). Users
+    who did not leak recruit with probability r. With κ = 0 this is
+    :class:`Memoryless` (simulated number for number from the same seed).
 
     The state is (N, D_prev, N_prev); the population is its first entry.
+    At a constant leak probability p the mean field's q_t converges to
+    q* = min(1, q/(1 − κ p)) (κ p < 1; else 1): the paper's users with a
+    larger q (:meth:`stationary_leave_probability`).
 
     Parameters
     ----------
-    q, r : float
-        Baseline leaving and recruiting probabilities.
-    kappa : float
+    q, r : float or array_like
+        Baseline leaving and recruiting probabilities (arrays: cells).
+    kappa : float or array_like
         Contagion strength κ >= 0.
     rule : {"leak", "agnostic"}
 
@@ -655,19 +1042,25 @@ class Contagion(_Typed):
     [105.0, 10.0, 100.0]
     >>> round(float(b.leave_probability(s)), 3)      # 0.2 + 2 x 10/100
     0.4
+    >>> round(float(b.stationary_leave_probability(0.25)), 3)   # 0.2 / (1 - 2 x 0.25)
+    0.4
     """
 
     types = 3
 
     def __init__(self, *, q, r, kappa, rule="leak"):
-        from ._validate import check_real
-        self.q = check_probability("q", q, scalar=True)
-        self.r = check_probability("r", r, scalar=True)
-        self.kappa = check_real("kappa", kappa, low=0, scalar=True)
+        self.q = check_probability("q", q)
+        self.r = check_probability("r", r)
+        self.kappa = check_real("kappa", kappa, low=0)
         self.rule = check_choice("rule", rule, RULES)
+        self._shape = np.broadcast_shapes(np.shape(self.q), np.shape(self.r), np.shape(self.kappa))
 
     def __repr__(self):
-        return f"Contagion(q={self.q:g}, r={self.r:g}, kappa={self.kappa:g}, rule={self.rule!r})"
+        return f"Contagion(q={_short(self.q)}, r={_short(self.r)}, kappa={_short(self.kappa)}, rule={self.rule!r})"
+
+    @property
+    def shape(self):
+        return self._shape
 
     def initial_state(self, n0, batch, T=None):
         state = np.zeros(tuple(batch) + (3,), dtype=np.int64)
@@ -685,41 +1078,92 @@ class Contagion(_Typed):
         return state[..., 0]
 
     def leave_probability(self, state):
-        """q_t = min(1, q + κ D_{t−1}/N_{t−1}) for the round that starts in ``state``."""
+        """q_t = min(1, q + κ D_{t−1}/N_{t−2}) for the round that starts in ``state``."""
         state = np.asarray(state, float)
+        ndim = state.ndim - 1
+        q, kappa = _at(self.q, self._shape, ndim), _at(self.kappa, self._shape, ndim)
         prev = state[..., 2]
         frac = np.where(prev > 0, state[..., 1] / np.where(prev > 0, prev, 1.0), 0.0)
-        return np.minimum(1.0, self.q + self.kappa * frac)
+        return _out(np.minimum(1.0, q + kappa * frac))
 
     def step(self, state, leaked, keys, context=None):
         ctx = context or {}
         n = state[..., 0]
+        r = _at(self.r, self._shape, n.ndim)
         qt = self.leave_probability(state)
         leave = _random.binomial(keys.child("leave"), leaked, qt)
         pool = n - leaked if self.rule == "leak" else n
-        join = _random.binomial(keys.child("join"), pool, self.r)
+        join = _random.binomial(keys.child("join"), pool, r)
         nxt = n - leave + join
         cap, floor = ctx.get("cap"), ctx.get("floor")
         if cap is not None:
             nxt = np.minimum(nxt, cap)
         if floor:
             nxt = np.maximum(nxt, floor)
-        return np.stack([nxt, leave, n], axis=-1)
+        return np.stack(np.broadcast_arrays(nxt, leave, n), axis=-1)
 
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
         n = state[..., 0]
         p = np.asarray(p, float)
+        r = _at(self.r, self._shape, n.ndim)
         qt = self.leave_probability(state)
         leave = qt * p * n
-        join = self.r * (n * (1.0 - p) if self.rule == "leak" else n)
+        join = r * (n * (1.0 - p) if self.rule == "leak" else n)
         nxt = n - leave + join
         cap, floor = ctx.get("cap"), ctx.get("floor")
         if cap is not None:
             nxt = np.minimum(nxt, cap)
         if floor is not None:
             nxt = np.maximum(nxt, floor)
-        return np.stack([nxt, leave, n], axis=-1)
+        return np.stack(np.broadcast_arrays(nxt, leave, n), axis=-1)
+
+    # --------------------------------------------------------- theory
+    def stationary_leave_probability(self, p):
+        """q*: the limit of the mean field's q_{t+1} = min(1, q + κ p q_t) at a constant p.
+
+        q/(1 − κ p) capped at 1 when κ p < 1, else 1 (the contagion runs
+        away); 0 when q = 0 (no departures to spread).
+        """
+        p, q, kappa = np.broadcast_arrays(np.asarray(p, float), np.asarray(self.q, float),
+                                          np.asarray(self.kappa, float))
+        kp = kappa * p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            qs = np.where(kp < 1.0, np.minimum(1.0, q / np.where(kp < 1.0, 1.0 - kp, 1.0)), 1.0)
+        return _out(np.where(q > 0, qs, 0.0))
+
+    def _stationary(self, p):
+        return Memoryless(q=self.stationary_leave_probability(p), r=np.broadcast_to(self.r, np.shape(
+            self.stationary_leave_probability(p))), rule=self.rule)
+
+    def expected_stay(self, p, cost=None):
+        """1/(q* p): the stay of a user once the contagion has settled at q*."""
+        return self._stationary(p).expected_stay(p)
+
+    def growth_factor(self, p, cost=None):
+        """Long-run growth factor: the paper's 1 + r − (q* + r) p (leak rule) with q* in place of q."""
+        return self._stationary(p).growth_factor(p)
+
+    def critical_leak_probability(self, cost=None):
+        """p_c: the largest p at which q* p <= ρ(p), in closed form.
+
+        Leak rule: the smaller root of r κ p² − (r + r κ + q) p + r = 0,
+        raised to r/(1 + r) where q* saturates at 1 first; agnostic rule:
+        min(1, max(r/(q + κ r), r)). κ = 0 gives the paper's r/(q + r).
+        """
+        q, r, kappa = np.broadcast_arrays(np.asarray(self.q, float), np.asarray(self.r, float),
+                                          np.asarray(self.kappa, float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.rule == "leak":
+                b = r + r * kappa + q
+                disc = np.sqrt(np.maximum(b * b - 4.0 * r * r * kappa, 0.0))
+                root = np.where(b + disc > 0, 2.0 * r / np.where(b + disc > 0, b + disc, 1.0), 1.0)
+                pc = np.maximum(root, r / (1.0 + r))
+            else:
+                den = q + kappa * r
+                unsat = np.where(den > 0, r / np.where(den > 0, den, 1.0), np.inf)
+                pc = np.minimum(1.0, np.maximum(unsat, r))
+        return _out(np.where(q > 0, pc, 1.0))
 
 
 def _out(x):

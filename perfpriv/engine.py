@@ -929,13 +929,15 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
         p = np.broadcast_to(np.clip(p, 0.0, 1.0), batch)
         P[..., t - 1] = p
         context = {"t": t, "T": T, "level": level, "cost": mech.privacy_cost(level), "floor": floor, "cap": cap}
+        previous = state
         raw = behaviour.mean_field_step(state, p, context)
         state = behaviour.mean_field_bound(raw, floor, cap)
         N[..., t] = behaviour.population(state)
         if gradient:
             grads.setdefault("inside", []).append(behaviour.population(raw) == N[..., t])
-        if constant and np.array_equal(N[..., t], n_prev):
-            # a fixed point (cap, floor, C = 1): the rest of the path repeats it
+        if constant and np.array_equal(state, previous):
+            # a fixed point of the whole state (cap, floor, C = 1): the rest of the path repeats it
+            # (an unchanged population alone is not one when the behaviour has several types)
             N[..., t + 1:] = N[..., t][..., None]
             P[..., t:] = p[..., None]
             break

@@ -82,6 +82,41 @@ def _dynamics():
     return dynamics
 
 
+def _behaviour():
+    from . import behaviour
+
+    return behaviour
+
+
+def _feedback():
+    from . import feedback
+
+    return feedback
+
+
+def _rr_leak(epsilon: float) -> float:
+    return float(_bernoulli().RandomizedResponse(epsilon).leak_probability(1, epsilon))
+
+
+def _bisect(predicate, lo, hi, iterations=60):
+    """The boundary of ``predicate`` on [lo, hi], true below it (predicate(lo) true, predicate(hi) false)."""
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if predicate(mid) else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _classes_r_min() -> float:
+    beh = _behaviour()
+    return 1.0 - _bisect(lambda s: beh.Heterogeneous(q=[0.8, 0.2], weights=[0.5, 0.5], r=1.0 - s)
+                         .critical_leak_probability() > 0.5, 0.0, 1.0)
+
+
+def _contagion_kappa_max() -> float:
+    beh = _behaviour()
+    return _bisect(lambda k: beh.Contagion(q=0.2, r=0.6, kappa=k).critical_leak_probability() > 0.5, 0.0, 4.0)
+
+
 def _threshold_ratio() -> float:
     dyn = _dynamics()
     small = dyn.exact_critical_gamma(q=0.5, r=0.5, tau=0.02, n=50, d=12, R=10.0)
@@ -135,6 +170,30 @@ _ENTRIES = [
     Exercise("ch06-ex-hand.first_release", "expected error of Algorithm 1's first release "
              "(d = 12, Sigma = I, gamma = 1, N0 = 200)",
              0.12, lambda: float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))),
+    # chapter 08 -- richer feedback: memory, classes, budget-aware users, contagion
+    Exercise("ch08-ex-memory.stay", "expected stay (rounds) of a user with k = 2, q = 0.5 at leak probability 0.6",
+             5.0, lambda: float(_behaviour().LeakCount(k=2, q=0.5, r=0.4).expected_stay(0.6))),
+    Exercise("ch08-ex-memory.p_c", "critical leak probability for k = 2, q = 0.5, r = 0.4 (leak rule)",
+             0.5454545454545454, lambda: float(_behaviour().LeakCount(k=2, q=0.5, r=0.4).critical_leak_probability())),
+    Exercise("ch08-ex-memory.epsilon_c", "survival threshold epsilon_c for k = 2, q = 0.5, r = 0.4",
+             0.18232155679395456, lambda: float(_feedback().critical_epsilon(_feedback().family("memory", 2), 0.5, 0.4)),
+             rtol=2e-3),
+    Exercise("ch08-ex-classes.q_eff", "effective q of two equal classes with q = 0.8 and q = 0.2",
+             0.32, lambda: float(_behaviour().Heterogeneous(q=[0.8, 0.2], weights=[0.5, 0.5], r=0.3).effective_q())),
+    Exercise("ch08-ex-classes.r_min", "smallest r at which randomized response can save these two classes",
+             0.32, _classes_r_min),
+    Exercise("ch08-ex-budget.lifetime", "rounds a user with tolerance 5 takes part in at epsilon = 1",
+             6.0, lambda: float(_behaviour().BudgetAware(tolerance=5.0, r=0.5).lifetimes(1.0)[0]), rtol=0.0, atol=0.5),
+    Exercise("ch08-ex-budget.r0", "reproduction number of budget-aware users (b = 5, q = 0, r = 0.5) at epsilon = 1",
+             0.8068242641099853,
+             lambda: float(_behaviour().BudgetAware(tolerance=5.0, r=0.5).reproduction_number(_rr_leak(1.0), 1.0))),
+    Exercise("ch08-ex-budget.epsilon_c", "survival threshold epsilon_c of budget-aware users (b = 5, q = 0, r = 0.5)",
+             5.0 / 6.0, lambda: float(_feedback().critical_epsilon(_feedback().family("budget", 5.0), 0.0, 0.5))),
+    Exercise("ch08-ex-contagion.kappa_max", "largest contagion strength kappa at which randomized response can save "
+             "users with q = 0.2, r = 0.6", 4.0 / 3.0, _contagion_kappa_max),
+    Exercise("ch08-ex-contagion.q_star", "stationary leaving probability q* at kappa = 1, epsilon = 0.5 "
+             "(q = 0.2, r = 0.6)", 0.5297442541400257,
+             lambda: float(_behaviour().Contagion(q=0.2, r=0.6, kappa=1.0).stationary_leave_probability(_rr_leak(0.5)))),
 ]
 
 #: Every registered exercise, by id.

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..behaviour import Behaviour, Memoryless
 from .._validate import check_probability, check_same_shape
 
-__all__ = ["check_cells", "unique_cells"]
+__all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour"]
 
 
 def check_cells(q, r):
@@ -35,3 +36,38 @@ def unique_cells(qq, rr):
     """
     pairs, inverse = np.unique(np.stack([qq.reshape(-1), rr.reshape(-1)]), axis=1, return_inverse=True)
     return pairs[0], pairs[1], np.ravel(inverse).reshape(qq.shape)
+
+
+def users_of_cells(behaviour, q, r, model):
+    """The users of a batch of cells: the paper's, or those of the callable ``behaviour(q, r)`` (checked).
+
+    Parameters
+    ----------
+    behaviour : callable or None
+        ``behaviour(q, r) -> Behaviour`` given arrays of one shape; ``None``:
+        ``Memoryless(q=q, r=r, rule=model)``.
+    q, r : numpy.ndarray
+        The cells' coordinates.
+    model : {"leak", "agnostic"}
+        Growth rule of the paper's users.
+    """
+    if behaviour is None:
+        return Memoryless(q=q, r=r, rule=model)
+    users = behaviour(q, r)
+    if not isinstance(users, Behaviour):
+        raise TypeError(f"behaviour must be a callable (q, r) -> perfpriv.behaviour.Behaviour; it returned "
+                        f"{users!r:.60}")
+    if tuple(users.shape) != np.shape(q):
+        raise ValueError(f"behaviour(q, r) must give one cell per (q, r) pair (shape {np.shape(q)}); "
+                         f"got a behaviour of cell shape {tuple(users.shape)}")
+    return users
+
+
+def check_behaviour(behaviour, model):
+    """A ``behaviour`` argument of a search: None or a callable, and not combined with ``model``."""
+    if behaviour is not None:
+        if not callable(behaviour):
+            raise TypeError(f"behaviour must be None or a callable (q, r) -> Behaviour; got {behaviour!r:.60}")
+        if model != "leak":
+            raise ValueError("model and behaviour are exclusive: the behaviour callable chooses its own rule "
+                             f"(got model={model!r})")

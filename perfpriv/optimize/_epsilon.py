@@ -30,10 +30,10 @@ import numpy as np
 
 from .. import _random, engine
 from .._validate import check_choice, check_int
-from ..behaviour import Memoryless, RULES
+from ..behaviour import RULES
 from ..bernoulli import RandomizedResponse
 from ..sweep import map_cells
-from ._cells import check_cells, unique_cells
+from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
 
 __all__ = ["EpsilonOptimum", "optimal_epsilon", "mean_field_optimal_epsilon"]
 
@@ -93,10 +93,11 @@ def _pick(shape, eps, values):
     return float(best) if shape == () else best
 
 
-def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_estimate, conventions, policy):
+def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_estimate, conventions, policy,
+                       behaviour=None):
     """Mean final-round error and its standard error for a batch of cells: shape (cells, 2, E)."""
     mech = RandomizedResponse(epsilons, mu=mu, clip_estimate=clip_estimate)
-    run = engine.simulate(mech, Memoryless(q=q, r=r, rule=model), T=T, n0=n0, trials=trials, seed=keys,
+    run = engine.simulate(mech, users_of_cells(behaviour, q, r, model), T=T, n0=n0, trials=trials, seed=keys,
                           conventions=conventions, record="final", **policy)
     final = run.sq_error[..., -1]                                  # (cells, E, trials)
     se = final.std(axis=-1, ddof=1) / np.sqrt(trials) if trials > 1 else np.full(final.shape[:-1], np.nan)
@@ -104,7 +105,8 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
 
 
 def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
-                    clip_estimate=None, conventions="paper", n_jobs=None, progress="auto", chunk=64, **policy):
+                    clip_estimate=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
+                    behaviour=None, **policy):
     """ε in a grid minimizing the mean final-round squared error, by simulation.
 
     For each (q, r) cell, simulates the Bernoulli model for every ε of the
@@ -140,6 +142,13 @@ def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", m
     n_jobs, progress, chunk
         Parallel evaluation of the cells (:func:`perfpriv.sweep.map_cells`);
         the result does not depend on them.
+    behaviour : callable, optional
+        ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of
+        the cells, given arrays of (q, r) (one chunk of cells at a time;
+        e.g. ``lambda q, r: behaviour.LeakCount(k=3, q=q, r=r)``). ``None``
+        (default): the paper's users, ``Memoryless(q=q, r=r, rule=model)``.
+        Exclusive with a non-default ``model``. Must be picklable for
+        ``n_jobs`` > 1 (a module-level function or class, not a lambda).
     **policy
         ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``, ``penalty``.
 
@@ -168,21 +177,24 @@ def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", m
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
     model = check_choice("model", model, RULES)
+    check_behaviour(behaviour, model)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     RandomizedResponse(eps, mu=mu, clip_estimate=clip_estimate)  # checks mu, clip_estimate now
     uq, ur, inverse = unique_cells(qq, rr)
     out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
                     n_jobs=n_jobs, progress=progress, description=f"epsilon* ({model})", epsilons=eps, T=T,
                     n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
-                    conventions=conventions, policy=policy)
+                    conventions=conventions, policy=policy, **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
     settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=dict(policy),
                     clip_estimate=clip_estimate, seed=seed)
+    if behaviour is not None:
+        settings["behaviour"] = behaviour
     return EpsilonOptimum(_pick(shape, eps, values), values, eps, se, "simulation", settings)
 
 
 def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", cap=20000, floor=1,
-                               mu=(0.5, 1.0)):
+                               mu=(0.5, 1.0), behaviour=None):
     """ε in a grid minimizing the mean-field final-round error (theory).
 
     The objective is the mean-field error of round T,
@@ -197,6 +209,9 @@ def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", c
         As in :func:`optimal_epsilon`.
     cap, floor : float or None
         Population clip of the mean field.
+    behaviour : callable, optional
+        ``behaviour(q, r) -> Behaviour`` (see :func:`optimal_epsilon`);
+        ``None``: the paper's users.
 
     Returns
     -------
@@ -216,8 +231,11 @@ def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", c
     qq, rr, shape = check_cells(q, r)
     eps = _check_epsilons(epsilons)
     model = check_choice("model", model, RULES)
-    path = engine.mean_field(RandomizedResponse(eps, mu=mu), Memoryless(q=qq, r=rr, rule=model), T=T, n0=n0,
+    check_behaviour(behaviour, model)
+    path = engine.mean_field(RandomizedResponse(eps, mu=mu), users_of_cells(behaviour, qq, rr, model), T=T, n0=n0,
                              cap=cap, floor=floor)
     values = path.sq_error[..., -1]
     settings = dict(T=T, n0=n0, model=model, mu=mu, cap=cap, floor=floor)
+    if behaviour is not None:
+        settings["behaviour"] = behaviour
     return EpsilonOptimum(_pick(shape, eps, values), values, eps, np.zeros(values.shape), "mean_field", settings)

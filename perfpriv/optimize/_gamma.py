@@ -18,10 +18,9 @@ from scipy import optimize
 
 from .. import _random, dynamics, engine
 from .._validate import check_choice, check_int, check_real
-from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import map_cells
-from ._cells import check_cells, unique_cells
+from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
@@ -92,7 +91,7 @@ def _check_bracket(bracket):
 
 def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", objective="bound",
                   constrained=False, cap=20000, floor=1, rounds="paper", bracket=(1e-2, 1e3), grid=61,
-                  method="auto", samples=None, seed=None):
+                  method="auto", samples=None, seed=None, behaviour=None):
     r"""γ* from theory: minimize a deterministic cumulative-error objective over γ.
 
     ``objective="bound"`` minimizes Lemma 9's
@@ -146,6 +145,11 @@ def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     method, samples, seed
         p_τ evaluation; a Monte Carlo p_τ uses one fixed seed for every
         evaluation, so the objective is deterministic.
+    behaviour : callable, optional
+        ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
+        cells (arrays of q and r), for ``objective="mean_field"`` only
+        (Lemma 9's bound is a statement about the paper's users). ``None``:
+        the paper's users.
 
     Returns
     -------
@@ -174,7 +178,11 @@ def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
     GaussianMean(1.0, **base)  # argument checks before any work
-    beh = Memoryless(q=qq, r=rr)
+    check_behaviour(behaviour, "leak")
+    if behaviour is not None and objective != "mean_field":
+        raise ValueError(f"behaviour needs objective='mean_field' (Lemma 9's bound holds for the paper's users "
+                         f"only); got objective={objective!r}")
+    beh = users_of_cells(behaviour, qq, rr, "leak")
 
     def evaluate(gam, on_grid=False):
         """Objective at γ: a 1-D grid shared by the cells (``on_grid``: -> cells + (G,)), or one γ per cell."""
@@ -223,6 +231,8 @@ def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     best_v = np.where(feasible, best_v, np.nan)
     settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, statistic=statistic, cap=cap, floor=floor, rounds=rounds,
                     bracket=(lo, hi), grid=grid, method=method)
+    if behaviour is not None:
+        settings["behaviour"] = behaviour
     return GammaOptimum(_out(best_g), _out(best_v), gammas, values, np.zeros(values.shape), _out(gamma_c),
                         objective, bool(constrained), settings)
 
@@ -266,10 +276,10 @@ def _golden(fun, left, right, iterations=40):
 
 
 def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma, statistic, draw, conventions,
-                      policy):
+                      policy, behaviour=None):
     """Mean cumulative error and its standard error for every γ, a batch of cells: (cells, 2, G)."""
     mech = GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
-    run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, seed=keys,
+    run = engine.simulate(mech, users_of_cells(behaviour, q, r, "leak"), T=T, n0=n0, trials=trials, seed=keys,
                           conventions=conventions, **policy)
     total = run.cumulative_error                                   # (cells, G, trials)
     se = total.std(axis=-1, ddof=1) / math.sqrt(trials)
@@ -278,7 +288,7 @@ def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma
 
 def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
                             collapse="floor", conventions="paper", draw="auto", seed=None, n_jobs=None,
-                            progress="auto", chunk=4, **policy):
+                            progress="auto", chunk=4, behaviour=None, **policy):
     r"""γ* from simulation: grid search of Algorithm 1's mean cumulative error.
 
     For every γ of ``gammas`` and every (q, r) cell, ``trials`` runs of
@@ -323,6 +333,10 @@ def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, 
         ``n_jobs`` or the joblib backend.
     n_jobs, progress, chunk
         Parallel evaluation of the cells (:func:`perfpriv.sweep.map_cells`).
+    behaviour : callable, optional
+        ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
+        cells (see :func:`perfpriv.optimize.optimal_epsilon`); ``None``: the
+        paper's users.
     **policy
         ``cap`` (default 20000), ``floor``, ``stop`` (default 1), ``penalty``.
 
@@ -360,11 +374,13 @@ def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, 
     elif collapse != "floor":
         policy.setdefault("collapse", collapse)
     GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)  # checks
+    check_behaviour(behaviour, "leak")
     uq, ur, inverse = unique_cells(qq, rr)
     out = map_cells(_cumulative_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
                     n_jobs=n_jobs, progress=progress, description=f"gamma* (tau={tau:g})", gammas=gammas,
                     tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic,
-                    draw=draw, conventions=conventions, policy=policy)
+                    draw=draw, conventions=conventions, policy=policy,
+                    **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
     k = np.argmin(values, axis=-1)
     best_g = gammas[k]
@@ -372,5 +388,7 @@ def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, 
     gamma_c = dynamics.critical_gamma(q=qq, r=rr, tau=tau, n=n0, R=R)
     settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions,
                     policy=policy, draw=draw, seed=seed)
+    if behaviour is not None:
+        settings["behaviour"] = behaviour
     return GammaOptimum(_out(best_g), _out(best_v), gammas, values, se, _out(gamma_c), "simulation", False,
                         settings)

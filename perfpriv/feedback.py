@@ -1,0 +1,987 @@
+"""Chapter 08's experiments: does a finite privacy budget still beat no privacy under richer feedback?
+
+The paper's users (:class:`perfpriv.behaviour.Memoryless`) have no memory,
+all react alike, read leaks rather than guarantees and ignore one another.
+This module runs the paper's questions -- the survival threshold, the best
+privacy level, whether it beats no privacy -- for the richer users of
+:mod:`perfpriv.behaviour`, with both mechanisms, from theory (the engine's
+mean field) and from simulation. It computes data only (no matplotlib): the
+figures are in :mod:`perfpriv.plots`, the explorer in :mod:`perfpriv.widgets`.
+
+* :class:`Family` -- a behaviour as a function of the map's coordinates
+  (q, r), with its own parameter (memory k, spread of sensitivities,
+  tolerance, contagion strength κ) and its neutral setting (the paper's users);
+* :func:`critical_epsilon`, :func:`critical_gamma` -- survival thresholds
+  (ε_c, γ_c) under a behaviour, from its long-run growth factor;
+* :func:`threshold_table` -- those thresholds next to the paper's over (q, r);
+* :func:`trajectories` -- population paths under a behaviour and under the
+  paper's users, theory next to simulation;
+* :func:`epsilon_map`, :func:`gamma_map` -- ε* (randomized response) and γ*
+  (Gaussian mechanism) over a (q, r) grid, theory and simulation, and where
+  a finite level beats no privacy (:class:`FeedbackMap`);
+* :func:`summary` -- the chapter's answer across behaviours (:class:`Summary`);
+* :func:`threshold_curve` -- ε_c as a behaviour's parameter varies;
+* :func:`compare_gaussian` -- the explorer's experiment: one behaviour
+  against the paper's users in the Gaussian model, live.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import bernoulli, dynamics, engine, gaussian, optimize
+from ._validate import check_choice, check_int, check_probability, check_real
+from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
+
+__all__ = [
+    "FAMILIES",
+    "NO_PRIVACY_GAMMA",
+    "Family",
+    "family",
+    "two_classes",
+    "critical_epsilon",
+    "critical_gamma",
+    "ThresholdTable",
+    "threshold_table",
+    "Trajectories",
+    "trajectories",
+    "FeedbackMap",
+    "epsilon_map",
+    "gamma_map",
+    "Summary",
+    "summary",
+    "threshold_curve",
+    "GaussianComparison",
+    "compare_gaussian",
+]
+
+#: The behaviours of the chapter, by name: the paper's users and the four richer ones.
+FAMILIES = ("paper", "memory", "heterogeneous", "budget", "contagion")
+
+#: The parameter of each family, its neutral value (the paper's users) and its meaning.
+_PARAMETERS = {
+    "paper": (None, None, ""),
+    "memory": ("k", 1, "users tolerate k − 1 leaks"),
+    "heterogeneous": ("spread", 0.0, "two equal classes with q ± spread·min(q, 1 − q)"),
+    "budget": ("tolerance", math.inf, "users leave once their spent privacy exceeds the tolerance"),
+    "contagion": ("kappa", 0.0, "q_t = min(1, q + κ δ_{t−1})"),
+}
+
+#: The Gaussian model's stand-in for "no privacy": γ = 10⁻³ (as in chapters 06 and 07).
+NO_PRIVACY_GAMMA = 1e-3
+
+
+def two_classes(q, spread):
+    """Sensitivities of two equal classes around q: q ± spread · min(q, 1 − q), shape ``q.shape + (2,)``.
+
+    The mean sensitivity stays q and both classes stay in [0, 1]; spread 0
+    gives two identical classes (the paper's users), spread 1 the widest
+    pair (one class never leaves when q <= 1/2).
+
+    Examples
+    --------
+    >>> two_classes(0.3, 0.5).round(3).tolist()
+    [0.45, 0.15]
+    """
+    q = np.asarray(check_probability("q", q), float)
+    spread = check_real("spread", spread, low=0, high=1, scalar=True)
+    half = spread * np.minimum(q, 1.0 - q)
+    return np.stack([q + half, q - half], axis=-1)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A behaviour as a function of the (q, r) coordinates of a map, with one parameter of its own.
+
+    Calling it with arrays q and r (one shape) gives the behaviour of those
+    cells -- the callable the searches of :mod:`perfpriv.optimize` take as
+    ``behaviour=``:
+
+    * ``"paper"``: :class:`~perfpriv.behaviour.Memoryless` (q, r);
+    * ``"memory"``: :class:`~perfpriv.behaviour.LeakCount` with ``k`` (q, r);
+    * ``"heterogeneous"``: :class:`~perfpriv.behaviour.Heterogeneous`, two
+      classes of equal weight with sensitivities :func:`two_classes` (mean q);
+    * ``"budget"``: :class:`~perfpriv.behaviour.BudgetAware` with
+      ``tolerance`` (in the mechanism's unit: ε or ρ), reacting to leaks with
+      the map's q on top;
+    * ``"contagion"``: :class:`~perfpriv.behaviour.Contagion` with ``kappa``.
+
+    Attributes
+    ----------
+    name : str
+        One of :data:`FAMILIES`.
+    parameter : float or None
+        The family's parameter (``None`` for ``"paper"``).
+    rule : {"leak", "agnostic"}
+        Who recruits.
+    """
+
+    name: str
+    parameter: Any = None
+    rule: str = "leak"
+
+    def __post_init__(self):
+        check_choice("family", self.name, FAMILIES)
+        check_choice("rule", self.rule, ("leak", "agnostic"))
+        key, neutral, _ = _PARAMETERS[self.name]
+        if self.name == "paper":
+            if self.parameter is not None:
+                raise ValueError(f"the paper's users take no parameter; got {self.parameter!r}")
+            return
+        if self.parameter is None:
+            raise ValueError(f"family {self.name!r} needs its parameter {key}")
+        if self.name == "memory":
+            check_int("k", self.parameter, low=1)
+        elif self.name == "heterogeneous":
+            check_real("spread", self.parameter, low=0, high=1, scalar=True)
+        elif self.name == "budget":
+            check_real("tolerance", self.parameter, low=0, low_open=True, allow_inf=True, scalar=True)
+        else:
+            check_real("kappa", self.parameter, low=0, scalar=True)
+
+    def __call__(self, q, r):
+        """The behaviour of the cells (q, r) (arrays of one shape, or numbers)."""
+        q = np.asarray(q, float)
+        if self.name == "paper":
+            return Memoryless(q=q, r=r, rule=self.rule)
+        if self.name == "memory":
+            return LeakCount(k=int(self.parameter), q=q, r=r, rule=self.rule)
+        if self.name == "heterogeneous":
+            return Heterogeneous(q=two_classes(q, self.parameter), weights=[0.5, 0.5], r=r, rule=self.rule)
+        if self.name == "budget":
+            return BudgetAware(tolerance=float(self.parameter), q=q, r=r, rule=self.rule)
+        return Contagion(q=q, r=r, kappa=float(self.parameter), rule=self.rule)
+
+    @property
+    def symbol(self) -> str:
+        """Name of the parameter (``"k"``, ``"spread"``, ``"tolerance"``, ``"kappa"``; empty for the paper's)."""
+        return _PARAMETERS[self.name][0] or ""
+
+    @property
+    def label(self) -> str:
+        """Short description, e.g. ``"memory (k = 3)"``."""
+        if self.name == "paper":
+            return "paper (memoryless)"
+        value = self.parameter
+        text = f"{value:g}" if isinstance(value, (int, float, np.floating, np.integer)) else str(value)
+        sym = {"kappa": "κ", "tolerance": "b"}.get(self.symbol, self.symbol)
+        return f"{self.name} ({sym} = {text})"
+
+    @property
+    def neutral(self) -> "Family":
+        """The paper's users (the family at its neutral setting gives the same numbers)."""
+        return Family("paper", rule=self.rule)
+
+    @property
+    def uses_cost(self) -> bool:
+        """Whether the users count the mechanism's privacy cost (the budget family)."""
+        return self.name == "budget"
+
+    def __repr__(self) -> str:
+        return f"Family({self.label!r}, rule={self.rule!r})"
+
+
+def family(name, parameter=None, *, rule="leak") -> Family:
+    """The family ``name`` with ``parameter`` (see :class:`Family`).
+
+    Examples
+    --------
+    >>> f = family("memory", 3)
+    >>> f.label, type(f(0.3, 0.6)).__name__
+    ('memory (k = 3)', 'LeakCount')
+    """
+    return Family(name, parameter, rule)
+
+
+def _as_family(users):
+    if not isinstance(users, Family):
+        raise TypeError(f"users must be a perfpriv.feedback.Family (e.g. family('memory', 3)); got {users!r:.60}")
+    return users
+
+
+# ------------------------------------------------------------------ thresholds
+def _bisect_level(survives, lo, hi, shape, *, increasing, iterations=80):
+    """Boundary of a monotone survival set on log level between ``lo`` and ``hi`` (vectorized)."""
+    a = np.full(shape, math.log(lo))
+    b = np.full(shape, math.log(hi))
+    for _ in range(iterations):
+        mid = 0.5 * (a + b)
+        ok = survives(np.exp(mid))
+        if increasing:           # survival for levels >= the threshold (noise γ)
+            b, a = np.where(ok, mid, b), np.where(ok, a, mid)
+        else:                    # survival for levels <= the threshold (budget ε)
+            a, b = np.where(ok, mid, a), np.where(ok, b, mid)
+    return np.exp(b if increasing else a)
+
+
+def critical_epsilon(users, q, r):
+    """ε_c under a behaviour: randomized response keeps the population from shrinking for ε <= ε_c.
+
+    The long-run growth factor at leak probability p = 1/2 + β(ε) is at
+    least 1 exactly up to ε_c (:meth:`perfpriv.behaviour.Behaviour.critical_leak_probability`):
+    ε_c = 2 artanh(2 β_c) with β_c = max(0, p_c − 1/2). For budget-aware
+    users the threshold also depends on the cost ε of a round (their
+    lifetime ⌊b/ε⌋ + 1 shrinks as ε grows) and is found by bisection on
+    the reproduction number. ``inf``: survival at every ε, including no
+    privacy; 0: at none.
+
+    Parameters
+    ----------
+    users : Family
+    q, r : float or array_like
+        Leaving and recruiting probabilities (cells).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(critical_epsilon(family("paper"), 0.3, 0.6), 4)      # Theorem 1
+    0.6931
+    >>> round(critical_epsilon(family("memory", 3), 0.3, 0.6), 4)  # the paper's with q/(1 + 2q)
+    1.1632
+    """
+    users = _as_family(users)
+    beh = users(q, r)
+    shape = tuple(beh.shape)
+    if not users.uses_cost:
+        pc = np.asarray(beh.critical_leak_probability(), float)
+        return _out(bernoulli.epsilon_from_beta(np.clip(pc - 0.5, 0.0, 0.5)))
+
+    def survives(eps):
+        p = 0.5 + np.asarray(bernoulli.beta_from_epsilon(eps), float)
+        return np.asarray(beh.reproduction_number(p, cost=eps), float) >= 1.0
+
+    lo, hi = 1e-8, 1e4
+    eps = _bisect_level(survives, lo, hi, shape, increasing=False)
+    eps = np.where(survives(np.full(shape, np.inf)), np.inf, np.where(survives(np.full(shape, lo)), eps, 0.0))
+    return _out(eps)
+
+
+def critical_gamma(users, q, r, *, tau, n, d, R, statistic="paper", bracket=(1e-4, 1e4)):
+    """γ_c under a behaviour at population n: the long-run growth factor is at least 1 for γ >= γ_c.
+
+    For users who react to leaks only, γ_c solves p_τ(n, γ) = p_c, the
+    behaviour's critical leak probability (the paper's C(γ) = 1 with
+    r/(q + r) replaced by p_c; :func:`perfpriv.dynamics.exact_critical_gamma`).
+    Budget-aware users also pay ρ = 2R²/γ² per round, so more noise both
+    lowers the leaks and lengthens their stay; γ_c is found by bisection on
+    the reproduction number. p_τ at n is held fixed (the threshold of the
+    round at that population, as in the paper's Theorem 2).
+
+    Parameters
+    ----------
+    users : Family
+    q, r : float or array_like
+        Leaving and recruiting probabilities (cells).
+    tau, n, d, R, statistic
+        The Gaussian model: τ, the population N, dimension, clipping radius,
+        membership statistic.
+    bracket : (float, float)
+        Search interval of γ.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> g = critical_gamma(family("paper"), 0.3, 0.6, tau=0.02, n=1000, d=12, R=10)
+    >>> round(g, 3)          # dynamics.exact_critical_gamma
+    0.118
+    """
+    users = _as_family(users)
+    beh = users(q, r)
+    shape = tuple(beh.shape)
+    lo, hi = (float(b) for b in bracket)
+    if not users.uses_cost:
+        pc = np.broadcast_to(np.asarray(beh.critical_leak_probability(), float), shape)
+        return _out(dynamics.exact_critical_gamma(q=1.0 - pc, r=pc, tau=tau, n=n, d=d, R=R, statistic=statistic,
+                                                  bracket=(lo, hi)))
+    mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic)
+
+    def survives(g):
+        p = np.asarray(mech.leak_probability(np.full(np.shape(g), float(n)), g), float)
+        return np.asarray(beh.reproduction_number(p, cost=mech.privacy_cost(g)), float) >= 1.0
+
+    g = _bisect_level(survives, lo, hi, shape, increasing=True, iterations=50)
+    g = np.where(survives(np.full(shape, lo)), lo, np.where(survives(np.full(shape, hi)), g, np.inf))
+    return _out(g)
+
+
+@dataclass(frozen=True, eq=False)
+class ThresholdTable:
+    """Survival thresholds of a behaviour next to the paper's, over (q, r) cells.
+
+    Attributes
+    ----------
+    family : Family
+    q, r : numpy.ndarray
+        The cells (one shape).
+    epsilon, epsilon_paper : numpy.ndarray
+        ε_c under the behaviour and under the paper's users (Theorem 1).
+    gamma, gamma_paper : numpy.ndarray
+        γ_c at population ``settings["n"]`` under both (NaN when not computed).
+    settings : dict
+    """
+
+    family: Family
+    q: np.ndarray
+    r: np.ndarray
+    epsilon: np.ndarray
+    epsilon_paper: np.ndarray
+    gamma: np.ndarray
+    gamma_paper: np.ndarray
+    settings: dict
+
+    def __repr__(self) -> str:
+        return f"ThresholdTable({self.family.label!r}, cells={self.q.size})"
+
+
+def threshold_table(users, q, r, *, gaussian_users=None, tau=0.02, n=1000, d=12, R=10.0, statistic="paper"):
+    """ε_c and γ_c of a behaviour next to the paper's, for (q, r) cells.
+
+    Parameters
+    ----------
+    users : Family
+        The behaviour for randomized response.
+    q, r : array_like
+        Cells (broadcast to one shape).
+    gaussian_users : Family, optional
+        The behaviour for the Gaussian mechanism when it differs (a budget
+        family's tolerance is in ρ there); default ``users``. ``False``: skip γ_c.
+    tau, n, d, R, statistic
+        The Gaussian model and population of γ_c.
+
+    Returns
+    -------
+    ThresholdTable
+    """
+    users = _as_family(users)
+    q, r = np.broadcast_arrays(np.asarray(check_probability("q", q), float),
+                               np.asarray(check_probability("r", r), float))
+    eps = np.asarray(critical_epsilon(users, q, r), float)
+    eps0 = np.asarray(critical_epsilon(users.neutral, q, r), float)
+    if gaussian_users is False:
+        gam = gam0 = np.full(q.shape, np.nan)
+    else:
+        gu = users if gaussian_users is None else _as_family(gaussian_users)
+        kw = dict(tau=tau, n=n, d=d, R=R, statistic=statistic)
+        gam = np.asarray(critical_gamma(gu, q, r, **kw), float)
+        gam0 = np.asarray(critical_gamma(gu.neutral, q, r, **kw), float)
+    return ThresholdTable(users, q, r, eps, eps0, gam, gam0, dict(tau=tau, n=n, d=d, R=R, statistic=statistic))
+
+
+# ------------------------------------------------------------------ trajectories
+@dataclass(frozen=True, eq=False)
+class Trajectories:
+    """Population paths under a behaviour and under the paper's users, theory next to simulation.
+
+    Attributes
+    ----------
+    family : Family
+    levels : numpy.ndarray
+        The privacy levels (ε or γ), shape (L,).
+    mean_field, mean_field_paper : numpy.ndarray, shape (L, T + 1)
+        Mean-field population N_t.
+    simulated, simulated_paper : numpy.ndarray, shape (L, T + 1)
+        Mean simulated population.
+    se, se_paper : numpy.ndarray, shape (L, T + 1)
+        Its standard error over the trials.
+    leaks, leaks_paper : numpy.ndarray, shape (L, T)
+        Mean simulated number of leaked users per round.
+    leak_probability, leak_probability_paper : numpy.ndarray, shape (L, T)
+        The mean field's p_t.
+    mechanism : str
+        ``"bernoulli"`` or ``"gaussian"``.
+    settings : dict
+    """
+
+    family: Family
+    levels: np.ndarray
+    mean_field: np.ndarray
+    mean_field_paper: np.ndarray
+    simulated: np.ndarray
+    simulated_paper: np.ndarray
+    se: np.ndarray
+    se_paper: np.ndarray
+    leaks: np.ndarray
+    leaks_paper: np.ndarray
+    leak_probability: np.ndarray
+    leak_probability_paper: np.ndarray
+    mechanism: str
+    settings: dict
+
+    def _departures_per_leak(self, N, K, paper):
+        r = float(self.settings["r"])
+        rule = self.family.rule
+        recruits = r * (N[..., :-1] - K) if rule == "leak" else r * N[..., :-1]
+        departures = N[..., :-1] + recruits - N[..., 1:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return departures / K
+
+    @property
+    def effective_q(self):
+        """Departures per leaked user in each round, (mean field, simulation), each of shape (L, T).
+
+        Every behaviour's realized growth is the paper's with q replaced by
+        this q_t: N_t = N_{t−1} + ρ-recruits − q_t K_t. For the paper's users
+        q_t = q; it drifts to q s_{k−1} (memory), to the mean sensitivity
+        Σ s_j q_j (heterogeneous users), to q* (contagion); budget-aware
+        users add their budget departures. Exact without cap and floor (the
+        default of :func:`trajectories`).
+        """
+        mf_leaks = self.leak_probability * self.mean_field[..., :-1]
+        return (self._departures_per_leak(self.mean_field, mf_leaks, False),
+                self._departures_per_leak(self.simulated, self.leaks, False))
+
+    @property
+    def long_run_q(self) -> np.ndarray:
+        """The limit of :attr:`effective_q` per level, from the behaviour's theory: (1 + ρ(p) − λ(p))/p.
+
+        λ is the long-run growth factor (:meth:`perfpriv.behaviour.Behaviour.growth_factor`)
+        at the leak probability and cost of the level (for the Gaussian
+        mechanism, p of the mean field's last round).
+        """
+        st = self.settings
+        beh = self.family(st["q"], st["r"])
+        p = self.leak_probability[..., -1]
+        mech = _mechanism(self.mechanism, self.levels, tau=st["tau"], d=st["d"], R=st["R"])
+        cost = mech.privacy_cost(self.levels)
+        lam = np.asarray(beh.growth_factor(p, cost=cost), float)
+        return (1.0 + np.asarray(beh.recruit_rate(p), float) - lam) / p
+
+    def __repr__(self) -> str:
+        return f"Trajectories({self.family.label!r}, {self.mechanism}, levels={self.levels.size}, T={self.settings['T']})"
+
+
+def _mechanism(kind, levels, *, tau=0.02, d=12, R=10.0, mu=(0.0, 1.0), statistic="paper"):
+    if kind == "bernoulli":
+        return bernoulli.RandomizedResponse(levels, mu=mu)
+    return gaussian.GaussianMean(levels, tau=tau, d=d, R=R, statistic=statistic)
+
+
+def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", tau=0.02, d=12, R=10.0, cap=None,
+                 floor=0, seed=None):
+    """Simulated and mean-field population paths under ``users`` and under the paper's users.
+
+    Both simulations use the same seed (common random numbers): their
+    difference is the behaviour's. Without cap and floor (the default) the
+    mean field of a constant leak probability (randomized response) is the
+    exact expected population of the linear behaviours.
+
+    Parameters
+    ----------
+    users : Family
+    levels : array_like
+        ε values (``mechanism="bernoulli"``) or γ values (``"gaussian"``), 1-D.
+    q, r : float
+        The cell.
+    T, n0, trials : int
+        Horizon, initial population, simulated runs per level.
+    mechanism : {"bernoulli", "gaussian"}
+    tau, d, R : float, int, float
+        Gaussian model.
+    cap : int, optional
+        Population cap (``None``: none).
+    floor : {0, 1}
+        Population floor of the simulation (the mean field's is ``None`` for 0).
+    seed : int, optional
+
+    Returns
+    -------
+    Trajectories
+
+    Examples
+    --------
+    >>> tr = trajectories(family("contagion", 1.0), [0.5], q=0.2, r=0.6, T=30, n0=1000, trials=50, seed=1)
+    >>> theory, simulated = tr.effective_q         # q_t -> q* = q / (1 - kappa p), p = 1/2 + tanh(1/4)/2
+    >>> round(float(theory[0, -1]), 3), round(float(Contagion(q=0.2, r=0.6, kappa=1.0)
+    ...                                           .stationary_leave_probability(0.5 + 0.5 * np.tanh(0.25))), 3)
+    (0.53, 0.53)
+    """
+    users = _as_family(users)
+    mechanism = check_choice("mechanism", mechanism, ("bernoulli", "gaussian"))
+    levels = np.atleast_1d(np.asarray(levels, float))
+    mech = _mechanism(mechanism, levels, tau=tau, d=d, R=R)
+    out = {}
+    for tag, fam in (("", users), ("_paper", users.neutral)):
+        beh = fam(q, r)
+        run = engine.simulate(mech, beh, T=T, n0=n0, trials=trials, cap=cap, floor=floor, seed=seed)
+        path = engine.mean_field(mech, beh, T=T, n0=n0, cap=cap, floor=floor if floor else None)
+        pop = run.population.astype(float)
+        out["simulated" + tag] = pop.mean(axis=-2)
+        out["se" + tag] = pop.std(axis=-2, ddof=1) / math.sqrt(trials)
+        out["leaks" + tag] = run.leaked.mean(axis=-2)
+        out["mean_field" + tag] = path.population
+        out["leak_probability" + tag] = path.leak_probability
+    return Trajectories(users, levels, mechanism=mechanism, settings=dict(q=q, r=r, T=T, n0=n0, trials=trials,
+                                                                           tau=tau, d=d, R=R, cap=cap, floor=floor,
+                                                                           seed=seed), **out)
+
+
+# ------------------------------------------------------------------ maps
+@dataclass(frozen=True, eq=False)
+class FeedbackMap:
+    """The best privacy level over a (q, r) grid under one behaviour, and where it beats no privacy.
+
+    Rows of every array are q values, columns r values.
+
+    Attributes
+    ----------
+    family : Family
+    mechanism : str
+        ``"bernoulli"`` (ε*, final-round error, the paper's Fig. 2 objective)
+        or ``"gaussian"`` (γ*, cumulative error, Fig. 4's).
+    qs, rs : numpy.ndarray
+        Grid coordinates.
+    levels : numpy.ndarray
+        The simulated grid of levels; ``levels[none]`` is "no privacy"
+        (ε = inf, or γ = :data:`NO_PRIVACY_GAMMA`).
+    none : int
+        Index of the no-privacy level.
+    theory : numpy.ndarray
+        The mean field's optimum per cell (on ``levels`` for ε; a continuous
+        search for γ).
+    theory_value, theory_none : numpy.ndarray
+        The mean-field objective at the optimum and without privacy.
+    simulated : numpy.ndarray
+        The simulated optimum per cell (on ``levels``).
+    values, se : numpy.ndarray, shape (q, r, L)
+        Simulated objective per level and its standard error.
+    z : float
+        Standard errors a private level must win by to count in :attr:`pays_simulated`.
+    settings : dict
+    """
+
+    family: Family
+    mechanism: str
+    qs: np.ndarray
+    rs: np.ndarray
+    levels: np.ndarray
+    none: int
+    theory: np.ndarray
+    theory_value: np.ndarray
+    theory_none: np.ndarray
+    simulated: np.ndarray
+    values: np.ndarray
+    se: np.ndarray
+    z: float
+    settings: dict
+
+    @property
+    def symbol(self) -> str:
+        """``"ε"`` or ``"γ"``."""
+        return "ε" if self.mechanism == "bernoulli" else "γ"
+
+    @property
+    def pays_theory(self) -> np.ndarray:
+        """Cells where the mean field's best private level beats no privacy (by more than 1e-9 relative)."""
+        return self.theory_value < self.theory_none * (1 - 1e-9)
+
+    @property
+    def _private(self):
+        return np.arange(self.levels.size) != self.none
+
+    @property
+    def best_private(self) -> np.ndarray:
+        """Index (in :attr:`levels`) of the simulated best private level of each cell."""
+        vals = np.where(self._private, self.values, np.inf)
+        return np.argmin(vals, axis=-1)
+
+    @property
+    def advantage(self) -> np.ndarray:
+        """Simulated objective without privacy minus at the best private level (> 0: privacy pays)."""
+        best = np.take_along_axis(self.values, self.best_private[..., None], axis=-1)[..., 0]
+        return self.values[..., self.none] - best
+
+    @property
+    def advantage_se(self) -> np.ndarray:
+        """Standard error of :attr:`advantage` (the two levels' errors combined as if independent: conservative
+        for common random numbers)."""
+        se_best = np.take_along_axis(self.se, self.best_private[..., None], axis=-1)[..., 0]
+        return np.hypot(se_best, self.se[..., self.none])
+
+    @property
+    def pays_simulated(self) -> np.ndarray:
+        """Cells where a private level beats no privacy in simulation by more than ``z`` standard errors."""
+        return self.advantage > self.z * self.advantage_se
+
+    @property
+    def loses_simulated(self) -> np.ndarray:
+        """Cells where no privacy beats every private level by more than ``z`` standard errors."""
+        return -self.advantage > self.z * self.advantage_se
+
+    @property
+    def confirmed(self) -> np.ndarray:
+        """Cells where the mean field says privacy pays and simulation confirms it (beyond ``z`` se)."""
+        return self.pays_theory & self.pays_simulated
+
+    @property
+    def contradicted(self) -> np.ndarray:
+        """Cells where simulation and the mean field disagree beyond ``z`` standard errors (either way)."""
+        return (self.pays_simulated & ~self.pays_theory) | (self.loses_simulated & self.pays_theory)
+
+    @property
+    def gain(self) -> np.ndarray:
+        """The mean field's objective without privacy over that at its best private level (1: no gain)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.pays_theory, self.theory_none / self.theory_value, 1.0)
+
+    def __repr__(self) -> str:
+        return (f"FeedbackMap({self.family.label!r}, {self.mechanism}, grid={self.qs.size}x{self.rs.size}, "
+                f"privacy pays: theory {int(self.pays_theory.sum())}, confirmed {int(self.confirmed.sum())})")
+
+
+def _grid(qs, rs):
+    qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
+    rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
+    if qs.ndim != 1 or rs.ndim != 1:
+        raise ValueError("qs and rs must be 1-D grids of probabilities")
+    Q, Rr = np.meshgrid(qs, rs, indexing="ij")
+    return qs, rs, Q, Rr
+
+
+def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.0), cap=20000, z=3.0, seed=None,
+                n_jobs=None):
+    """ε* under a behaviour over a (q, r) grid: theory, simulation, and where a finite ε beats no privacy.
+
+    The objective is the paper's Fig. 2 one: the error of the last round's
+    estimate, μ_T ~ Uniform(0.5, 1) (:func:`perfpriv.optimize.optimal_epsilon`
+    and :func:`perfpriv.optimize.mean_field_optimal_epsilon` with
+    ``behaviour=users``). ``inf`` (no privacy) is added to the grid if absent.
+
+    Parameters
+    ----------
+    users : Family
+    qs, rs : 1-D array_like
+        Grid of leaving and recruiting probabilities.
+    epsilons : 1-D array_like
+        Candidate ε values.
+    T, n0, trials : int
+        Horizon, initial population, runs per (cell, ε) (paper: 200, 400, 10).
+    mu : float or (float, float)
+        Law of μ_t.
+    cap : int
+        Population cap (floor 1).
+    z : float
+        Standard errors a private level must win by (:attr:`FeedbackMap.pays_simulated`).
+    seed : int, optional
+        Root seed; every cell is keyed by its coordinates.
+    n_jobs : int, optional
+        Parallel cells (:func:`perfpriv.sweep.map_cells`; the result does not depend on it).
+
+    Returns
+    -------
+    FeedbackMap
+    """
+    users = _as_family(users)
+    qs, rs, Q, Rr = _grid(qs, rs)
+    eps = np.unique(np.r_[np.asarray(epsilons, float), np.inf])
+    sim = optimize.optimal_epsilon(Q, Rr, eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed, cap=cap,
+                                   behaviour=users, n_jobs=n_jobs, progress=False)
+    theory = optimize.mean_field_optimal_epsilon(Q, Rr, eps, T=T, n0=n0, mu=mu, cap=cap, behaviour=users)
+    none = int(np.flatnonzero(np.isinf(eps))[0])
+    private = np.where(np.arange(eps.size) != none, theory.values, np.inf)
+    best = np.argmin(private, axis=-1)
+    theory_value = np.take_along_axis(theory.values, best[..., None], axis=-1)[..., 0]
+    theory_none = theory.values[..., none]
+    star = np.where(theory_value < theory_none * (1 - 1e-9), eps[best], np.inf)
+    return FeedbackMap(users, "bernoulli", qs, rs, eps, none, star, np.minimum(theory_value, theory_none),
+                       theory_none, np.asarray(sim.epsilon, float), sim.values, sim.se, float(z),
+                       dict(T=T, n0=n0, trials=trials, mu=mu, cap=cap, seed=seed))
+
+
+def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12, R=10.0, cap=20000, z=3.0,
+              seed=None, n_jobs=None):
+    """γ* under a behaviour over a (q, r) grid: theory, simulation, and where noise beats no privacy.
+
+    The objective is the cumulative squared Mahalanobis error over the T
+    rounds (Fig. 4's). Theory: the mean field's γ*
+    (:func:`perfpriv.optimize.optimal_gamma`, ``objective="mean_field"``,
+    Algorithm 1's round indexing), a continuous search. Simulation: the
+    grid search of :func:`perfpriv.optimize.optimal_gamma_empirical`, with
+    collapsed runs scored by the floor convention. "No privacy" is
+    γ = :data:`NO_PRIVACY_GAMMA`, added to the grid.
+
+    Parameters
+    ----------
+    users : Family
+    qs, rs : 1-D array_like
+    gammas : 1-D array_like
+        Candidate noise scales.
+    tau, d, R : float, int, float
+        Gaussian model (τ, dimension, clipping radius).
+    T, n0, trials : int
+        Horizon, initial population, runs per (cell, γ) (paper: 50, 1000, 50).
+    cap : int
+    z : float
+    seed, n_jobs
+        As in :func:`epsilon_map`.
+
+    Returns
+    -------
+    FeedbackMap
+    """
+    users = _as_family(users)
+    qs, rs, Q, Rr = _grid(qs, rs)
+    grid = np.unique(np.r_[NO_PRIVACY_GAMMA, np.asarray(gammas, float)])
+    sim = optimize.optimal_gamma_empirical(Q, Rr, grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, seed=seed,
+                                           cap=cap, behaviour=users, n_jobs=n_jobs, progress=False)
+    theory = optimize.optimal_gamma(Q, Rr, tau=tau, T=T, n0=n0, d=d, R=R, objective="mean_field",
+                                    rounds="algorithm", cap=cap, behaviour=users, grid=31,
+                                    bracket=(float(grid[1]) / 4, float(grid[-1]) * 4))
+    mech = gaussian.GaussianMean(NO_PRIVACY_GAMMA, tau=tau, d=d, R=R)
+    none_value = np.asarray(engine.mean_field(mech, users(Q, Rr), T=T, n0=n0, cap=cap).cumulative_error, float)
+    theory_value = np.asarray(theory.value, float)
+    star = np.where(theory_value < none_value * (1 - 1e-9), np.asarray(theory.gamma, float), NO_PRIVACY_GAMMA)
+    return FeedbackMap(users, "gaussian", qs, rs, grid, 0, star, np.minimum(theory_value, none_value), none_value,
+                       np.asarray(sim.gamma, float), sim.values, sim.se, float(z),
+                       dict(tau=tau, T=T, n0=n0, trials=trials, d=d, R=R, cap=cap, seed=seed))
+
+
+# ------------------------------------------------------------------ the chapter's answer
+@dataclass(frozen=True, eq=False)
+class Summary:
+    """Does a finite privacy level still beat no privacy, and where? One row per behaviour.
+
+    Every count is over the cells of one (q, r) grid (the same for every map).
+
+    Attributes
+    ----------
+    labels : list of str
+        The behaviours (rows), with their rule.
+    cells : int
+        Cells per map.
+    bernoulli_theory : numpy.ndarray of int
+        Cells where the mean field's best finite ε beats no privacy.
+    bernoulli_confirmed : numpy.ndarray of int
+        Of those, the cells where simulation confirms it beyond ``z`` standard errors.
+    bernoulli_contradicted : numpy.ndarray of int
+        Cells where simulation contradicts the mean field beyond ``z`` standard errors.
+    survival : numpy.ndarray of int
+        Cells where privacy decides survival: some ε keeps the population
+        from shrinking but no privacy does not (0 < ε_c < inf, :func:`critical_epsilon`).
+    survival_match : numpy.ndarray
+        Share of cells where "privacy pays" (mean field) coincides with "0 < ε_c < inf".
+    epsilon_ratio : numpy.ndarray
+        Median over cells (where both are finite) of the mean field's ε* over
+        the paper's users' ε* (same rule); NaN without a reference row.
+    gaussian_theory, gaussian_confirmed, gaussian_contradicted : numpy.ndarray of int
+        The same counts for γ in the Gaussian model (-1: not computed).
+    gamma_ratio : numpy.ndarray
+        Median over cells of the mean field's γ* over the paper's users' (NaN: not computed).
+    maps : dict
+        ``{"bernoulli": [FeedbackMap, ...], "gaussian": [FeedbackMap or None, ...]}``.
+    """
+
+    labels: list
+    cells: int
+    bernoulli_theory: np.ndarray
+    bernoulli_confirmed: np.ndarray
+    bernoulli_contradicted: np.ndarray
+    survival: np.ndarray
+    survival_match: np.ndarray
+    epsilon_ratio: np.ndarray
+    gaussian_theory: np.ndarray
+    gaussian_confirmed: np.ndarray
+    gaussian_contradicted: np.ndarray
+    gamma_ratio: np.ndarray
+    maps: dict = field(repr=False)
+
+    def table(self) -> str:
+        """The summary as text, numbers rounded for print."""
+        n = self.cells
+        lines = [f"{'':34s} randomized response (ε)                                Gaussian mechanism (γ)",
+                 f"{'':34s} privacy pays   confirmed   0<ε_c<∞   pays iff   ε* vs    privacy pays  confirmed  γ* vs",
+                 f"{'behaviour':34s} (mean field)   (sim.)      cells     0<ε_c<∞    paper    (mean field)  (sim.)     paper",
+                 "-" * 122]
+
+        def ratio(x):
+            return "  —  " if not np.isfinite(x) else f"{x:4.2f}x"
+
+        for i, lab in enumerate(self.labels):
+            if self.gaussian_theory[i] >= 0:
+                g = (f"{self.gaussian_theory[i]:5d}/{n}      {self.gaussian_confirmed[i]:3d}/{n}    "
+                     f"{ratio(self.gamma_ratio[i])}")
+            else:
+                g = f"{'not computed':>18s}"
+            lines.append(f"{lab:34s} {self.bernoulli_theory[i]:5d}/{n}       {self.bernoulli_confirmed[i]:3d}/{n}"
+                         f"      {self.survival[i]:3d}/{n}    {100 * self.survival_match[i]:4.0f}%     "
+                         f"{ratio(self.epsilon_ratio[i])}   {g}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Summary(behaviours={len(self.labels)}, cells={self.cells})"
+
+
+def _reference(maps, m):
+    """The map of the paper's users with the same rule as ``m`` (or None)."""
+    for other in maps:
+        if other is not None and other.family == m.family.neutral:
+            return other
+    return None
+
+
+def _median_ratio(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ok = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+    return float(np.median(a[ok] / b[ok])) if ok.any() else float("nan")
+
+
+def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
+    """Collect the chapter's answer from one ε map (and optionally one γ map) per behaviour.
+
+    Parameters
+    ----------
+    bernoulli_maps : sequence of FeedbackMap
+        One ε map per behaviour, all on one (q, r) grid. The paper's users
+        (with each rule used) should be among them: they are the reference
+        of the ratios.
+    gaussian_maps : sequence of FeedbackMap or None, optional
+        The γ maps of the same behaviours, in the same order (``None``
+        entries: not computed).
+
+    Returns
+    -------
+    Summary
+    """
+    bm = list(bernoulli_maps)
+    gm = [None] * len(bm) if gaussian_maps is None else list(gaussian_maps)
+    if len(bm) != len(gm) or not bm:
+        raise ValueError("gaussian_maps must hold one entry (a map or None) per Bernoulli map, in the same order")
+    cells = {m.pays_theory.size for m in bm} | {g.pays_theory.size for g in gm if g is not None}
+    if len(cells) != 1:
+        raise ValueError(f"all maps must have the same number of cells; got {sorted(cells)}")
+    labels, rows = [], []
+    for m, g in zip(bm, gm):
+        label = m.family.label if m.family.name != "budget" or g is None else \
+            f"budget (b = {m.family.parameter:g} in ε, {g.family.parameter:g} in ρ)"
+        labels.append(label + (", agnostic" if m.family.rule == "agnostic" else ""))
+        Q, Rr = np.meshgrid(m.qs, m.rs, indexing="ij")
+        eps_c = np.asarray(critical_epsilon(m.family, Q, Rr), float)
+        survives = (eps_c > 0) & np.isfinite(eps_c)
+        ref = _reference(bm, m)
+        gref = None if g is None else _reference([x for x in gm if x is not None], g)
+        rows.append((int(m.pays_theory.sum()), int(m.confirmed.sum()), int(m.contradicted.sum()),
+                     int(survives.sum()), float(np.mean(m.pays_theory == survives)),
+                     _median_ratio(m.theory, ref.theory) if ref is not None else float("nan"),
+                     -1 if g is None else int(g.pays_theory.sum()), -1 if g is None else int(g.confirmed.sum()),
+                     -1 if g is None else int(g.contradicted.sum()),
+                     _median_ratio(g.theory, gref.theory) if gref is not None else float("nan")))
+    cols = [np.array(c) for c in zip(*rows)]
+    return Summary(labels, cells.pop(), *cols, maps={"bernoulli": bm, "gaussian": gm})
+
+
+def threshold_curve(name, values, q, r, *, rule="leak"):
+    """ε_c of the family ``name`` as its parameter runs over ``values`` (paper's ε_c at the neutral value).
+
+    Parameters
+    ----------
+    name : str
+        A family of :data:`FAMILIES` other than ``"paper"``.
+    values : 1-D array_like
+        Parameter values (k, spread, tolerance in ε, κ).
+    q, r : float
+        The cell.
+    rule : {"leak", "agnostic"}
+
+    Returns
+    -------
+    numpy.ndarray
+        ε_c for each value.
+
+    Examples
+    --------
+    >>> threshold_curve("contagion", [0.0, 1.0, 2.0], 0.2, 0.6).round(3).tolist()   # q < r (1 - κ/2)?
+    [1.099, 0.264, 0.0]
+    """
+    check_choice("name", name, FAMILIES[1:])
+    return np.array([float(critical_epsilon(Family(name, v, rule), q, r)) for v in np.atleast_1d(values)])
+
+
+# ------------------------------------------------------------------ the explorer's experiment
+@dataclass(frozen=True, eq=False)
+class GaussianComparison:
+    """One behaviour against the paper's users in the Gaussian model (what the explorer draws).
+
+    Attributes
+    ----------
+    family : Family
+    gammas : numpy.ndarray
+        Noise scales of the mean-field curves.
+    error, error_paper : numpy.ndarray
+        Mean-field cumulative error at each γ, under the behaviour and the paper's users.
+    gamma_star, gamma_star_paper : float
+        Their minimizers on ``gammas``.
+    mean_field, mean_field_paper : numpy.ndarray, shape (T + 1,)
+        Mean-field population at the behaviour's γ*.
+    simulated, simulated_paper : numpy.ndarray, shape (trials, T + 1)
+        Simulated populations at that γ (common random numbers).
+    settings : dict
+    """
+
+    family: Family
+    gammas: np.ndarray
+    error: np.ndarray
+    error_paper: np.ndarray
+    gamma_star: float
+    gamma_star_paper: float
+    mean_field: np.ndarray
+    mean_field_paper: np.ndarray
+    simulated: np.ndarray
+    simulated_paper: np.ndarray
+    settings: dict
+
+    def __repr__(self) -> str:
+        return (f"GaussianComparison({self.family.label!r}, gamma*={self.gamma_star:.3g}, "
+                f"paper gamma*={self.gamma_star_paper:.3g})")
+
+
+def compare_gaussian(users, *, q, r, tau=0.02, T=10, n0=100, d=12, R=10.0, trials=20, cap=20000,
+                     gammas=None, seed=0):
+    """The Gaussian model under ``users`` and under the paper's users: γ curves, γ*, and paths at γ*.
+
+    Sized for a live redraw: a mean-field curve over ``gammas`` (default 25
+    values in [0.05, 20]) and ``trials`` simulated runs at the behaviour's γ*.
+
+    Parameters
+    ----------
+    users : Family
+    q, r, tau : float
+    T, n0, d : int
+    R : float
+    trials, cap : int
+    gammas : array_like, optional
+    seed : int
+
+    Returns
+    -------
+    GaussianComparison
+    """
+    users = _as_family(users)
+    g = np.geomspace(0.05, 20.0, 25) if gammas is None else np.asarray(gammas, float)
+    mech = gaussian.GaussianMean(g, tau=tau, d=d, R=R)
+    err = {}
+    for tag, fam in (("", users), ("_paper", users.neutral)):
+        err[tag] = np.asarray(engine.mean_field(mech, fam(q, r), T=T, n0=n0, cap=cap).cumulative_error, float)
+    star = float(g[int(np.argmin(err[""]))])
+    star0 = float(g[int(np.argmin(err["_paper"]))])
+    one = gaussian.GaussianMean(star, tau=tau, d=d, R=R)
+    out = {}
+    for tag, fam in (("", users), ("_paper", users.neutral)):
+        beh = fam(q, r)
+        out["mean_field" + tag] = engine.mean_field(one, beh, T=T, n0=n0, cap=cap).population
+        out["simulated" + tag] = engine.simulate(one, beh, T=T, n0=n0, trials=trials, cap=cap, seed=seed).population
+    return GaussianComparison(users, g, err[""], err["_paper"], star, star0, settings=dict(
+        q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap, seed=seed), **out)
+
+
+def _out(x):
+    x = np.asarray(x, float)
+    return float(x) if x.ndim == 0 else x
