@@ -28,8 +28,8 @@ from sphinx import addnodes
 PACKAGE = "perfpriv"
 #: Preferred order of the reference (modules not listed follow, alphabetically).
 ORDER = ("bernoulli", "gaussian", "projected", "leakage", "behaviour", "engine", "dynamics", "optimize",
-         "epsilon_search", "gamma_search", "schedules", "sweep", "experiments", "plots", "widgets", "exercises",
-         "notebook", "cli")
+         "schedules", "sweep", "feedback", "regression", "gradient", "performative", "experiments", "plots",
+         "widgets", "exercises", "notebook", "cli")
 FOLDER = "book/api"
 
 
