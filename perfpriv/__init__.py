@@ -21,6 +21,9 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
     Optimal privacy level epsilon* and noise scale gamma*.
 ``sweep``
     Parameter grids evaluated in parallel with joblib, reproducibly seeded.
+``performative``
+    Performative prediction, P-FedAvg, federated bilevel FBi-RRM, and
+    private federated rounds whose leaking clients leave (papers 002-003).
 ``plots``, ``widgets``, ``exercises``, ``notebook``
     Figures of the paper, interactive explorers, classroom self-checks,
     one-line error messages in Jupyter.
@@ -41,6 +44,7 @@ _SUBMODULES = (
     "optimize",
     "sweep",
     "schedules",
+    "performative",
     "plots",
     "widgets",
     "exercises",
