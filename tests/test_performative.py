@@ -494,3 +494,75 @@ def test_participation_bad_input():
         participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, step="big")
     with pytest.raises(ValueError, match="q must be"):
         participation.simulate_participation(1.0, tau=0.3, R=5.0, q=1.5, r=0.2, T=3, n0=5)
+
+
+def test_stationary_error_is_the_limit_of_the_recursion_and_of_the_simulation():
+    n, h, eps, m, sm, se_, sig = 40, 0.5, 0.6, 1.0, 1.0, 0.3, 1.0
+    mech = participation.PrivateFederatedRound(1.0, tau=0.3, R=1e4, m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig,
+                                               E=1, step=h)
+    gam = np.array([0.5, 2.0])
+    ps, a = m / (1 - eps), 1 - h * (1 - eps)
+    for g, formula in zip(gam, mech.stationary_error(n, gam)):
+        e1, e2 = 0.0, 1.0                        # iterate the exact second-moment recursion to its limit
+        for _ in range(2000):
+            theta2 = e2 + 2 * ps * e1 + ps**2
+            e2 = a**2 * e2 + h**2 * (sm**2 + sig**2 + g**2 + se_**2 * theta2) / n
+            e1 = a * e1
+        assert formula == pytest.approx(e2, rel=1e-10)
+    run = participation.simulate_participation(gam, tau=0.3, R=1e4, q=0.0, r=0.0, T=60, n0=n, trials=3000, seed=8,
+                                               m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig, E=1, step=h,
+                                               theta0=ps)
+    last = run.sq_error[..., -1]
+    assert np.all(np.abs(last.mean(axis=1) - mech.stationary_error(n, gam))
+                  < 4 * last.std(axis=1, ddof=1) / math.sqrt(last.shape[1]))
+    with pytest.raises(ValueError, match="no stationary law"):
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, eps=0.5, step=5.0).stationary_error(10, 1.0)
+    with pytest.raises(ValueError, match="constant step"):
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, step=federated.StepRule.decaying(1.0, 2.0)
+                                            ).stationary_error(10, 1.0)
+
+
+# ------------------------------------------------------------ faces
+def _faces():
+    """perfpriv.plots and perfpriv.widgets (skipped while sibling modules they import are mid-migration)."""
+    plots = pytest.importorskip("perfpriv.plots")
+    widgets = pytest.importorskip("perfpriv.widgets")
+    return plots, widgets
+
+
+def test_every_figure_returns_a_figure_and_refuses_empty_input():
+    plots, _ = _faces()
+    from matplotlib.figure import Figure
+
+    sq = prediction.PerformativeProblem.squared(m=1.0, A=0.5)
+    lin = prediction.PerformativeProblem.linear(m=1.0, A=0.3)
+    paths = {"rrm": prediction.repeated_risk_minimization(sq, [0.0], T=5)}
+    level = stateful.level_response(bernoulli.RandomizedResponse([0.3, 1.0, 3.0]), behaviour.Memoryless(q=0.3, r=0.6),
+                                    T=10, n0=100)
+    c = GaussianClients.example(N=5, m_mean=1.0, eps_mean=0.5)
+    mom = {"full": federated.expected_distance(c, T=50)}
+    runs = {"full": federated.p_fedavg(c, T=50, trials=5, seed=0)}
+    prob = bilevel.BilevelRegression.synthetic(M=3, n=10, d=2, eps_c=0.5, eps_d=0.5)
+    part = {"a": participation.simulate_participation([0.5, 2.0], tau=0.3, R=10.0, q=0.5, r=0.2, T=25, n0=20,
+                                                      trials=3, cap=50, seed=0, E=1, step=0.5)}
+    figs = [plots.figure_retraining(paths, lin), plots.figure_level_response(level, deployed=[0]),
+            plots.figure_fedavg_convergence(mom, runs), plots.figure_fedavg_factors({"E": ([1, 2], {"x": [1.0, 0.5]})}),
+            plots.figure_bilevel({"p": bilevel.fbi_rrm(prob, rounds=5)}, prob, eps_c=np.linspace(0, 2, 5),
+                                 eps_d=np.linspace(0, 2, 5)),
+            plots.figure_participation(part, show=[0, 1], last=5)]
+    assert all(isinstance(f, Figure) for f in figs)
+    for fn, args in ((plots.figure_retraining, ({}, lin)), (plots.figure_fedavg_convergence, ({},)),
+                     (plots.figure_fedavg_factors, ({},)), (plots.figure_participation, ({},))):
+        with pytest.raises(ValueError, match="non-empty"):
+            fn(*args)
+    with pytest.raises(ValueError, match="paths_of"):
+        plots.figure_participation(part, paths_of="b")
+
+
+def test_explorer_draws_its_default_and_reports_its_values():
+    _, widgets = _faces()
+    from matplotlib.figure import Figure
+
+    assert isinstance(widgets.draw_participation(gamma=0.3, trials=2, T=10), Figure)
+    ex = widgets.participation_explorer()
+    assert repr(ex).startswith("<Private federated rounds explorer: gamma=0.6")

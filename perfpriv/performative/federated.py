@@ -295,9 +295,8 @@ class StepRule:
     def __post_init__(self):
         object.__setattr__(self, "kind", check_choice("kind", self.kind, ("decaying", "constant")))
         object.__setattr__(self, "beta", check_real("beta", self.beta, low=0, low_open=True, scalar=True))
-        low_open = self.kind == "decaying"
-        object.__setattr__(self, "gamma", check_real("gamma", self.gamma, low=0, low_open=low_open, scalar=True)
-                           if self.kind == "decaying" else 0.0)
+        gamma = check_real("gamma", self.gamma, low=0, low_open=True, scalar=True) if self.kind == "decaying" else 0.0
+        object.__setattr__(self, "gamma", gamma)
 
     @classmethod
     def decaying(cls, beta, gamma):
@@ -568,7 +567,8 @@ def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, the
     b_i = η c_i m_i and independent noise of variance (η c_i σ)²/batch, so
     the mean vector μ and the covariance matrix Γ of the N local models
     (per coordinate) evolve as μ ← aμ + b, Γ ← diag(a) Γ diag(a) + diag(noise
-    variances). An aggregation replaces every local model by y = wᵀθ with
+    variances); Γ stays of the form v ααᵀ + diag(δ) (rank one after an
+    aggregation, plus the noise since), so one step costs O(N). An aggregation replaces every local model by y = wᵀθ with
     weights w independent of the models; with w̄ = E w and W = E wwᵀ,
 
         E y = w̄ᵀμ,   E y² = tr(W(Γ + μμᵀ)),
@@ -600,32 +600,40 @@ def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, the
     """
     s = _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled)
     N, d = clients.N, clients.d
-    c, m, eps = s["scale"], clients.m, clients.eps
-    g = s["weights"]
+    c = s["scale"]
+    g, ps = s["weights"], s["theta_ps"]
     wbar, W2 = _aggregation_moments(clients, s)
+    W2_diag = np.diag(W2).copy()
+    drift = c * (1.0 - clients.eps)                   # a_i = 1 − η drift_i
+    push = c[:, None] * clients.m                      # b_i = η push_i
+    noise2 = (c * clients.sigma) ** 2 / s["batch"]     # noise variance / η²
+    etas = np.asarray(s["steps"](np.arange(s["T"])), dtype=float)
+    # Γ_c = v_c ααᵀ + diag(δ) per coordinate c: rank one after an aggregation, plus the new noise
     mu = np.broadcast_to(s["theta0"], (N, d)).copy()
-    cov = np.zeros((d, N, N))
+    alpha, delta, v = np.ones(N), np.zeros(N), np.zeros(d)
     means = np.empty((s["T"] + 1, d))
     dist = np.empty(s["T"] + 1)
+    g2 = g * g
 
     def record(t):
         gm = g @ mu
         means[t] = gm
-        dist[t] = float(np.einsum("i,cij,j->", g, cov, g) + np.sum((gm - s["theta_ps"]) ** 2))
+        dist[t] = float(v.sum() * (g @ alpha) ** 2 + g2 @ delta + np.sum((gm - ps) ** 2))
 
     record(0)
+    E = s["E"]
     for t in range(s["T"]):
-        eta = float(s["steps"](t))
-        a = 1.0 - eta * c * (1.0 - eps)
-        mu = a[:, None] * mu + eta * c[:, None] * m
-        cov = a[None, :, None] * cov * a[None, None, :]
-        cov[:, np.arange(N), np.arange(N)] += (eta * c * clients.sigma) ** 2 / s["batch"]
-        if (t + 1) % s["E"] == 0:
+        eta = etas[t]
+        a = 1.0 - eta * drift
+        mu = a[:, None] * mu + eta * push
+        alpha = a * alpha
+        delta = a * a * delta + eta * eta * noise2
+        if (t + 1) % E == 0:
             y_mean = wbar @ mu                                              # (d,)
-            second = np.einsum("ij,cij->c", W2, cov) + np.einsum("ic,ij,jc->c", mu, W2, mu)
-            var = np.maximum(second - y_mean**2, 0.0)
+            second = v * (alpha @ W2 @ alpha) + W2_diag @ delta + np.einsum("ic,ij,jc->c", mu, W2, mu)
+            v = np.maximum(second - y_mean**2, 0.0)
             mu = np.broadcast_to(y_mean, (N, d)).copy()
-            cov = np.broadcast_to(var[:, None, None], (d, N, N)).copy()
+            alpha, delta = np.ones(N), np.zeros(N)
         record(t + 1)
     return FedAvgMoments(means, dist, s["theta_ps"], clients, s["T"], s["E"], s["scheme"], s["K"], s["steps"],
                          s["batch"], s["scaled"])

@@ -288,6 +288,46 @@ class PrivateFederatedRound(StatefulMechanism):
         out = np.sqrt(v) * u
         return float(out) if out.ndim == 0 else out
 
+    def stationary_error(self, n, gamma):
+        """Long-run E‖θ_t − θ_PS‖² with n clients every round (E = 1, constant step h, no clipping).
+
+        With e = θ − θ_PS and a = 1 − h(1 − ε), one round gives
+        e' = a e + h·(mean of the record noises + release noise), whose
+        conditional second moment is (d(s_m² + σ²/batch + γ²) + s_ε²‖θ‖²)/n.
+        Taking expectations, with E‖θ‖² = ‖θ_PS‖² + E‖e‖² in the limit, the
+        fixed point of the recursion is
+
+            E‖e‖² = h² (d(s_m² + σ²/batch + γ²) + s_ε²‖θ_PS‖²) / (n(1 − a²) − h² s_ε²),
+
+        the analogue of Lemma 3's (γ² Tr Σ⁻¹ + d)/N for a model trained by
+        private federated rounds. Raises ValueError when the recursion has no
+        fixed point (|a| >= 1, or n(1 − a²) <= h² s_ε²: the shift
+        heterogeneity feeds the model's own error back faster than the
+        rounds damp it).
+
+        Parameters
+        ----------
+        n : float or array_like
+            Clients per round, n >= 1.
+        gamma : float or array_like
+            Noise scale γ > 0.
+        """
+        self._check_gaussian_records()
+        if self.step.kind != "constant":
+            raise ValueError("a stationary error needs a constant step (decaying steps make the error vanish)")
+        n = np.asarray(check_real("n", n, low=1), dtype=float)
+        gamma = np.asarray(check_real("gamma", gamma, low=0), dtype=float)
+        h = self.step.beta
+        a = 1.0 - h * (1.0 - self.eps)
+        den = n * (1.0 - a * a) - h * h * self.eps_sd**2
+        if not abs(a) < 1 or np.any(den <= 0):
+            raise ValueError(f"the model error has no stationary law: a = 1 - h(1 - eps) = {a:.4g} and "
+                             f"n(1 - a^2) - h^2 eps_sd^2 = {float(np.min(den)):.4g} (need |a| < 1 and a positive value)")
+        num = h * h * (self.d * (self.m_sd**2 + self.sigma**2 / self.batch + gamma**2)
+                       + self.eps_sd**2 * float(self.theta_ps @ self.theta_ps))
+        out = num / den
+        return float(out) if np.ndim(out) == 0 else out
+
     def _check_gaussian_records(self):
         if self.E != 1 or (self.d > 1 and self.eps_sd > 0):
             raise ValueError("the records are exactly i.i.d. Gaussian only for E=1 (and d=1 or eps_sd=0); got "
