@@ -82,6 +82,26 @@ def _dynamics():
     return dynamics
 
 
+def _performative():
+    from . import performative
+
+    return performative
+
+
+def _sampling_ratio() -> float:
+    pf = _performative()
+    unit = pf.GaussianClients(np.zeros((25, 1)), np.zeros(25), None, 1.0)
+    d = {s: pf.expected_distance(unit, T=1, scheme=s, K=k, steps=1.0).sq_distance[1]
+         for s, k in (("full", None), ("I", 10), ("II", 10))}
+    return float((d["II"] - d["full"]) / (d["I"] - d["full"]))
+
+
+def _threshold_growth() -> float:
+    mech = _performative().PrivateFederatedRound(1.0, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3)
+    g = mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2)
+    return float(g[1] / g[0])
+
+
 def _threshold_ratio() -> float:
     dyn = _dynamics()
     small = dyn.exact_critical_gamma(0.5, 0.5, 0.02, n=50, d=12, R=10.0)
@@ -135,6 +155,23 @@ _ENTRIES = [
     Exercise("ch06-ex-hand.first_release", "expected error of Algorithm 1's first release "
              "(d = 12, Sigma = I, gamma = 1, N0 = 200)",
              0.12, lambda: float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))),
+    # ---- chapter 10 -- performative learning (block owned by chapter 10) ----
+    Exercise("ch10-ex-hand.ps", "stable point of the linear loss with m = 2, sensitivity 0.3",
+             2.0 / 0.7, lambda: float(_performative().PerformativeProblem.linear(m=2.0, A=0.3).stable_point()[0])),
+    Exercise("ch10-ex-hand.po", "optimal point of the linear loss with m = 2, sensitivity 0.3",
+             5.0, lambda: float(_performative().PerformativeProblem.linear(m=2.0, A=0.3).optimal_point()[0])),
+    Exercise("ch10-ex-fedavg.eps_bar", "average sensitivity of the three clients",
+             0.47, lambda: _performative().average_sensitivity([0.2, 0.5, 1.1], [0.5, 0.3, 0.2])),
+    Exercise("ch10-ex-fedavg.theta_ps", "stable point of the three clients",
+             3.0 / 0.53, lambda: _performative().stable_point([1.0, 3.0, 8.0], [0.2, 0.5, 1.1], [0.5, 0.3, 0.2])),
+    Exercise("ch10-ex-sampling.ratio", "excess aggregation variance of scheme II over scheme I, N = 25, K = 10",
+             15 / 24, _sampling_ratio),
+    Exercise("ch10-ex-bilevel.ll_threshold", "largest LL sensitivity alone that FBi-RRM tolerates "
+             "(synthetic problem, seed 0, lambda_x = lambda_y = 1)", 4.6977417, lambda: _performative().BilevelRegression
+             .synthetic(eps_c=0.0, eps_d=1.0, lam_x=1.0, lam_y=1.0, seed=0).threshold()),
+    Exercise("ch10-ex-threshold.ratio", "survival threshold at theta_PS over the one at theta = 0",
+             float(np.sqrt(5.5)), _threshold_growth),
+    # ---- end of chapter 10 ----
 ]
 
 #: Every registered exercise, by id.
