@@ -202,7 +202,7 @@ def test_decaying_steps_give_the_one_over_t_rate():
     c = GaussianClients.example(N=10, m_mean=10.0, m_sd=1.0, eps_mean=0.9, eps_sd=0.02)
     for scheme, K in (("full", None), ("I", 5), ("II", 5)):
         mom = federated.expected_distance(c, T=32000, E=5, scheme=scheme, K=K)
-        g = mom.steps.gamma
+        g = mom.steps.offset
         scaled = [mom.sq_distance[t] * (t + g) for t in (8000, 16000, 32000)]
         assert abs(scaled[2] / scaled[1] - 1) < 0.05 and abs(scaled[1] / scaled[0] - 1) < 0.2
         # and the constant is not zero: the error is Θ(1/t), not faster

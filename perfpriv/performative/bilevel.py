@@ -30,7 +30,7 @@ rate ρ(J)) iff the spectral radius ρ(J) < 1; J is linear in the
 sensitivities, so scaling them all by s gives the exact threshold
 s* = 1/ρ(J) (:meth:`BilevelRegression.threshold`), which
 :meth:`BilevelRegression.bound_threshold` compares with a sufficient
-condition of the paper's form Σ_i p_i L_i/γ_i < 1.
+condition of the paper's form Σ_i p_i L_i/μ_i < 1.
 
 References
 ----------
@@ -220,12 +220,12 @@ class BilevelRegression:
         return float("inf") if rho == 0 else 1.0 / rho
 
     def bound_threshold(self) -> float:
-        """The largest s for which the sufficient condition Σ_i p_i L_i(s)/γ_i < 1 holds.
+        """The largest s for which the sufficient condition Σ_i p_i L_i(s)/μ_i < 1 holds.
 
         L_i(s) = s(2ε_{c,i}‖H_i‖ + λ_x ε_{d,i}‖M_iᵀ(2G_i + λ_y I)⁻¹2G_i‖) bounds how
         fast client i's UL gradient moves with the deployed model (through its
-        UL and its LL data), γ_i = λ_min(K_i) is its UL strong convexity, and
-        ‖x_i(x) − x_i(x')‖ <= L_i/γ_i ‖x − x'‖. This is a condition of the form
+        UL and its LL data), μ_i = λ_min(K_i) is its UL strong convexity, and
+        ‖x_i(x) − x_i(x')‖ <= L_i/μ_i ‖x − x'‖. This is a condition of the form
         of paper 002's contraction theorem (a weighted Lipschitz-over-curvature
         ratio); it is sufficient, never necessary: s* >= this value.
         """

@@ -14,7 +14,7 @@ averages them with weights 1/K; scheme II draws K distinct clients
 uniformly and weights client k by p_k N/K, which sums to one only when
 every p_k = 1/N -- otherwise each client's objective is rescaled to
 p_k N f_k and the K models are averaged with weights 1/K (``scaled=True``).
-Step sizes decay as η_t = β/(t + γ).
+Step sizes decay as η_t = β/(t + t₀).
 
 The worked example of paper 003 (its §5) is implemented in full: the loss
 ℓ(θ; Z) = ½‖θ − Z‖² and D_i(θ) = N(m_i + ε_i θ, σ² I) (:class:`GaussianClients`).
@@ -278,7 +278,7 @@ class GaussianClients:
 # -------------------------------------------------------------- step sizes
 @dataclass(frozen=True)
 class StepRule:
-    """Step sizes of the local iterations: η_t = β/(t + γ) (decaying) or η_t = β (constant).
+    """Step sizes of the local iterations: η_t = β/(t + t₀) (decaying) or η_t = β (constant).
 
     ``t`` counts local iterations from 0.
 
@@ -289,19 +289,19 @@ class StepRule:
     """
 
     beta: float
-    gamma: float = 0.0
+    offset: float = 0.0
     kind: str = "decaying"
 
     def __post_init__(self):
         object.__setattr__(self, "kind", check_choice("kind", self.kind, ("decaying", "constant")))
         object.__setattr__(self, "beta", check_real("beta", self.beta, low=0, low_open=True, scalar=True))
-        gamma = check_real("gamma", self.gamma, low=0, low_open=True, scalar=True) if self.kind == "decaying" else 0.0
-        object.__setattr__(self, "gamma", gamma)
+        offset = check_real("offset", self.offset, low=0, low_open=True, scalar=True) if self.kind == "decaying" else 0.0
+        object.__setattr__(self, "offset", offset)
 
     @classmethod
-    def decaying(cls, beta, gamma):
-        """η_t = β/(t + γ), β > 0, γ > 0."""
-        return cls(beta, gamma, "decaying")
+    def decaying(cls, beta, offset):
+        """η_t = β/(t + t₀), β > 0, t₀ > 0 (``offset``; Li et al. and paper 003 write γ)."""
+        return cls(beta, offset, "decaying")
 
     @classmethod
     def constant(cls, eta):
@@ -310,7 +310,7 @@ class StepRule:
 
     @classmethod
     def default(cls, clients, E, *, scaled=False):
-        """Li et al.'s choice with the stable problem's constants: β = 2/μ̃, γ = max(8L/μ̃, E).
+        """Li et al.'s choice with the stable problem's constants: β = 2/μ̃, t₀ = max(8L/μ̃, E).
 
         μ̃ = 1 − ε̄ is the strong monotonicity of the example's gradient map
         θ ↦ (1 − ε̄)θ − m̄ and L = 1 its smoothness (L = N max p_i for the
@@ -333,7 +333,7 @@ class StepRule:
 
     def __call__(self, t):
         t = np.asarray(t, dtype=float)
-        return self.beta / (t + self.gamma) if self.kind == "decaying" else np.full(t.shape, self.beta)
+        return self.beta / (t + self.offset) if self.kind == "decaying" else np.full(t.shape, self.beta)
 
 
 # --------------------------------------------------------------- settings

@@ -94,7 +94,11 @@ class StatefulMechanism(engine.Mechanism):
 
     @property
     def state(self):
-        """The state after the last round of the run this copy belongs to (``None`` before)."""
+        """The state after the last round of the run this copy belongs to (``None`` before).
+
+        Shape ``cells + (L, trials) + state_shape``: the engine's batch, whose
+        level axis is there even for one level.
+        """
         run = getattr(self, "_run", None)
         return None if run is None else run["state"]
 

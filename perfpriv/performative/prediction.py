@@ -34,7 +34,7 @@ map (its operator norm is the map's Wasserstein-1 sensitivity ε);
 References
 ----------
 J. C. Perdomo, T. Zrnic, C. Mendler-Dünner, M. Hardt (2020), Performative
-prediction, ICML (Theorem 3.5: RRM contracts at rate εβ/γ).
+prediction, ICML (Theorem 3.5: RRM contracts at rate εβ/μ; the paper writes γ for μ).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class PerformativeProblem:
     Parameters
     ----------
     H : array_like, shape (p, p)
-        Curvature of the loss in θ, symmetric positive definite (γ = its
+        Curvature of the loss in θ, symmetric positive definite (μ = its
         smallest eigenvalue is the loss's strong convexity).
     B : array_like, shape (p, k)
         Coupling of θ and z: ∇_θ ℓ(θ; z) = Hθ − Bz.
@@ -176,7 +176,7 @@ class PerformativeProblem:
 
     @property
     def strong_convexity(self) -> float:
-        """γ = λ_min(H): strong convexity of ℓ(·; z)."""
+        """μ = λ_min(H): strong convexity of ℓ(·; z)."""
         return float(np.linalg.eigvalsh(self.H)[0])
 
     @property
@@ -196,7 +196,7 @@ class PerformativeProblem:
 
     @property
     def rrm_bound(self) -> float:
-        """εβ/γ: Perdomo et al.'s bound on the RRM factor (Theorem 3.5)."""
+        """εβ/μ: Perdomo et al.'s bound on the RRM factor (Theorem 3.5)."""
         return self.sensitivity * self.smoothness / self.strong_convexity
 
     def rgd_factor(self, step) -> float:
@@ -205,11 +205,11 @@ class PerformativeProblem:
         return _norm2(np.eye(self.p) - step * (self.H - self.B @ self.A))
 
     def rgd_bound(self, step) -> float:
-        """√(1 − 2η(γ − εβ) + η²β²(1 + ε)²): a bound on :meth:`rgd_factor` from γ, β and ε.
+        """√(1 − 2η(μ − εβ) + η²β²(1 + ε)²): a bound on :meth:`rgd_factor` from μ, β and ε.
 
-        The gradient map g(θ) = ∇_θ DR(θ; θ) is (γ − εβ)-strongly monotone and
+        The gradient map g(θ) = ∇_θ DR(θ; θ) is (μ − εβ)-strongly monotone and
         β(1 + ε)-Lipschitz; one gradient step of size η then contracts by this
-        factor, which is below 1 when ε < γ/β and η < 2(γ − εβ)/(β²(1 + ε)²).
+        factor, which is below 1 when ε < μ/β and η < 2(μ − εβ)/(β²(1 + ε)²).
         """
         step = check_real("step", step, low=0, low_open=True, scalar=True)
         g, b, e = self.strong_convexity, self.smoothness, self.sensitivity
@@ -407,7 +407,7 @@ def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, se
     References
     ----------
     Perdomo et al. (2020), Definition 2.3 and Theorem 3.5 (contraction
-    factor ≤ εβ/γ; here the exact factor is :attr:`PerformativeProblem.rrm_factor`).
+    factor ≤ εβ/μ; here the exact factor is :attr:`PerformativeProblem.rrm_factor`).
 
     Examples
     --------
