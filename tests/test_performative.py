@@ -525,8 +525,8 @@ def test_stationary_error_is_the_limit_of_the_recursion_and_of_the_simulation():
 # ------------------------------------------------------------ faces
 def _faces():
     """perfpriv.plots and perfpriv.widgets (skipped while sibling modules they import are mid-migration)."""
-    plots = pytest.importorskip("perfpriv.plots")
-    widgets = pytest.importorskip("perfpriv.widgets")
+    plots = pytest.importorskip("perfpriv.plots", exc_type=ImportError)
+    widgets = pytest.importorskip("perfpriv.widgets", exc_type=ImportError)
     return plots, widgets
 
 
