@@ -28,8 +28,14 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
     Families of privacy schedules (constant, two-phase, geometric).
 ``sweep``
     Parameter grids evaluated in parallel with joblib, reproducibly seeded.
+``feedback``
+    Richer user behaviour (memory, classes, budget-aware users, contagion):
+    survival thresholds and optimal privacy levels under each.
 ``experiments``
     The numerical checks and simulations behind the chapters and figures.
+``performative``
+    Performative prediction, P-FedAvg, federated bilevel FBi-RRM, and
+    private federated rounds whose leaking clients leave (papers 002-003).
 ``plots``, ``widgets``, ``exercises``, ``notebook``
     Figures of the paper, interactive explorers, classroom self-checks,
     one-line error messages in Jupyter.
@@ -54,6 +60,7 @@ _SUBMODULES = (
     "schedules",
     "feedback",
     "experiments",
+    "performative",
     "plots",
     "widgets",
     "exercises",

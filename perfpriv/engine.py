@@ -25,6 +25,14 @@ part of the key, so runs that differ only in their level share their
 random numbers round by round (common random numbers), and a (cell, level,
 trial) run gives the same numbers alone or inside any batch.
 
+A mechanism may carry a state from one round to the next (a deployed model
+that shifts the data, say): it sets ``stateful = True`` and implements
+``initial_state(batch)`` and ``advance(state, n, level, keys, live, t,
+need_error) -> (RoundOutcome, new_state)``; :func:`simulate` keeps the state
+of every (cell, level, trial), freezes it once a trial stops and returns the
+final one as ``run.mechanism_state``. The mean field follows populations
+only, so it refuses stateful mechanisms.
+
 :func:`mean_field` runs the deterministic recursion that replaces the random
 population by its expectation (the paper's "mean-field approximation"):
 N_t = bound(N_{t-1} · C(level_t; N_{t-1})), with the mechanism's expected
@@ -777,7 +785,12 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
 
     state = behaviour.initial_state(n0, batch, T)
-    mech_state = mech.initial_state(batch)
+    mech_state = mech.initial_state(batch) if mech.stateful else None
+    if mech_state is not None:
+        mech_state = np.asarray(mech_state)
+        if mech_state.shape[:len(batch)] != batch:
+            raise ValueError(f"{type(mech).__name__}.initial_state({batch}) returned a state of shape "
+                             f"{mech_state.shape}; it must start with the batch shape {batch}")
     n = behaviour.population(state)
     population = np.empty(batch + (T + 1,), dtype=np.int64)
     population[..., 0] = n
@@ -792,7 +805,16 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
         level = levels.at(t)[..., None]                            # (L, 1), or cells + (1, 1)
         alive[..., t - 1] = live
         need_error = record == "all" or t == T
-        out = mech.draw_round(n, level, rk_batch, live, t, need_error=need_error)
+        if mech_state is None:
+            out = mech.draw_round(n, level, rk_batch, live, t, need_error=need_error)
+        else:   # a stateful mechanism: its state advances with the run and freezes once a trial stops
+            out, new_state = mech.advance(mech_state, n, level, rk_batch, live, t, need_error=need_error)
+            new_state = np.asarray(new_state)
+            if new_state.shape != mech_state.shape:
+                raise ValueError(f"{type(mech).__name__}.advance returned a state of shape {new_state.shape}; "
+                                 f"expected {mech_state.shape} (the state of every (cell, level, trial))")
+            frozen = live.reshape(live.shape + (1,) * (mech_state.ndim - live.ndim))
+            mech_state = np.where(frozen, new_state, mech_state)
         if need_error:  # record="final": earlier entries stay 0 whatever the mechanism computed
             sq_error[..., t - 1] = np.where(live, out.sq_error, 0.0)
         leaked = np.where(live, out.leaked, 0)

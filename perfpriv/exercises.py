@@ -115,6 +115,24 @@ def _classes_r_min() -> float:
 def _contagion_kappa_max() -> float:
     beh = _behaviour()
     return _bisect(lambda k: beh.Contagion(q=0.2, r=0.6, kappa=k).critical_leak_probability() > 0.5, 0.0, 4.0)
+def _performative():
+    from . import performative
+
+    return performative
+
+
+def _sampling_ratio() -> float:
+    pf = _performative()
+    unit = pf.GaussianClients(np.zeros((25, 1)), np.zeros(25), None, 1.0)
+    d = {s: pf.expected_distance(unit, T=1, scheme=s, K=k, steps=1.0).sq_distance[1]
+         for s, k in (("full", None), ("I", 10), ("II", 10))}
+    return float((d["II"] - d["full"]) / (d["I"] - d["full"]))
+
+
+def _threshold_growth() -> float:
+    mech = _performative().PrivateFederatedRound(1.0, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3)
+    g = mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2)
+    return float(g[1] / g[0])
 
 
 def _threshold_ratio() -> float:
@@ -176,7 +194,7 @@ _ENTRIES = [
     Exercise("ch08-ex-memory.p_c", "critical leak probability for k = 2, q = 0.5, r = 0.4 (leak rule)",
              0.5454545454545454, lambda: float(_behaviour().LeakCount(k=2, q=0.5, r=0.4).critical_leak_probability())),
     Exercise("ch08-ex-memory.epsilon_c", "survival threshold epsilon_c for k = 2, q = 0.5, r = 0.4",
-             0.18232155679395456, lambda: float(_feedback().critical_epsilon(_feedback().family("memory", 2), 0.5, 0.4)),
+             0.18232155679395456, lambda: float(_feedback().critical_epsilon(_feedback().family("memory", 2), q=0.5, r=0.4)),
              rtol=2e-3),
     Exercise("ch08-ex-classes.q_eff", "effective q of two equal classes with q = 0.8 and q = 0.2",
              0.32, lambda: float(_behaviour().Heterogeneous(q=[0.8, 0.2], weights=[0.5, 0.5], r=0.3).effective_q())),
@@ -188,12 +206,29 @@ _ENTRIES = [
              0.8068242641099853,
              lambda: float(_behaviour().BudgetAware(tolerance=5.0, r=0.5).reproduction_number(_rr_leak(1.0), 1.0))),
     Exercise("ch08-ex-budget.epsilon_c", "survival threshold epsilon_c of budget-aware users (b = 5, q = 0, r = 0.5)",
-             5.0 / 6.0, lambda: float(_feedback().critical_epsilon(_feedback().family("budget", 5.0), 0.0, 0.5))),
+             5.0 / 6.0, lambda: float(_feedback().critical_epsilon(_feedback().family("budget", 5.0), q=0.0, r=0.5))),
     Exercise("ch08-ex-contagion.kappa_max", "largest contagion strength kappa at which randomized response can save "
              "users with q = 0.2, r = 0.6", 4.0 / 3.0, _contagion_kappa_max),
     Exercise("ch08-ex-contagion.q_star", "stationary leaving probability q* at kappa = 1, epsilon = 0.5 "
              "(q = 0.2, r = 0.6)", 0.5297442541400257,
              lambda: float(_behaviour().Contagion(q=0.2, r=0.6, kappa=1.0).stationary_leave_probability(_rr_leak(0.5)))),
+    # ---- chapter 10 -- performative learning (block owned by chapter 10) ----
+    Exercise("ch10-ex-hand.ps", "stable point of the linear loss with m = 2, sensitivity 0.3",
+             2.0 / 0.7, lambda: float(_performative().PerformativeProblem.linear(m=2.0, A=0.3).stable_point()[0])),
+    Exercise("ch10-ex-hand.po", "optimal point of the linear loss with m = 2, sensitivity 0.3",
+             5.0, lambda: float(_performative().PerformativeProblem.linear(m=2.0, A=0.3).optimal_point()[0])),
+    Exercise("ch10-ex-fedavg.eps_bar", "average sensitivity of the three clients",
+             0.47, lambda: _performative().average_sensitivity([0.2, 0.5, 1.1], [0.5, 0.3, 0.2])),
+    Exercise("ch10-ex-fedavg.theta_ps", "stable point of the three clients",
+             3.0 / 0.53, lambda: _performative().stable_point([1.0, 3.0, 8.0], [0.2, 0.5, 1.1], [0.5, 0.3, 0.2])),
+    Exercise("ch10-ex-sampling.ratio", "excess aggregation variance of scheme II over scheme I, N = 25, K = 10",
+             15 / 24, _sampling_ratio),
+    Exercise("ch10-ex-bilevel.ll_threshold", "largest LL sensitivity alone that FBi-RRM tolerates "
+             "(synthetic problem, seed 0, lambda_x = lambda_y = 1)", 4.6977417, lambda: _performative().BilevelRegression
+             .synthetic(eps_c=0.0, eps_d=1.0, lam_x=1.0, lam_y=1.0, seed=0).threshold()),
+    Exercise("ch10-ex-threshold.ratio", "survival threshold at theta_PS over the one at theta = 0",
+             float(np.sqrt(5.5)), _threshold_growth),
+    # ---- end of chapter 10 ----
 ]
 
 #: Every registered exercise, by id.

@@ -75,7 +75,7 @@ _PARAMETERS = {
 NO_PRIVACY_GAMMA = 1e-3
 
 
-def two_classes(q, spread):
+def two_classes(*, q, spread):
     """Sensitivities of two equal classes around q: q ± spread · min(q, 1 − q), shape ``q.shape + (2,)``.
 
     The mean sensitivity stays q and both classes stay in [0, 1]; spread 0
@@ -84,7 +84,7 @@ def two_classes(q, spread):
 
     Examples
     --------
-    >>> two_classes(0.3, 0.5).round(3).tolist()
+    >>> two_classes(q=0.3, spread=0.5).round(3).tolist()
     [0.45, 0.15]
     """
     q = np.asarray(check_probability("q", q), float)
@@ -151,7 +151,7 @@ class Family:
         if self.name == "memory":
             return LeakCount(k=int(self.parameter), q=q, r=r, rule=self.rule)
         if self.name == "heterogeneous":
-            return Heterogeneous(q=two_classes(q, self.parameter), weights=[0.5, 0.5], r=r, rule=self.rule)
+            return Heterogeneous(q=two_classes(q=q, spread=self.parameter), weights=[0.5, 0.5], r=r, rule=self.rule)
         if self.name == "budget":
             return BudgetAware(tolerance=float(self.parameter), q=q, r=r, rule=self.rule)
         return Contagion(q=q, r=r, kappa=float(self.parameter), rule=self.rule)
@@ -218,7 +218,7 @@ def _bisect_level(survives, lo, hi, shape, *, increasing, iterations=80):
     return np.exp(b if increasing else a)
 
 
-def critical_epsilon(users, q, r):
+def critical_epsilon(users, *, q, r):
     """ε_c under a behaviour: randomized response keeps the population from shrinking for ε <= ε_c.
 
     The long-run growth factor at leak probability p = 1/2 + β(ε) is at
@@ -241,9 +241,9 @@ def critical_epsilon(users, q, r):
 
     Examples
     --------
-    >>> round(critical_epsilon(family("paper"), 0.3, 0.6), 4)      # Theorem 1
+    >>> round(critical_epsilon(family("paper"), q=0.3, r=0.6), 4)      # Theorem 1
     0.6931
-    >>> round(critical_epsilon(family("memory", 3), 0.3, 0.6), 4)  # the paper's with q/(1 + 2q)
+    >>> round(critical_epsilon(family("memory", 3), q=0.3, r=0.6), 4)  # the paper's with q/(1 + 2q)
     1.1632
     """
     users = _as_family(users)
@@ -263,7 +263,7 @@ def critical_epsilon(users, q, r):
     return _out(eps)
 
 
-def critical_gamma(users, q, r, *, tau, n, d, R, statistic="paper", bracket=(1e-4, 1e4)):
+def critical_gamma(users, *, q, r, tau, n, d, R, statistic="paper", bracket=(1e-4, 1e4)):
     """γ_c under a behaviour at population n: the long-run growth factor is at least 1 for γ >= γ_c.
 
     For users who react to leaks only, γ_c solves p_τ(n, γ) = p_c, the
@@ -291,7 +291,7 @@ def critical_gamma(users, q, r, *, tau, n, d, R, statistic="paper", bracket=(1e-
 
     Examples
     --------
-    >>> g = critical_gamma(family("paper"), 0.3, 0.6, tau=0.02, n=1000, d=12, R=10)
+    >>> g = critical_gamma(family("paper"), q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10)
     >>> round(g, 3)          # dynamics.exact_critical_gamma
     0.118
     """
@@ -343,7 +343,7 @@ class ThresholdTable:
         return f"ThresholdTable({self.family.label!r}, cells={self.q.size})"
 
 
-def threshold_table(users, q, r, *, gaussian_users=None, tau=0.02, n=1000, d=12, R=10.0, statistic="paper"):
+def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12, R=10.0, statistic="paper"):
     """ε_c and γ_c of a behaviour next to the paper's, for (q, r) cells.
 
     Parameters
@@ -365,15 +365,15 @@ def threshold_table(users, q, r, *, gaussian_users=None, tau=0.02, n=1000, d=12,
     users = _as_family(users)
     q, r = np.broadcast_arrays(np.asarray(check_probability("q", q), float),
                                np.asarray(check_probability("r", r), float))
-    eps = np.asarray(critical_epsilon(users, q, r), float)
-    eps0 = np.asarray(critical_epsilon(users.neutral, q, r), float)
+    eps = np.asarray(critical_epsilon(users, q=q, r=r), float)
+    eps0 = np.asarray(critical_epsilon(users.neutral, q=q, r=r), float)
     if gaussian_users is False:
         gam = gam0 = np.full(q.shape, np.nan)
     else:
         gu = users if gaussian_users is None else _as_family(gaussian_users)
         kw = dict(tau=tau, n=n, d=d, R=R, statistic=statistic)
-        gam = np.asarray(critical_gamma(gu, q, r, **kw), float)
-        gam0 = np.asarray(critical_gamma(gu.neutral, q, r, **kw), float)
+        gam = np.asarray(critical_gamma(gu, q=q, r=r, **kw), float)
+        gam0 = np.asarray(critical_gamma(gu.neutral, q=q, r=r, **kw), float)
     return ThresholdTable(users, q, r, eps, eps0, gam, gam0, dict(tau=tau, n=n, d=d, R=R, statistic=statistic))
 
 
@@ -864,7 +864,7 @@ def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
             f"budget (b = {m.family.parameter:g} in ε, {g.family.parameter:g} in ρ)"
         labels.append(label + (", agnostic" if m.family.rule == "agnostic" else ""))
         Q, Rr = np.meshgrid(m.qs, m.rs, indexing="ij")
-        eps_c = np.asarray(critical_epsilon(m.family, Q, Rr), float)
+        eps_c = np.asarray(critical_epsilon(m.family, q=Q, r=Rr), float)
         survives = (eps_c > 0) & np.isfinite(eps_c)
         ref = _reference(bm, m)
         gref = None if g is None else _reference([x for x in gm if x is not None], g)
@@ -878,7 +878,7 @@ def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
     return Summary(labels, cells.pop(), *cols, maps={"bernoulli": bm, "gaussian": gm})
 
 
-def threshold_curve(name, values, q, r, *, rule="leak"):
+def threshold_curve(name, values, *, q, r, rule="leak"):
     """ε_c of the family ``name`` as its parameter runs over ``values`` (paper's ε_c at the neutral value).
 
     Parameters
@@ -898,11 +898,11 @@ def threshold_curve(name, values, q, r, *, rule="leak"):
 
     Examples
     --------
-    >>> threshold_curve("contagion", [0.0, 1.0, 2.0], 0.2, 0.6).round(3).tolist()   # q < r (1 - κ/2)?
+    >>> threshold_curve("contagion", [0.0, 1.0, 2.0], q=0.2, r=0.6).round(3).tolist()   # q < r (1 - κ/2)?
     [1.099, 0.264, 0.0]
     """
     check_choice("name", name, FAMILIES[1:])
-    return np.array([float(critical_epsilon(Family(name, v, rule), q, r)) for v in np.atleast_1d(values)])
+    return np.array([float(critical_epsilon(Family(name, v, rule), q=q, r=r)) for v in np.atleast_1d(values)])
 
 
 # ------------------------------------------------------------------ the explorer's experiment

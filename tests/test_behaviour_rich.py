@@ -303,7 +303,8 @@ def test_cells_with_parameters_of_different_ndim_line_up_with_the_cell_axes():
         for i in range(2):
             for j in range(3):
                 one = make(q[j], r[i, 0])
-                key = _random.root_key(7).child(np.arange(6).reshape(2, 3))[i, j]
+                # the engine keys a cell by its coordinates (the cell's q and r): the same key alone
+                key = _random.cell_key(7, *(np.broadcast_to(c, (2, 3))[i, j] for c in users.cell_coordinates()))
                 np.testing.assert_array_equal(engine.simulate(mech, one, T=6, n0=50, trials=3, seed=key).population,
                                               run.population[i, j])
                 np.testing.assert_allclose(engine.mean_field(mech, one, T=6, n0=50).population,
@@ -411,8 +412,8 @@ def test_families_build_their_behaviours_and_reduce_to_the_paper():
         assert fam.neutral == feedback.family("paper") and fam(Q, R).shape == Q.shape
         path = engine.mean_field(rr, fam(Q, R), T=15, n0=100)
         np.testing.assert_allclose(path.population, base.population, rtol=1e-12)
-    np.testing.assert_allclose(feedback.two_classes(Q, 0.6).mean(axis=-1), Q)
-    assert np.all((feedback.two_classes(Q, 1.0) >= 0) & (feedback.two_classes(Q, 1.0) <= 1))
+    np.testing.assert_allclose(feedback.two_classes(q=Q, spread=0.6).mean(axis=-1), Q)
+    assert np.all((feedback.two_classes(q=Q, spread=1.0) >= 0) & (feedback.two_classes(q=Q, spread=1.0) <= 1))
     assert feedback.family("contagion", 1.5).label == "contagion (κ = 1.5)"
 
 
@@ -434,35 +435,35 @@ def test_feedback_arguments_are_checked(make, name):
 
 def test_critical_levels_of_the_paper_and_of_memory_match_the_closed_forms():
     Q, R = np.meshgrid([0.1, 0.3, 0.6], [0.2, 0.5, 0.9], indexing="ij")
-    np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("paper"), Q, R),
+    np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("paper"), q=Q, r=R),
                                bernoulli.critical_epsilon(q=Q, r=R), rtol=1e-12)
     qe = Q / (1 + 2 * Q)
-    np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("memory", 3), Q, R),
+    np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("memory", 3), q=Q, r=R),
                                bernoulli.critical_epsilon(q=qe, r=R), rtol=1e-12)
-    g = feedback.critical_gamma(feedback.family("paper"), Q, R, tau=0.02, n=500, d=12, R=10.0)
+    g = feedback.critical_gamma(feedback.family("paper"), q=Q, r=R, tau=0.02, n=500, d=12, R=10.0)
     np.testing.assert_allclose(g, dynamics.exact_critical_gamma(q=Q, r=R, tau=0.02, n=500, d=12, R=10.0), rtol=1e-9)
     # contagion: randomized response can save the population iff q < r (1 - kappa / 2)
-    eps = feedback.critical_epsilon(feedback.family("contagion", 0.8), Q, R)
+    eps = feedback.critical_epsilon(feedback.family("contagion", 0.8), q=Q, r=R)
     np.testing.assert_array_equal(eps > 0, Q < R * (1 - 0.4))
 
 
 def test_budget_thresholds_are_where_the_reproduction_number_crosses_one():
     fam = feedback.family("budget", 5.0)
     users = fam(0.2, 0.7)
-    eps_c = feedback.critical_epsilon(fam, 0.2, 0.7)
+    eps_c = feedback.critical_epsilon(fam, q=0.2, r=0.7)
     r0 = [users.reproduction_number(0.5 + float(bernoulli.beta_from_epsilon(e)), cost=e)
           for e in (eps_c * (1 - 1e-6), eps_c * (1 + 1e-6))]
     assert 0 < eps_c < np.inf and r0[0] >= 1 > r0[1]
     # no privacy is fatal for them (eps = inf costs inf): eps_c is finite even for q = 0, agnostic rule
-    assert np.isfinite(feedback.critical_epsilon(feedback.family("budget", 5.0, rule="agnostic"), 0.0, 0.7))
+    assert np.isfinite(feedback.critical_epsilon(feedback.family("budget", 5.0, rule="agnostic"), q=0.0, r=0.7))
     fam_g = feedback.family("budget", 1000.0)
-    g_c = feedback.critical_gamma(fam_g, 0.2, 0.7, tau=0.02, n=300, d=12, R=10.0)
+    g_c = feedback.critical_gamma(fam_g, q=0.2, r=0.7, tau=0.02, n=300, d=12, R=10.0)
     mech = gaussian.GaussianMean(1.0, **GAUSS)
     u = fam_g(0.2, 0.7)
     r0 = [u.reproduction_number(float(mech.leak_probability(300.0, g)), cost=mech.privacy_cost(g))
           for g in (g_c * (1 + 1e-4), g_c * (1 - 1e-4))]
     assert r0[0] >= 1 > r0[1]
-    paper = feedback.critical_gamma(feedback.family("paper"), 0.2, 0.7, tau=0.02, n=300, d=12, R=10.0)
+    paper = feedback.critical_gamma(feedback.family("paper"), q=0.2, r=0.7, tau=0.02, n=300, d=12, R=10.0)
     assert g_c > paper                                         # budget-aware users need more noise
 
 
@@ -530,7 +531,7 @@ def test_feedback_figures_draw():
                                seed=1)
     assert len(plots.figure_effective_q([tr]).axes) == 1
     assert len(plots.figure_feedback_paths(tr).axes) == 1
-    curves = {"memory": (feedback.family("memory", 1), [1, 2, 3], feedback.threshold_curve("memory", [1, 2, 3], 0.3, 0.6))}
+    curves = {"memory": (feedback.family("memory", 1), [1, 2, 3], feedback.threshold_curve("memory", [1, 2, 3], q=0.3, r=0.6))}
     assert len(plots.figure_thresholds(curves, paper=0.69).axes) == 1
     m = feedback.epsilon_map(feedback.family("memory", 2), [0.2, 0.7], [0.3, 0.9], [0.5], T=5, n0=50, trials=3, seed=1)
     fig = plots.figure_feedback_maps([m, m])

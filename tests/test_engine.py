@@ -458,3 +458,62 @@ def test_engine_checks_its_ingredients():
         engine.simulate("rr", Memoryless(q=0.3, r=0.6), T=2, n0=10)
     with pytest.raises(TypeError, match="behaviour must be a perfpriv behaviour"):
         engine.mean_field(RandomizedResponse(1.0), "memoryless", T=2, n0=10)
+
+
+class _Tally(engine.Mechanism):
+    """A stateful toy: the state counts the rounds a trial ran plus the leaks it saw; each round a
+    user leaks with probability 1 / (2 + state) and the round's error is the state before it."""
+
+    name = "tally"
+    level_name = "level"
+    stateful = True
+
+    def __init__(self, level=(1.0, 2.0)):
+        self.levels = engine.make_levels(level, "level", low=0.0)
+
+    def initial_state(self, batch):
+        return np.zeros(batch + (1,))
+
+    def advance(self, state, n, level, keys, live, t, need_error=True):
+        s = state[..., 0]
+        p = np.broadcast_to(1.0 / (2.0 + s * level), np.shape(s))
+        leaked = _random.binomial(keys.child("leak"), np.broadcast_to(n, p.shape), p)
+        out = engine.RoundOutcome(sq_error=s.copy(), leaked=leaked, details={})
+        return out, (s + 1.0 + leaked)[..., None]
+
+    def leak_probability(self, n, level):
+        raise AssertionError("not used")
+
+    def expected_error(self, n, level):
+        return np.zeros(np.broadcast_shapes(np.shape(n), np.shape(level)))
+
+
+def test_a_stateful_mechanism_state_is_threaded_round_by_round_and_frozen_once_a_trial_stops():
+    run = engine.simulate(_Tally(), Memoryless(q=0.9, r=0.05), T=12, n0=6, trials=40, seed=3, stop=1,
+                          floor=0, collapse="repeat")
+    ran = run.alive.sum(axis=-1)
+    assert 0 < ran.min() < 12 and ran.max() == 12      # some trials stop early, some run to the end
+    # the final state counts every round run plus every leak seen -- and nothing after a stop
+    np.testing.assert_array_equal(run.mechanism_state[..., 0], ran + run.leaked.sum(axis=-1))
+    # the error of round t is the state before it: the running count up to round t - 1
+    before = np.concatenate([np.zeros(run.leaked.shape[:-1] + (1,)),
+                             np.cumsum(run.alive + run.leaked, axis=-1)[..., :-1]], axis=-1)
+    np.testing.assert_array_equal(np.where(run.alive, run.sq_error, 0.0), np.where(run.alive, before, 0.0))
+    # the state drives the draws: level 2 makes leaks rarer than level 1 once state > 0
+    assert run.leaked[1].sum() < run.leaked[0].sum()
+    # a level alone gives its row of the grid (state and all)
+    alone = engine.simulate(_Tally(2.0), Memoryless(q=0.9, r=0.05), T=12, n0=6, trials=40, seed=3, stop=1,
+                            floor=0, collapse="repeat")
+    np.testing.assert_array_equal(alone.mechanism_state, run.mechanism_state[1])
+    with pytest.raises(ValueError, match="does not follow mechanism states"):
+        engine.mean_field(_Tally(), Memoryless(q=0.9, r=0.05), T=3, n0=6)
+
+
+def test_a_stateful_mechanism_returning_a_wrong_state_shape_is_refused():
+    class Bad(_Tally):
+        def advance(self, state, n, level, keys, live, t, need_error=True):
+            out, new = super().advance(state, n, level, keys, live, t, need_error)
+            return out, new[..., 0]
+
+    with pytest.raises(ValueError, match="returned a state of shape"):
+        engine.simulate(Bad(), Memoryless(q=0.5, r=0.5), T=2, n0=4, trials=2, seed=0)

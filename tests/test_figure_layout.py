@@ -16,7 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from perfpriv import experiments, optimize, plots, widgets
+from perfpriv import behaviour, bernoulli, experiments, feedback, gaussian, optimize, plots, widgets
+from perfpriv import performative as pf
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
 
 # the explorers and the ends of their sliders, as test_widgets moves them
@@ -30,7 +31,9 @@ _RAW_SYMBOL = re.compile(r"\b[A-Za-z]_(\{|[A-Za-z0-9])|[γτεκΛμνΣαρβ�
 def _raw_symbols(fig) -> list[str]:
     """Texts of ``fig`` with a symbol outside mathtext (``$...$``)."""
     found = []
-    for text in fig.findobj(lambda a: hasattr(a, "get_text") and callable(a.get_text)):
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
         value = text.get_text()
         if not isinstance(value, str) or not value:
             continue
@@ -121,6 +124,61 @@ FIGURES = {
                                                                                      empirical=False)]),
     "figure_schedules": _schedule_figure,
 }
+
+
+def _fb_paths():
+    return [feedback.trajectories(feedback.family(n, p), [0.3], q=0.2, r=0.8, T=6, n0=200, trials=4, seed=3)
+            for n, p in (("memory", 3), ("contagion", 1.0))]
+
+def _fb_maps():
+    g = np.linspace(0.2, 0.8, 2)
+    return [feedback.epsilon_map(feedback.family(n, p), g, g, [0.5, 2.0], T=8, n0=50, trials=4, seed=8)
+            for n, p in (("paper", None), ("memory", 3), ("contagion", 1.0))]
+
+def _thresholds():
+    ks = np.arange(1, 4)
+    return {"memory": (feedback.family("memory", 3), ks, feedback.threshold_curve("memory", ks, q=0.3, r=0.6)),
+            "contagion": (feedback.family("contagion", 1.0), np.linspace(0, 2, 5),
+                          feedback.threshold_curve("contagion", np.linspace(0, 2, 5), q=0.3, r=0.6))}
+
+def _retraining():
+    sq = pf.PerformativeProblem.squared(m=1.0, A=0.5)
+    return {"RRM, $\\varepsilon$ = 0.5": pf.repeated_risk_minimization(sq, [0.0], T=8)}, pf.PerformativeProblem.linear(m=1.0, A=0.3)
+
+def _clients():
+    return pf.GaussianClients.example(N=10, m_mean=10.0, eps_mean=0.9)
+
+#: figures of the chapters beyond the paper (08 richer feedback, 10 performative learning), at toy sizes
+FIGURES_BEYOND = {
+    "figure_effective_q": lambda: plots.figure_effective_q(_fb_paths()),
+    "figure_feedback_paths": lambda: plots.figure_feedback_paths(
+        feedback.trajectories(feedback.family("memory", 3), [0.3, np.inf], q=0.3, r=0.6, T=6, n0=100, trials=4,
+                              seed=4)),
+    "figure_thresholds": lambda: plots.figure_thresholds(_thresholds(), paper=bernoulli.critical_epsilon(q=0.3, r=0.6)),
+    "figure_feedback_maps": lambda: plots.figure_feedback_maps(_fb_maps(), title=r"$\varepsilon^*$ maps"),
+    "figure_retraining": lambda: plots.figure_retraining(*_retraining(), title="retraining"),
+    "figure_level_response": lambda: plots.figure_level_response(
+        pf.level_response(gaussian.GaussianMean(np.geomspace(0.01, 10, 8), tau=0.02, d=12, R=10.0),
+                          behaviour.Memoryless(q=0.3, r=0.6), T=10, n0=500), deployed=[2, 5], title="levels"),
+    "figure_fedavg_convergence": lambda: plots.figure_fedavg_convergence(
+        {"full": pf.expected_distance(_clients(), T=200, E=2)},
+        {"full": pf.p_fedavg(_clients(), T=50, E=2, trials=5, seed=3)}, title="P-FedAvg"),
+    "figure_fedavg_factors": lambda: plots.figure_fedavg_factors(
+        {"local steps $E$": ([1, 2, 5], {"full": [pf.expected_distance(_clients(), T=100, E=E).sq_distance[-1]
+                                                   for E in (1, 2, 5)]}),
+         "clients $K$": ([2, 5], {"II": [pf.expected_distance(_clients(), T=100, E=2, scheme="II", K=K).sq_distance[-1]
+                                         for K in (2, 5)]}),
+         "spread": ([0, 2], {"data": [1.0, 2.0]})}, title="factors"),
+    "figure_bilevel": lambda: (lambda mixed: plots.figure_bilevel(
+        {"$s = 0.5\\,s^*$": pf.fbi_rrm(mixed.with_sensitivities(0.25 * mixed.threshold(), 1.5 * mixed.threshold()),
+                                       rounds=20)}, mixed, title="FBi-RRM"))(
+        pf.BilevelRegression.synthetic(eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)),
+    "figure_participation": lambda: plots.figure_participation(
+        {"$s_\\varepsilon$ = 0": pf.simulate_participation(np.geomspace(0.15, 8, 4), tau=0.3, R=10.0, q=0.5, r=0.2,
+                                                           T=8, n0=20, cap=60, trials=3, seed=1, m=2.0, eps=0.8)},
+        title="both loops"),
+}
+FIGURES.update(FIGURES_BEYOND)
 
 
 @pytest.mark.parametrize("name", FIGURES)

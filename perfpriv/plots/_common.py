@@ -76,13 +76,20 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
 
     The figure is detached from pyplot's state machine (it is not shown
     automatically by the inline backend), so a notebook cell displays it only
-    when it is passed to :func:`show`. Keep ``width * ncols`` at most
-    :data:`COLUMN_WIDTH` so that the text is read at its nominal size.
+    when it is passed to :func:`show`. A figure is never wider than
+    :data:`COLUMN_WIDTH` (the panels are narrowed to fit), so that the book
+    shows its text at its nominal size.
+
+    Examples
+    --------
+    >>> fig, axes = new_figure(1, 3, width=4.0)
+    >>> axes.shape, float(fig.get_figwidth())
+    ((1, 3), 8.6)
     """
     from matplotlib.figure import Figure
 
     with style():
-        fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+        fig = Figure(figsize=(min(width * ncols, COLUMN_WIDTH), height * nrows), layout="constrained")
         axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     return fig, axes
 

@@ -13,12 +13,28 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import LogNorm
 
-from ._common import new_figure
+from ._common import assign, new_figure
 
-__all__ = ["figure_effective_q", "figure_feedback_paths", "figure_thresholds", "figure_feedback_maps"]
+__all__ = ["figure_effective_q", "figure_feedback_paths", "figure_thresholds", "figure_feedback_maps",
+           "family_label"]
 
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink")
 _SYMBOL = {"k": "$k$", "spread": "spread $h$", "tolerance": "tolerance $b$", "kappa": r"$\kappa$"}
+
+
+def family_label(family) -> str:
+    """A behaviour family's label in mathtext, e.g. ``"memory ($k = 3$)"`` (figures and legends).
+
+    Examples
+    --------
+    >>> from perfpriv import feedback
+    >>> print(family_label(feedback.family("contagion", 1.0)), family_label(feedback.family("paper")), sep="; ")
+    contagion ($\\kappa = 1$); paper (memoryless)
+    """
+    if family.name == "paper":
+        return "paper (memoryless)"
+    name = {"kappa": "kappa", "tolerance": "b", "spread": "h"}.get(family.symbol, family.symbol)
+    return f"{family.name} ({assign(name, family.parameter, 'g')})"
 
 
 def _level_text(mechanism):
@@ -52,7 +68,7 @@ def figure_effective_q(trajectories, *, title=None):
         color = _COLORS[k % len(_COLORS)]
         theory, simulated = tr.effective_q
         rounds = np.arange(1, theory.shape[-1] + 1)
-        ax.plot(rounds, theory[0], "-", color=color, lw=2, label=tr.family.label)
+        ax.plot(rounds, theory[0], "-", color=color, lw=2, label=family_label(tr.family))
         ax.plot(rounds, simulated[0], "o", color=color, ms=3.5, alpha=0.8)
         ax.axhline(float(np.atleast_1d(tr.long_run_q)[0]), color=color, ls=":", lw=1.2)
     ax.set_xlabel("round $t$")
@@ -89,7 +105,7 @@ def figure_feedback_paths(trajectories, *, title=None, z=2.0):
     for k, level in enumerate(tr.levels):
         color = _COLORS[k % len(_COLORS)]
         text = r"\infty" if np.isinf(level) else f"{level:g}"
-        for tag, ls, name in (("", "-", tr.family.label), ("_paper", "--", "paper's users")):
+        for tag, ls, name in (("", "-", family_label(tr.family)), ("_paper", "--", "paper's users")):
             mean, se = getattr(tr, "simulated" + tag)[k], getattr(tr, "se" + tag)[k]
             ax.fill_between(rounds, np.maximum(mean - z * se, 0.5), mean + z * se, color=color, alpha=0.18, lw=0)
             ax.plot(rounds, getattr(tr, "mean_field" + tag)[k], ls, color=color, lw=1.8,
@@ -199,7 +215,7 @@ def figure_feedback_maps(maps, *, title=None):
             if j == 0:
                 ax.set_ylabel(f"{row}\n$q$ (leave)")
             if i == 0:
-                ax.set_title(m.family.label.replace(" (", "\n("), fontsize=9)
+                ax.set_title(family_label(m.family).replace(" (", "\n("), fontsize=9)
     bar = fig.colorbar(im, ax=axes[:, -1], label=f"best level ${sym}^*$", shrink=0.8)
     ticks = private[:: max(1, private.size // 5)]
     bar.set_ticks(ticks, labels=[f"{t:.2g}" for t in ticks])

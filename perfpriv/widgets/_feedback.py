@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from ..plots import new_figure
+from ..plots import family_label, new_figure
 from ._common import Explorer, float_slider, int_slider, log_slider
 
 __all__ = ["feedback_explorer", "draw_feedback"]
@@ -56,7 +56,7 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
                                     seed=seed)
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
-    ax.plot(res.gammas, res.error, "-", color="tab:blue", lw=2, label=users.label)
+    ax.plot(res.gammas, res.error, "-", color="tab:blue", lw=2, label=family_label(users))
     ax.plot(res.gammas, res.error_paper, "--", color="k", lw=1.5, label="paper's users")
     for g, err, color in ((res.gamma_star, res.error, "tab:blue"), (res.gamma_star_paper, res.error_paper, "k")):
         ax.plot([g], [float(np.interp(np.log(g), np.log(res.gammas), err))], "o", color=color, ms=6)
@@ -67,7 +67,7 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
     ax.legend(loc="upper center", frameon=False, fontsize=8)
     ax.set_title(rf"$\gamma^*$ = {res.gamma_star:.2g} (paper's users: {res.gamma_star_paper:.2g})", fontsize=9)
     rounds = np.arange(T + 1)
-    for sims, path, color, ls, lab in ((res.simulated, res.mean_field, "tab:blue", "-", users.label),
+    for sims, path, color, ls, lab in ((res.simulated, res.mean_field, "tab:blue", "-", family_label(users)),
                                        (res.simulated_paper, res.mean_field_paper, "k", "--", "paper's users")):
         for run in sims:
             bx.plot(rounds, np.maximum(run, 0.8), "-", color=color, lw=0.5, alpha=0.25)

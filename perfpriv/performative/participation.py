@@ -1,0 +1,553 @@
+"""Both feedback loops at once: private federated rounds whose clients leave after a leak.
+
+One round of the book's population loop (:func:`perfpriv.engine.simulate`)
+is here one aggregation period of P-FedAvg with N current clients:
+
+1. every client draws its data law (location m_i ~ N(m, s_m² I), sensitivity
+   ε_i ~ N(ε, s_ε²)), starts from the deployed model θ and runs E local
+   stochastic gradient steps of the squared loss on data
+   Z ~ N(m_i + ε_i θ_i, σ²/batch · I) drawn at its *current local model*
+   (the performative shift of paper 003);
+2. its record is its average descent direction over the period,
+   g_i = (θ_i^E − θ)/h with h = Σ η the period's total step, clipped to
+   the ball of radius R;
+3. the server releases the private mean of the records with the Gaussian
+   mechanism of the book (eq. 6): o = mean(clip(g_i)) + N(0, γ²/N I), and
+   deploys θ' = θ + h·o;
+4. every client runs the book's membership test on the release (eq. 8,
+   :func:`perfpriv.leakage.llr_coefficients`): a client whose Λ exceeds τ has
+   leaked; the behaviour (:class:`perfpriv.behaviour.Memoryless`) then
+   removes each leaked client with probability q and lets every other one
+   bring a new client with probability r.
+
+The round's error is ‖θ' − θ_PS‖², θ_PS = m/(1 − ε) the stable point of
+the clients' law (:func:`perfpriv.performative.federated.stable_point`).
+Clients are drawn afresh every round (the analogue of the book's
+Assumption 1: fresh records every round), so that the population is a
+count, as the engine expects.
+
+The deployed model is state that the mechanism carries from one round to
+the next: :class:`PrivateFederatedRound` is a *stateful* mechanism of the
+engine (``stateful = True``, ``initial_state(batch)``, ``advance(state,
+...) -> (outcome, state)``); :func:`perfpriv.engine.simulate` threads the
+state of every (cell, level, trial) round by round, freezes it for stopped
+trials, and returns the final one as ``run.mechanism_state``. The mean field
+of a stateful mechanism would need the state too (the leak probability
+depends on the deployed model), so ``engine.mean_field`` refuses it with a
+clear error.
+
+Symbols: ``gamma`` -- γ, per-client noise scale; ``tau`` -- τ; ``R`` --
+clipping radius of a record; ``m``, ``m_sd``, ``eps``, ``eps_sd`` -- the law
+of the clients' data locations and sensitivities; ``E`` -- local steps.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from .. import _random, engine, leakage
+from .._validate import check_choice, check_int, check_probability, check_real
+from ..behaviour import Memoryless
+from ..gaussian import GAMMA_RANGE
+from ._checks import model_vector
+from .federated import StepRule, stable_point
+
+__all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation",
+           "simulate_participation_agents"]
+
+
+class StatefulMechanism(engine.Mechanism):
+    """Base of the mechanisms of this module: a state carried across rounds by the engine.
+
+    Subclasses implement
+
+    ``initial_state(batch) -> numpy.ndarray``
+        The state of every (cell, level, trial) of a batch of that shape,
+        shape ``batch + state_shape``;
+    ``advance(state, n, level, keys, live, t, need_error) -> (RoundOutcome, new_state)``
+        One round, as :meth:`perfpriv.engine.Mechanism.draw_round`, from and
+        to a state.
+
+    :func:`perfpriv.engine.simulate` starts the state at round 1, advances
+    it one round at a time, freezes it for stopped trials, and returns the
+    final one as ``run.mechanism_state`` (shape ``cells + levels + (trials,)
+    + state_shape``). A collapsed platform keeps serving its last model, so
+    the preset scores the rounds after a collapse by repeating the last
+    error; the mean field is refused (it does not follow states).
+    """
+
+    stateful = True
+
+    def resolved(self, conventions):
+        out = copy.copy(self)
+        out._fill_options(conventions)
+        return out
+
+    def _fill_options(self, conventions):
+        """Fill options left open from ``conventions`` (subclasses)."""
+
+    def initial_state(self, batch):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def advance(self, state, n, level, keys, live, t, need_error=True):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def draw_round(self, n, level, keys, live, t, need_error=True):
+        raise ValueError(f"{type(self).__name__} carries a state across rounds: run it through "
+                         "perfpriv.engine.simulate, which calls advance(state, ...)")
+
+    def policy_preset(self, conventions):
+        # a collapsed platform keeps serving its last model: its error repeats
+        return dict(cap=20000, floor=1, stop=0, collapse="repeat", penalty=0.0)
+
+    def leak_probability(self, n, level):
+        raise ValueError(f"the mean field of {type(self).__name__} needs its state (the deployed model), which "
+                         "perfpriv.engine.mean_field does not carry; simulate it with perfpriv.engine.simulate")
+
+    def expected_error(self, n, level):
+        raise ValueError(f"the expected error of {type(self).__name__} depends on its state (the deployed model); "
+                         "use collapse='repeat' or 'penalty' and perfpriv.engine.simulate")
+
+
+class PrivateFederatedRound(StatefulMechanism):
+    """One private P-FedAvg aggregation period as a mechanism of the engine (see module docstring).
+
+    Parameters
+    ----------
+    gamma : float, 1-D array_like or perfpriv.engine.Schedule
+        Per-client noise scale(s) γ of the released mean of the records.
+    tau : float
+        Membership threshold τ > 0.
+    R : float
+        Clipping radius R > 0 of a client's record.
+    m : float or array_like of shape (d,)
+        Mean data location of the clients' law (E m_i).
+    m_sd : float
+        Data heterogeneity s_m >= 0 (standard deviation of each coordinate of m_i).
+    eps : float
+        Mean sensitivity ε = E ε_i < 1 (the stable point m/(1 − ε) must exist).
+    eps_sd : float
+        Shift heterogeneity s_ε >= 0 (standard deviation of ε_i).
+    sigma : float
+        Noise σ >= 0 of one data point.
+    E : int
+        Local steps per round.
+    step : float or perfpriv.performative.federated.StepRule
+        Local step sizes, indexed by the local iteration k = (t − 1)E + s − 1.
+    batch : int
+        Data points per local gradient.
+    theta0 : float or array_like of shape (d,)
+        The model deployed before round 1.
+    d : int
+        Dimension of the model.
+    statistic : {"paper", "exact"}, optional
+        Membership statistic (default from ``conventions``).
+
+    Examples
+    --------
+    >>> from perfpriv import engine
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = PrivateFederatedRound(1.0, tau=0.5, R=20.0, m=1.0, eps=0.5)
+    >>> run = engine.simulate(mech, Memoryless(q=0.3, r=0.2), T=20, n0=50, trials=4, cap=200, seed=0)
+    >>> run.population.shape, run.details["theta"].shape, mech.theta_ps.tolist()
+    ((4, 21), (4, 20), [2.0])
+    """
+
+    name = "private_federated_round"
+    level_name = "gamma"
+
+    def __init__(self, gamma, *, tau, R, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.0, sigma=1.0, E=1, step=0.5,
+                 batch=1, theta0=0.0, d=1, statistic=None):
+        self.levels = engine.make_levels(gamma, "gamma", low=GAMMA_RANGE[0], high=GAMMA_RANGE[1])
+        self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+        self.R = check_real("R", R, low=0, low_open=True, scalar=True)
+        self.d = check_int("d", d, low=1)
+        self.m = model_vector("m", m, self.d)
+        self.m_sd = check_real("m_sd", m_sd, low=0.0, scalar=True)
+        self.eps = check_real("eps", eps, scalar=True)
+        self.eps_sd = check_real("eps_sd", eps_sd, low=0.0, scalar=True)
+        self.sigma = check_real("sigma", sigma, low=0.0, scalar=True)
+        self.E = check_int("E", E, low=1)
+        self.step = StepRule.coerce(step, "step")
+        self.batch = check_int("batch", batch, low=1)
+        self.theta0 = model_vector("theta0", theta0, self.d)
+        self.statistic = None if statistic is None else check_choice("statistic", statistic, leakage.STATISTICS)
+        self.theta_ps = np.atleast_1d(stable_point(self.m[None, :], [self.eps]))
+
+    def __repr__(self) -> str:
+        g = self.levels.describe()
+        text = f"{g:g}" if isinstance(g, float) else f"<{'schedule' if self.levels.per_round else 'grid'} {np.shape(g)}>"
+        return (f"PrivateFederatedRound(gamma={text}, tau={self.tau:g}, R={self.R:g}, eps={self.eps:g}, "
+                f"eps_sd={self.eps_sd:g}, m_sd={self.m_sd:g}, E={self.E}, d={self.d})")
+
+    def _fill_options(self, conventions):
+        if self.statistic is None:
+            self.statistic = "exact" if conventions == "authors" else "paper"
+
+    def options(self):
+        return dict(tau=self.tau, R=self.R, m=self.m.tolist(), m_sd=self.m_sd, eps=self.eps, eps_sd=self.eps_sd,
+                    sigma=self.sigma, E=self.E, step=self.step, batch=self.batch, theta0=self.theta0.tolist(),
+                    d=self.d, statistic=self.statistic)
+
+    def record_spread(self, theta):
+        """Per-coordinate variance v(θ) of a record when E = 1: s_m² + s_ε²θ² + σ²/batch.
+
+        With one local step the record is g = Z − θ = m_i + (ε_i − 1)θ + noise,
+        Gaussian with this variance (per coordinate; for d = 1, or s_ε = 0, the
+        records are then exactly the i.i.d. N(μ(θ), v(θ) I) records of the
+        book's Assumption 1).
+        """
+        th = np.asarray(check_real("theta", theta), dtype=float)
+        return self.m_sd**2 + self.eps_sd**2 * th**2 + self.sigma**2 / self.batch
+
+    def leak_probability_at(self, theta, n, gamma):
+        """Leak probability of a client when the deployed model is θ (E = 1, d = 1 or s_ε = 0).
+
+        The records are then i.i.d. N(μ(θ), v(θ) I) (:meth:`record_spread`),
+        and Λ is unchanged when records, noise and γ are all divided by √v(θ)
+        (it is homogeneous of degree 0 in them), so the probability is the
+        book's p_τ (Lemma 8, :func:`perfpriv.leakage.marginal_leak_probability`)
+        at the standardized noise γ/√v(θ), clipping neglected.
+        """
+        self._check_gaussian_records()
+        n = check_real("n", n, low=2)
+        gamma = check_real("gamma", gamma, low=0, low_open=True)
+        v = np.asarray(self.record_spread(theta), dtype=float)
+        scaled = np.asarray(gamma, float) / np.sqrt(v)
+        res = leakage.marginal_leak_probability(n, scaled, self.tau, d=self.d, R=1e3 * (1 + float(np.max(scaled))),
+                                                statistic=self.statistic or "paper", method="quadrature")
+        return res.p
+
+    def survival_threshold(self, theta, *, n, q, r):
+        """γ_c(θ) = √v(θ)·u_c(n): the noise at which the growth factor 1 + r − (q + r)p is 1.
+
+        u_c(n) solves p_τ(n, u) = r/(q + r) for standardized records (the
+        survival threshold of the book's chapter 05 at unit record variance);
+        more noise than γ_c(θ) makes the client population grow in
+        expectation while the deployed model is θ. Exact for E = 1 (and d = 1
+        or s_ε = 0), with clipping neglected.
+
+        Parameters
+        ----------
+        theta : float or array_like
+            Deployed model(s) (d = 1: numbers).
+        n : float
+            Number of clients n >= 2.
+        q, r : float
+            The clients' leaving and recruiting probabilities (r > 0).
+
+        Returns
+        -------
+        float or numpy.ndarray
+        """
+        from scipy import optimize
+
+        self._check_gaussian_records()
+        q = check_probability("q", q, scalar=True)
+        r = check_probability("r", r, scalar=True)
+        n = check_real("n", n, low=2, scalar=True)
+        if r == 0:
+            raise ValueError("r must be > 0: without recruits no noise level keeps the growth factor at 1 "
+                             "(every leak is a loss that nothing replaces)")
+        target = r / (q + r)
+        v = np.asarray(self.record_spread(theta), dtype=float)
+        if target >= 1.0:
+            return 0.0 * v if v.ndim else 0.0
+
+        def gap(log_u):
+            return float(leakage.marginal_leak_probability(n, math.exp(log_u), self.tau, d=self.d, R=1e3 * (1 + math.exp(log_u)),
+                                                           statistic=self.statistic or "paper",
+                                                           method="quadrature").p) - target
+        u = math.exp(optimize.brentq(gap, math.log(1e-4), math.log(1e4), xtol=1e-12))
+        out = np.sqrt(v) * u
+        return float(out) if out.ndim == 0 else out
+
+    def stationary_error(self, n, gamma):
+        """Long-run E‖θ_t − θ_PS‖² with n clients every round (E = 1, constant step h, no clipping).
+
+        With e = θ − θ_PS and a = 1 − h(1 − ε), one round gives
+        e' = a e + h·(mean of the record noises + release noise), whose
+        conditional second moment is (d(s_m² + σ²/batch + γ²) + s_ε²‖θ‖²)/n.
+        Taking expectations, with E‖θ‖² = ‖θ_PS‖² + E‖e‖² in the limit, the
+        fixed point of the recursion is
+
+            E‖e‖² = h² (d(s_m² + σ²/batch + γ²) + s_ε²‖θ_PS‖²) / (n(1 − a²) − h² s_ε²),
+
+        the analogue of Lemma 3's (γ² Tr Σ⁻¹ + d)/N for a model trained by
+        private federated rounds. Raises ValueError when the recursion has no
+        fixed point (|a| >= 1, or n(1 − a²) <= h² s_ε²: the shift
+        heterogeneity feeds the model's own error back faster than the
+        rounds damp it).
+
+        Parameters
+        ----------
+        n : float or array_like
+            Clients per round, n >= 1.
+        gamma : float or array_like
+            Noise scale γ > 0.
+        """
+        self._check_gaussian_records()
+        if self.step.kind != "constant":
+            raise ValueError("a stationary error needs a constant step (decaying steps make the error vanish)")
+        n = np.asarray(check_real("n", n, low=1), dtype=float)
+        gamma = np.asarray(check_real("gamma", gamma, low=0), dtype=float)
+        h = self.step.beta
+        a = 1.0 - h * (1.0 - self.eps)
+        den = n * (1.0 - a * a) - h * h * self.eps_sd**2
+        if not abs(a) < 1 or np.any(den <= 0):
+            raise ValueError(f"the model error has no stationary law: a = 1 - h(1 - eps) = {a:.4g} and "
+                             f"n(1 - a^2) - h^2 eps_sd^2 = {float(np.min(den)):.4g} (need |a| < 1 and a positive value)")
+        num = h * h * (self.d * (self.m_sd**2 + self.sigma**2 / self.batch + gamma**2)
+                       + self.eps_sd**2 * float(self.theta_ps @ self.theta_ps))
+        out = num / den
+        return float(out) if np.ndim(out) == 0 else out
+
+    def _check_gaussian_records(self):
+        if self.E != 1 or (self.d > 1 and self.eps_sd > 0):
+            raise ValueError("the records are exactly i.i.d. Gaussian only for E=1 (and d=1 or eps_sd=0); got "
+                             f"E={self.E}, d={self.d}, eps_sd={self.eps_sd:g}")
+
+    def initial_state(self, batch):
+        return np.broadcast_to(self.theta0, tuple(batch) + (self.d,)).copy()
+
+    def advance(self, state, n, level, keys, live, t, need_error=True):
+        batch = state.shape[:-1]
+        d, E = self.d, self.E
+        nn = np.broadcast_to(np.where(live, n, 0), batch).reshape(-1).astype(np.int64)
+        gg = np.broadcast_to(np.asarray(level, float), batch).reshape(-1)
+        theta = state.reshape(-1, d)
+        B = nn.size
+
+        def entry_key(purpose):
+            k = keys.child(purpose)
+            return (np.broadcast_to(k.a, batch).reshape(-1), np.broadcast_to(k.b, batch).reshape(-1))
+
+        owner = np.repeat(np.arange(B), nn)
+        idx = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(nn) - nn, nn)
+        ca, cb = entry_key("clients")
+        attrs = _random.Key(ca[owner], cb[owner]).normal_records(idx, d + 1)
+        m_i = self.m + self.m_sd * attrs[:, :d]
+        eps_i = self.eps + self.eps_sd * attrs[:, d:]
+        da, db = entry_key("data")
+        xi = _random.Key(da[owner], db[owner]).normal_records(idx, E * d).reshape(-1, E, d)
+        start = theta[owner]
+        local = start.copy()
+        k0 = (t - 1) * E
+        etas = self.step(np.arange(k0, k0 + E))
+        noise = self.sigma / math.sqrt(self.batch)
+        for s in range(E):
+            z = m_i + eps_i * local + noise * xi[:, s]
+            local = local - etas[s] * (local - z)
+        h = float(np.sum(etas))
+        rec = (local - start) / h
+        norms = np.sqrt(np.einsum("ij,ij->i", rec, rec))
+        clipped = norms > self.R
+        rec = rec * np.where(clipped, self.R / np.where(norms > 0, norms, 1.0), 1.0)[:, None]
+        sums = np.zeros((B, d))
+        np.add.at(sums, owner, rec)
+        safe_n = np.maximum(nn, 1)
+        mean = sums / safe_n[:, None]
+        na, nb = entry_key("noise")
+        eta_noise = _random.Key(na, nb).normal(d) * (gg / np.sqrt(safe_n))[:, None]
+        release = mean + eta_noise
+        new_theta = theta + h * release
+        dev = rec - mean[owner]
+        dev_sq = np.einsum("ij,ij->i", dev, dev)
+        inner = np.einsum("ij,ij->i", dev, eta_noise[owner])
+        leaked = np.zeros(B, dtype=np.int64)
+        multi = nn[owner] >= 2
+        if np.any(multi):
+            own = owner[multi]
+            A, Bc, C = leakage.llr_coefficients(np.einsum("ij,ij->i", eta_noise, eta_noise)[own], nn[own], gg[own], d,
+                                                self.statistic)
+            lam = A * dev_sq[multi] + Bc * inner[multi] + C
+            leaked += np.bincount(own[lam > self.tau], minlength=B)
+        leaked[nn == 1] = 1                   # a lone client's release is its record: it leaks
+        diff = new_theta - self.theta_ps
+        err = np.einsum("ij,ij->i", diff, diff)
+        spread = np.bincount(owner, weights=dev_sq, minlength=B) / safe_n
+        frac_clipped = np.bincount(owner, weights=clipped.astype(float), minlength=B) / safe_n
+        shown = np.where((nn > 0)[:, None], new_theta, theta)   # a stopped trial keeps its model
+        details = {"theta": shown[:, 0].reshape(batch), "spread": spread.reshape(batch),
+                   "clipped": frac_clipped.reshape(batch)}
+        out = engine.RoundOutcome(err.reshape(batch), leaked.reshape(batch), details)
+        return out, new_theta.reshape(batch + (d,))
+
+
+def _mechanism_args(kwargs):
+    allowed = ("m", "m_sd", "eps", "eps_sd", "sigma", "E", "step", "batch", "theta0", "d", "statistic")
+    policy = ("cap", "floor", "stop", "collapse", "penalty")
+    mech, pol = {}, {}
+    for k, v in kwargs.items():
+        if k in allowed:
+            mech[k] = v
+        elif k in policy:
+            pol[k] = v
+        else:
+            raise TypeError(f"unexpected keyword argument {k!r} (the mechanism takes {', '.join(allowed)}; the "
+                            f"population policy {', '.join(policy)})")
+    return mech, pol
+
+
+def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, conventions="paper", seed=None, **options):
+    """Private P-FedAvg with leaking clients who leave: the two feedback loops on the engine.
+
+    :func:`perfpriv.engine.simulate` with :class:`PrivateFederatedRound` and
+    :class:`perfpriv.behaviour.Memoryless` clients: each round, of the N_{t-1}
+    clients K_t leak; N_t = N_{t-1} − Binomial(K_t, q) + Binomial(N_{t-1} − K_t, r),
+    bounded by the population policy.
+
+    Parameters
+    ----------
+    gamma : float, 1-D array_like or perfpriv.engine.Schedule
+        Per-client noise scale(s) (a grid is simulated side by side, with
+        common random numbers).
+    tau, R : float
+        Membership threshold and clipping radius.
+    q, r : float
+        Leaving probability of a leaked client, recruiting probability of the others.
+    T, n0, trials : int
+        Rounds, initial clients, independent runs.
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+    **options
+        Mechanism options of :class:`PrivateFederatedRound` (``m``, ``m_sd``,
+        ``eps``, ``eps_sd``, ``sigma``, ``E``, ``step``, ``batch``, ``theta0``,
+        ``d``, ``statistic``) and the population policy (``cap``, ``floor``,
+        ``stop``, ``collapse``, ``penalty``).
+
+    Returns
+    -------
+    perfpriv.engine.SimulationRun
+        ``population``, ``sq_error`` (‖θ_t − θ_PS‖²), ``leaked``, and
+        ``details["theta"]`` (first coordinate of θ_t), ``details["spread"]``
+        (mean squared deviation of the records), ``details["clipped"]``.
+
+    Examples
+    --------
+    >>> run = simulate_participation([0.5, 2.0], tau=0.5, R=20.0, q=0.5, r=0.2, T=10, n0=40, trials=3,
+    ...                              cap=100, seed=1)
+    >>> run.population.shape
+    (2, 3, 11)
+    """
+    mech_args, policy = _mechanism_args(options)
+    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **mech_args)
+    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed, **policy)
+
+
+def _log_normal_density(x, mean, var):
+    """log density of N(mean, var I) at x, written out."""
+    diff = x - mean
+    return -0.5 * x.size * math.log(2 * math.pi * var) - 0.5 * float(diff @ diff) / var
+
+
+def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conventions="paper", seed=None,
+                                  **options):
+    """The same system one client at a time, with numpy Generators: the slow reference.
+
+    Written independently of the engine and of :class:`PrivateFederatedRound`'s
+    batched arithmetic: every client draws its law, runs its E local steps in
+    a loop, clips its record; the release is made; each client's
+    log-likelihood ratio is the difference of the log densities of the
+    release under the mechanism with and without its record (eq. 8, the
+    paper's equal-variance form or the exact remove-one form); then that
+    client alone flips its coin. Agrees with :func:`simulate_participation`
+    in distribution (not draw by draw).
+
+    Parameters
+    ----------
+    gamma : float
+        One noise scale.
+    tau, R, q, r, T, n0, trials, conventions, seed, **options
+        As in :func:`simulate_participation`.
+
+    Returns
+    -------
+    perfpriv.engine.SimulationRun
+        With ``method="agents"`` and ``details["theta"]``.
+
+    Examples
+    --------
+    >>> run = simulate_participation_agents(1.0, tau=0.5, R=20.0, q=0.5, r=0.2, T=3, n0=5, trials=2, seed=0)
+    >>> run.population[:, 0].tolist()
+    [5, 5]
+    """
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    mech_args, policy = _mechanism_args(options)
+    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **mech_args).resolved(conventions)
+    if mech.levels.shape != () or mech.levels.per_round:
+        raise ValueError("simulate_participation_agents takes one noise scale (a number)")
+    g = float(mech.levels.values[0])
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    d, E = mech.d, mech.E
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    sq_error = np.zeros((trials, T))
+    leaked_arr = np.zeros((trials, T), dtype=np.int64)
+    alive = np.zeros((trials, T), dtype=bool)
+    theta_arr = np.zeros((trials, T))
+    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+        N = n0
+        theta = mech.theta0.copy()
+        population[i, 0] = N
+        for t in range(1, T + 1):
+            if N <= pol.stop:
+                population[i, t] = N
+                theta_arr[i, t - 1] = theta[0]
+                continue
+            alive[i, t - 1] = True
+            etas = [float(mech.step(np.array((t - 1) * E + s))) for s in range(E)]
+            h = sum(etas)
+            records = []
+            for _ in range(N):
+                m_i = mech.m + mech.m_sd * rng.standard_normal(d)
+                eps_i = mech.eps + mech.eps_sd * rng.standard_normal()
+                local = theta.copy()
+                for s in range(E):
+                    z = m_i + eps_i * local + mech.sigma / math.sqrt(mech.batch) * rng.standard_normal(d)
+                    local = local - etas[s] * (local - z)
+                g_i = (local - theta) / h
+                norm = float(np.linalg.norm(g_i))
+                if norm > mech.R:
+                    g_i = g_i * (mech.R / norm)
+                records.append(g_i)
+            Zc = np.array(records)
+            total = Zc.sum(axis=0)
+            mean_in = total / N
+            o = mean_in + rng.standard_normal(d) * (g / math.sqrt(N))
+            theta = theta + h * o
+            diff = theta - mech.theta_ps
+            sq_error[i, t - 1] = float(diff @ diff)
+            theta_arr[i, t - 1] = theta[0]
+            N_next, leaks = N, 0
+            for j in range(N):
+                if N == 1:
+                    lam = np.inf
+                else:
+                    mean_out = (total - Zc[j]) / (N - 1)
+                    var_out = g**2 / N if mech.statistic == "paper" else g**2 / (N - 1)
+                    lam = _log_normal_density(o, mean_in, g**2 / N) - _log_normal_density(o, mean_out, var_out)
+                if lam > tau:
+                    leaks += 1
+                    if rng.random() < q:
+                        N_next -= 1
+                elif rng.random() < r:
+                    N_next += 1
+            leaked_arr[i, t - 1] = leaks
+            if pol.cap is not None:
+                N_next = min(N_next, pol.cap)
+            N = max(N_next, pol.floor)
+            population[i, t] = N
+    pol.score_stopped(sq_error[None], alive[None], mech, mech.levels)
+    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive,
+                                details={"theta": theta_arr}, mechanism=mech, behaviour=Memoryless(q=q, r=r),
+                                level=g, T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed,
+                                method="agents")

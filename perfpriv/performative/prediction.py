@@ -1,0 +1,463 @@
+"""Performative prediction in its simplest setting: a quadratic loss and a location family.
+
+A *distribution map* D(θ) says how the data respond to the deployed model θ.
+Here the data are a Gaussian location family whose mean moves linearly with
+the model, and the loss is a quadratic in (θ, z):
+
+    z ~ D(θ) = N(m + Aθ, Σ),        ℓ(θ; z) = ½ θᵀHθ − θᵀBz + ½ zᵀCz,
+
+with θ in R^p, z in R^k, H symmetric positive definite. Two risks matter
+(Perdomo et al. 2020):
+
+* the *decoupled risk* DR(θ; θ') = E_{z~D(θ')} ℓ(θ; z): the loss of θ on the
+  data that the deployed θ' induced -- what retraining minimizes;
+* the *performative risk* PR(θ) = DR(θ; θ): the loss of θ on the data it
+  induces itself -- what the platform actually suffers.
+
+A *performatively stable* point is a fixed point of retraining,
+θ_PS = argmin_θ DR(θ; θ_PS); a *performatively optimal* point minimizes
+PR. Repeated risk minimization (RRM) iterates the best response
+G(θ') = argmin_θ DR(θ; θ'); repeated gradient descent (RGD) takes one
+gradient step on DR(·; θ_t) per deployment. Everything here is in closed
+form, which is what makes the class useful as a reference:
+
+    G(θ') = H⁻¹B(m + Aθ'),   θ_PS = (H − BA)⁻¹Bm,
+    ∇PR(θ) = (H − BA − (BA)ᵀ + AᵀCA)θ − Bm + AᵀCm.
+
+The squared loss ½‖θ − z‖² (H = B = C = I) is the example of paper 003; the
+linear loss ½‖θ‖² − θᵀz (C = 0) separates stability from optimality.
+
+Symbols: ``theta`` -- θ, deployed model; ``A`` -- sensitivity matrix of the
+map (its operator norm is the map's Wasserstein-1 sensitivity ε);
+``H``, ``B``, ``C`` -- the loss; ``m``, ``Sigma`` -- the base law of the data.
+
+References
+----------
+J. C. Perdomo, T. Zrnic, C. Mendler-Dünner, M. Hardt (2020), Performative
+prediction, ICML (Theorem 3.5: RRM contracts at rate εβ/μ; the paper writes γ for μ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _random
+from .._validate import check_int, check_real
+
+__all__ = ["PerformativeProblem", "PerformativePath", "repeated_risk_minimization",
+           "repeated_gradient_descent"]
+
+
+def _matrix(name, value, rows=None, cols=None):
+    """A real 2-D matrix (a number is a 1x1 matrix), optionally of a given shape."""
+    arr = np.asarray(check_real(name, value), dtype=float)
+    if arr.ndim == 0:
+        arr = arr.reshape(1, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a number or a 2-D matrix; got shape {arr.shape}")
+    want = (arr.shape[0] if rows is None else rows, arr.shape[1] if cols is None else cols)
+    if arr.shape != want:
+        raise ValueError(f"{name} must have shape {want}; got {arr.shape}")
+    return arr
+
+
+def _spectral_radius(M) -> float:
+    return float(np.max(np.abs(np.linalg.eigvals(M))))
+
+
+def _norm2(M) -> float:
+    return float(np.linalg.norm(M, 2))
+
+
+class PerformativeProblem:
+    """A quadratic loss with a Gaussian location distribution map (closed forms throughout).
+
+    Parameters
+    ----------
+    H : array_like, shape (p, p)
+        Curvature of the loss in θ, symmetric positive definite (μ = its
+        smallest eigenvalue is the loss's strong convexity).
+    B : array_like, shape (p, k)
+        Coupling of θ and z: ∇_θ ℓ(θ; z) = Hθ − Bz.
+    C : array_like, shape (k, k)
+        Symmetric; ½zᵀCz is the part of the loss that depends on the data
+        only (it does not move the best response, but it moves the
+        performative optimum).
+    m : array_like, shape (k,)
+        Mean of the data when θ = 0.
+    A : array_like, shape (k, p)
+        Sensitivity of the map: D(θ) = N(m + Aθ, Σ).
+    Sigma : float or array_like, shape (k, k)
+        Covariance Σ of the data (a number: Σ = Sigma·I), positive definite.
+
+    Notes
+    -----
+    W₁(D(θ), D(θ')) = ‖A(θ − θ')‖ exactly (a translation), so the map is
+    ε-sensitive with ε = ‖A‖₂ (:attr:`sensitivity`), and the loss is
+    β-jointly smooth with β = max(‖H‖₂, ‖B‖₂) (:attr:`smoothness`).
+
+    Examples
+    --------
+    >>> prob = PerformativeProblem.squared(m=1.0, A=0.5, Sigma=1.0)
+    >>> prob.stable_point().round(4).tolist(), prob.optimal_point().round(4).tolist()
+    ([2.0], [2.0])
+    >>> lin = PerformativeProblem.linear(m=1.0, A=0.25, Sigma=1.0)
+    >>> lin.stable_point().round(4).tolist(), lin.optimal_point().round(4).tolist()
+    ([1.3333], [2.0])
+    """
+
+    def __init__(self, H, B, C, m, A, Sigma):
+        self.H = _matrix("H", H)
+        p = self.H.shape[0]
+        if self.H.shape != (p, p) or not np.allclose(self.H, self.H.T):
+            raise ValueError(f"H must be a symmetric (p, p) matrix; got shape {self.H.shape}")
+        if not np.linalg.eigvalsh(self.H)[0] > 0:
+            raise ValueError("H must be positive definite (the loss must be strongly convex in theta); "
+                             f"its smallest eigenvalue is {np.linalg.eigvalsh(self.H)[0]:.3g}")
+        self.m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
+        if self.m.ndim != 1:
+            raise ValueError(f"m must be a number or a vector; got shape {self.m.shape}")
+        k = self.m.size
+        self.B = _matrix("B", B, p, k)
+        self.C = _matrix("C", C, k, k)
+        if not np.allclose(self.C, self.C.T):
+            raise ValueError("C must be symmetric")
+        self.A = _matrix("A", A, k, p)
+        sig = np.asarray(check_real("Sigma", Sigma), dtype=float)
+        if sig.ndim == 0:
+            if not sig > 0:
+                raise ValueError(f"Sigma must be a positive variance or a (k, k) covariance; got {float(sig)}")
+            sig = float(sig) * np.eye(k)
+        self.Sigma = _matrix("Sigma", sig, k, k)
+        if not np.allclose(self.Sigma, self.Sigma.T) or not np.linalg.eigvalsh(self.Sigma)[0] > 0:
+            raise ValueError("Sigma must be symmetric positive definite")
+        self._L = np.linalg.cholesky(self.Sigma)
+        self.p, self.k = p, k
+
+    # ------------------------------------------------------------ builders
+    @classmethod
+    def squared(cls, *, m, A, Sigma=1.0):
+        """The squared loss ½‖θ − z‖² (H = B = C = I): the example of paper 003.
+
+        Its stable and optimal points coincide: PR(θ) = ½‖(I − A)θ − m‖² + ½ tr Σ.
+        """
+        m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
+        k = m.size
+        eye = np.eye(k)
+        A = _matrix("A", A, k, k) if np.ndim(A) else float(check_real("A", A)) * eye
+        return cls(eye, eye, eye, m, A, Sigma)
+
+    @classmethod
+    def linear(cls, *, m, A, Sigma=1.0):
+        """The linear loss ½‖θ‖² − θᵀz (C = 0): same best response as the squared loss.
+
+        Retraining cannot tell the two losses apart, but their performative
+        risks differ, so the stable point θ_PS = (I − A)⁻¹m is no longer
+        optimal: θ_PO = (I − A − Aᵀ)⁻¹m (Miller et al. 2021's example).
+        """
+        m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
+        k = m.size
+        eye = np.eye(k)
+        A = _matrix("A", A, k, k) if np.ndim(A) else float(check_real("A", A)) * eye
+        return cls(eye, eye, np.zeros((k, k)), m, A, Sigma)
+
+    def __repr__(self) -> str:
+        return (f"PerformativeProblem(p={self.p}, k={self.k}, sensitivity={self.sensitivity:.4g}, "
+                f"rrm_factor={self.rrm_factor:.4g})")
+
+    # ------------------------------------------------------- the constants
+    @property
+    def sensitivity(self) -> float:
+        """ε = ‖A‖₂: the Wasserstein-1 sensitivity of the map."""
+        return _norm2(self.A)
+
+    @property
+    def strong_convexity(self) -> float:
+        """μ = λ_min(H): strong convexity of ℓ(·; z)."""
+        return float(np.linalg.eigvalsh(self.H)[0])
+
+    @property
+    def smoothness(self) -> float:
+        """β = max(‖H‖₂, ‖B‖₂): joint smoothness of ∇_θ ℓ in θ and in z."""
+        return max(_norm2(self.H), _norm2(self.B))
+
+    @property
+    def rrm_jacobian(self) -> np.ndarray:
+        """J = H⁻¹BA: the best response is G(θ) = G(0) + Jθ."""
+        return np.linalg.solve(self.H, self.B @ self.A)
+
+    @property
+    def rrm_factor(self) -> float:
+        """‖H⁻¹BA‖₂: the exact contraction factor of one RRM step (Euclidean norm)."""
+        return _norm2(self.rrm_jacobian)
+
+    @property
+    def rrm_bound(self) -> float:
+        """εβ/μ: Perdomo et al.'s bound on the RRM factor (Theorem 3.5)."""
+        return self.sensitivity * self.smoothness / self.strong_convexity
+
+    def rgd_factor(self, step) -> float:
+        """‖I − η(H − BA)‖₂: the exact contraction factor of one RGD step of size η."""
+        step = check_real("step", step, low=0, low_open=True, scalar=True)
+        return _norm2(np.eye(self.p) - step * (self.H - self.B @ self.A))
+
+    def rgd_bound(self, step) -> float:
+        """√(1 − 2η(μ − εβ) + η²β²(1 + ε)²): a bound on :meth:`rgd_factor` from μ, β and ε.
+
+        The gradient map g(θ) = ∇_θ DR(θ; θ) is (μ − εβ)-strongly monotone and
+        β(1 + ε)-Lipschitz; one gradient step of size η then contracts by this
+        factor, which is below 1 when ε < μ/β and η < 2(μ − εβ)/(β²(1 + ε)²).
+        """
+        step = check_real("step", step, low=0, low_open=True, scalar=True)
+        g, b, e = self.strong_convexity, self.smoothness, self.sensitivity
+        return float(np.sqrt(max(1.0 - 2 * step * (g - e * b) + step**2 * b**2 * (1 + e) ** 2, 0.0)))
+
+    # ------------------------------------------------------------- risks
+    def _theta(self, theta, name="theta"):
+        arr = np.asarray(check_real(name, theta), dtype=float)
+        if arr.ndim == 0:
+            arr = arr[None]
+        if arr.shape[-1] != self.p:
+            raise ValueError(f"{name} must have {self.p} coordinates along its last axis; got shape {arr.shape}")
+        return arr
+
+    def data_mean(self, theta):
+        """E_{z~D(θ)} z = m + Aθ."""
+        return self.m + self._theta(theta) @ self.A.T
+
+    def best_response(self, theta):
+        """G(θ') = argmin_θ DR(θ; θ') = H⁻¹B(m + Aθ'): one step of repeated risk minimization."""
+        mean = self.data_mean(theta)
+        return np.linalg.solve(self.H, (mean @ self.B.T).T).T
+
+    def decoupled_risk(self, theta, deployed):
+        """DR(θ; θ') = ½θᵀHθ − θᵀB μ' + ½(μ'ᵀCμ' + tr CΣ), μ' = m + Aθ'."""
+        th = self._theta(theta)
+        mu = self.data_mean(self._theta(deployed, "deployed"))
+        quad = 0.5 * np.einsum("...i,ij,...j->...", th, self.H, th)
+        lin = np.einsum("...i,ij,...j->...", th, self.B, mu)
+        data = 0.5 * (np.einsum("...i,ij,...j->...", mu, self.C, mu) + np.trace(self.C @ self.Sigma))
+        out = quad - lin + data
+        return float(out) if np.ndim(out) == 0 else out
+
+    def performative_risk(self, theta):
+        """PR(θ) = DR(θ; θ): the loss of θ on the data it induces."""
+        return self.decoupled_risk(theta, theta)
+
+    def gradient_map(self, theta):
+        """g(θ) = ∇_θ DR(θ; θ') at θ' = θ: (H − BA)θ − Bm (what RGD follows)."""
+        th = self._theta(theta)
+        return th @ (self.H - self.B @ self.A).T - self.B @ self.m
+
+    # ------------------------------------------------------ special points
+    def stable_point(self, *, attracting=True):
+        """θ_PS with θ_PS = G(θ_PS): the solution of (H − BA)θ = Bm.
+
+        Parameters
+        ----------
+        attracting : bool
+            Refuse (ValueError) a fixed point that retraining cannot reach:
+            one where the RRM Jacobian H⁻¹BA has spectral radius >= 1. With
+            ``False`` such a fixed point is returned when it exists (its
+            stability in the definition's sense holds, but every RRM path
+            that does not start on it moves away).
+
+        Returns
+        -------
+        numpy.ndarray, shape (p,)
+        """
+        rho = _spectral_radius(self.rrm_jacobian)
+        if attracting and rho >= 1.0:
+            raise ValueError(f"repeated risk minimization has no attracting stable point: the spectral radius "
+                             f"of H^-1 B A is {rho:.4g} >= 1 (the map is too sensitive; the squared loss "
+                             "needs a sensitivity below 1); use attracting=False for the repelling fixed point")
+        M = self.H - self.B @ self.A
+        if abs(np.linalg.det(np.linalg.solve(self.H, M))) < 1e-12:
+            raise ValueError("no stable point: H - B A is singular (every or no theta is a fixed point of retraining)")
+        return np.linalg.solve(M, self.B @ self.m)
+
+    def optimal_point(self):
+        """θ_PO = argmin PR: the root of ∇PR(θ) = Qθ − Bm + AᵀCm, Q = H − BA − (BA)ᵀ + AᵀCA.
+
+        Raises ValueError when Q is not positive definite (the performative
+        risk is then unbounded below or has no unique minimizer).
+        """
+        BA = self.B @ self.A
+        Q = self.H - BA - BA.T + self.A.T @ self.C @ self.A
+        low = float(np.linalg.eigvalsh(0.5 * (Q + Q.T))[0])
+        if not low > 0:
+            raise ValueError(f"the performative risk has no unique minimizer: its Hessian has smallest "
+                             f"eigenvalue {low:.4g} <= 0 (the map is too sensitive for this loss)")
+        return np.linalg.solve(Q, self.B @ self.m - self.A.T @ self.C @ self.m)
+
+    # ------------------------------------------------------------ sampling
+    def sample(self, theta, size, key):
+        """``size`` data points from D(θ), from the keyed stream ``key`` (shape of θ's batch).
+
+        Parameters
+        ----------
+        theta : numpy.ndarray, shape batch + (p,)
+        size : int
+        key : perfpriv._random.Key, shape batch
+
+        Returns
+        -------
+        numpy.ndarray, shape batch + (size, k)
+        """
+        th = self._theta(theta)
+        xi = key.normal(size * self.k).reshape(th.shape[:-1] + (size, self.k))
+        return self.data_mean(th)[..., None, :] + xi @ self._L.T
+
+
+@dataclass(frozen=True, eq=False)
+class PerformativePath:
+    """Iterates of :func:`repeated_risk_minimization` or :func:`repeated_gradient_descent`.
+
+    Attributes
+    ----------
+    theta : numpy.ndarray
+        θ_0, ..., θ_T: shape (T + 1, p) for the exact iteration,
+        (trials, T + 1, p) when each step uses ``samples`` data points.
+    problem : PerformativeProblem
+    method : str
+        ``"rrm"`` or ``"rgd"``.
+    T, samples, trials, step, seed
+        Provenance (``samples=None``: exact expectations).
+    """
+
+    theta: np.ndarray
+    problem: PerformativeProblem
+    method: str
+    T: int
+    samples: Any
+    trials: int
+    step: Any
+    seed: Any
+
+    def __repr__(self) -> str:
+        return (f"PerformativePath(method={self.method!r}, T={self.T}, samples={self.samples}, "
+                f"trials={self.trials}, theta=<{self.theta.shape}>)")
+
+    @property
+    def distance(self) -> np.ndarray:
+        """‖θ_t − θ_PS‖ (to the fixed point of retraining, attracting or not)."""
+        ps = self.problem.stable_point(attracting=False)
+        return np.linalg.norm(self.theta - ps, axis=-1)
+
+    @property
+    def performative_risk(self) -> np.ndarray:
+        """PR(θ_t) of every iterate."""
+        return self.problem.performative_risk(self.theta)
+
+
+def _iterate(problem, theta0, T, samples, trials, seed, update):
+    if not isinstance(problem, PerformativeProblem):
+        raise TypeError(f"problem must be a PerformativeProblem; got {problem!r:.60}")
+    T = check_int("T", T, low=1)
+    th0 = problem._theta(theta0, "theta0")
+    if th0.shape != (problem.p,):
+        raise ValueError(f"theta0 must be a vector of {problem.p} coordinates; got shape {th0.shape}")
+    if samples is None:
+        path = np.empty((T + 1, problem.p))
+        path[0] = th0
+        with np.errstate(over="ignore", invalid="ignore"):
+            for t in range(1, T + 1):
+                path[t] = update(path[t - 1], problem.data_mean(path[t - 1]))
+        return path, 1, None
+    samples = check_int("samples", samples, low=1)
+    trials = check_int("trials", trials, low=1)
+    keys = _random.root_key(seed).child(np.arange(trials))
+    path = np.empty((trials, T + 1, problem.p))
+    path[:, 0] = th0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(1, T + 1):
+            z = problem.sample(path[:, t - 1], samples, keys.child(np.int64(t)).child("data"))
+            path[:, t] = update(path[:, t - 1], z.mean(axis=-2))
+    return path, trials, samples
+
+
+def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, seed=None):
+    """Repeated risk minimization: deploy θ_t, observe D(θ_t), refit θ_{t+1} = argmin DR(·; θ_t).
+
+    With ``samples=None`` the exact best response θ_{t+1} = G(θ_t) is used;
+    with ``samples=n`` each deployment draws n points from D(θ_t) and refits
+    the empirical risk exactly, θ_{t+1} = H⁻¹B z̄_t.
+
+    Parameters
+    ----------
+    problem : PerformativeProblem
+    theta0 : array_like, shape (p,)
+        First deployed model θ_0.
+    T : int
+        Number of deployments.
+    samples : int, optional
+        Data points per deployment.
+    trials : int
+        Independent repetitions (with ``samples``).
+    seed : None, int, SeedSequence or Generator
+        Root of the keyed streams (trial -> round -> "data").
+
+    Returns
+    -------
+    PerformativePath
+
+    References
+    ----------
+    Perdomo et al. (2020), Definition 2.3 and Theorem 3.5 (contraction
+    factor ≤ εβ/μ; here the exact factor is :attr:`PerformativeProblem.rrm_factor`).
+
+    Examples
+    --------
+    >>> prob = PerformativeProblem.squared(m=1.0, A=0.5)
+    >>> repeated_risk_minimization(prob, [0.0], T=3).theta.ravel().tolist()
+    [0.0, 1.0, 1.5, 1.75]
+    """
+    def update(theta, zbar):
+        return np.linalg.solve(problem.H, (zbar @ problem.B.T).T).T
+
+    path, trials, samples = _iterate(problem, theta0, T, samples, trials, seed, update)
+    return PerformativePath(path, problem, "rrm", int(T), samples, trials, None, seed)
+
+
+def repeated_gradient_descent(problem, theta0, *, T, step, samples=None, trials=1, seed=None):
+    """Repeated gradient descent: one gradient step on DR(·; θ_t) per deployment.
+
+    θ_{t+1} = θ_t − η(Hθ_t − B z̄_t), with z̄_t the mean of D(θ_t)
+    (``samples=None``) or of ``samples`` points drawn from it.
+
+    Parameters
+    ----------
+    problem : PerformativeProblem
+    theta0 : array_like, shape (p,)
+    T : int
+    step : float
+        Step size η > 0.
+    samples, trials, seed
+        As in :func:`repeated_risk_minimization`.
+
+    Returns
+    -------
+    PerformativePath
+
+    References
+    ----------
+    Perdomo et al. (2020), §3.2; the contraction factor is
+    :meth:`PerformativeProblem.rgd_factor`, bounded by
+    :meth:`PerformativeProblem.rgd_bound`.
+
+    Examples
+    --------
+    >>> prob = PerformativeProblem.squared(m=1.0, A=0.5)
+    >>> repeated_gradient_descent(prob, [0.0], T=2, step=1.0).theta.ravel().tolist()
+    [0.0, 1.0, 1.5]
+    """
+    step = check_real("step", step, low=0, low_open=True, scalar=True)
+
+    def update(theta, zbar):
+        return theta - step * (theta @ problem.H.T - zbar @ problem.B.T)
+
+    path, trials, samples = _iterate(problem, theta0, T, samples, trials, seed, update)
+    return PerformativePath(path, problem, "rgd", int(T), samples, trials, step, seed)

@@ -1,0 +1,123 @@
+"""The book's model read as performative prediction over the privacy level.
+
+In performative prediction the deployed model θ' fixes the data
+distribution D(θ'). In the book's model the deployed *privacy level* ℓ'
+(ε or γ) fixes, after enough rounds, the population N(ℓ') that the platform
+serves -- but only through the population's history, round after round:
+the model is stateful. Reading it after T rounds of the mean field gives a
+distribution map of the usual kind, ℓ' ↦ N_T(ℓ'), and with it the two risks
+of performative prediction:
+
+* decoupled risk DR(ℓ; ℓ') = e(N_T(ℓ'), ℓ): the error of a release at level
+  ℓ made from the population that ℓ' built (what a platform minimizes if it
+  re-tunes its level for the users it has now, treating them as given);
+* performative risk PR(ℓ) = DR(ℓ; ℓ): the error at the population ℓ builds.
+
+Since the error of a release decreases with the level's accuracy at any
+fixed population, the best response to every deployed level is the least
+private level available: the only performatively stable privacy level is
+no privacy, while the performatively optimal one is finite
+(:func:`level_response`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import engine
+
+__all__ = ["LevelResponse", "level_response"]
+
+
+@dataclass(frozen=True, eq=False)
+class LevelResponse:
+    """Decoupled and performative risks of a grid of privacy levels (:func:`level_response`).
+
+    Attributes
+    ----------
+    levels : numpy.ndarray, shape (L,)
+        The grid of levels ℓ (ε, γ, ...).
+    population : numpy.ndarray, shape (L,)
+        N_T(ℓ'): the mean-field population after T rounds at each deployed level.
+    decoupled_risk : numpy.ndarray, shape (L, L)
+        ``decoupled_risk[i, j]`` = DR(levels[i]; levels[j]) = e(N_T(levels[j]), levels[i]).
+    performative_risk : numpy.ndarray, shape (L,)
+        PR(ℓ) = DR(ℓ; ℓ).
+    best_response : numpy.ndarray of int, shape (L,)
+        ``best_response[j]``: index of the level minimizing DR(·; levels[j]).
+    stable : numpy.ndarray
+        Levels ℓ whose best response is ℓ itself (fixed points of re-tuning).
+    optimal : float
+        The level minimizing PR.
+    level_name, T, n0, cap, floor, mechanism, behaviour
+        Provenance.
+    """
+
+    levels: np.ndarray
+    population: np.ndarray
+    decoupled_risk: np.ndarray
+    performative_risk: np.ndarray
+    best_response: np.ndarray
+    stable: np.ndarray
+    optimal: float
+    level_name: str
+    T: int
+    n0: float
+    cap: Any
+    floor: Any
+    mechanism: Any
+    behaviour: Any
+
+    def __repr__(self) -> str:
+        return (f"LevelResponse({self.level_name}: {self.levels.size} levels, stable={np.round(self.stable, 4).tolist()}, "
+                f"optimal={self.optimal:.4g}, T={self.T})")
+
+
+def level_response(mechanism, behaviour, *, T, n0, cap=20000, floor=1, conventions="paper"):
+    """Decoupled and performative risk of every level of a mechanism's grid, from the mean field.
+
+    Parameters
+    ----------
+    mechanism : perfpriv.engine.Mechanism
+        With a 1-D grid of constant levels (e.g. ``RandomizedResponse(np.geomspace(...))``).
+    behaviour : perfpriv.behaviour.Behaviour
+        With scalar parameters (one cell).
+    T : int
+        Rounds of the mean field before the population is read.
+    n0, cap, floor, conventions
+        As in :func:`perfpriv.engine.mean_field`.
+
+    Returns
+    -------
+    LevelResponse
+
+    Examples
+    --------
+    >>> from perfpriv import bernoulli, behaviour
+    >>> res = level_response(bernoulli.RandomizedResponse([0.3, 1.0, 3.0, np.inf]),
+    ...                      behaviour.Memoryless(q=0.3, r=0.6), T=40, n0=400)
+    >>> res.stable.tolist(), res.optimal
+    ([inf], 0.3)
+    """
+    if not isinstance(mechanism, engine.Mechanism):
+        raise TypeError(f"mechanism must be a perfpriv mechanism; got {mechanism!r:.60}")
+    levels = mechanism.levels
+    if levels.per_round or levels.shape == ():
+        raise ValueError(f"the mechanism's {levels.name} must be a 1-D grid of constant levels (at least two); "
+                         f"got {levels.describe()!r:.60}")
+    if getattr(behaviour, "shape", ()) != ():
+        raise ValueError(f"behaviour must have scalar parameters (one cell); got parameters of shape {behaviour.shape}")
+    path = engine.mean_field(mechanism, behaviour, T=T, n0=n0, cap=cap, floor=floor, conventions=conventions)
+    grid = np.asarray(levels.values, dtype=float)
+    pop = np.asarray(path.population[..., -1], dtype=float)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        dr = np.asarray(path.mechanism.expected_error(pop[None, :], grid[:, None]), dtype=float)
+    dr = np.broadcast_to(dr, (grid.size, grid.size)).copy()
+    best = np.argmin(dr, axis=0)
+    stable = grid[best == np.arange(grid.size)]
+    pr = np.diag(dr).copy()
+    return LevelResponse(grid, pop, dr, pr, best, stable, float(grid[int(np.argmin(pr))]), levels.name,
+                         path.T, path.n0, cap, floor, path.mechanism, behaviour)
