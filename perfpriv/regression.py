@@ -63,7 +63,8 @@ from scipy import special
 
 from . import _random, engine, leakage
 from ._records import clip
-from ._tabulated import TabulatedMechanism
+from ._learning import (TabulatedMechanism, agent_decisions, agents_result, bound_population, check_policy_args,
+                        key_normals, round_groups)
 from ._validate import check_choice, check_int, check_probability, check_real, check_rng
 from .behaviour import Memoryless
 
@@ -913,8 +914,7 @@ class RidgeRelease(TabulatedMechanism):
 
     def _records(self, key, n_max):
         """Records, θ and noise direction of one key: the standard normals of its streams."""
-        rk = key.child("records")
-        G = _random.Key(np.full(n_max, rk.a), np.full(n_max, rk.b)).normal_records(np.arange(n_max), self.d + 1)
+        G = key_normals(key, "records", n_max, self.d + 1)
         theta = self.theta if self.theta is not None else _unit(key.child("theta").normal(self.d))
         X, y = _make_data(G, theta, self.x_bound, self.y_bound, self.noise_sd)
         return X, y, theta
@@ -947,17 +947,10 @@ class RidgeRelease(TabulatedMechanism):
 
     def draw_round(self, n, level, keys, live, t, need_error=True):
         self._need_resolved()
-        shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
-        nn = np.broadcast_to(n, shape).reshape(-1)
-        gg = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
-        lv = np.broadcast_to(live, shape).reshape(-1) & (nn >= 1)
-        gid = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
-        ka, kb = keys.a.reshape(-1), keys.b.reshape(-1)
+        shape, nn, gg, groups = round_groups(n, level, keys, live)
         err = np.zeros(nn.size)
         leaked = np.zeros(nn.size, dtype=np.int64)
-        for g in np.unique(gid[lv]):
-            pairs = np.flatnonzero(lv & (gid == g))
-            key = _random.Key(ka[g], kb[g])
+        for key, pairs in groups:
             X, y, theta = self._records(key, int(nn[pairs].max()))
             xi = key.child("noise").normal(self.d)
             test = None
@@ -967,8 +960,7 @@ class RidgeRelease(TabulatedMechanism):
                 test = (float(e @ e), float(e @ h[:, 1]), float(h[:, 1] @ h[:, 1]))
             for N in np.unique(nn[pairs]):
                 sel = pairs[nn[pairs] == N]
-                e_, l_ = self._round(X[:N], y[:N], theta, xi, gg[sel], test)
-                err[sel], leaked[sel] = e_, l_
+                err[sel], leaked[sel] = self._round(X[:N], y[:N], theta, xi, gg[sel], test)
         return engine.RoundOutcome(err.reshape(shape), leaked.reshape(shape))
 
     # ---------------------------------------------------- mean field
@@ -1029,15 +1021,6 @@ class RidgeRelease(TabulatedMechanism):
 
 
 # ------------------------------------------------------------------ front ends
-def _policy_args(policy):
-    allowed = ("cap", "floor", "stop", "collapse", "penalty")
-    for k in policy:
-        if k not in allowed:
-            raise TypeError(f"unexpected keyword argument {k!r} (the population policy takes "
-                            f"{', '.join(allowed)})")
-    return policy
-
-
 def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", seed=None, mechanism=None,
              **policy):
     """The performative loop of the regression task: :func:`perfpriv.engine.simulate` with :class:`RidgeRelease`.
@@ -1074,7 +1057,7 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
     mech = RidgeRelease(gamma, tau=tau, d=d, **(mechanism or {}))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                           **_policy_args(policy))
+                           **check_policy_args(policy))
 
 
 def _log_normal_density(o, mean, var):
@@ -1121,7 +1104,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **check_policy_args(policy))
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
@@ -1159,30 +1142,19 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
                 sq_error[i, t - 1] = float(np.mean((yt - Xt @ o) ** 2))
             var_out = sigma ** 2 if mech.statistic == "paper" else float(mech.sigma(N - 1, g)) ** 2 if N > 1 \
                 else np.inf
-            N_next, count = N, 0
+            llrs = np.empty(N)
             for j in range(N):
                 if N == 1:
-                    lam_j = np.inf
+                    llrs[j] = np.inf                           # the lone user's release proves membership
                 else:
                     keep = np.arange(N) != j
                     beta_out = fit(X[keep], y[keep], (N if mech.loo == "keep_penalty" else N - 1) * lam)
-                    lam_j = _log_normal_density(o, beta, sigma ** 2) - _log_normal_density(o, beta_out, var_out)
-                if lam_j > tau:
-                    count += 1
-                    if rng.random() < q:
-                        N_next -= 1
-                elif rng.random() < r:
-                    N_next += 1
-            leaked_arr[i, t - 1] = count
-            if pol.cap is not None:
-                N_next = min(N_next, pol.cap)
-            N = max(N_next, pol.floor)
+                    llrs[j] = _log_normal_density(o, beta, sigma ** 2) - _log_normal_density(o, beta_out, var_out)
+            N_next, leaked_arr[i, t - 1] = agent_decisions(N, llrs > tau, q, r, rng)
+            N = bound_population(N_next, pol)
             population[i, t] = N
-    pol.score_stopped(sq_error[None], alive[None], mech, mech.levels)
-    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive,
-                                details={}, mechanism=mech, behaviour=Memoryless(q=q, r=r),
-                                level=mech.levels.describe(), T=T, n0=n0, trials=trials, policy=pol,
-                                conventions=conventions, seed=seed, method="agents")
+    return agents_result(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive, mechanism=mech,
+                         q=q, r=r, T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed)
 
 
 # ------------------------------------------------------------------ gamma*

@@ -1,4 +1,9 @@
-"""Mean-field ingredients of learning mechanisms, tabulated over the population size.
+"""What the learning mechanisms (:mod:`perfpriv.regression`, :mod:`perfpriv.gradient`) share.
+
+The mean-field ingredients, tabulated over the population size
+(:class:`TabulatedMechanism`), and the plumbing of a simulated round and of
+the agent-by-agent references (:func:`round_groups`, :func:`key_normals`,
+:func:`agents_result`, :func:`check_policy_args`).
 
 For the mean estimation of the paper, the leak probability p(n, level) and
 the expected error e(n, level) of a round with n users have closed forms or
@@ -23,10 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import engine
+from . import _random, engine
 from .behaviour import Memoryless
 
-__all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points"]
+__all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
+           "agents_result", "agent_decisions", "bound_population", "check_policy_args", "POLICY_ARGS"]
 
 #: Ratio of consecutive table points (four per doubling of the population).
 GRID_RATIO = 2.0 ** 0.25
@@ -176,3 +182,91 @@ class TabulatedMechanism(engine.Mechanism):
         """
         return Memoryless(q=q, r=r).growth_factor(self.leak_probability(n, level))
 
+
+
+# ------------------------------------------------------------ simulation plumbing
+def round_groups(n, level, keys, live):
+    """Flatten one round's batch and group its live (level, trial) pairs by their shared key.
+
+    Parameters
+    ----------
+    n, level, keys, live
+        As :meth:`perfpriv.engine.Mechanism.draw_round` receives them.
+
+    Returns
+    -------
+    shape : tuple
+        The batch shape (results are reshaped to it).
+    nn, ll : numpy.ndarray
+        Populations and levels of the flattened batch.
+    groups : list of (Key, numpy.ndarray)
+        One scalar key per (cell, trial, round) with the flat indices of its live pairs
+        (the levels that share its random numbers).
+    """
+    shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
+    nn = np.broadcast_to(n, shape).reshape(-1)
+    ll = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
+    lv = np.broadcast_to(live, shape).reshape(-1) & (nn >= 1)
+    gid = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
+    ka, kb = keys.a.reshape(-1), keys.b.reshape(-1)
+    groups = [(_random.Key(ka[g], kb[g]), np.flatnonzero(lv & (gid == g))) for g in np.unique(gid[lv])]
+    return shape, nn, ll, groups
+
+
+def key_normals(key, purpose: str, records: int, width: int):
+    """``width`` standard normals for each of the first ``records`` records of one key's stream.
+
+    Record i owns its own counters, so a dataset of fewer users is a prefix of a larger one.
+    """
+    k = key.child(purpose)
+    return _random.Key(np.full(records, k.a), np.full(records, k.b)).normal_records(np.arange(records), width)
+
+
+#: The population policy's keyword arguments of the front ends.
+POLICY_ARGS = ("cap", "floor", "stop", "collapse", "penalty")
+
+
+def check_policy_args(policy: dict) -> dict:
+    """Refuse keyword arguments that are not part of the population policy."""
+    for k in policy:
+        if k not in POLICY_ARGS:
+            raise TypeError(f"unexpected keyword argument {k!r} (the population policy takes "
+                            f"{', '.join(POLICY_ARGS)})")
+    return policy
+
+
+def agent_decisions(n: int, leaked, q: float, r: float, rng) -> tuple:
+    """Algorithm 1's lines 12-15 one user at a time: (next population before the policy, leak count).
+
+    User j (in order) leaked when ``leaked[j]``; she then leaves with probability q,
+    otherwise she recruits one new user with probability r (one uniform per user).
+    """
+    n_next, count = n, 0
+    for flag in leaked:
+        if flag:
+            count += 1
+            if rng.random() < q:
+                n_next -= 1
+        elif rng.random() < r:
+            n_next += 1
+    return n_next, count
+
+
+def bound_population(n_next: int, policy) -> int:
+    """A reference simulator's next population after the policy's cap and floor."""
+    if policy.cap is not None:
+        n_next = min(n_next, policy.cap)
+    return max(n_next, policy.floor)
+
+
+def agents_result(*, population, sq_error, leaked, alive, mechanism, q, r, T, n0, trials, policy, conventions,
+                  seed):
+    """Package an agent-by-agent reference run as a :class:`perfpriv.engine.SimulationRun`.
+
+    The rounds after a stop are scored by the policy's collapse rule, as the engine does.
+    """
+    policy.score_stopped(sq_error[None], alive[None], mechanism, mechanism.levels)
+    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked, alive=alive, details={},
+                                mechanism=mechanism, behaviour=Memoryless(q=q, r=r),
+                                level=mechanism.levels.describe(), T=T, n0=n0, trials=trials, policy=policy,
+                                conventions=conventions, seed=seed, method="agents")
