@@ -28,11 +28,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+from typing import Any
+
 from . import _random, engine
+from ._validate import check_int, check_real
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
-           "agents_result", "agent_decisions", "bound_population", "check_policy_args", "POLICY_ARGS"]
+           "agents_result", "agent_decisions", "OneRoundCheck", "one_round_check", "bound_population", "check_policy_args", "POLICY_ARGS"]
 
 #: Ratio of consecutive table points (four per doubling of the population).
 GRID_RATIO = 2.0 ** 0.25
@@ -270,3 +274,83 @@ def agents_result(*, population, sq_error, leaked, alive, mechanism, q, r, T, n0
                                 mechanism=mechanism, behaviour=Memoryless(q=q, r=r),
                                 level=mechanism.levels.describe(), T=T, n0=n0, trials=trials, policy=policy,
                                 conventions=conventions, seed=seed, method="agents")
+
+
+# ------------------------------------------------------------ theory vs one round
+@dataclass(frozen=True, eq=False)
+class OneRoundCheck:
+    """The mean field's p(n, level) and e(n, level) against one simulated round (:func:`one_round_check`).
+
+    Attributes
+    ----------
+    n : numpy.ndarray
+        Population sizes.
+    levels : numpy.ndarray
+        The mechanism's levels.
+    p_theory, p_simulated, p_se : numpy.ndarray, shape (len(n), len(levels))
+        Leak probability of the table and the simulated leaked fraction with its standard error.
+    e_theory, e_simulated, e_se : numpy.ndarray
+        The same for the error of the release.
+    trials, seed, mechanism
+        Provenance.
+    """
+
+    n: np.ndarray
+    levels: np.ndarray
+    p_theory: np.ndarray
+    p_simulated: np.ndarray
+    p_se: np.ndarray
+    e_theory: np.ndarray
+    e_simulated: np.ndarray
+    e_se: np.ndarray
+    trials: int
+    seed: Any
+    mechanism: Any
+
+    def __repr__(self):
+        return f"OneRoundCheck(n={self.n.tolist()}, levels={len(self.levels)}, trials={self.trials})"
+
+    @property
+    def p_z(self) -> np.ndarray:
+        """(simulated − theory)/se of the leak probability."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.p_se > 0, (self.p_simulated - self.p_theory) / self.p_se, 0.0)
+
+
+def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
+    """Simulate one round at each population size and compare with the mechanism's mean field.
+
+    Parameters
+    ----------
+    mechanism : TabulatedMechanism
+        With a 1-D grid of levels (or one level).
+    ns : 1-D array_like of int
+        Population sizes >= 1.
+    trials : int
+        Simulated rounds per (n, level) (>= 2).
+    seed : None, int, SeedSequence or Generator
+    conventions : {"paper", "authors"}
+
+    Returns
+    -------
+    OneRoundCheck
+    """
+    ns = np.atleast_1d(np.asarray(check_real("ns", ns, low=1), float)).astype(np.int64)
+    trials = check_int("trials", trials, low=2)
+    mech = mechanism.resolved(conventions)
+    levels = np.atleast_1d(mech.levels.values).reshape(-1)
+    rows = {k: np.empty((ns.size, levels.size)) for k in ("pt", "ps", "pse", "et", "es", "ese")}
+    rule = Memoryless(q=0.0, r=0.0)
+    root = _random.root_key(seed)
+    for i, n in enumerate(ns):
+        run = engine.simulate(mech, rule, T=1, n0=int(n), trials=trials, cap=None, conventions=conventions,
+                              seed=root.child("one-round", int(n)), stop=0, collapse="repeat")
+        frac = (run.leaked[..., 0] / n).reshape(levels.size, trials)
+        err = run.sq_error[..., 0].reshape(levels.size, trials)
+        rows["pt"][i] = mech.leak_probability(float(n), levels)
+        rows["et"][i] = mech.expected_error(float(n), levels)
+        rows["ps"][i], rows["pse"][i] = frac.mean(1), frac.std(1, ddof=1) / np.sqrt(trials)
+        rows["es"][i], rows["ese"][i] = err.mean(1), err.std(1, ddof=1) / np.sqrt(trials)
+    return OneRoundCheck(n=ns, levels=levels, p_theory=rows["pt"], p_simulated=rows["ps"], p_se=rows["pse"],
+                         e_theory=rows["et"], e_simulated=rows["es"], e_se=rows["ese"], trials=trials, seed=seed,
+                         mechanism=mech)

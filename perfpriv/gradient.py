@@ -54,8 +54,8 @@ from scipy import special
 
 from . import _random, engine
 from ._records import clip as clip_rows
-from ._learning import (TabulatedMechanism, agent_decisions, agents_result, bound_population, check_policy_args,
-                        key_normals, round_groups)
+from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
+                        check_policy_args, key_normals, one_round_check, round_groups)
 from ._validate import check_choice, check_int, check_probability, check_real, check_rng
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
@@ -78,6 +78,12 @@ __all__ = [
     "PrivateGD",
     "simulate",
     "simulate_agents",
+    "UtilityCheck",
+    "utility_check",
+    "LongRunUtility",
+    "long_run_utility",
+    "OneRoundCheck",
+    "one_round_check",
 ]
 
 LOSSES = ("logistic", "squared")
@@ -753,7 +759,7 @@ class PrivateGD(TabulatedMechanism):
     lone_user_leaks = False
 
     def __init__(self, rho, *, tau, d=5, loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0,
-                 x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=2000, table_runs=8, table_seed=0):
+                 x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=8000, table_runs=128, table_seed=0):
         self.levels = engine.make_levels(rho, "rho", low=0, low_open=True, allow_inf=True)
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
@@ -979,3 +985,238 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
             population[i, t] = N
     return agents_result(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive, mechanism=mech,
                          q=q, r=r, T=T, n0=n0, trials=trials, policy=pol, conventions="paper", seed=seed)
+
+
+# ------------------------------------------------------------------ experiments
+@dataclass(frozen=True, eq=False)
+class UtilityCheck:
+    """Simulated excess objective of private GD against ρ, next to the exact value and the bounds.
+
+    Attributes
+    ----------
+    rho : numpy.ndarray
+    simulated, se : numpy.ndarray
+        Mean of J(θ̂) − min J over the runs and its standard error.
+    exact : numpy.ndarray or None
+        :func:`quadratic_expected_excess` (squared loss, constant steps, no projection).
+    ljsb : numpy.ndarray or None
+        The SGD bound 2G²/(μ(K + 1)) (strongly convex schedule with projection).
+    bound : numpy.ndarray or None
+        Paper 001's bound :func:`utility_bound` (idem).
+    clipped_fraction : numpy.ndarray
+        Fraction of (run, step, record) gradients that were clipped (0: the runs are plain noisy GD).
+    n, d, loss, lam, clip, steps, schedule, radius, strong_convexity, runs, seed
+        Provenance.
+    """
+
+    rho: np.ndarray
+    simulated: np.ndarray
+    se: np.ndarray
+    exact: Any
+    ljsb: Any
+    bound: Any
+    clipped_fraction: np.ndarray
+    n: int
+    d: int
+    loss: str
+    lam: float
+    clip: float
+    steps: int
+    schedule: str
+    radius: Any
+    strong_convexity: float
+    runs: int
+    seed: Any
+
+    def __repr__(self):
+        return (f"UtilityCheck(loss={self.loss!r}, n={self.n}, d={self.d}, steps={self.steps}, "
+                f"rho={np.round(self.rho, 4).tolist()}, runs={self.runs})")
+
+
+def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noise_sd=0.5, steps=50, runs=500,
+                  radius=None, seed=0):
+    """Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
+
+    ``loss="squared"``: ridge data (y = xᵀθ + noise, θ = 1/√d), constant
+    step 1/λ_max(H), no projection, clipping at C = 4 B_x (never reached in
+    practice: the runs are plain noisy GD, which ``clipped_fraction``
+    shows), and the exact excess :func:`quadratic_expected_excess`.
+    ``loss="logistic"``: logistic labels with θ of norm 2, C = B_x (the
+    Lipschitz constant: clipping never binds), projection on the ball of
+    radius ``radius`` and the strongly convex schedule with μ = λ -- the
+    setting of :func:`utility_bound`, which is reported with the SGD bound it
+    rests on.
+
+    Parameters
+    ----------
+    rhos : 1-D array_like
+        zCDP budgets of a run.
+    loss : {"squared", "logistic"}
+    n, d : int
+    lam : float
+    x_bound, noise_sd : float
+        Feature clipping radius and label noise (squared loss).
+    steps, runs : int
+    radius : float, optional
+        B (logistic; default 2).
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    UtilityCheck
+
+    Examples
+    --------
+    >>> c = utility_check([1.0, 100.0], runs=50, seed=0)
+    >>> c.exact.shape, bool(np.all(c.clipped_fraction == 0))
+    ((2,), True)
+    """
+    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True), float))
+    loss = check_choice("loss", loss, LOSSES)
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    steps = check_int("steps", steps, low=1)
+    runs = check_int("runs", runs, low=2)
+    rng = check_rng(seed)
+    X = clip_rows(rng.standard_normal((n, d)), x_bound)
+    if loss == "squared":
+        y = X @ (np.ones(d) / math.sqrt(d)) + noise_sd * rng.standard_normal(n)
+        C = 4.0 * x_bound
+        schedule, radius_ = "constant", None
+        H = X.T @ X + lam * np.eye(d)
+        step_size = 1.0 / np.linalg.eigvalsh(H)[-1]
+        mu_sc = lam
+    else:
+        theta = 2.0 * rng.standard_normal(d) / math.sqrt(d)
+        y = np.where(rng.random(n) < special.expit(X @ theta), 1.0, -1.0)
+        C = x_bound
+        schedule, step_size = "strongly_convex", None
+        radius_ = 2.0 if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
+        mu_sc = lam
+    star = _minimize(X, y, loss, lam, radius_)
+    J_star = float(_objective(star, X, y, loss, lam))
+    etas = _step_sizes(schedule, steps, step_size, mu_sc)
+    weights = _weights(schedule, steps)
+    sim, se, clipped_fraction = [], [], []
+    for rho in rhos:
+        sigma = float(C * math.sqrt(steps / (2.0 * rho)))
+        xi = rng.standard_normal((runs, steps, d))
+        out, _, _, clipped = _gd(np.broadcast_to(X, (runs, n, d)), np.broadcast_to(y, (runs, n)), xi,
+                                 np.full(runs, sigma), loss=loss, lam=lam, clip=C, etas=etas, weights=weights,
+                                 radius=radius_, theta0=np.zeros(d))
+        excess = np.array([_objective(th, X, y, loss, lam) for th in out]) - J_star
+        sim.append(excess.mean())
+        se.append(excess.std(ddof=1) / math.sqrt(runs))
+        clipped_fraction.append(clipped.sum() / (runs * steps * n))
+    exact = ljsb = bound = None
+    if loss == "squared":
+        exact = np.array([quadratic_expected_excess(X, y, lam=lam, sigma=float(C * math.sqrt(steps / (2 * rho))),
+                                                    steps=steps, step_size=step_size) for rho in rhos])
+    else:
+        sigma2 = C ** 2 * steps / (2.0 * rhos)
+        ljsb = 2.0 * ((n * C + lam * radius_) ** 2 + d * sigma2) / (mu_sc * (steps + 1.0))
+        bound = np.asarray(utility_bound(n, lipschitz=C, lam=lam, radius=radius_, d=d, rho=rhos, steps=steps), float)
+    return UtilityCheck(rho=rhos, simulated=np.array(sim), se=np.array(se), exact=exact, ljsb=ljsb, bound=bound,
+                        clipped_fraction=np.array(clipped_fraction), n=n, d=d, loss=loss, lam=lam, clip=C, steps=steps,
+                        schedule=schedule, radius=radius_, strong_convexity=mu_sc, runs=runs, seed=seed)
+
+
+@dataclass(frozen=True, eq=False)
+class LongRunUtility:
+    """Cumulative error of retraining by private GD against ρ, for several user behaviours.
+
+    Attributes
+    ----------
+    rho : numpy.ndarray
+    behaviours : list of (q, r)
+    mean_field : numpy.ndarray, shape (len(behaviours), len(rho))
+        Σ_t e(N_{t−1}, ρ) along the mean-field path.
+    population : numpy.ndarray, shape (len(behaviours), len(rho), T + 1)
+        The mean-field populations.
+    simulated, se : numpy.ndarray or None
+        Mean cumulative error over ``trials`` simulated runs and its standard error.
+    T, n0, trials, cap, seed, mechanism
+        Provenance.
+    """
+
+    rho: np.ndarray
+    behaviours: list
+    mean_field: np.ndarray
+    population: np.ndarray
+    simulated: Any
+    se: Any
+    T: int
+    n0: int
+    trials: int
+    cap: Any
+    seed: Any
+    mechanism: Any
+
+    def __repr__(self):
+        return (f"LongRunUtility(rho={len(self.rho)} values, behaviours={self.behaviours}, T={self.T}, n0={self.n0}, "
+                f"trials={self.trials})")
+
+    @property
+    def best_mean_field(self) -> np.ndarray:
+        """ρ minimizing the mean-field cumulative error, per behaviour."""
+        return self.rho[np.argmin(self.mean_field, axis=1)]
+
+    @property
+    def best_simulated(self) -> np.ndarray:
+        """ρ minimizing the simulated mean cumulative error, per behaviour."""
+        if self.simulated is None:
+            raise AttributeError("no simulation in this result (trials=0)")
+        return self.rho[np.argmin(self.simulated, axis=1)]
+
+
+def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=None, mechanism=None):
+    """Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
+
+    For every (q, r) in ``behaviours`` (``(0, 0)``: no participation
+    feedback, the population stays at n0) and every ρ, the cumulative error
+    Σ_t ‖θ̂_t − θ_t‖² of T retraining rounds with :class:`PrivateGD`.
+
+    Parameters
+    ----------
+    rhos : 1-D array_like
+        Budgets (``inf`` allowed: no noise).
+    behaviours : sequence of (q, r)
+    tau : float
+    T, n0 : int
+    trials : int
+        Simulated runs per (behaviour, ρ); 0: mean field only.
+    cap : int
+    seed : None, int, SeedSequence or Generator
+    mechanism : dict, optional
+        Further :class:`PrivateGD` arguments.
+
+    Returns
+    -------
+    LongRunUtility
+
+    Examples
+    --------
+    >>> res = long_run_utility([0.1, 1.0, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=3, n0=50, cap=200)
+    >>> res.mean_field.shape
+    (1, 3)
+    """
+    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True, allow_inf=True), float))
+    pairs = [(check_probability("q", q, scalar=True), check_probability("r", r, scalar=True)) for q, r in behaviours]
+    if not pairs:
+        raise ValueError("behaviours must hold at least one (q, r) pair")
+    trials = check_int("trials", trials, low=0)
+    mech = PrivateGD(rhos, tau=tau, **(mechanism or {}))
+    rule = Memoryless(q=np.array([p[0] for p in pairs]), r=np.array([p[1] for p in pairs]))
+    mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap)
+    sim = se = None
+    if trials:
+        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, seed=seed)
+        total = run.cumulative_error
+        sim = total.mean(axis=-1)
+        se = total.std(axis=-1, ddof=1) / math.sqrt(trials) if trials > 1 else np.full(sim.shape, np.nan)
+    return LongRunUtility(rho=rhos, behaviours=pairs, mean_field=np.asarray(mf.cumulative_error, float),
+                          population=mf.population, simulated=sim, se=se, T=T, n0=n0, trials=trials, cap=cap, seed=seed,
+                          mechanism=mech)

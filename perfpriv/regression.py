@@ -59,12 +59,12 @@ from typing import Any
 
 import numpy as np
 
-from scipy import special
+from scipy import optimize, special
 
 from . import _random, engine, leakage
 from ._records import clip
-from ._learning import (TabulatedMechanism, agent_decisions, agents_result, bound_population, check_policy_args,
-                        key_normals, round_groups)
+from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
+                        check_policy_args, key_normals, one_round_check, round_groups)
 from ._validate import check_choice, check_int, check_probability, check_real, check_rng
 from .behaviour import Memoryless
 
@@ -78,6 +78,10 @@ __all__ = [
     "leave_one_out",
     "ridge_sensitivity",
     "removal_sensitivity",
+    "WorstCase",
+    "worst_case_dataset",
+    "SensitivityProfile",
+    "sensitivity_profile",
     "gamma_from_rho",
     "rho_from_gamma",
     "noise_std",
@@ -91,6 +95,10 @@ __all__ = [
     "simulate_agents",
     "GammaStarMap",
     "optimal_gamma_map",
+    "PublishedPrivacy",
+    "published_privacy",
+    "OneRoundCheck",
+    "one_round_check",
 ]
 
 STATISTICS = leakage.STATISTICS
@@ -318,27 +326,28 @@ def _removal(n, lam, x_bound, y_bound):
     """Δ⁻(n): the bound of the theorem on ‖β̂(D) − β̂(D₋)‖, |D| = n, |D₋| = n − 1 (n >= 1)."""
     n = np.asarray(n, float)
     psi = _psi(n, lam, x_bound)
+    fit = y_bound * float(_psi(1.0, lam, x_bound))        # sup ‖β̂₋‖ = B_y ψ_1 (step 2 of the proof)
     m = np.maximum(n - 1.0, 1.0)
     root = math.sqrt(lam)
-    t1 = np.minimum(np.sqrt(n / m) * x_bound ** 2 / (root * (n * lam + x_bound ** 2)),
-                    x_bound * psi / (2.0 * root))
-    t2 = 1.0 / (2.0 * n * root)
-    return y_bound * np.where(n > 1, psi + t1 + t2, psi)
+    t1 = np.minimum(np.sqrt(n / m) * y_bound * x_bound ** 2 / (root * (n * lam + x_bound ** 2)),
+                    x_bound * fit * psi)
+    return np.where(n > 1, y_bound * psi + t1 + fit / n, y_bound * psi)
 
 
 def removal_sensitivity(n, *, lam, x_bound, y_bound):
     """Bound on ‖β̂(D) − β̂(D∖{z})‖ for every dataset D of n records (the chapter's theorem).
 
-    With ‖x‖ <= B_x, |y| <= B_y, m = n − 1 and ψ_n = B_x/(nλ + B_x²) when
-    B_x² <= nλ, 1/(2√(nλ)) otherwise,
+    With ‖x‖ <= B_x, |y| <= B_y, m = n − 1, ψ_n = B_x/(nλ + B_x²) when
+    B_x² <= nλ and 1/(2√(nλ)) otherwise, and b = B_y ψ_1 (a bound on ‖β̂‖ of
+    any dataset),
 
-        Δ⁻(n) = B_y [ ψ_n + min( √(n/m) B_x²/(√λ (nλ + B_x²)),  B_x ψ_n/(2√λ) ) + 1/(2n√λ) ],
+        Δ⁻(n) = B_y ψ_n + min( √(n/m) B_y B_x²/(√λ (nλ + B_x²)),  B_x b ψ_n ) + b/n,
 
     and Δ⁻(1) = B_y ψ_1 (removing the only record leaves the empty fit 0).
-    Proof (chapter 09): the shift is A_n⁻¹(e x − λβ̂₋) exactly; ‖β̂₋‖ <= B_y/(2√λ)
-    by the singular values of X; ‖A_n⁻¹x‖ <= ψ_n by Sherman–Morrison; and
-    |xᵀβ̂₋| ‖A_n⁻¹x‖ is bounded twice, by Cauchy–Schwarz in the metric of
-    A_n and by AM–GM.
+    Proof (chapter 09): the shift is A_n⁻¹(e x − λβ̂₋) exactly; ‖β̂₋‖ <= b by
+    the singular values of X; ‖A_n⁻¹x‖ <= ψ_n by Sherman–Morrison; and
+    |xᵀβ̂₋| ‖A_n⁻¹x‖ is bounded twice, by b B_x ψ_n and by Cauchy–Schwarz in
+    the metric of A_n.
 
     Parameters
     ----------
@@ -417,6 +426,189 @@ def ridge_sensitivity(n, *, lam, x_bound, y_bound):
     x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
     out = _sensitivity(n, lam, x_bound, y_bound)
     return float(out) if np.ndim(out) == 0 else out
+
+
+@dataclass(frozen=True, eq=False)
+class WorstCase:
+    """A dataset whose first record moves the ridge fit the most within a search family.
+
+    Attributes
+    ----------
+    X : numpy.ndarray, shape (n, 1)
+    y : numpy.ndarray, shape (n,)
+        Record 0 is the one removed.
+    shift : float
+        ‖β̂(D) − β̂(D without record 0)‖ (recomputed from the two fits).
+    bound : float
+        :func:`removal_sensitivity` at n.
+    n, lam, x_bound, y_bound
+        Provenance.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    shift: float
+    bound: float
+    n: int
+    lam: float
+    x_bound: float
+    y_bound: float
+
+    def __repr__(self):
+        return f"WorstCase(n={self.n}, shift={self.shift:.4g}, bound={self.bound:.4g}, ratio={self.ratio:.3f})"
+
+    @property
+    def ratio(self) -> float:
+        """shift / bound: how close the bound is to this dataset (<= 1)."""
+        return self.shift / self.bound
+
+
+def _family_shift(log_a, t, n, lam, y_bound):
+    """Shift of the one-direction family: n − 1 records (a, B_y), removed record (t, −B_y)."""
+    m = n - 1
+    a = math.exp(log_a)
+    beta = a * y_bound / (a * a + lam)                       # fit of the n − 1 others
+    A = m * a * a + t * t + n * lam
+    return abs(((-y_bound - t * beta) * t - lam * beta) / A)
+
+
+def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
+    """An adversarial dataset for the removal bound: the best of a one-direction family.
+
+    Searches the family of one-dimensional datasets in which the n − 1 kept
+    records are (a, B_y) and the removed record is (t, −B_y), 0 < a, t <= B_x
+    (a log grid in a, a grid in t, then a bounded 1-D polish): an unconstrained
+    search over all coordinates of small datasets lands on this family (the
+    tests check it). The result is a lower bound on the true sensitivity and
+    shows how close :func:`removal_sensitivity` is.
+
+    Parameters
+    ----------
+    n : int
+        Dataset size n >= 2.
+    lam, x_bound, y_bound : float
+        λ > 0, B_x > 0, B_y > 0 (finite).
+    grid : int
+        Grid points in t (and 200 in log a).
+
+    Returns
+    -------
+    WorstCase
+
+    Examples
+    --------
+    >>> w = worst_case_dataset(1000, lam=0.05, x_bound=5.0, y_bound=5.0)
+    >>> 0.5 < w.ratio <= 1.0
+    True
+    """
+    n = check_int("n", n, low=2)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound)
+    grid = check_int("grid", grid, low=2)
+    lo, hi = math.log(1e-6 * math.sqrt(lam)), math.log(x_bound)
+    best = (-1.0, 0.0, 0.0)
+    for t in np.linspace(0.0, x_bound, grid + 1)[1:]:
+        logs = np.linspace(lo, hi, 200)
+        vals = [_family_shift(g, t, n, lam, y_bound) for g in logs]
+        g0 = float(logs[int(np.argmax(vals))])
+        res = optimize.minimize_scalar(lambda g: -_family_shift(g, t, n, lam, y_bound),
+                                       bounds=(max(lo, g0 - 0.2), min(hi, g0 + 0.2)), method="bounded")
+        for g, v in ((g0, max(vals)), (float(res.x), -float(res.fun))):
+            if v > best[0]:
+                best = (v, g, t)
+    a, t = math.exp(best[1]), best[2]
+    X = np.full((n, 1), a)
+    X[0, 0] = t
+    y = np.full(n, y_bound)
+    y[0] = -y_bound
+    shift = float(np.linalg.norm(_fit(X, y, lam) - _fit(X[1:], y[1:], lam)))
+    return WorstCase(X=X, y=y, shift=shift, bound=float(_removal(n, lam, x_bound, y_bound)), n=n, lam=lam,
+                     x_bound=x_bound, y_bound=y_bound)
+
+
+@dataclass(frozen=True, eq=False)
+class SensitivityProfile:
+    """The removal bound, the worst dataset found and the shifts of typical data, against n.
+
+    Attributes
+    ----------
+    n : numpy.ndarray
+    bound : numpy.ndarray
+        :func:`removal_sensitivity`.
+    worst : numpy.ndarray
+        :func:`worst_case_dataset` shifts.
+    median, q99, maximum : numpy.ndarray
+        Quantiles of ‖δ_i‖ over the records of Gaussian datasets of the model.
+    d, lam, x_bound, y_bound, noise_sd, records, seed
+        Provenance.
+    """
+
+    n: np.ndarray
+    bound: np.ndarray
+    worst: np.ndarray
+    median: np.ndarray
+    q99: np.ndarray
+    maximum: np.ndarray
+    d: int
+    lam: float
+    x_bound: float
+    y_bound: float
+    noise_sd: float
+    records: int
+    seed: Any
+
+    def __repr__(self):
+        return (f"SensitivityProfile(n={self.n.tolist()}, d={self.d}, lam={self.lam:g}, "
+                f"median/bound={np.round(self.median / self.bound, 5).tolist()})")
+
+
+def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, records=4000, seed=0):
+    """How the worst case compares with typical records: bound, adversarial and typical shifts.
+
+    Parameters
+    ----------
+    ns : 1-D array_like of int
+        Dataset sizes (>= 2).
+    d : int
+    lam, x_bound, y_bound, noise_sd : float
+        The fit and the data model (:func:`sample_data`).
+    records : int
+        Records of typical data per size (whole datasets, at least one).
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    SensitivityProfile
+
+    Examples
+    --------
+    >>> p = sensitivity_profile([50, 500], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, records=500, seed=0)
+    >>> bool(np.all(p.maximum <= p.bound)), bool(np.all(p.worst <= p.bound))
+    (True, True)
+    """
+    ns = np.atleast_1d(np.asarray(check_real("ns", ns, low=2), float)).astype(np.int64)
+    d = check_int("d", d, low=1)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    records = check_int("records", records, low=1)
+    rng = check_rng(seed)
+    med, q99, mx, worst = [], [], [], []
+    for n in ns:
+        norms = []
+        for _ in range(max(1, math.ceil(records / n))):
+            X, y, _ = sample_data(int(n), d=d, x_bound=x_bound, y_bound=y_bound, noise_sd=noise_sd, seed=rng)
+            sh = _loo(X, y, lam, False)[0]
+            norms.append(np.sqrt(np.einsum("ij,ij->i", sh, sh)))
+        norms = np.concatenate(norms)
+        med.append(np.median(norms))
+        q99.append(np.quantile(norms, 0.99))
+        mx.append(norms.max())
+        worst.append(worst_case_dataset(int(n), lam=lam, x_bound=x_bound, y_bound=y_bound).shift)
+    return SensitivityProfile(n=ns, bound=np.asarray(_removal(ns, lam, x_bound, y_bound), float),
+                              worst=np.array(worst), median=np.array(med), q99=np.array(q99), maximum=np.array(mx),
+                              d=d, lam=lam, x_bound=x_bound, y_bound=y_bound, noise_sd=noise_sd, records=records,
+                              seed=seed)
 
 
 def gamma_from_rho(rho):
@@ -825,7 +1017,7 @@ class RidgeRelease(TabulatedMechanism):
 
     def __init__(self, gamma, *, tau, d=12, x_bound=None, y_bound=None, lam=None, noise=None,
                  statistic=None, error=None, loo=None, noise_sd=1.0, theta=None, test_size=AUTHORS_TEST_SIZE,
-                 table_records=4000, table_datasets=32, table_seed=0):
+                 table_records=4000, table_datasets=64, table_seed=0):
         self.levels = engine.make_levels(gamma, "gamma", low=0, low_open=True)
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
@@ -1269,3 +1461,105 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
     return GammaStarMap(q=qs, r=rs, gammas=gammas, theory=theory, theory_values=values, simulated=sim,
                         simulated_values=sim_values, simulated_se=sim_se, T=T, n0=n0, trials=trials, seed=seed,
                         conventions=conventions, mechanism=mech)
+
+
+# ------------------------------------------------------- the published variant
+@dataclass(frozen=True, eq=False)
+class PublishedPrivacy:
+    """What the authors' uncalibrated release guarantees, and what its records actually reveal.
+
+    Attributes
+    ----------
+    gammas : numpy.ndarray
+        Their noise scales (σ_n = γ/√n).
+    n : int
+    rho_published : float
+        zCDP of the release as published (labels not clipped): inf.
+    rho_clipped : numpy.ndarray
+        zCDP had labels been clipped at ``y_bound``: nΔ(n)²/(2γ²).
+    mu_median, mu_q99, mu_max : numpy.ndarray
+        Quantiles of the realized per-record μ_i = ‖δ_i‖/σ_n over Gaussian datasets.
+    leak : numpy.ndarray
+        Marginal leak probability of a record (the exact statistic, τ).
+    tau, d, lam, x_bound, y_bound, records, seed
+        Provenance.
+    """
+
+    gammas: np.ndarray
+    n: int
+    rho_published: float
+    rho_clipped: np.ndarray
+    mu_median: np.ndarray
+    mu_q99: np.ndarray
+    mu_max: np.ndarray
+    leak: np.ndarray
+    tau: float
+    d: int
+    lam: float
+    x_bound: float
+    y_bound: float
+    records: int
+    seed: Any
+
+    def __repr__(self):
+        return (f"PublishedPrivacy(n={self.n}, gammas={len(self.gammas)} values, rho_published={self.rho_published}, "
+                f"rho_clipped in [{self.rho_clipped.min():.3g}, {self.rho_clipped.max():.3g}])")
+
+
+def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4000, seed=0):
+    """How much of the published regression's privacy was privacy.
+
+    The authors' code (``conventions="authors"``) releases ridge (λ = 1e-5,
+    features clipped at 10, labels not clipped) plus N(0, γ²/n I). Without
+    label clipping the ridge estimate has no sensitivity bound, so no finite ρ
+    holds. With labels clipped at ``y_bound`` (as the authors' theory script
+    assumes) the guarantee would be ρ = nΔ(n)²/(2γ²). Against these
+    worst-case numbers the per-record GDP parameter μ_i = ‖δ_i‖√n/γ of
+    typical Gaussian data is small: the release protects typical records,
+    without a guarantee for any dataset.
+
+    Parameters
+    ----------
+    gammas : 1-D array_like
+        The authors' noise scales (their grid: ``geomspace(0.2, 20, 30)``).
+    tau : float
+        τ for the leak probability.
+    n, d : int
+    y_bound : float
+        The label bound of the hypothetical clipped variant.
+    records : int
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    PublishedPrivacy
+
+    Examples
+    --------
+    >>> p = published_privacy([1.0], n=200, records=400, seed=0)
+    >>> p.rho_published, f"{float(p.rho_clipped[0]):.2g}"
+    (inf, '1e+09')
+    """
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n = check_int("n", n, low=2)
+    d = check_int("d", d, low=1)
+    y_bound = check_real("y_bound", y_bound, low=0, low_open=True, scalar=True)
+    records = check_int("records", records, low=1)
+    rng = check_rng(seed)
+    preset = PRESETS["authors"]
+    lam, x_bound = preset["lam"], preset["x_bound"]
+    norms = []
+    for _ in range(max(1, math.ceil(records / n))):
+        X, y, _ = sample_data(n, d=d, x_bound=x_bound, y_bound=np.inf, seed=rng)
+        sh = _loo(X, y, lam, True)[0]
+        norms.append(np.sqrt(np.einsum("ij,ij->i", sh, sh)))
+    norms = np.concatenate(norms)
+    sigma = gammas / math.sqrt(n)
+    mu = norms[None, :] / sigma[:, None]
+    leak = np.array([np.mean(_exact_tail(norms, s, tau, n / (n - 1.0), d)) for s in sigma])
+    rho_clipped = n * float(_sensitivity(n, lam, x_bound, y_bound)) ** 2 / (2.0 * gammas ** 2)
+    return PublishedPrivacy(gammas=gammas, n=n, rho_published=math.inf, rho_clipped=rho_clipped,
+                            mu_median=np.median(mu, axis=1), mu_q99=np.quantile(mu, 0.99, axis=1),
+                            mu_max=mu.max(axis=1), leak=leak, tau=tau, d=d, lam=lam, x_bound=x_bound,
+                            y_bound=y_bound, records=records, seed=seed)

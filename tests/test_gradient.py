@@ -268,3 +268,38 @@ def test_a_budget_gives_the_same_run_alone_or_in_a_grid():
 def test_bad_input_is_refused_with_a_message_naming_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# ------------------------------------------------------------ experiments
+def test_utility_check_reports_the_exact_excess_and_the_bounds():
+    quad = GD.utility_check([3.0, 300.0], loss="squared", runs=300, seed=1)
+    assert np.all(quad.clipped_fraction < 1e-5)
+    assert np.all(np.abs(quad.simulated - quad.exact) < Z_TOL * quad.se)
+    logi = GD.utility_check([1.0], loss="logistic", lam=10.0, steps=200, runs=40, seed=2)
+    assert logi.exact is None and np.all(logi.simulated <= logi.ljsb) and np.all(logi.ljsb <= logi.bound)
+
+
+def test_long_run_without_feedback_repeats_the_first_round():
+    res = GD.long_run_utility([0.1, 1.0, np.inf], behaviours=[(0.0, 0.0), (0.5, 0.3)], tau=0.02, T=4, n0=64, cap=500)
+    np.testing.assert_array_equal(res.population[0], 64.0)
+    mech = GD.PrivateGD([0.1, 1.0, np.inf], tau=0.02)
+    np.testing.assert_allclose(res.mean_field[0], 4 * mech.expected_error(64, [0.1, 1.0, np.inf]), rtol=1e-12)
+    assert np.isinf(res.best_mean_field[0])
+    with pytest.raises(AttributeError, match="no simulation"):
+        res.best_simulated
+
+
+def test_figures_of_private_gd_draw():
+    plots = pytest.importorskip("perfpriv.plots", reason="the plots package imports modules mid-migration",
+                                exc_type=ImportError)
+    from matplotlib.figure import Figure
+
+    X, y = _logistic_data(60, 3, 0)
+    run = GD.noisy_gd(X, y, loss="logistic", lam=1.0, clip=1.0, steps=5, rho=1.0, step_size=0.02, seed=0)
+    chk = GD.simulate_transcripts(X, y, index=0, runs=50, loss="logistic", lam=1.0, clip=1.0, steps=5, rho=1.0,
+                                  step_size=0.02, seed=1)
+    util = GD.utility_check([1.0, 10.0], runs=20, seed=0)
+    lr = GD.long_run_utility([0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=30, trials=2, cap=100, seed=0)
+    for fig in (plots.figure_individual_privacy(run, 0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
+                plots.figure_gd_utility([util]), plots.figure_long_run_utility(lr)):
+        assert isinstance(fig, Figure)

@@ -334,7 +334,7 @@ def test_mean_field_table_matches_a_simulated_round():
     for j in range(2):
         se_p = frac[j].std(ddof=1) / math.sqrt(frac.shape[1])
         se_e = err[j].std(ddof=1) / math.sqrt(err.shape[1])
-        # the table has its own Monte Carlo error (4000 records, 32+ datasets): add it in quadrature
+        # the table has its own Monte Carlo error (4000 records, 64+ datasets): add it in quadrature
         table_se_p = math.sqrt(p[j] * (1 - p[j]) / 4000)
         assert abs(frac[j].mean() - p[j]) < Z_TOL * math.hypot(se_p, table_se_p)
         assert abs(err[j].mean() - e[j]) < Z_TOL * se_e + 0.05 * e[j]
@@ -382,3 +382,78 @@ def test_gamma_star_map_takes_the_argmin_of_the_mean_field_in_every_cell():
 def test_bad_input_is_refused_with_a_message_naming_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# ------------------------------------------------------------ experiments
+def test_worst_case_dataset_is_a_real_dataset_within_the_bounds():
+    for n in (2, 50, 3000):
+        w = RG.worst_case_dataset(n, lam=0.05, x_bound=5.0, y_bound=5.0)
+        assert w.X.shape == (n, 1) and np.all(np.abs(w.X) <= 5.0) and np.all(np.abs(w.y) <= 5.0)
+        assert _shift(w.X, w.y, 0.05) == pytest.approx(w.shift, rel=1e-9)
+        assert (0.38 if n >= 10 else 0.25) <= w.ratio <= 1.0
+        assert w.shift == pytest.approx(_structured_search(n, 0.05, 5.0, 5.0), rel=2e-3)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 100, 10000])
+def test_removal_bound_over_a_wide_grid_of_regularizations_and_bounds(n):
+    # includes B_x² < λ, where the fit of any dataset is at most B_y B_x/(λ + B_x²)
+    for lam in (1e-6, 1e-2, 100.0):
+        for bx in (0.1, 10.0):
+            w = RG.worst_case_dataset(n, lam=lam, x_bound=bx, y_bound=1.0, grid=30)
+            assert (0.24 if n < 10 else 0.38) <= w.ratio <= 1.0 + 1e-12
+
+
+def test_sensitivity_profile_quantiles_are_those_of_refitted_records():
+    p = RG.sensitivity_profile([20], d=3, lam=0.1, x_bound=4.0, y_bound=4.0, records=100, seed=7)
+    rng = np.random.default_rng(7)
+    norms = []
+    for _ in range(5):
+        X, y, _ = RG.sample_data(20, d=3, x_bound=4.0, y_bound=4.0, seed=rng)
+        full = refit(X, y, 0.1)
+        norms += [np.linalg.norm(full - refit(np.delete(X, i, 0), np.delete(y, i), 0.1)) for i in range(20)]
+    assert p.median[0] == pytest.approx(np.median(norms), rel=1e-8)
+    assert p.maximum[0] == pytest.approx(np.max(norms), rel=1e-8)
+
+
+def test_published_privacy_matches_the_authors_mechanism():
+    pub = RG.published_privacy([0.5, 2.0], tau=0.02, n=100, d=4, records=3000, seed=3)
+    assert pub.rho_published == np.inf
+    delta = RG.ridge_sensitivity(100, lam=1e-5, x_bound=10.0, y_bound=10.0)
+    np.testing.assert_allclose(pub.rho_clipped, 100 * delta ** 2 / (2 * np.array([0.5, 2.0]) ** 2))
+    # the leak probability is that of simulated rounds of the published release
+    mech = RG.RidgeRelease([0.5, 2.0], tau=0.02, d=4, error="excess")
+    run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=100, trials=1500, seed=4, conventions="authors",
+                          stop=0)
+    frac = run.leaked[..., 0] / 100
+    for j in range(2):
+        se = frac[j].std(ddof=1) / math.sqrt(frac.shape[1])
+        assert abs(frac[j].mean() - pub.leak[j]) < Z_TOL * math.hypot(se, math.sqrt(pub.leak[j] / 3000))
+
+
+def test_one_round_check_reports_the_table_and_the_simulation():
+    mech = RG.RidgeRelease([0.004, 0.03], tau=0.02, d=3)
+    chk = RG.one_round_check(mech, [32, 64], trials=200, seed=1)
+    assert chk.p_theory.shape == (2, 2)
+    assert np.all(np.abs(chk.p_z) < Z_TOL)
+    np.testing.assert_allclose(chk.p_theory[1], mech.resolved("paper").leak_probability(64, [0.004, 0.03]))
+
+
+# ------------------------------------------------------------------ faces
+def test_figures_and_the_explorer_draw():
+    plots = pytest.importorskip("perfpriv.plots", reason="the plots package imports modules mid-migration",
+                                exc_type=ImportError)
+    widgets = pytest.importorskip("perfpriv.widgets", reason="the widgets package imports modules mid-migration",
+                                  exc_type=ImportError)
+    from matplotlib.figure import Figure
+
+    prof = RG.sensitivity_profile([20, 200], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, records=200, seed=0)
+    chk = RG.one_round_check(RG.RidgeRelease([0.004, 0.03], tau=0.02, d=3), [32], trials=5, seed=1)
+    star = RG.optimal_gamma_map([0.2, 0.8], [0.3, 0.7], [1e-3, 1e-2], tau=0.02, T=3, n0=40, trials=2, d=3, seed=1)
+    pub = RG.published_privacy([0.5, 2.0], n=50, d=3, records=100, seed=0)
+    for fig in (plots.figure_ridge_sensitivity(prof), plots.figure_one_round(chk), plots.figure_gamma_star_map(star),
+                plots.figure_published_privacy(pub)):
+        assert isinstance(fig, Figure)
+    with pytest.raises(TypeError, match="SensitivityProfile"):
+        plots.figure_ridge_sensitivity(chk)
+    fig = widgets.draw_learning(0.5, 0.5, 0.0056, 3, n0=50, cap=200)
+    assert isinstance(fig, Figure)
