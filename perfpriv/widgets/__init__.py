@@ -13,6 +13,8 @@ from ._dynamics import *  # noqa: F401,F403
 from ._dynamics import __all__ as _dynamics_all
 from ._schedules import *  # noqa: F401,F403
 from ._schedules import __all__ as _schedules_all
+from ._learning import *  # noqa: F401,F403
+from ._learning import __all__ as _learning_all
 
 __all__ = ["Explorer", "float_slider", "int_slider", "log_slider",
-           *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all]
+           *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all, *_learning_all]
