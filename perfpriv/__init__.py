@@ -21,6 +21,10 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
     Optimal privacy level epsilon* and noise scale gamma*.
 ``sweep``
     Parameter grids evaluated in parallel with joblib, reproducibly seeded.
+``regression``, ``gradient``
+    Learning tasks beyond the mean: private ridge regression with
+    leave-one-out membership leakage, and private gradient descent with
+    per-record accounting, both as mechanisms of the engine (chapter 09).
 ``plots``, ``widgets``, ``exercises``, ``notebook``
     Figures of the paper, interactive explorers, classroom self-checks,
     one-line error messages in Jupyter.
@@ -41,6 +45,8 @@ _SUBMODULES = (
     "optimize",
     "sweep",
     "schedules",
+    "regression",
+    "gradient",
     "plots",
     "widgets",
     "exercises",
