@@ -31,6 +31,10 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
 ``feedback``
     Richer user behaviour (memory, classes, budget-aware users, contagion):
     survival thresholds and optimal privacy levels under each.
+``regression``, ``gradient``
+    Learning tasks beyond the mean: private ridge regression with
+    leave-one-out membership leakage, and private gradient descent with
+    per-record accounting, both as mechanisms of the engine (chapter 09).
 ``experiments``
     The numerical checks and simulations behind the chapters and figures.
 ``performative``
@@ -59,6 +63,8 @@ _SUBMODULES = (
     "sweep",
     "schedules",
     "feedback",
+    "regression",
+    "gradient",
     "experiments",
     "performative",
     "plots",

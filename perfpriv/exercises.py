@@ -133,6 +133,16 @@ def _threshold_growth() -> float:
     mech = _performative().PrivateFederatedRound(1.0, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3)
     g = mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2)
     return float(g[1] / g[0])
+def _regression():
+    from . import regression
+
+    return regression
+
+
+def _gradient():
+    from . import gradient
+
+    return gradient
 
 
 def _threshold_ratio() -> float:
@@ -229,6 +239,22 @@ _ENTRIES = [
     Exercise("ch10-ex-threshold.ratio", "survival threshold at theta_PS over the one at theta = 0",
              float(np.sqrt(5.5)), _threshold_growth),
     # ---- end of chapter 10 ----
+    # ---- chapter 09 (beyond the mean: private regression and private gradient descent) ----
+    Exercise("ch09-ex-sens.delta", "ridge sensitivity bound Delta(n) for n = 1000, lambda = 0.05, B_x = B_y = 5",
+             4.071293635720481, lambda: float(_regression().ridge_sensitivity(1000, lam=0.05, x_bound=5.0,
+                                                                             y_bound=5.0))),
+    Exercise("ch09-ex-sens.sigma", "noise standard deviation sigma_n of the calibrated release for rho = 100 "
+             "at n = 1000 (same fit and bounds)", 0.2878839338019586,
+             lambda: float(_regression().noise_std(1000, _regression().gamma_from_rho(100.0), lam=0.05,
+                                                   x_bound=5.0, y_bound=5.0))),
+    Exercise("ch09-ex-loo.leak", "leak probability (paper's statistic) of a record with shift norm 0.003 "
+             "under noise sigma = 0.01, tau = 0.02", 0.5332067518526223,
+             lambda: float(_regression().leak_probability(0.003, 0.01, 0.02))),
+    Exercise("ch09-ex-gd.sigma", "noise sigma per step for rho = 0.5 over K = 100 steps with clipping C = 1",
+             10.0, lambda: float(_gradient().sigma_for_rho(0.5, steps=100, clip=1.0))),
+    Exercise("ch09-ex-gd.leak", "leak probability at tau = 0.02 of a record clipped at every step of that run",
+             0.6843863034837774, lambda: float(_gradient().gdp_leak_probability((2 * 0.5) ** 0.5, 0.02))),
+    # ---- end of chapter 09 ----
 ]
 
 #: Every registered exercise, by id.

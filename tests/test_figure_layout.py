@@ -16,7 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from perfpriv import behaviour, bernoulli, experiments, feedback, gaussian, optimize, plots, widgets
+from perfpriv import (behaviour, bernoulli, experiments, feedback, gaussian, gradient, optimize, plots, regression,
+                      widgets)
 from perfpriv import performative as pf
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
 
@@ -178,7 +179,38 @@ FIGURES_BEYOND = {
                                                            T=8, n0=20, cap=60, trials=3, seed=1, m=2.0, eps=0.8)},
         title="both loops"),
 }
+def _gd_run():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3)); y = np.sign(rng.standard_normal(30))
+    return gradient.noisy_gd(X, y, loss="logistic", lam=1.0, clip=2.0, steps=4, rho=1.0, step_size=0.1, seed=1)
+
+def _transcripts():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 3)); y = np.sign(rng.standard_normal(20))
+    return [gradient.simulate_transcripts(X, y, index=0, runs=200, clip=c, step_size=0.1, seed=2, loss="logistic",
+                                          lam=1.0, steps=4, rho=0.1) for c in (0.05, 2.0)]
+
+#: figures of chapter 09 (learning tasks beyond the mean), at toy sizes
+FIGURES_CH09 = {
+    "figure_ridge_sensitivity": lambda: plots.figure_ridge_sensitivity(
+        regression.sensitivity_profile([10, 100], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, seed=1)),
+    "figure_one_round": lambda: plots.figure_one_round(regression.one_round_check(
+        regression.RidgeRelease(np.geomspace(0.001, 0.064, 3), tau=0.02, d=3), [16, 128], trials=10, seed=2)),
+    "figure_gamma_star_map": lambda: plots.figure_gamma_star_map(regression.optimal_gamma_map(
+        [0.2, 0.6], [0.2, 0.6], np.r_[1e-4, 0.001, 0.01], tau=0.02, T=4, n0=50, trials=3, d=3, seed=3, cap=200)),
+    "figure_published_privacy": lambda: plots.figure_published_privacy(
+        regression.published_privacy(np.geomspace(0.2, 20, 3), tau=0.02, n=100, d=3, records=200, seed=4)),
+    "figure_gd_utility": lambda: plots.figure_gd_utility(
+        [gradient.utility_check([2.0, 20.0], loss="squared", n=30, d=2, steps=5, runs=10, seed=5)]),
+    "figure_individual_privacy": lambda: plots.figure_individual_privacy(_gd_run(), 0.02),
+    "figure_transcript_checks": lambda: plots.figure_transcript_checks(_transcripts(), ["clipped", "driven"],
+                                                                        tau=0.02),
+    "figure_long_run_utility": lambda: plots.figure_long_run_utility(gradient.long_run_utility(
+        np.r_[0.1, 1.0, np.inf], behaviours=[(0.0, 0.0), (0.5, 0.3)], tau=0.02, T=4, n0=50, trials=3, cap=200,
+        seed=6)),
+}
 FIGURES.update(FIGURES_BEYOND)
+FIGURES.update(FIGURES_CH09)
 
 
 @pytest.mark.parametrize("name", FIGURES)

@@ -22,7 +22,9 @@ from ._feedback import *  # noqa: F401,F403
 from ._feedback import __all__ as _feedback_all
 from ._performative import *  # noqa: F401,F403
 from ._performative import __all__ as _performative_all
+from ._learning import *  # noqa: F401,F403
+from ._learning import __all__ as _learning_all
 
 __all__ = ["Explorer", "StaticExplorer", "Grid", "grid", "MAX_BYTES", "checkbox", "float_slider", "int_slider",
            "label_html", "log_slider",
-           *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all, *_feedback_all, *_performative_all]
+           *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all, *_feedback_all, *_learning_all, *_performative_all]

@@ -1,0 +1,1222 @@
+"""Private gradient descent with per-record privacy accounting and users who leave.
+
+Noisy full-batch gradient descent on a strongly convex empirical objective
+
+    J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)‖θ‖²,
+
+with ``loss="logistic"`` (ℓ = log(1 + exp(−y xᵀθ)), y ∈ {−1, +1}) or
+``loss="squared"`` (ℓ = (y − xᵀθ)²/2). Each step clips every record's
+gradient to the ℓ2 ball of radius C and releases the noisy sum
+
+    ĝ_t = Σ_i clip_C(∇ℓ_i(θ_t)) + σ ξ_t,    ξ_t ~ N(0, I_d),
+
+then moves θ_{t+1} = Π_B(θ_t − η_t(ĝ_t + λθ_t)) (Π_B: projection on the
+ball of radius B, or none). One step is the Gaussian mechanism on a sum of
+ℓ2-sensitivity C (add/remove one record), hence C²/(2σ²)-zCDP, and K steps
+compose to ρ = KC²/(2σ²) (:func:`zcdp_cost`). (K is the number of gradient
+steps of one training run; paper 001 calls it T, which the book keeps for the
+rounds of the performative loop.)
+
+Per-record accounting
+---------------------
+An attacker who sees every ĝ_t (equivalently, without projection, every
+iterate) tests whether record i took part. The log-likelihood ratio of the
+transcript, with g_{i,t} = clip_C(∇ℓ_i(θ_t)) evaluated on the observed path, is
+
+    Λ_i = Σ_t [2⟨σξ_t, g_{i,t}⟩ + ‖g_{i,t}‖²]/(2σ²),
+
+exact for any adaptive path (the transcript's density factorizes over the
+steps). If the norms ‖g_{i,t}‖ do not depend on the noise -- in particular
+when every gradient of record i is clipped (norm C at every step) -- Λ_i is
+exactly N(μ_i²/2, μ_i²) with μ_i² = Σ_t ‖g_{i,t}‖²/σ²: record i is
+μ_i-Gaussian DP and the paper's Lemma 7 gives its leak probability
+Φ̄(τ/μ_i − μ_i/2). Otherwise the norms vary with the path and this is an
+approximation (individual privacy accounting), which :func:`simulate_transcripts`
+measures. The worst case is μ = √(KC²)/σ = √(2ρ).
+
+:class:`PrivateGD` is the retraining task as a mechanism of
+:mod:`perfpriv.engine`: each round the current users' fresh records are
+trained on, records with Λ_i > τ leak, and the behaviour decides who stays.
+
+Symbols: ``rho`` — ρ, zCDP budget of one training run; ``clip`` — C;
+``sigma`` — σ; ``steps`` — K (gradient steps of a run, not rounds T of the
+loop); ``lam`` — λ; ``radius`` — B; ``tau`` — τ; ``n`` — number of records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from . import _random, engine
+from ._records import clip as clip_rows
+from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
+                        check_policy_args, key_normals, one_round_check, round_groups)
+from ._validate import check_choice, check_int, check_probability, check_real, check_rng
+from .behaviour import Memoryless
+from .regression import leak_probability as _release_leak_probability
+
+__all__ = [
+    "LOSSES",
+    "SCHEDULES",
+    "per_example_gradients",
+    "zcdp_cost",
+    "sigma_for_rho",
+    "objective",
+    "minimize_objective",
+    "utility_bound",
+    "quadratic_expected_excess",
+    "gdp_leak_probability",
+    "GDRun",
+    "noisy_gd",
+    "TranscriptCheck",
+    "simulate_transcripts",
+    "PrivateGD",
+    "simulate",
+    "simulate_agents",
+    "UtilityCheck",
+    "utility_check",
+    "LongRunUtility",
+    "long_run_utility",
+    "OneRoundCheck",
+    "one_round_check",
+]
+
+LOSSES = ("logistic", "squared")
+#: ``"constant"``: η_t = step_size, output the last iterate; ``"strongly_convex"``:
+#: η_t = 2/(μ(t + 1)) with the weighted average Σ_t 2t θ_t/(K(K + 1)) (Lacoste-Julien et al. 2012).
+SCHEDULES = ("constant", "strongly_convex")
+
+
+# ------------------------------------------------------------------ checks
+def _check_xy(X, y, loss):
+    X = np.asarray(check_real("X", X), dtype=float)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be an (n, d) array with n >= 1 records and d >= 1; got shape {X.shape}")
+    y = np.asarray(check_real("y", y), dtype=float).reshape(-1)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must hold one label per row of X ({X.shape[0]}); got {y.shape[0]}")
+    if loss == "logistic" and not np.all(np.abs(y) == 1.0):
+        raise ValueError("y must hold labels in {-1, +1} for loss='logistic'")
+    return X, y
+
+
+def _theta(theta, d, name="theta"):
+    theta = np.asarray(check_real(name, theta), dtype=float).reshape(-1)
+    if theta.shape != (d,):
+        raise ValueError(f"{name} must be a vector of length d={d}; got shape {theta.shape}")
+    return theta
+
+
+# ------------------------------------------------------------- the loss
+def _dloss(z, y, loss):
+    """∂ℓ/∂(xᵀθ) at margins z: −y σ(−yz) (logistic) or z − y (squared)."""
+    if loss == "logistic":
+        return -y * special.expit(-y * z)
+    return z - y
+
+
+def per_example_gradients(theta, X, y, *, loss):
+    """Gradient ∇ℓ(θ; x_i, y_i) of every record (rows), without the regularizer.
+
+    Parameters
+    ----------
+    theta : array_like, shape (d,)
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+        Labels (±1 for ``"logistic"``).
+    loss : {"logistic", "squared"}
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> per_example_gradients([0.0, 0.0], [[2.0, 0.0]], [1.0], loss="logistic").tolist()
+    [[-1.0, -0.0]]
+    """
+    loss = check_choice("loss", loss, LOSSES)
+    X, y = _check_xy(X, y, loss)
+    theta = _theta(theta, X.shape[1])
+    return _dloss(X @ theta, y, loss)[:, None] * X
+
+
+def objective(theta, X, y, *, loss, lam):
+    """J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)‖θ‖² (the sum form of paper 001).
+
+    Examples
+    --------
+    >>> round(objective([0.0, 0.0], [[1.0, 0.0], [0.0, 1.0]], [1.0, -1.0], loss="logistic", lam=1.0), 4)
+    1.3863
+    """
+    loss = check_choice("loss", loss, LOSSES)
+    X, y = _check_xy(X, y, loss)
+    theta = _theta(theta, X.shape[1])
+    lam = check_real("lam", lam, low=0, scalar=True)
+    return float(_objective(theta, X, y, loss, lam))
+
+
+def _objective(theta, X, y, loss, lam):
+    z = X @ theta
+    if loss == "logistic":
+        vals = np.logaddexp(0.0, -y * z)
+    else:
+        vals = 0.5 * (y - z) ** 2
+    return vals.sum(axis=-1) + 0.5 * lam * np.sum(theta * theta, axis=-1)
+
+
+def minimize_objective(X, y, *, loss, lam, radius=None):
+    """The minimizer θ* of J over the ball of radius B (projected Newton; exact for squared loss).
+
+    Parameters
+    ----------
+    X, y, loss, lam
+        As in :func:`objective` (λ > 0).
+    radius : float, optional
+        B; ``None``: unconstrained.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> minimize_objective([[1.0, 0.0], [0.0, 1.0]], [1.0, 2.0], loss="squared", lam=1.0).tolist()
+    [0.5, 1.0]
+    """
+    loss = check_choice("loss", loss, LOSSES)
+    X, y = _check_xy(X, y, loss)
+    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+    radius = None if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
+    return _minimize(X, y, loss, lam, radius)
+
+
+def _newton(X, y, loss, lam):
+    """Unconstrained minimizer of J (Newton's method; one solve for the squared loss)."""
+    d = X.shape[1]
+    if loss == "squared":
+        return np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ y)
+    theta = np.zeros(d)
+    for _ in range(100):
+        s = special.expit(-y * (X @ theta))
+        grad = -(X.T @ (y * s)) + lam * theta
+        H = (X.T * (s * (1 - s))) @ X + lam * np.eye(d)
+        step = np.linalg.solve(H, grad)
+        theta = theta - step
+        if np.max(np.abs(step)) < 1e-14 * (1.0 + np.max(np.abs(theta))):
+            break
+    return theta
+
+
+def _minimize(X, y, loss, lam, radius):
+    theta = _newton(X, y, loss, lam)
+    if radius is None or np.linalg.norm(theta) <= radius:
+        return theta
+    # the minimizer lies on the sphere: projected gradient descent with step 1/(smoothness)
+    smooth = np.linalg.eigvalsh(X.T @ X)[-1] * (0.25 if loss == "logistic" else 1.0) + lam
+    theta = theta * (radius / np.linalg.norm(theta))
+    for _ in range(100_000):
+        z = X @ theta
+        grad = X.T @ _dloss(z, y, loss) + lam * theta
+        new = theta - grad / smooth
+        new *= min(1.0, radius / np.linalg.norm(new))
+        if np.max(np.abs(new - theta)) < 1e-15 * (1.0 + radius):
+            return new
+        theta = new
+    return theta
+
+
+# ---------------------------------------------------------- privacy cost
+def zcdp_cost(steps, *, clip, sigma):
+    """zCDP of K noisy gradient steps: ρ = K C²/(2σ²).
+
+    One step adds N(0, σ²I) to a sum whose ℓ2-sensitivity under add/remove
+    of one record is C (every clipped gradient has norm at most C), so it is
+    C²/(2σ²)-zCDP (Bun and Steinke 2016, Prop. 1.6); zCDP composes
+    additively over the K adaptively chosen steps (their Lemma 2.3).
+
+    Examples
+    --------
+    >>> zcdp_cost(100, clip=1.0, sigma=10.0)
+    0.5
+    """
+    steps = check_real("steps", steps, low=1)
+    clip = check_real("clip", clip, low=0, low_open=True)
+    sigma = check_real("sigma", sigma, low=0, low_open=True)
+    out = np.asarray(steps, float) * np.asarray(clip, float) ** 2 / (2.0 * np.asarray(sigma, float) ** 2)
+    return float(out) if out.ndim == 0 else out
+
+
+def sigma_for_rho(rho, *, steps, clip):
+    """Noise σ = C√(K/(2ρ)) that makes K steps ρ-zCDP (inverse of :func:`zcdp_cost`; ρ = inf gives 0).
+
+    Examples
+    --------
+    >>> sigma_for_rho(0.5, steps=100, clip=1.0)
+    10.0
+    """
+    rho = check_real("rho", rho, low=0, low_open=True, allow_inf=True)
+    steps = check_real("steps", steps, low=1)
+    clip = check_real("clip", clip, low=0, low_open=True)
+    out = np.asarray(clip, float) * np.sqrt(np.asarray(steps, float) / (2.0 * np.asarray(rho, float)))
+    return float(out) if out.ndim == 0 else out
+
+
+def gdp_leak_probability(mu, tau):
+    """Leak probability Φ̄(τ/μ − μ/2) of a μ-Gaussian-DP record (the paper's Lemma 7 in μ).
+
+    The privacy loss of a μ-GDP pair is N(μ²/2, μ²) under membership, so the
+    chance that it exceeds τ is Φ̄(τ/μ − μ/2) (0 at μ = 0, 1 at μ = inf);
+    computed by :func:`perfpriv.regression.leak_probability` (a shift μ
+    under unit noise), which calls :func:`perfpriv.leakage.leak_probability`.
+
+    Examples
+    --------
+    >>> round(gdp_leak_probability(2.0, 0.5), 4)
+    0.7734
+    """
+    mu = check_real("mu", mu, low=0, allow_inf=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    mu_arr = np.asarray(mu, float)
+    finite = np.where(np.isfinite(mu_arr), mu_arr, 0.0)
+    out = np.asarray(_release_leak_probability(finite, 1.0, tau), float)
+    out = np.where(np.isposinf(mu_arr), 1.0, out)
+    return float(out) if out.ndim == 0 else out
+
+
+def utility_bound(n, *, lipschitz, lam, radius, d, rho, steps, strong_convexity=None):
+    """Paper 001's excess-objective bound for private GD on a strongly convex problem.
+
+        E[J(θ̂)] − min_{‖θ‖<=B} J <= 4(nL + λB)²/(μK) + dL²/(μρ),
+
+    for K noisy steps calibrated to ρ-zCDP (σ² = KL²/(2ρ)), per-record
+    gradients of norm at most L (L-Lipschitz losses, or clipping at C = L),
+    projection on the ball of radius B, and J μ-strongly convex (μ >= λ; the
+    default μ = λ). It follows from the projected-SGD bound 2G²/(μ(K + 1)) of
+    Lacoste-Julien, Schmidt and Bach (2012) (step 2/(μ(t+1)), weighted
+    average) with G² = (nL + λB)² + dσ² >= E‖ĝ_t + λθ_t‖².
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    lipschitz : float
+        L > 0.
+    lam : float
+        λ > 0.
+    radius : float
+        B > 0.
+    d : int
+        Dimension.
+    rho : float or array_like
+        ρ > 0 (``inf``: the non-private first term only).
+    steps : int
+        Gradient steps K >= 1.
+    strong_convexity : float, optional
+        μ >= λ (default λ).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    References
+    ----------
+    Paper 001 (convergence of PrivateGD in strongly convex problems); Lacoste-Julien, Schmidt and Bach (2012).
+
+    Examples
+    --------
+    >>> round(utility_bound(100, lipschitz=1.0, lam=1.0, radius=1.0, d=5, rho=1.0, steps=1000), 3)
+    45.804
+    """
+    n = check_int("n", n, low=1)
+    L = check_real("lipschitz", lipschitz, low=0, low_open=True, scalar=True)
+    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+    B = check_real("radius", radius, low=0, low_open=True, scalar=True)
+    d = check_int("d", d, low=1)
+    rho = check_real("rho", rho, low=0, low_open=True, allow_inf=True)
+    T = check_int("steps", steps, low=1)
+    mu = lam if strong_convexity is None else check_real("strong_convexity", strong_convexity, low=lam,
+                                                          scalar=True)
+    out = 4.0 * (n * L + lam * B) ** 2 / (mu * T) + d * L ** 2 / (mu * np.asarray(rho, float))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+# --------------------------------------------------------------- one run
+def _step_sizes(schedule, steps, step_size, mu):
+    if schedule == "constant":
+        return np.full(steps, float(step_size))
+    return 2.0 / (mu * (np.arange(1, steps + 1) + 1.0))
+
+
+def _weights(schedule, steps):
+    """Weights of θ_0..θ_K in the output: the last iterate, or 2t/(K(K + 1))."""
+    w = np.zeros(steps + 1)
+    if schedule == "constant":
+        w[-1] = 1.0
+    else:
+        w[:] = 2.0 * np.arange(steps + 1) / (steps * (steps + 1.0))
+    return w
+
+
+def _gd(X, y, xi, sigma, *, loss, lam, clip, etas, weights, radius, theta0):
+    """Batched noisy GD: B runs at once.
+
+    X (B, n, d), y (B, n), xi (B, T, d) standard normals, sigma (B,) (0: no
+    noise). Returns the output θ̂ (B, d), A = Σ_t⟨ξ_t, g_{i,t}⟩ (B, n),
+    S = Σ_t ‖g_{i,t}‖² (B, n) and the number of clipped steps of each record.
+    """
+    Bn, n, d = X.shape
+    theta = np.broadcast_to(theta0, (Bn, d)).astype(float).copy()
+    out = weights[0] * theta
+    A = np.zeros((Bn, n))
+    S = np.zeros((Bn, n))
+    clipped = np.zeros((Bn, n), dtype=np.int64)
+    xnorm = np.sqrt(np.einsum("bij,bij->bi", X, X))
+    for t, eta in enumerate(etas):
+        z = np.einsum("bij,bj->bi", X, theta)
+        s = _dloss(z, y, loss)                                # ∂ℓ/∂z
+        gnorm = np.abs(s) * xnorm
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            factor = np.where(gnorm > clip, clip / gnorm, 1.0)
+        clipped += gnorm > clip
+        c = factor * s                                        # clipped g_i = c_i x_i
+        total = np.einsum("bi,bij->bj", c, X)
+        noise_t = xi[:, t, :]
+        A += c * np.einsum("bij,bj->bi", X, noise_t)
+        S += (c * xnorm) ** 2
+        theta = theta - eta * (total + sigma[:, None] * noise_t + lam * theta)
+        if radius is not None:
+            norm = np.linalg.norm(theta, axis=1, keepdims=True)
+            theta = theta * np.minimum(1.0, radius / np.maximum(norm, 1e-300))
+        out = out + weights[t + 1] * theta
+    return out, A, S, clipped
+
+
+def _llr_from(A, S, sigma):
+    """Λ_i = A_i/σ + S_i/(2σ²) (σ = 0: +inf for records with a non-zero gradient, else 0)."""
+    sigma = np.asarray(sigma, float)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = A / sigma + S / (2.0 * sigma ** 2)
+    return np.where(sigma > 0, lam, np.where(S > 0, np.inf, 0.0))
+
+
+def _mu_from(S, sigma):
+    sigma = np.asarray(sigma, float)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = np.sqrt(S) / sigma
+    return np.where(sigma > 0, mu, np.where(S > 0, np.inf, 0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class GDRun:
+    """One run of noisy gradient descent (:func:`noisy_gd`).
+
+    Attributes
+    ----------
+    theta : numpy.ndarray, shape (d,)
+        The output θ̂ (last iterate or weighted average).
+    mu : numpy.ndarray, shape (n,)
+        Each record's Gaussian-DP parameter μ_i = √(Σ_t ‖g_{i,t}‖²)/σ along the run.
+    llr : numpy.ndarray, shape (n,)
+        Each record's realized transcript log-likelihood ratio Λ_i.
+    clipped : numpy.ndarray, shape (n,)
+        Number of steps at which each record's gradient was clipped.
+    sigma, rho : float
+        Noise and the run's zCDP budget KC²/(2σ²).
+    settings : dict
+        loss, lam, clip, steps, schedule, step_size, radius, seed.
+    """
+
+    theta: np.ndarray
+    mu: np.ndarray
+    llr: np.ndarray
+    clipped: np.ndarray
+    sigma: float
+    rho: float
+    settings: dict
+
+    def __repr__(self):
+        return (f"GDRun(d={self.theta.size}, n={self.mu.size}, sigma={self.sigma:.4g}, rho={self.rho:.4g}, "
+                f"median mu={float(np.median(self.mu)):.4g})")
+
+    def leaked(self, tau):
+        """Which records' Λ exceeds τ."""
+        tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+        return self.llr > tau
+
+    def predicted_leak(self, tau):
+        """Each record's leak probability Φ̄(τ/μ_i − μ_i/2) from its own μ_i (individual accounting)."""
+        return gdp_leak_probability(self.mu, tau)
+
+
+def _check_run(loss, lam, clip, steps, schedule, step_size, radius, strong_convexity):
+    loss = check_choice("loss", loss, LOSSES)
+    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+    clip = check_real("clip", clip, low=0, low_open=True, scalar=True)
+    steps = check_int("steps", steps, low=1)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    if schedule == "constant":
+        if step_size is None:
+            raise ValueError("step_size (eta > 0) must be given for schedule='constant'")
+        step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
+    radius = None if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
+    mu = lam if strong_convexity is None else check_real("strong_convexity", strong_convexity, low=lam,
+                                                          scalar=True)
+    return loss, lam, clip, steps, schedule, step_size, radius, mu
+
+
+def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="constant", step_size=None,
+             radius=None, strong_convexity=None, theta0=None, seed=None):
+    """Run noisy full-batch gradient descent once, with every record's privacy accounting.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    loss : {"logistic", "squared"}
+    lam : float
+        λ > 0.
+    clip : float
+        Per-record gradient bound C > 0.
+    steps : int
+        Gradient steps K >= 1.
+    sigma : float, optional
+        Noise σ >= 0 of each step (0: no privacy).
+    rho : float, optional
+        Alternatively, the run's zCDP budget ρ (σ from :func:`sigma_for_rho`; ``inf``: σ = 0).
+    schedule : {"constant", "strongly_convex"}
+        Step sizes (:data:`SCHEDULES`).
+    step_size : float
+        η of the constant schedule.
+    radius : float, optional
+        B of the projection (required by paper 001's bound).
+    strong_convexity : float, optional
+        μ of the ``"strongly_convex"`` schedule (default λ).
+    theta0 : array_like, optional
+        Start (default 0).
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    GDRun
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 3)); y = np.sign(X[:, 0] + 0.1)
+    >>> run = noisy_gd(X, y, loss="logistic", lam=1.0, clip=1.0, steps=20, rho=1.0, step_size=0.02, seed=1)
+    >>> round(run.rho, 6), bool(np.all(run.mu <= np.sqrt(2 * run.rho) + 1e-9))
+    (1.0, True)
+    """
+    loss, lam, clip, steps, schedule, step_size, radius, mu_sc = _check_run(
+        loss, lam, clip, steps, schedule, step_size, radius, strong_convexity)
+    X, y = _check_xy(X, y, loss)
+    n, d = X.shape
+    if (sigma is None) == (rho is None):
+        raise ValueError("give exactly one of sigma (noise of a step, >= 0) and rho (zCDP budget of the run, > 0)")
+    if sigma is None:
+        sigma = sigma_for_rho(rho, steps=steps, clip=clip)
+    sigma = check_real("sigma", sigma, low=0, scalar=True)
+    theta0 = np.zeros(d) if theta0 is None else _theta(theta0, d, "theta0")
+    rng = check_rng(seed)
+    xi = rng.standard_normal((1, steps, d))
+    out, A, S, clipped = _gd(X[None], y[None], xi, np.array([sigma]), loss=loss, lam=lam, clip=clip,
+                             etas=_step_sizes(schedule, steps, step_size, mu_sc),
+                             weights=_weights(schedule, steps), radius=radius, theta0=theta0)
+    rho_run = math.inf if sigma == 0 else steps * clip ** 2 / (2.0 * sigma ** 2)
+    return GDRun(theta=out[0], mu=_mu_from(S, [sigma])[0], llr=_llr_from(A, S, [sigma])[0], clipped=clipped[0],
+                 sigma=float(sigma), rho=float(rho_run),
+                 settings=dict(loss=loss, lam=lam, clip=clip, steps=steps, schedule=schedule, step_size=step_size,
+                               radius=radius, seed=seed))
+
+
+# ---------------------------------------------- the quadratic case, exactly
+def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", step_size=None,
+                              strong_convexity=None, theta0=None):
+    """Exact E[J(θ̂)] − min J of noisy GD on the squared loss without clipping or projection.
+
+    With H = XᵀX + λI the recursion e_{t+1} = (I − η_t H) e_t − η_t σ ξ_t of
+    e_t = θ_t − θ* is linear and Gaussian. In the eigenbasis of H
+    (eigenvalues h_k) every coordinate of the output e = Σ_t w_t e_t is
+    D_k + σ Σ_s c_{s,k} ξ_{s,k} with D_k = Σ_t w_t P_{0,t} e_{0,k} and
+    c_{s,k} = −η_s Σ_{t>s} w_t P_{s+1,t}, P_{a,t} = Π_{u=a}^{t−1}(1 − η_u h_k), so
+
+        E[J(θ̂)] − J(θ*) = ½ Σ_k h_k (D_k² + σ² Σ_s c_{s,k}²).
+
+    Valid when no gradient is clipped and nothing is projected (check
+    ``GDRun.clipped`` of a run); the chapter compares it with simulation.
+
+    Parameters
+    ----------
+    X, y : array_like
+        The dataset.
+    lam : float
+        λ > 0.
+    sigma : float
+        σ >= 0.
+    steps : int
+    schedule, step_size, strong_convexity, theta0
+        As in :func:`noisy_gd`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> X = np.eye(2); y = np.array([1.0, 1.0])
+    >>> round(quadratic_expected_excess(X, y, lam=1.0, sigma=0.0, steps=1, step_size=0.5), 6)   # one exact step
+    0.0
+    """
+    X, y = _check_xy(X, y, "squared")
+    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+    sigma = check_real("sigma", sigma, low=0, scalar=True)
+    _, lam, _, steps, schedule, step_size, _, mu_sc = _check_run("squared", lam, 1.0, steps, schedule, step_size,
+                                                                 None, strong_convexity)
+    d = X.shape[1]
+    theta0 = np.zeros(d) if theta0 is None else _theta(theta0, d, "theta0")
+    H = X.T @ X + lam * np.eye(d)
+    h, V = np.linalg.eigh(H)
+    star = np.linalg.solve(H, X.T @ y)
+    e0 = V.T @ (theta0 - star)
+    etas = _step_sizes(schedule, steps, step_size, mu_sc)
+    w = _weights(schedule, steps)
+    factors = 1.0 - etas[:, None] * h[None, :]                  # (T, d): step u multiplies by 1 − η_u h
+    # P[a, t] for a <= t as cumulative products: logs would fail for negative factors, so loop
+    D = np.zeros(d)
+    coef = np.zeros((steps, d))
+    prod = np.ones(d)
+    D += w[0] * e0
+    for t in range(1, steps + 1):
+        prod = prod * factors[t - 1]
+        D += w[t] * prod * e0
+    # c_s = −η_s Σ_{t>s} w_t Π_{u=s+1}^{t−1} f_u  (noise of step s enters after step s: index s = 0..T−1)
+    tail = np.zeros(d)                                          # Σ_{t>s} w_t Π_{u=s+1}^{t−1} f_u, built backwards
+    for s in range(steps - 1, -1, -1):
+        # tail(s) = w_{s+1} + f_{s+1} tail(s+1)
+        tail = w[s + 1] + (factors[s + 1] * tail if s + 1 < steps else 0.0)
+        coef[s] = -etas[s] * tail
+    return float(0.5 * np.sum(h * (D ** 2 + sigma ** 2 * np.sum(coef ** 2, axis=0))))
+
+
+# -------------------------------------------- the transcript's likelihood ratio
+@dataclass(frozen=True, eq=False)
+class TranscriptCheck:
+    """Λ of one record over many runs on the same data (:func:`simulate_transcripts`).
+
+    Attributes
+    ----------
+    llr : numpy.ndarray, shape (runs,)
+        The realized transcript log-likelihood ratio of the record in each run.
+    mu : numpy.ndarray, shape (runs,)
+        Its μ along each run.
+    clipped_fraction : float
+        Fraction of (run, step) pairs at which the record's gradient was clipped.
+    index, runs, sigma, rho, seed, settings
+        Provenance.
+    """
+
+    llr: np.ndarray
+    mu: np.ndarray
+    clipped_fraction: float
+    index: int
+    runs: int
+    sigma: float
+    rho: float
+    seed: Any
+    settings: dict
+
+    def __repr__(self):
+        return (f"TranscriptCheck(index={self.index}, runs={self.runs}, rho={self.rho:.4g}, "
+                f"clipped_fraction={self.clipped_fraction:.3g})")
+
+    def leak_frequency(self, tau):
+        """Fraction of runs with Λ > τ and its binomial standard error."""
+        tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+        f = float(np.mean(self.llr > tau))
+        return f, math.sqrt(max(f * (1 - f), 1e-300) / self.runs)
+
+    def predicted(self, tau):
+        """Mean over runs of Φ̄(τ/μ − μ/2) with each run's μ (the individual-accounting prediction)."""
+        return float(np.mean(gdp_leak_probability(self.mu, tau)))
+
+    def standardized(self):
+        """(Λ − μ²/2)/μ of each run: standard normal when the accounting is exact."""
+        return (self.llr - 0.5 * self.mu ** 2) / self.mu
+
+
+def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, schedule="constant", step_size=None,
+                         radius=None, strong_convexity=None, seed=None):
+    """Rerun noisy GD ``runs`` times on the same data and record one record's transcript Λ.
+
+    Each run draws fresh noise; Λ is the exact log-likelihood ratio of the
+    run's transcript (the noisy gradients) with and without record
+    ``index``, evaluated at the observed iterates. Comparing its law with
+    N(μ²/2, μ²) checks the Gaussian accounting: exact when the record's
+    gradient norms do not depend on the noise (e.g. always clipped),
+    approximate otherwise.
+
+    Parameters
+    ----------
+    X, y : array_like
+        The dataset (record ``index`` included).
+    index : int
+        The target record.
+    runs : int
+    loss, lam, clip, steps, rho, schedule, step_size, radius, strong_convexity
+        As in :func:`noisy_gd` (``rho`` finite).
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    TranscriptCheck
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((30, 2)); y = np.sign(X[:, 0])
+    >>> chk = simulate_transcripts(X, y, index=0, runs=200, loss="logistic", lam=1.0, clip=0.05, steps=10,
+    ...                            rho=2.0, step_size=0.05, seed=3)
+    >>> chk.clipped_fraction
+    1.0
+    """
+    loss, lam, clip, steps, schedule, step_size, radius, mu_sc = _check_run(
+        loss, lam, clip, steps, schedule, step_size, radius, strong_convexity)
+    X, y = _check_xy(X, y, loss)
+    n, d = X.shape
+    index = check_int("index", index, low=0, high=n - 1)
+    runs = check_int("runs", runs, low=2)
+    rho = check_real("rho", rho, low=0, low_open=True, scalar=True)
+    sigma = float(sigma_for_rho(rho, steps=steps, clip=clip))
+    rng = check_rng(seed)
+    xi = rng.standard_normal((runs, steps, d))
+    Xb = np.broadcast_to(X, (runs, n, d))
+    yb = np.broadcast_to(y, (runs, n))
+    _, A, S, clipped = _gd(Xb, yb, xi, np.full(runs, sigma), loss=loss, lam=lam, clip=clip,
+                           etas=_step_sizes(schedule, steps, step_size, mu_sc), weights=_weights(schedule, steps),
+                           radius=radius, theta0=np.zeros(d))
+    llr = _llr_from(A, S, np.full(runs, sigma))[:, index]
+    mu = _mu_from(S, np.full(runs, sigma))[:, index]
+    return TranscriptCheck(llr=llr, mu=mu, clipped_fraction=float(clipped[:, index].sum() / (runs * steps)),
+                           index=index, runs=runs, sigma=sigma, rho=rho, seed=seed,
+                           settings=dict(loss=loss, lam=lam, clip=clip, steps=steps, schedule=schedule,
+                                         step_size=step_size, radius=radius))
+
+
+# -------------------------------------------------------------- mechanism
+class PrivateGD(TabulatedMechanism):
+    """Retraining by private gradient descent, with the transcript membership test, for the engine.
+
+    A round with N users draws a fresh dataset -- x ~ N(0, I_d) clipped to
+    ``x_bound``, θ of norm ``theta_norm`` in a fresh direction, labels from
+    the logistic model (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²)
+    (``"squared"``) -- runs ``steps`` noisy GD steps from 0 with the constant
+    step ``step_size``/N and noise σ = C√(K/(2ρ)), counts the records whose
+    transcript Λ exceeds τ, and scores ‖θ̂ − θ‖². Records, θ and the noise
+    of a (cell, trial, round) come from its keyed streams, shared by all ρ.
+
+    Parameters
+    ----------
+    rho : float, 1-D array_like or perfpriv.engine.Schedule
+        zCDP budget(s) of a training run, ρ > 0 (``inf``: no noise, every
+        record with a non-zero gradient leaks).
+    tau : float
+        τ > 0.
+    d : int
+    loss : {"logistic", "squared"}
+    lam : float
+        λ > 0 (of the sum objective).
+    clip : float
+        C > 0.
+    steps : int
+        Gradient steps per round.
+    step_size : float
+        η·N: the step is ``step_size / N`` (the sum objective's curvature grows like N).
+    x_bound, theta_norm, noise_sd : float
+        The data model.
+    table_records, table_runs, table_seed
+        Monte Carlo of the mean field: at each table point at least
+        ``table_runs`` runs and ``table_records`` records; p is the
+        frequency of Λ_i > τ (the exact transcript statistic of each run),
+        e the mean of ‖θ̂ − θ‖².
+
+    Examples
+    --------
+    >>> m = PrivateGD(1.0, tau=0.02)
+    >>> round(float(m.sigma(1.0)), 4)     # C √(K/(2ρ)) with C = 2, K = 20
+    6.3246
+    """
+
+    name = "private_gd"
+    level_name = "rho"
+    table_n_max = 4096
+    #: the remove-one transcript of a lone user is GD on no data with the same noise: well defined
+    lone_user_leaks = False
+
+    def __init__(self, rho, *, tau, d=5, loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0,
+                 x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=8000, table_runs=128, table_seed=0):
+        self.levels = engine.make_levels(rho, "rho", low=0, low_open=True, allow_inf=True)
+        self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+        self.d = check_int("d", d, low=1)
+        self.loss = check_choice("loss", loss, LOSSES)
+        self.lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+        self.clip = check_real("clip", clip, low=0, low_open=True, scalar=True)
+        self.steps = check_int("steps", steps, low=1)
+        self.step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
+        self.x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
+        self.theta_norm = check_real("theta_norm", theta_norm, low=0, scalar=True)
+        self.noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+        self.table_records = check_int("table_records", table_records, low=1)
+        self.table_runs = check_int("table_runs", table_runs, low=1)
+        self.table_seed = table_seed
+        _random.root_key(table_seed, name="table_seed")
+
+    def __repr__(self):
+        g = self.levels.describe()
+        text = f"{g:g}" if isinstance(g, float) else f"<{'schedule' if self.levels.per_round else 'grid'} " \
+                                                      f"{np.shape(g)}>"
+        return f"PrivateGD(rho={text}, tau={self.tau:g}, d={self.d}, loss={self.loss!r}, steps={self.steps})"
+
+    def options(self):
+        return dict(tau=self.tau, d=self.d, loss=self.loss, lam=self.lam, clip=self.clip, steps=self.steps,
+                    step_size=self.step_size, x_bound=self.x_bound, theta_norm=self.theta_norm,
+                    noise_sd=self.noise_sd)
+
+    def sigma(self, rho):
+        """Noise σ = C√(K/(2ρ)) of a step (0 for ρ = inf)."""
+        rho = np.asarray(rho, float)
+        with np.errstate(divide="ignore"):
+            return self.clip * np.sqrt(self.steps / (2.0 * rho))
+
+    def _data(self, G, direction):
+        """Clipped features, θ and labels from standard normals (…, n, d + 1) and a direction (…, d)."""
+        d = self.d
+        theta = self.theta_norm * direction / np.linalg.norm(direction, axis=-1, keepdims=True)
+        X = clip_rows(G[..., :d], self.x_bound)
+        z = np.einsum("...ij,...j->...i", X, theta)
+        if self.loss == "logistic":
+            y = np.where(special.ndtr(G[..., d]) < special.expit(z), 1.0, -1.0)
+        else:
+            y = z + self.noise_sd * G[..., d]
+        return X, y, theta
+
+    def _runs(self, X, y, xi, rhos, n):
+        """Noisy GD for a batch: X (B, n, d), y (B, n), xi (B, T, d), rhos (B,)."""
+        sig = self.sigma(rhos)
+        etas = np.full(self.steps, self.step_size / n)
+        return _gd(X, y, xi, sig, loss=self.loss, lam=self.lam, clip=self.clip, etas=etas,
+                   weights=_weights("constant", self.steps), radius=None, theta0=np.zeros(self.d)), sig
+
+    def draw_round(self, n, level, keys, live, t, need_error=True):
+        shape, nn, rr, groups = round_groups(n, level, keys, live)
+        err = np.zeros(nn.size)
+        leaked = np.zeros(nn.size, dtype=np.int64)
+        d = self.d
+        for key, pairs in groups:
+            G = key_normals(key, "records", int(nn[pairs].max()), d + 1)
+            X, y, theta = self._data(G, key.child("theta").normal(d))
+            xi = key.child("noise").normal(self.steps * d).reshape(self.steps, d)
+            for N in np.unique(nn[pairs]):
+                sel = pairs[nn[pairs] == N]
+                k = sel.size
+                (out, A, S, _), sig = self._runs(np.broadcast_to(X[:N], (k, N, d)), np.broadcast_to(y[:N], (k, N)),
+                                                 np.broadcast_to(xi, (k, self.steps, d)), rr[sel], N)
+                err[sel] = np.sum((out - theta) ** 2, axis=1)
+                leaked[sel] = np.count_nonzero(_llr_from(A, S, sig) > self.tau, axis=1)
+        return engine.RoundOutcome(err.reshape(shape), leaked.reshape(shape))
+
+    #: Records per batch of the table's Monte Carlo (memory bound).
+    _BATCH = 200_000
+
+    def _table_points(self, n, levels):
+        """Monte Carlo at size n for all ``levels`` at once: the same datasets and noise for every ρ."""
+        rng = _random.generator(_random.root_key(self.table_seed, name="table_seed").child("gd", n))
+        runs = max(self.table_runs, math.ceil(self.table_records / n))
+        L = len(levels)
+        probs = [[] for _ in range(L)]
+        errs = [[] for _ in range(L)]
+        done = 0
+        d = self.d
+        while done < runs:
+            k = min(runs - done, max(1, self._BATCH // (n * L)))
+            X, y, theta = self._data(rng.standard_normal((k, n, d + 1)), rng.standard_normal((k, d)))
+            xi = rng.standard_normal((k, self.steps, d))
+            rep = lambda a: np.repeat(a, L, axis=0)  # noqa: E731  (run j, level l) at row j*L + l
+            (out, A, S, _), sig = self._runs(rep(X), rep(y), rep(xi), np.tile(np.asarray(levels, float), k), n)
+            leak = (_llr_from(A, S, sig) > self.tau).reshape(k, L, n)
+            err = np.sum((out - rep(theta)) ** 2, axis=1).reshape(k, L)
+            for l in range(L):
+                probs[l].append(leak[:, l].reshape(-1).astype(float))
+                errs[l].append(err[:, l])
+            done += k
+        return [(float(np.mean(np.concatenate(probs[l]))), float(np.mean(np.concatenate(errs[l]))))
+                for l in range(L)]
+
+
+# ------------------------------------------------------------------ front ends
+def simulate(rho, *, tau, q, r, T, n0, trials=10, conventions="paper", seed=None, mechanism=None, **policy):
+    """Retraining rounds with private GD and users who leave: :func:`perfpriv.engine.simulate` with :class:`PrivateGD`.
+
+    Parameters
+    ----------
+    rho : float, 1-D array_like or perfpriv.engine.Schedule
+        zCDP budget(s) of each training run.
+    tau, q, r : float
+    T, n0, trials : int
+        Rounds (retrainings), initial users, runs.
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+    mechanism : dict, optional
+        Further :class:`PrivateGD` arguments.
+    **policy
+        ``cap``, ``floor``, ``stop``, ``collapse``, ``penalty``.
+
+    Returns
+    -------
+    perfpriv.engine.SimulationRun
+
+    Examples
+    --------
+    >>> run = simulate([1.0, 10.0], tau=0.02, q=0.5, r=0.3, T=3, n0=50, trials=2, seed=0)
+    >>> run.population.shape
+    (2, 2, 4)
+    """
+    mech = PrivateGD(rho, tau=tau, **(mechanism or {}))
+    rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
+                           **check_policy_args(policy))
+
+
+def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=None, cap=20000, floor=1):
+    """The retraining loop step by step with one user at a time: the tests' oracle.
+
+    Written independently of the engine and of the batched GD: each round
+    draws a dataset with a numpy Generator, runs GD with a Python loop over
+    the records' clipped gradients, keeps each record's transcript
+    log-likelihood ratio as the sum over steps of
+    log N(ĝ_t; S_t, σ²I) − log N(ĝ_t; S_t − g_{i,t}, σ²I) computed from the
+    two Gaussian densities, and flips each user's coin.
+
+    Parameters
+    ----------
+    rho : float
+        One finite budget.
+    tau, q, r, T, n0, trials, seed, mechanism
+        As in :func:`simulate`.
+    cap, floor : int
+        Population bounds (the "paper" policy).
+
+    Returns
+    -------
+    perfpriv.engine.SimulationRun
+        With ``method="agents"``.
+
+    Examples
+    --------
+    >>> run = simulate_agents(1.0, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0)
+    >>> run.population[:, 0].tolist()
+    [10, 10]
+    """
+    mech = PrivateGD(rho, tau=tau, **(mechanism or {}))
+    if mech.levels.shape != () or mech.levels.per_round:
+        raise ValueError("simulate_agents takes one budget (a number)")
+    rho_v = float(mech.levels.values[0])
+    if not math.isfinite(rho_v):
+        raise ValueError("simulate_agents needs a finite rho (the densities of a noiseless step are degenerate)")
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    pol = engine.resolve_policy(mech, "paper", n0=n0, cap=cap, floor=floor)
+    sigma = float(mech.sigma(rho_v))
+    d = mech.d
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    sq_error = np.zeros((trials, T))
+    leaked_arr = np.zeros((trials, T), dtype=np.int64)
+    alive = np.ones((trials, T), dtype=bool)
+
+    def log_density(v, mean):
+        diff = v - mean
+        return -0.5 * d * math.log(2 * math.pi * sigma ** 2) - 0.5 * float(diff @ diff) / sigma ** 2
+
+    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+        N = n0
+        population[i, 0] = N
+        for t in range(1, T + 1):
+            direction = rng.standard_normal(d)
+            theta_true = mech.theta_norm * direction / np.linalg.norm(direction)
+            records = []
+            for _ in range(N):
+                x = rng.standard_normal(d)
+                norm = np.linalg.norm(x)
+                if norm > mech.x_bound:
+                    x = x * (mech.x_bound / norm)
+                if mech.loss == "logistic":
+                    label = 1.0 if rng.random() < 1.0 / (1.0 + math.exp(-float(x @ theta_true))) else -1.0
+                else:
+                    label = float(x @ theta_true) + mech.noise_sd * rng.standard_normal()
+                records.append((x, label))
+            theta = np.zeros(d)
+            llr = np.zeros(N)
+            for _ in range(mech.steps):
+                grads = []
+                for x, label in records:
+                    z = float(x @ theta)
+                    s = -label / (1.0 + math.exp(label * z)) if mech.loss == "logistic" else z - label
+                    g = s * x
+                    norm = np.linalg.norm(g)
+                    if norm > mech.clip:
+                        g = g * (mech.clip / norm)
+                    grads.append(g)
+                total = np.sum(grads, axis=0)
+                released = total + sigma * rng.standard_normal(d)
+                for j, g in enumerate(grads):
+                    llr[j] += log_density(released, total) - log_density(released, total - g)
+                theta = theta - (mech.step_size / N) * (released + mech.lam * theta)
+            sq_error[i, t - 1] = float(np.sum((theta - theta_true) ** 2))
+            N_next, leaked_arr[i, t - 1] = agent_decisions(N, llr > tau, q, r, rng)
+            N = bound_population(N_next, pol)
+            population[i, t] = N
+    return agents_result(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive, mechanism=mech,
+                         q=q, r=r, T=T, n0=n0, trials=trials, policy=pol, conventions="paper", seed=seed)
+
+
+# ------------------------------------------------------------------ experiments
+@dataclass(frozen=True, eq=False)
+class UtilityCheck:
+    """Simulated excess objective of private GD against ρ, next to the exact value and the bounds.
+
+    Attributes
+    ----------
+    rho : numpy.ndarray
+    simulated, se : numpy.ndarray
+        Mean of J(θ̂) − min J over the runs and its standard error.
+    exact : numpy.ndarray or None
+        :func:`quadratic_expected_excess` (squared loss, constant steps, no projection).
+    ljsb : numpy.ndarray or None
+        The SGD bound 2G²/(μ(K + 1)) (strongly convex schedule with projection).
+    bound : numpy.ndarray or None
+        Paper 001's bound :func:`utility_bound` (idem).
+    clipped_fraction : numpy.ndarray
+        Fraction of (run, step, record) gradients that were clipped (0: the runs are plain noisy GD).
+    n, d, loss, lam, clip, steps, schedule, radius, strong_convexity, runs, seed
+        Provenance.
+    """
+
+    rho: np.ndarray
+    simulated: np.ndarray
+    se: np.ndarray
+    exact: Any
+    ljsb: Any
+    bound: Any
+    clipped_fraction: np.ndarray
+    n: int
+    d: int
+    loss: str
+    lam: float
+    clip: float
+    steps: int
+    schedule: str
+    radius: Any
+    strong_convexity: float
+    runs: int
+    seed: Any
+
+    def __repr__(self):
+        return (f"UtilityCheck(loss={self.loss!r}, n={self.n}, d={self.d}, steps={self.steps}, "
+                f"rho={np.round(self.rho, 4).tolist()}, runs={self.runs})")
+
+
+def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noise_sd=0.5, steps=50, runs=500,
+                  radius=None, seed=0):
+    """Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
+
+    ``loss="squared"``: ridge data (y = xᵀθ + noise, θ = 1/√d), constant
+    step 1/λ_max(H), no projection, clipping at C = 4 B_x (never reached in
+    practice: the runs are plain noisy GD, which ``clipped_fraction``
+    shows), and the exact excess :func:`quadratic_expected_excess`.
+    ``loss="logistic"``: logistic labels with θ of norm 2, C = B_x (the
+    Lipschitz constant: clipping never binds), projection on the ball of
+    radius ``radius`` and the strongly convex schedule with μ = λ -- the
+    setting of :func:`utility_bound`, which is reported with the SGD bound it
+    rests on.
+
+    Parameters
+    ----------
+    rhos : 1-D array_like
+        zCDP budgets of a run.
+    loss : {"squared", "logistic"}
+    n, d : int
+    lam : float
+    x_bound, noise_sd : float
+        Feature clipping radius and label noise (squared loss).
+    steps, runs : int
+    radius : float, optional
+        B (logistic; default 2).
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    UtilityCheck
+
+    Examples
+    --------
+    >>> c = utility_check([1.0, 100.0], runs=50, seed=0)
+    >>> c.exact.shape, bool(np.all(c.clipped_fraction == 0))
+    ((2,), True)
+    """
+    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True), float))
+    loss = check_choice("loss", loss, LOSSES)
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
+    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    steps = check_int("steps", steps, low=1)
+    runs = check_int("runs", runs, low=2)
+    rng = check_rng(seed)
+    X = clip_rows(rng.standard_normal((n, d)), x_bound)
+    if loss == "squared":
+        y = X @ (np.ones(d) / math.sqrt(d)) + noise_sd * rng.standard_normal(n)
+        C = 4.0 * x_bound
+        schedule, radius_ = "constant", None
+        H = X.T @ X + lam * np.eye(d)
+        step_size = 1.0 / np.linalg.eigvalsh(H)[-1]
+        mu_sc = lam
+    else:
+        theta = 2.0 * rng.standard_normal(d) / math.sqrt(d)
+        y = np.where(rng.random(n) < special.expit(X @ theta), 1.0, -1.0)
+        C = x_bound
+        schedule, step_size = "strongly_convex", None
+        radius_ = 2.0 if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
+        mu_sc = lam
+    star = _minimize(X, y, loss, lam, radius_)
+    J_star = float(_objective(star, X, y, loss, lam))
+    etas = _step_sizes(schedule, steps, step_size, mu_sc)
+    weights = _weights(schedule, steps)
+    sim, se, clipped_fraction = [], [], []
+    for rho in rhos:
+        sigma = float(C * math.sqrt(steps / (2.0 * rho)))
+        xi = rng.standard_normal((runs, steps, d))
+        out, _, _, clipped = _gd(np.broadcast_to(X, (runs, n, d)), np.broadcast_to(y, (runs, n)), xi,
+                                 np.full(runs, sigma), loss=loss, lam=lam, clip=C, etas=etas, weights=weights,
+                                 radius=radius_, theta0=np.zeros(d))
+        excess = np.array([_objective(th, X, y, loss, lam) for th in out]) - J_star
+        sim.append(excess.mean())
+        se.append(excess.std(ddof=1) / math.sqrt(runs))
+        clipped_fraction.append(clipped.sum() / (runs * steps * n))
+    exact = ljsb = bound = None
+    if loss == "squared":
+        exact = np.array([quadratic_expected_excess(X, y, lam=lam, sigma=float(C * math.sqrt(steps / (2 * rho))),
+                                                    steps=steps, step_size=step_size) for rho in rhos])
+    else:
+        sigma2 = C ** 2 * steps / (2.0 * rhos)
+        ljsb = 2.0 * ((n * C + lam * radius_) ** 2 + d * sigma2) / (mu_sc * (steps + 1.0))
+        bound = np.asarray(utility_bound(n, lipschitz=C, lam=lam, radius=radius_, d=d, rho=rhos, steps=steps), float)
+    return UtilityCheck(rho=rhos, simulated=np.array(sim), se=np.array(se), exact=exact, ljsb=ljsb, bound=bound,
+                        clipped_fraction=np.array(clipped_fraction), n=n, d=d, loss=loss, lam=lam, clip=C, steps=steps,
+                        schedule=schedule, radius=radius_, strong_convexity=mu_sc, runs=runs, seed=seed)
+
+
+@dataclass(frozen=True, eq=False)
+class LongRunUtility:
+    """Cumulative error of retraining by private GD against ρ, for several user behaviours.
+
+    Attributes
+    ----------
+    rho : numpy.ndarray
+    behaviours : list of (q, r)
+    mean_field : numpy.ndarray, shape (len(behaviours), len(rho))
+        Σ_t e(N_{t−1}, ρ) along the mean-field path.
+    population : numpy.ndarray, shape (len(behaviours), len(rho), T + 1)
+        The mean-field populations.
+    simulated, se : numpy.ndarray or None
+        Mean cumulative error over ``trials`` simulated runs and its standard error.
+    T, n0, trials, cap, seed, mechanism
+        Provenance.
+    """
+
+    rho: np.ndarray
+    behaviours: list
+    mean_field: np.ndarray
+    population: np.ndarray
+    simulated: Any
+    se: Any
+    T: int
+    n0: int
+    trials: int
+    cap: Any
+    seed: Any
+    mechanism: Any
+
+    def __repr__(self):
+        return (f"LongRunUtility(rho={len(self.rho)} values, behaviours={self.behaviours}, T={self.T}, n0={self.n0}, "
+                f"trials={self.trials})")
+
+    @property
+    def best_mean_field(self) -> np.ndarray:
+        """ρ minimizing the mean-field cumulative error, per behaviour."""
+        return self.rho[np.argmin(self.mean_field, axis=1)]
+
+    @property
+    def best_simulated(self) -> np.ndarray:
+        """ρ minimizing the simulated mean cumulative error, per behaviour."""
+        if self.simulated is None:
+            raise AttributeError("no simulation in this result (trials=0)")
+        return self.rho[np.argmin(self.simulated, axis=1)]
+
+
+def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=None, mechanism=None):
+    """Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
+
+    For every (q, r) in ``behaviours`` (``(0, 0)``: no participation
+    feedback, the population stays at n0) and every ρ, the cumulative error
+    Σ_t ‖θ̂_t − θ_t‖² of T retraining rounds with :class:`PrivateGD`.
+
+    Parameters
+    ----------
+    rhos : 1-D array_like
+        Budgets (``inf`` allowed: no noise).
+    behaviours : sequence of (q, r)
+    tau : float
+    T, n0 : int
+    trials : int
+        Simulated runs per (behaviour, ρ); 0: mean field only.
+    cap : int
+    seed : None, int, SeedSequence or Generator
+    mechanism : dict, optional
+        Further :class:`PrivateGD` arguments.
+
+    Returns
+    -------
+    LongRunUtility
+
+    Examples
+    --------
+    >>> res = long_run_utility([0.1, 1.0, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=3, n0=50, cap=200)
+    >>> res.mean_field.shape
+    (1, 3)
+    """
+    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True, allow_inf=True), float))
+    pairs = [(check_probability("q", q, scalar=True), check_probability("r", r, scalar=True)) for q, r in behaviours]
+    if not pairs:
+        raise ValueError("behaviours must hold at least one (q, r) pair")
+    trials = check_int("trials", trials, low=0)
+    mech = PrivateGD(rhos, tau=tau, **(mechanism or {}))
+    rule = Memoryless(q=np.array([p[0] for p in pairs]), r=np.array([p[1] for p in pairs]))
+    mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap)
+    sim = se = None
+    if trials:
+        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, seed=seed)
+        total = run.cumulative_error
+        sim = total.mean(axis=-1)
+        se = total.std(axis=-1, ddof=1) / math.sqrt(trials) if trials > 1 else np.full(sim.shape, np.nan)
+    return LongRunUtility(rho=rhos, behaviours=pairs, mean_field=np.asarray(mf.cumulative_error, float),
+                          population=mf.population, simulated=sim, se=se, T=T, n0=n0, trials=trials, cap=cap, seed=seed,
+                          mechanism=mech)

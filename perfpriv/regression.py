@@ -1,0 +1,1565 @@
+"""Private ridge regression with users who leave: a learning task beyond the mean.
+
+Each round, the N current users hold records (x_i, y_i): features
+x ~ N(0, I_d) clipped to the ℓ2 ball of radius ``x_bound``, labels
+y = xᵀθ + ε with ε ~ N(0, noise_sd²), clipped to [−y_bound, y_bound]
+(labels are computed from the clipped features, as in the authors' code, so
+that the model stays linear), and θ a fresh direction on the unit sphere
+every round (or a fixed vector). The platform fits ridge regression with
+per-record regularization λ,
+
+    β̂ = argmin_β (1/n) Σ_i (y_i − x_iᵀβ)² + λ‖β‖² = (XᵀX + nλI)⁻¹ Xᵀy,
+
+and releases o = β̂ + η with η ~ N(0, σ_n² I). Its error is the excess risk
+‖o − θ‖² (the excess test mean-squared error for Σ = I).
+
+The noise form
+--------------
+``noise="calibrated"`` (the book's): σ_n = γ Δ(n), where Δ(n) is
+:func:`ridge_sensitivity`, the ℓ2-sensitivity of β̂ over add/remove-one
+neighbours of a size-n dataset; the round is then ρ-zCDP with
+ρ = 1/(2γ²) whatever n (the Gaussian mechanism; γ is a noise multiplier).
+``noise="sqrt_n"`` (the authors' published code): σ_n = γ/√n, the
+mean-estimation form of the paper's eq. 6 with no sensitivity calibration:
+its privacy at n users is :func:`achieved_rho`, infinite when labels are
+not clipped.
+
+Membership
+----------
+A user's record z = (x, y) leaks when the log-likelihood ratio Λ of the
+release with and without her record exceeds τ. With the leave-one-out shift
+δ = β̂ − β̂₋ᵢ (:func:`leave_one_out`) and the realized noise η,
+
+    Λ = (d/2) log κ − ‖η‖²/(2σ_n²) + ‖η + δ‖²/(2κσ_n²),    κ = σ_{n−1}²/σ_n²,
+
+the difference of the two Gaussian log densities of o (:func:`membership_llr`).
+``statistic="paper"`` compares both with the same variance (κ = 1, the form
+of the paper's Lemma 6): Λ | data ~ N(μ²/2, μ²) with μ = ‖δ‖/σ_n.
+``statistic="exact"`` uses the counterfactual noise of n − 1 records. This is
+the mean-estimation statistic of :mod:`perfpriv.leakage` with the shift δ in
+the role of (z̄ − μ_z̄)/(n − 1): :func:`leak_probability` maps a shift to
+those variables and calls :func:`perfpriv.leakage.leak_probability`.
+
+:class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
+:func:`simulate` and :func:`perfpriv.engine.mean_field` run it with
+:class:`perfpriv.behaviour.Memoryless` users; :func:`simulate_agents` is the
+slow reference (one user, one refit at a time).
+
+Symbols: ``n`` — N, population (dataset) size; ``d`` — dimension; ``lam`` —
+λ; ``x_bound``, ``y_bound`` — B_x, B_y; ``gamma`` — γ, noise multiplier;
+``rho`` — ρ, zCDP budget; ``tau`` — τ; ``q``, ``r`` — leave and recruit
+probabilities; ``noise_sd`` — σ_ε, label noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scipy import optimize, special
+
+from . import _random, engine, leakage
+from ._records import clip
+from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
+                        check_policy_args, key_normals, one_round_check, round_groups)
+from ._validate import check_choice, check_int, check_probability, check_real, check_rng
+from .behaviour import Memoryless
+
+__all__ = [
+    "STATISTICS",
+    "NOISE_FORMS",
+    "ERRORS",
+    "PRESETS",
+    "sample_data",
+    "ridge_fit",
+    "leave_one_out",
+    "ridge_sensitivity",
+    "removal_sensitivity",
+    "WorstCase",
+    "worst_case_dataset",
+    "SensitivityProfile",
+    "sensitivity_profile",
+    "gamma_from_rho",
+    "rho_from_gamma",
+    "noise_std",
+    "achieved_rho",
+    "release",
+    "membership_llr",
+    "leak_probability",
+    "ols_excess_risk",
+    "RidgeRelease",
+    "simulate",
+    "simulate_agents",
+    "GammaStarMap",
+    "optimal_gamma_map",
+    "PublishedPrivacy",
+    "published_privacy",
+    "OneRoundCheck",
+    "one_round_check",
+]
+
+STATISTICS = leakage.STATISTICS
+#: ``"calibrated"``: σ_n = γ Δ(n) (ρ = 1/(2γ²)-zCDP); ``"sqrt_n"``: σ_n = γ/√n (the authors').
+NOISE_FORMS = ("calibrated", "sqrt_n")
+#: ``"excess"``: ‖o − θ‖²; ``"test_mse"``: mean squared error on a fresh test set (the authors').
+ERRORS = ("excess", "test_mse")
+#: How the leave-one-out fit is regularized: ``"refit"`` (the fit rule on n − 1 records,
+#: penalty (n−1)λ) or ``"keep_penalty"`` (the total penalty nλ kept, the authors' code).
+LOO_RULES = ("refit", "keep_penalty")
+
+#: The data model and options of each convention (what ``None`` arguments become).
+PRESETS = {
+    "paper": dict(x_bound=5.0, y_bound=5.0, lam=0.05, noise="calibrated", statistic="paper",
+                  error="excess", loo="refit"),
+    "authors": dict(x_bound=10.0, y_bound=math.inf, lam=1e-5, noise="sqrt_n", statistic="exact",
+                    error="test_mse", loo="keep_penalty"),
+}
+
+#: Size of the authors' fresh test set, and their per-round charge after a stop at N <= d.
+AUTHORS_TEST_SIZE = 2000
+AUTHORS_PENALTY = 1000.0
+
+
+# ------------------------------------------------------------------ checks
+def _check_xy(X, y):
+    X = np.asarray(check_real("X", X), dtype=float)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be an (n, d) array with n >= 1 records and d >= 1; got shape {X.shape}")
+    y = np.asarray(check_real("y", y), dtype=float).reshape(-1)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must hold one label per row of X ({X.shape[0]}); got {y.shape[0]}")
+    return X, y
+
+
+def _lam(lam):
+    return check_real("lam", lam, low=0, low_open=True, scalar=True)
+
+
+def _bounds(x_bound, y_bound, *, finite=True):
+    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
+    y_bound = check_real("y_bound", y_bound, low=0, low_open=True, scalar=True, allow_inf=not finite)
+    return x_bound, y_bound
+
+
+# ------------------------------------------------------------- data model
+def _make_data(G, theta, x_bound, y_bound, noise_sd):
+    """Records from standard normals ``G`` (n, d+1): clipped features, labels from them."""
+    d = theta.shape[-1]
+    X = clip(G[:, :d], x_bound)
+    y = X @ theta + noise_sd * G[:, d]
+    if math.isfinite(y_bound):
+        np.clip(y, -y_bound, y_bound, out=y)
+    return X, y
+
+
+def _unit(v):
+    return v / np.linalg.norm(v)
+
+
+def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
+    """Draw one round's dataset of the regression model.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n >= 1.
+    d : int
+        Dimension d >= 1.
+    x_bound : float
+        Feature clipping radius B_x > 0 (features x ~ N(0, I_d) are ℓ2-clipped).
+    y_bound : float
+        Label clipping bound B_y > 0 (``inf``: labels are not clipped).
+    noise_sd : float
+        Label noise σ_ε >= 0.
+    theta : array_like, shape (d,), optional
+        True parameter θ; by default a uniform direction on the unit sphere.
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    X : numpy.ndarray, shape (n, d)
+    y : numpy.ndarray, shape (n,)
+        y = clip(Xθ + ε, B_y), X already clipped.
+    theta : numpy.ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> X, y, theta = sample_data(50, d=3, x_bound=2.0, y_bound=3.0, seed=0)
+    >>> X.shape, bool(np.all(np.linalg.norm(X, axis=1) <= 2.0 + 1e-12)), bool(np.all(np.abs(y) <= 3.0))
+    ((50, 3), True, True)
+    """
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    rng = check_rng(seed)
+    if theta is None:
+        theta = _unit(rng.standard_normal(d))
+    else:
+        theta = np.asarray(check_real("theta", theta), dtype=float).reshape(-1)
+        if theta.shape != (d,):
+            raise ValueError(f"theta must be a vector of length d={d}; got shape {theta.shape}")
+    G = rng.standard_normal((n, d + 1))
+    X, y = _make_data(G, theta, x_bound, y_bound, noise_sd)
+    return X, y, theta
+
+
+# ------------------------------------------------------------------- fits
+def _fit(X, y, lam):
+    """Ridge fits of a dataset (n, d) or a stack of datasets (k, n, d)."""
+    n, d = X.shape[-2:]
+    A = np.swapaxes(X, -1, -2) @ X + n * lam * np.eye(d)
+    return np.linalg.solve(A, (np.swapaxes(X, -1, -2) @ y[..., None]))[..., 0]
+
+
+def ridge_fit(X, y, *, lam):
+    """Ridge estimate β̂ = (XᵀX + nλI)⁻¹Xᵀy, the minimizer of (1/n)Σ(y_i − x_iᵀβ)² + λ‖β‖².
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Features (clip them first to get a sensitivity guarantee).
+    y : array_like, shape (n,)
+        Labels.
+    lam : float
+        Per-record regularization λ > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> ridge_fit([[1.0, 0.0], [0.0, 2.0]], [1.0, 2.0], lam=0.5).round(4).tolist()
+    [0.5, 0.8]
+    """
+    X, y = _check_xy(X, y)
+    return _fit(X, y, _lam(lam))
+
+
+def _solve_rows(A, B):
+    """Rows of B (..., n, d) mapped by A⁻¹ (..., d, d): (A⁻¹ Bᵀ)ᵀ."""
+    return np.swapaxes(np.linalg.solve(A, np.swapaxes(B, -1, -2)), -1, -2)
+
+
+def _loo(X, y, lam, keep_penalty):
+    """Shifts δ_i = β̂ − β̂₋ᵢ of every record, and β̂ (see :func:`leave_one_out`).
+
+    ``X`` is one dataset (n, d) or a stack (k, n, d); all solves are batched.
+    """
+    n, d = X.shape[-2:]
+    eye = np.eye(d)
+    Xt = np.swapaxes(X, -1, -2)
+    A = Xt @ X + n * lam * eye
+    beta = np.linalg.solve(A, (Xt @ y[..., None]))[..., 0]
+    if n == 1:
+        # β̂₋₁ is the fit of the empty dataset, 0 (whatever its penalty): δ = β̂
+        return beta[..., None, :].copy(), beta
+    resid = y - np.einsum("...ij,...j->...i", X, beta)
+    if keep_penalty:
+        U = _solve_rows(A, X)                               # rows: A⁻¹ x_i
+        h = np.einsum("...ij,...ij->...i", U, X)
+        return U * (resid / (1.0 - h))[..., None], beta
+    M = A - lam * eye                                       # XᵀX + (n−1)λI; A₋ᵢ = M − x_i x_iᵀ
+    U = _solve_rows(M, X)                                   # rows: M⁻¹ x_i
+    h = np.einsum("...ij,...ij->...i", U, X)
+    w = np.linalg.solve(M, (lam * beta)[..., None])[..., 0]  # M⁻¹ λβ̂
+    coef = (resid - np.einsum("...ij,...j->...i", X, w)) / (1.0 - h)
+    return U * coef[..., None] - w[..., None, :], beta
+
+
+def leave_one_out(X, y, *, lam, keep_penalty=False):
+    """Leave-one-out shifts δ_i = β̂ − β̂₋ᵢ of every record at once (Sherman–Morrison).
+
+    β̂₋ᵢ is the ridge fit of the n − 1 other records with the same rule,
+    i.e. penalty (n − 1)λ. From the normal equations of both fits,
+
+        A₋ᵢ δ_i = e_i x_i − λβ̂,      A₋ᵢ = M − x_i x_iᵀ,   M = XᵀX + (n − 1)λI,
+
+    with e_i = y_i − x_iᵀβ̂ the in-sample residual, and Sherman–Morrison
+    gives, with u_i = M⁻¹x_i, h_i = x_iᵀu_i and w = λM⁻¹β̂,
+
+        δ_i = u_i (e_i − x_iᵀw)/(1 − h_i) − w,
+
+    for all i with two d×d solves. ``keep_penalty=True`` keeps the total
+    penalty nλ in the leave-one-out fit (the authors' code): then
+    δ_i = A⁻¹x_i e_i/(1 − x_iᵀA⁻¹x_i), A = XᵀX + nλI, the textbook
+    deletion formula.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    lam : float
+        Per-record regularization λ > 0.
+    keep_penalty : bool
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+        Row i is β̂ − β̂₋ᵢ (for n = 1, β̂ itself: the empty fit is 0).
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    >>> y = [1.0, 0.0, 2.0]
+    >>> full = ridge_fit(X, y, lam=0.1)
+    >>> refit = ridge_fit([X[0], X[1]], y[:2], lam=0.1)
+    >>> bool(np.allclose(leave_one_out(X, y, lam=0.1)[2], full - refit))
+    True
+    """
+    X, y = _check_xy(X, y)
+    return _loo(X, y, _lam(lam), bool(keep_penalty))[0]
+
+
+# ------------------------------------------------------------- sensitivity
+def _psi(n, lam, x_bound):
+    """sup ‖A_n⁻¹x‖ over ‖x‖ <= B_x and A_n = C + xxᵀ, C ⪰ nλI (step 4 of the proof)."""
+    nl = n * lam
+    return np.where(x_bound ** 2 <= nl, x_bound / (nl + x_bound ** 2), 0.5 / np.sqrt(nl))
+
+
+def _removal(n, lam, x_bound, y_bound):
+    """Δ⁻(n): the bound of the theorem on ‖β̂(D) − β̂(D₋)‖, |D| = n, |D₋| = n − 1 (n >= 1)."""
+    n = np.asarray(n, float)
+    psi = _psi(n, lam, x_bound)
+    fit = y_bound * float(_psi(1.0, lam, x_bound))        # sup ‖β̂₋‖ = B_y ψ_1 (step 2 of the proof)
+    m = np.maximum(n - 1.0, 1.0)
+    root = math.sqrt(lam)
+    t1 = np.minimum(np.sqrt(n / m) * y_bound * x_bound ** 2 / (root * (n * lam + x_bound ** 2)),
+                    x_bound * fit * psi)
+    return np.where(n > 1, y_bound * psi + t1 + fit / n, y_bound * psi)
+
+
+def removal_sensitivity(n, *, lam, x_bound, y_bound):
+    """Bound on ‖β̂(D) − β̂(D∖{z})‖ for every dataset D of n records (the chapter's theorem).
+
+    With ‖x‖ <= B_x, |y| <= B_y, m = n − 1, ψ_n = B_x/(nλ + B_x²) when
+    B_x² <= nλ and 1/(2√(nλ)) otherwise, and b = B_y ψ_1 (a bound on ‖β̂‖ of
+    any dataset),
+
+        Δ⁻(n) = B_y ψ_n + min( √(n/m) B_y B_x²/(√λ (nλ + B_x²)),  B_x b ψ_n ) + b/n,
+
+    and Δ⁻(1) = B_y ψ_1 (removing the only record leaves the empty fit 0).
+    Proof (chapter 09): the shift is A_n⁻¹(e x − λβ̂₋) exactly; ‖β̂₋‖ <= b by
+    the singular values of X; ‖A_n⁻¹x‖ <= ψ_n by Sherman–Morrison; and
+    |xᵀβ̂₋| ‖A_n⁻¹x‖ is bounded twice, by b B_x ψ_n and by Cauchy–Schwarz in
+    the metric of A_n.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Size n >= 1 of the larger dataset.
+    lam : float
+        Per-record regularization λ > 0.
+    x_bound, y_bound : float
+        B_x > 0, B_y > 0 (``y_bound=inf`` gives ``inf``: no bound).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(float(removal_sensitivity(1000, lam=0.05, x_bound=5.0, y_bound=5.0)), 4)
+    4.0713
+    """
+    n = check_real("n", n, low=1)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
+    if math.isinf(y_bound):
+        out = np.full(np.shape(n), np.inf)
+    else:
+        out = _removal(n, lam, x_bound, y_bound)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _sensitivity(n, lam, x_bound, y_bound):
+    n = np.asarray(n, float)
+    if math.isinf(y_bound):
+        return np.full(n.shape, np.inf)
+    return np.maximum(_removal(n, lam, x_bound, y_bound), _removal(n + 1.0, lam, x_bound, y_bound))
+
+
+def ridge_sensitivity(n, *, lam, x_bound, y_bound):
+    """ℓ2-sensitivity Δ(n) of the ridge estimate of n records under add/remove-one neighbours.
+
+    A dataset of n records has neighbours of n − 1 records (one removed) and
+    of n + 1 records (one added), so Δ(n) = max(Δ⁻(n), Δ⁻(n + 1)) with the
+    removal bound of :func:`removal_sensitivity`. For n >= 2 this is Δ⁻(n)
+    (Δ⁻ decreases from n = 2 on); for n = 1 adding a record can move the
+    fit more than removing it. Δ(n) is non-increasing in n, so the noise
+    σ_n = γΔ(n) of the calibrated release never grows with the population.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Dataset size n >= 1.
+    lam : float
+        Per-record regularization λ > 0 (objective (1/n)Σ(y − xᵀβ)² + λ‖β‖²).
+    x_bound : float
+        Feature bound B_x > 0 (‖x‖ <= B_x).
+    y_bound : float
+        Label bound B_y > 0 (|y| <= B_y); ``inf`` gives an infinite sensitivity.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    References
+    ----------
+    Chapter 09's sensitivity theorem; Chaudhuri, Monteleoni and Sarwate
+    (2011) for output perturbation of regularized ERM.
+
+    Examples
+    --------
+    >>> round(float(ridge_sensitivity(1000, lam=0.05, x_bound=5.0, y_bound=5.0)), 4)
+    4.0713
+    >>> ridge_sensitivity(1000, lam=1e-5, x_bound=10.0, y_bound=np.inf)
+    inf
+    """
+    n = check_real("n", n, low=1)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
+    out = _sensitivity(n, lam, x_bound, y_bound)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+@dataclass(frozen=True, eq=False)
+class WorstCase:
+    """A dataset whose first record moves the ridge fit the most within a search family.
+
+    Attributes
+    ----------
+    X : numpy.ndarray, shape (n, 1)
+    y : numpy.ndarray, shape (n,)
+        Record 0 is the one removed.
+    shift : float
+        ‖β̂(D) − β̂(D without record 0)‖ (recomputed from the two fits).
+    bound : float
+        :func:`removal_sensitivity` at n.
+    n, lam, x_bound, y_bound
+        Provenance.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    shift: float
+    bound: float
+    n: int
+    lam: float
+    x_bound: float
+    y_bound: float
+
+    def __repr__(self):
+        return f"WorstCase(n={self.n}, shift={self.shift:.4g}, bound={self.bound:.4g}, ratio={self.ratio:.3f})"
+
+    @property
+    def ratio(self) -> float:
+        """shift / bound: how close the bound is to this dataset (<= 1)."""
+        return self.shift / self.bound
+
+
+def _family_shift(log_a, t, n, lam, y_bound):
+    """Shift of the one-direction family: n − 1 records (a, B_y), removed record (t, −B_y)."""
+    m = n - 1
+    a = math.exp(log_a)
+    beta = a * y_bound / (a * a + lam)                       # fit of the n − 1 others
+    A = m * a * a + t * t + n * lam
+    return abs(((-y_bound - t * beta) * t - lam * beta) / A)
+
+
+def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
+    """An adversarial dataset for the removal bound: the best of a one-direction family.
+
+    Searches the family of one-dimensional datasets in which the n − 1 kept
+    records are (a, B_y) and the removed record is (t, −B_y), 0 < a, t <= B_x
+    (a log grid in a, a grid in t, then a bounded 1-D polish): an unconstrained
+    search over all coordinates of small datasets lands on this family (the
+    tests check it). The result is a lower bound on the true sensitivity and
+    shows how close :func:`removal_sensitivity` is.
+
+    Parameters
+    ----------
+    n : int
+        Dataset size n >= 2.
+    lam, x_bound, y_bound : float
+        λ > 0, B_x > 0, B_y > 0 (finite).
+    grid : int
+        Grid points in t (and 200 in log a).
+
+    Returns
+    -------
+    WorstCase
+
+    Examples
+    --------
+    >>> w = worst_case_dataset(1000, lam=0.05, x_bound=5.0, y_bound=5.0)
+    >>> 0.5 < w.ratio <= 1.0
+    True
+    """
+    n = check_int("n", n, low=2)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound)
+    grid = check_int("grid", grid, low=2)
+    lo, hi = math.log(1e-6 * math.sqrt(lam)), math.log(x_bound)
+    best = (-1.0, 0.0, 0.0)
+    for t in np.linspace(0.0, x_bound, grid + 1)[1:]:
+        logs = np.linspace(lo, hi, 200)
+        vals = [_family_shift(g, t, n, lam, y_bound) for g in logs]
+        g0 = float(logs[int(np.argmax(vals))])
+        res = optimize.minimize_scalar(lambda g: -_family_shift(g, t, n, lam, y_bound),
+                                       bounds=(max(lo, g0 - 0.2), min(hi, g0 + 0.2)), method="bounded")
+        for g, v in ((g0, max(vals)), (float(res.x), -float(res.fun))):
+            if v > best[0]:
+                best = (v, g, t)
+    a, t = math.exp(best[1]), best[2]
+    X = np.full((n, 1), a)
+    X[0, 0] = t
+    y = np.full(n, y_bound)
+    y[0] = -y_bound
+    shift = float(np.linalg.norm(_fit(X, y, lam) - _fit(X[1:], y[1:], lam)))
+    return WorstCase(X=X, y=y, shift=shift, bound=float(_removal(n, lam, x_bound, y_bound)), n=n, lam=lam,
+                     x_bound=x_bound, y_bound=y_bound)
+
+
+@dataclass(frozen=True, eq=False)
+class SensitivityProfile:
+    """The removal bound, the worst dataset found and the shifts of typical data, against n.
+
+    Attributes
+    ----------
+    n : numpy.ndarray
+    bound : numpy.ndarray
+        :func:`removal_sensitivity`.
+    worst : numpy.ndarray
+        :func:`worst_case_dataset` shifts.
+    median, q99, maximum : numpy.ndarray
+        Quantiles of ‖δ_i‖ over the records of Gaussian datasets of the model.
+    d, lam, x_bound, y_bound, noise_sd, records, seed
+        Provenance.
+    """
+
+    n: np.ndarray
+    bound: np.ndarray
+    worst: np.ndarray
+    median: np.ndarray
+    q99: np.ndarray
+    maximum: np.ndarray
+    d: int
+    lam: float
+    x_bound: float
+    y_bound: float
+    noise_sd: float
+    records: int
+    seed: Any
+
+    def __repr__(self):
+        return (f"SensitivityProfile(n={self.n.tolist()}, d={self.d}, lam={self.lam:g}, "
+                f"median/bound={np.round(self.median / self.bound, 5).tolist()})")
+
+
+def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, records=4000, seed=0):
+    """How the worst case compares with typical records: bound, adversarial and typical shifts.
+
+    Parameters
+    ----------
+    ns : 1-D array_like of int
+        Dataset sizes (>= 2).
+    d : int
+    lam, x_bound, y_bound, noise_sd : float
+        The fit and the data model (:func:`sample_data`).
+    records : int
+        Records of typical data per size (whole datasets, at least one).
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    SensitivityProfile
+
+    Examples
+    --------
+    >>> p = sensitivity_profile([50, 500], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, records=500, seed=0)
+    >>> bool(np.all(p.maximum <= p.bound)), bool(np.all(p.worst <= p.bound))
+    (True, True)
+    """
+    ns = np.atleast_1d(np.asarray(check_real("ns", ns, low=2), float)).astype(np.int64)
+    d = check_int("d", d, low=1)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    records = check_int("records", records, low=1)
+    rng = check_rng(seed)
+    med, q99, mx, worst = [], [], [], []
+    for n in ns:
+        norms = []
+        for _ in range(max(1, math.ceil(records / n))):
+            X, y, _ = sample_data(int(n), d=d, x_bound=x_bound, y_bound=y_bound, noise_sd=noise_sd, seed=rng)
+            sh = _loo(X, y, lam, False)[0]
+            norms.append(np.sqrt(np.einsum("ij,ij->i", sh, sh)))
+        norms = np.concatenate(norms)
+        med.append(np.median(norms))
+        q99.append(np.quantile(norms, 0.99))
+        mx.append(norms.max())
+        worst.append(worst_case_dataset(int(n), lam=lam, x_bound=x_bound, y_bound=y_bound).shift)
+    return SensitivityProfile(n=ns, bound=np.asarray(_removal(ns, lam, x_bound, y_bound), float),
+                              worst=np.array(worst), median=np.array(med), q99=np.array(q99), maximum=np.array(mx),
+                              d=d, lam=lam, x_bound=x_bound, y_bound=y_bound, noise_sd=noise_sd, records=records,
+                              seed=seed)
+
+
+def gamma_from_rho(rho):
+    """Noise multiplier γ = 1/√(2ρ) of a ρ-zCDP calibrated release (σ_n = γΔ(n)).
+
+    The Gaussian mechanism with ℓ2-sensitivity Δ and noise N(0, σ²I) is
+    Δ²/(2σ²)-zCDP (Bun and Steinke 2016, Proposition 1.6).
+
+    Examples
+    --------
+    >>> gamma_from_rho(0.5)
+    1.0
+    """
+    rho = check_real("rho", rho, low=0, low_open=True, allow_inf=True)
+    with np.errstate(divide="ignore"):
+        out = 1.0 / np.sqrt(2.0 * np.asarray(rho, float))
+    return float(out) if out.ndim == 0 else out
+
+
+def rho_from_gamma(gamma):
+    """zCDP budget ρ = 1/(2γ²) of the calibrated release with noise multiplier γ.
+
+    Examples
+    --------
+    >>> rho_from_gamma(0.1)
+    50.0
+    """
+    gamma = check_real("gamma", gamma, low=0, low_open=True)
+    out = 0.5 / np.asarray(gamma, float) ** 2
+    return float(out) if out.ndim == 0 else out
+
+
+def _sigma(n, gamma, noise, lam, x_bound, y_bound):
+    n = np.asarray(n, float)
+    if noise == "sqrt_n":
+        return np.asarray(gamma, float) / np.sqrt(n)
+    return np.asarray(gamma, float) * _sensitivity(n, lam, x_bound, y_bound)
+
+
+def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
+    """Standard deviation σ_n of each coordinate of the release's noise.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Population size n >= 1.
+    gamma : float or array_like
+        Noise multiplier γ > 0.
+    noise : {"calibrated", "sqrt_n"}
+        σ_n = γΔ(n) (:func:`ridge_sensitivity`) or γ/√n (the authors').
+    lam, x_bound, y_bound : float
+        The fit and the bounds (used by ``"calibrated"``, which needs a finite ``y_bound``).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(float(noise_std(1000, 0.01, lam=0.05, x_bound=5.0, y_bound=5.0)), 5)
+    0.04071
+    >>> round(float(noise_std(100, 1.0, noise="sqrt_n", lam=1e-5, x_bound=10.0, y_bound=np.inf)), 4)
+    0.1
+    """
+    n = check_real("n", n, low=1)
+    gamma = check_real("gamma", gamma, low=0, low_open=True)
+    noise = check_choice("noise", noise, NOISE_FORMS)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound, finite=(noise == "calibrated"))
+    out = _sigma(n, gamma, noise, lam, x_bound, y_bound)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def achieved_rho(gamma, n, *, noise="sqrt_n", lam, x_bound, y_bound):
+    """The zCDP ρ = Δ(n)²/(2σ_n²) a release of n users actually guarantees.
+
+    For the calibrated noise this is 1/(2γ²) at every n; for the authors'
+    σ_n = γ/√n it is nΔ(n)²/(2γ²), and ``inf`` when labels are not clipped.
+
+    Parameters
+    ----------
+    gamma : float or array_like
+        Noise multiplier γ > 0.
+    n : int or array_like
+        Population size n >= 1.
+    noise : {"calibrated", "sqrt_n"}
+    lam, x_bound, y_bound : float
+        λ > 0, B_x > 0, B_y > 0 (``inf`` allowed).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> f"{achieved_rho(1.0, 1000, lam=1e-5, x_bound=10.0, y_bound=10.0):.3g}"
+    '5.17e+09'
+    >>> achieved_rho(1.0, 1000, lam=1e-5, x_bound=10.0, y_bound=np.inf)
+    inf
+    """
+    gamma = check_real("gamma", gamma, low=0, low_open=True)
+    n = check_real("n", n, low=1)
+    noise = check_choice("noise", noise, NOISE_FORMS)
+    lam = _lam(lam)
+    x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
+    delta = _sensitivity(n, lam, x_bound, y_bound)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2)
+    out = np.where(np.isinf(delta), np.inf, out)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None):
+    """Release β̂ + N(0, σ_n²I): the ridge fit of clipped records with Gaussian noise.
+
+    Features are clipped to ``x_bound`` and labels to ``y_bound`` first (a
+    record outside the bounds would void the sensitivity bound).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    gamma : float
+        Noise multiplier γ > 0 (ρ = 1/(2γ²) for ``noise="calibrated"``).
+    lam, x_bound, y_bound : float
+    noise : {"calibrated", "sqrt_n"}
+    rng : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    o : numpy.ndarray, shape (d,)
+        The release.
+    eta : numpy.ndarray, shape (d,)
+        Its noise (what :func:`membership_llr` needs).
+    sigma : float
+        σ_n.
+
+    Examples
+    --------
+    >>> X, y, _ = sample_data(200, d=3, x_bound=5.0, y_bound=5.0, seed=1)
+    >>> o, eta, sigma = release(X, y, 0.01, lam=0.05, x_bound=5.0, y_bound=5.0, rng=2)
+    >>> bool(np.allclose(o - eta, ridge_fit(X, y, lam=0.05))), round(sigma, 4)
+    (True, 0.0969)
+    """
+    X, y = _check_xy(X, y)
+    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    lam = _lam(lam)
+    noise = check_choice("noise", noise, NOISE_FORMS)
+    x_bound, y_bound = _bounds(x_bound, y_bound, finite=(noise == "calibrated"))
+    rng = check_rng(rng, name="rng")
+    Xc = clip(X, x_bound)
+    yc = np.clip(y, -y_bound, y_bound)
+    n, d = Xc.shape
+    sigma = float(_sigma(n, gamma, noise, lam, x_bound, y_bound))
+    eta = sigma * rng.standard_normal(d)
+    return _fit(Xc, yc, lam) + eta, eta, sigma
+
+
+# ---------------------------------------------------------------- membership
+def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
+    """Membership log-likelihood ratio Λ of every record, from its shift and the realized noise.
+
+    Λ_i = log N(o; β̂, σ²I) − log N(o; β̂₋ᵢ, κσ²I) with o = β̂ + η and
+    δ_i = β̂ − β̂₋ᵢ:
+
+        Λ_i = (d/2) log κ − ‖η‖²/(2σ²) + ‖η + δ_i‖²/(2κσ²)
+
+    (``statistic="paper"``: κ = 1, Λ_i = (2⟨η, δ_i⟩ + ‖δ_i‖²)/(2σ²)).
+    Evaluated through :func:`perfpriv.leakage.llr_coefficients`: the mean
+    model with n' records, noise scale γ' = σ√n' and record deviation
+    (n' − 1)δ_i has exactly this Λ when n'/(n' − 1) = κ (any n' for κ = 1):
+    the shift δ_i plays the role of (z̄ − μ_z̄)/(n − 1).
+
+    Parameters
+    ----------
+    shifts : array_like, shape (n, d)
+        δ_i of every record (:func:`leave_one_out`).
+    eta : array_like, shape (d,)
+        The release's noise η.
+    sigma : float
+        σ_n > 0.
+    statistic : {"paper", "exact"}
+    kappa : float, optional
+        κ = σ_{n−1}²/σ_n² >= 1, required for ``"exact"``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> membership_llr([[1.0, 0.0]], [0.5, 0.0], 1.0).tolist()    # (2*0.5 + 1)/2
+    [1.0]
+    """
+    shifts = np.asarray(check_real("shifts", shifts), dtype=float)
+    if shifts.ndim == 1:
+        shifts = shifts[None, :]
+    d = shifts.shape[1]
+    eta = np.asarray(check_real("eta", eta), dtype=float).reshape(-1)
+    if eta.shape != (d,):
+        raise ValueError(f"eta must be a vector of length d={d} (the shifts' dimension); got shape {eta.shape}")
+    sigma = check_real("sigma", sigma, low=0, low_open=True, scalar=True)
+    statistic = check_choice("statistic", statistic, STATISTICS)
+    kappa = _kappa(statistic, kappa)
+    return _llr(shifts, eta, sigma, kappa)
+
+
+def _kappa(statistic, kappa):
+    if statistic == "paper":
+        return 1.0
+    if kappa is None:
+        raise ValueError("kappa (the variance ratio sigma_{n-1}^2/sigma_n^2 >= 1) must be given for "
+                         "statistic='exact'")
+    return check_real("kappa", kappa, low=1, scalar=True)
+
+
+def _llr(shifts, eta, sigma, kappa, nprime=None):
+    """Λ of every shift (κ = 1: the paper's statistic; ``nprime``: n' exactly when known)."""
+    d = shifts.shape[1]
+    if kappa == 1.0:
+        nprime, stat = 2.0, "paper"
+    else:
+        nprime, stat = (kappa / (kappa - 1.0) if nprime is None else float(nprime)), "exact"
+    g = sigma * math.sqrt(nprime)
+    A, B, C = leakage.llr_coefficients(float(eta @ eta), nprime, g, d, stat)
+    dev = (nprime - 1.0) * shifts
+    return A * np.einsum("ij,ij->i", dev, dev) + B * (dev @ eta) + C
+
+
+#: Beyond this noncentrality the exact statistic's χ² law is replaced by its normal limit.
+_NC_NORMAL = 1e10
+
+
+def _exact_tail(shift_norm, sigma, tau, kappa, d):
+    """P(Λ > τ) for the exact statistic with variance ratio κ > 1 (noncentral χ²).
+
+    With u = δ/σ, a = 1 − 1/κ and g ~ N(0, I), completing the square gives
+    Λ = (d/2) log κ + ‖u‖²/(2(κ − 1)) − (a/2) W with W = ‖g − u/(κ − 1)‖²
+    ~ χ²_d(‖u‖²/(κ − 1)²), so P(Λ > τ) = F_W((2/a)[(d/2) log κ + ‖u‖²/(2(κ−1)) − τ]).
+    """
+    u2 = (np.asarray(shift_norm, float) / np.asarray(sigma, float)) ** 2
+    a = 1.0 - 1.0 / kappa
+    x = (2.0 / a) * (0.5 * d * math.log(kappa) + u2 / (2.0 * (kappa - 1.0)) - tau)
+    nc = u2 / (kappa - 1.0) ** 2
+    x, nc = np.broadcast_arrays(x, nc)
+    out = np.zeros(x.shape)
+    pos = x > 0
+    small = pos & (nc <= _NC_NORMAL)
+    out[small] = special.chndtr(x[small], d, nc[small])
+    big = pos & (nc > _NC_NORMAL)
+    if big.any():   # W − nc ≈ 2√nc g + χ²_d: normal to O(d/√nc)
+        out[big] = special.ndtr((x[big] - nc[big] - d) / (2.0 * np.sqrt(nc[big])))
+    return np.clip(out, 0.0, 1.0)
+
+
+def leak_probability(shift_norm, sigma, tau, *, statistic="paper", kappa=None, d=None):
+    """P(Λ > τ | data) of a record whose leave-one-out shift has norm ‖δ‖ (Lemma 7's form).
+
+    ``"paper"``: Λ | data ~ N(μ²/2, μ²) with μ = ‖δ‖/σ, so the probability
+    is Φ̄(τ/μ − μ/2) -- :func:`perfpriv.leakage.leak_probability` (the
+    paper's Lemma 7) with s = ‖δ‖, n = 2 and γ = σ√2, for which its
+    √n s/((n − 1)γ) is μ. ``"exact"``: with u = ‖δ‖/σ and a = 1 − 1/κ,
+
+        P(Λ > τ | data) = F_{χ²_d(u²/(κ−1)²)}( (2/a)[(d/2) log κ + u²/(2(κ − 1)) − τ] ),
+
+    the noncentral-χ² law of the exact statistic (for κ = n/(n − 1) the one
+    of :mod:`perfpriv.leakage` with s = (n − 1)‖δ‖, γ = σ√n; beyond a
+    noncentrality of 1e10, its normal limit).
+
+    Parameters
+    ----------
+    shift_norm : float or array_like
+        ‖δ‖ >= 0.
+    sigma : float or array_like
+        σ_n > 0.
+    tau : float
+        τ > 0.
+    statistic : {"paper", "exact"}
+    kappa : float, optional
+        κ = σ_{n−1}²/σ_n² >= 1 (``"exact"``).
+    d : int, optional
+        Dimension (``"exact"``).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    References
+    ----------
+    Paper Lemma 6, Lemma 7, Remark 1.
+
+    Examples
+    --------
+    >>> round(float(leak_probability(0.5, 0.25, 0.5)), 4)     # mu = 2: 1 - Phi(0.25 - 1)
+    0.7734
+    """
+    shift_norm = check_real("shift_norm", shift_norm, low=0)
+    sigma = check_real("sigma", sigma, low=0, low_open=True)
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    statistic = check_choice("statistic", statistic, STATISTICS)
+    kappa = _kappa(statistic, kappa)
+    if kappa > 1.0:
+        if d is None:
+            raise ValueError("d must be given (dimension >= 1) for statistic='exact'")
+        d = check_int("d", d, low=1)
+    out = _leak(shift_norm, sigma, tau, kappa, d)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _leak(shift_norm, sigma, tau, kappa, d):
+    if kappa == 1.0:
+        return np.asarray(leakage.leak_probability(np.asarray(shift_norm, float), 2.0,
+                                                   np.asarray(sigma, float) * math.sqrt(2.0), tau), float)
+    return _exact_tail(shift_norm, sigma, tau, kappa, d)
+
+
+def ols_excess_risk(n, *, d, noise_sd=1.0):
+    """Expected excess risk E‖β̂ − θ‖² = σ_ε² d/(n − d − 1) of least squares (closed form).
+
+    For x ~ N(0, I_d) without clipping and labels without clipping, β̂ − θ
+    given X is N(0, σ_ε²(XᵀX)⁻¹), and E[(XᵀX)⁻¹] = I/(n − d − 1) (the mean
+    of an inverse Wishart), so the excess test risk is σ_ε² d/(n − d − 1).
+    The ridge estimate with small λ is close to it; the private release
+    adds d σ_n².
+
+    Parameters
+    ----------
+    n : int or array_like
+        n > d + 1.
+    d : int
+    noise_sd : float
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(float(ols_excess_risk(113, d=12)), 4)
+    0.12
+    """
+    d = check_int("d", d, low=1)
+    n = check_real("n", n, low=d + 1, low_open=True)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    out = noise_sd ** 2 * d / (np.asarray(n, float) - d - 1)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+# -------------------------------------------------------------- mechanism
+class RidgeRelease(TabulatedMechanism):
+    """Private ridge regression with the membership test, for :mod:`perfpriv.engine`.
+
+    A round with N users draws a fresh dataset of the model (module
+    docstring), releases β̂ + N(0, σ_N²I), counts the records whose Λ
+    (:func:`membership_llr`) exceeds τ, and scores ‖o − θ‖² (or the test
+    MSE). Records, θ, the noise direction and the test set of a (cell,
+    trial, round) come from its keyed streams ``"records"``, ``"theta"``,
+    ``"noise"`` and ``"test"``, shared by all levels (common random
+    numbers); a level with fewer users uses a prefix of the records.
+
+    Parameters
+    ----------
+    gamma : float, 1-D array_like or perfpriv.engine.Schedule
+        Noise multiplier(s) γ > 0.
+    tau : float
+        Vulnerability threshold τ > 0.
+    d : int
+        Dimension (default 12, the paper's).
+    x_bound, y_bound, lam : float, optional
+        B_x, B_y, λ; ``None``: from ``conventions`` (:data:`PRESETS`).
+    noise : {"calibrated", "sqrt_n"}, optional
+    statistic : {"paper", "exact"}, optional
+    error : {"excess", "test_mse"}, optional
+    loo : {"refit", "keep_penalty"}, optional
+        Options; ``None``: from ``conventions``.
+    noise_sd : float
+        Label noise σ_ε (default 1).
+    theta : array_like, optional
+        A fixed θ; by default a fresh direction on the unit sphere each round.
+    test_size : int
+        Size of the fresh test set of ``error="test_mse"`` (the authors' 2000).
+    table_records, table_datasets, table_seed
+        Monte Carlo of the mean field: at each table point the shifts of at
+        least ``table_records`` records and the fits of at least
+        ``table_datasets`` datasets, drawn from ``table_seed``.
+
+    Notes
+    -----
+    ``conventions="paper"`` (the book's calibrated release): B_x = B_y = 5,
+    λ = 0.05, σ_N = γΔ(N), the paper's statistic, error ‖o − θ‖², a population
+    floored at one user and never stopped. ``"authors"`` (the published
+    regression code): B_x = 10, labels not clipped, λ = 1e-5, σ_N = γ/√N,
+    the exact statistic with the deletion formula at a kept penalty, the
+    test MSE on 2000 fresh points, a trial stopped once N <= d and each
+    remaining round charged 1000.
+
+    Examples
+    --------
+    >>> m = RidgeRelease(0.01, tau=0.02).resolved("paper")
+    >>> m.options()["noise"], round(float(m.sigma(1000, 0.01)), 5)
+    ('calibrated', 0.04071)
+    """
+
+    name = "ridge_release"
+    level_name = "gamma"
+
+    def __init__(self, gamma, *, tau, d=12, x_bound=None, y_bound=None, lam=None, noise=None,
+                 statistic=None, error=None, loo=None, noise_sd=1.0, theta=None, test_size=AUTHORS_TEST_SIZE,
+                 table_records=4000, table_datasets=64, table_seed=0):
+        self.levels = engine.make_levels(gamma, "gamma", low=0, low_open=True)
+        self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+        self.d = check_int("d", d, low=1)
+        self.x_bound = None if x_bound is None else check_real("x_bound", x_bound, low=0, low_open=True,
+                                                                scalar=True)
+        self.y_bound = None if y_bound is None else check_real("y_bound", y_bound, low=0, low_open=True,
+                                                                scalar=True, allow_inf=True)
+        self.lam = None if lam is None else _lam(lam)
+        self.noise = None if noise is None else check_choice("noise", noise, NOISE_FORMS)
+        self.statistic = None if statistic is None else check_choice("statistic", statistic, STATISTICS)
+        self.error = None if error is None else check_choice("error", error, ERRORS)
+        self.loo = None if loo is None else check_choice("loo", loo, LOO_RULES)
+        self.noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+        if theta is not None:
+            theta = np.asarray(check_real("theta", theta), dtype=float).reshape(-1)
+            if theta.shape != (self.d,):
+                raise ValueError(f"theta must be a vector of length d={self.d}; got shape {theta.shape}")
+        self.theta = theta
+        self.test_size = check_int("test_size", test_size, low=1)
+        self.table_records = check_int("table_records", table_records, low=1)
+        self.table_datasets = check_int("table_datasets", table_datasets, low=1)
+        self.table_seed = table_seed
+        _random.root_key(table_seed, name="table_seed")   # checked now, used by the table
+        if self._complete():
+            self._check_resolved()
+
+    # -------------------------------------------------------- options
+    _OPTIONS = ("x_bound", "y_bound", "lam", "noise", "statistic", "error", "loo")
+
+    def _complete(self):
+        return all(getattr(self, k) is not None for k in self._OPTIONS)
+
+    def _check_resolved(self):
+        if self.noise == "calibrated" and math.isinf(self.y_bound):
+            raise ValueError("y_bound must be finite for noise='calibrated' (unclipped labels have an "
+                             "unbounded sensitivity); use noise='sqrt_n' for the authors' uncalibrated release")
+
+    def resolved(self, conventions):
+        if self._complete():
+            return self
+        conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+        out = RidgeRelease.__new__(RidgeRelease)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_table_cache"})
+        for k, v in PRESETS[conventions].items():
+            if getattr(out, k) is None:
+                setattr(out, k, v)
+        out._check_resolved()
+        return out
+
+    def policy_preset(self, conventions):
+        if conventions == "authors":
+            return dict(cap=20000, floor=1, stop=self.d, collapse="penalty", penalty=AUTHORS_PENALTY)
+        return dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0)
+
+    def options(self):
+        return {k: getattr(self, k) for k in ("tau", "d", *self._OPTIONS, "noise_sd")}
+
+    def __repr__(self):
+        g = self.levels.describe()
+        text = f"{g:g}" if isinstance(g, float) else f"<{'schedule' if self.levels.per_round else 'grid'} " \
+                                                      f"{np.shape(g)}>"
+        return (f"RidgeRelease(gamma={text}, tau={self.tau:g}, d={self.d}, noise={self.noise!r}, "
+                f"statistic={self.statistic!r})")
+
+    def _need_resolved(self):
+        if not self._complete():
+            raise ValueError("this RidgeRelease has options left to its conventions; call "
+                             ".resolved('paper') or .resolved('authors') first (engine.simulate and "
+                             "engine.mean_field do it for you)")
+
+    # ----------------------------------------------------- quantities
+    def sigma(self, n, gamma):
+        """σ_n of the release at population n and noise multiplier γ."""
+        self._need_resolved()
+        return _sigma(n, gamma, self.noise, self.lam, self.x_bound, self.y_bound)
+
+    def kappa(self, n, gamma=1.0):
+        """Variance ratio κ = σ_{n−1}²/σ_n² of the exact statistic (n >= 2)."""
+        return (self.sigma(np.asarray(n, float) - 1.0, gamma) / self.sigma(n, gamma)) ** 2
+
+    def rho(self, n, gamma):
+        """zCDP budget the release of n users guarantees (:func:`achieved_rho`)."""
+        self._need_resolved()
+        return achieved_rho(gamma, n, noise=self.noise, lam=self.lam, x_bound=self.x_bound,
+                            y_bound=self.y_bound)
+
+    def _records(self, key, n_max):
+        """Records, θ and noise direction of one key: the standard normals of its streams."""
+        G = key_normals(key, "records", n_max, self.d + 1)
+        theta = self.theta if self.theta is not None else _unit(key.child("theta").normal(self.d))
+        X, y = _make_data(G, theta, self.x_bound, self.y_bound, self.noise_sd)
+        return X, y, theta
+
+    def _round(self, X, y, theta, xi, gammas, test):
+        """Errors and leak counts of the releases of one dataset at several γ."""
+        N = X.shape[0]
+        shifts, beta = _loo(X, y, self.lam, self.loo == "keep_penalty")
+        err = np.empty(len(gammas))
+        leaked = np.empty(len(gammas), dtype=np.int64)
+        for j, g in enumerate(gammas):
+            sigma = float(self.sigma(N, g))
+            eta = sigma * xi
+            v = beta + eta - theta
+            vv = float(v @ v)
+            if self.error == "excess":
+                err[j] = vv
+            else:
+                see, seg, sgg = test
+                nv = math.sqrt(vv)
+                err[j] = (see - 2.0 * nv * seg + vv * sgg) / self.test_size
+            if N == 1:
+                leaked[j] = 1
+                continue
+            kappa = float(self.kappa(N, g)) if self.statistic == "exact" else 1.0
+            nprime = N if self.noise == "sqrt_n" else None      # κ = N/(N − 1) exactly
+            lam_i = _llr(shifts, eta, sigma, kappa, nprime)
+            leaked[j] = int(np.count_nonzero(lam_i > self.tau))
+        return err, leaked
+
+    def draw_round(self, n, level, keys, live, t, need_error=True):
+        self._need_resolved()
+        shape, nn, gg, groups = round_groups(n, level, keys, live)
+        err = np.zeros(nn.size)
+        leaked = np.zeros(nn.size, dtype=np.int64)
+        for key, pairs in groups:
+            X, y, theta = self._records(key, int(nn[pairs].max()))
+            xi = key.child("noise").normal(self.d)
+            test = None
+            if self.error == "test_mse":
+                h = key.child("test").normal(2 * self.test_size).reshape(self.test_size, 2)
+                e = self.noise_sd * h[:, 0]
+                test = (float(e @ e), float(e @ h[:, 1]), float(h[:, 1] @ h[:, 1]))
+            for N in np.unique(nn[pairs]):
+                sel = pairs[nn[pairs] == N]
+                err[sel], leaked[sel] = self._round(X[:N], y[:N], theta, xi, gg[sel], test)
+        return engine.RoundOutcome(err.reshape(shape), leaked.reshape(shape))
+
+    # ---------------------------------------------------- mean field
+    #: Records per batch of simulated datasets in the table's Monte Carlo (memory bound).
+    _BATCH = 200_000
+
+    def _summary(self, n: int):
+        """Shift norms of >= table_records records and the mean fit error E‖β̂ − θ‖², at size n."""
+        cache = self.__dict__.setdefault("_summary_cache", {})
+        if n not in cache:
+            rng = _random.generator(_random.root_key(self.table_seed, name="table_seed").child("ridge", n))
+            k_total = max(self.table_datasets, math.ceil(self.table_records / n))
+            k_shift = math.ceil(self.table_records / n)
+            norms, errs = [], []
+            done = 0
+            while done < k_total:
+                k = min(k_total - done, max(1, self._BATCH // n))
+                if self.theta is not None:
+                    theta = np.broadcast_to(self.theta, (k, self.d))
+                else:
+                    raw = rng.standard_normal((k, self.d))
+                    theta = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+                G = rng.standard_normal((k, n, self.d + 1))
+                X = clip(G[..., :self.d], self.x_bound)
+                y = np.einsum("kij,kj->ki", X, theta) + self.noise_sd * G[..., self.d]
+                if math.isfinite(self.y_bound):
+                    np.clip(y, -self.y_bound, self.y_bound, out=y)
+                want = min(k, max(k_shift - done, 0))
+                if want:
+                    shifts, beta_s = _loo(X[:want], y[:want], self.lam, self.loo == "keep_penalty")
+                    norms.append(np.sqrt(np.einsum("...j,...j->...", shifts, shifts)).reshape(-1))
+                beta = _fit(X, y, self.lam)
+                errs.append(np.sum((beta - theta) ** 2, axis=1))
+                done += k
+            cache[n] = (np.concatenate(norms), float(np.mean(np.concatenate(errs))))
+        return cache[n]
+
+    def _values(self, n, gamma, norms, fit_error):
+        sigma = float(self.sigma(n, gamma))
+        e = fit_error + self.d * sigma ** 2 + (self.noise_sd ** 2 if self.error == "test_mse" else 0.0)
+        if n < 2:
+            return 1.0, e
+        kappa = float(self.kappa(n, gamma)) if self.statistic == "exact" else 1.0
+        p = float(np.mean(_leak(norms, sigma, self.tau, kappa, self.d)))
+        return p, e
+
+    def _table_points(self, n, levels):
+        self._need_resolved()
+        norms, fit_error = self._summary(n)
+        return [self._values(n, float(level), norms, fit_error) for level in levels]
+
+    def _extrapolate(self, n, level, p_last, e_last, n_last):
+        """Beyond the table: shifts and fit error scale like 1/n (their large-n law)."""
+        norms, fit_error = self._summary(n_last)
+        out = [self._values(float(m), level, norms * n_last / m, fit_error * n_last / m) for m in n]
+        arr = np.array(out, dtype=float).reshape(-1, 2)
+        return arr[:, 0], arr[:, 1]
+
+
+# ------------------------------------------------------------------ front ends
+def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", seed=None, mechanism=None,
+             **policy):
+    """The performative loop of the regression task: :func:`perfpriv.engine.simulate` with :class:`RidgeRelease`.
+
+    Each round the N_{t−1} users' fresh dataset is fitted and released,
+    K_t records leak, and N_t = bound(N_{t−1} − Binomial(K_t, q) +
+    Binomial(N_{t−1} − K_t, r)).
+
+    Parameters
+    ----------
+    gamma : float, 1-D array_like or perfpriv.engine.Schedule
+        Noise multiplier(s).
+    tau, q, r : float
+        Threshold τ > 0; leave and recruit probabilities in [0, 1].
+    T, n0, trials : int
+    d : int
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+    mechanism : dict, optional
+        Further :class:`RidgeRelease` arguments (``x_bound``, ``lam``, ``statistic``, ...).
+    **policy
+        ``cap``, ``floor``, ``stop``, ``collapse``, ``penalty``.
+
+    Returns
+    -------
+    perfpriv.engine.SimulationRun
+
+    Examples
+    --------
+    >>> run = simulate(0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2, d=3, seed=0)
+    >>> run.population.shape, run.population[:, 0].tolist()
+    ((2, 4), [40, 40])
+    """
+    mech = RidgeRelease(gamma, tau=tau, d=d, **(mechanism or {}))
+    rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
+                           **check_policy_args(policy))
+
+
+def _log_normal_density(o, mean, var):
+    diff = o - mean
+    return -0.5 * o.size * math.log(2.0 * math.pi * var) - 0.5 * float(diff @ diff) / var
+
+
+def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", seed=None,
+                    mechanism=None, **policy):
+    """The regression loop one user at a time, with one refit per record: the tests' oracle.
+
+    Written independently of the engine, with numpy Generators: each round
+    draws the dataset, fits ridge, refits it without each record in turn
+    (a plain least-squares solve, no Sherman–Morrison), evaluates Λ as the
+    difference of the two Gaussian log densities of the release, and flips
+    each user's coin. Same model, policy and conventions as :func:`simulate`,
+    with which it agrees in distribution. For small populations only.
+
+    Parameters
+    ----------
+    gamma : float
+        One noise multiplier.
+    tau, q, r, T, n0, trials, d, conventions, seed, mechanism, **policy
+        As in :func:`simulate`.
+
+    Returns
+    -------
+    perfpriv.engine.SimulationRun
+        With ``method="agents"``.
+
+    Examples
+    --------
+    >>> run = simulate_agents(0.01, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+    >>> run.population[:, 0].tolist()
+    [15, 15]
+    """
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    mech = RidgeRelease(gamma, tau=tau, d=d, **(mechanism or {})).resolved(conventions)
+    if mech.levels.shape != () or mech.levels.per_round:
+        raise ValueError("simulate_agents takes one noise multiplier (a number)")
+    g = float(mech.levels.values[0])
+    q = check_probability("q", q, scalar=True)
+    r = check_probability("r", r, scalar=True)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    pol = engine.resolve_policy(mech, conventions, n0=n0, **check_policy_args(policy))
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    sq_error = np.zeros((trials, T))
+    leaked_arr = np.zeros((trials, T), dtype=np.int64)
+    alive = np.zeros((trials, T), dtype=bool)
+    lam, dd = mech.lam, mech.d
+
+    def fit(X, y, penalty):
+        """Ridge as least squares on the data stacked with √penalty·I (no normal equations)."""
+        if X.shape[0] == 0:
+            return np.zeros(dd)
+        return np.linalg.lstsq(np.vstack([X, math.sqrt(penalty) * np.eye(dd)]),
+                               np.concatenate([y, np.zeros(dd)]), rcond=None)[0]
+
+    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+        N = n0
+        population[i, 0] = N
+        for t in range(1, T + 1):
+            if N <= pol.stop:
+                population[i, t] = N
+                continue
+            alive[i, t - 1] = True
+            theta = mech.theta if mech.theta is not None else _unit(rng.standard_normal(dd))
+            X = clip(rng.standard_normal((N, dd)), mech.x_bound)
+            y = X @ theta + mech.noise_sd * rng.standard_normal(N)
+            if math.isfinite(mech.y_bound):
+                y = np.clip(y, -mech.y_bound, mech.y_bound)
+            beta = fit(X, y, N * lam)
+            sigma = float(mech.sigma(N, g))
+            o = beta + sigma * rng.standard_normal(dd)
+            if mech.error == "excess":
+                sq_error[i, t - 1] = float(np.sum((o - theta) ** 2))
+            else:
+                Xt = rng.standard_normal((mech.test_size, dd))
+                yt = Xt @ theta + mech.noise_sd * rng.standard_normal(mech.test_size)
+                sq_error[i, t - 1] = float(np.mean((yt - Xt @ o) ** 2))
+            var_out = sigma ** 2 if mech.statistic == "paper" else float(mech.sigma(N - 1, g)) ** 2 if N > 1 \
+                else np.inf
+            llrs = np.empty(N)
+            for j in range(N):
+                if N == 1:
+                    llrs[j] = np.inf                           # the lone user's release proves membership
+                else:
+                    keep = np.arange(N) != j
+                    beta_out = fit(X[keep], y[keep], (N if mech.loo == "keep_penalty" else N - 1) * lam)
+                    llrs[j] = _log_normal_density(o, beta, sigma ** 2) - _log_normal_density(o, beta_out, var_out)
+            N_next, leaked_arr[i, t - 1] = agent_decisions(N, llrs > tau, q, r, rng)
+            N = bound_population(N_next, pol)
+            population[i, t] = N
+    return agents_result(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive, mechanism=mech,
+                         q=q, r=r, T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed)
+
+
+# ------------------------------------------------------------------ gamma*
+@dataclass(frozen=True, eq=False)
+class GammaStarMap:
+    """γ* over a (q, r) grid, from the mean field and (optionally) from simulation.
+
+    Attributes
+    ----------
+    q, r : numpy.ndarray
+        The grid (rows: q, columns: r).
+    gammas : numpy.ndarray
+        The candidate noise multipliers.
+    theory : numpy.ndarray, shape (len(q), len(r))
+        γ minimizing the mean-field cumulative error over ``gammas``.
+    theory_values : numpy.ndarray, shape (len(q), len(r), len(gammas))
+    simulated : numpy.ndarray or None
+        γ minimizing the mean simulated cumulative error (``trials > 0``).
+    simulated_values, simulated_se : numpy.ndarray or None
+        Mean cumulative error and its standard error over trials.
+    T, n0, trials, seed, conventions, mechanism
+        Provenance.
+    """
+
+    q: np.ndarray
+    r: np.ndarray
+    gammas: np.ndarray
+    theory: np.ndarray
+    theory_values: np.ndarray
+    simulated: Any
+    simulated_values: Any
+    simulated_se: Any
+    T: int
+    n0: int
+    trials: int
+    seed: Any
+    conventions: str
+    mechanism: Any
+
+    def __repr__(self):
+        return (f"GammaStarMap(q={len(self.q)} values, r={len(self.r)} values, gammas={len(self.gammas)}, "
+                f"T={self.T}, n0={self.n0}, trials={self.trials}, conventions={self.conventions!r})")
+
+    @property
+    def agreement(self):
+        """Fraction of cells where the simulated γ* is within one grid step of the theory's."""
+        if self.simulated is None:
+            raise AttributeError("no simulation in this map (trials=0)")
+        it = np.searchsorted(self.gammas, self.theory)
+        isim = np.searchsorted(self.gammas, self.simulated)
+        return float(np.mean(np.abs(it - isim) <= 1))
+
+
+def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions="paper", seed=None,
+                      mechanism=None, cap=20000):
+    """γ* of the regression task over a (q, r) grid: mean-field theory and simulation.
+
+    The theory runs :func:`perfpriv.engine.mean_field` for every cell and
+    candidate at once and takes the γ with the smallest cumulative error
+    Σ_t e(N_{t−1}, γ); the simulation runs :func:`perfpriv.engine.simulate`
+    with ``trials`` runs per (cell, γ) (common random numbers across γ)
+    and takes the γ with the smallest mean cumulative error. The paper's
+    Figs. 4-5 for mean estimation; the authors' regression heatmaps.
+
+    Parameters
+    ----------
+    qs, rs : 1-D array_like
+        Leave and recruit probabilities.
+    gammas : 1-D array_like
+        Candidate noise multipliers (increasing).
+    tau : float
+    T, n0 : int
+    trials : int
+        Simulated runs per (cell, γ); 0: theory only.
+    d : int
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+    mechanism : dict, optional
+        Further :class:`RidgeRelease` arguments.
+    cap : int
+        Population cap (both the mean field and the simulation).
+
+    Returns
+    -------
+    GammaStarMap
+
+    Examples
+    --------
+    >>> m = optimal_gamma_map([0.2, 0.8], [0.5], [0.003, 0.01, 0.03], tau=0.02, T=5, n0=100)
+    >>> m.theory.shape
+    (2, 1)
+    """
+    qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
+    rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    if gammas.ndim != 1 or np.any(np.diff(gammas) <= 0):
+        raise ValueError("gammas must be a 1-D increasing grid of noise multipliers")
+    trials = check_int("trials", trials, low=0)
+    mech = RidgeRelease(gammas, tau=tau, d=d, **(mechanism or {})).resolved(conventions)
+    rule = Memoryless(q=qs[:, None], r=rs[None, :])
+    mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap, conventions=conventions)
+    values = np.asarray(mf.cumulative_error, float)
+    theory = gammas[np.argmin(values, axis=-1)]
+    sim = sim_values = sim_se = None
+    if trials:
+        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, conventions=conventions, seed=seed)
+        total = run.cumulative_error                       # (Q, R, L, K)
+        sim_values = total.mean(axis=-1)
+        sim_se = total.std(axis=-1, ddof=1) / math.sqrt(trials) if trials > 1 else np.full(sim_values.shape,
+                                                                                           np.nan)
+        sim = gammas[np.argmin(sim_values, axis=-1)]
+    return GammaStarMap(q=qs, r=rs, gammas=gammas, theory=theory, theory_values=values, simulated=sim,
+                        simulated_values=sim_values, simulated_se=sim_se, T=T, n0=n0, trials=trials, seed=seed,
+                        conventions=conventions, mechanism=mech)
+
+
+# ------------------------------------------------------- the published variant
+@dataclass(frozen=True, eq=False)
+class PublishedPrivacy:
+    """What the authors' uncalibrated release guarantees, and what its records actually reveal.
+
+    Attributes
+    ----------
+    gammas : numpy.ndarray
+        Their noise scales (σ_n = γ/√n).
+    n : int
+    rho_published : float
+        zCDP of the release as published (labels not clipped): inf.
+    rho_clipped : numpy.ndarray
+        zCDP had labels been clipped at ``y_bound``: nΔ(n)²/(2γ²).
+    mu_median, mu_q99, mu_max : numpy.ndarray
+        Quantiles of the realized per-record μ_i = ‖δ_i‖/σ_n over Gaussian datasets.
+    leak : numpy.ndarray
+        Marginal leak probability of a record (the exact statistic, τ).
+    tau, d, lam, x_bound, y_bound, records, seed
+        Provenance.
+    """
+
+    gammas: np.ndarray
+    n: int
+    rho_published: float
+    rho_clipped: np.ndarray
+    mu_median: np.ndarray
+    mu_q99: np.ndarray
+    mu_max: np.ndarray
+    leak: np.ndarray
+    tau: float
+    d: int
+    lam: float
+    x_bound: float
+    y_bound: float
+    records: int
+    seed: Any
+
+    def __repr__(self):
+        return (f"PublishedPrivacy(n={self.n}, gammas={len(self.gammas)} values, rho_published={self.rho_published}, "
+                f"rho_clipped in [{self.rho_clipped.min():.3g}, {self.rho_clipped.max():.3g}])")
+
+
+def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4000, seed=0):
+    """How much of the published regression's privacy was privacy.
+
+    The authors' code (``conventions="authors"``) releases ridge (λ = 1e-5,
+    features clipped at 10, labels not clipped) plus N(0, γ²/n I). Without
+    label clipping the ridge estimate has no sensitivity bound, so no finite ρ
+    holds. With labels clipped at ``y_bound`` (as the authors' theory script
+    assumes) the guarantee would be ρ = nΔ(n)²/(2γ²). Against these
+    worst-case numbers the per-record GDP parameter μ_i = ‖δ_i‖√n/γ of
+    typical Gaussian data is small: the release protects typical records,
+    without a guarantee for any dataset.
+
+    Parameters
+    ----------
+    gammas : 1-D array_like
+        The authors' noise scales (their grid: ``geomspace(0.2, 20, 30)``).
+    tau : float
+        τ for the leak probability.
+    n, d : int
+    y_bound : float
+        The label bound of the hypothetical clipped variant.
+    records : int
+    seed : None, int, SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    PublishedPrivacy
+
+    Examples
+    --------
+    >>> p = published_privacy([1.0], n=200, records=400, seed=0)
+    >>> p.rho_published, f"{float(p.rho_clipped[0]):.2g}"
+    (inf, '1e+09')
+    """
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n = check_int("n", n, low=2)
+    d = check_int("d", d, low=1)
+    y_bound = check_real("y_bound", y_bound, low=0, low_open=True, scalar=True)
+    records = check_int("records", records, low=1)
+    rng = check_rng(seed)
+    preset = PRESETS["authors"]
+    lam, x_bound = preset["lam"], preset["x_bound"]
+    norms = []
+    for _ in range(max(1, math.ceil(records / n))):
+        X, y, _ = sample_data(n, d=d, x_bound=x_bound, y_bound=np.inf, seed=rng)
+        sh = _loo(X, y, lam, True)[0]
+        norms.append(np.sqrt(np.einsum("ij,ij->i", sh, sh)))
+    norms = np.concatenate(norms)
+    sigma = gammas / math.sqrt(n)
+    mu = norms[None, :] / sigma[:, None]
+    leak = np.array([np.mean(_exact_tail(norms, s, tau, n / (n - 1.0), d)) for s in sigma])
+    rho_clipped = n * float(_sensitivity(n, lam, x_bound, y_bound)) ** 2 / (2.0 * gammas ** 2)
+    return PublishedPrivacy(gammas=gammas, n=n, rho_published=math.inf, rho_clipped=rho_clipped,
+                            mu_median=np.median(mu, axis=1), mu_q99=np.quantile(mu, 0.99, axis=1),
+                            mu_max=mu.max(axis=1), leak=leak, tau=tau, d=d, lam=lam, x_bound=x_bound,
+                            y_bound=y_bound, records=records, seed=seed)

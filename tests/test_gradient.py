@@ -1,0 +1,305 @@
+"""perfpriv.gradient: private gradient descent, its zCDP cost, utility and per-record accounting.
+
+Independent truths: finite differences of the loss, the transcript's likelihood
+ratio from scipy's Gaussian densities, Monte Carlo over the noise (tolerances
+from standard errors), the exact linear-Gaussian recursion of the quadratic
+case, paper 001's bound, and the step-by-step reference simulator.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from perfpriv import engine
+from perfpriv import gradient as GD
+from perfpriv.behaviour import Memoryless
+
+Z_TOL = 4.5
+
+
+def _logistic_data(n, d, seed, theta_norm=1.5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    theta = theta_norm * rng.standard_normal(d) / math.sqrt(d)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ theta)), 1.0, -1.0)
+    return X, y
+
+
+def _squared_data(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, X @ np.ones(d) + rng.standard_normal(n)
+
+
+# ----------------------------------------------------------------- losses
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_per_example_gradients_match_finite_differences(loss):
+    X, y = _logistic_data(6, 3, 0) if loss == "logistic" else _squared_data(6, 3, 0)
+    theta = np.array([0.3, -0.5, 0.8])
+    G = GD.per_example_gradients(theta, X, y, loss=loss)
+    h = 1e-6
+    for i in range(6):
+        f = lambda t: GD.objective(t, X[i:i + 1], y[i:i + 1], loss=loss, lam=0.0)  # noqa: E731
+        fd = [(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in np.eye(3)]
+        np.testing.assert_allclose(G[i], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_minimize_objective_has_zero_gradient_and_respects_the_ball():
+    X, y = _logistic_data(200, 4, 1, theta_norm=4.0)
+    star = GD.minimize_objective(X, y, loss="logistic", lam=0.5)
+    grad = GD.per_example_gradients(star, X, y, loss="logistic").sum(0) + 0.5 * star
+    assert np.max(np.abs(grad)) < 1e-8
+    ball = GD.minimize_objective(X, y, loss="logistic", lam=0.5, radius=0.5)
+    assert np.linalg.norm(ball) == pytest.approx(0.5, abs=1e-12)
+    # on the sphere the gradient points inwards along θ (KKT)
+    g = GD.per_example_gradients(ball, X, y, loss="logistic").sum(0) + 0.5 * ball
+    cos = -g @ ball / (np.linalg.norm(g) * 0.5)
+    assert cos > 1 - 1e-6
+
+
+# ---------------------------------------------------------------- privacy
+def test_zcdp_cost_composes_over_steps_and_inverts():
+    assert GD.zcdp_cost(1, clip=2.0, sigma=4.0) == pytest.approx(4.0 / 32.0)
+    assert GD.zcdp_cost(50, clip=2.0, sigma=4.0) == pytest.approx(50 * 4.0 / 32.0)
+    sigma = GD.sigma_for_rho(0.3, steps=40, clip=1.5)
+    assert GD.zcdp_cost(40, clip=1.5, sigma=sigma) == pytest.approx(0.3)
+    assert GD.sigma_for_rho(np.inf, steps=10, clip=1.0) == 0.0
+
+
+def test_each_record_is_at_most_as_exposed_as_the_worst_case():
+    X, y = _logistic_data(100, 3, 2)
+    run = GD.noisy_gd(X, y, loss="logistic", lam=1.0, clip=0.5, steps=30, rho=2.0, step_size=0.01, seed=3)
+    assert np.all(run.mu <= math.sqrt(2 * run.rho) * (1 + 1e-12))
+    # records that were clipped at every step reach the worst case exactly
+    always = run.clipped == 30
+    assert always.any()
+    np.testing.assert_allclose(run.mu[always], math.sqrt(2 * run.rho), rtol=1e-12)
+
+
+def test_realized_llr_is_the_transcript_likelihood_ratio_from_the_gaussian_densities():
+    """Rerun the same GD step by step, with the same noise, and sum log-density differences."""
+    X, y = _logistic_data(12, 2, 4)
+    lam, C, T, eta = 1.0, 0.4, 6, 0.05
+    rng = np.random.default_rng(9)
+    run = GD.noisy_gd(X, y, loss="logistic", lam=lam, clip=C, steps=T, sigma=0.7, step_size=eta, seed=rng)
+    xi = np.random.default_rng(9).standard_normal((1, T, 2))[0]
+    theta = np.zeros(2)
+    llr = np.zeros(12)
+    for t in range(T):
+        G = GD.per_example_gradients(theta, X, y, loss="logistic")
+        norms = np.linalg.norm(G, axis=1, keepdims=True)
+        G = G * np.minimum(1.0, C / norms)
+        S = G.sum(0)
+        released = S + 0.7 * xi[t]
+        dens = stats.multivariate_normal(S, 0.49 * np.eye(2)).logpdf(released)
+        for i in range(12):
+            llr[i] += dens - stats.multivariate_normal(S - G[i], 0.49 * np.eye(2)).logpdf(released)
+        theta = theta - eta * (released + lam * theta)
+    np.testing.assert_allclose(run.llr, llr, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(run.theta, theta, rtol=1e-12)
+
+
+def test_llr_is_exactly_gaussian_when_every_gradient_of_the_record_is_clipped():
+    X, y = _logistic_data(40, 3, 5)
+    chk = GD.simulate_transcripts(X, y, index=0, runs=40_000, loss="logistic", lam=1.0, clip=0.05, steps=15,
+                                  rho=0.5, step_size=0.05, seed=6)
+    assert chk.clipped_fraction == 1.0
+    mu = math.sqrt(2 * 0.5)
+    np.testing.assert_allclose(chk.mu, mu, rtol=1e-12)          # the norms do not depend on the noise
+    z = chk.standardized()
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    for tau in (0.02, 0.3, 1.0):
+        freq, se = chk.leak_frequency(tau)
+        assert abs(freq - GD.gdp_leak_probability(mu, tau)) < Z_TOL * se
+        assert Z_TOL * se < 0.05 * freq                          # resolves a 5% error
+
+
+def _data_bounded(n, d, seed):
+    X, y = _logistic_data(n, d, seed, theta_norm=2.0)
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / 4.0), y
+
+
+def test_gaussian_accounting_is_close_when_the_path_barely_depends_on_the_noise():
+    # 1024 records, steps 2/n: the noise moves the iterates little, the record's gradients
+    # are almost those of the noiseless path, and Λ is close to N(μ²/2, μ²) with the run's μ
+    X, y = _data_bounded(1024, 5, 1)
+    chk = GD.simulate_transcripts(X, y, index=0, runs=3000, loss="logistic", lam=1.0, clip=2.0, steps=20,
+                                  rho=0.1, step_size=2.0 / 1024, seed=2)
+    assert chk.clipped_fraction == 0.0 and chk.mu.std() > 0
+    freq, se = chk.leak_frequency(0.02)
+    assert abs(freq - chk.predicted(0.02)) < 0.02 and se < 0.01
+
+
+def test_gaussian_accounting_is_off_when_the_noise_drives_the_path():
+    # 20 records: each step's noise moves θ a lot, later gradients of the record depend on it,
+    # and the frequency of Λ > τ is far from the Gaussian prediction with the run's own μ
+    X, y = _data_bounded(20, 5, 1)
+    chk = GD.simulate_transcripts(X, y, index=0, runs=20_000, loss="logistic", lam=1.0, clip=2.0, steps=20,
+                                  rho=0.1, step_size=2.0 / 20, seed=2)
+    assert chk.clipped_fraction == 0.0
+    freq, se = chk.leak_frequency(0.02)
+    assert freq - chk.predicted(0.02) > 0.05 + Z_TOL * se
+
+
+def test_gdp_leak_probability_is_lemma_7():
+    mu = np.array([0.0, 0.1, 1.0, 3.0, np.inf])
+    out = GD.gdp_leak_probability(mu, 0.2)
+    np.testing.assert_allclose(out[1:4], stats.norm.sf(0.2 / mu[1:4] - mu[1:4] / 2), rtol=1e-12)
+    assert out[0] == 0.0 and out[-1] == 1.0
+
+
+# ---------------------------------------------------------------- utility
+@pytest.mark.parametrize("schedule", ["constant", "strongly_convex"])
+def test_quadratic_expected_excess_matches_monte_carlo(schedule):
+    X, y = _squared_data(30, 3, 8)
+    lam, sigma, T = 2.0, 3.0, 25
+    kw = dict(lam=lam, sigma=sigma, steps=T, schedule=schedule,
+              step_size=0.02 if schedule == "constant" else None,
+              strong_convexity=None if schedule == "constant" else lam + np.linalg.eigvalsh(X.T @ X)[0])
+    exact = GD.quadratic_expected_excess(X, y, **kw)
+    star = GD.minimize_objective(X, y, loss="squared", lam=lam)
+    J_star = GD.objective(star, X, y, loss="squared", lam=lam)
+    rng = np.random.default_rng(1)
+    excess = []
+    for _ in range(6000):
+        run = GD.noisy_gd(X, y, loss="squared", clip=1e9, seed=rng, **kw)
+        assert run.clipped.sum() == 0
+        excess.append(GD.objective(run.theta, X, y, loss="squared", lam=lam) - J_star)
+    excess = np.array(excess)
+    se = excess.std(ddof=1) / math.sqrt(excess.size)
+    assert abs(excess.mean() - exact) < Z_TOL * se
+    assert Z_TOL * se < 0.05 * exact
+
+
+def test_quadratic_expected_excess_without_noise_is_the_deterministic_run():
+    X, y = _squared_data(20, 3, 2)
+    run = GD.noisy_gd(X, y, loss="squared", lam=1.0, clip=1e9, steps=7, sigma=0.0, step_size=0.03, seed=0)
+    star = GD.minimize_objective(X, y, loss="squared", lam=1.0)
+    gap = GD.objective(run.theta, X, y, loss="squared", lam=1.0) - GD.objective(star, X, y, loss="squared", lam=1.0)
+    assert GD.quadratic_expected_excess(X, y, lam=1.0, sigma=0.0, steps=7, step_size=0.03) == pytest.approx(gap,
+                                                                                                         rel=1e-9)
+
+
+def test_paper_001_bound_holds_for_projected_private_gd():
+    n, d, B, lam = 100, 3, 2.0, 1.0
+    X, y = _logistic_data(n, d, 3)
+    X = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / 2.0)   # ‖x‖ <= 2: L = 2
+    L = 2.0
+    star = GD.minimize_objective(X, y, loss="logistic", lam=lam, radius=B)
+    J_star = GD.objective(star, X, y, loss="logistic", lam=lam)
+    rng = np.random.default_rng(4)
+    for rho, T in [(0.5, 200), (5.0, 200), (5.0, 1000)]:
+        excess = np.array([GD.objective(GD.noisy_gd(X, y, loss="logistic", lam=lam, clip=L, steps=T, rho=rho,
+                                                    schedule="strongly_convex", radius=B, seed=rng).theta,
+                                        X, y, loss="logistic", lam=lam) - J_star for _ in range(60)])
+        sigma2 = GD.sigma_for_rho(rho, steps=T, clip=L) ** 2
+        ljsb = 2 * ((n * L + lam * B) ** 2 + d * sigma2) / (lam * (T + 1))    # the SGD bound it rests on
+        bound = GD.utility_bound(n, lipschitz=L, lam=lam, radius=B, d=d, rho=rho, steps=T)
+        assert np.all(excess >= -1e-9)
+        assert excess.mean() + 3 * excess.std(ddof=1) / math.sqrt(excess.size) <= ljsb <= bound
+
+
+# -------------------------------------------------------------- mechanism
+def _compare(a, b):
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return abs(a.mean() - b.mean()) / se if se > 0 else 0.0
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_engine_agrees_with_the_step_by_step_reference(loss):
+    kw = dict(tau=0.02, q=0.5, r=0.3, T=2, n0=12, mechanism=dict(loss=loss, steps=4, d=3))
+    fast = GD.simulate(0.5, trials=2000, seed=1, **kw)
+    slow = GD.simulate_agents(0.5, trials=400, seed=2, **kw)
+    for t in range(2):
+        assert _compare(fast.population[:, t + 1].astype(float), slow.population[:, t + 1].astype(float)) < Z_TOL
+    assert _compare(fast.leaked[:, 0].astype(float), slow.leaked[:, 0].astype(float)) < Z_TOL
+    assert _compare(fast.sq_error[:, 0], slow.sq_error[:, 0]) < Z_TOL
+
+
+def test_no_privacy_leaks_every_record():
+    run = GD.simulate(np.inf, tau=0.02, q=1.0, r=0.0, T=1, n0=50, trials=3, seed=0)
+    assert np.all(run.leaked[:, 0] == 50) and np.all(run.population[:, 1] == 1)
+
+
+def test_mean_field_table_matches_a_simulated_round():
+    # a precise table (many Monte Carlo runs), so that its own error is negligible
+    mech = GD.PrivateGD(np.array([0.1, 1.0]), tau=0.02, table_runs=400)
+    n0 = 64
+    run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n0, trials=1500, seed=5)
+    frac = run.leaked[..., 0] / n0
+    err = run.sq_error[..., 0]
+    p = mech.leak_probability(n0, mech.levels.values)
+    e = mech.expected_error(n0, mech.levels.values)
+    for j in range(2):
+        se_p = frac[j].std(ddof=1) / math.sqrt(frac.shape[1])
+        se_e = err[j].std(ddof=1) / math.sqrt(err.shape[1])
+        assert abs(frac[j].mean() - p[j]) < Z_TOL * se_p + 0.01
+        assert abs(err[j].mean() - e[j]) < Z_TOL * se_e + 0.03 * e[j]
+
+
+def test_a_budget_gives_the_same_run_alone_or_in_a_grid():
+    kw = dict(tau=0.02, q=0.4, r=0.4, T=3, n0=30, trials=3, seed=9)
+    alone = GD.simulate(1.0, **kw)
+    grid = GD.simulate([0.1, 1.0], **kw)
+    np.testing.assert_array_equal(grid.population[1], alone.population)
+    np.testing.assert_allclose(grid.sq_error[1], alone.sq_error, rtol=1e-12)
+
+
+# -------------------------------------------------------------- bad input
+@pytest.mark.parametrize("call,match", [
+    (lambda: GD.per_example_gradients([0.0], [[1.0]], [0.5], loss="logistic"), "labels in"),
+    (lambda: GD.per_example_gradients([0.0], [[1.0]], [1.0], loss="hinge"), "loss must be one of"),
+    (lambda: GD.noisy_gd([[1.0]], [1.0], loss="squared", lam=1.0, clip=1.0, steps=3, step_size=0.1),
+     "exactly one of sigma"),
+    (lambda: GD.noisy_gd([[1.0]], [1.0], loss="squared", lam=1.0, clip=1.0, steps=3, rho=1.0), "step_size"),
+    (lambda: GD.noisy_gd([[1.0]], [1.0], loss="squared", lam=0.0, clip=1.0, steps=3, rho=1.0, step_size=0.1),
+     "lam must be"),
+    (lambda: GD.zcdp_cost(0, clip=1.0, sigma=1.0), "steps must be"),
+    (lambda: GD.sigma_for_rho(-1.0, steps=1, clip=1.0), "rho must be"),
+    (lambda: GD.utility_bound(10, lipschitz=1.0, lam=1.0, radius=1.0, d=2, rho=1.0, steps=5, strong_convexity=0.5),
+     "strong_convexity must be"),
+    (lambda: GD.simulate_transcripts([[1.0], [2.0]], [1.0, -1.0], index=5, runs=10, loss="logistic", lam=1.0,
+                                     clip=1.0, steps=2, rho=1.0, step_size=0.1), "index must be"),
+    (lambda: GD.PrivateGD(0.0, tau=0.02), "rho must be"),
+    (lambda: GD.simulate_agents(np.inf, tau=0.02, q=0.5, r=0.5, T=1, n0=5), "finite rho"),
+])
+def test_bad_input_is_refused_with_a_message_naming_the_parameter(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+# ------------------------------------------------------------ experiments
+def test_utility_check_reports_the_exact_excess_and_the_bounds():
+    quad = GD.utility_check([3.0, 300.0], loss="squared", runs=300, seed=1)
+    assert np.all(quad.clipped_fraction < 1e-5)
+    assert np.all(np.abs(quad.simulated - quad.exact) < Z_TOL * quad.se)
+    logi = GD.utility_check([1.0], loss="logistic", lam=10.0, steps=200, runs=40, seed=2)
+    assert logi.exact is None and np.all(logi.simulated <= logi.ljsb) and np.all(logi.ljsb <= logi.bound)
+
+
+def test_long_run_without_feedback_repeats_the_first_round():
+    res = GD.long_run_utility([0.1, 1.0, np.inf], behaviours=[(0.0, 0.0), (0.5, 0.3)], tau=0.02, T=4, n0=64, cap=500)
+    np.testing.assert_array_equal(res.population[0], 64.0)
+    mech = GD.PrivateGD([0.1, 1.0, np.inf], tau=0.02)
+    np.testing.assert_allclose(res.mean_field[0], 4 * mech.expected_error(64, [0.1, 1.0, np.inf]), rtol=1e-12)
+    assert np.isinf(res.best_mean_field[0])
+    with pytest.raises(AttributeError, match="no simulation"):
+        res.best_simulated
+
+
+def test_figures_of_private_gd_draw():
+    plots = pytest.importorskip("perfpriv.plots", reason="the plots package imports modules mid-migration",
+                                exc_type=ImportError)
+    from matplotlib.figure import Figure
+
+    X, y = _logistic_data(60, 3, 0)
+    run = GD.noisy_gd(X, y, loss="logistic", lam=1.0, clip=1.0, steps=5, rho=1.0, step_size=0.02, seed=0)
+    chk = GD.simulate_transcripts(X, y, index=0, runs=50, loss="logistic", lam=1.0, clip=1.0, steps=5, rho=1.0,
+                                  step_size=0.02, seed=1)
+    util = GD.utility_check([1.0, 10.0], runs=20, seed=0)
+    lr = GD.long_run_utility([0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=30, trials=2, cap=100, seed=0)
+    for fig in (plots.figure_individual_privacy(run, 0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
+                plots.figure_gd_utility([util]), plots.figure_long_run_utility(lr)):
+        assert isinstance(fig, Figure)
