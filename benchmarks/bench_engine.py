@@ -67,8 +67,8 @@ def bernoulli_grid():
 def gamma_grid():
     gammas = np.geomspace(0.2, 20.0, 30)
     kw = dict(tau=0.02, T=10, n0=1000, d=12, R=10.0, trials=20, cap=20000, seed=1, progress=False)
-    many = median_seconds(lambda: optimize.optimal_gamma_empirical(0.0, 0.0, gammas, **kw), 3 if QUICK else 7)
-    one = median_seconds(lambda: optimize.optimal_gamma_empirical(0.0, 0.0, gammas[15:16], **kw),
+    many = median_seconds(lambda: optimize.optimal_gamma_empirical(q=0.0, r=0.0, gammas=gammas, **kw), 3 if QUICK else 7)
+    one = median_seconds(lambda: optimize.optimal_gamma_empirical(q=0.0, r=0.0, gammas=gammas[15:16], **kw),
                          3 if QUICK else 7)
     ratio = many / one
     print(f"[3] gamma* search at one cell, 30 gamma vs 1 (20 trials, T=10, n0=1000, q=r=0): {many * 1e3:.0f} ms "
@@ -127,7 +127,7 @@ def versus_published():
     for name, (q, r) in cells.items():
         n0 = 50 if name.startswith("small") else 1000
         ours = median_seconds(lambda: optimize.optimal_gamma_empirical(
-            q, r, gammas, tau=0.02, T=T, n0=n0, d=12, R=10.0, trials=max(trials, 2), conventions="authors",
+            q=q, r=r, gammas=gammas, tau=0.02, T=T, n0=n0, d=12, R=10.0, trials=max(trials, 2), conventions="authors",
             seed=1, progress=False), 1 if QUICK else 3)
         theirs = median_seconds(lambda: published_method(q, r, gammas, trials=trials, T=T, n0=n0), 1)
         ratio = theirs / ours

@@ -419,7 +419,7 @@ def _map(model, s, seed, conventions):
 
     g = np.asarray(s["grid"], float)
     Q, R = np.meshgrid(g, g, indexing="ij")
-    res = optimize.optimal_epsilon(Q, R, s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
+    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
                                    mu=s["mu"], seed=seed, conventions=conventions, progress=False)
     draw = plots.figure2 if model == "leak" else plots.figure7
     fig = draw(res, grid=g)

@@ -183,11 +183,11 @@ _ENTRIES = [
     Exercise("ch04-ex-by-hand.mu", "Gaussian-DP parameter mu' of the record",
              1.118033988749895, lambda: float(_leakage().gdp_mu(2.0, 5, 1.0))),
     Exercise("ch04-ex-by-hand.leak", "exact leak probability at tau = 2 (Lemma 7)",
-             0.10937900226669622, lambda: float(_leakage().leak_probability(2.0, 5, 1.0, 2.0)), rtol=0.02),
+             0.10937900226669622, lambda: float(_leakage().leak_probability(2.0, 5, 1.0, tau=2.0)), rtol=0.02),
     Exercise("ch04-ex-by-hand.alpha", "optimal Renyi order alpha*",
-             2.1, lambda: float(_leakage().optimal_renyi_order(2.0, 5, 1.0, 2.0))),
+             2.1, lambda: float(_leakage().optimal_renyi_order(2.0, 5, 1.0, tau=2.0))),
     Exercise("ch04-ex-by-hand.bound", "optimized Renyi bound (eq. 10)",
-             0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, 2.0)), rtol=0.02),
+             0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, tau=2.0)), rtol=0.02),
     # chapter 05 -- the threshold by hand, and the smallest population
     Exercise("ch05-ex-hand.gamma_c", "Theorem 2's gamma_c for R = 10, N = 1000, tau = 0.05, q = 0.2, r = 0.6",
              0.4460159970809047, lambda: float(_dynamics().critical_gamma(q=0.2, r=0.6, tau=0.05, n=1000, R=10.0)),
@@ -249,11 +249,11 @@ _ENTRIES = [
                                                    x_bound=5.0, y_bound=5.0))),
     Exercise("ch09-ex-loo.leak", "leak probability (paper's statistic) of a record with shift norm 0.003 "
              "under noise sigma = 0.01, tau = 0.02", 0.5332067518526223,
-             lambda: float(_regression().leak_probability(0.003, 0.01, 0.02))),
+             lambda: float(_regression().leak_probability(0.003, 0.01, tau=0.02))),
     Exercise("ch09-ex-gd.sigma", "noise sigma per step for rho = 0.5 over K = 100 steps with clipping C = 1",
              10.0, lambda: float(_gradient().sigma_for_rho(0.5, steps=100, clip=1.0))),
     Exercise("ch09-ex-gd.leak", "leak probability at tau = 0.02 of a record clipped at every step of that run",
-             0.6843863034837774, lambda: float(_gradient().gdp_leak_probability((2 * 0.5) ** 0.5, 0.02))),
+             0.6843863034837774, lambda: float(_gradient().gdp_leak_probability((2 * 0.5) ** 0.5, tau=0.02))),
     # ---- end of chapter 09 ----
 ]
 

@@ -683,9 +683,9 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     users = _as_family(users)
     qs, rs, Q, Rr = _grid(qs, rs)
     eps = np.unique(np.r_[np.asarray(epsilons, float), np.inf])
-    sim = optimize.optimal_epsilon(Q, Rr, eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed, cap=cap,
+    sim = optimize.optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed, cap=cap,
                                    behaviour=users, n_jobs=n_jobs, progress=False)
-    theory = optimize.mean_field_optimal_epsilon(Q, Rr, eps, T=T, n0=n0, mu=mu, cap=cap, behaviour=users)
+    theory = optimize.mean_field_optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, mu=mu, cap=cap, behaviour=users)
     none = int(np.flatnonzero(np.isinf(eps))[0])
     private = np.where(np.arange(eps.size) != none, theory.values, np.inf)
     best = np.argmin(private, axis=-1)
@@ -731,9 +731,9 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
     users = _as_family(users)
     qs, rs, Q, Rr = _grid(qs, rs)
     grid = np.unique(np.r_[NO_PRIVACY_GAMMA, np.asarray(gammas, float)])
-    sim = optimize.optimal_gamma_empirical(Q, Rr, grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, seed=seed,
+    sim = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, seed=seed,
                                            cap=cap, behaviour=users, n_jobs=n_jobs, progress=False)
-    theory = optimize.optimal_gamma(Q, Rr, tau=tau, T=T, n0=n0, d=d, R=R, objective="mean_field",
+    theory = optimize.optimal_gamma(q=Q, r=Rr, tau=tau, T=T, n0=n0, d=d, R=R, objective="mean_field",
                                     rounds="algorithm", cap=cap, behaviour=users, grid=31,
                                     bracket=(float(grid[1]) / 4, float(grid[-1]) * 4))
     mech = gaussian.GaussianMean(NO_PRIVACY_GAMMA, tau=tau, d=d, R=R)

@@ -517,11 +517,11 @@ class GaussianMean(engine.Mechanism):
         if self.leak_method == "montecarlo" or (self.leak_method == "auto" and not np.all(nn == np.rint(nn))):
             # a Monte Carlo p_τ simulates whole datasets: real populations are rounded there
             try:
-                vals = leakage.marginal_leak_probability(nn, pairs[1], self.tau, **kwargs).p
+                vals = leakage.marginal_leak_probability(nn, pairs[1], tau=self.tau, **kwargs).p
             except ValueError:
-                vals = leakage.marginal_leak_probability(np.rint(nn), pairs[1], self.tau, **kwargs).p
+                vals = leakage.marginal_leak_probability(np.rint(nn), pairs[1], tau=self.tau, **kwargs).p
         else:
-            vals = leakage.marginal_leak_probability(nn, pairs[1], self.tau, **kwargs).p
+            vals = leakage.marginal_leak_probability(nn, pairs[1], tau=self.tau, **kwargs).p
         vals = np.broadcast_to(np.asarray(vals, float), nn.shape)
         return np.clip(vals[np.ravel(inverse)], 0.0, 1.0)
 

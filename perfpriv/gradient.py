@@ -267,7 +267,7 @@ def sigma_for_rho(rho, *, steps, clip):
     return float(out) if out.ndim == 0 else out
 
 
-def gdp_leak_probability(mu, tau):
+def gdp_leak_probability(mu, *, tau):
     """Leak probability Φ̄(τ/μ − μ/2) of a μ-Gaussian-DP record (the paper's Lemma 7 in μ).
 
     The privacy loss of a μ-GDP pair is N(μ²/2, μ²) under membership, so the
@@ -277,14 +277,14 @@ def gdp_leak_probability(mu, tau):
 
     Examples
     --------
-    >>> round(gdp_leak_probability(2.0, 0.5), 4)
+    >>> round(gdp_leak_probability(2.0, tau=0.5), 4)
     0.7734
     """
     mu = check_real("mu", mu, low=0, allow_inf=True)
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     mu_arr = np.asarray(mu, float)
     finite = np.where(np.isfinite(mu_arr), mu_arr, 0.0)
-    out = np.asarray(_release_leak_probability(finite, 1.0, tau), float)
+    out = np.asarray(_release_leak_probability(finite, 1.0, tau=tau), float)
     out = np.where(np.isposinf(mu_arr), 1.0, out)
     return float(out) if out.ndim == 0 else out
 
@@ -444,14 +444,14 @@ class GDRun:
         return (f"GDRun(d={self.theta.size}, n={self.mu.size}, sigma={self.sigma:.4g}, rho={self.rho:.4g}, "
                 f"median mu={float(np.median(self.mu)):.4g})")
 
-    def leaked(self, tau):
+    def leaked(self, *, tau):
         """Which records' Λ exceeds τ."""
         tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         return self.llr > tau
 
-    def predicted_leak(self, tau):
+    def predicted_leak(self, *, tau):
         """Each record's leak probability Φ̄(τ/μ_i − μ_i/2) from its own μ_i (individual accounting)."""
-        return gdp_leak_probability(self.mu, tau)
+        return gdp_leak_probability(self.mu, tau=tau)
 
 
 def _check_run(loss, lam, clip, steps, schedule, step_size, radius, strong_convexity):
@@ -635,15 +635,15 @@ class TranscriptCheck:
         return (f"TranscriptCheck(index={self.index}, runs={self.runs}, rho={self.rho:.4g}, "
                 f"clipped_fraction={self.clipped_fraction:.3g})")
 
-    def leak_frequency(self, tau):
+    def leak_frequency(self, *, tau):
         """Fraction of runs with Λ > τ and its binomial standard error."""
         tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         f = float(np.mean(self.llr > tau))
         return f, math.sqrt(max(f * (1 - f), 1e-300) / self.runs)
 
-    def predicted(self, tau):
+    def predicted(self, *, tau):
         """Mean over runs of Φ̄(τ/μ − μ/2) with each run's μ (the individual-accounting prediction)."""
-        return float(np.mean(gdp_leak_probability(self.mu, tau)))
+        return float(np.mean(gdp_leak_probability(self.mu, tau=tau)))
 
     def standardized(self):
         """(Λ − μ²/2)/μ of each run: standard normal when the accounting is exact."""

@@ -361,7 +361,7 @@ def _need_d(d):
 # ------------------------------------------------- exact leak probability
 
 
-def leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
+def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     """Probability that a record with deviation ``s`` leaks, P(Λ > τ | Z) (Lemma 7).
 
     ``"paper"`` (Lemma 7): with μ' = √n s/(γ(n − 1)),
@@ -420,11 +420,11 @@ def leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
 
     Examples
     --------
-    >>> round(float(leak_probability(3.0, 10, 1.0, 0.5)), 4)
+    >>> round(float(leak_probability(3.0, 10, 1.0, tau=0.5)), 4)
     0.521
-    >>> round(float(leak_probability(0.0, 10, 1.0, 0.5)), 4)
+    >>> round(float(leak_probability(0.0, 10, 1.0, tau=0.5)), 4)
     0.0
-    >>> round(float(leak_probability(3.0, 10, 1.0, 0.5, statistic="exact", d=2)), 4)
+    >>> round(float(leak_probability(3.0, 10, 1.0, tau=0.5, statistic="exact", d=2)), 4)
     0.5231
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
@@ -434,7 +434,7 @@ def leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
     return _out(_exact_leak(s, n, gamma, tau, _need_d(d)))
 
 
-def log_leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
+def log_leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     """Natural log of :func:`leak_probability`, accurate where the probability underflows.
 
     For the paper's statistic (Lemma 7) this is ``log Φ̄(τ/μ' − μ'/2)``
@@ -463,9 +463,9 @@ def log_leak_probability(s, n, gamma, tau, *, statistic="paper", d=None):
 
     Examples
     --------
-    >>> round(float(log_leak_probability(3.0, 10, 1.0, 0.5)), 4)
+    >>> round(float(log_leak_probability(3.0, 10, 1.0, tau=0.5)), 4)
     -0.652
-    >>> round(float(log_leak_probability(1.0, 1e9, 1.0, 0.02)))
+    >>> round(float(log_leak_probability(1.0, 1e9, 1.0, tau=0.02)))
     -200007
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
@@ -577,7 +577,7 @@ def renyi_divergence(s, n, gamma, alpha):
     return _out(alpha * llr_moments(s, n, gamma).mean)
 
 
-def optimal_renyi_order(s, n, gamma, tau):
+def optimal_renyi_order(s, n, gamma, *, tau):
     """Order α* = 1/2 + τ γ² (n−1)² / (n s²) = 1/2 + τ/(2a) minimizing the bound of Lemma 5.
 
     This is the unconstrained minimizer of eq. 9 in α; it is a valid Rényi
@@ -598,7 +598,7 @@ def optimal_renyi_order(s, n, gamma, tau):
 
     Examples
     --------
-    >>> round(float(optimal_renyi_order(3.0, 10, 1.0, 2.0)), 4)
+    >>> round(float(optimal_renyi_order(3.0, 10, 1.0, tau=2.0)), 4)
     2.3
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
@@ -607,7 +607,7 @@ def optimal_renyi_order(s, n, gamma, tau):
         return _out(np.where(a > 0, 0.5 + tau / (2 * np.where(a > 0, a, 1.0)), np.inf))
 
 
-def renyi_tail_bound(s, n, gamma, tau, alpha=None):
+def renyi_tail_bound(s, n, gamma, *, tau, alpha=None):
     """Rényi (Chernoff) upper bound on the leak probability P(Λ > τ | Z) (Lemmas 4-5).
 
     For an order α > 1 (Lemma 4 with Lemma 11, eq. 9):
@@ -638,9 +638,9 @@ def renyi_tail_bound(s, n, gamma, tau, alpha=None):
 
     Examples
     --------
-    >>> round(float(renyi_tail_bound(1.0, 10, 1.0, 0.5)), 4)
+    >>> round(float(renyi_tail_bound(1.0, 10, 1.0, tau=0.5)), 4)
     0.4594
-    >>> round(float(renyi_tail_bound(1.0, 10, 1.0, 0.5, alpha=3.0)), 4)
+    >>> round(float(renyi_tail_bound(1.0, 10, 1.0, tau=0.5, alpha=3.0)), 4)
     0.5328
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
@@ -975,7 +975,7 @@ def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
             Z -= Z.mean(axis=1, keepdims=True)
             s = np.sqrt(np.einsum("bij,bij->bi", Z, Z))  # (b, n)
             if statistic == "paper":
-                lp = leak_probability(s[:, :, None], n, g_sel[None, None, :], t_sel[None, None, :])
+                lp = leak_probability(s[:, :, None], n, g_sel[None, None, :], tau=t_sel[None, None, :])
             else:
                 chi2_perp = rng.chisquare(d - 1, size=s.shape) if d > 1 else np.zeros(s.shape)
                 lp = _exact_leak_given_perp(s[:, :, None], chi2_perp[:, :, None], n, d,
@@ -1056,7 +1056,7 @@ ight)
     return _out(np.where(x > 0, special.gammainc(0.5 * d, np.where(x > 0, x, 0.0)), 0.0))
 
 
-def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, statistic="paper",
+def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, statistic="paper",
                               method="auto", samples=200_000, seed=None):
     """Marginal leak probability p_τ = E_Z[P(Λ > τ | Z)] of a record (Lemma 8, eq. 11).
 
@@ -1130,7 +1130,7 @@ def marginal_leak_probability(n, gamma, tau, *, d, R, mu=None, Sigma=None, stati
 
     Examples
     --------
-    >>> res = marginal_leak_probability(100, 1.0, 0.02, d=12, R=10.0)
+    >>> res = marginal_leak_probability(100, 1.0, tau=0.02, d=12, R=10.0)
     >>> res.method, round(res.p, 4), res.se
     ('quadrature', 0.5434, 0.0)
     """

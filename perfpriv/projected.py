@@ -126,7 +126,7 @@ def _parabola(eta_norm, n, gamma, d, sigma2, tau, statistic):
     return k0, k1
 
 
-def leak_thresholds(alpha, eta_norm, gamma, tau, *, d, sigma2=1.0, statistic="paper"):
+def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="paper"):
     """θ_i of every record: record i leaks (Λ_i > τ) iff β_i > θ_i.
 
     Parameters
@@ -248,7 +248,7 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     return err.reshape(shape), leaked.reshape(shape)
 
 
-def draw_round(n, gamma, tau, *, d, sigma2=1.0, statistic="paper", seed=None):
+def draw_round(n, gamma, *, tau, d, sigma2=1.0, statistic="paper", seed=None):
     """One release of Algorithm 1 and its leak count (a batch of one, :func:`draw_rounds`).
 
     Parameters
@@ -267,7 +267,7 @@ def draw_round(n, gamma, tau, *, d, sigma2=1.0, statistic="paper", seed=None):
 
     Examples
     --------
-    >>> error, leaked = draw_round(1000, 2.0, 0.02, d=12, seed=0)
+    >>> error, leaked = draw_round(1000, 2.0, tau=0.02, d=12, seed=0)
     >>> 0 <= leaked <= 1000 and error > 0
     True
     """

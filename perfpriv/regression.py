@@ -864,7 +864,7 @@ def _exact_tail(shift_norm, sigma, tau, kappa, d):
     return np.clip(out, 0.0, 1.0)
 
 
-def leak_probability(shift_norm, sigma, tau, *, statistic="paper", kappa=None, d=None):
+def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d=None):
     """P(Λ > τ | data) of a record whose leave-one-out shift has norm ‖δ‖ (Lemma 7's form).
 
     ``"paper"``: Λ | data ~ N(μ²/2, μ²) with μ = ‖δ‖/σ, so the probability
@@ -902,7 +902,7 @@ def leak_probability(shift_norm, sigma, tau, *, statistic="paper", kappa=None, d
 
     Examples
     --------
-    >>> round(float(leak_probability(0.5, 0.25, 0.5)), 4)     # mu = 2: 1 - Phi(0.25 - 1)
+    >>> round(float(leak_probability(0.5, 0.25, tau=0.5)), 4)     # mu = 2: 1 - Phi(0.25 - 1)
     0.7734
     """
     shift_norm = check_real("shift_norm", shift_norm, low=0)
@@ -921,7 +921,7 @@ def leak_probability(shift_norm, sigma, tau, *, statistic="paper", kappa=None, d
 def _leak(shift_norm, sigma, tau, kappa, d):
     if kappa == 1.0:
         return np.asarray(leakage.leak_probability(np.asarray(shift_norm, float), 2.0,
-                                                   np.asarray(sigma, float) * math.sqrt(2.0), tau), float)
+                                                   np.asarray(sigma, float) * math.sqrt(2.0), tau=tau), float)
     return _exact_tail(shift_norm, sigma, tau, kappa, d)
 
 

@@ -199,12 +199,12 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
 
 
 @pytest.mark.parametrize("call, pattern", [
-    (lambda: leakage.leak_probability(1.0, 10, 0.0, 0.5), r"gamma must be in \(0, inf\); got 0\.0"),
+    (lambda: leakage.leak_probability(1.0, 10, 0.0, tau=0.5), r"gamma must be in \(0, inf\); got 0\.0"),
     (lambda: dynamics.growth_factor(1.0, tau=0.02, q=1.5, r=0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
-    (lambda: leakage.leak_probability(1.0, 1.5, 1.0, 0.5), r"n must be in \[2, inf\); got 1\.5"),
+    (lambda: leakage.leak_probability(1.0, 1.5, 1.0, tau=0.5), r"n must be in \[2, inf\); got 1\.5"),
     (lambda: dynamics.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=2**64, n0=100, **QUAD),
      r"T must be an integer >= 1 and at most 2\*\*63 - 1; got 18446744073709551616"),   # never the int64 maximum as a float
-    (lambda: leakage.marginal_leak_probability(10, 1.0, 0.02, d=3, R=10.0, Sigma=NOT_PD),
+    (lambda: leakage.marginal_leak_probability(10, 1.0, tau=0.02, d=3, R=10.0, Sigma=NOT_PD),
      "Sigma must be symmetric positive definite; its smallest eigenvalue is -1"),
     (lambda: gaussian.simulate(1e300, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0),
      r"gamma must be in \[1e-100, 1e\+100\]; got 1e\+300"),
@@ -216,7 +216,7 @@ def test_messages_give_the_value_received_and_the_allowed_range(call, pattern):
 
 def test_monte_carlo_refuses_datasets_too_large_to_simulate_instead_of_exhausting_memory():
     with pytest.raises(ValueError, match="n must be at most"):
-        leakage.marginal_leak_probability(1e9, 1.0, 0.02, d=3, R=1.0, method="montecarlo", seed=0)
+        leakage.marginal_leak_probability(1e9, 1.0, tau=0.02, d=3, R=1.0, method="montecarlo", seed=0)
 
 
 def test_pac_rounds_with_an_infinite_radius_constant_raises_instead_of_overflowing():

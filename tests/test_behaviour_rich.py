@@ -330,23 +330,23 @@ def test_searches_default_unchanged_and_callable_reproduces_it():
     Q, R = np.meshgrid([0.2, 0.6], [0.3, 0.7], indexing="ij")
     eps = [0.1, 0.5, 2.0, np.inf]
     kw = dict(T=20, n0=100, trials=5, seed=3, progress=False)
-    base = optimize.optimal_epsilon(Q, R, eps, **kw)
-    same = optimize.optimal_epsilon(Q, R, eps, behaviour=_leakcount_one, **kw)
+    base = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, **kw)
+    same = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, behaviour=_leakcount_one, **kw)
     np.testing.assert_array_equal(base.values, same.values)
-    mf = optimize.mean_field_optimal_epsilon(Q, R, eps, T=20, n0=100)
-    mf2 = optimize.mean_field_optimal_epsilon(Q, R, eps, T=20, n0=100, behaviour=_leakcount_one)
+    mf = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=eps, T=20, n0=100)
+    mf2 = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=eps, T=20, n0=100, behaviour=_leakcount_one)
     np.testing.assert_allclose(mf.values, mf2.values, rtol=1e-12)
     gkw = dict(tau=0.02, T=5, n0=50, d=12, R=10.0, trials=3, seed=4, progress=False)
-    g = optimize.optimal_gamma_empirical(Q, R, [0.3, 1.0], **gkw)
-    g2 = optimize.optimal_gamma_empirical(Q, R, [0.3, 1.0], behaviour=_leakcount_one, **gkw)
+    g = optimize.optimal_gamma_empirical(q=Q, r=R, gammas=[0.3, 1.0], **gkw)
+    g2 = optimize.optimal_gamma_empirical(q=Q, r=R, gammas=[0.3, 1.0], behaviour=_leakcount_one, **gkw)
     np.testing.assert_array_equal(g.values, g2.values)
     tkw = dict(tau=0.02, T=5, n0=50, d=12, R=10.0, objective="mean_field", grid=9)
-    t = optimize.optimal_gamma(Q, R, **tkw)
-    t2 = optimize.optimal_gamma(Q, R, behaviour=_leakcount_one, **tkw)
+    t = optimize.optimal_gamma(q=Q, r=R, **tkw)
+    t2 = optimize.optimal_gamma(q=Q, r=R, behaviour=_leakcount_one, **tkw)
     np.testing.assert_allclose(t.values, t2.values, rtol=1e-12)      # the objective, to rounding
     np.testing.assert_allclose(t.gamma, t2.gamma, rtol=1e-6)         # its minimizer, to the search's tolerance
     # a richer behaviour changes the answer
-    t3 = optimize.optimal_gamma(Q, R, behaviour=_leakcount_three, **tkw)
+    t3 = optimize.optimal_gamma(q=Q, r=R, behaviour=_leakcount_three, **tkw)
     assert not np.allclose(t.values, t3.values)
 
 
@@ -360,15 +360,15 @@ def _leakcount_three(q, r):
 
 def test_search_behaviour_argument_is_checked():
     with pytest.raises(TypeError, match="behaviour"):
-        optimize.optimal_epsilon(0.3, 0.6, [1.0], T=5, n0=10, behaviour=3)
+        optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, behaviour=3)
     with pytest.raises(ValueError, match="model"):
-        optimize.optimal_epsilon(0.3, 0.6, [1.0], T=5, n0=10, model="agnostic", behaviour=_leakcount_one)
+        optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, model="agnostic", behaviour=_leakcount_one)
     with pytest.raises(ValueError, match="objective"):
-        optimize.optimal_gamma(0.3, 0.6, tau=0.02, T=5, n0=50, d=12, R=10.0, behaviour=_leakcount_one)
+        optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=5, n0=50, d=12, R=10.0, behaviour=_leakcount_one)
     with pytest.raises(TypeError, match="Behaviour"):
-        optimize.mean_field_optimal_epsilon(0.3, 0.6, [1.0], T=5, n0=10, behaviour=lambda q, r: "users")
+        optimize.mean_field_optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, behaviour=lambda q, r: "users")
     with pytest.raises(ValueError, match="one cell per"):
-        optimize.mean_field_optimal_epsilon([0.3, 0.4], [0.6, 0.6], [1.0], T=5, n0=10,
+        optimize.mean_field_optimal_epsilon(q=[0.3, 0.4], r=[0.6, 0.6], epsilons=[1.0], T=5, n0=10,
                                             behaviour=lambda q, r: Memoryless(q=0.3, r=0.6))
 
 
@@ -481,7 +481,7 @@ def test_maps_and_summary_are_consistent_with_the_searches():
     fam = feedback.family("memory", 2)
     m = feedback.epsilon_map(fam, qs, rs, [0.2, 1.0], T=15, n0=100, trials=8, seed=2)
     Q, R = np.meshgrid(qs, rs, indexing="ij")
-    mf = optimize.mean_field_optimal_epsilon(Q, R, [0.2, 1.0, np.inf], T=15, n0=100, behaviour=fam)
+    mf = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=[0.2, 1.0, np.inf], T=15, n0=100, behaviour=fam)
     np.testing.assert_allclose(m.theory_none, mf.values[..., -1])
     assert np.isinf(m.levels[m.none]) and m.values.shape == (2, 2, 3)
     np.testing.assert_array_equal(m.pays_theory, np.isfinite(m.theory))

@@ -117,7 +117,7 @@ def test_figure2_numbers_are_those_of_the_library_call(book_run):
     with np.load(out / "figure2.npz") as data:
         # three cells, alone: a cell's numbers do not depend on the grid around it
         i, j = np.array([0, 5, 11]), np.array([11, 2, 7])
-        res = optimize.optimal_epsilon(data["q"][i], data["r"][j], s["epsilons"], T=s["T"], n0=s["n0"],
+        res = optimize.optimal_epsilon(q=data["q"][i], r=data["r"][j], epsilons=s["epsilons"], T=s["T"], n0=s["n0"],
                                        trials=s["trials"], model="leak", mu=s["mu"], seed=0)
         assert np.array_equal(data["values"][i, j], res.values) and np.array_equal(data["se"][i, j], res.se)
         assert np.array_equal(data["epsilon_star"][i, j], res.epsilon)
@@ -292,8 +292,8 @@ def test_a_panel_keeps_its_colour_key():
     from perfpriv import cli, experiments, optimize, plots
 
     Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
-    res = optimize.mean_field_optimal_epsilon(Q, R, [0.5, np.inf], T=5)
-    for fig in (plots.figure1(T=5, trials=2, epsilons=[0.5, np.inf]), plots.epsilon_star_map(res, [0.2, 0.6], [0.2, 0.6]),
+    res = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=[0.5, np.inf], T=5)
+    for fig in (plots.figure1(T=5, trials=2, epsilons=[0.5, np.inf]), plots.epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6]),
                 plots.figure_gamma_star(experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02, empirical=False))):
         canvas = FigureCanvasAgg(fig)
         canvas.draw()

@@ -67,7 +67,7 @@ SAME_SEED_CALLS = {
     "gaussian.simulate_agents": lambda seed: gaussian.simulate_agents(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=8, d=2,
                                                                        R=10.0, trials=2, seed=seed),
     "leakage.marginal_leak_probability[mc]": lambda seed: leakage.marginal_leak_probability(
-        [20, 50], 1.0, 0.02, d=3, R=1.5, samples=2000, seed=seed),
+        [20, 50], 1.0, tau=0.02, d=3, R=1.5, samples=2000, seed=seed),
     "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(
         [1.0, 2.0], tau=0.02, q=0.3, r=0.6, n=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed),
     "dynamics.mean_field_population[mc]": lambda seed: dynamics.mean_field_population(
@@ -119,12 +119,12 @@ def test_leak_probabilities_over_arrays_equal_one_value_at_a_time():
     s = np.array([0.0, 0.3, 1.0, 5.0])
     gam = np.array([1e-3, 0.5, 2.0, 1e3])
     for statistic in ("paper", "exact"):
-        together = leakage.leak_probability(s[:, None], 50, gam[None, :], 0.1, statistic=statistic, d=3)
+        together = leakage.leak_probability(s[:, None], 50, gam[None, :], tau=0.1, statistic=statistic, d=3)
         for i, j in np.ndindex(together.shape):
-            assert together[i, j] == leakage.leak_probability(s[i], 50, gam[j], 0.1, statistic=statistic, d=3)
-    together = leakage.marginal_leak_probability(50, gam, 0.02, d=3, R=1e3, method="quadrature").p
+            assert together[i, j] == leakage.leak_probability(s[i], 50, gam[j], tau=0.1, statistic=statistic, d=3)
+    together = leakage.marginal_leak_probability(50, gam, tau=0.02, d=3, R=1e3, method="quadrature").p
     for j, g in enumerate(gam):
-        assert together[j] == leakage.marginal_leak_probability(50, g, 0.02, d=3, R=1e3, method="quadrature").p
+        assert together[j] == leakage.marginal_leak_probability(50, g, tau=0.02, d=3, R=1e3, method="quadrature").p
 
 
 def test_gaussian_mean_field_over_a_gamma_grid_equals_each_gamma_alone():

@@ -39,7 +39,7 @@ def test_critical_gamma_makes_worst_case_growth_at_least_one_and_5_percent_less_
     assert c_at >= 1 - 1e-12
     assert c_below < 1
     # the library's Lemma 7 agrees with the written-out one
-    assert leakage.leak_probability(2 * R, n, gc, tau) == pytest.approx(worst_case_leak(n, gc, tau, R), rel=1e-9)
+    assert leakage.leak_probability(2 * R, n, gc, tau=tau) == pytest.approx(worst_case_leak(n, gc, tau, R), rel=1e-9)
 
 
 def test_critical_gamma_stable_form_equals_literal_formula():
@@ -108,7 +108,7 @@ def test_growth_factor_is_eq_13_and_broadcasts():
     gam = np.array([0.3, 1.0, 5.0])
     n = np.array([[20.0], [1000.0]])
     C = D.growth_factor(gam, tau=0.02, q=0.3, r=0.6, n=n, **D12)
-    p = leakage.marginal_leak_probability(n, gam, 0.02, d=12, R=10.0).p
+    p = leakage.marginal_leak_probability(n, gam, tau=0.02, d=12, R=10.0).p
     assert C.shape == (2, 3)
     np.testing.assert_allclose(C, 1 + 0.6 - 0.9 * p, rtol=1e-14)
     # limits: gamma -> 0 gives 1 - q (Corollary 1), gamma -> inf gives 1 + r
@@ -118,7 +118,7 @@ def test_growth_factor_is_eq_13_and_broadcasts():
 
 def test_below_two_records_leak_probability_is_one_at_one_and_linear_up_to_two():
     assert D.growth_factor(3.0, tau=0.02, q=0.3, r=0.6, n=1, **D12) == pytest.approx(0.7)
-    p2 = leakage.marginal_leak_probability(2, 3.0, 0.02, d=12, R=10.0).p
+    p2 = leakage.marginal_leak_probability(2, 3.0, tau=0.02, d=12, R=10.0).p
     for n in (1.25, 1.5, 1.999):
         p = (2 - n) + (n - 1) * p2
         assert D.growth_factor(3.0, tau=0.02, q=0.3, r=0.6, n=n, **D12) == pytest.approx(1.6 - 0.9 * p, rel=1e-13)
@@ -384,7 +384,7 @@ def test_pac_rounds_is_the_smallest_t_of_theorem_4_computed_independently():
     K = d + 2 * math.sqrt(d * math.log(2 / delta)) + 2 * math.log(2 / delta)
     M = math.sqrt(d)
     B = M * math.exp(-((R - M) ** 2) / 4)
-    p = leakage.marginal_leak_probability(n0, gam, tau, d=d, R=R, method="quadrature").p
+    p = leakage.marginal_leak_probability(n0, gam, tau=tau, d=d, R=R, method="quadrature").p
     C1 = 1 + r - (q + r) * p
     t_real = math.log((V + gam * math.sqrt(K)) ** 2 / (n0 * (eps - B) ** 2)) / math.log(C1)
     assert D.pac_rounds(gam, tau=tau, q=q, r=r, n0=n0, d=d, R=R, epsilon=eps, delta=delta,

@@ -300,7 +300,7 @@ def test_gaussian_mean_field_is_the_explicit_recursion(statistic, rounds):
     path = engine.mean_field(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=150.0, rounds=rounds)
     N, P = [n0], []
     for _ in range(T):
-        p = leakage.marginal_leak_probability(N[-1], gam, tau, d=d, R=R, statistic=statistic,
+        p = leakage.marginal_leak_probability(N[-1], gam, tau=tau, d=d, R=R, statistic=statistic,
                                               method="quadrature").p
         P.append(p)
         N.append(min(max(N[-1] * (1 + r - (q + r) * p), 1.0), 150.0))
@@ -314,7 +314,7 @@ def test_gaussian_mean_field_is_the_explicit_recursion(statistic, rounds):
 
 def test_gaussian_leak_probability_is_one_for_a_lone_user_and_linear_up_to_two():
     mech = gauss(1.0)
-    p2 = leakage.marginal_leak_probability(2, 1.0, 0.05, d=3, R=30.0).p
+    p2 = leakage.marginal_leak_probability(2, 1.0, tau=0.05, d=3, R=30.0).p
     np.testing.assert_allclose(mech.leak_probability(np.array([1.0, 1.25, 2.0, np.inf]), 1.0),
                                [1.0, 0.75 + 0.25 * p2, p2, 0.0], rtol=1e-12)
 

@@ -96,7 +96,7 @@ def test_experiments_import_no_matplotlib_and_no_private_names_of_other_modules(
 def test_leak_fractions_agree_with_lemma_8_and_are_the_keyed_runs_of_each_tau():
     gammas, taus = np.array([0.5, 2.0]), np.array([0.02, 0.3])
     sim = experiments.figure3a_simulation(60, gammas, taus, rounds=80, seed=4)
-    theory = leakage.marginal_leak_probability(60, gammas[:, None], taus[None, :], d=D, R=R).p
+    theory = leakage.marginal_leak_probability(60, gammas[:, None], tau=taus[None, :], d=D, R=R).p
     assert np.array_equal(sim.theory, theory)
     assert np.all(np.abs(sim.p - theory) <= Z * np.maximum(sim.se, 1e-3))
     # τ cell k: one engine call over the γ grid, keyed by (seed, τ_k)
@@ -109,7 +109,7 @@ def test_leak_fractions_agree_with_lemma_8_and_are_the_keyed_runs_of_each_tau():
 def test_leak_fractions_under_the_authors_conventions_use_the_exact_statistic():
     sim = experiments.figure3a_simulation(30, [1.0], [0.05], rounds=40, seed=2, conventions="authors")
     assert sim.settings["statistic"] == "exact"
-    exact = leakage.marginal_leak_probability(30, 1.0, 0.05, d=D, R=R, statistic="exact").p
+    exact = leakage.marginal_leak_probability(30, 1.0, tau=0.05, d=D, R=R, statistic="exact").p
     assert sim.theory[0, 0] == exact and abs(sim.p[0, 0] - exact) <= Z * sim.se[0, 0]
 
 
@@ -118,7 +118,7 @@ def test_leak_dispersion_counts_are_the_keyed_round_and_their_mean_is_lemma_8():
     run = engine.simulate(gaussian.GaussianMean(2.0, tau=0.02, d=D, R=R), Memoryless(q=0.0, r=0.0), T=1, n0=200,
                           trials=300, seed=_random.cell_key(6, 2.0, 0.02, 200))
     assert np.array_equal(res.counts, run.leaked[:, 0])
-    p = leakage.marginal_leak_probability(200, 2.0, 0.02, d=D, R=R).p
+    p = leakage.marginal_leak_probability(200, 2.0, tau=0.02, d=D, R=R).p
     se = res.counts.std(ddof=1) / math.sqrt(300)
     assert abs(res.mean - 200 * p) <= Z * se
     assert res.binomial_variance == pytest.approx(200 * (res.mean / 200) * (1 - res.mean / 200), rel=1e-12)
@@ -189,7 +189,7 @@ def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
     kw = dict(tau=0.02, T=6, n0=80, trials=4, seed=2)
     chk = experiments.lemma9_check(qs=(0.1, 0.3), rs=(0.6, 0.9), gammas=(0.5, 2.0), **kw)
     assert np.all(chk.growth > 1) and chk.cases.shape == (chk.bound.size, 3)
-    emp = optimize.optimal_gamma_empirical(np.array([[0.1], [0.3]]), np.array([0.6, 0.9]), [0.5, 2.0], d=D, R=R,
+    emp = optimize.optimal_gamma_empirical(q=np.array([[0.1], [0.3]]), r=np.array([0.6, 0.9]), gammas=[0.5, 2.0], d=D, R=R,
                                            cap=20000, **kw)
     for (q, r, g), sim, bound, shifted, c1 in zip(chk.cases, chk.simulated, chk.bound, chk.shifted, chk.growth):
         i, j, k = [0.1, 0.3].index(q), [0.6, 0.9].index(r), [0.5, 2.0].index(g)
@@ -202,9 +202,9 @@ def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
 
 def test_horizon_curves_hold_the_library_optima():
     h = experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 1.0, 2.0], T=5, n0=80, trials=4, seed=1)
-    assert h.gamma_bound == optimize.optimal_gamma(0.3, 0.6, tau=0.02, T=5, n0=80, d=D, R=R).gamma
+    assert h.gamma_bound == optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=5, n0=80, d=D, R=R).gamma
     assert h.gamma_mean_field == h.fine[np.argmin(h.mean_field)]
-    emp = optimize.optimal_gamma_empirical(0.3, 0.6, [0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
+    emp = optimize.optimal_gamma_empirical(q=0.3, r=0.6, gammas=[0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
                                            seed=1)
     assert np.array_equal(h.simulated, emp.values) and h.gamma_empirical == emp.gamma
     assert h.gamma_c == dynamics.critical_gamma(q=0.3, r=0.6, tau=0.02, n=80, R=R)
@@ -220,15 +220,15 @@ QS, RS = np.array([0.2, 0.6]), np.array([0.3, 0.5, 0.8])
 def test_gamma_star_map_is_the_argmin_of_the_search_and_the_theory_of_optimize():
     m = experiments.gamma_star_map(QS, RS, **GSM)
     Q, Rr = np.meshgrid(QS, RS, indexing="ij")
-    emp = optimize.optimal_gamma_empirical(Q, Rr, GSM["gammas"], d=D, R=R, cap=20000,
+    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=GSM["gammas"], d=D, R=R, cap=20000,
                                            **{k: v for k, v in GSM.items() if k != "gammas"})
     assert np.array_equal(m.values, emp.values) and np.array_equal(m.se, emp.se)
     assert np.array_equal(m.empirical, emp.gamma)
     th = dict(tau=0.05, T=5, n0=40, d=D, R=R)
-    assert np.array_equal(m.bound, optimize.optimal_gamma(Q, Rr, objective="bound", **th).gamma)
-    assert np.array_equal(m.constrained, optimize.optimal_gamma(Q, Rr, constrained=True, **th).gamma,
+    assert np.array_equal(m.bound, optimize.optimal_gamma(q=Q, r=Rr, objective="bound", **th).gamma)
+    assert np.array_equal(m.constrained, optimize.optimal_gamma(q=Q, r=Rr, constrained=True, **th).gamma,
                           equal_nan=True)
-    assert np.array_equal(m.mean_field, optimize.optimal_gamma(Q, Rr, objective="mean_field", cap=20000,
+    assert np.array_equal(m.mean_field, optimize.optimal_gamma(q=Q, r=Rr, objective="mean_field", cap=20000,
                                                               rounds="algorithm", **th).gamma)
 
 
@@ -314,7 +314,7 @@ def test_pac_coverage_is_the_quantile_rule_on_the_keyed_run():
 def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field():
     eps = np.array([0.5, 2.0, np.inf])
     f = experiments.final_error_curve(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, seed=3)
-    res = optimize.optimal_epsilon(0.1, 0.9, eps, T=15, n0=2000, trials=200, mu=(0.0, 1.0), seed=3)
+    res = optimize.optimal_epsilon(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, mu=(0.0, 1.0), seed=3)
     assert np.array_equal(f.mean, res.values) and f.epsilon_star == res.epsilon
     assert np.array_equal(f.theory, bernoulli.mean_field_error(f.fine, q=0.1, r=0.9, T=15, n0=2000)[..., -1])
     mf = bernoulli.mean_field_error(eps, q=0.1, r=0.9, T=15, n0=2000)[..., -1]
@@ -371,7 +371,7 @@ def test_gain_map_cells_are_the_optimizers_results():
     m = experiments.gain_map([0.3, 0.6], [0.4, 0.7], T=6, n0=60)
     for i, q in enumerate((0.3, 0.6)):
         for j, r in enumerate((0.4, 0.7)):
-            res = optimize.optimal_epsilon_schedule(q, r, T=6, n0=60)
+            res = optimize.optimal_epsilon_schedule(q=q, r=r, T=6, n0=60)
             assert (m.gain[i, j], m.constant[i, j], m.first[i, j], m.last[i, j]) == \
                 (res.gain, res.constant, res.epsilon[0], res.epsilon[-1])
     assert np.isnan(m.tau)

@@ -81,8 +81,8 @@ def test_paper_leak_probability_matches_mpmath_over_the_extremes(gamma):
     <= 1e-12 everywhere (including where the probability underflows to 0)."""
     for tau, n, s in itertools.product(TAUS, NS, SS):
         ref_log = _ref_paper(s, n, gamma, tau)
-        got_log = leakage.log_leak_probability(s, n, gamma, tau)
-        got = leakage.leak_probability(s, n, gamma, tau)
+        got_log = leakage.log_leak_probability(s, n, gamma, tau=tau)
+        got = leakage.leak_probability(s, n, gamma, tau=tau)
         assert math.isfinite(got_log) and got_log <= 0.0
         assert abs(got_log - float(ref_log)) <= 1e-12 * max(1.0, abs(float(ref_log))), (s, n, gamma, tau)
         ref = mp.exp(ref_log)
@@ -94,24 +94,24 @@ def test_paper_leak_probability_matches_mpmath_over_the_extremes(gamma):
 
 def test_paper_leak_probability_keeps_relative_accuracy_deep_in_the_representable_tail():
     # τ/μ' − μ'/2 ≈ 29.7: P ≈ 1e-194, where 1 − Φ would have returned 0
-    got = leakage.leak_probability(1.0, 10, 1.0, 10.5)
+    got = leakage.leak_probability(1.0, 10, 1.0, tau=10.5)
     ref = mp.exp(_ref_paper(1.0, 10, 1.0, 10.5))
     assert 1e-200 < got < 1e-185 and _rel(got, ref) <= 1e-12
 
 
 def test_log_leak_probability_far_below_the_smallest_double():
     # n = 1e9, s = 1, γ = 1, τ = 0.02: probability ~ 10^{-86863}
-    got = leakage.log_leak_probability(1.0, 1e9, 1.0, 0.02)
+    got = leakage.log_leak_probability(1.0, 1e9, 1.0, tau=0.02)
     assert got == pytest.approx(float(_ref_paper(1.0, 1e9, 1.0, 0.02)), rel=1e-13)
-    assert leakage.leak_probability(1.0, 1e9, 1.0, 0.02) == 0.0
-    assert leakage.log_leak_probability(0.0, 10, 1.0, 0.5) == -np.inf
+    assert leakage.leak_probability(1.0, 1e9, 1.0, tau=0.02) == 0.0
+    assert leakage.log_leak_probability(0.0, 10, 1.0, tau=0.5) == -np.inf
 
 
 def test_paper_leak_probability_limits_in_gamma_and_overflowing_ratios():
-    assert leakage.leak_probability(1.0, 10, 1e-300, 0.5) == 1.0  # s/γ overflows: μ' = inf
-    assert leakage.leak_probability(1e300, 10, 1e-300, 0.5) == 1.0
-    assert leakage.leak_probability(1e-300, 10, 1e300, 0.5) == 0.0
-    assert leakage.leak_probability(1.0, 10, 1.0, 1e308) == 0.0
+    assert leakage.leak_probability(1.0, 10, 1e-300, tau=0.5) == 1.0  # s/γ overflows: μ' = inf
+    assert leakage.leak_probability(1e300, 10, 1e-300, tau=0.5) == 1.0
+    assert leakage.leak_probability(1e-300, 10, 1e300, tau=0.5) == 0.0
+    assert leakage.leak_probability(1.0, 10, 1.0, tau=1e308) == 0.0
     assert leakage.gdp_mu(1e300, 10, 1e-300) == np.inf
     assert leakage.worst_case_gdp_mu(10, 1e-300, 1e300) == np.inf
     assert leakage.threshold_for_fpr(1e300, 0.05) == -np.inf
@@ -129,12 +129,12 @@ EXACT_CASES = [  # (s, n, gamma, tau) spanning λ = n s²/γ² from 1e-16 to 1e2
 @pytest.mark.parametrize("d", [1, 3])
 @pytest.mark.parametrize("s, n, gamma, tau", EXACT_CASES)
 def test_exact_leak_probability_matches_mpmath(s, n, gamma, tau, d):
-    got = leakage.leak_probability(s, n, gamma, tau, statistic="exact", d=d)
+    got = leakage.leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d)
     ref = _ref_exact(s, n, gamma, tau, d)
     assert 0.0 <= got <= 1.0
     if ref > TINY:
         assert _rel(got, ref) <= 1e-9, (got, ref)
-        assert leakage.log_leak_probability(s, n, gamma, tau, statistic="exact", d=d) == pytest.approx(
+        assert leakage.log_leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d) == pytest.approx(
             float(mp.log(ref)), rel=1e-9, abs=1e-12)
     else:
         assert got < 1e-290
@@ -148,7 +148,7 @@ def test_exact_leak_probability_beyond_the_noncentral_chi2_routine():
         # τ placing x − λ = z·√(4λ) (the bulk of W is λ ± 2√λ)
         c = 1.5 * math.log1p(1 / (n - 1))
         tau = c + (lam_scale / (n - 1) - z * 2 * math.sqrt(lam_scale)) / (2 * n)
-        got = leakage.leak_probability(1.0, n, gamma, tau, statistic="exact", d=3)
+        got = leakage.leak_probability(1.0, n, gamma, tau=tau, statistic="exact", d=3)
         ref = _ref_exact(1.0, n, gamma, tau, 3)
         # x − λ = 2n(c − τ) + λ/(n − 1) cancels two terms of size ~λ/n: one ulp of τ or
         # of λ moves it by ~λ·1e-16/n against the scale √λ. Up to λ = 1e14 that is a
@@ -159,7 +159,7 @@ def test_exact_leak_probability_beyond_the_noncentral_chi2_routine():
 
 def test_exact_leak_probability_when_s_over_gamma_or_tau_overflow():
     def p(s, n, gamma, tau):
-        return leakage.leak_probability(s, n, gamma, tau, statistic="exact", d=3)
+        return leakage.leak_probability(s, n, gamma, tau=tau, statistic="exact", d=3)
 
     assert p(1.0, 1e9, 1.0, 1e300) == 0.0           # 2n(c − τ) = −inf: no leak
     assert p(1.0, 10, 1.0, 1.7e308) == 0.0
@@ -214,7 +214,7 @@ MARGINAL_CASES = [  # (n, gamma, tau)
 @pytest.mark.parametrize("n, gamma, tau", MARGINAL_CASES)
 def test_marginal_leak_probability_quadrature_matches_mpmath(n, gamma, tau):
     d = 4
-    got = leakage.marginal_leak_probability(n, gamma, tau, d=d, R=1e3, method="quadrature").p
+    got = leakage.marginal_leak_probability(n, gamma, tau=tau, d=d, R=1e3, method="quadrature").p
     ref = _ref_marginal_paper(n, gamma, tau, d)
     assert 0.0 <= got <= 1.0
     assert abs(got - float(ref)) <= 1e-10 * float(ref) + 1e-15, (got, ref)
@@ -223,7 +223,7 @@ def test_marginal_leak_probability_quadrature_matches_mpmath(n, gamma, tau):
 @pytest.mark.parametrize("n, gamma, tau", [(1000, 0.05, 0.02), (1e9, 1e-4, 0.02), (3, 1e4, 0.05),
                                           (2, 1e8, 0.1)])
 def test_marginal_exact_statistic_quadrature_matches_mpmath_in_one_dimension(n, gamma, tau):
-    got = leakage.marginal_leak_probability(n, gamma, tau, d=1, R=1e3, statistic="exact",
+    got = leakage.marginal_leak_probability(n, gamma, tau=tau, d=1, R=1e3, statistic="exact",
                                             method="quadrature").p
     ref = _ref_marginal_exact_d1(n, gamma, tau)
     assert abs(got - float(ref)) <= 1e-10 * float(ref) + 1e-15, (got, ref)
@@ -231,24 +231,24 @@ def test_marginal_exact_statistic_quadrature_matches_mpmath_in_one_dimension(n, 
 
 def test_marginal_leak_probability_degenerate_noise_scales_are_their_limits():
     kw = dict(d=3, R=1e3, method="quadrature")
-    assert leakage.marginal_leak_probability(100, 1e-300, 0.02, **kw).p == 1.0
-    assert leakage.marginal_leak_probability(100, 1e300, 0.02, **kw).p == 0.0
-    assert leakage.marginal_leak_probability(100, 1.0, 1e308, **kw).p == 0.0
+    assert leakage.marginal_leak_probability(100, 1e-300, tau=0.02, **kw).p == 1.0
+    assert leakage.marginal_leak_probability(100, 1e300, tau=0.02, **kw).p == 0.0
+    assert leakage.marginal_leak_probability(100, 1.0, tau=1e308, **kw).p == 0.0
     # exact statistic as γ → ∞: F_{χ²_d}(2n(c − τ)) (only the variance change leaks)
     n, d, tau = 3, 3, 0.05
     c = 0.5 * d * math.log(n / (n - 1))
     limit = float(mp.gammainc(d / 2, 0, n * (c - tau), regularized=True))
-    got = leakage.marginal_leak_probability(n, 1e300, tau, d=d, R=1e3, statistic="exact",
+    got = leakage.marginal_leak_probability(n, 1e300, tau=tau, d=d, R=1e3, statistic="exact",
                                             method="quadrature").p
     assert got == pytest.approx(limit, rel=1e-10)
 
 
 def test_auto_method_at_populations_too_large_to_simulate_uses_quadrature():
     # d = 12, R = 10: clipping bound n P(‖z‖ > R) exceeds 1e-6 from n ~ 1e9 on
-    res = leakage.marginal_leak_probability(1e12, 1.0, 0.02, d=12, R=10.0)
+    res = leakage.marginal_leak_probability(1e12, 1.0, tau=0.02, d=12, R=10.0)
     assert res.method == "quadrature" and 0.0 <= res.p < 1e-6
     with pytest.raises(ValueError, match="n must be at most"):
-        leakage.marginal_leak_probability(1e12, 1.0, 0.02, d=12, R=10.0, method="montecarlo")
+        leakage.marginal_leak_probability(1e12, 1.0, tau=0.02, d=12, R=10.0, method="montecarlo")
 
 
 # ------------------------------------------------------------ long horizons
@@ -261,7 +261,7 @@ QUAD = dict(d=12, R=1e3, method="quadrature")  # R large: clipping negligible at
                                          (0.5, 0.5, 0.118)])
 def test_cumulative_error_bound_over_a_long_horizon_matches_the_exact_geometric_sum(q, r, gamma):
     got = dynamics.cumulative_error_bound(gamma, tau=0.02, q=q, r=r, T=T_LONG, n0=1000, **QUAD)
-    p = leakage.marginal_leak_probability(1000, gamma, 0.02, **QUAD).p
+    p = leakage.marginal_leak_probability(1000, gamma, tau=0.02, **QUAD).p
     C = 1 + mp.mpf(r) - (mp.mpf(q) + mp.mpf(r)) * mp.mpf(p)
     num = (mp.mpf(gamma) ** 2 * 12 + 12) / 1000
     ref = num * (T_LONG if C == 1 else (1 - C ** (-T_LONG)) / (C - 1)) if C > 0 else mp.inf

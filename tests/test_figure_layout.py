@@ -89,7 +89,7 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
 
 
 def _schedule_figure():
-    best = optimize.optimal_schedule(0.3, 0.6, tau=0.02, T=6, n0=200, d=12, R=10.0, starts="constant", polish=0)
+    best = optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10.0, starts="constant", polish=0)
     return plots.figure_schedules({"optimal": best}, title="test")
 
 
@@ -108,12 +108,12 @@ FIGURES = {
     "figure3a": lambda: plots.figure3a(rounds=3, taus=[0.05, 0.5]),
     "roc_figure": lambda: plots.roc_figure([0.5, 1.0, 2.0]),
     "outlier_figure": lambda: plots.outlier_figure(np.random.default_rng(0).gamma(3, 1, 300),
-                                                   np.random.default_rng(1).random(300) < 0.3, 100, 1.0, 0.3),
+                                                   np.random.default_rng(1).random(300) < 0.3, 100, 1.0, tau=0.3),
     "statistic_figure": lambda: plots.statistic_figure(np.geomspace(0.3, 10, 8),
                                                        populations={"paper": np.full((2, 6), 100.0),
                                                                     "exact": np.full((2, 6), 90.0)},
                                                        run_gamma=2.0, q=0.3, r=0.6),
-    "llr_law_figure": lambda: plots.llr_law_figure(3.5, 100, 1.0, 0.3),
+    "llr_law_figure": lambda: plots.llr_law_figure(3.5, 100, 1.0, tau=0.3),
     "figure3bc": lambda: plots.figure3bc(trials=2, gammas=[0.5, 5.0], n0=200),
     "figure_theorem3": lambda: plots.figure_theorem3([experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6,
                                                                                  sizes=(2, 100), trials=20)] * 3),
@@ -202,7 +202,7 @@ FIGURES_CH09 = {
         regression.published_privacy(np.geomspace(0.2, 20, 3), tau=0.02, n=100, d=3, records=200, seed=4)),
     "figure_gd_utility": lambda: plots.figure_gd_utility(
         [gradient.utility_check([2.0, 20.0], loss="squared", n=30, d=2, steps=5, runs=10, seed=5)]),
-    "figure_individual_privacy": lambda: plots.figure_individual_privacy(_gd_run(), 0.02),
+    "figure_individual_privacy": lambda: plots.figure_individual_privacy(_gd_run(), tau=0.02),
     "figure_transcript_checks": lambda: plots.figure_transcript_checks(_transcripts(), ["clipped", "driven"],
                                                                         tau=0.02),
     "figure_long_run_utility": lambda: plots.figure_long_run_utility(gradient.long_run_utility(

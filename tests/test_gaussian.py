@@ -116,7 +116,7 @@ def test_clip_probability_is_exact_when_isotropic_and_an_upper_bound_otherwise()
 def test_lemma8_expected_next_population(statistic):
     n0, gamma, tau, q, r = 60, 0.8, 0.05, 0.4, 0.3
     run = G.simulate(gamma, tau=tau, q=q, r=r, T=1, n0=n0, d=3, R=50.0, trials=4000, statistic=statistic, seed=7)
-    p = L.marginal_leak_probability(n0, gamma, tau, d=3, R=50.0, statistic=statistic)
+    p = L.marginal_leak_probability(n0, gamma, tau=tau, d=3, R=50.0, statistic=statistic)
     assert p.method == "quadrature"
     n1 = run.population[:, 1]
     assert abs(n1.mean() - n0 * (1 + r - (q + r) * p.p)) < Z_TOL * n1.std() / np.sqrt(n1.size)
@@ -127,7 +127,7 @@ def test_lemma8_expected_next_population(statistic):
 def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
     n0, gamma, tau, q, r, R = 40, 0.5, 0.05, 0.5, 0.2, 1.0
     run = G.simulate(gamma, tau=tau, q=q, r=r, T=1, n0=n0, d=3, R=R, mu=[0.5, 0, 0], trials=4000, seed=8)
-    p = L.marginal_leak_probability(n0, gamma, tau, d=3, R=R, mu=[0.5, 0, 0], samples=40_000, seed=9)
+    p = L.marginal_leak_probability(n0, gamma, tau=tau, d=3, R=R, mu=[0.5, 0, 0], samples=40_000, seed=9)
     assert p.method == "montecarlo"
     n1 = run.population[:, 1]
     se = np.hypot(n1.std() / np.sqrt(n1.size), n0 * (q + r) * p.se)

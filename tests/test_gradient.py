@@ -111,8 +111,8 @@ def test_llr_is_exactly_gaussian_when_every_gradient_of_the_record_is_clipped():
     z = chk.standardized()
     assert stats.kstest(z, "norm").pvalue > 1e-3
     for tau in (0.02, 0.3, 1.0):
-        freq, se = chk.leak_frequency(tau)
-        assert abs(freq - GD.gdp_leak_probability(mu, tau)) < Z_TOL * se
+        freq, se = chk.leak_frequency(tau=tau)
+        assert abs(freq - GD.gdp_leak_probability(mu, tau=tau)) < Z_TOL * se
         assert Z_TOL * se < 0.05 * freq                          # resolves a 5% error
 
 
@@ -128,8 +128,8 @@ def test_gaussian_accounting_is_close_when_the_path_barely_depends_on_the_noise(
     chk = GD.simulate_transcripts(X, y, index=0, runs=3000, loss="logistic", lam=1.0, clip=2.0, steps=20,
                                   rho=0.1, step_size=2.0 / 1024, seed=2)
     assert chk.clipped_fraction == 0.0 and chk.mu.std() > 0
-    freq, se = chk.leak_frequency(0.02)
-    assert abs(freq - chk.predicted(0.02)) < 0.02 and se < 0.01
+    freq, se = chk.leak_frequency(tau=0.02)
+    assert abs(freq - chk.predicted(tau=0.02)) < 0.02 and se < 0.01
 
 
 def test_gaussian_accounting_is_off_when_the_noise_drives_the_path():
@@ -139,13 +139,13 @@ def test_gaussian_accounting_is_off_when_the_noise_drives_the_path():
     chk = GD.simulate_transcripts(X, y, index=0, runs=20_000, loss="logistic", lam=1.0, clip=2.0, steps=20,
                                   rho=0.1, step_size=2.0 / 20, seed=2)
     assert chk.clipped_fraction == 0.0
-    freq, se = chk.leak_frequency(0.02)
-    assert freq - chk.predicted(0.02) > 0.05 + Z_TOL * se
+    freq, se = chk.leak_frequency(tau=0.02)
+    assert freq - chk.predicted(tau=0.02) > 0.05 + Z_TOL * se
 
 
 def test_gdp_leak_probability_is_lemma_7():
     mu = np.array([0.0, 0.1, 1.0, 3.0, np.inf])
-    out = GD.gdp_leak_probability(mu, 0.2)
+    out = GD.gdp_leak_probability(mu, tau=0.2)
     np.testing.assert_allclose(out[1:4], stats.norm.sf(0.2 / mu[1:4] - mu[1:4] / 2), rtol=1e-12)
     assert out[0] == 0.0 and out[-1] == 1.0
 
@@ -300,6 +300,6 @@ def test_figures_of_private_gd_draw():
                                   step_size=0.02, seed=1)
     util = GD.utility_check([1.0, 10.0], runs=20, seed=0)
     lr = GD.long_run_utility([0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=30, trials=2, cap=100, seed=0)
-    for fig in (plots.figure_individual_privacy(run, 0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
+    for fig in (plots.figure_individual_privacy(run, tau=0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
                 plots.figure_gd_utility([util]), plots.figure_long_run_utility(lr)):
         assert isinstance(fig, Figure)

@@ -133,7 +133,7 @@ def test_leak_fraction_of_a_release_is_the_exact_marginal_leak_probability(draw,
     # E[K/N] = p_τ (Lemma 8), with p_τ from the quadrature (exact to ~1e-10); a 2% resolution
     n, d, tau = 40, 12, 0.02
     _, lf = _releases(draw, gamma, n, d, tau, statistic, rounds=10, trials=200, seed=8)
-    p = leakage.marginal_leak_probability(n, gamma, tau, d=d, R=1e3, statistic=statistic, method="quadrature").p
+    p = leakage.marginal_leak_probability(n, gamma, tau=tau, d=d, R=1e3, statistic=statistic, method="quadrature").p
     se = lf.std() / math.sqrt(lf.size)
     assert Z * se <= 0.02 * p
     assert abs(lf.mean() - p) < Z * se
@@ -147,7 +147,7 @@ def test_records_draw_with_a_covariance_and_a_mean_is_lemma_3_and_exact_p():
     truth = gaussian.mahalanobis_error(gamma, n, Sigma)
     assert abs(err.mean() - truth) < Z * err.std() / math.sqrt(err.size) <= 0.05 * truth  # 5% resolution
     # p_τ for a non-isotropic Σ: Monte Carlo of whole datasets (its own standard error)
-    p = leakage.marginal_leak_probability(n, gamma, tau, d=3, R=1e3, mu=mu, Sigma=Sigma, samples=400_000, seed=10)
+    p = leakage.marginal_leak_probability(n, gamma, tau=tau, d=3, R=1e3, mu=mu, Sigma=Sigma, samples=400_000, seed=10)
     assert abs(lf.mean() - p.p) < Z * math.hypot(lf.std() / math.sqrt(lf.size), p.se)
 
 
@@ -159,7 +159,7 @@ def test_agent_reference_mean_error_and_leak_fraction_are_exact(statistic):
                                    statistic=statistic, seed=11)
     err, lf = run.sq_error.ravel(), run.leak_fraction.ravel()
     assert abs(err.mean() - gaussian.mahalanobis_error(gamma, n, d=d)) < Z * err.std() / math.sqrt(err.size)
-    p = leakage.marginal_leak_probability(n, gamma, tau, d=d, R=1e3, statistic=statistic, method="quadrature").p
+    p = leakage.marginal_leak_probability(n, gamma, tau=tau, d=d, R=1e3, statistic=statistic, method="quadrature").p
     assert abs(lf.mean() - p) < Z * lf.std() / math.sqrt(lf.size)
 
 

@@ -85,7 +85,7 @@ def test_leak_probability_matches_the_empirical_tail_of_llr(statistic):
     assert abs(lam.mean() - m.mean) < Z_TOL * lam.std() / np.sqrt(lam.size)
     assert abs(lam.var() - m.var) < Z_TOL * m.var * np.sqrt(2.0 / lam.size) * 2
     for tau in (0.05, 0.3, 1.0):
-        p = L.leak_probability(s, 7, gamma, tau, statistic=statistic, d=3)
+        p = L.leak_probability(s, 7, gamma, tau=tau, statistic=statistic, d=3)
         emp = np.mean(lam > tau)
         assert abs(emp - p) < Z_TOL * np.sqrt(p * (1 - p) / lam.size) + 1e-12
 
@@ -101,7 +101,7 @@ def test_exact_leak_probability_matches_vectorized_monte_carlo_over_many_setting
         lam = (0.5 * d * np.log(n / (n - 1)) - n * (eta**2).sum(1) / (2 * gamma**2)
                + (n - 1) * ((eta + delta) ** 2).sum(1) / (2 * gamma**2))
         emp = np.mean(lam > tau)
-        p = L.leak_probability(s, n, gamma, tau, statistic="exact", d=d)
+        p = L.leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d)
         assert abs(emp - p) < Z_TOL * np.sqrt(max(p * (1 - p), 1e-6) / lam.size), (n, d, s, emp, p)
 
 
@@ -109,24 +109,24 @@ def test_leak_probability_stays_accurate_far_in_the_tail():
     # arg = τ/μ' − μ'/2 large: ndtr keeps relative accuracy where 1 − Φ would be 0
     s, n, gamma, tau = 0.5, 100, 1.0, 1.0  # arg ≈ 19.8, p ≈ 1e-87
     mu = L.gdp_mu(s, n, gamma)
-    p = L.leak_probability(s, n, gamma, tau)
+    p = L.leak_probability(s, n, gamma, tau=tau)
     assert p > 0
     assert np.log(p) == pytest.approx(stats.norm.logsf(tau / mu - mu / 2), rel=1e-10)
 
 
 def test_record_at_the_mean_never_leaks_under_the_paper_statistic_but_can_under_the_exact_one():
-    assert L.leak_probability(0.0, 50, 1.0, 0.01) == 0.0
+    assert L.leak_probability(0.0, 50, 1.0, tau=0.01) == 0.0
     n, d, tau = 20, 12, 0.01
     c = 6 * np.log(20 / 19)
     assert c > tau
-    p = L.leak_probability(0.0, n, 1.0, tau, statistic="exact", d=d)
+    p = L.leak_probability(0.0, n, 1.0, tau=tau, statistic="exact", d=d)
     assert p == pytest.approx(stats.chi2.cdf(2 * n * (c - tau), d), rel=1e-10)
-    assert L.leak_probability(0.0, 1000, 1.0, 0.01, statistic="exact", d=d) == 0.0  # τ > c
+    assert L.leak_probability(0.0, 1000, 1.0, tau=0.01, statistic="exact", d=d) == 0.0  # τ > c
 
 
 def test_leak_probability_broadcasts_and_increases_with_the_deviation():
     s = np.linspace(0, 5, 11)
-    p = L.leak_probability(s[:, None], 30, np.array([0.5, 1.0, 2.0]), 0.1)
+    p = L.leak_probability(s[:, None], 30, np.array([0.5, 1.0, 2.0]), tau=0.1)
     assert p.shape == (11, 3)
     assert np.all(np.diff(p, axis=0) >= 0) and np.all(np.diff(p, axis=1) <= 0)
 
@@ -151,31 +151,31 @@ def test_renyi_tail_bound_is_at_least_the_exact_tail_for_every_valid_order():
     n = np.array([5, 100])[None, :, None, None]
     gamma = np.array([0.3, 1.0])[None, None, :, None]
     tau = np.array([0.01, 0.2, 2.0])[None, None, None, :]
-    exact = L.leak_probability(s, n, gamma, tau)
+    exact = L.leak_probability(s, n, gamma, tau=tau)
     for alpha in [1.001, 1.1, 1.5, 2, 3, 10, 100]:
-        assert np.all(L.renyi_tail_bound(s, n, gamma, tau, alpha=alpha) >= exact - 1e-15)
-    assert np.all(L.renyi_tail_bound(s, n, gamma, tau) >= exact - 1e-15)
+        assert np.all(L.renyi_tail_bound(s, n, gamma, tau=tau, alpha=alpha) >= exact - 1e-15)
+    assert np.all(L.renyi_tail_bound(s, n, gamma, tau=tau) >= exact - 1e-15)
 
 
 def test_optimal_order_gives_eq10_and_minimizes_the_bound():
     s, n, gamma, tau = 1.0, 10, 1.0, 0.5
     a = L.llr_moments(s, n, gamma).mean
-    alpha_star = L.optimal_renyi_order(s, n, gamma, tau)
+    alpha_star = L.optimal_renyi_order(s, n, gamma, tau=tau)
     assert alpha_star == pytest.approx(0.5 + tau * gamma**2 * (n - 1) ** 2 / (n * s**2))
-    best = L.renyi_tail_bound(s, n, gamma, tau)
+    best = L.renyi_tail_bound(s, n, gamma, tau=tau)
     assert best == pytest.approx(np.exp(-((tau - a) ** 2) / (4 * a)))
-    assert best == pytest.approx(L.renyi_tail_bound(s, n, gamma, tau, alpha=alpha_star))
+    assert best == pytest.approx(L.renyi_tail_bound(s, n, gamma, tau=tau, alpha=alpha_star))
     grid = np.linspace(1.0001, 50, 2000)
-    assert np.all(L.renyi_tail_bound(s, n, gamma, tau, alpha=grid) >= best - 1e-12)
+    assert np.all(L.renyi_tail_bound(s, n, gamma, tau=tau, alpha=grid) >= best - 1e-12)
 
 
 def test_optimized_bound_is_one_where_it_does_not_apply_and_zero_at_the_mean():
     s, n, gamma = 5.0, 10, 0.5  # a ≈ 0.62
     a = L.llr_moments(s, n, gamma).mean
-    assert L.renyi_tail_bound(s, n, gamma, a * 0.9) == 1.0
-    assert L.optimal_renyi_order(s, n, gamma, a * 0.9) <= 1
-    assert L.renyi_tail_bound(0.0, n, gamma, 0.1) == 0.0
-    assert L.optimal_renyi_order(0.0, n, gamma, 0.1) == np.inf
+    assert L.renyi_tail_bound(s, n, gamma, tau=a * 0.9) == 1.0
+    assert L.optimal_renyi_order(s, n, gamma, tau=a * 0.9) <= 1
+    assert L.renyi_tail_bound(0.0, n, gamma, tau=0.1) == 0.0
+    assert L.optimal_renyi_order(0.0, n, gamma, tau=0.1) == np.inf
 
 
 # --------------------------------------------------------------- Gaussian DP
@@ -221,7 +221,7 @@ def test_roc_curve_is_the_power_of_the_gdp_pair_and_of_the_membership_test():
     m = L.gdp_mu(s, n, gamma)
     tau = L.threshold_for_fpr(m, 0.05)
     assert tau > 0
-    assert L.leak_probability(s, n, gamma, tau) == pytest.approx(L.roc_curve(m, 0.05), rel=1e-12)
+    assert L.leak_probability(s, n, gamma, tau=tau) == pytest.approx(L.roc_curve(m, 0.05), rel=1e-12)
     assert L.roc_curve(0.0, 0.3) == pytest.approx(0.3)
 
 
@@ -241,7 +241,7 @@ def test_worst_case_gdp_mu_is_attained_by_an_antipodal_dataset_and_bounds_random
 def _chi_integral(n, gamma, tau, d, statistic):
     """p_τ by adaptive quadrature of Lemma 7 over the χ_d law of s (independent of L._quadrature)."""
     scale = np.sqrt((n - 1) / n)
-    f = lambda v: L.leak_probability(scale * v, n, gamma, tau, statistic=statistic, d=d) * stats.chi.pdf(v, d)
+    f = lambda v: L.leak_probability(scale * v, n, gamma, tau=tau, statistic=statistic, d=d) * stats.chi.pdf(v, d)
     edges = np.linspace(stats.chi.ppf(1e-14, d), stats.chi.isf(1e-14, d), 25)
     return sum(integrate.quad(f, a, b, epsabs=1e-13, epsrel=1e-11)[0] for a, b in zip(edges[:-1], edges[1:]))
 
@@ -250,7 +250,7 @@ def _chi_integral(n, gamma, tau, d, statistic):
 @pytest.mark.parametrize("n, d, gamma, tau", [(2, 1, 0.3, 0.01), (20, 12, 1.0, 0.01), (1000, 12, 0.5, 0.02),
                                               (20000, 3, 0.05, 0.2), (7, 2, 5.0, 1.0)])
 def test_quadrature_equals_direct_integration_of_lemma_7(statistic, n, d, gamma, tau):
-    got = L.marginal_leak_probability(n, gamma, tau, d=d, R=1e3, statistic=statistic, method="quadrature")
+    got = L.marginal_leak_probability(n, gamma, tau=tau, d=d, R=1e3, statistic=statistic, method="quadrature")
     assert got.se == 0.0 and got.method == "quadrature"
     assert got.p == pytest.approx(_chi_integral(n, gamma, tau, d, statistic), abs=1e-9)
 
@@ -259,8 +259,8 @@ def test_quadrature_equals_direct_integration_of_lemma_7(statistic, n, d, gamma,
 @pytest.mark.parametrize("n, d", [(20, 3), (100, 12)])
 def test_quadrature_matches_monte_carlo_over_datasets(statistic, n, d):
     gammas = np.array([0.3, 1.0, 3.0])
-    quad = L.marginal_leak_probability(n, gammas, 0.02, d=d, R=50.0, statistic=statistic)
-    mc = L.marginal_leak_probability(n, gammas, 0.02, d=d, R=50.0, statistic=statistic, method="montecarlo",
+    quad = L.marginal_leak_probability(n, gammas, tau=0.02, d=d, R=50.0, statistic=statistic)
+    mc = L.marginal_leak_probability(n, gammas, tau=0.02, d=d, R=50.0, statistic=statistic, method="montecarlo",
                                      samples=40_000, seed=13)
     assert quad.method == "quadrature" and mc.method == "montecarlo"
     assert np.all(mc.se > 0)
@@ -268,8 +268,8 @@ def test_quadrature_matches_monte_carlo_over_datasets(statistic, n, d):
 
 
 def test_quadrature_scales_with_an_isotropic_variance_and_ignores_the_mean():
-    base = L.marginal_leak_probability(50, 2.0, 0.05, d=4, R=100.0)
-    scaled = L.marginal_leak_probability(50, 1.0, 0.05, d=4, R=100.0, Sigma=0.25 * np.eye(4), mu=[3, 0, 0, 0])
+    base = L.marginal_leak_probability(50, 2.0, tau=0.05, d=4, R=100.0)
+    scaled = L.marginal_leak_probability(50, 1.0, tau=0.05, d=4, R=100.0, Sigma=0.25 * np.eye(4), mu=[3, 0, 0, 0])
     assert scaled.method == "quadrature"
     assert scaled.p == pytest.approx(base.p, rel=1e-10)  # only σ/γ matters
 
@@ -278,11 +278,11 @@ def test_quadrature_is_vectorized_over_n_gamma_tau_and_monotone():
     n = np.array([10, 100, 1000])[:, None, None]
     gamma = np.geomspace(0.2, 20, 5)[None, :, None]
     tau = np.array([0.01, 0.1])[None, None, :]
-    res = L.marginal_leak_probability(n, gamma, tau, d=12, R=10.0)
+    res = L.marginal_leak_probability(n, gamma, tau=tau, d=12, R=10.0)
     assert res.p.shape == (3, 5, 2) and res.se.shape == (3, 5, 2)
     assert np.all(np.diff(res.p, axis=1) < 0)  # more noise, fewer leaks
     assert np.all(np.diff(res.p, axis=2) < 0)
-    one = L.marginal_leak_probability(100, gamma[0, 3, 0], 0.1, d=12, R=10.0)
+    one = L.marginal_leak_probability(100, gamma[0, 3, 0], tau=0.1, d=12, R=10.0)
     assert one.p == pytest.approx(res.p[1, 3, 1], rel=1e-12)
 
 
@@ -290,37 +290,37 @@ def test_exact_statistic_leaks_at_any_noise_level_in_small_populations():
     d, tau = 12, 0.02
     n_star = 1 / (1 - np.exp(-2 * tau / d))  # c > τ below this size
     for n in (100, 300, 301, 1000):
-        floor = L.leak_probability(0.0, n, 1.0, tau, statistic="exact", d=d)
-        far = L.marginal_leak_probability(n, 1e5, tau, d=d, R=10.0, statistic="exact").p
+        floor = L.leak_probability(0.0, n, 1.0, tau=tau, statistic="exact", d=d)
+        far = L.marginal_leak_probability(n, 1e5, tau=tau, d=d, R=10.0, statistic="exact").p
         assert far == pytest.approx(floor, abs=1e-6)
         assert (floor > 0) == (n < n_star)
-        assert L.marginal_leak_probability(n, 1e5, tau, d=d, R=10.0).p < 1e-6  # paper statistic vanishes
+        assert L.marginal_leak_probability(n, 1e5, tau=tau, d=d, R=10.0).p < 1e-6  # paper statistic vanishes
 
 
 @pytest.mark.parametrize("statistic", ["paper", "exact"])
 def test_quadrature_accepts_real_population_sizes_for_mean_field_use(statistic):
-    p = L.marginal_leak_probability(np.array([100.0, 100.5, 101.0]), 1.0, 0.05, d=12, R=10.0,
+    p = L.marginal_leak_probability(np.array([100.0, 100.5, 101.0]), 1.0, tau=0.05, d=12, R=10.0,
                                     statistic=statistic).p
     assert min(p[0], p[2]) < p[1] < max(p[0], p[2])
 
 
 def test_auto_uses_monte_carlo_when_clipping_or_anisotropy_matter():
-    clipped = L.marginal_leak_probability(20, 1.0, 0.05, d=3, R=1.0, samples=2000, seed=1)
+    clipped = L.marginal_leak_probability(20, 1.0, tau=0.05, d=3, R=1.0, samples=2000, seed=1)
     assert clipped.method == "montecarlo" and clipped.se > 0
-    aniso = L.marginal_leak_probability(20, 1.0, 0.05, d=2, R=50.0, Sigma=[[2.0, 0.5], [0.5, 1.0]],
+    aniso = L.marginal_leak_probability(20, 1.0, tau=0.05, d=2, R=50.0, Sigma=[[2.0, 0.5], [0.5, 1.0]],
                                         samples=2000, seed=1)
     assert aniso.method == "montecarlo"
     with pytest.raises(ValueError, match="quadrature"):
-        L.marginal_leak_probability(20, 1.0, 0.05, d=3, R=1.0, method="quadrature")
+        L.marginal_leak_probability(20, 1.0, tau=0.05, d=3, R=1.0, method="quadrature")
     # clipping shrinks deviations, hence fewer leaks than the unclipped value
-    unclipped = L.marginal_leak_probability(20, 1.0, 0.05, d=3, R=1e3)
+    unclipped = L.marginal_leak_probability(20, 1.0, tau=0.05, d=3, R=1e3)
     assert clipped.p < unclipped.p - Z_TOL * clipped.se
 
 
 def test_monte_carlo_is_reproducible_with_a_seed():
-    a = L.marginal_leak_probability(30, [0.5, 2.0], 0.1, d=3, R=1.5, samples=3000, seed=42)
-    b = L.marginal_leak_probability(30, [0.5, 2.0], 0.1, d=3, R=1.5, samples=3000, seed=42)
-    c = L.marginal_leak_probability(30, [0.5, 2.0], 0.1, d=3, R=1.5, samples=3000, seed=43)
+    a = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, samples=3000, seed=42)
+    b = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, samples=3000, seed=42)
+    c = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, samples=3000, seed=43)
     np.testing.assert_array_equal(a.p, b.p)
     assert not np.array_equal(a.p, c.p)
 
@@ -329,17 +329,17 @@ def test_monte_carlo_is_reproducible_with_a_seed():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: L.leak_probability(1.0, 10, 0.0, 0.1), "gamma"),
-    (lambda: L.leak_probability(1.0, 10, -1.0, 0.1), "gamma"),
-    (lambda: L.leak_probability(1.0, 10, 1.0, 0.0), "tau"),
-    (lambda: L.leak_probability(1.0, 1, 1.0, 0.1), "n"),
-    (lambda: L.leak_probability(-1.0, 10, 1.0, 0.1), "s"),
-    (lambda: L.leak_probability(np.nan, 10, 1.0, 0.1), "s"),
-    (lambda: L.leak_probability(1.0, 10, [1.0, np.nan], 0.1), "gamma"),
-    (lambda: L.leak_probability(1.0, 10, 1.0, 0.1, statistic="exact"), "d"),
-    (lambda: L.leak_probability(1.0, 10, 1.0, 0.1, statistic="other"), "statistic"),
+    (lambda: L.leak_probability(1.0, 10, 0.0, tau=0.1), "gamma"),
+    (lambda: L.leak_probability(1.0, 10, -1.0, tau=0.1), "gamma"),
+    (lambda: L.leak_probability(1.0, 10, 1.0, tau=0.0), "tau"),
+    (lambda: L.leak_probability(1.0, 1, 1.0, tau=0.1), "n"),
+    (lambda: L.leak_probability(-1.0, 10, 1.0, tau=0.1), "s"),
+    (lambda: L.leak_probability(np.nan, 10, 1.0, tau=0.1), "s"),
+    (lambda: L.leak_probability(1.0, 10, [1.0, np.nan], tau=0.1), "gamma"),
+    (lambda: L.leak_probability(1.0, 10, 1.0, tau=0.1, statistic="exact"), "d"),
+    (lambda: L.leak_probability(1.0, 10, 1.0, tau=0.1, statistic="other"), "statistic"),
     (lambda: L.renyi_divergence(1.0, 10, 1.0, 1.0), "alpha"),
-    (lambda: L.renyi_tail_bound(1.0, 10, 1.0, 0.1, alpha=0.5), "alpha"),
+    (lambda: L.renyi_tail_bound(1.0, 10, 1.0, tau=0.1, alpha=0.5), "alpha"),
     (lambda: L.threshold_for_fpr(1.0, 0.0), "fpr"),
     (lambda: L.roc_curve(1.0, 1.0), "fpr"),
     (lambda: L.roc_curve(-1.0, 0.5), "mu"),
@@ -348,12 +348,12 @@ def test_monte_carlo_is_reproducible_with_a_seed():
     (lambda: L.log_likelihood_ratio([[1.0, 2.0], [0.0, 1.0]], [0.0], 1.0, 1.0), "eta"),
     (lambda: L.log_likelihood_ratio([[1.0, np.nan], [0.0, 1.0]], [0.0, 0.0], 1.0, 1.0), "Z"),
     (lambda: L.log_likelihood_ratio([[1.0, 2.0], [0.0, 1.0]], [0.0, 0.0], 1.0, -1.0), "R"),
-    (lambda: L.marginal_leak_probability(10, 1.0, 0.1, d=0, R=1.0), "d"),
-    (lambda: L.marginal_leak_probability(10, 1.0, 0.1, d=2, R=0.0), "R"),
-    (lambda: L.marginal_leak_probability(10, 1.0, 0.1, d=2, R=1.0, Sigma=[[1.0, 2.0], [2.0, 1.0]]), "Sigma"),
-    (lambda: L.marginal_leak_probability(10, 1.0, 0.1, d=2, R=1.0, mu=[0.0, np.nan]), "mu"),
-    (lambda: L.marginal_leak_probability(10, 1.0, 0.1, d=2, R=1.0, method="magic"), "method"),
-    (lambda: L.marginal_leak_probability(10.5, 1.0, 0.1, d=2, R=0.5, method="montecarlo"), "n"),
+    (lambda: L.marginal_leak_probability(10, 1.0, tau=0.1, d=0, R=1.0), "d"),
+    (lambda: L.marginal_leak_probability(10, 1.0, tau=0.1, d=2, R=0.0), "R"),
+    (lambda: L.marginal_leak_probability(10, 1.0, tau=0.1, d=2, R=1.0, Sigma=[[1.0, 2.0], [2.0, 1.0]]), "Sigma"),
+    (lambda: L.marginal_leak_probability(10, 1.0, tau=0.1, d=2, R=1.0, mu=[0.0, np.nan]), "mu"),
+    (lambda: L.marginal_leak_probability(10, 1.0, tau=0.1, d=2, R=1.0, method="magic"), "method"),
+    (lambda: L.marginal_leak_probability(10.5, 1.0, tau=0.1, d=2, R=0.5, method="montecarlo"), "n"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):

@@ -45,10 +45,10 @@ def test_exact_leak_floor_vanishes_exactly_above_the_critical_population():
 def test_exact_leak_floor_is_the_large_noise_limit_of_the_marginal_leak_probability():
     n = np.array([20, 60, 150, 280])
     floor = leakage.exact_leak_floor(n, d=12, tau=0.02)
-    p = leakage.marginal_leak_probability(n, 1e6, 0.02, d=12, R=10.0, statistic="exact", method="quadrature").p
+    p = leakage.marginal_leak_probability(n, 1e6, tau=0.02, d=12, R=10.0, statistic="exact", method="quadrature").p
     np.testing.assert_allclose(p, floor, rtol=1e-6, atol=1e-12)
     # and it is a floor: smaller noise leaks more
-    p_small = leakage.marginal_leak_probability(n, 5.0, 0.02, d=12, R=10.0, statistic="exact").p
+    p_small = leakage.marginal_leak_probability(n, 5.0, tau=0.02, d=12, R=10.0, statistic="exact").p
     assert np.all(p_small > floor)
 
 

@@ -30,40 +30,40 @@ def test_one_public_home_in_optimize():
 def test_result_is_frozen_compared_by_identity_and_has_a_short_repr():
     import dataclasses
 
-    res = O.optimal_epsilon(0.3, 0.6, EPS, T=5, n0=20, trials=2, seed=0)
+    res = O.optimal_epsilon(q=0.3, r=0.6, epsilons=EPS, T=5, n0=20, trials=2, seed=0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.epsilon = 1.0
-    same = O.optimal_epsilon(0.3, 0.6, EPS, T=5, n0=20, trials=2, seed=0)
+    same = O.optimal_epsilon(q=0.3, r=0.6, epsilons=EPS, T=5, n0=20, trials=2, seed=0)
     assert res != same and res == res
     assert "\n" not in repr(res) and len(repr(res)) < 200 and repr(res).startswith("EpsilonOptimum(")
     assert res.settings["seed"] == 0 and res.settings["T"] == 5
 
 
 def test_scalar_and_grid_shapes():
-    res = O.optimal_epsilon(0.3, 0.6, EPS, T=30, n0=50, trials=4, seed=0)
+    res = O.optimal_epsilon(q=0.3, r=0.6, epsilons=EPS, T=30, n0=50, trials=4, seed=0)
     assert isinstance(res.epsilon, float)
     assert res.values.shape == res.se.shape == (EPS.size,)
     assert np.array_equal(res.epsilons, EPS)
     assert res.epsilon == EPS[res.index]
     q, r = np.meshgrid([0.1, 0.5, 0.9], [0.2, 0.8], indexing="ij")
-    grid = O.optimal_epsilon(q, r, EPS, T=30, n0=50, trials=4, seed=0)
+    grid = O.optimal_epsilon(q=q, r=r, epsilons=EPS, T=30, n0=50, trials=4, seed=0)
     assert grid.epsilon.shape == (3, 2) and grid.values.shape == (3, 2, EPS.size)
     assert np.all(grid.epsilon == EPS[grid.index])
-    mf = O.mean_field_optimal_epsilon(q, r, EPS, T=30, n0=50)
+    mf = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=30, n0=50)
     assert mf.epsilon.shape == (3, 2) and np.all(mf.se == 0)
 
 
 def test_optimum_is_the_argmin_of_the_reported_errors():
-    res = O.optimal_epsilon([0.2, 0.7], [0.8, 0.3], EPS, T=40, n0=80, trials=5, seed=1)
+    res = O.optimal_epsilon(q=[0.2, 0.7], r=[0.8, 0.3], epsilons=EPS, T=40, n0=80, trials=5, seed=1)
     for k in range(2):
         assert res.epsilon[k] == EPS[np.argmin(res.values[k])]
 
 
 def test_same_seed_same_result_other_seed_differs():
     kw = dict(T=40, n0=80, trials=5)
-    a = O.optimal_epsilon(0.3, 0.6, EPS, seed=5, **kw)
-    b = O.optimal_epsilon(0.3, 0.6, EPS, seed=5, **kw)
-    c = O.optimal_epsilon(0.3, 0.6, EPS, seed=6, **kw)
+    a = O.optimal_epsilon(q=0.3, r=0.6, epsilons=EPS, seed=5, **kw)
+    b = O.optimal_epsilon(q=0.3, r=0.6, epsilons=EPS, seed=5, **kw)
+    c = O.optimal_epsilon(q=0.3, r=0.6, epsilons=EPS, seed=6, **kw)
     assert np.array_equal(a.values, b.values) and a.epsilon == b.epsilon
     assert not np.array_equal(a.values, c.values)
 
@@ -72,11 +72,11 @@ def test_cell_result_does_not_depend_on_the_rest_of_the_grid():
     kw = dict(T=40, n0=80, trials=5, seed=9)
     q = np.array([[0.1, 0.4], [0.7, 0.25]])
     r = np.array([[0.9, 0.5], [0.2, 0.6]])
-    grid = O.optimal_epsilon(q, r, EPS, **kw)
+    grid = O.optimal_epsilon(q=q, r=r, epsilons=EPS, **kw)
     for cell in np.ndindex(q.shape):
-        alone = O.optimal_epsilon(q[cell], r[cell], EPS, **kw)
+        alone = O.optimal_epsilon(q=q[cell], r=r[cell], epsilons=EPS, **kw)
         assert np.array_equal(grid.values[cell], alone.values)
-    flipped = O.optimal_epsilon(q[::-1, ::-1], r[::-1, ::-1], EPS, **kw)
+    flipped = O.optimal_epsilon(q=q[::-1, ::-1], r=r[::-1, ::-1], epsilons=EPS, **kw)
     assert np.array_equal(flipped.values[::-1, ::-1], grid.values)
 
 
@@ -84,7 +84,7 @@ def test_errors_equal_in_distribution_to_simulate_final_round_error():
     # optimal_epsilon computes only the last round's error (record="final"); its mean final error
     # must agree with that of independent full runs of simulate (difference-of-means z-test)
     eps, q, r, T, n0, trials = [0.4, 2.0], 0.3, 0.6, 30, 100, 800
-    res = O.optimal_epsilon(q, r, eps, T=T, n0=n0, trials=trials, seed=3)
+    res = O.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, seed=3)
     run = B.simulate(eps, q=q, r=r, T=T, n0=n0, trials=trials, mu=(0.5, 1.0), seed=4)
     final = run.sq_error[..., -1]
     se = np.sqrt(res.se**2 + final.var(axis=-1, ddof=1) / trials)
@@ -98,57 +98,57 @@ def zscore(a, b, se):
 def test_finite_epsilon_wins_when_r_much_larger_than_q():
     # leak model, r >> q: a finite epsilon grows the population to the cap while
     # eps = inf (everybody leaks, nobody recruits) shrinks it: the paper's §3 claim
-    res = O.optimal_epsilon(0.1, 0.9, EPS, trials=100, seed=0)
+    res = O.optimal_epsilon(q=0.1, r=0.9, epsilons=EPS, trials=100, seed=0)
     assert np.isfinite(res.epsilon)
     i = res.index
     gap = res.values[-1] - res.values[i]
     assert gap > Z * np.hypot(res.se[-1], res.se[i])
     # the mean-field prediction picks the same grid point here
-    assert O.mean_field_optimal_epsilon(0.1, 0.9, EPS).epsilon == res.epsilon
+    assert O.mean_field_optimal_epsilon(q=0.1, r=0.9, epsilons=EPS).epsilon == res.epsilon
 
 
 def test_optimal_epsilon_falls_as_the_leaving_rate_rises():
     # the paper's claim (Fig. 2): where eps* is finite it decreases with q
     eps = np.geomspace(0.02, 20, 25)
     qs = np.array([0.1, 0.3, 0.5, 0.7])
-    mf = O.mean_field_optimal_epsilon(qs, 0.9, eps)
+    mf = O.mean_field_optimal_epsilon(q=qs, r=0.9, epsilons=eps)
     assert np.all(np.diff(mf.epsilon) < 0)
-    sim = O.optimal_epsilon(qs, np.full(4, 0.9), eps, trials=10, seed=2)
+    sim = O.optimal_epsilon(q=qs, r=np.full(4, 0.9), epsilons=eps, trials=10, seed=2)
     assert sim.epsilon[0] > sim.epsilon[-1]
 
 
 def test_agnostic_model_prefers_no_privacy_when_r_exceeds_q():
     # appendix B: recruits do not depend on leaks, the population fills the cap anyway
     eps = np.array([0.1, 0.5, 1.0, 2.0, np.inf])
-    res = O.optimal_epsilon(0.1, 0.5, eps, model="agnostic", trials=200, seed=0)
+    res = O.optimal_epsilon(q=0.1, r=0.5, epsilons=eps, model="agnostic", trials=200, seed=0)
     assert res.epsilon == np.inf
     # eps = inf beats every eps <= 1 by more than Z standard errors
     gap = res.values[:3] - res.values[-1]
     assert np.all(gap > Z * np.hypot(res.se[:3], res.se[-1]))
-    assert O.mean_field_optimal_epsilon(0.1, 0.5, eps, model="agnostic").epsilon == np.inf
+    assert O.mean_field_optimal_epsilon(q=0.1, r=0.5, epsilons=eps, model="agnostic").epsilon == np.inf
 
 
 def test_clip_estimate_bounds_the_error_as_in_the_authors_code():
     eps = np.array([0.01, 0.1, 1.0])
     kw = dict(T=20, n0=50, trials=20, seed=4)
-    raw = O.optimal_epsilon(0.6, 0.3, eps, **kw)
-    clipped = O.optimal_epsilon(0.6, 0.3, eps, clip_estimate=True, **kw)
+    raw = O.optimal_epsilon(q=0.6, r=0.3, epsilons=eps, **kw)
+    clipped = O.optimal_epsilon(q=0.6, r=0.3, epsilons=eps, clip_estimate=True, **kw)
     assert raw.values[0] > 1  # eq. 1 at eps = 0.01 from a few users: huge variance
     assert np.all(clipped.values <= 1) and np.all(clipped.values <= raw.values)
 
 
 def test_mean_field_optimum_is_argmin_of_mean_field_error():
     q, r = np.array([0.2, 0.5]), np.array([0.7, 0.9])
-    res = O.mean_field_optimal_epsilon(q, r, EPS, T=50, n0=100, model="leak", mu=(0.0, 1.0))
+    res = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=50, n0=100, model="leak", mu=(0.0, 1.0))
     errs = B.mean_field_error(EPS, q=q, r=r, T=50, n0=100, mu=(0.0, 1.0))[..., -1]
     np.testing.assert_allclose(res.values, errs)
     assert np.array_equal(res.epsilon, EPS[np.argmin(errs, axis=-1)])
 
 
 def test_epsilon_inf_alone_works():
-    res = O.optimal_epsilon(0.2, 0.2, [np.inf], T=10, n0=20, trials=3, seed=0)
+    res = O.optimal_epsilon(q=0.2, r=0.2, epsilons=[np.inf], T=10, n0=20, trials=3, seed=0)
     assert res.epsilon == np.inf and np.all(np.isfinite(res.values))
-    one = O.optimal_epsilon(0.2, 0.2, [np.inf], T=10, n0=20, trials=1, seed=0)
+    one = O.optimal_epsilon(q=0.2, r=0.2, epsilons=[np.inf], T=10, n0=20, trials=1, seed=0)
     assert np.isnan(one.se).all()
 
 
@@ -171,17 +171,17 @@ def test_bad_input_raises_value_error_naming_the_parameter(kwargs, name):
     args.update(kwargs)
     q, r, eps = args.pop("q"), args.pop("r"), args.pop("epsilons")
     with pytest.raises(ValueError, match=name):
-        O.optimal_epsilon(q, r, eps, seed=0, **args)
+        O.optimal_epsilon(q=q, r=r, epsilons=eps, seed=0, **args)
     if name == "trials":  # the mean-field search has no trials
         return
     args.pop("trials")
     with pytest.raises(ValueError, match=name):
-        O.mean_field_optimal_epsilon(q, r, eps, **args)
+        O.mean_field_optimal_epsilon(q=q, r=r, epsilons=eps, **args)
 
 
 def test_q_and_r_of_different_shapes_that_do_not_broadcast_are_rejected():
     with pytest.raises(ValueError, match="q"):
-        O.optimal_epsilon([0.1, 0.2], [0.1, 0.2, 0.3], EPS, T=5, n0=10, seed=0)
+        O.optimal_epsilon(q=[0.1, 0.2], r=[0.1, 0.2, 0.3], epsilons=EPS, T=5, n0=10, seed=0)
 
 
 # ---------------------------------------------------------------- sweep layer
@@ -193,7 +193,7 @@ def test_a_cell_is_simulate_with_the_key_of_its_coordinates_number_for_number():
     # the documented contract: a cell's numbers are those of bernoulli.simulate with the cell's key
     from perfpriv import _random
 
-    res = O.optimal_epsilon(0.6, 0.8, EPS, **TINY)
+    res = O.optimal_epsilon(q=0.6, r=0.8, epsilons=EPS, **TINY)
     run = B.simulate(EPS, q=0.6, r=0.8, T=15, n0=40, trials=3, mu=(0.5, 1.0), seed=_random.cell_key(21, 0.6, 0.8))
     final = run.sq_error[..., -1]
     assert np.array_equal(res.values, final.mean(axis=-1))
@@ -203,19 +203,19 @@ def test_a_cell_is_simulate_with_the_key_of_its_coordinates_number_for_number():
 def test_authors_conventions_charge_a_dead_trial_ten_and_tie_at_the_first_epsilon():
     # q = 1, r = 0: everyone who leaks leaves, nobody joins -> every trial dies; the authors'
     # code floors at 0, stops the trial and charges 10: every epsilon ties, eps* = the first grid value
-    res = O.optimal_epsilon(1.0, 0.0, [0.5, 1.0, 5.0], T=30, n0=20, trials=4, seed=0, conventions="authors")
+    res = O.optimal_epsilon(q=1.0, r=0.0, epsilons=[0.5, 1.0, 5.0], T=30, n0=20, trials=4, seed=0, conventions="authors")
     assert np.all(res.values == 10.0) and res.epsilon == 0.5
-    paper = O.optimal_epsilon(1.0, 0.0, [0.5, 1.0, 5.0], T=30, n0=20, trials=4, seed=0)
+    paper = O.optimal_epsilon(q=1.0, r=0.0, epsilons=[0.5, 1.0, 5.0], T=30, n0=20, trials=4, seed=0)
     assert np.all(paper.values < 10.0)
 
 
 def test_bit_identical_for_one_and_two_jobs():
-    one = O.optimal_epsilon(Q_TINY, R_TINY, EPS, n_jobs=1, **TINY)
-    two = O.optimal_epsilon(Q_TINY, R_TINY, EPS, n_jobs=2, **TINY)
+    one = O.optimal_epsilon(q=Q_TINY, r=R_TINY, epsilons=EPS, n_jobs=1, **TINY)
+    two = O.optimal_epsilon(q=Q_TINY, r=R_TINY, epsilons=EPS, n_jobs=2, **TINY)
     assert np.array_equal(one.values, two.values) and np.array_equal(one.se, two.se)
     assert np.array_equal(one.epsilon, two.epsilon)
     # paired (non-meshgrid) cells and any chunk give the same cell values
-    paired = O.optimal_epsilon(Q_TINY[:, 0], R_TINY[:, 0], EPS, n_jobs=2, chunk=1, **TINY)
+    paired = O.optimal_epsilon(q=Q_TINY[:, 0], r=R_TINY[:, 0], epsilons=EPS, n_jobs=2, chunk=1, **TINY)
     assert np.array_equal(paired.values, one.values[:, 0])
     for chunk in (1, 4):
-        assert np.array_equal(O.optimal_epsilon(Q_TINY, R_TINY, EPS, chunk=chunk, **TINY).values, one.values)
+        assert np.array_equal(O.optimal_epsilon(q=Q_TINY, r=R_TINY, epsilons=EPS, chunk=chunk, **TINY).values, one.values)

@@ -41,7 +41,7 @@ def test_one_public_home_in_optimize():
                                      (0.5, 0.0, 0.05), (0.0, 0.5, 0.05)])
 def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
     kw = dict(T=20, n0=100, **SMALL)
-    res = optimal_gamma(q, r, tau=tau, **kw)
+    res = optimal_gamma(q=q, r=r, tau=tau, **kw)
     gb, vb = brute(lambda g: D.cumulative_error_bound(g, tau=tau, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
     assert res.value == pytest.approx(D.cumulative_error_bound(res.gamma, tau=tau, q=q, r=r, **kw), rel=1e-14)
@@ -52,7 +52,7 @@ def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
                                             (0.7, 0.1, None, "paper"), (0.5, 0.01, 400, "algorithm")])
 def test_mean_field_objective_agrees_with_brute_force_on_a_fine_grid(q, r, cap, rounds):
     kw = dict(T=12, n0=100, cap=cap, rounds=rounds, **SMALL)
-    res = optimal_gamma(q, r, tau=0.05, objective="mean_field", **kw)
+    res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", **kw)
     gb, vb = brute(lambda g: D.mean_field_cumulative_error(g, tau=0.05, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
     assert res.value == pytest.approx(D.mean_field_cumulative_error(res.gamma, tau=0.05, q=q, r=r, **kw), rel=1e-14)
@@ -67,7 +67,7 @@ def test_two_local_minima_the_grid_finds_the_global_one():
     v = f(FINE)
     local = [i for i in range(1, FINE.size - 1) if v[i] < v[i - 1] and v[i] <= v[i + 1]]
     assert FINE[local[0]] < 1 < 3 < FINE[local[-1]] and v[local[-1]] < 0.7 * v[local[0]]
-    res = optimal_gamma(q, r, tau=0.05, objective="mean_field", rounds="algorithm", **kw)   # f's indexing
+    res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", rounds="algorithm", **kw)   # f's indexing
     assert res.gamma > 3 and res.value <= v.min() * (1 + 1e-12)
     # a bounded scalar solver alone on the whole bracket gets trapped
     naive = optimize.minimize_scalar(lambda u: math.log(f(math.exp(u))), bounds=(math.log(1e-2), math.log(1e3)),
@@ -80,11 +80,11 @@ def test_arrays_give_one_optimum_per_cell_equal_to_the_scalar_search():
     r = np.array([0.05, 0.4, 0.8])
     for objective in ("bound", "mean_field"):
         kw = dict(T=15, n0=100, objective=objective, **SMALL)
-        res = optimal_gamma(q, r, tau=0.05, **kw)
+        res = optimal_gamma(q=q, r=r, tau=0.05, **kw)
         assert isinstance(res, GammaOptimum) and res.gamma.shape == (3, 3)
         assert res.values.shape == (3, 3, res.gammas.size)
         for i, j in [(0, 0), (1, 2), (2, 1)]:
-            one = optimal_gamma(float(q[i, 0]), float(r[j]), tau=0.05, **kw)
+            one = optimal_gamma(q=float(q[i, 0]), r=float(r[j]), tau=0.05, **kw)
             assert one.value == pytest.approx(res.value[i, j], rel=1e-10)
             assert one.gamma == pytest.approx(res.gamma[i, j], rel=1e-4)
 
@@ -94,8 +94,8 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
     q = np.array([[0.0], [0.05], [0.5], [0.95]])  # q = 0: gamma_c = 0, the constraint is void
     r = np.array([0.0, 0.1, 0.5, 0.9])
     kw = dict(T=10, n0=100, objective=objective, **SMALL)
-    free = optimal_gamma(q, r, tau=0.05, **kw)
-    cons = optimal_gamma(q, r, tau=0.05, constrained=True, **kw)
+    free = optimal_gamma(q=q, r=r, tau=0.05, **kw)
+    cons = optimal_gamma(q=q, r=r, tau=0.05, constrained=True, **kw)
     gc = D.critical_gamma(q=q, r=r, tau=0.05, n=100, R=8.0) * np.ones(cons.gamma.shape)
     ok = np.isfinite(gc) & (gc <= 1e3)
     assert np.all(np.isnan(cons.gamma[~ok])) and np.all(np.isnan(cons.gamma[1:, 0]))  # r = 0 < q: gamma_c = inf
@@ -116,7 +116,7 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
 
 def test_theorem_2_constraint_is_conservative_at_paper_settings():
     # gamma_c is several times the exact threshold: the constraint often binds
-    res = optimal_gamma(0.3, 0.6, tau=0.02, T=50, n0=1000, d=12, R=10.0, method="quadrature")
+    res = optimal_gamma(q=0.3, r=0.6, tau=0.02, T=50, n0=1000, d=12, R=10.0, method="quadrature")
     exact = D.exact_critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10.0, method="quadrature")
     assert res.gamma_c / exact > 3
     assert exact < res.gamma < res.gamma_c
@@ -146,7 +146,7 @@ def manual_cumulative(q, r, tau, g, seed, collapse):
 @pytest.mark.parametrize("collapse", ["floor", "ran"])
 def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_convention(collapse):
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0, 6.0])
-    res = optimal_gamma_empirical(q, r, gammas, tau=tau, collapse=collapse, seed=5, **EMP)
+    res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, collapse=collapse, seed=5, **EMP)
     for j, g in enumerate(gammas):
         per = manual_cumulative(q, r, tau, g, 5, collapse)
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
@@ -156,8 +156,8 @@ def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_con
 
 def test_collapse_convention_matters_only_when_populations_collapse():
     gammas = np.array([0.05, 1.0, 6.0])
-    floor = optimal_gamma_empirical(0.7, 0.1, gammas, tau=0.05, collapse="floor", seed=5, **EMP)
-    ran = optimal_gamma_empirical(0.7, 0.1, gammas, tau=0.05, collapse="ran", seed=5, **EMP)
+    floor = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, collapse="floor", seed=5, **EMP)
+    ran = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, collapse="ran", seed=5, **EMP)
     # tiny noise: everyone leaks, the population collapses, "ran" hides the dead rounds
     assert floor.values[0] > 2 * ran.values[0]
     # large noise: nobody collapses within the horizon, identical objectives
@@ -166,10 +166,10 @@ def test_collapse_convention_matters_only_when_populations_collapse():
 
 def test_each_cell_is_seeded_from_its_own_coordinates():
     gammas = np.array([0.3, 3.0])
-    grid = optimal_gamma_empirical(np.array([[0.2], [0.6]]), np.array([0.3, 0.7]), gammas, tau=0.05, seed=9, **EMP)
-    alone = optimal_gamma_empirical(0.6, 0.3, gammas, tau=0.05, seed=9, **EMP)
+    grid = optimal_gamma_empirical(q=np.array([[0.2], [0.6]]), r=np.array([0.3, 0.7]), gammas=gammas, tau=0.05, seed=9, **EMP)
+    alone = optimal_gamma_empirical(q=0.6, r=0.3, gammas=gammas, tau=0.05, seed=9, **EMP)
     np.testing.assert_array_equal(grid.values[1, 0], alone.values)
-    other = optimal_gamma_empirical(0.6, 0.3, gammas, tau=0.05, seed=10, **EMP)
+    other = optimal_gamma_empirical(q=0.6, r=0.3, gammas=gammas, tau=0.05, seed=10, **EMP)
     assert not np.array_equal(other.values, alone.values)
 
 
@@ -179,9 +179,9 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
     r = np.array([0.3, 0.6])
     tau, kw = 0.05, dict(T=10, n0=30, d=2, R=7.0, cap=300)
     gammas = np.geomspace(0.05, 20, 14)
-    emp = optimal_gamma_empirical(q, r, gammas, tau=tau, trials=20, seed=2, **kw)
-    mf = optimal_gamma(q, r, tau=tau, objective="mean_field", rounds="algorithm", method="quadrature", **kw)
-    bound = optimal_gamma(q, r, tau=tau, T=10, n0=30, d=2, R=7.0, method="quadrature")
+    emp = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, trials=20, seed=2, **kw)
+    mf = optimal_gamma(q=q, r=r, tau=tau, objective="mean_field", rounds="algorithm", method="quadrature", **kw)
+    bound = optimal_gamma(q=q, r=r, tau=tau, T=10, n0=30, d=2, R=7.0, method="quadrature")
     ratio_mf = emp.gamma / mf.gamma
     ratio_bound = emp.gamma / bound.gamma
     assert np.all((ratio_mf > 1 / 3) & (ratio_mf < 3)), ratio_mf
@@ -192,18 +192,18 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
 @pytest.mark.parametrize(
     "call,name",
     [
-        (lambda: optimal_gamma(1.2, 0.3, tau=0.05, T=5, n0=50, **SMALL), "q"),
-        (lambda: optimal_gamma(0.2, 0.3, tau=-1, T=5, n0=50, **SMALL), "tau"),
-        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=0, n0=50, **SMALL), "T"),
-        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, objective="x", **SMALL), "objective"),
-        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, bracket=(0, 1), **SMALL), "bracket"),
-        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, grid=2, **SMALL), "grid"),
-        (lambda: optimal_gamma(0.2, 0.3, tau=0.05, T=5, n0=50, rounds="x", **SMALL), "rounds"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1, -1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3), "gammas"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=1), "trials"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3,
+        (lambda: optimal_gamma(q=1.2, r=0.3, tau=0.05, T=5, n0=50, **SMALL), "q"),
+        (lambda: optimal_gamma(q=0.2, r=0.3, tau=-1, T=5, n0=50, **SMALL), "tau"),
+        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=0, n0=50, **SMALL), "T"),
+        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, objective="x", **SMALL), "objective"),
+        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, bracket=(0, 1), **SMALL), "bracket"),
+        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, grid=2, **SMALL), "grid"),
+        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, rounds="x", **SMALL), "rounds"),
+        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1, -1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3), "gammas"),
+        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=1), "trials"),
+        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3,
                                          collapse="x"), "collapse"),
-        (lambda: optimal_gamma_empirical(0.2, 0.3, [0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3, seed=-1), "seed"),
+        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3, seed=-1), "seed"),
     ],
 )
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
@@ -217,21 +217,21 @@ TINY_G = np.array([0.3, 3.0])
 
 
 def test_empirical_bit_identical_for_one_and_two_jobs():
-    one = optimal_gamma_empirical(TINY_Q, TINY_R, TINY_G, tau=0.05, seed=4, n_jobs=1, **EMP)
-    two = optimal_gamma_empirical(TINY_Q, TINY_R, TINY_G, tau=0.05, seed=4, n_jobs=2, **EMP)
+    one = optimal_gamma_empirical(q=TINY_Q, r=TINY_R, gammas=TINY_G, tau=0.05, seed=4, n_jobs=1, **EMP)
+    two = optimal_gamma_empirical(q=TINY_Q, r=TINY_R, gammas=TINY_G, tau=0.05, seed=4, n_jobs=2, **EMP)
     assert np.array_equal(one.values, two.values) and np.array_equal(one.se, two.se)
     assert np.array_equal(one.gamma, two.gamma)
     # paired (non-meshgrid) cells and any chunk give the same cell values
-    paired = optimal_gamma_empirical(np.array([0.2, 0.6]), np.array([0.7, 0.3]), TINY_G, tau=0.05, seed=4,
+    paired = optimal_gamma_empirical(q=np.array([0.2, 0.6]), r=np.array([0.7, 0.3]), gammas=TINY_G, tau=0.05, seed=4,
                                      chunk=1, **EMP)
     assert np.array_equal(paired.values, np.stack([one.values[0, 1], one.values[1, 0]]))
-    assert np.array_equal(optimal_gamma_empirical(TINY_Q, TINY_R, TINY_G, tau=0.05, seed=4, chunk=3, **EMP).values,
+    assert np.array_equal(optimal_gamma_empirical(q=TINY_Q, r=TINY_R, gammas=TINY_G, tau=0.05, seed=4, chunk=3, **EMP).values,
                           one.values)
 
 
 def test_empirical_accepts_a_seed_sequence_root():
-    a = optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=np.random.SeedSequence(4), **EMP)
-    b = optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=4, **EMP)
+    a = optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=np.random.SeedSequence(4), **EMP)
+    b = optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP)
     assert np.array_equal(a.values, b.values)
 
 
@@ -239,7 +239,7 @@ def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
     # conventions="authors": exact statistic, stop at N <= 1, collapse="ran" -- the manual "ran" score
     # of a raw run with the exact statistic
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0])
-    res = optimal_gamma_empirical(q, r, gammas, tau=tau, conventions="authors", seed=5, **EMP)
+    res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, conventions="authors", seed=5, **EMP)
     for j, g in enumerate(gammas):
         run = gaussian.simulate(g, tau=tau, q=q, r=r, statistic="exact", seed=_random.cell_key(5, q, r), **EMP)
         live = run.population[:, :-1] >= 2
@@ -251,9 +251,9 @@ def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
 def test_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance():
     import dataclasses
 
-    res = optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=4, **EMP)
+    res = optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP)
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.gamma = 1.0
-    assert res != optimal_gamma_empirical(0.6, 0.3, TINY_G, tau=0.05, seed=4, **EMP) and res == res
+    assert res != optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP) and res == res
     assert "\n" not in repr(res) and len(repr(res)) < 200
     assert res.settings["seed"] == 4 and res.settings["T"] == EMP["T"] and res.settings["tau"] == 0.05

@@ -439,7 +439,7 @@ def test_leak_probability_is_the_books_at_standardized_noise():
         p = mech.leak_probability_at(theta0, 40, gam)
         assert np.all(np.abs(lf.mean(axis=1) - p) < 4 * lf.std(axis=1, ddof=1) / math.sqrt(lf.shape[1]))
         v = mech.record_spread(theta0)
-        direct = leakage.marginal_leak_probability(40, gam / math.sqrt(v), 0.3, d=1, R=1e3).p
+        direct = leakage.marginal_leak_probability(40, gam / math.sqrt(v), tau=0.3, d=1, R=1e3).p
         np.testing.assert_allclose(p, direct)
 
 

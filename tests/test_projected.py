@@ -52,7 +52,7 @@ def test_beta_above_theta_is_exactly_the_membership_test(statistic, n, d, gamma,
         lam = L.log_likelihood_ratio(Z, eta, gamma, R=1e6, statistic=statistic)
         a, H = _rotated(Z, mu, sigma2, eta, rng)
         beta = np.sum((H - H.mean(axis=0)) ** 2, axis=1)
-        theta = P.leak_thresholds(a - a.mean(), np.linalg.norm(eta), gamma, tau, d=d, sigma2=sigma2,
+        theta = P.leak_thresholds(a - a.mean(), np.linalg.norm(eta), gamma, tau=tau, d=d, sigma2=sigma2,
                                   statistic=statistic)
         # records within rounding of the threshold could go either way; there are none in practice
         clear = np.abs(lam - tau) > 1e-9 * max(1.0, abs(tau))
@@ -113,7 +113,7 @@ def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
     for _ in range(kw["trials"]):
         eta = rng.standard_normal(3) * gamma / np.sqrt(2)
         a = rng.standard_normal(2)
-        theta = P.leak_thresholds(a - a.mean(), np.linalg.norm(eta), gamma, tau, d=3)
+        theta = P.leak_thresholds(a - a.mean(), np.linalg.norm(eta), gamma, tau=tau, d=3)
         one.append(np.count_nonzero(0.5 * rng.chisquare(2, size=2) > theta) == 1)
     shortcut = np.mean(one)
     se = np.sqrt((shortcut * (1 - shortcut) + freq[0.5] * (1 - freq[0.5])) / kw["trials"])
@@ -152,17 +152,17 @@ def test_projected_refuses_what_it_cannot_draw_exactly():
 
 @pytest.mark.parametrize("call, name", [
     (lambda: P.band_quantile(0), "d"),
-    (lambda: P.leak_thresholds([0.1], 1.0, 1.0, 0.1, d=2), "alpha"),
-    (lambda: P.leak_thresholds([0.1, np.nan], 1.0, 1.0, 0.1, d=2), "alpha"),
-    (lambda: P.leak_thresholds([0.1, -0.1], -1.0, 1.0, 0.1, d=2), "eta_norm"),
-    (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 0.0, 0.1, d=2), "gamma"),
-    (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 1.0, 0.1, d=2, sigma2=0.0), "sigma2"),
-    (lambda: P.draw_round(0, 1.0, 0.1, d=2), "n"),
-    (lambda: P.draw_round(10, 0.0, 0.1, d=2), "gamma"),
-    (lambda: P.draw_round(10, 1.0, 0.1, d=0), "d"),
-    (lambda: P.draw_round(10, 1.0, 0.1, d=2, sigma2=-1.0), "sigma2"),
-    (lambda: P.draw_round(10, 1.0, -0.1, d=2), "tau"),
-    (lambda: P.draw_round(10, 1.0, 0.1, d=2, statistic="other"), "statistic"),
+    (lambda: P.leak_thresholds([0.1], 1.0, 1.0, tau=0.1, d=2), "alpha"),
+    (lambda: P.leak_thresholds([0.1, np.nan], 1.0, 1.0, tau=0.1, d=2), "alpha"),
+    (lambda: P.leak_thresholds([0.1, -0.1], -1.0, 1.0, tau=0.1, d=2), "eta_norm"),
+    (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 0.0, tau=0.1, d=2), "gamma"),
+    (lambda: P.leak_thresholds([0.1, -0.1], 1.0, 1.0, tau=0.1, d=2, sigma2=0.0), "sigma2"),
+    (lambda: P.draw_round(0, 1.0, tau=0.1, d=2), "n"),
+    (lambda: P.draw_round(10, 0.0, tau=0.1, d=2), "gamma"),
+    (lambda: P.draw_round(10, 1.0, tau=0.1, d=0), "d"),
+    (lambda: P.draw_round(10, 1.0, tau=0.1, d=2, sigma2=-1.0), "sigma2"),
+    (lambda: P.draw_round(10, 1.0, tau=-0.1, d=2), "tau"),
+    (lambda: P.draw_round(10, 1.0, tau=0.1, d=2, statistic="other"), "statistic"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
@@ -170,9 +170,9 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 
 
 def test_draw_round_is_seeded_and_matches_simulate():
-    a = P.draw_round(200, 1.5, 0.02, d=6, seed=9)
-    assert a == P.draw_round(200, 1.5, 0.02, d=6, seed=9)
-    assert a != P.draw_round(200, 1.5, 0.02, d=6, seed=8)
+    a = P.draw_round(200, 1.5, tau=0.02, d=6, seed=9)
+    assert a == P.draw_round(200, 1.5, tau=0.02, d=6, seed=9)
+    assert a != P.draw_round(200, 1.5, tau=0.02, d=6, seed=8)
     # trial k, round t of simulate(seed=s) draws from the key root(s) -> trial k -> round t
     run = G.simulate(1.5, tau=0.02, q=0.3, r=0.6, T=3, n0=200, d=6, R=50.0, trials=4, seed=10,
                      draw="projected")

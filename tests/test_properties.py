@@ -119,12 +119,12 @@ def test_bernoulli_mean_field_stays_in_floor_cap_and_errors_are_finite(eps, q, r
 @FAST
 @given(s=ss, n=ns, gamma=gammas, tau=taus)
 def test_paper_leak_probability_is_a_probability_monotone_in_every_argument(s, n, gamma, tau):
-    p = leakage.leak_probability(s, n, gamma, tau)
+    p = leakage.leak_probability(s, n, gamma, tau=tau)
     assert in_unit(p)
-    assert leakage.leak_probability(s, n, gamma, 2 * tau) <= p          # τ ↑ ⇒ fewer leaks
-    assert leakage.leak_probability(s, n, 2 * gamma, tau) <= p          # more noise ⇒ fewer
-    assert leakage.leak_probability(2 * s, n, gamma, tau) >= p          # farther record ⇒ more
-    logp = leakage.log_leak_probability(s, n, gamma, tau)
+    assert leakage.leak_probability(s, n, gamma, tau=2 * tau) <= p          # τ ↑ ⇒ fewer leaks
+    assert leakage.leak_probability(s, n, 2 * gamma, tau=tau) <= p          # more noise ⇒ fewer
+    assert leakage.leak_probability(2 * s, n, gamma, tau=tau) >= p          # farther record ⇒ more
+    logp = leakage.log_leak_probability(s, n, gamma, tau=tau)
     assert logp <= 0.0 and not math.isnan(logp)
     if p > 1e-300:
         assert math.exp(logp) == pytest.approx(p, rel=1e-12)
@@ -133,10 +133,10 @@ def test_paper_leak_probability_is_a_probability_monotone_in_every_argument(s, n
 @FAST
 @given(s=ss, n=st.integers(2, 10**6).map(float), gamma=log_uniform(1e-3, 1e3), tau=taus, d=small_d)
 def test_exact_leak_probability_is_a_probability_decreasing_in_tau(s, n, gamma, tau, d):
-    p = leakage.leak_probability(s, n, gamma, tau, statistic="exact", d=d)
+    p = leakage.leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d)
     assert in_unit(p)
     # (the noncentral χ² cdf is accurate to ~1e-11 relative: monotonicity up to that)
-    assert leakage.leak_probability(s, n, gamma, 2 * tau, statistic="exact", d=d) <= p * (1 + 1e-9) + 1e-300
+    assert leakage.leak_probability(s, n, gamma, tau=2 * tau, statistic="exact", d=d) <= p * (1 + 1e-9) + 1e-300
     # Unlike the paper's statistic, the exact one is NOT monotone in s: when τ < c a
     # record at the mean leaks through the variance change alone, and moving it away
     # can lower that (n = 1944, γ = 1, τ = 1e-7, d = 1: 0.68266 at s = 0, 0.54501 at s = 0.1).
@@ -145,13 +145,13 @@ def test_exact_leak_probability_is_a_probability_decreasing_in_tau(s, n, gamma, 
 @FAST
 @given(s=ss, n=ns, gamma=gammas, tau=taus, alpha=log_uniform(1.0 + 1e-9, 1e6))
 def test_renyi_bound_is_a_probability_above_the_exact_tail(s, n, gamma, tau, alpha):
-    exact = leakage.leak_probability(s, n, gamma, tau)
-    best = leakage.renyi_tail_bound(s, n, gamma, tau)
-    fixed = leakage.renyi_tail_bound(s, n, gamma, tau, alpha=alpha)
+    exact = leakage.leak_probability(s, n, gamma, tau=tau)
+    best = leakage.renyi_tail_bound(s, n, gamma, tau=tau)
+    fixed = leakage.renyi_tail_bound(s, n, gamma, tau=tau, alpha=alpha)
     assert in_unit(best) and in_unit(fixed)
     assert best >= exact * (1 - 1e-9) - 1e-300
     assert fixed >= exact * (1 - 1e-9) - 1e-300
-    order = leakage.optimal_renyi_order(s, n, gamma, tau)
+    order = leakage.optimal_renyi_order(s, n, gamma, tau=tau)
     assert order >= 0.5
     assert leakage.renyi_divergence(s, n, gamma, alpha) >= 0.0
 
@@ -185,11 +185,11 @@ def test_worst_case_gdp_mu_bounds_every_record_inside_the_ball(n, gamma, R, s):
 @given(n=log_uniform(2.0, 1e9), gamma=gammas, tau=taus, d=small_d, statistic=statistics)
 def test_marginal_leak_probability_is_a_probability_decreasing_in_gamma(n, gamma, tau, d, statistic):
     kw = dict(d=d, R=1e3, statistic=statistic, method="quadrature")
-    p = leakage.marginal_leak_probability(n, [gamma, 2 * gamma], tau, **kw).p
+    p = leakage.marginal_leak_probability(n, [gamma, 2 * gamma], tau=tau, **kw).p
     assert in_unit(p)
     if statistic == "paper":
         assert p[1] <= p[0] + 1e-12
-    assert leakage.marginal_leak_probability(n, gamma, 2 * tau, **kw).p <= p[0] + 1e-12
+    assert leakage.marginal_leak_probability(n, gamma, tau=2 * tau, **kw).p <= p[0] + 1e-12
 
 
 @SLOW
@@ -340,7 +340,7 @@ def test_probabilities_outside_the_unit_interval_are_rejected_everywhere(bad, wh
 @given(n=st.one_of(st.integers(-10**6, 1), st.floats(-1e6, 1.999)), )
 def test_population_sizes_below_two_are_rejected_by_lemma_7(n):
     with pytest.raises((ValueError, TypeError), match="n must"):
-        leakage.leak_probability(1.0, n, 1.0, 0.5)
+        leakage.leak_probability(1.0, n, 1.0, tau=0.5)
 
 
 @FAST
@@ -362,7 +362,7 @@ def test_covariances_that_are_not_positive_definite_are_rejected(eig, seed):
     Sigma = Q @ np.diag(eig) @ Q.T
     Sigma = (Sigma + Sigma.T) / 2
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
-        leakage.marginal_leak_probability(100, 1.0, 0.02, d=d, R=10.0, Sigma=Sigma, seed=0)
+        leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=d, R=10.0, Sigma=Sigma, seed=0)
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
         gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=1, n0=5, d=d, R=10.0, trials=1, Sigma=Sigma, seed=0)
 
@@ -371,7 +371,7 @@ def test_covariances_that_are_not_positive_definite_are_rejected(eig, seed):
 @given(shape=st.sampled_from([(2,), (3, 2), (2, 2, 2)]))
 def test_wrong_shapes_of_mu_and_sigma_are_rejected(shape):
     with pytest.raises(ValueError, match="mu must be a vector of length d=3"):
-        leakage.marginal_leak_probability(100, 1.0, 0.02, d=3, R=10.0, mu=np.zeros(shape), seed=0)
+        leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=np.zeros(shape), seed=0)
     with pytest.raises(ValueError, match="Sigma must be a 3x3 matrix"):
         dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0, Sigma=np.ones(shape))
 

@@ -217,7 +217,7 @@ def test_leak_probability_matches_monte_carlo_over_the_noise(statistic, kappa):
         2 * k * sigma ** 2)
     freq = np.mean(lam_ > tau)
     se = math.sqrt(freq * (1 - freq) / runs)
-    p = RG.leak_probability(np.linalg.norm(delta), sigma, tau, statistic=statistic, kappa=kappa, d=d)
+    p = RG.leak_probability(np.linalg.norm(delta), sigma, tau=tau, statistic=statistic, kappa=kappa, d=d)
     assert abs(p - freq) < Z_TOL * se
     assert se < 0.01 * p                                    # the check resolves a 5% error
 
@@ -225,8 +225,8 @@ def test_leak_probability_matches_monte_carlo_over_the_noise(statistic, kappa):
 def test_exact_leak_probability_reduces_to_the_mean_model_and_to_mpmath():
     n, d, sigma, tau = 50, 12, 0.02, 0.02
     norms = np.array([0.0, 0.001, 0.01, 0.03, 0.2])
-    ours = RG.leak_probability(norms, sigma, tau, statistic="exact", kappa=n / (n - 1), d=d)
-    mean_model = leakage.leak_probability((n - 1) * norms, n, sigma * math.sqrt(n), tau, statistic="exact", d=d)
+    ours = RG.leak_probability(norms, sigma, tau=tau, statistic="exact", kappa=n / (n - 1), d=d)
+    mean_model = leakage.leak_probability((n - 1) * norms, n, sigma * math.sqrt(n), tau=tau, statistic="exact", d=d)
     np.testing.assert_allclose(ours, mean_model, rtol=1e-9, atol=1e-14)
     # one value by mpmath: Poisson mixture of central χ² cdfs
     kappa, u2 = 1.3, (0.05 / 0.04) ** 2
@@ -235,7 +235,7 @@ def test_exact_leak_probability_reduces_to_the_mean_model_and_to_mpmath():
     nc = u2 / (kappa - 1) ** 2
     mp = mpmath.nsum(lambda j: mpmath.exp(-nc / 2) * (nc / 2) ** j / mpmath.factorial(j)
                      * mpmath.gammainc((3 + 2 * j) / 2.0, 0, x / 2, regularized=True), [0, mpmath.inf])
-    assert RG.leak_probability(0.05, 0.04, 0.1, statistic="exact", kappa=kappa, d=3) == pytest.approx(float(mp),
+    assert RG.leak_probability(0.05, 0.04, tau=0.1, statistic="exact", kappa=kappa, d=3) == pytest.approx(float(mp),
                                                                                                       rel=1e-9)
 
 
@@ -243,7 +243,7 @@ def test_paper_leak_probability_is_lemma_7_in_mu():
     mu = np.array([0.01, 0.3, 1.0, 4.0])
     tau = 0.1
     expected = stats.norm.sf(tau / mu - mu / 2)
-    np.testing.assert_allclose(RG.leak_probability(mu * 0.2, 0.2, tau), expected, rtol=1e-12)
+    np.testing.assert_allclose(RG.leak_probability(mu * 0.2, 0.2, tau=tau), expected, rtol=1e-12)
 
 
 # ------------------------------------------------------------ excess risk
@@ -372,8 +372,8 @@ def test_gamma_star_map_takes_the_argmin_of_the_mean_field_in_every_cell():
     (lambda: RG.RidgeRelease(1.0, tau=0.02, statistic="exactly"), "statistic must be one of"),
     (lambda: RG.membership_llr([[1.0, 0.0]], [0.0, 0.0], 1.0, statistic="exact"), "kappa"),
     (lambda: RG.membership_llr([[1.0, 0.0]], [0.0], 1.0), "eta must be a vector of length d=2"),
-    (lambda: RG.leak_probability(0.1, 0.1, 0.02, statistic="exact", kappa=0.5, d=2), "kappa must be"),
-    (lambda: RG.leak_probability(0.1, 0.1, 0.02, statistic="exact", kappa=1.5), "d must be given"),
+    (lambda: RG.leak_probability(0.1, 0.1, tau=0.02, statistic="exact", kappa=0.5, d=2), "kappa must be"),
+    (lambda: RG.leak_probability(0.1, 0.1, tau=0.02, statistic="exact", kappa=1.5), "d must be given"),
     (lambda: RG.ols_excess_risk(5, d=5), "n must be"),
     (lambda: RG.optimal_gamma_map([0.5], [0.5], [0.1, 0.01], tau=0.02, T=2, n0=10), "increasing"),
     (lambda: RG.simulate(0.01, tau=0.02, q=1.5, r=0.5, T=2, n0=10), "q must be"),
@@ -455,5 +455,5 @@ def test_figures_and_the_explorer_draw():
         assert isinstance(fig, Figure)
     with pytest.raises(TypeError, match="SensitivityProfile"):
         plots.figure_ridge_sensitivity(chk)
-    fig = widgets.draw_learning(0.5, 0.5, 0.0056, 3, n0=50, cap=200)
+    fig = widgets.draw_learning(q=0.5, r=0.5, gamma=0.0056, T=3, n0=50, cap=200)
     assert isinstance(fig, Figure)

@@ -133,8 +133,8 @@ def test_constant_schedule_regret_equals_the_constant_level_exactly(gamma, q, r,
 
 def test_best_constant_matches_optimize_optimal_gamma_mean_field_with_algorithm_rounds():
     T, n0 = 6, 200
-    res = O.optimal_schedule(0.3, 0.6, tau=TAU, T=T, n0=n0, starts="constant", polish=0, **DATA)
-    ref = O.optimal_gamma(0.3, 0.6, tau=TAU, T=T, n0=n0, objective="mean_field", rounds="algorithm", **DATA)
+    res = O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=T, n0=n0, starts="constant", polish=0, **DATA)
+    ref = O.optimal_gamma(q=0.3, r=0.6, tau=TAU, T=T, n0=n0, objective="mean_field", rounds="algorithm", **DATA)
     assert res.constant == ref.gamma
     assert res.constant_regret == pytest.approx(ref.value, rel=1e-12)
 
@@ -162,20 +162,20 @@ def test_adjoint_gradient_matches_central_differences_of_the_exact_regret():
 @pytest.mark.parametrize("q, r, tau", [(0.3, 0.6, 0.02), (0.7, 0.2, 0.02), (0.1, 0.9, 0.2)])
 def test_optimal_schedules_never_do_worse_than_the_best_constant(q, r, tau):
     T = 4
-    res = O.optimal_schedule(q, r, tau=tau, T=T, n0=200, **DATA)
+    res = O.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=200, **DATA)
     assert res.regret <= res.constant_regret
     for fam in (O.optimal_two_phase, O.optimal_geometric):
-        out = fam(q, r, tau=tau, T=T, n0=200, **DATA)
+        out = fam(q=q, r=r, tau=tau, T=T, n0=200, **DATA)
         assert out.regret <= out.constant_regret
         assert res.regret <= out.regret * (1 + 1e-9)  # the free schedule contains both families
 
 
 def test_reported_regret_is_the_mean_field_regret_of_the_reported_schedule():
-    res = O.optimal_schedule(0.3, 0.6, tau=TAU, T=5, n0=200, **DATA)
+    res = O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=5, n0=200, **DATA)
     assert res.regret == regret(res.gamma, 0.3, 0.6)
     assert res.population.shape == (6,) and res.population[0] == 200
     assert isinstance(res.as_schedule(), Schedule)
-    two = O.optimal_two_phase(0.3, 0.6, tau=TAU, T=5, n0=200, **DATA)
+    two = O.optimal_two_phase(q=0.3, r=0.6, tau=TAU, T=5, n0=200, **DATA)
     assert np.array_equal(two.gamma, S.two_phase(two.params["first"], two.params["then"],
                                                  two.params["switch"], 5).values)
 
@@ -186,7 +186,7 @@ def test_optimal_schedule_matches_brute_force_on_a_tiny_horizon(T, points):
     grid = np.geomspace(0.02, 20.0, points)
     sched = np.array(list(itertools.product(grid, repeat=T)))
     brute = regret(sched, q, r, n0=n0)
-    res = O.optimal_schedule(q, r, tau=TAU, T=T, n0=n0, **DATA)
+    res = O.optimal_schedule(q=q, r=r, tau=TAU, T=T, n0=n0, **DATA)
     assert res.regret <= brute.min() * (1 + 1e-9)
     # and it is the same optimum: the brute-force minimizer is within one grid step of it
     best = sched[np.argmin(brute)]
@@ -196,7 +196,7 @@ def test_optimal_schedule_matches_brute_force_on_a_tiny_horizon(T, points):
 
 
 def test_optimal_schedule_spends_noise_first_in_the_growth_regime():
-    res = O.optimal_schedule(0.3, 0.6, tau=TAU, T=6, n0=200, **DATA)
+    res = O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=6, n0=200, **DATA)
     assert np.all(np.diff(res.gamma) <= 1e-9 * res.gamma[:-1])  # non-increasing noise
     assert res.gamma[0] > res.constant > res.gamma[-1]
     assert res.gain > 0.01
@@ -229,19 +229,19 @@ def test_bernoulli_regret_matches_simulation():
 
 def test_epsilon_schedules_never_do_worse_than_the_best_constant_and_beat_brute_force():
     for q, r in ((0.3, 0.6), (0.6, 0.3), (0.05, 0.05)):
-        res = O.optimal_epsilon_schedule(q, r, T=12, n0=100)
+        res = O.optimal_epsilon_schedule(q=q, r=r, T=12, n0=100)
         assert res.regret <= res.constant_regret
         assert res.regret == pytest.approx(float(eps_regret(res.epsilon, q, r)), rel=1e-12)
         for fam in (O.optimal_epsilon_two_phase, O.optimal_epsilon_geometric):
-            assert fam(q, r, T=12, n0=100).regret <= res.constant_regret
+            assert fam(q=q, r=r, T=12, n0=100).regret <= res.constant_regret
     grid = np.geomspace(0.02, 40.0, 60)
     sched = np.array(list(itertools.product(grid, repeat=2)))
     brute = eps_regret(sched, 0.3, 0.6)
-    assert O.optimal_epsilon_schedule(0.3, 0.6, T=2, n0=100).regret <= brute.min() * (1 + 1e-9)
+    assert O.optimal_epsilon_schedule(q=0.3, r=0.6, T=2, n0=100).regret <= brute.min() * (1 + 1e-9)
 
 
 def test_epsilon_schedule_protects_first_then_spends_the_budget():
-    res = O.optimal_epsilon_schedule(0.3, 0.6, T=20, n0=100)
+    res = O.optimal_epsilon_schedule(q=0.3, r=0.6, T=20, n0=100)
     assert res.epsilon[0] < res.constant < res.epsilon[-1]
     assert res.gain > 0.05
     with pytest.raises(AttributeError):
@@ -257,17 +257,17 @@ def test_a_one_round_horizon_has_no_switch_the_best_constant_is_returned():
 # bad input
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize("call, name", [
-    (lambda: O.optimal_schedule(1.3, 0.6, tau=TAU, T=3, n0=100, **DATA), "q"),
-    (lambda: O.optimal_schedule(0.3, 0.6, tau=0.0, T=3, n0=100, **DATA), "tau"),
-    (lambda: O.optimal_schedule(0.3, 0.6, tau=TAU, T=3, n0=1, **DATA), "n0"),
-    (lambda: O.optimal_schedule(0.3, 0.6, tau=TAU, T=0, n0=100, **DATA), "T"),
-    (lambda: O.optimal_schedule(0.3, 0.6, tau=TAU, T=3, n0=100, starts="best", **DATA), "starts"),
-    (lambda: O.optimal_schedule(0.3, 0.6, tau=TAU, T=3, n0=100, bracket=(2, 1), **DATA), "bracket"),
-    (lambda: O.optimal_two_phase(0.3, 0.6, tau=TAU, T=3, n0=100, switches=[5], **DATA), "switches"),
+    (lambda: O.optimal_schedule(q=1.3, r=0.6, tau=TAU, T=3, n0=100, **DATA), "q"),
+    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=0.0, T=3, n0=100, **DATA), "tau"),
+    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=3, n0=1, **DATA), "n0"),
+    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=0, n0=100, **DATA), "T"),
+    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=3, n0=100, starts="best", **DATA), "starts"),
+    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=3, n0=100, bracket=(2, 1), **DATA), "bracket"),
+    (lambda: O.optimal_two_phase(q=0.3, r=0.6, tau=TAU, T=3, n0=100, switches=[5], **DATA), "switches"),
     (lambda: S.two_phase(1.0, 2.0, 4, 3), "switch"),
     (lambda: S.geometric(1.0, -0.5, 3), "ratio"),
     (lambda: S.constant(0.0, 3), "level"),
-    (lambda: O.optimal_epsilon_schedule(0.3, 0.6, T=3, n0=10, model="other"), "model"),
+    (lambda: O.optimal_epsilon_schedule(q=0.3, r=0.6, T=3, n0=10, model="other"), "model"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):

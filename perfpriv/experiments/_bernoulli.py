@@ -112,7 +112,7 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
         top = max(20.0, float(finite.max())) if finite.size else 20.0
         fine = np.geomspace(max(0.01, float(finite.min())) if finite.size else 0.01, top, 200)
     fine = np.atleast_1d(np.asarray(check_real("fine", fine, low=0, low_open=True), float))
-    res = optimize.optimal_epsilon(q, r, eps, T=T, n0=n0, trials=trials, model=model, mu=mu, seed=seed,
+    res = optimize.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, model=model, mu=mu, seed=seed,
                                    conventions=conventions, cap=cap, progress=False)
     mf = dict(q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu)
     theory = np.asarray(bernoulli.mean_field_error(fine, **mf), float)[..., -1]

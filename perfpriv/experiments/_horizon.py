@@ -139,7 +139,7 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
     prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
     st = prov["statistic"]
     Q, Rr = np.meshgrid(qs, rs, indexing="ij")
-    emp = optimize.optimal_gamma_empirical(Q, Rr, gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
+    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
                                            collapse=collapse, statistic=statistic, conventions=conventions,
                                            seed=seed, n_jobs=n_jobs, progress=False)
     sim, se = emp.values, emp.se                                           # (q, r, G)
@@ -260,11 +260,11 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     growth = np.asarray(dynamics.growth_factor(fine, n=n0, **data), float)
     mf = np.asarray(dynamics.mean_field_cumulative_error(fine, T=T, n0=n0, cap=cap, rounds="algorithm", **data),
                     float)
-    opt = optimize.optimal_gamma(q, r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
+    opt = optimize.optimal_gamma(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
     if empirical:
-        res = optimize.optimal_gamma_empirical(q, r, gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
+        res = optimize.optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
                                                collapse=collapse, statistic=statistic, conventions=conventions,
                                                seed=seed, progress=False)
         sim, se, g_emp = np.asarray(res.values, float), np.asarray(res.se, float), float(res.gamma)
@@ -405,10 +405,10 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
     else:
         emp = nan
     common = dict(tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"])
-    bnd = optimize.optimal_gamma(Q, Rr, objective="bound", **common).gamma if "bound" in theory else nan
-    con = (optimize.optimal_gamma(Q, Rr, objective="bound", constrained=True, **common).gamma
+    bnd = optimize.optimal_gamma(q=Q, r=Rr, objective="bound", **common).gamma if "bound" in theory else nan
+    con = (optimize.optimal_gamma(q=Q, r=Rr, objective="bound", constrained=True, **common).gamma
            if "constrained" in theory else nan)
-    mf = (optimize.optimal_gamma(Q, Rr, objective="mean_field", cap=cap, rounds="algorithm", **common).gamma
+    mf = (optimize.optimal_gamma(q=Q, r=Rr, objective="mean_field", cap=cap, rounds="algorithm", **common).gamma
           if "mean_field" in theory else nan)
     emp, bnd, con, mf = (np.asarray(x, float).reshape(Q.shape) for x in (emp, bnd, con, mf))
     settings = dict(T=T, n0=n0, trials=trials, d=d, R=R, cap=cap, collapse=collapse, seed=seed,
@@ -420,7 +420,7 @@ def _empirical_cells(Q, Rr, gammas, search, store, on_cells):
     """Mean cumulative error and se of every cell, through ``store`` when given: shapes Q.shape + (G,)."""
     tau = search["tau"]
     if store is None and on_cells is None:
-        res = optimize.optimal_gamma_empirical(Q, Rr, gammas, **search)
+        res = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=gammas, **search)
         return np.asarray(res.values, float), np.asarray(res.se, float)
     import joblib
 
@@ -442,7 +442,7 @@ def _empirical_cells(Q, Rr, gammas, search, store, on_cells):
         batch = todo[start:start + group]
         qb = np.array([Q[i] for i in batch])
         rb = np.array([Rr[i] for i in batch])
-        res = optimize.optimal_gamma_empirical(qb, rb, gammas, **search)
+        res = optimize.optimal_gamma_empirical(q=qb, r=rb, gammas=gammas, **search)
         for k, idx in enumerate(batch):
             values[idx], se[idx] = res.values[k], res.se[k]
             if store is not None:

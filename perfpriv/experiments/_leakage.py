@@ -113,7 +113,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
                     gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
     p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
     prov = gaussian_provenance(conventions, n0=n, tau=float(taus[0]), d=d, R=R, statistic=statistic)
-    theory = leakage.marginal_leak_probability(n, gammas[:, None], taus[None, :], d=d, R=R,
+    theory = leakage.marginal_leak_probability(n, gammas[:, None], tau=taus[None, :], d=d, R=R,
                                                statistic=prov["statistic"]).p
     settings = dict(d=d, R=R, seed=seed, **prov)
     return LeakFractions(taus, gammas, p, se, np.asarray(theory, float), n, rounds, settings)

@@ -270,9 +270,9 @@ class GainMap(Result):
 def _gain_cell(q, r, *, seed, model, tau, T, n0, d, R, cap, opts):
     """Gain, best constant, first and last level of the optimal schedule of one cell."""
     if model == "gaussian":
-        res = optimize.optimal_schedule(q, r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, **opts)
+        res = optimize.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, **opts)
     else:
-        res = optimize.optimal_epsilon_schedule(q, r, T=T, n0=n0, cap=cap, **opts)
+        res = optimize.optimal_epsilon_schedule(q=q, r=r, T=T, n0=n0, cap=cap, **opts)
     return [res.gain, res.constant, res.schedule[0], res.schedule[-1]]
 
 

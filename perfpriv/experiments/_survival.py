@@ -383,7 +383,7 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
         simulated = np.empty((0, T + 1))
     sizes = (np.unique(np.geomspace(10, 100000, 9).astype(int)) if sizes is None
              else np.atleast_1d(np.asarray([check_int("sizes", n, low=2) for n in np.atleast_1d(sizes)])))
-    p = np.asarray(leakage.marginal_leak_probability(sizes, gamma, tau, d=d, R=R, statistic=st).p, float)
+    p = np.asarray(leakage.marginal_leak_probability(sizes, gamma, tau=tau, d=d, R=R, statistic=st).p, float)
     settings = dict(T=T, n0=n0, d=d, R=R, trials=trials, seed=seed, **prov)
     return MeanFieldPaths(free, capped, grow(free), grow(capped), simulated, sizes, p, gamma, tau, q, r, cap,
                           settings)

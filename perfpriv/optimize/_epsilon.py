@@ -104,7 +104,7 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
     return np.stack([final.mean(axis=-1), se], axis=1)
 
 
-def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
+def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
                     clip_estimate=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
                     behaviour=None, **policy):
     """ε in a grid minimizing the mean final-round squared error, by simulation.
@@ -164,10 +164,10 @@ def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", m
 
     Examples
     --------
-    >>> res = optimal_epsilon(0.3, 0.6, [0.1, 0.5, np.inf], n0=100, seed=0)
+    >>> res = optimal_epsilon(q=0.3, r=0.6, epsilons=[0.1, 0.5, np.inf], n0=100, seed=0)
     >>> res.epsilon
     0.5
-    >>> grid = optimal_epsilon([[0.3, 0.6]], [[0.6, 0.3]], [0.1, 0.5, np.inf], n0=100, seed=0)
+    >>> grid = optimal_epsilon(q=[[0.3, 0.6]], r=[[0.6, 0.3]], epsilons=[0.1, 0.5, np.inf], n0=100, seed=0)
     >>> grid.epsilon.shape, grid.values.shape
     ((1, 2), (1, 2, 3))
     """
@@ -193,7 +193,7 @@ def optimal_epsilon(q, r, epsilons, *, T=200, n0=400, trials=10, model="leak", m
     return EpsilonOptimum(_pick(shape, eps, values), values, eps, se, "simulation", settings)
 
 
-def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", cap=20000, floor=1,
+def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, model="leak", cap=20000, floor=1,
                                mu=(0.5, 1.0), behaviour=None):
     """ε in a grid minimizing the mean-field final-round error (theory).
 
@@ -224,7 +224,7 @@ def mean_field_optimal_epsilon(q, r, epsilons, *, T=200, n0=400, model="leak", c
 
     Examples
     --------
-    >>> res = mean_field_optimal_epsilon(0.3, 0.6, [0.1, 0.5, np.inf], n0=100)
+    >>> res = mean_field_optimal_epsilon(q=0.3, r=0.6, epsilons=[0.1, 0.5, np.inf], n0=100)
     >>> res.epsilon, res.values.round(5).tolist()
     (0.5, [0.005, 0.0002, 0.16667])
     """

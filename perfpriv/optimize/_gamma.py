@@ -89,7 +89,7 @@ def _check_bracket(bracket):
     return lo, hi
 
 
-def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", objective="bound",
+def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", objective="bound",
                   constrained=False, cap=20000, floor=1, rounds="paper", bracket=(1e-2, 1e3), grid=61,
                   method="auto", samples=None, seed=None, behaviour=None):
     r"""γ* from theory: minimize a deterministic cumulative-error objective over γ.
@@ -161,7 +161,7 @@ def optimal_gamma(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
 
     Examples
     --------
-    >>> res = optimal_gamma(0.3, 0.6, tau=0.02, T=50, n0=1000, d=12, R=10, method="quadrature")
+    >>> res = optimal_gamma(q=0.3, r=0.6, tau=0.02, T=50, n0=1000, d=12, R=10, method="quadrature")
     >>> round(res.gamma, 3)
     0.557
     """
@@ -286,7 +286,7 @@ def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma
     return np.stack([total.mean(axis=-1), se], axis=1)
 
 
-def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
+def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
                             collapse="floor", conventions="paper", draw="auto", seed=None, n_jobs=None,
                             progress="auto", chunk=4, behaviour=None, **policy):
     r"""γ* from simulation: grid search of Algorithm 1's mean cumulative error.
@@ -353,7 +353,7 @@ def optimal_gamma_empirical(q, r, gammas, *, tau, T, n0, d, R, trials, mu=None, 
     Examples
     --------
     >>> kw = dict(tau=0.05, T=20, n0=30, d=2, R=5, trials=10, cap=200, seed=1)
-    >>> optimal_gamma_empirical(0.6, 0.3, [0.1, 2.0, 20.0], **kw).gamma
+    >>> optimal_gamma_empirical(q=0.6, r=0.3, gammas=[0.1, 2.0, 20.0], **kw).gamma
     2.0
     """
     qq, rr, shape = check_cells(q, r)

@@ -389,7 +389,7 @@ def _search_two_phase(pb, sur, T, lo, hi, maxiter, polish, switches):
 # --------------------------------------------------------------------------
 def _gauss_constant(pb, T, bracket, q, r, tau, d, R, mu, Sigma, statistic, method, samples, seed):
     """γ* of the constant schedule (the same objective: mean field, Algorithm 1's indexing)."""
-    res = optimal_gamma(q, r, tau=tau, T=T, n0=pb.n0, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
+    res = optimal_gamma(q=q, r=r, tau=tau, T=T, n0=pb.n0, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
                         objective="mean_field", cap=pb.cap, floor=pb.floor, rounds="algorithm", bracket=bracket,
                         method=method, samples=samples, seed=0 if seed is None else seed)
     g = float(res.gamma)
@@ -422,7 +422,7 @@ _GAUSS_PARAMS = """
         means 0), so that the regret is a fixed function of the schedule."""
 
 
-def optimal_schedule(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
+def optimal_schedule(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
                      bracket=(1e-2, 1e3), maxiter=200, polish=40, starts="auto", method="auto", samples=None,
                      seed=None):
     """The γ schedule (one free value per round) minimizing the mean-field regret.
@@ -452,7 +452,7 @@ def optimal_schedule(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="
 
     Examples
     --------
-    >>> res = optimal_schedule(0.3, 0.6, tau=0.02, T=4, n0=200, d=12, R=10)
+    >>> res = optimal_schedule(q=0.3, r=0.6, tau=0.02, T=4, n0=200, d=12, R=10)
     >>> bool(res.regret <= res.constant_regret), res.gamma.shape
     (True, (4,))
     >>> bool(res.gamma[0] > res.gamma[-1])   # more noise first, less later
@@ -485,7 +485,7 @@ def optimal_schedule(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="
 optimal_schedule.__doc__ = optimal_schedule.__doc__ % _GAUSS_PARAMS
 
 
-def optimal_two_phase(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
+def optimal_two_phase(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
                       bracket=(1e-2, 1e3), maxiter=100, polish=20, switches=None, method="auto", samples=None,
                       seed=None):
     """Best "protect then exploit" schedule: γ_first for ``switch`` rounds, then γ_then.
@@ -510,7 +510,7 @@ def optimal_two_phase(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic=
 
     Examples
     --------
-    >>> res = optimal_two_phase(0.3, 0.6, tau=0.02, T=6, n0=200, d=12, R=10)
+    >>> res = optimal_two_phase(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10)
     >>> bool(res.params["first"] > res.params["then"])
     True
     """
@@ -539,7 +539,7 @@ def _check_switches(switches, T):
     return [check_int("switches", k, low=0, high=T) for k in np.atleast_1d(switches)]
 
 
-def optimal_geometric(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
+def optimal_geometric(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
                       bracket=(1e-2, 1e3), maxiter=100, polish=20, method="auto", samples=None, seed=None):
     """Best geometric schedule γ_t = γ_1 ρ^{t-1} (a smooth change of the noise).
 
@@ -558,7 +558,7 @@ def optimal_geometric(q, r, *, tau, T, n0, d, R, mu=None, Sigma=None, statistic=
 
     Examples
     --------
-    >>> res = optimal_geometric(0.3, 0.6, tau=0.02, T=6, n0=200, d=12, R=10)
+    >>> res = optimal_geometric(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10)
     >>> bool(res.params["ratio"] < 1)
     True
     """
@@ -605,7 +605,7 @@ def _rr_constant(pb, T, lo, hi):
     return e, float(pb.regret(np.full(T, e)))
 
 
-def optimal_epsilon_schedule(q, r, *, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
+def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
                              bracket=_EPS_BRACKET, maxiter=200):
     """The ε schedule minimizing the mean-field regret Σ_t E(μ̂_t − μ_t)² (randomized response).
 
@@ -640,7 +640,7 @@ def optimal_epsilon_schedule(q, r, *, T, n0, model="leak", cap=20000, floor=1, m
 
     Examples
     --------
-    >>> res = optimal_epsilon_schedule(0.3, 0.6, T=20, n0=100)
+    >>> res = optimal_epsilon_schedule(q=0.3, r=0.6, T=20, n0=100)
     >>> bool(res.regret <= res.constant_regret), bool(res.epsilon[0] < res.epsilon[-1])
     (True, True)
     """
@@ -662,7 +662,7 @@ def optimal_epsilon_schedule(q, r, *, T, n0, model="leak", cap=20000, floor=1, m
     return _result(best_e, pb, e_star, const_regret, "free", {"start": best_name})
 
 
-def optimal_epsilon_two_phase(q, r, *, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
+def optimal_epsilon_two_phase(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
                               bracket=_EPS_BRACKET, maxiter=100, switches=None):
     """Best two-phase ε schedule: ε_first for ``switch`` rounds, then ε_then (randomized response).
 
@@ -685,7 +685,7 @@ def optimal_epsilon_two_phase(q, r, *, T, n0, model="leak", cap=20000, floor=1, 
 
     Examples
     --------
-    >>> res = optimal_epsilon_two_phase(0.3, 0.6, T=20, n0=100)
+    >>> res = optimal_epsilon_two_phase(q=0.3, r=0.6, T=20, n0=100)
     >>> bool(res.params["first"] < res.params["then"])   # protect first (small ε), then exploit
     True
     """
@@ -703,7 +703,7 @@ def optimal_epsilon_two_phase(q, r, *, T, n0, model="leak", cap=20000, floor=1, 
     return _result(eps, pb, e_star, const_regret, "two_phase", {"first": a, "then": b, "switch": k})
 
 
-def optimal_epsilon_geometric(q, r, *, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
+def optimal_epsilon_geometric(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
                               bracket=_EPS_BRACKET, maxiter=100):
     """Best geometric ε schedule ε_t = ε_1 ρ^{t-1} (randomized response).
 
@@ -722,7 +722,7 @@ def optimal_epsilon_geometric(q, r, *, T, n0, model="leak", cap=20000, floor=1, 
 
     Examples
     --------
-    >>> res = optimal_epsilon_geometric(0.3, 0.6, T=20, n0=100)
+    >>> res = optimal_epsilon_geometric(q=0.3, r=0.6, T=20, n0=100)
     >>> bool(res.params["ratio"] > 1)   # the budget grows over time
     True
     """

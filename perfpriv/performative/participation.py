@@ -217,7 +217,7 @@ class PrivateFederatedRound(StatefulMechanism):
         gamma = check_real("gamma", gamma, low=0, low_open=True)
         v = np.asarray(self.record_spread(theta), dtype=float)
         scaled = np.asarray(gamma, float) / np.sqrt(v)
-        res = leakage.marginal_leak_probability(n, scaled, self.tau, d=self.d, R=1e3 * (1 + float(np.max(scaled))),
+        res = leakage.marginal_leak_probability(n, scaled, tau=self.tau, d=self.d, R=1e3 * (1 + float(np.max(scaled))),
                                                 statistic=self.statistic or "paper", method="quadrature")
         return res.p
 
@@ -258,7 +258,7 @@ class PrivateFederatedRound(StatefulMechanism):
             return 0.0 * v if v.ndim else 0.0
 
         def gap(log_u):
-            return float(leakage.marginal_leak_probability(n, math.exp(log_u), self.tau, d=self.d, R=1e3 * (1 + math.exp(log_u)),
+            return float(leakage.marginal_leak_probability(n, math.exp(log_u), tau=self.tau, d=self.d, R=1e3 * (1 + math.exp(log_u)),
                                                            statistic=self.statistic or "paper",
                                                            method="quadrature").p) - target
         u = math.exp(optimize.brentq(gap, math.log(1e-4), math.log(1e4), xtol=1e-12))

@@ -258,13 +258,13 @@ def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, conv
     g = np.asarray(sizes["grid"], dtype=float)
     Q, R = np.meshgrid(g, g, indexing="ij")      # rows: q, columns: r
     kwargs = {} if mu is None else {"mu": mu}
-    res = optimize.optimal_epsilon(Q, R, np.asarray(sizes["epsilons"], dtype=float), T=sizes["T"],
+    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=np.asarray(sizes["epsilons"], dtype=float), T=sizes["T"],
                                    n0=sizes["n0"], trials=sizes["trials"], model=model, seed=seed,
                                    conventions=conventions, **kwargs)
     return res, g
 
 
-def epsilon_star_map(result, q, r, *, ax=None, model="leak", thresholds=True, colorbar=True,
+def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, colorbar=True,
                      title=None):
     """Draw an ε* map: a result of :func:`perfpriv.optimize.optimal_epsilon` on a (q, r) grid.
 
@@ -301,8 +301,8 @@ def epsilon_star_map(result, q, r, *, ax=None, model="leak", thresholds=True, co
     --------
     >>> from perfpriv import optimize
     >>> Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
-    >>> res = optimize.mean_field_optimal_epsilon(Q, R, [0.5, np.inf], T=5)
-    >>> fig = epsilon_star_map(res, [0.2, 0.6], [0.2, 0.6])
+    >>> res = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=[0.5, np.inf], T=5)
+    >>> fig = epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6])
     >>> len(fig.axes)
     2
     """
@@ -401,7 +401,7 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     """
     res, g = _map_result(result, model="leak", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions, grid=grid,
                          epsilons=epsilons, mu=mu, seed=seed)
-    return epsilon_star_map(res, g, g, model="leak", thresholds=thresholds,
+    return epsilon_star_map(res, q=g, r=g, model="leak", thresholds=thresholds,
                             title=r"Leak model: $\varepsilon^*$ (Fig. 2)")
 
 
@@ -429,7 +429,7 @@ def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     """
     res, g = _map_result(result, model="agnostic", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions,
                          grid=grid, epsilons=epsilons, mu=mu, seed=seed)
-    return epsilon_star_map(res, g, g, model="agnostic", thresholds=thresholds,
+    return epsilon_star_map(res, q=g, r=g, model="agnostic", thresholds=thresholds,
                             title=r"Agnostic model: $\varepsilon^*$ (Fig. 7)")
 
 

@@ -350,13 +350,13 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     if taus is None:
         taus = np.linspace(a / 20, a + 8 * np.sqrt(2 * a), 200)
     taus = np.asarray(check_real("taus", taus, low=0, low_open=True), dtype=float)
-    exact = leakage.leak_probability(s, n, gamma, taus)
-    best = leakage.renyi_tail_bound(s, n, gamma, taus)
+    exact = leakage.leak_probability(s, n, gamma, tau=taus)
+    best = leakage.renyi_tail_bound(s, n, gamma, tau=taus)
     fig, axes = new_figure(1, 1, width=5.6, height=3.6)
     ax = axes[0, 0]
     ax.axvspan(taus.min(), a, color="0.85", alpha=0.6, lw=0, label=r"$\tau \leq a$: eq. 10 does not apply")
     for alpha, color in zip(alphas, _colors(len(alphas), "cividis", 0.6)):
-        ax.plot(taus, leakage.renyi_tail_bound(s, n, gamma, taus, alpha=alpha), color=color, lw=0.8,
+        ax.plot(taus, leakage.renyi_tail_bound(s, n, gamma, tau=taus, alpha=alpha), color=color, lw=0.8,
                 ls="--", label=f"Lemma 5, {assign('alpha', alpha)}")
     ax.plot(taus, np.maximum(best, 1e-300), color="C1", lw=2.0, label="optimized bound (eq. 10)")
     ax.plot(taus, np.maximum(exact, 1e-300), color="C0", lw=2.0, label="exact tail (Lemma 7)")
@@ -420,7 +420,7 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
     sim = simulated
     statistic = sim.settings["statistic"]
     dense = np.linspace(min(sim.taus.min(), 0.005), sim.taus.max(), 200)
-    theory = leakage.marginal_leak_probability(sim.n, sim.gammas[:, None], dense[None, :], d=sim.settings["d"],
+    theory = leakage.marginal_leak_probability(sim.n, sim.gammas[:, None], tau=dense[None, :], d=sim.settings["d"],
                                                R=sim.settings["R"], statistic=statistic).p
     fig, axes = new_figure(1, 1, width=5.6, height=3.8)
     ax = axes[0, 0]
@@ -489,7 +489,7 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
     return fig
 
 
-def outlier_figure(s, leaked, n, gamma, tau, *, bins=12, statistic="paper", d=None):
+def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=None):
     """Which records leak: empirical leak frequency against ‖z̄ − μ_z̄‖, with Lemma 7.
 
     Parameters
@@ -530,7 +530,7 @@ def outlier_figure(s, leaked, n, gamma, tau, *, bins=12, statistic="paper", d=No
     twin.grid(False)
     ax.set_zorder(twin.get_zorder() + 1)
     ax.patch.set_visible(False)
-    ax.plot(grid, leakage.leak_probability(grid, n, gamma, tau, statistic=statistic, d=d), color="C3", lw=1.8,
+    ax.plot(grid, leakage.leak_probability(grid, n, gamma, tau=tau, statistic=statistic, d=d), color="C3", lw=1.8,
             label=r"Lemma 7: $P(\Lambda > \tau \mid s)$")
     ax.errorbar(centers, freq, yerr=2 * se, fmt="o", color="C0", ms=4, capsize=2,
                 label="simulated leak frequency (±2 s.e.)")
@@ -582,7 +582,7 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
     2
     """
     gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
-    p = {st: leakage.marginal_leak_probability(n, gammas, tau, d=d, R=R, statistic=st).p
+    p = {st: leakage.marginal_leak_probability(n, gammas, tau=tau, d=d, R=R, statistic=st).p
          for st in leakage.STATISTICS}
     ncols = 2 if populations is not None else 1
     fig, axes = new_figure(1, ncols + 1, width=8.6 / (ncols + 1), height=3.2)
@@ -621,7 +621,7 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
     return fig
 
 
-def llr_law_figure(s, n, gamma, tau, *, taus=None):
+def llr_law_figure(s, n, gamma, *, tau, taus=None):
     """The law of Λ for one record (Lemma 6) with its tail above τ, and the tail against τ.
 
     Left: density of N(a, 2a) with the area above τ shaded (= Lemma 7).
@@ -647,7 +647,7 @@ def llr_law_figure(s, n, gamma, tau, *, taus=None):
 
     Examples
     --------
-    >>> fig = llr_law_figure(3.0, 10, 1.0, 0.5)
+    >>> fig = llr_law_figure(3.0, 10, 1.0, tau=0.5)
     >>> len(fig.axes)
     2
     """
@@ -656,8 +656,8 @@ def llr_law_figure(s, n, gamma, tau, *, taus=None):
     law = leakage.llr_moments(s, n, gamma)
     a, var = float(law.mean), float(law.var)
     sd = np.sqrt(var)
-    exact = float(leakage.leak_probability(s, n, gamma, tau))
-    bound = float(leakage.renyi_tail_bound(s, n, gamma, tau))
+    exact = float(leakage.leak_probability(s, n, gamma, tau=tau))
+    bound = float(leakage.renyi_tail_bound(s, n, gamma, tau=tau))
     fig, axes = _fixed_figure(2, width=3.8, height=3.0)
     ax = axes[0, 0]
     lo, hi = min(a - 4 * sd, tau - sd), max(a + 4 * sd, tau + sd)
@@ -677,9 +677,9 @@ def llr_law_figure(s, n, gamma, tau, *, taus=None):
     floor = 1e-12   # zeros cannot be drawn on a log axis
     ax.set_ylim(1e-8, 2)
     ax.set_yscale("log")
-    ax.plot(taus, np.maximum(leakage.leak_probability(s, n, gamma, taus), floor), color="C0", lw=1.6,
+    ax.plot(taus, np.maximum(leakage.leak_probability(s, n, gamma, tau=taus), floor), color="C0", lw=1.6,
             label=f"exact (Lemma 7): ${number(exact)}$")
-    ax.plot(taus, np.maximum(leakage.renyi_tail_bound(s, n, gamma, taus), floor), color="C1", lw=1.6, ls="--",
+    ax.plot(taus, np.maximum(leakage.renyi_tail_bound(s, n, gamma, tau=taus), floor), color="C1", lw=1.6, ls="--",
             label=f"Rényi bound (eq. 10): ${number(bound)}$")
     ax.axvline(tau, color="C3", lw=1.0)
     ax.axvline(a, color="0.4", lw=0.8, ls=":")

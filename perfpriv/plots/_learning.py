@@ -215,7 +215,7 @@ def figure_gd_utility(checks, *, title=None):
     return fig
 
 
-def figure_individual_privacy(run, tau, *, title=None):
+def figure_individual_privacy(run, *, tau, title=None):
     """Per-record accounting of one private GD run: μ_i against the worst case, and who leaks.
 
     Parameters
@@ -240,7 +240,7 @@ def figure_individual_privacy(run, tau, *, title=None):
     ax.legend(loc="upper left", fontsize=8)
     rms = run.mu * run.sigma / np.sqrt(run.settings["steps"])
     leaked = run.llr > tau
-    pred = run.predicted_leak(tau)
+    pred = run.predicted_leak(tau=tau)
     order = np.argsort(rms)
     bx.plot(rms[order], pred[order], "-", color="k", lw=1.5, label=r"$\bar\Phi(\tau/\mu_i - \mu_i/2)$")
     bx.plot(rms[leaked], np.full(leaked.sum(), 1.02), "|", color=_C[3], ms=8, label=r"leaked in this run ($\Lambda_i>\tau$)")
@@ -280,8 +280,8 @@ def figure_transcript_checks(checks, labels, *, tau, title=None):
         z = c.standardized()
         ax.hist(z[np.isfinite(z)], bins=60, range=(-4, 4), density=True, color=_C[0], alpha=0.7)
         ax.plot(grid, stats.norm.pdf(grid), "k-", lw=1.5)
-        freq, se = c.leak_frequency(tau)
-        ax.set_title(f"{lab}\n" + r"$P(\Lambda>\tau)$" + f": {freq:.3f} simulated, {c.predicted(tau):.3f} predicted",
+        freq, se = c.leak_frequency(tau=tau)
+        ax.set_title(f"{lab}\n" + r"$P(\Lambda>\tau)$" + f": {freq:.3f} simulated, {c.predicted(tau=tau):.3f} predicted",
                      fontsize=8)
         ax.set_xlabel(r"$(\Lambda - \mu^2/2)/\mu$")
     axes[0, 0].set_ylabel("density (line: N(0, 1))")

@@ -20,7 +20,7 @@ BEHAVIOURS = {"memory (k)": "memory", "heterogeneous (spread)": "heterogeneous",
               "budget-aware (tolerance ρ)": "budget", "contagion (κ)": "contagion"}
 
 
-def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1.0, q=0.3, r=0.6, tau=0.02, *,
+def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1.0, *, q=0.3, r=0.6, tau=0.02,
                   T=10, n0=100, d=12, R=10.0, trials=20, cap=20000, seed=0):
     """Draw the feedback explorer's figure for one set of control values.
 

@@ -33,7 +33,7 @@ def _nearest(gamma):
     return int(np.argmin(np.abs(np.log(LEARNING_GAMMAS) - np.log(gamma))))
 
 
-def draw_learning(q=0.5, r=0.5, gamma=0.0056, T=10, *, tau=0.02, n0=200, cap=2000):
+def draw_learning(*, q=0.5, r=0.5, gamma=0.0056, T=10, tau=0.02, n0=200, cap=2000):
     """Draw the explorer's figure for one set of slider values.
 
     Left: mean-field populations under the chosen γ, under γ* and with

@@ -16,7 +16,7 @@ from ._common import Explorer, float_slider, log_slider
 __all__ = ["participation_explorer", "draw_participation"]
 
 
-def draw_participation(gamma=0.6, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, *, tau=0.3, R=10.0, m=2.0, m_sd=1.0,
+def draw_participation(gamma=0.6, *, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, tau=0.3, R=10.0, m=2.0, m_sd=1.0,
                        step=0.5, T=60, n0=50, cap=200, trials=8, seed=1):
     """Draw the explorer's figure for one set of slider values.
 

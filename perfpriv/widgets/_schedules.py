@@ -34,7 +34,7 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     2
     """
     T = int(T)
-    res = optimize.optimal_schedule(q, r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
+    res = optimize.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
     both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
     errors = dynamics.mean_field_error(both, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap)   # (2, T)
     rounds = np.arange(1, T + 1)
