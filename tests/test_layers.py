@@ -196,3 +196,28 @@ def test_the_unmigrated_list_names_only_existing_modules():
 def test_shared_helpers_import_no_higher_layer(helper):
     _, edges, _ = _graph()
     assert edges[helper] <= SHARED_HELPERS, f"{helper} imports {sorted(edges[helper] - SHARED_HELPERS)}"
+
+
+#: The layers of the package, bottom up (CONTRIBUTING.md, "Layers"). A module imports only modules of
+#: its own layer or of a lower one; within a layer the cycle test above keeps the imports acyclic.
+LAYERS = (
+    {"_validate", "_random", "_records"},                 # shared helpers
+    {"leakage", "behaviour", "sweep"},                    # formulas of one round; users; reproducible grids
+    {"engine", "projected"},                              # the one performative loop; the batched round draw
+    {"bernoulli", "gaussian", "regression", "gradient", "_learning"},   # mechanisms (+ their front ends)
+    {"dynamics", "schedules"},                            # theory of the loop; schedule families
+    {"optimize"},                                         # searches over levels and schedules
+    {"feedback", "performative", "experiments"},          # studies built on the searches
+    {"plots", "exercises"},                               # faces: figures, classroom self-checks
+    {"widgets", "cli", "notebook", "__main__", "__init__"},   # explorers, command line, notebook helpers
+)
+
+
+def test_imports_flow_down_the_layers():
+    mods, edges, _ = _graph()
+    rank = {name: k for k, layer in enumerate(LAYERS) for name in layer}
+    unplaced = sorted({_top(m) for m in mods} - set(rank))
+    assert not unplaced, f"modules missing from LAYERS: {unplaced}"
+    upward = sorted((m, t) for m, targets in edges.items() for t in targets
+                    if _top(m) != _top(t) and _top(t) != "__init__" and rank[_top(t)] > rank[_top(m)])
+    assert not upward, f"imports that go up a layer: {upward}"
