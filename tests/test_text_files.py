@@ -39,3 +39,12 @@ def test_no_control_characters_in_sources_docs_or_chapters():
 
 def test_the_scan_sees_an_escaped_tex_command():
     assert CONTROL.search("$\varepsilon$") and CONTROL.search("\right)") and not CONTROL.search(r"$\varepsilon$")
+
+
+def test_the_bibliography_parses_and_every_entry_has_a_year():
+    # a merge once left two entries unclosed: the book build then fails at its first page
+    from pybtex.database import parse_file
+
+    db = parse_file(str(ROOT / "book" / "references.bib"))
+    assert len(db.entries) >= 10
+    assert all("year" in entry.fields for entry in db.entries.values())
