@@ -157,6 +157,31 @@ def _first_round_at_floor() -> float:
     return float(np.argmax(path <= 1))
 
 
+def _agnostic_survival_edge(beta: float) -> float:
+    """ch02-ex-threshold: the r at which the agnostic growth factor at this beta crosses 1 (q = 0.6)."""
+    bern = _bernoulli()
+    return _bisect(lambda r: bern.growth_factor(beta, q=0.6, r=r, model="agnostic") < 1.0, 0.0, 1.0)
+
+
+def _strip_edge(T: int) -> float:
+    """ch02-ex-strip: the largest r of the stated grid at which the mean-field optimal budget is finite."""
+    from . import optimize
+
+    eps = np.r_[np.geomspace(0.05, 10.0, 40), np.inf]
+    r = np.linspace(0.5, 0.6, 101)
+    res = optimize.mean_field_optimal_epsilon(q=np.full_like(r, 0.5), r=r, epsilons=eps, T=T, n0=400, model="agnostic")
+    return float(r[np.isfinite(res.epsilon)].max())
+
+
+def _regret_optima() -> tuple[float, float]:
+    """ch01-ex-regret: the budgets minimizing the final-round and the cumulative error (its stated run)."""
+    eps = np.r_[np.geomspace(0.01, 5.0, 15), np.inf]
+    run = _bernoulli().simulate(eps, q=0.3, r=0.6, T=100, n0=400, trials=30, seed=11)
+    final = run.sq_error[..., -1].mean(axis=-1)
+    cumulative = run.sq_error.sum(axis=-1).mean(axis=-1)
+    return float(eps[np.argmin(final)]), float(eps[np.argmin(cumulative)])
+
+
 _ENTRIES = [
     # chapter 01 -- the threshold by hand (q = 0.2, r = 0.5)
     Exercise("ch01-ex-critical.beta_c", "critical beta for q = 0.2, r = 0.5 (leak rule)",
@@ -167,11 +192,28 @@ _ENTRIES = [
              0.8, lambda: float(_bernoulli().growth_factor(0.5, q=0.2, r=0.5))),
     Exercise("ch01-ex-critical.rounds", "first round at which the mean-field population (N0 = 400, "
              "no privacy) reaches the floor of 1", 27.0, _first_round_at_floor, rtol=0.0, atol=0.5),
+    # chapter 01 -- final error or whole trajectory (a grid value: any answer within 5 % of it)
+    Exercise("ch01-ex-regret.final", "budget of the grid minimizing the mean final-round error "
+             "((q, r) = (0.3, 0.6), T = 100, N0 = 400, 30 trials, seed 11)",
+             0.3485527984255849, lambda: _regret_optima()[0], rtol=0.05),
+    Exercise("ch01-ex-regret.cumulative", "budget of the grid minimizing the mean cumulative error R_T "
+             "(same run)", 0.5433155633584393, lambda: _regret_optima()[1], rtol=0.05),
     # chapter 02 -- the agnostic threshold by hand (q = 0.6, r = 0.4)
     Exercise("ch02-ex-threshold.beta_c", "critical beta of the agnostic rule for q = 0.6, r = 0.4",
              1 / 6, lambda: float(_bernoulli().critical_beta(q=0.6, r=0.4, model="agnostic"))),
     Exercise("ch02-ex-threshold.epsilon_c", "critical epsilon of the agnostic rule for q = 0.6, r = 0.4",
              math.log(2.0), lambda: float(_bernoulli().critical_epsilon(q=0.6, r=0.4, model="agnostic"))),
+    Exercise("ch02-ex-threshold.r_no_privacy", "smallest r at which the agnostic population survives without "
+             "privacy (q = 0.6)", 0.6, lambda: _agnostic_survival_edge(0.5)),
+    Exercise("ch02-ex-threshold.r_collapse", "r below which the agnostic population collapses at every budget "
+             "(q = 0.6)", 0.3, lambda: _agnostic_survival_edge(0.0)),
+    # chapter 02 -- how thin is the strip above the diagonal (mean field, the stated grids; one r step = 0.001)
+    Exercise("ch02-ex-strip.T50", "largest r with a finite mean-field optimal budget, q = 0.5, T = 50",
+             0.583, lambda: _strip_edge(50), rtol=0.0, atol=0.0015),
+    Exercise("ch02-ex-strip.T100", "largest r with a finite mean-field optimal budget, q = 0.5, T = 100",
+             0.54, lambda: _strip_edge(100), rtol=0.0, atol=0.0015),
+    Exercise("ch02-ex-strip.T200", "largest r with a finite mean-field optimal budget, q = 0.5, T = 200",
+             0.519, lambda: _strip_edge(200), rtol=0.0, atol=0.0015),
     # chapter 03 -- Lemma 3 by hand (Sigma = diag(1, 4), N = 100, gamma = 2, R = 10)
     Exercise("ch03-ex-lemma3.error", "expected squared Mahalanobis error, Sigma = diag(1, 4), N = 100, gamma = 2",
              0.07, lambda: float(_gaussian().mahalanobis_error(2.0, 100, np.diag([1.0, 4.0])))),
@@ -185,7 +227,7 @@ _ENTRIES = [
     Exercise("ch04-ex-by-hand.leak", "exact leak probability at tau = 2 (Lemma 7)",
              0.10937900226669622, lambda: float(_leakage().leak_probability(2.0, 5, 1.0, tau=2.0)), rtol=0.02),
     Exercise("ch04-ex-by-hand.alpha", "optimal Renyi order alpha*",
-             2.1, lambda: float(_leakage().optimal_renyi_order(2.0, 5, 1.0, tau=2.0))),
+             2.1, lambda: float(_leakage().optimal_renyi_order(s=2.0, n=5, gamma=1.0, tau=2.0))),
     Exercise("ch04-ex-by-hand.bound", "optimized Renyi bound (eq. 10)",
              0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, tau=2.0)), rtol=0.02),
     # chapter 05 -- the threshold by hand, and the smallest population

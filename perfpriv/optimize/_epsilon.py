@@ -18,7 +18,7 @@ behaviour's q and r as arrays), each with its own key from the root seed
 and its coordinates (:func:`perfpriv.sweep.map_cells`): a cell's numbers do
 not depend on the other cells, on the batch size, on ``n_jobs`` or on the
 joblib backend, and they are those of
-``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=sweep.cell_key(seed, q, r))``
+``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=perfpriv._random.cell_key(seed, q, r))``
 (common random numbers across ε, including the μ_t path).
 """
 
