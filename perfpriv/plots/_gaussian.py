@@ -315,6 +315,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
         ax.set_xlabel(r"$\Lambda$")
         if j == 0:
             ax.set_ylabel("density")
+            ax.set_ylim(0, 1.5 * dens.max())                  # room for the legend above the curve
             ax.legend(loc="upper left")
     return fig
 
@@ -706,7 +707,7 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
     return fig
 
 
-def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None):
+def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=None):
     """Algorithm 1 runs side by side: mean population and error per round, one colour per run.
 
     Draws :func:`population_error` for every run into the same two panels
@@ -716,7 +717,8 @@ def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None):
     Parameters
     ----------
     runs : dict of str to perfpriv.engine.SimulationRun
-        Runs of one privacy level (trials x rounds), keyed by their label.
+        Runs keyed by their label: of one privacy level (trials x rounds), or
+        over a grid of levels with ``level``.
     gamma : float
         Noise scale γ of the runs (Lemma 3 lines).
     d : int, optional
@@ -725,6 +727,8 @@ def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None):
         Covariance of the runs.
     title : str, optional
         Figure title.
+    level : int, optional
+        For runs over a grid of levels: which one to draw (the one of ``gamma``).
 
     Returns
     -------
@@ -733,7 +737,7 @@ def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None):
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for (label, run), color in zip(runs.items(), ("C0", "C1", "C2", "C3")):
         population_error(run, gamma=gamma, d=d, Sigma=Sigma, fig_axes=(fig, axes[0]), color=color, label=label,
-                         trial_lines=True)
+                         trial_lines=True, level=level)
     axes[0, 0].legend(loc="best")
     axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$")
     if title:
