@@ -152,6 +152,29 @@ def _threshold_ratio() -> float:
     return float(small / large)
 
 
+def _fpr_by_hand() -> float:
+    from scipy.stats import norm
+
+    mu = float(_leakage().gdp_mu(2.0, 5, 1.0))
+    return float(norm.sf(2.0 / mu + mu / 2))
+
+
+def _critical_1000(statistic: str) -> float:
+    return float(_dynamics().exact_critical_gamma(q=0.45, r=0.11, tau=0.02, n=1000, d=12, R=10.0,
+                                                  statistic=statistic))
+
+
+def _floor_r_min() -> float:
+    floor = float(_leakage().exact_leak_floor(100, d=12, tau=0.02))
+    return 0.45 * floor / (1.0 - floor)
+
+
+def _survival_gamma() -> float:
+    grid = np.geomspace(0.5, 20, 9)
+    run = _gaussian().simulate(grid, tau=0.05, q=0.5, r=0.2, T=20, n0=300, d=12, R=10.0, trials=8, seed=50)
+    return float(grid[np.argmax(run.population[..., -1].mean(axis=-1) >= 300)])
+
+
 def _first_round_at_floor() -> float:
     path = _bernoulli().mean_field_population(np.inf, q=0.2, r=0.5, T=60, n0=400)
     return float(np.argmax(path <= 1))
@@ -219,6 +242,16 @@ _ENTRIES = [
              0.07, lambda: float(_gaussian().mahalanobis_error(2.0, 100, np.diag([1.0, 4.0])))),
     Exercise("ch03-ex-lemma3.rho", "zCDP rho of one contribution at gamma = 2, R = 10",
              50.0, lambda: float(_gaussian().rho_from_gamma(2.0, 10.0))),
+    Exercise("ch03-ex-lemma3.n", "smallest N with an expected error of at most 0.01 (Sigma = diag(1, 4), gamma = 2)",
+             700.0, lambda: float(math.ceil(_gaussian().mahalanobis_error(2.0, 1, np.diag([1.0, 4.0])) / 0.01
+                                            - 1e-9)), rtol=0.0, atol=0.5),
+    Exercise("ch03-ex-lemma3.rho_mean", "zCDP rho of the published mean of N = 100 users at gamma = 2, R = 10",
+             0.5, lambda: float(_gaussian().rho_from_gamma(2.0 * math.sqrt(100), 10.0))),
+    # chapter 03 -- how much noise keeps the population alive (simulation, seed 50)
+    Exercise("ch03-ex-survival.gamma", "smallest gamma of geomspace(0.5, 20, 9) whose mean N_20 is at least N_0 = 300",
+             3.1622776601683795, lambda: _survival_gamma(), rtol=0.01),
+    Exercise("ch03-ex-survival.rho", "per-contribution zCDP rho at that gamma (R = 10)",
+             20.0, lambda: float(_gaussian().rho_from_gamma(_survival_gamma(), 10.0)), rtol=0.01),
     # chapter 04 -- one record by hand (N = 5, gamma = 1, s = 2, tau = 2)
     Exercise("ch04-ex-by-hand.a", "mean a of the log-likelihood ratio (N = 5, gamma = 1, s = 2)",
              0.625, lambda: float(_leakage().llr_moments(2.0, 5, 1.0).mean)),
@@ -230,6 +263,23 @@ _ENTRIES = [
              2.1, lambda: float(_leakage().optimal_renyi_order(s=2.0, n=5, gamma=1.0, tau=2.0))),
     Exercise("ch04-ex-by-hand.bound", "optimized Renyi bound (eq. 10)",
              0.4694234685049672, lambda: float(_leakage().renyi_tail_bound(2.0, 5, 1.0, tau=2.0)), rtol=0.02),
+    Exercise("ch04-ex-by-hand.fpr", "false-positive rate of the test Lambda > 2 for the record (Remark 1)",
+             0.0094405200780494, lambda: _fpr_by_hand(), rtol=0.03),
+    # chapter 04 -- where the population stops shrinking (N = 1000, tau = 0.02, q = 0.45, r = 0.11)
+    Exercise("ch04-ex-critical.gamma_paper", "noise scale with growth factor 1 under the paper's statistic",
+             4.532372164714999, lambda: _critical_1000("paper"), rtol=0.004),
+    Exercise("ch04-ex-critical.gamma_exact", "noise scale with growth factor 1 under the exact statistic",
+             4.575962350382254, lambda: _critical_1000("exact"), rtol=0.004),
+    Exercise("ch04-ex-critical.growth", "expected growth factor at that noise scale",
+             1.0, lambda: float(_dynamics().growth_factor(_critical_1000("paper"), tau=0.02, q=0.45, r=0.11, n=1000,
+                                                          d=12, R=10.0)), rtol=0.0, atol=0.005),
+    # chapter 04 -- the exact statistic's floor by hand (d = 12, tau = 0.02)
+    Exercise("ch04-ex-floor.n_max", "largest N whose exact-statistic leak floor is positive (d = 12, tau = 0.02)",
+             300.0, lambda: float(np.floor(1.0 / (1.0 - math.exp(-2 * 0.02 / 12)))), rtol=0.0, atol=0.5),
+    Exercise("ch04-ex-floor.floor", "the floor F_100 at N = 100",
+             0.21960755183760647, lambda: float(_leakage().exact_leak_floor(100, d=12, tau=0.02)), rtol=0.01),
+    Exercise("ch04-ex-floor.r_min", "smallest r letting a population of 100 grow under some noise (q = 0.45)",
+             0.12663295058739285, lambda: _floor_r_min(), rtol=0.01),
     # chapter 05 -- the threshold by hand, and the smallest population
     Exercise("ch05-ex-hand.gamma_c", "Theorem 2's gamma_c for R = 10, N = 1000, tau = 0.05, q = 0.2, r = 0.6",
              0.4460159970809047, lambda: float(_dynamics().critical_gamma(q=0.2, r=0.6, tau=0.05, n=1000, R=10.0)),
@@ -308,7 +358,7 @@ def exercise_ids(chapter: str | None = None) -> list[str]:
 
     Examples
     --------
-    >>> exercise_ids("ch03")
+    >>> exercise_ids("ch03")[:2]
     ['ch03-ex-lemma3.error', 'ch03-ex-lemma3.rho']
     """
     if chapter is not None and not isinstance(chapter, str):

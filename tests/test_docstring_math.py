@@ -62,3 +62,15 @@ def test_tex_of_names_scripts_and_operators():
     assert dm.to_tex("(mu_hat_T - mu_T)^2") == r"(\hat{\mu}_T - \mu_T)^2"
     assert dm.to_tex("Ê_total") == r"Ê_{\mathrm{total}}"
     assert dm.to_tex("N(0, gamma^2 I_d)") == r"\mathcal{N}(0, \gamma^2 I_d)"
+
+
+def test_no_library_source_holds_control_characters():
+    """A TeX backslash in a non-raw string (``"\\frac"``) turns into a control character (form feed ...)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "perfpriv"
+    bad = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+    hits = [f"{path.relative_to(root)}:{number}"
+            for path in sorted(root.rglob("*.py"))
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if bad.search(line)]
+    assert hits == []

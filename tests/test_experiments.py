@@ -32,6 +32,7 @@ def _small_results():
     return [
         experiments.figure3a_simulation(30, [1.0], [0.1], rounds=3, seed=1),
         experiments.leak_dispersion(2.0, tau=0.02, n=30, trials=5),
+        experiments.exact_floor_check([20, 400], rounds=4),
         experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2),
         experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(5,), trials=4),
         experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, trials=1),
@@ -126,6 +127,20 @@ def test_leak_dispersion_counts_are_the_keyed_round_and_their_mean_is_lemma_8():
 
 
 # ---------------------------------------------------------------- Figs. 3b-3c, Theorem 3, Lemma 12
+def test_exact_floor_check_simulates_the_closed_form_floor_and_is_the_keyed_run_of_each_population():
+    res = experiments.exact_floor_check([20, 100, 250, 400], taus=(0.02, 0.05), rounds=1500, seed=5)
+    np.testing.assert_array_equal(res.floor, leakage.exact_leak_floor(res.ns[None, :], d=D, tau=res.taus[:, None]))
+    tol = Z * np.sqrt(res.floor * (1 - res.floor) / res.rounds) + 1.0 / res.rounds
+    assert np.all(np.abs(res.p - res.floor) < tol), (res.p, res.floor)
+    assert np.all(np.abs(res.theory - res.floor) < 1e-6)            # gamma = 1e4 is the limit already
+    assert res.p[0, 1] > 0.15 and np.all(res.p[:, -1] == 0.0)       # a floor at N = 100, none at N = 400
+    assert res.settings["statistic"] == "exact"
+    # one population is the one-round run of Algorithm 1 keyed by the root seed and N
+    run = engine.simulate(gaussian.GaussianMean(1e4, tau=0.05, d=D, R=R, statistic="exact"), Memoryless(q=0.0, r=0.0),
+                          T=1, n0=100, trials=1500, seed=_random.cell_key(5, 100))
+    assert res.p[1, 1] == pytest.approx(run.leak_fraction[:, 0].mean(), abs=1e-15)
+
+
 def test_first_round_growth_agrees_with_eq_13():
     c = experiments.growth_curves(q=0.45, r=0.11, taus=(0.02, 0.05), gammas=[0.3, 1.5, 8.0], n0=500, trials=60,
                                   seed=1)
@@ -386,6 +401,9 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.leak_dispersion(2.0, tau=-1.0), "tau"),
     (lambda: experiments.leak_dispersion(2.0, tau=0.02, trials=2), "trials"),
     (lambda: experiments.figure3a_simulation(1, [1.0], [0.1], rounds=5), "n"),
+    (lambda: experiments.exact_floor_check([1], rounds=5), "ns"),
+    (lambda: experiments.exact_floor_check([10.5], rounds=5), "ns"),
+    (lambda: experiments.exact_floor_check([10], rounds=1), "rounds"),
     (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, statistic="other"), "statistic"),
     (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, conventions="code"), "conventions"),
     (lambda: experiments.gamma_star_map([0.3], [1.2], tau=0.02), "rs"),

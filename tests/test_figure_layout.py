@@ -114,6 +114,11 @@ FIGURES = {
                                                                     "exact": np.full((2, 6), 90.0)},
                                                        run_gamma=2.0, q=0.3, r=0.6),
     "llr_law_figure": lambda: plots.llr_law_figure(3.5, 100, 1.0, tau=0.3),
+    "exact_floor_figure": lambda: plots.exact_floor_figure(experiments.exact_floor_check([20, 100, 400], rounds=5),
+                                                           gammas=np.geomspace(0.5, 500, 8)),
+    "conventions_figure": lambda: plots.conventions_figure(
+        {c: gaussian.simulate(1.0, tau=0.05, q=0.5, r=0.1, T=8, n0=30, d=12, R=10.0, trials=3, conventions=c, seed=0)
+         for c in ("paper", "authors")}, gamma=1.0, d=12),
     "figure3bc": lambda: plots.figure3bc(trials=2, gammas=[0.5, 5.0], n0=200),
     "figure_theorem3": lambda: plots.figure_theorem3([experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6,
                                                                                  sizes=(2, 100), trials=20)] * 3),

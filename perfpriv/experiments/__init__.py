@@ -21,7 +21,8 @@ Defaults are *book scale* (each experiment in seconds); the paper's settings
 
 Membership inference (chapters 04-05)
     :func:`figure3a_simulation` (Fig. 3a: leak fractions against τ),
-    :func:`leak_dispersion` (the leak count of one round against a binomial).
+    :func:`leak_dispersion` (the leak count of one round against a binomial),
+    :func:`exact_floor_check` (the exact statistic's leak floor at small N).
 Survival (chapter 05)
     :func:`growth_curves` (Figs. 3b-3c: C(γ) from eq. 13 and simulation),
     :func:`theorem3_check` (Theorem 3's bounds), :func:`mean_field_paths`
@@ -49,7 +50,8 @@ from ._horizon import (
     lemma9_check,
     pac_coverage,
 )
-from ._leakage import LeakDispersion, LeakFractions, figure3a_simulation, leak_dispersion
+from ._leakage import (ExactFloorCheck, LeakDispersion, LeakFractions, exact_floor_check, figure3a_simulation,
+                       leak_dispersion)
 from ._schedules import GainMap, ScheduleComparison, compare_epsilon_schedules, compare_schedules, gain_map
 from ._survival import (
     UNCAPPED,
@@ -62,7 +64,7 @@ from ._survival import (
 )
 
 __all__ = [
-    "LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion",
+    "LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion", "ExactFloorCheck", "exact_floor_check",
     "GrowthCurves", "growth_curves", "Theorem3Check", "theorem3_check", "MeanFieldPaths", "mean_field_paths",
     "UNCAPPED",
     "Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",

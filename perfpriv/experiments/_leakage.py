@@ -1,4 +1,4 @@
-"""Experiments of the membership-inference chapters: leak fractions (Fig. 3a) and their dispersion."""
+"""Experiments of the membership-inference chapters: leak fractions (Fig. 3a), their dispersion, the exact floor."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
 from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result, run_provenance
 
-__all__ = ["LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion"]
+__all__ = ["LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion", "ExactFloorCheck",
+           "exact_floor_check"]
 
 
 @result
@@ -208,3 +209,116 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
     settings = dict(d=d, R=R, trials=trials, seed=seed, **run_provenance(run))
     return LeakDispersion(counts, mean, var, bvar, ratio, ratio * math.sqrt(2.0 / (trials - 1)), n, gamma, tau,
                           settings)
+
+
+@result
+class ExactFloorCheck(Result):
+    """Leak fractions of Algorithm 1 rounds at a huge noise scale under the exact statistic (:func:`exact_floor_check`).
+
+    Attributes
+    ----------
+    ns : numpy.ndarray of int, shape (K,)
+        Populations N.
+    taus : numpy.ndarray, shape (J,)
+        Thresholds τ.
+    p, se : numpy.ndarray, shape (J, K)
+        Mean leak fraction over ``rounds`` independent rounds and its standard error.
+    floor : numpy.ndarray, shape (J, K)
+        :func:`perfpriv.leakage.exact_leak_floor`, the γ → ∞ limit of the leak probability.
+    theory : numpy.ndarray, shape (J, K)
+        Lemma 8's p_τ at ``gamma`` under the exact statistic (quadrature).
+    gamma : float
+        The noise scale of the simulated rounds.
+    rounds : int
+        Rounds per (τ, N).
+    settings : dict
+        Provenance: d, R, seed, conventions, statistic, policy.
+    """
+
+    ns: np.ndarray
+    taus: np.ndarray
+    p: np.ndarray
+    se: np.ndarray
+    floor: np.ndarray
+    theory: np.ndarray
+    gamma: float
+    rounds: int
+    settings: dict
+
+
+def _floor_cells(n, *, keys, taus, gamma, rounds, d, R):
+    """Mean and standard error of the leak fraction of one-round runs, one N per cell: (cells, 2, J)."""
+    out = []
+    for i, size in enumerate(np.atleast_1d(n)):
+        rows = []
+        for t in taus:
+            mech = GaussianMean(gamma, tau=float(t), d=d, R=R, statistic="exact")
+            run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=int(size), trials=rounds, seed=keys[i])
+            rows.append(mean_se(run.leak_fraction[:, 0]))
+        out.append(np.array(rows).T)                                          # (2, J)
+    return np.stack(out)
+
+
+def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0, seed=0,
+                      n_jobs=None) -> ExactFloorCheck:
+    """Simulated leak fractions at a huge γ under the exact statistic, against its closed-form floor.
+
+    Under ``statistic="exact"`` the leak probability does not vanish as
+    γ → ∞ when N < 1/(1 − e^{−2τ/d}) ≈ d/(2τ): it tends to
+    :func:`perfpriv.leakage.exact_leak_floor`. At a huge γ the shared term
+    −‖η‖²/(2γ²) of Λ dominates every record's own terms, so a round leaks
+    all its records or none (when the noise happened to be small, the
+    release is too precise to come from N − 1 records): the leak fraction of
+    a round is close to 0 or 1, and its mean over ``rounds`` independent
+    one-round runs (q = r = 0) estimates the floor with a standard error of
+    about sqrt(floor (1 − floor)/rounds).
+
+    Parameters
+    ----------
+    ns : array_like of int
+        Populations N >= 2.
+    taus : array_like
+        Thresholds τ > 0.
+    gamma : float
+        Noise scale of the simulated rounds (large: γ = 1e4 leaves Λ within
+        ~1e-8 of its limit at the paper's d and R).
+    rounds : int
+        Independent rounds per (τ, N), >= 2.
+    d, R : int, float
+        Dimension and clipping radius (12 and 10 in the paper).
+    seed : None, int, SeedSequence or Generator
+        Root seed; each N is keyed by its value (the τ of one N share its rounds).
+    n_jobs : int, optional
+        Workers over the populations; the result does not depend on it.
+
+    Returns
+    -------
+    ExactFloorCheck
+
+    References
+    ----------
+    Paper eq. 8 and Lemma 7; the exact remove-one statistic of the authors'
+    code; issue 12, §2.
+
+    Examples
+    --------
+    >>> res = exact_floor_check([50, 1000], rounds=200, seed=1)
+    >>> res.floor.round(3).tolist(), bool(np.all(np.abs(res.p - res.floor) <= 4.5 * res.se + 1e-9))
+    ([[0.395, 0.0]], True)
+    """
+    ns = np.atleast_1d(np.asarray(check_real("ns", ns, low=2), float))
+    if not np.all(ns == np.rint(ns)):
+        raise ValueError(f"ns must be whole numbers of records; got {ns.tolist()}")
+    ns = ns.astype(np.int64)
+    taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
+    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
+    rounds = check_int("rounds", rounds, low=2)
+    out = keyed_map(_floor_cells, {"n": ns}, seed=_random.root_key(seed), n_jobs=n_jobs,
+                    taus=taus, gamma=gamma, rounds=rounds, d=d, R=R)
+    p, se = out[:, 0].T, out[:, 1].T                                          # (J, K)
+    floor = np.asarray(leakage.exact_leak_floor(ns[None, :], d=d, tau=taus[:, None]), float)
+    theory = np.asarray(leakage.marginal_leak_probability(ns[None, :], gamma, tau=taus[:, None], d=d, R=R,
+                                                          statistic="exact").p, float)
+    prov = gaussian_provenance("paper", n0=int(ns.max()), tau=float(taus[0]), d=d, R=R, statistic="exact")
+    settings = dict(d=d, R=R, seed=seed, **prov)
+    return ExactFloorCheck(ns, taus, p, se, floor, theory, gamma, rounds, settings)

@@ -35,6 +35,8 @@ __all__ = [
     "roc_figure",
     "outlier_figure",
     "statistic_figure",
+    "exact_floor_figure",
+    "conventions_figure",
     "llr_law_figure",
 ]
 
@@ -313,6 +315,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
         ax.set_xlabel(r"$\Lambda$")
         if j == 0:
             ax.set_ylabel("density")
+            ax.set_ylim(0, 1.5 * dens.max())                  # room for the legend above the curve
             ax.legend(loc="upper left")
     return fig
 
@@ -618,6 +621,127 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
         ax.set_ylabel("mean population $N_t$")
         ax.set_title("Algorithm 1" + (f", {assign('gamma', run_gamma)}" if run_gamma is not None else ""))
         ax.legend(loc="best")
+    return fig
+
+
+def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gammas=None, taus=(0.01, 0.02, 0.05)):
+    """The exact statistic at small populations: p_τ against γ, and the leak floor against N.
+
+    Left: Lemma 8's p_τ against γ (quadrature) under both statistics (the
+    exact one dashed in black over the paper's), at each population of
+    ``ns``, with the floor :func:`perfpriv.leakage.exact_leak_floor`
+    (dotted) that the exact statistic's p_τ tends to as γ → ∞. Right: the
+    floor against N for several τ, the population 1/(1 − e^{−2τ/d}) where it
+    vanishes (vertical), and, if ``check`` is given, the simulated leak
+    fractions at a huge γ ± 2 standard errors.
+
+    Parameters
+    ----------
+    check : perfpriv.experiments.ExactFloorCheck, optional
+        Simulated leak fractions (:func:`perfpriv.experiments.exact_floor_check`);
+        its τ values and d replace ``taus`` and ``d`` on the right.
+    ns : sequence of int
+        Populations of the left panel.
+    tau : float
+        Threshold of the left panel.
+    d, R : int, float
+        Dimension and clipping radius.
+    gammas : array_like, optional
+        Noise scales of the left panel (default 0.2 to 1000).
+    taus : sequence of float
+        Thresholds of the right panel when ``check`` is not given.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = exact_floor_figure(ns=(100,), gammas=[1.0, 10.0, 100.0])
+    >>> len(fig.axes)
+    2
+    """
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    gammas = np.geomspace(0.2, 1000.0, 60) if gammas is None else np.atleast_1d(
+        check_real("gammas", gammas, low=0, low_open=True))
+    ns = np.atleast_1d(np.asarray(ns))
+    if check is not None:
+        taus, d = check.taus, check.settings["d"]
+    taus = np.atleast_1d(np.asarray(taus, float))
+    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
+    ax = axes[0, 0]
+    for n, color in zip(ns, _colors(len(ns), "viridis", 0.6)):
+        for st, ls, lw in (("paper", "-", 2.4), ("exact", (0, (3, 2)), 1.3)):
+            p = leakage.marginal_leak_probability(int(n), gammas, tau=tau, d=d, R=R, statistic=st).p
+            ax.plot(gammas, p, color=color if st == "paper" else "black", ls=ls, lw=lw, alpha=0.8)
+        floor = float(leakage.exact_leak_floor(int(n), d=d, tau=tau))
+        if floor > 0:
+            ax.axhline(floor, color=color, ls=":", lw=1.2)
+        ax.plot([], [], color=color, lw=6, alpha=0.6, label=assign("N", int(n)))
+    ax.plot([], [], color="0.3", ls="-", lw=2.4, label="paper statistic")
+    ax.plot([], [], color="black", ls=(0, (3, 2)), lw=1.3, label="exact statistic")
+    ax.plot([], [], color="0.3", ls=":", label=r"exact floor ($\gamma \to \infty$)")
+    ax.set_xscale("log")
+    plain_log(ax)
+    ax.set_xlabel(r"noise scale $\gamma$")
+    ax.set_ylabel(r"marginal leak probability $p_\tau$")
+    ax.set_title(params(tau=tau, d=d))
+    ax.legend(loc="upper right")
+    ax = axes[0, 1]
+    n_grid = np.unique(np.round(np.geomspace(2, 2000, 300)))
+    for j, (t, color) in enumerate(zip(taus, _colors(len(taus), "plasma", 0.8))):
+        ax.plot(n_grid, leakage.exact_leak_floor(n_grid, d=d, tau=t), color=color, lw=1.8, label=assign("tau", t))
+        ax.axvline(1.0 / (1.0 - np.exp(-2.0 * t / d)), color=color, lw=0.8, ls=":")
+        if check is not None:
+            ax.errorbar(check.ns, check.p[j], yerr=2 * check.se[j], fmt="o", ms=3.5, color=color, mfc="white",
+                        capsize=2)
+    if check is not None:
+        ax.plot([], [], "o", color="0.4", mfc="white", ms=3.5,
+                label=f"simulated, {assign('gamma', check.gamma, '.0e')}")
+    ax.set_xscale("log")
+    plain_log(ax)
+    ax.set_xlabel("population $N$")
+    ax.set_ylabel(r"exact floor: $p_\tau$ as $\gamma \to \infty$")
+    ax.set_title(r"dotted: $N = 1/(1 - e^{-2\tau/d})$")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=None):
+    """Algorithm 1 runs side by side: mean population and error per round, one colour per run.
+
+    Draws :func:`population_error` for every run into the same two panels
+    (rounds after a stopped trial are left out of the error's average), e.g.
+    one cell simulated with ``conventions="paper"`` and ``"authors"``.
+
+    Parameters
+    ----------
+    runs : dict of str to perfpriv.engine.SimulationRun
+        Runs keyed by their label: of one privacy level (trials x rounds), or
+        over a grid of levels with ``level``.
+    gamma : float
+        Noise scale γ of the runs (Lemma 3 lines).
+    d : int, optional
+        Dimension (when ``Sigma`` is omitted).
+    Sigma : array_like, optional
+        Covariance of the runs.
+    title : str, optional
+        Figure title.
+    level : int, optional
+        For runs over a grid of levels: which one to draw (the one of ``gamma``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig, axes = new_figure(1, 2, width=4.0, height=3.0)
+    for (label, run), color in zip(runs.items(), ("C0", "C1", "C2", "C3")):
+        population_error(run, gamma=gamma, d=d, Sigma=Sigma, fig_axes=(fig, axes[0]), color=color, label=label,
+                         trial_lines=True, level=level)
+    axes[0, 0].legend(loc="best")
+    axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$")
+    if title:
+        fig.suptitle(title)
     return fig
 
 
