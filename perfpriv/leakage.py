@@ -997,19 +997,18 @@ def exact_leak_floor(n, *, d, tau):
 
     .. math::
 
-       \Lambda = c + rac{n(n-1)\|\delta\|^2}{2\gamma^2}
-                 - rac{\|\eta - (n-1)\delta\|^2}{2\gamma^2},
-       \qquad \delta = rac{ar z - \mu_{ar z}}{n - 1},
+       \Lambda = c + \frac{n(n-1)\|\delta\|^2}{2\gamma^2}
+                 - \frac{\|\eta - (n-1)\delta\|^2}{2\gamma^2},
+       \qquad \delta = \frac{\bar z - \mu_{\bar z}}{n - 1},
 
     the middle term vanishes and the last one tends to ‖h‖²/(2n), so
     Λ → c − χ²_d/(2n) whatever the record. Hence
 
     .. math::
 
-       \lim_{\gamma	o\infty} P(\Lambda > 	au)
-       = Pig(\chi^2_d < 2n(c - 	au)ig)
-       = P\!\left(	frac d2,\; n(c-	au)
-ight)
+       \lim_{\gamma\to\infty} P(\Lambda > \tau)
+       = P\big(\chi^2_d < 2n(c - \tau)\big)
+       = P\!\left(\tfrac d2,\; n(c-\tau)\right)
 
     (the regularized lower incomplete gamma function) when c > τ, and 0
     otherwise. It is the same for every record, so it is also the limit of
