@@ -146,8 +146,8 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
         states none for Fig. 3, and Lemma 8 gives the mean of the unfloored
         N_t, so ``"paper"`` uses 0: a round that empties the platform counts
         as the ratio 0. The authors' code floors at one user, which turns
-        that ratio into 1/N_{t-1} and raises the pooled ratio (by
-        E[1{N_t = 0}/N_{t-1}] per ratio; see ``path_theory``).
+        that ratio into 1/N_{t-1} and raises the expected ratio of a round by
+        P(N_t = 0 | N_{t-1})/N_{t-1} (see ``path_theory``).
     seed : None, int, SeedSequence or Generator
         Root seed; each τ is keyed by its value, and all γ of one τ share
         their random numbers (one engine call with a grid of levels).
