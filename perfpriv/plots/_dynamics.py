@@ -153,7 +153,8 @@ def figure_leak_dispersion(results):
         ax.set_xlabel("leaked records in one round")
         ax.set_ylabel("frequency")
         ax.set_title(f"{params(n=res.n, gamma=res.gamma, tau=res.tau)}\nvariance ratio {res.ratio:.3g}")
-        ax.legend(loc="upper right")
+    # one legend below the panels: inside them it covers the peak of a narrow binomial
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return fig
 
 
