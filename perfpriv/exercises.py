@@ -175,6 +175,28 @@ def _survival_gamma() -> float:
     return float(grid[np.argmax(run.population[..., -1].mean(axis=-1) >= 300)])
 
 
+def _growth_at_sixth() -> float:
+    dyn = _dynamics()
+    gc = dyn.critical_gamma(q=0.2, r=0.6, tau=0.05, n=1000, R=10.0)
+    return float(dyn.growth_factor(gc / 6, tau=0.05, q=0.2, r=0.6, n=1000, d=12, R=10.0))
+
+
+def _sim_thresholds() -> tuple:
+    dyn = _dynamics()
+    return (float(dyn.exact_critical_gamma(q=0.5, r=0.5, tau=0.02, n=1000, d=12, R=10.0)),
+            float(dyn.critical_gamma(q=0.5, r=0.5, tau=0.02, n=1000, R=10.0)))
+
+
+def _sim_growth(which: int) -> float:
+    return float(_dynamics().growth_factor(_sim_thresholds()[which], tau=0.02, q=0.5, r=0.5, n=1000, d=12, R=10.0))
+
+
+def _limit_ratio() -> float:
+    ends = _dynamics().infinite_horizon_gamma(q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0, bracket=(5.0, 20.0),
+                                              grid=5)
+    return float(ends.limits[-1] / ends.limits[0])
+
+
 def _first_round_at_floor() -> float:
     path = _bernoulli().mean_field_population(np.inf, q=0.2, r=0.5, T=60, n0=400)
     return float(np.argmax(path <= 1))
@@ -280,12 +302,28 @@ _ENTRIES = [
              0.21960755183760647, lambda: float(_leakage().exact_leak_floor(100, d=12, tau=0.02)), rtol=0.01),
     Exercise("ch04-ex-floor.r_min", "smallest r letting a population of 100 grow under some noise (q = 0.45)",
              0.12663295058739285, lambda: _floor_r_min(), rtol=0.01),
-    # chapter 05 -- the threshold by hand, and the smallest population
+    # chapter 05 -- the threshold by hand, the two thresholds simulated, the smallest population, the long run
     Exercise("ch05-ex-hand.gamma_c", "Theorem 2's gamma_c for R = 10, N = 1000, tau = 0.05, q = 0.2, r = 0.6",
              0.4460159970809047, lambda: float(_dynamics().critical_gamma(q=0.2, r=0.6, tau=0.05, n=1000, R=10.0)),
              rtol=0.01),
+    Exercise("ch05-ex-hand.growth", "growth factor C at gamma_c / 6 (same settings, d = 12): below or above one?",
+             0.9992458022189411, _growth_at_sixth, rtol=0.0, atol=3e-4),
+    Exercise("ch05-ex-sim.exact", "exact survival threshold (C = 1) for q = r = 0.5, tau = 0.02, N = 1000, d = 12, "
+             "R = 10", 0.5246844368363334, lambda: _sim_thresholds()[0], rtol=0.01),
+    Exercise("ch05-ex-sim.gamma_c", "Theorem 2's gamma_c for q = r = 0.5, tau = 0.02, N = 1000, R = 10",
+             3.1654431032716506, lambda: _sim_thresholds()[1], rtol=0.01),
+    Exercise("ch05-ex-sim.mean_exact", "expected N_1/N_0 at the exact threshold (an estimate within 0.01 counts)",
+             1.0, lambda: _sim_growth(0), rtol=0.0, atol=0.01),
+    Exercise("ch05-ex-sim.mean_gamma_c", "expected N_1/N_0 at gamma_c (an estimate within 0.01 counts)",
+             1.223707200359234, lambda: _sim_growth(1), rtol=0.0, atol=0.01),
     Exercise("ch05-ex-open.ratio", "exact survival threshold at N = 50 divided by the one at N = 1000 "
-             "(q = r = 0.5, tau = 0.02, d = 12, R = 10)", 4.515280179794028, _threshold_ratio, rtol=0.01),
+             "(q = r = 0.5, tau = 0.02, d = 12, R = 10)", 4.515280179794028, _threshold_ratio, rtol=2e-3),
+    Exercise("ch05-ex-limit.ratio", "long-run limit of the uncapped per-round error at gamma = 20 divided by the "
+             "one at gamma = 5 (q = 0.3, r = 0.6, tau = 0.02, N0 = 1000)", 11.714472359264551, _limit_ratio,
+             rtol=0.01),
+    Exercise("ch05-ex-limit.gamma", "noise level minimizing the long-run limit of the uncapped per-round error "
+             "(same settings)", 2.3350626822529157, lambda: float(_dynamics().infinite_horizon_gamma(
+                 q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0).gamma), rtol=0.02),
     # chapter 06 -- Lemma 9 by hand
     Exercise("ch06-ex-hand.first_release", "expected error of Algorithm 1's first release "
              "(d = 12, Sigma = I, gamma = 1, N0 = 200)",

@@ -598,7 +598,7 @@ def optimal_renyi_order(s, n, gamma, *, tau):
 
     Examples
     --------
-    >>> round(float(optimal_renyi_order(3.0, 10, 1.0, tau=2.0)), 4)
+    >>> round(float(optimal_renyi_order(s=3.0, n=10, gamma=1.0, tau=2.0)), 4)
     2.3
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)

@@ -155,12 +155,47 @@ def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
     c = experiments.growth_curves(q=0.11, r=0.52, taus=(0.05,), gammas=[0.5, 4.0], n0=100, T=6, trials=3,
                                   ratio="rounds", cap=400, seed=8)
     run = engine.simulate(gaussian.GaussianMean([0.5, 4.0], tau=0.05, d=D, R=R), Memoryless(q=0.11, r=0.52), T=6,
-                          n0=100, trials=3, cap=400, stop=1, seed=_random.cell_key(8, 0.05))
+                          n0=100, trials=3, cap=400, floor=0, stop=1, seed=_random.cell_key(8, 0.05))
     pop = run.population.astype(float)
-    for j in range(2):
+    for j, g in enumerate((0.5, 4.0)):
         ratios = (pop[j, :, 1:] / pop[j, :, :-1])[run.alive[j]]
         assert c.empirical[0, j] == pytest.approx(ratios.mean(), rel=1e-12)
         assert c.se[0, j] == pytest.approx(ratios.std(ddof=1) / math.sqrt(ratios.size), rel=1e-10)
+        # path theory: eq. 13 at the population each counted ratio started from
+        C = dynamics.growth_factor(g, tau=0.05, q=0.11, r=0.52, n=pop[j, :, :-1][run.alive[j]], d=D, R=R)
+        assert c.path_theory[0, j] == pytest.approx(np.mean(C), rel=1e-12)
+        assert c.residual_se[0, j] == pytest.approx((ratios - C).std(ddof=1) / math.sqrt(ratios.size), rel=1e-10)
+
+
+def test_first_round_path_theory_is_eq_13_at_n0():
+    c = experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[0.5, 2.0], n0=300, trials=20, seed=2)
+    np.testing.assert_allclose(c.path_theory, c.theory, rtol=1e-13)
+    np.testing.assert_allclose(c.residual_se, c.se, rtol=1e-13)
+
+
+def test_unfloored_pooled_ratios_match_eq_13_along_their_paths_and_the_authors_floor_raises_them():
+    # collapsing runs (q = 0.45, r = 0.11, small noise, N0 = 100): Lemma 8 holds round by round without a
+    # floor; the floor at one user turns the ratio 0 of an emptying round into 1/N_{t-1}
+    kw = dict(q=0.45, r=0.11, taus=(0.02,), gammas=[0.2, 0.5], n0=100, T=20, trials=800, ratio="rounds", seed=5)
+    paper = experiments.growth_curves(**kw)
+    unfloored = experiments.growth_curves(conventions="authors", floor=0, **kw)
+    authors = experiments.growth_curves(conventions="authors", **kw)
+    assert paper.settings["policy"]["floor"] == 0 and authors.settings["policy"]["floor"] == 1
+    assert authors.settings["statistic"] == unfloored.settings["statistic"] == "exact"
+    for c in (paper, unfloored):
+        assert np.all(np.abs(c.empirical - c.path_theory) <= Z * c.residual_se)
+    assert np.all(authors.empirical - authors.path_theory > Z * authors.residual_se)
+    # same random numbers: the two exact-statistic runs differ only at the rounds that empty the platform,
+    # by 1/N_{t-1} each (recomputed from the raw unfloored run)
+    run = engine.simulate(gaussian.GaussianMean([0.2, 0.5], tau=0.02, d=D, R=R, statistic="exact"),
+                          Memoryless(q=0.45, r=0.11), T=20, n0=100, trials=800, floor=0, stop=1,
+                          seed=_random.cell_key(5, 0.02))
+    pop = run.population.astype(float)
+    for j in range(2):
+        prev, new, alive = pop[j, :, :-1], pop[j, :, 1:], run.alive[j]
+        lift = np.where(alive & (new == 0), 1.0 / np.maximum(prev, 1.0), 0.0).sum() / alive.sum()
+        assert lift > 0
+        assert authors.empirical[0, j] - unfloored.empirical[0, j] == pytest.approx(lift, rel=1e-9)
 
 
 def test_theorem3_inverse_population_agrees_with_the_agent_reference():

@@ -38,6 +38,18 @@ class GrowthCurves(Result):
         Standard error of ``empirical`` (sample standard deviation over the
         square root of the number of ratios; ratios of one run are treated
         as independent).
+    path_theory : numpy.ndarray, shape (K, G)
+        Mean of eq. 13's C(N_{t-1}) over the same ratios, each at the
+        population its round started from (equal to ``theory`` with
+        ``ratio="first"``). Without a floor each ratio has conditional mean
+        exactly C(N_{t-1}) (Lemma 8), so ``empirical - path_theory`` is zero
+        up to Monte Carlo error as long as the cap does not bind (a round
+        that starts at the cap has a ratio of at most one).
+    residual_se : numpy.ndarray, shape (K, G)
+        Standard error of ``empirical - path_theory`` (the residuals
+        N_t/N_{t-1} − C(N_{t-1}) are martingale differences, hence
+        uncorrelated: this standard error needs no independence between
+        the rounds of a run).
     q, r : float
     n0, T : int
     ratio : str
@@ -51,6 +63,8 @@ class GrowthCurves(Result):
     empirical: np.ndarray
     spread: np.ndarray
     se: np.ndarray
+    path_theory: np.ndarray
+    residual_se: np.ndarray
     q: float
     r: float
     n0: int
@@ -59,34 +73,44 @@ class GrowthCurves(Result):
     settings: dict
 
 
-def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, conventions, cap, ratio):
-    """Mean, spread and standard error of the simulated growth ratios, one τ per cell: (cells, 3, G)."""
+def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, conventions, cap, floor, ratio):
+    """Simulated growth ratios against eq. 13 along their own paths, one τ per cell: (cells, 5, G).
+
+    Rows: mean ratio, spread, standard error, mean of C(N_{t-1}) over the same
+    ratios, standard error of the mean residual ratio − C(N_{t-1}).
+    """
     out = []
     for i, t in enumerate(np.atleast_1d(tau)):
         mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
         # a trial down to one user stops (a lone user always leaks): its later rounds say nothing of C
-        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, cap=cap, stop=1,
-                              conventions=conventions, seed=keys[i])
+        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, cap=cap, floor=floor,
+                              stop=1, conventions=conventions, seed=keys[i])
+        st = run.mechanism.statistic
         pop = np.asarray(run.population, float)                             # (G, trials, T + 1)
-        if ratio == "first":
-            ratios = pop[..., 1] / pop[..., 0]                              # (G, trials)
-            mean, se = mean_se(ratios)
-            spread = ratios.std(axis=-1)
-        else:
-            x = pop[..., 1:] / np.maximum(pop[..., :-1], 1.0)
-            alive = np.asarray(run.alive, bool)
-            count = alive.sum(axis=(-2, -1))
-            mean = np.where(alive, x, 0.0).sum(axis=(-2, -1)) / count
-            dev = np.where(alive, (x - mean[:, None, None]) ** 2, 0.0).sum(axis=(-2, -1))
-            spread = np.sqrt(dev / count)
+        alive = np.asarray(run.alive, bool)                                 # (G, trials, T)
+        prev = pop[..., :-1]
+        x = pop[..., 1:] / np.maximum(prev, 1.0)
+        C = np.zeros_like(x)
+        for j, g in enumerate(gammas):                                      # eq. 13 at every N_{t-1} that ran
+            sizes, inverse = np.unique(prev[j][alive[j]], return_inverse=True)
+            C[j][alive[j]] = np.asarray(dynamics.growth_factor(float(g), tau=float(t), q=q, r=r, n=sizes, d=d, R=R,
+                                                               statistic=st), float)[inverse]
+        count = alive.sum(axis=(-2, -1))
+        rows = []
+        for y in (x, x - C):
+            mean = np.where(alive, y, 0.0).sum(axis=(-2, -1)) / count
+            dev = np.where(alive, (y - mean[:, None, None]) ** 2, 0.0).sum(axis=(-2, -1))
             with np.errstate(invalid="ignore", divide="ignore"):
                 se = np.where(count > 1, np.sqrt(dev / np.maximum(count - 1, 1)) / np.sqrt(count), np.nan)
-        out.append(np.stack([mean, spread, se]))
+            rows.append((mean, np.sqrt(dev / count), se))
+        (mean, spread, se), (res_mean, _, res_se) = rows
+        out.append(np.stack([mean, spread, se, mean - res_mean, res_se]))
     return np.stack(out)
 
 
 def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=5, d=12, R=10.0, cap=20000,
-                  ratio="first", statistic=None, conventions="paper", seed=0, n_jobs=None) -> GrowthCurves:
+                  ratio="first", statistic=None, conventions="paper", floor=None, seed=0,
+                  n_jobs=None) -> GrowthCurves:
     """Growth factor against γ, from eq. 13 and from simulations of Algorithm 1 (Figs. 3b-3c).
 
     Parameters
@@ -114,7 +138,16 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     statistic : {None, "paper", "exact"}
         Membership statistic (``None``: from ``conventions``).
     conventions : {"paper", "authors"}
-        The paper's text or the authors' code (exact statistic; a trial stops at N <= 1).
+        The paper's text or the authors' code (exact statistic, population
+        floored at one user). Either way a trial stops once it is down to
+        N <= 1 user, as the authors' does.
+    floor : {None, 0, 1}
+        Population floor (``None``: from ``conventions``). The paper's text
+        states none for Fig. 3, and Lemma 8 gives the mean of the unfloored
+        N_t, so ``"paper"`` uses 0: a round that empties the platform counts
+        as the ratio 0. The authors' code floors at one user, which turns
+        that ratio into 1/N_{t-1} and raises the expected ratio of a round by
+        P(N_t = 0 | N_{t-1})/N_{t-1} (see ``path_theory``).
     seed : None, int, SeedSequence or Generator
         Root seed; each τ is keyed by its value, and all γ of one τ share
         their random numbers (one engine call with a grid of levels).
@@ -146,17 +179,18 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0.0, low_open=True), float))
     gammas = np.geomspace(0.2, 20.0, 10) if gammas is None else np.atleast_1d(
         np.asarray(check_real("gammas", gammas, low=0.0, low_open=True), float))
+    floor = (1 if conventions == "authors" else 0) if floor is None else check_int("floor", floor, low=0, high=1)
     prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic, cap=cap,
-                               stop=1)
+                               floor=floor, stop=1)
     theory = np.stack([np.asarray(dynamics.growth_factor(gammas, tau=float(t), q=q, r=r, n=n0, d=d, R=R,
                                                          statistic=prov["statistic"]), float) for t in taus])
     T_run = 1 if ratio == "first" else T
     out = keyed_map(_growth_cells, {"tau": taus}, seed=_random.root_key(seed), n_jobs=n_jobs, gammas=gammas,
                     q=q, r=r, T=T_run, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
-                    conventions=conventions, cap=cap, ratio=ratio)
-    emp, spread, se = out[:, 0], out[:, 1], out[:, 2]
+                    conventions=conventions, cap=cap, floor=floor, ratio=ratio)
+    emp, spread, se, path, res_se = (out[:, k] for k in range(5))
     settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, **prov)
-    return GrowthCurves(gammas, taus, theory, emp, spread, se, q, r, n0, T_run, ratio, settings)
+    return GrowthCurves(gammas, taus, theory, emp, spread, se, path, res_se, q, r, n0, T_run, ratio, settings)
 
 
 # ---------------------------------------------------------------- Theorem 3
