@@ -129,6 +129,24 @@ def _first_round_at_floor() -> float:
     return float(np.argmax(path <= 1))
 
 
+def _optimize():
+    from . import optimize
+
+    return optimize
+
+
+def _experiments():
+    from . import experiments
+
+    return experiments
+
+
+def _lemma9_by_hand(terms: int) -> float:
+    """The first ``terms`` terms of Lemma 9's sum at C_1 = 1.2 (d = 12, Sigma = I, gamma = 1, N0 = 200)."""
+    error = float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))
+    return float(error * np.sum(1.2 ** -np.arange(1, terms + 1)))
+
+
 _ENTRIES = [
     # chapter 01 -- the threshold by hand (q = 0.2, r = 0.5)
     Exercise("ch01-ex-critical.beta_c", "critical beta for q = 0.2, r = 0.5 (leak rule)",
@@ -166,10 +184,21 @@ _ENTRIES = [
              rtol=0.01),
     Exercise("ch05-ex-open.ratio", "exact survival threshold at N = 50 divided by the one at N = 1000 "
              "(q = r = 0.5, tau = 0.02, d = 12, R = 10)", 4.515280179794028, _threshold_ratio, rtol=0.01),
-    # chapter 06 -- Lemma 9 by hand
+    # chapter 06 -- Lemma 9 by hand; the other membership statistic
+    Exercise("ch06-ex-hand.bound", "Lemma 9's E_total hat for d = 12, Sigma = I, gamma = 1, N0 = 200, T = 10 "
+             "and C_1 = 1.2", 0.5030966502660926, lambda: _lemma9_by_hand(10)),
+    Exercise("ch06-ex-hand.first_term", "first term of Lemma 9's sum (same setting)",
+             0.1, lambda: _lemma9_by_hand(1)),
     Exercise("ch06-ex-hand.first_release", "expected error of Algorithm 1's first release "
              "(d = 12, Sigma = I, gamma = 1, N0 = 200)",
              0.12, lambda: float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))),
+    Exercise("ch06-ex-sim.bound_exact", "gamma* of Lemma 9's bound under the exact statistic, q = 0.3, r = 0.2, "
+             "tau = 0.02, T = 10, N0 = 100 (d = 12, R = 10)", 0.5459024416341064,
+             lambda: float(_optimize().optimal_gamma(0.3, 0.2, tau=0.02, T=10, n0=100, d=12, R=10.0,
+                                                     statistic="exact").gamma)),
+    Exercise("ch06-ex-sim.floor", "leak probability that no noise removes under the exact statistic at N = 100, "
+             "d = 12, tau = 0.02", 0.21960755183760647,
+             lambda: float(_leakage().exact_leak_floor(100, d=12, tau=0.02))),
     # chapter 08 -- richer feedback: memory, classes, budget-aware users, contagion
     Exercise("ch08-ex-memory.stay", "expected stay (rounds) of a user with k = 2, q = 0.5 at leak probability 0.6",
              5.0, lambda: float(_behaviour().LeakCount(k=2, q=0.5, r=0.4).expected_stay(0.6))),

@@ -55,6 +55,13 @@ def test_gap_statistics_equal_the_hand_computed_ones():
     assert g.cap_binds == pytest.approx([0.5]) and g.median_ratio_cap == pytest.approx([2.5])
     assert g.median_ratio_free == pytest.approx([(1.5 + 0.5125) / 2]) and g.within_step_free == pytest.approx([1.0])
     assert g.ratio[0] == pytest.approx(np.array([[1.5, 1.0], [4.0, 0.5125]]))
+    # releases at the cap (0, 3, 5, 0) against the ratios (1.5, 1, 4, 0.5125): ranks (1.5, 3, 4, 1.5) and
+    # (3, 2, 4, 1), Pearson correlation of the ranks 3 / sqrt(4.5 * 5)
+    assert g.capped_median == pytest.approx([1.5]) and g.cap_correlation == pytest.approx([3 / np.sqrt(22.5)])
+    # T = 5 cut at 0.4, 0.6, 0.8 of T: releases 1, 2, 3 and 4-5 at the cap
+    assert g.band_labels == ("0", "1-1", "2-2", "3-3", "4-5")
+    assert g.band_cells[0].tolist() == [2, 0, 0, 1, 1]
+    assert np.allclose(g.band_median_ratio[0], [(1.5 + 0.5125) / 2, np.nan, np.nan, 1.0, 4.0], equal_nan=True)
 
 
 def test_a_larger_z_calls_more_cells_unresolved_and_a_tiny_one_fewer():
@@ -80,7 +87,8 @@ def test_other_theory_maps_and_missing_cells():
 def test_maps_without_stored_values_give_nan_noise_and_outlier_diagnostics():
     g = experiments.gamma_star_gaps(synthetic_map(values=False), capped=False)
     assert g.median_ratio == pytest.approx([1.25])
-    for name in ("unresolved", "outlier_driven", "median_ratio_typical", "cap_binds", "median_ratio_cap"):
+    for name in ("unresolved", "outlier_driven", "median_ratio_typical", "cap_binds", "median_ratio_cap",
+                 "cap_correlation", "band_cells", "band_median_ratio"):
         assert np.isnan(getattr(g, name)).all(), name
 
 
@@ -113,6 +121,12 @@ def test_bad_arguments_are_refused_naming_them():
         experiments.gamma_star_gaps(m, capped=[np.zeros((3, 3))])
     with pytest.raises(TypeError, match="maps"):
         experiments.gamma_star_gaps([])
+    with pytest.raises(ValueError, match="bands"):
+        experiments.gamma_star_gaps(m, bands=(0.6, 0.4), capped=False)
+    other = GammaStarMap(m.qs, m.rs, m.empirical, m.bound, m.constrained, m.mean_field, 0.1, m.gammas, m.values,
+                         m.se, dict(m.settings, T=7))
+    with pytest.raises(ValueError, match="horizon T"):
+        experiments.gamma_star_gaps([m, other], capped=False)
     with pytest.raises(ValueError, match="settings"):
         experiments.capped_rounds(GammaStarMap(m.qs, m.rs, m.empirical, m.bound, m.constrained, m.mean_field,
                                                m.tau, m.gammas, m.values, m.se, {}))
@@ -132,6 +146,7 @@ def test_the_old_stored_figure4_reads_back_with_its_arrays_and_record():
     s = maps[0].settings
     assert (s["T"], s["n0"], s["trials"], s["cap"], s["format"]) == (50, 1000, 50, 20000, "optima only")
     assert (s["statistic"], s["collapse"], s["figure"]) == ("paper", "floor", "4")
+    assert s["seconds"] == json.loads((BOOK_DATA / "figure4_paper_run.json").read_text())["figures"]["4"]["seconds"]
 
 
 def test_a_file_without_its_record_keeps_only_what_it_holds(tmp_path):
@@ -149,6 +164,11 @@ def test_a_file_without_its_record_keeps_only_what_it_holds(tmp_path):
     assert (back.settings["T"], back.settings["seed"], back.settings["statistic"]) == (5, 7, "exact")
     g = experiments.gamma_star_gaps(back, capped=False)
     assert g.median_ratio == pytest.approx([1.25])
+    assert "seconds" not in back.settings
+    (tmp_path / "figure5_timings.json").write_text(json.dumps({"n_jobs": 2, "figures": {"5": {
+        "seconds": 1234.5, "seconds_with_files": 1240.0, "resumed": True}}}))
+    (back,) = experiments.read_gamma_star_maps(path)
+    assert (back.settings["seconds"], back.settings["resumed"], back.settings["n_jobs"]) == (1234.5, True, 2)
 
 
 def test_a_file_of_another_kind_is_refused_naming_the_path(tmp_path):
@@ -182,5 +202,7 @@ def test_a_run_of_the_command_line_reads_back_with_values_settings_and_consisten
     for key in ("T", "n0", "trials", "d", "R", "cap"):
         assert s[key] == record["settings"][key]
     assert s["statistic"] == record["conventions"]["statistic"] and s["format"] == "values"
+    timings = json.loads((book_figure4 / "timings.json").read_text())
+    assert s["seconds"] == timings["figures"]["4"]["seconds"] and s["resumed"] is False
     g = experiments.gamma_star_gaps(maps)                     # the cap from the stored settings
     assert g.taus.tolist() == record["settings"]["taus"] and np.isfinite(g.unresolved).all()

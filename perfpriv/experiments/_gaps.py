@@ -45,6 +45,18 @@ def _record_of(path: Path, record):
     return None
 
 
+def _timings_of(path: Path, figure) -> dict:
+    """The timing of ``figure`` in ``<stem>_timings.json`` or ``timings.json`` beside ``path`` ({} if none)."""
+    for candidate in (path.with_name(path.stem + "_timings.json"), path.with_name("timings.json")):
+        if candidate.is_file():
+            data = json.loads(candidate.read_text())
+            info = dict(data.get("figures", {}).get(figure, {}))
+            if info:
+                info.setdefault("n_jobs", data.get("n_jobs"))
+                return info
+    return {}
+
+
 def _figure_of(path: Path, rec) -> str | None:
     found = re.match(r"figure(\d)", path.stem)
     if found:
@@ -67,7 +79,9 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
     The settings (T, n0, trials, d, R, cap, seed, conventions, membership
     statistic, collapse convention) come from the run record beside the file
     -- ``<stem>_run.json``, else ``run.json`` in the same folder -- or from
-    ``record``. An old record names no conventions: its runs used the
+    ``record``; the run time (``seconds``, whether the run was ``resumed``,
+    ``n_jobs``) from ``<stem>_timings.json`` or ``timings.json`` beside it,
+    else from an old record. An old record names no conventions: its runs used the
     paper's statistic and the floor convention (the defaults then), which is
     what the settings say, with ``"format": "optima only"``.
 
@@ -116,8 +130,12 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
                     format="values" if has_values else "optima only", theory=THEORY_MAPS, empirical=True,
                     **{k: conv[k] for k in ("conventions", "statistic", "collapse") if k in conv},
                     policy={k: conv[k] for k in ("cap", "floor", "stop", "collapse", "penalty") if k in conv})
-    if "seconds" in info:
-        settings["seconds"] = info["seconds"]
+    timing = _timings_of(path, figure)
+    if "seconds" in timing:
+        settings.update(seconds=timing["seconds"], resumed=bool(timing.get("resumed", False)),
+                        n_jobs=timing.get("n_jobs"))
+    elif "seconds" in info:                     # the old records kept the time in the record itself
+        settings.update(seconds=info["seconds"], resumed=False, n_jobs=(rec or {}).get("n_jobs"))
     nan = np.full((qs.size, rs.size, gammas.size), np.nan)
     maps = []
     for k in range(count):
@@ -218,6 +236,19 @@ class GammaStarGaps(Result):
         Median ratio over the cells where the cap binds, and where it does not (NaN if none).
     within_step_free : numpy.ndarray
         Share within one grid step among the cells where the cap does not bind.
+    capped_median : numpy.ndarray
+        Median number of the T releases made at the cap.
+    cap_correlation : numpy.ndarray
+        Spearman rank correlation, over the cells, between the releases made
+        at the cap and the ratio (positive: the more rounds at the cap, the
+        larger the gap).
+    band_labels : tuple of str
+        Bands of releases at the cap: ``"0"`` (the cap never binds), then
+        ``"a-b"`` (releases a to b at the cap), cut at the fractions ``bands`` of T.
+    band_cells, band_median_ratio : numpy.ndarray, shape (K, len(band_labels))
+        Cells in each band and their median ratio (NaN where a band is empty).
+        Equal medians at equal bands across τ mean that τ moves the gap only
+        through the time spent at the cap.
     outlier_driven : numpy.ndarray
         Share of cells whose simulated optimum rests on a few extreme runs:
         relative standard error se/value at the simulated γ* above
@@ -225,8 +256,8 @@ class GammaStarGaps(Result):
         the runs' cumulative errors). NaN without stored standard errors.
     median_ratio_typical : numpy.ndarray
         Median ratio without the outlier-driven cells.
-    ratio, unresolved_cells, cap_cells, outlier_cells : tuple of numpy.ndarray
-        The per-cell ratio and masks (q x r per map).
+    ratio, unresolved_cells, cap_cells, capped, outlier_cells : tuple of numpy.ndarray
+        The per-cell ratio, masks and releases at the cap (q x r per map).
     z, outlier_factor : float
     settings : dict
         The maps' settings (of the first map) and where they came from.
@@ -248,11 +279,17 @@ class GammaStarGaps(Result):
     median_ratio_cap: np.ndarray
     median_ratio_free: np.ndarray
     within_step_free: np.ndarray
+    capped_median: np.ndarray
+    cap_correlation: np.ndarray
+    band_labels: tuple
+    band_cells: np.ndarray
+    band_median_ratio: np.ndarray
     outlier_driven: np.ndarray
     median_ratio_typical: np.ndarray
     ratio: tuple
     unresolved_cells: tuple
     cap_cells: tuple
+    capped: tuple
     outlier_cells: tuple
     z: float
     outlier_factor: float
@@ -272,7 +309,36 @@ def _step(gammas):
     return float(np.exp(np.mean(np.diff(np.log(g))))) if g.size > 1 else float("nan")
 
 
-def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=None) -> GammaStarGaps:
+def _rank_correlation(x, y):
+    """Spearman's rank correlation (NaN if either side is constant or there are fewer than 3 cells)."""
+    from scipy import stats
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(stats.spearmanr(x, y)[0])
+
+
+def _bands(counts, ratio, keep, bands, T, known):
+    """Labels, cell counts and median ratios of the bands of releases at the cap (none without T)."""
+    if T is None:
+        return (), np.zeros(0), np.zeros(0)
+    T = int(T)
+    cuts = sorted({max(1, int(np.ceil(f * T))) for f in bands} - {1})
+    edges = [1, *cuts, T + 1]                                 # band j: edges[j] <= releases < edges[j + 1]
+    labels = ("0",) + tuple(f"{a}-{b - 1}" for a, b in zip(edges[:-1], edges[1:]))
+    cells = np.full(len(labels), np.nan)
+    median = np.full(len(labels), np.nan)
+    if known:
+        groups = [keep & (counts == 0)] + [keep & (counts >= a) & (counts < b) for a, b in zip(edges[:-1], edges[1:])]
+        for j, g in enumerate(groups):
+            cells[j] = g.sum()
+            median[j] = np.median(ratio[g]) if g.any() else np.nan
+    return labels, cells, median
+
+
+def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=None,
+                    bands=(0.4, 0.6, 0.8)) -> GammaStarGaps:
     """How far a theoretical γ* is from the simulated one, per τ, and which cells carry the gap.
 
     For each map (one τ) and each (q, r) cell where both optima are finite,
@@ -287,8 +353,10 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
       point nearest the theoretical γ* exceeds the simulated minimum by at
       most ``z`` standard errors of the difference (needs stored values);
     * **the cap**: the share of cells where the cap binds along the mean
-      field at the theoretical γ* (``capped``), and the median ratio (and
-      share within one step) where it does not;
+      field at the theoretical γ* (``capped``), the median ratio (and share
+      within one step) where it does not, the rank correlation between the
+      releases made at the cap and the ratio, and the median ratio in bands
+      of releases at the cap (comparable across τ);
     * **outliers**: the share of cells whose simulated optimum rests on a
       few extreme runs (relative standard error at the simulated γ* above
       ``outlier_factor`` times the map's median), and the median ratio
@@ -314,6 +382,9 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
         :func:`capped_rounds`); ``None`` computes them with
         :func:`capped_rounds` at the theoretical γ*; ``False`` skips the cap
         diagnostics (NaN).
+    bands : sequence of float
+        Increasing fractions of T in (0, 1] cutting the releases at the cap
+        into bands (beside the band of cells where the cap never binds).
 
     Returns
     -------
@@ -338,6 +409,14 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
     theory = check_choice("theory", theory, THEORY_MAPS)
     z = check_real("z", z, low=0, scalar=True)
     outlier_factor = check_real("outlier_factor", outlier_factor, low=1, scalar=True)
+    bands = np.atleast_1d(np.asarray(check_real("bands", bands, low=0, high=1, low_open=True), float))
+    if bands.ndim != 1 or np.any(np.diff(bands) <= 0):
+        raise ValueError(f"bands must be increasing fractions of T in (0, 1]; got {bands.tolist()}")
+    horizons = {m.settings.get("T") for m in maps}
+    if len(horizons) > 1:
+        raise ValueError(f"maps must share their horizon T (the bands of releases at the cap count rounds); "
+                         f"got T = {sorted(map(str, horizons))}")
+    T = horizons.pop()
     if capped is None:
         capped = [capped_rounds(m, at=theory) for m in maps]
     elif capped is not False:
@@ -367,11 +446,13 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
         rel = np.where(stored, take(se, i) / np.where(stored, take(values, i), 1.0), np.nan)
         outliers = stored & (rel > outlier_factor * (np.nanmedian(rel) if stored.any() else np.inf))
         if capped is False:
-            cap_mask = np.zeros(emp.shape, bool)
+            counts = np.zeros(emp.shape, int)
             cap_known = False
         else:
-            cap_mask = keep & (np.asarray(capped[k]) > 0)
+            counts = np.asarray(capped[k]).astype(int)
             cap_known = True
+        cap_mask = keep & (counts > 0)
+        labels, band_cells, band_median = _bands(counts, ratio, keep, bands, T, cap_known)
         nan = float("nan")
         rows.append(dict(
             tau=float(m.tau), cells=int(keep.sum()), step=step,
@@ -386,6 +467,9 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
             median_cap=_median(ratio, cap_mask) if cap_known else nan,
             median_free=_median(ratio, keep & ~cap_mask) if cap_known else nan,
             within_free=_share(within, keep & ~cap_mask) if cap_known else nan,
+            capped_median=float(np.median(counts[keep])) if cap_known and keep.any() else nan,
+            cap_correlation=_rank_correlation(counts[keep], ratio[keep]) if cap_known else nan,
+            labels=labels, band_cells=band_cells, band_median=band_median, capped=counts,
             outliers=_share(outliers, keep) if stored.any() else nan,
             median_typical=_median(ratio, keep & ~outliers) if stored.any() else nan,
             ratio=ratio, unresolved_cells=unresolved, cap_cells=cap_mask, outlier_cells=outliers))
@@ -394,7 +478,10 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
     return GammaStarGaps(col("tau"), theory, col("cells"), col("step"), col("within_step"), col("within_two"),
                          col("median_ratio"), np.stack([row["quantiles"] for row in rows]), GAP_PROBABILITIES,
                          col("mf_within"), col("mf_median"), col("unresolved"), col("cap"), col("median_cap"),
-                         col("median_free"), col("within_free"), col("outliers"), col("median_typical"),
+                         col("median_free"), col("within_free"), col("capped_median"), col("cap_correlation"),
+                         rows[0]["labels"], np.stack([row["band_cells"] for row in rows]),
+                         np.stack([row["band_median"] for row in rows]), col("outliers"), col("median_typical"),
                          tuple(row["ratio"] for row in rows), tuple(row["unresolved_cells"] for row in rows),
-                         tuple(row["cap_cells"] for row in rows), tuple(row["outlier_cells"] for row in rows),
+                         tuple(row["cap_cells"] for row in rows), tuple(row["capped"] for row in rows),
+                         tuple(row["outlier_cells"] for row in rows),
                          float(z), float(outlier_factor), settings)
