@@ -344,8 +344,8 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
     For each map (one τ) and each (q, r) cell where both optima are finite,
     the ratio theory/simulated γ* is taken, and the function reports:
 
-    * the share of cells within one step of the γ grid (|log ratio| <= log
-      step), within a factor 2, the median ratio and its quantiles; the same
+    * the share of cells within one step of the γ grid (the ratio between
+      1/step and step), within a factor 2, the median ratio and its quantiles; the same
       two numbers for the mean-field map (the capped dynamics followed round
       by round);
     * **noise**: the share of cells where the simulation cannot tell the
