@@ -227,6 +227,43 @@ def _regret_optima() -> tuple[float, float]:
     return float(eps[np.argmin(final)]), float(eps[np.argmin(cumulative)])
 
 
+def _optimize():
+    from . import optimize
+
+    return optimize
+
+
+def _experiments():
+    from . import experiments
+
+    return experiments
+
+
+def _lemma9_by_hand(terms: int) -> float:
+    """The first ``terms`` terms of Lemma 9's sum at C_1 = 1.2 (d = 12, Sigma = I, gamma = 1, N0 = 200)."""
+    error = float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))
+    return float(error * np.sum(1.2 ** -np.arange(1, terms + 1)))
+
+
+def _ch07_schedule(q, r, T, **options):
+    """The chapter-07 optimal gamma schedule (tau = 0.02, N0 = 200, d = 12, R = 10, cap 20000)."""
+    return _optimize().optimal_schedule(q=q, r=r, tau=0.02, T=T, n0=200, d=12, R=10.0, cap=20000, **options)
+
+
+def _ch07_runs_needed() -> float:
+    mild = _ch07_schedule(0.3, 0.6, 10, starts="constant")
+    pilot = _experiments().compare_schedules({"constant": np.full(10, mild.constant), "optimal": mild.gamma},
+                                             q=0.3, r=0.6, tau=0.02, n0=200, d=12, R=10.0, cap=20000, trials=100,
+                                             seed=9)
+    spread = pilot.difference_se[1] * math.sqrt(pilot.trials)
+    return float((1.96 * spread / (mild.regret - mild.constant_regret)) ** 2)
+
+
+def _ch07_floored_gain() -> float:
+    best = _ch07_schedule(0.5, 0.4, 10)
+    return float(_ch07_schedule(0.5, 0.4, 10, bracket=(best.constant / 2, 1e3)).gain)
+
+
 _ENTRIES = [
     # chapter 01 -- the threshold by hand (q = 0.2, r = 0.5)
     Exercise("ch01-ex-critical.beta_c", "critical beta for q = 0.2, r = 0.5 (leak rule)",
@@ -324,10 +361,31 @@ _ENTRIES = [
     Exercise("ch05-ex-limit.gamma", "noise level minimizing the long-run limit of the uncapped per-round error "
              "(same settings)", 2.3350626822529157, lambda: float(_dynamics().infinite_horizon_gamma(
                  q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0).gamma), rtol=0.02),
-    # chapter 06 -- Lemma 9 by hand
+    # chapter 06 -- Lemma 9 by hand; the other membership statistic
+    Exercise("ch06-ex-hand.bound", "Lemma 9's E_total hat for d = 12, Sigma = I, gamma = 1, N0 = 200, T = 10 "
+             "and C_1 = 1.2", 0.5030966502660926, lambda: _lemma9_by_hand(10)),
+    Exercise("ch06-ex-hand.first_term", "first term of Lemma 9's sum (same setting)",
+             0.1, lambda: _lemma9_by_hand(1)),
     Exercise("ch06-ex-hand.first_release", "expected error of Algorithm 1's first release "
              "(d = 12, Sigma = I, gamma = 1, N0 = 200)",
              0.12, lambda: float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))),
+    Exercise("ch06-ex-sim.bound_exact", "gamma* of Lemma 9's bound under the exact statistic, q = 0.3, r = 0.2, "
+             "tau = 0.02, T = 10, N0 = 100 (d = 12, R = 10)", 0.5459024416341064,
+             lambda: float(_optimize().optimal_gamma(q=0.3, r=0.2, tau=0.02, T=10, n0=100, d=12, R=10.0,
+                                                     statistic="exact").gamma)),
+    Exercise("ch06-ex-sim.floor", "leak probability that no noise removes under the exact statistic at N = 100, "
+             "d = 12, tau = 0.02", 0.21960755183760647,
+             lambda: float(_leakage().exact_leak_floor(100, d=12, tau=0.02))),
+    # chapter 07 -- privacy schedules (running example q = 0.5, r = 0.4, tau = 0.02, N0 = 200, d = 12, R = 10)
+    Exercise("ch07-ex-hand.gamma_1", "optimal gamma_1 of a two-round schedule, q = 0.5, r = 0.4, tau = 0.02, N0 = 200",
+             0.31612859404667304, lambda: float(_ch07_schedule(0.5, 0.4, 2).gamma[0]), rtol=0.01),
+    Exercise("ch07-ex-sim.gain", "mean-field gain of the optimal schedule over gamma* (a fraction), q = 0.3, r = 0.6, "
+             "T = 10, started from gamma* (starts='constant')", 0.031372027812263004,
+             lambda: float(_ch07_schedule(0.3, 0.6, 10, starts="constant").gain), rtol=0.01),
+    Exercise("ch07-ex-sim.runs", "paired runs needed for significance, from a pilot of 100 paired runs with seed 9 "
+             "and the mean field's difference", 4.298582354237073, _ch07_runs_needed, rtol=0.02),
+    Exercise("ch07-ex-floor.gain", "gain over gamma* (a fraction) of the optimal schedule with gamma_t >= gamma*/2, "
+             "q = 0.5, r = 0.4, T = 10", 0.09844750714042305, _ch07_floored_gain, rtol=0.01),
     # chapter 08 -- richer feedback: memory, classes, budget-aware users, contagion
     Exercise("ch08-ex-memory.stay", "expected stay (rounds) of a user with k = 2, q = 0.5 at leak probability 0.6",
              5.0, lambda: float(_behaviour().LeakCount(k=2, q=0.5, r=0.4).expected_stay(0.6))),

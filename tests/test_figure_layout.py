@@ -69,6 +69,16 @@ def test_layout_problems_sees_a_label_cut_by_the_edge_and_overlapping_ticks():
     assert layout_problems(fig) == []
 
 
+def test_layout_problems_sees_minor_tick_labels_of_a_log_axis_run_into_each_other():
+    fig, axes = plots.new_figure(1, 2, width=4.3, height=2.5)
+    axes[0, 0].barh([0, 1], [1.3, 40.0])
+    axes[0, 0].set_xscale("log")                  # matplotlib labels 2x10^0, 3x10^0, ... in a narrow panel
+    problems = layout_problems(fig)
+    assert any("tick labels" in p and "times10" in p for p in problems), problems
+    plots.plain_log(axes[0, 0], x=True)
+    assert layout_problems(fig) == []
+
+
 def test_raw_symbol_check_sees_plain_text_subscripts_and_greek():
     fig, axes = plots.new_figure()
     axes[0, 0].set_xlabel("population before the round, N_{t-1}")
@@ -91,6 +101,14 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
 def _schedule_figure():
     best = optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10.0, starts="constant", polish=0)
     return plots.figure_schedules({"optimal": best}, title="test")
+
+
+def _schedule_comparison_figure():
+    T = 10
+    cmp = experiments.compare_schedules({"constant": np.full(T, 0.7), "decay": np.geomspace(1.1, 0.3, T),
+                                         "no privacy": np.full(T, 1e-3)}, q=0.5, r=0.4, tau=0.02, n0=200, d=12,
+                                        R=10.0, trials=50, seed=7)
+    return plots.figure_schedule_comparison(cmp, title="test", exclude=("no privacy",))
 
 
 FIGURES = {
@@ -129,6 +147,7 @@ FIGURES = {
     "figure_gamma_star": lambda: plots.figure_gamma_star([experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02,
                                                                                      empirical=False)]),
     "figure_schedules": _schedule_figure,
+    "figure_schedule_comparison": _schedule_comparison_figure,
 }
 
 

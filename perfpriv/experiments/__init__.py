@@ -30,7 +30,9 @@ Survival (chapter 05)
 Finite horizon (chapter 06)
     :func:`lemma9_check`, :func:`horizon_curves` (cumulative error against γ),
     :func:`gamma_star_map` (Figs. 4-5; resumable cell by cell),
-    :func:`pac_coverage` (Theorem 4).
+    :func:`pac_coverage` (Theorem 4); stored maps of a paper-scale run
+    read back (:func:`read_gamma_star_maps`) and the theory/simulation gap
+    measured on them, per τ (:func:`gamma_star_gaps`, :func:`capped_rounds`).
 Bernoulli (chapters 01-02)
     :func:`final_error_curve` (the final-round error against ε).
 Privacy schedules (chapter 07)
@@ -50,6 +52,7 @@ from ._horizon import (
     lemma9_check,
     pac_coverage,
 )
+from ._gaps import GAP_PROBABILITIES, GammaStarGaps, capped_rounds, gamma_star_gaps, read_gamma_star_maps
 from ._leakage import (ExactFloorCheck, LeakDispersion, LeakFractions, exact_floor_check, figure3a_simulation,
                        leak_dispersion)
 from ._schedules import GainMap, ScheduleComparison, compare_epsilon_schedules, compare_schedules, gain_map
@@ -69,6 +72,7 @@ __all__ = [
     "UNCAPPED",
     "Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
     "THEORY_MAPS", "PacCoverage", "pac_coverage",
+    "read_gamma_star_maps", "capped_rounds", "GammaStarGaps", "gamma_star_gaps", "GAP_PROBABILITIES",
     "FinalErrors", "final_error_curve",
     "ScheduleComparison", "compare_schedules", "compare_epsilon_schedules", "GainMap", "gain_map",
 ]

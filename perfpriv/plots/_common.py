@@ -189,16 +189,19 @@ def plain_log(ax, *, x=True, y=False):
 
 
 def _visible_tick_labels(axis):
-    """The major tick labels of ``axis`` that are drawn (inside the view limits, not empty)."""
+    """The tick labels of ``axis`` that are drawn (inside the view limits, not empty), major and minor,
+    in the order of their positions (a log axis labels its minor ticks between the major ones)."""
     if not axis.get_visible():
         return []
     lo, hi = sorted(axis.get_view_interval())
     span = (hi - lo) or 1.0
     labels = []
-    for loc, text in zip(axis.get_majorticklocs(), axis.get_majorticklabels()):
-        if text.get_visible() and text.get_text() and lo - 1e-9 * span <= loc <= hi + 1e-9 * span:
-            labels.append(text)
-    return labels
+    for locs, texts in ((axis.get_majorticklocs(), axis.get_majorticklabels()),
+                        (axis.get_minorticklocs(), axis.get_minorticklabels())):
+        for loc, text in zip(locs, texts):
+            if text.get_visible() and text.get_text() and lo - 1e-9 * span <= loc <= hi + 1e-9 * span:
+                labels.append((loc, text))
+    return [text for _, text in sorted(labels, key=lambda pair: pair[0])]
 
 
 def layout_problems(fig, *, tolerance: float = 1.0) -> list:

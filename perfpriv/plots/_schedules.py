@@ -9,8 +9,9 @@ where schedules help (both from :mod:`perfpriv.experiments`).
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
-from ._common import assign, math, new_figure, params
+from ._common import assign, math, new_figure, params, plain_log
 
 __all__ = ["figure_schedules", "figure_schedule_comparison", "figure_gain_map"]
 
@@ -107,11 +108,13 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     ax.invert_yaxis()
     ax.set_xlabel("regret (sum of squared errors)")
     ax.set_xscale("log")
+    plain_log(ax, x=True)   # plain labels (2, 5, 10): matplotlib's minor labels run into each other
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
     keep = [i for i, n in enumerate(c.names) if n != c.reference and n not in exclude]
     bx.barh(np.arange(len(keep)), c.difference[keep], xerr=z * c.difference_se[keep],
             color=[colors[i] for i in keep], alpha=0.7, capsize=4)
     bx.axvline(0.0, color="k", lw=0.8)
+    bx.xaxis.set_major_locator(MaxNLocator(nbins=4))   # few labels: long negative numbers in a narrow panel
     bx.set_yticks(np.arange(len(keep)), [c.names[i] for i in keep])
     bx.invert_yaxis()
     bx.set_xlabel(f"simulated regret − {c.reference}")

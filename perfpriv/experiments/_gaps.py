@@ -1,0 +1,487 @@
+"""Stored γ* maps (Figs. 4-5) read back, and the gap between theory and simulation measured on them.
+
+Appendix A of the paper says that, as τ grows, the simulated γ* falls
+increasingly below the theoretical one, and explains it by rare extreme
+records whose occurrence the population cap limits. The functions here read
+the maps a paper-scale run stored (:func:`read_gamma_star_maps`) and
+measure, for each τ, how far a theoretical map is from the simulated one and
+which cells carry the gap (:func:`gamma_star_gaps`): cells where the
+simulation cannot tell the two optima apart, cells where the cap binds
+(:func:`capped_rounds`), and cells whose simulated optimum rests on a few
+extreme runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .. import dynamics, engine
+from .._validate import check_choice, check_real
+from ._common import Result, result
+from ._horizon import THEORY_MAPS, GammaStarMap
+
+__all__ = ["read_gamma_star_maps", "capped_rounds", "GammaStarGaps", "gamma_star_gaps", "GAP_PROBABILITIES"]
+
+#: Probabilities of the quantiles of theory/simulation that :func:`gamma_star_gaps` reports.
+GAP_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
+
+#: What a run of the paper's text leaves implicit, as the old records (no conventions) ran it.
+_OLD_CONVENTIONS = dict(conventions="paper", statistic="paper", collapse="floor", floor=1, stop=1)
+
+
+def _record_of(path: Path, record):
+    """The run record beside ``path`` (``<stem>_run.json``, then ``run.json``), or the one given."""
+    if record is False:
+        return None
+    if record is not None:
+        return json.loads(Path(record).read_text())
+    for candidate in (path.with_name(path.stem + "_run.json"), path.with_name("run.json")):
+        if candidate.is_file():
+            return json.loads(candidate.read_text())
+    return None
+
+
+def _timings_of(path: Path, figure) -> dict:
+    """The timing of ``figure`` in ``<stem>_timings.json`` or ``timings.json`` beside ``path`` ({} if none)."""
+    for candidate in (path.with_name(path.stem + "_timings.json"), path.with_name("timings.json")):
+        if candidate.is_file():
+            data = json.loads(candidate.read_text())
+            info = dict(data.get("figures", {}).get(figure, {}))
+            if info:
+                info.setdefault("n_jobs", data.get("n_jobs"))
+                return info
+    return {}
+
+
+def _figure_of(path: Path, rec) -> str | None:
+    found = re.match(r"figure(\d)", path.stem)
+    if found:
+        return found.group(1)
+    if rec is not None and len(rec.get("figures", {})) == 1:
+        return next(iter(rec["figures"]))
+    return None
+
+
+def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
+    """Read the γ* maps of a stored Fig. 4 or Fig. 5 run back into :class:`GammaStarMap` results.
+
+    Reads the ``.npz`` file that ``python -m perfpriv reproduce --figure 4|5``
+    writes (keys ``qs``, ``rs``, ``gammas`` and, for each map k, ``tau_k``,
+    ``empirical_k``, ``bound_k``, ``constrained_k``, ``mean_field_k`` and,
+    since the engine's command line, ``values_k`` and ``se_k``: the simulated
+    cumulative errors and their standard errors, q x r x γ). Files of the
+    older format hold the optima only; their ``values`` and ``se`` are NaN.
+
+    The settings (T, n0, trials, d, R, cap, seed, conventions, membership
+    statistic, collapse convention) come from the run record beside the file
+    -- ``<stem>_run.json``, else ``run.json`` in the same folder -- or from
+    ``record``; the run time (``seconds``, whether the run was ``resumed``,
+    ``n_jobs``) from ``<stem>_timings.json`` or ``timings.json`` beside it,
+    else from an old record. An old record names no conventions: its runs used the
+    paper's statistic and the floor convention (the defaults then), which is
+    what the settings say, with ``"format": "optima only"``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The ``.npz`` file.
+    record : str, pathlib.Path or False, optional
+        The run record to use (``False``: none; the settings then hold only
+        what the file itself says).
+
+    Returns
+    -------
+    list of GammaStarMap
+        One map per τ, in the file's order (``tau_0``, ``tau_1``, ...).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import perfpriv
+    >>> stored = Path(perfpriv.__file__).parents[1] / "book" / "data" / "figure4_paper.npz"
+    >>> maps = read_gamma_star_maps(stored) if stored.is_file() else []
+    >>> [m.tau for m in maps] if maps else [0.02, 0.05]
+    [0.02, 0.05]
+    """
+    path = Path(path)
+    rec = _record_of(path, record)
+    figure = _figure_of(path, rec)
+    info = (rec or {}).get("figures", {}).get(figure, {}) if figure else {}
+    given = {k: v for k, v in info.get("settings", {}).items() if k not in ("qs", "rs", "gammas", "taus")}
+    with np.load(path) as data:
+        arrays = {k: np.asarray(data[k]) for k in data.files}
+    count = len([k for k in arrays if k.startswith("tau_")])
+    if count == 0 or not {"qs", "rs", "gammas"} <= set(arrays):
+        raise ValueError(f"path must be a gamma* map file written by 'reproduce --figure 4|5' (keys qs, rs, gammas, "
+                         f"tau_k, empirical_k, ...); got keys {sorted(arrays)} in {path}")
+    qs, rs, gammas = (np.asarray(arrays[k], float) for k in ("qs", "rs", "gammas"))
+    has_values = "values_0" in arrays
+    if "conventions" in info:
+        conv = dict(conventions=(rec or {}).get("conventions", "paper"), **info["conventions"])
+    elif rec is not None:
+        conv = dict(_OLD_CONVENTIONS)
+    else:
+        conv = {}
+    settings = dict(given, seed=(rec or {}).get("seed"), source=str(path), figure=figure,
+                    format="values" if has_values else "optima only", theory=THEORY_MAPS, empirical=True,
+                    **{k: conv[k] for k in ("conventions", "statistic", "collapse") if k in conv},
+                    policy={k: conv[k] for k in ("cap", "floor", "stop", "collapse", "penalty") if k in conv})
+    timing = _timings_of(path, figure)
+    if "seconds" in timing:
+        settings.update(seconds=timing["seconds"], resumed=bool(timing.get("resumed", False)),
+                        n_jobs=timing.get("n_jobs"))
+    elif "seconds" in info:                     # the old records kept the time in the record itself
+        settings.update(seconds=info["seconds"], resumed=False, n_jobs=(rec or {}).get("n_jobs"))
+    nan = np.full((qs.size, rs.size, gammas.size), np.nan)
+    maps = []
+    for k in range(count):
+        fields = [np.asarray(arrays[f"{name}_{k}"], float) for name in ("empirical", "bound", "constrained",
+                                                                         "mean_field")]
+        values = np.asarray(arrays[f"values_{k}"], float) if has_values else nan
+        se = np.asarray(arrays[f"se_{k}"], float) if has_values else nan
+        maps.append(GammaStarMap(qs, rs, *fields, float(arrays[f"tau_{k}"]), gammas, values, se, dict(settings)))
+    return maps
+
+
+def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
+    """Releases made from a population at the cap, along the mean field at a map's γ* (cell by cell).
+
+    For every (q, r) cell, the mean-field population (p_τ re-evaluated every
+    round, :func:`perfpriv.dynamics.mean_field_population`) is run at the
+    cell's γ* of the map ``at``, with the map's T, n0, d, R, cap and
+    statistic; the count is the number of the T releases (Algorithm 1's
+    indexing: from N_0, ..., N_{T-1}) made while the population is at the
+    cap. A positive count means the cap binds in that cell: growth bought
+    with noise stops paying off before the horizon ends.
+
+    Parameters
+    ----------
+    m : GammaStarMap
+        A map with its settings (T, n0, d, R, cap; statistic, default the paper's).
+    at : {"bound", "constrained", "mean_field", "empirical"}
+        Which γ* the population is run at.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Shape (len(qs), len(rs)); cells whose γ* is NaN count 0.
+
+    Examples
+    --------
+    >>> from perfpriv import experiments
+    >>> m = experiments.gamma_star_map([0.3], [0.1, 0.9], tau=0.02, T=10, n0=1000, cap=2000, empirical=False,
+    ...                                theory=("bound",))
+    >>> capped_rounds(m).tolist()   # r = 0.9 reaches 2000 users after 3 rounds; r = 0.1 shrinks
+    [[0, 7]]
+    """
+    at = check_choice("at", at, (*THEORY_MAPS, "empirical"))
+    s = m.settings
+    missing = [k for k in ("T", "n0", "d", "R", "cap") if s.get(k) is None]
+    if missing:
+        raise ValueError(f"m must carry its settings {missing} (a map from gamma_star_map or read_gamma_star_maps "
+                         f"with its run record)")
+    gamma = np.asarray(getattr(m, at), float)
+    ok = np.isfinite(gamma) & (gamma > 0)
+    Q, Rr = np.meshgrid(m.qs, m.rs, indexing="ij")
+    T, cap = int(s["T"]), float(s["cap"])
+    pop = dynamics.mean_field_population(engine.PerCell(np.where(ok, gamma, 1.0)), tau=m.tau, q=Q, r=Rr, T=T,
+                                         n0=int(s["n0"]), d=s["d"], R=s["R"], statistic=s.get("statistic") or "paper",
+                                         cap=cap)
+    at_cap = pop[..., :T] >= cap * (1 - 1e-9)          # releases use N_0, ..., N_{T-1}
+    return np.where(ok, at_cap.sum(axis=-1), 0).astype(int)
+
+
+@result
+class GammaStarGaps(Result):
+    """Theory against simulation on γ* maps, per τ (:func:`gamma_star_gaps`).
+
+    Every per-τ attribute has one entry per map (shape (K,)); ``ratio`` and
+    the cell masks hold one q x r array per map. "Ratio" is theory/simulated γ*.
+
+    Attributes
+    ----------
+    taus : numpy.ndarray
+        τ of each map.
+    theory : str
+        The theoretical map compared (``"bound"``, ``"constrained"`` or ``"mean_field"``).
+    cells : numpy.ndarray of int
+        Cells compared (both optima finite).
+    step : numpy.ndarray
+        One step of each map's γ grid, as a factor (geometric mean of neighbour ratios).
+    within_step, within_two : numpy.ndarray
+        Share of cells with the theoretical γ* within one grid step, within a factor 2, of the simulated one.
+    median_ratio : numpy.ndarray
+        Median ratio.
+    quantiles : numpy.ndarray, shape (K, len(probabilities))
+        Quantiles of the ratio.
+    probabilities : tuple
+        Their probabilities (:data:`GAP_PROBABILITIES`).
+    mean_field_within_step, mean_field_median_ratio : numpy.ndarray
+        The same two numbers for the mean-field map against the simulation
+        (what the gap leaves once the capped dynamics are followed round by round).
+    unresolved : numpy.ndarray
+        Share of cells where the simulated objective at the theoretical γ*
+        (nearest grid point) is within ``z`` standard errors of the
+        simulated minimum (se of the difference taken as
+        sqrt(se_a² + se_b²), generous: the γ of a cell share their random
+        numbers, which makes the true se of the difference smaller). NaN
+        without stored values.
+    cap_binds : numpy.ndarray
+        Share of cells where the cap binds (:func:`capped_rounds` > 0; NaN if not computed).
+    median_ratio_cap, median_ratio_free : numpy.ndarray
+        Median ratio over the cells where the cap binds, and where it does not (NaN if none).
+    within_step_free : numpy.ndarray
+        Share within one grid step among the cells where the cap does not bind.
+    capped_median : numpy.ndarray
+        Median number of the T releases made at the cap.
+    cap_correlation : numpy.ndarray
+        Spearman rank correlation, over the cells, between the releases made
+        at the cap and the ratio (positive: the more rounds at the cap, the
+        larger the gap).
+    band_labels : tuple of str
+        Bands of releases at the cap: ``"0"`` (the cap never binds), then
+        ``"a-b"`` (releases a to b at the cap), cut at the fractions ``bands`` of T.
+    band_cells, band_median_ratio : numpy.ndarray, shape (K, len(band_labels))
+        Cells in each band and their median ratio (NaN where a band is empty).
+        Equal medians at equal bands across τ mean that τ moves the gap only
+        through the time spent at the cap.
+    outlier_driven : numpy.ndarray
+        Share of cells whose simulated optimum rests on a few extreme runs:
+        relative standard error se/value at the simulated γ* above
+        ``outlier_factor`` times the map's median (a heavy-tailed spread of
+        the runs' cumulative errors). NaN without stored standard errors.
+    median_ratio_typical : numpy.ndarray
+        Median ratio without the outlier-driven cells.
+    ratio, unresolved_cells, cap_cells, capped, outlier_cells : tuple of numpy.ndarray
+        The per-cell ratio, masks and releases at the cap (q x r per map).
+    z, outlier_factor : float
+    settings : dict
+        The maps' settings (of the first map) and where they came from.
+    """
+
+    taus: np.ndarray
+    theory: str
+    cells: np.ndarray
+    step: np.ndarray
+    within_step: np.ndarray
+    within_two: np.ndarray
+    median_ratio: np.ndarray
+    quantiles: np.ndarray
+    probabilities: tuple
+    mean_field_within_step: np.ndarray
+    mean_field_median_ratio: np.ndarray
+    unresolved: np.ndarray
+    cap_binds: np.ndarray
+    median_ratio_cap: np.ndarray
+    median_ratio_free: np.ndarray
+    within_step_free: np.ndarray
+    capped_median: np.ndarray
+    cap_correlation: np.ndarray
+    band_labels: tuple
+    band_cells: np.ndarray
+    band_median_ratio: np.ndarray
+    outlier_driven: np.ndarray
+    median_ratio_typical: np.ndarray
+    ratio: tuple
+    unresolved_cells: tuple
+    cap_cells: tuple
+    capped: tuple
+    outlier_cells: tuple
+    z: float
+    outlier_factor: float
+    settings: dict
+
+
+def _share(mask, keep):
+    return float(np.mean(mask[keep])) if keep.any() else float("nan")
+
+
+def _median(x, keep):
+    return float(np.median(x[keep])) if keep.any() else float("nan")
+
+
+def _step(gammas):
+    g = np.asarray(gammas, float)
+    return float(np.exp(np.mean(np.diff(np.log(g))))) if g.size > 1 else float("nan")
+
+
+def _rank_correlation(x, y):
+    """Spearman's rank correlation (NaN if either side is constant or there are fewer than 3 cells)."""
+    from scipy import stats
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(stats.spearmanr(x, y)[0])
+
+
+def _bands(counts, ratio, keep, bands, T, known):
+    """Labels, cell counts and median ratios of the bands of releases at the cap (none without T)."""
+    if T is None:
+        return (), np.zeros(0), np.zeros(0)
+    T = int(T)
+    cuts = sorted({max(1, int(np.ceil(f * T))) for f in bands} - {1})
+    edges = [1, *cuts, T + 1]                                 # band j: edges[j] <= releases < edges[j + 1]
+    labels = ("0",) + tuple(f"{a}-{b - 1}" for a, b in zip(edges[:-1], edges[1:]))
+    cells = np.full(len(labels), np.nan)
+    median = np.full(len(labels), np.nan)
+    if known:
+        groups = [keep & (counts == 0)] + [keep & (counts >= a) & (counts < b) for a, b in zip(edges[:-1], edges[1:])]
+        for j, g in enumerate(groups):
+            cells[j] = g.sum()
+            median[j] = np.median(ratio[g]) if g.any() else np.nan
+    return labels, cells, median
+
+
+def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=None,
+                    bands=(0.4, 0.6, 0.8)) -> GammaStarGaps:
+    """How far a theoretical γ* is from the simulated one, per τ, and which cells carry the gap.
+
+    For each map (one τ) and each (q, r) cell where both optima are finite,
+    the ratio theory/simulated γ* is taken, and the function reports:
+
+    * the share of cells within one step of the γ grid (the ratio between
+      1/step and step), within a factor 2, the median ratio and its quantiles; the same
+      two numbers for the mean-field map (the capped dynamics followed round
+      by round);
+    * **noise**: the share of cells where the simulation cannot tell the
+      theoretical γ* from its own -- the simulated objective at the grid
+      point nearest the theoretical γ* exceeds the simulated minimum by at
+      most ``z`` standard errors of the difference (needs stored values);
+    * **the cap**: the share of cells where the cap binds along the mean
+      field at the theoretical γ* (``capped``), the median ratio (and share
+      within one step) where it does not, the rank correlation between the
+      releases made at the cap and the ratio, and the median ratio in bands
+      of releases at the cap (comparable across τ);
+    * **outliers**: the share of cells whose simulated optimum rests on a
+      few extreme runs (relative standard error at the simulated γ* above
+      ``outlier_factor`` times the map's median), and the median ratio
+      without them (needs stored standard errors).
+
+    A gap carried by the cap shows as a median ratio near 1 where the cap
+    does not bind; a gap carried by extreme runs, as a median ratio near 1
+    once the outlier-driven cells are left out.
+
+    Parameters
+    ----------
+    maps : GammaStarMap or sequence of GammaStarMap
+        Maps from :func:`perfpriv.experiments.gamma_star_map` or :func:`read_gamma_star_maps`.
+    theory : {"bound", "constrained", "mean_field"}
+        The theoretical map compared with the simulated one.
+    z : float
+        Standard errors within which two objective values count as indistinguishable.
+    outlier_factor : float
+        Relative standard error, in multiples of the map's median, above
+        which a cell counts as outlier-driven.
+    capped : None, False or sequence of array_like
+        Releases at the cap per cell, one q x r array per map (e.g. from
+        :func:`capped_rounds`); ``None`` computes them with
+        :func:`capped_rounds` at the theoretical γ*; ``False`` skips the cap
+        diagnostics (NaN).
+    bands : sequence of float
+        Increasing fractions of T in (0, 1] cutting the releases at the cap
+        into bands (beside the band of cells where the cap never binds).
+
+    Returns
+    -------
+    GammaStarGaps
+
+    References
+    ----------
+    Paper, Remark 3, appendix A (Figs. 4-5 and the explanation of the gap).
+
+    Examples
+    --------
+    >>> from perfpriv import experiments
+    >>> m = experiments.gamma_star_map([0.3, 0.5], [0.4, 0.8], tau=0.05, gammas=[0.25, 0.5, 1.0, 2.0], T=5,
+    ...                                n0=100, trials=4, seed=1)
+    >>> g = gamma_star_gaps(m, capped=False)
+    >>> g.cells.tolist(), g.step.round(3).tolist()
+    ([4], [2.0])
+    """
+    maps = [maps] if isinstance(maps, GammaStarMap) else list(maps)
+    if not maps or not all(isinstance(m, GammaStarMap) for m in maps):
+        raise TypeError("maps must be a GammaStarMap or a non-empty sequence of them")
+    theory = check_choice("theory", theory, THEORY_MAPS)
+    z = check_real("z", z, low=0, scalar=True)
+    outlier_factor = check_real("outlier_factor", outlier_factor, low=1, scalar=True)
+    bands = np.atleast_1d(np.asarray(check_real("bands", bands, low=0, high=1, low_open=True), float))
+    if bands.ndim != 1 or np.any(np.diff(bands) <= 0):
+        raise ValueError(f"bands must be increasing fractions of T in (0, 1]; got {bands.tolist()}")
+    horizons = {m.settings.get("T") for m in maps}
+    if len(horizons) > 1:
+        raise ValueError(f"maps must share their horizon T (the bands of releases at the cap count rounds); "
+                         f"got T = {sorted(map(str, horizons))}")
+    T = horizons.pop()
+    if capped is None:
+        capped = [capped_rounds(m, at=theory) for m in maps]
+    elif capped is not False:
+        capped = [np.asarray(c) for c in capped]
+        if len(capped) != len(maps) or any(c.shape != m.empirical.shape for c, m in zip(capped, maps)):
+            raise ValueError("capped must hold one q x r array per map, shaped like the maps")
+    rows = []
+    for k, m in enumerate(maps):
+        emp, th, mf = (np.asarray(a, float) for a in (m.empirical, getattr(m, theory), m.mean_field))
+        keep = np.isfinite(emp) & np.isfinite(th) & (emp > 0) & (th > 0)
+        ratio = np.where(keep, th / np.where(keep, emp, 1.0), np.nan)
+        step = _step(m.gammas)
+        lr = np.abs(np.log(np.where(keep, ratio, 1.0)))
+        within = lr <= np.log(step) * (1 + 1e-9)
+        keep_mf = keep & np.isfinite(mf) & (mf > 0)
+        ratio_mf = np.where(keep_mf, mf / np.where(keep_mf, emp, 1.0), 1.0)
+        # noise: the simulated objective at the theoretical optimum against the simulated minimum
+        values, se = np.asarray(m.values, float), np.asarray(m.se, float)
+        stored = np.isfinite(values).all(axis=-1) & np.isfinite(se).all(axis=-1) & keep
+        lg = np.log(m.gammas)
+        j = np.argmin(np.abs(np.log(np.where(keep, th, 1.0))[..., None] - lg), axis=-1)
+        i = np.argmin(np.where(np.isfinite(values), values, np.inf), axis=-1)
+        take = lambda a, idx: np.take_along_axis(a, idx[..., None], axis=-1)[..., 0]  # noqa: E731
+        excess = take(values, j) - take(values, i)
+        noise = np.hypot(take(se, j), take(se, i))
+        unresolved = stored & (excess <= z * noise)
+        rel = np.where(stored, take(se, i) / np.where(stored, take(values, i), 1.0), np.nan)
+        outliers = stored & (rel > outlier_factor * (np.nanmedian(rel) if stored.any() else np.inf))
+        if capped is False:
+            counts = np.zeros(emp.shape, int)
+            cap_known = False
+        else:
+            counts = np.asarray(capped[k]).astype(int)
+            cap_known = True
+        cap_mask = keep & (counts > 0)
+        labels, band_cells, band_median = _bands(counts, ratio, keep, bands, T, cap_known)
+        nan = float("nan")
+        rows.append(dict(
+            tau=float(m.tau), cells=int(keep.sum()), step=step,
+            within_step=_share(within, keep), within_two=_share(lr <= np.log(2.0) * (1 + 1e-9), keep),
+            median_ratio=_median(ratio, keep),
+            quantiles=np.quantile(ratio[keep], GAP_PROBABILITIES) if keep.any()
+            else np.full(len(GAP_PROBABILITIES), np.nan),
+            mf_within=_share(np.abs(np.log(ratio_mf)) <= np.log(step) * (1 + 1e-9), keep_mf),
+            mf_median=_median(ratio_mf, keep_mf),
+            unresolved=_share(unresolved, keep) if stored.any() else nan,
+            cap=_share(cap_mask, keep) if cap_known else nan,
+            median_cap=_median(ratio, cap_mask) if cap_known else nan,
+            median_free=_median(ratio, keep & ~cap_mask) if cap_known else nan,
+            within_free=_share(within, keep & ~cap_mask) if cap_known else nan,
+            capped_median=float(np.median(counts[keep])) if cap_known and keep.any() else nan,
+            cap_correlation=_rank_correlation(counts[keep], ratio[keep]) if cap_known else nan,
+            labels=labels, band_cells=band_cells, band_median=band_median, capped=counts,
+            outliers=_share(outliers, keep) if stored.any() else nan,
+            median_typical=_median(ratio, keep & ~outliers) if stored.any() else nan,
+            ratio=ratio, unresolved_cells=unresolved, cap_cells=cap_mask, outlier_cells=outliers))
+    col = lambda key: np.array([row[key] for row in rows])  # noqa: E731
+    settings = dict(maps[0].settings, maps=len(maps))
+    return GammaStarGaps(col("tau"), theory, col("cells"), col("step"), col("within_step"), col("within_two"),
+                         col("median_ratio"), np.stack([row["quantiles"] for row in rows]), GAP_PROBABILITIES,
+                         col("mf_within"), col("mf_median"), col("unresolved"), col("cap"), col("median_cap"),
+                         col("median_free"), col("within_free"), col("capped_median"), col("cap_correlation"),
+                         rows[0]["labels"], np.stack([row["band_cells"] for row in rows]),
+                         np.stack([row["band_median"] for row in rows]), col("outliers"), col("median_typical"),
+                         tuple(row["ratio"] for row in rows), tuple(row["unresolved_cells"] for row in rows),
+                         tuple(row["cap_cells"] for row in rows), tuple(row["capped"] for row in rows),
+                         tuple(row["outlier_cells"] for row in rows),
+                         float(z), float(outlier_factor), settings)
