@@ -5,7 +5,7 @@ A *behaviour* is the second ingredient of the performative loop of
 policy). Given what a round did to the population -- how many users there
 were and how many of them leaked -- it decides how many users the next
 round has, both in simulation (random departures and recruits, drawn from
-the round's keyed streams of :mod:`perfpriv._random`) and in the mean field
+the round's keyed streams of ``perfpriv._random``) and in the mean field
 (the same rule applied to expectations).
 
 The paper's rules are :class:`Memoryless`. Richer users keep a small state
@@ -344,7 +344,7 @@ def _split_by_halves(key, counts, nsample):
 
     The multivariate hypergeometric law, drawn down a binary tree: the
     items of a node split between its two halves by a hypergeometric
-    (:func:`perfpriv._random.hypergeometric`), all nodes of one depth in one
+    (``perfpriv._random.hypergeometric``), all nodes of one depth in one
     vectorized call -- about log2(S) calls for S classes instead of S − 1.
     Node ``i`` of depth ``j`` draws from ``key.child(j).child(i)``.
     """

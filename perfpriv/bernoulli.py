@@ -59,7 +59,7 @@ is the unbiased estimator and its squared error has the exact mean
 round: round t uses ``values[t-1]``; shape (L, T) for L schedules).
 
 *Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts; it is
-the root of the engine's keyed streams (:mod:`perfpriv._random`): root ->
+the root of the engine's keyed streams (``perfpriv._random``): root ->
 trial -> round -> purpose. The level is not part of the key, so all ε of a
 call share their random numbers round by round (including the ``mu_t`` path),
 and a level or trial gives the same numbers alone or in any batch.

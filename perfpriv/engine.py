@@ -19,7 +19,7 @@ book is this loop with three ingredients a reader can name:
 :func:`simulate` runs the random loop, batched: one call advances every
 (privacy level, trial) pair -- and every cell, when the behaviour's
 parameters are arrays -- round by round in array operations. Its
-randomness comes from the keyed streams of :mod:`perfpriv._random`:
+randomness comes from the keyed streams of ``perfpriv._random``:
 root seed -> cell -> trial -> round -> purpose. The privacy level is not
 part of the key, so runs that differ only in their level share their
 random numbers round by round (common random numbers), and a (cell, level,
@@ -242,7 +242,7 @@ def make_levels(value, name: str, **bounds) -> Levels:
     name : str
         Parameter name for messages.
     **bounds
-        Allowed range, passed to :func:`perfpriv._validate.check_real`.
+        Allowed range, passed to ``perfpriv._validate.check_real``.
     """
     if isinstance(value, PerCell):
         vals = np.asarray(check_real(name, value.values, **bounds), dtype=float)
@@ -748,7 +748,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
         (e.g. the membership statistic): the paper's text or the authors'
         published code (see each mechanism's ``policy_preset``).
     seed : None, int, SeedSequence, Generator, or perfpriv._random.Key
-        Root of the keyed streams (:mod:`perfpriv._random`); a Key array of
+        Root of the keyed streams (``perfpriv._random``); a Key array of
         the behaviour's cell shape gives each cell its own root.
     record : {"all", "final"}
         ``"final"``: the mechanism computes only the last round's error

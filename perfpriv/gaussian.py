@@ -67,6 +67,9 @@ __all__ = [
     "GAMMA_RANGE",
 ]
 
+#: The membership statistics of the leakage test: ``"paper"`` (Lemma 6: both hypotheses
+#: with noise variance γ²/n) and ``"exact"`` (the remove-one likelihood ratio, as in the
+#: authors' published simulations); see :mod:`perfpriv.leakage`.
 STATISTICS = leakage.STATISTICS
 #: How a round is drawn: ``"projected"`` (about one normal per record, :mod:`perfpriv.projected`),
 #: ``"records"`` (every record's d coordinates), ``"auto"`` (projected where it is exact).

@@ -50,7 +50,7 @@ with probability below 6e−10).
 
 **Randomness and batching.** :func:`draw_rounds` simulates every (cell,
 level, trial) pair of a round at once. Each (cell, trial, round) has one
-key (:mod:`perfpriv._random`), shared by all levels: ξ is its ``"noise"``
+key (``perfpriv._random``), shared by all levels: ξ is its ``"noise"``
 stream, S its ``"rest"`` stream, a_i the i-th number of its ``"along"``
 stream and h_i numbers i(d − 1) .. i(d − 1) + d − 2 of its ``"across"``
 stream. A pair with N users uses a_0..a_{N−1}, whatever the other pairs, so

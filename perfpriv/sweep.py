@@ -82,7 +82,7 @@ def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
     Returns
     -------
     numpy.random.SeedSequence
-        Made from the cell's key (:func:`perfpriv._random.cell_key`): pass it
+        Made from the cell's key (:func:`perfpriv.sweep.cell_key`): pass it
         as ``seed=`` to any perfpriv function (or to ``numpy.random.default_rng``).
 
     Examples
@@ -237,7 +237,7 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
 
     ``func(**{name: values_of_chunk}, keys=Key array of the chunk, **fixed)``
     receives the coordinates of up to ``chunk`` cells as arrays and one
-    :class:`perfpriv._random.Key` per cell (``cell_key(seed, *coords)``),
+    ``perfpriv._random.Key`` per cell (``cell_key(seed, *coords)``),
     and returns an array whose first axis runs over the chunk's cells. A
     cell's keys depend only on the root seed and its own coordinates, and a
     batched engine call gives every cell the numbers it would get alone, so

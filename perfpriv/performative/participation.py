@@ -21,7 +21,7 @@ is here one aggregation period of P-FedAvg with N current clients:
    bring a new client with probability r.
 
 The round's error is ‖θ' − θ_PS‖², θ_PS = m/(1 − ε) the stable point of
-the clients' law (:func:`perfpriv.performative.federated.stable_point`).
+the clients' law (:func:`perfpriv.performative.stable_point`).
 Clients are drawn afresh every round (the analogue of the book's
 Assumption 1: fresh records every round), so that the population is a
 count, as the engine expects.
@@ -278,7 +278,7 @@ class PrivateFederatedRound(StatefulMechanism):
 
         the analogue of Lemma 3's (γ² Tr Σ⁻¹ + d)/N for a model trained by
         private federated rounds. Raises ValueError when the recursion has no
-        fixed point (|a| >= 1, or n(1 − a²) <= h² s_ε²: the shift
+        fixed point (:math:`|a| \geq 1`, or n(1 − a²) <= h² s_ε²: the shift
         heterogeneity feeds the model's own error back faster than the
         rounds damp it).
 
