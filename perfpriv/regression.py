@@ -346,7 +346,7 @@ def removal_sensitivity(n, *, lam, x_bound, y_bound):
     and Δ⁻(1) = B_y ψ_1 (removing the only record leaves the empty fit 0).
     Proof (chapter 09): the shift is A_n⁻¹(e x − λβ̂₋) exactly; ‖β̂₋‖ <= b by
     the singular values of X; ‖A_n⁻¹x‖ <= ψ_n by Sherman–Morrison; and
-    :math:`|x^\top \hat\beta_-|` ‖A_n⁻¹x‖ is bounded twice, by b B_x ψ_n and by Cauchy–Schwarz in
+    :math:`|x^\\top \\hat\\beta_-|` ‖A_n⁻¹x‖ is bounded twice, by b B_x ψ_n and by Cauchy–Schwarz in
     the metric of A_n.
 
     Parameters

@@ -266,7 +266,7 @@ class GaussianClients:
         """ς²(θ) = Σ p_i ‖∇f_i(θ; θ) − ∇f(θ; θ)‖², the gradient dissimilarity (at θ_PS by default).
 
         In the example it equals Var_p(m) + 2 Cov_p(m, ε)θ + Var_p(ε)θ² per
-        coordinate: a spread of the sensitivities counts :math:`|\theta|` times as much as
+        coordinate: a spread of the sensitivities counts :math:`|\\theta|` times as much as
         a spread of the data locations.
         """
         theta = self.stable_point if theta is None else theta

@@ -278,7 +278,7 @@ class PrivateFederatedRound(StatefulMechanism):
 
         the analogue of Lemma 3's (γ² Tr Σ⁻¹ + d)/N for a model trained by
         private federated rounds. Raises ValueError when the recursion has no
-        fixed point (:math:`|a| \geq 1`, or n(1 − a²) <= h² s_ε²: the shift
+        fixed point (:math:`|a| \\geq 1`, or n(1 − a²) <= h² s_ε²: the shift
         heterogeneity feeds the model's own error back faster than the
         rounds damp it).
 
