@@ -35,9 +35,9 @@ only, so it refuses stateful mechanisms.
 
 :func:`mean_field` runs the deterministic recursion that replaces the random
 population by its expectation (the paper's "mean-field approximation"):
-N_t = bound(N_{t-1} · C(level_t; N_{t-1})), with the mechanism's expected
-error of each round, and -- for privacy schedules -- the exact gradient of
-the cumulative error with respect to every round's level (one backward
+:math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (ℓ_t the round's
+privacy level), with the mechanism's expected error of each round, and --
+for privacy schedules -- the exact gradient of the cumulative error with respect to every round's level (one backward
 pass, an adjoint).
 
 Privacy levels
@@ -863,7 +863,8 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
                leak_probability=None, gradient=False):
     """The mean-field recursion of the loop: expected population, error and leak probability.
 
-    N_0 = n0 and, for t = 1..T, with p_t = p(N_{t-1}, level_t) the
+    N_0 = n0 and, for t = 1..T, with :math:`p_t = p(N_{t-1}, \\ell_t)` (ℓ_t the round's
+    privacy level) the
     mechanism's leak probability of a user in a round of N_{t-1} users,
 
         N_t = bound(behaviour's expected next state given p_t),
