@@ -37,8 +37,8 @@ only, so it refuses stateful mechanisms.
 population by its expectation (the paper's "mean-field approximation"):
 :math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (ℓ_t the round's
 privacy level), with the mechanism's expected error of each round, and --
-for privacy schedules -- the exact gradient of the cumulative error with respect to every round's level (one backward
-pass, an adjoint).
+for privacy schedules -- the exact gradient of the cumulative error with
+respect to every round's level (one backward pass, an adjoint).
 
 Privacy levels
 --------------
