@@ -872,7 +872,9 @@ def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d
     paper's Lemma 7) with s = ‖δ‖, n = 2 and γ = σ√2, for which its
     √n s/((n − 1)γ) is μ. ``"exact"``: with u = ‖δ‖/σ and a = 1 − 1/κ,
 
-        P(Λ > τ | data) = F_{χ²_d(u²/(κ−1)²)}( (2/a)[(d/2) log κ + u²/(2(κ − 1)) − τ] ),
+    .. math::
+
+        P(\\Lambda > \\tau \\mid \\text{data}) = F_{\\chi^2_d(u^2/(\\kappa-1)^2)}\\Big(\\tfrac{2}{a}\\big[\\tfrac{d}{2}\\log\\kappa + \\tfrac{u^2}{2(\\kappa - 1)} - \\tau\\big]\\Big),
 
     the noncentral-χ² law of the exact statistic (for κ = n/(n − 1) the one
     of :mod:`perfpriv.leakage` with s = (n − 1)‖δ‖, γ = σ√n; beyond a
@@ -1218,8 +1220,8 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
     """The performative loop of the regression task: :func:`perfpriv.engine.simulate` with :class:`RidgeRelease`.
 
     Each round the N_{t−1} users' fresh dataset is fitted and released,
-    K_t records leak, and N_t = bound(N_{t−1} − Binomial(K_t, q) +
-    Binomial(N_{t−1} − K_t, r)).
+    K_t records leak, and
+    :math:`N_t = \\operatorname{bound}(N_{t-1} - \\mathrm{Binomial}(K_t, q) + \\mathrm{Binomial}(N_{t-1} - K_t, r))`.
 
     Parameters
     ----------

@@ -4,7 +4,9 @@ N clients hold data whose law depends on the model they run: client i,
 with weight p_i (Σ p_i = 1), draws Z ~ D_i(θ) and suffers ℓ(θ; Z). The
 server wants the performatively stable point of the weighted objective,
 
-    θ_PS = argmin_θ Σ_i p_i E_{Z~D_i(θ_PS)} ℓ(θ; Z).
+.. math::
+
+    \\theta_{PS} = \\arg\\min_\\theta \\sum_i p_i\\, \\mathbb{E}_{Z \\sim D_i(\\theta_{PS})}\\, \\ell(\\theta; Z).
 
 P-FedAvg runs E local stochastic gradient steps at every client, on data
 drawn from the client's current local model, and averages the local models

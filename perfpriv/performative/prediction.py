@@ -9,7 +9,7 @@ the model, and the loss is a quadratic in (θ, z):
 with θ in R^p, z in R^k, H symmetric positive definite. Two risks matter
 (Perdomo et al. 2020):
 
-* the *decoupled risk* DR(θ; θ') = E_{z~D(θ')} ℓ(θ; z): the loss of θ on the
+* the *decoupled risk* :math:`\\mathrm{DR}(\\theta; \\theta') = \\mathbb{E}_{z \\sim D(\\theta')}\\, \\ell(\\theta; z)`: the loss of θ on the
   data that the deployed θ' induced -- what retraining minimizes;
 * the *performative risk* PR(θ) = DR(θ; θ): the loss of θ on the data it
   induces itself -- what the platform actually suffers.
@@ -225,7 +225,7 @@ class PerformativeProblem:
         return arr
 
     def data_mean(self, theta):
-        """E_{z~D(θ)} z = m + Aθ."""
+        """Mean of the induced data, :math:`\\mathbb{E}_{z \\sim D(\\theta)}\\, z = m + A\\theta`."""
         return self.m + self._theta(theta) @ self.A.T
 
     def best_response(self, theta):

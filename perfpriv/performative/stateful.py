@@ -41,9 +41,9 @@ class LevelResponse:
     levels : numpy.ndarray, shape (L,)
         The grid of levels ℓ (ε, γ, ...).
     population : numpy.ndarray, shape (L,)
-        N_T(ℓ'): the mean-field population after T rounds at each deployed level.
+        :math:`N_T(\\ell')`: the mean-field population after T rounds at each deployed level.
     decoupled_risk : numpy.ndarray, shape (L, L)
-        ``decoupled_risk[i, j]`` = DR(levels[i]; levels[j]) = e(N_T(levels[j]), levels[i]).
+        ``decoupled_risk[i, j]`` = :math:`\\mathrm{DR}(\\ell_i; \\ell_j) = e(N_T(\\ell_j), \\ell_i)` with ``ℓ = levels``.
     performative_risk : numpy.ndarray, shape (L,)
         PR(ℓ) = DR(ℓ; ℓ).
     best_response : numpy.ndarray of int, shape (L,)
