@@ -793,6 +793,38 @@ class PrivateGD(TabulatedMechanism):
         with np.errstate(divide="ignore"):
             return self.clip * np.sqrt(self.steps / (2.0 * rho))
 
+    def sample_data(self, n, *, seed=None):
+        """Draw one round's dataset of this data model: what a round of :meth:`draw_round` trains on.
+
+        Features x ~ N(0, I_d) clipped to ``x_bound``, θ of norm ``theta_norm``
+        in a uniform direction, labels y = ±1 with P(y = 1 | x) = σ(xᵀθ)
+        (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²) (``"squared"``).
+
+        Parameters
+        ----------
+        n : int
+            Number of records n >= 1.
+        seed : None, int, SeedSequence or numpy.random.Generator
+            The records' standard normals, shape (n, d + 1), are drawn first,
+            then θ's direction (d).
+
+        Returns
+        -------
+        X : numpy.ndarray, shape (n, d)
+        y : numpy.ndarray, shape (n,)
+        theta : numpy.ndarray, shape (d,)
+
+        Examples
+        --------
+        >>> X, y, theta = PrivateGD(1.0, tau=0.02, d=3).sample_data(50, seed=0)
+        >>> X.shape, round(float(np.linalg.norm(theta)), 12), sorted(set(y.tolist()))
+        ((50, 3), 2.0, [-1.0, 1.0])
+        """
+        n = check_int("n", n, low=1)
+        rng = check_rng(seed)
+        G = rng.standard_normal((n, self.d + 1))
+        return self._data(G, rng.standard_normal(self.d))
+
     def _data(self, G, direction):
         """Clipped features, θ and labels from standard normals (…, n, d + 1) and a direction (…, d)."""
         d = self.d

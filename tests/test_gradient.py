@@ -303,3 +303,37 @@ def test_figures_of_private_gd_draw():
     for fig in (plots.figure_individual_privacy(run, tau=0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
                 plots.figure_gd_utility([util]), plots.figure_long_run_utility(lr)):
         assert isinstance(fig, Figure)
+
+
+# ------------------------------------------------------------- data model
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_sample_data_draws_the_documented_model(loss):
+    mech = GD.PrivateGD(1.0, tau=0.02, d=3, loss=loss, x_bound=1.5, theta_norm=2.0, noise_sd=0.7)
+    n = 200_000
+    X, y, theta = mech.sample_data(n, seed=3)
+    # the draw order the docstring states: the records' normals (n, d + 1), then theta's direction
+    rng = np.random.default_rng(3)
+    G = rng.standard_normal((n, 4))
+    direction = rng.standard_normal(3)
+    np.testing.assert_allclose(theta, 2.0 * direction / np.linalg.norm(direction), rtol=1e-12)
+    norms = np.linalg.norm(G[:, :3], axis=1, keepdims=True)
+    np.testing.assert_allclose(X, G[:, :3] * np.minimum(1.0, 1.5 / norms), rtol=1e-12)
+    z = X @ theta
+    if loss == "logistic":
+        assert set(np.unique(y)) == {-1.0, 1.0}
+        resid = y - np.tanh(z / 2)          # E[y | x] = 2 sigma(z) - 1 = tanh(z / 2)
+    else:
+        resid = y - z
+        assert abs(resid.std() / 0.7 - 1) < 0.01
+    # no bias and no slope left: a 5% error in the link's scale gives a slope many standard errors off
+    for w in (np.ones(n), z):
+        m = resid * w
+        assert abs(m.mean()) < Z_TOL * m.std() / math.sqrt(n)
+    if loss == "logistic":
+        wrong = y - np.tanh(1.05 * z / 2)
+        assert abs((wrong * z).mean()) > Z_TOL * (wrong * z).std() / math.sqrt(n)
+    a, b, c = mech.sample_data(5, seed=4), mech.sample_data(5, seed=4), mech.sample_data(5, seed=5)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert not np.array_equal(a[0], c[0])
+    with pytest.raises(ValueError, match="n must be"):
+        mech.sample_data(0)

@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from scipy import stats
 
-from ._common import new_figure
+from ._common import new_figure, plain_log
 
 __all__ = [
     "figure_ridge_sensitivity",
@@ -210,6 +210,7 @@ def figure_gd_utility(checks, *, title=None):
         ax.set_ylabel(r"$\mathbb{E}\,J(\hat\theta) - \min J$")
         ax.set_title(f"{c.loss} loss, $n$={c.n}, $d$={c.d}, $K$={c.steps} steps", fontsize=9)
         ax.legend(loc="lower left", fontsize=7)
+        plain_log(ax, x=True, y=True)     # no minor labels (3x10^0, 4x10^0) running into each other
     if title:
         fig.suptitle(title)
     return fig

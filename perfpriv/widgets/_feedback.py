@@ -91,12 +91,14 @@ def feedback_explorer():
     controls = {
         "behaviour": widgets.Dropdown(options=list(BEHAVIOURS), value="memory (k)", description="users",
                                       style={"description_width": "initial"}),
-        "k": int_slider("k (memory)", 3, 1, 8),
-        "spread": float_slider("spread", 0.8, 0.0, 1.0, 0.05),
-        "tolerance": log_slider("tolerance ρ (budget)", 2000.0, 100.0, 1e5),
-        "kappa": float_slider("κ (contagion)", 1.0, 0.0, 3.0, 0.1),
-        "q": float_slider("q (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("r (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": log_slider("τ (threshold)", 0.02, 0.005, 0.5),
+        "k": int_slider("memory $k$", 3, 1, 8),
+        "spread": float_slider("spread $h$", 0.8, 0.0, 1.0, 0.05),
+        "tolerance": log_slider(r"tolerance $b$ (in $\rho$)", 2000.0, 100.0, 1e5),
+        "kappa": float_slider(r"contagion $\kappa$", 1.0, 0.0, 3.0, 0.1),
+        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
     }
-    return Explorer("Richer feedback", controls, draw_feedback, columns=4)
+    # the static page: every behaviour (at its default parameter) for three leaving probabilities
+    return Explorer("Richer feedback", controls, draw_feedback, columns=4, source="perfpriv.widgets.draw_feedback",
+                    static_grid={"behaviour": list(BEHAVIOURS), "q": [0.1, 0.3, 0.9]})

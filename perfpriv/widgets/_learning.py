@@ -81,9 +81,10 @@ def learning_explorer():
     Explorer
     """
     controls = {
-        "q": float_slider("q (leave)", 0.5, 0.01, 0.99, 0.01),
-        "r": float_slider("r (join)", 0.5, 0.01, 0.99, 0.01),
-        "gamma": log_slider("γ (noise)", 0.0056, 1e-4, 0.1),
-        "T": int_slider("T (rounds)", 10, 2, 30),
+        "q": float_slider("$q$ (leave)", 0.5, 0.01, 0.99, 0.01),
+        "r": float_slider("$r$ (join)", 0.5, 0.01, 0.99, 0.01),
+        "gamma": log_slider(r"noise $\gamma$", 0.0056, 1e-4, 0.1),
+        "T": int_slider("rounds $T$", 10, 2, 30),
     }
-    return Explorer("Private ridge regression", controls, draw_learning)
+    return Explorer("Private ridge regression", controls, draw_learning, source="perfpriv.widgets.draw_learning",
+                    static_grid={"gamma": [0.001, 0.0032, 0.0056, 0.01], "q": [0.1, 0.5, 0.9]})

@@ -67,10 +67,12 @@ def participation_explorer():
     Explorer
     """
     controls = {
-        "gamma": log_slider("γ (noise)", 0.6, 0.05, 10.0),
-        "q": float_slider("q (leave)", 0.5, 0.0, 1.0, 0.05),
-        "r": float_slider("r (join)", 0.2, 0.01, 1.0, 0.01),
-        "eps_sd": float_slider("s_ε (shift heterogeneity)", 0.3, 0.0, 0.6, 0.05),
-        "eps": float_slider("ε (mean sensitivity)", 0.8, 0.0, 0.95, 0.05),
+        "gamma": log_slider(r"noise $\gamma$", 0.6, 0.05, 10.0),
+        "q": float_slider("$q$ (leave)", 0.5, 0.0, 1.0, 0.05),
+        "r": float_slider("$r$ (join)", 0.2, 0.01, 1.0, 0.01),
+        "eps_sd": float_slider(r"spread $s_\varepsilon$", 0.3, 0.0, 0.6, 0.05),
+        "eps": float_slider(r"mean sensitivity $\varepsilon$", 0.8, 0.0, 0.95, 0.05),
     }
-    return Explorer("Private federated rounds", controls, draw_participation)
+    return Explorer("Private federated rounds", controls, draw_participation,
+                    source="perfpriv.widgets.draw_participation",
+                    static_grid={"gamma": [0.1, 0.6, 1.5, 4.0], "eps_sd": [0.0, 0.3, 0.6]})
