@@ -561,7 +561,9 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     and each of the other N_{t-1} − K_t recruits one new user with
     probability r, so
 
-        N_t = bound(N_{t-1} − Binomial(K_t, q) + Binomial(N_{t-1} − K_t, r)).
+    .. math::
+
+        N_t = \\operatorname{bound}\\big(N_{t-1} - \\mathrm{Binomial}(K_t, q) + \\mathrm{Binomial}(N_{t-1} - K_t, r)\\big).
 
     **A single user (N = 1).** Λ needs a remove-one dataset, and for a lone
     user it is empty: the counterfactual mechanism releases nothing, so the
