@@ -245,3 +245,32 @@ def test_projected_draw_round_at_extreme_noise(gamma):
         assert leaked == 100 and 0.0 < err < 1.0
     else:           # all noise: no record leaks, the squared error is infinite (a value, not a failure)
         assert leaked == 0 and err == math.inf
+
+
+# -------------------------------------- valid extremes give a value, never a warning
+
+
+@pytest.mark.parametrize("beta", [1e-300, 1e-160, 1e-140, 1e-100, 0.1, 0.5])
+def test_estimator_variance_at_tiny_beta(beta):
+    # Var = ν(1 − ν)/(4β²n), ν = 1/2 + β(2μ − 1): exact at 60 digits (inf beyond the doubles)
+    B, M = mp.mpf(beta), mp.mpf("0.3")
+    nu = mp.mpf(1) / 2 + B * (2 * M - 1)
+    want = nu * (1 - nu) / (4 * B**2 * 10)
+    got = bernoulli.estimator_variance(mu=0.3, beta=beta, n=10)
+    if want > 1.7e308:
+        assert got == math.inf
+    else:
+        assert got == pytest.approx(float(want), rel=1e-13)
+
+
+def test_valid_extremes_run_without_warnings():
+    run = bernoulli.simulate(1e-300, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0)
+    # ε → 0: the debiased estimate is ±inf (error inf) unless exactly half the answers are 1,
+    # when it is 1/2 (error (1/2 − μ)² <= 1/4); never NaN
+    err = run.sq_error[run.alive]
+    assert np.all(np.isposinf(err) | (err <= 0.25)) and np.isposinf(err).any()
+    # τ = 1e300: nothing leaks at any γ, so C(γ) = 1 + r > 1 already at the lower end of the bracket
+    assert dynamics.exact_critical_gamma(q=0.3, r=0.6, tau=1e300, n=100, d=3, R=10.0) == 1e-6
+    Z = np.ones((2, 3))
+    assert np.all(leakage.log_likelihood_ratio(Z, np.full(3, 1e300), 1.0, 10.0) == 0.0)  # records on the mean
+    assert np.all(leakage.log_likelihood_ratio(Z, np.full(3, 1e300), 1.0, 10.0, "exact") == -math.inf)
