@@ -438,10 +438,14 @@ def root_key(seed: Any = None, *, name: str = "seed") -> Key:
 def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedSequence:
     """A :class:`~numpy.random.SeedSequence` for ``seed`` (not a Generator), checked.
 
-    The same SeedSequence object is returned when one is given (read only).
+    A SeedSequence that is given is returned as a copy in the same state (same entropy,
+    spawn key and count of children spawned), so that a caller may spawn from the result
+    without changing the caller's object: passing one SeedSequence twice gives the same
+    randomness twice.
     """
     if _is_seed_sequence(seed):
-        return seed
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size,
+                                      n_children_spawned=seed.n_children_spawned)
     if seed is None:
         return np.random.SeedSequence()
     if isinstance(seed, (bool, np.bool_)):

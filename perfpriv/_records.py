@@ -168,18 +168,66 @@ def clip_probability(d, R, mu=None, Sigma=None):
 
 def clip_probability_checked(d, R, mu, Sigma, sigma2):
     """:func:`clip_probability` of checked arguments; ``sigma2`` = σ² if Σ = σ² I, else None."""
-    mu2 = float(mu @ mu)
-    with np.errstate(over="ignore"):  # (R/σ)² may overflow to inf: probability 0
-        x = float(np.float64(R / math.sqrt(sigma2)) ** 2) if sigma2 is not None else None
+    m = vector_norm(mu)
     if sigma2 is not None:
-        return float(stats.ncx2.sf(x, d, mu2 / sigma2)) if mu2 > 0 else float(special.chdtrc(d, x))
+        with np.errstate(over="ignore"):  # R/σ or ‖μ‖/σ may overflow to inf
+            rho, m_s = float(np.float64(R) / math.sqrt(sigma2)), float(np.float64(m) / math.sqrt(sigma2))
+        return _noncentral_chi_sf(d, rho, m_s)
     lam = float(np.linalg.eigvalsh(Sigma).max())
-    gap = R - np.sqrt(mu2)
+    gap = R - m
     if gap <= 0:
         return 1.0
     with np.errstate(over="ignore"):
         x = float(np.float64(gap / math.sqrt(lam)) ** 2)
     return float(special.chdtrc(d, x))
+
+
+def vector_norm(v):
+    """Euclidean norm of a finite vector without overflow or underflow of its squares."""
+    v = np.asarray(v, dtype=float)
+    scale = float(np.max(np.abs(v))) if v.size else 0.0
+    if scale == 0.0:
+        return 0.0
+    w = v / scale
+    return scale * math.sqrt(float(w @ w))
+
+
+#: Noncentrality (‖μ‖/σ)² above which scipy's noncentral χ² tail is not trusted (it returns
+#: NaN or values off by 10% from about 1e12 on); above it the tail is a one-dimensional integral.
+_NCX2_TRUSTED = 1e6
+
+
+def _noncentral_chi_sf(d, rho, m):
+    """P(‖m e₁ + g‖ > rho) for g ~ N(0, I_d): the noncentral χ_d tail at rho (m, rho >= 0).
+
+    Never NaN. For a moderate noncentrality m² it is scipy's noncentral χ² tail; beyond it
+    (where scipy fails), ‖z‖² = (m + g₁)² + W with W ~ χ²_{d-1} independent, so the tail is
+    E_W[Φ̄(√(rho² − W) − m) + Φ(−√(rho² − W) − m)] (1 where W >= rho²), integrated over the
+    quantiles of W, with √(rho² − W) − m written as (rho − m) − W / (rho + √(rho² − W)) so
+    that no digits cancel.
+    """
+    if not rho < math.inf:
+        return 0.0
+    if m == 0.0:
+        return float(special.chdtrc(d, rho * rho))
+    if m * m <= _NCX2_TRUSTED:
+        return float(stats.ncx2.sf(rho * rho, d, m * m))
+    if not m < math.inf:
+        return 1.0
+
+    def tail(w):  # P(|m + g₁| > √(rho² − w)), the first coordinate's tail given W = w
+        if w >= rho * rho:
+            return 1.0
+        root = math.sqrt(rho * rho - w)
+        return float(special.ndtr(-((rho - m) - w / (rho + root))) + special.ndtr(-root - m))
+
+    if d == 1:
+        return min(1.0, tail(0.0))
+    from scipy import integrate
+    ppf = lambda u: float(special.chdtri(d - 1, u))  # the upper-tail quantile of W
+    val, _ = integrate.quad(lambda u: tail(ppf(u)) if 0.0 < u < 1.0 else tail(0.0 if u >= 1.0 else math.inf),
+                            0.0, 1.0, epsabs=1e-14, epsrel=1e-12, limit=200)
+    return min(1.0, max(0.0, float(val)))
 
 
 def isotropic_variance(Sigma):

@@ -347,7 +347,12 @@ def _variance_factor(beta, s2):
     ``nu (1 - nu) = 1/4 - beta^2 (2 mu - 1)^2``, linear in ``(2 mu - 1)^2``:
     averaging over a law of mu only needs its second moment ``s2``.
     """
-    return (0.25 - beta**2 * s2) / (4.0 * beta**2)
+    beta = np.asarray(beta, dtype=float)
+    with np.errstate(over="ignore", under="ignore"):
+        # below β ~ 1e-150, β² loses digits or underflows: 1/(16β²) − s2/4 with β divided
+        # twice (inf where it overflows, an infinite variance)
+        small = (0.0625 / np.where(beta > 0, beta, 1.0)) / np.where(beta > 0, beta, 1.0) - 0.25 * np.asarray(s2)
+        return np.where(beta > 1e-150, (0.25 - beta**2 * s2) / (4.0 * np.maximum(beta, 1e-150) ** 2), small)
 
 
 def estimator_variance(mu, beta, n):
@@ -541,7 +546,21 @@ def critical_epsilon(*, q, r, model="leak"):
     >>> critical_epsilon(q=0.0, r=0.5)
     inf
     """
-    return epsilon_from_beta(critical_beta(q=q, r=r, model=model))
+    beta = critical_beta(q=q, r=r, model=model)  # checks the arguments; its edge cases are kept
+    qq, rr = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(r, dtype=float))
+    b = np.asarray(beta, dtype=float)
+    # 2 artanh(2β_c) in closed form, as a difference of logs: ln(r/q) (leak model) or
+    # ln(r/(q − r)) (agnostic model), so that a tiny q neither rounds β_c to 1/2 (ε_c = inf)
+    # nor loses digits in 1 − 2β_c
+    # (the interior 0 < β_c < 1/2 from q and r themselves: β_c may round to 1/2)
+    if _check_model(model) == "leak":
+        low, inner = qq, (rr > qq) & (qq > 0)
+    else:
+        low, inner = qq - rr, (rr < qq) & (rr > 0.5 * qq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        closed = np.log(np.where(inner, rr, 1.0)) - np.log(np.where(inner, low, 1.0))
+    eps = np.where(inner, closed, epsilon_from_beta(b))
+    return float(eps) if eps.ndim == 0 else eps
 
 
 # --------------------------------------------------------------------------
@@ -661,7 +680,8 @@ class RandomizedResponse(engine.Mechanism):
         est = _debias(responses / np.maximum(users, 1), beta)
         if self.clip_estimate:
             est = np.clip(est, 0.0, 1.0)
-        err = (est - truth) ** 2
+        with np.errstate(over="ignore"):  # ε → 0: the debiased estimate overflows, its error is inf
+            err = (est - truth) ** 2
         return engine.RoundOutcome(err, leaked, {"estimate": est, "truth": np.array(truth)})
 
     def privacy_cost(self, level):

@@ -171,7 +171,10 @@ def _probit_factor(q, r, tau):
     q, r = np.broadcast_arrays(np.asarray(q, float), np.asarray(r, float))
     both_zero = (q == 0) & (r == 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        x = special.ndtri(np.where(both_zero, 0.5, q / np.where(both_zero, 1.0, q + r)))
+        total = np.where(both_zero, 1.0, q + r)
+        # Φ^{-1}(q/(q+r)) from the smaller of q/(q+r) and r/(q+r): Φ^{-1}(1 - u) = -Φ^{-1}(u)
+        # keeps the upper tail (tiny r) that q/(q+r), rounded to 1, would send to +inf
+        x = np.where(q > r, -special.ndtri(r / total), special.ndtri(np.where(both_zero, 0.5, q / total)))
         root = np.hypot(x, math.sqrt(2 * tau))  # sqrt(x^2 + 2 tau), inf-safe
         # x >= 0: no cancellation in the sum; x < 0: use the conjugate form
         # 1 / (sqrt(x^2 + 2 tau) - x), which tends to 0 as x -> -inf.

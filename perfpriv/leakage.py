@@ -283,8 +283,9 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
         with np.errstate(under="ignore"):
             dev, eta = dev / gamma, eta / gamma
     g = 1.0 if (gamma > 1e150 or gamma < 1e-150) else gamma
-    lam = _llr_from_summaries(np.einsum("ij,ij->i", dev, dev), dev @ eta, float(eta @ eta),
-                              n, g, d, statistic)
+    with np.errstate(over="ignore"):  # a huge η: ‖η‖² = inf, then Λ = ±inf (exact: −inf), a value
+        lam = _llr_from_summaries(np.einsum("ij,ij->i", dev, dev), dev @ eta, float(eta @ eta),
+                                  n, g, d, statistic)
     if gamma < 1e-150:  # Λ = c + (Λ at γ = 1 − c)/γ², divided in two steps (may reach ±inf)
         c = 0.0 if statistic == "paper" else float(exact_llr_offset(n, d))
         with np.errstate(over="ignore"):
@@ -482,6 +483,12 @@ def _paper_tail_arg(s, n, gamma, tau):
     mu = np.asarray(gdp_mu(s, n, gamma))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         arg = np.where(mu > 0, tau / np.where(mu > 0, mu, 1.0) - 0.5 * mu, np.inf)
+        # μ' underflowed to 0 with s > 0: τ/μ' (μ'/2 is then negligible) in log space, a
+        # finite argument wherever one exists (inf only where τ/μ' itself overflows)
+        n = np.asarray(n, float)
+        log_ratio = (np.log(tau) - np.log(np.asarray(s, float)) + np.log(np.asarray(gamma, float))
+                     + np.log(n - 1) - 0.5 * np.log(n))
+        arg = np.where((mu == 0) & (np.asarray(s) > 0), np.exp(np.minimum(log_ratio, 710.0)), arg)
     return np.where(np.isposinf(mu), -np.inf, arg)
 
 
@@ -602,9 +609,11 @@ def optimal_renyi_order(s, n, gamma, *, tau):
     2.3
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
-    a = np.asarray(llr_moments(s, n, gamma).mean)
-    with np.errstate(divide="ignore", over="ignore"):
-        return _out(np.where(a > 0, 0.5 + tau / (2 * np.where(a > 0, a, 1.0)), np.inf))
+    # τ/(2a) = (τ/μ')/μ' with a = μ'²/2: finite where a itself underflows to 0
+    mu = np.asarray(gdp_mu(s, n, gamma))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        safe = np.where(mu > 0, mu, 1.0)
+        return _out(np.where(mu > 0, 0.5 + (tau / safe) / safe, np.inf))
 
 
 def renyi_tail_bound(s, n, gamma, *, tau, alpha=None):
@@ -651,12 +660,14 @@ def renyi_tail_bound(s, n, gamma, *, tau, alpha=None):
             expo = -(alpha - 1.0) * (tau - alpha * a)
         # NaN only from (α − 1)·0·inf-type products at overflow: the bound is then trivial
         return _out(np.exp(np.minimum(0.0, np.where(np.isnan(expo), 0.0, expo))))
-    safe = np.where((a > 0) & (tau > a), a, 1.0)
-    with np.errstate(over="ignore"):
+    # (τ − a)²/(4a) = ((τ − a)/(√2 μ'))² with a = μ'²/2, written with μ' so that neither an
+    # underflow of a (to 0, which would make the bound 0) nor an overflow gives inf/inf
+    mu = np.asarray(gdp_mu(s, n, gamma))
+    safe = np.where((mu > 0) & (tau > a), mu, 1.0)
+    with np.errstate(over="ignore", under="ignore"):
         gap = np.where(tau > a, tau - a, 0.0)
-        # (τ − a)²/(4a) = ((τ − a)/(2√a))², written so that it cannot overflow to inf/inf
-        bound = np.where(tau > a, np.exp(-((gap / (2.0 * np.sqrt(safe))) ** 2)), 1.0)
-    return _out(np.where(a > 0, bound, 0.0))
+        bound = np.where(tau > a, np.exp(-((gap / (math.sqrt(2.0) * safe)) ** 2)), 1.0)
+    return _out(np.where(mu > 0, bound, 0.0))
 
 
 # ----------------------------------------------------------- Gaussian DP
@@ -885,7 +896,8 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     # otherwise on X: E_X[cdf((AX − t)/B)]. Below the kink v*² the conditional
     # probability is exactly 1 (first case, t < 0) or 0 (second case, t > 0).
     over_y = A >= B
-    with np.errstate(divide="ignore"):  # A = 0 (exact statistic, k² = 0) only where over_y is False
+    # A = 0 (exact statistic, k² = 0) only where over_y is False; t/A may overflow (τ huge): inf
+    with np.errstate(divide="ignore", over="ignore"):
         v_star_sq = np.where(over_y, np.maximum(-t, 0.0) / B,
                              np.where(t > 0, np.maximum(t, 0.0) / np.where(A > 0, A, 1.0), 0.0))
         v_star_sq = np.where(~over_y & (t > 0) & (A == 0), np.inf, v_star_sq)
@@ -910,7 +922,9 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     cond = np.empty_like(V)
     if over_y.any():
         rows = over_y
-        cond[rows] = special.chdtrc(d, np.maximum((t[rows, None] + B[rows, None] * V[rows]) / A[rows, None], 0.0))
+        with np.errstate(over="ignore"):  # (t + BV)/A = inf (τ huge): the tail is 0
+            cond[rows] = special.chdtrc(d, np.maximum((t[rows, None] + B[rows, None] * V[rows]) / A[rows, None],
+                                                      0.0))
     if not over_y.all():
         rows = ~over_y
         cond[rows] = special.chdtr(d, np.maximum((A[rows, None] * V[rows] - t[rows, None]) / B[rows, None], 0.0))
@@ -1156,7 +1170,7 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
             p_clip = (float(special.chdtrc(d, R * R)) if default_law
                       else _records.clip_probability(d, R, mu, Sigma))
             clip_bound = float(np.max(n)) * p_clip
-            if clip_bound > CLIP_TOLERANCE:
+            if not clip_bound <= CLIP_TOLERANCE:  # NaN (not computable) never selects the shortcut
                 reason = (f"clipping is not negligible: n * P(||z|| > R) = {clip_bound:.3g} > "
                           f"{CLIP_TOLERANCE:g}")
         too_big = float(np.max(n)) * d > MAX_MONTECARLO_DRAWS

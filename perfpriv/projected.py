@@ -119,10 +119,26 @@ def _band_quantile(d):
 
 def _parabola(eta_norm, n, gamma, d, sigma2, tau, statistic):
     """k0 and k1 of θ(α) = k0 − α(α + k1) for arrays of rounds (module docstring)."""
-    A, B, C = leakage.llr_coefficients(eta_norm**2, n, gamma, d, statistic)
+    with np.errstate(over="ignore"):  # ‖η‖² may overflow to inf (a Python float ** would raise)
+        eta_sq = np.square(np.asarray(eta_norm, dtype=float))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        A, B, C = leakage.llr_coefficients(eta_sq, n, gamma, d, statistic)
         k0 = (tau - C) / A / sigma2
         k1 = (B / A) * (eta_norm / math.sqrt(sigma2))
+        if not (np.all(np.isfinite(k0)) and np.all(np.isfinite(k1))):
+            # A, B or C over- or underflowed (γ near the ends of its range): the same ratios
+            # with γ² cancelled, B/A = 2(n − 1) for both statistics and (τ − C)/A =
+            # 2γ²(n − 1)²τ/n (paper) or 2γ²(n − 1)(τ − c) + (n − 1)‖η‖² (exact)
+            n1 = np.asarray(n, dtype=float) - 1.0
+            g2 = 2.0 * np.asarray(gamma, dtype=float) ** 2
+            if statistic == "paper":
+                k0_alt = g2 * (n1 * (n1 / (n1 + 1.0))) * tau / sigma2
+            else:
+                g = np.asarray(gamma, dtype=float)
+                inner = 2.0 * n1 * (tau - leakage.exact_llr_offset(n1 + 1.0, d)) + n1 * (eta_norm / g) ** 2
+                k0_alt = (inner * g) * g / sigma2
+            k0 = np.where(np.isfinite(k0), k0, k0_alt)
+            k1 = np.where(np.isfinite(k1), k1, 2.0 * n1 * (eta_norm / math.sqrt(sigma2)))
     return k0, k1
 
 
