@@ -30,7 +30,10 @@ number, ``X`` a panel letter):
 Interruptions. Every file is written atomically (to a temporary name in
 ``DIR``, then renamed), so an interrupted run leaves no partial file. Ctrl-C
 (exit code 130) and SIGTERM (a killed job, 143) stop cleanly with one line
-saying what finished and the command that resumes; ``--resume`` skips the figures and γ* cells already in
+saying what finished and the command that resumes. The stop takes effect at
+the next safe point (the current batch of γ* cells stored, or the current
+figure finished), never in the middle of a computation; a second Ctrl-C
+stops at once. ``--resume`` skips the figures and γ* cells already in
 ``DIR``, so that an interrupted run, resumed, writes exactly the files of an
 uninterrupted one (bit for bit: each cell is keyed by the seed and its own
 coordinates). A folder holding another run (other scale, conventions, seed,
@@ -156,6 +159,55 @@ class _Terminated(KeyboardInterrupt):
 
 def _on_sigterm(signum, frame):
     raise _Terminated()
+
+
+class _StopRequests:
+    """Ctrl-C and SIGTERM during a run, acted on at the next safe point.
+
+    Inside the ``with`` block a signal is only noted; :meth:`check` raises it
+    (``KeyboardInterrupt`` or :class:`_Terminated`) where the run can stop
+    cleanly: after a batch of cells is stored and between figures. A signal
+    raised anywhere else could land inside numpy (which may then report it as
+    another exception) or between computing a cell and storing it. A second
+    signal stops at once. Outside the main thread signals cannot be handled
+    and the block does nothing.
+    """
+
+    def __init__(self):
+        self.pending = None
+        self._previous = {}
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.getsignal(sig)
+                signal.signal(sig, self._note)
+        return self
+
+    def _note(self, signum, frame):
+        import signal
+
+        stop = _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        if self.pending is not None:
+            raise stop
+        self.pending = stop
+
+    def check(self):
+        """Raise the noted signal, if any."""
+        if self.pending is not None:
+            stop, self.pending = self.pending, None
+            raise stop
+
+    def __exit__(self, *exc):
+        import signal
+
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous = {}
+        return False
 
 
 def _jsonable(value):
@@ -781,9 +833,11 @@ def _reproduce(args) -> int:
     start_all = time.perf_counter()
     bar = tqdm(total=sum(_units(n, args.scale) for n in todo), desc="cells", unit="cell", disable=disable,
                file=sys.stderr, dynamic_ncols=True)
+    stops = _StopRequests()
     try:
-        with joblib.parallel_config(n_jobs=args.n_jobs):
+        with stops, joblib.parallel_config(n_jobs=args.n_jobs):
             for number in todo:
+                stops.check()
                 current = number
                 bar.set_postfix_str(f"figure {number} ({args.scale} scale)")
                 store = CellFiles(out / "cells" / f"figure{number}", read=args.resume) if number in TAUS else None
@@ -791,6 +845,7 @@ def _reproduce(args) -> int:
                 def advance(k, number=number):
                     cells_done[number] = cells_done.get(number, 0) + k
                     bar.update(k)
+                    stops.check()                 # the cells of this batch are stored: a safe point
 
                 start = time.perf_counter()
                 outputs, conventions = _compute(number, args.scale, args.seed, args.conventions, store, advance)
