@@ -77,11 +77,13 @@ import numpy as np
 from . import _random, engine
 from ._validate import (
     check_choice,
+    check_flag,
     check_order,
     check_int,
     check_probability,
     check_real,
     check_rng,
+    check_same_shape,
 )
 from .behaviour import Memoryless
 
@@ -285,8 +287,9 @@ def privatize(x, beta, rng=None, *, return_kept=False):
     if not np.all((xa == 0) | (xa == 1)):
         raise ValueError("x must contain only 0 and 1 (the true bits X_i)")
     b = _check_beta(beta)
+    return_kept = check_flag("return_kept", return_kept)
+    shape = check_same_shape(x=xa, beta=b)
     gen = check_rng(rng, name="rng")
-    shape = np.broadcast_shapes(xa.shape, np.shape(b))
     kept = gen.random(shape) < 0.5 + np.asarray(b)
     y = np.where(kept, xa, 1 - xa).astype(int)
     return (y, kept) if return_kept else y

@@ -146,6 +146,25 @@ def _stack(results: list, grid_shape: tuple) -> np.ndarray:
     return out.reshape(grid_shape)
 
 
+def _check_accepts(func: Callable[..., Any], names: list) -> None:
+    """Refuse, before any cell runs, grid axes or fixed arguments that ``func`` does not take."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):   # a builtin without a signature: nothing to check
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    accepted = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    unknown = [n for n in names if n not in accepted]
+    if unknown:
+        name = getattr(func, "__name__", repr(func))
+        raise TypeError(f"func {name} does not take the argument(s) {', '.join(map(repr, unknown))} that the grid "
+                        f"or the fixed arguments name (it takes {', '.join(sorted(accepted)) or 'none'}; "
+                        "'seed' is always passed)")
+
+
 def sweep(
     func: Callable[..., Any],
     grid: Mapping[str, Any],
@@ -205,6 +224,7 @@ def sweep(
         if arr.ndim != 1 or arr.size == 0:
             raise ValueError(f"grid[{name!r}] must be a non-empty 1-D sequence; got shape {arr.shape}")
         axes[name] = arr
+    _check_accepts(func, [*axes, *fixed, "seed"])
     if n_jobs is not None and n_jobs != -1:
         check_int("n_jobs", n_jobs, low=1)
     if progress not in (True, False):

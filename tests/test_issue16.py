@@ -274,3 +274,64 @@ def test_valid_extremes_run_without_warnings():
     Z = np.ones((2, 3))
     assert np.all(leakage.log_likelihood_ratio(Z, np.full(3, 1e300), 1.0, 10.0) == 0.0)  # records on the mean
     assert np.all(leakage.log_likelihood_ratio(Z, np.full(3, 1e300), 1.0, 10.0, "exact") == -math.inf)
+
+
+# --------------------------------------------- invalid input: refused up front, one line naming the parameter
+
+_G = dict(tau=0.02, q=0.3, r=0.6, T=2, n0=10, d=3, R=10.0)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: bernoulli.growth_factor(0.1, q=True, r=0.6), TypeError, ("q", "True")),
+    (lambda: gaussian.simulate(True, **_G, seed=0), TypeError, ("gamma", "True")),
+    (lambda: gaussian.simulate(1.0, **_G, seed=0, clip_estimate="yes"), TypeError, ("clip_estimate",)),
+    (lambda: bernoulli.privatize([0, 1, 1, 0], 0.2, rng=0, return_kept=2), TypeError, ("return_kept", "True or False")),
+    (lambda: bernoulli.privatize([0, 1, 1, 0], [0.1, 0.2, 0.3], rng=0), ValueError, ("x (4,)", "beta (3,)")),
+    (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=2, n0=10, trials=None), TypeError, ("trials", "None")),
+    (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=2, n0=10, seed=np.random.RandomState(0)), TypeError,
+     ("seed", "RandomState")),
+    (lambda: bernoulli.growth_factor([[0.5], [0.5, 0.6]], q=0.3, r=0.6), ValueError, ("beta", "rectangular")),
+    (lambda: leakage.marginal_leak_probability([], 1.0, tau=0.02, d=3, R=10.0), ValueError, ("n", "empty")),
+    (lambda: gaussian.squared_mahalanobis([], np.zeros(0)), ValueError, ("o", "empty")),
+])
+def test_invalid_input_gets_one_clear_error_naming_the_parameter(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message and all(w in message for w in words), message
+
+
+def test_sweep_refuses_axes_the_function_does_not_take_before_any_cell_runs():
+    from perfpriv import sweep
+
+    calls = []
+
+    def cell(x, seed):
+        calls.append(x)
+        return x
+
+    with pytest.raises(TypeError, match="'zz'"):
+        sweep.sweep(cell, {"zz": [1.0, 2.0]})
+    with pytest.raises(TypeError, match="'y'"):
+        sweep.sweep(cell, {"x": [1.0]}, y=2)
+    assert calls == []
+    assert sweep.sweep(cell, {"x": [1.0, 2.0]}).values.tolist() == [1.0, 2.0]
+    # a function taking **kwargs takes anything
+    assert sweep.sweep(lambda seed, **kw: kw["zz"], {"zz": [3.0]}).values.tolist() == [3.0]
+
+
+def test_exercise_checks_refuse_non_string_ids_and_chapters():
+    from perfpriv import exercises
+
+    with pytest.raises(TypeError, match="exercise_id must be a string"):
+        exercises.check(["ch04-ex-by-hand.leak"], 0.2)
+    with pytest.raises(TypeError, match="chapter must be a string"):
+        exercises.exercise_ids(chapter=3)
+
+
+def test_a_one_round_two_phase_schedule_is_the_constant_optimum():
+    from perfpriv import optimize
+
+    two = optimize.optimal_epsilon_two_phase(q=0.3, r=0.6, T=1, n0=10, cap=100)
+    assert np.shape(two.epsilon) == (1,) and two.gain == 0.0
+    assert two.epsilon[0] == two.constant and two.regret == two.constant_regret
