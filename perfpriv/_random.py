@@ -128,6 +128,30 @@ def mix64(z):
     return z
 
 
+def _mix_fresh(z):
+    """:func:`mix64` in place on a uint64 ndarray the caller owns (a fresh temporary): same words, no copy.
+
+    Integer ufuncs on arrays wrap silently, so no ``errstate`` is needed.
+    """
+    z ^= z >> _S30
+    z *= _M1
+    z ^= z >> _S27
+    z *= _M2
+    z ^= z >> _S31
+    return z
+
+
+@functools.lru_cache(maxsize=4096)
+def _part_hashes(word: int):
+    """The two hashes :meth:`Key.child` mixes in for one scalar part word (cached: they are constants)."""
+    w = np.asarray(np.uint64(word))
+    with np.errstate(over="ignore"):
+        ha, hb = mix64(w * _GOLDEN + _C_A), mix64(w ^ _C_B)
+    ha.flags.writeable = False
+    hb.flags.writeable = False
+    return ha, hb
+
+
 def _mix_gamma(b):
     """Odd increment of a stream from its second key word (SplittableRandom's mixGamma).
 
@@ -270,10 +294,13 @@ class Key:
         with np.errstate(over="ignore"):
             for part in parts:
                 w = _part_words(part)
-                ha = mix64(w * _GOLDEN + _C_A)
-                hb = mix64(w ^ _C_B)
-                a2 = mix64(a ^ ha)
-                b = mix64(b + a2 + hb)
+                if w.ndim == 0:     # a purpose name or one integer: its two hashes are cached
+                    ha, hb = _part_hashes(int(w))
+                else:
+                    ha = _mix_fresh(w * _GOLDEN + _C_A)
+                    hb = _mix_fresh(w ^ _C_B)
+                a2 = _mix_fresh(np.asarray(a ^ ha))
+                b = _mix_fresh(np.asarray(b + a2 + hb))
                 a = a2
         return Key(a, b)
 
@@ -559,10 +586,20 @@ def _stirling_tail(k):
     inv2 = 1.0 / (kp1 * kp1)
     series = (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - inv2 / 1680) * inv2) * inv2) / kp1
     small = k <= _STIRLING_EXACT
-    return np.where(small, _STIRLING_TABLE[np.clip(k, 0, _STIRLING_EXACT).astype(np.int64)], series)
+    if series.ndim == 0:
+        return np.where(small, _STIRLING_TABLE[np.clip(k, 0, _STIRLING_EXACT).astype(np.int64)], series)
+    # the table where k is small (same values as a where over the whole array, fewer passes)
+    if small.any():
+        series[small] = _STIRLING_TABLE[np.clip(k[small], 0, _STIRLING_EXACT).astype(np.int64)]
+    return series
 
 
 _BTRS_MIN_MEAN = 10.0
+
+
+def _flat(x, shape):
+    """``x`` broadcast to ``shape``, flattened (a plain reshape when it already has that shape)."""
+    return x.reshape(-1) if x.shape == shape else np.broadcast_to(x, shape).reshape(-1)
 
 
 def binomial(key: Key, n, p):
@@ -597,10 +634,7 @@ def binomial(key: Key, n, p):
     n = np.asarray(n, dtype=np.int64)
     p = np.asarray(p, dtype=float)
     shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
-    a = np.broadcast_to(key.a, shape).reshape(-1)
-    b = np.broadcast_to(key.b, shape).reshape(-1)
-    nn = np.broadcast_to(n, shape).reshape(-1)
-    pp = np.broadcast_to(p, shape).reshape(-1)
+    a, b, nn, pp = (_flat(x, shape) for x in (key.a, key.b, n, p))
     flip = pp > 0.5
     qq = np.where(flip, 1.0 - pp, pp)
     out = np.zeros(nn.shape, dtype=np.int64)
@@ -647,10 +681,10 @@ def binomials(*draws):
         p = np.asarray(p, dtype=float)
         shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
         shapes.append(shape)
-        flat_a.append(np.broadcast_to(key.a, shape).reshape(-1))
-        flat_b.append(np.broadcast_to(key.b, shape).reshape(-1))
-        flat_n.append(np.broadcast_to(n, shape).reshape(-1))
-        flat_p.append(np.broadcast_to(p, shape).reshape(-1))
+        flat_a.append(_flat(key.a, shape))
+        flat_b.append(_flat(key.b, shape))
+        flat_n.append(_flat(n, shape))
+        flat_p.append(_flat(p, shape))
     out = binomial(Key(np.concatenate(flat_a), np.concatenate(flat_b)), np.concatenate(flat_n),
                    np.concatenate(flat_p))
     sizes = np.cumsum([int(np.prod(s)) for s in shapes])[:-1]
