@@ -158,16 +158,21 @@ def _mix_gamma(b):
     An increment with few 01/10 bit transitions mixes badly; those are
     flipped by xoring an alternating pattern, as SplittableRandom does.
     """
-    with np.errstate(over="ignore"):
-        z = np.array(b, dtype=_U64, copy=True)
-        z ^= z >> _S33
-        z *= _U64(0xFF51AFD7ED558CCD)
-        z ^= z >> _S33
-        z *= _U64(0xC4CEB9FE1A85EC53)
-        z ^= z >> _S33
-        z |= _U64(1)
-    transitions = _popcount(z ^ (z >> _U64(1)))
-    return np.where(transitions < 24, z ^ _U64(0xAAAAAAAAAAAAAAAA), z)
+    z = np.array(b, dtype=_U64, copy=True)   # a fresh array: in-place integer ufuncs wrap silently
+    z ^= z >> _S33
+    z *= _G1
+    z ^= z >> _S33
+    z *= _G2
+    z ^= z >> _S33
+    z |= _ONE
+    few = _popcount(z ^ (z >> _ONE)) < 24
+    if few.any():
+        z[few] ^= _ALTERNATING
+    return z
+
+
+_G1, _G2 = _U64(0xFF51AFD7ED558CCD), _U64(0xC4CEB9FE1A85EC53)
+_ONE, _ALTERNATING = _U64(1), _U64(0xAAAAAAAAAAAAAAAA)
 
 
 def _popcount(z):
@@ -400,11 +405,25 @@ _TAIL_A = _U64(0xD1B54A32D192ED03)
 _TAIL_B = _U64(0xABC98388FB8FAC03)
 
 
+_MASK64 = (1 << 64) - 1
+_TAIL_A_INT, _TAIL_B_INT = int(_TAIL_A), int(_TAIL_B)
+_M1_INT, _M2_INT = int(_M1), int(_M2)
+
+
+def _mix64_int(z: int) -> int:
+    """:func:`mix64` of one word held as a Python int in [0, 2^64)."""
+    z ^= z >> 30
+    z = (z * _M1_INT) & _MASK64
+    z ^= z >> 27
+    z = (z * _M2_INT) & _MASK64
+    return z ^ (z >> 31)
+
+
 def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
     """A numpy Generator whose PCG64 state is set from the key words (a, b), mixed."""
-    with np.errstate(over="ignore"):
-        s_hi, s_lo = int(mix64(_U64(a) ^ _TAIL_A)), int(mix64(_U64(b) ^ _TAIL_B))
-        i_hi, i_lo = int(mix64(_U64(b) + _TAIL_A)), int(mix64(_U64(a) + _TAIL_B))
+    # mix64 on Python ints (the same words as on numpy uint64, without per-call array overhead)
+    s_hi, s_lo = _mix64_int(a ^ _TAIL_A_INT), _mix64_int(b ^ _TAIL_B_INT)
+    i_hi, i_lo = _mix64_int((b + _TAIL_A_INT) & _MASK64), _mix64_int((a + _TAIL_B_INT) & _MASK64)
     if gen is None:
         gen = np.random.Generator(np.random.PCG64(0))
     gen.bit_generator.state = {"bit_generator": "PCG64",
