@@ -128,22 +128,51 @@ def mix64(z):
     return z
 
 
+def _mix_fresh(z):
+    """:func:`mix64` in place on a uint64 ndarray the caller owns (a fresh temporary): same words, no copy.
+
+    Integer ufuncs on arrays wrap silently, so no ``errstate`` is needed.
+    """
+    z ^= z >> _S30
+    z *= _M1
+    z ^= z >> _S27
+    z *= _M2
+    z ^= z >> _S31
+    return z
+
+
+@functools.lru_cache(maxsize=4096)
+def _part_hashes(word: int):
+    """The two hashes :meth:`Key.child` mixes in for one scalar part word (cached: they are constants)."""
+    w = np.asarray(np.uint64(word))
+    with np.errstate(over="ignore"):
+        ha, hb = mix64(w * _GOLDEN + _C_A), mix64(w ^ _C_B)
+    ha.flags.writeable = False
+    hb.flags.writeable = False
+    return ha, hb
+
+
 def _mix_gamma(b):
     """Odd increment of a stream from its second key word (SplittableRandom's mixGamma).
 
     An increment with few 01/10 bit transitions mixes badly; those are
     flipped by xoring an alternating pattern, as SplittableRandom does.
     """
-    with np.errstate(over="ignore"):
-        z = np.array(b, dtype=_U64, copy=True)
-        z ^= z >> _S33
-        z *= _U64(0xFF51AFD7ED558CCD)
-        z ^= z >> _S33
-        z *= _U64(0xC4CEB9FE1A85EC53)
-        z ^= z >> _S33
-        z |= _U64(1)
-    transitions = _popcount(z ^ (z >> _U64(1)))
-    return np.where(transitions < 24, z ^ _U64(0xAAAAAAAAAAAAAAAA), z)
+    z = np.array(b, dtype=_U64, copy=True)   # a fresh array: in-place integer ufuncs wrap silently
+    z ^= z >> _S33
+    z *= _G1
+    z ^= z >> _S33
+    z *= _G2
+    z ^= z >> _S33
+    z |= _ONE
+    few = _popcount(z ^ (z >> _ONE)) < 24
+    if few.any():
+        z[few] ^= _ALTERNATING
+    return z
+
+
+_G1, _G2 = _U64(0xFF51AFD7ED558CCD), _U64(0xC4CEB9FE1A85EC53)
+_ONE, _ALTERNATING = _U64(1), _U64(0xAAAAAAAAAAAAAAAA)
 
 
 def _popcount(z):
@@ -270,10 +299,13 @@ class Key:
         with np.errstate(over="ignore"):
             for part in parts:
                 w = _part_words(part)
-                ha = mix64(w * _GOLDEN + _C_A)
-                hb = mix64(w ^ _C_B)
-                a2 = mix64(a ^ ha)
-                b = mix64(b + a2 + hb)
+                if w.ndim == 0:     # a purpose name or one integer: its two hashes are cached
+                    ha, hb = _part_hashes(int(w))
+                else:
+                    ha = _mix_fresh(w * _GOLDEN + _C_A)
+                    hb = _mix_fresh(w ^ _C_B)
+                a2 = _mix_fresh(np.asarray(a ^ ha))
+                b = _mix_fresh(np.asarray(b + a2 + hb))
                 a = a2
         return Key(a, b)
 
@@ -373,11 +405,25 @@ _TAIL_A = _U64(0xD1B54A32D192ED03)
 _TAIL_B = _U64(0xABC98388FB8FAC03)
 
 
+_MASK64 = (1 << 64) - 1
+_TAIL_A_INT, _TAIL_B_INT = int(_TAIL_A), int(_TAIL_B)
+_M1_INT, _M2_INT = int(_M1), int(_M2)
+
+
+def _mix64_int(z: int) -> int:
+    """:func:`mix64` of one word held as a Python int in [0, 2^64)."""
+    z ^= z >> 30
+    z = (z * _M1_INT) & _MASK64
+    z ^= z >> 27
+    z = (z * _M2_INT) & _MASK64
+    return z ^ (z >> 31)
+
+
 def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
     """A numpy Generator whose PCG64 state is set from the key words (a, b), mixed."""
-    with np.errstate(over="ignore"):
-        s_hi, s_lo = int(mix64(_U64(a) ^ _TAIL_A)), int(mix64(_U64(b) ^ _TAIL_B))
-        i_hi, i_lo = int(mix64(_U64(b) + _TAIL_A)), int(mix64(_U64(a) + _TAIL_B))
+    # mix64 on Python ints (the same words as on numpy uint64, without per-call array overhead)
+    s_hi, s_lo = _mix64_int(a ^ _TAIL_A_INT), _mix64_int(b ^ _TAIL_B_INT)
+    i_hi, i_lo = _mix64_int((b + _TAIL_A_INT) & _MASK64), _mix64_int((a + _TAIL_B_INT) & _MASK64)
     if gen is None:
         gen = np.random.Generator(np.random.PCG64(0))
     gen.bit_generator.state = {"bit_generator": "PCG64",
@@ -563,10 +609,20 @@ def _stirling_tail(k):
     inv2 = 1.0 / (kp1 * kp1)
     series = (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - inv2 / 1680) * inv2) * inv2) / kp1
     small = k <= _STIRLING_EXACT
-    return np.where(small, _STIRLING_TABLE[np.clip(k, 0, _STIRLING_EXACT).astype(np.int64)], series)
+    if series.ndim == 0:
+        return np.where(small, _STIRLING_TABLE[np.clip(k, 0, _STIRLING_EXACT).astype(np.int64)], series)
+    # the table where k is small (same values as a where over the whole array, fewer passes)
+    if small.any():
+        series[small] = _STIRLING_TABLE[np.clip(k[small], 0, _STIRLING_EXACT).astype(np.int64)]
+    return series
 
 
 _BTRS_MIN_MEAN = 10.0
+
+
+def _flat(x, shape):
+    """``x`` broadcast to ``shape``, flattened (a plain reshape when it already has that shape)."""
+    return x.reshape(-1) if x.shape == shape else np.broadcast_to(x, shape).reshape(-1)
 
 
 def binomial(key: Key, n, p):
@@ -601,10 +657,7 @@ def binomial(key: Key, n, p):
     n = np.asarray(n, dtype=np.int64)
     p = np.asarray(p, dtype=float)
     shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
-    a = np.broadcast_to(key.a, shape).reshape(-1)
-    b = np.broadcast_to(key.b, shape).reshape(-1)
-    nn = np.broadcast_to(n, shape).reshape(-1)
-    pp = np.broadcast_to(p, shape).reshape(-1)
+    a, b, nn, pp = (_flat(x, shape) for x in (key.a, key.b, n, p))
     flip = pp > 0.5
     qq = np.where(flip, 1.0 - pp, pp)
     out = np.zeros(nn.shape, dtype=np.int64)
@@ -651,10 +704,10 @@ def binomials(*draws):
         p = np.asarray(p, dtype=float)
         shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
         shapes.append(shape)
-        flat_a.append(np.broadcast_to(key.a, shape).reshape(-1))
-        flat_b.append(np.broadcast_to(key.b, shape).reshape(-1))
-        flat_n.append(np.broadcast_to(n, shape).reshape(-1))
-        flat_p.append(np.broadcast_to(p, shape).reshape(-1))
+        flat_a.append(_flat(key.a, shape))
+        flat_b.append(_flat(key.b, shape))
+        flat_n.append(_flat(n, shape))
+        flat_p.append(_flat(p, shape))
     out = binomial(Key(np.concatenate(flat_a), np.concatenate(flat_b)), np.concatenate(flat_n),
                    np.concatenate(flat_p))
     sizes = np.cumsum([int(np.prod(s)) for s in shapes])[:-1]

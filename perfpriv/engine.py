@@ -799,6 +799,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     alive = np.zeros(batch + (T,), dtype=bool)
     details: dict = {}
     live = n > policy.stop
+    cost = None
     for t in range(1, T + 1):
         rk = trial_keys.child(np.int64(t))                          # cells + (K,)
         rk_batch = _random.Key(rk.a[..., None, :], rk.b[..., None, :])  # cells + (1, K)
@@ -823,8 +824,9 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
             if name not in details:
                 details[name] = np.zeros(batch + (T,), dtype=np.asarray(value).dtype)
             details[name][..., t - 1] = value
-        context = {"t": t, "T": T, "level": level, "cost": mech.privacy_cost(level),
-                   "floor": policy.floor, "cap": policy.cap}
+        if cost is None or levels.per_round:    # constant levels: one cost for the whole run
+            cost = mech.privacy_cost(level)
+        context = {"t": t, "T": T, "level": level, "cost": cost, "floor": policy.floor, "cap": policy.cap}
         new = behaviour.bound(behaviour.step(state, leaked, rk_batch, context), policy.floor, policy.cap,
                               rk_batch)
         state = np.where(live.reshape(live.shape + (1,) * (state.ndim - live.ndim)), new, state)

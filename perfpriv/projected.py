@@ -257,7 +257,13 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     leaked = np.zeros(nn.size, dtype=np.int64)
     pairs = np.flatnonzero(lv)
     if pairs.size:
-        groups, gid = np.unique(gid_full[pairs], return_inverse=True)
+        # the groups with a live pair, in order, and each pair's rank among them (np.unique's
+        # result, from a presence mask instead of a sort)
+        gid_live = gid_full[pairs]
+        present = np.zeros(flat_a.size, bool)
+        present[gid_live] = True
+        groups = np.flatnonzero(present)
+        gid = gid_live if groups.size == flat_a.size else (np.cumsum(present) - 1)[gid_live]
         gkeys = _random.Key(flat_a[groups], flat_b[groups])
         e, k = _draw_pairs(nn[pairs], gg[pairs], gid, gkeys, tau, d, sigma2, statistic)
         err[pairs], leaked[pairs] = e, k

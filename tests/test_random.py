@@ -66,6 +66,34 @@ def test_stream_numbers_are_splittable_random_sequences_of_the_key():
     assert all(int(x) == _py_mix_gamma(int(y)) for x, y in zip(gammas[:200], R.root_key(1).child(np.arange(200)).b))
 
 
+def _py_inverse_fmix(z):
+    # the inverse of _py_mix_gamma's first stage (xorshift-33 is an involution on 64 bits)
+    z = (z ^ (z >> 33)) * pow(0xC4CEB9FE1A85EC53, -1, 1 << 64) % M64
+    z = (z ^ (z >> 33)) * pow(0xFF51AFD7ED558CCD, -1, 1 << 64) % M64
+    return z ^ (z >> 33)
+
+
+def test_fast_paths_of_the_mixers_give_the_reference_words():
+    # second key words whose gamma has few bit transitions (the alternating-pattern branch),
+    # mixed with ordinary ones, in arrays and as scalars
+    few = [_py_inverse_fmix(z) for z in (0xFFFFFFFF00000001, 0x1, 0x00000000FFFFFFFF)]
+    words = np.array(few + [5, 6, 2**64 - 1], dtype=np.uint64)
+    assert [int(x) for x in R._mix_gamma(words)] == [_py_mix_gamma(int(w)) for w in words]
+    assert [int(R._mix_gamma(w)) for w in words] == [_py_mix_gamma(int(w)) for w in words]
+    assert int(R._mix_gamma(words[0])) == _py_mix_gamma(int(words[0])) != int(words[0])
+    # the Python-int mix64 of the tail generators
+    rng = np.random.default_rng(3)
+    for w in [0, 1, M64 - 1] + [int(x) for x in rng.integers(0, 2**63, size=50)]:
+        assert R._mix64_int(w) == _py_mix64(w) == int(R.mix64(np.uint64(w)))
+    # a child from a cached scalar part equals the child from the same part as a one-element array
+    k = R.root_key(9).child(np.arange(3))
+    for part in (np.int64(4), "noise"):
+        arr = np.array([R.purpose_id(part) if isinstance(part, str) else int(part)], dtype=np.int64)
+        one, many = k.child(part), k.child(arr)
+        np.testing.assert_array_equal(one.a, many.a)
+        np.testing.assert_array_equal(one.b, many.b)
+
+
 def test_child_keys_are_a_pure_function_of_parent_and_parts():
     k = R.root_key(5)
     assert int(k.child(3).a) == int(k.child(3).a) and int(k.child(3).b) == int(k.child(3).b)
