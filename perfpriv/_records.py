@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from ._validate import check_covariance, check_int, check_mean, check_real, check_rng
+from ._validate import check_allocation, check_covariance, check_int, check_mean, check_real, check_rng
 
 __all__ = ["check_records", "clip", "clip_inplace", "clip_inplace_norms", "sample_records", "draw",
            "clip_probability", "clip_probability_checked", "isotropic_variance"]
@@ -129,9 +129,10 @@ def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
     n = check_int("n", n, low=0)
     d = check_int("d", d, low=1)
     mu = check_mean(mu, d)
-    Sigma = check_covariance(Sigma, d)
+    L = None if Sigma is None else np.linalg.cholesky(check_covariance(Sigma, d))  # never a d x d identity
     rng = check_rng(seed)
-    return draw(rng, n, d, mu, np.linalg.cholesky(Sigma))
+    check_allocation("the records (n*d normal draws)", float(n) * d, name="n")
+    return draw(rng, n, d, mu, L)
 
 
 def clip_probability(d, R, mu=None, Sigma=None):
@@ -162,6 +163,8 @@ def clip_probability(d, R, mu=None, Sigma=None):
     d = check_int("d", d, low=1)
     R = check_real("R", R, low=0, low_open=True, scalar=True)
     mu = check_mean(mu, d)
+    if Sigma is None:  # the identity, never built (d = 10^4 would take 0.8 GB and 20 s)
+        return clip_probability_checked(d, R, mu, None, 1.0)
     Sigma = check_covariance(Sigma, d)
     return clip_probability_checked(d, R, mu, Sigma, isotropic_variance(Sigma))
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_rng",
     "check_mean",
     "check_covariance",
+    "check_allocation",
     "check_same_shape",
     "check_order",
     "interval_text",
@@ -278,6 +279,32 @@ def check_covariance(Sigma: Any, d: int, *, name: str = "Sigma") -> np.ndarray:
         raise ValueError(f"{name} must be symmetric positive definite; its smallest eigenvalue is "
                          f"{eig[0]:.3g}") from None
     return arr
+
+
+#: Largest array (bytes) that one call may allocate; a request beyond is refused before any work.
+MAX_ARRAY_BYTES = 2**32
+
+
+def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> None:
+    """Refuse, up front, an array of ``count`` items that cannot fit in memory (issue 16).
+
+    ``count`` is a product of sizes as a Python int or float (no overflow); the
+    limit is :data:`MAX_ARRAY_BYTES` (4.3 GB) per array, so that an impossible
+    request fails at once with a ``ValueError`` naming the parameter ``name``
+    instead of a ``MemoryError`` (or swapping) inside numpy.
+
+    Examples
+    --------
+    >>> check_allocation("the records of a round (n*d normals)", 10**6, name="n")
+    >>> check_allocation("the mean-field path (T + 1 values)", 10**10, name="T")
+    Traceback (most recent call last):
+    ...
+    ValueError: T is too large: the mean-field path (T + 1 values) would need 80 GB, more than the 4.3 GB one call may allocate
+    """
+    nbytes = float(count) * itemsize
+    if not nbytes <= MAX_ARRAY_BYTES:
+        raise ValueError(f"{name} is too large: {what} would need {nbytes / 1e9:.3g} GB, "
+                         f"more than the {MAX_ARRAY_BYTES / 1e9:.2g} GB one call may allocate")
 
 
 def check_same_shape(**arrays: Any) -> tuple:

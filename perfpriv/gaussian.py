@@ -358,7 +358,7 @@ class GaussianMean(engine.Mechanism):
         self.d = check_int("d", d, low=1)
         self.R = check_real("R", R, low=0, low_open=True, scalar=True)
         self.mu = check_mean(mu, self.d)
-        self.Sigma = check_covariance(Sigma, self.d)
+        self._Sigma = None if Sigma is None else check_covariance(Sigma, self.d)  # None: Σ = I, never built
         self._mu_given, self._sigma_given = mu is not None, Sigma is not None
         self.statistic = None if statistic is None else check_choice("statistic", statistic, STATISTICS)
         self.draw = check_choice("draw", draw, DRAWS)
@@ -367,11 +367,16 @@ class GaussianMean(engine.Mechanism):
         # one fixed integer: every p_τ evaluation of this mechanism shares its random numbers
         self.leak_seed = None if leak_seed is None and self.leak_method == "quadrature" else \
             int(_random.root_key(leak_seed, name="leak_seed").a)
-        self._sigma2 = _records.isotropic_variance(self.Sigma)
+        self._sigma2 = 1.0 if self._Sigma is None else _records.isotropic_variance(self._Sigma)
         self._trace_inv = float(self.d) / self._sigma2 if self._sigma2 is not None else \
             float(np.trace(np.linalg.inv(self.Sigma)))
         self._L = None if (self._sigma2 == 1.0) else np.linalg.cholesky(self.Sigma)
         self.draw_method = self._choose_draw()
+
+    @property
+    def Sigma(self):
+        """The covariance Σ (d x d; the identity is built only when asked for)."""
+        return np.eye(self.d) if self._Sigma is None else self._Sigma
 
     def _choose_draw(self):
         if self.draw == "records":
@@ -380,7 +385,7 @@ class GaussianMean(engine.Mechanism):
         if self._sigma2 is None:
             reason = "Sigma is not isotropic (a multiple of the identity)"
         else:
-            p_clip = _records.clip_probability_checked(self.d, self.R, self.mu, self.Sigma, self._sigma2)
+            p_clip = _records.clip_probability_checked(self.d, self.R, self.mu, self._Sigma, self._sigma2)
             if not (p_clip <= projected.CLIP_NEGLIGIBLE):  # NaN (not computable) never selects the shortcut
                 reason = (f"a record exceeds R={self.R:g} with probability {p_clip:.3g} > "
                           f"{projected.CLIP_NEGLIGIBLE:g}")

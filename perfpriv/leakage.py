@@ -850,6 +850,74 @@ def _chi_logpdf(v, d):
     return (d - 1) * np.log(v) - 0.5 * v * v - (0.5 * d - 1) * math.log(2.0) - special.gammaln(0.5 * d)
 
 
+_NEAR_SINGULAR = 0.1   # √e below which the sinh map is used (see _quadrature)
+_TINY = 1e-12          # results below this are integrated again over their own window
+_TINY_GRID = 512
+
+
+def _conditional(V, t, A, B, over_y, d):
+    """P(AX − BY > t | Y = V) (``over_y``) or P(... | X = V), per row of ``V``."""
+    cond = np.empty_like(V)
+    if over_y.any():
+        rows = over_y
+        with np.errstate(over="ignore"):  # (t + BV)/A = inf (τ huge): the tail is 0
+            cond[rows] = special.chdtrc(d, np.maximum((t[rows, None] + B[rows, None] * V[rows]) / A[rows, None],
+                                                      0.0))
+    if not over_y.all():
+        rows = ~over_y
+        cond[rows] = special.chdtr(d, np.maximum((A[rows, None] * V[rows] - t[rows, None]) / B[rows, None], 0.0))
+    return cond
+
+
+def _quadrature_window(a, b, kink, eps, t, A, B, over_y, d, nodes):
+    """∫_a^b f_χd(v) P(· | v²) dv per row by Gauss–Legendre in a map that suits the row.
+
+    ``kink``: the conditional probability starts like (v − a)^{d/2} (v = a + w²);
+    ``eps > 0``: it is singular at distance ``eps`` below v = a (v = a + eps sinh u);
+    otherwise a plain affine map.
+    """
+    xg, wg = _gauss_legendre(nodes)
+    u = xg + 1.0
+    a, b = a[:, None], b[:, None]
+    width = b - a
+    half_w = 0.5 * np.sqrt(width)
+    w = half_w * u
+    e = np.where(eps > 0, eps, 1.0)[:, None]
+    top = np.arcsinh(width / e)
+    near = (eps > 0)[:, None]
+    k = kink[:, None]
+    v = np.where(k, a + w * w, np.where(near, a + e * np.sinh(0.5 * top * u), a + 0.5 * width * u))
+    jac = np.where(k, 2.0 * w * half_w,
+                   np.where(near, 0.5 * top * e * np.cosh(0.5 * top * u), 0.5 * width))
+    with np.errstate(divide="ignore"):
+        weight = jac * wg * np.exp(_chi_logpdf(v, d))
+    cond = _conditional(v * v, t, A, B, over_y, d)
+    return np.einsum("ij,ij->i", weight, cond)
+
+
+def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
+    """The integral of :func:`_quadrature` for rows whose value is tiny, over their own window.
+
+    The integrand f_χd(v) P(· | v²) is evaluated on a grid from ``a`` to the point
+    where the χ_d density is 1e-320; the window is where it exceeds 1e-25 of its
+    peak (one grid step wider each side), integrated with the same rule.
+    """
+    top = math.sqrt(stats.chi2.isf(1e-300, d)) + 2.0
+    grid = a[:, None] + (np.maximum(top - a, 0.0))[:, None] * np.linspace(0.0, 1.0, _TINY_GRID)[None, :]
+    with np.errstate(divide="ignore", under="ignore"):
+        f = np.exp(_chi_logpdf(grid, d)) * _conditional(grid * grid, t, A, B, over_y, d)
+    peak = f.max(axis=1)
+    inside = f > 1e-25 * peak[:, None]
+    step = grid[:, 1] - grid[:, 0]
+    first = np.argmax(inside, axis=1)
+    last = _TINY_GRID - 1 - np.argmax(inside[:, ::-1], axis=1)
+    lo_w = np.maximum(grid[np.arange(len(a)), first] - step, a)
+    hi_w = grid[np.arange(len(a)), last] + step
+    starts = lo_w <= a  # the window starts at the row's own start: keep its map
+    out = _quadrature_window(lo_w, hi_w, kink & starts, np.where(starts, eps, 0.0), t, A, B, over_y, d, nodes)
+    return np.where(peak > 0, out, 0.0)
+
+
 def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     """p_τ for z ~ N(μ, σ² I) without clipping, as a 1-D Gauss–Legendre integral.
 
@@ -904,31 +972,26 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     below = np.where(over_y & (t < 0), special.chdtr(d, v_star_sq), 0.0)
     lo, hi = _chi_support(d)
     v_star = np.sqrt(v_star_sq)
-    a_lim = np.maximum(v_star, lo)
-    active = a_lim < hi
-    a_lim = np.minimum(a_lim, hi)
+    a_start = np.maximum(v_star, lo)
+    active = a_start < hi
+    a_lim = np.minimum(a_start, hi)
     kink = v_star > lo
-    xg, wg = _gauss_legendre(nodes)
-    u = xg + 1.0
-    # Past a kink the conditional probability behaves like (v − v*)^{d/2}
-    # (a square root for d = 1); v = a + w² makes the integrand smooth there.
-    width = (hi - a_lim)[:, None]
-    half_w = 0.5 * np.sqrt(width)
-    w = half_w * u
-    v = np.where(kink[:, None], a_lim[:, None] + w * w, a_lim[:, None] + 0.5 * width * u)
-    jac = np.where(kink[:, None], 2.0 * w * half_w, 0.5 * width)
-    weight = jac * wg * np.exp(_chi_logpdf(v, d))
-    V = v * v
-    cond = np.empty_like(V)
-    if over_y.any():
-        rows = over_y
-        with np.errstate(over="ignore"):  # (t + BV)/A = inf (τ huge): the tail is 0
-            cond[rows] = special.chdtrc(d, np.maximum((t[rows, None] + B[rows, None] * V[rows]) / A[rows, None],
-                                                      0.0))
-    if not over_y.all():
-        rows = ~over_y
-        cond[rows] = special.chdtr(d, np.maximum((A[rows, None] * V[rows] - t[rows, None]) / B[rows, None], 0.0))
-    integral = np.where(active, np.einsum("ij,ij->i", weight, cond), 0.0)
+    # Without a kink the conditional probability is a function of (V + e) with e >= 0
+    # (e = t/B conditioning on Y, −t/A on X), singular like (V + e)^{d/2} at V = −e: for
+    # small e (τ → 0) that singularity sits at distance √e from v = 0, too close for a
+    # plain rule (an error of 5e-8 at d = 1, τ = 1e-6); v = a + √e sinh(u) resolves it.
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        e = np.where(over_y, t / B, -t / np.where(A > 0, A, 1.0))
+    eps_near = np.where(~kink & (e > 0) & (e < _NEAR_SINGULAR ** 2), np.sqrt(np.maximum(e, 0.0)), 0.0)
+    integral = _quadrature_window(a_lim, np.full_like(a_lim, hi), kink, eps_near, t, A, B, over_y, d, nodes)
+    integral = np.where(active, integral, 0.0)
+    # Values below ~1e-12 have their mass beyond the 1e-18 χ_d window (relative error
+    # up to 100%, e.g. 0 for 1e-31 under the exact statistic): integrate them again over
+    # the window where the integrand is within 1e-25 of its peak, located on a grid.
+    tiny = below + integral < _TINY  # also rows whose mass starts beyond the window (not active)
+    if tiny.any():
+        integral[tiny] = _tiny_values(a_start[tiny], kink[tiny], eps_near[tiny], t[tiny], A[tiny], B[tiny],
+                                      over_y[tiny], d, nodes)
     p = np.clip(below + integral, 0.0, 1.0)
     p = np.where(sure, 1.0, np.where(none, 0.0, p))
     return p.reshape(shape)
@@ -1080,7 +1143,7 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
     The ``method`` argument chooses how p_τ is computed:
 
     ``"quadrature"``
-        Exact up to ~1e-10 quadrature error, for an isotropic covariance
+        Exact up to quadrature error, for an isotropic covariance
         Σ = σ² I when clipping is negligible: without clipping μ cancels in
         z − μ_z, ‖z − μ_z‖² n/(σ²(n−1)) is χ²_d, and p_τ reduces to a 1-D
         integral (see ``_quadrature``: the statistic is a difference of two
@@ -1089,8 +1152,11 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
         ``1e-6`` — it then changes p_τ by at most that much. Otherwise
         ``"quadrature"`` raises ``ValueError``. A fixed 96-node
         Gauss–Legendre rule in χ-space, vectorized over ``n, gamma, tau``
-        (tens of µs per value in arrays, ~0.1-0.3 ms per scalar call; agrees
-        with adaptive quadrature to ~1e-11); ``se = 0``.
+        (tens of µs per value in arrays, ~0.1-0.3 ms per scalar call);
+        ``se = 0``. Against a 60-digit mpmath reference (d = 1, 2, 12,
+        τ = 1e-6 to 5, both statistics) the absolute error is below 1e-13
+        and, for values below 1e-12 (integrated again over their own
+        window, down to about 1e-300), the relative error below 1e-6.
     ``"montecarlo"``
         Simulates ``max(ceil(samples / n), 20)`` whole datasets per value of
         ``n`` (clipping and any Σ included), averages the conditional leak
@@ -1153,7 +1219,7 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
     R = check_real("R", R, low=0, low_open=True, scalar=True)
     default_law = mu is None and Sigma is None
     mu = check_mean(mu, d)
-    Sigma = check_covariance(Sigma, d)
+    Sigma = None if Sigma is None else check_covariance(Sigma, d)  # None: Σ = I, never built
     statistic = _statistic(statistic)
     method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
     samples = check_int("samples", samples, low=1)
@@ -1161,14 +1227,14 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
     shape = check_same_shape(n=n, gamma=gamma, tau=tau)
     scalar = shape == ()
 
-    sigma2 = 1.0 if default_law else _records.isotropic_variance(Sigma)
+    sigma2 = 1.0 if Sigma is None else _records.isotropic_variance(Sigma)
     if method in ("auto", "quadrature"):
         reason = None
         if sigma2 is None:
             reason = "Sigma is not isotropic (sigma^2 I)"
         else:
             p_clip = (float(special.chdtrc(d, R * R)) if default_law
-                      else _records.clip_probability(d, R, mu, Sigma))
+                      else _records.clip_probability_checked(d, R, mu, Sigma, sigma2))
             clip_bound = float(np.max(n)) * p_clip
             if not clip_bound <= CLIP_TOLERANCE:  # NaN (not computable) never selects the shortcut
                 reason = (f"clipping is not negligible: n * P(||z|| > R) = {clip_bound:.3g} > "
@@ -1184,7 +1250,7 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
         raise ValueError(f"n must be at most {MAX_MONTECARLO_DRAWS // d:.3g} for method='montecarlo' "
                          f"(one simulated dataset holds n*d normal draws, at most {MAX_MONTECARLO_DRAWS:.0e}); "
                          f"got n up to {float(np.max(n)):.4g} with d={d}")
-    L = None if np.array_equal(Sigma, np.eye(d)) else np.linalg.cholesky(Sigma)
+    L = None if Sigma is None or sigma2 == 1.0 else np.linalg.cholesky(Sigma)
     mu_arg = None if not np.any(mu) else mu
     p, se = _montecarlo(n, np.asarray(gamma, float), np.asarray(tau, float), d, mu_arg, L, R,
                         statistic, samples, rng)
