@@ -23,7 +23,9 @@ An attacker who sees every ĝ_t (equivalently, without projection, every
 iterate) tests whether record i took part. The log-likelihood ratio of the
 transcript, with g_{i,t} = clip_C(∇ℓ_i(θ_t)) evaluated on the observed path, is
 
-    Λ_i = Σ_t [2⟨σξ_t, g_{i,t}⟩ + ‖g_{i,t}‖²]/(2σ²),
+.. math::
+
+    \\Lambda_i = \\sum_t \\frac{2\\langle \\sigma\\xi_t, g_{i,t}\\rangle + \\lVert g_{i,t}\\rVert^2}{2\\sigma^2},
 
 exact for any adaptive path (the transcript's density factorizes over the
 steps). If the norms ‖g_{i,t}‖ do not depend on the noise -- in particular

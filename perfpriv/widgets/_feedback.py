@@ -93,7 +93,7 @@ def feedback_explorer():
                                       style={"description_width": "initial"}),
         "k": int_slider("memory $k$", 3, 1, 8),
         "spread": float_slider("spread $h$", 0.8, 0.0, 1.0, 0.05),
-        "tolerance": log_slider(r"tolerance $b$ (in $\rho$)", 2000.0, 100.0, 1e5),
+        "tolerance": log_slider(r"tolerance $b$", 2000.0, 100.0, 1e5),
         "kappa": float_slider(r"contagion $\kappa$", 1.0, 0.0, 3.0, 0.1),
         "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
         "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),

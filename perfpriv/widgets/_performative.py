@@ -71,7 +71,7 @@ def participation_explorer():
         "q": float_slider("$q$ (leave)", 0.5, 0.0, 1.0, 0.05),
         "r": float_slider("$r$ (join)", 0.2, 0.01, 1.0, 0.01),
         "eps_sd": float_slider(r"spread $s_\varepsilon$", 0.3, 0.0, 0.6, 0.05),
-        "eps": float_slider(r"mean sensitivity $\varepsilon$", 0.8, 0.0, 0.95, 0.05),
+        "eps": float_slider(r"sensitivity $\varepsilon$", 0.8, 0.0, 0.95, 0.05),
     }
     return Explorer("Private federated rounds", controls, draw_participation,
                     source="perfpriv.widgets.draw_participation",
