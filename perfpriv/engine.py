@@ -935,6 +935,7 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
         raise ValueError("gradient=True needs a one-type behaviour (e.g. Memoryless)")
     cells = tuple(behaviour.shape)
     batch = cells + (levels.count,)
+    _check_memory(batch, T)
     state = behaviour.mean_field_state(n0, batch, T)
     N = np.empty(batch + (T + 1,))
     N[..., 0] = behaviour.population(state)

@@ -501,3 +501,30 @@ def test_isotropic_records_never_build_a_d_by_d_identity():
 def test_records_too_large_for_memory_are_refused_up_front():
     with pytest.raises(ValueError, match="n is too large"):
         gaussian.sample_records(10**6, d=10**5)
+
+
+# --------------------------------------------- sizes no call can serve are refused up front
+
+@pytest.mark.parametrize("kwargs, word", [(dict(nrows=10**6), "nrows"), (dict(ncols=0), "ncols"),
+                                          (dict(nrows=True), "nrows"), (dict(width=-1.0), "width"),
+                                          (dict(height=float("nan")), "height")])
+def test_new_figure_refuses_panel_counts_and_sizes_no_page_can_show(kwargs, word):
+    from perfpriv.plots import new_figure
+
+    with pytest.raises(ValueError, match=word):
+        new_figure(**kwargs)
+
+
+def test_a_mean_field_too_long_to_record_is_refused_before_any_work():
+    import tracemalloc
+
+    from perfpriv import optimize
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="rounds"):
+            optimize.mean_field_optimal_epsilon([1.0], q=0.3, r=0.6, T=10**9)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20

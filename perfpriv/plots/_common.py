@@ -71,6 +71,10 @@ def style():
         yield
 
 
+#: Most panels :func:`new_figure` draws in one row or one column.
+MAX_PANELS = 50
+
+
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: float = 3.2, **kwargs):
     """Create a figure of ``nrows x ncols`` panels, each ``width x height`` inches.
 
@@ -88,6 +92,13 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
     """
     from matplotlib.figure import Figure
 
+    for name, value in (("nrows", nrows), ("ncols", ncols)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= MAX_PANELS:
+            raise ValueError(f"{name} must be an integer from 1 to {MAX_PANELS} (no page shows more panels "
+                             f"in a row or column); got {value!r:.40}")
+    for name, value in (("width", width), ("height", height)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= 50:
+            raise ValueError(f"{name} must be a panel size in inches, above 0 and at most 50; got {value!r:.40}")
     with style():
         fig = Figure(figsize=(min(width * ncols, COLUMN_WIDTH), height * nrows), layout="constrained")
         axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
