@@ -29,6 +29,7 @@ __all__ = [
     "check_mean",
     "check_covariance",
     "check_allocation",
+    "check_bracket",
     "check_same_shape",
     "check_order",
     "interval_text",
@@ -305,6 +306,17 @@ def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> 
     if not nbytes <= MAX_ARRAY_BYTES:
         raise ValueError(f"{name} is too large: {what} would need {nbytes / 1e9:.3g} GB, "
                          f"more than the {MAX_ARRAY_BYTES / 1e9:.2g} GB one call may allocate")
+
+
+def check_bracket(bracket: Any, *, name: str = "bracket") -> tuple[float, float]:
+    """Check a search interval ``(low, high)`` with ``0 < low < high < inf``; return it as floats."""
+    try:
+        lo, hi = (float(b) for b in bracket)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (low, high) with 0 < low < high; got {bracket!r:.80}") from None
+    if not (0 < lo < hi < np.inf):
+        raise ValueError(f"{name} must be a pair (low, high) with 0 < low < high < inf; got {bracket!r:.80}")
+    return lo, hi
 
 
 def check_same_shape(**arrays: Any) -> tuple:

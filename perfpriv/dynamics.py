@@ -57,6 +57,7 @@ from scipy import optimize, special
 
 from . import _random, engine
 from ._validate import (
+    check_bracket,
     check_choice,
     check_int,
     check_probability,
@@ -300,7 +301,7 @@ def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="
     r = check_probability("r", r)
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     n = check_real("n", n, low=2, scalar=True)
-    lo, hi = _check_bracket(bracket)
+    lo, hi = check_bracket(bracket)
     shape = check_same_shape(q=q, r=r)
     model = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
     qb, rb = np.broadcast_to(q, shape), np.broadcast_to(r, shape)
@@ -315,16 +316,6 @@ def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="
         else:
             out[idx] = _solve_p_equals(ri / (qi + ri), n, model, lo, hi, qi + ri, cache)
     return _out(out)
-
-
-def _check_bracket(bracket):
-    try:
-        lo, hi = (float(b) for b in bracket)
-    except (TypeError, ValueError):
-        raise ValueError(f"bracket must be a pair (low, high) with 0 < low < high; got {bracket!r}") from None
-    if not (0 < lo < hi < np.inf):
-        raise ValueError(f"bracket must be a pair (low, high) with 0 < low < high < inf; got {bracket!r}")
-    return lo, hi
 
 
 def _solve_p_equals(target, n, model, lo, hi, qr, cache):
@@ -796,7 +787,7 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
     r = check_probability("r", r, scalar=True)
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     n0 = check_real("n0", n0, low=2, scalar=True)
-    lo, hi = _check_bracket(bracket)
+    lo, hi = check_bracket(bracket)
     rounds_max = check_int("rounds_max", rounds_max, low=10)
     grid = check_int("grid", grid, low=5)
     mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, "quadrature", None, None)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import _random, dynamics, engine
-from .._validate import check_choice, check_int, check_real
+from .._validate import check_bracket, check_choice, check_int, check_real
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import map_cells
 from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
@@ -77,16 +77,6 @@ class GammaOptimum:
 def _out(x):
     x = np.asarray(x, float)
     return float(x) if x.ndim == 0 else x
-
-
-def _check_bracket(bracket):
-    try:
-        lo, hi = (float(b) for b in bracket)
-    except (TypeError, ValueError):
-        raise ValueError(f"bracket must be a pair (low, high) with 0 < low < high; got {bracket!r}") from None
-    if not (0 < lo < hi < np.inf):
-        raise ValueError(f"bracket must be a pair (low, high) with 0 < low < high < inf; got {bracket!r}")
-    return lo, hi
 
 
 def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", objective="bound",
@@ -173,7 +163,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     rounds = check_choice("rounds", rounds, ("paper", "algorithm"))
     if not isinstance(constrained, (bool, np.bool_)):
         raise TypeError(f"constrained must be True or False; got {constrained!r}")
-    lo, hi = _check_bracket(bracket)
+    lo, hi = check_bracket(bracket)
     grid = check_int("grid", grid, low=3)
     base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)

@@ -55,11 +55,11 @@ from scipy import optimize as _opt
 from scipy.interpolate import RectBivariateSpline
 
 from .. import engine
-from .._validate import check_choice, check_int, check_probability, check_real
+from .._validate import check_bracket, check_choice, check_int, check_probability, check_real
 from ..behaviour import Memoryless, RULES
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
-from ._gamma import _check_bracket, optimal_gamma
+from ._gamma import optimal_gamma
 
 __all__ = [
     "ScheduleOptimum",
@@ -268,7 +268,7 @@ def _descend(fun_grad, x0, lo, hi, maxiter, bounds=None):
 
 def _common_args(T, bracket, maxiter, polish=0):
     T = check_int("T", T, low=1)
-    lo, hi = _check_bracket(bracket)
+    lo, hi = check_bracket(bracket)
     maxiter = check_int("maxiter", maxiter, low=1)
     check_int("polish", polish, low=0)
     return T, math.log(lo), math.log(hi), maxiter
