@@ -504,7 +504,10 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
             raise ValueError(f"{name} must be a non-negative integer; got {int(seed)}")
         return np.random.SeedSequence(int(seed))
     if isinstance(seed, (list, tuple, np.ndarray)):
-        arr = np.asarray(seed)
+        try:
+            arr = np.asarray(seed)
+        except ValueError:   # ragged nested sequences
+            raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}") from None
         if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 0)):
             raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
         return np.random.SeedSequence([int(v) for v in arr.reshape(-1)])

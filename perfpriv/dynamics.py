@@ -809,10 +809,13 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
                   + (" (the exact statistic's leak floor keeps C <= 1)" if statistic == "exact" else ""))
         return InfiniteHorizonGamma(np.nan, np.inf, False, gammas, limits, np.exp(lp), reason)
     k = int(np.nanargmin(np.where(finite, limits, np.inf)))
-    if 0 < k < grid - 1:
+    if 0 < k < grid - 1 and finite[k - 1] and finite[k + 1]:
         def f(u):
+            # log of the limit (up to constants); a point where the population stops growing has an
+            # infinite limit, which the bounded search must see as large but finite (no inf - inf)
             g = math.exp(u)
-            return float(np.log(mech.one_record_error(np.array([g])))[0] - log_p(g)[0])
+            value = float(np.log(mech.one_record_error(np.array([g])))[0] - log_p(g)[0])
+            return value if math.isfinite(value) else 1e6
         res = optimize.minimize_scalar(f, bounds=(math.log(gammas[k - 1]), math.log(gammas[k + 1])),
                                        method="bounded", options={"xatol": 1e-9})
         g_star = math.exp(res.x)

@@ -171,6 +171,11 @@ def exact_llr_offset(n, d):
     >>> round(float(exact_llr_offset(1000, 12)), 5)
     0.006
     """
+    return _llr_offset(check_real("n", n, low=1, low_open=True), check_int("d", d, low=1))
+
+
+def _llr_offset(n, d):
+    """:func:`exact_llr_offset` on checked input (inf at n = 1: a lone record has no remove-one dataset)."""
     with np.errstate(divide="ignore"):
         return 0.5 * d * np.log1p(1.0 / (np.asarray(n, dtype=float) - 1.0))
 
@@ -218,7 +223,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
     g2 = 2.0 * np.asarray(gamma, dtype=float) ** 2
     if statistic == "paper":
         return n / ((n - 1) ** 2 * g2), 2.0 * n / ((n - 1) * g2), np.zeros(np.broadcast_shapes(n.shape, g2.shape))
-    return 1.0 / ((n - 1) * g2), 2.0 / g2, exact_llr_offset(n, d) - np.asarray(eta_sq, dtype=float) / g2
+    return 1.0 / ((n - 1) * g2), 2.0 / g2, _llr_offset(n, d) - np.asarray(eta_sq, dtype=float) / g2
 
 
 def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
@@ -287,7 +292,7 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
         lam = _llr_from_summaries(np.einsum("ij,ij->i", dev, dev), dev @ eta, float(eta @ eta),
                                   n, g, d, statistic)
     if gamma < 1e-150:  # Λ = c + (Λ at γ = 1 − c)/γ², divided in two steps (may reach ±inf)
-        c = 0.0 if statistic == "paper" else float(exact_llr_offset(n, d))
+        c = 0.0 if statistic == "paper" else float(_llr_offset(n, d))
         with np.errstate(over="ignore"):
             lam = c + ((lam - c) / gamma) / gamma
     return lam
@@ -348,7 +353,7 @@ def llr_moments(s, n, gamma, *, statistic="paper", d=None):
     with np.errstate(over="ignore"):
         ratio2 = _ratio(s, gamma) ** 2  # s²/γ², inf when it overflows (then so are mean and var)
         # n s²/(2(n−1)γ²) − λ/(2n) with λ = n s²/γ² simplifies to s²/(2(n−1)γ²): no cancellation
-        mean = exact_llr_offset(n, d) + ratio2 / (2 * (n - 1)) - d / (2 * n)
+        mean = _llr_offset(n, d) + ratio2 / (2 * (n - 1)) - d / (2 * n)
         var = d / (2 * n * n) + ratio2 / n
     return LLRMoments(_out(mean), _out(var))
 
@@ -495,7 +500,7 @@ def _paper_tail_arg(s, n, gamma, tau):
 def _exact_leak(s, n, gamma, tau, d):
     """P(Λ_exact > τ | Z) = F_{χ²_d(λ)}(x) (see :func:`leak_probability`)."""
     n = np.asarray(n, float)
-    c = exact_llr_offset(n, d)
+    c = _llr_offset(n, d)
     with np.errstate(over="ignore", invalid="ignore"):
         lam = n * _ratio(s, gamma) ** 2
         # x − λ = 2n(c − τ) + λ/(n − 1): the part of x that matters when λ is huge
@@ -959,7 +964,7 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
         small = m * k2 / big
         A = np.where(T >= 0, big, small)
         B = np.where(T >= 0, small, big)
-        t = 2.0 * (tau - exact_llr_offset(n, d))
+        t = 2.0 * (tau - _llr_offset(n, d))
     # Condition on Y (coefficient B) when A >= B: P(AX − BY > t) = E_Y[sf((t + BY)/A)];
     # otherwise on X: E_X[cdf((AX − t)/B)]. Below the kink v*² the conditional
     # probability is exactly 1 (first case, t < 0) or 0 (second case, t > 0).
@@ -1009,7 +1014,7 @@ def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
     probability — far cheaper than the noncentral χ² cdf when n s²/γ² is large.
     """
     sd = gamma / np.sqrt(n)
-    c = exact_llr_offset(n, d)
+    c = _llr_offset(n, d)
     K = 2.0 * gamma**2 * (tau - c) - s**2 / (n - 1) + sd**2 * chi2_perp
     half = np.sqrt(np.maximum(s**2 - K, 0.0))
     lo = (s - half) / sd
@@ -1126,7 +1131,7 @@ def exact_leak_floor(n, *, d, tau):
     n = check_real("n", n, low=1, low_open=True)
     d = check_int("d", d, low=1)
     tau = _tau(tau)
-    c = exact_llr_offset(n, d)
+    c = _llr_offset(n, d)
     with np.errstate(over="ignore", invalid="ignore"):
         x = np.asarray(n, float) * (c - np.asarray(tau, float))
     return _out(np.where(x > 0, special.gammainc(0.5 * d, np.where(x > 0, x, 0.0)), 0.0))

@@ -1,0 +1,179 @@
+"""A fuzzer over the public functions of the model layers (issue 16's "Done when", first part).
+
+Every public function of :mod:`perfpriv.dynamics`, :mod:`perfpriv.leakage`,
+:mod:`perfpriv.bernoulli`, :mod:`perfpriv.gaussian` and :mod:`perfpriv.projected`
+(the table below holds one typical call of each; a test checks that the table
+is complete) is called with one argument at a time replaced by a typical,
+boundary or invalid value, and must do one of two things:
+
+* return, with no warning (the suite runs warnings as errors) and no NaN in any
+  floating-point output (an infinite value can be a true answer: no threshold,
+  an infinite variance);
+* raise ``ValueError`` or ``TypeError`` on one line that names the replaced
+  parameter (or, for a combination of values, another parameter of the call).
+
+Any other exception, or a NaN, fails. Sizes (``n``, ``d``, ``T``, ...) stay at
+most 100 so that every call is cheap and small (memory and time by
+construction; a 60 s alarm only guards against hangs, it is not a speed test).
+The values are a fixed pool (exhaustive, deterministic), and a hypothesis test
+(derandomized) drives the real-valued parameters over every double, NaN and
+infinities included.
+"""
+
+import inspect
+import signal
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from perfpriv import bernoulli, dynamics, gaussian, leakage, projected
+
+MODULES = (dynamics, leakage, bernoulli, gaussian, projected)
+
+TYP = {
+ (dynamics, "growth_factor"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0),
+ (dynamics, "critical_gamma"): dict(q=0.3, r=0.6, tau=0.02, n=100, R=10.0),
+ (dynamics, "exact_critical_gamma"): dict(q=0.3, r=0.6, tau=0.02, n=100, d=3, R=10.0),
+ (dynamics, "kappa"): dict(q=0.3, r=0.6),
+ (dynamics, "error_bounds"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n_prev=100, d=3, R=10.0),
+ (dynamics, "mean_field_population"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0),
+ (dynamics, "mean_field_error"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0),
+ (dynamics, "mean_field_cumulative_error"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0),
+ (dynamics, "cumulative_error_bound"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0),
+ (dynamics, "infinite_horizon_gamma"): dict(q=0.3, r=0.6, tau=0.02, n0=100, d=3, R=10.0, grid=5),
+ (dynamics, "pac_radius"): dict(gamma=1.0, n=100, d=3, R=10.0, delta=0.1),
+ (dynamics, "pac_rounds"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n0=100, d=3, R=10.0, epsilon=0.5, delta=0.1),
+ (leakage, "exact_llr_offset"): dict(n=100, d=3),
+ (leakage, "llr_moments"): dict(s=1.0, n=100, gamma=1.0),
+ (leakage, "leak_probability"): dict(s=1.0, n=100, gamma=1.0, tau=0.02),
+ (leakage, "log_leak_probability"): dict(s=1.0, n=100, gamma=1.0, tau=0.02),
+ (leakage, "renyi_divergence"): dict(s=1.0, n=100, gamma=1.0, alpha=2.0),
+ (leakage, "renyi_tail_bound"): dict(s=1.0, n=100, gamma=1.0, tau=0.02),
+ (leakage, "optimal_renyi_order"): dict(s=1.0, n=100, gamma=1.0, tau=0.02),
+ (leakage, "gdp_mu"): dict(s=1.0, n=100, gamma=1.0),
+ (leakage, "worst_case_gdp_mu"): dict(n=100, gamma=1.0, R=10.0),
+ (leakage, "threshold_for_fpr"): dict(mu=1.0, fpr=0.05),
+ (leakage, "roc_curve"): dict(mu=1.0, fpr=0.05),
+ (leakage, "exact_leak_floor"): dict(n=100, d=3, tau=0.02),
+ (leakage, "marginal_leak_probability"): dict(n=100, gamma=1.0, tau=0.02, d=3, R=10.0),
+ (bernoulli, "beta_from_epsilon"): dict(epsilon=1.0),
+ (bernoulli, "epsilon_from_beta"): dict(beta=0.2),
+ (bernoulli, "leak_probability"): dict(beta=0.2),
+ (bernoulli, "estimator_variance"): dict(mu=0.3, beta=0.2, n=100),
+ (bernoulli, "growth_factor"): dict(beta=0.2, q=0.3, r=0.6),
+ (bernoulli, "critical_beta"): dict(q=0.3, r=0.6),
+ (bernoulli, "critical_epsilon"): dict(q=0.3, r=0.6),
+ (bernoulli, "mean_field_population"): dict(epsilon=1.0, q=0.3, r=0.6, T=5, n0=100),
+ (bernoulli, "mean_field_error"): dict(epsilon=1.0, q=0.3, r=0.6, T=5, n0=100),
+ (bernoulli, "simulate"): dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=50, trials=2, seed=0),
+ (gaussian, "gamma_from_rho"): dict(rho=1.0, R=10.0),
+ (gaussian, "rho_from_gamma"): dict(gamma=1.0, R=10.0),
+ (gaussian, "sample_records"): dict(n=10, d=3, seed=0),
+ (gaussian, "mahalanobis_error"): dict(gamma=1.0, n=100, d=3),
+ (gaussian, "clip_probability"): dict(d=3, R=10.0),
+ (gaussian, "simulate"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, d=3, R=10.0, trials=2, seed=0),
+ (projected, "band_quantile"): dict(d=3),
+ (projected, "leak_thresholds"): dict(alpha=[0.1, -0.1], eta_norm=1.0, gamma=1.0, tau=0.02, d=3),
+ (projected, "draw_round"): dict(n=50, gamma=1.0, tau=0.02, d=3, seed=0),
+}
+
+#: Functions whose arguments are arrays of records or observations (their inputs are fuzzed in test_bad_input).
+NOT_SCALAR = {(leakage, "llr_coefficients"), (leakage, "record_deviations"), (leakage, "log_likelihood_ratio"),
+              (bernoulli, "privatize"), (bernoulli, "estimate_mean"), (bernoulli, "simulate_agents"),
+              (gaussian, "clip"), (gaussian, "release"), (gaussian, "squared_mahalanobis"),
+              (gaussian, "simulate_agents"), (projected, "draw_rounds")}
+SIZES = {"n", "n0", "T", "trials", "d", "n_prev", "grid", "rounds_max"}
+POOL = [0, -1, 1e-300, 1e300, float("nan"), float("inf"), -float("inf"), True, None, "x", [], [[1.0], [1.0, 2.0]],
+        0.5, 2, 1.0]
+SIZE_POOL = [0, -1, 1, 2, 3, 1.5, float("nan"), True, None, "x", [], 100]
+CASES = [(mod, name, p) for (mod, name), kw in TYP.items() for p in kw]
+
+
+def _floats(value):
+    if hasattr(value, "__dataclass_fields__"):
+        for field in value.__dataclass_fields__:
+            yield from _floats(getattr(value, field))
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _floats(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _floats(v)
+    elif isinstance(value, (float, np.floating, np.ndarray)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fc":
+            yield arr
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Hang()
+
+
+def _call_or_clear_error(func, kwargs, param):
+    """Call ``func(**kwargs)``; return a description of a misbehaviour, or None."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(60)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = func(**kwargs)
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        names = set(inspect.signature(func).parameters)
+        if "\n" in message.strip():
+            return f"{type(exc).__name__} on several lines: {message[:200]}"
+        if param not in message and not any(name in message for name in names):
+            return f"{type(exc).__name__} that names no parameter: {message[:200]}"
+        return None
+    except _Hang:
+        return "no answer within 60 s"
+    except Exception as exc:  # noqa: BLE001 - the point of the test
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    # a result that says it has no answer (``finite=False``, with its reason) may hold NaN for the answer
+    if getattr(out, "finite", True) is not False and any(np.isnan(a).any() for a in _floats(out)):
+        return "NaN in the result"
+    return None
+
+
+def test_the_table_holds_every_public_function_of_the_model_layers():
+    public = {(m, n) for m in MODULES for n in m.__all__ if inspect.isfunction(getattr(m, n))}
+    assert public - set(TYP) - NOT_SCALAR == set()
+    for (mod, name), kwargs in TYP.items():          # each typical call is valid and well behaved
+        assert _call_or_clear_error(getattr(mod, name), kwargs, "") is None, name
+
+
+@pytest.mark.parametrize("mod, name, param", CASES, ids=[f"{m.__name__.split('.')[-1]}.{n}-{p}" for m, n, p in CASES])
+def test_each_argument_replaced_by_typical_boundary_and_invalid_values(mod, name, param):
+    func = getattr(mod, name)
+    pool = SIZE_POOL if param in SIZES else POOL
+    problems = []
+    for value in pool:
+        kwargs = dict(TYP[(mod, name)], **{param: value})
+        problem = _call_or_clear_error(func, kwargs, param)
+        if problem:
+            problems.append(f"{param}={value!r:.30}: {problem}")
+    assert not problems, f"{mod.__name__}.{name}: " + "; ".join(problems)
+
+
+REAL_CASES = [(mod, name, p) for mod, name, p in CASES
+              if p not in SIZES and isinstance(TYP[(mod, name)][p], float)
+              and not (mod in (bernoulli, gaussian) and name == "simulate")]
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(REAL_CASES), value=st.floats(allow_nan=True, allow_infinity=True, width=64))
+def test_real_parameters_over_every_double(case, value):
+    mod, name, param = case
+    problem = _call_or_clear_error(getattr(mod, name), dict(TYP[(mod, name)], **{param: value}), param)
+    assert problem is None, f"{mod.__name__}.{name}({param}={value!r}): {problem}"
