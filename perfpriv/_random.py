@@ -368,7 +368,9 @@ class Key:
         gen = None
         for j in np.flatnonzero(counts > HEAD):
             gen = _tail_generator(int(a[j]), int(b[j]), gen)
-            out[offsets[j] + HEAD:offsets[j] + counts[j]] = gen.standard_normal(int(counts[j] - HEAD))
+            # straight into its slice (out=): the same numbers as a fresh array, without the copy and its
+            # page faults (which cost as much as the draw itself for long streams)
+            gen.standard_normal(out=out[offsets[j] + HEAD:offsets[j] + counts[j]])
         return out
 
     def normal_records(self, records, width: int):

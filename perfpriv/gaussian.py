@@ -474,11 +474,20 @@ class GaussianMean(engine.Mechanism):
                 if N == 1:
                     leaked[p] = 1
                     continue
-                Zn = Z[:N]
-                dev_sq = np.maximum(sq[:N] - 2.0 * (Zn @ mean) + float(mean @ mean), 0.0)
-                inner = Zn @ eta - float(mean @ eta)
+                # Λ_i = A‖z_i − z̄‖² + B⟨z_i − z̄, η⟩ + C from one pass over the records (z_i·z̄ and
+                # z_i·η together), evaluated in place in the order of the formula
+                proj = Z[:N] @ np.column_stack([mean, eta])
+                lam = proj[:, 0] * 2.0
+                np.subtract(sq[:N], lam, out=lam)
+                lam += float(mean @ mean)
+                np.maximum(lam, 0.0, out=lam)                       # ‖z_i − z̄‖²
+                inner = proj[:, 1] - float(mean @ eta)              # ⟨z_i − z̄, η⟩
                 A, B, C = leakage.llr_coefficients(float(eta @ eta), N, gg[p], d, statistic)
-                leaked[p] = int(np.count_nonzero(A * dev_sq + B * inner + C > self.tau))
+                lam *= A
+                inner *= B
+                lam += inner
+                lam += C
+                leaked[p] = int(np.count_nonzero(lam > self.tau))
         return err.reshape(shape), leaked.reshape(shape)
 
     def privacy_cost(self, level):
