@@ -82,6 +82,16 @@ CLIP_TOLERANCE = 1e-6
 #: Largest n·d (normal draws per simulated dataset) that Monte Carlo accepts.
 MAX_MONTECARLO_DRAWS = 50_000_000
 
+#: ``method="auto"``: Monte Carlo that would draw more normals than this (a few seconds) gives way to
+#: the quadrature when the latter's error from clipping (below the per-record clip probability) is
+#: at most :data:`CLIP_FALLBACK`.
+MONTECARLO_BUDGET = 100_000_000
+
+#: Per-record clip probability up to which ``method="auto"`` may use the quadrature in place of a
+#: Monte Carlo that is too costly: about the standard error of the default Monte Carlo
+#: (``samples=200_000``: 0.5/sqrt(2e5) = 1.1e-3), so the quadrature is then no less accurate.
+CLIP_FALLBACK = 1e-3
+
 
 # ---------------------------------------------------------------- validation
 
@@ -1169,13 +1179,18 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
         datasets. The same draws serve all ``gamma`` and ``tau`` values.
     ``"auto"``
         ``"quadrature"`` where it is exact, ``"montecarlo"`` otherwise --
-        except that a dataset too large to simulate (n·d above
-        ``MAX_MONTECARLO_DRAWS`` = 5e7, e.g. an uncapped mean-field
-        population) with isotropic Σ uses the quadrature even though the
-        bound n·P(‖z‖ > R) exceeds the tolerance (clipping then changes a
-        record's own leak probability with chance P(‖z‖ > R) only, and moves
-        the dataset mean by O(R P(‖z‖ > R))). Non-isotropic Σ at such n
-        raises ``ValueError``.
+        chosen by cost as well: where the Monte Carlo would draw more than
+        ``MONTECARLO_BUDGET`` = 1e8 normals (``max(ceil(samples/n), 20)·n·d``)
+        or cannot hold one dataset (n·d above ``MAX_MONTECARLO_DRAWS`` = 5e7,
+        e.g. an uncapped mean-field population), an isotropic Σ whose
+        per-record clip probability P(‖z‖ > R) is at most ``CLIP_FALLBACK`` =
+        1e-3 uses the quadrature even though the bound n·P(‖z‖ > R) exceeds
+        the tolerance. Clipping then changes a record's own leak probability
+        with chance P(‖z‖ > R) only, and moves the dataset mean by a
+        symmetric, zero-mean amount, so the quadrature's error is about
+        P(‖z‖ > R): no more than the default Monte Carlo's standard error.
+        A dataset too large to simulate whose records clip more often, or
+        with a non-isotropic Σ, raises ``ValueError``.
 
     Parameters
     ----------
@@ -1235,6 +1250,7 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
     sigma2 = 1.0 if Sigma is None else _records.isotropic_variance(Sigma)
     if method in ("auto", "quadrature"):
         reason = None
+        p_clip = float("nan")
         if sigma2 is None:
             reason = "Sigma is not isotropic (sigma^2 I)"
         else:
@@ -1244,17 +1260,24 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
             if not clip_bound <= CLIP_TOLERANCE:  # NaN (not computable) never selects the shortcut
                 reason = (f"clipping is not negligible: n * P(||z|| > R) = {clip_bound:.3g} > "
                           f"{CLIP_TOLERANCE:g}")
-        too_big = float(np.max(n)) * d > MAX_MONTECARLO_DRAWS
-        if reason is None or (method == "auto" and sigma2 is not None and too_big):
+        n_top = float(np.max(n))
+        too_big = n_top * d > MAX_MONTECARLO_DRAWS
+        too_costly = too_big or max(math.ceil(samples / n_top), 20) * n_top * d > MONTECARLO_BUDGET
+        # p_clip <= CLIP_FALLBACK is False for NaN: a clip probability that cannot be computed never
+        # selects the quadrature
+        if reason is None or (method == "auto" and too_costly and p_clip <= CLIP_FALLBACK):
             p = _quadrature(n, gamma, tau, d, sigma2, statistic)
             p = np.broadcast_to(p, shape)
             return LeakProbability(_out(p), 0.0 if scalar else np.zeros(shape), "quadrature")
         if method == "quadrature":
             raise ValueError(f"method='quadrature' is exact only for isotropic, unclipped data; {reason}")
     if float(np.max(n)) * d > MAX_MONTECARLO_DRAWS:
+        why = ("" if method == "montecarlo" else
+               "; the quadrature is no substitute here: " + (reason if sigma2 is None else
+                                                               f"P(||z|| > R) = {p_clip:.3g} > {CLIP_FALLBACK:g}"))
         raise ValueError(f"n must be at most {MAX_MONTECARLO_DRAWS // d:.3g} for method='montecarlo' "
                          f"(one simulated dataset holds n*d normal draws, at most {MAX_MONTECARLO_DRAWS:.0e}); "
-                         f"got n up to {float(np.max(n)):.4g} with d={d}")
+                         f"got n up to {float(np.max(n)):.4g} with d={d}{why}")
     L = None if Sigma is None or sigma2 == 1.0 else np.linalg.cholesky(Sigma)
     mu_arg = None if not np.any(mu) else mu
     p, se = _montecarlo(n, np.asarray(gamma, float), np.asarray(tau, float), d, mu_arg, L, R,

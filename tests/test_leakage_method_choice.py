@@ -1,0 +1,42 @@
+"""marginal_leak_probability(method="auto") chooses by cost as well as accuracy (issue 16).
+
+A scalar call at n = 1.6e7, d = 3, R = 5 took 50 s because "auto" picked a
+Monte Carlo of 20 datasets x 1.6e7 records; the quadrature answers it in
+milliseconds with an error below the per-record clip probability (1.5e-5).
+"""
+
+import numpy as np
+import pytest
+from scipy import special
+
+from perfpriv import leakage
+
+
+def test_a_costly_monte_carlo_gives_way_to_the_quadrature_when_clipping_is_rare():
+    res = leakage.marginal_leak_probability(1.6e7, 1.0, tau=0.02, d=3, R=5.0)
+    assert res.method == "quadrature" and res.se == 0.0
+    assert res.p == leakage.marginal_leak_probability(1.6e7, 1.0, tau=0.02, d=3, R=1e3).p  # no clipping at all
+
+
+def test_the_fallback_is_as_accurate_as_its_bound_against_monte_carlo(monkeypatch):
+    # R with a per-record clip probability near CLIP_FALLBACK; the budget lowered so that a small n
+    # takes the fallback, and the Monte Carlo (the truth, clipping included) stays cheap
+    d, R, n = 3, 4.1, 400
+    p_clip = float(special.chdtrc(d, R * R))
+    assert 2e-4 < p_clip < leakage.CLIP_FALLBACK
+    gammas = np.array([0.5, 1.0, 2.0])
+    mc = leakage.marginal_leak_probability(np.full(3, n), gammas, tau=np.full(3, 0.02), d=d, R=R,
+                                           method="montecarlo", samples=400_000, seed=0)
+    assert mc.method == "montecarlo"
+    monkeypatch.setattr(leakage, "MONTECARLO_BUDGET", 1_000)
+    auto = leakage.marginal_leak_probability(np.full(3, n), gammas, tau=np.full(3, 0.02), d=d, R=R)
+    assert auto.method == "quadrature"
+    # the documented bound: |quadrature - truth| <= P(||z|| > R), plus the Monte Carlo's own error
+    assert np.all(np.abs(auto.p - mc.p) <= p_clip + 4 * mc.se), (auto.p, mc.p, mc.se, p_clip)
+
+
+def test_frequent_clipping_keeps_the_monte_carlo_or_refuses_a_dataset_too_large():
+    assert leakage.marginal_leak_probability(50, 1.0, tau=0.02, d=3, R=1.0, samples=2000, seed=0).method \
+        == "montecarlo"
+    with pytest.raises(ValueError, match=r"n must be at most .* P\(\|\|z\|\| > R\) = 0.801"):
+        leakage.marginal_leak_probability(1e9, 1.0, tau=0.02, d=3, R=1.0)
