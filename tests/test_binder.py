@@ -13,8 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: tools of the book's build and tests, not needed to read and rerun a chapter
-TOOLS = {"jupyter-book", "sphinx-proof", "sphinx-exercise", "pytest", "nbval", "hypothesis", "mpmath", "dask",
-         "playwright", "nbclient", "nbconvert"}
+TOOLS = {"jupyter-book", "sphinx-proof", "sphinx-exercise", "pytest", "pytest-xdist", "nbval", "hypothesis",
+         "mpmath", "dask", "playwright", "nbclient", "nbconvert"}
 
 
 def _requirements(path: Path) -> dict:
