@@ -669,6 +669,10 @@ def test_figures_check_their_results_and_indices_before_drawing():
         plots.figure_effective_q(0)
     with pytest.raises(TypeError, match="family"):                # family_label(None): AttributeError
         plots.family_label(None)
+    from perfpriv import feedback
+    memory = feedback.family("heterogeneous", 0.5)                 # eps_c = inf (a class never leaves) is drawn
+    plots.figure_thresholds({"h": (memory, [0.5, 1.0], [1.0, np.inf])}, paper=1.0)
+    assert plots.number(np.array(2.5)) == "2.5"                     # a 0-d array is a number
 
 
 def test_widget_controls_check_their_ranges():

@@ -438,6 +438,8 @@ def number(value, fmt: str = ".3g") -> str:
 
 def _number(value, fmt, name):
     _check_text("fmt", fmt)
+    if getattr(value, "ndim", None) == 0 and getattr(getattr(value, "dtype", None), "kind", "") in ("i", "u", "f"):
+        value = value.item()                 # a 0-d numpy array of a number
     if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {value!r:.60}")
     try:

@@ -142,7 +142,8 @@ def figure_thresholds(curves, *, paper, title=None):
             raise TypeError(f"curves must map each panel title to (Family, values, eps_c); got {name!r:.30}: "
                             f"{curve!r:.60}")
         check_type(curve[0], "curves", "Family")
-        if np.shape(check_real("curves", curve[1])) != np.shape(check_real("curves", curve[2])):
+        if np.shape(check_real("curves", curve[1], allow_inf=True)) != \
+                np.shape(check_real("curves", curve[2], allow_inf=True)):      # eps_c = inf: survival at every eps
             raise ValueError(f"curves: the values and eps_c of {name!r} must have one shape")
     paper = check_real("paper", paper, low=0, scalar=True)
     fig, axes = new_figure(1, len(items), width=2.5, height=2.7, sharey=True)
