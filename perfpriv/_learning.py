@@ -29,10 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from . import _random, engine
-from ._validate import check_int, check_real
+from ._validate import check_int, check_int_array, check_real
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
@@ -317,6 +318,58 @@ class OneRoundCheck:
             return np.where(self.p_se > 0, (self.p_simulated - self.p_theory) / self.p_se, 0.0)
 
 
+def stable(direct, logarithm):
+    """``direct()`` where it is finite and non-zero, else ``exp(logarithm())`` (issue 16).
+
+    The closed forms of the learning layers are products and quotients of their
+    parameters; at extreme but valid values (a bound of 1e300, a budget of
+    1e-300) an intermediate overflows or underflows and the direct formula
+    gives inf/inf, 0/0 or an ``OverflowError``. Their logarithm, a sum of logs,
+    never does: its exponential is the answer, rounded to inf or 0 only where
+    the answer itself is beyond the doubles (to about 1e-13 relative: the
+    rounding of a logarithm of up to ~1400 in magnitude). Inside the range of
+    the direct formula its value is kept unchanged (no number moves).
+    """
+    with np.errstate(all="ignore"):
+        try:
+            out = np.asarray(direct(), float)
+        except (OverflowError, ZeroDivisionError):
+            return np.exp(np.asarray(logarithm(), float))
+        bad = ~np.isfinite(out) | (out == 0)
+        if bad.any():
+            out = np.where(bad, np.exp(np.asarray(logarithm(), float)), out)
+    return out
+
+
+def mechanism_options(mechanism, cls_name, name="mechanism"):
+    """The further mechanism arguments ``mechanism`` (a mapping, or ``None``: none) as a dict."""
+    if mechanism is None:
+        return {}
+    if not isinstance(mechanism, Mapping):
+        raise TypeError(f"{name} must be a dict of further {cls_name} arguments (or None); got {mechanism!r:.60}")
+    return dict(mechanism)
+
+
+def standard_error(values, axis=-1):
+    """Standard error of the mean along ``axis``: ``inf`` (no estimate) from a single run."""
+    values = np.asarray(values, float)
+    count = values.shape[axis]
+    if count < 2:
+        return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
+    return values.std(axis=axis, ddof=1) / np.sqrt(count)
+
+
+def check_seed(seed, name="seed"):
+    """Check ``seed`` (as :func:`perfpriv._random.root_key` takes it) without drawing from it.
+
+    For the functions that use their seed only for some arguments (``trials=0``: no
+    simulation): a bad seed is refused whatever the other arguments.
+    """
+    if not isinstance(seed, (_random.Key, np.random.Generator, np.random.BitGenerator)):
+        _random.as_seed_sequence(seed, name=name)
+    return seed
+
+
 def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
     """Simulate one round at each population size and compare with the mechanism's mean field.
 
@@ -335,7 +388,10 @@ def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
     -------
     OneRoundCheck
     """
-    ns = np.atleast_1d(np.asarray(check_real("ns", ns, low=1), float)).astype(np.int64)
+    if not isinstance(mechanism, TabulatedMechanism):
+        raise TypeError(f"mechanism must be a tabulated learning mechanism (regression.RidgeRelease, "
+                        f"gradient.PrivateGD); got {mechanism!r:.60}")
+    ns = np.atleast_1d(check_int_array("ns", ns, low=1))
     trials = check_int("trials", trials, low=2)
     mech = mechanism.resolved(conventions)
     levels = np.atleast_1d(mech.levels.values).reshape(-1)

@@ -23,6 +23,7 @@ __all__ = [
     "check_real",
     "check_probability",
     "check_int",
+    "check_int_array",
     "check_flag",
     "check_choice",
     "check_rng",
@@ -199,6 +200,32 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     if (low is not None and ivalue < low) or ivalue > high:
         raise ValueError(f"{name} must be an integer{allowed}; got {_show(value)}")
     return ivalue
+
+
+def check_int_array(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> np.ndarray:
+    """Check an integer or an array of integers (integral floats pass) in ``[low, high]``; return int64.
+
+    ``high`` defaults to (and can never exceed) the int64 maximum, so that no size wraps around
+    on its conversion. Booleans are not integers.
+
+    Examples
+    --------
+    >>> check_int_array("ns", [50, 500.0], low=1).tolist()
+    [50, 500]
+    >>> check_int_array("ns", [50, 1.5], low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: ns must hold integers >= 1; got [50, 1.5]
+    """
+    bounded = high is not None
+    high = INT_MAX if high is None else min(int(high), INT_MAX)
+    allowed = _int_range_text(low, high if bounded else None)
+    arr = check_real(name, value)
+    if np.isinf(arr).any() or not np.all(arr == np.floor(arr)) or \
+            (low is not None and np.any(arr < low)) or np.any(arr > float(high)) or \
+            (not bounded and np.any(arr >= 2.0**63)):
+        raise ValueError(f"{name} must hold integers{allowed}; got {_show(value)}")
+    return np.asarray(arr).astype(np.int64)
 
 
 def _int_range_text(low, high) -> str:

@@ -1156,7 +1156,12 @@ class Contagion(_Typed):
         with np.errstate(divide="ignore", invalid="ignore"):
             if self.rule == "leak":
                 b = r + r * kappa + q
-                disc = np.sqrt(np.maximum(b * b - 4.0 * r * r * kappa, 0.0))
+                # b² overflows for a huge kappa: there the discriminant as b sqrt(1 − (2r/b)² κ)
+                big = b > 1e150
+                t = 2.0 * r / np.where(big, b, 1.0)
+                with np.errstate(over="ignore"):         # b * b of the big cells is not used
+                    small = np.sqrt(np.maximum(b * b - 4.0 * r * r * kappa, 0.0))
+                disc = np.where(big, b * np.sqrt(np.maximum(1.0 - t * t * kappa, 0.0)), small)
                 root = np.where(b + disc > 0, 2.0 * r / np.where(b + disc > 0, b + disc, 1.0), 1.0)
                 pc = np.maximum(root, r / (1.0 + r))
             else:

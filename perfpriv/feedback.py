@@ -125,7 +125,7 @@ class Family:
     rule: str = "leak"
 
     def __post_init__(self):
-        check_choice("family", self.name, FAMILIES)
+        check_choice("name (the family)", self.name, FAMILIES)
         check_choice("rule", self.rule, ("leak", "agnostic"))
         key, neutral, _ = _PARAMETERS[self.name]
         if self.name == "paper":
@@ -134,14 +134,7 @@ class Family:
             return
         if self.parameter is None:
             raise ValueError(f"family {self.name!r} needs its parameter {key}")
-        if self.name == "memory":
-            check_int("k", self.parameter, low=1)
-        elif self.name == "heterogeneous":
-            check_real("spread", self.parameter, low=0, high=1, scalar=True)
-        elif self.name == "budget":
-            check_real("tolerance", self.parameter, low=0, low_open=True, allow_inf=True, scalar=True)
-        else:
-            check_real("kappa", self.parameter, low=0, scalar=True)
+        _check_parameter(self.name, self.parameter, f"parameter ({key})")
 
     def __call__(self, q, r):
         """The behaviour of the cells (q, r) (arrays of one shape, or numbers)."""
@@ -183,6 +176,18 @@ class Family:
 
     def __repr__(self) -> str:
         return f"Family({self.label!r}, rule={self.rule!r})"
+
+
+def _check_parameter(name, value, label):
+    """Check the parameter ``value`` of the family ``name``; ``label`` names it in the message."""
+    if name == "memory":
+        check_int(label, value, low=1)
+    elif name == "heterogeneous":
+        check_real(label, value, low=0, high=1, scalar=True)
+    elif name == "budget":
+        check_real(label, value, low=0, low_open=True, allow_inf=True, scalar=True)
+    else:
+        check_real(label, value, low=0, scalar=True)
 
 
 def family(name, parameter=None, *, rule="leak") -> Family:
@@ -460,6 +465,14 @@ class Trajectories:
         return f"Trajectories({self.family.label!r}, {self.mechanism}, levels={self.levels.size}, T={self.settings['T']})"
 
 
+def _standard_error(values, axis):
+    """Standard error of the mean along ``axis``; ``inf`` (no estimate) from a single trial."""
+    count = values.shape[axis]
+    if count < 2:
+        return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
+    return values.std(axis=axis, ddof=1) / math.sqrt(count)
+
+
 def _mechanism(kind, levels, *, tau=0.02, d=12, R=10.0, mu=(0.0, 1.0), statistic="paper"):
     if kind == "bernoulli":
         return bernoulli.RandomizedResponse(levels, mu=mu)
@@ -508,6 +521,11 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
     users = _as_family(users)
     mechanism = check_choice("mechanism", mechanism, ("bernoulli", "gaussian"))
     levels = np.atleast_1d(np.asarray(levels, float))
+    # the Gaussian model's settings are checked (and kept in the result) whichever mechanism runs
+    check_real("tau", tau, low=0, low_open=True, scalar=True)
+    check_int("d", d, low=1)
+    check_real("R", R, low=0, low_open=True, scalar=True)
+    trials = check_int("trials", trials, low=1)
     mech = _mechanism(mechanism, levels, tau=tau, d=d, R=R)
     out = {}
     for tag, fam in (("", users), ("_paper", users.neutral)):
@@ -516,7 +534,7 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
         path = engine.mean_field(mech, beh, T=T, n0=n0, cap=cap, floor=floor if floor else None)
         pop = run.population.astype(float)
         out["simulated" + tag] = pop.mean(axis=-2)
-        out["se" + tag] = pop.std(axis=-2, ddof=1) / math.sqrt(trials)
+        out["se" + tag] = _standard_error(pop, axis=-2)
         out["leaks" + tag] = run.leaked.mean(axis=-2)
         out["mean_field" + tag] = path.population
         out["leak_probability" + tag] = path.leak_probability
@@ -638,6 +656,12 @@ class FeedbackMap:
                 f"privacy pays: theory {int(self.pays_theory.sum())}, confirmed {int(self.confirmed.sum())})")
 
 
+def _map_settings(z, trials):
+    """z >= 0 and trials >= 2: a map compares levels by their standard errors, which one run cannot give."""
+    return (check_real("z", z, low=0, scalar=True),
+            check_int("trials", trials, low=2))
+
+
 def _grid(qs, rs):
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
@@ -682,7 +706,9 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     """
     users = _as_family(users)
     qs, rs, Q, Rr = _grid(qs, rs)
-    eps = np.unique(np.r_[np.asarray(epsilons, float), np.inf])
+    z, trials = _map_settings(z, trials)
+    eps = np.unique(np.r_[np.atleast_1d(check_real("epsilons", epsilons, low=0, low_open=True, allow_inf=True)),
+                          np.inf])
     sim = optimize.optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed, cap=cap,
                                    behaviour=users, n_jobs=n_jobs, progress=False)
     theory = optimize.mean_field_optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, mu=mu, cap=cap, behaviour=users)
@@ -730,7 +756,11 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
     """
     users = _as_family(users)
     qs, rs, Q, Rr = _grid(qs, rs)
-    grid = np.unique(np.r_[NO_PRIVACY_GAMMA, np.asarray(gammas, float)])
+    z, trials = _map_settings(z, trials)
+    grid = np.unique(np.r_[NO_PRIVACY_GAMMA, np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))])
+    if grid.size < 2:
+        raise ValueError(f"gammas must hold at least one noise scale other than NO_PRIVACY_GAMMA = "
+                         f"{NO_PRIVACY_GAMMA:g}; got {gammas!r:.60}")
     sim = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, seed=seed,
                                            cap=cap, behaviour=users, n_jobs=n_jobs, progress=False)
     theory = optimize.optimal_gamma(q=Q, r=Rr, tau=tau, T=T, n0=n0, d=d, R=R, objective="mean_field",
@@ -834,6 +864,20 @@ def _median_ratio(a, b):
     return float(np.median(a[ok] / b[ok])) if ok.any() else float("nan")
 
 
+def _maps(name, maps, mechanism, *, none):
+    """``maps`` as a list of FeedbackMap of ``mechanism`` (``None`` entries allowed if ``none``)."""
+    kind = f"FeedbackMap of {mechanism!r} (from {'epsilon_map' if mechanism == 'bernoulli' else 'gamma_map'})"
+    if isinstance(maps, (str, bytes, FeedbackMap)) or not hasattr(maps, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of {kind}; got {maps!r:.60}")
+    maps = list(maps)
+    for m in maps:
+        if (m is None and not none) or (m is not None and not (isinstance(m, FeedbackMap)
+                                                              and m.mechanism == mechanism)):
+            raise TypeError(f"{name} must hold one {kind}{' or None' if none else ''} per behaviour; "
+                            f"got {m!r:.60}")
+    return maps
+
+
 def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
     """Collect the chapter's answer from one ε map (and optionally one γ map) per behaviour.
 
@@ -851,8 +895,8 @@ def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
     -------
     Summary
     """
-    bm = list(bernoulli_maps)
-    gm = [None] * len(bm) if gaussian_maps is None else list(gaussian_maps)
+    bm = _maps("bernoulli_maps", bernoulli_maps, "bernoulli", none=False)
+    gm = [None] * len(bm) if gaussian_maps is None else _maps("gaussian_maps", gaussian_maps, "gaussian", none=True)
     if len(bm) != len(gm) or not bm:
         raise ValueError("gaussian_maps must hold one entry (a map or None) per Bernoulli map, in the same order")
     cells = {m.pays_theory.size for m in bm} | {g.pays_theory.size for g in gm if g is not None}
@@ -902,7 +946,14 @@ def threshold_curve(name, values, *, q, r, rule="leak"):
     [1.099, 0.264, 0.0]
     """
     check_choice("name", name, FAMILIES[1:])
-    return np.array([float(critical_epsilon(Family(name, v, rule), q=q, r=r)) for v in np.atleast_1d(values)])
+    check_choice("rule", rule, ("leak", "agnostic"))
+    checked = np.atleast_1d(check_real("values", values, allow_inf=name == "budget"))
+    if checked.ndim != 1:
+        raise ValueError(f"values must be a 1-D array of parameter values; got shape {checked.shape}")
+    values = np.atleast_1d(values)
+    for v in values:
+        _check_parameter(name, v, f"values ({_PARAMETERS[name][0]})")
+    return np.array([float(critical_epsilon(Family(name, v, rule), q=q, r=r)) for v in values])
 
 
 # ------------------------------------------------------------------ the explorer's experiment
@@ -965,7 +1016,10 @@ def compare_gaussian(users, *, q, r, tau=0.02, T=10, n0=100, d=12, R=10.0, trial
     GaussianComparison
     """
     users = _as_family(users)
-    g = np.geomspace(0.05, 20.0, 25) if gammas is None else np.asarray(gammas, float)
+    g = np.geomspace(0.05, 20.0, 25) if gammas is None else np.atleast_1d(check_real("gammas", gammas, low=0,
+                                                                                        low_open=True))
+    if g.ndim != 1:
+        raise ValueError(f"gammas must be a 1-D grid of noise scales; got shape {g.shape}")
     mech = gaussian.GaussianMean(g, tau=tau, d=d, R=R)
     err = {}
     for tag, fam in (("", users), ("_paper", users.neutral)):

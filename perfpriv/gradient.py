@@ -57,7 +57,8 @@ from scipy import special
 from . import _random, engine
 from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
-                        check_policy_args, key_normals, one_round_check, round_groups)
+                        check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
+                        stable, standard_error)
 from ._validate import check_choice, check_int, check_probability, check_real, check_rng
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
@@ -250,7 +251,9 @@ def zcdp_cost(steps, *, clip, sigma):
     steps = check_real("steps", steps, low=1)
     clip = check_real("clip", clip, low=0, low_open=True)
     sigma = check_real("sigma", sigma, low=0, low_open=True)
-    out = np.asarray(steps, float) * np.asarray(clip, float) ** 2 / (2.0 * np.asarray(sigma, float) ** 2)
+    out = stable(lambda: (np.asarray(steps, float) * np.asarray(clip, float) ** 2
+                          / (2.0 * np.asarray(sigma, float) ** 2)),
+                 lambda: np.log(steps) + 2.0 * np.log(clip) - math.log(2.0) - 2.0 * np.log(sigma))
     return float(out) if out.ndim == 0 else out
 
 
@@ -265,7 +268,8 @@ def sigma_for_rho(rho, *, steps, clip):
     rho = check_real("rho", rho, low=0, low_open=True, allow_inf=True)
     steps = check_real("steps", steps, low=1)
     clip = check_real("clip", clip, low=0, low_open=True)
-    out = np.asarray(clip, float) * np.sqrt(np.asarray(steps, float) / (2.0 * np.asarray(rho, float)))
+    out = stable(lambda: np.asarray(clip, float) * np.sqrt(np.asarray(steps, float) / (2.0 * np.asarray(rho, float))),
+                 lambda: np.log(clip) + 0.5 * (np.log(steps) - math.log(2.0) - np.log(rho)))
     return float(out) if out.ndim == 0 else out
 
 
@@ -344,7 +348,10 @@ def utility_bound(n, *, lipschitz, lam, radius, d, rho, steps, strong_convexity=
     T = check_int("steps", steps, low=1)
     mu = lam if strong_convexity is None else check_real("strong_convexity", strong_convexity, low=lam,
                                                           scalar=True)
-    out = 4.0 * (n * L + lam * B) ** 2 / (mu * T) + d * L ** 2 / (mu * np.asarray(rho, float))
+    lL, lB, llam, lmu = math.log(L), math.log(B), math.log(lam), math.log(mu)
+    out = stable(lambda: 4.0 * (n * L + lam * B) ** 2 / (mu * T) + d * L ** 2 / (mu * np.asarray(rho, float)),
+                 lambda: np.logaddexp(math.log(4.0) + 2.0 * np.logaddexp(math.log(n) + lL, llam + lB) - lmu
+                                      - math.log(T), math.log(d) + 2.0 * lL - lmu - np.log(rho)))
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -530,7 +537,7 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
     out, A, S, clipped = _gd(X[None], y[None], xi, np.array([sigma]), loss=loss, lam=lam, clip=clip,
                              etas=_step_sizes(schedule, steps, step_size, mu_sc),
                              weights=_weights(schedule, steps), radius=radius, theta0=theta0)
-    rho_run = math.inf if sigma == 0 else steps * clip ** 2 / (2.0 * sigma ** 2)
+    rho_run = math.inf if sigma == 0 else zcdp_cost(steps, clip=clip, sigma=sigma)
     return GDRun(theta=out[0], mu=_mu_from(S, [sigma])[0], llr=_llr_from(A, S, [sigma])[0], clipped=clipped[0],
                  sigma=float(sigma), rho=float(rho_run),
                  settings=dict(loss=loss, lam=lam, clip=clip, steps=steps, schedule=schedule, step_size=step_size,
@@ -920,7 +927,7 @@ def simulate(rho, *, tau, q, r, T, n0, trials=10, conventions="paper", seed=None
     >>> run.population.shape
     (2, 2, 4)
     """
-    mech = PrivateGD(rho, tau=tau, **(mechanism or {}))
+    mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
                            **check_policy_args(policy))
@@ -956,7 +963,7 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
     >>> run.population[:, 0].tolist()
     [10, 10]
     """
-    mech = PrivateGD(rho, tau=tau, **(mechanism or {}))
+    mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
     if mech.levels.shape != () or mech.levels.per_round:
         raise ValueError("simulate_agents takes one budget (a number)")
     rho_v = float(mech.levels.values[0])
@@ -1206,6 +1213,21 @@ class LongRunUtility:
         return self.rho[np.argmin(self.simulated, axis=1)]
 
 
+def _behaviour_pairs(behaviours):
+    """``behaviours`` as a non-empty list of (q, r) probability pairs."""
+    text = "behaviours must be a non-empty sequence of (q, r) pairs of probabilities"
+    if isinstance(behaviours, (str, bytes)) or not hasattr(behaviours, "__iter__"):
+        raise TypeError(f"{text}; got {behaviours!r:.60}")
+    pairs = []
+    for pair in behaviours:
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(f"{text}; got an entry {pair!r:.60}")
+        pairs.append((check_probability("q", pair[0], scalar=True), check_probability("r", pair[1], scalar=True)))
+    if not pairs:
+        raise ValueError(f"{text}; got none")
+    return pairs
+
+
 def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=None, mechanism=None):
     """Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
 
@@ -1238,11 +1260,10 @@ def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=
     (1, 3)
     """
     rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True, allow_inf=True), float))
-    pairs = [(check_probability("q", q, scalar=True), check_probability("r", r, scalar=True)) for q, r in behaviours]
-    if not pairs:
-        raise ValueError("behaviours must hold at least one (q, r) pair")
+    pairs = _behaviour_pairs(behaviours)
     trials = check_int("trials", trials, low=0)
-    mech = PrivateGD(rhos, tau=tau, **(mechanism or {}))
+    check_seed(seed)
+    mech = PrivateGD(rhos, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
     rule = Memoryless(q=np.array([p[0] for p in pairs]), r=np.array([p[1] for p in pairs]))
     mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap)
     sim = se = None
@@ -1250,7 +1271,7 @@ def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=
         run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, seed=seed)
         total = run.cumulative_error
         sim = total.mean(axis=-1)
-        se = total.std(axis=-1, ddof=1) / math.sqrt(trials) if trials > 1 else np.full(sim.shape, np.nan)
+        se = standard_error(total, axis=-1)
     return LongRunUtility(rho=rhos, behaviours=pairs, mean_field=np.asarray(mf.cumulative_error, float),
                           population=mf.population, simulated=sim, se=se, T=T, n0=n0, trials=trials, cap=cap, seed=seed,
                           mechanism=mech)

@@ -64,8 +64,10 @@ from scipy import optimize, special
 from . import _random, engine, leakage
 from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
-                        check_policy_args, key_normals, one_round_check, round_groups)
-from ._validate import check_choice, check_int, check_probability, check_real, check_rng
+                        check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
+                        stable, standard_error)
+from ._validate import (check_allocation, check_choice, check_int, check_int_array, check_probability, check_real,
+                        check_rng)
 from .behaviour import Memoryless
 
 __all__ = [
@@ -322,7 +324,28 @@ def _psi(n, lam, x_bound):
     return np.where(x_bound ** 2 <= nl, x_bound / (nl + x_bound ** 2), 0.5 / np.sqrt(nl))
 
 
+def _log_psi(log_nl, log_x):
+    """log ψ_n of :func:`_psi` from log(nλ) and log B_x (no overflow)."""
+    return np.where(2.0 * log_x <= log_nl, log_x - np.logaddexp(log_nl, 2.0 * log_x), math.log(0.5) - 0.5 * log_nl)
+
+
+def _log_removal(n, lam, x_bound, y_bound):
+    """log Δ⁻(n), term by term as :func:`_removal`: finite for every valid input (issue 16)."""
+    n = np.asarray(n, float)
+    ln, ll, lx, ly = np.log(n), math.log(lam), math.log(x_bound), math.log(y_bound)
+    lpsi = _log_psi(ln + ll, lx)
+    lfit = ly + _log_psi(ll, lx)
+    t1 = np.minimum(0.5 * (ln - np.log(np.maximum(n - 1.0, 1.0))) + ly + 2.0 * lx - 0.5 * ll
+                    - np.logaddexp(ln + ll, 2.0 * lx), lx + lfit + lpsi)
+    return np.where(n > 1, np.logaddexp(np.logaddexp(ly + lpsi, t1), lfit - ln), ly + lpsi)
+
+
 def _removal(n, lam, x_bound, y_bound):
+    """Δ⁻(n), exactly the formula of :func:`_direct_removal` where it is representable (:func:`stable`)."""
+    return stable(lambda: _direct_removal(n, lam, x_bound, y_bound), lambda: _log_removal(n, lam, x_bound, y_bound))
+
+
+def _direct_removal(n, lam, x_bound, y_bound):
     """Δ⁻(n): the bound of the theorem on ‖β̂(D) − β̂(D₋)‖, |D| = n, |D₋| = n − 1 (n >= 1)."""
     n = np.asarray(n, float)
     psi = _psi(n, lam, x_bound)
@@ -375,6 +398,12 @@ def removal_sensitivity(n, *, lam, x_bound, y_bound):
     else:
         out = _removal(n, lam, x_bound, y_bound)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _log_sensitivity(n, lam, x_bound, y_bound):
+    """log Δ(n) of :func:`_sensitivity` (finite y_bound)."""
+    n = np.asarray(n, float)
+    return np.maximum(_log_removal(n, lam, x_bound, y_bound), _log_removal(n + 1.0, lam, x_bound, y_bound))
 
 
 def _sensitivity(n, lam, x_bound, y_bound):
@@ -586,12 +615,13 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
     >>> bool(np.all(p.maximum <= p.bound)), bool(np.all(p.worst <= p.bound))
     (True, True)
     """
-    ns = np.atleast_1d(np.asarray(check_real("ns", ns, low=2), float)).astype(np.int64)
+    ns = np.atleast_1d(check_int_array("ns", ns, low=2))
     d = check_int("d", d, low=1)
     lam = _lam(lam)
     x_bound, y_bound = _bounds(x_bound, y_bound)
     noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
     records = check_int("records", records, low=1)
+    check_allocation("one dataset (n (d + 1) normals)", float(ns.max()) * (d + 1), name="ns")
     rng = check_rng(seed)
     med, q99, mx, worst = [], [], [], []
     for n in ns:
@@ -637,7 +667,7 @@ def rho_from_gamma(gamma):
     50.0
     """
     gamma = check_real("gamma", gamma, low=0, low_open=True)
-    out = 0.5 / np.asarray(gamma, float) ** 2
+    out = stable(lambda: 0.5 / np.asarray(gamma, float) ** 2, lambda: math.log(0.5) - 2.0 * np.log(gamma))
     return float(out) if out.ndim == 0 else out
 
 
@@ -645,7 +675,8 @@ def _sigma(n, gamma, noise, lam, x_bound, y_bound):
     n = np.asarray(n, float)
     if noise == "sqrt_n":
         return np.asarray(gamma, float) / np.sqrt(n)
-    return np.asarray(gamma, float) * _sensitivity(n, lam, x_bound, y_bound)
+    with np.errstate(over="ignore", under="ignore"):    # γΔ beyond the doubles: inf (or 0), the true limit
+        return np.asarray(gamma, float) * _sensitivity(n, lam, x_bound, y_bound)
 
 
 def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
@@ -715,9 +746,15 @@ def achieved_rho(gamma, n, *, noise="sqrt_n", lam, x_bound, y_bound):
     lam = _lam(lam)
     x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
     delta = _sensitivity(n, lam, x_bound, y_bound)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2)
-    out = np.where(np.isinf(delta), np.inf, out)
+    if math.isinf(y_bound):
+        out = np.full(np.broadcast_shapes(np.shape(n), np.shape(gamma)), np.inf)
+    elif noise == "calibrated":                   # Δ²/(2 (γΔ)²) = 1/(2γ²)
+        out = stable(lambda: delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2),
+                     lambda: math.log(0.5) - 2.0 * np.log(gamma) + 0.0 * delta)
+    else:                                         # nΔ²/(2γ²)
+        log_delta = _log_sensitivity(n, lam, x_bound, y_bound)
+        out = stable(lambda: delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2),
+                     lambda: np.log(n) + 2.0 * log_delta - math.log(2.0) - 2.0 * np.log(gamma))
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -806,6 +843,9 @@ def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
     shifts = np.asarray(check_real("shifts", shifts), dtype=float)
     if shifts.ndim == 1:
         shifts = shifts[None, :]
+    if shifts.ndim != 2:
+        raise ValueError(f"shifts must be an array of shape (n, d) (or one shift of shape (d,)); "
+                         f"got shape {shifts.shape}")
     d = shifts.shape[1]
     eta = np.asarray(check_real("eta", eta), dtype=float).reshape(-1)
     if eta.shape != (d,):
@@ -955,7 +995,8 @@ def ols_excess_risk(n, *, d, noise_sd=1.0):
     d = check_int("d", d, low=1)
     n = check_real("n", n, low=d + 1, low_open=True)
     noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
-    out = noise_sd ** 2 * d / (np.asarray(n, float) - d - 1)
+    out = stable(lambda: noise_sd ** 2 * d / (np.asarray(n, float) - d - 1),
+                 lambda: 2.0 * np.log(noise_sd) + math.log(d) - np.log(np.asarray(n, float) - d - 1))
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -1248,7 +1289,7 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
     >>> run.population.shape, run.population[:, 0].tolist()
     ((2, 4), [40, 40])
     """
-    mech = RidgeRelease(gamma, tau=tau, d=d, **(mechanism or {}))
+    mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
                            **check_policy_args(policy))
@@ -1289,7 +1330,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
     [15, 15]
     """
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech = RidgeRelease(gamma, tau=tau, d=d, **(mechanism or {})).resolved(conventions)
+    mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease")).resolved(conventions)
     if mech.levels.shape != () or mech.levels.per_round:
         raise ValueError("simulate_agents takes one noise multiplier (a number)")
     g = float(mech.levels.values[0])
@@ -1447,7 +1488,8 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
     if gammas.ndim != 1 or np.any(np.diff(gammas) <= 0):
         raise ValueError("gammas must be a 1-D increasing grid of noise multipliers")
     trials = check_int("trials", trials, low=0)
-    mech = RidgeRelease(gammas, tau=tau, d=d, **(mechanism or {})).resolved(conventions)
+    check_seed(seed)
+    mech = RidgeRelease(gammas, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease")).resolved(conventions)
     rule = Memoryless(q=qs[:, None], r=rs[None, :])
     mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap, conventions=conventions)
     values = np.asarray(mf.cumulative_error, float)
@@ -1457,8 +1499,7 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
         run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, conventions=conventions, seed=seed)
         total = run.cumulative_error                       # (Q, R, L, K)
         sim_values = total.mean(axis=-1)
-        sim_se = total.std(axis=-1, ddof=1) / math.sqrt(trials) if trials > 1 else np.full(sim_values.shape,
-                                                                                           np.nan)
+        sim_se = standard_error(total, axis=-1)
         sim = gammas[np.argmin(sim_values, axis=-1)]
     return GammaStarMap(q=qs, r=rs, gammas=gammas, theory=theory, theory_values=values, simulated=sim,
                         simulated_values=sim_values, simulated_se=sim_se, T=T, n0=n0, trials=trials, seed=seed,

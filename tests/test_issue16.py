@@ -528,3 +528,161 @@ def test_a_mean_field_too_long_to_record_is_refused_before_any_work():
     finally:
         tracemalloc.stop()
     assert peak < 50 * 2**20
+
+
+# ------------------------------------- the fuzzer of the learning, performative, feedback, plot and widget layers
+# (tests/test_fuzz_learning.py): one test per cause it found
+
+def test_messages_name_the_parameter_of_the_call_not_an_internal_name():
+    from perfpriv import feedback
+    from perfpriv.performative import GaussianClients, p_fedavg
+
+    with pytest.raises(ValueError, match="name"):                 # feedback.Family(name=0) said "family"
+        feedback.Family(0, 3)
+    with pytest.raises(ValueError, match=r"parameter \(k\)"):      # feedback.family("memory", 0) said "k"
+        feedback.family("memory", 0)
+    with pytest.raises(ValueError, match="values"):                # threshold_curve(values=-1) said "kappa"
+        feedback.threshold_curve("contagion", [-1.0], q=0.2, r=0.6)
+    with pytest.raises(ValueError, match="steps"):                 # p_fedavg(steps=0) said "beta"
+        p_fedavg(GaussianClients.example(N=3, eps_mean=0.5), T=2, steps=0.0, trials=2)
+
+
+def test_arguments_a_branch_does_not_use_are_checked_all_the_same():
+    from perfpriv import feedback, regression
+    from perfpriv.performative import PerformativeProblem, repeated_risk_minimization
+
+    with pytest.raises(ValueError, match="tau"):                   # trajectories(mechanism="bernoulli", tau=nan)
+        feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=2,
+                              tau=float("nan"))
+    with pytest.raises(TypeError, match="seed"):                   # optimal_gamma_map(trials=0, seed=nan)
+        regression.optimal_gamma_map([0.3], [0.5], [0.01, 0.1], tau=0.02, T=2, n0=20, d=2, seed=float("nan"))
+    with pytest.raises(TypeError, match="seed"):                   # repeated_risk_minimization(samples=None, seed=nan)
+        repeated_risk_minimization(PerformativeProblem.squared(m=1.0, A=0.5), [0.0], T=2, seed=float("nan"))
+
+
+def test_object_arguments_are_checked_up_front():
+    from perfpriv import feedback, gradient, regression
+
+    with pytest.raises(TypeError, match="mechanism"):              # one_round_check(mechanism=0): AttributeError
+        regression.one_round_check(0, [10], trials=2)
+    with pytest.raises(TypeError, match="mechanism"):              # long_run_utility(mechanism=0) was ignored
+        gradient.long_run_utility([1.0], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=10, mechanism=0)
+    with pytest.raises(TypeError, match="behaviours"):             # long_run_utility(behaviours=0): not iterable
+        gradient.long_run_utility([1.0], behaviours=0, tau=0.02, T=2, n0=10)
+    with pytest.raises(TypeError, match="bernoulli_maps"):         # summary("x"): AttributeError
+        feedback.summary("x")
+
+
+def test_the_standard_error_of_a_single_trial_is_infinite_not_nan():
+    import warnings
+
+    from perfpriv import feedback, regression
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = regression.optimal_gamma_map([0.3], [0.5], [0.01, 0.1], tau=0.02, T=2, n0=20, trials=1, d=2, seed=0)
+        tr = feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=1, seed=0)
+    assert np.all(np.isposinf(m.simulated_se)) and np.all(np.isposinf(tr.se))
+    with pytest.raises(ValueError, match="trials"):                # a map compares standard errors: two runs at least
+        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], [1.0], T=2, n0=10, trials=1)
+
+
+def test_shapes_and_grids_are_checked_before_indexing():
+    from perfpriv import feedback, regression
+
+    with pytest.raises(ValueError, match="shifts"):                # membership_llr(shifts=0.5): IndexError
+        regression.membership_llr(0.5, [0.5], 1.0)
+    with pytest.raises(ValueError, match="gammas"):                # gamma_map(gammas=[]): IndexError
+        feedback.gamma_map(feedback.family("paper"), [0.3], [0.6], [], T=2, n0=10, trials=2, d=2)
+    with pytest.raises(TypeError, match="epsilons"):               # epsilon_map(epsilons="x"): numpy's message
+        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], "x", T=2, n0=10, trials=2)
+    with pytest.raises(ValueError, match="z"):                     # epsilon_map(z=nan): NaN in the result
+        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], [1.0], T=2, n0=10, trials=2, z=float("nan"))
+    out = feedback.compare_gaussian(feedback.family("memory", 3), q=0.3, r=0.6, T=2, n0=10, d=2, trials=2,
+                                    gammas=2.0)                    # a single gamma: IndexError
+    assert out.gamma_star == 2.0
+
+
+def test_size_arrays_must_hold_integers_in_the_int64_range():
+    from perfpriv import regression
+    from perfpriv._validate import check_int_array
+
+    with pytest.raises(ValueError, match="ns"):                    # sensitivity_profile(ns=1e300): invalid cast
+        regression.sensitivity_profile([1e300], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=10)
+    with pytest.raises(ValueError, match="ns"):                    # ns=[10.5] was truncated to 10
+        regression.sensitivity_profile([10.5], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=10)
+    assert check_int_array("ns", [3.0, 4]).tolist() == [3, 4]
+
+
+def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings():
+    import warnings
+
+    from perfpriv import gradient, regression
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = regression.ridge_sensitivity(100, lam=0.05, x_bound=1e300, y_bound=5.0)   # was an OverflowError
+        assert np.isfinite(big) and big > 0
+        assert regression.removal_sensitivity(100, lam=1e300, x_bound=5.0, y_bound=5.0) >= 0
+        assert regression.achieved_rho(1.0, 100, noise="calibrated", lam=0.05, x_bound=1e300, y_bound=5.0) == 0.5
+        assert regression.rho_from_gamma(1e-300) == np.inf and regression.rho_from_gamma(1e300) == 0.0
+        assert regression.ols_excess_risk(50, d=3, noise_sd=1e300) == np.inf
+        assert gradient.zcdp_cost(4, clip=1e300, sigma=1e300) == pytest.approx(2.0, rel=1e-12)   # was inf/inf
+        assert gradient.utility_bound(100, lipschitz=1e300, lam=1.0, radius=1.0, d=5, rho=1.0, steps=10) == np.inf
+    # numbers do not move inside the direct formulas' range
+    assert regression.ridge_sensitivity(1000, lam=0.05, x_bound=5.0, y_bound=5.0) == \
+        float(np.maximum(regression._direct_removal(1000.0, 0.05, 5.0, 5.0),
+                         regression._direct_removal(1001.0, 0.05, 5.0, 5.0)))
+    assert gradient.zcdp_cost(100, clip=1.0, sigma=10.0) == 100 * 1.0**2 / (2.0 * 10.0**2)
+
+
+def test_contagion_threshold_with_a_huge_kappa_does_not_overflow():
+    import warnings
+
+    from perfpriv import feedback
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                             # threshold_curve(values=1e300): b * b overflowed
+        assert feedback.threshold_curve("contagion", [1e300], q=0.2, r=0.6).tolist() == [0.0]
+
+
+def test_plot_helpers_check_their_figure_axes_text_and_number_arguments():
+    from perfpriv import plots
+
+    for call, word in ((lambda: plots.png_bytes(0), "fig"), (lambda: plots.display_width(None), "fig"),
+                       (lambda: plots.plain_log("x"), "ax"), (lambda: plots.number(1.0, fmt=3), "fmt"),
+                       (lambda: plots.params(q="x"), "q"), (lambda: plots.html(None), "expr")):
+        with pytest.raises(TypeError, match=word):
+            call()
+    fig, _ = plots.new_figure()
+    with pytest.raises(ValueError, match="density"):              # png_bytes(density=1e300): pybind11's message
+        plots.png_bytes(fig, density=1e300)
+
+
+def test_figures_check_their_results_and_indices_before_drawing():
+    from perfpriv import plots
+    from perfpriv.performative import PerformativeProblem
+
+    with pytest.raises(TypeError, match="paths"):                 # figure_retraining(paths=0): AttributeError
+        plots.figure_retraining(0, PerformativeProblem.squared(m=1.0, A=0.5))
+    with pytest.raises(TypeError, match="trajectories"):          # figure_effective_q(trajectories=0)
+        plots.figure_effective_q(0)
+    with pytest.raises(TypeError, match="family"):                # family_label(None): AttributeError
+        plots.family_label(None)
+    from perfpriv import feedback
+    memory = feedback.family("heterogeneous", 0.5)                 # eps_c = inf (a class never leaves) is drawn
+    plots.figure_thresholds({"h": (memory, [0.5, 1.0], [1.0, np.inf])}, paper=1.0)
+    assert plots.number(np.array(2.5)) == "2.5"                     # a 0-d array is a number
+
+
+def test_widget_controls_check_their_ranges():
+    from perfpriv import widgets
+
+    with pytest.raises(ValueError, match="high"):                 # float_slider(low=1, high=0): a TraitError
+        widgets.float_slider("q", 0.5, 1.0, 0.0, 0.1)
+    with pytest.raises(ValueError, match="value"):
+        widgets.int_slider("T", 10, 1, 5)
+    with pytest.raises(ValueError, match="low"):                  # log_slider(low=0): math domain error
+        widgets.log_slider("gamma", 1.0, 0.0, 10.0)
+    with pytest.raises(TypeError, match="value"):                 # checkbox(value=1): booleans only
+        widgets.checkbox("no privacy", 1)

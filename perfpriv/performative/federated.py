@@ -331,7 +331,7 @@ class StepRule:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name} must be a StepRule or a constant step size; got {value!r:.60}")
-        return cls.constant(value)
+        return cls.constant(check_real(name, value, low=0, low_open=True, scalar=True))
 
     def __call__(self, t):
         t = np.asarray(t, dtype=float)

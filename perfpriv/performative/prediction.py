@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from .. import _random
+from .._learning import check_seed
 from .._validate import check_int, check_real
 
 __all__ = ["PerformativeProblem", "PerformativePath", "repeated_risk_minimization",
@@ -360,6 +361,8 @@ def _iterate(problem, theta0, T, samples, trials, seed, update):
     th0 = problem._theta(theta0, "theta0")
     if th0.shape != (problem.p,):
         raise ValueError(f"theta0 must be a vector of {problem.p} coordinates; got shape {th0.shape}")
+    check_int("trials", trials, low=1)            # checked (and the seed) even when unused: samples=None
+    check_seed(seed)
     if samples is None:
         path = np.empty((T + 1, problem.p))
         path[0] = th0

@@ -32,6 +32,8 @@ import re
 import matplotlib
 import matplotlib.pyplot as plt
 
+from .._validate import check_flag, check_int, check_real
+
 __all__ = ["style", "new_figure", "show", "LayoutWarning", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
            "PIXEL_DENSITY", "COLUMN_WIDTH", "SYMBOLS", "math", "number", "assign", "params", "html"]
 
@@ -41,6 +43,74 @@ DISPLAY_DPI = 80
 PIXEL_DENSITY = 2
 #: Width in inches of a figure that fills the book's ~690 px text column.
 COLUMN_WIDTH = 8.6
+
+#: Largest image (device pixels) that :func:`png_bytes` writes: far beyond any page or screen.
+MAX_PIXELS = 50_000_000
+
+
+def _check_figure(fig, name="fig"):
+    """A matplotlib figure, or a TypeError naming ``name`` (issue 16: not an AttributeError inside)."""
+    from matplotlib.figure import FigureBase
+
+    if not isinstance(fig, FigureBase):
+        raise TypeError(f"{name} must be a matplotlib Figure (e.g. from new_figure); got {fig!r:.60}")
+    return fig
+
+
+def _check_axes(ax, name="ax"):
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"{name} must be a matplotlib Axes; got {ax!r:.60}")
+    return ax
+
+
+def check_type(obj, name, cls_name):
+    """``obj`` if its class is ``cls_name`` (a perfpriv result), else a TypeError naming ``name``.
+
+    By class name, so that the figures need not import the modules that compute their results.
+    """
+    if type(obj).__name__ != cls_name:
+        raise TypeError(f"{name} must be a {cls_name} (from perfpriv); got {type(obj).__name__}")
+    return obj
+
+
+def check_items(name, value, cls_name=None, *, mapping=False):
+    """A non-empty dict (``mapping``) or sequence of results: its items (label, value) or its values.
+
+    Each value is checked to be a ``cls_name`` when one is given (:func:`check_type`).
+    """
+    from collections.abc import Mapping
+
+    if mapping:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{name} must be a non-empty dict {{label: result}}; got {value!r:.60}")
+        items = list(value.items())
+    else:
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"{name} must be a non-empty sequence of results; got {value!r:.60}")
+        items = list(value)
+    if not items:
+        raise ValueError(f"{name} must be non-empty (at least one {cls_name or 'entry'}); got an empty one")
+    if cls_name is not None:
+        for item in items:
+            check_type(item[1] if mapping else item, f"each value of {name}" if mapping else f"each entry of {name}",
+                       cls_name)
+    return items
+
+
+def check_indices(name, value, size):
+    """A sequence of indices into ``size`` entries (bounds checked), as a list of ints."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of indices; got {value!r:.60}")
+    return [check_int(name, i, low=-size, high=size - 1) for i in value]
+
+
+def _check_text(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string; got {value!r:.60}")
+    return value
+
 
 #: rcParams pinned for every figure of the book (fonts that every machine has).
 STYLE = {
@@ -113,6 +183,16 @@ def png_bytes(fig, *, density: float = PIXEL_DENSITY, colors: int | None = 256) 
     indistinguishable from the full-colour image and about three times
     smaller. ``colors=None`` keeps full colour.
     """
+    _check_figure(fig)
+    density = check_real("density", density, low=0, low_open=True, scalar=True)
+    if colors is not None:
+        colors = check_int("colors", colors, low=1, high=256)
+    width, height = (float(v) * DISPLAY_DPI * density for v in fig.get_size_inches())
+    if not (width >= 1 and height >= 1):
+        raise ValueError(f"density is too small: the image would be {width:.3g} x {height:.3g} pixels (less than one)")
+    if not width * height <= MAX_PIXELS:
+        raise ValueError(f"density is too large: the image would have {width * height:.3g} pixels, more than the "
+                         f"{MAX_PIXELS:.2g} a page can show")
     buffer = io.BytesIO()
     with style():
         fig.savefig(buffer, format="png", dpi=DISPLAY_DPI * density)
@@ -129,7 +209,7 @@ def png_bytes(fig, *, density: float = PIXEL_DENSITY, colors: int | None = 256) 
 
 def display_width(fig) -> int:
     """Width in CSS pixels at which ``fig`` is shown (its width in inches times :data:`DISPLAY_DPI`)."""
-    return int(round(fig.get_figwidth() * DISPLAY_DPI))
+    return int(round(_check_figure(fig).get_figwidth() * DISPLAY_DPI))
 
 
 class LayoutWarning(UserWarning):
@@ -154,6 +234,8 @@ def show(fig, *, check_layout: bool = True) -> None:
     from IPython import get_ipython
     from IPython.display import display
 
+    _check_figure(fig)
+    check_layout = check_flag("check_layout", check_layout)
     if get_ipython() is None:  # plain Python: there is nowhere to display an image
         return
     if check_layout:
@@ -176,6 +258,8 @@ def plain_log(ax, *, x=True, y=False):
     import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+    _check_axes(ax)
+    x, y = check_flag("x", x), check_flag("y", y)
     fmt = FuncFormatter(lambda v, _pos: f"{v:g}")
     size = ax.figure.get_size_inches()
     box = ax.get_position()
@@ -238,6 +322,8 @@ def layout_problems(fig, *, tolerance: float = 1.0) -> list:
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    _check_figure(fig)
+    tolerance = check_real("tolerance", tolerance, low=0, scalar=True)
     with style():
         canvas = FigureCanvasAgg(fig)
         canvas.draw()
@@ -336,7 +422,7 @@ def math(expr: str) -> str:
     >>> math(r"\\gamma_c")
     '$\\\\gamma_c$'
     """
-    return f"${expr}$"
+    return f"${_check_text('expr', expr)}$"
 
 
 def number(value, fmt: str = ".3g") -> str:
@@ -347,6 +433,19 @@ def number(value, fmt: str = ".3g") -> str:
     >>> number(2.0), number(float("inf")), number(1.5e-5), number(20000), number(0.123456)
     ('2', '\\\\infty', '1.5\\\\times 10^{-5}', '20000', '0.123')
     """
+    return _number(value, fmt, "value")
+
+
+def _number(value, fmt, name):
+    _check_text("fmt", fmt)
+    if getattr(value, "ndim", None) == 0 and getattr(getattr(value, "dtype", None), "kind", "") in ("i", "u", "f"):
+        value = value.item()                 # a 0-d numpy array of a number
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r:.60}")
+    try:
+        format(1.5, fmt)
+    except ValueError:
+        raise ValueError(f"fmt must be a format specification for a number, such as '.3g'; got {fmt!r:.40}") from None
     if isinstance(value, numbers.Integral) or (float(value).is_integer() and abs(value) < 1e6 and fmt == ".3g"):
         return str(int(value))      # sizes and integral values in full: N = 1000, not 10^3
     value = float(value)
@@ -369,7 +468,8 @@ def assign(name: str, value, fmt: str = ".3g") -> str:
     >>> assign("gamma", 2.5), assign("epsilon", float("inf")), assign(r"\\gamma_c", 1.234)
     ('$\\\\gamma = 2.5$', '$\\\\varepsilon = \\\\infty$', '$\\\\gamma_c = 1.23$')
     """
-    return math(f"{SYMBOLS.get(name, name)} = {number(value, fmt)}")
+    _check_text("name", name)
+    return math(f"{SYMBOLS.get(name, name)} = {_number(value, fmt, 'value')}")
 
 
 def params(fmt: str = ".3g", **values) -> str:
@@ -380,7 +480,7 @@ def params(fmt: str = ".3g", **values) -> str:
     >>> params(q=0.3, r=0.6, n0=100)
     '$q = 0.3$, $r = 0.6$, $N_0 = 100$'
     """
-    return ", ".join(assign(name, value, fmt) for name, value in values.items())
+    return ", ".join(math(f"{SYMBOLS.get(name, name)} = {_number(value, fmt, name)}") for name, value in values.items())
 
 
 _TEX_HTML = {
@@ -414,8 +514,8 @@ def html(expr: str, *, unicode_scripts: bool = False) -> str:
     >>> html("N_0", unicode_scripts=True), html(r"\\varepsilon_c", unicode_scripts=True)
     ('<i>N</i>₀', '<i>ε</i><sub><i>c</i></sub>')
     """
-    text = _html_tags(expr)
-    if unicode_scripts:
+    text = _html_tags(_check_text("expr", expr))
+    if check_flag("unicode_scripts", unicode_scripts):
         def plain(match):
             tag, inner = match.group(1), match.group(2)
             table = _SUBSCRIPTS if tag == "sub" else _SUPERSCRIPTS

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import LogNorm
 
-from ._common import assign, new_figure
+from .._validate import check_real
+from ._common import assign, check_items, check_type, new_figure
 
 __all__ = ["figure_effective_q", "figure_feedback_paths", "figure_thresholds", "figure_feedback_maps",
            "family_label"]
@@ -31,6 +32,7 @@ def family_label(family) -> str:
     >>> print(family_label(feedback.family("contagion", 1.0)), family_label(feedback.family("paper")), sep="; ")
     contagion ($\\kappa = 1$); paper (memoryless)
     """
+    check_type(family, "family", "Family")
     if family.name == "paper":
         return "paper (memoryless)"
     name = {"kappa": "kappa", "tolerance": "b", "spread": "h"}.get(family.symbol, family.symbol)
@@ -57,9 +59,7 @@ def figure_effective_q(trajectories, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    items = list(trajectories)
-    if not items:
-        raise ValueError("trajectories must hold at least one perfpriv.feedback.Trajectories")
+    items = check_items("trajectories", trajectories, "Trajectories")
     fig, axes = new_figure(1, 1, width=6.4, height=3.6)
     ax = axes[0, 0]
     q = float(items[0].settings["q"])
@@ -96,7 +96,8 @@ def figure_feedback_paths(trajectories, *, title=None, z=2.0):
     -------
     matplotlib.figure.Figure
     """
-    tr = trajectories
+    tr = check_type(trajectories, "trajectories", "Trajectories")
+    z = check_real("z", z, low=0, high=100, scalar=True)     # standard errors of the band
     fig, axes = new_figure(1, 1, width=6.4, height=3.6)
     ax = axes[0, 0]
     T = tr.mean_field.shape[-1] - 1
@@ -135,9 +136,16 @@ def figure_thresholds(curves, *, paper, title=None):
     -------
     matplotlib.figure.Figure
     """
-    items = list(curves.items())
-    if not items:
-        raise ValueError("curves must hold at least one panel")
+    items = check_items("curves", curves, mapping=True)
+    for name, curve in items:
+        if not isinstance(curve, tuple) or len(curve) != 3:
+            raise TypeError(f"curves must map each panel title to (Family, values, eps_c); got {name!r:.30}: "
+                            f"{curve!r:.60}")
+        check_type(curve[0], "curves", "Family")
+        if np.shape(check_real("curves", curve[1], allow_inf=True)) != \
+                np.shape(check_real("curves", curve[2], allow_inf=True)):      # eps_c = inf: survival at every eps
+            raise ValueError(f"curves: the values and eps_c of {name!r} must have one shape")
+    paper = check_real("paper", paper, low=0, scalar=True)
     fig, axes = new_figure(1, len(items), width=2.5, height=2.7, sharey=True)
     finite = [float(paper)] + [float(v) for _, (_, _, e) in items for v in np.ravel(e) if np.isfinite(v) and v > 0]
     top = 1.6 * max(finite)
@@ -180,9 +188,7 @@ def figure_feedback_maps(maps, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    maps = list(maps)
-    if not maps:
-        raise ValueError("maps must hold at least one perfpriv.feedback.FeedbackMap")
+    maps = check_items("maps", maps, "FeedbackMap")
     first = maps[0]
     sym = _level_text(first.mechanism)
     private = first.levels[np.arange(first.levels.size) != first.none]

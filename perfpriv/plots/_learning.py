@@ -11,7 +11,8 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from scipy import stats
 
-from ._common import new_figure, plain_log
+from .._validate import check_real
+from ._common import check_items, check_type, new_figure, plain_log
 
 __all__ = [
     "figure_ridge_sensitivity",
@@ -28,8 +29,7 @@ _C = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown
 
 
 def _check_type(obj, name, cls_name):
-    if type(obj).__name__ != cls_name:
-        raise TypeError(f"{name} must be a {cls_name} (from perfpriv); got {type(obj).__name__}")
+    return check_type(obj, name, cls_name)
 
 
 def figure_ridge_sensitivity(profile, *, title=None):
@@ -189,11 +189,7 @@ def figure_gd_utility(checks, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    checks = list(checks)
-    if not checks:
-        raise ValueError("checks must hold at least one UtilityCheck")
-    for c in checks:
-        _check_type(c, "checks[i]", "UtilityCheck")
+    checks = check_items("checks", checks, "UtilityCheck")
     fig, axes = new_figure(1, len(checks), width=4.3, height=3.3)
     for ax, c in zip(axes[0], checks):
         ax.errorbar(c.rho, c.simulated, yerr=1.96 * c.se, fmt="o", color=_C[0], ms=5, capsize=2,
@@ -231,6 +227,7 @@ def figure_individual_privacy(run, *, tau, title=None):
     matplotlib.figure.Figure
     """
     _check_type(run, "run", "GDRun")
+    tau = check_real("tau", tau, scalar=True)
     worst = float(np.sqrt(2 * run.rho))
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
@@ -270,11 +267,14 @@ def figure_transcript_checks(checks, labels, *, tau, title=None):
     -------
     matplotlib.figure.Figure
     """
-    checks, labels = list(checks), list(labels)
-    if not checks or len(checks) != len(labels):
-        raise ValueError("checks and labels must be non-empty and of the same length")
-    for c in checks:
-        _check_type(c, "checks[i]", "TranscriptCheck")
+    checks = check_items("checks", checks, "TranscriptCheck")
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__") or \
+            not all(isinstance(lab, str) for lab in labels):
+        raise TypeError(f"labels must be a sequence of strings (one per check); got {labels!r:.60}")
+    labels = list(labels)
+    if len(checks) != len(labels):
+        raise ValueError(f"checks and labels must be of the same length; got {len(checks)} and {len(labels)}")
+    tau = check_real("tau", tau, scalar=True)
     fig, axes = new_figure(1, len(checks), width=2.95, height=3.0)
     grid = np.linspace(-4, 4, 200)
     for ax, c, lab in zip(axes[0], checks, labels):

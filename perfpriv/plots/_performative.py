@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import new_figure
+from .._validate import check_flag, check_int, check_real
+from ._common import check_indices, check_items, check_type, new_figure
 
 __all__ = ["figure_retraining", "figure_level_response", "figure_fedavg_convergence", "figure_fedavg_factors",
            "figure_bilevel", "figure_participation"]
@@ -38,11 +39,8 @@ def _quiet_minor_y(ax):
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def _nonempty(name, value):
-    items = list(value.items())
-    if not items:
-        raise ValueError(f"{name} must be a non-empty dict {{label: result}}")
-    return items
+def _nonempty(name, value, cls_name=None):
+    return check_items(name, value, cls_name, mapping=True)
 
 
 def figure_retraining(paths, problem, *, title=None):
@@ -62,7 +60,8 @@ def figure_retraining(paths, problem, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    items = _nonempty("paths", paths)
+    items = _nonempty("paths", paths, "PerformativePath")
+    check_type(problem, "problem", "PerformativeProblem")
     if problem.p != 1:
         raise ValueError(f"problem must be one-dimensional (p = 1) for the right panel; got p = {problem.p}")
     fig, axes = new_figure(1, 2, width=4.3, height=3.2)
@@ -111,6 +110,8 @@ def figure_level_response(response, *, deployed=(), title=None):
     -------
     matplotlib.figure.Figure
     """
+    check_type(response, "response", "LevelResponse")
+    deployed = check_indices("deployed", deployed, np.size(response.levels))
     lv = response.levels
     if not np.all(np.isfinite(lv) & (lv > 0)):
         raise ValueError("response.levels must be positive and finite to be drawn on a log axis")
@@ -158,8 +159,9 @@ def figure_fedavg_convergence(moments, runs=None, *, rate_line=True, title=None)
     -------
     matplotlib.figure.Figure
     """
-    items = _nonempty("moments", moments)
-    runs = dict(runs or {})
+    items = _nonempty("moments", moments, "FedAvgMoments")
+    runs = {} if runs is None else dict(_nonempty("runs", runs, "FedAvgRun"))
+    rate_line = check_flag("rate_line", rate_line)
     fig, axes = new_figure(1, 1, width=5.6, height=3.6)
     ax = axes[0, 0]
     colors = {}
@@ -200,6 +202,15 @@ def figure_fedavg_factors(panels, *, title=None):
     matplotlib.figure.Figure
     """
     items = _nonempty("panels", panels)
+    for xlabel, panel in items:
+        if not isinstance(xlabel, str) or not isinstance(panel, tuple) or len(panel) != 2 or \
+                not isinstance(panel[1], dict) or not panel[1]:
+            raise TypeError(f"panels must map each x-label to a pair (x values, {{curve label: values}}); "
+                            f"got {xlabel!r:.30}: {panel!r:.60}")
+        x = np.atleast_1d(check_real("panels", panel[0]))
+        for y in panel[1].values():
+            if np.shape(check_real("panels", y)) != x.shape:
+                raise ValueError(f"panels: every curve of {xlabel!r} must have one value per x ({x.size})")
     fig, axes = new_figure(1, len(items), width=3.3, height=3.1)
     for p, (xlabel, (x, curves)) in enumerate(items):
         ax = axes[0, p]
@@ -235,7 +246,12 @@ def figure_bilevel(paths, problem, *, eps_c=np.linspace(0.0, 2.0, 61), eps_d=np.
     -------
     matplotlib.figure.Figure
     """
-    items = _nonempty("paths", paths)
+    items = _nonempty("paths", paths, "BilevelPath")
+    check_type(problem, "problem", "BilevelRegression")
+    eps_c, eps_d = (np.atleast_1d(check_real(n, v, low=0)) for n, v in (("eps_c", eps_c), ("eps_d", eps_d)))
+    for n, v in (("eps_c", eps_c), ("eps_d", eps_d)):
+        if v.ndim != 1 or v.size < 2:
+            raise ValueError(f"{n} must be a 1-D grid of at least two sensitivities; got shape {v.shape}")
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
     for k, (label, path) in enumerate(items):
@@ -291,17 +307,22 @@ def figure_participation(runs, *, show=None, paths_of=None, last=20, theory=True
     -------
     matplotlib.figure.Figure
     """
-    items = _nonempty("runs", runs)
+    items = _nonempty("runs", runs, "SimulationRun")
+    last = check_int("last", last, low=1)
+    theory = check_flag("theory", theory)
     if paths_of is None:
         paths_of = items[0][0]
-    if paths_of not in runs:
+    if not isinstance(paths_of, str) or paths_of not in runs:
         raise ValueError(f"paths_of must be one of the runs' labels {list(runs)}; got {paths_of!r}")
     first = runs[paths_of]
     drawn = False
     gam = np.atleast_1d(np.asarray(first.level, float))
     if first.population.ndim != 3 or gam.size < 2:
         raise ValueError("runs must hold simulations over a grid of at least two noise scales (shape (L, trials, T+1))")
-    show = list(np.linspace(0, gam.size - 1, 4).round().astype(int)) if show is None else list(show)
+    show = list(np.linspace(0, gam.size - 1, 4).round().astype(int)) if show is None else \
+        check_indices("show", show, gam.size)
+    if not show:
+        raise ValueError("show must hold at least one index of the noise grid")
     fig, axes = new_figure(1, 3, width=3.3, height=3.2)
     ax, bx, cx = axes[0]
     rounds = np.arange(first.T + 1)

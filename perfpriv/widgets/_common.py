@@ -20,6 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
+from .._validate import check_flag, check_int, check_real
 from ..plots import show
 from ._static import MAX_BYTES, StaticExplorer, grid, label_html
 
@@ -31,14 +32,37 @@ CONTROL_WIDTH = "19em"
 _DESCRIPTION_WIDTH = "6.5em"
 
 
+def _description(description):
+    if not isinstance(description, str):
+        raise TypeError(f"description must be a string (TeX between dollars allowed); got {description!r:.60}")
+    return description
+
+
 def _control(cls, description: str, **kwargs):
+    _description(description)
     return cls(description=label_html(description), description_allow_html=True,
                style={"description_width": _DESCRIPTION_WIDTH}, layout=widgets.Layout(width="auto"),
                **kwargs)
 
 
+def _range(value, low, high, *, check=check_real, positive=False):
+    """value, low, high checked: finite numbers (integers for ``check_int``), low < high, value in [low, high]."""
+    if check is check_int:
+        low, high = check_int("low", low), check_int("high", high)
+    else:
+        low = check_real("low", low, low=0 if positive else None, low_open=positive, scalar=True)
+        high = check_real("high", high, scalar=True)
+    if not low < high:
+        raise ValueError(f"high must be above low; got low={low!r}, high={high!r}")
+    value = check_int("value", value, low=low, high=high) if check is check_int else \
+        check_real("value", value, low=low, high=high, scalar=True)
+    return value, low, high
+
+
 def float_slider(description: str, value: float, low: float, high: float, step: float, **kwargs):
     """A linear slider that only fires when released (``description`` may hold TeX between dollars)."""
+    value, low, high = _range(value, low, high)
+    step = check_real("step", step, low=0, low_open=True, high=high - low, scalar=True)
     return _control(widgets.FloatSlider, description, value=value, min=low, max=high, step=step,
                     continuous_update=False, **kwargs)
 
@@ -47,18 +71,23 @@ def log_slider(description: str, value: float, low: float, high: float, **kwargs
     """A slider on a log scale (``low``/``high`` are values, not exponents)."""
     import math
 
+    value, low, high = _range(value, low, high, positive=True)
     return _control(widgets.FloatLogSlider, description, value=value, base=10, min=math.log10(low),
                     max=math.log10(high), step=0.05, continuous_update=False, readout_format=".3g", **kwargs)
 
 
 def int_slider(description: str, value: int, low: int, high: int, step: int = 1, **kwargs):
     """An integer slider that only fires when released."""
+    value, low, high = _range(value, low, high, check=check_int)
+    step = check_int("step", step, low=1, high=high - low)
     return _control(widgets.IntSlider, description, value=value, min=low, max=high, step=step,
                     continuous_update=False, **kwargs)
 
 
 def checkbox(description: str, value: bool = False, **kwargs):
     """A check box (``description`` may hold TeX between dollars)."""
+    _description(description)
+    value = check_flag("value", value)
     return widgets.Checkbox(value=value, description=label_html(description), description_allow_html=True,
                             indent=False, layout=widgets.Layout(width="auto"), **kwargs)
 

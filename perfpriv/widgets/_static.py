@@ -48,6 +48,8 @@ def label_html(text: str) -> str:
     >>> label_html("initial $N_0$")
     'initial <i>N</i>₀'
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string; got {text!r:.60}")
     parts = re.split(r"\$([^$]*)\$", text)
     return "".join(html(part, unicode_scripts=True) if k % 2 else _html.escape(part) for k, part in enumerate(parts))
 

@@ -1,0 +1,540 @@
+"""The fuzzer of ``test_fuzz.py`` over the learning, performative, feedback, plotting and widget layers (issue 16).
+
+Every public function (and every class a user constructs) of
+:mod:`perfpriv.regression`, :mod:`perfpriv.gradient` (both on
+``perfpriv._learning``), :mod:`perfpriv.performative` (all its public
+submodules), :mod:`perfpriv.feedback`, :mod:`perfpriv.plots` and
+:mod:`perfpriv.widgets` has one typical call in the table below (a test checks
+that the table is complete). Each argument in turn is replaced by a typical,
+boundary or invalid value of ``test_fuzz``'s pools, and the call must return
+with no warning and no NaN, or raise a one-line ``ValueError``/``TypeError``
+naming a parameter (``test_fuzz._call_or_clear_error``, with its 60 s hang
+guard). Figures are closed after every call (Agg backend, from conftest), and
+figure sizes no page can show must be refused.
+
+Every size stays small (at most 100 records, T <= 5, trials <= 2, grids of at
+most 3 values) so that the whole file runs in well under 90 s.
+"""
+
+import inspect
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error  # noqa: E402
+
+from perfpriv import behaviour, bernoulli, feedback, gradient, performative, plots, regression, widgets  # noqa: E402
+from perfpriv.performative import bilevel, federated, participation, prediction, stateful  # noqa: E402
+
+MODULES = (regression, gradient, performative, prediction, federated, bilevel, stateful, participation, feedback,
+           plots, widgets)
+
+# ------------------------------------------------------------------ small typical inputs
+
+_rng = np.random.default_rng(0)
+X2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+Y2 = [1.0, 0.0, 2.0]
+XL = _rng.standard_normal((12, 3)).round(3).tolist()          # a small logistic data set
+YL = [1.0 if row[0] > 0 else -1.0 for row in XL]
+XR, YR, _ = regression.sample_data(20, d=3, x_bound=5.0, y_bound=5.0, seed=1)
+PAPER = feedback.family("paper")
+MEMORY = feedback.family("memory", 3)
+SQUARED = prediction.PerformativeProblem.squared(m=1.0, A=0.5)
+CLIENTS = federated.GaussianClients.example(N=4, m_mean=1.0, eps_mean=0.5, m_sd=0.5)
+BILEVEL = bilevel.BilevelRegression.synthetic(M=2, n=5, d=2, seed=0)
+RIDGE = regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50, table_datasets=2)
+PGD = gradient.PrivateGD(1.0, tau=0.02, d=3, steps=3, table_records=50, table_runs=2)
+PGD_OPTIONS = dict(d=3, steps=3, table_records=50, table_runs=2)          # PrivateGD's further arguments
+
+TYP = {
+ # --- regression (and perfpriv._learning)
+ (regression, "sample_data"): dict(n=20, d=3, x_bound=2.0, y_bound=3.0, noise_sd=1.0, theta=None, seed=0),
+ (regression, "ridge_fit"): dict(X=X2, y=Y2, lam=0.5),
+ (regression, "leave_one_out"): dict(X=X2, y=Y2, lam=0.1, keep_penalty=False),
+ (regression, "ridge_sensitivity"): dict(n=100, lam=0.05, x_bound=5.0, y_bound=5.0),
+ (regression, "removal_sensitivity"): dict(n=100, lam=0.05, x_bound=5.0, y_bound=5.0),
+ (regression, "worst_case_dataset"): dict(n=100, lam=0.05, x_bound=5.0, y_bound=5.0, grid=3),
+ (regression, "sensitivity_profile"): dict(ns=[10], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, noise_sd=1.0,
+                                           records=10, seed=0),
+ (regression, "gamma_from_rho"): dict(rho=0.5),
+ (regression, "rho_from_gamma"): dict(gamma=0.1),
+ (regression, "noise_std"): dict(n=100, gamma=0.01, noise="calibrated", lam=0.05, x_bound=5.0, y_bound=5.0),
+ (regression, "achieved_rho"): dict(gamma=1.0, n=100, noise="sqrt_n", lam=1e-5, x_bound=10.0, y_bound=10.0),
+ (regression, "release"): dict(X=XR, y=YR, gamma=0.01, lam=0.05, x_bound=5.0, y_bound=5.0, noise="calibrated",
+                               rng=2),
+ (regression, "membership_llr"): dict(shifts=[[1.0, 0.0]], eta=[0.5, 0.0], sigma=1.0, statistic="paper", kappa=None),
+ (regression, "leak_probability"): dict(shift_norm=0.5, sigma=0.25, tau=0.5, statistic="paper", kappa=None, d=None),
+ (regression, "ols_excess_risk"): dict(n=50, d=3, noise_sd=1.0),
+ (regression, "RidgeRelease"): dict(gamma=0.01, tau=0.02, d=3, x_bound=None, y_bound=None, lam=None, noise=None,
+                                    statistic=None, error=None, loo=None, noise_sd=1.0, theta=None, test_size=20,
+                                    table_records=50, table_datasets=2, table_seed=0),
+ (regression, "simulate"): dict(gamma=0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2, d=3, conventions="paper",
+                                seed=0, mechanism=None),
+ (regression, "simulate_agents"): dict(gamma=0.01, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2,
+                                       conventions="paper", seed=0, mechanism=None),
+ (regression, "optimal_gamma_map"): dict(qs=[0.2], rs=[0.5], gammas=[0.003, 0.03], tau=0.02, T=2, n0=20,
+                                         trials=0, d=3, conventions="paper", seed=None, mechanism=None, cap=20000),
+ (regression, "published_privacy"): dict(gammas=[1.0], tau=0.02, n=50, d=3, y_bound=10.0, records=20, seed=0),
+ (regression, "one_round_check"): dict(mechanism=RIDGE, ns=[50], trials=2, seed=0, conventions="paper"),
+ # --- gradient
+ (gradient, "per_example_gradients"): dict(theta=[0.0, 0.0], X=[[2.0, 0.0]], y=[1.0], loss="logistic"),
+ (gradient, "zcdp_cost"): dict(steps=100, clip=1.0, sigma=10.0),
+ (gradient, "sigma_for_rho"): dict(rho=0.5, steps=100, clip=1.0),
+ (gradient, "objective"): dict(theta=[0.0, 0.0], X=[[1.0, 0.0], [0.0, 1.0]], y=[1.0, -1.0], loss="logistic", lam=1.0),
+ (gradient, "minimize_objective"): dict(X=[[1.0, 0.0], [0.0, 1.0]], y=[1.0, 2.0], loss="squared", lam=1.0,
+                                        radius=None),
+ (gradient, "utility_bound"): dict(n=100, lipschitz=1.0, lam=1.0, radius=1.0, d=5, rho=1.0, steps=100,
+                                   strong_convexity=None),
+ (gradient, "quadratic_expected_excess"): dict(X=X2, y=Y2, lam=1.0, sigma=0.5, steps=3, schedule="constant",
+                                               step_size=0.5, strong_convexity=None, theta0=None),
+ (gradient, "gdp_leak_probability"): dict(mu=2.0, tau=0.5),
+ (gradient, "noisy_gd"): dict(X=XL, y=YL, loss="logistic", lam=1.0, clip=1.0, steps=5, sigma=None, rho=1.0,
+                              schedule="constant", step_size=0.02, radius=None, strong_convexity=None, theta0=None,
+                              seed=1),
+ (gradient, "simulate_transcripts"): dict(X=XL, y=YL, index=0, runs=4, loss="logistic", lam=1.0, clip=0.05, steps=3,
+                                          rho=1.0, schedule="constant", step_size=None, radius=None,
+                                          strong_convexity=None, seed=0),
+ (gradient, "PrivateGD"): dict(rho=1.0, tau=0.02, d=3, loss="logistic", lam=1.0, clip=2.0, steps=3, step_size=2.0,
+                               x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=50, table_runs=2,
+                               table_seed=0),
+ (gradient, "simulate"): dict(rho=1.0, tau=0.02, q=0.5, r=0.3, T=3, n0=50, trials=2, conventions="paper", seed=0,
+                              mechanism=PGD_OPTIONS),
+ (gradient, "simulate_agents"): dict(rho=1.0, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0,
+                                     mechanism=PGD_OPTIONS, cap=20000, floor=1),
+ (gradient, "utility_check"): dict(rhos=[1.0, 100.0], loss="squared", n=20, d=3, lam=1.0, x_bound=2.0, noise_sd=0.5,
+                                   steps=5, runs=2, radius=None, seed=0),
+ (gradient, "long_run_utility"): dict(rhos=[0.1, 1.0, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=3, n0=50,
+                                      trials=0, cap=200, seed=None, mechanism=PGD_OPTIONS),
+ (gradient, "one_round_check"): dict(mechanism=PGD, ns=[50], trials=2, seed=0, conventions="paper"),
+ # --- performative
+ (prediction, "PerformativeProblem"): dict(H=[[1.0]], B=[[1.0]], C=[[1.0]], m=[1.0], A=[[0.5]], Sigma=[[1.0]]),
+ (prediction, "repeated_risk_minimization"): dict(problem=SQUARED, theta0=[0.0], T=3, samples=None, trials=1,
+                                                  seed=None),
+ (prediction, "repeated_gradient_descent"): dict(problem=SQUARED, theta0=[0.0], T=2, step=1.0, samples=10, trials=2,
+                                                 seed=0),
+ (federated, "GaussianClients"): dict(m=[1.0, 3.0], eps=[0.5, 0.5], p=[0.5, 0.5], sigma=1.0),
+ (federated, "StepRule"): dict(beta=2.0, offset=4.0, kind="decaying"),
+ (federated, "stable_point"): dict(m=[1.0, 3.0], eps=[0.5, 0.5], p=None),
+ (federated, "average_sensitivity"): dict(eps=[0.5, 1.5], p=[0.75, 0.25]),
+ (federated, "p_fedavg"): dict(clients=CLIENTS, T=5, E=2, scheme="full", K=None, steps=None, theta0=0.0, batch=1,
+                               scaled=False, trials=2, seed=1),
+ (federated, "expected_distance"): dict(clients=CLIENTS, T=2, E=1, scheme="full", K=None, steps=1.0, theta0=0.0,
+                                        batch=1, scaled=False),
+ (bilevel, "BilevelRegression"): dict(A=BILEVEL.A.tolist(), b=BILEVEL.b.tolist(), C=BILEVEL.C.tolist(),
+                                      dd=BILEVEL.dd.tolist(), eps_c=0.5, eps_d=0.5, lam_x=1e-3, lam_y=1e-3, p=None),
+ (bilevel, "fbi_rrm"): dict(problem=BILEVEL, x0=None, rounds=5),
+ (stateful, "level_response"): dict(mechanism=bernoulli.RandomizedResponse([0.3, 1.0, 3.0]),
+                                    behaviour=behaviour.Memoryless(q=0.3, r=0.6), T=5, n0=100, cap=20000, floor=1,
+                                    conventions="paper"),
+ (participation, "StatefulMechanism"): dict(),
+ (participation, "PrivateFederatedRound"): dict(gamma=1.0, tau=0.5, R=20.0, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.0,
+                                                sigma=1.0, E=1, step=0.5, batch=1, theta0=0.0, d=1, statistic=None),
+ (participation, "simulate_participation"): dict(gamma=[0.5, 2.0], tau=0.5, R=20.0, q=0.5, r=0.2, T=3, n0=20,
+                                                 trials=2, conventions="paper", seed=0),
+ (participation, "simulate_participation_agents"): dict(gamma=1.0, tau=0.5, R=20.0, q=0.5, r=0.2, T=3, n0=5,
+                                                        trials=2, conventions="paper", seed=0),
+ # --- feedback
+ (feedback, "Family"): dict(name="memory", parameter=3, rule="leak"),
+ (feedback, "family"): dict(name="memory", parameter=3, rule="leak"),
+ (feedback, "two_classes"): dict(q=0.3, spread=0.5),
+ (feedback, "critical_epsilon"): dict(users=MEMORY, q=0.3, r=0.6),
+ (feedback, "critical_gamma"): dict(users=PAPER, q=0.3, r=0.6, tau=0.02, n=20, d=2, R=10.0, statistic="paper",
+                                    bracket=(1e-4, 1e4)),
+ (feedback, "threshold_table"): dict(users=MEMORY, q=[0.3], r=[0.6], gaussian_users=None, tau=0.02, n=20, d=2,
+                                     R=10.0, statistic="paper"),
+ (feedback, "trajectories"): dict(users=feedback.family("contagion", 1.0), levels=[0.5], q=0.2, r=0.6, T=3, n0=20,
+                                  trials=2, mechanism="bernoulli", tau=0.02, d=3, R=10.0, cap=None, floor=0, seed=1),
+ (feedback, "epsilon_map"): dict(users=MEMORY, qs=[0.3], rs=[0.6], epsilons=[0.5, 2.0], T=5, n0=50, trials=2,
+                                 mu=(0.5, 1.0), cap=200, z=3.0, seed=0, n_jobs=None),
+ (feedback, "gamma_map"): dict(users=MEMORY, qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], tau=0.02, T=2, n0=20, trials=2,
+                               d=2, R=10.0, cap=200, z=3.0, seed=0, n_jobs=None),
+ (feedback, "threshold_curve"): dict(name="contagion", values=[0.0, 1.0, 2.0], q=0.2, r=0.6, rule="leak"),
+ (feedback, "compare_gaussian"): dict(users=MEMORY, q=0.3, r=0.6, tau=0.02, T=2, n0=20, d=2, R=10.0, trials=2,
+                                      cap=200, gammas=[1.0, 3.0], seed=0),
+}
+_MAPS = [feedback.epsilon_map(**dict(TYP[(feedback, "epsilon_map")], users=u)) for u in (PAPER, MEMORY)]
+_GMAPS = [feedback.gamma_map(**dict(TYP[(feedback, "gamma_map")], users=u)) for u in (PAPER, MEMORY)]
+#: summary's typical call; it is not in TYP: its ratios are NaN where no cell has a finite optimum (see below)
+SUMMARY = dict(bernoulli_maps=_MAPS, gaussian_maps=_GMAPS)
+
+#: Frozen result dataclasses that the library builds and users never construct (nothing to fuzz).
+EXEMPT = {
+    (regression, "WorstCase"), (regression, "SensitivityProfile"), (regression, "GammaStarMap"),
+    (regression, "PublishedPrivacy"), (regression, "OneRoundCheck"),
+    (gradient, "GDRun"), (gradient, "TranscriptCheck"), (gradient, "UtilityCheck"), (gradient, "LongRunUtility"),
+    (gradient, "OneRoundCheck"),
+    (feedback, "ThresholdTable"), (feedback, "Trajectories"), (feedback, "FeedbackMap"), (feedback, "Summary"),
+    (feedback, "GaussianComparison"),
+    (prediction, "PerformativePath"), (federated, "FedAvgRun"), (federated, "FedAvgMoments"),
+    (bilevel, "BilevelPath"), (stateful, "LevelResponse"),
+}
+
+SIZES = {"n", "n0", "T", "trials", "d", "grid", "records", "steps", "runs", "test_size", "table_records",
+         "table_datasets", "table_runs", "rounds", "samples", "E", "K", "batch", "index", "nrows", "ncols", "bins",
+         "last", "k", "N", "M", "columns", "max_bytes", "colors"}
+
+
+#: The largest value of a size in the pool: at most 100 records, but short horizons and few trials
+#: (a 100-round agent simulation takes minutes) -- the file's time budget.
+SIZE_CAP = {"T": 5, "trials": 2, "runs": 2, "d": 12, "table_datasets": 2, "table_runs": 2, "rounds": 5, "E": 5,
+            "samples": 20, "grid": 3, "steps": 20}
+
+
+def _size_pool(param):
+    cap = SIZE_CAP.get(param)
+    return SIZE_POOL if cap is None else [v for v in SIZE_POOL if v != 100] + [cap]
+
+
+def _public(mod):
+    return {n for n in mod.__all__ if inspect.isfunction(getattr(mod, n)) or inspect.isclass(getattr(mod, n))}
+
+
+def _call(func, kwargs, param):
+    try:
+        return _call_or_clear_error(func, kwargs, param)
+    finally:
+        plt.close("all")
+
+
+# ------------------------------------------------------------------ plots and widgets
+# Figures are sampled, not swept: one figure costs 0.1-1 s to draw, so the whole pool over every argument
+# of every figure would take minutes. The typical calls (all drawn by the completeness test) use the
+# smallest results their chapters' functions give.
+
+from matplotlib.figure import Figure  # noqa: E402
+
+from perfpriv import experiments, gaussian, optimize  # noqa: E402
+
+
+def _figure():
+    fig = Figure(figsize=(4.2, 3.2))
+    ax = fig.add_subplot()
+    ax.plot([1.0, 2.0], [1.0, 3.0])
+    return fig
+
+
+FIG = _figure()
+AX = FIG.axes[0]
+_G = gaussian.simulate(1.0, tau=0.05, q=0.5, r=0.2, T=3, n0=20, d=3, R=10.0, trials=2, seed=0)
+_TRAJ = feedback.trajectories(MEMORY, [0.3, np.inf], q=0.3, r=0.6, T=3, n0=20, trials=2, seed=4)
+_EMAP = _MAPS
+_SQ_PATH = prediction.repeated_risk_minimization(SQUARED, [0.0], T=3)
+_MOMENTS = federated.expected_distance(CLIENTS, T=5, E=1)
+_RUN = federated.p_fedavg(CLIENTS, T=5, E=1, trials=2, seed=3)
+_BIL = bilevel.BilevelRegression.synthetic(M=2, n=5, d=2, eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)
+_PART = participation.simulate_participation([0.5, 2.0], tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20, cap=60,
+                                             trials=2, seed=1)
+_LEVELS = stateful.level_response(gaussian.GaussianMean([0.1, 1.0, 10.0], tau=0.02, d=3, R=10.0),
+                                  behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50)
+_GD = gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=1)
+_TRANSCRIPTS = [gradient.simulate_transcripts(XL, YL, index=0, runs=4, clip=c, step_size=0.1, seed=2,
+                                              loss="logistic", lam=1.0, steps=3, rho=0.1) for c in (0.05, 2.0)]
+_SCHED = optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, starts="constant", polish=0)
+_CMP = experiments.compare_schedules({"constant": np.full(3, 0.7), "no privacy": np.full(3, 1e-3)}, q=0.5, r=0.4,
+                                     tau=0.02, n0=20, d=3, R=10.0, trials=2, seed=7)
+
+
+class _GainMap:
+    """The fields of an experiments.GainMap that the figure reads (a real one costs seconds)."""
+    qs = np.array([0.1, 0.5])
+    rs = np.array([0.2, 0.6])
+    gain = np.array([[0.0, 0.1], [0.2, 0.4]])
+    T, tau = 3, 0.02
+
+
+def _draw(**values):
+    return _figure()
+
+
+PLOT_TYP = {
+ (plots, "new_figure"): dict(nrows=1, ncols=2, width=4.2, height=3.2),
+ (plots, "show"): dict(fig=FIG, check_layout=False),
+ (plots, "style"): dict(),
+ (plots, "png_bytes"): dict(fig=FIG, density=1, colors=16),
+ (plots, "display_width"): dict(fig=FIG),
+ (plots, "layout_problems"): dict(fig=FIG, tolerance=1.0),
+ (plots, "plain_log"): dict(ax=AX, x=True, y=False),
+ (plots, "math"): dict(expr=r"\gamma"),
+ (plots, "number"): dict(value=2.5e-7, fmt=".3g"),
+ (plots, "assign"): dict(name="n0", value=400, fmt=".3g"),
+ (plots, "params"): dict(fmt=".3g", q=0.3, r=0.6),
+ (plots, "html"): dict(expr=r"\gamma_c", unicode_scripts=False),
+ (plots, "figure1"): dict(results=None, settings=((0.6, 0.3),), scale="book", T=3, n0=20, trials=2, window=2,
+                          epsilons=[1.0, np.inf], cap=200, mu=(0.0, 1.0), conventions="paper", seed=0),
+ (plots, "figure2"): dict(result=None, scale="book", T=3, n0=20, trials=2, grid=[0.2, 0.8], epsilons=[0.5, np.inf],
+                          mu=None, conventions="paper", seed=0, thresholds=True),
+ (plots, "figure6"): dict(results=None, settings=((0.6, 0.3),), scale="book", T=3, n0=20, trials=2, window=2,
+                          epsilons=[1.0, np.inf], cap=200, mu=(0.0, 1.0), conventions="paper", seed=0),
+ (plots, "figure7"): dict(result=None, scale="book", T=3, n0=20, trials=2, grid=[0.2, 0.8], epsilons=[0.5, np.inf],
+                          mu=None, conventions="paper", seed=0, thresholds=True),
+ (plots, "growth_factor_figure"): dict(settings=((0.6, 0.3),), models=("leak",), epsilon_range=(0.01, 20.0)),
+ (plots, "final_error_figure"): dict(settings=((0.3, 0.6),), model="leak", scale="book", T=3, n0=20, trials=2,
+                                     epsilons=[1.0, np.inf], cap=200, mu=(0.0, 1.0), conventions="paper", seed=0,
+                                     results=None),
+ (plots, "epsilon_star_map"): dict(result=optimize.optimal_epsilon(q=[0.2, 0.8], r=[0.5], epsilons=[0.5, np.inf],
+                                                                   T=3, n0=20, trials=2, seed=0, progress=False),
+                                   q=[0.2, 0.8], r=[0.5], ax=None, model="leak", thresholds=True, colorbar=True,
+                                   title=None),
+ (plots, "clipping_figure"): dict(Z=_rng.normal(0, 2, (20, 2)).tolist(), R=2.0),
+ (plots, "algorithm1_runs"): dict(gammas=(0.5, 2.0), tau=0.05, q=0.5, r=0.2, T=3, n0=20, d=3, R=10.0, trials=2,
+                                  cap=None, statistic=None, conventions="paper", scale="book", seed=0),
+ (plots, "population_error"): dict(run=_G, gamma=1.0, d=3, Sigma=None, title=None, fig_axes=None, color="C0",
+                                   label=None, trial_lines=True, level=None),
+ (plots, "llr_histogram"): dict(samples=_rng.normal(0.5, 1, (50, 2)), s=[2.0, 3.0], n=100, gamma=1.0, labels=None,
+                                bins=10),
+ (plots, "tail_bounds_figure"): dict(s=3.0, n=100, gamma=1.0, taus=None, alphas=(2.0,), samples=None),
+ (plots, "figure3a"): dict(n=100, gammas=[0.5, 5.0], taus=[0.05, 0.5], rounds=2, d=3, R=10.0, statistic=None,
+                           conventions="paper", scale="book", seed=0, simulated=None),
+ (plots, "roc_figure"): dict(mus=[0.5, 1.0], empirical=None, labels=None, fpr=None),
+ (plots, "outlier_figure"): dict(s=_rng.gamma(3, 1, 50), leaked=_rng.random(50) < 0.3, n=100, gamma=1.0, tau=0.3,
+                                 bins=5, statistic="paper", d=None),
+ (plots, "statistic_figure"): dict(gammas=[0.3, 1.0, 10.0], n=100, tau=0.02, d=3, R=10.0, populations=None,
+                                   run_gamma=None, q=None, r=None),
+ (plots, "exact_floor_figure"): dict(check=None, ns=(20, 100), tau=0.02, d=3, R=10.0, gammas=[0.5, 5.0],
+                                     taus=(0.02,)),
+ (plots, "conventions_figure"): dict(runs={"paper": _G}, gamma=1.0, d=3, Sigma=None, title=None, level=None),
+ (plots, "llr_law_figure"): dict(s=3.5, n=100, gamma=1.0, tau=0.3, taus=None),
+ (plots, "figure3bc"): dict(small=(0.11, 0.52), large=(0.45, 0.11), taus=(0.02,), gammas=[0.5, 5.0], n0=20,
+                            T=(1, 1), trials=2, d=3, R=10.0, cap=200, ratio="first", statistic=None,
+                            conventions="paper", seed=0, curves=None),
+ (plots, "figure_theorem3"): dict(checks=[experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(2, 20),
+                                                                     trials=2)] * 3),
+ (plots, "figure_leak_dispersion"): dict(results=[experiments.leak_dispersion(2.0, tau=0.02, n=20, trials=3)] * 2),
+ (plots, "figure_mean_field"): dict(gamma=2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, d=3, R=10.0, cap=200, trials=2,
+                                    statistic=None, conventions="paper", seed=0, sizes=[10, 100], paths=None),
+ (plots, "figure_horizon"): dict(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 5.0], T=3, n0=50, d=3, R=10.0, cap=200,
+                                 trials=2, collapse="floor", statistic=None, conventions="paper", seed=0,
+                                 empirical=False, curves=None),
+ (plots, "figure_gamma_star"): dict(maps=[experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02,
+                                                                     empirical=False)], q_line=None, theory="bound"),
+ (plots, "figure4"): dict(taus=(0.02,), gammas=[0.5, 5.0], n0=20, trials=2, d=3, cap=200),
+ (plots, "figure5"): dict(taus=(0.02,), gammas=[0.5, 5.0], n0=20, trials=2, d=3, cap=200),
+ (plots, "finish_horizon_axes"): dict(ax=AX, gamma_c=2.0, q=0.3, r=0.6, tau=0.02, T=3, n0=50),
+ (plots, "figure_schedules"): dict(results={"optimal": _SCHED}, title="test"),
+ (plots, "figure_schedule_comparison"): dict(comparison=_CMP, title="test", z=1.96, exclude=("no privacy",)),
+ (plots, "figure_gain_map"): dict(maps=[_GainMap()], titles=None),
+ (plots, "figure_effective_q"): dict(trajectories=[_TRAJ], title=None),
+ (plots, "figure_feedback_paths"): dict(trajectories=_TRAJ, title=None, z=2.0),
+ (plots, "figure_thresholds"): dict(curves={"memory": (MEMORY, [1, 2, 3], feedback.threshold_curve(
+     "memory", [1, 2, 3], q=0.3, r=0.6))}, paper=bernoulli.critical_epsilon(q=0.3, r=0.6), title=None),
+ (plots, "figure_feedback_maps"): dict(maps=_EMAP, title="maps"),
+ (plots, "family_label"): dict(family=MEMORY),
+ (plots, "figure_ridge_sensitivity"): dict(profile=regression.sensitivity_profile(
+     [10, 50], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=20, seed=1), title=None),
+ (plots, "figure_one_round"): dict(check=regression.one_round_check(RIDGE, [16, 32], trials=2, seed=2),
+                                   symbol=r"\gamma", title=None),
+ (plots, "figure_gamma_star_map"): dict(result=regression.optimal_gamma_map(
+     [0.2, 0.6], [0.6], [0.001, 0.01], tau=0.02, T=2, n0=20, trials=2, d=2, seed=3, cap=200), title=None),
+ (plots, "figure_published_privacy"): dict(result=regression.published_privacy(
+     [0.2, 20.0], tau=0.02, n=50, d=2, records=20, seed=4), title=None),
+ (plots, "figure_gd_utility"): dict(checks=[gradient.utility_check([2.0, 20.0], loss="squared", n=20, d=2, steps=3,
+                                                                   runs=2, seed=5)], title=None),
+ (plots, "figure_individual_privacy"): dict(run=_GD, tau=0.02, title=None),
+ (plots, "figure_transcript_checks"): dict(checks=_TRANSCRIPTS, labels=["clipped", "driven"], tau=0.02, title=None),
+ (plots, "figure_long_run_utility"): dict(result=gradient.long_run_utility(
+     [0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=20, trials=2, cap=200, seed=6,
+     mechanism=PGD_OPTIONS), title=None),
+ (plots, "figure_retraining"): dict(paths={"RRM": _SQ_PATH}, problem=SQUARED, title=None),
+ (plots, "figure_level_response"): dict(response=_LEVELS, deployed=[1], title=None),
+ (plots, "figure_fedavg_convergence"): dict(moments={"full": _MOMENTS}, runs={"full": _RUN}, rate_line=True,
+                                            title=None),
+ (plots, "figure_fedavg_factors"): dict(panels={"spread": ([0, 2], {"data": [1.0, 2.0]})}, title=None),
+ (plots, "figure_bilevel"): dict(paths={"mixed": bilevel.fbi_rrm(_BIL, rounds=5)}, problem=_BIL,
+                                 eps_c=np.linspace(0, 2, 3), eps_d=np.linspace(0, 6, 3), title=None),
+ (plots, "figure_participation"): dict(runs={"run": _PART}, show=None, paths_of=None, last=2, theory=True,
+                                       title=None),
+ (widgets, "Explorer"): dict(title="t", controls={"q": widgets.float_slider("q", 0.3, 0.0, 1.0, 0.1)}, draw=_draw,
+                             columns=3, source=None, static_grid=None),
+ (widgets, "StaticExplorer"): dict(title="t", controls={"q": widgets.grid("q", [0.3, 0.6])}, draw=_draw, fixed=None,
+                                   fixed_labels=None, fixed_labels_html=False, source=None, max_bytes=10**6,
+                                   colors=16),
+ (widgets, "Grid"): dict(label="q", values=(0.3, 0.6), default=0, fmt=".3g", html=False),
+ (widgets, "grid"): dict(label="q", values=[0.3, 0.6], default=None, fmt=".3g", html=False),
+ (widgets, "checkbox"): dict(description="no privacy", value=False),
+ (widgets, "float_slider"): dict(description="q", value=0.3, low=0.0, high=1.0, step=0.1),
+ (widgets, "int_slider"): dict(description="T", value=3, low=1, high=5, step=1),
+ (widgets, "label_html"): dict(text=r"budget $\varepsilon$"),
+ (widgets, "log_slider"): dict(description="gamma", value=1.0, low=0.1, high=10.0),
+ (widgets, "bernoulli_explorer"): dict(model="leak", epsilon=None, q=None, r=None, T=3, n0=20, trials=2, seed=0),
+ (widgets, "bernoulli_draw"): dict(epsilon=1.0, no_privacy=False, q=0.3, r=0.6, T=3, n0=20, trials=2, model="leak",
+                                   seed=0, window=2),
+ (widgets, "mia_explorer"): dict(gamma=2.0, tau=0.05, d=3, R=10.0, n0=20, q=0.5, r=0.2, T=3, trials=2, cap=200,
+                                 statistic=None, seed=0),
+ (widgets, "mia_draw"): dict(gamma=2.0, tau=0.05, d=3, R=10.0, n0=20, q=0.5, r=0.2, T=3, trials=2, cap=200,
+                             statistic=None, seed=0),
+ (widgets, "llr_explorer"): dict(gamma=1.0, n=100, tau=0.3, s=3.5),
+ (widgets, "survival_explorer"): dict(),
+ (widgets, "horizon_explorer"): dict(),
+ (widgets, "draw_survival"): dict(gamma=3.0, tau=0.02, q=0.3, r=0.6, n0=50, T=3, d=3, R=10.0, cap=200),
+ (widgets, "draw_horizon"): dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, cap=200),
+ (widgets, "schedule_explorer"): dict(),
+ (widgets, "draw_schedule"): dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, cap=200),
+ (widgets, "feedback_explorer"): dict(),
+ (widgets, "draw_feedback"): dict(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1.0, q=0.3, r=0.6,
+                                  tau=0.02, T=3, n0=20, d=3, R=10.0, trials=2, cap=200, seed=0),
+ (widgets, "learning_explorer"): dict(),
+ (widgets, "draw_learning"): dict(q=0.5, r=0.5, gamma=0.0056, T=3, tau=0.02, n0=20, cap=200),
+ (widgets, "participation_explorer"): dict(),
+ (widgets, "draw_participation"): dict(gamma=0.6, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, tau=0.3, R=10.0, m=2.0,
+                                       m_sd=1.0, step=0.5, T=3, n0=20, cap=60, trials=2, seed=1),
+}
+
+
+#: Plot and widget functions whose arguments are checked up front (issue 16, second pass): the chapters'
+#: figures of the learning, performative and feedback layers, and the shared helpers and controls.
+CHECKED = {
+    "new_figure", "show", "style", "png_bytes", "display_width", "layout_problems", "plain_log", "math", "number",
+    "assign", "params", "html", "family_label", "figure_effective_q", "figure_feedback_paths", "figure_thresholds",
+    "figure_feedback_maps", "figure_ridge_sensitivity", "figure_one_round", "figure_gamma_star_map",
+    "figure_published_privacy", "figure_gd_utility", "figure_individual_privacy", "figure_transcript_checks",
+    "figure_long_run_utility", "figure_retraining", "figure_level_response", "figure_fedavg_convergence",
+    "figure_fedavg_factors", "figure_bilevel", "figure_participation", "checkbox", "float_slider", "int_slider",
+    "log_slider", "label_html",
+}
+#: Cheap enough to sweep exhaustively (no figure drawn).
+HELPERS = {"new_figure", "style", "display_width", "plain_log", "math", "number", "assign", "params", "html",
+           "family_label", "checkbox", "float_slider", "int_slider", "log_slider", "label_html"}
+#: Left for a next pass (the fuzzer finds arguments they do not check: AttributeError, IndexError, numpy's
+#: messages, overflow warnings): the figures of the model layers and the explorers (see the report of issue 16).
+UNCHECKED = {name for _, name in PLOT_TYP} - CHECKED
+
+#: (function, parameter) -> why it still fails: the cause is known and reported, the fix is not done yet.
+#: Strict: a case that starts to pass must leave this table.
+_MC = ("overflow of an extreme but valid bound or noise scale inside the simulated path (records, fits, noise "
+       "draws of a round), not a closed form: needs the log-space treatment of the closed forms, or a stated range")
+_GD = "the iteration diverges (a step or penalty far beyond the stable range): needs a stated stability rule"
+KNOWN = {
+    ("worst_case_dataset", "x_bound"): _MC, ("worst_case_dataset", "y_bound"): _MC,
+    ("sensitivity_profile", "x_bound"): _MC, ("sensitivity_profile", "y_bound"): _MC,
+    ("membership_llr", "sigma"): "leakage.llr_coefficients overflows at sigma = 1e+-300 (the model layer's formula)",
+    ("simulate", "gamma"): _MC, ("simulate_agents", "gamma"): _MC, ("optimal_gamma_map", "gammas"): _MC,
+    ("published_privacy", "gammas"): _MC, ("published_privacy", "y_bound"): _MC,
+    ("quadratic_expected_excess", "lam"): _GD, ("quadratic_expected_excess", "step_size"): _GD,
+    ("quadratic_expected_excess", "sigma"): "sigma**2 of a Python float overflows at sigma = 1e300",
+    ("noisy_gd", "lam"): _GD, ("noisy_gd", "step_size"): _GD, ("simulate_transcripts", "step_size"): _GD,
+    ("noisy_gd", "clip"): "clip = 1e+-300: the per-record mu is 0/0 or overflows (clip**2)",
+    ("simulate_agents", "rho"): "rho = 1e-300: math.exp overflows in the agents' noise scale",
+    ("utility_check", "rhos"): _MC, ("utility_check", "x_bound"): _MC, ("utility_check", "noise_sd"): _MC,
+    ("expected_distance", "theta0"): "theta0 = 1e300: its square overflows in the exact moments",
+    ("epsilon_map", "epsilons"): "epsilon = 1e-300: the randomized response's error is inf - inf in optimize",
+}
+
+
+def _cases(table, names=None):
+    return [(mod, name, p) for (mod, name), kw in table.items() if names is None or name in names for p in kw]
+
+
+CASES = _cases(TYP) + _cases(PLOT_TYP, HELPERS)
+FIGURE_CASES = _cases(PLOT_TYP, CHECKED - HELPERS)
+
+
+#: Values left out of a few sweeps for the time budget, with what the fuzzer measured:
+_INVALID_AND_HUGE = [v for v in POOL if not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                             and 0 < v < 1e300)]
+POOL_OF = {
+    # a small clipping radius makes the gamma search of a map ~10x slower (4 s a call at R <= 2, 0.4 s at R = 10)
+    ("gamma_map", "R"): _INVALID_AND_HUGE, ("threshold_table", "R"): _INVALID_AND_HUGE,
+    # workers (n_jobs = 2, or -1: every core) cost seconds to start; 1 and None run the same code in this process
+    ("epsilon_map", "n_jobs"): [0, 1, 1.5, True, None, "x"], ("gamma_map", "n_jobs"): [0, 1, 1.5, True, None, "x"],
+}
+
+
+def _pool(param, name=None):
+    if (name, param) in POOL_OF:
+        return POOL_OF[(name, param)]
+    return _size_pool(param) if param in SIZES else POOL
+
+
+def _sweep(mod, name, param, table):
+    problems = []
+    for value in _pool(param, name):
+        problem = _call(getattr(mod, name), dict(table[(mod, name)], **{param: value}), param)
+        if problem:
+            problems.append(f"{param}={value!r:.30}: {problem}")
+    return problems
+
+
+def test_the_tables_hold_every_public_function_and_class_of_these_layers():
+    tables = set(TYP) | set(PLOT_TYP) | {(feedback, "summary")}
+    covered = {getattr(m, n) for m, n in tables} | {getattr(m, n) for m, n in EXEMPT}
+    missing = {f"{m.__name__}.{n}" for m in MODULES for n in _public(m) if getattr(m, n) not in covered}
+    assert missing == set()
+    for (mod, name), kwargs in {**TYP, **PLOT_TYP}.items():        # each typical call is valid and well behaved
+        assert _call(getattr(mod, name), kwargs, "") is None, name
+
+
+def _mark(mod, name, param):
+    reason = KNOWN.get((name, param))
+    return pytest.param(mod, name, param, id=f"{mod.__name__.split('.')[-1]}.{name}-{param}",
+                        marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [])
+
+
+@pytest.mark.parametrize("mod, name, param", [_mark(*c) for c in CASES])
+def test_each_argument_replaced_by_typical_boundary_and_invalid_values(mod, name, param):
+    table = TYP if (mod, name) in TYP else PLOT_TYP
+    problems = _sweep(mod, name, param, table)
+    assert not problems, f"{mod.__name__}.{name}: " + "; ".join(problems)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(FIGURE_CASES), index=st.integers(0, len(POOL) - 1))
+def test_figures_with_one_argument_replaced_by_a_pool_value(case, index):
+    """A sample of the figures' sweep (drawing every figure with every value would take minutes)."""
+    mod, name, param = case
+    pool = _pool(param)
+    value = pool[index % len(pool)]
+    problem = _call(getattr(mod, name), dict(PLOT_TYP[(mod, name)], **{param: value}), param)
+    assert problem is None, f"{mod.__name__}.{name}({param}={value!r:.30}): {problem}"
+
+
+#: Real parameters of the cheap closed forms, driven over every double.
+REAL_CASES = [(mod, name, p) for mod, name, p in _cases(TYP)
+              if p not in SIZES and isinstance(TYP[(mod, name)][p], float) and (name, p) not in KNOWN
+              and name in {"ridge_sensitivity", "removal_sensitivity", "gamma_from_rho", "rho_from_gamma",
+                           "noise_std", "achieved_rho", "leak_probability", "ols_excess_risk", "zcdp_cost",
+                           "sigma_for_rho", "utility_bound", "gdp_leak_probability", "two_classes",
+                           "critical_epsilon", "StepRule", "GaussianClients", "threshold_curve"}]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(REAL_CASES), value=st.floats(allow_nan=True, allow_infinity=True, width=64))
+def test_real_parameters_over_every_double(case, value):
+    mod, name, param = case
+    problem = _call(getattr(mod, name), dict(TYP[(mod, name)], **{param: value}), param)
+    assert problem is None, f"{mod.__name__}.{name}({param}={value!r}): {problem}"
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda: plots.png_bytes(FIG, density=1e4), "density"),          # a 10^11-pixel image
+    (lambda: plots.png_bytes(FIG, density=1e-6), "density"),         # less than one pixel
+    (lambda: plots.new_figure(1, 10**6), "ncols"),
+    (lambda: plots.new_figure(width=1e300), "width"),
+    (lambda: plots.figure_fedavg_factors({f"p{k}": ([0, 1], {"a": [1.0, 2.0]}) for k in range(60)}), "ncols"),
+])
+def test_sizes_no_figure_can_show_are_refused_before_drawing(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+    plt.close("all")
+
+
+@pytest.mark.parametrize("kwargs", [SUMMARY, dict(SUMMARY, gaussian_maps=None)], ids=["both maps", "no gaussian maps"])
+@pytest.mark.xfail(strict=True, reason="feedback.summary marks a ratio it cannot form (no cell with a finite optimum, "
+                                       "no Gaussian map) with NaN; chapter 08 prints the table: the marker needs a "
+                                       "decision")
+def test_summary_has_no_nan(kwargs):
+    assert _call(feedback.summary, kwargs, "") is None
+
+
+def test_summary_refuses_what_is_not_a_list_of_maps():
+    for bad in (0, None, "x", [[1.0]], [None]):
+        assert _call(feedback.summary, dict(SUMMARY, bernoulli_maps=bad), "bernoulli_maps") is None
+    for bad in (0, "x", [_MAPS[0]] * 2):          # Bernoulli maps where Gaussian ones belong
+        assert _call(feedback.summary, dict(SUMMARY, gaussian_maps=bad), "gaussian_maps") is None
