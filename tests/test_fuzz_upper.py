@@ -8,7 +8,11 @@ Every public function -- and every public class's constructor -- of
 is complete) is called with one argument at a time replaced by a typical,
 boundary or invalid value (the pools of ``test_fuzz.py``), under the same
 contract (:func:`test_fuzz._call_or_clear_error`): a warning-free, NaN-free
-result, or a one-line ``ValueError``/``TypeError`` naming a parameter.
+result, or a one-line ``ValueError``/``TypeError`` naming a parameter. Two
+additions: a NaN is accepted in a result field whose class docstring says when
+that field is NaN (``"NaN if not simulated"``, ``"NaN from one trial"``: the
+documented "not available"; any other NaN fails), and a flag (a parameter whose
+typical value is a bool) must refuse every non-boolean.
 
 Sizes stay small (at most 100 records, T <= 5, trials <= 2, grids of at most
 3 values) so that the whole file runs in well under 90 s on two cores; the
