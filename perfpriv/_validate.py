@@ -33,6 +33,7 @@ __all__ = [
     "check_bracket",
     "check_same_shape",
     "check_order",
+    "check_path",
     "interval_text",
 ]
 
@@ -277,6 +278,7 @@ def check_rng(seed: Any = None, *, name: str = "seed") -> np.random.Generator:
 
 def check_mean(mu: Any, d: int, *, name: str = "mu") -> np.ndarray:
     """Check a mean vector of length ``d`` (``None`` means the zero vector)."""
+    check_allocation("the mean vector (d values)", d, name="d")
     if mu is None:
         return np.zeros(d)
     arr = check_real(name, mu)
@@ -289,6 +291,7 @@ def check_mean(mu: Any, d: int, *, name: str = "mu") -> np.ndarray:
 def check_covariance(Sigma: Any, d: int, *, name: str = "Sigma") -> np.ndarray:
     """Check a symmetric positive-definite ``d x d`` matrix (``None`` means the identity)."""
     if Sigma is None:
+        check_allocation("the identity covariance (d x d values)", float(d) * d, name="d")
         return np.eye(d)
     arr = np.asarray(check_real(name, Sigma), dtype=float)
     if arr.shape != (d, d):
@@ -353,6 +356,27 @@ def check_same_shape(**arrays: Any) -> tuple:
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
         raise ValueError(f"arguments must broadcast together; got shapes {shapes}") from None
+
+
+def check_path(name: str, value: Any, *, file: bool = False):
+    """Check a file-system path (``str`` or ``os.PathLike``); ``file=True``: an existing file. Returns a Path.
+
+    Examples
+    --------
+    >>> check_path("path", 3)
+    Traceback (most recent call last):
+    ...
+    TypeError: path must be a path (str or pathlib.Path); got 3
+    """
+    import os
+    from pathlib import Path
+
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or pathlib.Path); got {_show(value)}")
+    path = Path(value)
+    if file and not path.is_file():
+        raise ValueError(f"{name} must be an existing file; got {_show(str(path))}")
+    return path
 
 
 def check_order(small_name: str, small: Any, large_name: str, large: Any) -> None:

@@ -70,6 +70,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validate import check_choice, check_flag, check_int, check_path
+
 __all__ = ["main", "build_parser", "SCALES", "FIGURES", "FORMATS", "TAUS", "DATA_DOC", "BOOK_SECONDS",
            "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles"]
 
@@ -383,8 +385,8 @@ class CellFiles(MutableMapping):
     """
 
     def __init__(self, folder: Path, *, read: bool = True):
-        self.folder = Path(folder)
-        self.read = bool(read)
+        self.folder = check_path("folder", folder)
+        self.read = check_flag("read", read)
 
     @staticmethod
     def _name(key) -> str:
@@ -572,6 +574,14 @@ def run_figure(number, scale, seed, conventions="paper", store=None, on_cells=No
     >>> list(out), sorted(out["figure6"][1])[:3]
     (['figure6'], ['epsilons', 'mean_population_0', 'mean_population_1'])
     """
+    number = check_choice("number", number, FIGURES)
+    scale = check_choice("scale", scale, tuple(SCALES))
+    seed = check_int("seed", seed, low=0)
+    conventions = check_choice("conventions", conventions, ("paper", "authors"))
+    if store is not None and not isinstance(store, MutableMapping):
+        raise TypeError(f"store must be a MutableMapping of finished cells (e.g. CellFiles) or None; got {store!r:.80}")
+    if on_cells is not None and not callable(on_cells):
+        raise TypeError(f"on_cells must be a callable (or None); got {on_cells!r:.80}")
     return _compute(number, scale, seed, conventions, store, on_cells)[0]
 
 

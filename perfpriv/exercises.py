@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import check_real
+from ._validate import check_flag, check_real
 
 __all__ = ["Exercise", "check", "exercise_ids", "describe", "EXERCISES"]
 
@@ -56,6 +56,15 @@ class Exercise:
     compute: Callable[[], float]
     rtol: float = 5e-3
     atol: float = 0.0
+
+    def __post_init__(self):
+        for name in ("id", "prompt"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str; got {getattr(self, name)!r:.80}")
+        if not callable(self.compute):
+            raise TypeError(f"compute must be a callable compute() -> float; got {self.compute!r:.80}")
+        for name, kw in (("answer", dict(allow_inf=True)), ("rtol", dict(low=0)), ("atol", dict(low=0))):
+            object.__setattr__(self, name, check_real(name, getattr(self, name), scalar=True, **kw))
 
 
 def _bernoulli():
@@ -496,6 +505,7 @@ def check(exercise_id: str, answer, *, quiet: bool = False) -> bool:
     """
     exercise = _get(exercise_id)
     value = check_real("answer", answer, allow_inf=True, scalar=True)
+    quiet = check_flag("quiet", quiet)
     correct = abs(value - exercise.answer) <= exercise.atol + exercise.rtol * abs(exercise.answer)
     if not quiet:
         verdict = "correct." if correct else "not yet -- check your computation and try again."

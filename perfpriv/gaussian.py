@@ -40,6 +40,7 @@ import numpy as np
 from . import _random, _records, engine, leakage, projected
 from ._records import clip, clip_probability, sample_records
 from ._validate import (
+    check_allocation,
     check_choice,
     check_covariance,
     check_int,
@@ -698,8 +699,13 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     trials = check_int("trials", trials, low=1)
     mech.levels.check_horizon(T)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
-    mu_v, Sigma_m, statistic = mech.mu, mech.Sigma, mech.statistic
-    L = np.linalg.cholesky(Sigma_m)
+    # the largest population a run can reach (each user recruits at most one per round), d normals per record
+    check_allocation("the records of a round (N*d normals)",
+                     min(float(pol.cap) if pol.cap is not None else math.inf, n0 * 2.0**min(T, 1100)) * mech.d,
+                     name="d")
+    mu_v, statistic = mech.mu, mech.statistic
+    # Σ = I (no Sigma given) is never built: records are mu + standard normals, errors plain norms
+    L = None if not mech._sigma_given else np.linalg.cholesky(mech.Sigma)
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
@@ -713,9 +719,10 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
                 continue
             alive[i, t - 1] = True
             gamma_t = float(mech.levels.at(t)[0])
-            Z = mu_v + rng.standard_normal((N, d)) @ L.T   # line 7
+            normals = rng.standard_normal((N, d))
+            Z = mu_v + (normals if L is None else normals @ L.T)   # line 7
             o, _ = release(Z, gamma_t, R, rng)             # line 8
-            diff = np.linalg.solve(L, o - mu_v)
+            diff = o - mu_v if L is None else np.linalg.solve(L, o - mu_v)
             sq_error[i, t - 1] = float(diff @ diff)
             Zc = clip(Z, R)
             total = Zc.sum(axis=0)

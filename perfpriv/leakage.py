@@ -918,6 +918,8 @@ def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
     peak (one grid step wider each side), integrated with the same rule.
     """
     top = math.sqrt(stats.chi2.isf(1e-300, d)) + 2.0
+    beyond = ~np.isfinite(a)           # a window starting at infinity (τ -> inf) holds nothing: value 0
+    a = np.where(beyond, top, a)
     grid = a[:, None] + (np.maximum(top - a, 0.0))[:, None] * np.linspace(0.0, 1.0, _TINY_GRID)[None, :]
     with np.errstate(divide="ignore", under="ignore"):
         f = np.exp(_chi_logpdf(grid, d)) * _conditional(grid * grid, t, A, B, over_y, d)
@@ -930,7 +932,7 @@ def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
     hi_w = grid[np.arange(len(a)), last] + step
     starts = lo_w <= a  # the window starts at the row's own start: keep its map
     out = _quadrature_window(lo_w, hi_w, kink & starts, np.where(starts, eps, 0.0), t, A, B, over_y, d, nodes)
-    return np.where(peak > 0, out, 0.0)
+    return np.where((peak > 0) & ~beyond, out, 0.0)
 
 
 def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_int, check_real
+from ._validate import check_allocation, check_int, check_real
 from .engine import Schedule
 
 __all__ = ["Schedule", "constant", "two_phase", "geometric"]
@@ -34,6 +34,7 @@ def constant(level, T):
     """
     level = check_real("level", level, low=0, low_open=True, scalar=True, allow_inf=True)
     T = check_int("T", T, low=1)
+    check_allocation("the schedule (T levels)", T, name="T")
     return Schedule(np.full(T, level))
 
 
@@ -61,6 +62,7 @@ def two_phase(first, then, switch, T):
     first = check_real("first", first, low=0, low_open=True, scalar=True, allow_inf=True)
     then = check_real("then", then, low=0, low_open=True, scalar=True, allow_inf=True)
     T = check_int("T", T, low=1)
+    check_allocation("the schedule (T levels)", T, name="T")
     switch = check_int("switch", switch, low=0, high=T)
     return Schedule(np.where(np.arange(T) < switch, first, then).astype(float))
 
@@ -89,6 +91,7 @@ def geometric(start, ratio, T):
     start = check_real("start", start, low=0, low_open=True, scalar=True)
     ratio = check_real("ratio", ratio, low=0, low_open=True, scalar=True)
     T = check_int("T", T, low=1)
+    check_allocation("the schedule (T levels)", T, name="T")
     with np.errstate(over="ignore", under="ignore"):
         values = start * ratio ** np.arange(T, dtype=float)
     if not np.all(np.isfinite(values) & (values > 0)):

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _random
 from ._random import coordinate_key
-from ._validate import check_choice, check_int
+from ._validate import check_int
 
 __all__ = ["cell_key", "cell_seed", "key_seed", "coordinate_key", "sweep", "map_cells", "SweepResult"]
 
@@ -96,10 +96,21 @@ def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
                                      *coordinates))
 
 
+def _check_progress(progress):
+    """``"auto"``, True or False (real booleans: 0 and 1.0 are not flags)."""
+    if isinstance(progress, (bool, np.bool_)):
+        return bool(progress)
+    if not isinstance(progress, str) or progress != "auto":
+        raise ValueError(f"progress must be 'auto', True or False; got {progress!r:.80}")
+    return progress
+
+
 def key_seed(key: _random.Key) -> np.random.SeedSequence:
     """A SeedSequence made from one scalar key (so that numpy-seeded functions can use it)."""
+    if not isinstance(key, _random.Key):
+        raise TypeError(f"key must be a perfpriv._random.Key (from cell_key); got {key!r:.80}")
     if key.shape != ():
-        raise ValueError("key_seed needs a single key")
+        raise ValueError(f"key must be a single key; got a Key array of shape {key.shape}")
     a, b = int(key.a), int(key.b)
     return np.random.SeedSequence([a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32])
 
@@ -227,8 +238,7 @@ def sweep(
     _check_accepts(func, [*axes, *fixed, "seed"])
     if n_jobs is not None and n_jobs != -1:
         check_int("n_jobs", n_jobs, low=1)
-    if progress not in (True, False):
-        check_choice("progress", progress, ("auto",))
+    progress = _check_progress(progress)
     root = _random.root_key(seed)
     grid_shape = tuple(len(v) for v in axes.values())
     names = list(axes)
@@ -304,8 +314,7 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
     chunk = check_int("chunk", chunk, low=1)
     if n_jobs is not None and n_jobs != -1:
         check_int("n_jobs", n_jobs, low=1)
-    if progress not in (True, False):
-        check_choice("progress", progress, ("auto",))
+    progress = _check_progress(progress)
     root = _random.root_key(seed)
     count = next(iter(sizes))[0]
     keys = [_random.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]

@@ -686,3 +686,139 @@ def test_widget_controls_check_their_ranges():
         widgets.log_slider("gamma", 1.0, 0.0, 10.0)
     with pytest.raises(TypeError, match="value"):                 # checkbox(value=1): booleans only
         widgets.checkbox("no privacy", 1)
+
+
+# --------------------------------------------- found by the fuzzer of the upper layers (tests/test_fuzz_upper.py)
+
+def test_an_infinite_simulated_error_has_an_infinite_standard_error_not_a_warning():
+    # optimize.optimal_epsilon(epsilons=1e-300, ...): std of +inf samples was inf - inf (RuntimeWarning, NaN)
+    from perfpriv import optimize
+    from perfpriv._stats import mean_se
+
+    res = optimize.optimal_epsilon(1e-300, q=0.3, r=0.6, T=5, n0=50, trials=2, seed=0, progress=False)
+    assert not np.isnan(res.values).any() and not np.isnan(res.se).any()
+    assert np.all(np.isinf(res.se) | np.isfinite(res.values))
+    mean, se = mean_se([[np.inf, 1.0], [1e300, 3e300], [1.0, 3.0]])
+    assert mean.tolist() == [np.inf, 2e300, 2.0] and se.tolist() == [np.inf, 1e300, 1.0]
+
+
+def test_the_agent_reference_never_builds_sigma_for_isotropic_data():
+    # gaussian.simulate_agents(..., d=100000): np.linalg.cholesky(np.eye(d)), a 75 GiB identity
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        run = gaussian.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=100_000, R=10.0, trials=1, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.all(np.isfinite(run.sq_error)) and peak < 200 * 2**20
+    with pytest.raises(ValueError, match="d is too large"):     # what no run can hold is refused up front
+        gaussian.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=1000, d=10**6, R=10.0, trials=1, seed=0)
+
+
+def test_exact_floor_check_refuses_populations_it_cannot_draw():
+    # experiments.exact_floor_check(ns=1e300): a cast warning (float -> int64) instead of a clear error
+    from perfpriv import experiments
+
+    with pytest.raises(ValueError, match="ns is too large"):
+        experiments.exact_floor_check([10, 1e300], rounds=2, d=3)
+
+
+def test_the_exact_statistic_at_an_infinite_threshold_never_leaks():
+    # experiments.exact_floor_check(taus=1e300) -> leakage.marginal_leak_probability(statistic="exact"):
+    # the tail integral started at infinity (inf - inf in the chi density)
+    p = leakage.marginal_leak_probability(np.array([10.0, 20.0]), 1e4, tau=1e300, d=3, R=10.0, statistic="exact").p
+    assert np.all(np.asarray(p) == 0.0)
+
+
+def test_a_missing_grid_names_its_parameter():
+    # experiments.lemma9_check(qs=None): "q must not be empty"
+    from perfpriv import experiments
+
+    with pytest.raises(TypeError, match="qs"):
+        experiments.lemma9_check(qs=None, T=3, n0=50, trials=2, d=3)
+
+
+def test_objects_passed_where_results_or_names_belong_are_refused_by_name():
+    # experiments.capped_rounds(m=0), gamma_star_gaps(maps=0), gamma_star_map(theory=0),
+    # compare_schedules(reference=[]), sweep.key_seed(key=0): AttributeError / "unhashable" / "not iterable"
+    from perfpriv import experiments, sweep
+
+    for call, word in [(lambda: experiments.capped_rounds(0), "m"), (lambda: experiments.gamma_star_gaps(0), "maps"),
+                       (lambda: experiments.gamma_star_map([0.3], [0.6], tau=0.02, theory=0), "theory"),
+                       (lambda: experiments.compare_epsilon_schedules({"a": [1.0]}, q=0.3, r=0.6, n0=50, trials=2,
+                                                                      reference=[]), "reference"),
+                       (lambda: sweep.key_seed(0), "key")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            call()
+
+
+def test_paths_are_checked_before_use():
+    # experiments.read_gamma_star_maps(path=0 / "x"), cli.CellFiles(folder=0): os errors that name nothing
+    from perfpriv import cli, experiments
+
+    with pytest.raises(TypeError, match="path"):
+        experiments.read_gamma_star_maps(0)
+    with pytest.raises(ValueError, match="path"):
+        experiments.read_gamma_star_maps("no such file.npz")
+    with pytest.raises(TypeError, match="folder"):
+        cli.CellFiles(0)
+
+
+def test_flags_are_real_booleans():
+    # experiments.gamma_star_map(empirical=0) ran the theory only; exercises.check(quiet=1), cli.CellFiles(read=1),
+    # sweep.sweep(progress=0) took numbers as flags
+    from perfpriv import cli, experiments, exercises, sweep
+
+    ex = exercises.exercise_ids()[0]
+    for call, word in [(lambda: experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, empirical=0), "empirical"),
+                       (lambda: exercises.check(ex, 1.0, quiet=1), "quiet"),
+                       (lambda: cli.CellFiles("cells", read=1), "read"),
+                       (lambda: sweep.sweep(lambda x, seed: x, {"x": [1.0]}, progress=0), "progress")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            call()
+
+
+def test_run_figure_checks_its_arguments_before_any_work():
+    # cli.run_figure(number=0): KeyError after a figure's work; seed=True ran as seed 1
+    from perfpriv import cli
+
+    for kwargs, word in [(dict(number=0), "number"), (dict(scale="x"), "scale"), (dict(seed=True), "seed"),
+                         (dict(seed=-1), "seed")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            cli.run_figure(**dict(dict(number="1", scale="book", seed=0), **kwargs))
+
+
+def test_an_exercise_checks_its_fields():
+    # exercises.Exercise(answer=nan, ...): kept as given
+    from perfpriv.exercises import Exercise
+
+    for kwargs, word in [(dict(answer=float("nan")), "answer"), (dict(rtol=-1.0), "rtol"), (dict(id=1), "id"),
+                         (dict(compute=1.0), "compute")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            Exercise(**dict(dict(id="x", prompt="p", answer=1.0, compute=lambda: 1.0), **kwargs))
+
+
+def test_optimal_gamma_checks_the_population_policy_of_every_objective():
+    # optimize.optimal_gamma(cap=nan) (objective="bound" never used it): NaN kept in the settings
+    from perfpriv import optimize
+
+    for kwargs, word in [(dict(cap=float("nan")), "cap"), (dict(floor=float("nan")), "floor")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3, **kwargs)
+
+
+def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
+    # schedules.constant(T=1e9), optimize.optimal_gamma(d=1e9 / grid=1e9), optimal_two_phase(T=1e9),
+    # optimal_epsilon_schedule(T=1e9): MemoryError inside numpy (check_mean's zeros(d), a (K, 41, 41, T) grid)
+    from perfpriv import optimize, schedules
+
+    base = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0)
+    for call, word in [(lambda: schedules.constant(1.0, T=10**12), "T"),
+                       (lambda: optimize.optimal_gamma(**dict(base, d=10**12)), "d"),
+                       (lambda: optimize.optimal_gamma(**base, grid=10**12), "grid"),
+                       (lambda: optimize.optimal_two_phase(**dict(base, T=10**5)), "T"),
+                       (lambda: optimize.optimal_epsilon_schedule(q=0.3, r=0.6, T=10**12, n0=50), "T")]:
+        with pytest.raises(ValueError, match=f"{word} is too large"):
+            call()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .. import engine
+from .._stats import mean_se  # noqa: F401  (re-exported: the experiments' mean and standard error)
 from .._validate import check_choice
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
@@ -126,10 +127,3 @@ def keyed_map(func, cells, *, seed, n_jobs=None, **fixed):
     return map_cells(func, cells, seed=seed, chunk=chunk, n_jobs=n_jobs, progress=False, **fixed)
 
 
-def mean_se(x, axis=-1):
-    """Mean and standard error (ddof = 1; NaN for one sample) along ``axis``."""
-    x = np.asarray(x, float)
-    m = x.shape[axis]
-    mean = x.mean(axis=axis)
-    se = x.std(axis=axis, ddof=1) / math.sqrt(m) if m > 1 else np.full(mean.shape, np.nan)
-    return mean, se

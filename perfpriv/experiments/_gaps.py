@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import dynamics, engine
-from .._validate import check_choice, check_real
+from .._validate import check_choice, check_path, check_real
 from ._common import Result, result
 from ._horizon import THEORY_MAPS, GammaStarMap
 
@@ -107,7 +107,9 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
     >>> [m.tau for m in maps] if maps else [0.02, 0.05]
     [0.02, 0.05]
     """
-    path = Path(path)
+    path = check_path("path", path, file=True)
+    if record is not None and record is not False:
+        record = check_path("record", record, file=True)
     rec = _record_of(path, record)
     figure = _figure_of(path, rec)
     info = (rec or {}).get("figures", {}).get(figure, {}) if figure else {}
@@ -178,6 +180,8 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     >>> capped_rounds(m).tolist()   # r = 0.9 reaches 2000 users after 3 rounds; r = 0.1 shrinks
     [[0, 7]]
     """
+    if not isinstance(m, GammaStarMap):
+        raise TypeError(f"m must be a GammaStarMap (from gamma_star_map or read_gamma_star_maps); got {m!r:.80}")
     at = check_choice("at", at, (*THEORY_MAPS, "empirical"))
     s = m.settings
     missing = [k for k in ("T", "n0", "d", "R", "cap") if s.get(k) is None]
@@ -241,7 +245,7 @@ class GammaStarGaps(Result):
     cap_correlation : numpy.ndarray
         Spearman rank correlation, over the cells, between the releases made
         at the cap and the ratio (positive: the more rounds at the cap, the
-        larger the gap).
+        larger the gap; NaN with fewer than 3 cells or a constant side, or if not computed).
     band_labels : tuple of str
         Bands of releases at the cap: ``"0"`` (the cap never binds), then
         ``"a-b"`` (releases a to b at the cap), cut at the fractions ``bands`` of T.
@@ -403,6 +407,8 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
     >>> g.cells.tolist(), g.step.round(3).tolist()
     ([4], [2.0])
     """
+    if not isinstance(maps, (GammaStarMap, list, tuple)):
+        raise TypeError(f"maps must be a GammaStarMap or a sequence of them; got {maps!r:.80}")
     maps = [maps] if isinstance(maps, GammaStarMap) else list(maps)
     if not maps or not all(isinstance(m, GammaStarMap) for m in maps):
         raise TypeError("maps must be a GammaStarMap or a non-empty sequence of them")

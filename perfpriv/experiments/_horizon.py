@@ -7,7 +7,7 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from .. import _random, dynamics, gaussian, optimize
-from .._validate import check_choice, check_int, check_probability, check_real
+from .._validate import check_choice, check_flag, check_int, check_probability, check_real
 from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
 
 __all__ = ["Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
@@ -28,6 +28,8 @@ def _grid(values, name, default):
 
 def _probabilities(values, name, default):
     if values is None:
+        if not len(default):
+            raise TypeError(f"{name} must be a non-empty 1-D sequence of probabilities; got None")
         return np.asarray(default, float)
     arr = np.atleast_1d(np.asarray(check_probability(name, values), float))
     if arr.ndim != 1 or arr.size == 0:
@@ -263,7 +265,7 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     opt = optimize.optimal_gamma(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
-    if empirical:
+    if check_flag("empirical", empirical):
         res = optimize.optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
                                                collapse=collapse, statistic=statistic, conventions=conventions,
                                                seed=seed, progress=False)
@@ -288,12 +290,12 @@ class GammaStarMap(Result):
     empirical : numpy.ndarray
         Grid-search γ* of the mean simulated cumulative error (NaN if not simulated).
     bound : numpy.ndarray
-        argmin of Lemma 9's Ê_total (unconstrained, as the authors' code).
+        argmin of Lemma 9's Ê_total (unconstrained, as the authors' code; NaN if not in ``theory``).
     constrained : numpy.ndarray
-        argmin over γ >= γ_c (Remark 3 read literally; NaN if r = 0).
+        argmin over γ >= γ_c (Remark 3 read literally; NaN if r = 0 or not in ``theory``).
     mean_field : numpy.ndarray
         argmin of the mean-field cumulative error (cap included, releases
-        indexed as in Algorithm 1).
+        indexed as in Algorithm 1; NaN if not in ``theory``).
     tau : float
     gammas : numpy.ndarray
         Grid of the empirical search.
@@ -385,6 +387,8 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
     statistic = check_statistic(statistic)
     if isinstance(theory, str):
         theory = (theory,)
+    if not isinstance(theory, (tuple, list)):
+        raise TypeError(f"theory must be a name or a sequence of names from {THEORY_MAPS}; got {theory!r:.80}")
     theory = tuple(check_choice("theory", t, THEORY_MAPS) for t in theory)
     if store is not None and not isinstance(store, MutableMapping):
         raise TypeError(f"store must be a mutable mapping (e.g. a dict); got {store!r:.60}")
@@ -395,7 +399,7 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
     nan = np.full(Q.shape, np.nan)
     values = np.full(Q.shape + gammas.shape, np.nan)
     se = np.full(Q.shape + gammas.shape, np.nan)
-    if empirical:
+    if check_flag("empirical", empirical):
         search = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap, collapse=collapse,
                       statistic=statistic, conventions=conventions, seed=seed, n_jobs=n_jobs, chunk=chunk,
                       progress=False)
@@ -470,7 +474,7 @@ class PacCoverage(Result):
         Smallest simulated round from which the empirical 1 − δ quantile of
         the error stays below ε (NaN if never).
     coverage_se : numpy.ndarray
-        Binomial standard error of ``coverage``, sqrt(c (1 − c) / trials).
+        Binomial standard error of ``coverage``, sqrt(c (1 − c) / trials) (NaN where ``coverage`` is).
     delta : float
     trials : int
     settings : dict

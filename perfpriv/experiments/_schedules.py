@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import bernoulli, dynamics, engine, optimize
+from .._stats import mean_se
 from .._validate import check_choice, check_int, check_probability, check_real
 from ..behaviour import Memoryless
 from ..engine import Schedule
@@ -36,11 +37,11 @@ class ScheduleComparison(Result):
         Mean over trials of the simulated regret (sum over rounds of the
         realized squared error).
     se : numpy.ndarray, shape (K,)
-        Its standard error.
+        Its standard error (NaN from one trial).
     difference, difference_se : numpy.ndarray, shape (K,)
         Simulated regret minus that of ``reference``, averaged over paired
         trials (all schedules simulated together, sharing their random numbers
-        round by round), and its standard error.
+        round by round), and its standard error (NaN from one trial).
     reference : str
         Name of the reference schedule.
     trials : int
@@ -66,7 +67,7 @@ def _named(schedules, reference, *, allow_inf):
         raise ValueError("schedules must be a non-empty dict {name: schedule}")
     names = list(schedules)
     reference = names[0] if reference is None else reference
-    if reference not in schedules:
+    if not isinstance(reference, str) or reference not in schedules:
         raise ValueError(f"reference must be one of {names}; got {reference!r}")
     rows = []
     for k in names:
@@ -85,12 +86,10 @@ def _compare(names, scheds, mf, per_trial, reference, settings):
     ref = names.index(reference)
     diff = per_trial - per_trial[ref]
     trials = per_trial.shape[1]
-    root = np.sqrt(trials)
-    nan = np.full(len(names), np.nan)
-    se = per_trial.std(axis=1, ddof=1) / root if trials > 1 else nan
-    dse = diff.std(axis=1, ddof=1) / root if trials > 1 else nan
+    mean, se = mean_se(per_trial, axis=1)
+    dmean, dse = mean_se(diff, axis=1)
     return ScheduleComparison(tuple(names), scheds, np.asarray(mf, float).reshape(len(names)),
-                              per_trial.mean(axis=1), se, diff.mean(axis=1), dse, reference, trials, settings)
+                              mean, se, dmean, dse, reference, trials, settings)
 
 
 def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=None, mu=None, Sigma=None,

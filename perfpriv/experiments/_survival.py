@@ -37,7 +37,7 @@ class GrowthCurves(Result):
     se : numpy.ndarray, shape (K, G)
         Standard error of ``empirical`` (sample standard deviation over the
         square root of the number of ratios; ratios of one run are treated
-        as independent).
+        as independent; NaN from a single ratio).
     path_theory : numpy.ndarray, shape (K, G)
         Mean of eq. 13's C(N_{t-1}) over the same ratios, each at the
         population its round started from (equal to ``theory`` with
@@ -49,7 +49,7 @@ class GrowthCurves(Result):
         Standard error of ``empirical - path_theory`` (the residuals
         N_t/N_{t-1} − C(N_{t-1}) are martingale differences, hence
         uncorrelated: this standard error needs no independence between
-        the rounds of a run).
+        the rounds of a run; NaN from a single ratio).
     q, r : float
     n0, T : int
     ratio : str

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _random, engine
+from .._stats import mean_se
 from .._validate import check_choice, check_int
 from ..behaviour import RULES
 from ..bernoulli import RandomizedResponse
@@ -100,8 +101,7 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
     run = engine.simulate(mech, users_of_cells(behaviour, q, r, model), T=T, n0=n0, trials=trials, seed=keys,
                           conventions=conventions, record="final", **policy)
     final = run.sq_error[..., -1]                                  # (cells, E, trials)
-    se = final.std(axis=-1, ddof=1) / np.sqrt(trials) if trials > 1 else np.full(final.shape[:-1], np.nan)
-    return np.stack([final.mean(axis=-1), se], axis=1)
+    return np.stack(mean_se(final, axis=-1), axis=1)
 
 
 def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,

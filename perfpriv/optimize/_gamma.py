@@ -17,7 +17,8 @@ import numpy as np
 from scipy import optimize
 
 from .. import _random, dynamics, engine
-from .._validate import check_bracket, check_choice, check_int, check_real
+from .._stats import mean_se
+from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import map_cells
 from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
@@ -165,9 +166,10 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
         raise TypeError(f"constrained must be True or False; got {constrained!r}")
     lo, hi = check_bracket(bracket)
     grid = check_int("grid", grid, low=3)
+    check_allocation("the objective on the grid (grid x cells values)", float(grid) * max(qq.size, 1), name="grid")
     base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
-    GaussianMean(1.0, **base)  # argument checks before any work
+    engine.resolve_policy(GaussianMean(1.0, **base), "paper", n0=n0, cap=cap, floor=floor)  # checks, before any work
     check_behaviour(behaviour, "leak")
     if behaviour is not None and objective != "mean_field":
         raise ValueError(f"behaviour needs objective='mean_field' (Lemma 9's bound holds for the paper's users "
@@ -272,8 +274,7 @@ def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma
     run = engine.simulate(mech, users_of_cells(behaviour, q, r, "leak"), T=T, n0=n0, trials=trials, seed=keys,
                           conventions=conventions, **policy)
     total = run.cumulative_error                                   # (cells, G, trials)
-    se = total.std(axis=-1, ddof=1) / math.sqrt(trials)
-    return np.stack([total.mean(axis=-1), se], axis=1)
+    return np.stack(mean_se(total, axis=-1), axis=1)
 
 
 def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,

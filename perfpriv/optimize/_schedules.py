@@ -55,7 +55,7 @@ from scipy import optimize as _opt
 from scipy.interpolate import RectBivariateSpline
 
 from .. import engine
-from .._validate import check_bracket, check_choice, check_int, check_probability, check_real
+from .._validate import check_allocation, check_bracket, check_choice, check_int, check_probability, check_real
 from ..behaviour import Memoryless, RULES
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
@@ -268,6 +268,7 @@ def _descend(fun_grad, x0, lo, hi, maxiter, bounds=None):
 
 def _common_args(T, bracket, maxiter, polish=0):
     T = check_int("T", T, low=1)
+    check_allocation("the constant schedules of the search (121 x T levels)", 121.0 * T, name="T")
     lo, hi = check_bracket(bracket)
     maxiter = check_int("maxiter", maxiter, low=1)
     check_int("polish", polish, low=0)
@@ -535,8 +536,12 @@ optimal_two_phase.__doc__ = optimal_two_phase.__doc__ % _GAUSS_PARAMS
 
 def _check_switches(switches, T):
     if switches is None:
-        return list(range(1, T))
-    return [check_int("switches", k, low=0, high=T) for k in np.atleast_1d(switches)]
+        switches = list(range(1, T))
+    else:
+        switches = [check_int("switches", k, low=0, high=T) for k in np.atleast_1d(switches)]
+    check_allocation("the two-phase grid (switches x 41 x 41 x T levels)", len(switches) * 1681.0 * T,
+                     name="switches" if len(switches) > T else "T")
+    return switches
 
 
 def optimal_geometric(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,

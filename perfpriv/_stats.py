@@ -1,0 +1,63 @@
+"""Sample means and their standard errors, for samples that may hold infinite or huge values.
+
+A simulated error can be infinite (ε or γ so extreme that an estimate
+overflows) or too large to square: its mean is then infinite or huge and
+its standard error too, a true answer -- never a RuntimeWarning from
+``inf - inf`` or an overflow inside ``numpy.std``, and never a NaN.
+Moderate samples (every ordinary run) get exactly ``x.mean(axis)`` and
+``x.std(axis, ddof=1) / sqrt(m)``, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["mean_se"]
+
+#: Samples up to this size are squared as they are (their squares cannot overflow).
+_PLAIN = 1e150
+
+
+def mean_se(x, axis=-1):
+    """Mean and standard error of the mean (ddof = 1) along ``axis``.
+
+    One sample gives a NaN standard error (no spread to estimate from), an
+    infinite sample an infinite mean and standard error; finite samples too
+    large to square are scaled by their largest value first.
+
+    Examples
+    --------
+    >>> mean, se = mean_se([[1.0, 3.0], [np.inf, 1.0], [1e300, 3e300]])
+    >>> mean.tolist(), se.tolist()
+    ([2.0, inf, 2e+300], [1.0, inf, 1e+300])
+    >>> float(mean_se([2.0])[1])
+    nan
+    """
+    x = np.asarray(x, dtype=float)
+    m = x.shape[axis]
+    if m < 2:
+        return x.mean(axis=axis), np.full(np.delete(x.shape, axis if axis >= 0 else x.ndim + axis), np.nan)
+    plain = np.abs(x) <= _PLAIN
+    if plain.all():                                       # every ordinary sample: numpy's numbers, unchanged
+        return x.mean(axis=axis), x.std(axis=axis, ddof=1) / math.sqrt(m)
+    rows = plain.all(axis=axis, keepdims=True)
+    safe = np.where(rows, x, 0.0)
+    mean, se = safe.mean(axis=axis), safe.std(axis=axis, ddof=1) / math.sqrt(m)
+    finite = np.isfinite(x).all(axis=axis, keepdims=True)
+    huge = ~rows & finite                                 # finite but too large to square: scale first
+    scale = np.where(huge, np.max(np.abs(np.where(huge, x, 1.0)), axis=axis, keepdims=True), 1.0)
+    scaled = np.where(huge, x, 0.0) / scale
+    with np.errstate(over="ignore"):                      # a standard error beyond the largest double is inf
+        big_mean = np.squeeze(scaled.mean(axis=axis, keepdims=True) * scale, axis=axis)
+        big_se = np.squeeze(scaled.std(axis=axis, ddof=1, keepdims=True) / math.sqrt(m) * scale, axis=axis)
+    huge, finite = np.squeeze(huge, axis=axis), np.squeeze(finite, axis=axis)
+    mean, se = np.where(huge, big_mean, mean), np.where(huge, big_se, se)
+    nan = np.isnan(x).any(axis=axis)
+    infinite = ~finite & ~nan                             # an infinite error: infinite mean and standard error
+    with np.errstate(invalid="ignore"):                   # +inf and -inf together: no mean (NaN, as numpy)
+        inf_mean = np.where(np.isinf(x), x, 0.0).sum(axis=axis)
+    mean = np.where(infinite, inf_mean, np.where(nan, np.nan, mean))
+    se = np.where(infinite, np.inf, np.where(nan, np.nan, se))
+    return mean, se

@@ -1,0 +1,296 @@
+"""The fuzzer of ``test_fuzz.py`` over the upper layers (issue 16's "Done when", second part).
+
+Every public function -- and every public class's constructor -- of
+:mod:`perfpriv.engine`, :mod:`perfpriv.behaviour`, :mod:`perfpriv.optimize`,
+:mod:`perfpriv.experiments`, :mod:`perfpriv.sweep`, :mod:`perfpriv.schedules`,
+:mod:`perfpriv.exercises`, :mod:`perfpriv.notebook` and :mod:`perfpriv.cli`
+(the table below holds one typical call of each; a test checks that the table
+is complete) is called with one argument at a time replaced by a typical,
+boundary or invalid value (the pools of ``test_fuzz.py``), under the same
+contract (:func:`test_fuzz._call_or_clear_error`): a warning-free, NaN-free
+result, or a one-line ``ValueError``/``TypeError`` naming a parameter. Two
+additions: a NaN is accepted in a result field whose class docstring says when
+that field is NaN (``"NaN if not simulated"``, ``"NaN from one trial"``: the
+documented "not available"; any other NaN fails), and a flag (a parameter whose
+typical value is a bool) must refuse every non-boolean.
+
+Sizes stay small (at most 100 records, T <= 5, trials <= 2, grids of at most
+3 values) so that the whole file runs in well under 90 s on two cores; the
+60 s alarm of the contract guards against hangs. A derandomized hypothesis
+test drives the real-valued parameters over every double.
+"""
+
+import functools
+import inspect
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from perfpriv import (behaviour, bernoulli, cli, engine, exercises, experiments, gaussian, notebook, optimize,
+                      schedules, sweep)
+from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error
+
+MODULES = (engine, behaviour, optimize, experiments, sweep, schedules, exercises, notebook, cli)
+
+
+def _cell(a, seed):
+    """A cell function for :func:`perfpriv.sweep.sweep` (module level: picklable)."""
+    return a + 0.0 * np.random.default_rng(seed).random()
+
+
+def _batched(q, keys):
+    """A batched cell function for :func:`perfpriv.sweep.map_cells`."""
+    return np.asarray(q, dtype=float) + 0.0 * keys.uniform_at(0)
+
+
+RR = bernoulli.RandomizedResponse(1.0)
+GM = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0)
+MEM = behaviour.Memoryless(q=0.3, r=0.6)
+SMALL = dict(T=3, n0=50, d=3, R=10.0)
+GAUSS = dict(q=0.3, r=0.6, tau=0.02, **SMALL)
+MAP = experiments.gamma_star_map([0.3], [0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=50, trials=2, d=3,
+                                 R=10.0, seed=0)
+STORED = Path(__file__).parents[1] / "book" / "data" / "figure4_paper.npz"
+EXERCISE = exercises.exercise_ids()[0]
+TMP = Path(tempfile.gettempdir()) / "perfpriv_fuzz_cells"   # CellFiles writes only when a cell is stored
+
+TYP = {
+ (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
+ (engine, "PerCell"): dict(values=[0.5, 2.0]),
+ (engine, "make_levels"): dict(value=1.0, name="value"),
+ (engine, "resolve_policy"): dict(mechanism=RR, conventions="paper", n0=50, cap=20000, floor=1),
+ (engine, "simulate"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, trials=2, cap=20000, floor=1,
+                            conventions="paper", seed=0, record="all"),
+ (engine, "mean_field"): dict(mechanism=RR, behaviour=MEM, T=3, n0=50, cap=20000, floor=1, rounds="algorithm",
+                              conventions="paper", gradient=False),
+ (behaviour, "Memoryless"): dict(q=0.3, r=0.6, rule="leak"),
+ (behaviour, "LeakCount"): dict(k=2, q=0.3, r=0.6, rule="leak"),
+ (behaviour, "Heterogeneous"): dict(q=[0.1, 0.5], weights=[0.5, 0.5], r=0.6, rule="leak"),
+ (behaviour, "BudgetAware"): dict(tolerance=[1.0, 3.0], r=0.6, q=0.1, weights=[0.5, 0.5], rule="leak"),
+ (behaviour, "Contagion"): dict(q=0.3, r=0.6, kappa=0.5, rule="leak"),
+ (optimize, "optimal_epsilon"): dict(epsilons=[0.5, 1.0], q=0.3, r=0.6, T=3, n0=50, trials=2, model="leak",
+                                     mu=(0.5, 1.0), seed=0, conventions="paper", progress=False, chunk=64),
+ (optimize, "mean_field_optimal_epsilon"): dict(epsilons=[0.5, 1.0, 2.0], q=0.3, r=0.6, T=5, n0=50, model="leak",
+                                                cap=20000, floor=1, mu=(0.5, 1.0)),
+ (optimize, "optimal_gamma"): dict(**GAUSS, objective="bound", constrained=False, cap=20000, floor=1,
+                                   bracket=(0.01, 1000.0), grid=3, seed=0),
+ (optimize, "optimal_gamma_empirical"): dict(gammas=[1.0, 3.0, 10.0], **GAUSS, trials=2, collapse="floor",
+                                             conventions="paper", seed=0, progress=False, chunk=4),
+ (optimize, "optimal_schedule"): dict(**GAUSS, cap=20000, floor=1, bracket=(0.01, 1000.0), maxiter=3, polish=2,
+                                      seed=0),
+ (optimize, "optimal_two_phase"): dict(**GAUSS, cap=20000, floor=1, bracket=(0.01, 1000.0), maxiter=3, polish=2,
+                                       seed=0),
+ (optimize, "optimal_geometric"): dict(**GAUSS, cap=20000, floor=1, bracket=(0.01, 1000.0), maxiter=3, polish=2,
+                                       seed=0),
+ (optimize, "optimal_epsilon_schedule"): dict(q=0.3, r=0.6, T=3, n0=50, model="leak", cap=20000, floor=1,
+                                              mu=(0.0, 1.0), bracket=(0.01, 50.0), maxiter=3),
+ (optimize, "optimal_epsilon_two_phase"): dict(q=0.3, r=0.6, T=3, n0=50, model="leak", cap=20000, floor=1,
+                                               mu=(0.0, 1.0), bracket=(0.01, 50.0), maxiter=3),
+ (optimize, "optimal_epsilon_geometric"): dict(q=0.3, r=0.6, T=3, n0=50, model="leak", cap=20000, floor=1,
+                                               mu=(0.0, 1.0), bracket=(0.01, 50.0), maxiter=3),
+ (experiments, "figure3a_simulation"): dict(n=50, gammas=[1.0, 2.0], taus=[0.02, 0.05], rounds=2, d=3, R=10.0,
+                                            conventions="paper", seed=0),
+ (experiments, "leak_dispersion"): dict(gamma=1.0, tau=0.02, n=50, trials=2, d=3, R=10.0, conventions="paper",
+                                        seed=0),
+ (experiments, "exact_floor_check"): dict(ns=[10, 20], taus=[0.02], gamma=10000.0, rounds=2, d=3, R=10.0, seed=0),
+ (experiments, "growth_curves"): dict(q=0.3, r=0.6, taus=[0.02], gammas=[1.0, 2.0], n0=50, T=1, trials=2, d=3,
+                                      R=10.0, cap=20000, ratio="first", conventions="paper", seed=0),
+ (experiments, "theorem3_check"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, sizes=[2, 10], trials=2, d=3, R=10.0,
+                                       conventions="paper", seed=0),
+ (experiments, "mean_field_paths"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, d=3, R=10.0, cap=20000,
+                                         trials=2, conventions="paper", seed=0),
+ (experiments, "lemma9_check"): dict(tau=0.02, qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], T=3, n0=50, trials=2, d=3,
+                                     R=10.0, cap=20000, collapse="floor", conventions="paper", seed=0),
+ (experiments, "horizon_curves"): dict(q=0.3, r=0.6, tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=50, d=3, R=10.0,
+                                       cap=20000, trials=2, collapse="floor", conventions="paper", seed=0,
+                                       empirical=True, fine=[1.0, 2.0, 5.0]),
+ (experiments, "gamma_star_map"): dict(qs=[0.3], rs=[0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=50, trials=2,
+                                       d=3, R=10.0, cap=20000, collapse="floor", conventions="paper", seed=0,
+                                       empirical=True, theory=("bound",), chunk=4),
+ (experiments, "pac_coverage"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, epsilons=[1.0, 0.5], delta=0.1, T=3, n0=50,
+                                     trials=2, d=3, R=10.0, cap=20000, conventions="paper", seed=0),
+ (experiments, "read_gamma_star_maps"): dict(path=STORED, record=None),
+ (experiments, "capped_rounds"): dict(m=MAP, at="bound"),
+ (experiments, "gamma_star_gaps"): dict(maps=[MAP], theory="bound", z=2.0, outlier_factor=3.0,
+                                        bands=(0.4, 0.6, 0.8)),
+ (experiments, "final_error_curve"): dict(q=0.3, r=0.6, epsilons=[0.5, 1.0, np.inf], model="leak", T=3, n0=50,
+                                          trials=2, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0,
+                                          fine=[0.5, 1.0, 2.0]),
+ (experiments, "compare_schedules"): dict(schedules={"a": [1.0, 1.0, 1.0], "b": [3.0, 2.0, 1.0]}, q=0.3, r=0.6,
+                                          tau=0.02, n0=50, d=3, R=10.0, trials=2, reference="a", cap=20000,
+                                          collapse="floor", conventions="paper", seed=0),
+ (experiments, "compare_epsilon_schedules"): dict(schedules={"a": [1.0, 1.0, 1.0], "b": [3.0, 2.0, 1.0]}, q=0.3,
+                                                  r=0.6, n0=50, trials=2, reference="a", model="leak", cap=20000,
+                                                  mu=(0.0, 1.0), conventions="paper", seed=0),
+ (experiments, "gain_map"): dict(qs=[0.3], rs=[0.6], T=3, n0=50, model="bernoulli", cap=20000),
+ (sweep, "cell_key"): dict(seed=0),
+ (sweep, "cell_seed"): dict(seed=0),
+ (sweep, "key_seed"): dict(key=sweep.cell_key(0, 0.3, 0.6)),
+ (sweep, "coordinate_key"): dict(value=0.3),
+ (sweep, "sweep"): dict(func=_cell, grid={"a": [0.0, 1.0]}, seed=0, progress=False, description="cells"),
+ (sweep, "map_cells"): dict(func=_batched, cells={"q": [0.1, 0.2, 0.3]}, seed=0, chunk=2, progress=False,
+                            description="cells"),
+ (schedules, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
+ (schedules, "constant"): dict(level=1.0, T=3),
+ (schedules, "two_phase"): dict(first=2.0, then=1.0, switch=1, T=3),
+ (schedules, "geometric"): dict(start=2.0, ratio=0.5, T=3),
+ (exercises, "Exercise"): dict(id="x", prompt="p", answer=1.0, compute=lambda: 1.0, rtol=0.005, atol=0.0),
+ (exercises, "check"): dict(exercise_id=EXERCISE, answer=0.2142857, quiet=True),
+ (exercises, "exercise_ids"): dict(chapter="ch01"),
+ (exercises, "describe"): dict(exercise_id=EXERCISE),
+ (notebook, "brief_errors"): dict(shell=None),
+ (cli, "build_parser"): dict(),
+ (cli, "run_figure"): dict(number="1", scale="book", seed=0, conventions="paper"),
+ (cli, "CellFiles"): dict(folder=TMP, read=True),
+}
+
+#: Functions whose arguments are arrays of records, figures or a command line (fuzzed elsewhere).
+NOT_SCALAR = {
+    (cli, "main"),            # the command line: tests/test_cli.py drives its arguments
+    (cli, "save_figure"),     # a matplotlib Figure and its arrays: tests/test_cli.py, tests/test_figure_layout.py
+    (cli, "panel_boxes"),     # a Figure and its renderer: tests/test_figure_layout.py
+}
+
+#: Classes users never construct: result objects (frozen dataclasses made by the library) and abstract bases.
+EXEMPT = {
+    (engine, "Levels"),          # made by make_levels (fuzzed), never by hand
+    (engine, "Policy"),          # made by resolve_policy (fuzzed): users give cap=, floor=, ... to simulate
+    (engine, "RoundOutcome"),    # what a mechanism's draw_round returns to the engine
+    (engine, "Mechanism"),       # abstract base, no arguments
+    (engine, "SimulationRun"), (engine, "MeanFieldPath"),                      # results of simulate / mean_field
+    (behaviour, "Behaviour"),    # abstract base, no arguments
+    (optimize, "EpsilonOptimum"), (optimize, "GammaOptimum"), (optimize, "ScheduleOptimum"),   # optimizer results
+    (experiments, "LeakFractions"), (experiments, "LeakDispersion"), (experiments, "ExactFloorCheck"),
+    (experiments, "GrowthCurves"), (experiments, "Theorem3Check"), (experiments, "MeanFieldPaths"),
+    (experiments, "Lemma9Check"), (experiments, "HorizonCurves"), (experiments, "GammaStarMap"),
+    (experiments, "PacCoverage"), (experiments, "GammaStarGaps"), (experiments, "FinalErrors"),
+    (experiments, "ScheduleComparison"), (experiments, "GainMap"),            # results of the experiments
+    (sweep, "SweepResult"),      # result of sweep
+}
+SIZES = {"n", "n0", "T", "trials", "d", "rounds", "grid", "chunk", "maxiter", "polish", "k", "cap", "floor", "stop",
+         "switch"}
+#: Largest value of each size here (the pool's larger values are cut to it): every call stays small and quick.
+SIZE_MAX = {"T": 5, "trials": 2, "rounds": 2, "maxiter": 3, "polish": 2, "grid": 3, "d": 12}
+CASES = [(mod, name, p) for (mod, name), kw in TYP.items() for p in kw]
+
+
+def _pool(param):
+    if param not in SIZES:
+        return POOL
+    top = SIZE_MAX.get(param, 100)
+    return [top if isinstance(v, int) and not isinstance(v, bool) and v > top else v for v in SIZE_POOL]
+
+
+def _nan_documented(cls):
+    """Fields of a result class whose docstring says when they are NaN ("NaN without simulation", ...)."""
+    doc = inspect.getdoc(cls) or ""
+    section = doc.split("Attributes\n----------\n", 1)[-1] if "Attributes\n---" in doc else ""
+    allowed, names = set(), []
+    for line in section.splitlines():
+        head = re.match(r"^(\w+(?:, \w+)*)\s*:", line)
+        if head:
+            names = head.group(1).split(", ")
+        elif re.match(r"^\S", line):          # the next section
+            break
+        if "NaN" in line:
+            allowed.update(names)
+    return allowed
+
+
+def _available(out):
+    """The result without the fields its class documents as NaN when not available (the rest is checked)."""
+    if hasattr(out, "__dataclass_fields__"):
+        skip = _nan_documented(type(out))
+        return {f: _available(getattr(out, f)) for f in out.__dataclass_fields__ if f not in skip}
+    if isinstance(out, (list, tuple)):
+        return [_available(v) for v in out]
+    return out
+
+
+def _checked(func, kwargs, param):
+    """The contract of test_fuzz, a result's documented "not available" NaN excepted (e.g. no simulation)."""
+    @functools.wraps(func)
+    def call(**kw):
+        return _available(func(**kw))
+    return _call_or_clear_error(call, kwargs, param)
+
+
+def _public(mod):
+    return {(mod, n) for n in mod.__all__ if inspect.isfunction(getattr(mod, n)) or inspect.isclass(getattr(mod, n))}
+
+
+def test_the_table_holds_every_public_function_and_class_of_the_upper_layers():
+    public = set().union(*(_public(m) for m in MODULES))
+    assert public - set(TYP) - NOT_SCALAR - EXEMPT == set()
+    assert set(TYP) | NOT_SCALAR | EXEMPT <= public                 # no stale entry
+    for (mod, name), kwargs in TYP.items():          # each typical call is valid and well behaved
+        assert _checked(getattr(mod, name), kwargs, "") is None, name
+
+
+#: Cases whose cause is in the hot simulation paths (engine.py, _random.py), not to be edited now: they fail.
+KNOWN = {
+    (engine, "Schedule", "values"): "engine.Schedule's messages name no parameter ('a Schedule needs shape ...')",
+    (schedules, "Schedule", "values"): "engine.Schedule's messages name no parameter ('a Schedule needs shape ...')",
+    (engine, "PerCell", "values"): "engine.PerCell's messages name no parameter ('PerCell needs one level ...')",
+    (engine, "make_levels", "name"): "engine.make_levels keeps any name (NaN included) without a check",
+    (engine, "resolve_policy", "mechanism"): "engine.resolve_policy: AttributeError on a non-mechanism",
+    (engine, "resolve_policy", "n0"): "engine.resolve_policy compares an unchecked n0 ('<=' not supported)",
+    (sweep, "coordinate_key", "value"): "_random.coordinate_key's messages say 'grid coordinates', not the parameter",
+    (engine, "mean_field", "gradient"): "engine.mean_field takes any truthy value as gradient=True",
+}
+#: Valid but slow: a small R (records clipped) makes p_tau a Monte Carlo integral, 10-60 s a call here (and more
+#: than 60 s for the schedule searches, whose p_tau surrogate is a 72 x 90 grid of them). Left open, issue 16.
+SLOW = {(optimize, "optimal_gamma", "R"), (optimize, "optimal_schedule", "R"), (optimize, "optimal_two_phase", "R"),
+        (optimize, "optimal_geometric", "R"), (experiments, "gamma_star_map", "R"),
+        (experiments, "mean_field_paths", "R"), (experiments, "horizon_curves", "R")}
+
+
+def _case(mod, name, param):
+    marks = []
+    if (mod, name, param) in KNOWN:
+        marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[(mod, name, param)]))
+    if (mod, name, param) in SLOW:
+        marks.append(pytest.mark.skip(reason="p_tau by Monte Carlo at small R: too slow for this file (left open)"))
+    return pytest.param(mod, name, param, marks=marks, id=f"{mod.__name__.split('.')[-1]}.{name}-{param}")
+
+
+@pytest.mark.parametrize("mod, name, param", [_case(*c) for c in CASES])
+def test_each_argument_replaced_by_typical_boundary_and_invalid_values(mod, name, param):
+    func = getattr(mod, name)
+    flag = isinstance(TYP[(mod, name)][param], bool)
+    problems = []
+    for value in _pool(param):
+        kwargs = dict(TYP[(mod, name)], **{param: value})
+        problem = _checked(func, kwargs, param)
+        if problem is None and flag and not isinstance(value, bool) and _returns(func, kwargs):
+            problem = "a flag took a non-boolean"           # flags are real booleans (numbers are not flags)
+        if problem:
+            problems.append(f"{param}={value!r:.30}: {problem}")
+    assert not problems, f"{mod.__name__}.{name}: " + "; ".join(problems)
+
+
+def _returns(func, kwargs):
+    """Whether the call returns (rather than raising the clear error the contract already checked)."""
+    try:
+        func(**kwargs)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+REAL_CASES = [(mod, name, p) for mod, name, p in CASES if p not in SIZES and isinstance(TYP[(mod, name)][p], float)
+              and (mod, name, p) not in SLOW and (mod, name, p) not in KNOWN]
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(REAL_CASES), value=st.floats(allow_nan=True, allow_infinity=True, width=64))
+def test_real_parameters_over_every_double(case, value):
+    mod, name, param = case
+    problem = _checked(getattr(mod, name), dict(TYP[(mod, name)], **{param: value}), param)
+    assert problem is None, f"{mod.__name__}.{name}({param}={value!r}): {problem}"
