@@ -422,7 +422,6 @@ KNOWN = {
     ("simulate_agents", "rho"): "rho = 1e-300: math.exp overflows in the agents' noise scale",
     ("utility_check", "rhos"): _MC, ("utility_check", "x_bound"): _MC, ("utility_check", "noise_sd"): _MC,
     ("expected_distance", "theta0"): "theta0 = 1e300: its square overflows in the exact moments",
-    ("epsilon_map", "epsilons"): "epsilon = 1e-300: the randomized response's error is inf - inf in optimize",
 }
 
 
