@@ -552,10 +552,10 @@ def coordinate_key(value: Any) -> int:
     if isinstance(value, str):
         return int.from_bytes(hashlib.sha256(value.encode()).digest()[:8], "little") | (1 << 63)
     if not isinstance(value, numbers.Real):
-        raise TypeError(f"grid coordinates must be real numbers, booleans or strings; got {value!r:.80}")
+        raise TypeError(f"value (a grid coordinate) must be a real number, a boolean or a string; got {value!r:.80}")
     x = float(value)
     if math.isnan(x):
-        raise ValueError("grid coordinates must not be NaN")
+        raise ValueError("value (a grid coordinate) must not be NaN")
     if math.isinf(x):
         return 1 if x > 0 else 2  # reserved keys; finite values map to 8 and above
     # x * 1e9 overflows beyond ~1.8e299; there x is an integer anyway (exact product)

@@ -79,7 +79,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import _random
-from ._validate import check_choice, check_int, check_order, check_real
+from ._validate import check_choice, check_flag, check_int, check_order, check_real
 from .behaviour import Behaviour
 
 __all__ = [
@@ -133,9 +133,12 @@ class Schedule:
     __slots__ = ("values",)
 
     def __init__(self, values):
-        arr = np.array(values, dtype=float) if not isinstance(values, Schedule) else values.values
+        # real numbers (infinite levels allowed: e.g. epsilon = inf, no privacy); each mechanism checks
+        # its own range when the schedule is used (make_levels)
+        arr = (np.array(check_real("values", values, allow_inf=True), dtype=float)
+               if not isinstance(values, Schedule) else values.values)
         if arr.ndim not in (1, 2) or arr.shape[-1] < 1:
-            raise ValueError(f"a Schedule needs shape (T,) (one level per round) or (L, T) "
+            raise ValueError(f"values of a Schedule must have shape (T,) (one level per round) or (L, T) "
                              f"(L schedules); got shape {arr.shape}")
         self.values = arr
 
@@ -173,9 +176,10 @@ class PerCell:
     __slots__ = ("values",)
 
     def __init__(self, values):
-        arr = np.array(values, dtype=float)
-        if arr.ndim < 1:
-            raise ValueError("PerCell needs one level per cell (an array with the cells' shape)")
+        arr = np.array(check_real("values", values, allow_inf=True), dtype=float)
+        if arr.ndim < 1 or arr.size == 0:
+            raise ValueError(f"values of PerCell must hold one level per cell (an array with the cells' shape); "
+                             f"got shape {arr.shape}")
         self.values = arr
 
     def __repr__(self) -> str:
@@ -244,6 +248,8 @@ def make_levels(value, name: str, **bounds) -> Levels:
     **bounds
         Allowed range, passed to ``perfpriv._validate.check_real``.
     """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise TypeError(f"name must be the parameter's name (an identifier string); got {name!r:.60}")
     if isinstance(value, PerCell):
         vals = np.asarray(check_real(name, value.values, **bounds), dtype=float)
         return Levels(vals[..., None], False, (), name, value)
@@ -356,6 +362,10 @@ def resolve_policy(mechanism, conventions, *, n0, cap=UNSET, floor=UNSET, stop=U
     -------
     Policy
     """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a perfpriv mechanism (e.g. gaussian.GaussianMean); got {mechanism!r:.80}")
+    conventions = check_choice("conventions", conventions, CONVENTIONS)
+    n0 = check_int("n0", n0, low=1)
     preset = dict(mechanism.policy_preset(conventions))
     given = dict(cap=cap, floor=floor, stop=stop, collapse=collapse, penalty=penalty)
     for k, v in given.items():
@@ -924,7 +934,7 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
         check_order("floor", floor, "n0", n0)
     if leak_probability is not None and not callable(leak_probability):
         raise TypeError(f"leak_probability must be a callable p(n, level); got {leak_probability!r:.60}")
-    gradient = bool(gradient)
+    gradient = check_flag("gradient", gradient)
     mech = mechanism.resolved(conventions)
     if mech.stateful:
         raise ValueError(f"{type(mech).__name__} carries a state across rounds; the mean field does not "

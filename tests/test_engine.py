@@ -163,7 +163,7 @@ def test_schedules_must_cover_the_horizon_and_plain_2d_levels_are_refused():
         engine.simulate(RandomizedResponse(Schedule([1.0, 2.0])), Memoryless(q=0.3, r=0.6), T=4, n0=10)
     with pytest.raises(ValueError, match="Schedule"):
         RandomizedResponse([[1.0, 2.0]])
-    with pytest.raises(ValueError, match="Schedule needs shape"):
+    with pytest.raises(ValueError, match="values of a Schedule must have shape"):
         Schedule(np.ones((2, 2, 2)))
     assert repr(Schedule([4.0, 1.0])) == "Schedule([4.0, 1.0])"
     assert Schedule(np.ones((3, 7))).T == 7

@@ -366,7 +366,7 @@ def test_coordinate_keys_identify_grid_values_at_their_resolution():
     assert R.coordinate_key(True) == 1  # booleans are their integer
     with pytest.raises(ValueError, match="NaN"):
         R.coordinate_key(float("nan"))
-    with pytest.raises(TypeError, match="coordinates"):
+    with pytest.raises(TypeError, match="grid coordinate"):
         R.coordinate_key(object())
 
 
