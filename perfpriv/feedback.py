@@ -801,11 +801,13 @@ class Summary:
         Share of cells where "privacy pays" (mean field) coincides with "0 < ε_c < inf".
     epsilon_ratio : numpy.ndarray
         Median over cells (where both are finite) of the mean field's ε* over
-        the paper's users' ε* (same rule); NaN without a reference row.
+        the paper's users' ε* (same rule); NaN without a reference row or
+        where no cell has both optima finite and positive.
     gaussian_theory, gaussian_confirmed, gaussian_contradicted : numpy.ndarray of int
         The same counts for γ in the Gaussian model (-1: not computed).
     gamma_ratio : numpy.ndarray
-        Median over cells of the mean field's γ* over the paper's users' (NaN: not computed).
+        Median over cells of the mean field's γ* over the paper's users' (NaN: not computed,
+        or no cell with both optima finite and positive).
     maps : dict
         ``{"bernoulli": [FeedbackMap, ...], "gaussian": [FeedbackMap or None, ...]}``.
     """
