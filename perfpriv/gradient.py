@@ -463,10 +463,16 @@ class GDRun:
         return gdp_leak_probability(self.mu, tau=tau)
 
 
+#: The range of the clipping bound C of a run: 1e-100 <= C <= 1e100 keeps C², σ² = K C²/(2ρ) (for the
+#: budgets of the book) and the records' squared clipped gradient norms inside the doubles (at C = 1e-300
+#: they underflow to 0 and Λ_i = A_i/σ + S_i/(2σ²) is 0/0).
+CLIP_RANGE = (1e-100, 1e100)
+
+
 def _check_run(loss, lam, clip, steps, schedule, step_size, radius, strong_convexity):
     loss = check_choice("loss", loss, LOSSES)
     lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
-    clip = check_real("clip", clip, low=0, low_open=True, scalar=True)
+    clip = check_real("clip", clip, low=CLIP_RANGE[0], high=CLIP_RANGE[1], scalar=True)
     steps = check_int("steps", steps, low=1)
     schedule = check_choice("schedule", schedule, SCHEDULES)
     if schedule == "constant":
@@ -477,6 +483,19 @@ def _check_run(loss, lam, clip, steps, schedule, step_size, radius, strong_conve
     mu = lam if strong_convexity is None else check_real("strong_convexity", strong_convexity, low=lam,
                                                           scalar=True)
     return loss, lam, clip, steps, schedule, step_size, radius, mu
+
+
+def _check_penalty_step(schedule, step_size, lam):
+    """The stability rule of clipped GD: η λ <= 2 for the constant schedule.
+
+    A step is θ ← (1 − ηλ) θ − η (Σ_i ḡ_i + σ ξ) with clipped gradients, ‖Σ_i ḡ_i‖ <= n C whatever θ. For
+    |1 − ηλ| <= 1, i.e. ηλ <= 2, the iterates stay bounded (at most linear growth, at ηλ = 2); for ηλ > 2
+    the penalty's factor |1 − ηλ| > 1 multiplies θ every step while the rest stays bounded, so ‖θ_t‖ grows
+    geometrically: the run diverges. (The strongly convex schedule has η_t λ <= 2λ/(μ(t + 1)) <= 1.)
+    """
+    if schedule == "constant" and step_size * lam > 2.0:
+        raise ValueError(f"step_size * lam must be at most 2 for clipped gradient descent to stay bounded "
+                         f"(|1 - step_size * lam| <= 1); got step_size={step_size:g}, lam={lam:g}")
 
 
 def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="constant", step_size=None,
@@ -491,7 +510,7 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
     lam : float
         λ > 0.
     clip : float
-        Per-record gradient bound C > 0.
+        Per-record gradient bound C in [1e-100, 1e100] (:data:`CLIP_RANGE`).
     steps : int
         Gradient steps K >= 1.
     sigma : float, optional
@@ -501,7 +520,8 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
     schedule : {"constant", "strongly_convex"}
         Step sizes (:data:`SCHEDULES`).
     step_size : float
-        η of the constant schedule.
+        η of the constant schedule; the stability rule η λ <= 2 (beyond it the penalty term
+        θ ← (1 − ηλ)θ expands while the clipped gradients stay bounded: the run diverges).
     radius : float, optional
         B of the projection (required by paper 001's bound).
     strong_convexity : float, optional
@@ -524,6 +544,7 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
     """
     loss, lam, clip, steps, schedule, step_size, radius, mu_sc = _check_run(
         loss, lam, clip, steps, schedule, step_size, radius, strong_convexity)
+    _check_penalty_step(schedule, step_size, lam)
     X, y = _check_xy(X, y, loss)
     n, d = X.shape
     if (sigma is None) == (rho is None):
@@ -560,6 +581,12 @@ def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", s
     Valid when no gradient is clipped and nothing is projected (check
     ``GDRun.clipped`` of a run); the chapter compares it with simulation.
 
+    The constant schedule must satisfy η <= 2/L, L = h_max the largest
+    eigenvalue of H (the smoothness of J): the coordinate e_{t+1,k} =
+    (1 − η h_k) e_{t,k} − ησξ_{t,k} has a mean and a variance that grow at most
+    linearly in t iff |1 − η h_k| <= 1, and the worst k is h_max: η h_max <= 2.
+    Beyond it the top mode grows like |1 − η L|^t, the run diverges (refused).
+
     Parameters
     ----------
     X, y : array_like
@@ -591,6 +618,10 @@ def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", s
     theta0 = np.zeros(d) if theta0 is None else _theta(theta0, d, "theta0")
     H = X.T @ X + lam * np.eye(d)
     h, V = np.linalg.eigh(H)
+    if schedule == "constant" and step_size * h[-1] > 2.0:
+        raise ValueError(f"step_size must be at most 2/L = {2.0 / h[-1]:.6g} (L = {h[-1]:.6g}, the largest eigenvalue "
+                         f"of X^T X + lam I: the objective's smoothness); beyond it gradient descent diverges; "
+                         f"got step_size={step_size:g}, lam={lam:g}")
     star = np.linalg.solve(H, X.T @ y)
     e0 = V.T @ (theta0 - star)
     etas = _step_sizes(schedule, steps, step_size, mu_sc)
@@ -610,7 +641,8 @@ def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", s
         # tail(s) = w_{s+1} + f_{s+1} tail(s+1)
         tail = w[s + 1] + (factors[s + 1] * tail if s + 1 < steps else 0.0)
         coef[s] = -etas[s] * tail
-    return float(0.5 * np.sum(h * (D ** 2 + sigma ** 2 * np.sum(coef ** 2, axis=0))))
+    with np.errstate(over="ignore"):        # (σ c)² beyond the doubles (σ near 1e300): inf, the true limit
+        return float(0.5 * np.sum(h * (D ** 2 + np.sum((sigma * coef) ** 2, axis=0))))
 
 
 # -------------------------------------------- the transcript's likelihood ratio
@@ -696,6 +728,7 @@ def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, sche
     """
     loss, lam, clip, steps, schedule, step_size, radius, mu_sc = _check_run(
         loss, lam, clip, steps, schedule, step_size, radius, strong_convexity)
+    _check_penalty_step(schedule, step_size, lam)
     X, y = _check_xy(X, y, loss)
     n, d = X.shape
     index = check_int("index", index, low=0, high=n - 1)
@@ -1009,7 +1042,8 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
                 grads = []
                 for x, label in records:
                     z = float(x @ theta)
-                    s = -label / (1.0 + math.exp(label * z)) if mech.loss == "logistic" else z - label
+                    # −y/(1 + e^{yz}) as −y σ(−yz): e^{yz} overflows at the margins of a huge noise (ρ -> 0)
+                    s = -label * float(special.expit(-label * z)) if mech.loss == "logistic" else z - label
                     g = s * x
                     norm = np.linalg.norm(g)
                     if norm > mech.clip:
@@ -1091,12 +1125,13 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     Parameters
     ----------
     rhos : 1-D array_like
-        zCDP budgets of a run.
+        zCDP budgets of a run, at least 1e-100 (σ = C√(K/(2ρ)) and the runs' squared errors stay finite).
     loss : {"squared", "logistic"}
     n, d : int
     lam : float
     x_bound, noise_sd : float
-        Feature clipping radius and label noise (squared loss).
+        Feature clipping radius and label noise (squared loss), at most 1e50: the excess grows like
+        B_x² (C = 4 B_x, σ ∝ C) and σ_ε², and its squared spread over the runs must stay finite.
     steps, runs : int
     radius : float, optional
         B (logistic; default 2).
@@ -1112,13 +1147,13 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     >>> c.exact.shape, bool(np.all(c.clipped_fraction == 0))
     ((2,), True)
     """
-    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True), float))
+    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=1e-100), float))
     loss = check_choice("loss", loss, LOSSES)
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
     lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
-    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
-    noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, high=1e50, scalar=True)
+    noise_sd = check_real("noise_sd", noise_sd, low=0, high=1e50, scalar=True)
     steps = check_int("steps", steps, low=1)
     runs = check_int("runs", runs, low=2)
     rng = check_rng(seed)

@@ -140,10 +140,18 @@ def _lam(lam):
     return check_real("lam", lam, low=0, low_open=True, scalar=True)
 
 
-def _bounds(x_bound, y_bound, *, finite=True):
-    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
-    y_bound = check_real("y_bound", y_bound, low=0, low_open=True, scalar=True, allow_inf=not finite)
+def _bounds(x_bound, y_bound, *, finite=True, high=None):
+    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, high=high, scalar=True)
+    y_bound = check_real("y_bound", y_bound, low=0, low_open=True, high=high, scalar=True, allow_inf=not finite)
     return x_bound, y_bound
+
+
+#: The range of the bounds and noise multipliers of the functions that draw records, fit and release them
+#: (the simulated paths, not the closed forms): B_x, B_y <= 1e100 and 1e-100 <= γ <= 1e100 keep every
+#: squared norm, product of the normal equations and squared noise scale (at most ~1e200 n) inside the
+#: doubles. The closed forms (:func:`ridge_sensitivity`, :func:`noise_std`, ...) take every double.
+PATH_BOUND = 1e100
+PATH_GAMMA = (1e-100, 1e100)
 
 
 # ------------------------------------------------------------- data model
@@ -516,7 +524,7 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     n : int
         Dataset size n >= 2.
     lam, x_bound, y_bound : float
-        λ > 0, B_x > 0, B_y > 0 (finite).
+        λ > 0, 0 < B_x, B_y <= 1e100 (:data:`PATH_BOUND`: the records' squared norms stay finite).
     grid : int
         Grid points in t (and 200 in log a).
 
@@ -532,7 +540,7 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     """
     n = check_int("n", n, low=2)
     lam = _lam(lam)
-    x_bound, y_bound = _bounds(x_bound, y_bound)
+    x_bound, y_bound = _bounds(x_bound, y_bound, high=PATH_BOUND)
     grid = check_int("grid", grid, low=2)
     lo, hi = math.log(1e-6 * math.sqrt(lam)), math.log(x_bound)
     best = (-1.0, 0.0, 0.0)
@@ -600,7 +608,7 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
         Dataset sizes (>= 2).
     d : int
     lam, x_bound, y_bound, noise_sd : float
-        The fit and the data model (:func:`sample_data`).
+        The fit and the data model (:func:`sample_data`); B_x, B_y <= 1e100 (:data:`PATH_BOUND`).
     records : int
         Records of typical data per size (whole datasets, at least one).
     seed : None, int, SeedSequence or numpy.random.Generator
@@ -618,7 +626,7 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
     ns = np.atleast_1d(check_int_array("ns", ns, low=2))
     d = check_int("d", d, low=1)
     lam = _lam(lam)
-    x_bound, y_bound = _bounds(x_bound, y_bound)
+    x_bound, y_bound = _bounds(x_bound, y_bound, high=PATH_BOUND)
     noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
     records = check_int("records", records, low=1)
     check_allocation("one dataset (n (d + 1) normals)", float(ns.max()) * (d + 1), name="ns")
@@ -873,9 +881,18 @@ def _llr(shifts, eta, sigma, kappa, nprime=None):
     else:
         nprime, stat = (kappa / (kappa - 1.0) if nprime is None else float(nprime)), "exact"
     g = sigma * math.sqrt(nprime)
-    A, B, C = leakage.llr_coefficients(float(eta @ eta), nprime, g, d, stat)
     dev = (nprime - 1.0) * shifts
-    return A * np.einsum("ij,ij->i", dev, dev) + B * (dev @ eta) + C
+    if 1e-150 <= g <= 1e150:
+        A, B, C = leakage.llr_coefficients(float(eta @ eta), nprime, g, d, stat)
+        return A * np.einsum("ij,ij->i", dev, dev) + B * (dev @ eta) + C
+    # σ near 1e±300: 2γ² under- or overflows (A, B = inf: inf − inf). Every coefficient but the log κ term
+    # scales as 1/σ², so evaluate them at σ = 1 and divide the finite quadratic by σ² at the end
+    # (±inf, or 0, when Λ is beyond the doubles: the true limits).
+    A, B, C = leakage.llr_coefficients(float(eta @ eta), nprime, math.sqrt(nprime), d, stat)
+    c0 = 0.0 if stat == "paper" else 0.5 * d * math.log(nprime / (nprime - 1.0))
+    quad = A * np.einsum("ij,ij->i", dev, dev) + B * (dev @ eta) + (C - c0)
+    with np.errstate(over="ignore", under="ignore"):
+        return c0 + quad / sigma / sigma
 
 
 #: Beyond this noncentrality the exact statistic's χ² law is replaced by its normal limit.
@@ -1015,7 +1032,8 @@ class RidgeRelease(TabulatedMechanism):
     Parameters
     ----------
     gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Noise multiplier(s) γ > 0.
+        Noise multiplier(s), 1e-100 <= γ <= 1e100 (:data:`PATH_GAMMA`: the release's squared noise scale
+        and the records' likelihood ratios stay finite).
     tau : float
         Vulnerability threshold τ > 0.
     d : int
@@ -1061,7 +1079,7 @@ class RidgeRelease(TabulatedMechanism):
     def __init__(self, gamma, *, tau, d=12, x_bound=None, y_bound=None, lam=None, noise=None,
                  statistic=None, error=None, loo=None, noise_sd=1.0, theta=None, test_size=AUTHORS_TEST_SIZE,
                  table_records=4000, table_datasets=64, table_seed=0):
-        self.levels = engine.make_levels(gamma, "gamma", low=0, low_open=True)
+        self.levels = engine.make_levels(gamma, "gamma", low=PATH_GAMMA[0], high=PATH_GAMMA[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
         self.x_bound = None if x_bound is None else check_real("x_bound", x_bound, low=0, low_open=True,
@@ -1267,7 +1285,7 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
     Parameters
     ----------
     gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Noise multiplier(s).
+        Noise multiplier(s) in [1e-100, 1e100] (:class:`RidgeRelease`).
     tau, q, r : float
         Threshold τ > 0; leave and recruit probabilities in [0, 1].
     T, n0, trials : int
@@ -1459,7 +1477,7 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
     qs, rs : 1-D array_like
         Leave and recruit probabilities.
     gammas : 1-D array_like
-        Candidate noise multipliers (increasing).
+        Candidate noise multipliers (increasing), in [1e-100, 1e100] (:data:`PATH_GAMMA`).
     tau : float
     T, n0 : int
     trials : int
@@ -1484,7 +1502,8 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
     """
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
-    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=PATH_GAMMA[0], high=PATH_GAMMA[1]),
+                                       float))
     if gammas.ndim != 1 or np.any(np.diff(gammas) <= 0):
         raise ValueError("gammas must be a 1-D increasing grid of noise multipliers")
     trials = check_int("trials", trials, low=0)
@@ -1564,7 +1583,8 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     Parameters
     ----------
     gammas : 1-D array_like
-        The authors' noise scales (their grid: ``geomspace(0.2, 20, 30)``).
+        The authors' noise scales (their grid: ``geomspace(0.2, 20, 30)``), in [1e-100, 1e100]
+        (:data:`PATH_GAMMA`: the records' μ = ‖δ_i‖/σ and leak probabilities stay finite).
     tau : float
         τ for the leak probability.
     n, d : int
@@ -1583,7 +1603,8 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     >>> p.rho_published, f"{float(p.rho_clipped[0]):.2g}"
     (inf, '1e+09')
     """
-    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=PATH_GAMMA[0], high=PATH_GAMMA[1]),
+                                       float))
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     n = check_int("n", n, low=2)
     d = check_int("d", d, low=1)
@@ -1601,7 +1622,9 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     sigma = gammas / math.sqrt(n)
     mu = norms[None, :] / sigma[:, None]
     leak = np.array([np.mean(_exact_tail(norms, s, tau, n / (n - 1.0), d)) for s in sigma])
-    rho_clipped = n * float(_sensitivity(n, lam, x_bound, y_bound)) ** 2 / (2.0 * gammas ** 2)
+    delta = np.float64(_sensitivity(n, lam, x_bound, y_bound))
+    with np.errstate(over="ignore"):                     # n Δ²/(2γ²) beyond the doubles: inf, the true limit
+        rho_clipped = 0.5 * n * (delta / gammas) ** 2
     return PublishedPrivacy(gammas=gammas, n=n, rho_published=math.inf, rho_clipped=rho_clipped,
                             mu_median=np.median(mu, axis=1), mu_q99=np.quantile(mu, 0.99, axis=1),
                             mu_max=mu.max(axis=1), leak=leak, tau=tau, d=d, lam=lam, x_bound=x_bound,

@@ -406,22 +406,7 @@ UNCHECKED = {name for _, name in PLOT_TYP} - CHECKED
 
 #: (function, parameter) -> why it still fails: the cause is known and reported, the fix is not done yet.
 #: Strict: a case that starts to pass must leave this table.
-_MC = ("overflow of an extreme but valid bound or noise scale inside the simulated path (records, fits, noise "
-       "draws of a round), not a closed form: needs the log-space treatment of the closed forms, or a stated range")
-_GD = "the iteration diverges (a step or penalty far beyond the stable range): needs a stated stability rule"
 KNOWN = {
-    ("worst_case_dataset", "x_bound"): _MC, ("worst_case_dataset", "y_bound"): _MC,
-    ("sensitivity_profile", "x_bound"): _MC, ("sensitivity_profile", "y_bound"): _MC,
-    ("membership_llr", "sigma"): "leakage.llr_coefficients overflows at sigma = 1e+-300 (the model layer's formula)",
-    ("simulate", "gamma"): _MC, ("simulate_agents", "gamma"): _MC, ("optimal_gamma_map", "gammas"): _MC,
-    ("published_privacy", "gammas"): _MC, ("published_privacy", "y_bound"): _MC,
-    ("quadratic_expected_excess", "lam"): _GD, ("quadratic_expected_excess", "step_size"): _GD,
-    ("quadratic_expected_excess", "sigma"): "sigma**2 of a Python float overflows at sigma = 1e300",
-    ("noisy_gd", "lam"): _GD, ("noisy_gd", "step_size"): _GD, ("simulate_transcripts", "step_size"): _GD,
-    ("noisy_gd", "clip"): "clip = 1e+-300: the per-record mu is 0/0 or overflows (clip**2)",
-    ("simulate_agents", "rho"): "rho = 1e-300: math.exp overflows in the agents' noise scale",
-    ("utility_check", "rhos"): _MC, ("utility_check", "x_bound"): _MC, ("utility_check", "noise_sd"): _MC,
-    ("expected_distance", "theta0"): "theta0 = 1e300: its square overflows in the exact moments",
 }
 
 

@@ -339,6 +339,10 @@ class StepRule:
 
 
 # --------------------------------------------------------------- settings
+#: The largest |coordinate| of a start θ_0 (a bound on the squares of the exact moments, ~1e200).
+THETA0_BOUND = 1e100
+
+
 def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
     if not isinstance(clients, GaussianClients):
         raise TypeError(f"clients must be a GaussianClients; got {clients!r:.60}")
@@ -364,7 +368,7 @@ def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
                          "pass scaled=True to rescale the objectives to p_i N f_i and average with 1/K")
     theta_ps = clients.stable_point  # raises for eps_bar >= 1
     steps = StepRule.default(clients, E, scaled=scaled) if steps is None else StepRule.coerce(steps, "steps")
-    th0 = model_vector("theta0", theta0, clients.d)
+    th0 = model_vector("theta0", theta0, clients.d, low=-THETA0_BOUND, high=THETA0_BOUND)
     # gradient scale of each client, and the weights of the global (virtual) model
     scale = clients.p * N if scaled else np.ones(N)
     weights = np.full(N, 1.0 / N) if scaled else clients.p
@@ -500,7 +504,9 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
     steps : StepRule or float, optional
         Step sizes (default :meth:`StepRule.default`); a number is constant.
     theta0 : float or array_like
-        Initial model of every client.
+        Initial model of every client, coordinates in [-1e100, 1e100] (:data:`THETA0_BOUND`: the exact
+        moments of :func:`expected_distance` square it, and the second moment E y² of an aggregation
+        must stay finite for its variance E y² − (E y)²).
     batch : int
         Data points per local gradient.
     scaled : bool

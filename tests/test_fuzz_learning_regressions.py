@@ -1,0 +1,145 @@
+"""Regression tests of the causes behind the last strict xfails of ``test_fuzz_learning`` (issue 16).
+
+One small test per cause: a stated range of the simulated paths (bounds, noise multipliers, clipping
+bound, a start), a stability rule of gradient descent, or a value computed in a form that survives
+(scaled likelihood ratio, (σc)², n(Δ/γ)²/2, the logistic derivative as −y σ(−yz)).
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from perfpriv import gradient, regression
+from perfpriv.performative import federated
+
+X2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+Y2 = [1.0, 0.0, 2.0]
+_rng = np.random.default_rng(0)
+XL = _rng.standard_normal((12, 3))
+YL = np.where(XL[:, 0] > 0, 1.0, -1.0)
+
+
+@pytest.fixture(autouse=True)
+def _no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+# ------------------------------------------------ regression: the simulated paths' stated ranges
+@pytest.mark.parametrize("name", ["x_bound", "y_bound"])
+def test_worst_case_dataset_states_its_range_of_bounds(name):
+    kw = dict(lam=0.05, x_bound=5.0, y_bound=5.0, grid=3)
+    with pytest.raises(ValueError, match=rf"{name} must be in \(0, 1e\+100\]"):
+        regression.worst_case_dataset(100, **dict(kw, **{name: 1e300}))
+    w = regression.worst_case_dataset(100, **dict(kw, **{name: 1e100}))        # the edge works
+    assert math.isfinite(w.shift) and 0 < w.shift <= w.bound * (1 + 1e-12)
+    profile_kw = dict(lam=0.05, x_bound=5.0, y_bound=5.0)
+    with pytest.raises(ValueError, match=rf"{name} must be in \(0, 1e\+100\]"):
+        regression.sensitivity_profile([10], d=2, records=10, **dict(profile_kw, **{name: 1e300}))
+
+
+@pytest.mark.parametrize("gamma", [1e-100, 1e100])
+def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
+    for f in (regression.simulate, regression.simulate_agents):
+        run = f(gamma, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+        assert np.all(np.isfinite(run.sq_error))
+    for bad in (1e-300, 1e300):
+        with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):
+            regression.simulate(bad, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+        with pytest.raises(ValueError, match="gammas"):
+            regression.optimal_gamma_map([0.2], [0.5], [0.003, bad], tau=0.02, T=2, n0=20)
+
+
+def test_published_privacy_rho_is_the_true_limit_beyond_the_doubles():
+    p = regression.published_privacy([1.0], n=50, d=3, y_bound=1e300, records=20)
+    assert p.rho_clipped[0] == np.inf                                    # n Δ²/(2γ²) ~ 1e600
+    small = regression.published_privacy([1e100], n=50, d=3, records=20)
+    assert 0 <= small.rho_clipped[0] < 1e-190
+    typical = regression.published_privacy([1.0], n=50, d=3, records=20)
+    delta = float(regression.ridge_sensitivity(50, lam=1e-5, x_bound=10.0, y_bound=10.0))
+    assert typical.rho_clipped[0] == pytest.approx(50 * delta ** 2 / 2, rel=1e-12)
+
+
+def test_membership_llr_at_extreme_noise_scales_is_the_scaled_value():
+    shifts, eta = np.array([[1.0, 0.0], [0.0, -0.3]]), np.array([0.5, 0.2])
+    for statistic, kappa in (("paper", None), ("exact", 1.5)):
+        ref = regression.membership_llr(shifts, eta, 1e-5, statistic=statistic, kappa=kappa)
+        c0 = 0.0 if kappa is None else math.log(kappa)                 # (d/2) log κ, d = 2
+        got = regression.membership_llr(shifts, eta, 1e-151, statistic=statistic, kappa=kappa)
+        np.testing.assert_allclose((got - c0) * 1e-302, (ref - c0) * 1e-10, rtol=1e-9)
+        assert np.array_equal(regression.membership_llr(shifts, eta, 1e-300, statistic=statistic, kappa=kappa),
+                              np.sign(ref - c0) * np.inf)
+        np.testing.assert_allclose(regression.membership_llr(shifts, eta, 1e300, statistic=statistic, kappa=kappa),
+                                   c0, atol=1e-300)
+
+
+# ------------------------------------------------ gradient descent: stability rules
+def test_clipped_gd_refuses_step_times_penalty_above_two():
+    kw = dict(loss="logistic", clip=1.0, steps=5, rho=1.0, seed=1)
+    gradient.noisy_gd(XL, YL, lam=1.0, step_size=2.0, **kw)          # η λ = 2: bounded
+    for lam, step in ((1e300, 0.02), (1.0, 1e300), (1.0, 2.1)):
+        with pytest.raises(ValueError, match=r"step_size \* lam must be at most 2"):
+            gradient.noisy_gd(XL, YL, lam=lam, step_size=step, **kw)
+    with pytest.raises(ValueError, match="step_size"):
+        gradient.simulate_transcripts(XL, YL, index=0, runs=4, loss="logistic", lam=1.0, clip=0.05, steps=3,
+                                      rho=1.0, step_size=1e300)
+
+
+def test_quadratic_excess_refuses_steps_above_two_over_the_smoothness():
+    H = np.array(X2).T @ np.array(X2) + np.eye(2)
+    L = float(np.linalg.eigvalsh(H)[-1])
+    ok = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=0.5, steps=3, step_size=2.0 / L)
+    assert math.isfinite(ok)
+    for lam, step in ((1.0, 2.0 / L * 1.01), (1e300, 0.5), (1.0, 1e300)):
+        with pytest.raises(ValueError, match="step_size must be at most 2/L"):
+            gradient.quadratic_expected_excess(X2, Y2, lam=lam, sigma=0.5, steps=3, step_size=step)
+
+
+def test_quadratic_excess_of_a_huge_noise_is_inf_not_an_overflow():
+    assert gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1e300, steps=3, step_size=0.5) == math.inf
+    a = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1e100, steps=3, step_size=0.5)
+    b = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=0.0, steps=3, step_size=0.5)
+    c = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1.0, steps=3, step_size=0.5)
+    assert a == pytest.approx(b + (c - b) * 1e200, rel=1e-12)
+
+
+def test_noisy_gd_states_its_range_of_clipping_bounds():
+    for clip in (1e-100, 1e100):
+        run = gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=clip, steps=5, rho=1.0, step_size=0.02,
+                                seed=1)
+        assert np.all(np.isfinite(run.mu)) and np.all(np.isfinite(run.llr))
+        assert np.all(run.mu <= math.sqrt(2 * run.rho) * (1 + 1e-9))
+    for clip in (1e-300, 1e300):
+        with pytest.raises(ValueError, match=r"clip must be in \[1e-100, 1e\+100\]"):
+            gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=clip, steps=5, rho=1.0, step_size=0.02)
+
+
+def test_gd_agents_oracle_survives_a_tiny_budget():
+    # ρ = 1e-300: σ ~ 1e150 drives the margins so far that math.exp(y z) overflowed
+    run = gradient.simulate_agents(1e-300, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0)
+    assert np.all(np.isfinite(run.sq_error))
+
+
+@pytest.mark.parametrize("name, bad, good", [("rhos", [1e-300], [1e-100]), ("x_bound", 1e300, 1e50),
+                                             ("noise_sd", 1e300, 1e50)])
+def test_utility_check_states_its_ranges(name, bad, good):
+    kw = dict(rhos=[1.0, 100.0], n=20, d=3, steps=5, runs=2, seed=0)
+    for loss in ("squared", "logistic"):
+        c = gradient.utility_check(**dict(kw, loss=loss, **{name: good}))
+        assert np.all(np.isfinite(c.simulated)) and np.all(np.isfinite(c.se))
+        with pytest.raises(ValueError, match=name):
+            gradient.utility_check(**dict(kw, loss=loss, **{name: bad}))
+
+
+# ------------------------------------------------ federated: the start's range
+def test_expected_distance_states_the_range_of_the_start():
+    clients = federated.GaussianClients.example(N=4, m_mean=1.0, eps_mean=0.5, m_sd=0.5)
+    for scheme, K in (("full", None), ("I", 2), ("II", 2)):
+        mom = federated.expected_distance(clients, T=3, scheme=scheme, K=K, steps=1.0, theta0=-1e100)
+        assert np.all(np.isfinite(mom.sq_distance)) and mom.sq_distance[0] == pytest.approx(1e200, rel=1e-12)
+    for bad in (1e300, -1e300):
+        with pytest.raises(ValueError, match=r"theta0 must be in \[-1e\+100, 1e\+100\]"):
+            federated.expected_distance(clients, T=2, theta0=bad)
