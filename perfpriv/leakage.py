@@ -1006,6 +1006,9 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     # up to 100%, e.g. 0 for 1e-31 under the exact statistic): integrate them again over
     # the window where the integrand is within 1e-25 of its peak, located on a grid.
     tiny = below + integral < _TINY  # also rows whose mass starts beyond the window (not active)
+    # ... but not a window that starts at infinity (v*² = t/A overflows: gamma ~ 1e200 under the exact
+    # statistic): no mass at all, p = 0 (its grid would be inf - inf)
+    tiny &= np.isfinite(a_start)
     if tiny.any():
         integral[tiny] = _tiny_values(a_start[tiny], kink[tiny], eps_near[tiny], t[tiny], A[tiny], B[tiny],
                                       over_y[tiny], d, nodes)

@@ -396,17 +396,38 @@ CHECKED = {
     "figure_long_run_utility", "figure_retraining", "figure_level_response", "figure_fedavg_convergence",
     "figure_fedavg_factors", "figure_bilevel", "figure_participation", "checkbox", "float_slider", "int_slider",
     "log_slider", "label_html",
+    # third pass (the plots and widgets layer): the model-layer figures and the explorers' building blocks
+    "Grid", "grid", "Explorer", "StaticExplorer", "clipping_figure", "population_error", "conventions_figure",
+    "llr_histogram", "tail_bounds_figure", "llr_law_figure", "roc_figure", "outlier_figure", "statistic_figure",
+    "growth_factor_figure", "epsilon_star_map", "figure_theorem3", "figure_leak_dispersion", "figure_gamma_star",
+    "finish_horizon_axes", "figure_schedules", "figure_schedule_comparison", "figure_gain_map",
+    "bernoulli_explorer", "bernoulli_draw", "mia_explorer", "mia_draw", "llr_explorer", "draw_survival",
+    "draw_horizon", "survival_explorer", "horizon_explorer", "schedule_explorer", "feedback_explorer",
+    "draw_feedback", "learning_explorer", "draw_learning", "participation_explorer", "draw_participation",
 }
-#: Cheap enough to sweep exhaustively (no figure drawn).
+#: Cheap enough to sweep exhaustively: no figure drawn, or one built (not rendered) in milliseconds -- a whole
+#: sweep of each of the figures here took at most 1.5 s on the 2-core machine (the others are sampled below).
 HELPERS = {"new_figure", "style", "display_width", "plain_log", "math", "number", "assign", "params", "html",
-           "family_label", "checkbox", "float_slider", "int_slider", "log_slider", "label_html"}
-#: Left for a next pass (the fuzzer finds arguments they do not check: AttributeError, IndexError, numpy's
-#: messages, overflow warnings): the figures of the model layers and the explorers (see the report of issue 16).
+           "family_label", "checkbox", "float_slider", "int_slider", "log_slider", "label_html", "Grid", "grid",
+           "Explorer", "figure_gain_map", "figure_schedules", "figure_theorem3", "figure_leak_dispersion",
+           "epsilon_star_map", "growth_factor_figure", "clipping_figure", "population_error", "conventions_figure",
+           "llr_histogram", "tail_bounds_figure", "llr_law_figure", "roc_figure", "figure_gamma_star",
+           "finish_horizon_axes", "figure_schedule_comparison", "draw_participation"}
+#: Left for a next pass: the figures that run a whole experiment of the model layers (figure1-7, figure3a/3bc,
+#: algorithm1_runs, final_error_figure, exact_floor_figure, figure_mean_field, figure_horizon: seconds a call,
+#: minutes a sweep) and the explorers of the later chapters not yet swept.
 UNCHECKED = {name for _, name in PLOT_TYP} - CHECKED
 
 #: (function, parameter) -> why it still fails: the cause is known and reported, the fix is not done yet.
 #: Strict: a case that starts to pass must leave this table.
 KNOWN = {
+    # the participation explorer's figure, through performative.participation (its record_spread squares the
+    # spreads and the model, and its local steps diverge): the performative layer needs a stated range
+    ("draw_participation", "m"): "m = 1e300: PrivateFederatedRound.record_spread squares theta (overflow)",
+    ("draw_participation", "m_sd"): "m_sd = 1e300: PrivateFederatedRound.record_spread squares it (OverflowError)",
+    ("draw_participation", "eps_sd"): "eps_sd = 1e300: PrivateFederatedRound.record_spread squares it "
+                                      "(OverflowError)",
+    ("draw_participation", "step"): "step = 1e300: the clients' local steps diverge (overflow in advance)",
 }
 
 

@@ -10,6 +10,8 @@ PNG only.
 
 from ._common import (COLUMN_WIDTH, DISPLAY_DPI, PIXEL_DENSITY, STYLE, SYMBOLS, assign, display_width, html,
                       layout_problems, math, new_figure, number, params, plain_log, png_bytes, show, style)
+# argument checks shared with perfpriv.widgets (not public: they are not in __all__)
+from ._common import MAX_LOG_VALUE, check_callable, check_items, check_sequence, check_text  # noqa: F401
 from ._bernoulli import *  # noqa: F401,F403
 from ._bernoulli import __all__ as _bernoulli_all
 from ._gaussian import *  # noqa: F401,F403

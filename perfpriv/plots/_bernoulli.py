@@ -22,8 +22,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from .. import bernoulli, experiments, optimize
-from .._validate import check_choice, check_int, check_probability, check_real
-from ._common import new_figure, params
+from .._validate import check_choice, check_flag, check_int, check_probability, check_real
+from ._common import _check_axes, _check_text, check_items, check_sequence, check_type, new_figure, params
 
 __all__ = [
     "CURVE_SCALES",
@@ -306,8 +306,16 @@ def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, co
     >>> len(fig.axes)
     2
     """
-    q = np.asarray(q, dtype=float)
-    r = np.asarray(r, dtype=float)
+    check_type(result, "result", "EpsilonOptimum")
+    q = np.atleast_1d(check_probability("q", q))
+    r = np.atleast_1d(check_probability("r", r))
+    if q.ndim != 1 or r.ndim != 1:
+        raise ValueError(f"q and r must be 1-d grids; got shapes {q.shape} and {r.shape}")
+    if ax is not None:
+        _check_axes(ax)
+    thresholds = check_flag("thresholds", thresholds)
+    colorbar = check_flag("colorbar", colorbar)
+    _check_text("title", title, optional=True)
     if np.shape(result.epsilon) != (q.size, r.size):
         raise ValueError(f"result.epsilon must have shape (len(q), len(r)) = ({q.size}, {r.size}); "
                          f"got {np.shape(result.epsilon)}")
@@ -483,10 +491,21 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     >>> len(fig.axes)
     2
     """
-    lo = check_real("epsilon_range[0]", epsilon_range[0], low=0.0, low_open=True)
-    hi = check_real("epsilon_range[1]", epsilon_range[1], low=lo, low_open=True)
+    pair = check_sequence("epsilon_range", epsilon_range)
+    if len(pair) != 2:
+        raise ValueError(f"epsilon_range must be a pair (low, high) of budgets; got {epsilon_range!r:.60}")
+    # finite (the value at inf is drawn apart) and at most 1e300: the axis's log-scale margin stays a double
+    lo = check_real("epsilon_range[0]", pair[0], low=0.0, low_open=True, high=1e300, scalar=True)
+    hi = check_real("epsilon_range[1]", pair[1], low=lo, low_open=True, high=1e300, scalar=True)
+    models = check_sequence("models", models)
     for model in models:
-        check_choice("model", model, ("leak", "agnostic"))
+        check_choice("models", model, ("leak", "agnostic"))
+    settings = check_sequence("settings", settings)
+    for setting in settings:
+        if len(check_sequence("settings", setting)) != 2:
+            raise ValueError(f"each entry of settings must be a pair (q, r); got {setting!r:.60}")
+        check_probability("settings (q)", setting[0], scalar=True)
+        check_probability("settings (r)", setting[1], scalar=True)
     eps = np.geomspace(lo, hi, 300)
     fig, axes = new_figure(1, len(models), width=4.2, height=3.2, sharey=True)
     colors = ["C0", "C1", "C2", "C3", "C4", "C5"]

@@ -44,6 +44,9 @@ PIXEL_DENSITY = 2
 #: Width in inches of a figure that fills the book's ~690 px text column.
 COLUMN_WIDTH = 8.6
 
+#: Largest value a figure puts on a log axis: matplotlib's log-scale margins overflow near 1e300.
+MAX_LOG_VALUE = 1e100
+
 #: Largest image (device pixels) that :func:`png_bytes` writes: far beyond any page or screen.
 MAX_PIXELS = 50_000_000
 
@@ -75,8 +78,9 @@ def check_type(obj, name, cls_name):
     return obj
 
 
-def check_items(name, value, cls_name=None, *, mapping=False):
-    """A non-empty dict (``mapping``) or sequence of results: its items (label, value) or its values.
+def check_items(name, value, cls_name=None, *, mapping=False, empty=False):
+    """A non-empty (or, with ``empty``, any) dict (``mapping``) or sequence of results: its items (label, value)
+    or its values.
 
     Each value is checked to be a ``cls_name`` when one is given (:func:`check_type`).
     """
@@ -90,7 +94,7 @@ def check_items(name, value, cls_name=None, *, mapping=False):
         if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
             raise TypeError(f"{name} must be a non-empty sequence of results; got {value!r:.60}")
         items = list(value)
-    if not items:
+    if not items and not empty:
         raise ValueError(f"{name} must be non-empty (at least one {cls_name or 'entry'}); got an empty one")
     if cls_name is not None:
         for item in items:
@@ -106,10 +110,37 @@ def check_indices(name, value, size):
     return [check_int(name, i, low=-size, high=size - 1) for i in value]
 
 
-def _check_text(name, value):
+def _check_text(name, value, *, optional=False):
+    """A string (or None when ``optional``), else a TypeError naming ``name``."""
+    if optional and value is None:
+        return value
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string; got {value!r:.60}")
+        raise TypeError(f"{name} must be a string{' or None' if optional else ''}; got {value!r:.60}")
     return value
+
+
+def check_callable(name, value):
+    """A callable (a drawing function), else a TypeError naming ``name``."""
+    if not callable(value):
+        raise TypeError(f"{name} must be a function (callable); got {value!r:.60}")
+    return value
+
+
+def check_sequence(name, value, *, empty=False):
+    """A list or tuple (not a string, a number or a dict), as a list; non-empty unless ``empty``."""
+    from collections.abc import Mapping
+
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__") or hasattr(value, "shape") \
+            and getattr(value, "ndim", 1) == 0:
+        raise TypeError(f"{name} must be a list or tuple; got {value!r:.60}")
+    items = list(value)
+    if not empty and not items:
+        raise ValueError(f"{name} must hold at least one entry; got an empty one")
+    return items
+
+
+#: The name the widgets import (they import from ``perfpriv.plots`` only).
+check_text = _check_text
 
 
 #: rcParams pinned for every figure of the book (fonts that every machine has).

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import experiments
-from .._validate import check_choice
-from ._common import assign, new_figure, params, plain_log
+from .._validate import check_choice, check_probability, check_real
+from ._common import MAX_LOG_VALUE, _check_axes, assign, check_items, new_figure, params, plain_log
 
 __all__ = [
     "figure3bc",
@@ -105,7 +105,7 @@ def figure_theorem3(checks):
     -------
     matplotlib.figure.Figure
     """
-    checks = list(checks)
+    checks = check_items("checks", checks, "Theorem3Check")
     fig, axes = new_figure(1, len(checks), width=8.6 / max(len(checks), 2), height=3.0)
     for ax, c in zip(axes[0], checks):
         rel = c.inverse / c.lower
@@ -140,7 +140,7 @@ def figure_leak_dispersion(results):
     """
     from scipy.stats import binom
 
-    results = list(results)
+    results = check_items("results", results, "LeakDispersion")
     fig, axes = new_figure(1, len(results), width=8.6 / max(len(results), 2), height=3.0)
     for ax, res in zip(axes[0], results):
         lo, hi = res.counts.min(), res.counts.max()
@@ -264,11 +264,14 @@ def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
     ax : matplotlib.axes.Axes
         The panel (its curves already drawn).
     gamma_c : float
-        Theorem 2's sufficient threshold at N0 (not drawn unless finite and positive).
+        Theorem 2's sufficient threshold at N0, in [0, inf] (not drawn unless positive and at most 1e100:
+        beyond that no noise axis reaches it, and matplotlib's log scale overflows).
     q, r, tau, T, n0
         The setting, for the title.
     """
-    if np.isfinite(gamma_c) and gamma_c > 0:
+    _check_axes(ax)
+    gamma_c = check_real("gamma_c", gamma_c, low=0, allow_inf=True, scalar=True)
+    if 0 < gamma_c <= MAX_LOG_VALUE:
         ax.axvline(gamma_c, color="tab:red", ls=":", lw=1.5, label=assign("gamma_c", gamma_c, ".3g"))
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -276,7 +279,8 @@ def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
     ax.set_xlabel(r"noise scale $\gamma$")
     ax.set_ylabel("cumulative error over $T$ rounds")
     ax.set_title(params(q=q, r=r, tau=tau, T=T, n0=n0))
-    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
+    if ax.get_legend_handles_labels()[0]:          # nothing labelled (no curve, no gamma_c): no empty legend
+        ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
 
 
 # ---------------------------------------------------------------------------
@@ -310,7 +314,13 @@ def figure_gamma_star(maps, *, q_line=None, theory="bound"):
     -------
     matplotlib.figure.Figure
     """
-    maps = [maps] if isinstance(maps, experiments.GammaStarMap) else list(maps)
+    maps = [maps] if isinstance(maps, experiments.GammaStarMap) else check_items("maps", maps)
+    for m in maps:
+        if not isinstance(m, experiments.GammaStarMap):
+            raise TypeError(f"maps must be a GammaStarMap of perfpriv.experiments or a sequence of them; "
+                            f"got an entry of type {type(m).__name__}")
+    if q_line is not None:
+        q_line = check_probability("q_line", q_line, scalar=True)
     theory = check_choice("theory", theory, experiments.THEORY_MAPS)
     fig, axes = new_figure(len(maps), 3, width=8.6 / 3, height=2.7)
     for row, m in zip(axes, maps):

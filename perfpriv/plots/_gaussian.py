@@ -19,9 +19,10 @@ import numpy as np
 from matplotlib import colormaps
 
 from .. import engine, experiments, gaussian, leakage
-from .._validate import check_choice, check_real
+from .._validate import check_choice, check_flag, check_int, check_real
 from ..behaviour import Memoryless
-from ._common import assign, math, new_figure, number, params, plain_log
+from ._common import (MAX_LOG_VALUE, _check_axes, _check_figure, _check_text, assign, check_items, check_sequence,
+                      check_type, math, new_figure, number, params, plain_log)
 
 __all__ = [
     "FIGURE3A_SCALES",
@@ -92,6 +93,37 @@ def _colors(k, cmap="viridis", high=0.85):
 
 
 # ------------------------------------------------------------------ chapter 03
+
+
+#: Range of the mean a of Λ ~ N(a, 2a) that a figure draws: its square and its density stay finite doubles.
+_LAW_RANGE = (1e-150, 1e150)
+
+
+def _drawable_law(s, n, gamma):
+    """Lemma 6's law of Λ (``leakage.llr_moments``), refused when no axis can draw it (a or its variance beyond
+    :data:`_LAW_RANGE`: an extreme noise scale or deviation), before any drawing."""
+    law = leakage.llr_moments(s, n, gamma)
+    a, var = np.atleast_1d(law.mean), np.atleast_1d(law.var)
+    lo, hi = _LAW_RANGE
+    if not (np.all(a >= lo) and np.all(a <= hi) and np.all(var >= lo) and np.all(var <= hi)):
+        raise ValueError(f"s, n and gamma give the law N(a, 2a) of the membership statistic a = {a.min():.3g}..."
+                         f"{a.max():.3g}: a figure draws a in [{lo:g}, {hi:g}] (change the noise scale gamma or s)")
+    return law
+
+
+def _check_run(run, name="run"):
+    """A simulation run (perfpriv.engine.SimulationRun) of Algorithm 1."""
+    return check_type(run, name, "SimulationRun")
+
+
+def _check_level(level, run, name="level"):
+    """None, or the index of one level of a run over a grid of levels."""
+    if level is None:
+        return None
+    size = np.shape(run.population)[0] if np.ndim(run.population) == 3 else 0
+    if size == 0:
+        raise ValueError(f"{name} must be None: this run is of one level (trials x rounds); got {level!r:.30}")
+    return check_int(name, level, low=-size, high=size - 1)
 
 
 def clipping_figure(Z, R):
@@ -170,6 +202,19 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     -------
     matplotlib.figure.Figure
     """
+    _check_run(run)
+    level = _check_level(level, run)
+    gamma = check_real("gamma", gamma, low=0, scalar=True)
+    _check_text("title", title, optional=True)
+    _check_text("label", label, optional=True)
+    trial_lines = check_flag("trial_lines", trial_lines)
+    if fig_axes is not None:
+        parts = check_sequence("fig_axes", fig_axes)
+        if len(parts) != 2 or len(check_sequence("fig_axes", parts[1])) != 2:
+            raise ValueError("fig_axes must be a pair (figure, a row of two axes)")
+        _check_figure(parts[0], "fig_axes[0]")
+        for ax in parts[1]:
+            _check_axes(ax, "fig_axes[1]")
     if fig_axes is None:
         fig, axes = _fixed_figure(2, width=4.0, height=3.1, top=0.5 if title else 0.3)
         ax_pop, ax_err = axes[0]
@@ -295,11 +340,18 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     if samples.ndim == 1:
         samples = samples[:, None]
     s = np.atleast_1d(check_real("s", s, low=0))
+    if samples.ndim != 2:
+        raise ValueError(f"samples must be an array (draws, k) of the statistic of k records; got shape "
+                         f"{samples.shape}")
     if s.shape != (samples.shape[1],):
         raise ValueError(f"s must hold one deviation per column of samples ({samples.shape[1]}); got {s.shape}")
     k = samples.shape[1]
+    if labels is not None:
+        labels = check_sequence("labels", labels)
+        if len(labels) != k:
+            raise ValueError(f"labels must hold one title per record ({k}); got {len(labels)}")
+    law = _drawable_law(s, n, gamma)
     fig, axes = new_figure(1, k, width=min(3.3, 8.6 / k), height=2.8)
-    law = leakage.llr_moments(s, n, gamma)
     mean, var = np.atleast_1d(law.mean), np.atleast_1d(law.var)
     for j in range(k):
         ax = axes[0, j]
@@ -349,7 +401,11 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     1
     """
     s = check_real("s", s, low=0, low_open=True, scalar=True)
-    a = float(leakage.llr_moments(s, n, gamma).mean)
+    a = float(_drawable_law(s, n, gamma).mean)
+    if samples is not None:
+        samples = np.asarray(check_real("samples", samples), dtype=float)
+        if samples.size == 0:
+            raise ValueError("samples must hold at least one draw; got none")
     if taus is None:
         taus = np.linspace(a / 20, a + 8 * np.sqrt(2 * a), 200)
     taus = np.asarray(check_real("taus", taus, low=0, low_open=True), dtype=float)
@@ -466,6 +522,19 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
     2
     """
     mus = np.atleast_1d(check_real("mus", mus, low=0))
+    if labels is not None:
+        labels = check_sequence("labels", labels)
+        if len(labels) != mus.size:
+            raise ValueError(f"labels must hold one label per mu ({mus.size}); got {len(labels)}")
+    if empirical is not None:
+        empirical = check_sequence("empirical", empirical)
+        if len(empirical) != mus.size:
+            raise ValueError(f"empirical must hold one (fpr, tpr) pair per mu ({mus.size}); got {len(empirical)}")
+        for pair in empirical:
+            pair = check_sequence("each entry of empirical", pair)
+            if len(pair) != 2 or np.shape(check_real("empirical", pair[0], low=0, high=1)) != \
+                    np.shape(check_real("empirical", pair[1], low=0, high=1)):
+                raise ValueError("each entry of empirical must be a pair (fpr, tpr) of arrays of one shape, in [0, 1]")
     if fpr is None:
         fpr = np.geomspace(1e-4, 1 - 1e-4, 300)
     fig, axes = new_figure(1, 2, width=3.6, height=3.3)
@@ -518,6 +587,7 @@ def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=No
     leaked = np.asarray(leaked, dtype=bool).ravel()
     if s.shape != leaked.shape:
         raise ValueError(f"s and leaked must have the same length; got {s.size} and {leaked.size}")
+    bins = check_int("bins", bins, low=1, high=max(1, s.size // 2))      # at least two records a bin
     edges = np.quantile(s, np.linspace(0, 1, bins + 1))
     idx = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, bins - 1)
     centers = np.array([s[idx == b].mean() for b in range(bins)])
@@ -584,7 +654,7 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
     >>> len(fig.axes)
     2
     """
-    gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
+    gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True, high=MAX_LOG_VALUE))   # a log axis
     p = {st: leakage.marginal_leak_probability(n, gammas, tau=tau, d=d, R=R, statistic=st).p
          for st in leakage.STATISTICS}
     ncols = 2 if populations is not None else 1
@@ -734,6 +804,13 @@ def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=Non
     -------
     matplotlib.figure.Figure
     """
+    items = check_items("runs", runs, "SimulationRun", mapping=True)
+    if len(items) > 4:
+        raise ValueError(f"runs must hold at most 4 runs (one colour each); got {len(items)}")
+    for _, run in items:
+        _check_level(level, run)
+    gamma = check_real("gamma", gamma, low=0, scalar=True)
+    _check_text("title", title, optional=True)
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for (label, run), color in zip(runs.items(), ("C0", "C1", "C2", "C3")):
         population_error(run, gamma=gamma, d=d, Sigma=Sigma, fig_axes=(fig, axes[0]), color=color, label=label,
@@ -776,8 +853,8 @@ def llr_law_figure(s, n, gamma, *, tau, taus=None):
     2
     """
     s = check_real("s", s, low=0, low_open=True, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    law = leakage.llr_moments(s, n, gamma)
+    tau = check_real("tau", tau, low=0, low_open=True, high=_LAW_RANGE[1], scalar=True)
+    law = _drawable_law(s, n, gamma)
     a, var = float(law.mean), float(law.var)
     sd = np.sqrt(var)
     exact = float(leakage.leak_probability(s, n, gamma, tau=tau))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from ._common import assign, math, new_figure, params, plain_log
+from .._validate import check_real
+from ._common import _check_text, assign, check_items, check_sequence, check_type, math, new_figure, params, plain_log
 
 __all__ = ["figure_schedules", "figure_schedule_comparison", "figure_gain_map"]
 
@@ -45,9 +46,8 @@ def figure_schedules(results, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    items = list(results.items())
-    if not items:
-        raise ValueError("results must be a non-empty dict {name: ScheduleOptimum}")
+    items = check_items("results", results, "ScheduleOptimum", mapping=True)
+    _check_text("title", title, optional=True)
     first = items[0][1]
     sym = _symbol(first.parameter)
     T = first.schedule.size
@@ -95,7 +95,10 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     -------
     matplotlib.figure.Figure
     """
-    c = comparison
+    c = check_type(comparison, "comparison", "ScheduleComparison")
+    _check_text("title", title, optional=True)
+    z = check_real("z", z, low=0, high=100, scalar=True)     # standard errors of the bars
+    exclude = [_check_text("each entry of exclude", n) for n in check_sequence("exclude", exclude, empty=True)]
     y = np.arange(len(c.names))
     colors = [_COLORS[i % len(_COLORS)] for i in range(len(c.names))]
     # horizontal bars: the schedules' names read on the axis, not rotated into each other
@@ -137,9 +140,15 @@ def figure_gain_map(maps, *, titles=None):
     -------
     matplotlib.figure.Figure
     """
-    maps = list(maps)
-    if not maps:
-        raise ValueError("maps must contain at least one GainMap")
+    maps = check_items("maps", maps)
+    for m in maps:          # by its fields: a GainMap of perfpriv.experiments, or any map with them
+        if not all(hasattr(m, field) for field in ("qs", "rs", "gain", "T", "tau")):
+            raise TypeError(f"each entry of maps must be a GainMap (from perfpriv.experiments.gain_map); "
+                            f"got {type(m).__name__}")
+    if titles is not None:
+        titles = [_check_text("each entry of titles", t) for t in check_sequence("titles", titles)]
+        if len(titles) != len(maps):
+            raise ValueError(f"titles must hold one title per map ({len(maps)}); got {len(titles)}")
     fig, axes = new_figure(1, len(maps), width=min(3.6, 7.8 / len(maps)), height=3.2)
     vmax = max(100 * float(np.nanmax(m.gain)) for m in maps)
     for k, m in enumerate(maps):

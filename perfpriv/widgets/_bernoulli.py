@@ -15,9 +15,9 @@ import numpy as np
 from matplotlib.ticker import NullLocator
 
 from .. import bernoulli
-from .._validate import check_choice
+from .._validate import check_choice, check_flag, check_int, check_real
 from ..plots import assign, new_figure, params
-from ._common import Explorer, checkbox, float_slider, int_slider, log_slider
+from ._common import Explorer, _named, checkbox, float_slider, int_slider, log_slider
 
 __all__ = ["bernoulli_explorer", "bernoulli_draw"]
 
@@ -30,7 +30,7 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     Parameters
     ----------
     epsilon : float
-        Privacy budget ε of the private run (ignored when ``no_privacy``).
+        Privacy budget ε of the private run, in [1e-100, inf] (ignored when ``no_privacy``).
     no_privacy : bool
         Use ε = inf (no randomized response) for the main run.
     q, r : float
@@ -56,6 +56,11 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     2
     """
     model = check_choice("model", model, bernoulli.MODELS)
+    no_privacy = check_flag("no_privacy", no_privacy)
+    # below 1e-100 the randomized response's squared errors overflow their moving average (inf - inf)
+    epsilon = check_real("epsilon", epsilon, low=1e-100, allow_inf=True, scalar=True)
+    T = check_int("T", T, low=1)
+    window = check_int("window", window, low=1)
     eps = np.inf if no_privacy else float(epsilon)
     values = [eps] if no_privacy else [eps, np.inf]
     run = bernoulli.simulate(np.array(values), q=q, r=r, T=T, n0=n0, trials=trials, model=model, seed=seed)
@@ -143,13 +148,13 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
     q = defaults[1] if q is None else q
     r = defaults[2] if r is None else r
     controls = {
-        "epsilon": log_slider(r"budget $\varepsilon$", epsilon, 0.01, 20.0),
-        "no_privacy": checkbox(r"no privacy ($\varepsilon = \infty$)"),
-        "q": float_slider("$q$ (leave)", q, 0.0, 1.0, 0.01),
-        "r": float_slider("$r$ (recruit)", r, 0.0, 1.0, 0.01),
-        "T": int_slider("rounds $T$", T, 10, 300, 10),
-        "n0": int_slider("initial $N_0$", n0, 10, 2000, 10),
-        "trials": int_slider("trials", trials, 1, 50),
+        "epsilon": _named("epsilon", log_slider, r"budget $\varepsilon$", epsilon, 0.01, 20.0),
+        "no_privacy": _named("no_privacy", checkbox, r"no privacy ($\varepsilon = \infty$)"),
+        "q": _named("q", float_slider, "$q$ (leave)", q, 0.0, 1.0, 0.01),
+        "r": _named("r", float_slider, "$r$ (recruit)", r, 0.0, 1.0, 0.01),
+        "T": _named("T", int_slider, "rounds $T$", T, 10, 300, 10),
+        "n0": _named("n0", int_slider, "initial $N_0$", n0, 10, 2000, 10),
+        "trials": _named("trials", int_slider, "trials", trials, 1, 50),
     }
 
     def draw(**values):

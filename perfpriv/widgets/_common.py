@@ -22,6 +22,8 @@ import ipywidgets as widgets
 
 from .._validate import check_flag, check_int, check_real
 from ..plots import show
+from ..plots import check_callable, check_items, check_sequence
+from ..plots import check_text as _check_text
 from ._static import MAX_BYTES, StaticExplorer, grid, label_html
 
 __all__ = ["Explorer", "float_slider", "log_slider", "int_slider", "checkbox", "label_html", "CONTROL_WIDTH"]
@@ -43,6 +45,15 @@ def _control(cls, description: str, **kwargs):
     return cls(description=label_html(description), description_allow_html=True,
                style={"description_width": _DESCRIPTION_WIDTH}, layout=widgets.Layout(width="auto"),
                **kwargs)
+
+
+def _named(name, make, *args, **kwargs):
+    """``make(*args, **kwargs)`` (a control), its argument error naming the explorer's parameter ``name``:
+    ``epsilon: value must be in [0.01, 20]; got 0`` rather than a bare ``value``."""
+    try:
+        return make(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
 
 
 def _range(value, low, high, *, check=check_real, positive=False):
@@ -114,6 +125,18 @@ class Explorer(widgets.VBox):
     def __init__(self, title: str, controls: Mapping[str, widgets.ValueWidget],
                  draw: Callable[..., object], *, columns: int = 3, source: str | None = None,
                  static_grid: Mapping[str, Sequence] | None = None):
+        _check_text("title", title)
+        for name, control in check_items("controls", controls, mapping=True):
+            _check_text("each name of controls", name)
+            if not isinstance(control, widgets.ValueWidget):
+                raise TypeError(f"each value of controls must be an ipywidgets control (e.g. from float_slider); "
+                                f"got {control!r:.60}")
+        check_callable("draw", draw)
+        columns = check_int("columns", columns, low=1, high=12)
+        _check_text("source", source, optional=True)
+        if static_grid is not None:
+            for name, choices in check_items("static_grid", static_grid, mapping=True, empty=True):
+                check_sequence(f"static_grid[{name!r:.20}]", choices)
         self.title = title
         self.controls = dict(controls)
         self._draw = draw

@@ -12,13 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dynamics, experiments
+from .._validate import check_int, check_real
 from ..plots import figure_horizon, new_figure, plain_log
 from ..plots import assign
-from ._common import Explorer, float_slider, int_slider, log_slider
+from ..plots import MAX_LOG_VALUE
+from ._common import Explorer, _named, float_slider, int_slider, log_slider
 
 __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horizon"]
 
 _GAMMAS = np.geomspace(0.1, 30.0, 48)
+_MAX_LOG = MAX_LOG_VALUE       # largest noise scale (and radius) drawn on the log axis
 
 
 def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=10.0, cap=20000):
@@ -37,7 +40,11 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     >>> len(draw_survival(T=5).axes)
     2
     """
-    n0 = int(n0)
+    # gamma and R up to 1e100: beyond, the log axis of gamma (and the thresholds, of the order of R) overflows
+    gamma = check_real("gamma", gamma, low=0, low_open=True, high=_MAX_LOG, scalar=True)
+    R = check_real("R", R, low=0, low_open=True, high=_MAX_LOG, scalar=True)
+    n0 = check_int("n0", n0, low=2)
+    T = check_int("T", T, low=1)
     fig, axes = new_figure(1, 2, width=4.3, height=3.4)
     ax = axes[0, 0]
     data = dict(tau=tau, q=q, r=r, d=d, R=R)
@@ -49,10 +56,10 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     ax.axhline(1 - q, color="firebrick", lw=0.8, label="$1 - q$")
     ax.axhline(1 + r, color="forestgreen", lw=0.8, label="$1 + r$")
     gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
-    if np.isfinite(gc) and gc > 0:
+    if 0 < gc <= _MAX_LOG:
         ax.axvline(gc, color="tab:red", ls="--", lw=1.2, label=f"Thm 2: {assign('gamma_c', gc)}")
     ge = float(dynamics.exact_critical_gamma(n=n0, **data))
-    if np.isfinite(ge) and ge > 0:
+    if 0 < ge <= _MAX_LOG:
         ax.axvline(ge, color="tab:green", ls="-.", lw=1.2, label=f"exact $C = 1$ at {assign('gamma', ge)}")
     ax.set_xscale("log")
     plain_log(ax)
@@ -82,11 +89,11 @@ def survival_explorer():
     Explorer
     """
     controls = {
-        "gamma": log_slider(r"noise $\gamma$", 3.0, 0.1, 30.0),
-        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
-        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "n0": int_slider("initial $N_0$", 1000, 50, 5000, 50),
+        "gamma": _named("gamma", log_slider, r"noise $\gamma$", 3.0, 0.1, 30.0),
+        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "n0": _named("n0", int_slider, "initial $N_0$", 1000, 50, 5000, 50),
     }
     return Explorer("Survival threshold", controls, draw_survival, source="perfpriv.widgets.draw_survival",
                     static_grid={"gamma": [0.3, 1.0, 3.0, 10.0, 30.0], "tau": [0.01, 0.02, 0.05]})
@@ -122,11 +129,11 @@ def horizon_explorer():
     Explorer
     """
     controls = {
-        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
-        "T": int_slider("rounds $T$", 10, 2, 50),
-        "n0": int_slider("initial $N_0$", 100, 50, 5000, 50),
+        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "T": _named("T", int_slider, "rounds $T$", 10, 2, 50),
+        "n0": _named("n0", int_slider, "initial $N_0$", 100, 50, 5000, 50),
     }
     return Explorer("Finite horizon", controls, draw_horizon, source="perfpriv.widgets.draw_horizon",
                     static_grid={"T": [2, 5, 10, 20, 50], "q": [0.1, 0.3, 0.6]})

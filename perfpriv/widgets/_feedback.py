@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..plots import family_label, new_figure
-from ._common import Explorer, float_slider, int_slider, log_slider
+from ._common import Explorer, _named, float_slider, int_slider, log_slider
 
 __all__ = ["feedback_explorer", "draw_feedback"]
 
@@ -48,6 +48,9 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
     """
     from .. import feedback
 
+    choices = (*BEHAVIOURS, *BEHAVIOURS.values())
+    if not isinstance(behaviour, str) or behaviour not in choices:
+        raise ValueError(f"behaviour must be one of {', '.join(map(repr, choices))}; got {behaviour!r:.40}")
     name = BEHAVIOURS.get(behaviour, behaviour)
     parameter = {"memory": int(k), "heterogeneous": float(spread), "budget": float(tolerance),
                  "contagion": float(kappa)}[name]
@@ -91,13 +94,13 @@ def feedback_explorer():
     controls = {
         "behaviour": widgets.Dropdown(options=list(BEHAVIOURS), value="memory (k)", description="users",
                                       style={"description_width": "initial"}),
-        "k": int_slider("memory $k$", 3, 1, 8),
-        "spread": float_slider("spread $h$", 0.8, 0.0, 1.0, 0.05),
-        "tolerance": log_slider(r"tolerance $b$", 2000.0, 100.0, 1e5),
-        "kappa": float_slider(r"contagion $\kappa$", 1.0, 0.0, 3.0, 0.1),
-        "q": float_slider("$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": float_slider("$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": log_slider(r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "k": _named("k", int_slider, "memory $k$", 3, 1, 8),
+        "spread": _named("spread", float_slider, "spread $h$", 0.8, 0.0, 1.0, 0.05),
+        "tolerance": _named("tolerance", log_slider, r"tolerance $b$", 2000.0, 100.0, 1e5),
+        "kappa": _named("kappa", float_slider, r"contagion $\kappa$", 1.0, 0.0, 3.0, 0.1),
+        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
     }
     # the static page: every behaviour (at its default parameter) for three leaving probabilities
     return Explorer("Richer feedback", controls, draw_feedback, columns=4, source="perfpriv.widgets.draw_feedback",

@@ -13,8 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._validate import check_int, check_real
 from ..plots import new_figure
-from ._common import Explorer, float_slider, int_slider, log_slider
+from ._common import Explorer, _named, float_slider, int_slider, log_slider
 
 __all__ = ["learning_explorer", "draw_learning", "LEARNING_GAMMAS"]
 
@@ -47,8 +48,10 @@ def draw_learning(*, q=0.5, r=0.5, gamma=0.0056, T=10, tau=0.02, n0=200, cap=200
     from .. import engine
     from ..behaviour import Memoryless
 
-    T = int(T)
-    mech = _mechanism(float(tau))
+    # gamma picks the nearest value of the explorer's grid (LEARNING_GAMMAS): any positive noise multiplier
+    gamma = check_real("gamma", gamma, low=0, low_open=True, allow_inf=True, scalar=True)
+    T = check_int("T", T, low=1)
+    mech = _mechanism(check_real("tau", tau, scalar=True))
     path = engine.mean_field(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap)
     total = np.asarray(path.cumulative_error)
     k, best = _nearest(gamma), int(np.argmin(total))
@@ -81,10 +84,10 @@ def learning_explorer():
     Explorer
     """
     controls = {
-        "q": float_slider("$q$ (leave)", 0.5, 0.01, 0.99, 0.01),
-        "r": float_slider("$r$ (join)", 0.5, 0.01, 0.99, 0.01),
-        "gamma": log_slider(r"noise $\gamma$", 0.0056, 1e-4, 0.1),
-        "T": int_slider("rounds $T$", 10, 2, 30),
+        "q": _named("q", float_slider, "$q$ (leave)", 0.5, 0.01, 0.99, 0.01),
+        "r": _named("r", float_slider, "$r$ (join)", 0.5, 0.01, 0.99, 0.01),
+        "gamma": _named("gamma", log_slider, r"noise $\gamma$", 0.0056, 1e-4, 0.1),
+        "T": _named("T", int_slider, "rounds $T$", 10, 2, 30),
     }
     return Explorer("Private ridge regression", controls, draw_learning, source="perfpriv.widgets.draw_learning",
                     static_grid={"gamma": [0.001, 0.0032, 0.0056, 0.01], "q": [0.1, 0.5, 0.9]})

@@ -34,7 +34,12 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+import numbers
+
+from .._validate import check_flag, check_int
 from ..plots import display_width, html, png_bytes
+from ..plots import check_callable, check_items, check_sequence
+from ..plots import check_text as _check_text
 
 
 def label_html(text: str) -> str:
@@ -84,6 +89,18 @@ class Grid:
     fmt: str = ".3g"
     html: bool = False
 
+    def __post_init__(self):
+        _check_text("label", self.label)
+        values = tuple(check_sequence("values", self.values))
+        if len(set(map(repr, values))) != len(values):
+            raise ValueError(f"the values of the control {self.label!r} must be distinct; got {values!r:.60}")
+        if any(isinstance(v, numbers.Real) and v != v for v in values):
+            raise ValueError(f"values must not hold NaN (no slider position can show it); got {values!r:.60}")
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "default", check_int("default", self.default, low=0, high=len(values) - 1))
+        _check_text("fmt", self.fmt)
+        check_flag("html", self.html)
+
     def label_html(self) -> str:
 
         return self.label if self.html else label_html(self.label)
@@ -104,17 +121,17 @@ def grid(label: str, values: Sequence, default=None, *, fmt: str = ".3g", html: 
     >>> g.default, g.label_html()
     (1, 'noise <i>γ</i>')
     """
-    values = tuple(values)
-    if not values:
-        raise ValueError(f"the control {label!r} needs at least one value")
+    _check_text("label", label)
+    values = tuple(check_sequence("values", values))
     if len(set(map(repr, values))) != len(values):
-        raise ValueError(f"the values of the control {label!r} must be distinct; got {values}")
+        raise ValueError(f"the values of the control {label!r} must be distinct; got {values!r:.60}")
     if default is None:
         index = 0
     else:
         matches = [k for k, v in enumerate(values) if v == default]
         if not matches:
-            raise ValueError(f"default {default!r} of the control {label!r} is not one of its values {values}")
+            raise ValueError(f"default {default!r:.30} of the control {label!r:.30} is not one of its values "
+                             f"{values!r:.60}")
         index = matches[0]
     return Grid(label, values, index, fmt, html)
 
@@ -172,11 +189,20 @@ class StaticExplorer:
                  fixed: Mapping | None = None, fixed_labels: Mapping[str, str] | None = None,
                  fixed_labels_html: bool = False, source: str | None = None, max_bytes: int = MAX_BYTES,
                  colors: int = 64):
-        if not controls:
-            raise ValueError("a static explorer needs at least one control")
-        for name, spec in controls.items():
-            if not isinstance(spec, Grid):
-                raise TypeError(f"control {name!r} must be a Grid (perfpriv.widgets.grid); got {type(spec).__name__}")
+        _check_text("title", title)
+        for name, spec in check_items("controls", controls, "Grid", mapping=True):
+            _check_text("each name of controls", name)
+        check_callable("draw", draw)
+        if fixed is not None:
+            for name, _ in check_items("fixed", fixed, mapping=True, empty=True):
+                _check_text("each name of fixed", name)
+        if fixed_labels is not None:
+            for name, label in check_items("fixed_labels", fixed_labels, mapping=True, empty=True):
+                _check_text("each label of fixed_labels", label)
+        check_flag("fixed_labels_html", fixed_labels_html)
+        _check_text("source", source, optional=True)
+        max_bytes = check_int("max_bytes", max_bytes, low=1)
+        colors = check_int("colors", colors, low=1, high=256)
         self.title = title
         self.controls = dict(controls)
         self.fixed = dict(fixed or {})
