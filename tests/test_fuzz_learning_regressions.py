@@ -143,3 +143,11 @@ def test_expected_distance_states_the_range_of_the_start():
     for bad in (1e300, -1e300):
         with pytest.raises(ValueError, match=r"theta0 must be in \[-1e\+100, 1e\+100\]"):
             federated.expected_distance(clients, T=2, theta0=bad)
+
+
+def test_participation_round_states_the_range_of_its_locations_and_spreads():
+    # PrivateFederatedRound(m=1e300) squared m in record_spread (OverflowError inside draw_participation)
+    from perfpriv.performative.participation import PrivateFederatedRound
+    for name in ("m", "m_sd", "eps_sd", "sigma", "theta0"):
+        with pytest.raises(ValueError, match=name):
+            PrivateFederatedRound(0.6, tau=0.3, R=10.0, **{name: 1e300})

@@ -53,7 +53,7 @@ from .._validate import check_choice, check_int, check_probability, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
-from .federated import StepRule, stable_point
+from .federated import THETA0_BOUND, StepRule, stable_point
 
 __all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation",
            "simulate_participation_agents"]
@@ -124,15 +124,17 @@ class PrivateFederatedRound(StatefulMechanism):
     R : float
         Clipping radius R > 0 of a client's record.
     m : float or array_like of shape (d,)
-        Mean data location of the clients' law (E m_i).
+        Mean data location of the clients' law (E m_i); coordinates in [-1e100, 1e100], as
+        for ``theta0`` (:data:`perfpriv.performative.federated.THETA0_BOUND`: the record
+        spread squares them).
     m_sd : float
-        Data heterogeneity s_m >= 0 (standard deviation of each coordinate of m_i).
+        Data heterogeneity s_m in [0, 1e100] (standard deviation of each coordinate of m_i).
     eps : float
         Mean sensitivity ε = E ε_i < 1 (the stable point m/(1 − ε) must exist).
     eps_sd : float
-        Shift heterogeneity s_ε >= 0 (standard deviation of ε_i).
+        Shift heterogeneity s_ε in [0, 1e100] (standard deviation of ε_i).
     sigma : float
-        Noise σ >= 0 of one data point.
+        Noise σ in [0, 1e100] of one data point.
     E : int
         Local steps per round.
     step : float or perfpriv.performative.federated.StepRule
@@ -140,7 +142,7 @@ class PrivateFederatedRound(StatefulMechanism):
     batch : int
         Data points per local gradient.
     theta0 : float or array_like of shape (d,)
-        The model deployed before round 1.
+        The model deployed before round 1 (coordinates in [-1e100, 1e100]).
     d : int
         Dimension of the model.
     statistic : {"paper", "exact"}, optional
@@ -165,15 +167,16 @@ class PrivateFederatedRound(StatefulMechanism):
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.R = check_real("R", R, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
-        self.m = model_vector("m", m, self.d)
-        self.m_sd = check_real("m_sd", m_sd, low=0.0, scalar=True)
+        # locations and spreads up to THETA0_BOUND, so that the record spread (their squares) stays finite
+        self.m = model_vector("m", m, self.d, low=-THETA0_BOUND, high=THETA0_BOUND)
+        self.m_sd = check_real("m_sd", m_sd, low=0.0, high=THETA0_BOUND, scalar=True)
         self.eps = check_real("eps", eps, scalar=True)
-        self.eps_sd = check_real("eps_sd", eps_sd, low=0.0, scalar=True)
-        self.sigma = check_real("sigma", sigma, low=0.0, scalar=True)
+        self.eps_sd = check_real("eps_sd", eps_sd, low=0.0, high=THETA0_BOUND, scalar=True)
+        self.sigma = check_real("sigma", sigma, low=0.0, high=THETA0_BOUND, scalar=True)
         self.E = check_int("E", E, low=1)
         self.step = StepRule.coerce(step, "step")
         self.batch = check_int("batch", batch, low=1)
-        self.theta0 = model_vector("theta0", theta0, self.d)
+        self.theta0 = model_vector("theta0", theta0, self.d, low=-THETA0_BOUND, high=THETA0_BOUND)
         self.statistic = None if statistic is None else check_choice("statistic", statistic, leakage.STATISTICS)
         self.theta_ps = np.atleast_1d(stable_point(self.m[None, :], [self.eps]))
 
