@@ -125,7 +125,7 @@ class PrivateFederatedRound(StatefulMechanism):
         Clipping radius R > 0 of a client's record.
     m : float or array_like of shape (d,)
         Mean data location of the clients' law (E m_i); coordinates in [-1e100, 1e100], as
-        for ``theta0`` (:data:`perfpriv.performative.federated.THETA0_BOUND`: the record
+        for ``theta0`` (``perfpriv.performative.federated.THETA0_BOUND``: the record
         spread squares them).
     m_sd : float
         Data heterogeneity s_m in [0, 1e100] (standard deviation of each coordinate of m_i).
