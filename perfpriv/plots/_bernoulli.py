@@ -23,7 +23,7 @@ from matplotlib.ticker import NullLocator
 
 from .. import bernoulli, experiments, optimize
 from .._validate import check_choice, check_flag, check_int, check_probability, check_real
-from ._common import _check_axes, _check_text, check_items, check_sequence, check_type, new_figure, params
+from ._common import check_axes, check_text, check_items, check_sequence, check_type, new_figure, params
 
 __all__ = [
     "CURVE_SCALES",
@@ -312,10 +312,10 @@ def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, co
     if q.ndim != 1 or r.ndim != 1:
         raise ValueError(f"q and r must be 1-d grids; got shapes {q.shape} and {r.shape}")
     if ax is not None:
-        _check_axes(ax)
+        check_axes(ax)
     thresholds = check_flag("thresholds", thresholds)
     colorbar = check_flag("colorbar", colorbar)
-    _check_text("title", title, optional=True)
+    check_text("title", title, optional=True)
     if np.shape(result.epsilon) != (q.size, r.size):
         raise ValueError(f"result.epsilon must have shape (len(q), len(r)) = ({q.size}, {r.size}); "
                          f"got {np.shape(result.epsilon)}")

@@ -51,7 +51,7 @@ MAX_LOG_VALUE = 1e100
 MAX_PIXELS = 50_000_000
 
 
-def _check_figure(fig, name="fig"):
+def check_figure(fig, name="fig"):
     """A matplotlib figure, or a TypeError naming ``name`` (issue 16: not an AttributeError inside)."""
     from matplotlib.figure import FigureBase
 
@@ -60,7 +60,7 @@ def _check_figure(fig, name="fig"):
     return fig
 
 
-def _check_axes(ax, name="ax"):
+def check_axes(ax, name="ax"):
     from matplotlib.axes import Axes
 
     if not isinstance(ax, Axes):
@@ -110,7 +110,7 @@ def check_indices(name, value, size):
     return [check_int(name, i, low=-size, high=size - 1) for i in value]
 
 
-def _check_text(name, value, *, optional=False):
+def check_text(name, value, *, optional=False):
     """A string (or None when ``optional``), else a TypeError naming ``name``."""
     if optional and value is None:
         return value
@@ -140,7 +140,6 @@ def check_sequence(name, value, *, empty=False):
 
 
 #: The name the widgets import (they import from ``perfpriv.plots`` only).
-check_text = _check_text
 
 
 #: rcParams pinned for every figure of the book (fonts that every machine has).
@@ -214,7 +213,7 @@ def png_bytes(fig, *, density: float = PIXEL_DENSITY, colors: int | None = 256) 
     indistinguishable from the full-colour image and about three times
     smaller. ``colors=None`` keeps full colour.
     """
-    _check_figure(fig)
+    check_figure(fig)
     density = check_real("density", density, low=0, low_open=True, scalar=True)
     if colors is not None:
         colors = check_int("colors", colors, low=1, high=256)
@@ -240,7 +239,7 @@ def png_bytes(fig, *, density: float = PIXEL_DENSITY, colors: int | None = 256) 
 
 def display_width(fig) -> int:
     """Width in CSS pixels at which ``fig`` is shown (its width in inches times :data:`DISPLAY_DPI`)."""
-    return int(round(_check_figure(fig).get_figwidth() * DISPLAY_DPI))
+    return int(round(check_figure(fig).get_figwidth() * DISPLAY_DPI))
 
 
 class LayoutWarning(UserWarning):
@@ -265,7 +264,7 @@ def show(fig, *, check_layout: bool = True) -> None:
     from IPython import get_ipython
     from IPython.display import display
 
-    _check_figure(fig)
+    check_figure(fig)
     check_layout = check_flag("check_layout", check_layout)
     if get_ipython() is None:  # plain Python: there is nowhere to display an image
         return
@@ -289,7 +288,7 @@ def plain_log(ax, *, x=True, y=False):
     import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    _check_axes(ax)
+    check_axes(ax)
     x, y = check_flag("x", x), check_flag("y", y)
     fmt = FuncFormatter(lambda v, _pos: f"{v:g}")
     size = ax.figure.get_size_inches()
@@ -353,7 +352,7 @@ def layout_problems(fig, *, tolerance: float = 1.0) -> list:
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    _check_figure(fig)
+    check_figure(fig)
     tolerance = check_real("tolerance", tolerance, low=0, scalar=True)
     with style():
         canvas = FigureCanvasAgg(fig)
@@ -453,7 +452,7 @@ def math(expr: str) -> str:
     >>> math(r"\\gamma_c")
     '$\\\\gamma_c$'
     """
-    return f"${_check_text('expr', expr)}$"
+    return f"${check_text('expr', expr)}$"
 
 
 def number(value, fmt: str = ".3g") -> str:
@@ -468,7 +467,7 @@ def number(value, fmt: str = ".3g") -> str:
 
 
 def _number(value, fmt, name):
-    _check_text("fmt", fmt)
+    check_text("fmt", fmt)
     if getattr(value, "ndim", None) == 0 and getattr(getattr(value, "dtype", None), "kind", "") in ("i", "u", "f"):
         value = value.item()                 # a 0-d numpy array of a number
     if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
@@ -499,7 +498,7 @@ def assign(name: str, value, fmt: str = ".3g") -> str:
     >>> assign("gamma", 2.5), assign("epsilon", float("inf")), assign(r"\\gamma_c", 1.234)
     ('$\\\\gamma = 2.5$', '$\\\\varepsilon = \\\\infty$', '$\\\\gamma_c = 1.23$')
     """
-    _check_text("name", name)
+    check_text("name", name)
     return math(f"{SYMBOLS.get(name, name)} = {_number(value, fmt, 'value')}")
 
 
@@ -545,7 +544,7 @@ def html(expr: str, *, unicode_scripts: bool = False) -> str:
     >>> html("N_0", unicode_scripts=True), html(r"\\varepsilon_c", unicode_scripts=True)
     ('<i>N</i>₀', '<i>ε</i><sub><i>c</i></sub>')
     """
-    text = _html_tags(_check_text("expr", expr))
+    text = _html_tags(check_text("expr", expr))
     if check_flag("unicode_scripts", unicode_scripts):
         def plain(match):
             tag, inner = match.group(1), match.group(2)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import experiments
 from .._validate import check_choice, check_probability, check_real
-from ._common import MAX_LOG_VALUE, _check_axes, assign, check_items, new_figure, params, plain_log
+from ._common import MAX_LOG_VALUE, check_axes, assign, check_items, new_figure, params, plain_log
 
 __all__ = [
     "figure3bc",
@@ -269,7 +269,7 @@ def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
     q, r, tau, T, n0
         The setting, for the title.
     """
-    _check_axes(ax)
+    check_axes(ax)
     gamma_c = check_real("gamma_c", gamma_c, low=0, allow_inf=True, scalar=True)
     if 0 < gamma_c <= MAX_LOG_VALUE:
         ax.axvline(gamma_c, color="tab:red", ls=":", lw=1.5, label=assign("gamma_c", gamma_c, ".3g"))

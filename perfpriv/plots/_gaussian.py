@@ -21,7 +21,7 @@ from matplotlib import colormaps
 from .. import engine, experiments, gaussian, leakage
 from .._validate import check_choice, check_flag, check_int, check_real
 from ..behaviour import Memoryless
-from ._common import (MAX_LOG_VALUE, _check_axes, _check_figure, _check_text, assign, check_items, check_sequence,
+from ._common import (MAX_LOG_VALUE, check_axes, check_figure, check_text, assign, check_items, check_sequence,
                       check_type, math, new_figure, number, params, plain_log)
 
 __all__ = [
@@ -205,16 +205,16 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     _check_run(run)
     level = _check_level(level, run)
     gamma = check_real("gamma", gamma, low=0, scalar=True)
-    _check_text("title", title, optional=True)
-    _check_text("label", label, optional=True)
+    check_text("title", title, optional=True)
+    check_text("label", label, optional=True)
     trial_lines = check_flag("trial_lines", trial_lines)
     if fig_axes is not None:
         parts = check_sequence("fig_axes", fig_axes)
         if len(parts) != 2 or len(check_sequence("fig_axes", parts[1])) != 2:
             raise ValueError("fig_axes must be a pair (figure, a row of two axes)")
-        _check_figure(parts[0], "fig_axes[0]")
+        check_figure(parts[0], "fig_axes[0]")
         for ax in parts[1]:
-            _check_axes(ax, "fig_axes[1]")
+            check_axes(ax, "fig_axes[1]")
     if fig_axes is None:
         fig, axes = _fixed_figure(2, width=4.0, height=3.1, top=0.5 if title else 0.3)
         ax_pop, ax_err = axes[0]
@@ -810,7 +810,7 @@ def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=Non
     for _, run in items:
         _check_level(level, run)
     gamma = check_real("gamma", gamma, low=0, scalar=True)
-    _check_text("title", title, optional=True)
+    check_text("title", title, optional=True)
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for (label, run), color in zip(runs.items(), ("C0", "C1", "C2", "C3")):
         population_error(run, gamma=gamma, d=d, Sigma=Sigma, fig_axes=(fig, axes[0]), color=color, label=label,

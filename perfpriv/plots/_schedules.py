@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_real
-from ._common import _check_text, assign, check_items, check_sequence, check_type, math, new_figure, params, plain_log
+from ._common import check_text, assign, check_items, check_sequence, check_type, math, new_figure, params, plain_log
 
 __all__ = ["figure_schedules", "figure_schedule_comparison", "figure_gain_map"]
 
@@ -47,7 +47,7 @@ def figure_schedules(results, *, title=None):
     matplotlib.figure.Figure
     """
     items = check_items("results", results, "ScheduleOptimum", mapping=True)
-    _check_text("title", title, optional=True)
+    check_text("title", title, optional=True)
     first = items[0][1]
     sym = _symbol(first.parameter)
     T = first.schedule.size
@@ -96,9 +96,9 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     matplotlib.figure.Figure
     """
     c = check_type(comparison, "comparison", "ScheduleComparison")
-    _check_text("title", title, optional=True)
+    check_text("title", title, optional=True)
     z = check_real("z", z, low=0, high=100, scalar=True)     # standard errors of the bars
-    exclude = [_check_text("each entry of exclude", n) for n in check_sequence("exclude", exclude, empty=True)]
+    exclude = [check_text("each entry of exclude", n) for n in check_sequence("exclude", exclude, empty=True)]
     y = np.arange(len(c.names))
     colors = [_COLORS[i % len(_COLORS)] for i in range(len(c.names))]
     # horizontal bars: the schedules' names read on the axis, not rotated into each other
@@ -146,7 +146,7 @@ def figure_gain_map(maps, *, titles=None):
             raise TypeError(f"each entry of maps must be a GainMap (from perfpriv.experiments.gain_map); "
                             f"got {type(m).__name__}")
     if titles is not None:
-        titles = [_check_text("each entry of titles", t) for t in check_sequence("titles", titles)]
+        titles = [check_text("each entry of titles", t) for t in check_sequence("titles", titles)]
         if len(titles) != len(maps):
             raise ValueError(f"titles must hold one title per map ({len(maps)}); got {len(titles)}")
     fig, axes = new_figure(1, len(maps), width=min(3.6, 7.8 / len(maps)), height=3.2)

@@ -17,7 +17,7 @@ from matplotlib.ticker import NullLocator
 from .. import bernoulli
 from .._validate import check_choice, check_flag, check_int, check_real
 from ..plots import assign, new_figure, params
-from ._common import Explorer, _named, checkbox, float_slider, int_slider, log_slider
+from ._common import Explorer, named_control, checkbox, float_slider, int_slider, log_slider
 
 __all__ = ["bernoulli_explorer", "bernoulli_draw"]
 
@@ -148,13 +148,13 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
     q = defaults[1] if q is None else q
     r = defaults[2] if r is None else r
     controls = {
-        "epsilon": _named("epsilon", log_slider, r"budget $\varepsilon$", epsilon, 0.01, 20.0),
-        "no_privacy": _named("no_privacy", checkbox, r"no privacy ($\varepsilon = \infty$)"),
-        "q": _named("q", float_slider, "$q$ (leave)", q, 0.0, 1.0, 0.01),
-        "r": _named("r", float_slider, "$r$ (recruit)", r, 0.0, 1.0, 0.01),
-        "T": _named("T", int_slider, "rounds $T$", T, 10, 300, 10),
-        "n0": _named("n0", int_slider, "initial $N_0$", n0, 10, 2000, 10),
-        "trials": _named("trials", int_slider, "trials", trials, 1, 50),
+        "epsilon": named_control("epsilon", log_slider, r"budget $\varepsilon$", epsilon, 0.01, 20.0),
+        "no_privacy": named_control("no_privacy", checkbox, r"no privacy ($\varepsilon = \infty$)"),
+        "q": named_control("q", float_slider, "$q$ (leave)", q, 0.0, 1.0, 0.01),
+        "r": named_control("r", float_slider, "$r$ (recruit)", r, 0.0, 1.0, 0.01),
+        "T": named_control("T", int_slider, "rounds $T$", T, 10, 300, 10),
+        "n0": named_control("n0", int_slider, "initial $N_0$", n0, 10, 2000, 10),
+        "trials": named_control("trials", int_slider, "trials", trials, 1, 50),
     }
 
     def draw(**values):

@@ -47,7 +47,7 @@ def _control(cls, description: str, **kwargs):
                **kwargs)
 
 
-def _named(name, make, *args, **kwargs):
+def named_control(name, make, *args, **kwargs):
     """``make(*args, **kwargs)`` (a control), its argument error naming the explorer's parameter ``name``:
     ``epsilon: value must be in [0.01, 20]; got 0`` rather than a bare ``value``."""
     try:

@@ -16,7 +16,7 @@ from .._validate import check_int, check_real
 from ..plots import figure_horizon, new_figure, plain_log
 from ..plots import assign
 from ..plots import MAX_LOG_VALUE
-from ._common import Explorer, _named, float_slider, int_slider, log_slider
+from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
 __all__ = ["survival_explorer", "horizon_explorer", "draw_survival", "draw_horizon"]
 
@@ -89,11 +89,11 @@ def survival_explorer():
     Explorer
     """
     controls = {
-        "gamma": _named("gamma", log_slider, r"noise $\gamma$", 3.0, 0.1, 30.0),
-        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
-        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "n0": _named("n0", int_slider, "initial $N_0$", 1000, 50, 5000, 50),
+        "gamma": named_control("gamma", log_slider, r"noise $\gamma$", 3.0, 0.1, 30.0),
+        "tau": named_control("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "q": named_control("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": named_control("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "n0": named_control("n0", int_slider, "initial $N_0$", 1000, 50, 5000, 50),
     }
     return Explorer("Survival threshold", controls, draw_survival, source="perfpriv.widgets.draw_survival",
                     static_grid={"gamma": [0.3, 1.0, 3.0, 10.0, 30.0], "tau": [0.01, 0.02, 0.05]})
@@ -129,11 +129,11 @@ def horizon_explorer():
     Explorer
     """
     controls = {
-        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
-        "T": _named("T", int_slider, "rounds $T$", 10, 2, 50),
-        "n0": _named("n0", int_slider, "initial $N_0$", 100, 50, 5000, 50),
+        "q": named_control("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": named_control("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": named_control("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "T": named_control("T", int_slider, "rounds $T$", 10, 2, 50),
+        "n0": named_control("n0", int_slider, "initial $N_0$", 100, 50, 5000, 50),
     }
     return Explorer("Finite horizon", controls, draw_horizon, source="perfpriv.widgets.draw_horizon",
                     static_grid={"T": [2, 5, 10, 20, 50], "q": [0.1, 0.3, 0.6]})

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..plots import family_label, new_figure
-from ._common import Explorer, _named, float_slider, int_slider, log_slider
+from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
 __all__ = ["feedback_explorer", "draw_feedback"]
 
@@ -94,13 +94,13 @@ def feedback_explorer():
     controls = {
         "behaviour": widgets.Dropdown(options=list(BEHAVIOURS), value="memory (k)", description="users",
                                       style={"description_width": "initial"}),
-        "k": _named("k", int_slider, "memory $k$", 3, 1, 8),
-        "spread": _named("spread", float_slider, "spread $h$", 0.8, 0.0, 1.0, 0.05),
-        "tolerance": _named("tolerance", log_slider, r"tolerance $b$", 2000.0, 100.0, 1e5),
-        "kappa": _named("kappa", float_slider, r"contagion $\kappa$", 1.0, 0.0, 3.0, 0.1),
-        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "k": named_control("k", int_slider, "memory $k$", 3, 1, 8),
+        "spread": named_control("spread", float_slider, "spread $h$", 0.8, 0.0, 1.0, 0.05),
+        "tolerance": named_control("tolerance", log_slider, r"tolerance $b$", 2000.0, 100.0, 1e5),
+        "kappa": named_control("kappa", float_slider, r"contagion $\kappa$", 1.0, 0.0, 3.0, 0.1),
+        "q": named_control("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": named_control("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": named_control("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
     }
     # the static page: every behaviour (at its default parameter) for three leaving probabilities
     return Explorer("Richer feedback", controls, draw_feedback, columns=4, source="perfpriv.widgets.draw_feedback",

@@ -15,7 +15,7 @@ import numpy as np
 from .. import gaussian
 from ..plots import assign, params
 from ..plots import llr_law_figure, population_error
-from ._common import Explorer, _named, float_slider, int_slider, log_slider
+from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
 __all__ = ["mia_explorer", "mia_draw", "llr_explorer"]
 
@@ -85,13 +85,13 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
     perfpriv.widgets.Explorer
     """
     controls = {
-        "gamma": _named("gamma", log_slider, r"noise $\gamma$", gamma, 0.1, 30.0),
-        "tau": _named("tau", log_slider, r"threshold $\tau$", tau, 0.005, 2.0),
-        "d": _named("d", int_slider, "dimension $d$", d, 1, 30),
-        "R": _named("R", float_slider, "radius $R$", R, 1.0, 20.0, 0.5),
-        "n0": _named("n0", int_slider, "initial $N_0$", n0, 10, 2000, 10),
-        "q": _named("q", float_slider, "$q$ (leave)", q, 0.0, 1.0, 0.01),
-        "r": _named("r", float_slider, "$r$ (recruit)", r, 0.0, 1.0, 0.01),
+        "gamma": named_control("gamma", log_slider, r"noise $\gamma$", gamma, 0.1, 30.0),
+        "tau": named_control("tau", log_slider, r"threshold $\tau$", tau, 0.005, 2.0),
+        "d": named_control("d", int_slider, "dimension $d$", d, 1, 30),
+        "R": named_control("R", float_slider, "radius $R$", R, 1.0, 20.0, 0.5),
+        "n0": named_control("n0", int_slider, "initial $N_0$", n0, 10, 2000, 10),
+        "q": named_control("q", float_slider, "$q$ (leave)", q, 0.0, 1.0, 0.01),
+        "r": named_control("r", float_slider, "$r$ (recruit)", r, 0.0, 1.0, 0.01),
     }
 
     def draw(**values):
@@ -116,10 +116,10 @@ def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
     perfpriv.widgets.Explorer
     """
     controls = {
-        "gamma": _named("gamma", log_slider, r"noise $\gamma$", gamma, 0.05, 20.0),
-        "n": _named("n", int_slider, "size $N$", n, 2, 2000),
-        "tau": _named("tau", log_slider, r"threshold $\tau$", tau, 0.001, 5.0),
-        "s": _named("s", log_slider, "deviation $s$", s, 0.05, 20.0),
+        "gamma": named_control("gamma", log_slider, r"noise $\gamma$", gamma, 0.05, 20.0),
+        "n": named_control("n", int_slider, "size $N$", n, 2, 2000),
+        "tau": named_control("tau", log_slider, r"threshold $\tau$", tau, 0.001, 5.0),
+        "s": named_control("s", log_slider, "deviation $s$", s, 0.05, 20.0),
     }
     return Explorer("Law of the membership statistic", controls, llr_law_figure, columns=4,
                     source="perfpriv.plots.llr_law_figure",

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validate import check_int, check_real
 from ..plots import new_figure
-from ._common import Explorer, _named, float_slider, int_slider, log_slider
+from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
 __all__ = ["learning_explorer", "draw_learning", "LEARNING_GAMMAS"]
 
@@ -84,10 +84,10 @@ def learning_explorer():
     Explorer
     """
     controls = {
-        "q": _named("q", float_slider, "$q$ (leave)", 0.5, 0.01, 0.99, 0.01),
-        "r": _named("r", float_slider, "$r$ (join)", 0.5, 0.01, 0.99, 0.01),
-        "gamma": _named("gamma", log_slider, r"noise $\gamma$", 0.0056, 1e-4, 0.1),
-        "T": _named("T", int_slider, "rounds $T$", 10, 2, 30),
+        "q": named_control("q", float_slider, "$q$ (leave)", 0.5, 0.01, 0.99, 0.01),
+        "r": named_control("r", float_slider, "$r$ (join)", 0.5, 0.01, 0.99, 0.01),
+        "gamma": named_control("gamma", log_slider, r"noise $\gamma$", 0.0056, 1e-4, 0.1),
+        "T": named_control("T", int_slider, "rounds $T$", 10, 2, 30),
     }
     return Explorer("Private ridge regression", controls, draw_learning, source="perfpriv.widgets.draw_learning",
                     static_grid={"gamma": [0.001, 0.0032, 0.0056, 0.01], "q": [0.1, 0.5, 0.9]})

@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from ..plots import new_figure
-from ._common import Explorer, _named, float_slider, log_slider
+from ._common import Explorer, named_control, float_slider, log_slider
 
 __all__ = ["participation_explorer", "draw_participation"]
 
@@ -67,11 +67,11 @@ def participation_explorer():
     Explorer
     """
     controls = {
-        "gamma": _named("gamma", log_slider, r"noise $\gamma$", 0.6, 0.05, 10.0),
-        "q": _named("q", float_slider, "$q$ (leave)", 0.5, 0.0, 1.0, 0.05),
-        "r": _named("r", float_slider, "$r$ (join)", 0.2, 0.01, 1.0, 0.01),
-        "eps_sd": _named("eps_sd", float_slider, r"spread $s_\varepsilon$", 0.3, 0.0, 0.6, 0.05),
-        "eps": _named("eps", float_slider, r"sensitivity $\varepsilon$", 0.8, 0.0, 0.95, 0.05),
+        "gamma": named_control("gamma", log_slider, r"noise $\gamma$", 0.6, 0.05, 10.0),
+        "q": named_control("q", float_slider, "$q$ (leave)", 0.5, 0.0, 1.0, 0.05),
+        "r": named_control("r", float_slider, "$r$ (join)", 0.2, 0.01, 1.0, 0.01),
+        "eps_sd": named_control("eps_sd", float_slider, r"spread $s_\varepsilon$", 0.3, 0.0, 0.6, 0.05),
+        "eps": named_control("eps", float_slider, r"sensitivity $\varepsilon$", 0.8, 0.0, 0.95, 0.05),
     }
     return Explorer("Private federated rounds", controls, draw_participation,
                     source="perfpriv.widgets.draw_participation",

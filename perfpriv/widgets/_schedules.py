@@ -13,7 +13,7 @@ import numpy as np
 from .. import dynamics, optimize
 from ..engine import Schedule
 from ..plots import assign, new_figure, params, plain_log
-from ._common import Explorer, _named, float_slider, int_slider, log_slider
+from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
 __all__ = ["schedule_explorer", "draw_schedule"]
 
@@ -66,10 +66,10 @@ def schedule_explorer():
     Explorer
     """
     controls = {
-        "q": _named("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
-        "r": _named("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
-        "tau": _named("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
-        "T": _named("T", int_slider, "rounds $T$", 10, 2, 20),
+        "q": named_control("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
+        "r": named_control("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),
+        "tau": named_control("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
+        "T": named_control("T", int_slider, "rounds $T$", 10, 2, 20),
     }
     return Explorer("Privacy schedule", controls, draw_schedule, source="perfpriv.widgets.draw_schedule",
                     static_grid={"T": [5, 10, 15, 20], "q": [0.1, 0.3, 0.6]})
