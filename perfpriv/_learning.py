@@ -350,15 +350,6 @@ def mechanism_options(mechanism, cls_name, name="mechanism"):
     return dict(mechanism)
 
 
-def standard_error(values, axis=-1):
-    """Standard error of the mean along ``axis``: ``inf`` (no estimate) from a single run."""
-    values = np.asarray(values, float)
-    count = values.shape[axis]
-    if count < 2:
-        return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
-    return values.std(axis=axis, ddof=1) / np.sqrt(count)
-
-
 def check_seed(seed, name="seed"):
     """Check ``seed`` (as :func:`perfpriv._random.root_key` takes it) without drawing from it.
 

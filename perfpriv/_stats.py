@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["mean_se"]
+__all__ = ["mean_se", "standard_error"]
 
 #: Samples up to this size are squared as they are (their squares cannot overflow).
 _PLAIN = 1e150
@@ -61,3 +61,18 @@ def mean_se(x, axis=-1):
     mean = np.where(infinite, inf_mean, np.where(nan, np.nan, mean))
     se = np.where(infinite, np.inf, np.where(nan, np.nan, se))
     return mean, se
+
+
+def standard_error(values, axis=-1):
+    """Standard error of the mean along ``axis``: ``inf`` (no estimate) from a single run.
+
+    Examples
+    --------
+    >>> standard_error([[1.0, 3.0]]).tolist(), standard_error([[2.0]]).tolist()
+    ([1.0], [inf])
+    """
+    values = np.asarray(values, float)
+    count = values.shape[axis]
+    if count < 2:
+        return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
+    return values.std(axis=axis, ddof=1) / math.sqrt(count)

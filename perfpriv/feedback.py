@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import bernoulli, dynamics, engine, gaussian, optimize
+from ._stats import standard_error
 from ._validate import check_choice, check_int, check_probability, check_real
 from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
 
@@ -465,14 +466,6 @@ class Trajectories:
         return f"Trajectories({self.family.label!r}, {self.mechanism}, levels={self.levels.size}, T={self.settings['T']})"
 
 
-def _standard_error(values, axis):
-    """Standard error of the mean along ``axis``; ``inf`` (no estimate) from a single trial."""
-    count = values.shape[axis]
-    if count < 2:
-        return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
-    return values.std(axis=axis, ddof=1) / math.sqrt(count)
-
-
 def _mechanism(kind, levels, *, tau=0.02, d=12, R=10.0, mu=(0.0, 1.0), statistic="paper"):
     if kind == "bernoulli":
         return bernoulli.RandomizedResponse(levels, mu=mu)
@@ -534,7 +527,7 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
         path = engine.mean_field(mech, beh, T=T, n0=n0, cap=cap, floor=floor if floor else None)
         pop = run.population.astype(float)
         out["simulated" + tag] = pop.mean(axis=-2)
-        out["se" + tag] = _standard_error(pop, axis=-2)
+        out["se" + tag] = standard_error(pop, axis=-2)
         out["leaks" + tag] = run.leaked.mean(axis=-2)
         out["mean_field" + tag] = path.population
         out["leak_probability" + tag] = path.leak_probability

@@ -58,7 +58,8 @@ from . import _random, engine
 from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
                         check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
-                        stable, standard_error)
+                        stable)
+from ._stats import standard_error
 from ._validate import check_choice, check_int, check_probability, check_real, check_rng
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
