@@ -1039,6 +1039,20 @@ def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
     return np.where(s**2 > K, prob, 0.0)
 
 
+def _paper_leak_unchecked(s, n, gamma, tau):
+    """Lemma 7's Φ̄(τ/μ' − μ'/2) for checked arrays, with the same floating-point steps as
+    :func:`leak_probability` (μ' = (s/γ)·√n/(n − 1), as in :func:`gdp_mu`) and so the same values.
+
+    The Monte Carlo evaluates it at every simulated record for every γ: no validation and none of
+    the log-space forms that only :func:`log_leak_probability` needs. The limits agree with
+    :func:`_paper_tail_arg`: μ' = 0 (s = 0, or an underflow) gives τ/μ' = +inf and a probability
+    of 0, μ' = +inf (an overflow of s/γ) gives −inf and 1.
+    """
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        mu = (s / gamma) * (math.sqrt(n) / (n - 1))
+        return special.ndtr(0.5 * mu - tau / mu)
+
+
 def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
     """p_τ by simulating whole datasets (exact with clipping and any Σ).
 
@@ -1071,13 +1085,17 @@ def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
             Z = _records.clip_inplace(Z, R)
             Z -= Z.mean(axis=1, keepdims=True)
             s = np.sqrt(np.einsum("bij,bij->bi", Z, Z))  # (b, n)
-            if statistic == "paper":
-                lp = leak_probability(s[:, :, None], n, g_sel[None, None, :], tau=t_sel[None, None, :])
-            else:
+            if statistic == "exact":
                 chi2_perp = rng.chisquare(d - 1, size=s.shape) if d > 1 else np.zeros(s.shape)
-                lp = _exact_leak_given_perp(s[:, :, None], chi2_perp[:, :, None], n, d,
-                                            g_sel[None, None, :], t_sel[None, None, :])
-            means[done:done + b] = np.asarray(lp).mean(axis=1)
+            # the (γ, τ) values in chunks: one temporary of at most ~4e6 conditional probabilities
+            step = max(1, 4_000_000 // s.size)
+            for lo in range(0, g_sel.size, step):
+                g, t = g_sel[None, None, lo:lo + step], t_sel[None, None, lo:lo + step]
+                if statistic == "paper":
+                    lp = _paper_leak_unchecked(s[:, :, None], n, g, t)
+                else:
+                    lp = _exact_leak_given_perp(s[:, :, None], chi2_perp[:, :, None], n, d, g, t)
+                means[done:done + b, lo:lo + step] = lp.mean(axis=1)
             done += b
         p[sel] = means.mean(axis=0)
         se[sel] = means.std(axis=0, ddof=1) / math.sqrt(datasets)

@@ -419,12 +419,9 @@ HELPERS = {"new_figure", "style", "display_width", "plain_log", "math", "number"
 UNCHECKED = {name for _, name in PLOT_TYP} - CHECKED
 
 #: (function, parameter) -> why it still fails: the cause is known and reported, the fix is not done yet.
-#: Strict: a case that starts to pass must leave this table.
-KNOWN = {
-    # the participation explorer's figure, through performative.participation: its clients' local steps diverge
-    # at huge steps (a stability rule with heterogeneous sensitivities is not stated yet)
-    ("draw_participation", "step"): "step = 1e300: the clients' local steps diverge (overflow in advance)",
-}
+#: Strict: a case that starts to pass must leave this table. (draw_participation's step = 1e300 left it when
+#: diverging local steps became a ValueError naming step.)
+KNOWN: dict = {}
 
 
 def _cases(table, names=None):

@@ -822,3 +822,18 @@ def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
                        (lambda: optimize.optimal_epsilon_schedule(q=0.3, r=0.6, T=10**12, n0=50), "T")]:
         with pytest.raises(ValueError, match=f"{word} is too large"):
             call()
+
+
+def test_diverging_local_steps_of_private_federated_rounds_are_a_clear_error_not_nan():
+    # a local step eta multiplies a client's model by 1 - eta(1 - eps_i); at eta = 1e300 the local
+    # models overflow in round 1 (they used to give overflow warnings and NaN squared errors)
+    from perfpriv.performative import simulate_participation
+
+    kwargs = dict(tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20, cap=60, trials=2, seed=1, eps=0.8, eps_sd=0.3)
+    with pytest.raises(ValueError, match=r"^step: .*overflowed in round 1"):
+        simulate_participation([1e-3, 0.6], step=1e300, **kwargs)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = simulate_participation([1e-3, 0.6], step=1e100, **kwargs)   # huge, but finite: a value
+    assert np.all(np.isfinite(run.sq_error)) and np.all(run.sq_error > 1e150)

@@ -40,3 +40,31 @@ def test_frequent_clipping_keeps_the_monte_carlo_or_refuses_a_dataset_too_large(
         == "montecarlo"
     with pytest.raises(ValueError, match=r"n must be at most .* P\(\|\|z\|\| > R\) = 0.801"):
         leakage.marginal_leak_probability(1e9, 1.0, tau=0.02, d=3, R=1.0)
+
+
+def test_the_monte_carlo_evaluates_lemma_7_exactly_as_leak_probability_does():
+    # The Monte Carlo evaluates Lemma 7 at every simulated record for every gamma through an unchecked
+    # form (its checks and log-space limits cost 3/4 of a clipped schedule search); it must give the
+    # public function's values bit for bit, limits included (s = 0, s/gamma overflowing or underflowing).
+    s = np.concatenate([[0.0, 5e-324, 1e-300, 1e-10, 1e300, np.finfo(float).max],
+                        np.random.default_rng(0).gamma(2.0, 1.0, 2000)])
+    gammas = np.array([1e-300, 1e-5, 0.3, 1.0, 7.0, 1e5, 1e300])
+    for n in (2, 3, 50, 20_000):
+        for tau in (1e-300, 0.02, 1.0, 1e300):
+            got = leakage._paper_leak_unchecked(s[:, None], n, gammas[None, :], tau)
+            want = leakage.leak_probability(s[:, None], n, gammas[None, :], tau=tau)
+            np.testing.assert_array_equal(got, want)
+
+
+def test_the_clipped_monte_carlo_is_an_average_of_lemma_7_over_simulated_records():
+    # an independent check of the whole Monte Carlo: its datasets regenerated from the same stream
+    n, d, R, gammas, tau = 30, 3, 1.0, np.array([0.5, 2.0]), 0.02
+    res = leakage.marginal_leak_probability(np.full(2, n), gammas, tau=np.full(2, tau), d=d, R=R,
+                                            method="montecarlo", samples=3000, seed=5)
+    Z = np.random.default_rng(5).standard_normal((100, n, d))      # max(ceil(3000/30), 20) = 100 datasets
+    norms = np.linalg.norm(Z, axis=2, keepdims=True)
+    Z = Z * np.minimum(1.0, R / norms)
+    s = np.linalg.norm(Z - Z.mean(axis=1, keepdims=True), axis=2)
+    per_dataset = np.stack([leakage.leak_probability(s, n, g, tau=tau).mean(axis=1) for g in gammas], axis=1)
+    np.testing.assert_allclose(res.p, per_dataset.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(res.se, per_dataset.std(axis=0, ddof=1) / 10.0, rtol=1e-9)

@@ -139,6 +139,9 @@ class PrivateFederatedRound(StatefulMechanism):
         Local steps per round.
     step : float or perfpriv.performative.federated.StepRule
         Local step sizes, indexed by the local iteration k = (t − 1)E + s − 1.
+        A local step η multiplies a client's local model by 1 − η(1 − ε_i):
+        steps that make the local models (or the deployed one) overflow raise
+        ``ValueError`` naming ``step`` in the round where it happens.
     batch : int
         Data points per local gradient.
     theta0 : float or array_like of shape (d,)
@@ -308,6 +311,18 @@ class PrivateFederatedRound(StatefulMechanism):
         out = num / den
         return float(out) if np.ndim(out) == 0 else out
 
+    def _check_finite(self, what, values, t):
+        """Refuse a round whose clients' local steps diverged (no stability rule covers every client).
+
+        A local step η multiplies a client's local model by 1 − η(1 − ε_i); with heterogeneous
+        sensitivities ε_i no step size is stable for every client drawn, so the divergence is
+        detected where it happens, as a clear error instead of overflow warnings and NaN errors.
+        """
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"step: the {what} overflowed in round {t} (the clients' local steps diverge); "
+                             f"choose smaller local steps: each multiplies a client's model by 1 - step*(1 - eps_i) "
+                             f"(got step={self.step!r}, E={self.E}, eps={self.eps:g}, eps_sd={self.eps_sd:g})")
+
     def _check_gaussian_records(self):
         if self.E != 1 or (self.d > 1 and self.eps_sd > 0):
             raise ValueError("the records are exactly i.i.d. Gaussian only for E=1 (and d=1 or eps_sd=0); got "
@@ -341,10 +356,12 @@ class PrivateFederatedRound(StatefulMechanism):
         k0 = (t - 1) * E
         etas = self.step(np.arange(k0, k0 + E))
         noise = self.sigma / math.sqrt(self.batch)
-        for s in range(E):
-            z = m_i + eps_i * local + noise * xi[:, s]
-            local = local - etas[s] * (local - z)
-        h = float(np.sum(etas))
+        with np.errstate(over="ignore", invalid="ignore"):
+            for s in range(E):
+                z = m_i + eps_i * local + noise * xi[:, s]
+                local = local - etas[s] * (local - z)
+            h = float(np.sum(etas))
+        self._check_finite("local models", local, t)
         rec = (local - start) / h
         norms = np.sqrt(np.einsum("ij,ij->i", rec, rec))
         clipped = norms > self.R
@@ -356,7 +373,9 @@ class PrivateFederatedRound(StatefulMechanism):
         na, nb = entry_key("noise")
         eta_noise = _random.Key(na, nb).normal(d) * (gg / np.sqrt(safe_n))[:, None]
         release = mean + eta_noise
-        new_theta = theta + h * release
+        with np.errstate(over="ignore", invalid="ignore"):
+            new_theta = theta + h * release
+        self._check_finite("deployed model", new_theta, t)
         dev = rec - mean[owner]
         dev_sq = np.einsum("ij,ij->i", dev, dev)
         inner = np.einsum("ij,ij->i", dev, eta_noise[owner])
@@ -370,7 +389,9 @@ class PrivateFederatedRound(StatefulMechanism):
             leaked += np.bincount(own[lam > self.tau], minlength=B)
         leaked[nn == 1] = 1                   # a lone client's release is its record: it leaks
         diff = new_theta - self.theta_ps
-        err = np.einsum("ij,ij->i", diff, diff)
+        with np.errstate(over="ignore", invalid="ignore"):
+            err = np.einsum("ij,ij->i", diff, diff)
+        self._check_finite("squared distance to theta_PS", err, t)
         spread = np.bincount(owner, weights=dev_sq, minlength=B) / safe_n
         frac_clipped = np.bincount(owner, weights=clipped.astype(float), minlength=B) / safe_n
         shown = np.where((nn > 0)[:, None], new_theta, theta)   # a stopped trial keeps its model
