@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _random, engine
-from ._validate import check_int, check_int_array, check_real
+from ._validate import check_int, check_int_array
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",

@@ -18,8 +18,6 @@ does that once, for all of them:
 from __future__ import annotations
 
 import itertools
-import math
-import numbers
 import sys
 import time
 from dataclasses import dataclass

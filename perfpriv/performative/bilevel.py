@@ -42,7 +42,6 @@ operator R, its contraction condition and the bilevel strategic regression
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import gaussian
-from ..plots import assign, params
+from ..plots import assign
 from ..plots import llr_law_figure, population_error
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
