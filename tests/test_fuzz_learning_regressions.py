@@ -2,7 +2,10 @@
 
 One small test per cause: a stated range of the simulated paths (bounds, noise multipliers, clipping
 bound, a start), a stability rule of gradient descent, or a value computed in a form that survives
-(scaled likelihood ratio, (σc)², n(Δ/γ)²/2, the logistic derivative as −y σ(−yz)).
+(scaled likelihood ratio, (σc)², n(Δ/γ)²/2, the logistic derivative as −y σ(−yz)). Then one test per
+class of what its fourth pass found in the figures that run an experiment: a result of the wrong type,
+(q, r) pairs unpacked unchecked, an argument passed on and refused under the inner function's name, the
+budgets and thresholds a figure can draw.
 """
 
 import math
@@ -11,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from perfpriv import gradient, regression
+from perfpriv import gradient, plots, regression, widgets
 from perfpriv.performative import federated
 
 X2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
@@ -151,3 +154,83 @@ def test_participation_round_states_the_range_of_its_locations_and_spreads():
     for name in ("m", "m_sd", "eps_sd", "sigma", "theta0"):
         with pytest.raises(ValueError, match=name):
             PrivateFederatedRound(0.6, tau=0.3, R=10.0, **{name: 1e300})
+
+
+# ------------------------------------------------ the figures that run an experiment (the fourth pass)
+_SMALL = {"T": 3, "n0": 20, "trials": 2}
+
+
+@pytest.mark.parametrize("name, param", [
+    ("figure1", "results"), ("figure6", "results"), ("final_error_figure", "results"), ("figure2", "result"),
+    ("figure7", "result"), ("figure3a", "simulated"), ("exact_floor_figure", "check"), ("figure3bc", "curves"),
+    ("figure_mean_field", "paths"), ("figure_horizon", "curves")])
+def test_a_figure_given_a_result_of_the_wrong_type_names_it(name, param):
+    # they read its fields deep inside: AttributeError ('int' object has no attribute 'epsilon') or len() errors
+    figure = getattr(plots, name)
+    for bad in (0, "x", [[1.0], [1.0, 2.0]]):
+        with pytest.raises(TypeError, match=param):
+            figure(**{param: bad})
+    if param in ("results", "curves") and name != "figure_horizon":
+        with pytest.raises(ValueError, match=param):
+            figure(**{param: []})
+
+
+@pytest.mark.parametrize("call, param", [
+    (lambda v: plots.figure1(settings=v, epsilons=[1.0], **_SMALL), "settings"),
+    (lambda v: plots.final_error_figure(settings=v, epsilons=[1.0], **_SMALL), "settings"),
+    (lambda v: plots.growth_factor_figure(settings=v), "settings"),
+    (lambda v: plots.figure3bc(small=v, gammas=[1.0], n0=20, trials=2), "small"),
+    (lambda v: plots.figure3bc(large=v, gammas=[1.0], n0=20, trials=2), "large")])
+def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
+    # 'int' object is not iterable, not enough values to unpack, 'float' object is not subscriptable
+    pair = [(0.6, 0.3)] if param == "settings" else (0.6, 0.3)
+    one = (lambda v: [v]) if param == "settings" else (lambda v: v)
+    cases = ((0.5, TypeError), ("x", TypeError), (one((0.6,)), ValueError), (one((0.6, 0.3, 0.1)), ValueError),
+             (one((0.6, 2.0)), ValueError), (one((None, 0.3)), TypeError))
+    for bad, error in cases:
+        with pytest.raises(error, match=param):
+            call(bad)
+    call(pair)                                                  # a valid pair draws
+
+
+@pytest.mark.parametrize("call, param, bad", [
+    (lambda v: plots.exact_floor_figure(ns=v, gammas=[1.0]), "ns", [1, 100]),        # "n must be in [2, inf)"
+    (lambda v: plots.figure4(taus=v, qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], n0=20, trials=2, d=3), "taus", "x"),
+    (lambda v: plots.figure2(grid=v, epsilons=[1.0], **_SMALL), "grid", [0.2, 2.0]),  # "q must be in [0, 1]"
+    (lambda v: plots.figure3bc(T=v, gammas=[1.0], n0=20, trials=2), "T", 1),          # 'int' object is not iterable
+    (lambda v: plots.figure1(seed=v, epsilons=[1.0], **_SMALL), "seed", "x"),          # seed + k: str + int
+    (lambda v: plots.figure_mean_field(sizes=v, gamma=2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, trials=0), "sizes",
+     []),                                                                              # "n must not be empty"
+    (lambda v: plots.algorithm1_runs(gammas=v, T=3, n0=20, trials=2), "gammas", [1.0, 1e-300]),  # "gamma must ..."
+    (lambda v: plots.figure3a(gammas=v, n=20, taus=[0.05], rounds=2), "gammas", [1.0, 1e-300]),
+    (lambda v: plots.figure3bc(gammas=v, n0=20, trials=2), "gammas", [1.0, 1e-300]),
+    (lambda v: plots.figure_horizon(gammas=v, q=0.3, r=0.6, tau=0.02, T=3, n0=50, trials=2), "gammas", [1.0, 1e-300]),
+    (lambda v: widgets.draw_schedule(T=v), "T", 1.5)])                          # int(1.5) drew one round
+def test_an_argument_a_figure_passes_on_is_named_as_the_figure_names_it(call, param, bad):
+    with pytest.raises((ValueError, TypeError), match=rf"^{param} must"):
+        call(bad)
+
+
+def test_figure3bc_runs_unseeded_with_seed_none():
+    # seed=None was None + k inside (a TypeError); each panel is then unseeded
+    assert len(plots.figure3bc(seed=None, taus=(0.02,), gammas=[1.0], n0=20, trials=2).axes) == 2
+
+
+@pytest.mark.parametrize("name", ["figure1", "final_error_figure", "figure2"])
+def test_budgets_a_bernoulli_figure_draws_are_stated(name):
+    # epsilon = 1e-300: the squared errors overflow (inf - inf in the moving average / error bars); 1e300: the log
+    # colour scale and the log epsilon axis overflow; at 1e-100 and 1e100 they draw without a warning
+    figure = getattr(plots, name)
+    kw = dict(_SMALL, **({"grid": [0.3, 0.6]} if name == "figure2" else {}))
+    figure(epsilons=[1e-100, 1e100, np.inf], **kw)
+    for bad in (1e-300, [1.0, 1e300]):
+        with pytest.raises(ValueError, match=r"epsilons must be inf or in \[1e-100, 1e\+100\]"):
+            figure(epsilons=bad, **kw)
+
+
+def test_exact_floor_figure_draws_a_tiny_threshold_without_a_warning():
+    # 1/(1 - exp(-2 tau/d)) divided by zero at tau = 1e-300; an empty taus warned of an empty legend
+    fig = plots.exact_floor_figure(ns=(20, 100), gammas=[1.0, 10.0], taus=(1e-300, 0.02))
+    assert len(fig.axes) == 2
+    with pytest.raises(ValueError, match="taus must not be empty"):
+        plots.exact_floor_figure(ns=(20,), gammas=[1.0], taus=[])

@@ -18,9 +18,11 @@ THEORY_MAPS = ("bound", "constrained", "mean_field")
 
 
 def _grid(values, name, default):
+    """A 1-D grid of noise scales, in ``gaussian.GAMMA_RANGE`` (what the simulators and the dynamics accept)."""
     if values is None:
         return np.asarray(default, float)
-    arr = np.atleast_1d(np.asarray(check_real(name, values, low=0, low_open=True), float))
+    arr = np.atleast_1d(np.asarray(check_real(name, values, low=gaussian.GAMMA_RANGE[0],
+                                              high=gaussian.GAMMA_RANGE[1]), float))
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D sequence; got shape {arr.shape}")
     return arr
@@ -106,7 +108,7 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
     tau : float
         Threshold τ (keyword-only).
     qs, rs, gammas : sequences of float
-        Grid of leaving and joining probabilities and noise scales.
+        Grid of leaving and joining probabilities and noise scales (γ in [1e-100, 1e100]).
     T, n0, trials, cap : int
         Horizon, initial population, runs per point, population cap.
     collapse : {"floor", "ran", "repeat", "penalty"}
@@ -222,7 +224,8 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     q, r, tau : float
         Leaving and joining probabilities, threshold (keyword-only).
     gammas : array_like, optional
-        Grid of the simulated points (default 10 values on geomspace(0.2, 20)).
+        Grid of the simulated points (default 10 values on geomspace(0.2, 20)), in [1e-100, 1e100]
+        (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     T, n0, trials, cap : int
         Horizon, initial population, runs per γ, population cap.
     collapse : {"floor", "ran", "repeat", "penalty"}
@@ -234,7 +237,7 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     empirical : bool
         Simulate Algorithm 1 (the slow part); theory only otherwise.
     fine : array_like, optional
-        Dense grid of the theory curves (default 40 values spanning ``gammas``).
+        Dense grid of the theory curves (default 40 values spanning ``gammas``), in [1e-100, 1e100].
 
     Returns
     -------
@@ -341,7 +344,8 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
     tau : float
         Threshold τ (keyword-only).
     gammas : array_like, optional
-        Grid of the empirical search (default 10 values on geomspace(0.2, 20)).
+        Grid of the empirical search (default 10 values on geomspace(0.2, 20)), in [1e-100, 1e100]
+        (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     T, n0, trials, cap : int
         Horizon, initial population, runs per γ, population cap.
     collapse : {"floor", "ran", "repeat", "penalty"}

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _random, engine, leakage
 from .._validate import check_allocation, check_choice, check_int, check_real
 from ..behaviour import Memoryless
-from ..gaussian import GaussianMean
+from ..gaussian import GAMMA_RANGE, GaussianMean
 from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result, run_provenance
 
 __all__ = ["LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion", "ExactFloorCheck",
@@ -74,7 +74,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     n : int
         Population N >= 2 (100 in the paper's caption).
     gammas : array_like
-        Noise scales γ > 0.
+        Noise scales γ in [1e-100, 1e100] (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     taus : array_like
         Thresholds τ > 0.
     rounds : int
@@ -106,7 +106,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     """
     n = check_int("n", n, low=2)
     rounds = check_int("rounds", rounds, low=2)
-    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=0, low_open=True), float))
+    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1]), float))
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
     statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _random, dynamics, engine, gaussian, leakage
-from .._validate import check_choice, check_int, check_probability, check_real
+from .._validate import check_choice, check_int, check_int_array, check_probability, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
 from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result
@@ -120,7 +120,8 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     taus : sequence of float
         Thresholds τ of the likelihood-ratio test (one curve each).
     gammas : array_like, optional
-        Noise scales γ (default: 10 values on ``geomspace(0.2, 20)``).
+        Noise scales γ (default: 10 values on ``geomspace(0.2, 20)``), in [1e-100, 1e100]
+        (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     n0 : int
         Initial population N_0; the theory curve is C evaluated at N = n0.
     T : int
@@ -178,7 +179,7 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0.0, low_open=True), float))
     gammas = np.geomspace(0.2, 20.0, 10) if gammas is None else np.atleast_1d(
-        np.asarray(check_real("gammas", gammas, low=0.0, low_open=True), float))
+        np.asarray(check_real("gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1]), float))
     floor = (1 if conventions == "authors" else 0) if floor is None else check_int("floor", floor, low=0, high=1)
     prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic, cap=cap,
                                floor=floor, stop=1)
@@ -379,7 +380,7 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     seed : None, int, SeedSequence or Generator
         Root seed; the runs are keyed by (γ, τ, q, r).
     sizes : array_like of int, optional
-        Populations of the p_τ curve (default 9 values from 10 to 1e5).
+        Populations N >= 2 of the p_τ curve (default 9 values from 10 to 1e5).
 
     Returns
     -------
@@ -401,6 +402,10 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     r = check_probability("r", r, scalar=True)
     trials = check_int("trials", trials, low=0)
     statistic = check_statistic(statistic)
+    sizes = (np.unique(np.geomspace(10, 100000, 9).astype(int)) if sizes is None
+             else np.atleast_1d(check_int_array("sizes", sizes, low=2)))
+    if sizes.ndim != 1:
+        raise ValueError(f"sizes must be a population or a 1-D sequence of populations; got shape {sizes.shape}")
     prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
     st = prov["statistic"]
     common = dict(tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, statistic=st)
@@ -415,8 +420,6 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
         simulated = np.asarray(run.population, float)
     else:
         simulated = np.empty((0, T + 1))
-    sizes = (np.unique(np.geomspace(10, 100000, 9).astype(int)) if sizes is None
-             else np.atleast_1d(np.asarray([check_int("sizes", n, low=2) for n in np.atleast_1d(sizes)])))
     p = np.asarray(leakage.marginal_leak_probability(sizes, gamma, tau=tau, d=d, R=R, statistic=st).p, float)
     settings = dict(T=T, n0=n0, d=d, R=R, trials=trials, seed=seed, **prov)
     return MeanFieldPaths(free, capped, grow(free), grow(capped), simulated, sizes, p, gamma, tau, q, r, cap,

@@ -22,8 +22,9 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from .. import bernoulli, experiments, optimize
-from .._validate import check_choice, check_flag, check_int, check_probability, check_real
-from ._common import check_axes, check_text, check_items, check_sequence, check_type, new_figure, params
+from .._validate import check_choice, check_flag, check_int, check_probability, check_real, interval_text
+from ._common import (MAX_LOG_VALUE, check_axes, check_items, check_seed, check_sequence, check_settings,
+                      check_text, check_type, check_values, new_figure, params)
 
 __all__ = [
     "CURVE_SCALES",
@@ -72,6 +73,25 @@ def _sizes(table, scale, **given):
     return sizes
 
 
+#: Finite privacy budgets the figures of this module draw: below 1e-100 the randomized response's squared
+#: errors overflow (their moving averages and error bars are inf - inf); above :data:`MAX_LOG_VALUE` the log
+#: colour scale and the log ε axis overflow.
+_EPSILON_RANGE = (1e-100, MAX_LOG_VALUE)
+
+
+def _check_epsilons(epsilons):
+    """Budgets a figure draws: a number or a 1-D sequence, each inf or in ``_EPSILON_RANGE``, as a float array."""
+    eps = check_values("epsilons", epsilons, low=0, low_open=True, allow_inf=True)
+    finite = eps[np.isfinite(eps)]
+    lo, hi = _EPSILON_RANGE
+    outside = finite[(finite < lo) | (finite > hi)]
+    if outside.size:
+        more = f" and {outside.size - 1} more outside" if outside.size > 1 else ""
+        raise ValueError(f"epsilons must be inf or in {interval_text(lo, hi)} (the budgets a figure can draw); "
+                         f"got {outside[0]:.3g}{more}")
+    return eps
+
+
 def _epsilon_norm(epsilons):
     eps = np.asarray(epsilons, dtype=float)
     finite = eps[np.isfinite(eps)]
@@ -102,8 +122,9 @@ def _panel_letter(k: int) -> str:
 def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons, cap, mu, conventions, seed, title):
     sizes = _sizes(CURVE_SCALES, scale, T=T, n0=n0, trials=trials, window=window, epsilons=epsilons)
     check_int("window", sizes["window"], low=1)
-    eps = np.asarray(sizes["epsilons"], dtype=float)
-    settings = [tuple(pair) for pair in settings]
+    eps = _check_epsilons(sizes["epsilons"])
+    settings = check_settings("settings", settings)
+    seed = check_seed(seed)
     if results is None:
         results = [
             bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], model=model,
@@ -111,6 +132,7 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
             for k, (q, r) in enumerate(settings)
         ]
     else:
+        results = check_items("results", results, "SimulationRun")
         if len(results) != len(settings):
             raise ValueError(f"results must hold one simulation per (q, r) setting ({len(settings)}); "
                              f"got {len(results)}")
@@ -175,25 +197,34 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
         One :func:`perfpriv.bernoulli.simulate` result per setting, run over
         the grid ``epsilons``. If omitted they are simulated here.
     settings : sequence of (q, r)
-        Leaving rate q and recruiting rate r of each row.
+        Leaving rate q and recruiting rate r of each row (probabilities).
     scale : {"book", "paper", "code"}
         Default sizes (:data:`CURVE_SCALES`); explicit arguments override them.
     T, n0, trials, window : int, optional
         Horizon T, initial population N_0, number of trials, moving-average window.
     epsilons : sequence of float, optional
-        Privacy levels (``np.inf`` allowed).
+        Privacy levels: ``np.inf`` or finite values in [1e-100, 1e100] (below, the squared errors
+        overflow; above, the log colour scale).
     cap : int
         Upper bound on the population (20000 in the paper).
     mu : (float, float)
         mu_t is drawn uniformly on this interval each round.
     conventions : {"paper", "authors"}
         Of the simulations (:func:`perfpriv.bernoulli.simulate`).
-    seed : int or None
+    seed : int >= 0 or None
         Row k uses ``seed + k``.
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``results`` or ``settings`` is not a sequence, or an entry of ``results`` not a simulation run.
+    ValueError
+        If an entry of ``settings`` is not a pair (q, r) of probabilities, ``results`` does not hold one
+        run per setting, or a size, budget or seed is out of range.
 
     References
     ----------
@@ -214,7 +245,7 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
             trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0):
     """Fig. 6 of the paper: the panels of :func:`figure1` under the agnostic growth rule.
 
-    Parameters are those of :func:`figure1`; the simulations use
+    Parameters (and the errors raised) are those of :func:`figure1`; the simulations use
     ``model="agnostic"`` (every participant recruits with probability r).
 
     Returns
@@ -240,27 +271,21 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
 # Figs. 2 and 7: the optimal privacy budget over the (r, q) square
 # --------------------------------------------------------------------------
 
-def _map_grid(result, scale, grid):
-    """The 1-D grid of q (and r) values behind a map result."""
-    g = np.asarray(_sizes(MAP_SCALES, scale, grid=grid)["grid"], dtype=float)
-    shape = np.shape(result.epsilon)
-    if shape != (g.size, g.size):
-        raise ValueError(f"grid must be the 1-D grid of q and r values used for result "
-                         f"(length {shape[0] if shape else 0}); got length {g.size}")
-    return g
-
-
 def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, conventions, seed):
-    """Run (or take) :func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid."""
-    if result is not None:
-        return result, _map_grid(result, scale, grid)
+    """Run (or take) :func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid; the result and its 1-D grid."""
     sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials, grid=grid, epsilons=epsilons)
-    g = np.asarray(sizes["grid"], dtype=float)
+    g = check_values("grid", sizes["grid"], low=0, high=1)     # the values of q and of r
+    if result is not None:
+        shape = np.shape(check_type(result, "result", "EpsilonOptimum").epsilon)
+        if shape != (g.size, g.size):
+            raise ValueError(f"grid must be the 1-D grid of q and r values used for result "
+                             f"(length {shape[0] if shape else 0}); got length {g.size}")
+        return result, g
+    eps = _check_epsilons(sizes["epsilons"])
     Q, R = np.meshgrid(g, g, indexing="ij")      # rows: q, columns: r
     kwargs = {} if mu is None else {"mu": mu}
-    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=np.asarray(sizes["epsilons"], dtype=float), T=sizes["T"],
-                                   n0=sizes["n0"], trials=sizes["trials"], model=model, seed=seed,
-                                   conventions=conventions, **kwargs)
+    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
+                                   model=model, seed=seed, conventions=conventions, **kwargs)
     return res, g
 
 
@@ -373,7 +398,7 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
 
     Parameters
     ----------
-    result : optional
+    result : perfpriv.optimize.EpsilonOptimum, optional
         A result of :func:`perfpriv.optimize.optimal_epsilon` over a (q, r)
         grid (``model="leak"``). If omitted it is computed here.
     scale : {"book", "paper"}
@@ -381,9 +406,9 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     T, n0, trials : int, optional
         Horizon, initial population, trials per (q, r, ε).
     grid : array_like, optional
-        Values used for both q and r.
+        Values used for both q and r (probabilities; the grid of ``result`` when it is given).
     epsilons : array_like, optional
-        ε values compared (``np.inf`` allowed).
+        ε values compared: ``np.inf`` or finite values in [1e-100, 1e100] (the log colour scale).
     mu : optional
         Law of mu_t passed on to the optimizer (its default if None).
     conventions : {"paper", "authors"}
@@ -396,6 +421,14 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not an EpsilonOptimum.
+    ValueError
+        If ``grid`` is not a grid of probabilities (of the size of ``result``), or a budget or size is out
+        of range.
 
     References
     ----------
@@ -417,7 +450,7 @@ def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
             mu=None, conventions="paper", seed=0, thresholds=True):
     """Fig. 7 of the paper: the ε* map of :func:`figure2` under the agnostic growth rule.
 
-    Parameters are those of :func:`figure2`; ``thresholds`` draws r = q and
+    Parameters (and the errors raised) are those of :func:`figure2`; ``thresholds`` draws r = q and
     r = q/2, between which the agnostic population survives only with enough
     privacy.
 
@@ -500,19 +533,12 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     models = check_sequence("models", models)
     for model in models:
         check_choice("models", model, ("leak", "agnostic"))
-    settings = check_sequence("settings", settings)
-    for setting in settings:
-        if len(check_sequence("settings", setting)) != 2:
-            raise ValueError(f"each entry of settings must be a pair (q, r); got {setting!r:.60}")
-        check_probability("settings (q)", setting[0], scalar=True)
-        check_probability("settings (r)", setting[1], scalar=True)
+    settings = check_settings("settings", settings)
     eps = np.geomspace(lo, hi, 300)
     fig, axes = new_figure(1, len(models), width=4.2, height=3.2, sharey=True)
     colors = ["C0", "C1", "C2", "C3", "C4", "C5"]
     for ax, model in zip(axes[0], models):
         for k, (q, r) in enumerate(settings):
-            q = check_probability("q", q, scalar=True)
-            r = check_probability("r", r, scalar=True)
             color = colors[k % len(colors)]
             C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q=q, r=r, model=model)
             ax.plot(eps, C, color=color, label=params(q=q, r=r))
@@ -543,7 +569,7 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     Parameters
     ----------
     settings : sequence of (q, r)
-        One panel per setting.
+        One panel per setting (pairs of probabilities).
     model : {"leak", "agnostic"}
         Growth rule.
     scale : {"book", "paper"}
@@ -551,7 +577,8 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     T, n0, trials : int, optional
         Horizon, initial population, trials per ε.
     epsilons : array_like, optional
-        ε values simulated (default 15 values in [0.01, 20] and inf).
+        ε values simulated (default 15 values in [0.01, 20] and inf): ``np.inf`` or finite values in
+        [1e-100, 1e100] (below, the squared errors overflow; above, the log ε axis).
     cap : int
         Population cap.
     mu : float or (float, float)
@@ -567,6 +594,14 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     -------
     matplotlib.figure.Figure
 
+    Raises
+    ------
+    TypeError
+        If ``results`` or ``settings`` is not a sequence, or an entry of ``results`` not a FinalErrors.
+    ValueError
+        If an entry of ``settings`` is not a pair (q, r) of probabilities, or a budget or size is out of
+        range.
+
     References
     ----------
     Paper §3 (the final-horizon error it optimizes); the mean-field curve
@@ -579,12 +614,14 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     1
     """
     if results is None:
+        settings = check_settings("settings", settings)
+        epsilons = None if epsilons is None else _check_epsilons(epsilons)
         sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials)
         results = [experiments.final_error_curve(q=q, r=r, epsilons=epsilons, model=model, T=sizes["T"],
                                                  n0=sizes["n0"], trials=sizes["trials"], cap=cap, mu=mu,
                                                  conventions=conventions, seed=seed)
                    for q, r in settings]
-    results = list(results)
+    results = check_items("results", results, "FinalErrors")
     fig, axes = new_figure(1, len(results), width=4.3, height=3.3)
     for k, res in enumerate(results):
         ax = axes[0, k]

@@ -32,7 +32,7 @@ import re
 import matplotlib
 import matplotlib.pyplot as plt
 
-from .._validate import check_flag, check_int, check_real
+from .._validate import check_flag, check_int, check_probability, check_real
 
 __all__ = ["style", "new_figure", "show", "LayoutWarning", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
            "PIXEL_DENSITY", "COLUMN_WIDTH", "SYMBOLS", "math", "number", "assign", "params", "html"]
@@ -137,6 +137,37 @@ def check_sequence(name, value, *, empty=False):
     if not empty and not items:
         raise ValueError(f"{name} must hold at least one entry; got an empty one")
     return items
+
+
+def check_values(name, value, **bounds):
+    """A number or a 1-D sequence of numbers, each checked by :func:`perfpriv._validate.check_real` with
+    ``bounds``, as a 1-D float array (a number is one value); else an error naming ``name``.
+    """
+    import numpy as np
+
+    values = np.atleast_1d(np.asarray(check_real(name, value, **bounds), dtype=float))
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be a number or a 1-D sequence of numbers; got an array of shape {values.shape}")
+    return values
+
+
+def check_rates(name, value):
+    """A pair (q, r) of probabilities (leaving and recruiting rates), as two floats; else an error naming ``name``."""
+    pair = check_sequence(name, value, empty=True)
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be a pair (q, r) of probabilities; got {value!r:.60}")
+    return (check_probability(f"{name} (q)", pair[0], scalar=True),
+            check_probability(f"{name} (r)", pair[1], scalar=True))
+
+
+def check_settings(name, value):
+    """A non-empty sequence of (q, r) pairs (:func:`check_rates`), as a list of pairs of floats."""
+    return [check_rates(f"each entry of {name}", pair) for pair in check_sequence(name, value)]
+
+
+def check_seed(seed, name="seed"):
+    """None or an integer >= 0: the seed of a figure's first panel, panel k using ``seed + k``."""
+    return None if seed is None else check_int(name, seed, low=0)
 
 
 #: The name the widgets import (they import from ``perfpriv.plots`` only).

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import experiments
-from .._validate import check_choice, check_probability, check_real
-from ._common import MAX_LOG_VALUE, check_axes, assign, check_items, new_figure, params, plain_log
+from .._validate import check_choice, check_int, check_probability, check_real
+from ._common import (MAX_LOG_VALUE, check_axes, assign, check_items, check_rates, check_seed, check_sequence,
+                      check_type, check_values, new_figure, params, plain_log)
 
 __all__ = [
     "figure3bc",
@@ -61,25 +62,43 @@ def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gamm
     Parameters
     ----------
     small, large : (float, float)
-        (q, r) of the small-q panel (3b) and of the large-q panel (3c). The
-        defaults are the two pairs of the authors' stored results.
+        (q, r) of the small-q panel (3b) and of the large-q panel (3c), pairs of
+        probabilities. The defaults are the two pairs of the authors' stored results.
     T : (int, int)
-        Rounds of each panel (paper: 50 and 10 with ``ratio="rounds"``).
+        Rounds of each panel, at least 1 (paper: 50 and 10 with ``ratio="rounds"``).
     curves : (GrowthCurves, GrowthCurves), optional
         Results of :func:`perfpriv.experiments.growth_curves` (the other
         arguments are then ignored).
     Other parameters are those of :func:`perfpriv.experiments.growth_curves`;
-    panel k uses ``seed + k``.
+    panel k uses ``seed + k`` (``seed``: None or an int >= 0).
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``curves``, ``small``, ``large`` or ``T`` is not a sequence, or an entry of ``curves`` not a
+        GrowthCurves.
+    ValueError
+        If one of them is not a pair, or a rate, horizon, seed or another argument of the simulation is
+        out of range.
     """
     if curves is None:
-        curves = tuple(experiments.growth_curves(q=qr[0], r=qr[1], taus=taus, gammas=gammas, n0=n0, T=t,
-                                                 trials=trials, d=d, R=R, cap=cap, ratio=ratio, statistic=statistic,
-                                                 conventions=conventions, seed=seed + k)
-                       for k, (qr, t) in enumerate(zip((small, large), T)))
+        panels = (check_rates("small", small), check_rates("large", large))
+        T = check_sequence("T", T, empty=True)
+        if len(T) != 2:
+            raise ValueError(f"T must be a pair (T_b, T_c): the rounds of each panel; got {T!r:.60}")
+        T = [check_int("T", t, low=1) for t in T]
+        seed = check_seed(seed)
+        curves = tuple(experiments.growth_curves(q=q, r=r, taus=taus, gammas=gammas, n0=n0, T=t, trials=trials,
+                                                 d=d, R=R, cap=cap, ratio=ratio, statistic=statistic,
+                                                 conventions=conventions, seed=None if seed is None else seed + k)
+                       for k, ((q, r), t) in enumerate(zip(panels, T)))
+    curves = check_items("curves", curves, "GrowthCurves")
+    if len(curves) != 2:
+        raise ValueError(f"curves must be a pair (small-q panel, large-q panel) of GrowthCurves; got {len(curves)}")
     fig, axes = new_figure(1, 2, width=4.3, height=3.2, sharey=True)
     for ax, c, name in zip(axes[0], curves, ("(b) small $q$", "(c) large $q$")):
         _draw_growth(ax, c, f"{name}: {params(q=c.q, r=c.r)}")
@@ -182,12 +201,17 @@ def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``paths`` is not a MeanFieldPaths.
     """
     if paths is None:
         paths = experiments.mean_field_paths(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap,
                                              trials=trials, statistic=statistic, conventions=conventions,
                                              seed=seed, sizes=sizes)
-    m = paths
+    m = check_type(paths, "paths", "MeanFieldPaths")
     fig, axes = new_figure(1, 3, width=8.6 / 3, height=3.1)
     t = np.arange(m.free.size)
     for k, row in enumerate(m.simulated):
@@ -230,12 +254,17 @@ def figure_horizon(*, q=None, r=None, tau=None, gammas=None, T=10, n0=200, d=12,
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``curves`` is not a HorizonCurves.
     """
     if curves is None:
         curves = experiments.horizon_curves(q=q, r=r, tau=tau, gammas=gammas, T=T, n0=n0, d=d, R=R, cap=cap,
                                             trials=trials, collapse=collapse, statistic=statistic,
                                             conventions=conventions, seed=seed, empirical=empirical)
-    h = curves
+    h = check_type(curves, "curves", "HorizonCurves")
     fig, axes = new_figure(1, 1, width=8.0, height=3.8)
     ax = axes[0, 0]
     grow = h.growth > 1
@@ -349,13 +378,38 @@ def figure_gamma_star(maps, *, q_line=None, theory="bound"):
     return fig
 
 
+def _gamma_star_maps(taus, kwargs):
+    """One :func:`perfpriv.experiments.gamma_star_map` per threshold of ``taus`` (τ > 0), drawn in rows."""
+    taus = check_values("taus", taus, low=0, low_open=True)
+    return figure_gamma_star([experiments.gamma_star_map(tau=float(t), **kwargs) for t in taus])
+
+
 def figure4(taus=(0.02, 0.05), **kwargs):
     """Figure 4 (τ = 0.02 and 0.05) at book scale; keyword arguments go to
-    :func:`perfpriv.experiments.gamma_star_map`."""
-    return figure_gamma_star([experiments.gamma_star_map(tau=t, **kwargs) for t in taus])
+    :func:`perfpriv.experiments.gamma_star_map`.
+
+    Parameters
+    ----------
+    taus : sequence of float
+        Thresholds τ > 0, one row of maps each.
+    **kwargs
+        Arguments of :func:`perfpriv.experiments.gamma_star_map` (all but ``tau``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    return _gamma_star_maps(taus, kwargs)
 
 
 def figure5(taus=(0.01, 0.2, 0.1), **kwargs):
     """Figure 5 (τ = 0.01, 0.2, 0.1) at book scale; keyword arguments go to
-    :func:`perfpriv.experiments.gamma_star_map`."""
-    return figure_gamma_star([experiments.gamma_star_map(tau=t, **kwargs) for t in taus])
+    :func:`perfpriv.experiments.gamma_star_map`.
+
+    Parameters are those of :func:`figure4`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    return _gamma_star_maps(taus, kwargs)

@@ -19,10 +19,10 @@ import numpy as np
 from matplotlib import colormaps
 
 from .. import engine, experiments, gaussian, leakage
-from .._validate import check_choice, check_flag, check_int, check_real
+from .._validate import check_choice, check_flag, check_int, check_int_array, check_real
 from ..behaviour import Memoryless
 from ._common import (MAX_LOG_VALUE, check_axes, check_figure, check_text, assign, check_items, check_sequence,
-                      check_type, math, new_figure, number, params, plain_log)
+                      check_type, check_values, math, new_figure, number, params, plain_log)
 
 __all__ = [
     "FIGURE3A_SCALES",
@@ -268,7 +268,7 @@ def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n
     Parameters
     ----------
     gammas : sequence of float
-        Noise scales γ > 0.
+        Noise scales γ in [1e-100, 1e100] (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     tau, q, r : float
         Threshold τ, leaving and recruiting probabilities (keyword-only).
     T, n0, trials, cap : int, optional
@@ -290,7 +290,7 @@ def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n
     matplotlib.figure.Figure
     """
     sizes = _sizes(RUN_SCALES, scale, T=T, n0=n0, trials=trials, cap=cap)
-    gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))
+    gammas = check_values("gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1])
     mech = gaussian.GaussianMean(gammas, tau=tau, d=d, R=R, statistic=statistic)
     run = engine.simulate(mech, Memoryless(q=q, r=r), T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
                           cap=sizes["cap"], conventions=conventions, seed=seed)
@@ -470,13 +470,18 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``simulated`` is not a LeakFractions.
     """
     if simulated is None:
         sizes = _sizes(FIGURE3A_SCALES, scale, n=n, gammas=gammas, rounds=rounds, taus=taus)
         simulated = experiments.figure3a_simulation(sizes["n"], sizes["gammas"], sizes["taus"],
                                                     rounds=sizes["rounds"], d=d, R=R, statistic=statistic,
                                                     conventions=conventions, seed=seed)
-    sim = simulated
+    sim = check_type(simulated, "simulated", "LeakFractions")
     statistic = sim.settings["statistic"]
     dense = np.linspace(min(sim.taus.min(), 0.005), sim.taus.max(), 200)
     theory = leakage.marginal_leak_probability(sim.n, sim.gammas[:, None], tau=dense[None, :], d=sim.settings["d"],
@@ -702,8 +707,9 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
     ``ns``, with the floor :func:`perfpriv.leakage.exact_leak_floor`
     (dotted) that the exact statistic's p_τ tends to as γ → ∞. Right: the
     floor against N for several τ, the population 1/(1 − e^{−2τ/d}) where it
-    vanishes (vertical), and, if ``check`` is given, the simulated leak
-    fractions at a huge γ ± 2 standard errors.
+    vanishes (vertical, where a log axis reaches it: up to about 1e100), and,
+    if ``check`` is given, the simulated leak fractions at a huge γ ± 2
+    standard errors.
 
     Parameters
     ----------
@@ -711,7 +717,7 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
         Simulated leak fractions (:func:`perfpriv.experiments.exact_floor_check`);
         its τ values and d replace ``taus`` and ``d`` on the right.
     ns : sequence of int
-        Populations of the left panel.
+        Populations of the left panel, N >= 2.
     tau : float
         Threshold of the left panel.
     d, R : int, float
@@ -719,11 +725,18 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
     gammas : array_like, optional
         Noise scales of the left panel (default 0.2 to 1000).
     taus : sequence of float
-        Thresholds of the right panel when ``check`` is not given.
+        Thresholds τ > 0 of the right panel when ``check`` is not given.
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``check`` is not an ExactFloorCheck.
+    ValueError
+        If a population, threshold or noise scale is out of range.
 
     Examples
     --------
@@ -734,10 +747,10 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     gammas = np.geomspace(0.2, 1000.0, 60) if gammas is None else np.atleast_1d(
         check_real("gammas", gammas, low=0, low_open=True))
-    ns = np.atleast_1d(np.asarray(ns))
+    ns = check_int_array("ns", check_values("ns", ns, low=2), low=2)
     if check is not None:
-        taus, d = check.taus, check.settings["d"]
-    taus = np.atleast_1d(np.asarray(taus, float))
+        taus, d = check_type(check, "check", "ExactFloorCheck").taus, check.settings["d"]
+    taus = check_values("taus", taus, low=0, low_open=True)
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax = axes[0, 0]
     for n, color in zip(ns, _colors(len(ns), "viridis", 0.6)):
@@ -761,7 +774,8 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
     n_grid = np.unique(np.round(np.geomspace(2, 2000, 300)))
     for j, (t, color) in enumerate(zip(taus, _colors(len(taus), "plasma", 0.8))):
         ax.plot(n_grid, leakage.exact_leak_floor(n_grid, d=d, tau=t), color=color, lw=1.8, label=assign("tau", t))
-        ax.axvline(1.0 / (1.0 - np.exp(-2.0 * t / d)), color=color, lw=0.8, ls=":")
+        if 2.0 * t / d >= 1.0 / MAX_LOG_VALUE:       # else N beyond what a log axis draws
+            ax.axvline(-1.0 / np.expm1(-2.0 * t / d), color=color, lw=0.8, ls=":")     # 1/(1 - e^{-2τ/d})
         if check is not None:
             ax.errorbar(check.ns, check.p[j], yerr=2 * check.se[j], fmt="o", ms=3.5, color=color, mfc="white",
                         capsize=2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dynamics, optimize
+from .._validate import check_int
 from ..engine import Schedule
 from ..plots import assign, new_figure, params, plain_log
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
@@ -23,6 +24,8 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
 
     Left: the optimal schedule γ_t and the best constant γ*. Right: the
     cumulative mean-field regret of both over the rounds, with the gap.
+    The arguments are those of :func:`perfpriv.optimize.optimal_schedule`
+    (``T``: rounds, at least 1).
 
     Returns
     -------
@@ -33,7 +36,7 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     >>> len(draw_schedule(T=3).axes)
     2
     """
-    T = int(T)
+    T = check_int("T", T, low=1)
     res = optimize.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
     both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
     errors = dynamics.mean_field_error(both, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap)   # (2, T)
