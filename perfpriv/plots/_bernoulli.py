@@ -15,6 +15,8 @@ arguments override either.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.cm import ScalarMappable
@@ -478,17 +480,23 @@ def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
 # extra panels of the chapters
 # --------------------------------------------------------------------------
 
-_INF_X = 60.0   # where epsilon = inf is drawn on a log axis that ends at 20
+def _inf_x(finite_max=20.0):
+    """Where ε = inf is drawn: three times the largest finite budget shown (60 on an axis ending at 20)."""
+    return max(60.0, 3.0 * float(finite_max))
 
 
 def _inf_axis(ax, finite_max=20.0):
-    """Log ε axis with an extra tick '∞' to the right of the finite values."""
+    """Log ε axis with an extra tick '∞' to the right of the finite values (up to ``finite_max``)."""
     ax.set_xscale("log")
-    ticks = [t for t in (0.01, 0.1, 1.0, 10.0) if t <= finite_max * 1.01]
-    ax.set_xticks(ticks + [_INF_X])
+    inf_x = _inf_x(finite_max)
+    top = int(math.floor(math.log10(finite_max * 1.01)))
+    decades = list(range(-2, max(top, -2) + 1))
+    picks = sorted({decades[round(i * (len(decades) - 1) / 4)] for i in range(5)})  # at most five, both ends
+    ticks = [10.0**k for k in picks]
+    ax.set_xticks(ticks + [inf_x])
     ax.set_xticklabels([f"{t:g}" for t in ticks] + [r"$\infty$"])
-    ax.axvspan(finite_max * 1.4, _INF_X * 1.6, color="0.92", zorder=0)
-    ax.set_xlim(None, _INF_X * 1.6)
+    ax.axvspan(finite_max * 1.4, inf_x * 1.6, color="0.92", zorder=0)
+    ax.set_xlim(None, inf_x * 1.6)
 
 
 def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
@@ -508,7 +516,7 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     models : sequence of {"leak", "agnostic"}
         One panel per growth rule.
     epsilon_range : (float, float)
-        Finite ε range of the horizontal axis.
+        Finite ε range of the horizontal axis, 0 < low < high <= 1e100 (ε = inf is drawn apart).
 
     Returns
     -------
@@ -527,9 +535,10 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     pair = check_sequence("epsilon_range", epsilon_range)
     if len(pair) != 2:
         raise ValueError(f"epsilon_range must be a pair (low, high) of budgets; got {epsilon_range!r:.60}")
-    # finite (the value at inf is drawn apart) and at most 1e300: the axis's log-scale margin stays a double
-    lo = check_real("epsilon_range[0]", pair[0], low=0.0, low_open=True, high=1e300, scalar=True)
-    hi = check_real("epsilon_range[1]", pair[1], low=lo, low_open=True, high=1e300, scalar=True)
+    # finite (the value at inf is drawn apart, at 3 x the top) and at most 1e100: the axis's log-scale
+    # margin stays a double
+    lo = check_real("epsilon_range[0]", pair[0], low=0.0, low_open=True, high=1e100, scalar=True)
+    hi = check_real("epsilon_range[1]", pair[1], low=lo, low_open=True, high=1e100, scalar=True)
     models = check_sequence("models", models)
     for model in models:
         check_choice("models", model, ("leak", "agnostic"))
@@ -542,7 +551,7 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
             color = colors[k % len(colors)]
             C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q=q, r=r, model=model)
             ax.plot(eps, C, color=color, label=params(q=q, r=r))
-            ax.plot([_INF_X], [bernoulli.growth_factor(0.5, q=q, r=r, model=model)], "o", color=color, ms=4)
+            ax.plot([_inf_x(hi)], [bernoulli.growth_factor(0.5, q=q, r=r, model=model)], "o", color=color, ms=4)
             ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
             if 0.0 < ec < np.inf and lo <= ec <= hi:
                 ax.plot([ec], [1.0], "D", color=color, ms=6, mec="black")
@@ -625,17 +634,18 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     fig, axes = new_figure(1, len(results), width=4.3, height=3.3)
     for k, res in enumerate(results):
         ax = axes[0, k]
-        x = np.where(np.isfinite(res.epsilons), res.epsilons, _INF_X)
+        finite_max = float(np.max(np.concatenate([res.fine, res.epsilons[np.isfinite(res.epsilons)]])))
+        x = np.where(np.isfinite(res.epsilons), res.epsilons, _inf_x(finite_max))
         ax.errorbar(x, res.mean, yerr=2 * res.se, fmt="o", color="C0", ms=4, capsize=2,
                     label=f"simulation ({res.trials} trials)")
         ax.plot(res.fine, res.theory, color="C1", label="mean field")
-        ax.plot([_INF_X], [res.theory_inf], "s", color="C1", ms=5)
+        ax.plot([_inf_x(finite_max)], [res.theory_inf], "s", color="C1", ms=5)
         ec = res.epsilon_c
         if 0.0 < ec < np.inf:
             ax.axvline(ec, color="0.3", ls=":", lw=1.2, label=rf"$\varepsilon_c={ec:.2f}$")
         ax.set_yscale("log")
         ax.yaxis.set_minor_locator(NullLocator())
-        _inf_axis(ax, res.fine.max())
+        _inf_axis(ax, finite_max)
         ax.set_xlabel(r"privacy budget $\varepsilon$")
         ax.set_ylabel(f"squared error at round $T={res.T}$")
         ax.set_title(f"{res.model} rule, {params(q=res.q, r=res.r)}")
