@@ -13,8 +13,10 @@ boundary or invalid value, and must do one of two things:
   parameter (or, for a combination of values, another parameter of the call).
 
 Any other exception, or a NaN, fails. Sizes (``n``, ``d``, ``T``, ...) stay at
-most 100 so that every call is cheap and small (memory and time by
-construction; a 60 s alarm only guards against hangs, it is not a speed test).
+most 100 so that every call is cheap and small. Two budgets hold for every
+call: its peak of traced allocations (numpy arrays included, through
+:mod:`tracemalloc`) stays below ``MEMORY_BUDGET`` = 256 MB, and a 60 s alarm
+guards against hangs (it is not a speed test).
 The values are a fixed pool (exhaustive, deterministic), and a hypothesis test
 (derandomized) drives the real-valued parameters over every double, NaN and
 infinities included.
@@ -22,6 +24,7 @@ infinities included.
 
 import inspect
 import signal
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -116,8 +119,17 @@ def _alarm(signum, frame):
     raise _Hang()
 
 
+#: The most one fuzzed call may allocate at its peak (bytes traced by tracemalloc, numpy's arrays included).
+MEMORY_BUDGET = 256 * 2**20
+
+
 def _call_or_clear_error(func, kwargs, param):
     """Call ``func(**kwargs)``; return a description of a misbehaviour, or None."""
+    started = not tracemalloc.is_tracing()      # traced for this call only: tracing slows allocations
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(60)
     try:
@@ -139,6 +151,11 @@ def _call_or_clear_error(func, kwargs, param):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if started:
+            tracemalloc.stop()
+    if peak > MEMORY_BUDGET:
+        return f"allocated {peak / 2**20:.0f} MB at its peak (budget {MEMORY_BUDGET / 2**20:.0f} MB)"
     # a result that says it has no answer (``finite=False``, with its reason) may hold NaN for the answer
     if getattr(out, "finite", True) is not False and any(np.isnan(a).any() for a in _floats(out)):
         return "NaN in the result"
@@ -177,3 +194,12 @@ def test_real_parameters_over_every_double(case, value):
     mod, name, param = case
     problem = _call_or_clear_error(getattr(mod, name), dict(TYP[(mod, name)], **{param: value}), param)
     assert problem is None, f"{mod.__name__}.{name}({param}={value!r}): {problem}"
+
+
+def test_the_memory_budget_catches_a_call_that_allocates_beyond_it():
+    # the guard itself: 320 MB of numpy array in one call is reported, 8 MB is not
+    def allocate(mb):
+        return float(np.ones(mb * 2**17).sum())      # mb MB of float64
+
+    assert "allocated 320 MB" in _call_or_clear_error(allocate, dict(mb=320), "mb")
+    assert _call_or_clear_error(allocate, dict(mb=8), "mb") is None

@@ -276,6 +276,24 @@ def test_valid_extremes_run_without_warnings():
     assert np.all(leakage.log_likelihood_ratio(Z, np.full(3, 1e300), 1.0, 10.0, "exact") == -math.inf)
 
 
+def test_the_long_small_population_reproducer_runs_clean_and_extends_its_short_run():
+    # the issue's reproducer: T = 100 000 rounds from 10 users under a cap of 100 (about half a minute here:
+    # the per-round cost of a small population, issue 14). No warning, the population within [floor, cap],
+    # finite errors, and keyed streams: its first 1000 rounds are the T = 1000 run's
+    import warnings
+
+    kwargs = dict(q=0.3, r=0.6, n0=10, trials=2, cap=100, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        long = bernoulli.simulate(1.0, T=100_000, **kwargs)
+    short = bernoulli.simulate(1.0, T=1000, **kwargs)
+    assert long.population.shape == (2, 100_001)
+    assert long.population.min() >= 1 and long.population.max() <= 100
+    assert np.all(np.isfinite(long.sq_error))
+    assert np.array_equal(long.population[:, :1001], short.population)
+    assert np.array_equal(long.sq_error[:, :1000], short.sq_error)
+
+
 # --------------------------------------------- invalid input: refused up front, one line naming the parameter
 
 _G = dict(tau=0.02, q=0.3, r=0.6, T=2, n0=10, d=3, R=10.0)
