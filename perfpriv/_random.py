@@ -190,7 +190,10 @@ def _bits(a, gamma, counters):
     c = np.asarray(counters, dtype=np.int64).view(_U64)
     with np.errstate(over="ignore"):
         x = c + _U64(1)
-        x = x * gamma
+        if x.shape == np.broadcast_shapes(x.shape, np.shape(gamma), np.shape(a)):
+            x *= gamma                     # in place on the fresh array: the same words, one temporary less
+        else:
+            x = x * gamma
         x += a
         # mix64, in place on the fresh array
         x ^= x >> _S30
@@ -209,6 +212,13 @@ def _uniform(a, gamma, counters):
     u += 0.5
     u *= _TWO53
     return u
+
+
+def _ndtri_fresh(u):
+    """Normals from uniforms ``u`` (:func:`scipy.special.ndtri`), in place when ``u`` is a fresh array."""
+    if isinstance(u, np.ndarray) and u.ndim:
+        return special.ndtri(u, out=u)
+    return special.ndtri(u)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -320,7 +330,7 @@ class Key:
 
     def normal_at(self, counters):
         """Standard normals at ``counters``: the inverse normal cdf of :meth:`uniform_at`."""
-        return special.ndtri(self.uniform_at(counters))
+        return _ndtri_fresh(self.uniform_at(counters))
 
     def uniform(self, size: int):
         """The first ``size`` uniforms of every key: shape ``self.shape + (size,)``."""
@@ -328,7 +338,7 @@ class Key:
 
     def normal(self, size: int):
         """The first ``size`` standard normals of every key: shape ``self.shape + (size,)``."""
-        return special.ndtri(self.uniform(size))
+        return _ndtri_fresh(self.uniform(size))
 
     def normal_ragged(self, counts):
         """Normals 0 .. counts[j] − 1 of key j (1-D keys), concatenated.
@@ -358,7 +368,7 @@ class Key:
         owner = np.repeat(np.arange(a.size), head)
         h_offsets = np.cumsum(head) - head
         idx = np.arange(int(head.sum()), dtype=np.int64) - np.repeat(h_offsets, head)
-        head_vals = special.ndtri(_uniform(a[owner], _mix_gamma(b)[owner], idx))
+        head_vals = _ndtri_fresh(_uniform(a[owner], _mix_gamma(b)[owner], idx))
         if not np.any(counts > HEAD):
             return head_vals
         out = np.empty(int(counts.sum()))
@@ -396,7 +406,7 @@ class Key:
             raise ValueError(f"records must have one entry per key; got {rec.size} for {a.size} keys")
         counters = rec[:, None] * width + np.arange(width, dtype=np.int64)[None, :]
         gamma = _mix_gamma(self.b.reshape(-1))
-        return special.ndtri(_uniform(a[:, None], gamma[:, None], counters))
+        return _ndtri_fresh(_uniform(a[:, None], gamma[:, None], counters))
 
 
 #: Numbers of a stream computed by the counter hash; beyond, :meth:`Key.normal_ragged` draws from a

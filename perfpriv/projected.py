@@ -389,11 +389,16 @@ def _band_leaks(band_pair, band_rec, gid, n, gkeys, a_flat, start, abar, k0, k1,
     g = gkeys.child("across")[ugrp].normal_records(urec, d - 1)                    # (U, d-1)
     g_sq = np.einsum("ij,ij->i", g, g)
     g_fix = np.rint(g * _FIX).astype(np.int64)
-    # entries come grouped by pair (contiguous runs), which is all reduceat needs
+    # entries come grouped by pair (contiguous runs), which is all reduceat needs; one coordinate at
+    # a time, because a 1-D reduceat is ~4x faster than one down the columns of (entries, d - 1)
+    # (integer sums are exact: the grouping moves no number)
     cuts = np.flatnonzero(np.r_[True, band_pair[1:] != band_pair[:-1]])
     owners = band_pair[cuts]
     m = np.diff(np.r_[cuts, band_pair.size])
-    sums = np.add.reduceat(g_fix[row], cuts, axis=0).astype(np.float64) / _FIX
+    sums = np.empty((cuts.size, d - 1))
+    for j in range(d - 1):
+        sums[:, j] = np.add.reduceat(g_fix[:, j].take(row), cuts)
+    sums /= _FIX
     spread = gkeys.child("spread").normal(d - 1)[gid[owners]]
     gbar = (sums + spread * np.sqrt(np.maximum(n[owners] - m, 0))[:, None]) / n[owners][:, None]
     gbar_norm = np.sqrt(np.einsum("ij,ij->i", gbar, gbar))
@@ -523,7 +528,10 @@ def _classify_sorted(pairs, gid, n, a_flat, start, n_max, lo1, hi1, lo2, hi2, d)
         p = pairs[sel]
         N = int(n_max[g])
         a = a_flat[start[g]:start[g] + N]
-        order = np.argsort(a, kind="stable")
+        # numpy's default (introsort, SIMD where the CPU has it: ~6x faster than "stable" at N = 20 000).
+        # Ties are ordered arbitrarily, which moves no result: a pair's band is a value range, so ties
+        # fall on the same side of each end, and its records are only counted and summed in fixed point.
+        order = np.argsort(a)
         vals = a[order]
         if d == 1:
             below = np.searchsorted(vals, lo1[p], side="left")       # a < lo1
