@@ -228,3 +228,20 @@ def test_the_stored_paper_scale_figure4_is_its_cells_and_its_optima_are_the_argm
         s = m.settings
         assert (s["T"], s["n0"], s["trials"], s["cap"], s["format"]) == (50, 1000, 50, 20000, "values")
         assert (s["statistic"], s["collapse"], s["seed"]) == ("paper", "floor", 0)
+
+
+@pytest.mark.parametrize("figure, cell", [("4", "tau0.05_q0.99_r0.01.npz"), ("5", "tau0.01_q0.4155172414_r0.01.npz")])
+def test_a_stored_paper_scale_cell_is_recomputed_bit_for_bit(figure, cell):
+    # speed work on the simulators must move no number: recompute one stored paper-scale cell (a shrinking
+    # one, ~2 s) with the command line's settings and compare every stored value and standard error exactly
+    from perfpriv.cli import SCALES, TAUS
+
+    with np.load(BOOK_DATA / "paper" / f"run-figure{figure}" / "cells" / f"figure{figure}" / cell) as data:
+        key, stored = data["key"], data["value"]
+    tau, q, r = (float(x) for x in key)
+    assert tau in TAUS[figure]
+    s = SCALES["paper"]["gamma_maps"]
+    m = experiments.gamma_star_map(np.array([q]), np.array([r]), tau=tau, gammas=s["gammas"], T=s["T"],
+                                   n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
+                                   conventions="paper", seed=0)
+    assert np.array_equal(np.stack([m.values[0, 0], m.se[0, 0]]), stored)
