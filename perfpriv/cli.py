@@ -73,7 +73,7 @@ import numpy as np
 from ._validate import check_choice, check_flag, check_int, check_path
 
 __all__ = ["main", "build_parser", "SCALES", "FIGURES", "FORMATS", "TAUS", "DATA_DOC", "BOOK_SECONDS",
-           "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles"]
+           "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles", "finished_gamma_star_maps"]
 
 FIGURES = ("1", "2", "3", "4", "5", "6", "7")
 #: File formats of ``--format``: PNG (pixels) and the vector formats for print.
@@ -424,6 +424,75 @@ class CellFiles(MutableMapping):
 
     def __len__(self):
         return len(list(self.folder.glob("tau*_q*_r*.npz"))) if self.folder.is_dir() else 0
+
+
+class _ReadOnlyCells(MutableMapping):
+    """A view of finished cells that refuses to be written: reading a run must never simulate."""
+
+    def __init__(self, cells):
+        self._cells = cells
+
+    def __getitem__(self, key):
+        return self._cells[key]
+
+    def __setitem__(self, key, value):
+        raise RuntimeError(f"cell {key} is not stored: finished_gamma_star_maps only reads a run")
+
+    def __delitem__(self, key):
+        raise RuntimeError("finished_gamma_star_maps only reads a run")
+
+    def __iter__(self):
+        return iter(self._cells)
+
+    def __len__(self):
+        return len(self._cells)
+
+
+def finished_gamma_star_maps(out, figure) -> list:
+    """The γ* maps (Figs. 4-5) whose every cell a run folder holds, even if the run has not finished.
+
+    A paper-scale Fig. 5 takes hours and is run in pieces with ``--resume``;
+    its thresholds finish one after the other. This reads the run's record
+    (``run.json``: scale, conventions, seed) and, for each τ of the figure
+    whose (q, r) cells are all stored in ``cells/figureK/``, rebuilds the
+    map from those cells and the theory maps, exactly as the finished run
+    would (:func:`perfpriv.experiments.gamma_star_map` with the stored cells;
+    nothing is simulated). Thresholds with missing cells are left out.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The run's output folder (``--out`` of ``reproduce``).
+    figure : {"4", "5"}
+        Which γ* figure.
+
+    Returns
+    -------
+    list of perfpriv.experiments.GammaStarMap
+        In the figure's order of τ (:data:`TAUS`); empty if no threshold is complete.
+    """
+    from . import experiments
+
+    figure = check_choice("figure", str(figure), tuple(TAUS))
+    out = check_path("out", out)
+    record_path = out / "run.json"
+    if not record_path.is_file():
+        raise ValueError(f"out must be the folder of a reproduce run (holding run.json); got {str(out)!r}")
+    record = json.loads(record_path.read_text())
+    scale, conventions, seed = record["scale"], record["conventions"], record["seed"]
+    s = SCALES[scale]["gamma_maps"]
+    qs = np.asarray(s["qs_fig4"] if figure == "4" else s["qs"], float)
+    rs = np.asarray(s["rs"], float)
+    cells = CellFiles(out / "cells" / f"figure{figure}")
+    have = set(cells)
+    maps = []
+    for tau in TAUS[figure]:
+        if not all((float(tau), float(q), float(r)) in have for q in qs for r in rs):
+            continue
+        maps.append(experiments.gamma_star_map(qs, rs, tau=tau, gammas=s["gammas"], T=s["T"], n0=s["n0"],
+                                               trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
+                                               conventions=conventions, seed=seed, store=_ReadOnlyCells(cells)))
+    return maps
 
 
 # ---------------------------------------------------------------------------

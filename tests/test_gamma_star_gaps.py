@@ -245,3 +245,33 @@ def test_a_stored_paper_scale_cell_is_recomputed_bit_for_bit(figure, cell):
                                    n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
                                    conventions="paper", seed=0)
     assert np.array_equal(np.stack([m.values[0, 0], m.se[0, 0]]), stored)
+
+
+def test_the_finished_thresholds_of_a_run_read_back_as_the_finished_run_stores_them(book_figure4, tmp_path):
+    # every threshold complete: the maps equal the ones the finished run wrote (figure4.npz)
+    from perfpriv import cli
+
+    maps = cli.finished_gamma_star_maps(book_figure4, "4")
+    with np.load(book_figure4 / "figure4.npz") as data:
+        assert [m.tau for m in maps] == list(cli.TAUS["4"])
+        for k, m in enumerate(maps):
+            for name in ("empirical", "bound", "constrained", "mean_field", "values", "se"):
+                assert np.array_equal(getattr(m, name), data[f"{name}_{k}"], equal_nan=True)
+    # a run still going: one cell of the second threshold missing leaves that threshold out, and the
+    # reader simulates nothing (it reads complete thresholds only, through a store that refuses writes)
+    partial = tmp_path / "run"
+    (partial / "cells").mkdir(parents=True)
+    (partial / "run.json").write_text((book_figure4 / "run.json").read_text())
+    cells = cli.CellFiles(partial / "cells" / "figure4")
+    done = cli.CellFiles(book_figure4 / "cells" / "figure4")
+    keys = sorted(done)
+    for key in keys:
+        if key != max(k for k in keys if k[0] == cli.TAUS["4"][1]):
+            cells[key] = done[key]
+    again = cli.finished_gamma_star_maps(partial, 4)
+    assert [m.tau for m in again] == [cli.TAUS["4"][0]]
+    assert np.array_equal(again[0].values, maps[0].values)
+    with pytest.raises(ValueError, match="out"):
+        cli.finished_gamma_star_maps(tmp_path, "4")
+    with pytest.raises(ValueError, match="figure"):
+        cli.finished_gamma_star_maps(book_figure4, "3")
