@@ -87,7 +87,7 @@ def test_fast_paths_of_the_mixers_give_the_reference_words():
         assert R._mix64_int(w) == _py_mix64(w) == int(R.mix64(np.uint64(w)))
     # a child from a cached scalar part equals the child from the same part as a one-element array
     k = R.root_key(9).child(np.arange(3))
-    for part in (np.int64(4), "noise"):
+    for part in (np.int64(4), "noise", np.int64(-1), np.int64(2**62 + 12345), 10**6, np.int64(-(2**63))):
         arr = np.array([R.purpose_id(part) if isinstance(part, str) else int(part)], dtype=np.int64)
         one, many = k.child(part), k.child(arr)
         np.testing.assert_array_equal(one.a, many.a)

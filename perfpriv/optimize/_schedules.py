@@ -191,7 +191,7 @@ def _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method
     opts = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
     proto = GaussianMean(1.0, **opts)
-    key = (tau, proto.d, proto.R, proto.mu.tobytes(), (b"I" if proto._Sigma is None else proto._Sigma.tobytes()), proto.statistic, method, samples,
+    key = (tau, proto.d, proto.R, proto.mu.tobytes(), proto.Sigma.tobytes(), proto.statistic, method, samples,
            proto.leak_seed)
     settings = dict(q=q, r=r, tau=tau, n0=n0, d=proto.d, R=proto.R, statistic=proto.statistic, cap=cap,
                     floor=floor)
