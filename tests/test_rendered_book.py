@@ -329,7 +329,11 @@ def test_precomputed_explorer_answers_its_sliders_offline(page, visit):
             slider.fill(str(position))
             seen.add(frame.get_attribute("src"))
             texts = json.loads(slider.get_attribute("data-values"))
-            assert explorer.locator("output.ppx-value").nth(k).inner_text() == texts[position]
+            value = explorer.locator("output.ppx-value").nth(k)
+            assert value.inner_text() == texts[position]
+            # the value stays on one line (a long one, such as a behaviour's name, must not wrap in its box)
+            one_line = value.evaluate("e => e.getBoundingClientRect().height < 1.9 * parseFloat(getComputedStyle(e).fontSize)")
+            assert one_line, f"{page}: slider {k}'s value {texts[position]!r} wraps"
         assert len(seen) == top + 1, f"{page}: slider {k} shows {len(seen)} figures for {top + 1} positions"
         slider.fill(start)
         assert frame.get_attribute("src") == default

@@ -185,3 +185,15 @@ def test_sliders_show_the_figure_of_their_positions_in_chromium(browser, tmp_pat
     assert track["width"] >= 100, f"slider track {track['width']:.0f} px wide"
     assert not errors, errors
     tab.close()
+
+
+def test_a_control_with_long_values_gets_a_row_and_a_box_as_wide_as_its_longest_value():
+    names = ["memory (k)", "budget-aware (tolerance ρ)"]
+    controls = {"users": grid("users", names), "a": grid("$a$", [0.0, 1.0])}
+    ex = StaticExplorer("lines", controls, lambda users, a: _line(a=a, b=float(len(users))))
+    html = ex._repr_html_()
+    wide = re.findall(r'<label class="([^"]+)">.*?<output class="ppx-value"([^>]*)>', html)
+    assert wide == [("ppx-control ppx-wide", f' style="min-width:{len(names[1])}ch"'), ("ppx-control", "")]
+    assert ".ppx-wide .ppx-value{" in html and "white-space:nowrap" in html
+    # short values only: no extra style (the stored chapter outputs stay as they were)
+    assert "ppx-wide" not in _explorer()._repr_html_()

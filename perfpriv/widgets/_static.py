@@ -282,18 +282,26 @@ class StaticExplorer:
     def _repr_html_(self) -> str:
         root = self.element_id
         rows = []
+        any_wide = False
         for name, spec in self.controls.items():
             texts = [spec.text(k) for k in range(len(spec.values))]
+            longest = max(len(t) for t in texts)
+            # a value longer than its 3.5em box (e.g. "budget-aware (tolerance ρ)") gets a whole row and a box
+            # as wide as its longest text, so that it never wraps and the track does not jump as it changes
+            wide = longest > _SHORT_VALUE
+            any_wide = any_wide or wide
+            cls = "ppx-control ppx-wide" if wide else "ppx-control"
+            box = f' style="min-width:{longest}ch"' if wide else ""
             rows.append(
-                f'<label class="ppx-control"><span class="ppx-name">{spec.label_html()}</span>'
+                f'<label class="{cls}"><span class="ppx-name">{spec.label_html()}</span>'
                 f'<input type="range" min="0" max="{len(spec.values) - 1}" step="1" value="{spec.default}" '
                 f'data-control="{_html.escape(name)}" data-values="{_html.escape(json.dumps(texts))}" '
                 f'aria-valuetext="{_html.escape(texts[spec.default])}">'
-                f'<output class="ppx-value">{_html.escape(texts[spec.default])}</output></label>')
+                f'<output class="ppx-value"{box}>{_html.escape(texts[spec.default])}</output></label>')
         flat = self.position()
         data = json.dumps({"shape": self.shape, "index": self.index, "images": self.images}, separators=(",", ":"))
         return (
-            f'<div class="ppx" id="{root}" data-figures="{len(self.index)}">{_STYLE}'
+            f'<div class="ppx" id="{root}" data-figures="{len(self.index)}">{_STYLE}{_WIDE_STYLE if any_wide else ""}'
             f'<div class="ppx-head"><b>{_html.escape(self.title)}</b>'
             f'<span class="ppx-badge">precomputed, no kernel needed</span></div>'
             f'<div class="ppx-controls">{"".join(rows)}</div>'
@@ -315,6 +323,9 @@ def _fmt(value, fmt: str = ".4g") -> str:
         return str(value)
 
 
+#: Longest value text (characters) that fits the value box of a control sharing its row with others.
+_SHORT_VALUE = 6
+
 # The look of the controls: a grid of columns that keeps every track at least 7em long.
 _STYLE = """<style>
 .ppx{border:1px solid #d0d7de;border-radius:6px;padding:.6em .8em;margin:.5em 0;max-width:100%}
@@ -327,6 +338,12 @@ _STYLE = """<style>
 .ppx-value{flex:0 0 3.5em;text-align:right;font-variant-numeric:tabular-nums}
 .ppx-frame{display:block;max-width:100%;height:auto;margin-top:.4em}
 .ppx-note{font-size:.85em;color:#57606a;margin:.3em 0 0}
+</style>"""
+
+# Controls whose values are longer than the value box: a row of their own, values that never wrap.
+_WIDE_STYLE = """<style>
+.ppx-wide{grid-column:1/-1;flex-wrap:wrap}
+.ppx-wide .ppx-value{flex:0 0 auto;text-align:left;white-space:nowrap}
 </style>"""
 
 # Kernel-free switching: the flat index of the slider positions picks a stored image.
