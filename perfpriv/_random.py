@@ -191,11 +191,11 @@ def _bits(a, gamma, counters):
     c = np.asarray(counters, dtype=np.int64).view(_U64)
     with np.errstate(over="ignore"):
         x = c + _U64(1)
-        if x.shape == np.broadcast_shapes(x.shape, np.shape(gamma), np.shape(a)):
+        try:
             x *= gamma                     # in place on the fresh array: the same words, one temporary less
-        else:
+        except ValueError:                 # gamma broadcasts x to a larger shape
             x = x * gamma
-        x += a
+        x += a                             # a has gamma's shape (the key's two words)
         # mix64, in place on the fresh array
         x ^= x >> _S30
         x *= _M1
