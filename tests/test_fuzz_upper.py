@@ -58,6 +58,10 @@ MAP = experiments.gamma_star_map([0.3], [0.6], tau=0.02, gammas=[1.0, 3.0, 10.0]
 STORED = Path(__file__).parents[1] / "book" / "data" / "figure4_paper.npz"
 EXERCISE = exercises.exercise_ids()[0]
 TMP = Path(tempfile.gettempdir()) / "perfpriv_fuzz_cells"   # CellFiles writes only when a cell is stored
+# a run folder with its record and no finished cell (finished_gamma_star_maps only reads it)
+RUN = Path(tempfile.gettempdir()) / "perfpriv_fuzz_run"
+RUN.mkdir(exist_ok=True)
+(RUN / "run.json").write_text('{"scale": "book", "conventions": "paper", "seed": 0}')
 
 TYP = {
  (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
@@ -147,6 +151,7 @@ TYP = {
  (cli, "build_parser"): dict(),
  (cli, "run_figure"): dict(number="1", scale="book", seed=0, conventions="paper"),
  (cli, "CellFiles"): dict(folder=TMP, read=True),
+ (cli, "finished_gamma_star_maps"): dict(out=RUN, figure="5"),
 }
 
 #: Functions whose arguments are arrays of records, figures or a command line (fuzzed elsewhere).
