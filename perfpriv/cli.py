@@ -84,7 +84,7 @@ PNG_DPI = 200
 BOOK_SECONDS = 20
 #: Time of each figure at ``--scale paper --n-jobs 2`` on a 2-core machine (benchmarks/README.md).
 PAPER_TIMES = {"1": "2 s", "2": "2.5 min", "3": "2 min", "4": "about 2 h (measured)",
-               "5": "about 9 h (estimate)",
+               "5": "about 7 h (estimate)",
                "6": "3 s", "7": "1 min"}
 #: Prefix of the temporary files of atomic writes (removed when a run starts).
 _TMP_PREFIX = ".perfpriv-partial-"
