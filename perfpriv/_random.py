@@ -144,8 +144,8 @@ def _mix_fresh(z):
 @functools.lru_cache(maxsize=4096)
 def _part_hashes(word: int):
     """The two hashes :meth:`Key.child` mixes in for one scalar part word (cached: they are constants)."""
-    # on Python ints (a miss costs ~3 µs instead of ~15 µs of numpy scalars: runs longer than the cache
-    # miss on every round); the same words as mix64(w * _GOLDEN + _C_A) and mix64(w ^ _C_B) mod 2^64
+    # on Python ints: a miss costs ~2 µs instead of ~15 µs with numpy scalars, and a run longer than the
+    # cache misses once per round; the same words as mix64(w * _GOLDEN + _C_A) and mix64(w ^ _C_B) mod 2^64
     ha = np.asarray(_U64(_mix64_int((word * _GOLDEN_INT + _C_A_INT) & _MASK64)))
     hb = np.asarray(_U64(_mix64_int(word ^ _C_B_INT)))
     ha.flags.writeable = False

@@ -471,8 +471,6 @@ def finished_gamma_star_maps(out, figure) -> list:
     list of perfpriv.experiments.GammaStarMap
         In the figure's order of τ (:data:`TAUS`); empty if no threshold is complete.
     """
-    from . import experiments
-
     figure = check_choice("figure", str(figure), tuple(TAUS))
     out = check_path("out", out)
     record_path = out / "run.json"
@@ -489,9 +487,7 @@ def finished_gamma_star_maps(out, figure) -> list:
     for tau in TAUS[figure]:
         if not all((float(tau), float(q), float(r)) in have for q in qs for r in rs):
             continue
-        maps.append(experiments.gamma_star_map(qs, rs, tau=tau, gammas=s["gammas"], T=s["T"], n0=s["n0"],
-                                               trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
-                                               conventions=conventions, seed=seed, store=_ReadOnlyCells(cells)))
+        maps.append(_gamma_star_map(figure, s, tau, seed, conventions, _ReadOnlyCells(cells)))
     return maps
 
 
@@ -579,14 +575,21 @@ def _figure3bc(s, seed, conventions):
     return {"figure3bc": (fig, data)}, _from_settings(curves[0].settings)
 
 
-def _gamma_maps(number, s, seed, conventions, store, on_cells):
-    from . import experiments, plots
+def _gamma_star_map(number, s, tau, seed, conventions, store, on_cells=None):
+    """One threshold's map of Fig. 4 or 5 with the settings ``s`` of a scale (stored cells read from ``store``)."""
+    from . import experiments
 
     qs = s["qs_fig4"] if number == "4" else s["qs"]
-    maps = [experiments.gamma_star_map(qs, s["rs"], tau=tau, gammas=s["gammas"], T=s["T"], n0=s["n0"],
-                                       trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
-                                       conventions=conventions, seed=seed, store=store, on_cells=on_cells)
-            for tau in TAUS[number]]
+    return experiments.gamma_star_map(qs, s["rs"], tau=tau, gammas=s["gammas"], T=s["T"], n0=s["n0"],
+                                      trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
+                                      conventions=conventions, seed=seed, store=store, on_cells=on_cells)
+
+
+def _gamma_maps(number, s, seed, conventions, store, on_cells):
+    from . import plots
+
+    qs = s["qs_fig4"] if number == "4" else s["qs"]
+    maps = [_gamma_star_map(number, s, tau, seed, conventions, store, on_cells) for tau in TAUS[number]]
     fig = plots.figure_gamma_star(maps)
     data = {"qs": np.asarray(qs, float), "rs": np.asarray(s["rs"], float), "gammas": np.asarray(s["gammas"], float)}
     for k, m in enumerate(maps):
