@@ -230,10 +230,19 @@ def test_the_stored_paper_scale_figure4_is_its_cells_and_its_optima_are_the_argm
         assert (s["statistic"], s["collapse"], s["seed"]) == ("paper", "floor", 0)
 
 
-@pytest.mark.parametrize("figure, cell", [("4", "tau0.05_q0.99_r0.01.npz"), ("5", "tau0.01_q0.4155172414_r0.01.npz")])
-def test_a_stored_paper_scale_cell_is_recomputed_bit_for_bit(figure, cell):
+@pytest.mark.parametrize("figure, cell", [("4", "tau0.05_q0.99_r0.01.npz"),
+                                          ("5", "tau0.01_q0.4155172414_r0.01.npz"),
+                                          ("5", "tau0.1_q0.4155172414_r0.01.npz"),
+                                          ("5", "tau0.2_q0.4155172414_r0.01.npz")])
+def test_a_stored_paper_scale_cell_is_recomputed_to_rounding(figure, cell):
     # speed work on the simulators must move no number: recompute one stored paper-scale cell (a shrinking
-    # one, ~2 s) with the command line's settings and compare every stored value and standard error exactly
+    # one, ~2 s) with the command line's settings and compare every stored value and standard error.
+    # Equality is asked to 1e-12, not to the last bit: numpy's float64 exp, log and sums take different
+    # SIMD paths on different CPUs (AVX2 / AVX-512), so a cell computed on one machine and recomputed on
+    # another differs by an ULP here and there (observed: 4e-16 relative in 2 of 30 gammas).  On one machine
+    # results are bit-identical, and the determinism tests (tests/test_determinism.py and
+    # benchmarks/fingerprint.py --check) ask exactly that.  A real change to a simulator moves these values
+    # by far more than 1e-12, and the argmin over gamma must not move at all.
     from perfpriv.cli import SCALES, TAUS
 
     with np.load(BOOK_DATA / "paper" / f"run-figure{figure}" / "cells" / f"figure{figure}" / cell) as data:
@@ -244,7 +253,9 @@ def test_a_stored_paper_scale_cell_is_recomputed_bit_for_bit(figure, cell):
     m = experiments.gamma_star_map(np.array([q]), np.array([r]), tau=tau, gammas=s["gammas"], T=s["T"],
                                    n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
                                    conventions="paper", seed=0)
-    assert np.array_equal(np.stack([m.values[0, 0], m.se[0, 0]]), stored)
+    recomputed = np.stack([m.values[0, 0], m.se[0, 0]])
+    np.testing.assert_allclose(recomputed, stored, rtol=1e-12, atol=0)
+    assert np.argmin(recomputed[0]) == np.argmin(stored[0])
 
 
 def test_the_finished_thresholds_of_a_run_read_back_as_the_finished_run_stores_them(book_figure4, tmp_path):

@@ -87,6 +87,11 @@ def figure_one_round(check, *, symbol=r"\gamma", title=None):
     c = check
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
+    lo, hi = float(np.min(c.levels)), float(np.max(c.levels))
+    if lo == hi:  # one level: fix a decade around it before plotting (autoscaling a zero-width range warns)
+        for axis in (ax, bx):
+            axis.set_xscale("log")
+            axis.set_xlim(lo / np.sqrt(10.0), lo * np.sqrt(10.0))
     for i, n in enumerate(c.n):
         col = _C[i % len(_C)]
         ax.semilogx(c.levels, c.p_theory[i], "-", color=col, label=rf"mean field, $N$={n}")
