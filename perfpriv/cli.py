@@ -47,8 +47,7 @@ and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
 :data:`BOOK_SECONDS` seconds on a 2-core machine. ``--scale paper`` uses the
 paper's settings (DESIGN.md, "Paper scale"), from seconds to minutes for Figs.
 1-3, 6 and 7 and hours for the simulated γ* maps of Figs. 4-5 with
-``--n-jobs 2`` (:data:`PAPER_TIMES`: measured for Figs. 1-4, 6 and 7, estimated
-for Fig. 5; see ``benchmarks/README.md``).
+``--n-jobs 2`` (:data:`PAPER_TIMES`, all measured; see ``benchmarks/README.md``).
 ``--conventions authors`` follows the authors' published code where the
 paper's text leaves a choice open (:data:`perfpriv.engine.CONVENTIONS`).
 
@@ -84,7 +83,7 @@ PNG_DPI = 200
 BOOK_SECONDS = 20
 #: Time of each figure at ``--scale paper --n-jobs 2`` on a 2-core machine (benchmarks/README.md).
 PAPER_TIMES = {"1": "2 s", "2": "2.5 min", "3": "2 min", "4": "about 2 h (measured)",
-               "5": "about 7 h (estimate)",
+               "5": "about 6 h (measured)",
                "6": "3 s", "7": "1 min"}
 #: Prefix of the temporary files of atomic writes (removed when a run starts).
 _TMP_PREFIX = ".perfpriv-partial-"

@@ -208,13 +208,14 @@ def test_a_run_of_the_command_line_reads_back_with_values_settings_and_consisten
     assert g.taus.tolist() == record["settings"]["taus"] and np.isfinite(g.unresolved).all()
 
 
-def test_the_stored_paper_scale_figure4_is_its_cells_and_its_optima_are_the_argmin_of_its_errors():
-    # book/data/paper/figure4.npz (the engine's run, chapter 06) against the 600 cell files it was built
-    # from, and its simulated optima against the simulated errors it stores
-    maps = experiments.read_gamma_star_maps(BOOK_DATA / "paper" / "figure4.npz")
-    assert [m.tau for m in maps] == [0.02, 0.05]
-    cells = sorted((BOOK_DATA / "paper" / "run-figure4" / "cells" / "figure4").glob("*.npz"))
-    assert len(cells) == 600
+@pytest.mark.parametrize("figure, taus, n_q", [("4", [0.02, 0.05], 10), ("5", [0.01, 0.2, 0.1], 30)])
+def test_the_stored_paper_scale_figure_is_its_cells_and_its_optima_are_the_argmin_of_its_errors(figure, taus, n_q):
+    # book/data/paper/figureK.npz (the engine's runs, chapter 06) against the cell files it was built from
+    # (600 for Fig. 4, 2 700 for Fig. 5), and its simulated optima against the simulated errors it stores
+    maps = experiments.read_gamma_star_maps(BOOK_DATA / "paper" / f"figure{figure}.npz")
+    assert [m.tau for m in maps] == taus
+    cells = sorted((BOOK_DATA / "paper" / f"run-figure{figure}" / "cells" / f"figure{figure}").glob("*.npz"))
+    assert len(cells) == len(taus) * n_q * 30
     by_tau = {m.tau: m for m in maps}
     for path in cells:
         with np.load(path) as data:
@@ -223,7 +224,7 @@ def test_the_stored_paper_scale_figure4_is_its_cells_and_its_optima_are_the_argm
             i, j = int(np.flatnonzero(m.qs == q)[0]), int(np.flatnonzero(m.rs == r)[0])
             assert np.array_equal(data["value"], np.stack([m.values[i, j], m.se[i, j]]))
     for m in maps:
-        assert m.values.shape == (10, 30, 30) and np.isfinite(m.values).all() and np.all(m.se > 0)
+        assert m.values.shape == (n_q, 30, 30) and np.isfinite(m.values).all() and np.all(m.se > 0)
         assert np.array_equal(m.empirical, m.gammas[np.argmin(m.values, axis=2)])
         s = m.settings
         assert (s["T"], s["n0"], s["trials"], s["cap"], s["format"]) == (50, 1000, 50, 20000, "values")
