@@ -66,8 +66,10 @@ and a level or trial gives the same numbers alone or in any batch.
 
 References
 ----------
-Paper ``papers/000_6858eaefe28505f4.txt``: §3 (eqs. 1-5, Lemmas 1-2,
-Theorem 1), appendix B (agnostic model), appendix C (Lemma 10, proofs).
+"Performative Privacy: When Differential Privacy Maximizes Utility", the
+book's source paper (``perfpriv2026`` in its bibliography): §3 (eqs. 1-5,
+Lemmas 1-2, Theorem 1), appendix B (agnostic model), appendix C (Lemma 10,
+proofs).
 """
 
 from __future__ import annotations

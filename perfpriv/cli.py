@@ -45,7 +45,7 @@ and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
 
 ``--scale book`` uses the chapters' default sizes: all seven figures in about
 :data:`BOOK_SECONDS` seconds on a 2-core machine. ``--scale paper`` uses the
-paper's settings (DESIGN.md, "Paper scale"), from seconds to minutes for Figs.
+paper's settings (:data:`SCALES`), from seconds to minutes for Figs.
 1-3, 6 and 7 and hours for the simulated γ* maps of Figs. 4-5 with
 ``--n-jobs 2`` (:data:`PAPER_TIMES`, all measured; see ``benchmarks/README.md``).
 ``--conventions authors`` follows the authors' published code where the
@@ -92,7 +92,7 @@ _Q_PAPER = np.linspace(0.01, 0.99, 30)
 _GAMMAS_PAPER = np.geomspace(0.2, 20.0, 30)
 
 #: Settings of each figure at each scale. ``book``: the sizes the chapters
-#: use by default; ``paper``: DESIGN.md's "Paper scale".
+#: use by default; ``paper``: the settings of the paper's figures (its §§3-4 and appendix A).
 SCALES = {
     "book": {
         "curves": dict(T=100, n0=400, trials=30, window=15,

@@ -1152,7 +1152,7 @@ def exact_leak_floor(n, *, d, tau):
     ----------
     Paper eq. 8 and Lemma 7 (whose exact-statistic version this is the
     γ → ∞ limit of); the exact remove-one statistic of the authors' code
-    (DESIGN.md, "Paper scale").
+    (``conventions="authors"``, :data:`perfpriv.engine.CONVENTIONS`).
 
     Examples
     --------

@@ -10,7 +10,9 @@ does that once, for all of them:
 * each cell receives its own :class:`numpy.random.SeedSequence`, derived from
   one root seed and from the cell's *coordinate values* (not its position in
   the grid). A cell's result therefore does not depend on the grid around it,
-  nor on ``n_jobs`` or the backend: results are bit-identical across them;
+  nor on ``n_jobs`` or the backend: on one machine results are bit-identical
+  across them (workers on another kind of CPU may differ in the last bit,
+  where numpy's vectorized ``exp`` and ``log`` round differently);
 * a progress bar (tqdm) appears on an interactive terminal for sweeps longer
   than a moment, and never in tests or in stored notebook outputs.
 """

@@ -1,7 +1,7 @@
 """Same seed, same numbers: across calls, and vectorized vs one at a time.
 
 Every random function of perfpriv takes its randomness only through ``seed=``
-(or ``rng=``). These tests pin two promises of DESIGN.md for the migrated
+(or ``rng=``). These tests pin two promises of the keyed streams for the migrated
 modules (the searches' n_jobs tests live in ``test_unmigrated_determinism.py``
 until epsilon_search, gamma_search and sweep are ported):
 

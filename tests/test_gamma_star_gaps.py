@@ -241,7 +241,7 @@ def test_a_stored_paper_scale_cell_is_recomputed_to_rounding(figure, cell):
     # Equality is asked to 1e-12, not to the last bit: numpy's float64 exp, log and sums take different
     # SIMD paths on different CPUs (AVX2 / AVX-512), so a cell computed on one machine and recomputed on
     # another differs by an ULP here and there (observed: 4e-16 relative in 2 of 30 gammas).  On one machine
-    # results are bit-identical, and the determinism tests (tests/test_determinism.py and
+    # results are bit-identical, and the determinism tests (tests/test_determinism.py, tests/test_sweep.py and
     # benchmarks/fingerprint.py --check) ask exactly that.  A real change to a simulator moves these values
     # by far more than 1e-12, and the argmin over gamma must not move at all.
     from perfpriv.cli import SCALES, TAUS

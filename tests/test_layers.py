@@ -1,4 +1,4 @@
-"""The layering rules of DESIGN.md ("Layers"), checked on the source with ``ast``.
+"""The layering rules of CONTRIBUTING.md ("Layers"), checked on the source with ``ast``.
 
 * no import cycles among perfpriv modules, counting module-level *and*
   function-level imports (``import perfpriv.x``, ``from . import x``,

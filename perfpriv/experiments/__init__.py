@@ -17,7 +17,7 @@ batch sizes), and theory comes from :mod:`perfpriv.dynamics`,
 :mod:`perfpriv.leakage`, :mod:`perfpriv.bernoulli` and :mod:`perfpriv.optimize`.
 
 Defaults are *book scale* (each experiment in seconds); the paper's settings
-(DESIGN.md, "Paper scale") are one argument away.
+(:data:`perfpriv.cli.SCALES`) are one argument away.
 
 Membership inference (chapters 04-05)
     :func:`figure3a_simulation` (Fig. 3a: leak fractions against τ),

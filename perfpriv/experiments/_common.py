@@ -17,7 +17,7 @@ from ..sweep import map_cells
 __all__ = ["result", "Result", "check_statistic", "gaussian_provenance", "bernoulli_provenance", "run_provenance",
            "empirical_policy", "keyed_map", "mean_se", "BOOK", "PAPER_GAMMAS"]
 
-#: The paper's Gaussian data model and population cap (DESIGN.md, "Paper scale").
+#: The paper's Gaussian data model and population cap (the paper's §4; :data:`perfpriv.cli.SCALES`).
 BOOK = dict(d=12, R=10.0, cap=20000)
 #: The paper's γ grid of Figs. 3-5.
 PAPER_GAMMAS = np.geomspace(0.2, 20.0, 30)

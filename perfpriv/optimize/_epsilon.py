@@ -10,7 +10,7 @@ of ε values, the one with the smallest mean (over trials) squared error
 arrays of (q, r) values (for example a meshgrid, for the maps of Figs. 2
 and 7).
 
-Defaults follow the paper's ε* maps (DESIGN.md, "Paper scale"): T = 200,
+Defaults follow the paper's ε* maps (``perfpriv.cli.SCALES["paper"]``): T = 200,
 n0 = 400, 10 trials, cap 20000, μ_t ~ Uniform(0.5, 1).
 
 Cells are simulated in batches by :func:`perfpriv.engine.simulate` (the

@@ -6,7 +6,7 @@ either takes an experiment's result or runs the experiment with the
 parameters it is given.
 
 Defaults are *book scale* (small grids, a handful of trials: each figure in
-seconds); the paper's settings (DESIGN.md, "Paper scale") are one argument
+seconds); the paper's settings (:data:`perfpriv.cli.SCALES`) are one argument
 away, e.g. ``figure4(n0=1000, T=50, trials=50, gammas=np.geomspace(0.2, 20, 30),
 qs=np.linspace(0.01, 0.99, 10), rs=np.linspace(0.01, 0.99, 30))``.
 """
