@@ -36,8 +36,8 @@ figure finished), never in the middle of a computation; a second Ctrl-C
 stops at once. ``--resume`` skips the figures and γ* cells already in
 ``DIR``, so that an interrupted run, resumed, writes exactly the files of an
 uninterrupted one (bit for bit on one machine: each cell is keyed by the
-seed and its own coordinates). A folder holding another run (other scale, conventions, seed,
-settings or library versions) is refused instead of mixed.
+seed and its own coordinates). A folder holding another run (other scale,
+conventions, seed, settings or library versions) is refused instead of mixed.
 
 Fig. 3 is written as two figures, ``figure3a`` (p_tau against tau, one panel)
 and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
