@@ -39,6 +39,7 @@ def test_gap_statistics_equal_the_hand_computed_ones():
     assert g.cells.tolist() == [4] and g.step == pytest.approx([2.0])
     # |log ratio| <= log 2 for 1.5, 1 and 0.5125, not for 4
     assert g.within_step == pytest.approx([0.75]) and g.within_two == pytest.approx([0.75])
+    assert g.within_step_cells[0].tolist() == [[True, True], [False, True]]
     assert g.median_ratio == pytest.approx([1.25])                     # (1 + 1.5) / 2
     # numpy's linear quantiles of (0.5125, 1, 1.5, 4): position p * 3
     expected = [0.5125 + 0.3 * 0.4875, 0.5125 + 0.75 * 0.4875, 1.25, 1.5 + 0.25 * 2.5, 1.5 + 0.7 * 2.5]

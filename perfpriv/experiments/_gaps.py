@@ -260,8 +260,9 @@ class GammaStarGaps(Result):
         the runs' cumulative errors). NaN without stored standard errors.
     median_ratio_typical : numpy.ndarray
         Median ratio without the outlier-driven cells.
-    ratio, unresolved_cells, cap_cells, capped, outlier_cells : tuple of numpy.ndarray
-        The per-cell ratio, masks and releases at the cap (q x r per map).
+    ratio, within_step_cells, unresolved_cells, cap_cells, capped, outlier_cells : tuple of numpy.ndarray
+        The per-cell ratio, masks (``within_step_cells``: the cells counted by
+        ``within_step``) and releases at the cap (q x r per map).
     z, outlier_factor : float
     settings : dict
         The maps' settings (of the first map) and where they came from.
@@ -291,6 +292,7 @@ class GammaStarGaps(Result):
     outlier_driven: np.ndarray
     median_ratio_typical: np.ndarray
     ratio: tuple
+    within_step_cells: tuple
     unresolved_cells: tuple
     cap_cells: tuple
     capped: tuple
@@ -478,7 +480,8 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
             labels=labels, band_cells=band_cells, band_median=band_median, capped=counts,
             outliers=_share(outliers, keep) if stored.any() else nan,
             median_typical=_median(ratio, keep & ~outliers) if stored.any() else nan,
-            ratio=ratio, unresolved_cells=unresolved, cap_cells=cap_mask, outlier_cells=outliers))
+            ratio=ratio, within_cells=keep & within, unresolved_cells=unresolved, cap_cells=cap_mask,
+            outlier_cells=outliers))
     col = lambda key: np.array([row[key] for row in rows])  # noqa: E731
     settings = dict(maps[0].settings, maps=len(maps))
     return GammaStarGaps(col("tau"), theory, col("cells"), col("step"), col("within_step"), col("within_two"),
@@ -487,7 +490,8 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
                          col("median_free"), col("within_free"), col("capped_median"), col("cap_correlation"),
                          rows[0]["labels"], np.stack([row["band_cells"] for row in rows]),
                          np.stack([row["band_median"] for row in rows]), col("outliers"), col("median_typical"),
-                         tuple(row["ratio"] for row in rows), tuple(row["unresolved_cells"] for row in rows),
+                         tuple(row["ratio"] for row in rows), tuple(row["within_cells"] for row in rows),
+                         tuple(row["unresolved_cells"] for row in rows),
                          tuple(row["cap_cells"] for row in rows), tuple(row["capped"] for row in rows),
                          tuple(row["outlier_cells"] for row in rows),
                          float(z), float(outlier_factor), settings)
