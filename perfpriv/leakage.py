@@ -206,19 +206,25 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
     Parameters
     ----------
     eta_sq : float or array_like
-        ‖η‖² of the release's noise.
+        ‖η‖² >= 0 of the release's noise (+inf allowed: then C = −inf).
     n : float or array_like
-        Dataset size n > 1.
+        Dataset size n > 1 (a lone record has no remove-one dataset).
     gamma : float or array_like
         Per-user noise scale γ > 0.
     d : int
-        Dimension.
+        Dimension d >= 1 (used by ``"exact"`` only, checked for both).
     statistic : {"paper", "exact"}
 
     Returns
     -------
     tuple of float or numpy.ndarray
         (A, B, C), broadcast over the inputs.
+
+    Raises
+    ------
+    ValueError
+        If n <= 1, γ <= 0, ‖η‖² < 0, a value is NaN, d < 1 or ``statistic``
+        is unknown.
 
     References
     ----------
@@ -229,11 +235,25 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
     >>> [round(float(c), 4) for c in llr_coefficients(1.0, 10, 1.0, 2, "paper")]
     [0.0617, 1.1111, 0.0]
     """
+    eta_sq = check_real("eta_sq", eta_sq, low=0, allow_inf=True)
+    n = check_real("n", n, low=1, low_open=True)
+    gamma = check_real("gamma", gamma, low=0, low_open=True, allow_inf=True)
+    d = check_int("d", d, low=1)
+    statistic = _statistic(statistic)
     n = np.asarray(n, dtype=float)
-    g2 = 2.0 * np.asarray(gamma, dtype=float) ** 2
-    if statistic == "paper":
-        return n / ((n - 1) ** 2 * g2), 2.0 * n / ((n - 1) * g2), np.zeros(np.broadcast_shapes(n.shape, g2.shape))
-    return 1.0 / ((n - 1) * g2), 2.0 / g2, _llr_offset(n, d) - np.asarray(eta_sq, dtype=float) / g2
+    # γ² may overflow (A = B = 0) or underflow (A = B = inf): values at the ends of the range, not warnings
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        g2 = 2.0 * np.asarray(gamma, dtype=float) ** 2
+        if statistic == "paper":
+            with np.errstate(invalid="ignore"):
+                a = n / ((n - 1) ** 2 * g2)
+            if np.isnan(a).any():  # (n − 1)² = inf times γ² = 0: the same ratio in a safe order
+                a = np.where(np.isnan(a), (n / (n - 1)) / ((n - 1) * g2), a)
+            return a, 2.0 * n / ((n - 1) * g2), np.zeros(np.broadcast_shapes(n.shape, g2.shape))
+        eta_sq = np.asarray(eta_sq, dtype=float)
+        with np.errstate(invalid="ignore"):
+            quad = np.where(eta_sq == 0, 0.0, eta_sq / g2)  # ‖η‖² = 0: no term, even where γ² underflowed
+        return 1.0 / ((n - 1) * g2), 2.0 / g2, _llr_offset(n, d) - quad
 
 
 def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
@@ -355,6 +375,7 @@ def llr_moments(s, n, gamma, *, statistic="paper", d=None):
     s, n, gamma = _s(s), _n(n), _gamma(gamma)
     statistic = _statistic(statistic)
     if statistic == "paper":
+        _check_d_optional(d)
         with np.errstate(over="ignore"):
             a = 0.5 * np.asarray(gdp_mu(s, n, gamma)) ** 2
             return LLRMoments(_out(a), _out(2 * a))
@@ -372,6 +393,12 @@ def _need_d(d):
     if d is None:
         raise ValueError("d must be given (dimension >= 1) for statistic='exact'")
     return check_int("d", d, low=1)
+
+
+def _check_d_optional(d):
+    """``d`` where the paper's statistic ignores it: None or a valid dimension, never garbage."""
+    if d is not None:
+        check_int("d", d, low=1)
 
 
 # ------------------------------------------------- exact leak probability
@@ -401,8 +428,11 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     (0 when the argument is <= 0), with :func:`scipy.special.chndtr`. Its cost
     grows like √λ (up to ~0.1 ms per value when n s²/γ² ~ 1e8); beyond
     λ ~ 1e12, where that routine returns NaN, W = (g + √λ)² + χ²_{d−1} is
-    integrated by quadrature over the χ²_{d−1} part instead. For
-    probabilities below ~1e-308 use :func:`log_leak_probability`. Unlike the paper's statistic, a record at the
+    integrated by quadrature over the χ²_{d−1} part instead. Below 1e-90,
+    where that routine loses its relative accuracy, the value is computed in
+    log space (see :func:`log_leak_probability`), so it keeps ~1e-12
+    relative accuracy down to the smallest doubles; for probabilities below
+    ~1e-308 use :func:`log_leak_probability`. Unlike the paper's statistic, a record at the
     mean (s = 0) can leak when τ < c, and for small n the leak probability
     does not vanish as γ → ∞ (Λ → c − ‖h‖²/(2n), h standard normal): the
     change of noise variance alone reveals membership. The limit is the value
@@ -446,6 +476,7 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
     statistic = _statistic(statistic)
     if statistic == "paper":
+        _check_d_optional(d)
         return _out(special.ndtr(-_paper_tail_arg(s, n, gamma, tau)))
     return _out(_exact_leak(s, n, gamma, tau, _need_d(d)))
 
@@ -460,8 +491,11 @@ def log_leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     :func:`leak_probability` returns 0). ``s = 0`` gives ``-inf``.
 
     For ``statistic="exact"`` it is the log of the noncentral-χ² cdf of
-    :func:`leak_probability`; that cdf has no log-space routine, so values
-    below ~1e-308 give ``-inf`` there.
+    :func:`leak_probability`, computed in log space where the probability is
+    below 1e-90 (an integral over the χ²_{d−1} part of the noncentral χ²,
+    exact for d = 1), so it stays finite far below 1e-308: e.g. ≈ −460.59 for
+    ``(s, n, γ, τ, d) = (0.1, 1000, 0.1, 0.5, 1)``. ``-inf`` only where the
+    probability is exactly 0 (the threshold cannot be reached).
 
     Parameters
     ----------
@@ -483,14 +517,15 @@ def log_leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     -0.652
     >>> round(float(log_leak_probability(1.0, 1e9, 1.0, tau=0.02)))
     -200007
+    >>> round(float(log_leak_probability(0.1, 1000, 0.1, tau=0.5, statistic="exact", d=1)), 1)
+    -460.6
     """
     s, n, gamma, tau = _s(s), _n(n), _gamma(gamma), _tau(tau)
     statistic = _statistic(statistic)
     if statistic == "paper":
+        _check_d_optional(d)
         return _out(special.log_ndtr(-_paper_tail_arg(s, n, gamma, tau)))
-    p = _exact_leak(s, n, gamma, tau, _need_d(d))
-    with np.errstate(divide="ignore"):
-        return _out(np.log(p))
+    return _out(_exact_leak(s, n, gamma, tau, _need_d(d), log=True))
 
 
 def _paper_tail_arg(s, n, gamma, tau):
@@ -507,8 +542,12 @@ def _paper_tail_arg(s, n, gamma, tau):
     return np.where(np.isposinf(mu), -np.inf, arg)
 
 
-def _exact_leak(s, n, gamma, tau, d):
-    """P(Λ_exact > τ | Z) = F_{χ²_d(λ)}(x) (see :func:`leak_probability`)."""
+def _exact_leak(s, n, gamma, tau, d, log=False):
+    """P(Λ_exact > τ | Z) = F_{χ²_d(λ)}(x) (see :func:`leak_probability`), or its log (``log=True``).
+
+    Values below :data:`_LOG_SWITCH` (where scipy's noncentral-χ² cdf loses its relative accuracy
+    and then flushes to 0, near 1e-110) come from :func:`_log_chndtr`, computed in log space.
+    """
     n = np.asarray(n, float)
     c = _llr_offset(n, d)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -533,7 +572,76 @@ def _exact_leak(s, n, gamma, tau, d):
     log_pos, log_neg = np.broadcast_to(log_pos, x.shape), np.broadcast_to(log_neg, x.shape)
     beyond = np.where(np.isnan(x_minus_lam), np.where(log_pos > log_neg, 1.0, 0.0),
                       np.where(np.isneginf(x_minus_lam) | np.isneginf(x), 0.0, 1.0))
-    return np.clip(np.where(finite, np.where(x > 0, p, 0.0), beyond), 0.0, 1.0)
+    p = np.clip(np.where(finite, np.where(x > 0, p, 0.0), beyond), 0.0, 1.0)
+    tiny = finite & (x > 0) & (p < _LOG_SWITCH)
+    if not log and not tiny.any():
+        return p
+    with np.errstate(divide="ignore"):
+        out = np.log(p) if log else p.copy()
+    if tiny.any():
+        log_tiny = _log_chndtr(xs[tiny], np.where(finite, x_minus_lam, 0.0)[tiny], d, ls[tiny])
+        out = np.array(out, dtype=float)
+        with np.errstate(under="ignore"):
+            out[tiny] = log_tiny if log else np.exp(log_tiny)
+    return out
+
+
+#: Below this probability the exact statistic's leak probability is computed in log space
+#: (:func:`_log_chndtr`): scipy's noncentral-χ² cdf is accurate to ~1e-13 down to ~1e-100,
+#: loses digits below ~1e-110 and then returns 0.
+_LOG_SWITCH = 1e-90
+_LOG_PANELS = 48       # geometric panels toward θ = 0 (down to 2^-48 of the range)
+_LOG_NODES = 16        # Gauss–Legendre nodes per panel
+_LOG_CHUNK = 2048      # rows per block (bounds the memory of the node grid)
+
+
+def _log_cond(w, w_minus, root_lam):
+    """log[Φ(w − √λ) − Φ(−w − √λ)] with ``w_minus`` = w² − λ (no cancellation in w − √λ)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hi = special.log_ndtr(w_minus / (w + root_lam))
+        lo = special.log_ndtr(-w - root_lam)
+        return hi + np.log1p(-np.exp(lo - hi))
+
+
+def _log_chndtr(x, x_minus_lam, d, lam):
+    """log P(W <= x), W ~ χ²_d(λ), accurate however small (x > 0, finite λ; arrays of equal shape).
+
+    W = (g + √λ)² + V with g ~ N(0, 1) and V ~ χ²_{d−1} independent. For d = 1 this is
+    log[Φ(√x − √λ) − Φ(−√x − √λ)] with :func:`scipy.special.log_ndtr` (exact). For d >= 2,
+    with V = x sin²θ,
+
+        P(W <= x) = ∫_0^{π/2} f_χ(√x sin θ) [Φ(√x cos θ − √λ) − Φ(−√x cos θ − √λ)] √x cos θ dθ
+
+    (f_χ the χ_{d−1} density, θ cut where √x sin θ leaves its support), whose integrand is
+    smooth in θ; in the far tail it concentrates near θ = 0, so the rule is Gauss–Legendre on
+    geometric panels toward 0, and the sum is a log-sum-exp of the log integrand.
+    """
+    x, x_minus_lam, lam = (np.asarray(a, float).ravel() for a in (x, x_minus_lam, lam))
+    root_lam = np.sqrt(lam)
+    if d == 1:
+        return _log_cond(np.sqrt(x), x_minus_lam, root_lam)
+    _, top = _chi_support(d - 1)
+    root_x = np.sqrt(x)
+    theta_max = np.where(root_x > top, np.arcsin(np.minimum(top / np.where(root_x > 0, root_x, 1.0), 1.0)),
+                         0.5 * np.pi)
+    xg, wg = _gauss_legendre(_LOG_NODES)
+    edges = 2.0 ** -np.arange(_LOG_PANELS, -1.0, -1.0)
+    edges[0] = 0.0
+    lo, width = edges[:-1, None], (edges[1:] - edges[:-1])[:, None]
+    t = (lo + 0.5 * width * (xg[None, :] + 1.0)).ravel()       # nodes in (0, 1)
+    log_wt = np.log((0.5 * width * wg[None, :]).ravel())
+    out = np.empty(x.shape)
+    for start in range(0, x.size, _LOG_CHUNK):
+        rows = slice(start, start + _LOG_CHUNK)
+        theta = theta_max[rows, None] * t[None, :]
+        sin, cos = np.sin(theta), np.cos(theta)
+        w_minus = x_minus_lam[rows, None] - x[rows, None] * sin * sin     # x cos²θ − λ
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            terms = (_chi_logpdf(root_x[rows, None] * sin, d - 1)
+                     + _log_cond(root_x[rows, None] * cos, w_minus, root_lam[rows, None])
+                     + np.log(root_x[rows, None] * cos) + np.log(theta_max[rows])[:, None] + log_wt[None, :])
+            out[rows] = special.logsumexp(terms, axis=1)
+    return out
 
 
 def _chndtr_large(x, x_minus_lam, d, lam):

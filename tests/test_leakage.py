@@ -1,6 +1,7 @@
 """perfpriv.leakage against independent truth: direct log densities, Monte Carlo,
 numerical integration, and the closed forms of the paper (Lemmas 4-8, 11, Remark 1)."""
 
+import math
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -392,3 +393,158 @@ def test_exact_llr_offset_is_half_d_log_n_over_n_minus_one_to_ulps():
         exact = mpmath.mpf(d) / 2 * mpmath.log(mpmath.mpf(n) / (mpmath.mpf(n) - 1))
         assert float(L.exact_llr_offset(n, d)) == pytest.approx(float(exact), rel=1e-14)
     assert float(L.exact_llr_offset(1000, 12)) == pytest.approx(6 * np.log(1000 / 999), rel=1e-12)
+
+
+# ------------------------------------------ the exact statistic's far tail (log space)
+
+
+def _mp_exact_log_leak(s, n, gamma, tau, d):
+    """log P(Λ_exact > τ | Z) at 50 digits: the Poisson mixture of central χ² cdfs.
+
+    W = n‖η − (n−1)δ‖²/γ² ~ χ²_d(λ), λ = n s²/γ², and a leak is W < x with
+    x = 2n(c − τ) + n² s²/((n−1)γ²), c = (d/2) log(n/(n−1)) (the definition, in mpmath);
+    P(W < x) = Σ_j Pois(j; λ/2) P(χ²_{d+2j} < x).
+    """
+    import mpmath as mp
+    with mp.workdps(50):
+        s, n, gamma, tau = (mp.mpf(v) for v in (s, n, gamma, tau))
+        c = mp.mpf(d) / 2 * mp.log(n / (n - 1))
+        lam = n * s**2 / gamma**2
+        x = 2 * n * (c - tau) + n**2 * s**2 / ((n - 1) * gamma**2)
+        if x <= 0:
+            return -mp.inf
+        terms, j = [], 0
+        while True:
+            t = (-lam / 2 + j * mp.log(lam / 2) - mp.loggamma(j + 1)
+                 + mp.log(mp.gammainc(mp.mpf(d) / 2 + j, 0, x / 2, regularized=True)))
+            terms.append(t)
+            j += 1
+            if j > 5 and j > mp.sqrt(lam * x) / 2 and t < max(terms) - 120:
+                break
+        top = max(terms)
+        return top + mp.log(mp.fsum(mp.exp(t - top) for t in terms))
+
+
+# (s, n, γ, τ, d): leak probabilities from about 1e-1 down to 1e-274, the issue's example first
+_FAR_TAIL = [(0.1, 1000, 0.1, 0.5, 1), (0.1, 1000, 0.1, 0.5, 2), (0.1, 1000, 0.1, 0.5, 12),
+             (0.1184, 1000, 0.1, 0.7, 1), (0.1184, 1000, 0.1, 0.7, 3), (0.1185, 1000, 0.1, 0.7, 12),
+             (0.06, 1000, 0.1, 0.15, 2), (0.08, 1000, 0.1, 0.3, 5), (0.09, 1000, 0.1, 0.4, 1),
+             (3.0, 50, 1.0, 4.0, 12), (1.0, 10, 0.2, 1.2, 2)]
+
+
+@pytest.mark.parametrize("s, n, gamma, tau, d", _FAR_TAIL)
+def test_exact_leak_probability_and_its_log_match_mpmath_far_below_the_old_underflow(s, n, gamma, tau, d):
+    import mpmath as mp
+    truth = _mp_exact_log_leak(s, n, gamma, tau, d)
+    log_p = L.log_leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d)
+    # the inputs' own rounding moves log p by ~1e-15 |log p| (d log p / d log s is ~ |log p|)
+    assert log_p == pytest.approx(float(truth), rel=1e-14, abs=1e-13)
+    p = L.leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d)
+    assert p == pytest.approx(float(mp.exp(truth)), rel=1e-12)
+    assert p > 0
+
+
+def test_issue_example_of_the_exact_leak_probability_is_9_29e_minus_201():
+    p = L.leak_probability(0.1, 1000, 0.1, tau=0.5, statistic="exact", d=1)
+    assert p == pytest.approx(9.2892293e-201, rel=1e-7)
+    assert L.log_leak_probability(0.1, 1000, 0.1, tau=0.5, statistic="exact", d=1) == pytest.approx(-460.59075, abs=1e-5)
+
+
+def test_exact_leak_probability_down_to_1e_minus_300_along_a_grid_of_s():
+    # d = 1: P(W < x) = Φ(√x − √λ) − Φ(−√x − √λ), in mpmath; s walks p from 1e-20 to below 1e-300
+    import mpmath as mp
+    n, gamma, tau = 1000, 0.1, 0.9
+    s = np.linspace(0.1342, 0.17, 12)
+    got = L.log_leak_probability(s, n, gamma, tau=tau, statistic="exact", d=1)
+    with mp.workdps(50):
+        for si, gi in zip(s, got):
+            S, N, G, T = (mp.mpf(float(v)) for v in (si, n, gamma, tau))
+            lam = N * S**2 / G**2
+            x = 2 * N * (mp.log(N / (N - 1)) / 2 - T) + N**2 * S**2 / ((N - 1) * G**2)
+            true = mp.log(mp.ncdf(mp.sqrt(x) - mp.sqrt(lam)) - mp.ncdf(-mp.sqrt(x) - mp.sqrt(lam)))
+            assert gi == pytest.approx(float(true), rel=1e-14, abs=1e-13)
+    assert got.min() < np.log(1e-300) < got.max()
+    p = L.leak_probability(s, n, gamma, tau=tau, statistic="exact", d=1)
+    keep = got > np.log(1e-300)
+    np.testing.assert_allclose(np.log(p[keep]), got[keep], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("lam, gap", [(1e5, 1.55e4), (1e8, 4.9e5), (1e13, 1.55e8)])
+def test_exact_log_leak_with_a_huge_noncentrality_matches_mpmath_quadrature(lam, gap):
+    # d = 3: V ~ χ²_2 has density e^{−v/2}/2, so P(W < x) = ∫_0^x e^{−v/2}/2 [Φ(√(x−v) − √λ) − Φ(−√(x−v) − √λ)] dv
+    import mpmath as mp
+    n, gamma, tau, d = 1e6, 1.0, None, 3
+    s = math.sqrt(lam * gamma**2 / n)
+    # τ chosen so that x = λ − gap (up to the offset c): x − λ = 2n(c − τ) + λ/(n − 1)
+    c = float(L.exact_llr_offset(n, d))
+    tau = c + (gap + lam / (n - 1)) / (2 * n)
+    got = L.log_leak_probability(s, n, gamma, tau=tau, statistic="exact", d=d)
+    with mp.workdps(40):
+        S, N, G, T = (mp.mpf(v) for v in (s, n, gamma, tau))
+        Lam = N * S**2 / G**2
+        x = 2 * N * (mp.mpf(d) / 2 * mp.log(N / (N - 1)) - T) + N**2 * S**2 / ((N - 1) * G**2)
+        f = lambda v: mp.exp(-v / 2) / 2 * (mp.ncdf(mp.sqrt(x - v) - mp.sqrt(Lam)) - mp.ncdf(-mp.sqrt(x - v) - mp.sqrt(Lam)))
+        true = mp.log(mp.quad(f, mp.linspace(0, 200, 41)))  # beyond v = 200 the density is < e^-100
+    assert float(true) < np.log(1e-90)  # the log-space branch
+    assert got == pytest.approx(float(true), rel=1e-11, abs=1e-10)
+
+
+def test_exact_log_leak_is_minus_inf_only_where_the_threshold_cannot_be_reached():
+    # x <= 0 (s small, τ large): no noise can push Λ above τ
+    assert L.log_leak_probability(0.05, 1000, 0.1, tau=0.5, statistic="exact", d=5) == -np.inf
+    assert L.leak_probability(0.05, 1000, 0.1, tau=0.5, statistic="exact", d=5) == 0.0
+
+
+def test_exact_leak_log_space_branch_joins_the_direct_cdf_without_a_step():
+    # scipy's cdf (above 1e-90) and the log-space integral (below) meet smoothly: across the
+    # switch, consecutive steps of log p along a fine grid of s change by a few percent only
+    s = np.linspace(0.11, 0.125, 400)
+    p = L.log_leak_probability(s, 1000, 0.1, tau=0.5, statistic="exact", d=4)
+    window = (p > np.log(1e-90) - 15) & (p < np.log(1e-90) + 15)
+    assert (p[window] < np.log(1e-90)).any() and (p[window] > np.log(1e-90)).any()
+    steps = np.diff(p[window])
+    assert np.all(steps > 0)
+    np.testing.assert_allclose(steps[1:] / steps[:-1], 1.0, atol=0.02)
+
+
+# ------------------------------------------------------- llr_coefficients' checks
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(n=1), "n"), (dict(n=0.5), "n"), (dict(n=np.nan), "n"), (dict(gamma=0.0), "gamma"),
+    (dict(gamma=-1.0), "gamma"), (dict(eta_sq=-1.0), "eta_sq"), (dict(eta_sq=np.nan), "eta_sq"),
+    (dict(d=0), "d"), (dict(d=2.5), "d"), (dict(statistic="xyz"), "statistic"), (dict(n=[2, 1]), "n"),
+])
+def test_llr_coefficients_refuses_bad_input_naming_the_parameter(kwargs, name):
+    args = dict(eta_sq=1.0, n=10, gamma=1.0, d=2, statistic="exact") | kwargs
+    with pytest.raises(ValueError, match=rf"^{name} "):
+        L.llr_coefficients(args["eta_sq"], args["n"], args["gamma"], args["d"], args["statistic"])
+
+
+@pytest.mark.parametrize("kwargs, name", [(dict(d=True), "d"), (dict(n="10"), "n"), (dict(statistic=1), "statistic")])
+def test_llr_coefficients_refuses_wrong_types(kwargs, name):
+    args = dict(eta_sq=1.0, n=10, gamma=1.0, d=2, statistic="exact") | kwargs
+    with pytest.raises((TypeError, ValueError), match=rf"^{name} "):
+        L.llr_coefficients(args["eta_sq"], args["n"], args["gamma"], args["d"], args["statistic"])
+
+
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+@pytest.mark.parametrize("gamma", [1e-300, 1e300])
+def test_llr_coefficients_at_the_ends_of_gamma_are_values_without_warnings(statistic, gamma):
+    A, B, C = L.llr_coefficients(0.0, 1e300, gamma, 3, statistic)
+    for v in (A, B):
+        assert not np.isnan(v) and float(v) == (np.inf if gamma < 1 else 0.0)
+    assert np.isfinite(C)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3", np.nan])
+@pytest.mark.parametrize("func", [L.leak_probability, L.log_leak_probability])
+def test_d_is_checked_under_the_paper_statistic_too(func, bad):
+    with pytest.raises((TypeError, ValueError), match=r"^d "):
+        func(1.0, 10, 1.0, tau=0.5, statistic="paper", d=bad)
+    assert func(1.0, 10, 1.0, tau=0.5, statistic="paper", d=3.0) == func(1.0, 10, 1.0, tau=0.5)
+
+
+def test_llr_moments_checks_d_under_the_paper_statistic():
+    with pytest.raises(ValueError, match=r"^d "):
+        L.llr_moments(1.0, 10, 1.0, statistic="paper", d=0)
