@@ -44,8 +44,53 @@ def _raw_symbols(fig) -> list[str]:
     return found
 
 
+#: Smallest font size (points) of a text written inside a panel: the size of the tick labels, about 8 CSS
+#: pixels at the column width (chapter 08's maps once wrote "none" at 6.5 pt in every cell, 5 px tall letters).
+MIN_ANNOTATION_POINTS = 7.0
+
+
+def _annotation_problems(fig, tolerance=1.0) -> list[str]:
+    """Texts written inside the panels (``ax.text``/``ax.annotate``) that a reader could not read.
+
+    :func:`perfpriv.plots.layout_problems` checks titles, axis labels, tick labels and legends; this adds
+    the texts inside the axes: two of them must not overlap (labels of neighbouring cells that run into
+    each other, "nonenonenone"), none written in data coordinates (a cell's label) may spill out of its
+    panel, and none may be smaller than
+    :data:`MIN_ANNOTATION_POINTS`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    with plots.style():
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+    found, boxes = [], []
+    for k, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        panel = ax.get_window_extent(renderer)
+        for text in ax.texts:
+            if not text.get_visible() or not text.get_text().strip():
+                continue
+            label = repr(text.get_text()[:30])
+            if text.get_fontsize() < MIN_ANNOTATION_POINTS - 1e-9:
+                found.append(f"axes {k}: text {label} is {text.get_fontsize():g} pt, below "
+                             f"{MIN_ANNOTATION_POINTS:g} pt")
+            b = text.get_window_extent(renderer)
+            in_data = text.get_transform() == ax.transData      # a cell label, not a label placed beside the axes
+            if in_data and (b.x0 < panel.x0 - tolerance or b.x1 > panel.x1 + tolerance
+                                       or b.y0 < panel.y0 - tolerance or b.y1 > panel.y1 + tolerance):
+                found.append(f"axes {k}: text {label} spills out of its panel")
+            boxes.append((k, label, b))
+    for i, (ka, la, a) in enumerate(boxes):
+        for kb, lb, b in boxes[i + 1:]:
+            if min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance and min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance:
+                found.append(f"axes {ka} text {la} overlaps axes {kb} text {lb}")
+    return found
+
+
 def _check(fig, what):
-    problems = layout_problems(fig)
+    problems = layout_problems(fig) + _annotation_problems(fig)
     assert not problems, f"{what}: " + "; ".join(problems)
     raw = _raw_symbols(fig)
     assert not raw, f"{what}: symbols outside mathtext: {raw[:5]}"
@@ -77,6 +122,46 @@ def test_layout_problems_sees_minor_tick_labels_of_a_log_axis_run_into_each_othe
     assert any("tick labels" in p and "times10" in p for p in problems), problems
     plots.plain_log(axes[0, 0], x=True)
     assert layout_problems(fig) == []
+
+
+def test_annotation_check_sees_cell_labels_that_run_into_each_other_shrink_or_spill():
+    # chapter 08's old maps: "none" in every cell of maps side by side, at 6.5 pt; at a legible size the
+    # labels of neighbouring cells run into each other
+    for size, seen in ((6.5, "6.5 pt"), (8.0, "overlaps")):
+        fig, axes = plots.new_figure(1, 5, width=2.25, height=2.35)
+        for ax in axes[0]:
+            ax.imshow(np.zeros((7, 7)), aspect="auto")
+            for a, b in np.ndindex(7, 7):
+                ax.text(b, a, "none", ha="center", va="center", fontsize=size)
+        problems = _annotation_problems(fig)
+        assert any(seen in p and "'none'" in p for p in problems), (size, problems[:3])
+    fig, axes = plots.new_figure(1, 1, width=3.0, height=2.5)
+    axes[0, 0].set_xlim(0, 1)
+    axes[0, 0].text(0.98, 0.5, "a label that does not fit", fontsize=8)       # runs past the right edge
+    assert any("spills out" in p for p in _annotation_problems(fig))
+    fig, axes = plots.new_figure(1, 1, width=3.0, height=2.5)
+    axes[0, 0].imshow(np.zeros((2, 2)))
+    axes[0, 0].text(0, 0, "0.12", ha="center", va="center", fontsize=8)
+    axes[0, 0].text(1, 1, "0.5", ha="center", va="center", fontsize=8)
+    assert _annotation_problems(fig) == []
+
+
+def test_feedback_maps_mark_no_finite_optimum_with_the_colour_key_not_with_text():
+    from matplotlib.patches import Rectangle
+
+    maps = _fb_maps()
+    fig = plots.figure_feedback_maps(maps, title=r"$\varepsilon^*$ maps")
+    assert not any(ax.texts for ax in fig.axes)
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert any("no finite optimum" in label for label in labels), labels
+    for j, m in enumerate(maps):
+        for i, values in enumerate((m.theory, m.simulated)):
+            ax = fig.axes[i * len(maps) + j]
+            none = ~(np.asarray(values) != m.levels[m.none]) | ~np.isfinite(values)
+            hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]
+            assert len(hatched) == none.sum()
+            cells = {(int(round(p.get_y() + 0.5)), int(round(p.get_x() + 0.5))) for p in hatched}
+            assert cells == set(zip(*map(lambda a: a.tolist(), np.nonzero(none))))
 
 
 def test_raw_symbol_check_sees_plain_text_subscripts_and_greek():

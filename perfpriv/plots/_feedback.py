@@ -174,9 +174,12 @@ def figure_thresholds(curves, *, paper, title=None):
 def figure_feedback_maps(maps, *, title=None):
     """ε* (or γ*) maps of several behaviours: the mean field (top) and simulation (bottom).
 
-    Colour: log of the best level (grey: no privacy is best); numbers: the
-    level; a white frame: cells where a finite level beats no privacy in
-    simulation by more than the map's ``z`` standard errors.
+    Colour: the best level, on a log scale (colour bar). A grey hatched cell
+    has no finite optimum: no privacy is best there. A white frame marks the
+    cells where a finite level beats no privacy in simulation by more than
+    the map's ``z`` standard errors. The legend under the maps names both
+    marks; the cells carry no text, which could not stay legible at the
+    book's column width with five maps side by side.
 
     Parameters
     ----------
@@ -188,6 +191,8 @@ def figure_feedback_maps(maps, *, title=None):
     -------
     matplotlib.figure.Figure
     """
+    from matplotlib.patches import Patch, Rectangle
+
     maps = check_items("maps", maps, "FeedbackMap")
     first = maps[0]
     sym = _level_text(first.mechanism)
@@ -199,20 +204,19 @@ def figure_feedback_maps(maps, *, title=None):
     for j, m in enumerate(maps):
         for i, (row, values) in enumerate((("mean field", m.theory), ("simulation", m.simulated))):
             ax = axes[i, j]
-            none = ~(np.asarray(values) != m.levels[m.none]) | ~np.isfinite(values)
-            shown = np.ma.masked_where(none, np.clip(values, lo, hi))
-            ax.imshow(np.where(none, 1.0, np.nan), origin="lower", cmap="Greys", vmin=0, vmax=4,
-                      extent=(-0.5, m.rs.size - 0.5, -0.5, m.qs.size - 0.5))
-            im = ax.imshow(shown, origin="lower", norm=norm, aspect="auto", cmap="viridis",
-                           extent=(-0.5, m.rs.size - 0.5, -0.5, m.qs.size - 0.5))
-            for a, b in np.ndindex(values.shape):
-                v = values[a, b]
-                text = "none" if none[a, b] else (f"{v:.2g}" if v < 10 else f"{v:.0f}")
-                dark = none[a, b] or norm(np.clip(v, lo, hi)) > 0.6
-                ax.text(b, a, text, ha="center", va="center", fontsize=6.5, color="k" if dark else "w")
+            values = np.asarray(values, float)
+            none = ~(values != m.levels[m.none]) | ~np.isfinite(values)
+            extent = (-0.5, m.rs.size - 0.5, -0.5, m.qs.size - 0.5)
+            shown = np.ma.masked_where(none, np.clip(np.where(none, lo, values), lo, hi))
+            im = ax.imshow(shown, origin="lower", norm=norm, aspect="auto", cmap="viridis", extent=extent)
+            for a, b in zip(*np.nonzero(none)):
+                ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1.0, 1.0, facecolor=_NONE_COLOR, edgecolor=_HATCH_COLOR,
+                                       hatch=_HATCH, lw=0.0))
             if i == 1:
                 for a, b in zip(*np.nonzero(m.pays_simulated)):
                     ax.add_patch(_frame(b, a))
+            ax.set_xlim(extent[:2])
+            ax.set_ylim(extent[2:])
             ax.set_xticks(np.arange(m.rs.size), [f"{v:g}" for v in m.rs], fontsize=7)
             ax.set_yticks(np.arange(m.qs.size), [f"{v:g}" for v in m.qs], fontsize=7)
             ax.grid(False)
@@ -226,9 +230,20 @@ def figure_feedback_maps(maps, *, title=None):
     ticks = private[:: max(1, private.size // 5)]
     bar.set_ticks(ticks, labels=[f"{t:.2g}" for t in ticks])
     bar.minorticks_off()
+    handles = [Patch(facecolor=_NONE_COLOR, edgecolor=_HATCH_COLOR, hatch=_HATCH, lw=0.0,
+                     label="no finite optimum: no privacy is best"),
+               Patch(facecolor=_FRAMED_COLOR, edgecolor="w", lw=1.6,
+                     label="framed: a finite level wins in simulation (beyond the noise)")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title)
     return fig
+
+
+#: How a heat map marks a cell with no finite optimum: a light grey with a hatch (colour key, no text).
+_NONE_COLOR, _HATCH_COLOR, _HATCH = "#d9d9d9", "#7f7f7f", "////"
+#: The face under the white frame in the legend (the middle of viridis, so that the frame shows).
+_FRAMED_COLOR = "#21918c"
 
 
 def _frame(x, y):
