@@ -6,8 +6,9 @@ labels the bibliography [1], [2], ... A reader who meets "[Dwork and Roth,
 2014]" in the text then looks for it under a number. This pybtex style,
 ``authoryear``, labels every entry exactly as the text cites it (one author:
 "Warner"; two: "Dwork and Roth"; more: "Dwork et al."; then the year, with a
-letter when two entries would share a label) and sorts the list as the labels
-read: by first author, one author before two before "et al.", then by year. Titles keep the capitals of the ``.bib`` file (they are
+letter when two entries would share a label; an entry without authors, such as
+an excerpt whose copy names none, by its title, as the text cites it) and sorts
+the list as the labels read: by first author, one author before two before "et al.", then by year. Titles keep the capitals of the ``.bib`` file (they are
 protected there with an extra pair of braces).
 """
 
@@ -44,8 +45,8 @@ def author_year_label(entry) -> str:
     """"Warner, 1965", "Dwork and Roth, 2014", "Dwork et al., 2006" (as ``{cite}`` renders in the text)."""
     names = _last_names(entry)
     year = entry.fields.get("year", "n.d.")
-    if not names:
-        who = entry.fields.get("key", entry.key)
+    if not names:   # cited by its title (sphinxcontrib-bibtex's author_or_editor_or_title in the text)
+        who = _plain(entry.fields.get("title", entry.key))
     elif len(names) == 1:
         who = names[0]
     elif len(names) == 2:
@@ -72,13 +73,13 @@ class AuthorYearLabelStyle(BaseLabelStyle):
 class AuthorYearSortingStyle(SortingStyle):
     """Sorted as the labels read: first author, then one author before two before "et al.", then year, title.
 
-    Braces are ignored, so that ``{Anonymous}`` sorts under A (pybtex's own key
-    keeps the brace, which sorts after every letter).
+    Braces are ignored (pybtex's own key keeps a brace, which sorts after every letter).
     """
 
     def sorting_key(self, entry):
         names = [n.lower() for n in _last_names(entry)]
-        first = names[0] if names else ""
+        # an entry without authors sorts under its title, which is its label
+        first = names[0] if names else _plain(entry.fields.get("title", "")).lower()
         second = names[1] if len(names) == 2 else ""
         return (first, min(len(names), 3), second, entry.fields.get("year", ""),
                 _plain(entry.fields.get("title", "")).lower())

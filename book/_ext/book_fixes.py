@@ -1,4 +1,4 @@
-"""Two small fixes of the rendered HTML, local to this book.
+"""Small fixes of the rendered HTML, local to this book.
 
 1. Give collapsible proofs a title bar and an id of their own, so that they
 fold like solutions. sphinx-proof renders ``{prf:proof}`` as an admonition
@@ -30,6 +30,12 @@ tag "paper: X" after the title (class ``paper-ref``, styled in
 configuration scripts of sphinx-thebe and sphinx-togglebutton reach the page
 twice; the second copy of sphinx-thebe's redeclares a ``const`` and raises a
 JavaScript error on every page.
+
+4. Give the bibliography roles that assistive technology accepts. docutils
+writes the list of citations as ``role="list"`` holding ``role="doc-biblioentry"``
+entries: a role that ARIA 1.2 deprecates, not allowed on a ``div``, and not a
+list item, so the list has children it does not allow (axe-core's
+``aria-required-children``, critical). Each entry becomes a ``listitem``.
 """
 
 import re
@@ -136,10 +142,17 @@ def _unique_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
+def _bibliography_roles(app, pagename, templatename, context, doctree):
+    body = context.get("body")
+    if body and 'role="doc-biblioentry"' in body:
+        context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
 def setup(app):
     app.connect("doctree-read", _titled_proofs)
     # after Sphinx has counted the figures and results of every page (priority 500)
     app.connect("env-get-updated", _number_by_chapter, priority=900)
     # early: html-page-context stops at the first handler that returns a template
     app.connect("html-page-context", _unique_scripts, priority=100)
+    app.connect("html-page-context", _bibliography_roles, priority=100)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
