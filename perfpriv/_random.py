@@ -67,7 +67,9 @@ import numbers
 from typing import Any
 
 import numpy as np
-from scipy import special
+
+from .kernels import samplers as _samplers
+from .kernels import streams as _streams
 
 __all__ = [
     "Key",
@@ -76,6 +78,7 @@ __all__ = [
     "cell_key",
     "coordinate_key",
     "purpose_id",
+    "purpose_hashes",
     "mix64",
     "binomial",
     "binomials",
@@ -86,16 +89,25 @@ __all__ = [
 ]
 
 _U64 = np.uint64
-_M1 = _U64(0xBF58476D1CE4E5B9)
-_M2 = _U64(0x94D049BB133111EB)
-_GOLDEN = _U64(0x9E3779B97F4A7C15)
-_C_A = _U64(0x632BE59BD9B4E019)
-_C_B = _U64(0x85157AF5A1D9C1B3)
-_S30, _S27, _S31, _S33, _S11 = (_U64(s) for s in (30, 27, 31, 33, 11))
 _TWO53 = 2.0 ** -53
 
 #: What a ``seed`` argument accepts, for error messages.
 SEED_TYPES_TEXT = "None, an int >= 0, a sequence of ints, a numpy SeedSequence, Generator or BitGenerator"
+
+
+def _flat_u64(x, shape):
+    """``x`` as a contiguous flat uint64 array of ``shape`` (broadcast; no copy when it already is one)."""
+    x = np.asarray(x, dtype=_U64)
+    if x.shape != shape:
+        x = np.broadcast_to(x, shape)
+    return np.ascontiguousarray(x).reshape(-1)
+
+
+def _flat_as(x, shape, dtype):
+    x = np.asarray(x, dtype=dtype)
+    if x.shape != shape:
+        x = np.broadcast_to(x, shape)
+    return np.ascontiguousarray(x).reshape(-1)
 
 
 def mix64(z):
@@ -109,7 +121,8 @@ def mix64(z):
     -------
     numpy.ndarray of uint64
         ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
-        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod 2^64).
+        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod 2^64;
+        :func:`perfpriv.kernels.streams.mix64` elementwise).
 
     Examples
     --------
@@ -118,108 +131,53 @@ def mix64(z):
     >>> hex(int(mix64(np.uint64(1))))
     '0x5692161d100b05e5'
     """
-    z = np.array(z, dtype=_U64, copy=True)
-    with np.errstate(over="ignore"):
-        z ^= z >> _S30
-        z *= _M1
-        z ^= z >> _S27
-        z *= _M2
-        z ^= z >> _S31
-    return z
+    z = np.asarray(z, dtype=_U64)
+    out = np.empty(z.shape, dtype=_U64)
+    _streams.mix64_array(np.ascontiguousarray(z).reshape(-1), out.reshape(-1))
+    return out
 
 
-def _mix_fresh(z):
-    """:func:`mix64` in place on a uint64 ndarray the caller owns (a fresh temporary): same words, no copy.
-
-    Integer ufuncs on arrays wrap silently, so no ``errstate`` is needed.
-    """
-    z ^= z >> _S30
-    z *= _M1
-    z ^= z >> _S27
-    z *= _M2
-    z ^= z >> _S31
-    return z
+def _mix_gamma(b):
+    """Odd increment of the streams of second key words ``b`` (:func:`perfpriv.kernels.streams.stream_increment`)."""
+    b = np.asarray(b, dtype=_U64)
+    out = np.empty(b.shape, dtype=_U64)
+    _streams.stream_increment_array(np.ascontiguousarray(b).reshape(-1), out.reshape(-1))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
 def _part_hashes(word: int):
     """The two hashes :meth:`Key.child` mixes in for one scalar part word (cached: they are constants)."""
-    # on Python ints: a miss costs ~2 µs instead of ~15 µs with numpy scalars, and a run longer than the
-    # cache misses once per round; the same words as mix64(w * _GOLDEN + _C_A) and mix64(w ^ _C_B) mod 2^64
-    ha = np.asarray(_U64(_mix64_int((word * _GOLDEN_INT + _C_A_INT) & _MASK64)))
-    hb = np.asarray(_U64(_mix64_int(word ^ _C_B_INT)))
-    ha.flags.writeable = False
-    hb.flags.writeable = False
-    return ha, hb
+    ha, hb = _streams.part_hashes(_U64(word))
+    return np.asarray(_U64(ha)), np.asarray(_U64(hb))
 
 
-def _mix_gamma(b):
-    """Odd increment of a stream from its second key word (SplittableRandom's mixGamma).
-
-    An increment with few 01/10 bit transitions mixes badly; those are
-    flipped by xoring an alternating pattern, as SplittableRandom does.
-    """
-    z = np.array(b, dtype=_U64, copy=True)   # a fresh array: in-place integer ufuncs wrap silently
-    z ^= z >> _S33
-    z *= _G1
-    z ^= z >> _S33
-    z *= _G2
-    z ^= z >> _S33
-    z |= _ONE
-    few = _popcount(z ^ (z >> _ONE)) < 24
-    if few.any():
-        z[few] ^= _ALTERNATING
-    return z
+def _counters(counters):
+    return np.asarray(counters, dtype=np.int64)
 
 
-_G1, _G2 = _U64(0xFF51AFD7ED558CCD), _U64(0xC4CEB9FE1A85EC53)
-_ONE, _ALTERNATING = _U64(1), _U64(0xAAAAAAAAAAAAAAAA)
-
-
-def _popcount(z):
-    if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(z)
-    z = z - ((z >> _U64(1)) & _U64(0x5555555555555555))  # pragma: no cover - numpy < 2
-    z = (z & _U64(0x3333333333333333)) + ((z >> _U64(2)) & _U64(0x3333333333333333))
-    z = (z + (z >> _U64(4))) & _U64(0x0F0F0F0F0F0F0F0F)
-    with np.errstate(over="ignore"):
-        return (z * _U64(0x0101010101010101)) >> _U64(56)
+def _stream_call(kernel, dtype, a, gamma, counters):
+    """Apply an elementwise stream kernel to (a, gamma, counters) broadcast together."""
+    c = _counters(counters)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(gamma), c.shape)
+    out = np.empty(shape, dtype=dtype)
+    kernel(_flat_u64(a, shape), _flat_u64(gamma, shape), _flat_as(c, shape, np.int64), out.reshape(-1))
+    return out
 
 
 def _bits(a, gamma, counters):
     """mix64(a + (counter + 1) * gamma): the numbers of streams (a, gamma) at ``counters``."""
-    c = np.asarray(counters, dtype=np.int64).view(_U64)
-    with np.errstate(over="ignore"):
-        x = c + _U64(1)
-        try:
-            x *= gamma                     # in place on the fresh array: the same words, one temporary less
-        except ValueError:                 # gamma broadcasts x to a larger shape
-            x = x * gamma
-        x += a                             # a has gamma's shape (the key's two words)
-        # mix64, in place on the fresh array
-        x ^= x >> _S30
-        x *= _M1
-        x ^= x >> _S27
-        x *= _M2
-        x ^= x >> _S31
-    return x
+    return _stream_call(_streams.bits_array, _U64, a, gamma, counters)
 
 
 def _uniform(a, gamma, counters):
     """Uniforms on (0, 1) with 53 random bits: (top 53 bits + 1/2) / 2^53."""
-    x = _bits(a, gamma, counters)
-    x >>= _S11
-    u = x.astype(np.float64)
-    u += 0.5
-    u *= _TWO53
-    return u
+    return _stream_call(_streams.uniform_array, np.float64, a, gamma, counters)
 
 
-def _ndtri_fresh(u):
-    """Normals from uniforms ``u`` (:func:`scipy.special.ndtri`), in place when ``u`` is a fresh array."""
-    if isinstance(u, np.ndarray) and u.ndim:
-        return special.ndtri(u, out=u)
-    return special.ndtri(u)
+def _normal(a, gamma, counters):
+    """Standard normals: scipy's ``ndtri`` of :func:`_uniform` (one compiled pass)."""
+    return _stream_call(_streams.normal_array, np.float64, a, gamma, counters)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -234,6 +192,22 @@ def purpose_id(name: str) -> int:
     if not isinstance(name, str) or not name:
         raise TypeError(f"a stream purpose must be a non-empty string; got {name!r:.60}")
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little") >> 1
+
+
+def purpose_hashes(name: str) -> tuple:
+    """The two 64-bit hashes :meth:`Key.child` mixes in for the purpose ``name`` (for compiled kernels).
+
+    Examples
+    --------
+    >>> k = root_key(1)
+    >>> a, b = purpose_hashes("noise")
+    >>> from perfpriv.kernels import streams
+    >>> child = streams.child_hashed(k.a[()], k.b[()], np.uint64(a), np.uint64(b))
+    >>> (int(child[0]), int(child[1])) == (int(k.child("noise").a), int(k.child("noise").b))
+    True
+    """
+    ha, hb = _part_hashes(purpose_id(name))
+    return int(ha), int(hb)
 
 
 def _part_words(part):
@@ -307,17 +281,20 @@ class Key:
             Shape: the broadcast of this key's shape and the parts' shapes.
         """
         a, b = self.a, self.b
-        with np.errstate(over="ignore"):
-            for part in parts:
-                w = _part_words(part)
-                if w.ndim == 0:     # a purpose name or one integer: its two hashes are cached
-                    ha, hb = _part_hashes(int(w))
-                else:
-                    ha = _mix_fresh(w * _GOLDEN + _C_A)
-                    hb = _mix_fresh(w ^ _C_B)
-                a2 = _mix_fresh(np.asarray(a ^ ha))
-                b = _mix_fresh(np.asarray(b + a2 + hb))
-                a = a2
+        for part in parts:
+            w = _part_words(part)
+            if w.ndim == 0:     # a purpose name or one integer: its two hashes are cached
+                ha, hb = _part_hashes(int(w))
+                na, nb = np.empty(a.shape, dtype=_U64), np.empty(a.shape, dtype=_U64)
+                _streams.child_hashed_array(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
+                                            ha[()], hb[()], na.reshape(-1), nb.reshape(-1))
+                a, b = na, nb
+                continue
+            shape = np.broadcast_shapes(a.shape, w.shape)
+            na, nb = np.empty(shape, dtype=_U64), np.empty(shape, dtype=_U64)
+            _streams.child_array(_flat_u64(a, shape), _flat_u64(b, shape), _flat_u64(w, shape),
+                                 na.reshape(-1), nb.reshape(-1))
+            a, b = na, nb
         return Key(a, b)
 
     # ------------------------------------------------------------- numbers
@@ -331,7 +308,7 @@ class Key:
 
     def normal_at(self, counters):
         """Standard normals at ``counters``: the inverse normal cdf of :meth:`uniform_at`."""
-        return _ndtri_fresh(self.uniform_at(counters))
+        return _normal(self.a, _mix_gamma(self.b), counters)
 
     def uniform(self, size: int):
         """The first ``size`` uniforms of every key: shape ``self.shape + (size,)``."""
@@ -339,7 +316,7 @@ class Key:
 
     def normal(self, size: int):
         """The first ``size`` standard normals of every key: shape ``self.shape + (size,)``."""
-        return _ndtri_fresh(self.uniform(size))
+        return Key(self.a[..., None], self.b[..., None]).normal_at(np.arange(int(size)))
 
     def normal_ragged(self, counts):
         """Normals 0 .. counts[j] − 1 of key j (1-D keys), concatenated.
@@ -369,7 +346,7 @@ class Key:
         owner = np.repeat(np.arange(a.size), head)
         h_offsets = np.cumsum(head) - head
         idx = np.arange(int(head.sum()), dtype=np.int64) - np.repeat(h_offsets, head)
-        head_vals = _ndtri_fresh(_uniform(a[owner], _mix_gamma(b)[owner], idx))
+        head_vals = _normal(a[owner], _mix_gamma(b)[owner], idx)
         if not np.any(counts > HEAD):
             return head_vals
         out = np.empty(int(counts.sum()))
@@ -405,9 +382,10 @@ class Key:
         a = self.a.reshape(-1)
         if a.size != rec.size:
             raise ValueError(f"records must have one entry per key; got {rec.size} for {a.size} keys")
-        counters = rec[:, None] * width + np.arange(width, dtype=np.int64)[None, :]
-        gamma = _mix_gamma(self.b.reshape(-1))
-        return _ndtri_fresh(_uniform(a[:, None], gamma[:, None], counters))
+        out = np.empty((rec.size, width))
+        _streams.normal_records(np.ascontiguousarray(a), _mix_gamma(self.b.reshape(-1)), np.ascontiguousarray(rec),
+                                width, out)
+        return out
 
 
 #: Numbers of a stream computed by the counter hash; beyond, :meth:`Key.normal_ragged` draws from a
@@ -419,18 +397,12 @@ _TAIL_B = _U64(0xABC98388FB8FAC03)
 
 
 _MASK64 = (1 << 64) - 1
-_GOLDEN_INT, _C_A_INT, _C_B_INT = int(_GOLDEN), int(_C_A), int(_C_B)
 _TAIL_A_INT, _TAIL_B_INT = int(_TAIL_A), int(_TAIL_B)
-_M1_INT, _M2_INT = int(_M1), int(_M2)
 
 
 def _mix64_int(z: int) -> int:
     """:func:`mix64` of one word held as a Python int in [0, 2^64)."""
-    z ^= z >> 30
-    z = (z * _M1_INT) & _MASK64
-    z ^= z >> 27
-    z = (z * _M2_INT) & _MASK64
-    return z ^ (z >> 31)
+    return int(_streams.mix64(_U64(z)))
 
 
 def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
@@ -599,47 +571,14 @@ def cell_key(seed: Any, *coordinates: Any) -> Key:
 
 
 # --------------------------------------------------------------- binomial
-#: The Stirling tail is tabulated exactly up to this k; beyond, the series' first omitted term
-#: 1/(1188 (k+1)^9) is below 1e-14 (at k = 10 it is 3.5e-13, so a table to 9 is not enough).
-_STIRLING_EXACT = 15
-
-
-def _stirling_tail_table():
-    out = []
-    for k in range(_STIRLING_EXACT + 1):
-        exact = math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0) + 0.5 * math.log(2 * math.pi))
-        out.append(exact)
-    return np.array(out)
-
-
-_STIRLING_TABLE = _stirling_tail_table()
-
-
 def _stirling_tail(k):
-    """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for integers k >= 0.
+    """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for integers k >= 0 (elementwise).
 
-    Exact (from ``lgamma``) for k <= 15, the Stirling series to (k+1)^-7
-    beyond (error below 1e-14: the first omitted term is 1/(1188 (k+1)^9)).
+    :func:`perfpriv.kernels.samplers.stirling_tail`: exact (from ``lgamma``) for k <= 15, the
+    Stirling series to (k+1)^-7 beyond (error below 1e-14).
     """
     k = np.asarray(k, dtype=float)
-    kp1 = k + 1.0
-    inv2 = 1.0 / (kp1 * kp1)
-    series = (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - inv2 / 1680) * inv2) * inv2) / kp1
-    small = k <= _STIRLING_EXACT
-    if series.ndim == 0:
-        return np.where(small, _STIRLING_TABLE[np.clip(k, 0, _STIRLING_EXACT).astype(np.int64)], series)
-    # the table where k is small (same values as a where over the whole array, fewer passes)
-    if small.any():
-        series[small] = _STIRLING_TABLE[np.clip(k[small], 0, _STIRLING_EXACT).astype(np.int64)]
-    return series
-
-
-_BTRS_MIN_MEAN = 10.0
-
-
-def _flat(x, shape):
-    """``x`` broadcast to ``shape``, flattened (a plain reshape when it already has that shape)."""
-    return x.reshape(-1) if x.shape == shape else np.broadcast_to(x, shape).reshape(-1)
+    return np.vectorize(_samplers.stirling_tail, otypes=[float])(k)
 
 
 def binomial(key: Key, n, p):
@@ -674,23 +613,9 @@ def binomial(key: Key, n, p):
     n = np.asarray(n, dtype=np.int64)
     p = np.asarray(p, dtype=float)
     shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
-    a, b, nn, pp = (_flat(x, shape) for x in (key.a, key.b, n, p))
-    flip = pp > 0.5
-    qq = np.where(flip, 1.0 - pp, pp)
-    out = np.zeros(nn.shape, dtype=np.int64)
-    mean = nn * qq
-    live = (nn > 0) & (qq > 0)
-    small = live & (mean < _BTRS_MIN_MEAN)
-    large = live & ~small
-    if small.any() or large.any():
-        gamma = _mix_gamma(b)
-    if small.any():
-        idx = np.flatnonzero(small)
-        out[idx] = _binomial_inversion(a[idx], gamma[idx], nn[idx], qq[idx])
-    if large.any():
-        idx = np.flatnonzero(large)
-        out[idx] = _binomial_btrs(a[idx], gamma[idx], nn[idx], qq[idx])
-    out = np.where(flip, nn - out, out)
+    out = np.empty(shape, dtype=np.int64)
+    _samplers.binomial_array(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(n, shape, np.int64),
+                             _flat_as(p, shape, np.float64), out.reshape(-1))
     return out.reshape(shape)
 
 
@@ -721,106 +646,14 @@ def binomials(*draws):
         p = np.asarray(p, dtype=float)
         shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
         shapes.append(shape)
-        flat_a.append(_flat(key.a, shape))
-        flat_b.append(_flat(key.b, shape))
-        flat_n.append(_flat(n, shape))
-        flat_p.append(_flat(p, shape))
+        flat_a.append(_flat_u64(key.a, shape))
+        flat_b.append(_flat_u64(key.b, shape))
+        flat_n.append(_flat_as(n, shape, np.int64))
+        flat_p.append(_flat_as(p, shape, np.float64))
     out = binomial(Key(np.concatenate(flat_a), np.concatenate(flat_b)), np.concatenate(flat_n),
                    np.concatenate(flat_p))
     sizes = np.cumsum([int(np.prod(s)) for s in shapes])[:-1]
     return [part.reshape(s) for part, s in zip(np.split(out, sizes), shapes)]
-
-
-def _binomial_inversion(a, gamma, n, p):
-    """Binomial(n, p) as the number of geometric waiting times that fit in n trials.
-
-    Waiting time j uses the stream's uniform j: G_j = ceil(log U_j / log(1 − p))
-    is Geometric(p) on {1, 2, ...}; the count is the number of partial sums
-    G_1 + ... + G_j that stay <= n. Waiting times are drawn in blocks of
-    several steps per element (the block size never changes a draw: step j
-    always uses uniform j).
-    """
-    count = np.zeros(n.shape, dtype=np.int64)
-    room = n.astype(float)          # trials left
-    with np.errstate(over="ignore", divide="ignore"):  # subnormal p: 1/log(1 − p) = −inf (no success)
-        inv_log_q = 1.0 / np.log1p(-p)  # < 0
-    active = np.arange(n.size)
-    step = 0
-    mean = float(np.max(n * p))
-    block = int(math.ceil(mean + 3.0 * math.sqrt(mean) + 3.0))
-    while active.size:
-        steps = np.arange(step, step + block, dtype=np.int64)
-        u = _uniform(a[active, None], gamma[active, None], steps)
-        with np.errstate(over="ignore", invalid="ignore"):  # waiting times may be inf (tiny p)
-            g = np.ceil(np.log(u) * inv_log_q[active, None])
-            csum = np.cumsum(g, axis=1)
-        fits = csum <= room[active, None]
-        count[active] += fits.sum(axis=1)
-        unfinished = fits[:, -1]
-        room[active] -= csum[:, -1]
-        active = active[unfinished]
-        step += block
-        block = 4
-    return count
-
-
-def _binomial_btrs(a_key, gamma, n, p):
-    """Hörmann's BTRS for n·p >= 10, p <= 1/2 (exact acceptance test).
-
-    Attempt j uses the stream's uniforms 2j and 2j + 1. The acceptance test
-    is the log of the pmf ratio f(k)/f(m) written with Stirling tails (as in
-    TensorFlow's implementation), which needs no large-lgamma differences.
-    """
-    nf = n.astype(float)
-    spq = np.sqrt(nf * p * (1.0 - p))
-    b = 1.15 + 2.53 * spq
-    a = -0.0873 + 0.0248 * b + 0.01 * p
-    c = nf * p + 0.5
-    v_r = 0.92 - 4.2 / b
-    r = p / (1.0 - p)
-    alpha = (2.83 + 5.1 / b) * spq
-    m = np.floor((nf + 1.0) * p)
-    # the part of log f(k)/f(m) that does not depend on k; the (n + 1) log((n − m + 1)/(n − k + 1))
-    # term is written with log1p below: as a difference of two logs times n + 1 it loses
-    # ~ n · 1e-16 (3e-3 at n = 1e12) to cancellation
-    base = ((m + 0.5) * np.log((m + 1.0) / (r * (nf - m + 1.0)))
-            + _stirling_tail(m) + _stirling_tail(nf - m))
-    out = np.zeros(n.shape, dtype=np.int64)
-    active = np.arange(n.size)
-    attempt = 0
-    while active.size:
-        # several attempts per element at once when few elements remain (per-call cost
-        # dominates there); attempt j always uses uniforms 2j and 2j + 1, so the number
-        # of attempts per pass never changes a draw
-        width = 1 if active.size > 4096 else 4
-        js = np.arange(attempt, attempt + width, dtype=np.int64)[None, :]
-        ka, kg = a_key[active, None], gamma[active, None]
-        u = _uniform(ka, kg, 2 * js)
-        u -= 0.5
-        v = _uniform(ka, kg, 2 * js + 1)
-        col = active[:, None]
-        A, B, nn = a[col], b[col], nf[col]
-        us = 0.5 - np.abs(u)
-        k = np.floor((2.0 * A / us + B) * u + c[col])
-        inside = (k >= 0) & (k <= nn)
-        accept = inside & (us >= 0.07) & (v <= v_r[col])
-        rows, cols = np.nonzero(inside & ~accept)
-        if rows.size:
-            act = active[rows]
-            ks, nns, uss = k[rows, cols], nf[act], us[rows, cols]
-            with np.errstate(divide="ignore"):
-                lv = np.log(v[rows, cols] * alpha[act] / (a[act] / (uss * uss) + b[act]))
-            bound = (base[act] + (nns + 1.0) * np.log1p((ks - m[act]) / (nns - ks + 1.0))
-                     + (ks + 0.5) * np.log(r[act] * (nns - ks + 1.0) / (ks + 1.0))
-                     - _stirling_tail(ks) - _stirling_tail(nns - ks))
-            accept[rows, cols] = lv <= bound
-        any_accept = accept.any(axis=1)
-        first = np.argmax(accept, axis=1)
-        done = np.flatnonzero(any_accept)
-        out[active[done]] = k[done, first[done]].astype(np.int64)
-        active = active[~any_accept]
-        attempt += width
-    return out
 
 
 def hypergeometric(key: Key, good, bad, nsample):
@@ -858,57 +691,9 @@ def hypergeometric(key: Key, good, bad, nsample):
     B = np.asarray(bad, dtype=np.int64)
     n = np.asarray(nsample, dtype=np.int64)
     shape = np.broadcast_shapes(key.shape, G.shape, B.shape, n.shape)
-    G, B, n = (np.broadcast_to(x, shape).reshape(-1) for x in (G, B, n))
-    a = np.broadcast_to(key.a, shape).reshape(-1)
-    gamma = _mix_gamma(np.broadcast_to(key.b, shape).reshape(-1))
-    lo = np.maximum(0, n - B)
-    hi = np.minimum(n, G)
-    out = lo.copy()
-    live = np.flatnonzero(hi > lo)
-    if live.size:
-        Gf, Bf, nf = G[live].astype(float), B[live].astype(float), n[live].astype(float)
-        Nf = Gf + Bf
-        m = np.clip(np.floor((nf + 1) * (Gf + 1) / (Nf + 2)), lo[live], hi[live])
-        from scipy.special import gammaln
-        logp = (gammaln(Gf + 1) - gammaln(m + 1) - gammaln(Gf - m + 1)
-                + gammaln(Bf + 1) - gammaln(nf - m + 1) - gammaln(Bf - nf + m + 1)
-                - gammaln(Nf + 1) + gammaln(nf + 1) + gammaln(Nf - nf + 1))
-        u = _uniform(a[live], gamma[live], np.int64(0))
-        p_mode = np.exp(logp)
-        u = u - p_mode
-        result = m.copy()
-        done = u < 0
-        up_k, up_p = m.copy(), p_mode.copy()
-        dn_k, dn_p = m.copy(), p_mode.copy()
-        lo_l, hi_l = lo[live].astype(float), hi[live].astype(float)
-        active = np.flatnonzero(~done)
-        while active.size:
-            # one step up
-            k = up_k[active]
-            can = k < hi_l[active]
-            nxt = np.where(can, up_p[active] * (Gf[active] - k) * (nf[active] - k)
-                           / ((k + 1) * (Bf[active] - nf[active] + k + 1)), 0.0)
-            up_k[active] = np.where(can, k + 1, k)
-            up_p[active] = nxt
-            u[active] -= nxt
-            hit = can & (u[active] < 0)
-            result[active[hit]] = up_k[active[hit]]
-            active = active[~hit]
-            # one step down
-            k = dn_k[active]
-            can_d = k > lo_l[active]
-            prv = np.where(can_d, dn_p[active] * k * (Bf[active] - nf[active] + k)
-                           / ((Gf[active] - k + 1) * (nf[active] - k + 1)), 0.0)
-            dn_k[active] = np.where(can_d, k - 1, k)
-            dn_p[active] = prv
-            u[active] -= prv
-            hit = can_d & (u[active] < 0)
-            result[active[hit]] = dn_k[active[hit]]
-            exhausted = ~hit & (up_k[active] >= hi_l[active]) & (dn_k[active] <= lo_l[active])
-            # rounding left a sliver of probability: give it to the mode (measure below 1e-12)
-            result[active[exhausted]] = m[active[exhausted]]
-            active = active[~hit & ~exhausted]
-        out[live] = result.astype(np.int64)
+    out = np.empty(shape, dtype=np.int64)
+    _samplers.hypergeometric_array(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(G, shape, np.int64),
+                                   _flat_as(B, shape, np.int64), _flat_as(n, shape, np.int64), out.reshape(-1))
     return out.reshape(shape)
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _random
+from .kernels import rounds as _rounds
 from ._validate import check_choice, check_int, check_probability, check_real
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
@@ -114,6 +115,15 @@ class Behaviour:
         if floor:
             n = np.maximum(n, floor)
         return n[..., None]
+
+    def kernel_step(self):
+        """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.
+
+        ``kind`` selects the step of :func:`perfpriv.kernels.rounds.behaviour_step`; ``params`` is a
+        float array of shape ``(cells, Q)``: the parameters of every cell (the cells flattened in C
+        order). ``None`` (the default): the engine runs this behaviour's :meth:`step` round by round.
+        """
+        return None
 
     # --------------------------------------------------------- mean field
     def mean_field_state(self, n0: float, batch: tuple, T: int | None = None) -> np.ndarray:
@@ -279,6 +289,14 @@ class Memoryless(Behaviour):
         return _out(pc)
 
     # --------------------------------------------------------- simulation
+    def kernel_step(self):
+        """:func:`perfpriv.kernels.rounds.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
+        params = np.empty(self._shape + (3,))
+        params[..., 0] = self.q
+        params[..., 1] = self.r
+        params[..., 2] = 1.0 if self.rule == "leak" else 0.0
+        return _rounds.MEMORYLESS, params.reshape(-1, 3)
+
     def step(self, state, leaked, keys, context=None):
         n = state[..., 0]
         q, r = self._qr(n.ndim)

@@ -77,6 +77,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _random, engine
+from .kernels import rounds as _rounds
 from ._validate import (
     check_choice,
     check_flag,
@@ -688,6 +689,16 @@ class RandomizedResponse(engine.Mechanism):
         with np.errstate(over="ignore"):  # ε → 0: the debiased estimate overflows, its error is inf
             err = (est - truth) ** 2
         return engine.RoundOutcome(err, leaked, {"estimate": est, "truth": np.array(truth)})
+
+    def kernel_draw(self):
+        """:func:`perfpriv.kernels.rounds.randomized_response_draw`, with ``(mu_low, mu_high, clip)``."""
+        a, b = self.mu
+        return _rounds.RANDOMIZED_RESPONSE, np.array([a, b, 1.0 if self.clip_estimate else 0.0])
+
+    def kernel_levels(self, level):
+        """``(β, 1/2 + β)`` of every level ε (eq. 1 and Lemma 1)."""
+        beta = np.asarray(beta_from_epsilon(level), dtype=float)
+        return np.stack([beta, 0.5 + beta], axis=-1)
 
     def privacy_cost(self, level):
         """ε per answer: ε-LDP rounds compose additively (basic composition)."""

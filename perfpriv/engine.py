@@ -79,6 +79,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import _random
+from .kernels import rounds as _rounds
 from ._validate import check_choice, check_flag, check_int, check_order, check_real
 from .behaviour import Behaviour
 
@@ -439,6 +440,19 @@ class Mechanism:
     # freezes it for stopped trials. The defaults are stateless.
     stateful = False
 
+    def kernel_draw(self):
+        """The compiled draw of this mechanism, if it has one: ``(kind, params)`` or ``None``.
+
+        ``kind`` selects the draw of :func:`perfpriv.kernels.rounds.mechanism_draw` and ``params``
+        (a float array) holds the mechanism's constants; :meth:`kernel_levels` gives its per-level
+        quantities. ``None`` (the default): the engine calls :meth:`draw_round` round by round.
+        """
+        return None
+
+    def kernel_levels(self, level):
+        """The per-level quantities the compiled draw reads: an array of shape ``level.shape + (P,)``."""
+        raise NotImplementedError  # pragma: no cover - a mechanism with kernel_draw defines it
+
     def initial_state(self, batch):
         """State of every (cell, level, trial) of a batch before round 1 (``None``: stateless)."""
         return None
@@ -794,6 +808,78 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     root = _keys_for_cells(seed, cells, behaviour)
     trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
 
+    compiled = _compiled_parts(mech, behaviour)
+    if compiled is not None:
+        population, sq_error, leaked_all, alive, details = _run_compiled(
+            compiled, mech, levels, root, cells, L, trials, T, n0, policy, record)
+        mech_state = None
+    else:
+        population, sq_error, leaked_all, alive, details, mech_state = _run_rounds(
+            mech, behaviour, levels, trial_keys, batch, T, n0, policy, record)
+    policy.score_stopped(sq_error, alive, mech, levels)
+    shape = cells + levels.shape + (trials,)
+    population = population.reshape(shape + (T + 1,))
+    sq_error = sq_error.reshape(shape + (T,))
+    leaked_all = leaked_all.reshape(shape + (T,))
+    alive = alive.reshape(shape + (T,))
+    details = {k: v.reshape(shape + (T,)) for k, v in details.items()}
+    return SimulationRun(population=population, sq_error=sq_error, leaked=leaked_all, alive=alive,
+                         details=details, mechanism=mech, behaviour=behaviour, level=levels.describe(),
+                         T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
+                         method=getattr(mech, "draw_method", "engine"),
+                         mechanism_state=None if mech_state is None else
+                         mech_state.reshape(shape + np.shape(mech_state)[len(batch):]))
+
+
+def _compiled_parts(mech, behaviour):
+    """The compiled draw and step of a stateless mechanism and a behaviour, or None if either lacks one."""
+    if mech.stateful:
+        return None
+    draw = mech.kernel_draw()
+    step = behaviour.kernel_step() if draw is not None else None
+    if draw is None or step is None:
+        return None
+    return draw, step
+
+
+def _purpose_hashes(names):
+    """The two hashes of each stream purpose name (the words :meth:`_random.Key.child` mixes in)."""
+    return np.array([_random.purpose_hashes(name) for name in names], dtype=np.uint64).reshape(-1, 2)
+
+
+def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy, record):
+    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv.kernels.rounds.run`."""
+    (mech_kind, mech_params), (beh_kind, beh_params) = compiled
+    n_cells = int(np.prod(cells, dtype=np.int64))
+    if levels.per_round:                        # (L, T): one row of levels per round
+        values = levels.values.T[:, None, :]
+    elif isinstance(levels.given, PerCell):     # cells + (1,): one level per cell
+        values = levels.values.reshape(1, n_cells, 1)
+    else:                                       # (L,)
+        values = levels.values.reshape(1, 1, L)
+    level_table = np.ascontiguousarray(mech.kernel_levels(values), dtype=np.float64)
+    n_elements = n_cells * L * trials
+    names = _rounds.MECHANISM_DETAILS[mech_kind]
+    population = np.empty((n_elements, T + 1), dtype=np.int64)
+    sq_error = np.zeros((n_elements, T))
+    leaked = np.zeros((n_elements, T), dtype=np.int64)
+    alive = np.zeros((n_elements, T), dtype=bool)
+    details = np.zeros((n_elements, T, len(names)))
+    cell_a = np.ascontiguousarray(np.broadcast_to(root.a, cells), dtype=np.uint64).reshape(-1)
+    cell_b = np.ascontiguousarray(np.broadcast_to(root.b, cells), dtype=np.uint64).reshape(-1)
+    _rounds.run(mech_kind, np.ascontiguousarray(mech_params, dtype=np.float64), level_table,
+                _purpose_hashes(_rounds.MECHANISM_PURPOSES[mech_kind]), beh_kind,
+                np.ascontiguousarray(beh_params, dtype=np.float64).reshape(n_cells, -1),
+                _purpose_hashes(_rounds.BEHAVIOUR_PURPOSES[beh_kind]), cell_a, cell_b, L, trials, T, n0,
+                -1 if policy.cap is None else policy.cap, policy.floor, policy.stop, record == "all",
+                population, sq_error, leaked, alive, details)
+    batch = cells + (L, trials)
+    return (population.reshape(batch + (T + 1,)), sq_error.reshape(batch + (T,)), leaked.reshape(batch + (T,)),
+            alive.reshape(batch + (T,)), {name: details[..., j].reshape(batch + (T,)) for j, name in enumerate(names)})
+
+
+def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, record):
+    """The T rounds round by round in Python, for mechanisms or behaviours without a compiled step."""
     state = behaviour.initial_state(n0, batch, T)
     mech_state = mech.initial_state(batch) if mech.stateful else None
     if mech_state is not None:
@@ -843,19 +929,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
         n = behaviour.population(state)
         population[..., t] = n
         live = live & (n > policy.stop)
-    policy.score_stopped(sq_error, alive, mech, levels)
-    shape = cells + levels.shape + (trials,)
-    population = population.reshape(shape + (T + 1,))
-    sq_error = sq_error.reshape(shape + (T,))
-    leaked_all = leaked_all.reshape(shape + (T,))
-    alive = alive.reshape(shape + (T,))
-    details = {k: v.reshape(shape + (T,)) for k, v in details.items()}
-    return SimulationRun(population=population, sq_error=sq_error, leaked=leaked_all, alive=alive,
-                         details=details, mechanism=mech, behaviour=behaviour, level=levels.describe(),
-                         T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
-                         method=getattr(mech, "draw_method", "engine"),
-                         mechanism_state=None if mech_state is None else
-                         mech_state.reshape(shape + np.shape(mech_state)[len(batch):]))
+    return population, sq_error, leaked_all, alive, details, mech_state
 
 
 #: Largest number of (cell, level, trial, round) entries one call may record (memory guard).

@@ -1,0 +1,127 @@
+"""The compiled kernels (perfpriv.kernels) against their definitions and against the round-by-round loop.
+
+* the keyed streams bit for bit against SplitMix64 written out on Python integers;
+* the compiled T-round loop of the engine bit for bit against the engine's round-by-round loop (the
+  same mechanism and behaviour methods, called from Python), over conventions, grids, schedules,
+  per-cell levels, ``record="final"``, no cap, and dying populations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfpriv import _random, behaviour, bernoulli, engine
+from perfpriv.kernels import rounds, samplers, streams
+
+MASK = (1 << 64) - 1
+
+
+def _mix64(z):
+    z ^= z >> 30
+    z = (z * 0xBF58476D1CE4E5B9) & MASK
+    z ^= z >> 27
+    z = (z * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def _increment(b):
+    z = b
+    for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+        z = ((z ^ (z >> 33)) * mult) & MASK
+    z = (z ^ (z >> 33)) | 1
+    if bin(z ^ (z >> 1)).count("1") < 24:
+        z ^= 0xAAAAAAAAAAAAAAAA
+    return z
+
+
+WORDS = [0, 1, 2, 0x5555555555555555, 0xAAAAAAAAAAAAAAAA, MASK, 0x9E3779B97F4A7C15, 12345678901234567]
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_mix64_and_the_stream_increment_are_splitmix64_on_python_integers(word):
+    assert int(streams.mix64(np.uint64(word))) == _mix64(word)
+    assert int(streams.stream_increment(np.uint64(word))) == _increment(word)
+
+
+@pytest.mark.parametrize("a,b", [(WORDS[i], WORDS[-1 - i]) for i in range(len(WORDS))])
+def test_a_streams_numbers_are_mix64_of_a_plus_counter_times_its_increment(a, b):
+    gamma = _increment(b)
+    for counter in (0, 1, 7, 2**40):
+        x = _mix64((a + (counter + 1) * gamma) & MASK)
+        assert int(streams.bits(np.uint64(a), np.uint64(gamma), counter)) == x
+        assert streams.uniform(np.uint64(a), np.uint64(gamma), counter) == ((x >> 11) + 0.5) * 2.0**-53
+
+
+def test_a_child_key_mixes_the_parent_with_both_hashes_of_its_part():
+    a, b, w = 0x1234, 0xFEDCBA, 42
+    ha, hb = _mix64((w * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & MASK), _mix64(w ^ 0x85157AF5A1D9C1B3)
+    a2 = _mix64(a ^ ha)
+    b2 = _mix64((b + a2 + hb) & MASK)
+    got = streams.child(np.uint64(a), np.uint64(b), np.uint64(w))
+    assert (int(got[0]), int(got[1])) == (a2, b2)
+    key = _random.Key(np.uint64(a), np.uint64(b)).child(np.int64(w))
+    assert (int(key.a), int(key.b)) == (a2, b2)
+
+
+def test_the_compiled_normals_are_scipys_ndtri_of_the_uniforms():
+    from scipy import special
+    key = _random.root_key(5).child("x")
+    u = key.uniform(1000)
+    assert np.array_equal(key.normal(1000), special.ndtri(u))
+
+
+def test_a_binomial_draw_of_the_kernel_is_the_draw_of_the_vectorized_sampler():
+    keys = _random.root_key(9).child(np.arange(500))
+    n = np.arange(500) * 37
+    p = np.linspace(0.0, 1.0, 500)
+    out = np.array([samplers.binomial(keys.a[j], keys.b[j], n[j], p[j]) for j in range(500)])
+    assert np.array_equal(out, _random.binomial(keys, n, p))
+
+
+def _round_by_round(monkeypatch, *args, **kwargs):
+    """The engine's run with the compiled loop switched off (its round-by-round Python loop)."""
+    with monkeypatch.context() as m:
+        m.setattr(engine, "_compiled_parts", lambda mech, users: None)
+        return engine.simulate(*args, **kwargs)
+
+
+CASES = {
+    "grid, paper": (bernoulli.RandomizedResponse([0.1, 1.0, np.inf]), behaviour.Memoryless(q=0.3, r=0.6),
+                    dict(T=20, n0=400, trials=5, seed=1)),
+    "cells, authors, agnostic": (bernoulli.RandomizedResponse(np.geomspace(0.01, 20, 6), mu=0.7),
+                                 behaviour.Memoryless(q=np.array([[0.9], [0.1]]), r=np.array([0.05, 0.5, 0.9]),
+                                                      rule="agnostic"),
+                                 dict(T=30, n0=50, trials=4, seed=2, conventions="authors")),
+    "schedule, final": (bernoulli.RandomizedResponse(engine.Schedule(np.linspace(0.1, 5, 25))),
+                        behaviour.Memoryless(q=0.5, r=0.2), dict(T=25, n0=30, trials=3, seed=3, record="final")),
+    "per cell, no cap": (bernoulli.RandomizedResponse(engine.PerCell([0.5, 2.0, 8.0])),
+                         behaviour.Memoryless(q=[0.2, 0.5, 0.9], r=0.3), dict(T=15, n0=100, trials=3, seed=4, cap=None)),
+    "dying, stop at 1": (bernoulli.RandomizedResponse([20.0], mu=(0.2, 0.4), clip_estimate=True),
+                         behaviour.Memoryless(q=0.99, r=0.01), dict(T=40, n0=20, trials=6, seed=5, stop=1, floor=0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_compiled_loop_equals_the_round_by_round_loop_bit_for_bit(case, monkeypatch):
+    mech, users, kwargs = CASES[case]
+    compiled = engine.simulate(mech, users, **kwargs)
+    reference = _round_by_round(monkeypatch, mech, users, **kwargs)
+    for name in ("population", "sq_error", "leaked", "alive"):
+        assert np.array_equal(getattr(compiled, name), getattr(reference, name)), name
+    assert compiled.details.keys() == reference.details.keys()
+    for name in compiled.details:
+        assert np.array_equal(compiled.details[name], reference.details[name]), name
+
+
+def test_the_dying_case_dies_so_that_the_stop_branch_is_exercised():
+    mech, users, kwargs = CASES["dying, stop at 1"]
+    run = engine.simulate(mech, users, **kwargs)
+    assert not run.alive[..., -1].any() and run.alive[..., 0].all()
+
+
+def test_every_compiled_kind_names_its_purposes_and_details():
+    assert set(rounds.MECHANISM_PURPOSES) == set(rounds.MECHANISM_DETAILS) == {rounds.RANDOMIZED_RESPONSE}
+    assert set(rounds.BEHAVIOUR_PURPOSES) == {rounds.MEMORYLESS}
+    kind, params = behaviour.Memoryless(q=[0.1, 0.2], r=0.5).kernel_step()
+    assert kind == rounds.MEMORYLESS and params.tolist() == [[0.1, 0.5, 1.0], [0.2, 0.5, 1.0]]
