@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _random
-from .kernels import rounds as _rounds
+from .kernels import behaviours as _behaviours
 from ._validate import check_choice, check_int, check_probability, check_real
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
@@ -119,7 +119,7 @@ class Behaviour:
     def kernel_step(self):
         """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.
 
-        ``kind`` selects the step of :func:`perfpriv.kernels.rounds.behaviour_step`; ``params`` is a
+        ``kind`` selects the step of :func:`perfpriv.kernels.behaviours.behaviour_step`; ``params`` is a
         float array of shape ``(cells, Q)``: the parameters of every cell (the cells flattened in C
         order). ``None`` (the default): the engine runs this behaviour's :meth:`step` round by round.
         """
@@ -290,12 +290,12 @@ class Memoryless(Behaviour):
 
     # --------------------------------------------------------- simulation
     def kernel_step(self):
-        """:func:`perfpriv.kernels.rounds.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
+        """:func:`perfpriv.kernels.behaviours.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
         params = np.empty(self._shape + (3,))
         params[..., 0] = self.q
         params[..., 1] = self.r
         params[..., 2] = 1.0 if self.rule == "leak" else 0.0
-        return _rounds.MEMORYLESS, params.reshape(-1, 3)
+        return _behaviours.MEMORYLESS, params.reshape(-1, 3)
 
     def step(self, state, leaked, keys, context=None):
         n = state[..., 0]

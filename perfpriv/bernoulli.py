@@ -77,7 +77,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _random, engine
-from .kernels import rounds as _rounds
+from .kernels import mechanisms as _mechanisms
 from ._validate import (
     check_choice,
     check_flag,
@@ -691,9 +691,9 @@ class RandomizedResponse(engine.Mechanism):
         return engine.RoundOutcome(err, leaked, {"estimate": est, "truth": np.array(truth)})
 
     def kernel_draw(self):
-        """:func:`perfpriv.kernels.rounds.randomized_response_draw`, with ``(mu_low, mu_high, clip)``."""
+        """:func:`perfpriv.kernels.mechanisms.randomized_response_draw`, with ``(mu_low, mu_high, clip)``."""
         a, b = self.mu
-        return _rounds.RANDOMIZED_RESPONSE, np.array([a, b, 1.0 if self.clip_estimate else 0.0])
+        return _mechanisms.RANDOMIZED_RESPONSE, np.array([a, b, 1.0 if self.clip_estimate else 0.0])
 
     def kernel_levels(self, level):
         """``(β, 1/2 + β)`` of every level ε (eq. 1 and Lemma 1)."""

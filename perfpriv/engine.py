@@ -79,6 +79,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import _random
+from .kernels import behaviours as _behaviours
+from .kernels import mechanisms as _mechanisms
 from .kernels import rounds as _rounds
 from ._validate import check_choice, check_flag, check_int, check_order, check_real
 from .behaviour import Behaviour
@@ -443,7 +445,7 @@ class Mechanism:
     def kernel_draw(self):
         """The compiled draw of this mechanism, if it has one: ``(kind, params)`` or ``None``.
 
-        ``kind`` selects the draw of :func:`perfpriv.kernels.rounds.mechanism_draw` and ``params``
+        ``kind`` selects the draw of :func:`perfpriv.kernels.mechanisms.mechanism_round` and ``params``
         (a float array) holds the mechanism's constants; :meth:`kernel_levels` gives its per-level
         quantities. ``None`` (the default): the engine calls :meth:`draw_round` round by round.
         """
@@ -859,7 +861,7 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
         values = levels.values.reshape(1, 1, L)
     level_table = np.ascontiguousarray(mech.kernel_levels(values), dtype=np.float64)
     n_elements = n_cells * L * trials
-    names = _rounds.MECHANISM_DETAILS[mech_kind]
+    names = _mechanisms.DETAILS[mech_kind]
     population = np.empty((n_elements, T + 1), dtype=np.int64)
     sq_error = np.zeros((n_elements, T))
     leaked = np.zeros((n_elements, T), dtype=np.int64)
@@ -868,9 +870,9 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
     cell_a = np.ascontiguousarray(np.broadcast_to(root.a, cells), dtype=np.uint64).reshape(-1)
     cell_b = np.ascontiguousarray(np.broadcast_to(root.b, cells), dtype=np.uint64).reshape(-1)
     _rounds.run(mech_kind, np.ascontiguousarray(mech_params, dtype=np.float64), level_table,
-                _purpose_hashes(_rounds.MECHANISM_PURPOSES[mech_kind]), beh_kind,
+                _purpose_hashes(_mechanisms.PURPOSES[mech_kind]), beh_kind,
                 np.ascontiguousarray(beh_params, dtype=np.float64).reshape(n_cells, -1),
-                _purpose_hashes(_rounds.BEHAVIOUR_PURPOSES[beh_kind]), cell_a, cell_b, L, trials, T, n0,
+                _purpose_hashes(_behaviours.PURPOSES[beh_kind]), cell_a, cell_b, L, trials, T, n0,
                 -1 if policy.cap is None else policy.cap, policy.floor, policy.stop, record == "all",
                 population, sq_error, leaked, alive, details)
     batch = cells + (L, trials)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perfpriv import _random, behaviour, bernoulli, engine
-from perfpriv.kernels import rounds, samplers, streams
+from perfpriv.kernels import behaviours, mechanisms, samplers, streams
 
 MASK = (1 << 64) - 1
 
@@ -121,7 +121,7 @@ def test_the_dying_case_dies_so_that_the_stop_branch_is_exercised():
 
 
 def test_every_compiled_kind_names_its_purposes_and_details():
-    assert set(rounds.MECHANISM_PURPOSES) == set(rounds.MECHANISM_DETAILS) == {rounds.RANDOMIZED_RESPONSE}
-    assert set(rounds.BEHAVIOUR_PURPOSES) == {rounds.MEMORYLESS}
+    assert set(mechanisms.PURPOSES) == set(mechanisms.DETAILS) == {mechanisms.RANDOMIZED_RESPONSE}
+    assert set(behaviours.PURPOSES) == {behaviours.MEMORYLESS}
     kind, params = behaviour.Memoryless(q=[0.1, 0.2], r=0.5).kernel_step()
-    assert kind == rounds.MEMORYLESS and params.tolist() == [[0.1, 0.5, 1.0], [0.2, 0.5, 1.0]]
+    assert kind == behaviours.MEMORYLESS and params.tolist() == [[0.1, 0.5, 1.0], [0.2, 0.5, 1.0]]

@@ -29,111 +29,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .samplers import binomial
-from .streams import child, child_hashed, stream_increment, uniform
+from .behaviours import behaviour_step
+from .mechanisms import mechanism_round
+from .streams import child
 
-__all__ = ["RANDOMIZED_RESPONSE", "MEMORYLESS", "MECHANISM_PURPOSES", "MECHANISM_DETAILS", "BEHAVIOUR_PURPOSES",
-           "randomized_response_draw", "memoryless_step", "mechanism_draw", "behaviour_step", "run"]
-
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
-
-#: Kind of mechanism: randomized response (:class:`perfpriv.bernoulli.RandomizedResponse`).
-RANDOMIZED_RESPONSE = 0
-#: Kind of behaviour: memoryless users (:class:`perfpriv.behaviour.Memoryless`).
-MEMORYLESS = 0
-
-#: The stream purposes each mechanism kind draws from, in the order of its ``purposes`` rows.
-MECHANISM_PURPOSES = {RANDOMIZED_RESPONSE: ("leaks", "truth", "kept-ones", "flipped-ones")}
-#: The details each mechanism kind reports per round, in the order of its ``details`` row.
-MECHANISM_DETAILS = {RANDOMIZED_RESPONSE: ("estimate", "truth")}
-#: The stream purposes each behaviour kind draws from, in the order of its ``purposes`` rows.
-BEHAVIOUR_PURPOSES = {MEMORYLESS: ("leave", "join")}
-
-
-@njit(**_JIT)
-def randomized_response_draw(params, level, users, a, b, purposes, need_error, details):
-    """One randomized-response round of one (cell, level, trial) (paper §3, eq. 1).
-
-    Parameters
-    ----------
-    params : float64[3]
-        ``(mu_low, mu_high, clip)``: μ_t ~ Uniform(mu_low, mu_high) (constant when equal), clip μ̂ to [0, 1].
-    level : float64[2]
-        ``(beta, keep)``: β(ε) and the probability 1/2 + β that an answer is kept (a leak).
-    users : int
-        N_{t−1} (0 for a stopped trial).
-    a, b : uint64
-        The round key.
-    purposes : uint64[4, 2]
-        Hashes of the purposes of :data:`MECHANISM_PURPOSES`.
-    need_error : bool
-        Whether to draw the estimate (the leaks alone drive the population).
-    details : float64[2]
-        Filled with the estimate μ̂_t and the truth μ_t.
-
-    Returns
-    -------
-    (float, int)
-        Squared error (μ̂_t − μ_t)² and the number of leaked answers K ~ Binomial(N, 1/2 + β).
-        The ones among kept answers are Binomial(K, μ_t), among flipped ones Binomial(N − K, μ_t);
-        the 1-responses are S = kept ones + flipped zeros and μ̂ = (S/N − 1/2 + β)/(2β).
-    """
-    beta, keep = level[0], level[1]
-    ka, kb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
-    leaked = binomial(ka, kb, users, keep)
-    if not need_error:
-        return 0.0, leaked
-    low, high = params[0], params[1]
-    if low == high:
-        truth = low
-    else:
-        ta, tb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
-        truth = low + (high - low) * uniform(ta, stream_increment(tb), 0)
-    ka, kb = child_hashed(a, b, purposes[2, 0], purposes[2, 1])
-    ones_kept = binomial(ka, kb, leaked, truth)
-    fa, fb = child_hashed(a, b, purposes[3, 0], purposes[3, 1])
-    ones_flipped = binomial(fa, fb, users - leaked, truth)
-    responses = ones_kept + (users - leaked - ones_flipped)
-    est = (responses / max(users, 1) - 0.5 + beta) / (2.0 * beta)
-    if params[2] != 0.0:
-        est = min(max(est, 0.0), 1.0)
-    details[0] = est
-    details[1] = truth
-    diff = est - truth
-    return diff * diff, leaked
-
-
-@njit(**_JIT)
-def memoryless_step(params, n, leaked, a, b, purposes):
-    """Memoryless users' round (paper §3): each leaked user leaves w.p. q, each pool user recruits w.p. r.
-
-    ``params = (q, r, leak_rule)``; the pool is the N − K users whose answer did not leak
-    under the leak rule (``leak_rule = 1``) and all N users under the agnostic rule.
-    Returns N − Binomial(K, q) + Binomial(pool, r), before the policy's cap and floor.
-    """
-    pool = n - leaked if params[2] != 0.0 else n
-    la, lb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
-    leave = binomial(la, lb, leaked, params[0])
-    ja, jb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
-    join = binomial(ja, jb, pool, params[1])
-    return n - leave + join
-
-
-@njit(**_JIT)
-def mechanism_draw(kind, params, level, users, a, b, purposes, need_error, details):
-    """The draw of the mechanism of ``kind`` (one branch per compiled mechanism)."""
-    if kind == RANDOMIZED_RESPONSE:
-        return randomized_response_draw(params, level, users, a, b, purposes, need_error, details)
-    return np.nan, np.int64(-1)
-
-
-@njit(**_JIT)
-def behaviour_step(kind, params, n, leaked, a, b, purposes):
-    """The step of the behaviour of ``kind`` (one branch per compiled behaviour)."""
-    if kind == MEMORYLESS:
-        return memoryless_step(params, n, leaked, a, b, purposes)
-    return np.int64(-1)
-
+__all__ = ["run"]
 
 @njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
@@ -141,10 +41,16 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
         population, sq_error, leaked_out, alive, details):
     """All T rounds of every (cell, level, trial) of a batch (the loop of :func:`perfpriv.engine.simulate`).
 
+    The (cell, trial) groups run in parallel; within a group, every round
+    draws the releases of all levels at once (:func:`perfpriv.kernels.mechanisms.mechanism_round`:
+    they share the round's key, so a mechanism can draw what the levels share once), then each
+    level's population takes the behaviour's step and the policy.
+
     Parameters
     ----------
     mech_kind, beh_kind : int
-        Kinds of :func:`mechanism_draw` and :func:`behaviour_step`.
+        Kinds of :func:`perfpriv.kernels.mechanisms.mechanism_round` and
+        :func:`perfpriv.kernels.behaviours.behaviour_step`.
     mech_params : float64[:]
         The mechanism's constants.
     level_table : float64[Tn, Cl, L, P]
@@ -165,39 +71,44 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
         Outputs, E = C·L·trials elements in the order (cell, level, trial), filled in place
         (``details`` of rounds without an error draw are left as given).
     """
-    n_elements = population.shape[0]
+    n_groups = cell_a.size * trials
     per_round = level_table.shape[0] > 1
     per_cell = level_table.shape[1] > 1
     n_details = details.shape[2]
-    for e in prange(n_elements):
-        k = e % trials
-        lv = (e // trials) % n_levels
-        c = e // (trials * n_levels)
+    for g in prange(n_groups):
+        k = g % trials
+        c = g // trials
         ta, tb = child(cell_a[c], cell_b[c], np.uint64(k))
-        n = np.int64(n0)
+        n = np.full(n_levels, np.int64(n0))
         live = n > stop
-        population[e, 0] = n
-        row = np.empty(max(n_details, 1))
+        users = np.zeros(n_levels, dtype=np.int64)
+        err = np.zeros(n_levels)
+        leaked = np.zeros(n_levels, dtype=np.int64)
+        rows = np.zeros((n_levels, max(n_details, 1)))
+        for lv in range(n_levels):
+            population[(c * n_levels + lv) * trials + k, 0] = n0
         for t in range(1, T + 1):
             ra, rb = child(ta, tb, np.uint64(t))
-            alive[e, t - 1] = live
             need_error = record_all or t == T
-            level = level_table[t - 1 if per_round else 0, c if per_cell else 0, lv]
-            users = n if live else np.int64(0)
-            err, leaked = mechanism_draw(mech_kind, mech_params, level, users, ra, rb, mech_purposes,
-                                         need_error, row)
-            if need_error:
-                sq_error[e, t - 1] = err if live else 0.0
-                for j in range(n_details):
-                    details[e, t - 1, j] = row[j]
-            if not live:
-                leaked = 0
-            leaked_out[e, t - 1] = leaked
-            if live:
-                n = behaviour_step(beh_kind, beh_params[c], n, leaked, ra, rb, beh_purposes)
-                if cap >= 0:
-                    n = min(n, cap)
-                if floor:
-                    n = max(n, floor)
-            population[e, t] = n
-            live = live and n > stop
+            levels = level_table[t - 1 if per_round else 0, c if per_cell else 0]
+            for lv in range(n_levels):
+                users[lv] = n[lv] if live[lv] else 0
+            mechanism_round(mech_kind, mech_params, levels, users, ra, rb, mech_purposes, need_error,
+                            err, leaked, rows)
+            for lv in range(n_levels):
+                e = (c * n_levels + lv) * trials + k
+                alive[e, t - 1] = live[lv]
+                if need_error:
+                    sq_error[e, t - 1] = err[lv] if live[lv] else 0.0
+                    for j in range(n_details):
+                        details[e, t - 1, j] = rows[lv, j]
+                if live[lv]:
+                    leaked_out[e, t - 1] = leaked[lv]
+                    m = behaviour_step(beh_kind, beh_params[c], n[lv], leaked[lv], ra, rb, beh_purposes)
+                    if cap >= 0:
+                        m = min(m, cap)
+                    if floor:
+                        m = max(m, floor)
+                    n[lv] = m
+                population[e, t] = n[lv]
+                live[lv] = live[lv] and n[lv] > stop
