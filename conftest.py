@@ -1,0 +1,22 @@
+"""Test tiers: ``python -m pytest -m "not slow"`` is the fast tier of the edit-test loop.
+
+The full command (``python -m pytest``) runs everything and is what CI runs.
+The slow tier is, by file: the chapters re-executed by nbval, the browser
+tests of the built book, the fuzz sweeps, the long-run reproducers and the
+command line's end-to-end runs; and any test marked ``@pytest.mark.slow``.
+"""
+
+from pathlib import Path
+
+import pytest
+
+#: Test files whose every test belongs to the slow tier.
+SLOW_FILES = {"test_rendered_book.py", "test_static_explorer.py", "test_long_run.py", "test_cli.py",
+              "test_fuzz.py", "test_fuzz_upper.py", "test_fuzz_learning.py", "test_notebook.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.fspath))
+        if path.suffix == ".ipynb" or path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
