@@ -27,6 +27,7 @@ __all__ = [
     "check_flag",
     "check_choice",
     "check_rng",
+    "check_root_seed",
     "check_mean",
     "check_covariance",
     "check_allocation",
@@ -274,6 +275,39 @@ def check_rng(seed: Any = None, *, name: str = "seed") -> np.random.Generator:
         raise TypeError(
             f"{name} must be None, an int >= 0, a SeedSequence or a numpy Generator; got {_show(seed)}"
         ) from None
+
+
+def check_root_seed(seed: Any, *, name: str = "seed", allow_none: bool = True) -> int | None:
+    """An integer root seed (``seed + k`` for the k-th panel or run) from any accepted seed.
+
+    An int >= 0 (integral floats included) is returned as is, ``None`` stays
+    ``None`` (when allowed); a ``SeedSequence`` gives its first 63-bit state
+    word, and a ``Generator`` (or a bit generator) one integer drawn from it,
+    so the same generator state gives the same figures.
+
+    Examples
+    --------
+    >>> check_root_seed(3), check_root_seed(3.0), check_root_seed(None)
+    (3, 3, None)
+    >>> check_root_seed(np.random.default_rng(1)) == check_root_seed(np.random.default_rng(1))
+    True
+    >>> check_root_seed(True)
+    Traceback (most recent call last):
+    ...
+    TypeError: seed must be None, an int >= 0, a SeedSequence or a numpy Generator; got True
+    """
+    allowed = ("None, " if allow_none else "") + "an int >= 0, a SeedSequence or a numpy Generator"
+    if seed is None and allow_none:
+        return None
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
+    if isinstance(seed, np.random.BitGenerator):
+        seed = np.random.Generator(seed)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**63 - 1))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Real):
+        raise TypeError(f"{name} must be {allowed}; got {_show(seed)}")
+    return check_int(name, seed, low=0)
 
 
 def check_mean(mu: Any, d: int, *, name: str = "mu") -> np.ndarray:

@@ -64,12 +64,12 @@ import os
 import platform
 import sys
 import time
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 import numpy as np
 
-from ._validate import check_choice, check_flag, check_int, check_path
+from ._validate import check_choice, check_flag, check_int, check_path, check_root_seed
 
 __all__ = ["main", "build_parser", "SCALES", "FIGURES", "FORMATS", "TAUS", "DATA_DOC", "BOOK_SECONDS",
            "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles", "finished_gamma_star_maps"]
@@ -156,12 +156,45 @@ class _Fault(Exception):
     """A problem with the command line or the output folder: one line, exit code 2."""
 
 
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) acted on by the run: exit code 130.
+
+    A subclass, not ``KeyboardInterrupt`` itself: CPython 3.11 ends a ``python -m``
+    process by SIGINT whenever a bare ``KeyboardInterrupt`` has passed through code run by
+    ``exec`` (dataclasses, namedtuples), even once caught, which would turn the clean
+    exit code 130 into a kill.
+    """
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM (a killed job): stopped as cleanly as Ctrl-C, exit code 143."""
 
 
-def _on_sigterm(signum, frame):
-    raise _Terminated()
+#: The first Ctrl-C or SIGTERM of a run (its signal number) and whether its stop was raised. A
+#: signal is only noted and raised from a safe point of the program's own code: an exception raised
+#: by a signal handler can land anywhere -- inside an import, inside library code that swallows it
+#: (a bare ``except:``) -- and every later signal is ignored, so that a second one cannot interrupt
+#: the clean stop (its one line and its exit code).
+_STOP = {"signum": None, "raised": False}
+
+
+def _stop_for(signum):
+    import signal
+
+    return _Terminated() if signum == signal.SIGTERM else _Interrupted()
+
+
+def _note_signal(signum, frame=None):
+    """Start-up and outside the run's loop: note the first signal; later ones are ignored."""
+    if _STOP["signum"] is None:
+        _STOP["signum"] = signum
+
+
+def _check_start():
+    """A safe point of the start-up: raise the noted stop, if any."""
+    if _STOP["signum"] is not None and not _STOP["raised"]:
+        _STOP["raised"] = True
+        raise _stop_for(_STOP["signum"])
 
 
 class _StopRequests:
@@ -169,11 +202,15 @@ class _StopRequests:
 
     Inside the ``with`` block a signal is only noted; :meth:`check` raises it
     (``KeyboardInterrupt`` or :class:`_Terminated`) where the run can stop
-    cleanly: after a batch of cells is stored and between figures. A signal
-    raised anywhere else could land inside numpy (which may then report it as
-    another exception) or between computing a cell and storing it. A second
-    signal stops at once. Outside the main thread signals cannot be handled
-    and the block does nothing.
+    cleanly: after a batch of γ* cells is stored, between the parts of the
+    other figures (chunks of ε* cells, runs of the curves, the panels of
+    Fig. 3) and after each figure's files and record are written, the last
+    figure's included. A signal raised anywhere else could land between
+    computing a cell and storing it, or inside library code that swallows
+    or misreports it. A second signal stops at once (it is also kept for
+    the next safe point, should library code swallow it); any later one is
+    ignored. Outside the main thread signals cannot be handled and the block
+    does nothing.
     """
 
     def __init__(self):
@@ -188,20 +225,24 @@ class _StopRequests:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._previous[sig] = signal.getsignal(sig)
                 signal.signal(sig, self._note)
+        if _STOP["signum"] is not None and not _STOP["raised"]:   # noted before the run's loop
+            self.pending = _stop_for(_STOP["signum"])
         return self
 
     def _note(self, signum, frame):
-        import signal
-
-        stop = _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-        if self.pending is not None:
-            raise stop
-        self.pending = stop
+        if _STOP["raised"]:
+            return
+        if self.pending is not None:             # a second signal: stop at once
+            _STOP["raised"] = True
+            raise self.pending
+        _STOP["signum"] = signum
+        self.pending = _stop_for(signum)
 
     def check(self):
         """Raise the noted signal, if any."""
         if self.pending is not None:
             stop, self.pending = self.pending, None
+            _STOP["raised"] = True
             raise stop
 
     def __exit__(self, *exc):
@@ -516,12 +557,15 @@ def _from_settings(settings):
                 **settings["policy"])
 
 
-def _curves(model, s, seed, conventions):
+def _curves(model, s, seed, conventions, checkpoint=lambda k: None):
     from . import bernoulli, plots
 
-    runs = [bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
-                               cap=s["cap"], mu=s["mu"], conventions=conventions, seed=seed + k)
-            for k, (q, r) in enumerate(s["settings"])]
+    runs = []
+    for k, (q, r) in enumerate(s["settings"]):
+        runs.append(bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"],
+                                       model=model, cap=s["cap"], mu=s["mu"], conventions=conventions,
+                                       seed=seed + k))
+        checkpoint(0)
     draw = plots.figure1 if model == "leak" else plots.figure6
     fig = draw(runs, settings=s["settings"], window=s["window"], cap=s["cap"], mu=s["mu"])
     data = {"epsilons": np.asarray(s["epsilons"], float), "window": s["window"]}
@@ -534,13 +578,14 @@ def _curves(model, s, seed, conventions):
     return {f"figure{1 if model == 'leak' else 6}": (fig, data)}, conv
 
 
-def _map(model, s, seed, conventions):
+def _map(model, s, seed, conventions, checkpoint=None):
     from . import optimize, plots
 
     g = np.asarray(s["grid"], float)
     Q, R = np.meshgrid(g, g, indexing="ij")
     res = optimize.optimal_epsilon(q=Q, r=R, epsilons=s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
-                                   mu=s["mu"], seed=seed, conventions=conventions, progress=False)
+                                   mu=s["mu"], seed=seed, conventions=conventions, progress=False,
+                                   on_cells=checkpoint)
     draw = plots.figure2 if model == "leak" else plots.figure7
     fig = draw(res, grid=g)
     data = {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "values": res.values,
@@ -559,13 +604,17 @@ def _figure3a(s, seed, conventions):
     return {"figure3a": (fig, data)}, _from_settings(sim.settings)
 
 
-def _figure3bc(s, seed, conventions):
+def _figure3bc(s, seed, conventions, checkpoint=lambda k: None):
     from . import experiments, plots
 
-    curves = tuple(experiments.growth_curves(q=qr[0], r=qr[1], taus=s["taus"], gammas=s["gammas"], n0=s["n0"],
-                                             T=t, trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
-                                             ratio=s["ratio"], conventions=conventions, seed=seed + k)
-                   for k, (qr, t) in enumerate(zip((s["small"], s["large"]), s["T"])))
+    curves = []
+    for k, (qr, t) in enumerate(zip((s["small"], s["large"]), s["T"])):
+        curves.append(experiments.growth_curves(q=qr[0], r=qr[1], taus=s["taus"], gammas=s["gammas"], n0=s["n0"],
+                                                T=t, trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
+                                                ratio=s["ratio"], conventions=conventions, seed=seed + k))
+        if k == 0:
+            checkpoint(0)
+    curves = tuple(curves)
     fig = plots.figure3bc(curves=curves)
     data = {}
     for panel, c in zip("bc", curves):
@@ -601,15 +650,17 @@ def _gamma_maps(number, s, seed, conventions, store, on_cells):
 def _compute(number, scale, seed, conventions="paper", store=None, on_cells=None):
     """The outputs ``{name: (figure, data)}`` of one figure and the conventions settings it ran with."""
     s = SCALES[scale]
+    # ``on_cells(0)``: nothing new is stored, but the caller may stop there (a safe point)
+    checkpoint = (lambda k: None) if on_cells is None else (lambda k: on_cells(0))
     if number in ("1", "6"):
-        return _curves("leak" if number == "1" else "agnostic", s["curves"], seed, conventions)
+        return _curves("leak" if number == "1" else "agnostic", s["curves"], seed, conventions, checkpoint)
     if number in ("2", "7"):
-        return _map("leak" if number == "2" else "agnostic", s["maps"], seed, conventions)
+        return _map("leak" if number == "2" else "agnostic", s["maps"], seed, conventions, checkpoint)
     if number == "3":
         out, conv_a = _figure3a(s["fig3a"], seed, conventions)
         if on_cells is not None:
             on_cells(1)
-        more, conv_bc = _figure3bc(s["fig3bc"], seed, conventions)
+        more, conv_bc = _figure3bc(s["fig3bc"], seed, conventions, checkpoint)
         out.update(more)
         return out, {"3a": conv_a, "3bc": conv_bc}
     return _gamma_maps(number, s["gamma_maps"], seed, conventions, store, on_cells)
@@ -624,8 +675,9 @@ def run_figure(number, scale, seed, conventions="paper", store=None, on_cells=No
         Figure of the paper.
     scale : {"book", "paper"}
         Experiment sizes.
-    seed : int
-        Root seed (non-negative).
+    seed : int, SeedSequence or Generator
+        Root seed (an int >= 0; a ``SeedSequence`` or ``Generator`` gives one
+        integer drawn from it, :func:`perfpriv._validate.check_root_seed`).
     conventions : {"paper", "authors"}
         The paper's text or the authors' published code.
     store : MutableMapping, optional
@@ -647,7 +699,7 @@ def run_figure(number, scale, seed, conventions="paper", store=None, on_cells=No
     """
     number = check_choice("number", number, FIGURES)
     scale = check_choice("scale", scale, tuple(SCALES))
-    seed = check_int("seed", seed, low=0)
+    seed = check_root_seed(seed, allow_none=False)
     conventions = check_choice("conventions", conventions, ("paper", "authors"))
     if store is not None and not isinstance(store, MutableMapping):
         raise TypeError(f"store must be a MutableMapping of finished cells (e.g. CellFiles) or None; got {store!r:.80}")
@@ -685,6 +737,17 @@ def _panel_axes(fig):
     return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
 
 
+def _check_figure_and_renderer(fig, renderer=None):
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.figure import Figure
+
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure; got {fig!r:.80}")
+    if renderer is not None and not isinstance(renderer, RendererBase):
+        raise TypeError(f"renderer must be a matplotlib renderer (e.g. FigureCanvasAgg(fig).get_renderer()); "
+                        f"got {renderer!r:.80}")
+
+
 def panel_boxes(fig, renderer) -> list:
     """One box per panel (display pixels): the panel with its colour bar and the figure legends beside it.
 
@@ -693,9 +756,27 @@ def panel_boxes(fig, renderer) -> list:
     figure-level legend belongs to the panel that it sits directly above or
     below and does not extend beyond. So a panel cut out of the figure keeps
     its colour key.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A drawn figure.
+    renderer : matplotlib.backend_bases.RendererBase
+        The renderer it was drawn with (e.g. ``FigureCanvasAgg(fig).get_renderer()``).
+
+    Returns
+    -------
+    list of matplotlib.transforms.Bbox
+        One box per panel, in drawing order.
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a Figure or ``renderer`` not a renderer.
     """
     from matplotlib.transforms import Bbox
 
+    _check_figure_and_renderer(fig, renderer)
     panels = _panel_axes(fig)
     boxes = [ax.get_tightbbox(renderer) for ax in panels]
     for bar in (ax for ax in fig.axes if ax.get_label() == "<colorbar>"):
@@ -727,6 +808,25 @@ def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", format
     PNG panels are cut from the pixels of one drawing; vector panels are the
     same regions saved from the figure (``bbox_inches``). Every file is written
     atomically (temporary name in ``out``, then renamed). Returns the paths.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    data : mapping of str to array_like
+        What ``name.npz`` holds.
+    out : str or path
+        An existing folder.
+    name : str
+        File stem: letters, digits, ``_`` and ``-`` only.
+    first_letter : str
+        Letter of the first panel (one lowercase letter; ``"b"`` for Fig. 3's b and c).
+    formats : str or sequence of str
+        Among :data:`FORMATS`; a single name (``"png"``) is one format.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.image import imsave
@@ -734,6 +834,26 @@ def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", format
 
     from .plots import style
 
+    _check_figure_and_renderer(fig)
+    if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+        raise TypeError(f"data must be a mapping of array names (str) to arrays; got {type(data).__name__}")
+    out = check_path("out", out)
+    if not out.is_dir():
+        raise ValueError(f"out must be an existing folder; got {str(out)!r}")
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "_-" for c in name):
+        raise ValueError(f"name must be a file stem of letters, digits, '_' and '-'; got {name!r:.80}")
+    if not isinstance(first_letter, str) or len(first_letter) != 1 or not "a" <= first_letter <= "z":
+        raise ValueError(f"first_letter must be one lowercase letter; got {first_letter!r:.40}")
+    if isinstance(formats, str):
+        formats = (formats,)
+    try:
+        formats = tuple(formats)
+    except TypeError:
+        raise TypeError(f"formats must be a format name or a sequence of them among {', '.join(FORMATS)}; "
+                        f"got {formats!r:.80}") from None
+    if not formats or any(not isinstance(f, str) or f not in FORMATS for f in formats):
+        raise ValueError(f"formats must be among {', '.join(FORMATS)} (at least one); got {formats!r:.80}")
+    formats = tuple(dict.fromkeys(formats))
     pad = 4
     with style():
         fig.set_dpi(PNG_DPI)
@@ -893,6 +1013,8 @@ def _reproduce(args) -> int:
     import joblib
     from tqdm.auto import tqdm
 
+    _check_start()                                    # a safe point: nothing is written yet
+
     if args.n_jobs == 0 or args.n_jobs < -1:
         raise _Fault(f"--n-jobs must be a positive integer or -1 (all cores); got {args.n_jobs}")
     if args.seed < 0:
@@ -904,52 +1026,57 @@ def _reproduce(args) -> int:
     todo = [n for n in numbers if not (args.resume and _done(record, n, out))]
     for n in todo:
         record["figures"][n] = _entry(n, args.scale, "pending")
-    _write_record(out, record)                        # the record first, before any work
-    timings_path = out / "timings.json"
-    try:
-        timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
-    except (OSError, ValueError):
-        timings = {}
-    timings = {"n_jobs": args.n_jobs, "figures": dict(timings.get("figures", {}))}
-    disable = {"auto": None, "on": False, "off": True}[args.progress]   # tqdm's disable=
     finished, current, cells_done = [], None, {}
-    start_all = time.perf_counter()
-    bar = tqdm(total=sum(_units(n, args.scale) for n in todo), desc="cells", unit="cell", disable=disable,
-               file=sys.stderr, dynamic_ncols=True)
+    bar = None
     stops = _StopRequests()
     try:
-        with stops, joblib.parallel_config(n_jobs=args.n_jobs):
-            for number in todo:
-                stops.check()
-                current = number
-                bar.set_postfix_str(f"figure {number} ({args.scale} scale)")
-                store = CellFiles(out / "cells" / f"figure{number}", read=args.resume) if number in TAUS else None
+        with stops:                                   # from the record on, a stop is one clean line
+            _write_record(out, record)                        # the record first, before any work
+            timings_path = out / "timings.json"
+            try:
+                timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
+            except (OSError, ValueError):
+                timings = {}
+            timings = {"n_jobs": args.n_jobs, "figures": dict(timings.get("figures", {}))}
+            disable = {"auto": None, "on": False, "off": True}[args.progress]   # tqdm's disable=
+            start_all = time.perf_counter()
+            bar = tqdm(total=sum(_units(n, args.scale) for n in todo), desc="cells", unit="cell", disable=disable,
+                       file=sys.stderr, dynamic_ncols=True)
+            with joblib.parallel_config(n_jobs=args.n_jobs):
+                for number in todo:
+                    stops.check()
+                    current = number
+                    bar.set_postfix_str(f"figure {number} ({args.scale} scale)")
+                    store = CellFiles(out / "cells" / f"figure{number}", read=args.resume) if number in TAUS else None
 
-                def advance(k, number=number):
-                    cells_done[number] = cells_done.get(number, 0) + k
-                    bar.update(k)
-                    stops.check()                 # the cells of this batch are stored: a safe point
+                    def advance(k, number=number):
+                        cells_done[number] = cells_done.get(number, 0) + k
+                        bar.update(k)
+                        stops.check()                 # the cells of this batch are stored (or nothing is
+                                                      # kept until the files, k = 0): a safe point
 
-                start = time.perf_counter()
-                outputs, conventions = _compute(number, args.scale, args.seed, args.conventions, store, advance)
-                seconds = time.perf_counter() - start
-                files = []
-                for name, (fig, data) in outputs.items():
-                    files += [p.name for p in save_figure(fig, data, out, name,
-                                                          first_letter="b" if name == "figure3bc" else "a",
-                                                          formats=args.format)]
-                if number not in TAUS:
-                    bar.update(_units(number, args.scale) - cells_done.get(number, 0))
-                record["figures"][number] = _entry(number, args.scale, "done", files, conventions)
-                _write_record(out, record)
-                timings["figures"][number] = {"seconds": round(seconds, 3),
-                                              "seconds_with_files": round(time.perf_counter() - start, 3),
-                                              "resumed": bool(args.resume)}
-                _write_json(timings_path, timings)
-                finished.append(number)
-                current = None
+                    start = time.perf_counter()
+                    outputs, conventions = _compute(number, args.scale, args.seed, args.conventions, store, advance)
+                    seconds = time.perf_counter() - start
+                    files = []
+                    for name, (fig, data) in outputs.items():
+                        files += [p.name for p in save_figure(fig, data, out, name,
+                                                              first_letter="b" if name == "figure3bc" else "a",
+                                                              formats=args.format)]
+                    if number not in TAUS:
+                        bar.update(_units(number, args.scale) - cells_done.get(number, 0))
+                    record["figures"][number] = _entry(number, args.scale, "done", files, conventions)
+                    _write_record(out, record)
+                    timings["figures"][number] = {"seconds": round(seconds, 3),
+                                                  "seconds_with_files": round(time.perf_counter() - start, 3),
+                                                  "resumed": bool(args.resume)}
+                    _write_json(timings_path, timings)
+                    finished.append(number)
+                    current = None
+                    stops.check()                     # the figure and its record are written: a safe point
     except KeyboardInterrupt as stop:
-        bar.close()
+        if bar is not None:
+            bar.close()
         _remove_partial_files(out)
         done = f"finished figure {', '.join(finished)}" if finished else "no figure finished"
         if current in TAUS:
@@ -979,22 +1106,40 @@ def main(argv=None) -> int:
     to resume.
     """
     import signal
+    import threading
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:   # the command line: a killed
-        signal.signal(signal.SIGTERM, _on_sigterm)                            # job stops cleanly too
+    _STOP.update(signum=None, raised=False)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        # start-up: the first Ctrl-C or SIGTERM is noted and stops cleanly (130 or 143) at the next
+        # safe point, a second one cannot kill; signals noted while the program was loading
+        # (``python -m perfpriv`` notes them in its handler's ``received`` list) count too
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.getsignal(sig)
+            signal.signal(sig, _note_signal)
+            for early in getattr(previous[sig], "received", ()):
+                _note_signal(early)
     try:
-        if args.command == "reproduce":
-            return _reproduce(args)
-    except (_Fault, ValueError) as exc:   # bad values found after parsing: one clear line, exit code 2
-        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:                # the folder became unwritable during the run
-        print(f"{parser.prog} {args.command}: error: {exc}; resume with --resume once it is fixed",
-              file=sys.stderr)
-        return 1
-    except KeyboardInterrupt as stop:     # before the work started (the run's own handler says more)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        _check_start()
+        try:
+            if args.command == "reproduce":
+                return _reproduce(args)
+        except (_Fault, ValueError) as exc:   # bad values found after parsing: one clear line, exit code 2
+            print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:                # the folder became unwritable during the run
+            print(f"{parser.prog} {args.command}: error: {exc}; resume with --resume once it is fixed",
+                  file=sys.stderr)
+            return 1
+        return 0  # pragma: no cover (argparse requires a command)
+    except KeyboardInterrupt as stop:         # before the work started (the run's own handler says more)
+        _STOP["raised"] = True
+        stop = stop if isinstance(stop, (_Interrupted, _Terminated)) else _stop_for(_STOP["signum"] or signal.SIGINT)
         print("interrupted before any figure was started; nothing to resume", file=sys.stderr)
         return 143 if isinstance(stop, _Terminated) else 130
-    return 0  # pragma: no cover (argparse requires a command)
+    finally:
+        for sig, handler in previous.items():
+            # the command line: the run is over, a late signal must not turn its exit code into a kill
+            signal.signal(sig, signal.SIG_IGN if argv is None else handler)

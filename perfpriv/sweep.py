@@ -262,7 +262,7 @@ def sweep(
 
 def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = None, chunk: int = 32,
               n_jobs: int | None = None, progress: str | bool = "auto", description: str | None = None,
-              **fixed: Any) -> np.ndarray:
+              on_chunk: Callable[[int], Any] | None = None, **fixed: Any) -> np.ndarray:
     """Evaluate a *batched* ``func`` on a list of cells, in chunks, reproducibly.
 
     ``func(**{name: values_of_chunk}, keys=Key array of the chunk, **fixed)``
@@ -285,6 +285,9 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
         Cells per call.
     n_jobs, progress, description
         As in :func:`sweep`.
+    on_chunk : callable, optional
+        Called in the calling process with the number of cells of each chunk
+        as its result arrives (a progress count, or a place to stop cleanly).
     **fixed
         Passed unchanged to every call.
 
@@ -306,7 +309,18 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
         raise TypeError(f"func must be callable; got {func!r:.80}")
     if not isinstance(cells, Mapping) or not cells:
         raise ValueError("cells must be a non-empty mapping of coordinate name to values")
-    cols = {k: np.atleast_1d(np.asarray(v)) for k, v in cells.items()}
+    cols = {}
+    for k, v in cells.items():
+        if not isinstance(k, str):
+            raise TypeError(f"cells must be keyed by coordinate names (str); got the key {k!r:.40}")
+        try:
+            arr = np.atleast_1d(np.asarray(v))
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or arr.dtype == object or arr.dtype.kind not in "iuf":
+            raise TypeError(f"cells[{k!r}] must be a 1-D array of numbers (a coordinate of each cell); "
+                            f"got {v!r:.80}")
+        cols[k] = arr
     sizes = {v.shape for v in cols.values()}
     if len(sizes) != 1 or next(iter(sizes))[0] == 0 or len(next(iter(sizes))) != 1:
         raise ValueError(f"cells must hold 1-D coordinate arrays of one non-zero length; got shapes "
@@ -315,6 +329,8 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
     if n_jobs is not None and n_jobs != -1:
         check_int("n_jobs", n_jobs, low=1)
     progress = _check_progress(progress)
+    if on_chunk is not None and not callable(on_chunk):
+        raise TypeError(f"on_chunk must be a callable (or None); got {on_chunk!r:.80}")
     root = _random.root_key(seed)
     count = next(iter(sizes))[0]
     keys = [_random.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]
@@ -331,4 +347,9 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
 
         iterator = tqdm(iterator, total=len(starts), unit="chunk",
                         desc=description or getattr(func, "__name__", "cells"))
-    return np.concatenate([np.asarray(r) for r in iterator], axis=0)
+    results = []
+    for r in iterator:
+        results.append(np.asarray(r))
+        if on_chunk is not None:
+            on_chunk(len(results[-1]))
+    return np.concatenate(results, axis=0)

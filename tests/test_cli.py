@@ -321,3 +321,116 @@ def test_stated_times_and_file_names_agree_between_help_and_readme():
         assert f"Fig. {number} {time}" in " ".join(help_text.split())
     for name in ("figureK.png", "figureK_panel_X.png", "figureK.npz", "run.json", "figure3a", "figure3bc"):
         assert name in readme and name in help_text, name
+
+
+# ---------------------------------------------------------------- a stop sent to the main process alone
+def _start(out, *args):
+    return subprocess.Popen([sys.executable, "-W", "error", "-m", "perfpriv", "reproduce", *args, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted:"), (signal.SIGTERM, 143, "terminated:")])
+def test_a_stop_sent_during_the_last_figure_is_honoured(tmp_path, sig, code, word):
+    # `kill -INT PID` reaches the main process only; the run used to finish the last figure and exit 0
+    out = tmp_path / "last"
+    proc = _start(out, "--figure", "7", "--seed", "2")
+    start = time.monotonic()
+    while not (out / "run.json").exists() and proc.poll() is None and time.monotonic() - start < 300:
+        time.sleep(0.002)
+    time.sleep(0.2)                                       # the figure is being computed
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == code, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(word) and "--resume" in lines[0] and "Traceback" not in err, err
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]
+    status = json.loads((out / "run.json").read_text())["figures"]["7"]["status"]
+    assert status == "pending" or "finished figure 7" in lines[0]
+
+
+@pytest.mark.parametrize("after", ["numpy", "perfpriv.cli", "joblib", "tqdm.auto"])
+def test_a_double_ctrl_c_during_start_up_exits_130_in_one_line(tmp_path, after):
+    # the moment is read from the interpreter's import log (-X importtime, one line per finished
+    # import on stderr): numpy and perfpriv.cli load before the command starts, joblib and tqdm
+    # with the run's set-up
+    proc = subprocess.Popen([sys.executable, "-W", "error", "-X", "importtime", "-m", "perfpriv", "reproduce",
+                             "--figure", "6", "--out", str(tmp_path / "early")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = []
+    for line in proc.stderr:
+        log.append(line)
+        if line.split("|")[-1].strip() == after:
+            break
+    else:
+        pytest.fail(f"{after} was never imported: {''.join(log[-5:])}")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    lines = [x for x in (''.join(log) + err).splitlines() if not x.startswith("import time:")]
+    assert proc.returncode == 130, lines                  # not killed by the second SIGINT (-2)
+    assert len(lines) == 1 and lines[0].startswith("interrupted") and "Traceback" not in err, lines
+
+
+# ---------------------------------------------------------------- the public helpers' checks
+def test_run_figure_accepts_a_generator_as_seed_drawing_one_integer_from_it():
+    from perfpriv import cli
+
+    got = cli.run_figure("6", "book", np.random.default_rng(1))["figure6"][1]
+    root = int(np.random.default_rng(1).integers(0, 2**63 - 1))
+    want = cli.run_figure("6", "book", root)["figure6"][1]
+    assert sorted(got) == sorted(want)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+
+
+@pytest.mark.parametrize("seed, error", [(-1, ValueError), (True, TypeError), ("1", TypeError), (1.5, ValueError)])
+def test_run_figure_refuses_a_bad_seed_naming_it(seed, error):
+    from perfpriv import cli
+
+    with pytest.raises(error, match=r"^seed "):
+        cli.run_figure("6", "book", seed)
+
+
+def test_save_figure_takes_a_single_format_name(tmp_path):
+    from perfpriv import cli
+    from perfpriv.plots import new_figure
+
+    fig, _ = new_figure(1, 2)
+    names = [p.name for p in cli.save_figure(fig, {"x": np.arange(3)}, tmp_path, "f", formats="svg")]
+    assert names == ["f.svg", "f_panel_a.svg", "f_panel_b.svg", "f.npz"]
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    (dict(formats="p"), ValueError, "formats"), (dict(formats=()), ValueError, "formats"),
+    (dict(formats=3), TypeError, "formats"), (dict(name="../x"), ValueError, "name"),
+    (dict(name=""), ValueError, "name"), (dict(first_letter="ab"), ValueError, "first_letter"),
+    (dict(out=3), TypeError, "out"), (dict(fig=None), TypeError, "fig"), (dict(data=[1, 2]), TypeError, "data"),
+])
+def test_save_figure_refuses_bad_arguments_naming_them(tmp_path, kwargs, error, name):
+    from perfpriv import cli
+    from perfpriv.plots import new_figure
+
+    fig, _ = new_figure()
+    args = dict(fig=fig, data={"x": 1.0}, out=tmp_path, name="f") | kwargs
+    with pytest.raises(error, match=rf"^{name} "):
+        cli.save_figure(**args)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_figure_refuses_a_missing_folder(tmp_path):
+    from perfpriv import cli
+    from perfpriv.plots import new_figure
+
+    with pytest.raises(ValueError, match=r"^out must be an existing folder"):
+        cli.save_figure(new_figure()[0], {}, tmp_path / "nowhere", "f")
+
+
+@pytest.mark.parametrize("fig_ok, renderer, name", [(False, None, "fig"), (True, 3, "renderer")])
+def test_panel_boxes_refuses_what_is_not_a_figure_or_a_renderer(fig_ok, renderer, name):
+    from perfpriv import cli
+    from perfpriv.plots import new_figure
+
+    fig = new_figure()[0] if fig_ok else "figure"
+    with pytest.raises(TypeError, match=rf"^{name} "):
+        cli.panel_boxes(fig, renderer)

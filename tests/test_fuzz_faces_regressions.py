@@ -164,3 +164,49 @@ def test_bernoulli_draw_states_the_smallest_budget():
     # was: RuntimeWarning: invalid value in subtract (moving average of infinite errors at epsilon = 1e-300)
     with pytest.raises(ValueError, match="epsilon"):
         widgets.bernoulli_draw(1e-300, q=0.3, r=0.6, T=3, n0=20, trials=2)
+
+
+# ---------------------------------------------------------------- issue 32 (D, E): faces and sweeps
+def test_new_figure_takes_integral_floats_and_refuses_the_rest_naming_the_parameter():
+    from perfpriv.plots import new_figure
+
+    assert new_figure(1, 2.0)[1].shape == (1, 2)
+    with pytest.raises(ValueError, match=r"^ncols "):
+        new_figure(1, 2.5)
+    with pytest.raises(TypeError, match=r"^nrows "):
+        new_figure(True, 1)
+
+
+def test_llr_histogram_takes_integral_float_bins_and_refuses_bad_ones():
+    from perfpriv import plots
+
+    samples = np.random.default_rng(0).normal(0.5, 1.0, (50, 1))
+    assert len(plots.llr_histogram(samples, [3.0], 10, 1.0, bins=10.0).axes) == 1
+    for bad, error in ((0, ValueError), (2.5, ValueError), (True, TypeError), (10**12, ValueError)):
+        with pytest.raises(error, match=r"^bins "):
+            plots.llr_histogram(samples, [3.0], 10, 1.0, bins=bad)
+
+
+@pytest.mark.parametrize("figure", ["figure1", "figure6"])
+def test_figure1_and_6_take_a_generator_seed(figure):
+    from perfpriv import plots
+
+    with pytest.raises(TypeError, match=r"^seed "):
+        getattr(plots, figure)(seed="1")
+    # the generator gives one integer root seed: the same generator state, the same figure data
+    from perfpriv._validate import check_root_seed
+
+    a = check_root_seed(np.random.default_rng(5))
+    assert a == check_root_seed(np.random.default_rng(5)) and a >= 0
+
+
+@pytest.mark.parametrize("cells", [{"q": None}, {"q": ["a"]}, {1: [0.5]}, {"q": [[0.1, 0.2], [0.3]]},
+                                   {"q": [True, False]}])
+def test_map_cells_refuses_cells_that_are_not_numeric_coordinates(cells):
+    from perfpriv.sweep import map_cells
+
+    def first(q, keys):
+        return q
+
+    with pytest.raises(TypeError, match=r"^cells"):
+        map_cells(first, cells)

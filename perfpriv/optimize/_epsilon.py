@@ -106,7 +106,7 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
 
 def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
                     clip_estimate=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
-                    behaviour=None, **policy):
+                    behaviour=None, on_cells=None, **policy):
     """ε in a grid minimizing the mean final-round squared error, by simulation.
 
     For each (q, r) cell, simulates the Bernoulli model for every ε of the
@@ -149,6 +149,9 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
         (default): the paper's users, ``Memoryless(q=q, r=r, rule=model)``.
         Exclusive with a non-default ``model``. Must be picklable for
         ``n_jobs`` > 1 (a module-level function or class, not a lambda).
+    on_cells : callable, optional
+        Called with the number of (distinct) cells of each chunk as it
+        finishes (progress, or a place where a caller may stop cleanly).
     **policy
         ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``, ``penalty``.
 
@@ -184,7 +187,8 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
                     n_jobs=n_jobs, progress=progress, description=f"epsilon* ({model})", epsilons=eps, T=T,
                     n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
-                    conventions=conventions, policy=policy, **({} if behaviour is None else {"behaviour": behaviour}))
+                    conventions=conventions, policy=policy, on_chunk=on_cells,
+                    **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
     settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=dict(policy),
                     clip_estimate=clip_estimate, seed=seed)

@@ -32,7 +32,7 @@ import re
 import matplotlib
 import matplotlib.pyplot as plt
 
-from .._validate import check_flag, check_int, check_probability, check_real
+from .._validate import check_flag, check_int, check_probability, check_real, check_root_seed
 
 __all__ = ["style", "new_figure", "show", "LayoutWarning", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
            "PIXEL_DENSITY", "COLUMN_WIDTH", "SYMBOLS", "math", "number", "assign", "params", "html"]
@@ -166,8 +166,12 @@ def check_settings(name, value):
 
 
 def check_seed(seed, name="seed"):
-    """None or an integer >= 0: the seed of a figure's first panel, panel k using ``seed + k``."""
-    return None if seed is None else check_int(name, seed, low=0)
+    """The seed of a figure's first panel, panel k using ``seed + k``: None or an int >= 0.
+
+    A ``SeedSequence`` or a ``Generator`` is accepted too (one integer is drawn from it,
+    :func:`perfpriv._validate.check_root_seed`).
+    """
+    return check_root_seed(seed, name=name)
 
 
 #: The name the widgets import (they import from ``perfpriv.plots`` only).
@@ -223,10 +227,15 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
     """
     from matplotlib.figure import Figure
 
+    rows_cols = []
     for name, value in (("nrows", nrows), ("ncols", ncols)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= MAX_PANELS:
+        if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be an integer from 1 to {MAX_PANELS}; got {value!r:.40}")
+        if not (_math.isfinite(value) and value == int(value) and 1 <= value <= MAX_PANELS):
             raise ValueError(f"{name} must be an integer from 1 to {MAX_PANELS} (no page shows more panels "
                              f"in a row or column); got {value!r:.40}")
+        rows_cols.append(int(value))   # an integral float (2.0) is that integer
+    nrows, ncols = rows_cols
     for name, value in (("width", width), ("height", height)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= 50:
             raise ValueError(f"{name} must be a panel size in inches, above 0 and at most 50; got {value!r:.40}")

@@ -324,7 +324,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     labels : sequence of str, optional
         Panel titles.
     bins : int
-        Histogram bins.
+        Histogram bins, 1 to 10000 (an integral float such as 10.0 is that integer).
 
     Returns
     -------
@@ -340,6 +340,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     if samples.ndim == 1:
         samples = samples[:, None]
     s = np.atleast_1d(check_real("s", s, low=0))
+    bins = check_int("bins", bins, low=1, high=10_000)
     if samples.ndim != 2:
         raise ValueError(f"samples must be an array (draws, k) of the statistic of k records; got shape "
                          f"{samples.shape}")
