@@ -50,6 +50,7 @@ from ._validate import (
     check_rng,
 )
 from .behaviour import Memoryless
+from .kernels import mechanisms as _mechanisms
 
 __all__ = [
     "clip",
@@ -424,6 +425,21 @@ class GaussianMean(engine.Mechanism):
         return self.statistic or "paper"
 
     # ---------------------------------------------------------- simulation
+    def kernel_draw(self):
+        """The compiled projected draw (:func:`perfpriv.kernels.mechanisms.gaussian_mean_round`), if used.
+
+        ``params = (tau, d, sigma2, exact, band_quantile)``; ``None`` for the records draw
+        (the engine then draws round by round).
+        """
+        if self.draw_method != "projected":
+            return None
+        return _mechanisms.GAUSSIAN_MEAN, projected.kernel_params(
+            tau=self.tau, d=self.d, sigma2=self._sigma2, statistic=self._statistic())
+
+    def kernel_levels(self, level):
+        """``(γ,)`` of every level."""
+        return np.asarray(level, dtype=float)[..., None]
+
     def draw_round(self, n, level, keys, live, t, need_error=True):
         if self.draw_method == "projected":
             err, leaked = projected.draw_rounds(n, level, keys, tau=self.tau, d=self.d, sigma2=self._sigma2,

@@ -49,20 +49,27 @@ bound, the law of a run differs from the records draw's by at most
 with probability below 6e−10).
 
 **Randomness and batching.** :func:`draw_rounds` simulates every (cell,
-level, trial) pair of a round at once. Each (cell, trial, round) has one
-key (``perfpriv._random``), shared by all levels: ξ is its ``"noise"``
-stream, S its ``"rest"`` stream, a_i the i-th number of its ``"along"``
-stream and h_i numbers i(d − 1) .. i(d − 1) + d − 2 of its ``"across"``
-stream. A pair with N users uses a_0..a_{N−1}, whatever the other pairs, so
-runs that differ in γ share their numbers record by record (common random
-numbers) and a pair gives the same result alone or in any batch. Sums run
-in record order, so that rounding does not depend on the batch either.
+level, trial) pair of a round at once, in compiled code
+(:mod:`perfpriv.kernels.gaussian_mean`, also the round of the engine's
+compiled loop: one implementation). Each (cell, trial, round) has one key
+(``perfpriv._random``), shared by all levels: ξ is its ``"noise"`` stream,
+S its ``"spread"`` stream, a_i the i-th number of its ``"along"`` stream
+(:meth:`perfpriv._random.Key.normal_ragged`'s numbers) and h_i numbers
+i(d − 1) .. i(d − 1) + d − 2 of its ``"across"`` stream; the error's h̄ is
+its ``"rest"`` stream divided by √N (its exact law N(0, I/N), drawn apart
+from the band's sum). A pair with N users uses a_0..a_{N−1}, whatever the
+other pairs, so runs that differ in γ share their numbers record by record
+(common random numbers) and a pair gives the same result alone or in any
+batch. Every sum has a fixed order that depends on the numbers summed only
+(ā in numpy's pairwise order, squared norms in two interleaved
+accumulators, the band's Σ h_i in fixed point), so that rounding does not
+depend on the batch either.
 
 **Cost.** One normal per record of the largest population of each (cell,
-trial), shared by its levels; when several levels share a population their
-sure leaks are counted by sorting the a's once and locating the roots
-(O(log N) per level); band records cost d − 1 normals each (typically a
-few percent of the records; more when γ is small and β decides many leaks).
+trial), shared by its levels; one comparison pass per level over its
+records; band records cost d − 1 normals each, drawn once for all the
+levels whose band holds them (typically a few percent of the records; more
+when γ is small and β decides many leaks).
 """
 
 from __future__ import annotations
@@ -75,9 +82,10 @@ from scipy import stats
 
 from . import _random, leakage
 from ._validate import check_choice, check_int, check_real
+from .kernels import gaussian_mean as _kernel
 
-__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "leak_thresholds", "draw_rounds",
-           "draw_round"]
+__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
+           "draw_rounds", "draw_round"]
 
 #: A skipped record would have leaked with probability below this (2⁻⁶⁴).
 SKIP_PROBABILITY = 2.0**-64
@@ -86,10 +94,8 @@ SKIP_PROBABILITY = 2.0**-64
 #: most this probability (and Σ is isotropic).
 CLIP_NEGLIGIBLE = 1e-12
 
-#: Pairs × records compared directly in one block (memory of the comparison matrices).
-_BLOCK = 2_000_000
-#: Groups whose largest population is shared by at least this many levels are sorted.
-_SORT_MIN_LEVELS = 4
+#: The hashes of the stream purposes of a round (:data:`perfpriv.kernels.gaussian_mean.PURPOSES`).
+_PURPOSE_HASHES = np.array([_random.purpose_hashes(name) for name in _kernel.PURPOSES], dtype=np.uint64)
 
 
 def band_quantile(d):
@@ -117,29 +123,35 @@ def _band_quantile(d):
     return 0.0 if d == 1 else float(stats.chi2.isf(SKIP_PROBABILITY, d - 1))
 
 
-def _parabola(eta_norm, n, gamma, d, sigma2, tau, statistic):
-    """k0 and k1 of θ(α) = k0 − α(α + k1) for arrays of rounds (module docstring)."""
-    with np.errstate(over="ignore"):  # ‖η‖² may overflow to inf (a Python float ** would raise)
-        eta_sq = np.square(np.asarray(eta_norm, dtype=float))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        A, B, C = leakage.llr_coefficients(eta_sq, n, gamma, d, statistic)
-        k0 = (tau - C) / A / sigma2
-        k1 = (B / A) * (eta_norm / math.sqrt(sigma2))
-        if not (np.all(np.isfinite(k0)) and np.all(np.isfinite(k1))):
-            # A, B or C over- or underflowed (γ near the ends of its range): the same ratios
-            # with γ² cancelled, B/A = 2(n − 1) for both statistics and (τ − C)/A =
-            # 2γ²(n − 1)²τ/n (paper) or 2γ²(n − 1)(τ − c) + (n − 1)‖η‖² (exact)
-            n1 = np.asarray(n, dtype=float) - 1.0
-            g2 = 2.0 * np.asarray(gamma, dtype=float) ** 2
-            if statistic == "paper":
-                k0_alt = g2 * (n1 * (n1 / (n1 + 1.0))) * tau / sigma2
-            else:
-                g = np.asarray(gamma, dtype=float)
-                inner = 2.0 * n1 * (tau - leakage.exact_llr_offset(n1 + 1.0, d)) + n1 * (eta_norm / g) ** 2
-                k0_alt = (inner * g) * g / sigma2
-            k0 = np.where(np.isfinite(k0), k0, k0_alt)
-            k1 = np.where(np.isfinite(k1), k1, 2.0 * n1 * (eta_norm / math.sqrt(sigma2)))
-    return k0, k1
+def kernel_params(*, tau, d, sigma2=1.0, statistic="paper"):
+    """The constants of the compiled round (:func:`perfpriv.kernels.gaussian_mean.group_round`).
+
+    Parameters
+    ----------
+    tau : float
+        Vulnerability threshold τ > 0.
+    d : int
+        Dimension d >= 1.
+    sigma2 : float
+        σ² of the isotropic covariance Σ = σ² I.
+    statistic : {"paper", "exact"}
+        Membership statistic (:mod:`perfpriv.leakage`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (5,)
+        ``(tau, d, sigma2, exact, band_quantile(d))`` with ``exact`` 1 for the exact statistic.
+
+    Examples
+    --------
+    >>> kernel_params(tau=0.02, d=12).round(2).tolist()
+    [0.02, 12.0, 1.0, 0.0, 117.63]
+    """
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    d = check_int("d", d, low=1)
+    sigma2 = check_real("sigma2", sigma2, low=0, low_open=True, scalar=True)
+    statistic = check_choice("statistic", statistic, leakage.STATISTICS)
+    return np.array([tau, d, sigma2, 1.0 if statistic == "exact" else 0.0, _band_quantile(d)])
 
 
 def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="paper"):
@@ -189,22 +201,9 @@ def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="pa
     d = check_int("d", d, low=1)
     sigma2 = check_real("sigma2", sigma2, low=0, low_open=True, scalar=True)
     statistic = check_choice("statistic", statistic, leakage.STATISTICS)
-    k0, k1 = _parabola(eta_norm, alpha.size, gamma, d, sigma2, tau, statistic)
+    k0, k1 = _kernel.parabola(eta_norm, alpha.size, gamma, d, sigma2, tau, statistic == "exact")
     with np.errstate(over="ignore", invalid="ignore"):
         return k0 - alpha * (alpha + k1)
-
-
-def _roots(k0, k1):
-    """Roots x1 <= x2 of x² + k1 x − k0 = 0 where they are real (else NaN), stably."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        disc = k1 * k1 + 4.0 * k0
-        real = disc > 0
-        sq = np.sqrt(np.where(real, disc, 0.0))
-        qv = -0.5 * (k1 + np.where(k1 >= 0, sq, -sq))
-        other = np.where(qv != 0, -k0 / np.where(qv != 0, qv, 1.0), -qv)
-        x1 = np.minimum(qv, other)
-        x2 = np.maximum(qv, other)
-    return np.where(real, x1, np.nan), np.where(real, x2, np.nan), real
 
 
 def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=None):
@@ -257,15 +256,19 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     leaked = np.zeros(nn.size, dtype=np.int64)
     pairs = np.flatnonzero(lv)
     if pairs.size:
-        # the groups with a live pair, in order, and each pair's rank among them (np.unique's
-        # result, from a presence mask instead of a sort)
+        # the groups with a live pair, in order, and each pair's rank among them (a presence mask)
         gid_live = gid_full[pairs]
         present = np.zeros(flat_a.size, bool)
         present[gid_live] = True
         groups = np.flatnonzero(present)
         gid = gid_live if groups.size == flat_a.size else (np.cumsum(present) - 1)[gid_live]
-        gkeys = _random.Key(flat_a[groups], flat_b[groups])
-        e, k = _draw_pairs(nn[pairs], gg[pairs], gid, gkeys, tau, d, sigma2, statistic)
+        e = np.empty(pairs.size)
+        k = np.empty(pairs.size, dtype=np.int64)
+        _kernel.draw_groups(kernel_params(tau=tau, d=d, sigma2=sigma2, statistic=statistic),
+                            np.ascontiguousarray(gg[pairs]), np.ascontiguousarray(nn[pairs]),
+                            np.ascontiguousarray(gid, dtype=np.int64),
+                            np.ascontiguousarray(flat_a[groups]), np.ascontiguousarray(flat_b[groups]),
+                            _PURPOSE_HASHES, e, k)
         err[pairs], leaked[pairs] = e, k
     return err.reshape(shape), leaked.reshape(shape)
 
@@ -301,263 +304,3 @@ def draw_round(n, gamma, *, tau, d, sigma2=1.0, statistic="paper", seed=None):
     statistic = check_choice("statistic", statistic, leakage.STATISTICS)
     e, k = draw_rounds(n, gamma, _random.root_key(seed), tau=tau, d=d, sigma2=sigma2, statistic=statistic)
     return float(e), int(k)
-
-
-def _draw_pairs(n, gamma, gid, gkeys, tau, d, sigma2, statistic):
-    """The projected draw of live pairs (n >= 1) grouped by key ``gid`` (module docstring)."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _draw_pairs_core(n, gamma, gid, gkeys, tau, d, sigma2, statistic)
-
-
-def _draw_pairs_core(n, gamma, gid, gkeys, tau, d, sigma2, statistic):
-    G = gkeys.shape[0]
-    P = n.size
-    sigma = math.sqrt(sigma2)
-    # --- the group's randomness: ξ, the rest vector, the a's (prefix of its largest population)
-    n_max = np.zeros(G, dtype=np.int64)
-    np.maximum.at(n_max, gid, n)
-    xi = gkeys.child("noise").normal(d)                       # (G, d)
-    xi_norm = np.sqrt(np.einsum("gi,gi->g", xi, xi))
-    rest = gkeys.child("rest").normal(d - 1) if d > 1 else np.zeros((G, 0))
-    a_flat = gkeys.child("along").normal_ragged(n_max)
-    start = np.cumsum(n_max) - n_max                          # group offsets in a_flat
-    # --- ā of every pair: a sequential sum of the group's first N numbers
-    abar = _prefix_means(a_flat, start, n_max, gid, n)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        eta_norm = gamma * xi_norm[gid] / np.sqrt(n)
-    lone = n == 1
-    multi = ~lone
-    nm = np.where(multi, n, 2)
-    k0, k1 = _parabola(eta_norm, nm, gamma, d, sigma2, tau, statistic)
-    r1, r2, has_roots = _roots(k0, k1)
-    all_leak = multi & ~has_roots
-    t_n = (1.0 - 1.0 / nm) * _band_quantile(d)
-    s1, s2, has_inner = _roots(k0 - t_n, k1)
-    if d == 1:
-        has_inner = np.ones(P, bool)
-        s1, s2 = r1, r2
-    # a-space interval ends: sure leaks a <= lo1 or a >= hi1; the band (lo1, hi1) minus the open
-    # interior (lo2, hi2) -- NaN ends (no interior) make the interior empty
-    lo1, hi1 = abar + r1, abar + r2
-    lo2 = np.where(has_inner, abar + s1, np.nan)
-    hi2 = np.where(has_inner, abar + s2, np.nan)
-    work = np.flatnonzero(multi & has_roots)
-    sure = np.zeros(P, dtype=np.int64)
-    band_pair = np.zeros(0, dtype=np.int64)
-    band_rec = np.zeros(0, dtype=np.int64)
-    if work.size:
-        sure_w, bp, br = _classify(work, gid, n, a_flat, start, n_max, lo1, hi1, lo2, hi2, d)
-        sure[work] = sure_w
-        band_pair, band_rec = bp, br
-    leaked = np.where(lone, 1, np.where(all_leak, n, sure))
-    if band_pair.size and d > 1:
-        leaked += _band_leaks(band_pair, band_rec, gid, n, gkeys, a_flat, start, abar, k0, k1, d)
-    # the error: ḡ along ξ̂ is ā, across it h̄ = rest/√N, independent of every deviation
-    hbar_sq = np.einsum("gi,gi->g", rest, rest)[gid] / n if d > 1 else np.zeros(P)
-    with np.errstate(over="ignore", invalid="ignore"):
-        along = abar + eta_norm / sigma
-        err = along * along + hbar_sq
-    return err, leaked
-
-
-#: Fixed-point scale of the band sums: integer sums are exact, so they do not depend on order.
-_FIX = 2.0**40
-
-
-def _band_leaks(band_pair, band_rec, gid, n, gkeys, a_flat, start, abar, k0, k1, d):
-    """Leaks among the band records of every pair (module docstring, "the band").
-
-    β_i = ‖g_i − ḡ‖² are the squared deviations across ξ̂: g_i (d − 1
-    normals of the ``"across"`` stream at record i, shared by every pair of
-    the group) for the band's m records, and ḡ = (Σ_band g_i + S)/N with
-    S = √(N − m) · (the ``"spread"`` vector) standing for the other N − m
-    records. Σ_band g_i is summed in fixed point (exact, order-free). A
-    record with β_i > θ_i leaks; β_i is bracketed by (‖g_i‖ ∓ ‖ḡ‖)², so the
-    inner product is computed only where θ_i falls inside the bracket.
-    """
-    P = n.size
-    # records of each group that are in some pair's band, drawn once (a mask over the
-    # group-major record numbering: no sort)
-    flat_rec = start[gid[band_pair]] + band_rec
-    total = int(flat_rec.max()) + 1
-    in_union = np.zeros(total, bool)
-    in_union[flat_rec] = True
-    uniq = np.flatnonzero(in_union)
-    row = (np.cumsum(in_union) - 1)[flat_rec]
-    ugrp = np.searchsorted(start, uniq, side="right") - 1
-    urec = uniq - start[ugrp]
-    g = gkeys.child("across")[ugrp].normal_records(urec, d - 1)                    # (U, d-1)
-    g_sq = np.einsum("ij,ij->i", g, g)
-    g_fix = np.rint(g * _FIX).astype(np.int64)
-    # entries come grouped by pair (contiguous runs), which is all reduceat needs; one coordinate at
-    # a time, because a 1-D reduceat is ~4x faster than one down the columns of (entries, d - 1)
-    # (integer sums are exact: the grouping moves no number)
-    cuts = np.flatnonzero(np.r_[True, band_pair[1:] != band_pair[:-1]])
-    owners = band_pair[cuts]
-    m = np.diff(np.r_[cuts, band_pair.size])
-    sums = np.empty((cuts.size, d - 1))
-    for j in range(d - 1):
-        sums[:, j] = np.add.reduceat(g_fix[:, j].take(row), cuts)
-    sums /= _FIX
-    spread = gkeys.child("spread").normal(d - 1)[gid[owners]]
-    gbar = (sums + spread * np.sqrt(np.maximum(n[owners] - m, 0))[:, None]) / n[owners][:, None]
-    gbar_norm = np.sqrt(np.einsum("ij,ij->i", gbar, gbar))
-    entry_owner = np.repeat(np.arange(owners.size), m)
-    alpha = a_flat[start[gid[band_pair]] + band_rec] - abar[band_pair]
-    with np.errstate(over="ignore", invalid="ignore"):
-        theta = k0[band_pair] - alpha * (alpha + k1[band_pair])
-    norm = np.sqrt(g_sq[row])
-    gb = gbar_norm[entry_owner]
-    low, high = (norm - gb) ** 2, (norm + gb) ** 2
-    leak = theta < low
-    doubt = np.flatnonzero((theta >= low) & (theta < high))
-    if doubt.size:
-        dev = g[row[doubt]] - gbar[entry_owner[doubt]]
-        leak[doubt] = np.einsum("ij,ij->i", dev, dev) > theta[doubt]
-    return np.bincount(band_pair, weights=leak, minlength=P).astype(np.int64)
-
-
-def _prefix_means(a_flat, start, n_max, gid, n):
-    """ā = (a_0 + ... + a_{N−1})/N of every pair.
-
-    Each sum is numpy's reduction of the slice a[start, start + N) of the
-    pair's group (``np.add.reduceat`` on interleaved bounds): its rounding
-    depends on those N numbers only, never on the other pairs or groups of
-    the batch.
-    """
-    s = start[gid]
-    bounds = np.empty(2 * n.size, dtype=np.int64)
-    bounds[0::2] = s
-    bounds[1::2] = s + n
-    if bounds.max() >= a_flat.size:      # reduceat needs indices inside the array
-        padded = np.concatenate([a_flat, [0.0]])
-        sums = np.add.reduceat(padded, bounds)[0::2]
-    else:
-        sums = np.add.reduceat(a_flat, bounds)[0::2]
-    return sums / n
-
-
-def _classify(work, gid, n, a_flat, start, n_max, lo1, hi1, lo2, hi2, d):
-    """Sure leaks of every working pair and its band records (pair, record index).
-
-    Pairs whose population is the largest of their group and shared by at
-    least :data:`_SORT_MIN_LEVELS` pairs are counted on the sorted a's;
-    the others by direct comparison, in blocks. Both use the same
-    predicates, so they agree exactly.
-    """
-    sure = np.zeros(work.size, dtype=np.int64)
-    bp_parts, br_parts = [], []
-    g = gid[work]
-    full = n[work] == n_max[g]
-    counts = np.bincount(g[full], minlength=n_max.size)
-    sorted_mask = full & (counts[g] >= _SORT_MIN_LEVELS)
-    idx_sorted = np.flatnonzero(sorted_mask)
-    idx_direct = np.flatnonzero(~sorted_mask)
-    if idx_sorted.size:
-        s, bp, br = _classify_sorted(work[idx_sorted], gid, n, a_flat, start, n_max, lo1, hi1, lo2, hi2, d)
-        sure[idx_sorted] = s
-        bp_parts.append(bp)
-        br_parts.append(br)
-    if idx_direct.size:
-        s, bp, br = _classify_direct(work[idx_direct], gid, n, a_flat, start, lo1, hi1, lo2, hi2, d)
-        sure[idx_direct] = s
-        bp_parts.append(bp)
-        br_parts.append(br)
-    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
-    return sure, cat(bp_parts), cat(br_parts)
-
-
-def _predicates(a, lo1, hi1, lo2, hi2, d):
-    """(sure leak, band) of records with values ``a`` against interval ends (broadcast).
-
-    Sure leak: a <= lo1 or a >= hi1 (θ <= 0). Band: lo1 < a < hi1 outside the
-    open interior (lo2, hi2), which is empty when its ends are NaN. For d = 1
-    a record leaks iff θ < 0 (a < lo1 or a > hi1) and there is no band.
-    """
-    if d == 1:
-        return (a < lo1) | (a > hi1), np.zeros(np.broadcast_shapes(np.shape(a), np.shape(lo1)), bool)
-    sure = (a <= lo1) | (a >= hi1)
-    band = (a > lo1) & (a < hi1) & ~((a > lo2) & (a < hi2))
-    return sure, band
-
-
-def _classify_direct(pairs, gid, n, a_flat, start, lo1, hi1, lo2, hi2, d):
-    """Direct comparison of every record of every pair: the records of pair p are the
-    segment a[start_g, start_g + N_p) of its group; segments are laid end to end (no padding),
-    in blocks of about ``_BLOCK`` records."""
-    sure = np.zeros(pairs.size, dtype=np.int64)
-    bp_parts, br_parts = [], []
-    interval_ends = np.stack([lo1, hi1, lo2, hi2])
-    lengths = n[pairs]
-    ends = np.cumsum(lengths)
-    i = 0
-    P = pairs.size
-    while i < P:
-        j = int(np.searchsorted(ends, (ends[i - 1] if i else 0) + _BLOCK, side="right"))
-        j = max(j, i + 1)
-        p = pairs[i:j]
-        ln = lengths[i:j]
-        seg_start = start[gid[p]]
-        offsets = np.cumsum(ln) - ln
-        total = int(ln.sum())
-        contiguous = np.all(seg_start[1:] == seg_start[:-1] + ln[:-1]) if p.size > 1 else True
-        if contiguous:                       # whole groups in order: the segments are a slice
-            a = a_flat[seg_start[0]:seg_start[0] + total]
-        else:
-            idx = np.arange(total, dtype=np.int64) + np.repeat(seg_start - offsets, ln)
-            a = a_flat[idx]
-        # the four interval ends of each record's pair, repeated in one call (4x faster than four)
-        s_mask, b_mask = _predicates(a, *np.repeat(interval_ends[:, p], ln, axis=1), d)
-        sure[i:j] = np.add.reduceat(s_mask, offsets) if total else 0
-        pos = np.flatnonzero(b_mask)
-        if pos.size:
-            owner = np.searchsorted(offsets, pos, side="right") - 1
-            bp_parts.append(p[owner])
-            br_parts.append((pos - offsets[owner]).astype(np.int64))
-        i = j
-    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
-    return sure, cat(bp_parts), cat(br_parts)
-
-
-def _classify_sorted(pairs, gid, n, a_flat, start, n_max, lo1, hi1, lo2, hi2, d):
-    """Pairs that use their group's whole prefix: locate the interval ends in the sorted a's."""
-    sure = np.zeros(pairs.size, dtype=np.int64)
-    bp_parts, br_parts = [], []
-    groups = np.unique(gid[pairs])
-    for g in groups:
-        sel = np.flatnonzero(gid[pairs] == g)
-        p = pairs[sel]
-        N = int(n_max[g])
-        a = a_flat[start[g]:start[g] + N]
-        # numpy's default (introsort, SIMD where the CPU has it: ~6x faster than "stable" at N = 20 000).
-        # Ties are ordered arbitrarily, which moves no result: a pair's band is a value range, so ties
-        # fall on the same side of each end, and its records are only counted and summed in fixed point.
-        order = np.argsort(a)
-        vals = a[order]
-        if d == 1:
-            below = np.searchsorted(vals, lo1[p], side="left")       # a < lo1
-            above = N - np.searchsorted(vals, hi1[p], side="right")  # a > hi1
-            sure[sel] = below + above
-            continue
-        i_lo1 = np.searchsorted(vals, lo1[p], side="right")          # a > lo1 from here
-        i_hi1 = np.searchsorted(vals, hi1[p], side="left")           # a >= hi1 from here
-        sure[sel] = i_lo1 + (N - i_hi1)
-        inner = ~np.isnan(lo2[p])
-        # band: [i_lo1, j_lo2) (lo1 < a <= lo2) and [k_hi2, i_hi1) (hi2 <= a < hi1); without an
-        # interior the whole [i_lo1, i_hi1)
-        j_lo2 = np.where(inner, np.searchsorted(vals, np.where(inner, lo2[p], 0.0), side="right"), i_hi1)
-        k_hi2 = np.where(inner, np.searchsorted(vals, np.where(inner, hi2[p], 0.0), side="left"), i_hi1)
-        first = np.maximum(j_lo2 - i_lo1, 0)
-        second = np.maximum(i_hi1 - np.maximum(k_hi2, j_lo2), 0)
-        total = first + second
-        if total.sum() == 0:
-            continue
-        owner = np.repeat(np.arange(p.size), total)
-        offs = np.cumsum(total) - total
-        k = np.arange(int(total.sum())) - np.repeat(offs, total)
-        in_first = k < first[owner]
-        pos = np.where(in_first, i_lo1[owner] + k, np.maximum(k_hi2, j_lo2)[owner] + (k - first[owner]))
-        bp_parts.append(p[owner])
-        br_parts.append(order[pos].astype(np.int64))
-    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
-    return sure, cat(bp_parts), cat(br_parts)

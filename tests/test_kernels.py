@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfpriv import _random, behaviour, bernoulli, engine
-from perfpriv.kernels import behaviours, mechanisms, samplers, streams
+from perfpriv import _random, behaviour, bernoulli, engine, gaussian
+from perfpriv.kernels import behaviours, gaussian_mean, mechanisms, samplers, streams
 
 MASK = (1 << 64) - 1
 
@@ -121,7 +121,78 @@ def test_the_dying_case_dies_so_that_the_stop_branch_is_exercised():
 
 
 def test_every_compiled_kind_names_its_purposes_and_details():
-    assert set(mechanisms.PURPOSES) == set(mechanisms.DETAILS) == {mechanisms.RANDOMIZED_RESPONSE}
+    assert set(mechanisms.PURPOSES) == set(mechanisms.DETAILS) == {mechanisms.RANDOMIZED_RESPONSE,
+                                                                   mechanisms.GAUSSIAN_MEAN}
     assert set(behaviours.PURPOSES) == {behaviours.MEMORYLESS}
     kind, params = behaviour.Memoryless(q=[0.1, 0.2], r=0.5).kernel_step()
     assert kind == behaviours.MEMORYLESS and params.tolist() == [[0.1, 0.5, 1.0], [0.2, 0.5, 1.0]]
+
+
+# ------------------------------------------------------------------ Algorithm 1's round (gaussian_mean)
+def test_the_along_normals_are_the_ragged_normals_of_the_key_head_and_ziggurat_tail():
+    keys = _random.root_key(7).child(np.arange(4))
+    counts = np.array([10, 256, 257, 60000])     # the tail holds ziggurat rejections and its idx-0 tail
+    ref = keys.normal_ragged(counts)
+    offsets = np.cumsum(counts) - counts
+    for j in range(4):
+        out = np.empty(counts[j])
+        gaussian_mean.along_normals(keys.a[j], keys.b[j], counts[j], out)
+        assert np.array_equal(out, ref[offsets[j]:offsets[j] + counts[j]])
+
+
+def test_the_tail_generator_is_numpys_pcg64_bit_for_bit():
+    key = _random.root_key(3)
+    a, b = int(key.a), int(key.b)
+    gen = _random._tail_generator(a, b)
+    ta, tb = int(gaussian_mean.TAIL_A), int(gaussian_mean.TAIL_B)
+    state = np.array([_mix64(a ^ ta), _mix64(b ^ tb), _mix64((b + ta) & MASK), _mix64((a + tb) & MASK) | 1],
+                     dtype=np.uint64)
+    expected = gen.integers(0, 2**64, size=1000, dtype=np.uint64, endpoint=False)
+    got = np.array([gaussian_mean._pcg_next(state) for _ in range(1000)], dtype=np.uint64)
+    assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 128, 129, 130, 257, 1000, 4097, 20000, 131073])
+def test_the_mean_sums_in_numpys_pairwise_order(n):
+    x = np.random.default_rng(n).standard_normal(n + 5)
+    assert gaussian_mean.pairwise_sum(x, 3, n) == np.add.reduceat(x, [3, 3 + n])[0]
+
+
+@pytest.mark.parametrize("width", [1, 2, 5, 6, 8, 9, 11, 12, 17, 33])
+def test_squared_norms_sum_in_the_order_of_einsum(width):
+    rows = np.random.default_rng(width).standard_normal((200, width))
+    expected = np.einsum("ij,ij->i", rows, rows)
+    assert all(gaussian_mean.sum_squares(rows[i], 0, width) == expected[i] for i in range(200))
+
+
+GAUSSIAN_CASES = {
+    "grid, paper": (gaussian.GaussianMean(np.geomspace(0.2, 20, 7), tau=0.02, d=12, R=10.0),
+                    behaviour.Memoryless(q=0.3, r=0.6), dict(T=8, n0=600, trials=3, seed=1)),
+    "authors, dying": (gaussian.GaussianMean([0.2, 1.0], tau=0.02, d=12, R=10.0),
+                       behaviour.Memoryless(q=0.99, r=0.01), dict(T=20, n0=30, trials=4, seed=3,
+                                                                  conventions="authors")),
+    "cells, exact, d = 2": (gaussian.GaussianMean([0.3, 1.0, 5.0], tau=0.01, d=2, R=10.0, statistic="exact"),
+                            behaviour.Memoryless(q=np.array([[0.1], [0.9]]), r=0.5), dict(T=6, n0=300, trials=2,
+                                                                                           seed=2)),
+    "d = 1, schedule, final": (gaussian.GaussianMean(engine.Schedule(np.linspace(0.3, 5, 6)), tau=0.1, d=1, R=10.0),
+                               behaviour.Memoryless(q=0.3, r=0.6), dict(T=6, n0=400, trials=3, seed=4,
+                                                                        record="final")),
+    "sigma2, extreme gammas, no cap": (gaussian.GaussianMean([1e-100, 0.5, 1e100], tau=0.02, d=4, R=100.0,
+                                                             Sigma=4 * np.eye(4)),
+                                       behaviour.Memoryless(q=0.3, r=0.6), dict(T=5, n0=200, trials=2, seed=5,
+                                                                                cap=None)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GAUSSIAN_CASES))
+def test_the_compiled_gaussian_loop_equals_the_round_by_round_loop_bit_for_bit(case, monkeypatch):
+    mech, users, kwargs = GAUSSIAN_CASES[case]
+    assert mech.kernel_draw() is not None
+    compiled = engine.simulate(mech, users, **kwargs)
+    reference = _round_by_round(monkeypatch, mech, users, **kwargs)
+    for name in ("population", "sq_error", "leaked", "alive"):
+        assert np.array_equal(getattr(compiled, name), getattr(reference, name)), name
+
+
+def test_the_records_draw_has_no_compiled_round_yet():
+    assert gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0, draw="records").kernel_draw() is None

@@ -14,21 +14,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import gaussian_mean
 from .samplers import binomial
 from .streams import child_hashed, stream_increment, uniform
 
-__all__ = ["RANDOMIZED_RESPONSE", "PURPOSES", "DETAILS", "randomized_response_draw", "randomized_response_round",
-           "mechanism_round"]
+__all__ = ["RANDOMIZED_RESPONSE", "GAUSSIAN_MEAN", "PURPOSES", "DETAILS", "randomized_response_draw",
+           "randomized_response_round", "gaussian_mean_round", "mechanism_round"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 #: Kind of mechanism: randomized response (:class:`perfpriv.bernoulli.RandomizedResponse`).
 RANDOMIZED_RESPONSE = 0
 
+#: Kind of mechanism: Algorithm 1's projected draw (:class:`perfpriv.gaussian.GaussianMean`).
+GAUSSIAN_MEAN = 1
+
 #: The stream purposes each mechanism kind draws from, in the order of its ``purposes`` rows.
-PURPOSES = {RANDOMIZED_RESPONSE: ("leaks", "truth", "kept-ones", "flipped-ones")}
+PURPOSES = {RANDOMIZED_RESPONSE: ("leaks", "truth", "kept-ones", "flipped-ones"),
+            GAUSSIAN_MEAN: gaussian_mean.PURPOSES}
 #: The details each mechanism kind reports per round, in the order of its ``details`` columns.
-DETAILS = {RANDOMIZED_RESPONSE: ("estimate", "truth")}
+DETAILS = {RANDOMIZED_RESPONSE: ("estimate", "truth"), GAUSSIAN_MEAN: ()}
 
 
 @njit(**_JIT)
@@ -93,6 +98,17 @@ def randomized_response_round(params, levels, users, a, b, purposes, need_error,
 
 
 @njit(**_JIT)
+def gaussian_mean_round(params, levels, users, a, b, purposes, need_error, err, leaked):
+    """Algorithm 1's projected draw for every level of a group (:func:`perfpriv.kernels.gaussian_mean.group_round`).
+
+    ``params = (tau, d, sigma2, exact, band_quantile)``; ``levels[:, 0]`` holds each level's γ.
+    The levels share ξ and the along-normals of the largest live population, and the
+    across-normals of every record in some level's band are drawn once.
+    """
+    gaussian_mean.group_round(params, levels[:, 0], users, a, b, purposes, need_error, err, leaked)
+
+
+@njit(**_JIT)
 def mechanism_round(kind, params, levels, users, a, b, purposes, need_error, err, leaked, details):
     """The releases of one round for every level of a group, by the mechanism of ``kind``.
 
@@ -117,3 +133,5 @@ def mechanism_round(kind, params, levels, users, a, b, purposes, need_error, err
     """
     if kind == RANDOMIZED_RESPONSE:
         randomized_response_round(params, levels, users, a, b, purposes, need_error, err, leaked, details)
+    elif kind == GAUSSIAN_MEAN:
+        gaussian_mean_round(params, levels, users, a, b, purposes, need_error, err, leaked)

@@ -1,0 +1,547 @@
+"""Algorithm 1's round, compiled: the projected draw of every level of a (cell, trial) group.
+
+The construction, its exactness and its costs are those of
+:mod:`perfpriv.projected` (read its docstring first); this module is its one
+implementation. A group's levels share the round key (common random
+numbers), so :func:`group_round` draws what they share once -- the noise
+direction ξ, the along-normals a_0 .. a_{n_max − 1} of the largest live
+population, the d − 1 across-normals of every record that lies in some
+level's band -- and then evaluates every level: its mean ā, the parabola
+θ(α) = k0 − α(α + k1), the sure leaks, and the band records' β.
+
+**Stream positions.** Every number is a pure function of (key, position):
+ξ is numbers 0 .. d − 1 of the ``"noise"`` stream, the error's h̄ numbers
+0 .. d − 2 of ``"rest"``, the band's S numbers 0 .. d − 2 of ``"spread"``,
+record i's across-normals numbers i(d − 1) .. i(d − 1) + d − 2 of
+``"across"``, and a_i number i of ``"along"``: hash-based (``ndtri`` of the
+keyed uniform) for i < :data:`HEAD`, beyond it numpy's ziggurat on a PCG64
+generator whose state is the key's words, mixed (:func:`along_normals`
+reimplements both exactly, so these are the numbers of
+:meth:`perfpriv._random.Key.normal_ragged`).
+
+**Summation order.** Every sum has a fixed order that depends only on the
+numbers summed, never on the batch: ā = (a_0 + ... + a_{N−1})/N is numpy's
+pairwise summation (:func:`pairwise_sum`, as ``np.add.reduceat``), a squared
+norm ‖x‖² is two interleaved sequential accumulators (:func:`sum_squares`,
+as ``np.einsum`` on numpy's baseline SIMD), and the band's Σ h_i is summed in
+fixed point (exact, so order-free). These are the orders of the vectorized
+numpy code this module replaced, so the numbers did not move.
+
+No Python object is used inside: scalars, arrays and the stream functions of
+:mod:`perfpriv.kernels.streams`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
+
+from .streams import child_hashed, mix64, ndtri, stream_increment, uniform
+
+__all__ = ["HEAD", "PURPOSES", "along_normals", "pairwise_sum", "sum_squares", "parabola", "roots",
+           "group_round", "draw_groups"]
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
+_U = np.uint64
+
+#: Positions of a stream drawn by the counter hash; beyond, the keyed PCG64 ziggurat
+#: (:data:`perfpriv._random.HEAD`, the same value).
+HEAD = 256
+#: The stream purposes of a group's round, in the order of its ``purposes`` rows.
+PURPOSES = ("noise", "rest", "along", "across", "spread")
+#: Fixed-point scale of the band sums (integer sums are exact: order-free).
+FIX = 2.0**40
+
+# the words that seed the PCG64 generator of a stream's tail (perfpriv._random._tail_generator)
+TAIL_A = _U(0xD1B54A32D192ED03)
+TAIL_B = _U(0xABC98388FB8FAC03)
+# PCG64's 128-bit multiplier, high and low words
+PCG_MULT_HI = _U(0x2360ED051FC65DA4)
+PCG_MULT_LO = _U(0x4385DF649FCCF645)
+MASK32 = _U(0xFFFFFFFF)
+S32, S58, S64M = _U(32), _U(58), _U(63)
+ZIG_KI = ki_double.copy()
+ZIG_WI = wi_double.copy()
+ZIG_FI = fi_double.copy()
+ZIG_R = float(ziggurat_nor_r)
+ZIG_INV_R = float(ziggurat_nor_inv_r)
+TWO_M53 = 1.0 / 9007199254740992.0
+
+
+# ------------------------------------------------------------------ the tail generator (numpy's PCG64)
+@njit(**_JIT)
+def _mul64(x, y):
+    """The 128-bit product of two uint64 words as (high, low)."""
+    x0, x1 = x & MASK32, x >> S32
+    y0, y1 = y & MASK32, y >> S32
+    p00, p01, p10, p11 = x0 * y0, x0 * y1, x1 * y0, x1 * y1
+    mid = (p00 >> S32) + (p01 & MASK32) + (p10 & MASK32)
+    hi = p11 + (p01 >> S32) + (p10 >> S32) + (mid >> S32)
+    return hi, x * y
+
+
+@njit(**_JIT)
+def _pcg_next(state):
+    """Advance PCG64 (numpy's ``PCG64``: 128-bit LCG, XSL-RR output); ``state`` = [s_hi, s_lo, i_hi, i_lo]."""
+    s_hi, s_lo = state[0], state[1]
+    hi, lo = _mul64(s_lo, PCG_MULT_LO)
+    hi = hi + s_lo * PCG_MULT_HI + s_hi * PCG_MULT_LO
+    lo2 = lo + state[3]
+    carry = _U(1) if lo2 < lo else _U(0)
+    hi = hi + state[2] + carry
+    state[0], state[1] = hi, lo2
+    x = hi ^ lo2
+    rot = hi >> S58
+    return (x >> rot) | (x << ((_U(64) - rot) & S64M))
+
+
+@njit(**_JIT)
+def _pcg_double(state):
+    return np.float64(_pcg_next(state) >> _U(11)) * TWO_M53
+
+
+@njit(**_JIT)
+def _ziggurat_normal(state):
+    """numpy's ``random_standard_normal`` (the ziggurat of ``Generator.standard_normal``) on ``state``."""
+    while True:
+        r = _pcg_next(state)
+        idx = np.int64(r & _U(0xFF))
+        r >>= _U(8)
+        sign = r & _U(1)
+        rabs = (r >> _U(1)) & _U(0x000FFFFFFFFFFFFF)
+        x = np.float64(rabs) * ZIG_WI[idx]
+        if sign & _U(1):
+            x = -x
+        if rabs < ZIG_KI[idx]:
+            return x
+        if idx == 0:
+            while True:
+                xx = -ZIG_INV_R * np.log1p(-_pcg_double(state))
+                yy = -np.log1p(-_pcg_double(state))
+                if yy + yy > xx * xx:
+                    if (rabs >> _U(8)) & _U(1):
+                        return -(ZIG_R + xx)
+                    return ZIG_R + xx
+        else:
+            if (ZIG_FI[idx - 1] - ZIG_FI[idx]) * _pcg_double(state) + ZIG_FI[idx] < np.exp(-0.5 * x * x):
+                return x
+
+
+@njit(**_JIT)
+def along_normals(a, b, n, out):
+    """Numbers 0 .. n − 1 of the stream of key (a, b) into ``out[:n]`` (:meth:`Key.normal_ragged`'s numbers).
+
+    Positions below :data:`HEAD` are ``ndtri`` of the keyed uniforms; the
+    rest are numpy's ziggurat normals of a PCG64 generator with state
+    ``mix64(a ^ TAIL_A)·2⁶⁴ + mix64(b ^ TAIL_B)`` and increment
+    ``(mix64(b + TAIL_A)·2⁶⁴ + mix64(a + TAIL_B)) | 1`` (bit for bit the
+    numbers of ``numpy.random.Generator(PCG64)`` with that state).
+    """
+    gamma = stream_increment(b)
+    head = min(n, HEAD)
+    for i in range(head):
+        out[i] = ndtri(uniform(a, gamma, i))
+    if n > HEAD:
+        state = np.empty(4, dtype=np.uint64)
+        state[0] = mix64(a ^ TAIL_A)
+        state[1] = mix64(b ^ TAIL_B)
+        state[2] = mix64(b + TAIL_A)
+        state[3] = mix64(a + TAIL_B) | _U(1)
+        for i in range(HEAD, n):
+            out[i] = _ziggurat_normal(state)
+
+
+# ------------------------------------------------------------------ sums in a fixed order
+@njit(**_JIT)
+def _pairwise_block(x, lo, n):
+    """numpy's pairwise summation of ``x[lo:lo + n]`` for n <= 128 (eight accumulators)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += x[lo + i]
+        return res
+    r0, r1, r2, r3 = x[lo], x[lo + 1], x[lo + 2], x[lo + 3]
+    r4, r5, r6, r7 = x[lo + 4], x[lo + 5], x[lo + 6], x[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += x[lo + i]
+        r1 += x[lo + i + 1]
+        r2 += x[lo + i + 2]
+        r3 += x[lo + i + 3]
+        r4 += x[lo + i + 4]
+        r5 += x[lo + i + 5]
+        r6 += x[lo + i + 6]
+        r7 += x[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += x[lo + i]
+        i += 1
+    return res
+
+
+@njit(**_JIT)
+def pairwise_sum(x, lo, n):
+    """x[lo] + ... + x[lo + n − 1] in numpy's pairwise order (that of ``np.add.reduceat`` on the slice).
+
+    ``reduceat`` starts from the first element and adds the pairwise sum of
+    the others: blocks of at most 128 numbers with eight accumulators, split
+    in halves (rounded down to a multiple of 8) above that.
+    """
+    if n <= 0:
+        return 0.0
+    rest = n - 1
+    if rest <= 128:
+        return x[lo] + _pairwise_block(x, lo + 1, rest)
+    # the recursion of numpy's pairwise sum, unrolled with an explicit stack of (start, length, partial)
+    stack_lo = np.empty(64, dtype=np.int64)
+    stack_n = np.empty(64, dtype=np.int64)
+    depth = 0
+    vals = np.empty(64)
+    state = np.zeros(64, dtype=np.int64)   # 0: left half pending, 1: right half pending
+    stack_lo[0], stack_n[0], state[0] = lo + 1, rest, 0
+    result = 0.0
+    while depth >= 0:
+        s, m = stack_lo[depth], stack_n[depth]
+        if m <= 128:
+            v = _pairwise_block(x, s, m)
+            depth -= 1
+            # hand v to the parent
+            while depth >= 0:
+                if state[depth] == 0:
+                    vals[depth] = v
+                    state[depth] = 1
+                    half = stack_n[depth] // 2
+                    half -= half % 8
+                    stack_lo[depth + 1] = stack_lo[depth] + half
+                    stack_n[depth + 1] = stack_n[depth] - half
+                    state[depth + 1] = 0
+                    depth += 1
+                    break
+                v = vals[depth] + v
+                depth -= 1
+            if depth < 0:
+                result = v
+        else:
+            half = m // 2
+            half -= half % 8
+            stack_lo[depth + 1] = s
+            stack_n[depth + 1] = half
+            state[depth + 1] = 0
+            depth += 1
+    return x[lo] + result
+
+
+@njit(**_JIT)
+def sum_squares(x, lo, n):
+    """x[lo]² + ... + x[lo + n − 1]² in the order of ``np.einsum("i,i->", x, x)`` (numpy's baseline SIMD).
+
+    Two lanes (even and odd positions) accumulate; blocks of eight add their
+    four products per lane innermost first; the lanes are added last.
+    """
+    l0 = 0.0
+    l1 = 0.0
+    i = 0
+    while n - i >= 8:
+        p0, p2, p4, p6 = x[lo + i] * x[lo + i], x[lo + i + 2] * x[lo + i + 2], \
+            x[lo + i + 4] * x[lo + i + 4], x[lo + i + 6] * x[lo + i + 6]
+        p1, p3, p5, p7 = x[lo + i + 1] * x[lo + i + 1], x[lo + i + 3] * x[lo + i + 3], \
+            x[lo + i + 5] * x[lo + i + 5], x[lo + i + 7] * x[lo + i + 7]
+        l0 = p0 + (p2 + (p4 + (p6 + l0)))
+        l1 = p1 + (p3 + (p5 + (p7 + l1)))
+        i += 8
+    while i < n:
+        l0 = x[lo + i] * x[lo + i] + l0
+        if i + 1 < n:
+            l1 = x[lo + i + 1] * x[lo + i + 1] + l1
+        else:
+            l1 = 0.0 + l1
+        i += 2
+    return l0 + l1
+
+
+# ------------------------------------------------------------------ the parabola of a level
+@njit(**_JIT)
+def _log_offset(n, d):
+    """(d/2) log(n/(n − 1)) (:func:`perfpriv.leakage.exact_llr_offset`)."""
+    return 0.5 * d * math.log1p(1.0 / (n - 1.0))
+
+
+@njit(**_JIT)
+def parabola(eta_norm, n, gamma, d, sigma2, tau, exact):
+    """k0 and k1 of θ(α) = k0 − α(α + k1) (:func:`perfpriv.projected.leak_thresholds`), n >= 2.
+
+    The coefficients (A, B, C) are those of :func:`perfpriv.leakage.llr_coefficients`;
+    where A, B or C over- or underflow, the same ratios with γ² cancelled.
+    """
+    nf = np.float64(n)
+    eta_sq = eta_norm * eta_norm
+    g2 = 2.0 * (gamma * gamma)
+    if exact:
+        A = 1.0 / ((nf - 1) * g2)
+        B = 2.0 / g2
+        quad = 0.0 if eta_sq == 0 else eta_sq / g2
+        C = _log_offset(nf, d) - quad
+    else:
+        A = nf / (((nf - 1) * (nf - 1)) * g2)
+        if math.isnan(A):
+            A = (nf / (nf - 1)) / ((nf - 1) * g2)
+        B = 2.0 * nf / ((nf - 1) * g2)
+        C = 0.0
+    k0 = (tau - C) / A / sigma2
+    k1 = (B / A) * (eta_norm / math.sqrt(sigma2))
+    n1 = nf - 1.0
+    if not np.isfinite(k0):
+        if exact:
+            inner = 2.0 * n1 * (tau - _log_offset(n1 + 1.0, d)) + n1 * ((eta_norm / gamma) * (eta_norm / gamma))
+            k0 = (inner * gamma) * gamma / sigma2
+        else:
+            k0 = g2 * (n1 * (n1 / (n1 + 1.0))) * tau / sigma2
+    if not np.isfinite(k1):
+        k1 = 2.0 * n1 * (eta_norm / math.sqrt(sigma2))
+    return k0, k1
+
+
+@njit(**_JIT)
+def _nanmin(x, y):
+    if math.isnan(x) or math.isnan(y):
+        return np.nan
+    return x if x <= y else y
+
+
+@njit(**_JIT)
+def _nanmax(x, y):
+    if math.isnan(x) or math.isnan(y):
+        return np.nan
+    return x if x >= y else y
+
+
+@njit(**_JIT)
+def roots(k0, k1):
+    """Roots x1 <= x2 of x² + k1 x − k0 = 0 and whether they are real (else NaN), stably."""
+    disc = k1 * k1 + 4.0 * k0
+    if not disc > 0:
+        return np.nan, np.nan, False
+    sq = math.sqrt(disc)
+    qv = -0.5 * (k1 + (sq if k1 >= 0 else -sq))
+    other = -k0 / qv if qv != 0 else -qv
+    return _nanmin(qv, other), _nanmax(qv, other), True
+
+
+# ------------------------------------------------------------------ one group's round
+@njit(**_JIT)
+def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
+    """The projected draw of one round for every level of a (cell, trial) group.
+
+    Parameters
+    ----------
+    params : float64[5]
+        ``(tau, d, sigma2, exact, band_quantile)``: τ, d, σ², 1 for the exact
+        statistic (0: the paper's), and :func:`perfpriv.projected.band_quantile` of d.
+    gammas : float64[L]
+        γ of each level.
+    users : int64[L]
+        N of each level (0: no release, error 0 and no leak).
+    a, b : uint64
+        The round key.
+    purposes : uint64[5, 2]
+        Hashes of :data:`PURPOSES`.
+    need_error : bool
+        Whether the errors are needed (the leaks are drawn either way).
+    err : float64[L]; leaked : int64[L]
+        Outputs: the squared error ‖ḡ + η/σ‖² and the number of records with Λ > τ.
+    """
+    L = users.size
+    tau, d, sigma2, exact, t_band = params[0], np.int64(params[1]), params[2], params[3] != 0.0, params[4]
+    sigma = math.sqrt(sigma2)
+    w = d - 1
+    n_max = np.int64(0)
+    for lv in range(L):
+        err[lv] = 0.0
+        leaked[lv] = 0
+        n_max = max(n_max, users[lv])
+    if n_max < 1:
+        return
+    # --- the group's shared numbers: ξ, the rest vector, the along-normals
+    na, nb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
+    ng = stream_increment(nb)
+    xi = np.empty(d)
+    for i in range(d):
+        xi[i] = ndtri(uniform(na, ng, i))
+    xi_norm = math.sqrt(sum_squares(xi, 0, d))
+    rest_sq = 0.0
+    if need_error and w > 0:
+        ra, rb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
+        rg = stream_increment(rb)
+        rest = np.empty(w)
+        for i in range(w):
+            rest[i] = ndtri(uniform(ra, rg, i))
+        rest_sq = sum_squares(rest, 0, w)
+    aa, ab = child_hashed(a, b, purposes[2, 0], purposes[2, 1])
+    along = np.empty(n_max)
+    along_normals(aa, ab, n_max, along)
+    # --- per level: ā, the parabola and the interval ends; sure leaks and band records
+    abar = np.zeros(L)
+    k0s = np.zeros(L)
+    k1s = np.zeros(L)
+    band_start = np.zeros(L + 1, dtype=np.int64)
+    band = np.empty(max(n_max, 16), dtype=np.int64)
+    in_union = np.zeros(n_max, dtype=np.bool_)
+    n_band = 0
+    for lv in range(L):
+        band_start[lv] = n_band
+        n = users[lv]
+        if n < 1:
+            continue
+        mean = pairwise_sum(along, 0, n) / n
+        abar[lv] = mean
+        eta_norm = gammas[lv] * xi_norm / math.sqrt(n)
+        if need_error:
+            al = mean + eta_norm / sigma
+            err[lv] = al * al + (rest_sq / n if w > 0 else 0.0)
+        if n == 1:
+            leaked[lv] = 1
+            continue
+        k0, k1 = parabola(eta_norm, n, gammas[lv], d, sigma2, tau, exact)
+        k0s[lv], k1s[lv] = k0, k1
+        r1, r2, has_roots = roots(k0, k1)
+        if not has_roots:
+            leaked[lv] = n
+            continue
+        lo1, hi1 = mean + r1, mean + r2
+        sure = np.int64(0)
+        if d == 1:
+            for i in range(n):
+                x = along[i]
+                if x < lo1 or x > hi1:
+                    sure += 1
+            leaked[lv] = sure
+            continue
+        t_n = (1.0 - 1.0 / n) * t_band
+        s1, s2, has_inner = roots(k0 - t_n, k1)
+        lo2 = mean + s1 if has_inner else np.nan
+        hi2 = mean + s2 if has_inner else np.nan
+        for i in range(n):
+            x = along[i]
+            if x <= lo1 or x >= hi1:
+                sure += 1
+            elif x > lo1 and x < hi1 and not (x > lo2 and x < hi2):
+                if n_band == band.size:
+                    grown = np.empty(2 * band.size, dtype=np.int64)
+                    grown[:n_band] = band[:n_band]
+                    band = grown
+                band[n_band] = i
+                n_band += 1
+                in_union[i] = True
+        leaked[lv] = sure
+    band_start[L] = n_band
+    if n_band == 0:
+        return
+    # --- the across-normals of every record in some band, drawn once (record order)
+    slot = np.full(n_max, -1, dtype=np.int64)
+    n_union = 0
+    for i in range(n_max):
+        if in_union[i]:
+            slot[i] = n_union
+            n_union += 1
+    ca, cb = child_hashed(a, b, purposes[3, 0], purposes[3, 1])
+    cg = stream_increment(cb)
+    h = np.empty((n_union, w))
+    h_sq = np.empty(n_union)
+    h_fix = np.empty((n_union, w), dtype=np.int64)
+    for i in range(n_max):
+        s = slot[i]
+        if s < 0:
+            continue
+        base = i * w
+        for j in range(w):
+            v = ndtri(uniform(ca, cg, base + j))
+            h[s, j] = v
+            h_fix[s, j] = np.int64(np.rint(v * FIX))
+        h_sq[s] = sum_squares(h[s], 0, w)
+    sa, sb = child_hashed(a, b, purposes[4, 0], purposes[4, 1])
+    sg = stream_increment(sb)
+    spread = np.empty(w)
+    for j in range(w):
+        spread[j] = ndtri(uniform(sa, sg, j))
+    # --- per level: h̄ from its band's exact fixed-point sum and S, then each band record's β
+    sums = np.empty(w, dtype=np.int64)
+    hbar = np.empty(w)
+    dev = np.empty(w)
+    for lv in range(L):
+        lo, hi = band_start[lv], band_start[lv + 1]
+        m = hi - lo
+        if m == 0:
+            continue
+        n = users[lv]
+        sums[:] = 0
+        for e in range(lo, hi):
+            s = slot[band[e]]
+            for j in range(w):
+                sums[j] += h_fix[s, j]
+        scale = math.sqrt(np.float64(max(n - m, 0)))
+        for j in range(w):
+            hbar[j] = (np.float64(sums[j]) / FIX + spread[j] * scale) / np.float64(n)
+        hbar_norm = math.sqrt(sum_squares(hbar, 0, w))
+        mean, k0, k1 = abar[lv], k0s[lv], k1s[lv]
+        count = np.int64(0)
+        for e in range(lo, hi):
+            i = band[e]
+            s = slot[i]
+            alpha = along[i] - mean
+            theta = k0 - alpha * (alpha + k1)
+            norm = math.sqrt(h_sq[s])
+            low = (norm - hbar_norm) * (norm - hbar_norm)
+            if theta < low:
+                count += 1
+                continue
+            high = (norm + hbar_norm) * (norm + hbar_norm)
+            if theta < high:
+                for j in range(w):
+                    dev[j] = h[s, j] - hbar[j]
+                if sum_squares(dev, 0, w) > theta:
+                    count += 1
+        leaked[lv] += count
+
+
+@njit(**_JIT)
+def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leaked):
+    """:func:`group_round` for a batch of pairs (``group[p]``: the index of pair p's key).
+
+    Pairs that share a key are evaluated together (they share its numbers);
+    a pair's result does not depend on the other pairs of the batch beyond
+    the largest population of its group, which only sets how many numbers
+    are drawn (the prefix property).
+    """
+    G = key_a.size
+    P = users.size
+    count = np.zeros(G + 1, dtype=np.int64)
+    for p in range(P):
+        count[group[p] + 1] += 1
+    for g in range(G):
+        count[g + 1] += count[g]
+    order = np.empty(P, dtype=np.int64)
+    fill = count[:G].copy()
+    for p in range(P):
+        order[fill[group[p]]] = p
+        fill[group[p]] += 1
+    for g in range(G):
+        lo, hi = count[g], count[g + 1]
+        if hi == lo:
+            continue
+        m = hi - lo
+        g_users = np.empty(m, dtype=np.int64)
+        g_gammas = np.empty(m)
+        for j in range(m):
+            g_users[j] = users[order[lo + j]]
+            g_gammas[j] = gammas[order[lo + j]]
+        g_err = np.empty(m)
+        g_leaked = np.empty(m, dtype=np.int64)
+        group_round(params, g_gammas, g_users, key_a[g], key_b[g], purposes, True, g_err, g_leaked)
+        for j in range(m):
+            err[order[lo + j]] = g_err[j]
+            leaked[order[lo + j]] = g_leaked[j]
