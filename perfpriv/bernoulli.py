@@ -862,6 +862,7 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
     mech.levels.check_horizon(T)
+    engine.check_record_size(T, trials=trials)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
     a, b = mech.mu
     population = np.zeros((trials, T + 1), dtype=np.int64)
@@ -870,7 +871,8 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     alive = np.zeros((trials, T), dtype=bool)
     estimate = np.zeros((trials, T))
     truth = np.zeros((trials, T))
-    for k, gen in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+    base = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_random.as_seed_sequence(seed))
+    for k, gen in enumerate(base.spawn(trials)):
         u = gen.random  # one uniform per decision
         n = n0
         population[k, 0] = n
@@ -895,7 +897,8 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
             if mech.clip_estimate:
                 est = min(max(est, 0.0), 1.0)
             estimate[k, t - 1], truth[k, t - 1] = est, mu_t
-            sq_error[k, t - 1] = (est - mu_t) ** 2
+            miss = est - mu_t           # a product, not ** 2: eps -> 0 overflows to inf, not OverflowError
+            sq_error[k, t - 1] = miss * miss
             leaked_arr[k, t - 1] = leaks
             n = stays if pol.cap is None else min(stays, pol.cap)
             n = max(n, pol.floor)

@@ -806,7 +806,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     cells = tuple(behaviour.shape)
     L = levels.count
     batch = cells + (L, trials)
-    _check_memory(batch, T)
+    check_record_size(T, cells=int(np.prod(cells, dtype=np.int64)), levels=L, trials=trials)
     root = _keys_for_cells(seed, cells, behaviour)
     trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
 
@@ -938,10 +938,33 @@ def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, recor
 MAX_RECORDED = 200_000_000
 
 
-def _check_memory(batch, T):
-    entries = int(np.prod(batch, dtype=np.float64)) * (T + 1)
+def check_record_size(T, **sizes):
+    """Refuse a run whose recorded arrays would not fit: (product of ``sizes``) × (T + 1) entries.
+
+    Parameters
+    ----------
+    T : int
+        Number of rounds.
+    **sizes : int
+        The other axes of the run, by their parameter names (e.g. ``trials=30, levels=10``).
+
+    Raises
+    ------
+    ValueError
+        Naming ``T`` and every size, when the run would record more than :data:`MAX_RECORDED` entries.
+
+    Examples
+    --------
+    >>> check_record_size(100, trials=30)
+    >>> check_record_size(10**12, trials=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: T=1000000000000, trials=1: this call would record 1e+12 (cell, level, trial, round) entries (> 2e+08, about 30734 GiB): simulate fewer trials, levels, cells or rounds per call
+    """
+    entries = float(np.prod([float(v) for v in sizes.values()], dtype=np.float64)) * (float(T) + 1.0)
     if entries > MAX_RECORDED:
-        raise ValueError(f"this call would record {entries:.3g} (cell, level, trial, round) entries "
+        given = ", ".join([f"T={T}"] + [f"{name}={value}" for name, value in sizes.items()])
+        raise ValueError(f"{given}: this call would record {entries:.3g} (cell, level, trial, round) entries "
                          f"(> {MAX_RECORDED:.0e}, about {entries * 33 / 2**30:.0f} GiB): simulate fewer "
                          "trials, levels, cells or rounds per call")
 
@@ -1021,7 +1044,7 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
         raise ValueError("gradient=True needs a one-type behaviour (e.g. Memoryless)")
     cells = tuple(behaviour.shape)
     batch = cells + (levels.count,)
-    _check_memory(batch, T)
+    check_record_size(T, cells=int(np.prod(cells, dtype=np.int64)), levels=levels.count)
     state = behaviour.mean_field_state(n0, batch, T)
     N = np.empty(batch + (T + 1,))
     N[..., 0] = behaviour.population(state)

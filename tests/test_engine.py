@@ -517,3 +517,18 @@ def test_a_stateful_mechanism_returning_a_wrong_state_shape_is_refused():
 
     with pytest.raises(ValueError, match="returned a state of shape"):
         engine.simulate(Bad(), Memoryless(q=0.5, r=0.5), T=2, n0=4, trials=2, seed=0)
+
+
+def test_an_oversized_run_is_refused_naming_T_and_its_sizes():
+    with pytest.raises(ValueError, match=r"T=1000000000000, cells=1, levels=2, trials=3: this call would record"):
+        engine.simulate(RandomizedResponse([1.0, 2.0]), Memoryless(q=0.3, r=0.6), T=10**12, n0=5, trials=3, seed=0)
+
+
+def test_the_agent_reference_takes_a_generator_seed_and_survives_a_vanishing_epsilon():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = bernoulli.simulate_agents(1e-300, q=0.3, r=0.6, T=2, n0=5, trials=2, seed=np.random.default_rng(1))
+    assert np.all(np.isinf(run.sq_error))
+    with pytest.raises(ValueError, match="T=3, trials=1000000000000"):
+        bernoulli.simulate_agents(1.0, q=0.3, r=0.6, T=3, n0=10, trials=10**12, seed=0)
