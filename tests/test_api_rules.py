@@ -5,7 +5,9 @@ A swapped positional call such as ``growth_factor(gamma, q, r, tau)`` against
 behavioural parameters keyword-only it cannot be written. The walk covers every
 public module, its public functions, and the public methods and constructors of
 its public classes (result dataclasses excepted: their fields are data, not a
-call signature).
+call signature; the compiled kernels of ``perfpriv.kernels`` excepted: numba
+functions take their scalars by position, and the Python layer above them
+holds the keyword-only front door).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ KEYWORD_ONLY = ("q", "r", "tau")
 def _public_modules():
     names = []
     for info in pkgutil.walk_packages(perfpriv.__path__, prefix="perfpriv."):
-        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+        parts = info.name.split(".")[1:]
+        if not any(part.startswith("_") for part in parts) and parts[0] != "kernels":
             names.append(info.name)
     return names
 
