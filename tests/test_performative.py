@@ -564,3 +564,18 @@ def test_explorer_draws_its_default_and_reports_its_values():
     assert isinstance(widgets.draw_participation(gamma=0.3, trials=2, T=10), Figure)
     ex = widgets.participation_explorer()
     assert repr(ex).startswith("<Private federated rounds explorer: gamma=0.6")
+
+
+def test_fbi_rrm_sufficient_bound_is_exact_in_dimension_one_and_for_isotropic_designs_and_strict_otherwise():
+    # the bound sums per-client norms; rho(J) is the spectral radius of the exact Jacobian (eigenvalues)
+    general = bilevel.BilevelRegression.synthetic(d=5, eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)
+    assert general.bound_threshold() < 0.99 * general.threshold()
+    for seed in range(3):
+        line = bilevel.BilevelRegression.synthetic(d=1, eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=seed)
+        assert line.bound_threshold() == pytest.approx(line.threshold(), rel=1e-9)
+    rng = np.random.default_rng(3)
+    iso = [np.linalg.qr(rng.standard_normal((50, 4)))[0] * np.sqrt(50) * s for s in (1.0, 0.5, 2.0, 1.5)]
+    prob = bilevel.BilevelRegression(np.stack(iso[:2]), rng.standard_normal((2, 50)), np.stack(iso[2:]),
+                                rng.standard_normal((2, 50)), eps_c=0.7, eps_d=2.0, lam_x=0.5, lam_y=2.0)
+    assert np.allclose(prob.jacobian, prob.jacobian[0, 0] * np.eye(4), atol=1e-12)   # isotropic: J a multiple of I
+    assert prob.bound_threshold() == pytest.approx(prob.threshold(), rel=1e-9)

@@ -230,10 +230,13 @@ class GammaStarGaps(Result):
     unresolved : numpy.ndarray
         Share of cells where the simulated objective at the theoretical γ*
         (nearest grid point) is within ``z`` standard errors of the
-        simulated minimum (se of the difference taken as
-        sqrt(se_a² + se_b²), generous: the γ of a cell share their random
-        numbers, which makes the true se of the difference smaller). NaN
-        without stored values.
+        simulated minimum, with the se of the difference taken as
+        sqrt(se_a² + se_b²), as for independent runs. The γ of a cell share
+        their random numbers, so their errors are positively correlated and
+        the paired se of the difference is smaller: the share is an upper
+        bound. (The stored maps keep each level's mean and se, not the runs,
+        so the paired se cannot be computed from them.) NaN without stored
+        values.
     cap_binds : numpy.ndarray
         Share of cells where the cap binds (:func:`capped_rounds` > 0; NaN if not computed).
     median_ratio_cap, median_ratio_free : numpy.ndarray

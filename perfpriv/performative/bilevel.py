@@ -1,4 +1,4 @@
-"""FBi-RRM on a federated bilevel strategic regression (paper 002).
+"""FBi-RRM on a federated bilevel strategic regression (Federated Bilevel Performative Prediction).
 
 M clients share an upper-level (UL) model x; each client fits a
 lower-level (LL) response y_i*(x) to its LL data, and the UL objective
@@ -7,14 +7,14 @@ judges x on the UL data together with the distance of x to the response:
     y_i*(x) = argmin_y Σ_j q_j (d_ij − c_ijᵀy)² + (λ_y/2)‖y − x‖²,
     F_i(x)  = Σ_j q_j (b_ij − a_ijᵀx)² + (λ_x/2)‖x − y_i*(x)‖²
 
-(paper 002's strategic-regression example, with q_j = 1/n). The data are
+(the FBi-RRM paper's strategic-regression example, with q_j = 1/n). The data are
 *performative*: when the server deploys x', the people behind client i's
 data move their outcomes towards the deployed model's predictions,
 
     b_ij(x') = b⁰_ij + ε_{c,i} a_ijᵀx',     d_ij(x') = d⁰_ij + ε_{d,i} c_ijᵀx',
 
 with UL sensitivity ε_c and LL sensitivity ε_d per client (the text of
-paper 002 does not state its shift model; this label shift is the book's
+the FBi-RRM paper does not state its shift model; this label shift is the book's
 choice, the simplest one that keeps every step in closed form).
 
 FBi-RRM deploys x_r, lets every client solve its local bilevel problem on
@@ -118,7 +118,7 @@ class BilevelRegression:
     @classmethod
     def synthetic(cls, M=10, n=50, d=5, *, eps_c=0.5, eps_d=0.5, lam_x=1e-3, lam_y=1e-3, heterogeneity=0.5,
                   noise=0.1, seed=0):
-        """Client data from perturbed linear models (paper 002's protocol, as far as its text gives it).
+        """Client data from perturbed linear models (the FBi-RRM paper's protocol, as far as its text gives it).
 
         UL labels b⁰ = a·β_i + noise, LL labels d⁰ = c·β'_i + noise, features
         N(0, I_d), with β_i = β + heterogeneity·δ_i and β'_i = β' + heterogeneity·δ'_i,
@@ -225,8 +225,11 @@ class BilevelRegression:
         fast client i's UL gradient moves with the deployed model (through its
         UL and its LL data), μ_i = λ_min(K_i) is its UL strong convexity, and
         ‖x_i(x) − x_i(x')‖ <= L_i/μ_i ‖x − x'‖. This is a condition of the form
-        of paper 002's contraction theorem (a weighted Lipschitz-over-curvature
-        ratio); it is sufficient, never necessary: s* >= this value.
+        of the FBi-RRM paper's contraction theorem (a weighted Lipschitz-over-curvature
+        ratio); it is sufficient: s* >= this value, strictly in general, with
+        equality in dimension 1 and for isotropic designs (every AᵢᵀAᵢ/n and
+        CᵢᵀCᵢ/n a multiple of I), where every client's Jacobians are
+        nonnegative multiples of I and the norms add up to ρ(J).
         """
         Sinv2G = np.linalg.solve(self._S, 2.0 * self.G)
         Ld = np.array([np.linalg.norm(self.Mres[i].T @ Sinv2G[i], 2) for i in range(self.M)])
@@ -285,7 +288,7 @@ class BilevelPath:
 
 
 def fbi_rrm(problem, x0=None, *, rounds):
-    """FBi-RRM: x_{r+1} = Σ_i p_i argmin_x F_i(x; data induced by x_r) (paper 002).
+    """FBi-RRM: x_{r+1} = Σ_i p_i argmin_x F_i(x; data induced by x_r) (Federated Bilevel Performative Prediction).
 
     Parameters
     ----------

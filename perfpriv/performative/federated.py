@@ -1,4 +1,4 @@
-"""P-FedAvg: federated averaging when every client's data respond to its model (paper 003).
+"""P-FedAvg: federated averaging when every client's data respond to its model (Performative Federated Learning).
 
 N clients hold data whose law depends on the model they run: client i,
 with weight p_i (Σ p_i = 1), draws Z ~ D_i(θ) and suffers ℓ(θ; Z). The
@@ -18,7 +18,7 @@ every p_k = 1/N -- otherwise each client's objective is rescaled to
 p_k N f_k and the K models are averaged with weights 1/K (``scaled=True``).
 Step sizes decay as η_t = β/(t + t₀).
 
-The worked example of paper 003 (its §5) is implemented in full: the loss
+The worked example of the P-FedAvg paper (its §5) is implemented in full: the loss
 ℓ(θ; Z) = ½‖θ − Z‖² and D_i(θ) = N(m_i + ε_i θ, σ² I) (:class:`GaussianClients`).
 Its decoupled objective is ½‖θ − (m̄ + ε̄θ')‖² + const with m̄ = Σ p_i m_i and
 ε̄ = Σ p_i ε_i, so θ_PS = m̄/(1 − ε̄) when ε̄ < 1 (:func:`stable_point`).
@@ -84,7 +84,7 @@ def _clients_arrays(m, eps, p):
 
 
 def average_sensitivity(eps, p=None):
-    """ε̄ = Σ p_i ε_i: the average sensitivity of paper 003.
+    """ε̄ = Σ p_i ε_i: the average sensitivity of the P-FedAvg paper.
 
     Parameters
     ----------
@@ -110,7 +110,7 @@ def average_sensitivity(eps, p=None):
 
 
 def stable_point(m, eps, p=None):
-    """θ_PS = Σ p_i m_i / (1 − ε̄) of the Gaussian example (paper 003, §5; Proposition 2.8).
+    """θ_PS = Σ p_i m_i / (1 − ε̄) of the Gaussian example (P-FedAvg paper, §5; Proposition 2.8).
 
     With ℓ(θ; Z) = ½‖θ − Z‖² and Z ~ N(m_i + ε_i θ, σ² I) at client i, the
     decoupled objective Σ p_i E ℓ(θ; Z_i) is ½‖θ − m̄ − ε̄θ'‖² plus a constant:
@@ -159,7 +159,7 @@ def stable_point(m, eps, p=None):
 # ----------------------------------------------------------------- clients
 @dataclass(frozen=True, eq=False)
 class GaussianClients:
-    """The clients of paper 003's example: Z ~ N(m_i + ε_i θ, σ² I), loss ½‖θ − Z‖².
+    """The clients of the P-FedAvg paper's example: Z ~ N(m_i + ε_i θ, σ² I), loss ½‖θ − Z‖².
 
     Attributes
     ----------
@@ -302,7 +302,7 @@ class StepRule:
 
     @classmethod
     def decaying(cls, beta, offset):
-        """η_t = β/(t + t₀), β > 0, t₀ > 0 (``offset``; Li et al. and paper 003 write γ)."""
+        """η_t = β/(t + t₀), β > 0, t₀ > 0 (``offset``; Li et al. and the P-FedAvg paper write γ)."""
         return cls(beta, offset, "decaying")
 
     @classmethod
@@ -480,7 +480,7 @@ class FedAvgMoments:
 # ---------------------------------------------------------------- run
 def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, batch=1, scaled=False,
              trials=100, seed=None):
-    """Simulate P-FedAvg on the Gaussian example (paper 003, §2-3 and §5).
+    """Simulate P-FedAvg on the Gaussian example (P-FedAvg paper, §2-3 and §5).
 
     Each local iteration t = 0, ..., T − 1 every client i draws a minibatch
     of ``batch`` points Z ~ N(m_i + ε_i θ_i^t, σ² I) at its *own* current

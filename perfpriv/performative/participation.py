@@ -7,7 +7,7 @@ is here one aggregation period of P-FedAvg with N current clients:
    ε_i ~ N(ε, s_ε²)), starts from the deployed model θ and runs E local
    stochastic gradient steps of the squared loss on data
    Z ~ N(m_i + ε_i θ_i, σ²/batch · I) drawn at its *current local model*
-   (the performative shift of paper 003);
+   (the performative shift of the P-FedAvg paper);
 2. its record is its average descent direction over the period,
    g_i = (θ_i^E − θ)/h with h = Σ η the period's total step, clipped to
    the ball of radius R;

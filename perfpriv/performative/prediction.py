@@ -24,7 +24,7 @@ form, which is what makes the class useful as a reference:
     G(θ') = H⁻¹B(m + Aθ'),   θ_PS = (H − BA)⁻¹Bm,
     ∇PR(θ) = (H − BA − (BA)ᵀ + AᵀCA)θ − Bm + AᵀCm.
 
-The squared loss ½‖θ − z‖² (H = B = C = I) is the example of paper 003; the
+The squared loss ½‖θ − z‖² (H = B = C = I) is the example of the P-FedAvg paper; the
 linear loss ½‖θ‖² − θᵀz (C = 0) separates stability from optimality.
 
 Symbols: ``theta`` -- θ, deployed model; ``A`` -- sensitivity matrix of the
@@ -141,7 +141,7 @@ class PerformativeProblem:
     # ------------------------------------------------------------ builders
     @classmethod
     def squared(cls, *, m, A, Sigma=1.0):
-        """The squared loss ½‖θ − z‖² (H = B = C = I): the example of paper 003.
+        """The squared loss ½‖θ − z‖² (H = B = C = I): the example of the P-FedAvg paper.
 
         Its stable and optimal points coincide: PR(θ) = ½‖(I − A)θ − m‖² + ½ tr Σ.
         """
