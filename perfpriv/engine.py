@@ -743,7 +743,7 @@ def _keys_for_cells(seed, cells: tuple, behaviour) -> _random.Key:
 
 # --------------------------------------------------------------- simulate
 def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, stop=UNSET,
-             collapse=UNSET, penalty=UNSET, conventions="paper", seed=None, record="all"):
+             collapse=UNSET, penalty=UNSET, conventions="paper", seed=None, record="all", common_numbers=True):
     """Simulate the performative loop: every (cell, level, trial) of one call, round by round.
 
     Each round t = 1..T: the mechanism makes one release per (cell, level,
@@ -779,6 +779,13 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     record : {"all", "final"}
         ``"final"``: the mechanism computes only the last round's error
         (faster when only the final error matters; earlier entries are 0).
+    common_numbers : bool
+        ``True`` (default): the levels of a (cell, trial) share their random numbers round by
+        round (common random numbers: differences between levels are measured with less noise,
+        and an argmin over levels is less scattered). ``False``: every level draws its own
+        numbers, from a key that depends on the level's value (a grid's level) or row (a
+        schedule's), as the authors' published scripts do by drawing each level afresh; each
+        level's law is the same either way.
 
     Returns
     -------
@@ -807,13 +814,16 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     L = levels.count
     batch = cells + (L, trials)
     check_record_size(T, cells=int(np.prod(cells, dtype=np.int64)), levels=L, trials=trials)
+    common_numbers = check_flag("common_numbers", common_numbers)
     root = _keys_for_cells(seed, cells, behaviour)
-    trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells + (K,)
+    if not common_numbers:
+        root = _level_keys(root, levels)                                                # cells + (L,)
+    trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells [+ (L,)] + (K,)
 
     compiled = _compiled_parts(mech, behaviour)
     if compiled is not None:
         population, sq_error, leaked_all, alive, details = _run_compiled(
-            compiled, mech, levels, root, cells, L, trials, T, n0, policy, record)
+            compiled, mech, levels, root, cells, L, trials, T, n0, policy, record, common_numbers)
         mech_state = None
     else:
         population, sq_error, leaked_all, alive, details, mech_state = _run_rounds(
@@ -849,8 +859,27 @@ def _purpose_hashes(names):
     return np.array([_random.purpose_hashes(name) for name in names], dtype=np.uint64).reshape(-1, 2)
 
 
-def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy, record):
-    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv.kernels.rounds.run`."""
+def _level_keys(root, levels):
+    """One root key per (cell, level) for runs whose levels draw independent numbers.
+
+    A level of a grid is keyed by its value (as a cell by its coordinates: the same numbers in any
+    grid), a schedule by its row; per-cell levels (one level per cell) need nothing more.
+    """
+    if isinstance(levels.given, PerCell):
+        return _random.Key(root.a[..., None], root.b[..., None])
+    if levels.per_round:
+        words = np.arange(levels.count, dtype=np.uint64)
+    else:
+        words = np.array([_random.coordinate_key(float(v)) for v in levels.values], dtype=np.uint64)
+    return _random.Key(root.a[..., None], root.b[..., None]).child("level").child(words)
+
+
+def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy, record, common_numbers=True):
+    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv.kernels.rounds.run`.
+
+    With independent numbers per level (``common_numbers=False``, ``root`` of shape cells + (L,)),
+    every (cell, level) becomes a cell of its own, with its own key and one level.
+    """
     (mech_kind, mech_params), (beh_kind, beh_params) = compiled
     n_cells = int(np.prod(cells, dtype=np.int64))
     if levels.per_round:                        # (L, T): one row of levels per round
@@ -859,20 +888,27 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
         values = levels.values.reshape(1, n_cells, 1)
     else:                                       # (L,)
         values = levels.values.reshape(1, 1, L)
+    beh_params = np.ascontiguousarray(beh_params, dtype=np.float64).reshape(n_cells, -1)
+    n_levels = L
+    if not common_numbers and not isinstance(levels.given, PerCell):
+        values = np.broadcast_to(values[:, None, 0, :], (values.shape[0], n_cells, L)).reshape(-1, n_cells * L, 1)
+        beh_params = np.repeat(beh_params, L, axis=0)
+        n_cells, n_levels = n_cells * L, 1
     level_table = np.ascontiguousarray(mech.kernel_levels(values), dtype=np.float64)
-    n_elements = n_cells * L * trials
+    n_elements = n_cells * n_levels * trials
     names = _mechanisms.DETAILS[mech_kind]
     population = np.empty((n_elements, T + 1), dtype=np.int64)
     sq_error = np.zeros((n_elements, T))
     leaked = np.zeros((n_elements, T), dtype=np.int64)
     alive = np.zeros((n_elements, T), dtype=bool)
     details = np.zeros((n_elements, T, len(names)))
-    cell_a = np.ascontiguousarray(np.broadcast_to(root.a, cells), dtype=np.uint64).reshape(-1)
-    cell_b = np.ascontiguousarray(np.broadcast_to(root.b, cells), dtype=np.uint64).reshape(-1)
+    cell_a = np.ascontiguousarray(np.broadcast_to(root.a, root.shape), dtype=np.uint64).reshape(-1)
+    cell_b = np.ascontiguousarray(np.broadcast_to(root.b, root.shape), dtype=np.uint64).reshape(-1)
+    if cell_a.size != n_cells:     # one key for all cells (a behaviour without cell axes)
+        cell_a, cell_b = np.broadcast_to(cell_a, (n_cells,)).copy(), np.broadcast_to(cell_b, (n_cells,)).copy()
     _rounds.run(mech_kind, np.ascontiguousarray(mech_params, dtype=np.float64), level_table,
-                _purpose_hashes(_mechanisms.PURPOSES[mech_kind]), beh_kind,
-                np.ascontiguousarray(beh_params, dtype=np.float64).reshape(n_cells, -1),
-                _purpose_hashes(_behaviours.PURPOSES[beh_kind]), cell_a, cell_b, L, trials, T, n0,
+                _purpose_hashes(_mechanisms.PURPOSES[mech_kind]), beh_kind, beh_params,
+                _purpose_hashes(_behaviours.PURPOSES[beh_kind]), cell_a, cell_b, n_levels, trials, T, n0,
                 -1 if policy.cap is None else policy.cap, policy.floor, policy.stop, record == "all",
                 population, sq_error, leaked, alive, details)
     batch = cells + (L, trials)
@@ -899,8 +935,9 @@ def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, recor
     live = n > policy.stop
     cost = None
     for t in range(1, T + 1):
-        rk = trial_keys.child(np.int64(t))                          # cells + (K,)
-        rk_batch = _random.Key(rk.a[..., None, :], rk.b[..., None, :])  # cells + (1, K)
+        rk = trial_keys.child(np.int64(t))                          # cells + (K,), or cells + (L, K)
+        # the levels' axis: shared keys (size 1) or, with independent numbers per level, the keys as they are
+        rk_batch = rk if rk.a.ndim == len(batch) else _random.Key(rk.a[..., None, :], rk.b[..., None, :])
         level = levels.at(t)[..., None]                            # (L, 1), or cells + (1, 1)
         alive[..., t - 1] = live
         need_error = record == "all" or t == T

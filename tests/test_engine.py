@@ -532,3 +532,22 @@ def test_the_agent_reference_takes_a_generator_seed_and_survives_a_vanishing_eps
     assert np.all(np.isinf(run.sq_error))
     with pytest.raises(ValueError, match="T=3, trials=1000000000000"):
         bernoulli.simulate_agents(1.0, q=0.3, r=0.6, T=3, n0=10, trials=10**12, seed=0)
+
+
+def test_independent_levels_key_a_level_by_its_value_and_keep_each_levels_law():
+    users = Memoryless(q=np.array([0.3, 0.7]), r=0.6)
+    grid = engine.simulate(RandomizedResponse([0.5, 2.0, 8.0]), users, T=10, n0=100, trials=4, seed=1,
+                           common_numbers=False)
+    alone = engine.simulate(RandomizedResponse(2.0), users, T=10, n0=100, trials=4, seed=1, common_numbers=False)
+    assert np.array_equal(alone.population, grid.population[:, 1])
+    shared = engine.simulate(RandomizedResponse([0.5, 2.0, 8.0]), users, T=10, n0=100, trials=4, seed=1)
+    assert not np.array_equal(shared.population, grid.population)
+    # the same law: final populations of 400 trials at one level, independent vs shared draws
+    kw = dict(T=8, n0=200, trials=400, seed=5)
+    a = engine.simulate(RandomizedResponse([1.0, 3.0]), Memoryless(q=0.5, r=0.4), common_numbers=False, **kw)
+    b = engine.simulate(RandomizedResponse([1.0, 3.0]), Memoryless(q=0.5, r=0.4), **kw)
+    fa, fb = a.population[..., -1].astype(float), b.population[..., -1].astype(float)
+    se = np.hypot(fa.std(axis=-1, ddof=1), fb.std(axis=-1, ddof=1)) / np.sqrt(400)
+    assert np.all(np.abs(fa.mean(axis=-1) - fb.mean(axis=-1)) < 4.5 * se)
+    with pytest.raises(TypeError, match="common_numbers"):
+        engine.simulate(RandomizedResponse(1.0), users, T=2, n0=5, common_numbers="no")
