@@ -154,7 +154,8 @@
     var big = viewer.querySelector(".pp-viewer-frame img");
     big.src = img.currentSrc || img.src;
     // the figures are stored at twice their page width: at half their pixel size they read as on a wide screen
-    big.style.width = Math.max(img.getBoundingClientRect().width, img.naturalWidth / 2) + "px";
+    // (at least), and as wide as the screen allows up to their own pixel size
+    big.style.width = Math.max(img.naturalWidth / 2, Math.min(window.innerWidth - 16, img.naturalWidth)) + "px";
     big.alt = img.getAttribute("alt") || "";
     viewer.hidden = false;
     document.body.classList.add("pp-viewer-open");
@@ -177,6 +178,8 @@
   document.addEventListener("click", function (event) {
     var img = event.target.closest && event.target.closest("img.pp-zoomable");
     if (img) {
+      // Sphinx links a large figure to its file: open it here instead of leaving the page
+      event.preventDefault();
       openViewer(img);
     }
   });
