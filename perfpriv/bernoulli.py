@@ -736,7 +736,7 @@ class RandomizedResponse(engine.Mechanism):
 # front ends
 # --------------------------------------------------------------------------
 def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
-             conventions="paper", seed=None, record="all", **policy):
+             conventions="paper", seed=None, record="all", common_numbers=True, **policy):
     """Simulate repeated private mean estimation with a reacting population (§3, appendix B).
 
     The loop of :func:`perfpriv.engine.simulate` with the mechanism
@@ -779,6 +779,9 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
         Root of the keyed streams (same seed, same numbers).
     record : {"all", "final"}
         Compute every round's error, or only the last one's.
+    common_numbers : bool
+        Whether the levels of a grid share their random numbers (default) or each draws its own,
+        as the published scripts do (:func:`perfpriv.engine.simulate`).
     **policy
         ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``,
         ``penalty``: the population policy of :func:`perfpriv.engine.simulate`.
@@ -806,7 +809,7 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
                       rule=_check_model(model))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                           record=record, **_policy_args(policy))
+                           record=record, common_numbers=common_numbers, **_policy_args(policy))
 
 
 def _policy_args(policy):
