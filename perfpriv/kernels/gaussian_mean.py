@@ -354,6 +354,11 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
         Whether the errors are needed (the leaks are drawn either way).
     err : float64[L]; leaked : int64[L]
         Outputs: the squared error ‖ḡ + η/σ‖² and the number of records with Λ > τ.
+
+    Returns
+    -------
+    int
+        The number of normals drawn (the cost of the round, for the benchmarks).
     """
     L = users.size
     tau, d, sigma2, exact, t_band = params[0], np.int64(params[1]), params[2], params[3] != 0.0, params[4]
@@ -365,7 +370,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
         leaked[lv] = 0
         n_max = max(n_max, users[lv])
     if n_max < 1:
-        return
+        return np.int64(0)
     # --- the group's shared numbers: ξ, the rest vector, the along-normals
     na, nb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
     ng = stream_increment(nb)
@@ -373,8 +378,10 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     for i in range(d):
         xi[i] = ndtri(uniform(na, ng, i))
     xi_norm = math.sqrt(sum_squares(xi, 0, d))
+    drawn = d + n_max
     rest_sq = 0.0
     if need_error and w > 0:
+        drawn += w
         ra, rb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
         rg = stream_increment(rb)
         rest = np.empty(w)
@@ -440,7 +447,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
         leaked[lv] = sure
     band_start[L] = n_band
     if n_band == 0:
-        return
+        return drawn
     # --- the across-normals of every record in some band, drawn once (record order)
     slot = np.full(n_max, -1, dtype=np.int64)
     n_union = 0
@@ -463,6 +470,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
             h[s, j] = v
             h_fix[s, j] = np.int64(np.rint(v * FIX))
         h_sq[s] = sum_squares(h[s], 0, w)
+    drawn += (n_union + 1) * w
     sa, sb = child_hashed(a, b, purposes[4, 0], purposes[4, 1])
     sg = stream_increment(sb)
     spread = np.empty(w)
@@ -506,6 +514,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
                 if sum_squares(dev, 0, w) > theta:
                     count += 1
         leaked[lv] += count
+    return drawn
 
 
 @njit(**_JIT)
@@ -515,7 +524,7 @@ def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leake
     Pairs that share a key are evaluated together (they share its numbers);
     a pair's result does not depend on the other pairs of the batch beyond
     the largest population of its group, which only sets how many numbers
-    are drawn (the prefix property).
+    are drawn (the prefix property). Returns the number of normals drawn.
     """
     G = key_a.size
     P = users.size
@@ -529,6 +538,7 @@ def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leake
     for p in range(P):
         order[fill[group[p]]] = p
         fill[group[p]] += 1
+    drawn = np.int64(0)
     for g in range(G):
         lo, hi = count[g], count[g + 1]
         if hi == lo:
@@ -541,7 +551,8 @@ def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leake
             g_gammas[j] = gammas[order[lo + j]]
         g_err = np.empty(m)
         g_leaked = np.empty(m, dtype=np.int64)
-        group_round(params, g_gammas, g_users, key_a[g], key_b[g], purposes, True, g_err, g_leaked)
+        drawn += group_round(params, g_gammas, g_users, key_a[g], key_b[g], purposes, True, g_err, g_leaked)
         for j in range(m):
             err[order[lo + j]] = g_err[j]
             leaked[order[lo + j]] = g_leaked[j]
+    return drawn
