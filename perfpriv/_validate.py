@@ -372,14 +372,37 @@ def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> 
                          f"more than the {MAX_ARRAY_BYTES / 1e9:.2g} GB one call may allocate")
 
 
-def check_bracket(bracket: Any, *, name: str = "bracket") -> tuple[float, float]:
-    """Check a search interval ``(low, high)`` with ``0 < low < high < inf``; return it as floats."""
+def check_bracket(bracket: Any, *, name: str = "bracket", within: tuple[float, float] | None = None,
+                  what: str | None = None) -> tuple[float, float]:
+    """Check a search interval ``(low, high)`` with ``0 < low < high < inf``; return it as floats.
+
+    ``within=(a, b)`` also requires ``a <= low`` and ``high <= b`` (the range
+    of the searched parameter, named ``what`` in the message).
+
+    Examples
+    --------
+    >>> check_bracket([0.01, 1000])
+    (0.01, 1000.0)
+    >>> check_bracket([1e-300, 1e3], within=(1e-100, 1e100), what="gamma")
+    Traceback (most recent call last):
+    ...
+    ValueError: bracket must be a pair (low, high) with 1e-100 <= low < high <= 1e+100 (the range of gamma); got [1e-300, 1000.0]
+    """
     try:
-        lo, hi = (float(b) for b in bracket)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high) with 0 < low < high; got {bracket!r:.80}") from None
+        items = list(bracket) if not isinstance(bracket, (str, bytes)) else None
+    except TypeError:
+        items = None
+    if items is None or any(isinstance(b, (bool, np.bool_)) or not isinstance(b, numbers.Real) for b in items):
+        raise TypeError(f"{name} must be a pair (low, high) of numbers; got {_show(bracket)}")
+    if len(items) != 2:
+        raise ValueError(f"{name} must be a pair (low, high) with 0 < low < high; got {_show(bracket)}")
+    lo, hi = float(items[0]), float(items[1])
     if not (0 < lo < hi < np.inf):
-        raise ValueError(f"{name} must be a pair (low, high) with 0 < low < high < inf; got {bracket!r:.80}")
+        raise ValueError(f"{name} must be a pair (low, high) with 0 < low < high < inf; got {_show(bracket)}")
+    if within is not None and not (within[0] <= lo and hi <= within[1]):
+        of = f" (the range of {what})" if what else ""
+        raise ValueError(f"{name} must be a pair (low, high) with {_num_text(within[0])} <= low < high <= "
+                         f"{_num_text(within[1])}{of}; got {_show(bracket)}")
     return lo, hi
 
 

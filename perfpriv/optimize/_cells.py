@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _random
 from ..behaviour import Behaviour, Memoryless
-from .._validate import check_probability, check_same_shape
+from .._validate import check_choice, check_int, check_probability, check_same_shape
 
-__all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour"]
+__all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour", "check_leak_options",
+           "GAMMA_SEARCH_RANGE"]
+
+#: Where a searched γ may lie: the mechanism's range (``perfpriv.gaussian.GAMMA_RANGE``, [1e-100, 1e100])
+#: with a margin, since a search moves in log γ (exp(log(1e-100)) < 1e-100) and its surrogate spans
+#: 0.05 beyond the bracket.
+GAMMA_SEARCH_RANGE = (1e-99, 1e99)
 
 
 def check_cells(q, r):
@@ -71,3 +78,32 @@ def check_behaviour(behaviour, model):
         if model != "leak":
             raise ValueError("model and behaviour are exclusive: the behaviour callable chooses its own rule "
                              f"(got model={model!r})")
+
+
+def check_leak_options(method, samples, seed):
+    """The p_τ options of a Gaussian search, checked under the names the search gives them.
+
+    :class:`perfpriv.gaussian.GaussianMean` calls them ``leak_method``,
+    ``leak_samples`` and ``leak_seed``; a search calls them ``method``,
+    ``samples`` and ``seed``, and its messages must name those.
+
+    Returns
+    -------
+    method, samples, seed
+        ``samples`` as an int (or None); ``method`` and ``seed`` as given.
+
+    Examples
+    --------
+    >>> check_leak_options("auto", 1000.0, 0)
+    ('auto', 1000, 0)
+    >>> check_leak_options("auto", -1, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: samples must be an integer >= 1; got -1
+    """
+    method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
+    if samples is not None:
+        samples = check_int("samples", samples, low=1)
+    if not isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
+        _random.as_seed_sequence(seed, name="seed")          # checked (read, not consumed)
+    return method, samples, seed

@@ -21,7 +21,7 @@ from .._stats import mean_se
 from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import map_cells
-from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
+from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, check_leak_options, unique_cells, users_of_cells
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
@@ -130,7 +130,8 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
         indexing (the default here, as the bound's own), ``"algorithm"``
         Algorithm 1's.
     bracket : tuple of float
-        Search interval (low, high) for γ.
+        Search interval (low, high) for γ; inside [1e-99, 1e99] for
+        ``objective="mean_field"`` (the mechanism's range of γ, with a margin).
     grid : int
         Number of log-spaced grid points (>= 3).
     method, samples, seed
@@ -167,6 +168,9 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     lo, hi = check_bracket(bracket)
     grid = check_int("grid", grid, low=3)
     check_allocation("the objective on the grid (grid x cells values)", float(grid) * max(qq.size, 1), name="grid")
+    if objective == "mean_field":          # the mechanism's range (the bound is a formula, defined beyond it)
+        check_bracket(bracket, within=GAMMA_SEARCH_RANGE, what="gamma")
+    method, samples, seed = check_leak_options(method, samples, seed)
     base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
     engine.resolve_policy(GaussianMean(1.0, **base), "paper", n0=n0, cap=cap, floor=floor)  # checks, before any work

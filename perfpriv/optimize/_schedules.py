@@ -59,6 +59,7 @@ from .._validate import check_allocation, check_bracket, check_choice, check_int
 from ..behaviour import Memoryless, RULES
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
+from ._cells import GAMMA_SEARCH_RANGE, check_leak_options
 from ._gamma import optimal_gamma
 
 __all__ = [
@@ -72,6 +73,13 @@ __all__ = [
 ]
 
 _EPS_BRACKET = (1e-2, 50.0)
+#: Where an ε_t of a searched schedule may lie: below 1e-50 the flip probability's derivative
+#: underflows (β³ in the adjoint), above 500 cosh(ε/2)² nears the largest double (β is 0 to
+#: working precision from ε ≈ 40 on, so the upper end loses nothing).
+EPS_RANGE = (1e-50, 500.0)
+#: Most objective evaluations one TNC run may be given (``maxiter``, ``polish``): each is a
+#: mean-field pass, so 10**6 of them is already hours; SciPy's counter is a C int.
+MAX_EVALUATIONS = 10**6
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,6 +196,7 @@ def _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method
     n0 = check_int("n0", n0, low=2)
     cap, floor = _check_cap_floor(cap, floor, n0)
     # seed None -> 0: a Monte Carlo p_τ is then one fixed function, shared by every call
+    method, samples, seed = check_leak_options(method, samples, seed)
     opts = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
     proto = GaussianMean(1.0, **opts)
@@ -277,12 +286,12 @@ def _descend(fun_grad, x0, lo, hi, maxiter, bounds=None):
     return _box_minimize(fun_grad, x0, bounds, maxiter)
 
 
-def _common_args(T, bracket, maxiter, polish=0):
+def _common_args(T, bracket, maxiter, polish=0, *, parameter="gamma"):
     T = check_int("T", T, low=1)
     check_allocation("the constant schedules of the search (121 x T levels)", 121.0 * T, name="T")
-    lo, hi = check_bracket(bracket)
-    maxiter = check_int("maxiter", maxiter, low=1)
-    check_int("polish", polish, low=0)
+    lo, hi = check_bracket(bracket, within=GAMMA_SEARCH_RANGE if parameter == "gamma" else EPS_RANGE, what=parameter)
+    maxiter = check_int("maxiter", maxiter, low=1, high=MAX_EVALUATIONS)
+    check_int("polish", polish, low=0, high=MAX_EVALUATIONS)
     return T, math.log(lo), math.log(hi), maxiter
 
 
@@ -423,12 +432,15 @@ _GAUSS_PARAMS = """
     cap, floor : float or None
         Population clip of the mean field (20000 and 1).
     bracket : (float, float)
-        Box for every γ_t (and for γ*).
+        Box for every γ_t (and for γ*), inside [1e-99, 1e99] (within the
+        mechanism's range ``perfpriv.gaussian.GAMMA_RANGE``, with a margin for
+        the search's steps in log γ).
     maxiter : int
-        Limit on the objective evaluations of each TNC run on the surrogate.
+        Limit on the objective evaluations of each TNC run on the surrogate,
+        in [1, 10**6].
     polish : int
-        Limit on the exact objective evaluations of the final TNC run
-        (0: no polish; the result is still evaluated exactly).
+        Limit on the exact objective evaluations of the final TNC run, in
+        [0, 10**6] (0: no polish; the result is still evaluated exactly).
     method, samples, seed
         Evaluation of p_τ; a Monte Carlo p_τ uses one fixed seed (``None``
         means 0), so that the regret is a fixed function of the schedule."""
@@ -645,9 +657,10 @@ def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, m
     mu : float or (float, float)
         Law of μ_t.
     bracket : (float, float)
-        Box for every ε_t (the upper end stands for "almost no privacy").
+        Box for every ε_t (the upper end stands for "almost no privacy"),
+        inside [1e-50, 500] (``EPS_RANGE``).
     maxiter : int
-        Limit on the objective evaluations of each TNC run.
+        Limit on the objective evaluations of each TNC run, in [1, 10**6].
 
     Returns
     -------
@@ -660,7 +673,7 @@ def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, m
     >>> bool(res.regret <= res.constant_regret), bool(res.epsilon[0] < res.epsilon[-1])
     (True, True)
     """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter)
+    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, parameter="epsilon")
     pb = _rr_problem(q, r, n0, model, cap, floor, mu)
     e_star, const_regret = _rr_constant(pb, T, lo, hi)
     cands = {"constant": np.full(T, e_star)}
@@ -705,7 +718,7 @@ def optimal_epsilon_two_phase(*, q, r, T, n0, model="leak", cap=20000, floor=1, 
     >>> bool(res.params["first"] < res.params["then"])   # protect first (small ε), then exploit
     True
     """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter)
+    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, parameter="epsilon")
     switches = _check_switches(switches, T)
     pb = _rr_problem(q, r, n0, model, cap, floor, mu)
     e_star, const_regret = _rr_constant(pb, T, lo, hi)
@@ -742,7 +755,7 @@ def optimal_epsilon_geometric(*, q, r, T, n0, model="leak", cap=20000, floor=1, 
     >>> bool(res.params["ratio"] > 1)   # the budget grows over time
     True
     """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter)
+    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, parameter="epsilon")
     pb = _rr_problem(q, r, n0, model, cap, floor, mu)
     e_star, const_regret = _rr_constant(pb, T, lo, hi)
     x, eps = _search_geometric(pb, None, T, lo, hi, maxiter, 0, ratio_span=8.0)
