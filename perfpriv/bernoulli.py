@@ -621,6 +621,11 @@ class RandomizedResponse(engine.Mechanism):
     floored at 0, a trial stops when it dies and each of its remaining
     rounds is charged the error 10, and estimates are clipped.
     ``"paper"``: the population is clipped to [1, 20000] (§3's text).
+    The authors' script behind the Fig. 1 and Fig. 6 curves makes other
+    choices than their map script: it floors the population at 1, never
+    stops a trial and clips the estimates, i.e. ``conventions="paper"`` with
+    ``clip_estimate=True``. Both published scripts draw every ε afresh:
+    ``common_numbers=False`` in :func:`perfpriv.engine.simulate`.
 
     References
     ----------
