@@ -68,7 +68,9 @@ __all__ = [
     "LOSSES",
     "SCHEDULES",
     "per_example_gradients",
+    "ADJACENCIES",
     "zcdp_cost",
+    "zcdp_to_dp",
     "sigma_for_rho",
     "objective",
     "minimize_objective",
@@ -92,7 +94,8 @@ __all__ = [
 
 LOSSES = ("logistic", "squared")
 #: ``"constant"``: η_t = step_size, output the last iterate; ``"strongly_convex"``:
-#: η_t = 2/(μ(t + 1)) with the weighted average Σ_t 2t θ_t/(K(K + 1)) (Lacoste-Julien et al. 2012).
+#: η_k = 2/(μ(k + 2)) at step k = 0..K−1 with the weighted average Σ_{k<K} 2(k + 1) θ_k/(K(K + 1))
+#: (Lacoste-Julien et al. 2012, their x_t = θ_{t−1}).
 SCHEDULES = ("constant", "strongly_convex")
 
 
@@ -236,25 +239,88 @@ def _minimize(X, y, loss, lam, radius):
 
 
 # ---------------------------------------------------------- privacy cost
-def zcdp_cost(steps, *, clip, sigma):
-    """zCDP of K noisy gradient steps: ρ = K C²/(2σ²).
+ADJACENCIES = ("add_remove", "replace")
+
+
+def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
+    """zCDP of K noisy gradient steps: ρ = K C²/(2σ²) (add/remove), 4× that (replace-one).
 
     One step adds N(0, σ²I) to a sum whose ℓ2-sensitivity under add/remove
     of one record is C (every clipped gradient has norm at most C), so it is
     C²/(2σ²)-zCDP (Bun and Steinke 2016, Prop. 1.6); zCDP composes
-    additively over the K adaptively chosen steps (their Lemma 2.3).
+    additively over the K adaptively chosen steps (their Lemma 2.3). The
+    step sizes only decide where the next gradients are evaluated: for a step
+    schedule fixed in advance they are post-processing. :class:`PrivateGD`'s
+    step depends on the population N, so its guarantee is the one of a fixed
+    schedule given N: the size is public, and the dataset without a record
+    is trained with the same steps (which is what the transcript statistic
+    compares). Under replace-one adjacency (n public, one record changed)
+    the sum moves by up to 2C and ρ is four times larger.
+
+    Parameters
+    ----------
+    steps : int or array_like
+        K >= 1.
+    clip : float or array_like
+        C > 0.
+    sigma : float or array_like
+        σ > 0.
+    adjacency : {"add_remove", "replace"}
+        The neighbouring relation.
+
+    Returns
+    -------
+    float or numpy.ndarray
 
     Examples
     --------
     >>> zcdp_cost(100, clip=1.0, sigma=10.0)
     0.5
+    >>> zcdp_cost(100, clip=1.0, sigma=10.0, adjacency="replace")
+    2.0
     """
     steps = check_real("steps", steps, low=1)
     clip = check_real("clip", clip, low=0, low_open=True)
     sigma = check_real("sigma", sigma, low=0, low_open=True)
-    out = stable(lambda: (np.asarray(steps, float) * np.asarray(clip, float) ** 2
+    adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
+    factor = 1.0 if adjacency == "add_remove" else 4.0
+    out = stable(lambda: (factor * np.asarray(steps, float) * np.asarray(clip, float) ** 2
                           / (2.0 * np.asarray(sigma, float) ** 2)),
-                 lambda: np.log(steps) + 2.0 * np.log(clip) - math.log(2.0) - 2.0 * np.log(sigma))
+                 lambda: math.log(factor) + np.log(steps) + 2.0 * np.log(clip) - math.log(2.0) - 2.0 * np.log(sigma))
+    return float(out) if out.ndim == 0 else out
+
+
+def zcdp_to_dp(rho, *, delta):
+    """(ε, δ)-DP of a ρ-zCDP mechanism: ε = ρ + 2√(ρ log(1/δ)).
+
+    Bun and Steinke (2016), Proposition 1.3: ρ-zCDP implies (ε, δ)-DP for
+    every δ > 0 with this ε. Read the other way, a target (ε, δ) is met when
+    ρ + 2√(ρ log(1/δ)) <= ε; in particular ρ <= ε²/(8 log(1/δ)) suffices as
+    long as ε <= 2(2 − √2) log(1/δ) (≈ 2.34 log(1/δ)), since then
+    ρ + ε/√2 <= ε. (An excerpt on private GD states this with the inequality
+    on ρ reversed; a larger ρ is a weaker guarantee.)
+
+    Parameters
+    ----------
+    rho : float or array_like
+        ρ >= 0 (``inf`` gives ``inf``).
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ε.
+
+    Examples
+    --------
+    >>> [round(zcdp_to_dp(r, delta=1e-5), 1) for r in (1.0, 200.0, 5000.0)]
+    [7.8, 296.0, 5479.9]
+    """
+    rho = check_real("rho", rho, low=0, allow_inf=True)
+    delta = check_real("delta", delta, low=0, high=1, low_open=True, high_open=True, scalar=True)
+    r = np.asarray(rho, float)
+    out = r + 2.0 * np.sqrt(r * math.log(1.0 / delta))
     return float(out) if out.ndim == 0 else out
 
 
@@ -364,12 +430,17 @@ def _step_sizes(schedule, steps, step_size, mu):
 
 
 def _weights(schedule, steps):
-    """Weights of θ_0..θ_K in the output: the last iterate, or 2t/(K(K + 1))."""
+    """Weights of θ_0..θ_K in the output: the last iterate, or 2(k + 1)/(K(K + 1)) on θ_0..θ_{K−1}.
+
+    The average of Lacoste-Julien, Schmidt and Bach (2012): their iterates
+    x_t, t = 1..K, are θ_0..θ_{K−1} (x_t is where the step of size
+    2/(μ(t + 1)) is taken), weighted by t; θ_K is not part of it.
+    """
     w = np.zeros(steps + 1)
     if schedule == "constant":
         w[-1] = 1.0
     else:
-        w[:] = 2.0 * np.arange(steps + 1) / (steps * (steps + 1.0))
+        w[:-1] = 2.0 * np.arange(1, steps + 1) / (steps * (steps + 1.0))
     return w
 
 
@@ -759,9 +830,23 @@ class PrivateGD(TabulatedMechanism):
     ``x_bound``, θ of norm ``theta_norm`` in a fresh direction, labels from
     the logistic model (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²)
     (``"squared"``) -- runs ``steps`` noisy GD steps from 0 with the constant
-    step ``step_size``/N and noise σ = C√(K/(2ρ)), counts the records whose
+    step η_N = ``step_size``/(N + ``step_offset``) and noise σ = C√(K/(2ρ)), counts the records whose
     transcript Λ exceeds τ, and scores ‖θ̂ − θ‖². Records, θ and the noise
     of a (cell, trial, round) come from its keyed streams, shared by all ρ.
+
+    The step. With clipping, record i's gradient is s̃(x_iᵀθ) x_i with s̃
+    non-decreasing of slope at most κ (κ = 1/4 for the logistic loss, 1 for
+    the squared loss), so the noiseless map θ ↦ θ − η(Σ_i g_i(θ) + λθ) has a
+    Jacobian with eigenvalues 1 − ηh, h in [λ, λ + κ λ_max(XᵀX)]: it
+    contracts when η(λ + κ λ_max(XᵀX)) < 2. At N = 1, λ_max = ‖x‖² <= B_x²,
+    and the constructor requires η_1(λ + κB_x²) < 2, so a lone user's fit
+    contracts for every record; the defaults (2/(N + 5), λ = 1, B_x = 4,
+    logistic) give the factor 2/3 there. For N >= 2 the worst case
+    λ_max = N B_x² is out of reach of any step of order 1/N, but the data
+    model's λ_max(XᵀX) ≈ (√N + √d)² is far below 4(N + 4) at every N. (The
+    former 2/N had ηλ = 2 at N = 1: the map θ ↦ −θ − 2g does not contract.)
+    The step depends on N, so the zCDP guarantee is that of a fixed schedule
+    given N: the population size is public (:func:`zcdp_cost`).
 
     Parameters
     ----------
@@ -778,8 +863,10 @@ class PrivateGD(TabulatedMechanism):
         C > 0.
     steps : int
         Gradient steps per round.
-    step_size : float
-        η·N: the step is ``step_size / N`` (the sum objective's curvature grows like N).
+    step_size, step_offset : float
+        The step is η_N = ``step_size / (N + step_offset)`` (the sum objective's curvature grows
+        like N); ``step_size`` > 0, ``step_offset`` >= 0, and the step at N = 1 must contract:
+        η_1 (λ + κ x_bound²) < 2.
     x_bound, theta_norm, noise_sd : float
         The data model.
     table_records, table_runs, table_seed
@@ -802,7 +889,7 @@ class PrivateGD(TabulatedMechanism):
     lone_user_leaks = False
 
     def __init__(self, rho, *, tau, d=5, loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0,
-                 x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=8000, table_runs=128, table_seed=0):
+                 step_offset=5.0, x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=8000, table_runs=128, table_seed=0):
         self.levels = engine.make_levels(rho, "rho", low=0, low_open=True, allow_inf=True)
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
@@ -812,6 +899,13 @@ class PrivateGD(TabulatedMechanism):
         self.steps = check_int("steps", steps, low=1)
         self.step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
         self.x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
+        self.step_offset = check_real("step_offset", step_offset, low=0, scalar=True)
+        kappa = 0.25 if self.loss == "logistic" else 1.0
+        eta1 = self.step_size / (1.0 + self.step_offset)
+        if not eta1 * (self.lam + kappa * self.x_bound ** 2) < 2.0:
+            raise ValueError(f"step_offset must make the step at N = 1 contract, step_size/(1 + step_offset) * "
+                             f"(lam + {kappa:g} x_bound^2) < 2; got step_size={self.step_size:g}, "
+                             f"step_offset={self.step_offset:g}, lam={self.lam:g}, x_bound={self.x_bound:g}")
         self.theta_norm = check_real("theta_norm", theta_norm, low=0, scalar=True)
         self.noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
         self.table_records = check_int("table_records", table_records, low=1)
@@ -827,8 +921,19 @@ class PrivateGD(TabulatedMechanism):
 
     def options(self):
         return dict(tau=self.tau, d=self.d, loss=self.loss, lam=self.lam, clip=self.clip, steps=self.steps,
-                    step_size=self.step_size, x_bound=self.x_bound, theta_norm=self.theta_norm,
-                    noise_sd=self.noise_sd)
+                    step_size=self.step_size, step_offset=self.step_offset, x_bound=self.x_bound,
+                    theta_norm=self.theta_norm, noise_sd=self.noise_sd)
+
+    def eta(self, n):
+        """Step size η_N = step_size/(N + step_offset) of a round with N users.
+
+        Examples
+        --------
+        >>> [round(PrivateGD(1.0, tau=0.02).eta(n), 4) for n in (1, 2, 200)]
+        [0.3333, 0.2857, 0.0098]
+        """
+        out = self.step_size / (np.asarray(n, float) + self.step_offset)
+        return float(out) if out.ndim == 0 else out
 
     def sigma(self, rho):
         """Noise σ = C√(K/(2ρ)) of a step (0 for ρ = inf)."""
@@ -883,7 +988,7 @@ class PrivateGD(TabulatedMechanism):
     def _runs(self, X, y, xi, rhos, n):
         """Noisy GD for a batch: X (B, n, d), y (B, n), xi (B, T, d), rhos (B,)."""
         sig = self.sigma(rhos)
-        etas = np.full(self.steps, self.step_size / n)
+        etas = np.full(self.steps, self.eta(n))
         return _gd(X, y, xi, sig, loss=self.loss, lam=self.lam, clip=self.clip, etas=etas,
                    weights=_weights("constant", self.steps), radius=None, theta0=np.zeros(self.d)), sig
 
@@ -1054,7 +1159,7 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
                 released = total + sigma * rng.standard_normal(d)
                 for j, g in enumerate(grads):
                     llr[j] += log_density(released, total) - log_density(released, total - g)
-                theta = theta - (mech.step_size / N) * (released + mech.lam * theta)
+                theta = theta - (mech.step_size / (N + mech.step_offset)) * (released + mech.lam * theta)
             sq_error[i, t - 1] = float(np.sum((theta - theta_true) ** 2))
             N_next, leaked_arr[i, t - 1] = agent_decisions(N, llr > tau, q, r, rng)
             N = bound_population(N_next, pol)

@@ -17,8 +17,14 @@ The noise form
 --------------
 ``noise="calibrated"`` (the book's): σ_n = γ Δ(n), where Δ(n) is
 :func:`ridge_sensitivity`, the ℓ2-sensitivity of β̂ over add/remove-one
-neighbours of a size-n dataset; the round is then ρ-zCDP with
-ρ = 1/(2γ²) whatever n (the Gaussian mechanism; γ is a noise multiplier).
+neighbours of a size-n dataset (γ is a noise multiplier). The noise depends
+on n, so the guarantee is stated with n public, under replace-one
+adjacency: two datasets of n records that differ in one record have fits at
+most 2Δ⁻(n) apart and the same noise, so the round is ρ-zCDP with
+ρ = 2/γ² (:func:`achieved_rho`, ``adjacency="replace"``). Under add/remove
+adjacency, with each dataset released at its own σ_n, the two release laws
+have unequal variances and their Rényi divergence is infinite beyond a
+finite order (:func:`release_renyi_divergence`): no ρ holds.
 ``noise="sqrt_n"`` (the authors' published code): σ_n = γ/√n, the
 mean-estimation form of the paper's eq. 6 with no sensitivity calibration:
 its privacy at n users is :func:`achieved_rho`, infinite when labels are
@@ -89,6 +95,8 @@ __all__ = [
     "rho_from_gamma",
     "noise_std",
     "achieved_rho",
+    "ADJACENCIES",
+    "release_renyi_divergence",
     "release",
     "membership_llr",
     "leak_probability",
@@ -105,7 +113,7 @@ __all__ = [
 ]
 
 STATISTICS = leakage.STATISTICS
-#: ``"calibrated"``: σ_n = γ Δ(n) (ρ = 1/(2γ²)-zCDP); ``"sqrt_n"``: σ_n = γ/√n (the authors').
+#: ``"calibrated"``: σ_n = γ Δ(n) (ρ = 2/γ²-zCDP, replace-one); ``"sqrt_n"``: σ_n = γ/√n (the authors').
 NOISE_FORMS = ("calibrated", "sqrt_n")
 #: ``"excess"``: ‖o − θ‖²; ``"test_mse"``: mean squared error on a fresh test set (the authors').
 ERRORS = ("excess", "test_mse")
@@ -650,33 +658,89 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
                               seed=seed)
 
 
-def gamma_from_rho(rho):
-    """Noise multiplier γ = 1/√(2ρ) of a ρ-zCDP calibrated release (σ_n = γΔ(n)).
+#: Neighbouring relations of :func:`achieved_rho`: ``"replace"`` (n public, one record changed),
+#: ``"add_remove"`` (one record added or removed, each dataset released at its own noise scale),
+#: ``"add_remove_public_n"`` (add/remove, both released at the noise scale of the announced n).
+ADJACENCIES = ("replace", "add_remove", "add_remove_public_n")
 
-    The Gaussian mechanism with ℓ2-sensitivity Δ and noise N(0, σ²I) is
-    Δ²/(2σ²)-zCDP (Bun and Steinke 2016, Proposition 1.6).
+
+def gamma_from_rho(rho):
+    """Noise multiplier γ = √(2/ρ) of a ρ-zCDP calibrated release (σ_n = γΔ(n), replace-one adjacency).
+
+    Replace-one neighbours of n records have fits at most 2Δ⁻(n) <= 2Δ(n)
+    apart, and the Gaussian mechanism with ℓ2-sensitivity s and noise
+    N(0, σ²I) is s²/(2σ²)-zCDP (Bun and Steinke 2016, Proposition 1.6):
+    ρ = (2Δ)²/(2γ²Δ²) = 2/γ².
 
     Examples
     --------
-    >>> gamma_from_rho(0.5)
+    >>> gamma_from_rho(2.0)
     1.0
     """
     rho = check_real("rho", rho, low=0, low_open=True, allow_inf=True)
     with np.errstate(divide="ignore"):
-        out = 1.0 / np.sqrt(2.0 * np.asarray(rho, float))
+        out = np.sqrt(2.0 / np.asarray(rho, float))
     return float(out) if out.ndim == 0 else out
 
 
 def rho_from_gamma(gamma):
-    """zCDP budget ρ = 1/(2γ²) of the calibrated release with noise multiplier γ.
+    """zCDP budget ρ = 2/γ² of the calibrated release with noise multiplier γ (replace-one, n public).
 
     Examples
     --------
     >>> rho_from_gamma(0.1)
-    50.0
+    200.0
     """
     gamma = check_real("gamma", gamma, low=0, low_open=True)
-    out = stable(lambda: 0.5 / np.asarray(gamma, float) ** 2, lambda: math.log(0.5) - 2.0 * np.log(gamma))
+    out = stable(lambda: 2.0 / np.asarray(gamma, float) ** 2, lambda: math.log(2.0) - 2.0 * np.log(gamma))
+    return float(out) if out.ndim == 0 else out
+
+
+def release_renyi_divergence(alpha, shift, sigma_p, sigma_q, *, d):
+    """Rényi divergence D_α(N(a, σ_p² I_d) ‖ N(b, σ_q² I_d)) of two isotropic Gaussian release laws.
+
+    With s = ‖a − b‖ and σ_α² = ασ_q² + (1 − α)σ_p²,
+
+        D_α = α s²/(2σ_α²) + d log(σ_q/σ_p) + d/(2(α − 1)) log(σ_q²/σ_α²)
+
+    when σ_α² > 0, and ``inf`` otherwise (Gil, Alajaji and Linder 2013,
+    Table 2, per coordinate). With σ_p = σ_q it is αs²/(2σ²), the Gaussian
+    mechanism's; with σ_p > σ_q it is infinite for α >= σ_p²/(σ_p² − σ_q²).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        Order α > 1.
+    shift : float or array_like
+        Distance s >= 0 of the means.
+    sigma_p, sigma_q : float or array_like
+        Noise standard deviations > 0 of the two laws.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> release_renyi_divergence(2.0, 1.0, 1.0, 1.0, d=3)
+    1.0
+    >>> release_renyi_divergence(3.0, 0.0, 1.0, 0.8, d=1)     # sigma_alpha^2 = 3(0.64) - 2 < 0
+    inf
+    """
+    alpha = np.asarray(check_real("alpha", alpha, low=1, low_open=True), float)
+    shift = np.asarray(check_real("shift", shift, low=0), float)
+    sp = np.asarray(check_real("sigma_p", sigma_p, low=0, low_open=True), float)
+    sq = np.asarray(check_real("sigma_q", sigma_q, low=0, low_open=True), float)
+    d = check_int("d", d, low=1)
+    var_a = sq ** 2 + (1.0 - alpha) * (sp ** 2 - sq ** 2)      # exactly σ² for equal variances
+    ok = var_a > 0
+    safe = np.where(ok, var_a, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (alpha * shift ** 2 / (2.0 * safe) + d * np.log(sq / sp)
+               + d / (2.0 * (alpha - 1.0)) * np.log1p((sq ** 2 - safe) / safe))
+    out = np.where(ok, out, np.inf)
     return float(out) if out.ndim == 0 else out
 
 
@@ -722,11 +786,25 @@ def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def achieved_rho(gamma, n, *, noise="sqrt_n", lam, x_bound, y_bound):
-    """The zCDP ρ = Δ(n)²/(2σ_n²) a release of n users actually guarantees.
+def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
+    """The zCDP ρ a release of n users actually guarantees, under a stated neighbouring relation.
 
-    For the calibrated noise this is 1/(2γ²) at every n; for the authors'
-    σ_n = γ/√n it is nΔ(n)²/(2γ²), and ``inf`` when labels are not clipped.
+    * ``adjacency="replace"`` (n public, one record changed): the two fits are
+      at most 2Δ⁻(n) apart (through the common n − 1 records,
+      :func:`removal_sensitivity`) and share σ_n, so ρ = 2Δ⁻(n)²/σ_n²: 2/γ²
+      for the calibrated noise at n >= 2 (Δ(n) = Δ⁻(n) there; at n = 1,
+      Δ⁻(1) <= Δ(1) and ρ <= 2/γ²), and 2nΔ⁻(n)²/γ² for σ_n = γ/√n.
+    * ``adjacency="add_remove"``: the dataset with one record more or less is
+      released at its own σ_{n±1}. Both noise forms depend on n, so the two
+      laws have unequal variances and :func:`release_renyi_divergence` is
+      infinite for large orders: ρ = ``inf`` (finite only where
+      σ_{n−1} = σ_n = σ_{n+1}, then Δ(n)²/(2σ_n²)).
+    * ``adjacency="add_remove_public_n"``: both neighbours released at the
+      noise scale of the announced n (the reading of the paper's Lemma 6,
+      which compares both hypotheses at variance γ²/N): ρ = Δ(n)²/(2σ_n²),
+      1/(2γ²) for the calibrated noise.
+
+    Labels not clipped (``y_bound=inf``) give ``inf`` under every relation.
 
     Parameters
     ----------
@@ -734,6 +812,8 @@ def achieved_rho(gamma, n, *, noise="sqrt_n", lam, x_bound, y_bound):
         Noise multiplier γ > 0.
     n : int or array_like
         Population size n >= 1.
+    adjacency : {"replace", "add_remove", "add_remove_public_n"}
+        The neighbouring relation (:data:`ADJACENCIES`).
     noise : {"calibrated", "sqrt_n"}
     lam, x_bound, y_bound : float
         λ > 0, B_x > 0, B_y > 0 (``inf`` allowed).
@@ -744,26 +824,50 @@ def achieved_rho(gamma, n, *, noise="sqrt_n", lam, x_bound, y_bound):
 
     Examples
     --------
-    >>> f"{achieved_rho(1.0, 1000, lam=1e-5, x_bound=10.0, y_bound=10.0):.3g}"
+    >>> achieved_rho(0.1, 1000, adjacency="replace", noise="calibrated", lam=0.05, x_bound=5.0, y_bound=5.0)
+    200.0
+    >>> achieved_rho(0.1, 1000, adjacency="add_remove", noise="calibrated", lam=0.05, x_bound=5.0, y_bound=5.0)
+    inf
+    >>> f"{achieved_rho(1.0, 1000, adjacency='add_remove_public_n', lam=1e-5, x_bound=10.0, y_bound=10.0):.3g}"
     '5.17e+09'
-    >>> achieved_rho(1.0, 1000, lam=1e-5, x_bound=10.0, y_bound=np.inf)
+    >>> achieved_rho(1.0, 1000, adjacency="replace", lam=1e-5, x_bound=10.0, y_bound=np.inf)
     inf
     """
     gamma = check_real("gamma", gamma, low=0, low_open=True)
     n = check_real("n", n, low=1)
+    adjacency = check_choice("adjacency", adjacency, ADJACENCIES)
     noise = check_choice("noise", noise, NOISE_FORMS)
     lam = _lam(lam)
     x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
-    delta = _sensitivity(n, lam, x_bound, y_bound)
+    shape = np.broadcast_shapes(np.shape(n), np.shape(gamma))
     if math.isinf(y_bound):
-        out = np.full(np.broadcast_shapes(np.shape(n), np.shape(gamma)), np.inf)
-    elif noise == "calibrated":                   # Δ²/(2 (γΔ)²) = 1/(2γ²)
-        out = stable(lambda: delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2),
-                     lambda: math.log(0.5) - 2.0 * np.log(gamma) + 0.0 * delta)
-    else:                                         # nΔ²/(2γ²)
-        log_delta = _log_sensitivity(n, lam, x_bound, y_bound)
-        out = stable(lambda: delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2),
-                     lambda: np.log(n) + 2.0 * log_delta - math.log(2.0) - 2.0 * np.log(gamma))
+        out = np.full(shape, np.inf)
+    elif adjacency == "replace":                  # (2Δ⁻)²/(2σ²)
+        rem = _removal(n, lam, x_bound, y_bound)
+
+        def log_sigma():
+            if noise == "sqrt_n":
+                return np.log(gamma) - 0.5 * np.log(n)
+            return np.log(gamma) + _log_sensitivity(np.asarray(n, float), lam, x_bound, y_bound)
+
+        out = stable(lambda: 2.0 * rem ** 2 / _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2,
+                     lambda: math.log(2.0) + 2.0 * _log_removal(n, lam, x_bound, y_bound) - 2.0 * log_sigma())
+        out = np.broadcast_to(out, shape).astype(float)
+    else:
+        delta = _sensitivity(n, lam, x_bound, y_bound)
+        if noise == "calibrated":                 # Δ²/(2 (γΔ)²) = 1/(2γ²)
+            out = stable(lambda: delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2),
+                         lambda: math.log(0.5) - 2.0 * np.log(gamma) + 0.0 * delta)
+        else:                                     # nΔ²/(2γ²)
+            log_delta = _log_sensitivity(n, lam, x_bound, y_bound)
+            out = stable(lambda: delta ** 2 / (2.0 * _sigma(n, gamma, noise, lam, x_bound, y_bound) ** 2),
+                         lambda: np.log(n) + 2.0 * log_delta - math.log(2.0) - 2.0 * np.log(gamma))
+        if adjacency == "add_remove":             # unequal variances between neighbours: no finite ρ
+            nn = np.asarray(n, float)
+            s0 = _sigma(nn, 1.0, noise, lam, x_bound, y_bound)
+            same = _sigma(nn + 1.0, 1.0, noise, lam, x_bound, y_bound) == s0
+            same = same & ((nn < 2) | (_sigma(np.maximum(nn - 1.0, 1.0), 1.0, noise, lam, x_bound, y_bound) == s0))
+            out = np.where(np.broadcast_to(same, shape), out, np.inf)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -1160,10 +1264,10 @@ class RidgeRelease(TabulatedMechanism):
         """Variance ratio κ = σ_{n−1}²/σ_n² of the exact statistic (n >= 2)."""
         return (self.sigma(np.asarray(n, float) - 1.0, gamma) / self.sigma(n, gamma)) ** 2
 
-    def rho(self, n, gamma):
-        """zCDP budget the release of n users guarantees (:func:`achieved_rho`)."""
+    def rho(self, n, gamma, *, adjacency="replace"):
+        """zCDP budget the release of n users guarantees under ``adjacency`` (:func:`achieved_rho`)."""
         self._need_resolved()
-        return achieved_rho(gamma, n, noise=self.noise, lam=self.lam, x_bound=self.x_bound,
+        return achieved_rho(gamma, n, adjacency=adjacency, noise=self.noise, lam=self.lam, x_bound=self.x_bound,
                             y_bound=self.y_bound)
 
     def _records(self, key, n_max):
@@ -1431,6 +1535,9 @@ class GammaStarMap:
         Mean cumulative error and its standard error over trials.
     T, n0, trials, seed, conventions, mechanism
         Provenance.
+    simulated_runs : numpy.ndarray or None, shape (len(q), len(r), len(gammas), trials)
+        The cumulative error of every simulated run (runs of a cell share their random numbers
+        across γ, so differences between levels are paired).
     """
 
     q: np.ndarray
@@ -1447,10 +1554,30 @@ class GammaStarMap:
     seed: Any
     conventions: str
     mechanism: Any
+    simulated_runs: Any = None
 
     def __repr__(self):
         return (f"GammaStarMap(q={len(self.q)} values, r={len(self.r)} values, gammas={len(self.gammas)}, "
                 f"T={self.T}, n0={self.n0}, trials={self.trials}, conventions={self.conventions!r})")
+
+    def paired_gain(self, level=0):
+        """Simulated cumulative error at ``gammas[level]`` minus that at the theory's γ*, per cell.
+
+        Each run is scored at both levels with the same random numbers, so the
+        standard error is that of the per-run differences (the paired one). The
+        theory's γ* is chosen without the simulation, so the difference is not
+        biased by choosing the best simulated level.
+
+        Returns
+        -------
+        mean, se : numpy.ndarray, shape (len(q), len(r))
+        """
+        if self.simulated_runs is None:
+            raise AttributeError("no simulation in this map (trials=0)")
+        best = np.searchsorted(self.gammas, self.theory)[..., None, None]
+        runs = self.simulated_runs
+        diff = runs[..., level, :] - np.take_along_axis(runs, best, axis=-2)[..., 0, :]
+        return diff.mean(axis=-1), standard_error(diff, axis=-1)
 
     @property
     def agreement(self):
@@ -1523,7 +1650,7 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
         sim = gammas[np.argmin(sim_values, axis=-1)]
     return GammaStarMap(q=qs, r=rs, gammas=gammas, theory=theory, theory_values=values, simulated=sim,
                         simulated_values=sim_values, simulated_se=sim_se, T=T, n0=n0, trials=trials, seed=seed,
-                        conventions=conventions, mechanism=mech)
+                        conventions=conventions, mechanism=mech, simulated_runs=None if not trials else total)
 
 
 # ------------------------------------------------------- the published variant
@@ -1576,7 +1703,8 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     features clipped at 10, labels not clipped) plus N(0, γ²/n I). Without
     label clipping the ridge estimate has no sensitivity bound, so no finite ρ
     holds. With labels clipped at ``y_bound`` (as the authors' theory script
-    assumes) the guarantee would be ρ = nΔ(n)²/(2γ²). Against these
+    assumes) the guarantee would be ρ = 2nΔ⁻(n)²/γ² under replace-one
+    adjacency with n public (:func:`achieved_rho`). Against these
     worst-case numbers the per-record GDP parameter μ_i = ‖δ_i‖√n/γ of
     typical Gaussian data is small: the release protects typical records,
     without a guarantee for any dataset.
@@ -1602,7 +1730,7 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     --------
     >>> p = published_privacy([1.0], n=200, records=400, seed=0)
     >>> p.rho_published, f"{float(p.rho_clipped[0]):.2g}"
-    (inf, '1e+09')
+    (inf, '4.3e+09')
     """
     gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=PATH_GAMMA[0], high=PATH_GAMMA[1]),
                                        float))
@@ -1623,9 +1751,9 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     sigma = gammas / math.sqrt(n)
     mu = norms[None, :] / sigma[:, None]
     leak = np.array([np.mean(_exact_tail(norms, s, tau, n / (n - 1.0), d)) for s in sigma])
-    delta = np.float64(_sensitivity(n, lam, x_bound, y_bound))
-    with np.errstate(over="ignore"):                     # n Δ²/(2γ²) beyond the doubles: inf, the true limit
-        rho_clipped = 0.5 * n * (delta / gammas) ** 2
+    delta = np.float64(_removal(n, lam, x_bound, y_bound))
+    with np.errstate(over="ignore"):                     # 2nΔ⁻²/γ² beyond the doubles: inf, the true limit
+        rho_clipped = 2.0 * n * (delta / gammas) ** 2
     return PublishedPrivacy(gammas=gammas, n=n, rho_published=math.inf, rho_clipped=rho_clipped,
                             mu_median=np.median(mu, axis=1), mu_q99=np.quantile(mu, 0.99, axis=1),
                             mu_max=mu.max(axis=1), leak=leak, tau=tau, d=d, lam=lam, x_bound=x_bound,

@@ -65,7 +65,9 @@ TYP = {
  (regression, "gamma_from_rho"): dict(rho=0.5),
  (regression, "rho_from_gamma"): dict(gamma=0.1),
  (regression, "noise_std"): dict(n=100, gamma=0.01, noise="calibrated", lam=0.05, x_bound=5.0, y_bound=5.0),
- (regression, "achieved_rho"): dict(gamma=1.0, n=100, noise="sqrt_n", lam=1e-5, x_bound=10.0, y_bound=10.0),
+ (regression, "achieved_rho"): dict(gamma=1.0, n=100, adjacency="replace", noise="sqrt_n", lam=1e-5, x_bound=10.0,
+                                    y_bound=10.0),
+ (regression, "release_renyi_divergence"): dict(alpha=2.0, shift=0.5, sigma_p=1.0, sigma_q=0.9, d=3),
  (regression, "release"): dict(X=XR, y=YR, gamma=0.01, lam=0.05, x_bound=5.0, y_bound=5.0, noise="calibrated",
                                rng=2),
  (regression, "membership_llr"): dict(shifts=[[1.0, 0.0]], eta=[0.5, 0.0], sigma=1.0, statistic="paper", kappa=None),
@@ -84,7 +86,8 @@ TYP = {
  (regression, "one_round_check"): dict(mechanism=RIDGE, ns=[50], trials=2, seed=0, conventions="paper"),
  # --- gradient
  (gradient, "per_example_gradients"): dict(theta=[0.0, 0.0], X=[[2.0, 0.0]], y=[1.0], loss="logistic"),
- (gradient, "zcdp_cost"): dict(steps=100, clip=1.0, sigma=10.0),
+ (gradient, "zcdp_cost"): dict(steps=100, clip=1.0, sigma=10.0, adjacency="add_remove"),
+ (gradient, "zcdp_to_dp"): dict(rho=1.0, delta=1e-5),
  (gradient, "sigma_for_rho"): dict(rho=0.5, steps=100, clip=1.0),
  (gradient, "objective"): dict(theta=[0.0, 0.0], X=[[1.0, 0.0], [0.0, 1.0]], y=[1.0, -1.0], loss="logistic", lam=1.0),
  (gradient, "minimize_objective"): dict(X=[[1.0, 0.0], [0.0, 1.0]], y=[1.0, 2.0], loss="squared", lam=1.0,
@@ -101,7 +104,7 @@ TYP = {
                                           rho=1.0, schedule="constant", step_size=None, radius=None,
                                           strong_convexity=None, seed=0),
  (gradient, "PrivateGD"): dict(rho=1.0, tau=0.02, d=3, loss="logistic", lam=1.0, clip=2.0, steps=3, step_size=2.0,
-                               x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=50, table_runs=2,
+                               step_offset=5.0, x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=50, table_runs=2,
                                table_seed=0),
  (gradient, "simulate"): dict(rho=1.0, tau=0.02, q=0.5, r=0.3, T=3, n0=50, trials=2, conventions="paper", seed=0,
                               mechanism=PGD_OPTIONS),
@@ -510,6 +513,7 @@ REAL_CASES = [(mod, name, p) for mod, name, p in _cases(TYP)
               if p not in SIZES and isinstance(TYP[(mod, name)][p], float) and (name, p) not in KNOWN
               and name in {"ridge_sensitivity", "removal_sensitivity", "gamma_from_rho", "rho_from_gamma",
                            "noise_std", "achieved_rho", "leak_probability", "ols_excess_risk", "zcdp_cost",
+                           "zcdp_to_dp", "release_renyi_divergence",
                            "sigma_for_rho", "utility_bound", "gdp_leak_probability", "two_classes",
                            "critical_epsilon", "StepRule", "GaussianClients", "threshold_curve"}]
 

@@ -58,12 +58,12 @@ def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
 
 def test_published_privacy_rho_is_the_true_limit_beyond_the_doubles():
     p = regression.published_privacy([1.0], n=50, d=3, y_bound=1e300, records=20)
-    assert p.rho_clipped[0] == np.inf                                    # n Δ²/(2γ²) ~ 1e600
+    assert p.rho_clipped[0] == np.inf                                    # 2n Δ⁻²/γ² ~ 1e600
     small = regression.published_privacy([1e100], n=50, d=3, records=20)
     assert 0 <= small.rho_clipped[0] < 1e-190
     typical = regression.published_privacy([1.0], n=50, d=3, records=20)
-    delta = float(regression.ridge_sensitivity(50, lam=1e-5, x_bound=10.0, y_bound=10.0))
-    assert typical.rho_clipped[0] == pytest.approx(50 * delta ** 2 / 2, rel=1e-12)
+    delta = float(regression.removal_sensitivity(50, lam=1e-5, x_bound=10.0, y_bound=10.0))
+    assert typical.rho_clipped[0] == pytest.approx(2 * 50 * delta ** 2, rel=1e-12)       # replace-one, n public
 
 
 def test_membership_llr_at_extreme_noise_scales_is_the_scaled_value():

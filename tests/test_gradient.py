@@ -209,7 +209,9 @@ def _compare(a, b):
 
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 def test_engine_agrees_with_the_step_by_step_reference(loss):
-    kw = dict(tau=0.02, q=0.5, r=0.3, T=2, n0=12, mechanism=dict(loss=loss, steps=4, d=3))
+    # the squared loss has curvature up to x_bound^2 per record: a smaller step keeps N = 1 contracting
+    step = {} if loss == "logistic" else dict(step_size=1.0, step_offset=17.0)
+    kw = dict(tau=0.02, q=0.5, r=0.3, T=2, n0=12, mechanism=dict(loss=loss, steps=4, d=3, **step))
     fast = GD.simulate(0.5, trials=2000, seed=1, **kw)
     slow = GD.simulate_agents(0.5, trials=400, seed=2, **kw)
     for t in range(2):
@@ -337,3 +339,133 @@ def test_sample_data_draws_the_documented_model(loss):
     assert not np.array_equal(a[0], c[0])
     with pytest.raises(ValueError, match="n must be"):
         mech.sample_data(0)
+
+
+# ------------------------------------------------------- the retraining step
+def _noiseless_step(theta, X, y, *, eta, lam, clip):
+    """One noiseless step of the retraining task, from the definition (logistic loss, clipped gradients)."""
+    out = np.empty_like(theta)
+    for b in range(theta.shape[0]):
+        g = np.zeros(theta.shape[1])
+        for x, label in zip(X, y):
+            gi = -label * x / (1.0 + math.exp(label * float(x @ theta[b])))
+            norm = np.linalg.norm(gi)
+            g += gi * min(1.0, clip / norm) if norm > 0 else gi
+        out[b] = theta[b] - eta * (g + lam * theta[b])
+    return out
+
+
+def _largest_step_ratio(mech, N, eta, datasets, seed):
+    """Largest ‖F(a) − F(b)‖/‖a − b‖ of the noiseless step F over datasets of the model and pairs of points."""
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(datasets):
+        X, y, _ = mech.sample_data(N, seed=rng)
+        a = 3.0 * rng.standard_normal((40, mech.d))
+        b = a + rng.standard_normal((40, mech.d)) * rng.choice([1e-3, 0.1, 2.0], size=(40, 1))
+        fa = _noiseless_step(a, X, y, eta=eta, lam=mech.lam, clip=mech.clip)
+        fb = _noiseless_step(b, X, y, eta=eta, lam=mech.lam, clip=mech.clip)
+        worst = max(worst, float(np.max(np.linalg.norm(fa - fb, axis=1) / np.linalg.norm(a - b, axis=1))))
+    return worst
+
+
+@pytest.mark.parametrize("N", [1, 2, 3])
+def test_retraining_step_contracts_at_small_populations(N):
+    mech = GD.PrivateGD(1.0, tau=0.02)
+    assert mech.eta(N) == pytest.approx(2.0 / (N + 5))
+    worst = _largest_step_ratio(mech, N, mech.eta(N), datasets=30, seed=10 + N)
+    assert worst < 0.95
+    if N == 1:
+        # at N = 1 for every record: the Hessian of the clipped objective lies in [lam, lam + x_bound^2/4] = [1, 5]
+        assert worst <= 2.0 / 3.0 + 1e-9
+        # the former step 2/N does not contract there: the penalty alone gives |1 - 2 lam| = 1
+        assert _largest_step_ratio(mech, 1, 2.0, datasets=5, seed=1) >= 1.0 - 1e-9
+
+
+def test_retraining_step_contracts_for_a_record_on_the_clipping_sphere():
+    # the adversarial lone record: ||x|| = x_bound, at the margin z = 0 where the logistic curvature is 1/4
+    mech = GD.PrivateGD(1.0, tau=0.02)
+    x = np.zeros((1, mech.d))
+    x[0, 0] = mech.x_bound
+    eps = 1e-6
+    a, b = np.zeros((1, mech.d)), np.zeros((1, mech.d))
+    b[0, 0] = eps
+    for label in (-1.0, 1.0):
+        fa = _noiseless_step(a, x, np.array([label]), eta=mech.eta(1), lam=mech.lam, clip=np.inf)
+        fb = _noiseless_step(b, x, np.array([label]), eta=mech.eta(1), lam=mech.lam, clip=np.inf)
+        ratio = np.linalg.norm(fa - fb) / eps
+        assert abs(ratio - 2.0 / 3.0) < 1e-5        # |1 - (1/3)(1 + 16/4)| = 2/3: the bound is attained
+
+
+def test_noiseless_retraining_error_stays_bounded_at_one_user():
+    # with the stable step a lone user's noiseless fit errs like predicting 0 (||theta||^2 = 4), not hundreds
+    mech = GD.PrivateGD(np.inf, tau=0.02)
+    run = GD.simulate(np.inf, tau=0.02, q=0.0, r=0.0, T=1, n0=1, trials=400, seed=3)
+    assert run.sq_error[:, 0].mean() < 2 * mech.theta_norm ** 2
+
+
+def test_private_gd_rejects_a_step_that_does_not_contract_at_one_user():
+    with pytest.raises(ValueError, match="step_offset must make the step at N = 1 contract"):
+        GD.PrivateGD(1.0, tau=0.02, step_offset=0.0)          # the former 2/N
+    with pytest.raises(ValueError, match="step_offset"):
+        GD.PrivateGD(1.0, tau=0.02, loss="squared")           # curvature up to x_bound^2 = 16
+    with pytest.raises(ValueError, match="step_offset must be"):
+        GD.PrivateGD(1.0, tau=0.02, step_offset=-1.0)
+
+
+def test_strongly_convex_average_is_the_cited_one():
+    # Lacoste-Julien et al.: x_t (t = 1..K) is where step 2/(mu(t + 1)) is taken; output sum 2t x_t/(K(K + 1))
+    X, y = _logistic_data(20, 3, 5)
+    lam, K = 2.0, 6
+    run = GD.noisy_gd(X, y, loss="logistic", lam=lam, clip=1e9, steps=K, sigma=0.0, schedule="strongly_convex", seed=0)
+    x, avg = np.zeros(3), np.zeros(3)
+    for t in range(1, K + 1):
+        avg += 2.0 * t * x / (K * (K + 1))
+        g = GD.per_example_gradients(x, X, y, loss="logistic").sum(0)
+        x = x - 2.0 / (lam * (t + 1)) * (g + lam * x)
+    np.testing.assert_allclose(run.theta, avg, rtol=1e-12, atol=1e-15)
+    assert not np.allclose(run.theta, avg + 2.0 * K * (x - np.zeros(3)) / (K * (K + 1)))
+
+
+# ------------------------------------------------------- (epsilon, delta)
+def _gaussian_delta(eps, mu):
+    """Exact delta(eps) of the Gaussian mechanism with mu = sensitivity/sigma (Balle and Wang 2018, Thm 8)."""
+    # the second term in log space: e^eps overflows at large budgets
+    return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps + stats.norm.logcdf(-eps / mu - mu / 2))
+
+
+@pytest.mark.parametrize("rho", [0.01, 1.0, 200.0, 5000.0])
+def test_zcdp_to_dp_is_valid_for_the_gaussian_mechanism(rho):
+    # a rho-zCDP Gaussian mechanism has mu = sqrt(2 rho); its exact delta at the converted epsilon is below delta
+    for delta in (1e-5, 1e-3):
+        eps = GD.zcdp_to_dp(rho, delta=delta)
+        assert eps == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / delta)), rel=1e-12)
+        assert _gaussian_delta(eps, math.sqrt(2 * rho)) <= delta
+        # and not absurdly loose: half the epsilon already fails for the small budgets
+        if rho <= 1.0:
+            assert _gaussian_delta(eps / 4, math.sqrt(2 * rho)) > delta
+
+
+def test_zcdp_to_dp_table_and_the_direction_of_the_condition():
+    eps = [GD.zcdp_to_dp(r, delta=1e-5) for r in (1.0, 200.0, 5000.0)]
+    assert np.allclose(eps, [7.8, 296.0, 5480.0], rtol=2e-3)
+    L = math.log(1e5)
+    for target in (0.5, 1.0, 5.0, 2.3 * L):
+        # rho <= eps^2/(8 log(1/delta)) meets the target (for eps <= 4(2 - sqrt 2) log(1/delta)) ...
+        assert GD.zcdp_to_dp(target**2 / (8 * L), delta=1e-5) <= target
+        # ... while a rho above it does not: the reversed inequality promises nothing
+        assert GD.zcdp_to_dp(4 * target**2 / (8 * L), delta=1e-5) > target
+    assert GD.zcdp_to_dp(np.inf, delta=1e-5) == np.inf
+    with pytest.raises(ValueError, match="delta"):
+        GD.zcdp_to_dp(1.0, delta=1.0)
+    with pytest.raises(ValueError, match="rho"):
+        GD.zcdp_to_dp(-1.0, delta=1e-5)
+
+
+def test_replace_one_cost_is_the_gaussian_mechanism_at_twice_the_sensitivity():
+    # replace-one: the clipped sum moves by up to 2C; Renyi divergence alpha (2C)^2/(2 sigma^2) per step
+    K, C, sigma = 30, 1.5, 4.0
+    assert GD.zcdp_cost(K, clip=C, sigma=sigma, adjacency="replace") == pytest.approx(K * (2 * C) ** 2 / (2 * sigma**2))
+    assert GD.zcdp_cost(K, clip=C, sigma=sigma) == pytest.approx(K * C**2 / (2 * sigma**2))
+    with pytest.raises(ValueError, match="adjacency"):
+        GD.zcdp_cost(K, clip=C, sigma=sigma, adjacency="swap")

@@ -642,7 +642,8 @@ def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings
         big = regression.ridge_sensitivity(100, lam=0.05, x_bound=1e300, y_bound=5.0)   # was an OverflowError
         assert np.isfinite(big) and big > 0
         assert regression.removal_sensitivity(100, lam=1e300, x_bound=5.0, y_bound=5.0) >= 0
-        assert regression.achieved_rho(1.0, 100, noise="calibrated", lam=0.05, x_bound=1e300, y_bound=5.0) == 0.5
+        assert regression.achieved_rho(1.0, 100, adjacency="add_remove_public_n", noise="calibrated", lam=0.05,
+                                       x_bound=1e300, y_bound=5.0) == 0.5
         assert regression.rho_from_gamma(1e-300) == np.inf and regression.rho_from_gamma(1e300) == 0.0
         assert regression.ols_excess_risk(50, d=3, noise_sd=1e300) == np.inf
         assert gradient.zcdp_cost(4, clip=1e300, sigma=1e300) == pytest.approx(2.0, rel=1e-12)   # was inf/inf

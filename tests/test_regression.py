@@ -12,7 +12,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 from perfpriv import _random, engine, leakage
 from perfpriv import regression as RG
@@ -160,18 +160,101 @@ def test_ridge_sensitivity_covers_adding_and_removing_a_record():
 
 def test_unclipped_labels_have_no_sensitivity_bound():
     assert RG.ridge_sensitivity(100, lam=1e-5, x_bound=10.0, y_bound=np.inf) == np.inf
-    assert RG.achieved_rho(1.0, 1000, lam=1e-5, x_bound=10.0, y_bound=np.inf) == np.inf
+    for adjacency in RG.ADJACENCIES:
+        assert RG.achieved_rho(1.0, 1000, adjacency=adjacency, lam=1e-5, x_bound=10.0, y_bound=np.inf) == np.inf
 
 
-def test_calibrated_noise_gives_rho_one_over_two_gamma_squared_at_every_n():
-    n = np.array([1, 2, 10, 1000, 20000])
-    rho = RG.achieved_rho(0.05, n, noise="calibrated", lam=0.05, x_bound=5.0, y_bound=5.0)
-    np.testing.assert_allclose(rho, 0.5 / 0.05 ** 2)
+def test_calibrated_noise_gives_rho_two_over_gamma_squared_under_replace_one():
+    n = np.array([2, 10, 1000, 20000])
+    kw = dict(noise="calibrated", lam=0.05, x_bound=5.0, y_bound=5.0)
+    np.testing.assert_allclose(RG.achieved_rho(0.05, n, adjacency="replace", **kw), 2.0 / 0.05 ** 2)
+    assert RG.achieved_rho(0.05, 1, adjacency="replace", **kw) <= 2.0 / 0.05 ** 2
+    np.testing.assert_allclose(RG.achieved_rho(0.05, n, adjacency="add_remove_public_n", **kw), 0.5 / 0.05 ** 2)
+    assert np.all(RG.achieved_rho(0.05, n, adjacency="add_remove", **kw) == np.inf)
     assert RG.rho_from_gamma(RG.gamma_from_rho(7.0)) == pytest.approx(7.0)
-    # the authors' noise γ/√n: ρ = n Δ(n)²/(2γ²)
+    assert RG.rho_from_gamma(0.05) == pytest.approx(2.0 / 0.05 ** 2)
+    # the authors' noise γ/√n: ρ = n (2Δ⁻(n))²/(2γ²) under replace-one, n Δ(n)²/(2γ²) at a shared scale
     delta = RG.ridge_sensitivity(1000, lam=1e-5, x_bound=10.0, y_bound=10.0)
-    assert RG.achieved_rho(2.0, 1000, lam=1e-5, x_bound=10.0, y_bound=10.0) == pytest.approx(
-        1000 * delta ** 2 / 8.0)
+    rem = RG.removal_sensitivity(1000, lam=1e-5, x_bound=10.0, y_bound=10.0)
+    kw = dict(lam=1e-5, x_bound=10.0, y_bound=10.0)
+    assert RG.achieved_rho(2.0, 1000, adjacency="add_remove_public_n", **kw) == pytest.approx(1000 * delta ** 2 / 8.0)
+    assert RG.achieved_rho(2.0, 1000, adjacency="replace", **kw) == pytest.approx(1000 * (2 * rem) ** 2 / 8.0)
+    with pytest.raises(ValueError, match="adjacency"):
+        RG.achieved_rho(2.0, 1000, adjacency="bounded", **kw)
+    with pytest.raises(TypeError):
+        RG.achieved_rho(2.0, 1000, **kw)                      # the relation must be stated
+
+
+def _renyi_by_quadrature(alpha, m_p, s_p, m_q, s_q):
+    """D_α(N(m_p, s_p²) ‖ N(m_q, s_q²)) in one dimension from its definition, by numerical integration."""
+    def integrand(x):
+        return math.exp(alpha * stats.norm.logpdf(x, m_p, s_p) + (1 - alpha) * stats.norm.logpdf(x, m_q, s_q))
+    lo, hi = min(m_p, m_q) - 40 * max(s_p, s_q), max(m_p, m_q) + 40 * max(s_p, s_q)
+    val = 0.0
+    for a, b in zip(np.linspace(lo, hi, 41)[:-1], np.linspace(lo, hi, 41)[1:]):
+        val += integrate.quad(integrand, a, b, epsabs=0, epsrel=1e-12, limit=200)[0]
+    return math.log(val) / (alpha - 1)
+
+
+@pytest.mark.parametrize("alpha, shift, s_p, s_q", [(2.0, 0.3, 1.0, 1.0), (5.0, 1.0, 0.7, 0.9), (1.5, 0.2, 1.2, 1.0),
+                                                    (3.0, 0.0, 1.1, 1.0), (1.01, 0.5, 1.0, 2.0)])
+def test_release_renyi_divergence_matches_numerical_integration(alpha, shift, s_p, s_q):
+    # independent truth: the definition integrated per coordinate (the d coordinates are independent; the
+    # shift sits in the first one)
+    d = 3
+    truth = _renyi_by_quadrature(alpha, shift, s_p, 0.0, s_q) + (d - 1) * _renyi_by_quadrature(alpha, 0.0, s_p, 0.0, s_q)
+    assert RG.release_renyi_divergence(alpha, shift, s_p, s_q, d=d) == pytest.approx(truth, rel=1e-7, abs=1e-10)
+
+
+def test_release_renyi_divergence_is_infinite_beyond_the_critical_order():
+    s_p, s_q = 1.0, 0.9
+    crit = s_p ** 2 / (s_p ** 2 - s_q ** 2)
+    assert math.isfinite(RG.release_renyi_divergence(0.99 * crit, 0.1, s_p, s_q, d=2))
+    assert RG.release_renyi_divergence(1.01 * crit, 0.1, s_p, s_q, d=2) == np.inf
+    # and diverges as the order approaches it: the integral of the definition blows up
+    assert RG.release_renyi_divergence(0.9999 * crit, 0.1, s_p, s_q, d=2) > 20
+
+
+@pytest.mark.parametrize("n", [1, 2, 10, 200, 2000])
+def test_stated_rho_bounds_the_divergence_of_the_two_actual_release_laws(n):
+    # the calibrated release, gamma = 0.01, d = 12: the laws of o = fit + N(0, sigma_m^2 I) of two neighbours
+    d, gamma = 12, 0.01
+    kw = dict(lam=0.05, x_bound=5.0, y_bound=5.0)
+    sig = lambda m: RG.noise_std(m, gamma, **kw)                                      # noqa: E731
+    rho_rep = RG.achieved_rho(gamma, n, adjacency="replace", noise="calibrated", **kw)
+    # replace-one: both of size n, fits up to 2 Delta^-(n) apart, the same variance
+    worst = 2 * RG.removal_sensitivity(n, **kw)
+    alphas = np.array([1.001, 1.5, 2.0, 10.0, 1e3, 1e6])
+    div = RG.release_renyi_divergence(alphas, worst, sig(n), sig(n), d=d)
+    assert np.all(div <= alphas * rho_rep * (1 + 1e-12))
+    if n >= 2:
+        np.testing.assert_allclose(div, alphas * rho_rep, rtol=1e-12)              # attained at the worst shift
+    assert rho_rep <= 2 / gamma ** 2 * (1 + 1e-12)
+    # add/remove with each dataset at its own scale: (n - 1 or n + 1) records against n
+    finite = []
+    for m in ([n - 1] if n >= 2 else []) + [n + 1]:
+        shift = RG.removal_sensitivity(max(n, m), **kw)
+        for sp, sq in ((sig(m), sig(n)), (sig(n), sig(m))):
+            if sp == sq:
+                continue
+            crit = max(sp, sq) ** 2 / abs(sp ** 2 - sq ** 2)
+            assert RG.release_renyi_divergence(crit * 1.001, shift, max(sp, sq), min(sp, sq), d=d) == np.inf
+            finite.append(crit)
+    reported = RG.achieved_rho(gamma, n, adjacency="add_remove", noise="calibrated", **kw)
+    assert reported == (np.inf if finite else pytest.approx(0.5 / gamma ** 2))
+
+
+def test_the_shared_scale_reading_fails_for_the_actual_release_at_small_n():
+    # at n = 10 the release of the 9 other records has a larger variance: D_2/2 exceeds 1/(2 gamma^2) = 5000,
+    # and the divergence is infinite from alpha about 28 on (about 1250 at n = 2000)
+    d, gamma = 12, 0.01
+    kw = dict(lam=0.05, x_bound=5.0, y_bound=5.0)
+    s9, s10 = RG.noise_std(9, gamma, **kw), RG.noise_std(10, gamma, **kw)
+    d2 = RG.release_renyi_divergence(2.0, RG.removal_sensitivity(10, **kw), s9, s10, d=d)
+    assert d2 / 2 > 0.5 / gamma ** 2
+    assert 27 < s9 ** 2 / (s9 ** 2 - s10 ** 2) < 29
+    s1999, s2000 = RG.noise_std(1999, gamma, **kw), RG.noise_std(2000, gamma, **kw)
+    assert 1200 < s1999 ** 2 / (s1999 ** 2 - s2000 ** 2) < 1300
 
 
 # -------------------------------------------------------------- membership
@@ -418,8 +501,8 @@ def test_sensitivity_profile_quantiles_are_those_of_refitted_records():
 def test_published_privacy_matches_the_authors_mechanism():
     pub = RG.published_privacy([0.5, 2.0], tau=0.02, n=100, d=4, records=3000, seed=3)
     assert pub.rho_published == np.inf
-    delta = RG.ridge_sensitivity(100, lam=1e-5, x_bound=10.0, y_bound=10.0)
-    np.testing.assert_allclose(pub.rho_clipped, 100 * delta ** 2 / (2 * np.array([0.5, 2.0]) ** 2))
+    delta = RG.removal_sensitivity(100, lam=1e-5, x_bound=10.0, y_bound=10.0)     # replace-one: 2 Delta^-(n)
+    np.testing.assert_allclose(pub.rho_clipped, 100 * (2 * delta) ** 2 / (2 * np.array([0.5, 2.0]) ** 2))
     # the leak probability is that of simulated rounds of the published release
     mech = RG.RidgeRelease([0.5, 2.0], tau=0.02, d=4, error="excess")
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=100, trials=1500, seed=4, conventions="authors",
@@ -457,3 +540,18 @@ def test_figures_and_the_explorer_draw():
         plots.figure_ridge_sensitivity(chk)
     fig = widgets.draw_learning(q=0.5, r=0.5, gamma=0.0056, T=3, n0=50, cap=200)
     assert isinstance(fig, Figure)
+
+
+def test_paired_gain_is_the_mean_and_standard_error_of_per_run_differences():
+    m = RG.optimal_gamma_map([0.5], [0.3, 0.7], [1e-4, 0.003, 0.01], tau=0.02, T=4, n0=60, trials=6, seed=4, cap=500)
+    mean, se = m.paired_gain()
+    runs = m.simulated_runs
+    assert runs.shape == (1, 2, 3, 6)
+    for j in range(2):
+        k = int(np.flatnonzero(m.gammas == m.theory[0, j])[0])
+        diff = runs[0, j, 0] - runs[0, j, k]
+        assert mean[0, j] == pytest.approx(diff.mean())
+        assert se[0, j] == pytest.approx(diff.std(ddof=1) / math.sqrt(6))
+    np.testing.assert_allclose(runs.mean(-1), m.simulated_values)
+    with pytest.raises(AttributeError, match="no simulation"):
+        RG.optimal_gamma_map([0.5], [0.5], [1e-4, 0.01], tau=0.02, T=2, n0=30).paired_gain()

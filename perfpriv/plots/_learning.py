@@ -166,7 +166,7 @@ def figure_published_privacy(result, *, title=None):
     p = result
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
-    ax.loglog(p.gammas, p.rho_clipped, "k-o", ms=4, label=rf"labels clipped at $|y|\leq${p.y_bound:g}")
+    ax.loglog(p.gammas, p.rho_clipped, "k-o", ms=4, label=rf"labels clipped at $|y|\leq${p.y_bound:g} (replace-one)")
     ax.loglog(p.gammas, 0.5 * p.mu_max ** 2, "-s", color=_C[3], ms=4, label=r"$\mu_i^2/2$ of the most exposed record")
     ax.loglog(p.gammas, 0.5 * p.mu_median ** 2, "-v", color=_C[2], ms=4, label=r"$\mu_i^2/2$ of the median record")
     ax.set_xlabel(r"published noise scale $\gamma$ ($\sigma_N = \gamma/\sqrt{N}$)")
@@ -204,7 +204,7 @@ def figure_gd_utility(checks, *, title=None):
         if c.ljsb is not None:
             ax.plot(c.rho, c.ljsb, "--", color=_C[1], label=r"SGD bound $2G^2/(\mu(K+1))$")
         if c.bound is not None:
-            ax.plot(c.rho, c.bound, "-", color=_C[3], lw=2, label="paper 001's bound")
+            ax.plot(c.rho, c.bound, "-", color=_C[3], lw=2, label="the excerpt's bound")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(r"zCDP budget $\rho$ of the run")
