@@ -222,3 +222,48 @@ def test_runs_with_nearby_noise_scales_share_their_random_numbers_round_by_round
     other = G.simulate(2.1, draw=draw, **dict(kw, seed=13))
     c = (other.sq_error / G.mahalanobis_error(2.1, np.maximum(other.population[:, :-1], 1), d=12))[:, late]
     assert abs(np.corrcoef(a, c.ravel())[0, 1]) < 0.3
+
+
+@pytest.mark.parametrize("n, d, levels", [(300, 12, 6), (300, 1, 6), (300, 2, 4), (5000, 12, 16), (5000, 12, 3)])
+def test_a_level_draws_the_same_round_alone_or_among_levels_of_its_population(n, d, levels):
+    # many levels sharing the largest population classify its records on the sorted a's, a level
+    # alone (or among few) by a direct pass; both must give the same numbers bit for bit, as must a
+    # level with a smaller population in a group whose largest population draws more a's
+    gammas = np.geomspace(0.05, 20.0, levels)
+    for seed in range(3):
+        key = _random.root_key(seed).child(1).child(2)
+        for statistic in ("paper", "exact"):
+            kw = dict(tau=0.02, d=d, statistic=statistic)
+            err, leaked = P.draw_rounds(np.full(levels, n), gammas, key, **kw)
+            assert leaked.sum() > 0
+            for j, g in enumerate(gammas):
+                alone = P.draw_rounds(n, g, key, **kw)
+                assert (err[j], leaked[j]) == alone
+            mixed = np.full(levels, n)
+            mixed[0] = n // 3
+            err_m, leaked_m = P.draw_rounds(mixed, gammas, key, **kw)
+            assert (err_m[0], leaked_m[0]) == P.draw_rounds(n // 3, gammas[0], key, **kw)
+            assert np.array_equal(err_m[1:], err[1:]) and np.array_equal(leaked_m[1:], leaked[1:])
+
+
+@pytest.mark.parametrize("n, d", [(300, 12), (300, 2), (5000, 6)])
+def test_the_sorted_and_the_direct_classification_draw_the_same_band(n, d):
+    # the same level repeated (sorted a's) and alone (direct pass): same leaks, same error and the
+    # same number of normals drawn (the band's records, whose sum decides the others' leaks)
+    from perfpriv.kernels import gaussian_mean as K
+    purposes = np.array([_random.purpose_hashes(p) for p in K.PURPOSES], dtype=np.uint64)
+    repeat = K.SORT_MIN_LEVELS_LARGE if n > K.SORT_LARGE_N else K.SORT_MIN_LEVELS
+    for seed in range(4):
+        key = _random.root_key(seed).child(3)
+        for gamma in (0.1, 0.5, 2.0):
+            params = P.kernel_params(tau=0.02, d=d)
+            out = []
+            for count in (1, repeat):
+                err, leaked = np.empty(count), np.empty(count, dtype=np.int64)
+                drawn = K.draw_groups(params, np.full(count, gamma), np.full(count, n, dtype=np.int64),
+                                      np.zeros(count, dtype=np.int64), key.a.reshape(1), key.b.reshape(1),
+                                      purposes, err, leaked)
+                assert np.all(err == err[0]) and np.all(leaked == leaked[0])
+                out.append((err[0], leaked[0], drawn))
+            assert out[0] == out[1]
+            assert out[0][2] > n + 2 * d      # the band is not empty: the check has teeth
