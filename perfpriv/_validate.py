@@ -35,6 +35,7 @@ __all__ = [
     "check_same_shape",
     "check_order",
     "check_path",
+    "check_n_jobs",
     "interval_text",
 ]
 
@@ -434,6 +435,33 @@ def check_path(name: str, value: Any, *, file: bool = False):
     if file and not path.is_file():
         raise ValueError(f"{name} must be an existing file; got {_show(str(path))}")
     return path
+
+
+#: Most workers one call may ask for (joblib starts that many processes, whatever the cores).
+MAX_JOBS = 1024
+
+
+def check_n_jobs(n_jobs: Any, *, name: str = "n_jobs") -> int | None:
+    """Check a number of workers: ``None`` (joblib's default), ``-1`` (every core) or an int in [1, 1024].
+
+    Examples
+    --------
+    >>> check_n_jobs(None), check_n_jobs(-1), check_n_jobs(2.0)
+    (None, -1, 2)
+    >>> check_n_jobs(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be None, -1 (every core) or an integer in [1, 1024]; got 0
+    """
+    allowed = f"None, -1 (every core) or an integer in [1, {MAX_JOBS}]"
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Real):
+        raise TypeError(f"{name} must be {allowed}; got {_show(n_jobs)}")
+    if not (np.isfinite(n_jobs) and float(n_jobs) == int(n_jobs)) or not (int(n_jobs) == -1 or
+                                                                             1 <= int(n_jobs) <= MAX_JOBS):
+        raise ValueError(f"{name} must be {allowed}; got {_show(n_jobs)}")
+    return int(n_jobs)
 
 
 def check_order(small_name: str, small: Any, large_name: str, large: Any) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _random
 from ._random import coordinate_key
-from ._validate import check_int
+from ._validate import check_int, check_n_jobs
 
 __all__ = ["cell_key", "cell_seed", "key_seed", "coordinate_key", "sweep", "map_cells", "SweepResult"]
 
@@ -236,8 +236,7 @@ def sweep(
             raise ValueError(f"grid[{name!r}] must be a non-empty 1-D sequence; got shape {arr.shape}")
         axes[name] = arr
     _check_accepts(func, [*axes, *fixed, "seed"])
-    if n_jobs is not None and n_jobs != -1:
-        check_int("n_jobs", n_jobs, low=1)
+    n_jobs = check_n_jobs(n_jobs)
     progress = _check_progress(progress)
     root = _random.root_key(seed)
     grid_shape = tuple(len(v) for v in axes.values())
@@ -326,8 +325,7 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
         raise ValueError(f"cells must hold 1-D coordinate arrays of one non-zero length; got shapes "
                          f"{ {k: v.shape for k, v in cols.items()} }")
     chunk = check_int("chunk", chunk, low=1)
-    if n_jobs is not None and n_jobs != -1:
-        check_int("n_jobs", n_jobs, low=1)
+    n_jobs = check_n_jobs(n_jobs)
     progress = _check_progress(progress)
     if on_chunk is not None and not callable(on_chunk):
         raise TypeError(f"on_chunk must be a callable (or None); got {on_chunk!r:.80}")

@@ -466,3 +466,61 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 def test_wrong_types_and_positional_behaviour_raise_type_error(call):
     with pytest.raises(TypeError):
         call()
+
+
+# ---------------------------------------------------------------- robustness (issue 32)
+SMALL_RUNS = {
+    "figure3a_simulation": dict(n=30, gammas=[1.0], taus=[0.02], rounds=2, d=3),
+    "exact_floor_check": dict(ns=[10, 20], taus=[0.02], gamma=1e4, rounds=2, d=3),
+    "growth_curves": dict(q=0.3, r=0.6, taus=[0.02], gammas=[1.0], n0=30, T=1, trials=2, d=3),
+    "theorem3_check": dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, sizes=[2, 10], trials=2, d=3),
+    "lemma9_check": dict(qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], T=3, n0=30, trials=2, d=3),
+    "gamma_star_map": dict(qs=[0.3], rs=[0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=30, trials=2, d=3,
+                           theory=()),
+    "gain_map": dict(qs=[0.3], rs=[0.6], T=3, n0=30),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_RUNS))
+@pytest.mark.parametrize("bad", ["2", 0, -2, 1.5, True, 10**12])
+def test_n_jobs_is_checked_by_every_experiment_before_any_work(name, bad):
+    # was: "'<' not supported between instances of 'str' and 'int'", joblib's "n_jobs == 0 in Parallel has
+    # no meaning", and 10**12 accepted (that many worker processes)
+    with pytest.raises((ValueError, TypeError), match=r"^n_jobs must be None, -1 \(every core\) or an integer"):
+        getattr(experiments, name)(**SMALL_RUNS[name], n_jobs=bad)
+
+
+def test_theorem3_check_bounds_its_sizes_up_front():
+    # was: SystemError from the compiled round (an allocation failure) at sizes of 1e12
+    kw = dict(SMALL_RUNS["theorem3_check"])
+    with pytest.raises(ValueError, match="^sizes is too large"):
+        experiments.theorem3_check(**dict(kw, sizes=[2, 10**12]))
+    with pytest.raises(ValueError, match="^sizes must"):
+        experiments.theorem3_check(**dict(kw, sizes=[[2, 3], [4]]))
+    with pytest.raises(ValueError, match="^sizes must be a 1-D"):
+        experiments.theorem3_check(**dict(kw, sizes=[[2, 3], [4, 5]]))
+    assert experiments.theorem3_check(**dict(kw, sizes=[2.0, 10.0])).sizes.tolist() == [2, 10]
+
+
+def test_a_round_larger_than_the_population_cap_names_n():
+    # was: "cap must be >= n0; got cap=20000, n0=..." (neither is an argument of these functions)
+    with pytest.raises(ValueError, match=r"^n must be an integer in \[2, 20000\].*got 1000000000000"):
+        experiments.figure3a_simulation(**dict(SMALL_RUNS["figure3a_simulation"], n=10**12))
+    with pytest.raises(ValueError, match=r"^n must be an integer in \[2, 20000\]"):
+        experiments.leak_dispersion(1.0, tau=0.02, n=20001, trials=3, d=3)
+
+
+def test_leak_dispersion_with_nothing_leaked_reports_the_documented_nan():
+    # R = 1e-300: every record is the origin, no record's statistic passes τ; 0/0 is NaN, as documented
+    res = experiments.leak_dispersion(1.0, tau=0.02, n=50, trials=3, d=3, R=1e-300)
+    assert res.counts.tolist() == [0, 0, 0] and res.variance == 0.0 and res.binomial_variance == 0.0
+    assert math.isnan(res.ratio) and math.isnan(res.ratio_se)
+    doc = experiments.LeakDispersion.__doc__
+    assert "NaN when no round leaked any record" in doc and "NaN when ``ratio`` is NaN" in doc
+
+
+def test_gain_map_refuses_the_gaussian_parameters_for_the_bernoulli_model():
+    # was: accepted and recorded as None/NaN in the settings
+    for name in ("tau", "d", "R"):
+        with pytest.raises(ValueError, match=f"^{name} belongs to the Gaussian model"):
+            experiments.gain_map(**SMALL_RUNS["gain_map"], **{name: 3.0})

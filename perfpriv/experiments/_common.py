@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import engine
 from .._stats import mean_se  # noqa: F401  (re-exported: the experiments' mean and standard error)
-from .._validate import check_choice
+from .._validate import check_choice, check_n_jobs
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
 from ..sweep import map_cells
@@ -121,6 +121,7 @@ def keyed_map(func, cells, *, seed, n_jobs=None, **fixed):
     """
     import joblib
 
+    n_jobs = check_n_jobs(n_jobs)
     count = len(np.atleast_1d(next(iter(cells.values()))))
     jobs = max(1, joblib.effective_n_jobs(n_jobs))
     chunk = max(1, math.ceil(count / jobs))

@@ -7,7 +7,7 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from .. import _random, dynamics, gaussian, optimize
-from .._validate import check_choice, check_flag, check_int, check_probability, check_real
+from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_probability, check_real
 from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
 
 __all__ = ["Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
@@ -140,6 +140,7 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
     rs = _probabilities(rs, "rs", ())
     gammas = _grid(gammas, "gammas", ())
     statistic = check_statistic(statistic)
+    n_jobs = check_n_jobs(n_jobs)
     prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
     st = prov["statistic"]
     Q, Rr = np.meshgrid(qs, rs, indexing="ij")
@@ -398,6 +399,7 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
         raise TypeError(f"store must be a mutable mapping (e.g. a dict); got {store!r:.60}")
     if on_cells is not None and not callable(on_cells):
         raise TypeError(f"on_cells must be callable; got {on_cells!r:.60}")
+    n_jobs = check_n_jobs(n_jobs)
     prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
     Q, Rr = np.meshgrid(qs, rs, indexing="ij")
     nan = np.full(Q.shape, np.nan)

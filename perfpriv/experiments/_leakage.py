@@ -47,6 +47,17 @@ class LeakFractions(Result):
     settings: dict
 
 
+def _check_population(n, conventions, **model):
+    """``n`` (a round's population, nobody joining) at most the population cap of ``conventions``, by name.
+
+    (Was the engine's "cap must be >= n0", naming neither ``n`` nor the function's own argument.)
+    """
+    cap = gaussian_provenance(conventions, n0=2, **model)["policy"]["cap"]
+    if cap is not None and n > cap:
+        raise ValueError(f"n must be an integer in [2, {cap}] (the population cap of conventions="
+                         f"{conventions!r}); got {n}")
+
+
 def _leak_fraction_cells(tau, *, keys, gammas, n, rounds, d, R, statistic, conventions):
     """Mean and standard error of the leak fraction of one-round runs, one τ per cell: (cells, 2, G)."""
     out = []
@@ -72,7 +83,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     Parameters
     ----------
     n : int
-        Population N >= 2 (100 in the paper's caption).
+        Population N, from 2 to the population cap (20000; 100 in the paper's caption).
     gammas : array_like
         Noise scales γ in [1e-100, 1e100] (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     taus : array_like
@@ -110,6 +121,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
     statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    _check_population(n, conventions, tau=float(taus[0]), d=d, R=R, statistic=statistic)
     out = keyed_map(_leak_fraction_cells, {"tau": taus}, seed=_random.root_key(seed), n_jobs=n_jobs,
                     gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
     p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
@@ -133,10 +145,12 @@ class LeakDispersion(Result):
     binomial_variance : float
         n p (1 − p) with p = mean / n: the variance if records leaked independently.
     ratio : float
-        variance / binomial_variance (1 for a binomial; larger = over-dispersed).
+        variance / binomial_variance (1 for a binomial; larger = over-dispersed);
+        NaN when no round leaked any record, or every round leaked every record
+        (then both variances are 0: there is no dispersion to compare).
     ratio_se : float
         Approximate standard error of ``ratio`` (from the sample variance of a
-        normal sample, sqrt(2/(m − 1)) relative).
+        normal sample, sqrt(2/(m − 1)) relative); NaN when ``ratio`` is NaN.
     n : int
     gamma, tau : float
     settings : dict
@@ -171,7 +185,7 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
     tau : float
         Threshold τ > 0 (keyword-only).
     n : int
-        Population of the round, >= 2.
+        Population of the round, from 2 to the population cap (20000).
     trials : int
         Simulated rounds, >= 3.
     d, R, statistic, conventions
@@ -197,6 +211,7 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     n = check_int("n", n, low=2)
     trials = check_int("trials", trials, low=3)
+    _check_population(n, conventions, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
     mech = GaussianMean(gamma, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n, trials=trials, conventions=conventions,
                           seed=_random.cell_key(seed, gamma, tau, n))
@@ -205,7 +220,7 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
     var = float(counts.var(ddof=1))
     p = mean / n
     bvar = n * p * (1 - p)
-    ratio = var / bvar if bvar > 0 else float("nan")
+    ratio = var / bvar if bvar > 0 else float("nan")     # no record or every record leaked: 0/0
     settings = dict(d=d, R=R, trials=trials, seed=seed, **run_provenance(run))
     return LeakDispersion(counts, mean, var, bvar, ratio, ratio * math.sqrt(2.0 / (trials - 1)), n, gamma, tau,
                           settings)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import bernoulli, dynamics, engine, optimize
 from .._stats import mean_se
-from .._validate import check_choice, check_int, check_probability, check_real
+from .._validate import check_choice, check_int, check_n_jobs, check_probability, check_real
 from ..behaviour import Memoryless
 from ..engine import Schedule
 from ..gaussian import GaussianMean
@@ -283,11 +283,11 @@ def gain_map(qs, rs, *, tau=None, T, n0, d=None, R=None, model="bernoulli", cap=
     qs, rs : array_like
         Values of q and r (1-D).
     tau : float
-        τ (Gaussian model only, keyword-only).
+        τ (Gaussian model only, keyword-only; ``None`` for the Bernoulli model).
     T, n0, cap
         Horizon, initial population, population cap.
     d, R : int, float
-        Data model (Gaussian model only).
+        Data model (Gaussian model only; ``None`` for the Bernoulli model).
     model : {"gaussian", "bernoulli"}
         :func:`perfpriv.optimize.optimal_schedule` with ``starts="constant"``
         and ``polish=0`` (the fast setting), or
@@ -314,6 +314,12 @@ def gain_map(qs, rs, *, tau=None, T, n0, d=None, R=None, model="bernoulli", cap=
     model = check_choice("model", model, ("gaussian", "bernoulli"))
     if model == "gaussian" and tau is None:
         raise ValueError("tau must be given (a threshold > 0) for model='gaussian'")
+    if model == "bernoulli":
+        for name, value in (("tau", tau), ("d", d), ("R", R)):
+            if value is not None:
+                raise ValueError(f"{name} belongs to the Gaussian model: leave it None for model='bernoulli'; "
+                                 f"got {name}={value!r:.40}")
+    n_jobs = check_n_jobs(n_jobs)
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), dtype=float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), dtype=float))
     T = check_int("T", T, low=1)

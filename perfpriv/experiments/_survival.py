@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _random, dynamics, engine, gaussian, leakage
-from .._validate import check_choice, check_int, check_int_array, check_probability, check_real
+from .._validate import check_allocation, check_choice, check_int, check_int_array, check_probability, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
 from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result
@@ -275,7 +275,8 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     tau, q, r : float
         Threshold τ, leaving and joining probabilities (keyword-only).
     sizes : sequence of int
-        Values n of N_{t-1} (at least 2).
+        Values n of N_{t-1} (at least 2; n x d at most 2**29, the records
+        one call may hold).
     trials : int
         Simulated rounds per size.
     d, R, statistic, conventions
@@ -303,7 +304,14 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
-    sizes = np.array([check_int("sizes", n, low=2) for n in np.atleast_1d(sizes)], dtype=np.int64)
+    sizes = np.atleast_1d(check_int_array("sizes", sizes, low=2))
+    if sizes.ndim != 1:
+        raise ValueError(f"sizes must be a 1-D sequence of populations; got an array of shape {sizes.shape}")
+    d = check_int("d", d, low=1)
+    # a round draws the n records of its largest size: refused up front, by name (was numpy's or the
+    # compiled kernel's allocation failure)
+    check_allocation("the records of a round at the largest size (n x d values)", float(sizes.max()) * d,
+                     name="sizes")
     trials = check_int("trials", trials, low=2)
     statistic = check_statistic(statistic)
     prov = gaussian_provenance(conventions, n0=int(sizes.min()), tau=tau, d=d, R=R, statistic=statistic)
