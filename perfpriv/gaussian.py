@@ -50,6 +50,7 @@ from ._validate import (
     check_rng,
 )
 from .behaviour import Memoryless
+from .kernels import gaussian_mean as _gaussian_kernel
 from .kernels import mechanisms as _mechanisms
 
 __all__ = [
@@ -426,15 +427,23 @@ class GaussianMean(engine.Mechanism):
 
     # ---------------------------------------------------------- simulation
     def kernel_draw(self):
-        """The compiled projected draw (:func:`perfpriv.kernels.mechanisms.gaussian_mean_round`), if used.
-
-        ``params = (tau, d, sigma2, exact, band_quantile)``; ``None`` for the records draw
-        (the engine then draws round by round).
-        """
+        """The compiled round: :func:`perfpriv.kernels.mechanisms.gaussian_mean_round` (projected draw,
+        ``params = (tau, d, sigma2, exact, band_quantile)``) or
+        :func:`perfpriv.kernels.gaussian_mean.records_group_round` (records draw)."""
         if self.draw_method != "projected":
-            return None
+            return _mechanisms.GAUSSIAN_RECORDS, self._records_params()
         return _mechanisms.GAUSSIAN_MEAN, projected.kernel_params(
             tau=self.tau, d=self.d, sigma2=self._sigma2, statistic=self._statistic())
+
+    def _records_params(self):
+        """``(tau, d, R, exact, has_mu, has_L, mu, L, L⁻¹)`` of the compiled records round."""
+        d, L = self.d, self._L
+        has_L = L is not None
+        flat_L = L.reshape(-1) if has_L else np.zeros(d * d)
+        flat_Li = np.linalg.inv(L).reshape(-1) if has_L else np.zeros(d * d)
+        head = [self.tau, d, self.R, 1.0 if self._statistic() == "exact" else 0.0,
+                1.0 if np.any(self.mu) else 0.0, 1.0 if has_L else 0.0]
+        return np.concatenate([np.array(head, dtype=float), np.asarray(self.mu, dtype=float), flat_L, flat_Li])
 
     def kernel_levels(self, level):
         """``(γ,)`` of every level."""
@@ -454,57 +463,30 @@ class GaussianMean(engine.Mechanism):
         The records of a (cell, trial, round) are numbers of its ``"records"``
         stream (record i: numbers i·d .. i·d + d − 1), the noise direction
         ξ its ``"noise"`` stream, as in the projected draw; pairs with fewer
-        users use a prefix of the records. Λ of every record comes from
-        :func:`perfpriv.leakage.llr_coefficients`.
+        users use a prefix of the records. The compiled round
+        (:func:`perfpriv.kernels.gaussian_mean.records_group_round`) is the one
+        implementation, shared with the engine's compiled loop.
         """
         shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
         nn = np.broadcast_to(n, shape).reshape(-1)
         gg = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
         lv = np.broadcast_to(live, shape).reshape(-1) & (nn >= 1)
         gid = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
-        ka, kb = keys.a.reshape(-1), keys.b.reshape(-1)
         err = np.zeros(nn.size)
         leaked = np.zeros(nn.size, dtype=np.int64)
-        d, R, mu, L = self.d, self.R, self.mu, self._L
-        L_inv = None if L is None else np.linalg.inv(L)
-        statistic = self._statistic()
-        for g in np.unique(gid[lv]):
-            pairs = np.flatnonzero(lv & (gid == g))
-            n_max = int(nn[pairs].max())
-            key = _random.Key(ka[g], kb[g])
-            # record i: numbers i·d .. i·d + d − 1 of the group's "records" stream (a prefix of it)
-            G = key.child("records")[None].normal_ragged(np.array([n_max * d])).reshape(n_max, d)
-            Z = G @ L.T if L is not None else G
-            if np.any(mu):
-                Z = Z + mu
-            sq = _records.clip_inplace_norms(Z, R)
-            xi = key.child("noise").normal(d)
-            for p in pairs:
-                N = int(nn[p])
-                # the mean of the first N clipped records, summed the same way whatever the batch
-                mean = Z[:N].sum(axis=0) / N
-                eta = xi * (gg[p] / math.sqrt(N))
-                diff = mean + eta - mu
-                if L_inv is not None:
-                    diff = L_inv @ diff
-                err[p] = float(diff @ diff)
-                if N == 1:
-                    leaked[p] = 1
-                    continue
-                # Λ_i = A‖z_i − z̄‖² + B⟨z_i − z̄, η⟩ + C from one pass over the records (z_i·z̄ and
-                # z_i·η together), evaluated in place in the order of the formula
-                proj = Z[:N] @ np.column_stack([mean, eta])
-                lam = proj[:, 0] * 2.0
-                np.subtract(sq[:N], lam, out=lam)
-                lam += float(mean @ mean)
-                np.maximum(lam, 0.0, out=lam)                       # ‖z_i − z̄‖²
-                inner = proj[:, 1] - float(mean @ eta)              # ⟨z_i − z̄, η⟩
-                A, B, C = leakage.llr_coefficients(float(eta @ eta), N, gg[p], d, statistic)
-                lam *= A
-                inner *= B
-                lam += inner
-                lam += C
-                leaked[p] = int(np.count_nonzero(lam > self.tau))
+        pairs = np.flatnonzero(lv)
+        if pairs.size:
+            e = np.empty(pairs.size)
+            k = np.empty(pairs.size, dtype=np.int64)
+            purposes = np.array([_random.purpose_hashes(p) for p in _mechanisms.PURPOSES[_mechanisms.GAUSSIAN_RECORDS]],
+                                dtype=np.uint64)
+            _gaussian_kernel.draw_groups(self._records_params(), np.ascontiguousarray(gg[pairs]),
+                                         np.ascontiguousarray(nn[pairs], dtype=np.int64),
+                                         np.ascontiguousarray(gid[pairs], dtype=np.int64),
+                                         np.ascontiguousarray(keys.a.reshape(-1)),
+                                         np.ascontiguousarray(keys.b.reshape(-1)),
+                                         purposes, e, k, True)
+            err[pairs], leaked[pairs] = e, k
         return err.reshape(shape), leaked.reshape(shape)
 
     def privacy_cost(self, level):

@@ -97,6 +97,10 @@ CASES = {
                         behaviour.Memoryless(q=0.5, r=0.2), dict(T=25, n0=30, trials=3, seed=3, record="final")),
     "per cell, no cap": (bernoulli.RandomizedResponse(engine.PerCell([0.5, 2.0, 8.0])),
                          behaviour.Memoryless(q=[0.2, 0.5, 0.9], r=0.3), dict(T=15, n0=100, trials=3, seed=4, cap=None)),
+    "independent levels": (bernoulli.RandomizedResponse([0.5, 2.0, 8.0]), behaviour.Memoryless(q=[0.3, 0.7], r=0.6),
+                           dict(T=10, n0=100, trials=4, seed=1, common_numbers=False)),
+    "independent schedules": (bernoulli.RandomizedResponse(engine.Schedule([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])),
+                              behaviour.Memoryless(q=0.4, r=0.5), dict(T=3, n0=60, trials=3, seed=2, common_numbers=False)),
     "dying, stop at 1": (bernoulli.RandomizedResponse([20.0], mu=(0.2, 0.4), clip_estimate=True),
                          behaviour.Memoryless(q=0.99, r=0.01), dict(T=40, n0=20, trials=6, seed=5, stop=1, floor=0)),
 }
@@ -122,7 +126,8 @@ def test_the_dying_case_dies_so_that_the_stop_branch_is_exercised():
 
 def test_every_compiled_kind_names_its_purposes_and_details():
     assert set(mechanisms.PURPOSES) == set(mechanisms.DETAILS) == {mechanisms.RANDOMIZED_RESPONSE,
-                                                                   mechanisms.GAUSSIAN_MEAN}
+                                                                   mechanisms.GAUSSIAN_MEAN,
+                                                                   mechanisms.GAUSSIAN_RECORDS}
     assert set(behaviours.PURPOSES) == {behaviours.MEMORYLESS}
     kind, params = behaviour.Memoryless(q=[0.1, 0.2], r=0.5).kernel_step()
     assert kind == behaviours.MEMORYLESS and params.tolist() == [[0.1, 0.5, 1.0], [0.2, 0.5, 1.0]]
@@ -194,5 +199,53 @@ def test_the_compiled_gaussian_loop_equals_the_round_by_round_loop_bit_for_bit(c
         assert np.array_equal(getattr(compiled, name), getattr(reference, name)), name
 
 
-def test_the_records_draw_has_no_compiled_round_yet():
-    assert gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0, draw="records").kernel_draw() is None
+RECORDS_CASES = {
+    "grid, clipped, mu": (gaussian.GaussianMean([0.3, 1.0, 4.0], tau=0.05, d=4, R=2.0, mu=[0.5, 0.0, 0.0, 1.0],
+                                                draw="records"),
+                          behaviour.Memoryless(q=0.3, r=0.6), dict(T=6, n0=300, trials=2, seed=1)),
+    "Sigma, authors": (gaussian.GaussianMean([0.5, 2.0], tau=0.05, d=3, R=3.0,
+                                             Sigma=[[2, 0.5, 0], [0.5, 1, 0.2], [0, 0.2, 0.5]]),
+                       behaviour.Memoryless(q=0.9, r=0.1), dict(T=8, n0=40, trials=3, seed=2, conventions="authors")),
+    "d = 1, final": (gaussian.GaussianMean([0.3, 2.0], tau=0.1, d=1, R=2.0), behaviour.Memoryless(q=0.3, r=0.6),
+                     dict(T=5, n0=400, trials=2, seed=3, record="final")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECORDS_CASES))
+def test_the_compiled_records_loop_equals_the_round_by_round_loop_bit_for_bit(case, monkeypatch):
+    mech, users, kwargs = RECORDS_CASES[case]
+    assert mech.draw_method == "records" and mech.kernel_draw()[0] == mechanisms.GAUSSIAN_RECORDS
+    compiled = engine.simulate(mech, users, **kwargs)
+    reference = _round_by_round(monkeypatch, mech, users, **kwargs)
+    for name in ("population", "sq_error", "leaked", "alive"):
+        assert np.array_equal(getattr(compiled, name), getattr(reference, name)), name
+
+
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+def test_the_records_round_is_the_membership_test_on_the_keyed_records(statistic):
+    # independent truth: the records and the noise from the keys, Λ from leakage.log_likelihood_ratio
+    from perfpriv import leakage
+    d, R, tau = 4, 2.5, 0.05
+    mu = np.array([0.3, 0.0, -0.2, 0.1])
+    Sigma = np.diag([1.5, 1.0, 0.7, 1.2])
+    mech = gaussian.GaussianMean([0.4, 1.5], tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
+                                 draw="records")
+    key = _random.root_key(4).child(1).child(2)
+    n = np.array([[150], [60]])
+    out = mech.draw_round(n, np.array([[0.4], [1.5]]), _random.Key(key.a[None, None], key.b[None, None]),
+                          np.ones((2, 1), bool), 1)
+    Lc = np.linalg.cholesky(Sigma)
+    G = key.child("records")[None].normal_ragged(np.array([150 * d])).reshape(150, d)
+    Z = _records_clip(G @ Lc.T + mu, R)
+    xi = key.child("noise").normal(d)
+    for row, (N, g) in enumerate([(150, 0.4), (60, 1.5)]):
+        eta = xi * g / np.sqrt(N)
+        lam = leakage.log_likelihood_ratio(Z[:N], eta, g, R, statistic=statistic)
+        assert out.leaked[row, 0] == np.count_nonzero(lam > tau)
+        diff = np.linalg.solve(Lc, Z[:N].mean(axis=0) + eta - mu)
+        assert out.sq_error[row, 0] == pytest.approx(diff @ diff, rel=1e-12)
+
+
+def _records_clip(Z, R):
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    return Z * np.minimum(1.0, R / norms)

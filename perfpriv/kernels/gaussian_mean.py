@@ -41,8 +41,9 @@ from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat
 
 from .streams import child_hashed, mix64, ndtri, stream_increment, uniform
 
-__all__ = ["HEAD", "PURPOSES", "along_normals", "pairwise_sum", "sum_squares", "parabola", "roots",
-           "group_round", "draw_groups"]
+__all__ = ["HEAD", "PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_reduce", "pairwise_sum", "sum_squares",
+           "parabola",
+           "roots", "llr_coefficients", "group_round", "records_group_round", "draw_groups"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 _U = np.uint64
@@ -185,25 +186,24 @@ def _pairwise_block(x, lo, n):
 
 
 @njit(**_JIT)
-def pairwise_sum(x, lo, n):
-    """x[lo] + ... + x[lo + n − 1] in numpy's pairwise order (that of ``np.add.reduceat`` on the slice).
+def pairwise_reduce(x, lo, n):
+    """x[lo] + ... + x[lo + n − 1] in numpy's pairwise order (that of ``np.add.reduce``, ``x.sum()``).
 
-    ``reduceat`` starts from the first element and adds the pairwise sum of
-    the others: blocks of at most 128 numbers with eight accumulators, split
-    in halves (rounded down to a multiple of 8) above that.
+    Blocks of at most 128 numbers with eight accumulators, split in halves
+    (rounded down to a multiple of 8) above that.
     """
     if n <= 0:
         return 0.0
-    rest = n - 1
+    rest = n
     if rest <= 128:
-        return x[lo] + _pairwise_block(x, lo + 1, rest)
+        return _pairwise_block(x, lo, rest)
     # the recursion of numpy's pairwise sum, unrolled with an explicit stack of (start, length, partial)
     stack_lo = np.empty(64, dtype=np.int64)
     stack_n = np.empty(64, dtype=np.int64)
     depth = 0
     vals = np.empty(64)
     state = np.zeros(64, dtype=np.int64)   # 0: left half pending, 1: right half pending
-    stack_lo[0], stack_n[0], state[0] = lo + 1, rest, 0
+    stack_lo[0], stack_n[0], state[0] = lo, rest, 0
     result = 0.0
     while depth >= 0:
         s, m = stack_lo[depth], stack_n[depth]
@@ -233,7 +233,19 @@ def pairwise_sum(x, lo, n):
             stack_n[depth + 1] = half
             state[depth + 1] = 0
             depth += 1
-    return x[lo] + result
+    return result
+
+
+@njit(**_JIT)
+def pairwise_sum(x, lo, n):
+    """x[lo] + ... + x[lo + n − 1] in the order of ``np.add.reduceat`` on the slice.
+
+    ``reduceat`` starts from the first element and adds the pairwise sum of
+    the others (:func:`pairwise_reduce`).
+    """
+    if n <= 0:
+        return 0.0
+    return x[lo] + pairwise_reduce(x, lo + 1, n - 1)
 
 
 @njit(**_JIT)
@@ -599,9 +611,10 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
 
 
 @njit(**_JIT)
-def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leaked):
-    """:func:`group_round` for a batch of pairs (``group[p]``: the index of pair p's key).
+def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leaked, records=False):
+    """:func:`group_round` (:func:`records_group_round` if ``records``) for a batch of pairs.
 
+    ``group[p]`` is the index of pair p's key.
     Pairs that share a key are evaluated together (they share its numbers);
     a pair's result does not depend on the other pairs of the batch beyond
     the largest population of its group, which only sets how many numbers
@@ -632,8 +645,160 @@ def draw_groups(params, gammas, users, group, key_a, key_b, purposes, err, leake
             g_gammas[j] = gammas[order[lo + j]]
         g_err = np.empty(m)
         g_leaked = np.empty(m, dtype=np.int64)
-        drawn += group_round(params, g_gammas, g_users, key_a[g], key_b[g], purposes, True, g_err, g_leaked)
+        if records:
+            drawn += records_group_round(params, g_gammas, g_users, key_a[g], key_b[g], purposes, True, g_err,
+                                         g_leaked)
+        else:
+            drawn += group_round(params, g_gammas, g_users, key_a[g], key_b[g], purposes, True, g_err, g_leaked)
         for j in range(m):
             err[order[lo + j]] = g_err[j]
             leaked[order[lo + j]] = g_leaked[j]
     return drawn
+
+
+# ------------------------------------------------------------------ the records draw
+#: The stream purposes of a records round, in the order of its ``purposes`` rows.
+RECORDS_PURPOSES = ("noise", "records")
+
+
+@njit(**_JIT)
+def llr_coefficients(eta_sq, n, gamma, d, exact):
+    """(A, B, C) of Λ = A‖z − z̄‖² + B⟨z − z̄, η⟩ + C, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
+    nf = np.float64(n)
+    g2 = 2.0 * (gamma * gamma)
+    if exact:
+        quad = 0.0 if eta_sq == 0 else eta_sq / g2
+        return 1.0 / ((nf - 1) * g2), 2.0 / g2, _log_offset(nf, d) - quad
+    A = nf / (((nf - 1) * (nf - 1)) * g2)
+    if math.isnan(A):
+        A = (nf / (nf - 1)) / ((nf - 1) * g2)
+    return A, 2.0 * nf / ((nf - 1) * g2), 0.0
+
+
+@njit(**_JIT)
+def records_params_layout(d):
+    """Offsets of μ, L and L⁻¹ in a records round's ``params`` (after 6 scalars)."""
+    return 6, 6 + d, 6 + d + d * d
+
+
+@njit(**_JIT)
+def records_group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
+    """Algorithm 1's round from every record's d coordinates, for every level of a group.
+
+    ``params = (tau, d, R, exact, has_mu, has_L, mu[d], L[d·d], L⁻¹[d·d])``. Record i is
+    μ + L g_i with g_i numbers i·d .. i·d + d − 1 of the ``"records"`` stream (prefix of the
+    largest live population, :func:`along_normals`), clipped to norm R; ξ is the ``"noise"``
+    stream and the release of a level with N users is the mean of its first N records plus
+    η = ξ γ/√N. Its error is ‖L⁻¹(o − μ)‖² and a record leaks when Λ (the coefficients of
+    :func:`llr_coefficients`) exceeds τ; a lone user leaks. Sums run in record order (the mean
+    of d = 1 records in numpy's pairwise order, :func:`pairwise_reduce`), squared norms as
+    :func:`sum_squares`, other dot products in coordinate order.
+    Returns the number of normals drawn.
+    """
+    L = users.size
+    tau, d, R, exact = params[0], np.int64(params[1]), params[2], params[3] != 0.0
+    has_mu, has_L = params[4] != 0.0, params[5] != 0.0
+    o_mu, o_L, o_Li = records_params_layout(d)
+    n_max = np.int64(0)
+    for lv in range(L):
+        err[lv] = 0.0
+        leaked[lv] = 0
+        n_max = max(n_max, users[lv])
+    if n_max < 1:
+        return np.int64(0)
+    ra, rb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
+    g = np.empty(n_max * d)
+    along_normals(ra, rb, n_max * d, g)
+    Z = np.empty((n_max, d))
+    sq = np.empty(n_max)
+    R2 = R * R
+    for i in range(n_max):
+        for j in range(d):
+            if has_L:
+                v = 0.0
+                for k in range(j + 1):                   # L is lower triangular
+                    v += g[i * d + k] * params[o_L + j * d + k]
+            else:
+                v = g[i * d + j]
+            if has_mu:
+                v += params[o_mu + j]
+            Z[i, j] = v
+        s = sum_squares(Z[i], 0, d)
+        if s > R2:
+            f = math.sqrt(R2 / s)
+            for j in range(d):
+                Z[i, j] *= f
+            s = R2
+        sq[i] = s
+    na, nb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
+    ng = stream_increment(nb)
+    xi = np.empty(d)
+    for j in range(d):
+        xi[j] = ndtri(uniform(na, ng, j))
+    zx = np.empty(n_max)                                 # z_i · ξ, shared by the levels
+    for i in range(n_max):
+        v = 0.0
+        for j in range(d):
+            v += Z[i, j] * xi[j]
+        zx[i] = v
+    mean = np.empty(d)
+    diff = np.empty(d)
+    mean_eta = np.empty(d)
+    col = np.empty(n_max) if d == 1 else np.empty(0)
+    zm = np.empty(n_max)
+    zm_n = np.int64(-1)
+    for lv in range(L):
+        n = users[lv]
+        if n < 1:
+            continue
+        if d == 1:
+            for i in range(n):
+                col[i] = Z[i, 0]
+            mean[0] = pairwise_reduce(col, 0, n) / n
+        else:
+            for j in range(d):
+                v = Z[0, j]
+                for i in range(1, n):
+                    v += Z[i, j]
+                mean[j] = v / n
+        scale = gammas[lv] / math.sqrt(n)
+        if need_error:
+            for j in range(d):
+                diff[j] = mean[j] + xi[j] * scale - (params[o_mu + j] if has_mu else 0.0)
+            if has_L:
+                for j in range(d):
+                    v = 0.0
+                    for k in range(d):
+                        v += params[o_Li + j * d + k] * diff[k]
+                    mean_eta[j] = v
+                err[lv] = sum_squares(mean_eta, 0, d)
+            else:
+                err[lv] = sum_squares(diff, 0, d)
+        if n == 1:
+            leaked[lv] = 1
+            continue
+        mm = 0.0
+        me = 0.0
+        ee = 0.0
+        for j in range(d):
+            eta_j = xi[j] * scale
+            mm += mean[j] * mean[j]
+            me += mean[j] * eta_j
+            ee += eta_j * eta_j
+        if zm_n != n:                                     # z_i · z̄, shared by levels of one population
+            for i in range(n):
+                v = 0.0
+                for j in range(d):
+                    v += Z[i, j] * mean[j]
+                zm[i] = v
+            zm_n = n
+        A, B, C = llr_coefficients(ee, n, gammas[lv], d, exact)
+        count = np.int64(0)
+        for i in range(n):
+            dev = sq[i] - 2.0 * zm[i] + mm
+            if dev < 0.0:
+                dev = 0.0
+            lam = dev * A + (zx[i] * scale - me) * B + C
+            count += lam > tau
+        leaked[lv] = count
+    return n_max * d + d

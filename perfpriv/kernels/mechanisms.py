@@ -18,8 +18,8 @@ from . import gaussian_mean
 from .samplers import binomial
 from .streams import child_hashed, stream_increment, uniform
 
-__all__ = ["RANDOMIZED_RESPONSE", "GAUSSIAN_MEAN", "PURPOSES", "DETAILS", "randomized_response_draw",
-           "randomized_response_round", "gaussian_mean_round", "mechanism_round"]
+__all__ = ["RANDOMIZED_RESPONSE", "GAUSSIAN_MEAN", "GAUSSIAN_RECORDS", "PURPOSES", "DETAILS",
+           "randomized_response_draw", "randomized_response_round", "gaussian_mean_round", "mechanism_round"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -28,12 +28,14 @@ RANDOMIZED_RESPONSE = 0
 
 #: Kind of mechanism: Algorithm 1's projected draw (:class:`perfpriv.gaussian.GaussianMean`).
 GAUSSIAN_MEAN = 1
+#: Kind of mechanism: Algorithm 1 drawn from every record's coordinates (``GaussianMean(draw="records")``).
+GAUSSIAN_RECORDS = 2
 
 #: The stream purposes each mechanism kind draws from, in the order of its ``purposes`` rows.
 PURPOSES = {RANDOMIZED_RESPONSE: ("leaks", "truth", "kept-ones", "flipped-ones"),
-            GAUSSIAN_MEAN: gaussian_mean.PURPOSES}
+            GAUSSIAN_MEAN: gaussian_mean.PURPOSES, GAUSSIAN_RECORDS: gaussian_mean.RECORDS_PURPOSES}
 #: The details each mechanism kind reports per round, in the order of its ``details`` columns.
-DETAILS = {RANDOMIZED_RESPONSE: ("estimate", "truth"), GAUSSIAN_MEAN: ()}
+DETAILS = {RANDOMIZED_RESPONSE: ("estimate", "truth"), GAUSSIAN_MEAN: (), GAUSSIAN_RECORDS: ()}
 
 
 @njit(**_JIT)
@@ -135,3 +137,5 @@ def mechanism_round(kind, params, levels, users, a, b, purposes, need_error, err
         randomized_response_round(params, levels, users, a, b, purposes, need_error, err, leaked, details)
     elif kind == GAUSSIAN_MEAN:
         gaussian_mean_round(params, levels, users, a, b, purposes, need_error, err, leaked)
+    elif kind == GAUSSIAN_RECORDS:
+        gaussian_mean.records_group_round(params, levels[:, 0], users, a, b, purposes, need_error, err, leaked)
