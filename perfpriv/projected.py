@@ -74,7 +74,6 @@ when γ is small and β decides many leaks).
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
