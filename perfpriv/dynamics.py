@@ -57,6 +57,7 @@ from scipy import optimize, special
 
 from . import _random, engine
 from ._validate import (
+    check_allocation,
     check_bracket,
     check_choice,
     check_int,
@@ -790,6 +791,8 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
     lo, hi = check_bracket(bracket)
     rounds_max = check_int("rounds_max", rounds_max, low=10)
     grid = check_int("grid", grid, low=5)
+    check_allocation("the mean-field paths of the grid (grid x rounds_max populations)", float(grid) * rounds_max,
+                     name="grid" if grid >= rounds_max else "rounds_max")
     mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, "quadrature", None, None)
     gammas = np.geomspace(lo, hi, grid)
     if r == 0 and q > 0:

@@ -415,3 +415,9 @@ def test_infinite_horizon_limit_is_the_rescaled_error_of_the_uncapped_mean_field
 def test_infinite_horizon_limit_is_infinite_when_nobody_joins():
     res = D.infinite_horizon_gamma(q=0.3, r=0.0, tau=0.02, n0=200, d=3, R=30.0, grid=5)
     assert not res.finite and res.limit == np.inf and math.isnan(res.gamma) and "nobody joins" in res.reason
+
+
+def test_infinite_horizon_gamma_bounds_its_grid_up_front():
+    # was: MemoryError: Unable to allocate 7.28 TiB (grid = 1e12 mean-field paths)
+    with pytest.raises(ValueError, match="^grid is too large"):
+        D.infinite_horizon_gamma(q=0.3, r=0.6, tau=0.02, n0=100, d=3, R=10.0, grid=10**12)

@@ -210,3 +210,20 @@ def test_map_cells_refuses_cells_that_are_not_numeric_coordinates(cells):
 
     with pytest.raises(TypeError, match=r"^cells"):
         map_cells(first, cells)
+
+
+def test_clipping_figure_refuses_records_beyond_what_an_axis_draws():
+    # was: RuntimeWarning: overflow encountered in multiply (the norms of records at 1e200 and beyond)
+    with pytest.raises(ValueError, match=r"^Z must be in \[-1e\+100, 1e\+100\]"):
+        plots.clipping_figure([[1e300, 1e300], [0.1, 0.2]], 1.0)
+    fig = plots.clipping_figure([[1e100, -1e100], [1e-300, 0.2]], 1.0)       # the ends are drawn
+    assert len(fig.axes) == 1
+
+
+def test_llr_histogram_at_a_huge_population_keeps_a_drawable_y_range():
+    # was: UserWarning: Attempting to set identical low and high ylims (the law's curve, too narrow for any
+    # grid point, has a maximum of 0 on the grid)
+    rng = np.random.default_rng(0)
+    fig = plots.llr_histogram(rng.normal(0.5, 1, (50, 2)), [2.0, 3.0], 1e12, 1.0)
+    low, high = fig.axes[0].get_ylim()
+    assert low == 0 and high > 0

@@ -132,7 +132,7 @@ def clipping_figure(Z, R):
     Parameters
     ----------
     Z : array_like, shape (N, 2)
-        Two-dimensional records.
+        Two-dimensional records (entries in [-1e100, 1e100]).
     R : float
         Clipping radius R > 0.
 
@@ -146,12 +146,13 @@ def clipping_figure(Z, R):
     >>> len(fig.axes)
     1
     """
-    Z = np.asarray(check_real("Z", Z), dtype=float)
+    # entries beyond 1e100 overflow the squared norms (and an axis's margins): refused by name
+    Z = np.asarray(check_real("Z", Z, low=-MAX_LOG_VALUE, high=MAX_LOG_VALUE), dtype=float)
     if Z.ndim != 2 or Z.shape[1] != 2:
         raise ValueError(f"Z must be an (N, 2) array of planar records; got shape {Z.shape}")
     R = check_real("R", R, low=0, low_open=True, scalar=True)
     Zbar = gaussian.clip(Z, R)
-    moved = np.linalg.norm(Z, axis=1) > R
+    moved = np.hypot(Z[:, 0], Z[:, 1]) > R
     fig, axes = new_figure(1, 1, width=5.2, height=3.0)
     ax = axes[0, 0]
     angle = np.linspace(0, 2 * np.pi, 300)
@@ -357,7 +358,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     for j in range(k):
         ax = axes[0, j]
         x = samples[:, j]
-        ax.hist(x, bins=bins, density=True, color="C0", alpha=0.45, label=r"simulated $\Lambda$")
+        heights = ax.hist(x, bins=bins, density=True, color="C0", alpha=0.45, label=r"simulated $\Lambda$")[0]
         sd = np.sqrt(var[j])
         grid = np.linspace(min(x.min(), mean[j] - 4 * sd), max(x.max(), mean[j] + 4 * sd), 300)
         dens = np.exp(-0.5 * (grid - mean[j]) ** 2 / var[j]) / np.sqrt(2 * np.pi * var[j])
@@ -368,7 +369,10 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
         ax.set_xlabel(r"$\Lambda$")
         if j == 0:
             ax.set_ylabel("density")
-            ax.set_ylim(0, 1.5 * dens.max())                  # room for the legend above the curve
+            # room for the legend above the curve (or above the histogram, when the curve is too narrow for
+            # any grid point to reach it: a huge n makes a and its variance tiny)
+            top = dens.max() if dens.max() > 0 else max(float(np.max(heights)), 1.0)
+            ax.set_ylim(0, 1.5 * top)
             ax.legend(loc="upper left")
     return fig
 
