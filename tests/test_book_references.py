@@ -126,3 +126,45 @@ def test_the_checks_see_the_faults_they_guard_against():
         signature.bind_partial(*[None] * len(call.args), **{k.arg: None for k in call.keywords if k.arg})
     # and the scans find what they scan for
     assert sum(1 for _ in inline_names()) > 50 and sum(1 for _ in snippet_calls()) > 10
+
+
+#: a reference to a numbered result or equation whose number has no chapter part ("Lemma 7", "eq. 10",
+#: "Corollaries 1-2"): the paper's numbering, which the book's prose names as the paper's
+PAPER_NUMBER = re.compile(r"\b(?:Lemmas?|Theorems?|Corollar(?:y|ies)|Remarks?|Propositions?|Definitions?|eqs?\.)"
+                          r"\s*\(?\d+(?![.\d])")
+#: the pages that follow the paper result by result (chapters 01-05), and the pages that cite them
+PAPER_PAGES = re.compile(r"^(?:0[1-5]_\w+\.ipynb|appendix_a_\w+\.ipynb|intro\.md|notation\.md)")
+
+
+def paper_numbers_in_the_prose():
+    """(where, line) of each paper-numbered reference that the prose does not mark as the paper's."""
+    for where, text in _markdown():
+        if not PAPER_PAGES.match(where):
+            continue
+        fence = False
+        for line in text.splitlines():
+            if line.startswith("```{code") or line.startswith("```python"):
+                fence = True
+            elif fence and line.startswith("```"):
+                fence = False
+            if fence:
+                continue
+            for m in PAPER_NUMBER.finditer(line):
+                before, after = line[max(0, m.start() - 16):m.start()], line[m.end():m.end() + 14]
+                if "paper" in before or after.startswith((" of the paper", " in the paper")):
+                    continue
+                # a list of the paper's results after the first one ("the paper's Lemmas 5, 6, 7 and 11")
+                if re.search(r"paper(?:'s|:|,)\s+(?:Lemmas?|Theorems?|Corollar\w+|Remarks?|eqs?\.|and|[\s\d,–-])*$",
+                             line[:m.start()]):
+                    continue
+                yield where, line.strip()
+
+
+def test_the_prose_uses_the_books_numbers_and_tags_the_papers():
+    # "Lemma 4.4" is the book's; "Lemma 7" alone reads as the book's numbering and points to the wrong
+    # result: the paper's numbers appear only as "(paper: Lemma 7)", "the paper's Lemma 7" or "Lemma 7 of
+    # the paper"
+    found = list(paper_numbers_in_the_prose())
+    assert not found, "paper numbers used as the book's:\n" + "\n".join(f"{w}: {t}" for w, t in found)
+    assert not PAPER_NUMBER.search("Lemma 4.4 (paper: Lemma 7)".replace("(paper: Lemma 7)", ""))
+    assert PAPER_NUMBER.search("Lemmas 6–8, eq. 10 and the Gaussian-DP reading")
