@@ -15,8 +15,14 @@ SLOW_FILES = {"test_rendered_book.py", "test_static_explorer.py", "test_long_run
               "test_fuzz.py", "test_fuzz_upper.py", "test_fuzz_learning.py", "test_notebook.py"}
 
 
+#: Tests (by name fragment) of other files that take tens of seconds: the explorers redrawn at every
+#: slider extreme, Monte Carlo checks of the learning tasks, the agent reference of contagion.
+SLOW_TESTS = ("explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme", "matches_monte_carlo",
+              "agrees_in_law_with_the_agent_reference[gaussian-contagion]")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.fspath))
-        if path.suffix == ".ipynb" or path.name in SLOW_FILES:
+        if path.suffix == ".ipynb" or path.name in SLOW_FILES or any(part in item.name for part in SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
