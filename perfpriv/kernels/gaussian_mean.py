@@ -709,20 +709,27 @@ def records_group_round(params, gammas, users, a, b, purposes, need_error, err, 
     ra, rb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
     g = np.empty(n_max * d)
     along_normals(ra, rb, n_max * d, g)
-    Z = np.empty((n_max, d))
+    na, nb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
+    ng = stream_increment(nb)
+    xi = np.empty(d)
+    for j in range(d):
+        xi[j] = ndtri(uniform(na, ng, j))
+    # the records, in place: z_i = μ + L g_i (coordinates from the last, as L is lower triangular),
+    # clipped to norm R; with them their squared norms and z_i · ξ (shared by the levels)
+    Z = g.reshape((n_max, d))
     sq = np.empty(n_max)
+    zx = np.empty(n_max)
     R2 = R * R
     for i in range(n_max):
-        for j in range(d):
-            if has_L:
+        if has_L:
+            for j in range(d - 1, -1, -1):
                 v = 0.0
-                for k in range(j + 1):                   # L is lower triangular
-                    v += g[i * d + k] * params[o_L + j * d + k]
-            else:
-                v = g[i * d + j]
-            if has_mu:
-                v += params[o_mu + j]
-            Z[i, j] = v
+                for k in range(j + 1):
+                    v += Z[i, k] * params[o_L + j * d + k]
+                Z[i, j] = v
+        if has_mu:
+            for j in range(d):
+                Z[i, j] += params[o_mu + j]
         s = sum_squares(Z[i], 0, d)
         if s > R2:
             f = math.sqrt(R2 / s)
@@ -730,13 +737,6 @@ def records_group_round(params, gammas, users, a, b, purposes, need_error, err, 
                 Z[i, j] *= f
             s = R2
         sq[i] = s
-    na, nb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])
-    ng = stream_increment(nb)
-    xi = np.empty(d)
-    for j in range(d):
-        xi[j] = ndtri(uniform(na, ng, j))
-    zx = np.empty(n_max)                                 # z_i · ξ, shared by the levels
-    for i in range(n_max):
         v = 0.0
         for j in range(d):
             v += Z[i, j] * xi[j]
@@ -757,10 +757,12 @@ def records_group_round(params, gammas, users, a, b, purposes, need_error, err, 
             mean[0] = pairwise_reduce(col, 0, n) / n
         else:
             for j in range(d):
-                v = Z[0, j]
-                for i in range(1, n):
-                    v += Z[i, j]
-                mean[j] = v / n
+                mean[j] = Z[0, j]
+            for i in range(1, n):                       # record order, row by row
+                for j in range(d):
+                    mean[j] += Z[i, j]
+            for j in range(d):
+                mean[j] = mean[j] / n
         scale = gammas[lv] / math.sqrt(n)
         if need_error:
             for j in range(d):
