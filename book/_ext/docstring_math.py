@@ -250,6 +250,10 @@ def _math_runs(text: str) -> str:
     return "".join(out)
 
 
+#: "|x|" in running text: docutils would read a substitution reference (which docstrings never use)
+_ABS_BARS = re.compile(r"(?<![\\|])\|(?=\S)([^|`]*?\S)\|")
+
+
 def convert_line(line: str) -> str:
     """One line of a (napoleon-processed) docstring with its formulas as ``:math:`` roles.
 
@@ -259,6 +263,8 @@ def convert_line(line: str) -> str:
     'the :math:`N_{t-1}` current users, ``model="leak"``'
     >>> convert_line("Keeps C_1(gamma) > 1 at the start.")
     'Keeps :math:`C_1(\\\\gamma) > 1` at the start.'
+    >>> convert_line("scipy's ``gammaln`` (log |Γ(x)|)")
+    "scipy's ``gammaln`` (log \\\\|Γ(x)|)"
     """
     # a field marker (":ivar gamma_c:") or a bullet at the start of the line stays as it is
     head = re.match(r"^(\s*(?::\w+(?: [^:`]+)?:(?!`)|[*\-+] |\d+\. )?)", line).group(1)
@@ -272,7 +278,8 @@ def convert_line(line: str) -> str:
             else:
                 out.append(part)
         else:
-            out.append(_math_runs(part) if re.search(r"[_^²⁻]", part) else part)
+            # an absolute value in prose ("log |Γ(x)|") is not a substitution reference: its bar escaped
+            out.append(_math_runs(part) if re.search(r"[_^²⁻]", part) else _ABS_BARS.sub(r"\\|\1|", part))
     # inline markup needs a space or punctuation around it: an escaped space (which renders as nothing)
     text = "".join(out)
     text = re.sub(r"(?<=[^\s\-:/'\"<(\[{])(:math:`)", r"\\ \1", text)
