@@ -817,6 +817,34 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
                            record=record, common_numbers=common_numbers, **_policy_args(policy))
 
 
+def curve_script_options(conventions="paper"):
+    """The :func:`simulate` options of the error and population curves (Figs. 1 and 6) under ``conventions``.
+
+    ``"authors"`` follows the authors' published curve script, which differs from
+    their ε* map script (what ``conventions="authors"`` means elsewhere): the
+    population is floored at 1, no trial ever stops, and the estimates are
+    clipped to [0, 1]. ``"paper"`` is the paper's text.
+
+    Parameters
+    ----------
+    conventions : {"paper", "authors"}
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :func:`simulate`.
+
+    Examples
+    --------
+    >>> curve_script_options("authors")
+    {'conventions': 'paper', 'clip_estimate': True, 'floor': 1, 'stop': 0}
+    """
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    if conventions == "authors":
+        return dict(conventions="paper", clip_estimate=True, floor=1, stop=0)
+    return dict(conventions=conventions)
+
+
 def _policy_args(policy):
     allowed = ("cap", "floor", "stop", "collapse", "penalty")
     for k in policy:

@@ -49,7 +49,10 @@ paper's settings (:data:`SCALES`), from seconds to minutes for Figs.
 1-3, 6 and 7 and hours for the simulated γ* maps of Figs. 4-5 with
 ``--n-jobs 2`` (:data:`PAPER_TIMES`, all measured; see ``benchmarks/README.md``).
 ``--conventions authors`` follows the authors' published code where the
-paper's text leaves a choice open (:data:`perfpriv.engine.CONVENTIONS`).
+paper's text leaves a choice open (:data:`perfpriv.engine.CONVENTIONS`), the
+script behind each figure: their curve script for Figs. 1 and 6 (floor 1, no
+stop, clipped estimates), their map script for Figs. 2 and 7, their Algorithm 1
+code for Figs. 3-5; ``run.json`` records which (``conventions.script``).
 
 ``--n-jobs`` sets the joblib workers of the (q, r) sweeps (Figs. 2-5, 7),
 through ``joblib.parallel_config``; the numbers do not depend on it.
@@ -337,8 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="experiment sizes: the chapters' ('book', default) or the paper's ('paper')")
     rep.add_argument("--conventions", default="paper", choices=("paper", "authors"),
                      help="choices the paper's text leaves open: the text's ('paper', default) or the "
-                          "authors' published code ('authors': exact membership statistic, their floors, "
-                          "stops and collapse scores, clipped Bernoulli estimates)")
+                          "authors' published code, the script behind each figure ('authors': exact "
+                          "membership statistic, their floors, stops and collapse scores, clipped Bernoulli "
+                          "estimates; Figs. 1 and 6 as their curve script: floor 1, no stop)")
     rep.add_argument("--out", required=True, metavar="DIR",
                      help="output folder (created if missing); a folder holding another run is refused")
     rep.add_argument("--resume", action="store_true",
@@ -553,6 +557,11 @@ def _gaussian_conventions(conventions, *, n0, tau=0.02, d=12, R=10.0, **policy):
     return dict(statistic=mech.statistic, clip_estimate=None, **pol.describe())
 
 
+def _authors_script(conventions, script):
+    """Which published script's conventions a run followed (``run.json``): None for the paper's text."""
+    return script if conventions == "authors" else None
+
+
 def _from_settings(settings):
     """The conventions entry of a figure from an experiment's provenance."""
     return dict(statistic=settings.get("statistic"), clip_estimate=settings.get("clip_estimate"),
@@ -565,8 +574,8 @@ def _curves(model, s, seed, conventions, checkpoint=lambda k: None):
     runs = []
     for k, (q, r) in enumerate(s["settings"]):
         runs.append(bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"],
-                                       model=model, cap=s["cap"], mu=s["mu"], conventions=conventions,
-                                       seed=seed + k))
+                                       model=model, cap=s["cap"], mu=s["mu"], seed=seed + k,
+                                       **bernoulli.curve_script_options(conventions)))
         checkpoint(0)
     draw = plots.figure1 if model == "leak" else plots.figure6
     fig = draw(runs, settings=s["settings"], window=s["window"], cap=s["cap"], mu=s["mu"])
@@ -576,7 +585,8 @@ def _curves(model, s, seed, conventions, checkpoint=lambda k: None):
                      f"moving_average_{k}": run.moving_average(window=s["window"]),
                      f"mean_sq_error_{k}": run.mean_sq_error})
     run = runs[0]
-    conv = dict(statistic=None, clip_estimate=bool(run.mechanism.clip_estimate), **run.policy.describe())
+    conv = dict(statistic=None, clip_estimate=bool(run.mechanism.clip_estimate), **run.policy.describe(),
+                script=_authors_script(conventions, "curves"))
     return {f"figure{1 if model == 'leak' else 6}": (fig, data)}, conv
 
 
@@ -592,7 +602,7 @@ def _map(model, s, seed, conventions, checkpoint=None):
     fig = draw(res, grid=g)
     data = {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "values": res.values,
             "se": res.se}
-    conv = _bernoulli_conventions(conventions, n0=s["n0"], mu=s["mu"])
+    conv = dict(_bernoulli_conventions(conventions, n0=s["n0"], mu=s["mu"]), script=_authors_script(conventions, "maps"))
     return {f"figure{2 if model == 'leak' else 7}": (fig, data)}, conv
 
 

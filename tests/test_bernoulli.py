@@ -510,3 +510,18 @@ def test_formulas_reject_bad_input_naming_the_parameter():
         B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, mu=(0.2, 0.5, 0.7))
     with pytest.raises(ValueError, match="seed"):
         B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, seed=-3)
+
+
+def test_the_authors_curve_script_floors_at_one_never_stops_and_clips():
+    # a dying setting of Fig. 1: under the map script the runs die and are charged 10 a round; under the
+    # curve script (what figure1/figure6 use for conventions="authors") they keep one user and run on
+    kw = dict(q=0.6, r=0.3, T=200, n0=400, trials=5, seed=4)
+    maps = B.simulate(1.0, conventions="authors", **kw)
+    curves = B.simulate(1.0, **B.curve_script_options("authors"), **kw)
+    assert not maps.alive[..., -1].any() and np.all(maps.sq_error[..., -1] == 10.0)
+    assert curves.alive.all() and np.all(curves.population >= 1)
+    est = curves.details["estimate"]
+    assert np.all((0.0 <= est) & (est <= 1.0)) and curves.sq_error[..., -1].max() < 1.0
+    assert B.curve_script_options("paper") == {"conventions": "paper"}
+    with pytest.raises(ValueError, match="conventions"):
+        B.curve_script_options("author")

@@ -219,7 +219,11 @@ def test_authors_conventions_are_recorded_with_every_setting_behind_them(tmp_pat
     assert (bern["floor"], bern["collapse"], bern["penalty"], bern["clip_estimate"]) == (0, "penalty", 10.0, True)
     gauss = record["conventions_settings"]["gaussian"]
     assert (gauss["statistic"], gauss["floor"], gauss["stop"], gauss["collapse"]) == ("exact", 1, 1, "ran")
-    assert record["figures"]["1"]["conventions"] == bern
+    # Fig. 1 follows the authors' curve script, not their map script: floor 1, no stop, clipped estimates
+    fig1 = record["figures"]["1"]["conventions"]
+    assert (fig1["floor"], fig1["stop"], fig1["clip_estimate"], fig1["script"]) == (1, 0, True, "curves")
+    data = np.load(tmp_path / "figure1.npz")
+    assert all(np.all(data[f"mean_population_{k}"] >= 1) for k in range(2))
 
 
 # ---------------------------------------------------------------- help and faults

@@ -130,7 +130,8 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
     if results is None:
         results = [
             bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], model=model,
-                               cap=cap, mu=mu, conventions=conventions, seed=None if seed is None else seed + k)
+                               cap=cap, mu=mu, seed=None if seed is None else seed + k,
+                               **bernoulli.curve_script_options(conventions))
             for k, (q, r) in enumerate(settings)
         ]
     else:
@@ -212,7 +213,8 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     mu : (float, float)
         mu_t is drawn uniformly on this interval each round.
     conventions : {"paper", "authors"}
-        Of the simulations (:func:`perfpriv.bernoulli.simulate`).
+        Of the simulations: ``"authors"`` follows the authors' curve script (floor 1, no stop,
+        clipped estimates; :func:`perfpriv.bernoulli.curve_script_options`).
     seed : int >= 0 or None
         Row k uses ``seed + k``.
 
