@@ -902,11 +902,14 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
     leaked = np.zeros((n_elements, T), dtype=np.int64)
     alive = np.zeros((n_elements, T), dtype=bool)
     details = np.zeros((n_elements, T, len(names)))
-    cell_a = np.ascontiguousarray(np.broadcast_to(root.a, root.shape), dtype=np.uint64).reshape(-1)
-    cell_b = np.ascontiguousarray(np.broadcast_to(root.b, root.shape), dtype=np.uint64).reshape(-1)
+    # writable copies: a read-only array would be another argument type, compiled a second time
+    cell_a = np.array(root.a, dtype=np.uint64).reshape(-1)
+    cell_b = np.array(root.b, dtype=np.uint64).reshape(-1)
     if cell_a.size != n_cells:     # one key for all cells (a behaviour without cell axes)
         cell_a, cell_b = np.broadcast_to(cell_a, (n_cells,)).copy(), np.broadcast_to(cell_b, (n_cells,)).copy()
-    _rounds.run(mech_kind, np.ascontiguousarray(mech_params, dtype=np.float64), level_table,
+    # one (cell, trial) group: the parallel loop would only wait for its idle threads
+    loop = _rounds.run if n_cells * trials > 1 else _rounds.run_serial
+    loop(mech_kind, np.ascontiguousarray(mech_params, dtype=np.float64), level_table,
                 _purpose_hashes(_mechanisms.PURPOSES[mech_kind]), beh_kind, beh_params,
                 _purpose_hashes(_behaviours.PURPOSES[beh_kind]), cell_a, cell_b, n_levels, trials, T, n0,
                 -1 if policy.cap is None else policy.cap, policy.floor, policy.stop, record == "all",

@@ -249,3 +249,49 @@ def test_the_records_round_is_the_membership_test_on_the_keyed_records(statistic
 def _records_clip(Z, R):
     norms = np.linalg.norm(Z, axis=1, keepdims=True)
     return Z * np.minimum(1.0, R / norms)
+
+
+class _FakeCache:
+    def __init__(self, path):
+        self.cache_path, self.flushed = str(path), 0
+
+    def flush(self):
+        self.flushed += 1
+
+
+class _FakeDispatcher:
+    def __init__(self, path):
+        self._cache = _FakeCache(path)
+
+
+def test_cached_kernels_are_dropped_when_any_kernel_source_changes(tmp_path):
+    from perfpriv import kernels
+
+    disp = [_FakeDispatcher(tmp_path), _FakeDispatcher(tmp_path)]
+    assert kernels.drop_stale_caches(disp, digest="old") is True          # no stamp yet: drop, then stamp
+    assert [d._cache.flushed for d in disp] == [1, 1]
+    assert (tmp_path / kernels.STAMP).read_text() == "old"
+    assert kernels.drop_stale_caches(disp, digest="old") is False         # same sources: keep the caches
+    assert kernels.drop_stale_caches(disp, digest="new") is True          # a source changed: drop them all
+    assert [d._cache.flushed for d in disp] == [2, 2]
+
+
+def test_the_source_digest_covers_every_kernel_file(tmp_path):
+    from perfpriv import kernels
+
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    before = kernels.source_digest(tmp_path)
+    (tmp_path / "b.py").write_text("x = 2\n")
+    assert kernels.source_digest(tmp_path) != before
+    assert kernels.source_digest() == kernels.source_digest()   # the package's own sources, stable
+
+
+def test_a_batch_of_one_group_runs_serially_with_the_same_numbers():
+    from perfpriv.kernels import rounds
+
+    mech, users = bernoulli.RandomizedResponse([0.5, 4.0]), behaviour.Memoryless(q=0.4, r=0.5)
+    one = engine.simulate(mech, users, T=15, n0=80, trials=1, seed=9)          # one (cell, trial): serial
+    many = engine.simulate(mech, users, T=15, n0=80, trials=3, seed=9)         # three groups: parallel
+    assert np.array_equal(one.population[:, 0], many.population[:, 0])
+    assert rounds.run_serial.signatures and rounds.run.signatures

@@ -16,15 +16,96 @@ streams
     SplitMix64 keys and counters: uniforms, normals (scipy's ``ndtri``), child keys.
 samplers
     Exact binomial (inversion, BTRS) and hypergeometric draws of one stream.
+gaussian_mean
+    Algorithm 1's round: the projected draw and the records draw, for every level of a group.
+mechanisms
+    A round's releases for every level of a (cell, trial) group, by mechanism kind.
+behaviours
+    One level's population step, by behaviour kind.
 rounds
-    The compiled T-round loops of the engine.
+    The compiled T-round loop of the engine (parallel over (cell, trial) groups).
+
+Caching
+-------
+numba caches a compiled function on disk and reloads it while *its own*
+source file is unchanged, even when a function it calls (in another file)
+has changed. On import this package compares a digest of all its sources
+with the one stored beside numba's cache (:func:`drop_stale_caches`) and, on
+a mismatch, drops every kernel's cached index, so that an edited or
+upgraded perfpriv never runs stale compiled code.
 """
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
-from . import behaviours, mechanisms, rounds, samplers, streams
+from . import behaviours, gaussian_mean, mechanisms, rounds, samplers, streams
 
-__all__ = ["streams", "samplers", "mechanisms", "behaviours", "rounds", "warm"]
+__all__ = ["streams", "samplers", "gaussian_mean", "mechanisms", "behaviours", "rounds", "warm",
+           "source_digest", "drop_stale_caches"]
+
+#: Name of the file, in numba's cache folder of the kernels, that holds the digest of their sources.
+STAMP = "perfpriv-kernels.stamp"
+
+
+def source_digest(folder=None):
+    """SHA-256 of the kernels' source files (name and contents, in name order)."""
+    folder = Path(__file__).parent if folder is None else Path(folder)
+    h = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _dispatchers():
+    for module in (streams, samplers, gaussian_mean, mechanisms, behaviours, rounds):
+        for obj in vars(module).values():
+            if isinstance(obj, Dispatcher) and getattr(obj, "_cache", None) is not None:
+                yield obj
+
+
+def drop_stale_caches(dispatchers=None, digest=None):
+    """Drop numba's cached kernels if the kernels' sources changed since they were cached.
+
+    Parameters
+    ----------
+    dispatchers : iterable, optional
+        Compiled functions with a ``_cache`` (numba's ``FunctionCache``: ``cache_path``, ``flush()``);
+        default: every kernel of this package.
+    digest : str, optional
+        Digest of the current sources (default :func:`source_digest`).
+
+    Returns
+    -------
+    bool
+        Whether the caches were dropped (the stored digest was missing or different).
+    """
+    dispatchers = list(_dispatchers() if dispatchers is None else dispatchers)
+    digest = source_digest() if digest is None else digest
+    if not dispatchers:
+        return False
+    stamp = Path(dispatchers[0]._cache.cache_path) / STAMP
+    try:
+        if stamp.read_text() == digest:
+            return False
+    except OSError:
+        pass
+    for dispatcher in dispatchers:
+        dispatcher._cache.flush()
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:   # a read-only install: numba then caches elsewhere, or not at all
+        pass
+    return True
+
+
+try:
+    drop_stale_caches()
+except Exception:   # pragma: no cover - a cache that cannot be inspected is recompiled by numba anyway
+    pass
 
 
 def warm():
@@ -54,7 +135,14 @@ def warm():
     samplers.hypergeometric_array(u64, u64, i64, i64, i64, out_i)
     purposes = np.zeros((8, 2), dtype=np.uint64)
     T, levels, trials = 2, 1, 1
-    rounds.run(mechanisms.RANDOMIZED_RESPONSE, np.array([0.0, 1.0, 0.0]), np.full((1, 1, levels, 2), 0.25),
-               purposes, behaviours.MEMORYLESS, np.array([[0.3, 0.6, 1.0]]), purposes, u64[:1], u64[:1], levels,
-               trials, T, 10, 100, 1, 0, True, np.empty((1, T + 1), dtype=np.int64), np.zeros((1, T)),
-               np.zeros((1, T), dtype=np.int64), np.zeros((1, T), dtype=bool), np.zeros((1, T, 2)))
+    for loop in (rounds.run, rounds.run_serial):
+        loop(mechanisms.RANDOMIZED_RESPONSE, np.array([0.0, 1.0, 0.0]), np.full((1, 1, levels, 2), 0.25),
+             purposes, behaviours.MEMORYLESS, np.array([[0.3, 0.6, 1.0]]), purposes, u64[:1], u64[:1], levels,
+             trials, T, 10, 100, 1, 0, True, np.empty((1, T + 1), dtype=np.int64), np.zeros((1, T)),
+             np.zeros((1, T), dtype=np.int64), np.zeros((1, T), dtype=bool), np.zeros((1, T, 2)))
+    # Algorithm 1's rounds outside the engine's loop (perfpriv.projected.draw_rounds, without the records flag;
+    # the records draw, with it): (tau, d, sigma2, exact, band quantile) and (tau, d, R, exact, has_mu, has_L, ...)
+    args = (np.array([1.0, 2.0]), i64, np.zeros(2, dtype=np.int64), u64[:1].copy(), u64[:1].copy(), purposes,
+            np.zeros(2), np.zeros(2, dtype=np.int64))
+    gaussian_mean.draw_groups(np.array([0.02, 3.0, 1.0, 0.0, 92.0]), *args)
+    gaussian_mean.draw_groups(np.r_[0.02, 3.0, 10.0, 0.0, 0.0, 0.0, np.zeros(3 + 2 * 9)], *args, True)

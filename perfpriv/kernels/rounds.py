@@ -33,7 +33,53 @@ from .behaviours import behaviour_step
 from .mechanisms import mechanism_round
 from .streams import child
 
-__all__ = ["run"]
+__all__ = ["run", "run_serial", "run_group"]
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+              cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+              population, sq_error, leaked_out, alive, details):
+    """All T rounds of the (cell, trial) group ``g`` (arguments as in :func:`run`)."""
+    per_round = level_table.shape[0] > 1
+    per_cell = level_table.shape[1] > 1
+    n_details = details.shape[2]
+    k = g % trials
+    c = g // trials
+    ta, tb = child(cell_a[c], cell_b[c], np.uint64(k))
+    n = np.full(n_levels, np.int64(n0))
+    live = n > stop
+    users = np.zeros(n_levels, dtype=np.int64)
+    err = np.zeros(n_levels)
+    leaked = np.zeros(n_levels, dtype=np.int64)
+    rows = np.zeros((n_levels, max(n_details, 1)))
+    for lv in range(n_levels):
+        population[(c * n_levels + lv) * trials + k, 0] = n0
+    for t in range(1, T + 1):
+        ra, rb = child(ta, tb, np.uint64(t))
+        need_error = record_all or t == T
+        levels = level_table[t - 1 if per_round else 0, c if per_cell else 0]
+        for lv in range(n_levels):
+            users[lv] = n[lv] if live[lv] else 0
+        mechanism_round(mech_kind, mech_params, levels, users, ra, rb, mech_purposes, need_error,
+                        err, leaked, rows)
+        for lv in range(n_levels):
+            e = (c * n_levels + lv) * trials + k
+            alive[e, t - 1] = live[lv]
+            if need_error:
+                sq_error[e, t - 1] = err[lv] if live[lv] else 0.0
+                for j in range(n_details):
+                    details[e, t - 1, j] = rows[lv, j]
+            if live[lv]:
+                leaked_out[e, t - 1] = leaked[lv]
+                m = behaviour_step(beh_kind, beh_params[c], n[lv], leaked[lv], ra, rb, beh_purposes)
+                if cap >= 0:
+                    m = min(m, cap)
+                if floor:
+                    m = max(m, floor)
+                n[lv] = m
+            population[e, t] = n[lv]
+            live[lv] = live[lv] and n[lv] > stop
+
 
 @njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
@@ -71,44 +117,19 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
         Outputs, E = C·L·trials elements in the order (cell, level, trial), filled in place
         (``details`` of rounds without an error draw are left as given).
     """
-    n_groups = cell_a.size * trials
-    per_round = level_table.shape[0] > 1
-    per_cell = level_table.shape[1] > 1
-    n_details = details.shape[2]
-    for g in prange(n_groups):
-        k = g % trials
-        c = g // trials
-        ta, tb = child(cell_a[c], cell_b[c], np.uint64(k))
-        n = np.full(n_levels, np.int64(n0))
-        live = n > stop
-        users = np.zeros(n_levels, dtype=np.int64)
-        err = np.zeros(n_levels)
-        leaked = np.zeros(n_levels, dtype=np.int64)
-        rows = np.zeros((n_levels, max(n_details, 1)))
-        for lv in range(n_levels):
-            population[(c * n_levels + lv) * trials + k, 0] = n0
-        for t in range(1, T + 1):
-            ra, rb = child(ta, tb, np.uint64(t))
-            need_error = record_all or t == T
-            levels = level_table[t - 1 if per_round else 0, c if per_cell else 0]
-            for lv in range(n_levels):
-                users[lv] = n[lv] if live[lv] else 0
-            mechanism_round(mech_kind, mech_params, levels, users, ra, rb, mech_purposes, need_error,
-                            err, leaked, rows)
-            for lv in range(n_levels):
-                e = (c * n_levels + lv) * trials + k
-                alive[e, t - 1] = live[lv]
-                if need_error:
-                    sq_error[e, t - 1] = err[lv] if live[lv] else 0.0
-                    for j in range(n_details):
-                        details[e, t - 1, j] = rows[lv, j]
-                if live[lv]:
-                    leaked_out[e, t - 1] = leaked[lv]
-                    m = behaviour_step(beh_kind, beh_params[c], n[lv], leaked[lv], ra, rb, beh_purposes)
-                    if cap >= 0:
-                        m = min(m, cap)
-                    if floor:
-                        m = max(m, floor)
-                    n[lv] = m
-                population[e, t] = n[lv]
-                live[lv] = live[lv] and n[lv] > stop
+    for g in prange(cell_a.size * trials):
+        run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+                  cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+                  population, sq_error, leaked_out, alive, details)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_serial(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+               cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+               population, sq_error, leaked_out, alive, details):
+    """:func:`run` on one thread (the same numbers): for a batch with a single (cell, trial) group, where a
+    parallel loop would only wait for its idle threads."""
+    for g in range(cell_a.size * trials):
+        run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+                  cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+                  population, sq_error, leaked_out, alive, details)
