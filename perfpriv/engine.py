@@ -441,6 +441,10 @@ class Mechanism:
     # it then overrides these two; the engine keeps the state of every (cell, level, trial) and
     # freezes it for stopped trials. The defaults are stateless.
     stateful = False
+    #: Largest population one release can hold in memory (None: no limit). A mechanism that draws
+    #: numbers per record (the Gaussian mechanism: at least one per record and round) sets it; the
+    #: engine refuses an ``n0`` or a ``cap`` above it by name.
+    max_population = None
 
     def kernel_draw(self):
         """The compiled draw of this mechanism, if it has one: ``(kind, params)`` or ``None``.
@@ -814,6 +818,13 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     L = levels.count
     batch = cells + (L, trials)
     check_record_size(T, cells=int(np.prod(cells, dtype=np.int64)), levels=L, trials=trials)
+    limit = mech.max_population
+    if limit is not None:
+        for name, value in (("n0", n0), ("cap", policy.cap)):
+            if value is not None and value > limit:
+                raise ValueError(f"{name}={value}: {type(mech).__name__} draws numbers for every record of a "
+                                 f"round, so a population above {limit:.0e} does not fit in memory; use "
+                                 f"{name} <= {limit:.0e}")
     common_numbers = check_flag("common_numbers", common_numbers)
     root = _keys_for_cells(seed, cells, behaviour)
     if not common_numbers:

@@ -353,6 +353,8 @@ class GaussianMean(engine.Mechanism):
 
     name = "gaussian_mean"
     level_name = "gamma"
+    #: At least 8 bytes of numbers per record and round: 10**8 records is 0.8 GB (engine.Mechanism.max_population).
+    max_population = 10**8
 
     def __init__(self, gamma, *, tau, d, R, mu=None, Sigma=None, statistic=None, draw="auto",
                  leak_method="auto", leak_samples=None, leak_seed=None):

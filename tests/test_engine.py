@@ -551,3 +551,11 @@ def test_independent_levels_key_a_level_by_its_value_and_keep_each_levels_law():
     assert np.all(np.abs(fa.mean(axis=-1) - fb.mean(axis=-1)) < 4.5 * se)
     with pytest.raises(TypeError, match="common_numbers"):
         engine.simulate(RandomizedResponse(1.0), users, T=2, n0=5, common_numbers="no")
+
+
+def test_a_gaussian_population_too_large_for_memory_is_refused_by_name():
+    mech = GaussianMean(2.0, tau=0.02, d=12, R=10.0)
+    with pytest.raises(ValueError, match=r"n0=1000000000000: GaussianMean draws numbers for every record"):
+        engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=10**12, cap=None, seed=0)
+    with pytest.raises(ValueError, match=r"cap=1000000000: "):
+        engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=100, cap=10**9, seed=0)
