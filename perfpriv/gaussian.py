@@ -697,6 +697,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
+    engine.check_record_size(T, trials=trials)
     mech.levels.check_horizon(T)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
     # the largest population a run can reach (each user recruits at most one per round), d normals per record
@@ -710,7 +711,8 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
     alive = np.zeros((trials, T), dtype=bool)
-    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+    base = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_random.as_seed_sequence(seed))
+    for i, rng in enumerate(base.spawn(trials)):
         N = n0
         population[i, 0] = N
         for t in range(1, T + 1):
@@ -719,7 +721,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
                 continue
             alive[i, t - 1] = True
             gamma_t = float(mech.levels.at(t)[0])
-            normals = rng.standard_normal((N, d))
+            normals = rng.standard_normal((N, mech.d))
             Z = mu_v + (normals if L is None else normals @ L.T)   # line 7
             o, _ = release(Z, gamma_t, R, rng)             # line 8
             diff = o - mu_v if L is None else np.linalg.solve(L, o - mu_v)

@@ -247,7 +247,11 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     shape = np.broadcast_shapes(n.shape, np.shape(gamma), keys.shape)
     nn = np.broadcast_to(n, shape).reshape(-1)
     gg = np.broadcast_to(np.asarray(gamma, dtype=float), shape).reshape(-1)
-    live = np.ones(shape, bool) if live is None else np.broadcast_to(np.asarray(live, bool), shape)
+    if live is not None:
+        live = np.asarray(live)
+        if live.dtype != bool:
+            raise TypeError(f"live must be None or an array of booleans (the pairs to simulate); got dtype {live.dtype}")
+    live = np.ones(shape, bool) if live is None else np.broadcast_to(live, shape)
     lv = live.reshape(-1) & (nn >= 1)
     gid_full = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
     flat_a, flat_b = keys.a.reshape(-1), keys.b.reshape(-1)

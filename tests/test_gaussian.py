@@ -243,3 +243,19 @@ def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         call()
+
+
+def test_the_agent_reference_takes_integral_d_a_generator_seed_and_refuses_oversized_runs():
+    from perfpriv import gaussian as G
+    kw = dict(tau=0.02, q=0.3, r=0.6, R=10.0, T=2, n0=10, trials=2)
+    run = G.simulate_agents(1.0, d=3.0, seed=np.random.default_rng(0), **kw)
+    assert run.population.shape == (2, 3)
+    with pytest.raises(ValueError, match="T=2, trials=1000000000000"):
+        G.simulate_agents(1.0, d=3, seed=0, **dict(kw, trials=10**12))
+
+
+def test_draw_rounds_refuses_a_live_mask_that_is_not_boolean():
+    from perfpriv import _random, projected
+    keys = _random.root_key(0).child(np.arange(2))
+    with pytest.raises(TypeError, match="live"):
+        projected.draw_rounds([100, 100], 2.0, keys, tau=0.02, d=12, live="x")
