@@ -73,8 +73,8 @@ from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agen
                         check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
 from ._stats import standard_error
-from ._validate import (check_allocation, check_choice, check_int, check_int_array, check_probability, check_real,
-                        check_rng)
+from ._validate import (check_allocation, check_choice, check_flag, check_int, check_int_array, check_probability,
+                        check_real, check_rng)
 from .behaviour import Memoryless
 
 __all__ = [
@@ -331,7 +331,7 @@ def leave_one_out(X, y, *, lam, keep_penalty=False):
     True
     """
     X, y = _check_xy(X, y)
-    return _loo(X, y, _lam(lam), bool(keep_penalty))[0]
+    return _loo(X, y, _lam(lam), check_flag("keep_penalty", keep_penalty))[0]
 
 
 # ------------------------------------------------------------- sensitivity

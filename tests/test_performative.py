@@ -579,3 +579,20 @@ def test_fbi_rrm_sufficient_bound_is_exact_in_dimension_one_and_for_isotropic_de
                                 rng.standard_normal((2, 50)), eps_c=0.7, eps_d=2.0, lam_x=0.5, lam_y=2.0)
     assert np.allclose(prob.jacobian, prob.jacobian[0, 0] * np.eye(4), atol=1e-12)   # isotropic: J a multiple of I
     assert prob.bound_threshold() == pytest.approx(prob.threshold(), rel=1e-9)
+
+
+def test_flags_are_booleans_not_truthy_values():
+    # a string 'False' is truthy: it must be refused, never read as True
+    from perfpriv import regression
+    from perfpriv.performative import federated
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), rng.normal(size=20)
+    with pytest.raises(TypeError, match="keep_penalty"):
+        regression.leave_one_out(X, y, lam=1.0, keep_penalty="False")
+    clients = federated.GaussianClients.example(seed=0)
+    with pytest.raises(TypeError, match="scaled"):
+        federated.StepRule.default(clients, 1, scaled=0)
+    with pytest.raises(ValueError, match="E"):
+        federated.StepRule.default(clients, float("nan"))
+    with pytest.raises(TypeError, match="scaled"):
+        federated.p_fedavg(clients, T=3, scaled=0)

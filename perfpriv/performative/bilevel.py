@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _random
-from .._validate import check_int, check_real
+from .._validate import check_flag, check_int, check_real
 
 __all__ = ["BilevelRegression", "BilevelPath", "fbi_rrm"]
 
@@ -245,7 +245,7 @@ class BilevelRegression:
         cannot reach (ρ(J) >= 1).
         """
         rho = self.spectral_radius
-        if attracting and rho >= 1.0:
+        if check_flag("attracting", attracting) and rho >= 1.0:
             raise ValueError(f"FBi-RRM has no attracting stable point: rho(J) = {rho:.4g} >= 1; the sensitivities "
                              f"must be scaled below {self.threshold():.4g} times their values")
         return np.linalg.solve(np.eye(self.d) - self.jacobian, self.rrm_map(np.zeros(self.d)))

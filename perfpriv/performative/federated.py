@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from .. import _random
-from .._validate import check_choice, check_int, check_real
+from .._validate import check_choice, check_flag, check_int, check_real
 from ._checks import model_vector
 from .prediction import PerformativeProblem
 
@@ -321,7 +321,8 @@ class StepRule:
         mu = 1.0 - clients.average_sensitivity
         if not mu > 0:
             clients.stable_point  # raises the ε̄ >= 1 error
-        L = clients.N * float(clients.p.max()) if scaled else 1.0
+        E = check_int("E", E, low=1)
+        L = clients.N * float(clients.p.max()) if check_flag("scaled", scaled) else 1.0
         return cls.decaying(2.0 / mu, max(8.0 * L / mu, float(E)))
 
     @classmethod
@@ -350,7 +351,7 @@ def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
     E = check_int("E", E, low=1)
     scheme = check_choice("scheme", scheme, SCHEMES)
     batch = check_int("batch", batch, low=1)
-    scaled = bool(scaled)
+    scaled = check_flag("scaled", scaled)
     N = clients.N
     if scheme == "full":
         if K is not None:

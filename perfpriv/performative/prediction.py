@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import _random
 from .._learning import check_seed
-from .._validate import check_int, check_real
+from .._validate import check_flag, check_int, check_real
 
 __all__ = ["PerformativeProblem", "PerformativePath", "repeated_risk_minimization",
            "repeated_gradient_descent"]
@@ -271,7 +271,7 @@ class PerformativeProblem:
         numpy.ndarray, shape (p,)
         """
         rho = _spectral_radius(self.rrm_jacobian)
-        if attracting and rho >= 1.0:
+        if check_flag("attracting", attracting) and rho >= 1.0:
             raise ValueError(f"repeated risk minimization has no attracting stable point: the spectral radius "
                              f"of H^-1 B A is {rho:.4g} >= 1 (the map is too sensitive; the squared loss "
                              "needs a sensitivity below 1); use attracting=False for the repelling fixed point")
