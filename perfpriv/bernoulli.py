@@ -91,6 +91,7 @@ from ._validate import (
 from .behaviour import Memoryless
 
 __all__ = [
+    "curve_script_options",
     "beta_from_epsilon",
     "epsilon_from_beta",
     "leak_probability",

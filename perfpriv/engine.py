@@ -86,6 +86,7 @@ from ._validate import check_choice, check_flag, check_int, check_order, check_r
 from .behaviour import Behaviour
 
 __all__ = [
+    "check_record_size",
     "Schedule",
     "PerCell",
     "Levels",
