@@ -77,7 +77,7 @@ def _titled_proofs(app, doctree):
         admonition.insert(0, nodes.title("", label))
 
 
-_PAPER_REF = re.compile(r"\s*\(paper, ([^()]*(?:\([^()]*\)[^()]*)*)\)(\)?)\s*$")
+_PAPER_REF = re.compile(r"\s*\(paper[,:] ([^()]*(?:\([^()]*\)[^()]*)*)\)(\)?)\s*$")   # "(paper, X)" or "(paper: X)"
 #: enumerable node types numbered by chapter: the results of sphinx-proof and the exercises
 _NUMBERED_BY_CHAPTER = {"theorem", "lemma", "definition", "remark", "conjecture", "corollary", "algorithm",
                         "criterion", "example", "property", "observation", "proposition", "assumption",

@@ -174,6 +174,8 @@ def _nested(text: str) -> bool:
 
 def _word_kind(word: str):
     """"strong" (holds a script), "weak" (could be part of a formula) or None, for one word of running text."""
+    if word in ("...", "..", "…"):
+        return "weak"                                    # the ellipsis of a sum: a_0 + ... + a_{N-1}
     bare = word.strip(",.;:")
     if not bare or (_WORDS_STOP.match(word) and bare not in GREEK and bare not in FUNCTIONS) or looks_like_code(bare):
         return None
