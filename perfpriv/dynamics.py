@@ -736,7 +736,12 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
 
        L(\gamma) = \lim_{t\to\infty} (1+r)^t\,\mathcal E_t(\gamma)
                  = \frac{(\gamma^2\,\mathrm{Tr}\,\Sigma^{-1} + d)(1+r)}{N_0\,P(\gamma)},
-       \qquad P(\gamma) = \prod_{k\ge 1} \frac{C_k(\gamma)}{1+r},
+
+    with
+
+    .. math::
+
+       P(\gamma) = \prod_{k\ge 1} \frac{C_k(\gamma)}{1+r},
 
     finite and positive whenever the population reaches the growth regime
     (the product converges because p_τ falls faster than geometrically in
