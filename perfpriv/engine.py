@@ -1013,6 +1013,8 @@ def check_record_size(T, **sizes):
     ...
     ValueError: T=1000000000000, trials=1: this call would record 1e+12 (cell, level, trial, round) entries (> 2e+08, about 30734 GiB): simulate fewer trials, levels, cells or rounds per call
     """
+    T = check_int("T", T, low=1)
+    sizes = {name: check_int(name, value, low=0) for name, value in sizes.items()}
     entries = float(np.prod([float(v) for v in sizes.values()], dtype=np.float64)) * (float(T) + 1.0)
     if entries > MAX_RECORDED:
         given = ", ".join([f"T={T}"] + [f"{name}={value}" for name, value in sizes.items()])

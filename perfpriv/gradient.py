@@ -898,7 +898,7 @@ class PrivateGD(TabulatedMechanism):
         self.clip = check_real("clip", clip, low=0, low_open=True, scalar=True)
         self.steps = check_int("steps", steps, low=1)
         self.step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
-        self.x_bound = check_real("x_bound", x_bound, low=0, low_open=True, scalar=True)
+        self.x_bound = check_real("x_bound", x_bound, low=0, low_open=True, high=1e50, scalar=True)
         self.step_offset = check_real("step_offset", step_offset, low=0, scalar=True)
         kappa = 0.25 if self.loss == "logistic" else 1.0
         eta1 = self.step_size / (1.0 + self.step_offset)

@@ -730,9 +730,10 @@ def release_renyi_divergence(alpha, shift, sigma_p, sigma_q, *, d):
     inf
     """
     alpha = np.asarray(check_real("alpha", alpha, low=1, low_open=True), float)
-    shift = np.asarray(check_real("shift", shift, low=0), float)
-    sp = np.asarray(check_real("sigma_p", sigma_p, low=0, low_open=True), float)
-    sq = np.asarray(check_real("sigma_q", sigma_q, low=0, low_open=True), float)
+    # bounded so that the squares below stay finite (1e100 already means "no privacy" at any alpha)
+    shift = np.asarray(check_real("shift", shift, low=0, high=1e100), float)
+    sp = np.asarray(check_real("sigma_p", sigma_p, low=0, low_open=True, high=1e100), float)
+    sq = np.asarray(check_real("sigma_q", sigma_q, low=0, low_open=True, high=1e100), float)
     d = check_int("d", d, low=1)
     var_a = sq ** 2 + (1.0 - alpha) * (sp ** 2 - sq ** 2)      # exactly σ² for equal variances
     ok = var_a > 0

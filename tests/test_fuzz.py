@@ -82,6 +82,7 @@ TYP = {
  (projected, "leak_thresholds"): dict(alpha=[0.1, -0.1], eta_norm=1.0, gamma=1.0, tau=0.02, d=3),
  (projected, "draw_round"): dict(n=50, gamma=1.0, tau=0.02, d=3, seed=0),
  (projected, "kernel_params"): dict(tau=0.02, d=3, sigma2=1.0, statistic="paper"),
+ (bernoulli, "curve_script_options"): dict(conventions="authors"),
 }
 
 #: Functions whose arguments are arrays of records or observations (their inputs are fuzzed in test_bad_input).

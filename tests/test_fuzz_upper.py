@@ -64,6 +64,7 @@ RUN.mkdir(exist_ok=True)
 (RUN / "run.json").write_text('{"scale": "book", "conventions": "paper", "seed": 0}')
 
 TYP = {
+ (engine, "check_record_size"): dict(T=10, trials=2),
  (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (engine, "PerCell"): dict(values=[0.5, 2.0]),
  (engine, "make_levels"): dict(value=1.0, name="value"),
