@@ -382,6 +382,17 @@ def _reserve(buf, used, extra):
 
 
 @njit(**_JIT)
+def _clear_outputs(users, err, leaked):
+    """Zero every level's error and leak count; return the group's largest population."""
+    n_max = np.int64(0)
+    for lv in range(users.size):
+        err[lv] = 0.0
+        leaked[lv] = 0
+        n_max = max(n_max, users[lv])
+    return n_max
+
+
+@njit(**_JIT)
 def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     """The projected draw of one round for every level of a (cell, trial) group.
 
@@ -412,11 +423,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     tau, d, sigma2, exact, t_band = params[0], np.int64(params[1]), params[2], params[3] != 0.0, params[4]
     sigma = math.sqrt(sigma2)
     w = d - 1
-    n_max = np.int64(0)
-    for lv in range(L):
-        err[lv] = 0.0
-        leaked[lv] = 0
-        n_max = max(n_max, users[lv])
+    n_max = _clear_outputs(users, err, leaked)
     if n_max < 1:
         return np.int64(0)
     # --- the group's shared numbers: ξ, the rest vector, the along-normals
@@ -699,11 +706,7 @@ def records_group_round(params, gammas, users, a, b, purposes, need_error, err, 
     tau, d, R, exact = params[0], np.int64(params[1]), params[2], params[3] != 0.0
     has_mu, has_L = params[4] != 0.0, params[5] != 0.0
     o_mu, o_L, o_Li = records_params_layout(d)
-    n_max = np.int64(0)
-    for lv in range(L):
-        err[lv] = 0.0
-        leaked[lv] = 0
-        n_max = max(n_max, users[lv])
+    n_max = _clear_outputs(users, err, leaked)
     if n_max < 1:
         return np.int64(0)
     ra, rb = child_hashed(a, b, purposes[1, 0], purposes[1, 1])
