@@ -69,3 +69,35 @@ def test_explorers_import_plots_through_its_public_names_only():
             if isinstance(node, ast.ImportFrom) and node.module and "plots" in node.module:
                 assert node.module.endswith("plots"), f"{path.name} imports {node.module}"
 
+
+
+# ---------------------------------------------------------------- bad input of the drawing functions (issue 32)
+
+
+def test_draw_feedback_refuses_a_memory_k_that_is_not_an_integer():
+    # k = 1.5 was read as int(1.5) = 1: a memory of one round, silently
+    with pytest.raises(ValueError, match=r"\bk must be an integer.*1\.5"):
+        widgets.draw_feedback("memory", k=1.5)
+    with pytest.raises(TypeError, match=r"\bk\b"):
+        widgets.draw_feedback("memory", k=True)
+
+
+@pytest.mark.parametrize("name, value, error", [
+    ("tolerance", "2000", TypeError), ("tolerance", 0.0, ValueError), ("tolerance", float("nan"), ValueError),
+    ("kappa", -1.0, ValueError), ("kappa", float("nan"), ValueError), ("kappa", True, TypeError),
+    ("spread", 1.5, ValueError),
+])
+def test_draw_feedback_checks_tolerance_kappa_and_spread_by_name(name, value, error):
+    # each behaviour's parameter is checked even when another behaviour is chosen (no bare float())
+    with pytest.raises(error, match=rf"^{name}\b"):
+        widgets.draw_feedback("memory", **{name: value})
+
+
+def test_draw_survival_refuses_an_impossible_horizon_by_name():
+    # T = 10**12 used to end in numpy's "Unable to allocate 7 TiB"
+    with pytest.raises(ValueError, match=r"^T is too large"):
+        widgets.draw_survival(T=10**12)
+    with pytest.raises(ValueError, match=r"^T is too large"):
+        widgets.draw_horizon(T=10**12)
+    with pytest.raises(ValueError, match=r"^T must be an integer"):
+        widgets.draw_horizon(T=2.5)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dynamics, experiments
-from .._validate import check_int, check_real
+from .._validate import check_allocation, check_int, check_real
 from ..plots import figure_horizon, new_figure, plain_log
 from ..plots import assign
 from ..plots import MAX_LOG_VALUE
@@ -45,6 +45,8 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     R = check_real("R", R, low=0, low_open=True, high=_MAX_LOG, scalar=True)
     n0 = check_int("n0", n0, low=2)
     T = check_int("T", T, low=1)
+    # two mean-field paths of T + 1 rounds: T = 10**12 is refused by name, not by numpy's allocation error
+    check_allocation("the mean-field paths (2 x (T + 1) rounds)", 2 * (T + 1), name="T")
     fig, axes = new_figure(1, 2, width=4.3, height=3.4)
     ax = axes[0, 0]
     data = dict(tau=tau, q=q, r=r, d=d, R=R)
@@ -116,7 +118,10 @@ def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=2000
     >>> len(draw_horizon(T=3).axes)
     1
     """
-    curves = experiments.horizon_curves(q=q, r=r, tau=tau, gammas=_GAMMAS, fine=_GAMMAS, T=int(T), n0=int(n0),
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=2)
+    check_allocation("the mean-field paths (one of T + 1 rounds per noise scale)", len(_GAMMAS) * (T + 1), name="T")
+    curves = experiments.horizon_curves(q=q, r=r, tau=tau, gammas=_GAMMAS, fine=_GAMMAS, T=T, n0=n0,
                                         d=d, R=R, cap=cap, empirical=False)
     return figure_horizon(curves=curves)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
+from .._validate import check_int, check_real
 from ..plots import family_label, new_figure
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
@@ -52,8 +53,13 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
     if not isinstance(behaviour, str) or behaviour not in choices:
         raise ValueError(f"behaviour must be one of {', '.join(map(repr, choices))}; got {behaviour!r:.40}")
     name = BEHAVIOURS.get(behaviour, behaviour)
-    parameter = {"memory": int(k), "heterogeneous": float(spread), "budget": float(tolerance),
-                 "contagion": float(kappa)}[name]
+    # every behaviour's parameter is checked, the chosen one or not, with the ranges of perfpriv.feedback.family
+    # (k = 1.5 must be refused, not read as memory 1)
+    parameters = {"memory": check_int("k", k, low=1),
+                  "heterogeneous": check_real("spread", spread, low=0, high=1, scalar=True),
+                  "budget": check_real("tolerance", tolerance, low=0, low_open=True, allow_inf=True, scalar=True),
+                  "contagion": check_real("kappa", kappa, low=0, scalar=True)}
+    parameter = parameters[name]
     users = feedback.family(name, parameter)
     res = feedback.compare_gaussian(users, q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
                                     seed=seed)
