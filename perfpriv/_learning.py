@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _random, engine
-from ._validate import check_int, check_int_array
+from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
@@ -73,6 +73,15 @@ class TabulatedMechanism(engine.Mechanism):
     table_n_max = 20000
     #: Whether a lone user always leaks (p(1) = 1): true when her remove-one release is undefined.
     lone_user_leaks = True
+
+    @property
+    def max_population(self) -> int:
+        """Largest population whose round (n x (d + 1) numbers per record) fits in one call's memory.
+
+        The engine refuses an ``n0`` or a ``cap`` above it by name (:attr:`perfpriv.engine.Mechanism.max_population`),
+        and :func:`one_round_check` a size of ``ns`` above it.
+        """
+        return int(MAX_ARRAY_BYTES // (8 * (self.d + 1)))
 
     def _table_points(self, n: int, levels):  # pragma: no cover - interface
         """[(p, e), ...] at integer n >= 1 for each of ``levels`` (one batch)."""
@@ -382,7 +391,7 @@ def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
     if not isinstance(mechanism, TabulatedMechanism):
         raise TypeError(f"mechanism must be a tabulated learning mechanism (regression.RidgeRelease, "
                         f"gradient.PrivateGD); got {mechanism!r:.60}")
-    ns = np.atleast_1d(check_int_array("ns", ns, low=1))
+    ns = np.atleast_1d(check_int_array("ns", ns, low=1, high=mechanism.max_population))
     trials = check_int("trials", trials, low=2)
     mech = mechanism.resolved(conventions)
     levels = np.atleast_1d(mech.levels.values).reshape(-1)

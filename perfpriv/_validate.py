@@ -31,6 +31,7 @@ __all__ = [
     "check_mean",
     "check_covariance",
     "check_allocation",
+    "check_array_size",
     "check_bracket",
     "check_same_shape",
     "check_order",
@@ -371,6 +372,30 @@ def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> 
     if not nbytes <= MAX_ARRAY_BYTES:
         raise ValueError(f"{name} is too large: {what} would need {nbytes / 1e9:.3g} GB, "
                          f"more than the {MAX_ARRAY_BYTES / 1e9:.2g} GB one call may allocate")
+
+
+def check_array_size(what: str, *, itemsize: int = 8, **sizes: Any) -> None:
+    """Refuse, up front, an array whose item count is the product of the named (already checked) sizes.
+
+    The one size check of the functions that allocate ``n x d`` records, ``T + 1`` rounds of a path or
+    ``runs x steps`` transcripts: :func:`check_allocation` on the product, naming the size that makes
+    the request impossible -- the largest factor (ties: the first one named), so that ``d=10**12`` is
+    reported as ``d`` and not as the ``n`` beside it.
+
+    Examples
+    --------
+    >>> check_array_size("the records (n x (d + 1) normals)", n=1000, d=13)
+    >>> check_array_size("the records (n x (d + 1) normals)", n=3, d=10**12 + 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: d is too large: the records (n x (d + 1) normals) would need 2.4e+04 GB, more than the 4.3 GB one call may allocate
+    """
+    count = 1.0
+    for value in sizes.values():
+        count *= float(value)
+    if not count * itemsize <= MAX_ARRAY_BYTES:
+        name = max(sizes, key=lambda k: float(sizes[k]))
+        check_allocation(what, count, name=name, itemsize=itemsize)
 
 
 def check_bracket(bracket: Any, *, name: str = "bracket", within: tuple[float, float] | None = None,

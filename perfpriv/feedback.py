@@ -138,8 +138,13 @@ class Family:
         _check_parameter(self.name, self.parameter, f"parameter ({key})")
 
     def __call__(self, q, r):
-        """The behaviour of the cells (q, r) (arrays of one shape, or numbers)."""
-        q = np.asarray(q, float)
+        """The behaviour of the cells (q, r) (arrays of one shape, or numbers).
+
+        ``q`` and ``r`` are checked (probabilities, no booleans) before any conversion, so that every
+        function of this module that takes a cell refuses ``q=True`` instead of reading it as q = 1.
+        """
+        q = np.asarray(check_probability("q", q), float)
+        r = check_probability("r", r)
         if self.name == "paper":
             return Memoryless(q=q, r=r, rule=self.rule)
         if self.name == "memory":

@@ -60,7 +60,8 @@ from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agen
                         check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
 from ._stats import standard_error
-from ._validate import check_choice, check_int, check_probability, check_real, check_rng
+from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
+                        check_rng)
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
 
@@ -625,6 +626,7 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
         sigma = sigma_for_rho(rho, steps=steps, clip=clip)
     sigma = check_real("sigma", sigma, low=0, scalar=True)
     theta0 = np.zeros(d) if theta0 is None else _theta(theta0, d, "theta0")
+    check_array_size("the noise of the run (steps x d normals)", steps=steps, d=d)
     rng = check_rng(seed)
     xi = rng.standard_normal((1, steps, d))
     out, A, S, clipped = _gd(X[None], y[None], xi, np.array([sigma]), loss=loss, lam=lam, clip=clip,
@@ -805,6 +807,8 @@ def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, sche
     n, d = X.shape
     index = check_int("index", index, low=0, high=n - 1)
     runs = check_int("runs", runs, low=2)
+    check_array_size("the noise of the runs (runs x steps x d normals)", runs=runs, steps=steps, d=d)
+    check_array_size("the runs' records (runs x n values)", runs=runs, n=n)
     rho = check_real("rho", rho, low=0, low_open=True, scalar=True)
     sigma = float(sigma_for_rho(rho, steps=steps, clip=clip))
     rng = check_rng(seed)
@@ -910,6 +914,8 @@ class PrivateGD(TabulatedMechanism):
         self.noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
         self.table_records = check_int("table_records", table_records, low=1)
         self.table_runs = check_int("table_runs", table_runs, low=1)
+        check_array_size("a dataset of the table (table_records x (d + 1) normals)",
+                         table_records=self.table_records, d=self.d + 1)
         self.table_seed = table_seed
         _random.root_key(table_seed, name="table_seed")
 
@@ -969,6 +975,7 @@ class PrivateGD(TabulatedMechanism):
         ((50, 3), 2.0, [-1.0, 1.0])
         """
         n = check_int("n", n, low=1)
+        check_allocation(f"one dataset (n x (d + 1) normals, d = {self.d})", float(n) * (self.d + 1), name="n")
         rng = check_rng(seed)
         G = rng.standard_normal((n, self.d + 1))
         return self._data(G, rng.standard_normal(self.d))
@@ -1262,6 +1269,10 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     noise_sd = check_real("noise_sd", noise_sd, low=0, high=1e50, scalar=True)
     steps = check_int("steps", steps, low=1)
     runs = check_int("runs", runs, low=2)
+    check_array_size("the data (n x d normals)", n=n, d=d)
+    check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
+    check_array_size("the noise of the runs (runs x steps x d normals)", runs=runs, steps=steps, d=d)
+    check_array_size("the runs' data (runs x n x d values)", runs=runs, n=n, d=d)
     rng = check_rng(seed)
     X = clip_rows(rng.standard_normal((n, d)), x_bound)
     if loss == "squared":

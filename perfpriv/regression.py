@@ -73,7 +73,7 @@ from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agen
                         check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
 from ._stats import standard_error
-from ._validate import (check_allocation, check_choice, check_flag, check_int, check_int_array, check_probability,
+from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
                         check_real, check_rng)
 from .behaviour import Memoryless
 
@@ -161,6 +161,8 @@ def _bounds(x_bound, y_bound, *, finite=True, high=None):
 #: doubles. The closed forms (:func:`ridge_sensitivity`, :func:`noise_std`, ...) take every double.
 PATH_BOUND = 1e100
 PATH_GAMMA = (1e-100, 1e100)
+#: Most grid points of :func:`worst_case_dataset`'s search in t (each runs a 200-point search and a polish).
+WORST_CASE_GRID = 10**5
 
 
 # ------------------------------------------------------------- data model
@@ -214,6 +216,7 @@ def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
     d = check_int("d", d, low=1)
     x_bound, y_bound = _bounds(x_bound, y_bound, finite=False)
     noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
+    check_array_size("one dataset (n x (d + 1) normals)", n=n, d=d + 1)
     rng = check_rng(seed)
     if theta is None:
         theta = _unit(rng.standard_normal(d))
@@ -535,7 +538,7 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     lam, x_bound, y_bound : float
         λ > 0, 0 < B_x, B_y <= 1e100 (:data:`PATH_BOUND`: the records' squared norms stay finite).
     grid : int
-        Grid points in t (and 200 in log a).
+        Grid points in t (and 200 in log a), 2 <= grid <= 10**5 (:data:`WORST_CASE_GRID`).
 
     Returns
     -------
@@ -550,7 +553,8 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     n = check_int("n", n, low=2)
     lam = _lam(lam)
     x_bound, y_bound = _bounds(x_bound, y_bound, high=PATH_BOUND)
-    grid = check_int("grid", grid, low=2)
+    grid = check_int("grid", grid, low=2, high=WORST_CASE_GRID)
+    check_allocation("the worst dataset (n records)", n, name="n")
     lo, hi = math.log(1e-6 * math.sqrt(lam)), math.log(x_bound)
     best = (-1.0, 0.0, 0.0)
     for t in np.linspace(0.0, x_bound, grid + 1)[1:]:
@@ -1188,6 +1192,7 @@ class RidgeRelease(TabulatedMechanism):
         self.levels = engine.make_levels(gamma, "gamma", low=PATH_GAMMA[0], high=PATH_GAMMA[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
+        check_allocation("the normal equations of a fit (d x d values)", float(self.d) ** 2, name="d")
         self.x_bound = None if x_bound is None else check_real("x_bound", x_bound, low=0, low_open=True,
                                                                 scalar=True)
         self.y_bound = None if y_bound is None else check_real("y_bound", y_bound, low=0, low_open=True,
@@ -1206,6 +1211,9 @@ class RidgeRelease(TabulatedMechanism):
         self.test_size = check_int("test_size", test_size, low=1)
         self.table_records = check_int("table_records", table_records, low=1)
         self.table_datasets = check_int("table_datasets", table_datasets, low=1)
+        check_array_size("a dataset of the table (table_records x (d + 1) normals)",
+                         table_records=self.table_records, d=self.d + 1)
+        check_allocation("the test set (test_size x d values)", float(self.test_size) * self.d, name="test_size")
         self.table_seed = table_seed
         _random.root_key(table_seed, name="table_seed")   # checked now, used by the table
         if self._complete():

@@ -414,3 +414,109 @@ def test_bernoulli_population_floor_and_cap():
     assert np.all(run.population[:, 1:] == 1)  # everyone leaks and leaves: the floor is 1
     run = bernoulli.simulate(1e-3, q=0.0, r=1.0, T=12, n0=30, trials=3, cap=100, seed=5)
     assert np.all(run.population[:, -1] == 100) and run.population.max() == 100
+
+
+# ------------------------------------------------------------ issue 32: refusals at the extremes
+# (the rest of the third robustness pass: flags of cells, sizes of 1e12, extreme in-range values)
+
+from perfpriv import experiments, feedback, gradient, regression  # noqa: E402
+from perfpriv.performative import bilevel, federated, participation, prediction  # noqa: E402
+
+_BIG = 10**12
+
+
+@pytest.mark.parametrize("call", [
+    lambda q: feedback.critical_epsilon(feedback.family("paper"), q=q, r=0.6),
+    lambda q: feedback.critical_gamma(feedback.family("paper"), q=q, r=0.6, tau=0.02, n=100, d=3, R=10.0),
+    lambda q: feedback.trajectories(feedback.family("paper"), [0.5], q=q, r=0.6, T=2, n0=10, trials=1, seed=0),
+    lambda q: feedback.threshold_curve("contagion", [0.0], q=q, r=0.6),
+    lambda q: feedback.compare_gaussian(feedback.family("paper"), q=q, r=0.6, T=2, n0=10, d=3, trials=1),
+], ids=["critical_epsilon", "critical_gamma", "trajectories", "threshold_curve", "compare_gaussian"])
+def test_feedback_refuses_a_boolean_q_instead_of_reading_it_as_one(call):
+    with pytest.raises(TypeError, match="^q must be a real number"):
+        call(True)
+    with pytest.raises(TypeError, match="^q must be a real number"):
+        call(np.bool_(False))
+
+
+def _pgd():
+    return gradient.PrivateGD(1.0, tau=0.02, d=3, steps=3, table_records=50, table_runs=2)
+
+
+def _ridge():
+    return regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50, table_datasets=2)
+
+
+_X = np.random.default_rng(0).standard_normal((12, 3))
+_Y = np.sign(_X[:, 0])
+_SQ = prediction.PerformativeProblem.squared(m=1.0, A=0.5)
+_CLIENTS = federated.GaussianClients.example(N=4, m_mean=1.0, eps_mean=0.5, m_sd=0.5)
+_BILEVEL = bilevel.BilevelRegression.synthetic(M=2, n=5, d=2, seed=0)
+
+OVERSIZED = {
+    "regression.sample_data(n)": ("n", lambda: regression.sample_data(_BIG, d=3, x_bound=2, y_bound=3)),
+    "regression.sample_data(d)": ("d", lambda: regression.sample_data(3, d=_BIG, x_bound=2, y_bound=3)),
+    "regression.worst_case_dataset(n)": ("n", lambda: regression.worst_case_dataset(_BIG, lam=0.05, x_bound=5.0,
+                                                                                    y_bound=5.0, grid=3)),
+    "regression.worst_case_dataset(grid)": ("grid", lambda: regression.worst_case_dataset(100, lam=0.05, x_bound=5.0,
+                                                                                          y_bound=5.0, grid=_BIG)),
+    "regression.simulate(d)": ("d", lambda: regression.simulate(0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2,
+                                                                d=_BIG, seed=0)),
+    "regression.optimal_gamma_map(d)": ("d", lambda: regression.optimal_gamma_map([0.2], [0.5], [0.003, 0.03],
+                                                                                  tau=0.02, T=2, n0=20, d=_BIG)),
+    "regression.RidgeRelease(table_records)": ("table_records", lambda: regression.RidgeRelease(
+        0.01, tau=0.02, d=3, table_records=_BIG)),
+    "regression.one_round_check(ns)": ("ns", lambda: regression.one_round_check(_ridge(), [_BIG], trials=2, seed=0)),
+    "gradient.one_round_check(ns)": ("ns", lambda: gradient.one_round_check(_pgd(), [_BIG], trials=2, seed=0)),
+    "gradient.noisy_gd(steps)": ("steps", lambda: gradient.noisy_gd(_X, _Y, loss="logistic", lam=1.0, clip=1.0,
+                                                                    steps=_BIG, rho=1.0, step_size=0.1)),
+    "gradient.simulate_transcripts(runs)": ("runs", lambda: gradient.simulate_transcripts(
+        _X, _Y, index=0, runs=_BIG, loss="logistic", lam=1.0, clip=0.05, steps=3, rho=1.0, step_size=0.1)),
+    "gradient.simulate_transcripts(steps)": ("steps", lambda: gradient.simulate_transcripts(
+        _X, _Y, index=0, runs=4, loss="logistic", lam=1.0, clip=0.05, steps=_BIG, rho=1.0, step_size=0.1)),
+    "gradient.utility_check(n)": ("n", lambda: gradient.utility_check([1.0], n=_BIG, d=3, steps=3, runs=2)),
+    "gradient.utility_check(d)": ("d", lambda: gradient.utility_check([1.0], n=20, d=_BIG, steps=3, runs=2)),
+    "gradient.utility_check(runs)": ("runs", lambda: gradient.utility_check([1.0], n=20, d=3, steps=3, runs=_BIG)),
+    "gradient.utility_check(steps)": ("steps", lambda: gradient.utility_check([1.0], n=20, d=3, steps=_BIG, runs=2)),
+    "gradient.PrivateGD.sample_data(n)": ("n", lambda: _pgd().sample_data(_BIG)),
+    "gradient.PrivateGD(table_records)": ("table_records", lambda: gradient.PrivateGD(1.0, tau=0.02,
+                                                                                      table_records=_BIG)),
+    "repeated_risk_minimization(T)": ("T", lambda: prediction.repeated_risk_minimization(_SQ, [0.0], T=_BIG)),
+    "repeated_risk_minimization(samples)": ("samples", lambda: prediction.repeated_risk_minimization(
+        _SQ, [0.0], T=3, samples=_BIG)),
+    "repeated_risk_minimization(trials)": ("trials", lambda: prediction.repeated_risk_minimization(
+        _SQ, [0.0], T=3, samples=10, trials=_BIG)),
+    "repeated_gradient_descent(T)": ("T", lambda: prediction.repeated_gradient_descent(_SQ, [0.0], T=_BIG, step=1.0)),
+    "repeated_gradient_descent(samples)": ("samples", lambda: prediction.repeated_gradient_descent(
+        _SQ, [0.0], T=2, step=1.0, samples=_BIG, trials=2)),
+    "GaussianClients.example(N)": ("N", lambda: federated.GaussianClients.example(N=_BIG)),
+    "GaussianClients.example(d)": ("d", lambda: federated.GaussianClients.example(N=3, d=_BIG)),
+    "p_fedavg(T)": ("T", lambda: federated.p_fedavg(_CLIENTS, T=_BIG)),
+    "p_fedavg(trials)": ("trials", lambda: federated.p_fedavg(_CLIENTS, T=3, trials=_BIG)),
+    "fbi_rrm(rounds)": ("rounds", lambda: bilevel.fbi_rrm(_BILEVEL, rounds=_BIG)),
+    "BilevelRegression.synthetic(M)": ("M", lambda: bilevel.BilevelRegression.synthetic(M=_BIG, n=5, d=2)),
+    "BilevelRegression.synthetic(n)": ("n", lambda: bilevel.BilevelRegression.synthetic(M=2, n=_BIG, d=2)),
+    "BilevelRegression.synthetic(d)": ("d", lambda: bilevel.BilevelRegression.synthetic(M=2, n=5, d=_BIG)),
+    "theorem3_check(sizes)": ("sizes", lambda: experiments.theorem3_check(1.0, tau=0.02, q=0.3, r=0.6,
+                                                                          sizes=[2, _BIG], trials=2, d=3)),
+    "theorem3_check(d)": ("d", lambda: experiments.theorem3_check(1.0, tau=0.02, q=0.3, r=0.6, sizes=[2, 10],
+                                                                  trials=2, d=_BIG)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(OVERSIZED))
+def test_a_size_of_1e12_is_refused_by_name_before_any_allocation(key):
+    # numpy's "Unable to allocate 7 TiB" (a MemoryError) before; now a ValueError naming the size
+    name, call = OVERSIZED[key]
+    with pytest.raises(ValueError, match=rf"^{name} (is too large|must (be|hold) (an )?integers?)"):
+        call()
+
+
+def test_check_array_size_names_the_largest_factor():
+    from perfpriv._validate import check_array_size
+
+    check_array_size("x", n=10**4, d=10**4)                   # 0.8 GB: allowed
+    with pytest.raises(ValueError, match="^d is too large"):
+        check_array_size("x", n=3, d=10**12)
+    with pytest.raises(ValueError, match="^n is too large"):
+        check_array_size("x", n=10**6, d=10**4)

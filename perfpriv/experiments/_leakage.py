@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import _random, engine, leakage
-from .._validate import check_allocation, check_choice, check_int, check_real
+from .._validate import check_array_size, check_choice, check_int, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result, run_provenance
@@ -325,7 +325,7 @@ def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0,
     if not np.all(ns == np.rint(ns)):
         raise ValueError(f"ns must be whole numbers of records; got {ns.tolist()}")
     d = check_int("d", d, low=1)
-    check_allocation("the records of a round (max(ns) * d normals)", float(ns.max()) * d, name="ns")
+    check_array_size("the records of a round (max(ns) * d normals)", ns=float(ns.max()), d=d)
     ns = ns.astype(np.int64)
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
     gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _random, dynamics, engine, gaussian, leakage
-from .._validate import check_allocation, check_choice, check_int, check_int_array, check_probability, check_real
+from .._validate import check_array_size, check_choice, check_int, check_int_array, check_probability, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
 from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result
@@ -310,8 +310,7 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     d = check_int("d", d, low=1)
     # a round draws the n records of its largest size: refused up front, by name (was numpy's or the
     # compiled kernel's allocation failure)
-    check_allocation("the records of a round at the largest size (n x d values)", float(sizes.max()) * d,
-                     name="sizes")
+    check_array_size("the records of a round at the largest size (n x d values)", sizes=float(sizes.max()), d=d)
     trials = check_int("trials", trials, low=2)
     statistic = check_statistic(statistic)
     prov = gaussian_provenance(conventions, n0=int(sizes.min()), tau=tau, d=d, R=R, statistic=statistic)

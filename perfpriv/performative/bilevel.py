@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _random
-from .._validate import check_flag, check_int, check_real
+from .._validate import check_allocation, check_array_size, check_flag, check_int, check_real
 
 __all__ = ["BilevelRegression", "BilevelPath", "fbi_rrm"]
 
@@ -127,6 +127,8 @@ class BilevelRegression:
         M = check_int("M", M, low=1)
         n = check_int("n", n, low=1)
         d = check_int("d", d, low=1)
+        check_array_size("the clients' data (M x n x d normals)", M=M, n=n, d=d)
+        check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
         heterogeneity = check_real("heterogeneity", heterogeneity, low=0.0, scalar=True)
         noise = check_real("noise", noise, low=0.0, scalar=True)
         gen = np.random.default_rng(_random.as_seed_sequence(seed))
@@ -312,6 +314,7 @@ def fbi_rrm(problem, x0=None, *, rounds):
     if not isinstance(problem, BilevelRegression):
         raise TypeError(f"problem must be a BilevelRegression; got {problem!r:.60}")
     rounds = check_int("rounds", rounds, low=1)
+    check_array_size("the path ((rounds + 1) x d values)", rounds=rounds + 1, d=problem.d)
     x = np.zeros(problem.d) if x0 is None else problem._x(x0, "x0")
     xs = np.empty((rounds + 1, problem.d))
     gap = np.empty(rounds + 1)

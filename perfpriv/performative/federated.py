@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from .. import _random
-from .._validate import check_choice, check_flag, check_int, check_real
+from .._validate import check_array_size, check_choice, check_flag, check_int, check_real
 from ._checks import model_vector
 from .prediction import PerformativeProblem
 
@@ -216,6 +216,7 @@ class GaussianClients:
         """
         N = check_int("N", N, low=1)
         d = check_int("d", d, low=1)
+        check_array_size("the clients' means (N x d values)", N=N, d=d)
         m_mean = check_real("m_mean", m_mean, scalar=True)
         eps_mean = check_real("eps_mean", eps_mean, scalar=True)
         m_sd = check_real("m_sd", m_sd, low=0.0, scalar=True)
@@ -537,6 +538,8 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
     s = _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled)
     trials = check_int("trials", trials, low=1)
     N, d = clients.N, clients.d
+    check_array_size("the paths (trials x (T + 1) x d values)", trials=trials, T=s["T"] + 1, d=d)
+    check_array_size("the clients' models (trials x N x d values)", trials=trials, N=N, d=d)
     keys = _random.root_key(seed).child(np.arange(trials))
     x = np.broadcast_to(s["theta0"], (trials, N, d)).copy()
     path = np.empty((trials, s["T"] + 1, d))

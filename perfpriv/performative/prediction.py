@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import _random
 from .._learning import check_seed
-from .._validate import check_flag, check_int, check_real
+from .._validate import check_array_size, check_flag, check_int, check_real
 
 __all__ = ["PerformativeProblem", "PerformativePath", "repeated_risk_minimization",
            "repeated_gradient_descent"]
@@ -363,6 +363,7 @@ def _iterate(problem, theta0, T, samples, trials, seed, update):
         raise ValueError(f"theta0 must be a vector of {problem.p} coordinates; got shape {th0.shape}")
     check_int("trials", trials, low=1)            # checked (and the seed) even when unused: samples=None
     check_seed(seed)
+    check_array_size("the path ((T + 1) x p values)", T=T + 1, p=problem.p)
     if samples is None:
         path = np.empty((T + 1, problem.p))
         path[0] = th0
@@ -372,6 +373,9 @@ def _iterate(problem, theta0, T, samples, trials, seed, update):
         return path, 1, None
     samples = check_int("samples", samples, low=1)
     trials = check_int("trials", trials, low=1)
+    check_array_size("the paths (trials x (T + 1) x p values)", trials=trials, T=T + 1, p=problem.p)
+    check_array_size("the data of a deployment (trials x samples draws of z)", trials=trials, samples=samples,
+                     z=problem.m.size)
     keys = _random.root_key(seed).child(np.arange(trials))
     path = np.empty((trials, T + 1, problem.p))
     path[:, 0] = th0
