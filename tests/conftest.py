@@ -54,3 +54,22 @@ def dashboard_port_taken():
         yield 8787
     finally:
         holder.close()
+
+
+@pytest.fixture
+def mp60():
+    """mpmath at 60 significant digits for the test (the references at the ends of the double range)."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        yield
+
+
+@pytest.fixture
+def no_warnings():
+    """Every warning raised inside the test is an error, whatever the warning filters of the run say."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield

@@ -6,6 +6,8 @@ Monte Carlo checks use fixed seeds and tolerances of Z standard errors
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -525,3 +527,55 @@ def test_the_authors_curve_script_floors_at_one_never_stops_and_clips():
     assert B.curve_script_options("paper") == {"conventions": "paper"}
     with pytest.raises(ValueError, match="conventions"):
         B.curve_script_options("author")
+
+
+# ------------- critical budgets and variances at the ends of the double range (mpmath at 60 digits)
+
+
+@pytest.mark.usefixtures("mp60")
+@pytest.mark.parametrize("q", [1e-300, 1e-17, 1e-16, 1e-8, 0.1, 0.3, 0.4999])
+def test_critical_epsilon_is_ln_r_over_q(q):
+    # leak model: β_c = (r − q)/(2(q + r)), so ε_c = 2 artanh(2β_c) = ln(r/q)
+    r = 0.5
+    want = float(mpmath.log(mpmath.mpf(r) / mpmath.mpf(q)))
+    assert B.critical_epsilon(q=q, r=r) == pytest.approx(want, rel=1e-14)
+
+
+@pytest.mark.usefixtures("mp60")
+@pytest.mark.parametrize("q, r", [(0.6, 0.4), (0.6, 0.31), (1e-300, 0.6e-300), (0.5, 0.25 + 1e-12)])
+def test_critical_epsilon_agnostic_is_ln_r_over_q_minus_r(q, r):
+    # agnostic model: β_c = r/q − 1/2, so ε_c = ln(r/(q − r)) for q/2 < r < q
+    want = float(mpmath.log(mpmath.mpf(r) / (mpmath.mpf(q) - mpmath.mpf(r))))
+    assert B.critical_epsilon(q=q, r=r, model="agnostic") == pytest.approx(want, rel=1e-10)
+
+
+def test_critical_epsilon_edge_cases_unchanged():
+    assert B.critical_epsilon(q=0.0, r=0.5) == math.inf
+    assert B.critical_epsilon(q=0.0, r=0.0) == math.inf
+    assert B.critical_epsilon(q=0.6, r=0.3) == 0.0
+    assert B.critical_epsilon(q=0.6, r=0.3, model="agnostic") == 0.0
+    assert B.critical_epsilon(q=0.6, r=0.6, model="agnostic") == math.inf
+    np.testing.assert_allclose(B.critical_epsilon(q=[1e-17, 0.3], r=0.5),
+                               [math.log(0.5e17), math.log(0.5 / 0.3)], rtol=1e-14)
+
+
+@pytest.mark.usefixtures("mp60")
+@pytest.mark.parametrize("beta", [1e-300, 1e-160, 1e-140, 1e-100, 0.1, 0.5])
+def test_estimator_variance_at_tiny_beta(beta):
+    # Var = ν(1 − ν)/(4β²n), ν = 1/2 + β(2μ − 1): exact at 60 digits (inf beyond the doubles)
+    b, m = mpmath.mpf(beta), mpmath.mpf("0.3")
+    nu = mpmath.mpf(1) / 2 + b * (2 * m - 1)
+    want = nu * (1 - nu) / (4 * b**2 * 10)
+    got = B.estimator_variance(mu=0.3, beta=beta, n=10)
+    if want > 1.7e308:
+        assert got == math.inf
+    else:
+        assert got == pytest.approx(float(want), rel=1e-13)
+
+
+def test_a_vanishing_budget_gives_infinite_or_bounded_errors_never_nan():
+    run = B.simulate(1e-300, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0)
+    # ε → 0: the debiased estimate is ±inf (error inf) unless exactly half the answers are 1,
+    # when it is 1/2 (error (1/2 − μ)² <= 1/4); never NaN
+    err = run.sq_error[run.alive]
+    assert np.all(np.isposinf(err) | (err <= 0.25)) and np.isposinf(err).any()

@@ -8,6 +8,7 @@ Monte Carlo simulation of releases for Theorem 4.
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -421,3 +422,28 @@ def test_infinite_horizon_gamma_bounds_its_grid_up_front():
     # was: MemoryError: Unable to allocate 7.28 TiB (grid = 1e12 mean-field paths)
     with pytest.raises(ValueError, match="^grid is too large"):
         D.infinite_horizon_gamma(q=0.3, r=0.6, tau=0.02, n0=100, d=3, R=10.0, grid=10**12)
+
+
+# -------------------------------------------- critical noise scales at the ends of the double range
+
+
+@pytest.mark.usefixtures("mp60")
+@pytest.mark.parametrize("r", [1e-20, 1e-100, 1e-300, 0.05, 0.6])
+def test_critical_gamma_uses_the_upper_tail_of_the_probit(r):
+    q, tau, n, R = 0.1, 0.02, 1000, 10.0
+    Q, Rr, T, N = mpmath.mpf(q), mpmath.mpf(r), mpmath.mpf(tau), mpmath.mpf(n)
+    # x = Φ⁻¹(q/(q + r)) = −Φ⁻¹(r/(q + r)), solved at 60 digits
+    u = Rr / (Q + Rr)
+    # (on the log scale: ncdf(y) − u has an absolute tolerance that tiny u would not meet)
+    if u < 0.5:
+        x = -mpmath.findroot(lambda y: mpmath.log(mpmath.ncdf(y)) - mpmath.log(u), -mpmath.sqrt(-2 * mpmath.log(u)))
+    else:
+        x = mpmath.findroot(lambda y: mpmath.ncdf(y) - Q / (Q + Rr), 0)
+    want = 2 * R * mpmath.sqrt(N) / (N - 1) * (x + mpmath.sqrt(x * x + 2 * T)) / (2 * T)
+    got = D.critical_gamma(q=q, r=r, tau=tau, n=n, R=R)
+    assert math.isfinite(got) and got == pytest.approx(float(want), rel=1e-10)
+
+
+def test_exact_critical_gamma_is_the_lower_end_of_the_bracket_when_nothing_leaks():
+    # τ = 1e300: nothing leaks at any γ, so C(γ) = 1 + r > 1 already at the lower end of the bracket
+    assert D.exact_critical_gamma(q=0.3, r=0.6, tau=1e300, n=100, d=3, R=10.0) == 1e-6

@@ -49,3 +49,22 @@ def test_ids_and_chapters_of_the_wrong_type_raise_one_line_naming_the_parameter(
     with pytest.raises(TypeError, match=name):
         call()
 
+
+# ---------------------------------------------------------------------------------------- bad input
+
+
+def test_exercise_checks_refuse_non_string_ids_and_chapters():
+    with pytest.raises(TypeError, match="exercise_id must be a string"):
+        exercises.check(["ch04-ex-by-hand.leak"], 0.2)
+    with pytest.raises(TypeError, match="chapter must be a string"):
+        exercises.exercise_ids(chapter=3)
+
+
+def test_an_exercise_checks_its_fields():
+    # exercises.Exercise(answer=nan, ...): kept as given
+    from perfpriv.exercises import Exercise
+
+    for kwargs, word in [(dict(answer=float("nan")), "answer"), (dict(rtol=-1.0), "rtol"), (dict(id=1), "id"),
+                         (dict(compute=1.0), "compute")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            Exercise(**dict(dict(id="x", prompt="p", answer=1.0, compute=lambda: 1.0), **kwargs))

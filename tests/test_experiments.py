@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from perfpriv import _random, bernoulli, dynamics, engine, experiments, gaussian, leakage, optimize
 from perfpriv.behaviour import Memoryless
@@ -342,22 +343,23 @@ def test_experiments_do_not_depend_on_n_jobs_or_the_chunk_size():
     assert np.array_equal(g1.gain, g2.gain)
 
 
-def test_pac_coverage_is_the_quantile_rule_on_the_keyed_run():
-    g, kw = 2.0, dict(tau=0.02, q=0.3, r=0.6, T=12, n0=600, d=D, R=R)
-    pac = experiments.pac_coverage(g, epsilons=(1.0, 0.5), delta=0.1, trials=30, seed=5, **kw)
-    rounds = [dynamics.pac_rounds(g, tau=0.02, q=0.3, r=0.6, n0=600, d=D, R=R, epsilon=e, delta=0.1)
-              for e in (1.0, 0.5)]
-    assert np.array_equal(pac.rounds, rounds)
-    run = gaussian.simulate(g, trials=30, seed=_random.cell_key(5, g, 0.02, 0.3, 0.6), **kw)
-    dist = np.sqrt(run.sq_error)
-    quant = np.quantile(dist, 0.9, axis=0)
-    for k, e in enumerate((1.0, 0.5)):
-        t = int(np.ceil(rounds[k]))
-        assert pac.coverage[k] == (np.mean(dist[:, t] <= e) if t < 12 else pytest.approx(np.nan, nan_ok=True))
-        ok = [s for s in range(12) if np.all(quant[s:] <= e)]
-        assert pac.needed[k] == (ok[0] if ok else pytest.approx(np.nan, nan_ok=True))
-    seen = np.isfinite(pac.coverage)
-    assert seen.any() and np.all(pac.coverage_se[seen] <= 0.5 / math.sqrt(30) + 1e-12)
+def test_pac_coverage_is_the_chi_square_law_of_a_release_at_theorem_4s_round():
+    # a population held at n0 = cap (q = 0: nobody leaves): every release of Algorithm 1 is the mean of n0
+    # records (Σ = I; clipping at R = 10 is below 1e-14 in d = 12) plus noise of variance γ²/n0, so its squared
+    # error is (1 + γ²)/n0 · χ²_d at every round, and the coverage at Theorem 4's round a chi-square probability
+    g, n0, trials, eps = 2.0, 600, 400, np.array([0.25, 0.3, 0.35, 0.45])
+    pac = experiments.pac_coverage(g, tau=0.02, q=0.0, r=0.6, epsilons=eps, delta=0.1, T=17, n0=n0, cap=n0,
+                                   trials=trials, d=D, R=R, seed=5)
+    rounds = [dynamics.pac_rounds(g, tau=0.02, q=0.0, r=0.6, n0=n0, d=D, R=R, epsilon=e, delta=0.1) for e in eps]
+    assert np.array_equal(pac.rounds, rounds) and np.all(pac.rounds < 17)
+    p = stats.chi2.cdf(eps**2 * n0 / (1 + g**2), D)                       # 0.18, 0.45, 0.74, 0.98
+    assert np.all(np.abs(pac.coverage - p) <= Z * np.sqrt(p * (1 - p) / trials)), (pac.coverage, p)
+    # the standard error of a binomial proportion, by its definition
+    np.testing.assert_allclose(pac.coverage_se, np.sqrt(pac.coverage * (1 - pac.coverage) / trials), rtol=1e-12)
+    # the (1 − δ) quantile of the error is √((1 + γ²)/n0 · χ²_{d, 0.9}) = 0.39 at every round: it is below
+    # 0.45 from round 0 on and never below the three smaller radii
+    assert 0.35 < math.sqrt((1 + g**2) / n0 * stats.chi2.ppf(0.9, D)) < 0.45
+    assert pac.needed[3] == 0 and np.all(np.isnan(pac.needed[:3]))
 
 
 # ---------------------------------------------------------------- Bernoulli
@@ -524,3 +526,18 @@ def test_gain_map_refuses_the_gaussian_parameters_for_the_bernoulli_model():
     for name in ("tau", "d", "R"):
         with pytest.raises(ValueError, match=f"^{name} belongs to the Gaussian model"):
             experiments.gain_map(**SMALL_RUNS["gain_map"], **{name: 3.0})
+
+
+# ---------------------------------------------------------------------------------------- bad input
+
+
+def test_exact_floor_check_refuses_populations_it_cannot_draw():
+    # experiments.exact_floor_check(ns=1e300): a cast warning (float -> int64) instead of a clear error
+    with pytest.raises(ValueError, match="ns is too large"):
+        experiments.exact_floor_check([10, 1e300], rounds=2, d=3)
+
+
+def test_a_missing_grid_names_its_parameter():
+    # experiments.lemma9_check(qs=None): "q must not be empty"
+    with pytest.raises(TypeError, match="qs"):
+        experiments.lemma9_check(qs=None, T=3, n0=50, trials=2, d=3)

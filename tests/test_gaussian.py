@@ -1,10 +1,14 @@
 """perfpriv.gaussian: clipping, the Gaussian mechanism (eq. 6), Lemma 3, and
 Algorithm 1 (fast simulator against the one-user-at-a-time reference, Lemma 8)."""
 
+import math
+
+import mpmath
 import numpy as np
 import pytest
 from scipy import stats
 
+from perfpriv import dynamics
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
 
@@ -259,3 +263,112 @@ def test_draw_rounds_refuses_a_live_mask_that_is_not_boolean():
     keys = _random.root_key(0).child(np.arange(2))
     with pytest.raises(TypeError, match="live"):
         projected.draw_rounds([100, 100], 2.0, keys, tau=0.02, d=12, live="x")
+
+
+# -------------------------- clipping at extreme means; isotropic data never builds a d x d identity
+
+
+def _ref_clip_d3(m, rho):
+    """P(‖m e₁ + g‖ > ρ), g ~ N(0, I₃), in closed form at 60 digits.
+
+    The radial density of a noncentral χ₃ is (r/m)(φ(r − m) − φ(r + m)), whose
+    integral gives Φ̄(ρ − m) + Φ̄(ρ + m) + (φ(ρ − m) − φ(ρ + m))/m.
+    """
+    m, rho = mpmath.mpf(m), mpmath.mpf(rho)
+    phi = lambda x: mpmath.npdf(x)
+    return (1 - mpmath.ncdf(rho - m)) + (1 - mpmath.ncdf(rho + m)) + (phi(rho - m) - phi(rho + m)) / m
+
+
+def _ref_clip_d1(m, rho):
+    m, rho = mpmath.mpf(m), mpmath.mpf(rho)
+    return (1 - mpmath.ncdf(rho - m)) + (1 - mpmath.ncdf(rho + m))
+
+
+@pytest.mark.usefixtures("mp60")
+@pytest.mark.parametrize("m", [0.5, 10.0, 999.0, 1001.0, 1e5, 1e10, 1e12, 1e16, 1e100])
+@pytest.mark.parametrize("offset", [-3.0, -1.0, 0.0, 1.0, 3.0])
+def test_clip_probability_matches_the_closed_form_of_the_noncentral_chi_tail(m, offset):
+    rho = m + offset
+    if rho <= 0 or rho - m != offset:  # not representable at this magnitude
+        pytest.skip("offset below the spacing of doubles at this m")
+    for d, ref in ((3, _ref_clip_d3), (1, _ref_clip_d1)):
+        got = G.clip_probability(d, rho, mu=[m] + [0.0] * (d - 1))
+        want = float(ref(m, rho))
+        assert math.isfinite(got) and 0.0 <= got <= 1.0
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-15), (d, m, rho)
+
+
+@pytest.mark.parametrize("m", [1e10, 1e200])
+def test_clip_probability_far_from_the_ball_is_one_not_nan(m):
+    # issue 16: scipy's noncentral χ² tail returns NaN here, which made method="auto" neglect clipping
+    assert G.clip_probability(3, 10.0, mu=[m, 0, 0]) == 1.0
+    assert G.clip_probability(3, 10.0, mu=[m, 0, 0], Sigma=4.0 * np.eye(3)) == 1.0
+
+
+@pytest.mark.usefixtures("mp60")
+def test_clip_probability_isotropic_scale_and_high_dimension():
+    # σ² I with σ = 2: the same as the standard case at R/σ and ‖μ‖/σ
+    got = G.clip_probability(3, 2.0 * 1e6, mu=[2.0 * (1e6 - 1), 0, 0], Sigma=4.0 * np.eye(3))
+    assert got == pytest.approx(float(_ref_clip_d3(1e6 - 1, 1e6)), rel=1e-9)
+    # d = 50 at a large mean: ‖z‖² = (m + g₁)² + χ²₄₉, the reference by mpmath quadrature
+    m, rho, d = 1e4, 1e4 + 0.5, 50
+    got = G.clip_probability(d, rho, mu=[m] + [0.0] * (d - 1))
+
+    def cond(w):
+        root = mpmath.sqrt(rho**2 - w)
+        return (1 - mpmath.ncdf(root - m)) + mpmath.ncdf(-root - m)
+
+    k = mpmath.mpf(d - 1) / 2
+    dens = lambda w: w ** (k - 1) * mpmath.exp(-w / 2) / (2**k * mpmath.gamma(k))
+    want = mpmath.quad(lambda w: cond(w) * dens(w), [0, 20, 49, 80, 200])
+    assert got == pytest.approx(float(want), rel=1e-8)
+
+
+def test_a_clip_probability_far_from_the_ball_selects_no_shortcut():
+    # all records clip to (nearly) one point R e₁: the clipped mean is that point, no record leaks
+    mu = [1e10, 0.0, 0.0]
+    res = L.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=mu, samples=2000, seed=0)
+    assert res.method == "montecarlo" and res.p == 0.0
+    # then C = (1 - p q)(1 + r (1 - p)) = 1 + r exactly
+    g = dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0, mu=mu, samples=2000, seed=0)
+    assert g == pytest.approx(1.6, abs=1e-12)
+    assert G.GaussianMean(1.0, tau=0.02, d=3, R=10.0, mu=mu).draw_method == "records"
+
+
+def test_isotropic_records_never_build_a_d_by_d_identity():
+    import tracemalloc
+    d = 100_000  # an identity would take 80 GB
+    tracemalloc.start()
+    try:
+        Z = G.sample_records(5, d=d, seed=0)
+        p = G.clip_probability(10_000, 10.0)
+        mech = G.GaussianMean(1.0, tau=0.02, d=d, R=1e3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert Z.shape == (5, d) and p == 1.0 and mech._sigma2 == 1.0
+    assert peak < 50e6, peak
+    # the same records as with the identity given explicitly (small d)
+    np.testing.assert_array_equal(G.sample_records(4, d=3, seed=1),
+                                  G.sample_records(4, d=3, Sigma=np.eye(3), seed=1))
+    assert G.GaussianMean(1.0, tau=0.02, d=3, R=5.0).Sigma.tolist() == np.eye(3).tolist()
+
+
+def test_records_too_large_for_memory_are_refused_up_front():
+    with pytest.raises(ValueError, match="n is too large"):
+        G.sample_records(10**6, d=10**5)
+
+
+def test_the_agent_reference_never_builds_sigma_for_isotropic_data():
+    # gaussian.simulate_agents(..., d=100000): np.linalg.cholesky(np.eye(d)), a 75 GiB identity
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        run = G.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=100_000, R=10.0, trials=1, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.all(np.isfinite(run.sq_error)) and peak < 200 * 2**20
+    with pytest.raises(ValueError, match="d is too large"):     # what no run can hold is refused up front
+        G.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=1000, d=10**6, R=10.0, trials=1, seed=0)

@@ -14,7 +14,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from perfpriv import dynamics, gaussian, leakage
+from perfpriv import bernoulli, dynamics, gaussian, leakage
 
 Z = 4.5
 
@@ -128,3 +128,24 @@ def test_infinite_horizon_limit_is_infinite_below_the_exact_statistics_floor():
     assert not res.finite and math.isinf(res.limit)
     # the paper's statistic has no floor: the same setting has a finite optimum
     assert dynamics.infinite_horizon_gamma(q=0.9, r=0.5, tau=0.02, n0=30, d=12, R=10.0).finite
+
+
+# ----------------------------------------------------------------- a long run of a small population
+
+
+def test_the_long_small_population_reproducer_runs_clean_and_extends_its_short_run():
+    # the issue's reproducer: T = 100 000 rounds from 10 users under a cap of 100 (about half a minute here:
+    # the per-round cost of a small population, issue 14). No warning, the population within [floor, cap],
+    # finite errors, and keyed streams: its first 1000 rounds are the T = 1000 run's
+    import warnings
+
+    kwargs = dict(q=0.3, r=0.6, n0=10, trials=2, cap=100, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        long = bernoulli.simulate(1.0, T=100_000, **kwargs)
+    short = bernoulli.simulate(1.0, T=1000, **kwargs)
+    assert long.population.shape == (2, 100_001)
+    assert long.population.min() >= 1 and long.population.max() <= 100
+    assert np.all(np.isfinite(long.sq_error))
+    assert np.array_equal(long.population[:, :1001], short.population)
+    assert np.array_equal(long.sq_error[:, :1000], short.sq_error)

@@ -219,3 +219,30 @@ def test_bit_identical_for_one_and_two_jobs():
     assert np.array_equal(paired.values, one.values[:, 0])
     for chunk in (1, 4):
         assert np.array_equal(O.optimal_epsilon(q=Q_TINY, r=R_TINY, epsilons=EPS, chunk=chunk, **TINY).values, one.values)
+
+
+# ------------------------------------------------------------------------ sizes and infinite errors
+
+
+def test_a_mean_field_too_long_to_record_is_refused_before_any_work():
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="rounds"):
+            O.mean_field_optimal_epsilon([1.0], q=0.3, r=0.6, T=10**9)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20
+
+
+def test_an_infinite_simulated_error_has_an_infinite_standard_error_not_a_warning():
+    # optimize.optimal_epsilon(epsilons=1e-300, ...): std of +inf samples was inf - inf (RuntimeWarning, NaN)
+    from perfpriv._stats import mean_se
+
+    res = O.optimal_epsilon(1e-300, q=0.3, r=0.6, T=5, n0=50, trials=2, seed=0, progress=False)
+    assert not np.isnan(res.values).any() and not np.isnan(res.se).any()
+    assert np.all(np.isinf(res.se) | np.isfinite(res.values))
+    mean, se = mean_se([[np.inf, 1.0], [1e300, 3e300], [1.0, 3.0]])
+    assert mean.tolist() == [np.inf, 2e300, 2.0] and se.tolist() == [np.inf, 1e300, 1.0]

@@ -257,3 +257,20 @@ def test_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance(
     assert res != optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP) and res == res
     assert "\n" not in repr(res) and len(repr(res)) < 200
     assert res.settings["seed"] == 4 and res.settings["T"] == EMP["T"] and res.settings["tau"] == 0.05
+
+
+# ---------------------------------------------------------------------------------------- bad input
+
+
+def test_optimal_gamma_checks_the_population_policy_of_every_objective():
+    # O.optimal_gamma(cap=nan) (objective="bound" never used it): NaN kept in the settings
+    for kwargs, word in [(dict(cap=float("nan")), "cap"), (dict(floor=float("nan")), "floor")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            O.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3, **kwargs)
+
+
+def test_optimal_gamma_mean_field_bracket_is_checked_the_bound_keeps_its_range():
+    kwargs = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3)
+    with pytest.raises(ValueError, match="^bracket must"):
+        O.optimal_gamma(**kwargs, objective="mean_field", bracket=(1e-300, 1e3))
+    assert np.isfinite(O.optimal_gamma(**kwargs, objective="bound", bracket=(1e-300, 1e3)).gamma)

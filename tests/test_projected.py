@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -267,3 +269,42 @@ def test_the_sorted_and_the_direct_classification_draw_the_same_band(n, d):
                 out.append((err[0], leaked[0], drawn))
             assert out[0] == out[1]
             assert out[0][2] > n + 2 * d      # the band is not empty: the check has teeth
+
+
+# ----------------------------------------------- the projected draw over the whole range of doubles
+
+
+def _theta_reference(alpha, eta_norm, gamma, tau, d, n, statistic):
+    """θ(α) = k0 − α(α + k1) at 60 digits from the coefficients of eq. 8 (A, B, C of llr_coefficients)."""
+    E, G, T, N = (mpmath.mpf(x) for x in (eta_norm, gamma, tau, n))
+    g2 = 2 * G**2
+    if statistic == "paper":
+        A, B, C = N / ((N - 1) ** 2 * g2), 2 * N / ((N - 1) * g2), 0
+    else:
+        A, B, C = 1 / ((N - 1) * g2), 2 / g2, mpmath.mpf(d) / 2 * mpmath.log(N / (N - 1)) - E**2 / g2
+    return [(T - C) / A - mpmath.mpf(a) * (mpmath.mpf(a) + B / A * E) for a in alpha]
+
+
+@pytest.mark.usefixtures("mp60")
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+@pytest.mark.parametrize("eta_norm, gamma", [(1e300, 1.0), (1e-300, 1e-300), (1.0, 1e150), (1e100, 1e100),
+                                             (0.3, 1.0)])
+def test_leak_thresholds_survive_the_whole_range(statistic, eta_norm, gamma):
+    # issue 16: ‖η‖ = 1e300 raised OverflowError (a Python float squared)
+    alpha = [0.1, -0.1]
+    got = P.leak_thresholds(alpha=alpha, eta_norm=eta_norm, gamma=gamma, tau=0.02, d=3, statistic=statistic)
+    want = _theta_reference(alpha, eta_norm, gamma, 0.02, 3, 2, statistic)
+    for g, w in zip(got, want):
+        if abs(w) > 1e308:
+            assert g == (math.inf if w > 0 else -math.inf)
+        else:
+            assert g == pytest.approx(float(w), rel=1e-10, abs=1e-300)
+
+
+@pytest.mark.parametrize("gamma", [1e-300, 1e300])
+def test_projected_draw_round_at_extreme_noise(gamma):
+    err, leaked = P.draw_round(n=100, gamma=gamma, tau=0.02, d=3, seed=0)
+    if gamma < 1:   # no noise: every record off the mean leaks, the error is the sampling error
+        assert leaked == 100 and 0.0 < err < 1.0
+    else:           # all noise: no record leaks, the squared error is infinite (a value, not a failure)
+        assert leaked == 0 and err == math.inf

@@ -21,6 +21,7 @@ import pytest
 from scipy import special, stats
 
 from perfpriv import _random as R
+from perfpriv import bernoulli, gaussian
 
 Z = 4.5
 P_MIN = 1e-4  # goodness-of-fit p-values below this reject (fixed keys: these tests are deterministic)
@@ -444,3 +445,23 @@ def test_binomial_draws_equal_a_scalar_reference_of_the_sampler_draw_by_draw(n, 
     batch = R.binomial(keys, n, p)
     ref = [_reference_binomial(keys[j], n, p) for j in range(m)]
     assert batch.tolist() == ref
+
+
+# ------------------------------------------------------ a SeedSequence seed is read, never consumed
+
+
+def test_a_seed_sequence_passed_twice_gives_the_same_run():
+    kw = dict(tau=0.02, q=0.3, r=0.6, T=4, n0=10, d=2, R=10.0, trials=2)
+    ss = np.random.SeedSequence(5)
+    runs = [gaussian.simulate_agents(1.0, seed=ss, **kw) for _ in range(2)]
+    fresh = gaussian.simulate_agents(1.0, seed=np.random.SeedSequence(5), **kw)
+    assert np.array_equal(runs[0].sq_error, runs[1].sq_error)
+    assert np.array_equal(runs[0].sq_error, fresh.sq_error)
+    a, b = (gaussian.simulate(1.0, seed=ss, **kw) for _ in range(2))
+    assert np.array_equal(a.sq_error, b.sq_error)
+    bkw = dict(q=0.3, r=0.6, T=4, n0=10, trials=2)
+    for simulate in (bernoulli.simulate, bernoulli.simulate_agents):
+        x, y = (simulate(1.0, seed=ss, **bkw) for _ in range(2))
+        assert np.array_equal(x.sq_error, y.sq_error)
+    assert ss.n_children_spawned == 0
+    assert R.as_seed_sequence(ss) is not ss

@@ -277,3 +277,67 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 def test_tau_is_keyword_only():
     with pytest.raises(TypeError):
         O.optimal_schedule(0.3, 0.6, TAU, T=3, n0=100, **DATA)
+
+
+# ------------------------------------------- the optimizers' bad input and the ends of their ranges
+
+
+GAUSS_SEARCHES = [O.optimal_schedule, O.optimal_two_phase, O.optimal_geometric]
+EPS_SEARCHES = [O.optimal_epsilon_schedule, O.optimal_epsilon_two_phase, O.optimal_epsilon_geometric]
+GAUSS_SMALL = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, maxiter=3, polish=2)
+EPS_SMALL = dict(q=0.3, r=0.6, T=3, n0=50, maxiter=3)
+
+
+@pytest.mark.parametrize("func", [O.optimal_gamma] + GAUSS_SEARCHES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("name, bad", [("method", "x"), ("samples", -1), ("samples", 1.5), ("seed", "x"),
+                                       ("seed", -3)])
+def test_p_tau_options_are_named_as_the_caller_spells_them(func, name, bad):
+    # was: leak_method / leak_samples / leak_seed (the mechanism's names) for method / samples / seed
+    kwargs = dict(GAUSS_SMALL) if func is not O.optimal_gamma else dict(GAUSS_SMALL, grid=3)
+    if func is O.optimal_gamma:
+        del kwargs["maxiter"], kwargs["polish"]
+    with pytest.raises((ValueError, TypeError)) as info:
+        func(**dict(kwargs, **{name: bad}))
+    assert str(info.value).startswith(f"{name} must"), str(info.value)
+    assert "leak_" not in str(info.value)
+
+
+@pytest.mark.parametrize("func", GAUSS_SEARCHES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("bracket", [(1e-300, 1e3), (1e-3, 1e300), (1e-100, 1.0)])
+def test_a_gamma_bracket_beyond_the_mechanism_names_bracket(func, bracket):
+    # was: "gamma must be in [1e-100, 1e+100]; got array of shape (61,)"
+    with pytest.raises(ValueError, match=r"^bracket must .*1e-99 <= low < high <= 1e\+99"):
+        func(**dict(GAUSS_SMALL, bracket=bracket))
+
+
+@pytest.mark.parametrize("func", EPS_SEARCHES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("bracket", [(1e-300, 1.0), (0.01, 1e300), (0.01, 1e3)])
+def test_an_epsilon_bracket_beyond_what_the_gradient_holds_names_bracket(func, bracket):
+    # was: RuntimeWarnings (overflow in cosh, divide by zero) and a NaN schedule "values must be a number"
+    with pytest.raises(ValueError, match=r"^bracket must .*1e-50 <= low < high <= 500"):
+        func(**dict(EPS_SMALL, bracket=bracket))
+
+
+@pytest.mark.parametrize("func", EPS_SEARCHES + GAUSS_SEARCHES, ids=lambda f: f.__name__)
+def test_maxiter_beyond_a_million_evaluations_is_refused_by_name(func):
+    # was: OverflowError: value too large to convert to int (SciPy's C counter)
+    kwargs = dict(EPS_SMALL if func in EPS_SEARCHES else GAUSS_SMALL, maxiter=10**12)
+    with pytest.raises(ValueError, match=r"^maxiter must be an integer in \[1, 1000000\]; got 1000000000000"):
+        func(**kwargs)
+    if func in GAUSS_SEARCHES:
+        with pytest.raises(ValueError, match="^polish must"):
+            func(**dict(GAUSS_SMALL, polish=10**12))
+
+
+@pytest.mark.parametrize("func", EPS_SEARCHES, ids=lambda f: f.__name__)
+def test_the_ends_of_the_epsilon_range_run_without_warnings(func):
+    for bracket in ((1e-50, 500.0), (1e-50, 2e-50), (499.0, 500.0)):
+        res = func(**dict(EPS_SMALL, bracket=bracket))
+        assert np.all((res.epsilon >= bracket[0]) & (res.epsilon <= bracket[1]))
+        assert np.isfinite(res.regret)
+
+
+def test_a_one_round_two_phase_schedule_is_the_constant_optimum():
+    two = O.optimal_epsilon_two_phase(q=0.3, r=0.6, T=1, n0=10, cap=100)
+    assert np.shape(two.epsilon) == (1,) and two.gain == 0.0
+    assert two.epsilon[0] == two.constant and two.regret == two.constant_regret

@@ -142,3 +142,33 @@ def test_map_cells_bad_chunk_and_function():
         map_cells(first_uniforms, CELLS, seed=0, chunk=0)
     with pytest.raises(TypeError, match="func must be callable"):
         map_cells(None, CELLS, seed=0)
+
+
+# -------------------------------------------------------- arguments and cells that no grid can take
+
+
+def test_sweep_refuses_axes_the_function_does_not_take_before_any_cell_runs():
+    calls = []
+
+    def cell(x, seed):
+        calls.append(x)
+        return x
+
+    with pytest.raises(TypeError, match="'zz'"):
+        sweep(cell, {"zz": [1.0, 2.0]})
+    with pytest.raises(TypeError, match="'y'"):
+        sweep(cell, {"x": [1.0]}, y=2)
+    assert calls == []
+    assert sweep(cell, {"x": [1.0, 2.0]}).values.tolist() == [1.0, 2.0]
+    # a function taking **kwargs takes anything
+    assert sweep(lambda seed, **kw: kw["zz"], {"zz": [3.0]}).values.tolist() == [3.0]
+
+
+@pytest.mark.parametrize("cells", [{"q": None}, {"q": ["a"]}, {1: [0.5]}, {"q": [[0.1, 0.2], [0.3]]},
+                                   {"q": [True, False]}])
+def test_map_cells_refuses_cells_that_are_not_numeric_coordinates(cells):
+    def first(q, keys):
+        return q
+
+    with pytest.raises(TypeError, match=r"^cells"):
+        map_cells(first, cells)

@@ -1,0 +1,86 @@
+"""perfpriv.gradient at the ends of its stated ranges: stability rules, clipping bounds, budgets, closed forms.
+
+Gradient descent refuses steps beyond its stability rule (η λ ≤ 2 when clipped, η ≤ 2/L for
+the quadratic excess); the simulated paths state their ranges of clipping bounds, budgets
+and noise; a closed form at an extreme valid value is its finite limit. Every test runs
+with warnings as errors.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from perfpriv import gradient
+
+pytestmark = pytest.mark.usefixtures("no_warnings")
+
+X2 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+Y2 = [1.0, 0.0, 2.0]
+_rng = np.random.default_rng(0)
+XL = _rng.standard_normal((12, 3))
+YL = np.where(XL[:, 0] > 0, 1.0, -1.0)
+
+
+def test_clipped_gd_refuses_step_times_penalty_above_two():
+    kw = dict(loss="logistic", clip=1.0, steps=5, rho=1.0, seed=1)
+    gradient.noisy_gd(XL, YL, lam=1.0, step_size=2.0, **kw)          # η λ = 2: bounded
+    for lam, step in ((1e300, 0.02), (1.0, 1e300), (1.0, 2.1)):
+        with pytest.raises(ValueError, match=r"step_size \* lam must be at most 2"):
+            gradient.noisy_gd(XL, YL, lam=lam, step_size=step, **kw)
+    with pytest.raises(ValueError, match="step_size"):
+        gradient.simulate_transcripts(XL, YL, index=0, runs=4, loss="logistic", lam=1.0, clip=0.05, steps=3,
+                                      rho=1.0, step_size=1e300)
+
+
+def test_quadratic_excess_refuses_steps_above_two_over_the_smoothness():
+    H = np.array(X2).T @ np.array(X2) + np.eye(2)
+    L = float(np.linalg.eigvalsh(H)[-1])
+    ok = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=0.5, steps=3, step_size=2.0 / L)
+    assert math.isfinite(ok)
+    for lam, step in ((1.0, 2.0 / L * 1.01), (1e300, 0.5), (1.0, 1e300)):
+        with pytest.raises(ValueError, match="step_size must be at most 2/L"):
+            gradient.quadratic_expected_excess(X2, Y2, lam=lam, sigma=0.5, steps=3, step_size=step)
+
+
+def test_quadratic_excess_of_a_huge_noise_is_inf_not_an_overflow():
+    assert gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1e300, steps=3, step_size=0.5) == math.inf
+    a = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1e100, steps=3, step_size=0.5)
+    b = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=0.0, steps=3, step_size=0.5)
+    c = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1.0, steps=3, step_size=0.5)
+    assert a == pytest.approx(b + (c - b) * 1e200, rel=1e-12)
+
+
+def test_noisy_gd_states_its_range_of_clipping_bounds():
+    for clip in (1e-100, 1e100):
+        run = gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=clip, steps=5, rho=1.0, step_size=0.02,
+                                seed=1)
+        assert np.all(np.isfinite(run.mu)) and np.all(np.isfinite(run.llr))
+        assert np.all(run.mu <= math.sqrt(2 * run.rho) * (1 + 1e-9))
+    for clip in (1e-300, 1e300):
+        with pytest.raises(ValueError, match=r"clip must be in \[1e-100, 1e\+100\]"):
+            gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=clip, steps=5, rho=1.0, step_size=0.02)
+
+
+def test_gd_agents_oracle_survives_a_tiny_budget():
+    # ρ = 1e-300: σ ~ 1e150 drives the margins so far that math.exp(y z) overflowed
+    run = gradient.simulate_agents(1e-300, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0)
+    assert np.all(np.isfinite(run.sq_error))
+
+
+@pytest.mark.parametrize("name, bad, good", [("rhos", [1e-300], [1e-100]), ("x_bound", 1e300, 1e50),
+                                             ("noise_sd", 1e300, 1e50)])
+def test_utility_check_states_its_ranges(name, bad, good):
+    kw = dict(rhos=[1.0, 100.0], n=20, d=3, steps=5, runs=2, seed=0)
+    for loss in ("squared", "logistic"):
+        c = gradient.utility_check(**dict(kw, loss=loss, **{name: good}))
+        assert np.all(np.isfinite(c.simulated)) and np.all(np.isfinite(c.se))
+        with pytest.raises(ValueError, match=name):
+            gradient.utility_check(**dict(kw, loss=loss, **{name: bad}))
+
+
+def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings():
+    assert gradient.zcdp_cost(4, clip=1e300, sigma=1e300) == pytest.approx(2.0, rel=1e-12)   # was inf/inf
+    assert gradient.utility_bound(100, lipschitz=1e300, lam=1.0, radius=1.0, d=5, rho=1.0, steps=10) == np.inf
+    # numbers do not move inside the direct formula's range
+    assert gradient.zcdp_cost(100, clip=1.0, sigma=10.0) == 100 * 1.0**2 / (2.0 * 10.0**2)

@@ -1,0 +1,292 @@
+"""perfpriv.plots: what a figure refuses, by name, before it draws, and the ranges it draws without a warning.
+
+A figure given a result of the wrong type, a sequence or mapping it cannot read, an
+index outside its levels, (q, r) pairs it cannot unpack, or a value beyond what an axis
+can draw raises one ValueError/TypeError naming its own parameter (not an
+AttributeError, IndexError, numpy's message or a warning from deep inside); at valid
+extremes it draws without a warning. Every test runs with warnings as errors and closes
+its figures.
+"""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from perfpriv import experiments, feedback, gaussian, leakage, plots, widgets
+from perfpriv._validate import check_root_seed
+from perfpriv.performative import PerformativeProblem
+from perfpriv.plots import new_figure
+
+pytestmark = pytest.mark.usefixtures("no_warnings")
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+# ----------------------------------------------------------------------- sizes, helpers and results
+
+
+@pytest.mark.parametrize("kwargs, word", [(dict(nrows=10**6), "nrows"), (dict(ncols=0), "ncols"),
+                                          (dict(nrows=True), "nrows"), (dict(width=-1.0), "width"),
+                                          (dict(height=float("nan")), "height")])
+def test_new_figure_refuses_panel_counts_and_sizes_no_page_can_show(kwargs, word):
+    # a boolean is a wrong type (TypeError), the other values are out of range (ValueError)
+    with pytest.raises(TypeError if kwargs.get("nrows") is True else ValueError, match=word):
+        new_figure(**kwargs)
+
+
+def test_plot_helpers_check_their_figure_axes_text_and_number_arguments():
+    for call, word in ((lambda: plots.png_bytes(0), "fig"), (lambda: plots.display_width(None), "fig"),
+                       (lambda: plots.plain_log("x"), "ax"), (lambda: plots.number(1.0, fmt=3), "fmt"),
+                       (lambda: plots.params(q="x"), "q"), (lambda: plots.html(None), "expr")):
+        with pytest.raises(TypeError, match=word):
+            call()
+    fig, _ = plots.new_figure()
+    with pytest.raises(ValueError, match="density"):              # png_bytes(density=1e300): pybind11's message
+        plots.png_bytes(fig, density=1e300)
+
+
+def test_figures_check_their_results_and_indices_before_drawing():
+    with pytest.raises(TypeError, match="paths"):                 # figure_retraining(paths=0): AttributeError
+        plots.figure_retraining(0, PerformativeProblem.squared(m=1.0, A=0.5))
+    with pytest.raises(TypeError, match="trajectories"):          # figure_effective_q(trajectories=0)
+        plots.figure_effective_q(0)
+    with pytest.raises(TypeError, match="family"):                # family_label(None): AttributeError
+        plots.family_label(None)
+    memory = feedback.family("heterogeneous", 0.5)                 # eps_c = inf (a class never leaves) is drawn
+    plots.figure_thresholds({"h": (memory, [0.5, 1.0], [1.0, np.inf])}, paper=1.0)
+    assert plots.number(np.array(2.5)) == "2.5"                     # a 0-d array is a number
+
+
+# ------------------------ figure helpers: arguments checked before drawing, ranges an axis can draw
+
+
+def _draw(**values):
+    fig, axes = plots.new_figure(1, 1, width=2, height=1.5)
+    axes[0, 0].plot([0, 1], [0, 1])
+    return fig
+
+
+def test_a_figure_given_a_result_of_the_wrong_type_names_it():
+    # was: AttributeError: 'float' object has no attribute 'epsilon' / 'population' / 'names' ...
+    for call, word in [(lambda: plots.epsilon_star_map(0.5, q=[0.2], r=[0.5]), "result"),
+                       (lambda: plots.population_error([], gamma=1.0, d=3), "run"),
+                       (lambda: plots.conventions_figure({"a": None}, gamma=1.0, d=3), "runs"),
+                       (lambda: plots.figure_schedule_comparison("x"), "comparison"),
+                       (lambda: plots.figure_schedules({"a": 1.0}), "results"),
+                       (lambda: plots.figure_gain_map([[1.0]]), "maps"),
+                       (lambda: plots.figure_theorem3([None]), "checks"),
+                       (lambda: plots.figure_leak_dispersion(3), "results"),
+                       (lambda: plots.figure_gamma_star([1.0]), "maps")]:
+        with pytest.raises(TypeError, match=word):
+            call()
+
+
+def test_sequences_and_mappings_of_a_figure_are_checked_before_drawing():
+    # was: 'int' object is not iterable / not subscriptable, IndexError: list index out of range
+    for call, word in [(lambda: plots.growth_factor_figure(settings=0.5), "settings"),
+                       (lambda: plots.growth_factor_figure(models=2), "models"),
+                       (lambda: plots.growth_factor_figure(epsilon_range=[]), "epsilon_range"),
+                       (lambda: plots.roc_figure([0.5, 1.0], labels=[]), "labels"),
+                       (lambda: plots.roc_figure([0.5, 1.0], empirical=1.0), "empirical"),
+                       (lambda: plots.llr_histogram(np.zeros((5, 2)), [1.0, 2.0], 10, 1.0, labels="x"), "labels"),
+                       (lambda: plots.llr_histogram(3.0, [1.0], 10, 1.0), "samples"),
+                       (lambda: plots.figure_gain_map([], titles=None), "maps")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            call()
+
+
+def test_level_of_a_run_is_an_index_into_its_levels():
+    # was: IndexError: only integers ... are valid indices / index 2 is out of bounds
+    run = gaussian.simulate(1.0, tau=0.05, q=0.5, r=0.2, T=2, n0=10, d=2, R=10.0, trials=2, seed=0)
+    for bad in (0.5, 2, "x"):
+        with pytest.raises((TypeError, ValueError), match="level"):
+            plots.population_error(run, gamma=1.0, d=2, level=bad)
+    with pytest.raises(ValueError, match="fig_axes"):
+        plots.population_error(run, gamma=1.0, d=2, fig_axes=(1.0, 2.0, 3.0))
+
+
+def test_law_of_the_statistic_beyond_what_an_axis_draws_is_refused():
+    # was: RuntimeWarning: invalid value in subtract / divide by zero (a = inf or 0 at gamma = 1e-+300)
+    for gamma in (1e-300, 1e300):
+        for call in (lambda: plots.llr_law_figure(3.5, 100, gamma, tau=0.3),
+                     lambda: plots.tail_bounds_figure(3.0, 100, gamma),
+                     lambda: plots.llr_histogram(np.zeros((5, 1)), [2.0], 100, gamma)):
+            with pytest.raises(ValueError, match="gamma"):
+                call()
+    with pytest.raises(ValueError, match="tau"):
+        plots.llr_law_figure(3.5, 100, 1.0, tau=1e300)
+    with pytest.raises(ValueError, match="samples"):
+        plots.tail_bounds_figure(3.0, 100, 1.0, samples=[])
+
+
+def test_marginal_leak_probability_at_a_huge_noise_scale_under_the_exact_statistic():
+    # was: RuntimeWarning: invalid value in subtract (a quadrature window starting at infinity); statistic_figure
+    for gamma in (1e200, 1e300):
+        assert leakage.marginal_leak_probability(1000, gamma, tau=0.02, d=3, R=10, statistic="exact").p == 0.0
+    plots.statistic_figure([1.0, 1e100], n=100)
+    with pytest.raises(ValueError, match="gammas"):       # no log axis reaches it
+        plots.statistic_figure([1.0, 1e300], n=100)
+
+
+def test_outlier_bins_hold_records():
+    # was: RuntimeWarning: Mean of empty slice (more bins than records)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="bins"):
+        plots.outlier_figure(rng.gamma(3, 1, 20), rng.random(20) < 0.3, 100, 1.0, tau=0.3, bins=100)
+
+
+def test_log_axes_stop_at_1e100():
+    # was: RuntimeWarning: overflow in exp (matplotlib's log-scale margins around a value near 1e300)
+    fig, axes = plots.new_figure()
+    ax = axes[0, 0]
+    ax.plot([1.0, 2.0], [1.0, 3.0], label="curve")
+    plots.finish_horizon_axes(ax, 1e300, q=0.3, r=0.6, tau=0.02, T=3, n0=50)       # drawn without the line
+    with pytest.raises(ValueError, match="gamma"):
+        widgets.draw_survival(gamma=1e300, T=3, d=3, cap=200, n0=50)
+    with pytest.raises(ValueError, match="R"):
+        widgets.draw_survival(R=1e300, T=3, d=3, cap=200, n0=50)
+
+
+def test_no_empty_legend_when_nothing_is_labelled():
+    # was: UserWarning: No artists with labels found to put in legend (gamma_c = 0 on an unlabelled panel)
+    fig, axes = plots.new_figure()
+    axes[0, 0].plot([1.0, 2.0], [1.0, 3.0])
+    plots.finish_horizon_axes(axes[0, 0], 0.0, q=0.3, r=0.6, tau=0.02, T=3, n0=50)
+    assert axes[0, 0].get_legend() is None
+
+
+def test_schedule_comparison_checks_z_and_exclude():
+    # was: 'xerr' must not contain negative values, overflow in exp at z = 1e300, argument of type 'int' ...
+    cmp = experiments.compare_schedules({"constant": np.full(2, 0.7), "no privacy": np.full(2, 1e-3)}, q=0.5,
+                                        r=0.4, tau=0.02, n0=20, d=3, R=10.0, trials=2, seed=7)
+    for kwargs, word in [(dict(z=-1), "z"), (dict(z=1e300), "z"), (dict(z="x"), "z"), (dict(exclude=0), "exclude")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            plots.figure_schedule_comparison(cmp, **kwargs)
+
+
+def test_new_figure_takes_integral_floats_and_refuses_the_rest_naming_the_parameter():
+    assert new_figure(1, 2.0)[1].shape == (1, 2)
+    with pytest.raises(ValueError, match=r"^ncols "):
+        new_figure(1, 2.5)
+    with pytest.raises(TypeError, match=r"^nrows "):
+        new_figure(True, 1)
+
+
+def test_llr_histogram_takes_integral_float_bins_and_refuses_bad_ones():
+    samples = np.random.default_rng(0).normal(0.5, 1.0, (50, 1))
+    assert len(plots.llr_histogram(samples, [3.0], 10, 1.0, bins=10.0).axes) == 1
+    for bad, error in ((0, ValueError), (2.5, ValueError), (True, TypeError), (10**12, ValueError)):
+        with pytest.raises(error, match=r"^bins "):
+            plots.llr_histogram(samples, [3.0], 10, 1.0, bins=bad)
+
+
+@pytest.mark.parametrize("figure", ["figure1", "figure6"])
+def test_figure1_and_6_take_a_generator_seed(figure):
+    with pytest.raises(TypeError, match=r"^seed "):
+        getattr(plots, figure)(seed="1")
+    # the generator gives one integer root seed: the same generator state, the same figure data
+    a = check_root_seed(np.random.default_rng(5))
+    assert a == check_root_seed(np.random.default_rng(5)) and a >= 0
+
+
+def test_clipping_figure_refuses_records_beyond_what_an_axis_draws():
+    # was: RuntimeWarning: overflow encountered in multiply (the norms of records at 1e200 and beyond)
+    with pytest.raises(ValueError, match=r"^Z must be in \[-1e\+100, 1e\+100\]"):
+        plots.clipping_figure([[1e300, 1e300], [0.1, 0.2]], 1.0)
+    fig = plots.clipping_figure([[1e100, -1e100], [1e-300, 0.2]], 1.0)       # the ends are drawn
+    assert len(fig.axes) == 1
+
+
+def test_llr_histogram_at_a_huge_population_keeps_a_drawable_y_range():
+    # was: UserWarning: Attempting to set identical low and high ylims (the law's curve, too narrow for any
+    # grid point, has a maximum of 0 on the grid)
+    rng = np.random.default_rng(0)
+    fig = plots.llr_histogram(rng.normal(0.5, 1, (50, 2)), [2.0, 3.0], 1e12, 1.0)
+    low, high = fig.axes[0].get_ylim()
+    assert low == 0 and high > 0
+
+
+# --------------------------------------------------------------- the figures that run an experiment
+
+
+_SMALL = {"T": 3, "n0": 20, "trials": 2}
+
+
+@pytest.mark.parametrize("name, param", [
+    ("figure1", "results"), ("figure6", "results"), ("final_error_figure", "results"), ("figure2", "result"),
+    ("figure7", "result"), ("figure3a", "simulated"), ("exact_floor_figure", "check"), ("figure3bc", "curves"),
+    ("figure_mean_field", "paths"), ("figure_horizon", "curves")])
+def test_a_figure_that_runs_an_experiment_given_a_result_of_the_wrong_type_names_it(name, param):
+    # they read its fields deep inside: AttributeError ('int' object has no attribute 'epsilon') or len() errors
+    figure = getattr(plots, name)
+    for bad in (0, "x", [[1.0], [1.0, 2.0]]):
+        with pytest.raises(TypeError, match=param):
+            figure(**{param: bad})
+    if param in ("results", "curves") and name != "figure_horizon":
+        with pytest.raises(ValueError, match=param):
+            figure(**{param: []})
+
+
+@pytest.mark.parametrize("call, param", [
+    (lambda v: plots.figure1(settings=v, epsilons=[1.0], **_SMALL), "settings"),
+    (lambda v: plots.final_error_figure(settings=v, epsilons=[1.0], **_SMALL), "settings"),
+    (lambda v: plots.growth_factor_figure(settings=v), "settings"),
+    (lambda v: plots.figure3bc(small=v, gammas=[1.0], n0=20, trials=2), "small"),
+    (lambda v: plots.figure3bc(large=v, gammas=[1.0], n0=20, trials=2), "large")])
+def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
+    # 'int' object is not iterable, not enough values to unpack, 'float' object is not subscriptable
+    pair = [(0.6, 0.3)] if param == "settings" else (0.6, 0.3)
+    one = (lambda v: [v]) if param == "settings" else (lambda v: v)
+    cases = ((0.5, TypeError), ("x", TypeError), (one((0.6,)), ValueError), (one((0.6, 0.3, 0.1)), ValueError),
+             (one((0.6, 2.0)), ValueError), (one((None, 0.3)), TypeError))
+    for bad, error in cases:
+        with pytest.raises(error, match=param):
+            call(bad)
+    call(pair)                                                  # a valid pair draws
+
+
+@pytest.mark.parametrize("call, param, bad", [
+    (lambda v: plots.exact_floor_figure(ns=v, gammas=[1.0]), "ns", [1, 100]),        # "n must be in [2, inf)"
+    (lambda v: plots.figure4(taus=v, qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], n0=20, trials=2, d=3), "taus", "x"),
+    (lambda v: plots.figure2(grid=v, epsilons=[1.0], **_SMALL), "grid", [0.2, 2.0]),  # "q must be in [0, 1]"
+    (lambda v: plots.figure3bc(T=v, gammas=[1.0], n0=20, trials=2), "T", 1),          # 'int' object is not iterable
+    (lambda v: plots.figure1(seed=v, epsilons=[1.0], **_SMALL), "seed", "x"),          # seed + k: str + int
+    (lambda v: plots.figure_mean_field(sizes=v, gamma=2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, trials=0), "sizes",
+     []),                                                                              # "n must not be empty"
+    (lambda v: plots.algorithm1_runs(gammas=v, T=3, n0=20, trials=2), "gammas", [1.0, 1e-300]),  # "gamma must ..."
+    (lambda v: plots.figure3a(gammas=v, n=20, taus=[0.05], rounds=2), "gammas", [1.0, 1e-300]),
+    (lambda v: plots.figure3bc(gammas=v, n0=20, trials=2), "gammas", [1.0, 1e-300]),
+    (lambda v: plots.figure_horizon(gammas=v, q=0.3, r=0.6, tau=0.02, T=3, n0=50, trials=2), "gammas", [1.0, 1e-300]),
+    (lambda v: widgets.draw_schedule(T=v), "T", 1.5)])                          # int(1.5) drew one round
+def test_an_argument_a_figure_passes_on_is_named_as_the_figure_names_it(call, param, bad):
+    with pytest.raises((ValueError, TypeError), match=rf"^{param} must"):
+        call(bad)
+
+
+def test_figure3bc_runs_unseeded_with_seed_none():
+    # seed=None was None + k inside (a TypeError); each panel is then unseeded
+    assert len(plots.figure3bc(seed=None, taus=(0.02,), gammas=[1.0], n0=20, trials=2).axes) == 2
+
+
+@pytest.mark.parametrize("name", ["figure1", "final_error_figure", "figure2"])
+def test_budgets_a_bernoulli_figure_draws_are_stated(name):
+    # epsilon = 1e-300: the squared errors overflow (inf - inf in the moving average / error bars); 1e300: the log
+    # colour scale and the log epsilon axis overflow; at 1e-100 and 1e100 they draw without a warning
+    figure = getattr(plots, name)
+    kw = dict(_SMALL, **({"grid": [0.3, 0.6]} if name == "figure2" else {}))
+    figure(epsilons=[1e-100, 1e100, np.inf], **kw)
+    for bad in (1e-300, [1.0, 1e300]):
+        with pytest.raises(ValueError, match=r"epsilons must be inf or in \[1e-100, 1e\+100\]"):
+            figure(epsilons=bad, **kw)
+
+
+def test_exact_floor_figure_draws_a_tiny_threshold_without_a_warning():
+    # 1/(1 - exp(-2 tau/d)) divided by zero at tau = 1e-300; an empty taus warned of an empty legend
+    fig = plots.exact_floor_figure(ns=(20, 100), gammas=[1.0, 10.0], taus=(1e-300, 0.02))
+    assert len(fig.axes) == 2
+    with pytest.raises(ValueError, match="taus must not be empty"):
+        plots.exact_floor_figure(ns=(20,), gammas=[1.0], taus=[])

@@ -1,0 +1,76 @@
+"""perfpriv.regression at the ends of its stated ranges: bounds, noise multipliers and closed forms.
+
+Within a stated range a value is computed in a form that survives (a scaled likelihood
+ratio, n(Δ/γ)²/2, the limit of a closed form); beyond it a call is refused with one
+line naming the range. Every test runs with warnings as errors.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from perfpriv import regression
+
+pytestmark = pytest.mark.usefixtures("no_warnings")
+
+
+@pytest.mark.parametrize("name", ["x_bound", "y_bound"])
+def test_worst_case_dataset_states_its_range_of_bounds(name):
+    kw = dict(lam=0.05, x_bound=5.0, y_bound=5.0, grid=3)
+    with pytest.raises(ValueError, match=rf"{name} must be in \(0, 1e\+100\]"):
+        regression.worst_case_dataset(100, **dict(kw, **{name: 1e300}))
+    w = regression.worst_case_dataset(100, **dict(kw, **{name: 1e100}))        # the edge works
+    assert math.isfinite(w.shift) and 0 < w.shift <= w.bound * (1 + 1e-12)
+    profile_kw = dict(lam=0.05, x_bound=5.0, y_bound=5.0)
+    with pytest.raises(ValueError, match=rf"{name} must be in \(0, 1e\+100\]"):
+        regression.sensitivity_profile([10], d=2, records=10, **dict(profile_kw, **{name: 1e300}))
+
+
+@pytest.mark.parametrize("gamma", [1e-100, 1e100])
+def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
+    for f in (regression.simulate, regression.simulate_agents):
+        run = f(gamma, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+        assert np.all(np.isfinite(run.sq_error))
+    for bad in (1e-300, 1e300):
+        with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):
+            regression.simulate(bad, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+        with pytest.raises(ValueError, match="gammas"):
+            regression.optimal_gamma_map([0.2], [0.5], [0.003, bad], tau=0.02, T=2, n0=20)
+
+
+def test_published_privacy_rho_is_the_true_limit_beyond_the_doubles():
+    p = regression.published_privacy([1.0], n=50, d=3, y_bound=1e300, records=20)
+    assert p.rho_clipped[0] == np.inf                                    # 2n Δ⁻²/γ² ~ 1e600
+    small = regression.published_privacy([1e100], n=50, d=3, records=20)
+    assert 0 <= small.rho_clipped[0] < 1e-190
+    typical = regression.published_privacy([1.0], n=50, d=3, records=20)
+    delta = float(regression.removal_sensitivity(50, lam=1e-5, x_bound=10.0, y_bound=10.0))
+    assert typical.rho_clipped[0] == pytest.approx(2 * 50 * delta ** 2, rel=1e-12)       # replace-one, n public
+
+
+def test_membership_llr_at_extreme_noise_scales_is_the_scaled_value():
+    shifts, eta = np.array([[1.0, 0.0], [0.0, -0.3]]), np.array([0.5, 0.2])
+    for statistic, kappa in (("paper", None), ("exact", 1.5)):
+        ref = regression.membership_llr(shifts, eta, 1e-5, statistic=statistic, kappa=kappa)
+        c0 = 0.0 if kappa is None else math.log(kappa)                 # (d/2) log κ, d = 2
+        got = regression.membership_llr(shifts, eta, 1e-151, statistic=statistic, kappa=kappa)
+        np.testing.assert_allclose((got - c0) * 1e-302, (ref - c0) * 1e-10, rtol=1e-9)
+        assert np.array_equal(regression.membership_llr(shifts, eta, 1e-300, statistic=statistic, kappa=kappa),
+                              np.sign(ref - c0) * np.inf)
+        np.testing.assert_allclose(regression.membership_llr(shifts, eta, 1e300, statistic=statistic, kappa=kappa),
+                                   c0, atol=1e-300)
+
+
+def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings():
+    big = regression.ridge_sensitivity(100, lam=0.05, x_bound=1e300, y_bound=5.0)   # was an OverflowError
+    assert np.isfinite(big) and big > 0
+    assert regression.removal_sensitivity(100, lam=1e300, x_bound=5.0, y_bound=5.0) >= 0
+    assert regression.achieved_rho(1.0, 100, adjacency="add_remove_public_n", noise="calibrated", lam=0.05,
+                                   x_bound=1e300, y_bound=5.0) == 0.5
+    assert regression.rho_from_gamma(1e-300) == np.inf and regression.rho_from_gamma(1e300) == 0.0
+    assert regression.ols_excess_risk(50, d=3, noise_sd=1e300) == np.inf
+    # numbers do not move inside the direct formulas' range
+    assert regression.ridge_sensitivity(1000, lam=0.05, x_bound=5.0, y_bound=5.0) == \
+        float(np.maximum(regression._direct_removal(1000.0, 0.05, 5.0, 5.0),
+                         regression._direct_removal(1001.0, 0.05, 5.0, 5.0)))

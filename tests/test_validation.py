@@ -1,0 +1,200 @@
+"""Bad input across modules: refused up front with one line that names the parameter as the caller spells it.
+
+Each public function checks its arguments first (``perfpriv/_validate.py``) and raises
+``ValueError`` (``TypeError`` for a wrong type) naming the parameter, the value and the
+allowed range. Bad input of one module lives in that module's test file; here are the
+checks that span modules: a table of calls, messages that name the caller's parameter
+rather than an inner function's, arguments a branch does not use, objects passed where
+results belong, paths, flags and sizes no call can hold.
+"""
+
+import numpy as np
+import pytest
+
+from perfpriv import (bernoulli, cli, exercises, experiments, feedback, gaussian, gradient, leakage, optimize,
+                      regression, schedules, sweep)
+from perfpriv._validate import check_int_array
+from perfpriv.performative import GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
+
+
+# ------------------------------------------------------------- one clear error naming the parameter
+
+
+_G = dict(tau=0.02, q=0.3, r=0.6, T=2, n0=10, d=3, R=10.0)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: bernoulli.growth_factor(0.1, q=True, r=0.6), TypeError, ("q", "True")),
+    (lambda: gaussian.simulate(True, **_G, seed=0), TypeError, ("gamma", "True")),
+    (lambda: gaussian.simulate(1.0, **_G, seed=0, clip_estimate="yes"), TypeError, ("clip_estimate",)),
+    (lambda: bernoulli.privatize([0, 1, 1, 0], 0.2, rng=0, return_kept=2), TypeError, ("return_kept", "True or False")),
+    (lambda: bernoulli.privatize([0, 1, 1, 0], [0.1, 0.2, 0.3], rng=0), ValueError, ("x (4,)", "beta (3,)")),
+    (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=2, n0=10, trials=None), TypeError, ("trials", "None")),
+    (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=2, n0=10, seed=np.random.RandomState(0)), TypeError,
+     ("seed", "RandomState")),
+    (lambda: bernoulli.growth_factor([[0.5], [0.5, 0.6]], q=0.3, r=0.6), ValueError, ("beta", "rectangular")),
+    (lambda: leakage.marginal_leak_probability([], 1.0, tau=0.02, d=3, R=10.0), ValueError, ("n", "empty")),
+    (lambda: gaussian.squared_mahalanobis([], np.zeros(0)), ValueError, ("o", "empty")),
+])
+def test_invalid_input_gets_one_clear_error_naming_the_parameter(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message and all(w in message for w in words), message
+
+
+def test_messages_name_the_parameter_of_the_call_not_an_internal_name():
+    with pytest.raises(ValueError, match="name"):                 # feedback.Family(name=0) said "family"
+        feedback.Family(0, 3)
+    with pytest.raises(ValueError, match=r"parameter \(k\)"):      # feedback.family("memory", 0) said "k"
+        feedback.family("memory", 0)
+    with pytest.raises(ValueError, match="values"):                # threshold_curve(values=-1) said "kappa"
+        feedback.threshold_curve("contagion", [-1.0], q=0.2, r=0.6)
+    with pytest.raises(ValueError, match="steps"):                 # p_fedavg(steps=0) said "beta"
+        p_fedavg(GaussianClients.example(N=3, eps_mean=0.5), T=2, steps=0.0, trials=2)
+
+
+def test_arguments_a_branch_does_not_use_are_checked_all_the_same():
+    with pytest.raises(ValueError, match="tau"):                   # trajectories(mechanism="bernoulli", tau=nan)
+        feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=2,
+                              tau=float("nan"))
+    with pytest.raises(TypeError, match="seed"):                   # optimal_gamma_map(trials=0, seed=nan)
+        regression.optimal_gamma_map([0.3], [0.5], [0.01, 0.1], tau=0.02, T=2, n0=20, d=2, seed=float("nan"))
+    with pytest.raises(TypeError, match="seed"):                   # repeated_risk_minimization(samples=None, seed=nan)
+        repeated_risk_minimization(PerformativeProblem.squared(m=1.0, A=0.5), [0.0], T=2, seed=float("nan"))
+
+
+def test_object_arguments_are_checked_up_front():
+    with pytest.raises(TypeError, match="mechanism"):              # one_round_check(mechanism=0): AttributeError
+        regression.one_round_check(0, [10], trials=2)
+    with pytest.raises(TypeError, match="mechanism"):              # long_run_utility(mechanism=0) was ignored
+        gradient.long_run_utility([1.0], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=10, mechanism=0)
+    with pytest.raises(TypeError, match="behaviours"):             # long_run_utility(behaviours=0): not iterable
+        gradient.long_run_utility([1.0], behaviours=0, tau=0.02, T=2, n0=10)
+    with pytest.raises(TypeError, match="bernoulli_maps"):         # summary("x"): AttributeError
+        feedback.summary("x")
+
+
+def test_shapes_and_grids_are_checked_before_indexing():
+    with pytest.raises(ValueError, match="shifts"):                # membership_llr(shifts=0.5): IndexError
+        regression.membership_llr(0.5, [0.5], 1.0)
+    with pytest.raises(ValueError, match="gammas"):                # gamma_map(gammas=[]): IndexError
+        feedback.gamma_map(feedback.family("paper"), [0.3], [0.6], [], T=2, n0=10, trials=2, d=2)
+    with pytest.raises(TypeError, match="epsilons"):               # epsilon_map(epsilons="x"): numpy's message
+        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], "x", T=2, n0=10, trials=2)
+    with pytest.raises(ValueError, match="z"):                     # epsilon_map(z=nan): NaN in the result
+        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], [1.0], T=2, n0=10, trials=2, z=float("nan"))
+    out = feedback.compare_gaussian(feedback.family("memory", 3), q=0.3, r=0.6, T=2, n0=10, d=2, trials=2,
+                                    gammas=2.0)                    # a single gamma: IndexError
+    assert out.gamma_star == 2.0
+
+
+def test_size_arrays_must_hold_integers_in_the_int64_range():
+    with pytest.raises(ValueError, match="ns"):                    # sensitivity_profile(ns=1e300): invalid cast
+        regression.sensitivity_profile([1e300], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=10)
+    with pytest.raises(ValueError, match="ns"):                    # ns=[10.5] was truncated to 10
+        regression.sensitivity_profile([10.5], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=10)
+    assert check_int_array("ns", [3.0, 4]).tolist() == [3, 4]
+
+
+def test_objects_passed_where_results_or_names_belong_are_refused_by_name():
+    # experiments.capped_rounds(m=0), gamma_star_gaps(maps=0), gamma_star_map(theory=0),
+    # compare_schedules(reference=[]), sweep.key_seed(key=0): AttributeError / "unhashable" / "not iterable"
+    for call, word in [(lambda: experiments.capped_rounds(0), "m"), (lambda: experiments.gamma_star_gaps(0), "maps"),
+                       (lambda: experiments.gamma_star_map([0.3], [0.6], tau=0.02, theory=0), "theory"),
+                       (lambda: experiments.compare_epsilon_schedules({"a": [1.0]}, q=0.3, r=0.6, n0=50, trials=2,
+                                                                      reference=[]), "reference"),
+                       (lambda: sweep.key_seed(0), "key")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            call()
+
+
+def test_paths_are_checked_before_use():
+    # experiments.read_gamma_star_maps(path=0 / "x"), cli.CellFiles(folder=0): os errors that name nothing
+    with pytest.raises(TypeError, match="path"):
+        experiments.read_gamma_star_maps(0)
+    with pytest.raises(ValueError, match="path"):
+        experiments.read_gamma_star_maps("no such file.npz")
+    with pytest.raises(TypeError, match="folder"):
+        cli.CellFiles(0)
+
+
+def test_flags_are_real_booleans():
+    # experiments.gamma_star_map(empirical=0) ran the theory only; exercises.check(quiet=1), cli.CellFiles(read=1),
+    # sweep.sweep(progress=0) took numbers as flags
+    ex = exercises.exercise_ids()[0]
+    for call, word in [(lambda: experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, empirical=0), "empirical"),
+                       (lambda: exercises.check(ex, 1.0, quiet=1), "quiet"),
+                       (lambda: cli.CellFiles("cells", read=1), "read"),
+                       (lambda: sweep.sweep(lambda x, seed: x, {"x": [1.0]}, progress=0), "progress")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            call()
+
+
+def test_run_figure_checks_its_arguments_before_any_work():
+    # cli.run_figure(number=0): KeyError after a figure's work; seed=True ran as seed 1
+    for kwargs, word in [(dict(number=0), "number"), (dict(scale="x"), "scale"), (dict(seed=True), "seed"),
+                         (dict(seed=-1), "seed")]:
+        with pytest.raises((TypeError, ValueError), match=word):
+            cli.run_figure(**dict(dict(number="1", scale="book", seed=0), **kwargs))
+
+
+def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
+    # schedules.constant(T=1e9), optimize.optimal_gamma(d=1e9 / grid=1e9), optimal_two_phase(T=1e9),
+    # optimal_epsilon_schedule(T=1e9): MemoryError inside numpy (check_mean's zeros(d), a (K, 41, 41, T) grid)
+    base = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0)
+    for call, word in [(lambda: schedules.constant(1.0, T=10**12), "T"),
+                       (lambda: optimize.optimal_gamma(**dict(base, d=10**12)), "d"),
+                       (lambda: optimize.optimal_gamma(**base, grid=10**12), "grid"),
+                       (lambda: optimize.optimal_two_phase(**dict(base, T=10**5)), "T"),
+                       (lambda: optimize.optimal_epsilon_schedule(q=0.3, r=0.6, T=10**12, n0=50), "T")]:
+        with pytest.raises(ValueError, match=f"{word} is too large"):
+            call()
+
+
+# ------------------------------------------- a table of bad arguments of the searches and the sweep
+
+
+NAN, INF = float("nan"), float("inf")
+PROB = [-0.1, 1.1, NAN, INF, "0.5", None, 1 + 2j]
+
+
+POSITIVE = [0.0, -1.0, NAN, INF, -INF, "0.5", None, 1 + 2j]
+
+
+INT_POS = [0, -1, 2.5, NAN, INF, True, "3", 2**64]
+
+
+QUAD = dict(d=3, R=10.0, method="quadrature")
+
+
+CASES = {
+    "sweep.coordinate_key": (sweep.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
+    "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
+    "sweep.sweep": (sweep.sweep, dict(func=lambda a, seed: a, grid={"a": [1.0]}, seed=0),
+                    {"func": [None, 3], "grid": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]}],
+                     "seed": [-1, "x"], "n_jobs": [0, -2, 1.5, "2"], "progress": ["yes", None]}),
+    # models owned by other helpers: their arguments are checked too
+    "optimize.optimal_epsilon": (
+        optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
+        {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
+    "optimize.optimal_gamma": (
+        optimize.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),
+        {"q": PROB, "tau": POSITIVE, "T": INT_POS, "objective": ["best"]}),
+}
+
+
+PARAMS = [pytest.param(key, name, bad, id=f"{key}-{name}-{i}")
+          for key, (_, _, table) in CASES.items() for name, bads in table.items() for i, bad in enumerate(bads)]
+
+
+@pytest.mark.parametrize("key, name, bad", PARAMS)
+def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
+    func, kwargs, _ = CASES[key]
+    kwargs = dict(kwargs, **{name: bad})
+    with pytest.raises((ValueError, TypeError)) as info:
+        func(**kwargs)
+    message = str(info.value)
+    expected = name   # the message names the parameter itself
+    assert expected in message, message
+    assert len(message) < 400 and "\n" not in message  # one readable line
