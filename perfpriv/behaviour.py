@@ -44,12 +44,32 @@ import numpy as np
 
 from . import _random
 from .kernels import behaviours as _behaviours
-from ._validate import check_choice, check_int, check_probability, check_real
+from ._validate import check_array_size, check_choice, check_int, check_probability, check_real
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
 
 #: The paper's growth rules: §3 and Algorithm 1 ("leak"), appendix B ("agnostic").
 RULES = ("leak", "agnostic")
+
+
+def _pack(shape, *columns):
+    """The compiled step's parameters: each column broadcast to ``shape`` (+ its own trailing axis, if
+    given as ``(values, width)``), side by side, flattened to ``(cells, Q)``."""
+    parts = []
+    for col in columns:
+        if isinstance(col, tuple):
+            values, width = col
+            parts.append(np.broadcast_to(np.asarray(values, float), tuple(shape) + (width,)))
+        else:
+            parts.append(np.broadcast_to(np.asarray(col, float), tuple(shape))[..., None])
+    out = np.concatenate(parts, axis=-1) if parts else np.zeros(tuple(shape) + (0,))
+    return np.ascontiguousarray(out, dtype=np.float64).reshape(-1, out.shape[-1])
+
+
+def _purposes(kind):
+    """The two hashes of each stream purpose of a compiled behaviour kind (a writable uint64 array)."""
+    return np.array([_random.purpose_hashes(name) for name in _behaviours.PURPOSES[kind]],
+                    dtype=np.uint64).reshape(-1, 2)
 
 
 def _at(x, shape, ndim, tail=()):
@@ -103,9 +123,64 @@ class Behaviour:
         """Number of users of a state (sum over types)."""
         return state.sum(axis=-1)
 
-    def step(self, state, leaked, keys, context=None):  # pragma: no cover - interface
-        """Next state before the population policy: draw departures and recruits."""
-        raise NotImplementedError
+    #: number of trailing axes of one run's simulation state (:class:`BudgetAware`: 2, classes x cohorts)
+    _state_axes = 1
+
+    def step(self, state, leaked, keys, context=None):
+        """Next state after one round's departures and recruits: the compiled step on every element.
+
+        The behaviour's step of :func:`perfpriv.kernels.behaviours.behaviour_step` (:meth:`kernel_step`)
+        applied to each element of a batch (the one implementation: the engine's compiled loop runs the
+        same step). The context's ``cap`` and ``floor`` (default: none) are applied inside the step;
+        ``t`` (default 1) and ``cost`` (the round's privacy cost, for behaviours that count it) are read
+        from it.
+
+        Parameters
+        ----------
+        state : numpy.ndarray
+            Simulation states, shape ``batch + state shape`` (see :meth:`initial_state`).
+        leaked : array_like of int
+            Leaked records of each element (broadcast against the batch).
+        keys : perfpriv._random.Key
+            The round keys (broadcast against the batch).
+        context : dict, optional
+            ``t``, ``cost``, ``cap``, ``floor``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The next states, of the batch's shape and the state's dtype.
+        """
+        compiled = self.kernel_step()
+        if compiled is None:  # pragma: no cover - every behaviour of perfpriv has a compiled step
+            raise NotImplementedError(f"{type(self).__name__} has no compiled step (kernel_step)")
+        kind, params = compiled
+        ctx = context or {}
+        state = np.asarray(state)
+        axes = self._state_axes
+        per_run = state.shape[state.ndim - axes:]
+        leaked = np.asarray(leaked, dtype=np.int64)
+        batch = np.broadcast_shapes(state.shape[:state.ndim - axes], leaked.shape, keys.shape)
+        cells, q = tuple(self.shape), params.shape[-1]
+        if len(batch) < len(cells) or batch[:len(cells)] != np.broadcast_shapes(batch[:len(cells)], cells):
+            raise ValueError(f"the batch {batch} must start with the behaviour's cell shape {cells}")
+        size = int(np.prod(batch, dtype=np.int64))
+        cell_params = _at(params.reshape(cells + (q,)), cells, len(batch), (q,))
+        flat_params = np.ascontiguousarray(np.broadcast_to(cell_params, batch + (q,)), dtype=np.float64).reshape(size, q)
+        flat_state = np.array(np.broadcast_to(state, batch + per_run), dtype=np.float64, order="C").reshape(size, -1)
+        cost = ctx.get("cost")
+        if cost is None:
+            if self.uses_cost:
+                raise ValueError(f"{type(self).__name__} needs a mechanism that reports its privacy cost per round")
+            cost = 0.0
+        flat = lambda x, dtype: np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype), batch),  # noqa: E731
+                                                     dtype=dtype).reshape(size)
+        cap, floor = ctx.get("cap"), ctx.get("floor")
+        population = np.empty(size, dtype=np.int64)
+        _behaviours.step_batch(kind, flat_params, flat_state, flat(leaked, np.int64), flat(keys.a, np.uint64),
+                               flat(keys.b, np.uint64), _purposes(kind), int(ctx.get("t", 1)),
+                               flat(cost, np.float64), -1 if cap is None else int(cap), int(floor or 0), population)
+        return flat_state.reshape(batch + per_run).astype(state.dtype)
 
     def bound(self, state, floor, cap, keys=None):
         """Apply the population floor and cap to a state (one type: clip the count)."""
@@ -121,7 +196,8 @@ class Behaviour:
 
         ``kind`` selects the step of :func:`perfpriv.kernels.behaviours.behaviour_step`; ``params`` is a
         float array of shape ``(cells, Q)``: the parameters of every cell (the cells flattened in C
-        order). ``None`` (the default): the engine runs this behaviour's :meth:`step` round by round.
+        order). The compiled step reads one run's state as :meth:`initial_state` lays it out, flattened.
+        Every behaviour of perfpriv has one; a behaviour without one cannot be simulated.
         """
         return None
 
@@ -182,6 +258,10 @@ class Behaviour:
     def critical_leak_probability(self, cost=None):  # pragma: no cover - interface
         """p_c: the population does not shrink in the long run if and only if p <= p_c."""
         raise NotImplementedError
+
+    def _leak_rule(self):
+        """1.0 under the leak rule (only users who did not leak recruit), 0.0 under the agnostic rule."""
+        return 1.0 if self.rule == "leak" else 0.0
 
     def _needs_cost(self, cost):
         if cost is None:
@@ -291,18 +371,7 @@ class Memoryless(Behaviour):
     # --------------------------------------------------------- simulation
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
-        params = np.empty(self._shape + (3,))
-        params[..., 0] = self.q
-        params[..., 1] = self.r
-        params[..., 2] = 1.0 if self.rule == "leak" else 0.0
-        return _behaviours.MEMORYLESS, params.reshape(-1, 3)
-
-    def step(self, state, leaked, keys, context=None):
-        n = state[..., 0]
-        q, r = self._qr(n.ndim)
-        pool = n - leaked if self.rule == "leak" else n
-        leave, join = _random.binomials((keys.child("leave"), leaked, q), (keys.child("join"), pool, r))
-        return (n - leave + join)[..., None]
+        return _behaviours.MEMORYLESS, _pack(self._shape, self.q, self.r, self._leak_rule())
 
     # --------------------------------------------------------- mean field
     def mean_field_step(self, state, p, context=None):
@@ -339,89 +408,6 @@ def _allocate(total, weights):
     order = np.argsort(-(raw - base), axis=-1, kind="stable")
     ranks = np.argsort(order, axis=-1, kind="stable")
     return base + (ranks < short[..., None])
-
-
-def _split_multinomial(keys, total, weights):
-    """Multinomial(total; weights) per element, exact, by the chain of conditional binomials."""
-    total = np.asarray(total, dtype=np.int64)
-    out = np.zeros(total.shape + (weights.size,), dtype=np.int64)
-    left = total.copy()
-    mass = 1.0
-    for j in range(weights.size - 1):
-        p = min(1.0, weights[j] / mass) if mass > 0 else 0.0
-        take = _random.binomial(keys.child(np.int64(j)), left, p)
-        out[..., j] = take
-        left = left - take
-        mass -= weights[j]
-    out[..., -1] = left
-    return out
-
-
-def _split_by_halves(key, counts, nsample):
-    """``nsample`` items drawn without replacement from classes of sizes ``counts`` (last axis), exactly.
-
-    The multivariate hypergeometric law, drawn down a binary tree: the
-    items of a node split between its two halves by a hypergeometric
-    (``perfpriv._random.hypergeometric``), all nodes of one depth in one
-    vectorized call -- about log2(S) calls for S classes instead of S − 1.
-    Node ``i`` of depth ``j`` draws from ``key.child(j).child(i)``.
-    """
-    counts = np.asarray(counts, dtype=np.int64)
-    S = counts.shape[-1]
-    width = 1 << max(S - 1, 0).bit_length()
-    nsample = np.asarray(nsample, dtype=np.int64)
-    lead = np.broadcast_shapes(counts.shape[:-1], nsample.shape, key.shape)
-    padded = np.zeros(lead + (width,), dtype=np.int64)
-    padded[..., :S] = counts
-    take = np.broadcast_to(nsample[..., None], lead + (1,))
-    depth = 0
-    while width > 1:
-        half = width // 2
-        nodes = padded.shape[-1] // width
-        blocks = padded.reshape(lead + (nodes, width))
-        left, right = blocks[..., :half].sum(axis=-1), blocks[..., half:].sum(axis=-1)
-        # a node with an empty half (or nothing to split) is decided; draw only the others
-        to_left = np.where(right == 0, take, 0)
-        need = (left > 0) & (right > 0) & (take > 0)
-        if need.any():
-            parent = key.child(np.int64(depth))
-            full = lead + (nodes,)
-            a = np.broadcast_to(parent.a[..., None], full)[need]
-            b = np.broadcast_to(parent.b[..., None], full)[need]
-            node = np.broadcast_to(np.arange(nodes), full)[need]
-            to_left[need] = _random.hypergeometric(_random.Key(a, b).child(node), left[need], right[need],
-                                                   take[need])
-        take = np.stack([to_left, take - to_left], axis=-1).reshape(lead + (2 * nodes,))
-        width, depth = half, depth + 1
-    return take[..., :S]
-
-
-def _cap_recruits(new, recruits, cap, keys):
-    """Turn away the excess over ``cap`` among this round's recruits (a random subset of them)."""
-    if cap is None:
-        return new
-    excess = np.maximum(new.sum(axis=-1) - cap, 0)
-    if not np.any(excess):
-        return new
-    removed = _random.multivariate_hypergeometric(keys.child("cap"), recruits,
-                                                  np.minimum(excess, recruits.sum(axis=-1)))
-    return new - removed
-
-
-def _floor_to(new, floor, keys, weights, slots):
-    """Bring an emptied state back to ``floor`` users: fresh users, their classes drawn as a recruit's.
-
-    ``slots[j]`` is the type index (last axis of ``new``) of a fresh user of class j.
-    """
-    if not floor:
-        return new
-    short = np.maximum(floor - new.sum(axis=-1), 0)
-    if np.any(short):
-        new = new.copy()
-        fresh = _split_multinomial(keys.child("floor"), short, weights)
-        for j, slot in enumerate(slots):
-            new[..., slot] += fresh[..., j]
-    return new
 
 
 def _mf_cap(new, recruits, cap):
@@ -527,22 +513,9 @@ class LeakCount(_Typed):
     def _qr(self, ndim):
         return self._memoryless._qr(ndim)
 
-    def step(self, state, leaked, keys, context=None):
-        ctx = context or {}
-        n = state.sum(axis=-1)
-        q, r = self._qr(n.ndim)
-        by_type = _random.multivariate_hypergeometric(keys.child("split"), state, leaked)
-        leave = _random.binomial(keys.child("leave"), by_type[..., -1], q)
-        pool = n - leaked if self.rule == "leak" else n
-        join = _random.binomial(keys.child("join"), pool, r)
-        new = state - by_type
-        new[..., 1:] += by_type[..., :-1]
-        new[..., -1] += by_type[..., -1] - leave
-        new[..., 0] += join
-        recruits = np.zeros_like(new)
-        recruits[..., 0] = join
-        new = _cap_recruits(new, recruits, ctx.get("cap"), keys)
-        return _floor_to(new, ctx.get("floor"), keys, np.ones(1), (0,))
+    def kernel_step(self):
+        """:func:`perfpriv.kernels.behaviours.leak_count_step`, with ``(q, r, leak rule, k)`` per cell."""
+        return _behaviours.LEAK_COUNT, _pack(self.shape, self.q, self.r, self._leak_rule(), self.k)
 
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
@@ -690,20 +663,14 @@ class Heterogeneous(_Typed):
     def mean_field_state(self, n0, batch, T=None):
         return np.broadcast_to(float(n0) * self.weights, tuple(batch) + (self.types,)).copy()
 
-    def step(self, state, leaked, keys, context=None):
-        ctx = context or {}
-        n = state.sum(axis=-1)
-        qc, r = self._params(n.ndim)
-        by_class = _random.multivariate_hypergeometric(keys.child("split"), state, leaked)
-        # class 0 draws from the stream Memoryless uses, so that one class reproduces it exactly
-        leave = np.stack([_random.binomial(keys.child("leave") if j == 0 else keys.child("leave").child(np.int64(j)),
-                                           by_class[..., j], qc[..., j]) for j in range(self.types)], axis=-1)
-        pool = n - leaked if self.rule == "leak" else n
-        join = _random.binomial(keys.child("join"), pool, r)
-        recruits = _split_multinomial(keys.child("classes"), join, self.weights)
-        new = state - leave + recruits
-        new = _cap_recruits(new, recruits, ctx.get("cap"), keys)
-        return _floor_to(new, ctx.get("floor"), keys, self.weights, range(self.types))
+    def kernel_step(self):
+        """:func:`perfpriv.kernels.behaviours.heterogeneous_step`, with ``(r, leak rule, S, q_0.., w_0..)`` per cell.
+
+        Class 0 leaves by the stream :class:`Memoryless` uses, so that one class reproduces it exactly.
+        """
+        S = self.types
+        return _behaviours.HETEROGENEOUS, _pack(self._shape, self.r, self._leak_rule(), S, (self.q, S),
+                                                (self.weights, S))
 
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
@@ -854,10 +821,16 @@ class BudgetAware(_Typed):
     # The state, shape (..., classes + 1, T + 1): rows 0..C-1 count the users of each tolerance
     # class by cohort (cohort 0: the initial users, cohort t: recruits of round t); row C holds the
     # privacy each cohort has spent so far (counts are whole numbers held exactly in floats).
+    _state_axes = 2
+
     def _empty(self, batch, T):
         if T is None:
             raise ValueError("BudgetAware needs the horizon T (its state counts users by cohort)")
-        return np.zeros(tuple(batch) + (self.classes + 1, int(T) + 1))
+        T = check_int("T", T, low=1)
+        batch = tuple(batch)
+        check_array_size("the budget-aware state ((classes + 1) x (T + 1) counts of every run)",
+                         T=T + 1, classes=self.classes + 1, runs=int(np.prod(batch, dtype=np.int64)))
+        return np.zeros(batch + (self.classes + 1, T + 1))
 
     def initial_state(self, n0, batch, T=None):
         state = self._empty(batch, T)
@@ -880,13 +853,18 @@ class BudgetAware(_Typed):
         """Users of each tolerance class in a state, shape ``batch + (classes,)``."""
         return state[..., :-1, :].sum(axis=-1)
 
-    def step(self, state, leaked, keys, context=None):
-        return self._step(state, leaked, keys, context or {}, mean_field=False)
+    def kernel_step(self):
+        """:func:`perfpriv.kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
+
+        With an infinite tolerance the departures are drawn as :class:`Memoryless` draws them
+        ("leave"), then spread over the cohorts: the paper's users, number for number.
+        """
+        C = self.classes
+        return _behaviours.BUDGET_AWARE, _pack(self._shape, self.q, self.r, self._leak_rule(), C,
+                                               (self.tolerance, C), (self.weights, C))
 
     def mean_field_step(self, state, p, context=None):
-        return self._step(state, p, None, context or {}, mean_field=True)
-
-    def _step(self, state, leaked_or_p, keys, ctx, mean_field):
+        ctx = context or {}
         t = int(ctx.get("t", 1))
         cost = ctx.get("cost")
         if cost is None:
@@ -899,45 +877,21 @@ class BudgetAware(_Typed):
         # nothing (a where, not a product: an infinite cost times 0 would be NaN)
         present = np.arange(S) < t
         spent = state[..., -1, :] + np.where(present, np.asarray(cost, float)[..., None], 0.0)
-        if mean_field:
-            p = np.asarray(leaked_or_p, float)
-            new = counts * (1.0 - (q * p)[..., None, None])
-            total = r * (n * (1.0 - p) if self.rule == "leak" else n)
-            recruits = total[..., None] * self.weights
-        else:
-            leaked = np.asarray(leaked_or_p, dtype=np.int64)
-            new = counts.copy()
-            if np.any(np.asarray(self.q) > 0):
-                # Binomial(K, q) of the K leaked users leave; the leaks fall on a uniformly random set of
-                # the present users and every leaked user reacts alike, so those who leave are a uniformly
-                # random set of the present users (cohorts 0..t-1): one split of the departures
-                live = min(t, S)
-                gone = _random.binomial(keys.child("leave"), leaked, q)
-                flat = counts[..., :live].reshape(counts.shape[:-2] + (-1,)).astype(np.int64)
-                new[..., :live] -= _split_by_halves(keys.child("split"), flat, gone).reshape(
-                    counts.shape[:-1] + (live,))
-            nn = n.astype(np.int64)
-            pool = nn - leaked if self.rule == "leak" else nn
-            join = _random.binomial(keys.child("join"), pool, r)
-            recruits = _split_multinomial(keys.child("classes"), join, self.weights).astype(float)
+        p = np.asarray(p, float)
+        new = counts * (1.0 - (q * p)[..., None, None])
+        total = r * (n * (1.0 - p) if self.rule == "leak" else n)
+        recruits = total[..., None] * self.weights
         # budget: a cohort whose spending exceeds a class's tolerance loses that class
         new = np.where(spent[..., None, :] > self.tolerance[:, None], 0.0, new)
         cohort = min(t, S - 1)                     # this round's recruits (and fresh users) join cohort t
         cap, floor = ctx.get("cap"), ctx.get("floor")
         if cap is not None:                        # recruits beyond the cap are turned away
             total = new.sum(axis=(-1, -2)) + recruits.sum(axis=-1)
-            if mean_field:
-                recruits = _mf_cap(recruits, recruits, cap - (total - recruits.sum(axis=-1)))
-            else:
-                recruits = _cap_recruits(recruits.astype(np.int64), recruits.astype(np.int64),
-                                         cap - (total - recruits.sum(axis=-1)).astype(np.int64), keys)
+            recruits = _mf_cap(recruits, recruits, cap - (total - recruits.sum(axis=-1)))
         new[..., cohort] += recruits
         if floor:
             short = np.maximum(floor - new.sum(axis=(-1, -2)), 0)
-            if mean_field:
-                new[..., cohort] += short[..., None] * self.weights
-            elif np.any(short):
-                new[..., cohort] += _split_multinomial(keys.child("floor"), short.astype(np.int64), self.weights)
+            new[..., cohort] += short[..., None] * self.weights
         out = np.empty(np.broadcast_shapes(state.shape, new.shape[:-2] + (C + 1, S)))
         out[..., :-1, :] = new
         out[..., -1, :] = np.broadcast_to(spent, out[..., -1, :].shape)
@@ -1104,21 +1058,9 @@ class Contagion(_Typed):
         frac = np.where(prev > 0, state[..., 1] / np.where(prev > 0, prev, 1.0), 0.0)
         return _out(np.minimum(1.0, q + kappa * frac))
 
-    def step(self, state, leaked, keys, context=None):
-        ctx = context or {}
-        n = state[..., 0]
-        r = _at(self.r, self._shape, n.ndim)
-        qt = self.leave_probability(state)
-        leave = _random.binomial(keys.child("leave"), leaked, qt)
-        pool = n - leaked if self.rule == "leak" else n
-        join = _random.binomial(keys.child("join"), pool, r)
-        nxt = n - leave + join
-        cap, floor = ctx.get("cap"), ctx.get("floor")
-        if cap is not None:
-            nxt = np.minimum(nxt, cap)
-        if floor:
-            nxt = np.maximum(nxt, floor)
-        return np.stack(np.broadcast_arrays(nxt, leave, n), axis=-1)
+    def kernel_step(self):
+        """:func:`perfpriv.kernels.behaviours.contagion_step`, with ``(q, r, kappa, leak rule)`` per cell."""
+        return _behaviours.CONTAGION, _pack(self._shape, self.q, self.r, self.kappa, self._leak_rule())
 
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}

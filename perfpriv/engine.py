@@ -835,7 +835,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     compiled = _compiled_parts(mech, behaviour)
     if compiled is not None:
         population, sq_error, leaked_all, alive, details = _run_compiled(
-            compiled, mech, levels, root, cells, L, trials, T, n0, policy, record, common_numbers)
+            compiled, mech, behaviour, levels, root, cells, L, trials, T, n0, policy, record, common_numbers)
         mech_state = None
     else:
         population, sq_error, leaked_all, alive, details, mech_state = _run_rounds(
@@ -886,11 +886,15 @@ def _level_keys(root, levels):
     return _random.Key(root.a[..., None], root.b[..., None]).child("level").child(words)
 
 
-def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy, record, common_numbers=True):
+def _run_compiled(compiled, mech, behaviour, levels, root, cells, L, trials, T, n0, policy, record,
+                  common_numbers=True):
     """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv.kernels.rounds.run`.
 
     With independent numbers per level (``common_numbers=False``, ``root`` of shape cells + (L,)),
-    every (cell, level) becomes a cell of its own, with its own key and one level.
+    every (cell, level) becomes a cell of its own, with its own key and one level. Every element
+    starts from the behaviour's state of ``n0`` users (:meth:`perfpriv.behaviour.Behaviour.initial_state`,
+    flattened); a behaviour that counts privacy (``uses_cost``) reads each round's
+    :meth:`Mechanism.privacy_cost` from a table indexed as the levels'.
     """
     (mech_kind, mech_params), (beh_kind, beh_params) = compiled
     n_cells = int(np.prod(cells, dtype=np.int64))
@@ -907,6 +911,13 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
         beh_params = np.repeat(beh_params, L, axis=0)
         n_cells, n_levels = n_cells * L, 1
     level_table = np.ascontiguousarray(mech.kernel_levels(values), dtype=np.float64)
+    cost_table = np.zeros(values.shape)
+    if behaviour.uses_cost:
+        cost = mech.privacy_cost(values)
+        if cost is None:
+            raise ValueError(f"{type(behaviour).__name__} needs a mechanism that reports its privacy cost per round")
+        cost_table[...] = cost
+    init_state = np.ascontiguousarray(behaviour.initial_state(n0, (), T), dtype=np.float64).reshape(-1)
     n_elements = n_cells * n_levels * trials
     names = _mechanisms.DETAILS[mech_kind]
     population = np.empty((n_elements, T + 1), dtype=np.int64)
@@ -923,7 +934,8 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
     loop = _rounds.run if n_cells * trials > 1 else _rounds.run_serial
     loop(mech_kind, np.ascontiguousarray(mech_params, dtype=np.float64), level_table,
                 _purpose_hashes(_mechanisms.PURPOSES[mech_kind]), beh_kind, beh_params,
-                _purpose_hashes(_behaviours.PURPOSES[beh_kind]), cell_a, cell_b, n_levels, trials, T, n0,
+                _purpose_hashes(_behaviours.PURPOSES[beh_kind]), init_state, cost_table, cell_a, cell_b, n_levels,
+                trials, T, n0,
                 -1 if policy.cap is None else policy.cap, policy.floor, policy.stop, record == "all",
                 population, sq_error, leaked, alive, details)
     batch = cells + (L, trials)
@@ -932,7 +944,14 @@ def _run_compiled(compiled, mech, levels, root, cells, L, trials, T, n0, policy,
 
 
 def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, record):
-    """The T rounds round by round in Python, for mechanisms or behaviours without a compiled step."""
+    """The T rounds round by round in Python, for the mechanisms without a compiled draw.
+
+    Kept for the stateful learning mechanisms (``stateful = True``: the regression, gradient and
+    participation tasks carry a deployed model across rounds) and any mechanism without
+    :meth:`Mechanism.kernel_draw`. The behaviour's step is its compiled step all the same
+    (:meth:`perfpriv.behaviour.Behaviour.step` applies it to the batch), so a run's populations are
+    the same numbers in either loop.
+    """
     state = behaviour.initial_state(n0, batch, T)
     mech_state = mech.initial_state(batch) if mech.stateful else None
     if mech_state is not None:

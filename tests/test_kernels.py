@@ -128,9 +128,19 @@ def test_every_compiled_kind_names_its_purposes_and_details():
     assert set(mechanisms.PURPOSES) == set(mechanisms.DETAILS) == {mechanisms.RANDOMIZED_RESPONSE,
                                                                    mechanisms.GAUSSIAN_MEAN,
                                                                    mechanisms.GAUSSIAN_RECORDS}
-    assert set(behaviours.PURPOSES) == {behaviours.MEMORYLESS}
+    assert set(behaviours.PURPOSES) == {behaviours.MEMORYLESS, behaviours.LEAK_COUNT, behaviours.HETEROGENEOUS,
+                                        behaviours.BUDGET_AWARE, behaviours.CONTAGION}
     kind, params = behaviour.Memoryless(q=[0.1, 0.2], r=0.5).kernel_step()
     assert kind == behaviours.MEMORYLESS and params.tolist() == [[0.1, 0.5, 1.0], [0.2, 0.5, 1.0]]
+    kind, params = behaviour.Heterogeneous(q=[[0.9, 0.1], [0.4, 0.3]], weights=[1, 3], r=0.5,
+                                           rule="agnostic").kernel_step()
+    assert kind == behaviours.HETEROGENEOUS and params.tolist() == [[0.5, 0.0, 2, 0.9, 0.1, 0.25, 0.75],
+                                                                    [0.5, 0.0, 2, 0.4, 0.3, 0.25, 0.75]]
+    kind, params = behaviour.BudgetAware(tolerance=[2.0, np.inf], r=[0.3, 0.6], q=0.2).kernel_step()
+    assert kind == behaviours.BUDGET_AWARE and params.tolist() == [[0.2, 0.3, 1.0, 2, 2.0, np.inf, 0.5, 0.5],
+                                                                   [0.2, 0.6, 1.0, 2, 2.0, np.inf, 0.5, 0.5]]
+    assert behaviour.LeakCount(k=3, q=0.4, r=0.5).kernel_step()[1].tolist() == [[0.4, 0.5, 1.0, 3.0]]
+    assert behaviour.Contagion(q=0.4, r=0.5, kappa=2.0).kernel_step()[1].tolist() == [[0.4, 0.5, 2.0, 1.0]]
 
 
 # ------------------------------------------------------------------ Algorithm 1's round (gaussian_mean)

@@ -135,11 +135,16 @@ def warm():
     samplers.hypergeometric_array(u64, u64, i64, i64, i64, out_i)
     purposes = np.zeros((8, 2), dtype=np.uint64)
     T, levels, trials = 2, 1, 1
+    # one specialisation of each loop serves every mechanism and behaviour kind (the kinds are integers)
     for loop in (rounds.run, rounds.run_serial):
         loop(mechanisms.RANDOMIZED_RESPONSE, np.array([0.0, 1.0, 0.0]), np.full((1, 1, levels, 2), 0.25),
-             purposes, behaviours.MEMORYLESS, np.array([[0.3, 0.6, 1.0]]), purposes, u64[:1], u64[:1], levels,
-             trials, T, 10, 100, 1, 0, True, np.empty((1, T + 1), dtype=np.int64), np.zeros((1, T)),
-             np.zeros((1, T), dtype=np.int64), np.zeros((1, T), dtype=bool), np.zeros((1, T, 2)))
+             purposes, behaviours.MEMORYLESS, np.array([[0.3, 0.6, 1.0]]), purposes, np.array([10.0]),
+             np.zeros((1, 1, levels)), u64[:1], u64[:1], levels, trials, T, 10, 100, 1, 0, True,
+             np.empty((1, T + 1), dtype=np.int64), np.zeros((1, T)), np.zeros((1, T), dtype=np.int64),
+             np.zeros((1, T), dtype=bool), np.zeros((1, T, 2)))
+    # the behaviours' steps on a batch (the engine's round-by-round loop, for stateful mechanisms)
+    behaviours.step_batch(behaviours.MEMORYLESS, np.array([[0.3, 0.6, 1.0]]), np.array([[10.0]]), i64[:1].copy(),
+                          u64[:1].copy(), u64[:1].copy(), purposes, 1, np.zeros(1), -1, 1, np.empty(1, dtype=np.int64))
     # Algorithm 1's rounds outside the engine's loop (perfpriv.projected.draw_rounds, without the records flag;
     # the records draw, with it): (tau, d, sigma2, exact, band quantile) and (tau, d, R, exact, has_mu, has_L, ...)
     args = (np.array([1.0, 2.0]), i64, np.zeros(2, dtype=np.int64), u64[:1].copy(), u64[:1].copy(), purposes,

@@ -10,9 +10,11 @@ level (common random numbers) -- so the elements run in parallel
 1. the round key: child ``t`` of the trial key (child ``k`` of the cell's key);
 2. the mechanism's draw from the ``N_{t-1}`` current users
    (:func:`mechanism_draw`: squared error, leaked records, details);
-3. the behaviour's step: departures and recruits (:func:`behaviour_step`),
-   then the population policy's cap and floor; a trial whose population
-   falls to ``stop`` or below makes no further release.
+3. the behaviour's step (:func:`behaviour_step`): departures and recruits,
+   then the population policy's cap and floor, on the behaviour's state of
+   that element (a row of typed counts: users by number of past leaks, by
+   class, by class and cohort, ...); a trial whose population falls to
+   ``stop`` or below makes no further release.
 
 A mechanism or a behaviour joins the compiled loop by one step function of
 scalars and a branch of :func:`mechanism_draw` or :func:`behaviour_step`
@@ -37,6 +39,7 @@ __all__ = ["run", "run_serial", "run_group"]
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+              init_state, cost_table,
               cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
               population, sq_error, leaked_out, alive, details):
     """All T rounds of the (cell, trial) group ``g`` (arguments as in :func:`run`)."""
@@ -47,6 +50,11 @@ def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, b
     c = g // trials
     ta, tb = child(cell_a[c], cell_b[c], np.uint64(k))
     n = np.full(n_levels, np.int64(n0))
+    width = init_state.size
+    state = np.empty((n_levels, width))
+    for lv in range(n_levels):
+        state[lv, :] = init_state
+    work = np.zeros(8 * width + 64, dtype=np.int64)      # the behaviour step's scratch (kernels.behaviours.work_size)
     live = n > stop
     users = np.zeros(n_levels, dtype=np.int64)
     err = np.zeros(n_levels)
@@ -57,7 +65,8 @@ def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, b
     for t in range(1, T + 1):
         ra, rb = child(ta, tb, np.uint64(t))
         need_error = record_all or t == T
-        levels = level_table[t - 1 if per_round else 0, c if per_cell else 0]
+        row, col = t - 1 if per_round else 0, c if per_cell else 0
+        levels = level_table[row, col]
         for lv in range(n_levels):
             users[lv] = n[lv] if live[lv] else 0
         mechanism_round(mech_kind, mech_params, levels, users, ra, rb, mech_purposes, need_error,
@@ -71,19 +80,15 @@ def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, b
                     details[e, t - 1, j] = rows[lv, j]
             if live[lv]:
                 leaked_out[e, t - 1] = leaked[lv]
-                m = behaviour_step(beh_kind, beh_params[c], n[lv], leaked[lv], ra, rb, beh_purposes)
-                if cap >= 0:
-                    m = min(m, cap)
-                if floor:
-                    m = max(m, floor)
-                n[lv] = m
+                n[lv] = behaviour_step(beh_kind, beh_params[c], state[lv], leaked[lv], ra, rb, beh_purposes, t,
+                                       cost_table[row, col, lv], cap, floor, work)
             population[e, t] = n[lv]
             live[lv] = live[lv] and n[lv] > stop
 
 
 @njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
-        cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+        init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
         population, sq_error, leaked_out, alive, details):
     """All T rounds of every (cell, level, trial) of a batch (the loop of :func:`perfpriv.engine.simulate`).
 
@@ -106,6 +111,11 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
         The hashes of the stream purposes of each step.
     beh_params : float64[C, Q]
         The behaviour's parameters per cell.
+    init_state : float64[W]
+        The behaviour's state of ``n0`` users (every element starts from it).
+    cost_table : float64[Tn, Cl, L]
+        The privacy cost of a round to each participant, indexed as ``level_table`` (behaviours that
+        count it; zeros otherwise).
     cell_a, cell_b : uint64[C]
         The cells' keys.
     n_levels, trials, T, n0, cap, floor, stop : int
@@ -119,17 +129,17 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
     """
     for g in prange(cell_a.size * trials):
         run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
-                  cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+                  init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
                   population, sq_error, leaked_out, alive, details)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def run_serial(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
-               cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+               init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
                population, sq_error, leaked_out, alive, details):
     """:func:`run` on one thread (the same numbers): for a batch with a single (cell, trial) group, where a
     parallel loop would only wait for its idle threads."""
     for g in range(cell_a.size * trials):
         run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
-                  cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
+                  init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
                   population, sq_error, leaked_out, alive, details)
