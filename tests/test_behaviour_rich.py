@@ -399,6 +399,18 @@ def test_budget_needs_a_privacy_cost_and_a_horizon():
         users.mean_field_step(users.mean_field_state(10.0, (), T=3), 0.5, {"t": 1})
 
 
+@pytest.mark.parametrize("T", [10**12, 1e12])
+def test_budget_state_of_an_impossible_horizon_is_refused_naming_T(T):
+    # a state of (classes + 1) x (T + 1) counts: refused up front, not numpy's "Unable to allocate"
+    users = BudgetAware(tolerance=[1.0, 2.0], r=0.5)
+    for make in (users.initial_state, users.mean_field_state):
+        with pytest.raises(ValueError, match=r"^T is too large"):
+            make(10, (), T=T)
+    with pytest.raises(ValueError, match="T"):
+        users.initial_state(10, (), T=0)
+    assert users.initial_state(10, (2,), T=3).shape == (2, 3, 4)
+
+
 # ----------------------------------------------------------------- perfpriv.feedback (chapter 08's experiments)
 from perfpriv import dynamics, feedback  # noqa: E402
 

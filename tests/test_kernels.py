@@ -305,3 +305,203 @@ def test_a_batch_of_one_group_runs_serially_with_the_same_numbers():
     many = engine.simulate(mech, users, T=15, n0=80, trials=3, seed=9)         # three groups: parallel
     assert np.array_equal(one.population[:, 0], many.population[:, 0])
     assert rounds.run_serial.signatures and rounds.run.signatures
+
+
+# ------------------------------------------------------------------ the typed behaviours' compiled steps
+TYPED_CASES = {
+    "memory, grid, cap binds": (bernoulli.RandomizedResponse([0.2, 1.0, np.inf]), behaviour.LeakCount(k=3, q=0.6, r=0.7),
+                                dict(T=20, n0=150, trials=4, seed=1, cap=300)),
+    "memory, cells, agnostic, gaussian": (gaussian.GaussianMean([0.05, 0.5, 3.0], tau=0.02, d=12, R=10.0),
+                                          behaviour.LeakCount(k=2, q=[0.3, 0.9], r=0.5, rule="agnostic"),
+                                          dict(T=10, n0=120, trials=3, seed=2)),
+    "heterogeneous, cells, schedule": (bernoulli.RandomizedResponse(engine.Schedule(np.linspace(0.2, 4.0, 15))),
+                                       behaviour.Heterogeneous(q=[[0.9, 0.2, 0.5], [0.3, 0.3, 0.1]],
+                                                               weights=[0.2, 0.5, 0.3], r=[0.45, 0.8]),
+                                       dict(T=15, n0=90, trials=3, seed=3, cap=200)),
+    "heterogeneous, dying, floor": (bernoulli.RandomizedResponse([np.inf]),
+                                    behaviour.Heterogeneous(q=[1.0, 0.95], weights=[0.3, 0.7], r=0.02),
+                                    dict(T=12, n0=40, trials=5, seed=4, floor=1)),
+    "budget, grid, gaussian": (gaussian.GaussianMean([0.6, 2.0], tau=0.02, d=12, R=10.0),
+                               behaviour.BudgetAware(tolerance=[1200.0, 3500.0], weights=[0.3, 0.7], r=0.6, q=0.2),
+                               dict(T=8, n0=150, trials=3, seed=5, cap=500)),
+    "budget, schedule, independent levels": (
+        bernoulli.RandomizedResponse(engine.Schedule([[0.3] * 10, list(np.linspace(0.1, 2.0, 10))])),
+        behaviour.BudgetAware(tolerance=[0.7, 2.0, np.inf], weights=[1, 2, 1], r=0.5, q=0.3, rule="agnostic"),
+        dict(T=10, n0=200, trials=3, seed=6, cap=400, common_numbers=False)),
+    "budget, per cell, dying, stop": (bernoulli.RandomizedResponse(engine.PerCell([1.0, 3.0])),
+                                      behaviour.BudgetAware(tolerance=2.5, r=[0.05, 0.1]),
+                                      dict(T=12, n0=60, trials=3, seed=7, floor=0, stop=2)),
+    "contagion, cells, no cap": (bernoulli.RandomizedResponse([0.3, 2.0]),
+                                 behaviour.Contagion(q=[0.1, 0.4], r=0.6, kappa=[0.5, 3.0]),
+                                 dict(T=25, n0=80, trials=3, seed=8, cap=None, record="final")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TYPED_CASES))
+def test_a_typed_behaviours_compiled_run_equals_the_round_by_round_loop_bit_for_bit(case, monkeypatch):
+    mech, users, kwargs = TYPED_CASES[case]
+    assert engine._compiled_parts(mech, users) is not None        # the whole run is one compiled call
+    compiled = engine.simulate(mech, users, **kwargs)
+    reference = _round_by_round(monkeypatch, mech, users, **kwargs)
+    for name in ("population", "sq_error", "leaked", "alive"):
+        assert np.array_equal(getattr(compiled, name), getattr(reference, name)), name
+
+
+def test_the_typed_cases_use_their_bounds_and_stops():
+    runs = {case: engine.simulate(mech, users, **kw) for case, (mech, users, kw) in TYPED_CASES.items()}
+    assert np.any(runs["memory, grid, cap binds"].population == 300)
+    assert np.any(runs["heterogeneous, dying, floor"].population == 1)
+    assert np.any(runs["budget, grid, gaussian"].population == 500)
+    assert not runs["budget, per cell, dying, stop"].alive[..., -1].any()
+
+
+# The steps as numpy code on the vectorized samplers of perfpriv._random (the steps the compiled ones
+# replaced): one round of a batch, the policy included. Independent code of the same definition.
+def _chain(key, counts, nsample):
+    return _random.multivariate_hypergeometric(key, counts, nsample)
+
+
+def _multinomial(key, total, weights):
+    out = np.zeros(np.shape(total) + (weights.size,), dtype=np.int64)
+    left, mass = np.asarray(total, dtype=np.int64).copy(), 1.0
+    for j in range(weights.size - 1):
+        p = min(1.0, weights[j] / mass) if mass > 0 else 0.0
+        out[..., j] = _random.binomial(key.child(np.int64(j)), left, p)
+        left = left - out[..., j]
+        mass -= weights[j]
+    out[..., -1] = left
+    return out
+
+
+def _halves(key, counts, nsample):
+    S = counts.shape[-1]
+    width = 1 << max(S - 1, 0).bit_length()
+    padded = np.zeros(counts.shape[:-1] + (width,), dtype=np.int64)
+    padded[..., :S] = counts
+    take, depth, lead = np.asarray(nsample, dtype=np.int64)[..., None], 0, counts.shape[:-1]
+    while width > 1:
+        half, nodes = width // 2, padded.shape[-1] // width
+        blocks = padded.reshape(lead + (nodes, width))
+        left, right = blocks[..., :half].sum(axis=-1), blocks[..., half:].sum(axis=-1)
+        node_keys = _random.Key(key.a[..., None], key.b[..., None]).child(np.int64(depth)).child(np.arange(nodes))
+        drawn = _random.hypergeometric(node_keys, left, right, take)
+        to_left = np.where(right == 0, take, np.where((left > 0) & (take > 0), drawn, 0))
+        take = np.stack([to_left, take - to_left], axis=-1).reshape(lead + (2 * nodes,))
+        width, depth = half, depth + 1
+    return take[..., :S]
+
+
+def _cap_floor(new, recruits, keys, cap, floor, weights, fresh_slots):
+    if cap is not None:
+        excess = np.maximum(new.sum(axis=-1) - cap, 0)
+        new = new - _chain(keys.child("cap"), recruits, np.minimum(excess, recruits.sum(axis=-1)))
+    short = np.maximum(floor - new.sum(axis=-1), 0)
+    fresh = _multinomial(keys.child("floor"), short, weights)
+    for j, slot in enumerate(fresh_slots):
+        new[..., slot] += fresh[..., j]
+    return new
+
+
+def _numpy_step(users, state, leaked, keys, t, cost, cap, floor):
+    pool = lambda n: n - leaked if users.rule == "leak" else n  # noqa: E731
+    if isinstance(users, behaviour.LeakCount):
+        n = state.sum(axis=-1)
+        by_type = _chain(keys.child("split"), state, leaked)
+        leave = _random.binomial(keys.child("leave"), by_type[..., -1], users.q)
+        join = _random.binomial(keys.child("join"), pool(n), users.r)
+        new = state - by_type
+        new[..., 1:] += by_type[..., :-1]
+        new[..., -1] += by_type[..., -1] - leave
+        new[..., 0] += join
+        recruits = np.zeros_like(new)
+        recruits[..., 0] = join
+        return _cap_floor(new, recruits, keys, cap, floor, np.ones(1), (0,))
+    if isinstance(users, behaviour.Heterogeneous):
+        n = state.sum(axis=-1)
+        by_class = _chain(keys.child("split"), state, leaked)
+        leave = np.stack([_random.binomial(keys.child("leave") if j == 0 else keys.child("leave").child(np.int64(j)),
+                                           by_class[..., j], users.q[j]) for j in range(users.types)], axis=-1)
+        join = _random.binomial(keys.child("join"), pool(n), users.r)
+        recruits = _multinomial(keys.child("classes"), join, users.weights)
+        return _cap_floor(state - leave + recruits, recruits, keys, cap, floor, users.weights, range(users.types))
+    if isinstance(users, behaviour.Contagion):
+        n = state[..., 0]
+        frac = np.where(state[..., 2] > 0, state[..., 1] / np.maximum(state[..., 2], 1), 0.0)
+        leave = _random.binomial(keys.child("leave"), leaked, np.minimum(1.0, users.q + users.kappa * frac))
+        nxt = n - leave + _random.binomial(keys.child("join"), pool(n), users.r)
+        nxt = np.maximum(np.minimum(nxt, cap if cap is not None else nxt), floor)
+        return np.stack([nxt, leave, n], axis=-1)
+    counts, C, S = state[..., :-1, :], users.classes, state.shape[-1]           # BudgetAware
+    n = counts.sum(axis=(-1, -2)).astype(np.int64)
+    spent = state[..., -1, :] + np.where(np.arange(S) < t, cost, 0.0)
+    gone = _random.binomial(keys.child("leave"), leaked, users.q)
+    new = counts.copy()
+    flat = counts[..., :t].reshape(counts.shape[:-2] + (-1,)).astype(np.int64)
+    new[..., :t] -= _halves(keys.child("split"), flat, gone).reshape(counts.shape[:-1] + (t,))
+    join = _random.binomial(keys.child("join"), pool(n), users.r)
+    recruits = _multinomial(keys.child("classes"), join, users.weights)
+    new = np.where(spent[..., None, :] > users.tolerance[:, None], 0.0, new)
+    if cap is not None:
+        room = cap - new.sum(axis=(-1, -2)).astype(np.int64)
+        excess = np.maximum(recruits.sum(axis=-1) - room, 0)
+        recruits = recruits - _chain(keys.child("cap"), recruits, np.minimum(excess, recruits.sum(axis=-1)))
+    new[..., t] += recruits
+    short = np.maximum(floor - new.sum(axis=(-1, -2)), 0).astype(np.int64)
+    new[..., t] += _multinomial(keys.child("floor"), short, users.weights)
+    return np.concatenate([new, spent[..., None, :]], axis=-2)
+
+
+STEP_CASES = {
+    "memory": behaviour.LeakCount(k=4, q=0.7, r=0.4),
+    "memory, agnostic": behaviour.LeakCount(k=2, q=0.3, r=0.6, rule="agnostic"),
+    "heterogeneous": behaviour.Heterogeneous(q=[0.9, 0.2, 0.5, 0.6, 0.1], weights=[0.2, 0.3, 0.1, 0.3, 0.1], r=0.45),
+    "budget": behaviour.BudgetAware(tolerance=[2.0, 5.0, np.inf], weights=[1, 2, 1], r=0.5, q=0.3),
+    "budget, agnostic": behaviour.BudgetAware(tolerance=[1.5, 3.0], r=0.7, q=0.9, rule="agnostic"),
+    "contagion": behaviour.Contagion(q=0.2, r=0.5, kappa=2.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STEP_CASES))
+@pytest.mark.parametrize("cap, floor", [(None, 0), (260, 1), (120, 5)])
+def test_a_compiled_step_equals_the_step_on_the_vectorized_samplers_bit_for_bit(case, cap, floor):
+    users = STEP_CASES[case]
+    m, T, t = 600, 6, 4
+    rng = np.random.default_rng(len(case) + 7 * floor)
+    if isinstance(users, behaviour.BudgetAware):
+        state = np.zeros((m, users.classes + 1, T + 1))
+        state[:, :-1, :t] = rng.integers(0, 30, size=(m, users.classes, t))
+        state[:, -1, :t] = np.arange(t, 0, -1) * 0.75
+        n = state[:, :-1].sum(axis=(-1, -2)).astype(np.int64)
+    else:
+        state = rng.integers(0, 60, size=(m, 3 if isinstance(users, behaviour.Contagion) else users.types))
+        n = state[:, 0] if isinstance(users, behaviour.Contagion) else state.sum(axis=-1)
+    leaked = rng.integers(0, n + 1)
+    keys = _random.root_key(11).child(np.arange(m))
+    context = dict(t=t, T=T, cost=0.75, cap=cap, floor=floor)
+    got = users.step(state, leaked, keys, context)
+    expected = _numpy_step(users, state, leaked, keys, t, 0.75, cap, floor)
+    assert got.dtype == state.dtype and np.array_equal(got, expected)
+
+
+# ------------------------------------------------------------------ the compiled typed runs in law
+from agents_behaviour import RR, simulate_agents  # noqa: E402
+
+LAW_CASES = {
+    "memory": behaviour.LeakCount(k=3, q=0.5, r=0.6),
+    "heterogeneous": behaviour.Heterogeneous(q=[0.9, 0.3, 0.05], weights=[0.3, 0.3, 0.4], r=0.6, rule="agnostic"),
+    "budget": behaviour.BudgetAware(tolerance=[0.7, 2.0], weights=[0.3, 0.7], r=0.6, q=0.2),
+    "contagion": behaviour.Contagion(q=0.2, r=0.8, kappa=1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAW_CASES))
+def test_a_typed_behaviours_compiled_run_agrees_in_law_with_the_agent_reference(case):
+    # independent truth: every user one at a time (tests/agents_behaviour.py); means within 4.5 se per round
+    users, kw = LAW_CASES[case], dict(T=6, n0=150, cap=500, floor=1)
+    agents = simulate_agents(RR(0.3), users, trials=500, seed=41, **kw)
+    run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=4000, seed=42, **kw)
+    for a, b in ((agents.population, run.population), (agents.leaked, run.leaked)):
+        a, b = a.astype(float), b.astype(float)
+        se = np.sqrt(a.var(axis=0, ddof=1) / a.shape[0] + b.var(axis=0, ddof=1) / b.shape[0])
+        assert 4.5 * se[-1] < 0.05 * b.mean(axis=0)[-1]          # the test sees a 5% change
+        assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) <= 4.5 * se)
