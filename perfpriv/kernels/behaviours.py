@@ -75,7 +75,8 @@ def _policy(m, cap, floor):
 def split_chain(a, b, counts, nsample, out):
     """``nsample`` items drawn without replacement from classes of sizes ``counts`` (the chain rule).
 
-    Class j receives Hypergeometric(counts_j, counts_{j+1} + ..., remaining) items from child j of the key
+    Class j receives Hypergeometric(N_j, N_{j+1} + ... + N_{S-1}, remaining) items, with N = ``counts``,
+    from child j of the key
     (:func:`perfpriv._random.multivariate_hypergeometric`, one element).
     """
     S = counts.size
