@@ -89,10 +89,13 @@ class Behaviour:
     A behaviour's simulation state is an ``int64`` array of shape
     ``batch + (types,)`` (:class:`BudgetAware`: a float array holding whole
     numbers, see there); its mean-field state a float array of the same
-    layout. Subclasses implement :meth:`step` and :meth:`mean_field_step`
-    (and, for schedule gradients, :meth:`mean_field_step_grad`), and the
-    theory of a constant leak probability: :meth:`growth_factor`,
-    :meth:`expected_stay`, :meth:`critical_leak_probability`.
+    layout. Subclasses implement :meth:`kernel_step` (their simulation
+    step, one compiled function of :mod:`perfpriv.kernels.behaviours` that
+    the engine's compiled loop runs and :meth:`step` applies to a batch) and
+    :meth:`mean_field_step` (and, for schedule gradients,
+    :meth:`mean_field_step_grad`), and the theory of a constant leak
+    probability: :meth:`growth_factor`, :meth:`expected_stay`,
+    :meth:`critical_leak_probability`.
     """
 
     #: number of user types the state counts (None: it depends on the horizon)
