@@ -17,6 +17,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from perfpriv import _random
@@ -248,27 +250,57 @@ def test_a_level_draws_the_same_round_alone_or_among_levels_of_its_population(n,
             assert np.array_equal(err_m[1:], err[1:]) and np.array_equal(leaked_m[1:], leaked[1:])
 
 
-@pytest.mark.parametrize("n, d", [(300, 12), (300, 2), (5000, 6)])
-def test_the_sorted_and_the_direct_classification_draw_the_same_band(n, d):
-    # the same level repeated (sorted a's) and alone (direct pass): same leaks, same error and the
-    # same number of normals drawn (the band's records, whose sum decides the others' leaks)
+@pytest.mark.parametrize("n, d", [(300, 12), (300, 2), (5000, 6), (40, 1)])
+def test_a_level_draws_the_same_band_alone_and_among_levels_that_add_ends(n, d):
+    # the records' codes depend on every level's interval ends: a level alone (4 ends) and among 11 others
+    # of other populations and noise levels (up to 48 ends, shared records) must give the same leaks,
+    # error and band (the number of normals drawn counts the band's records)
     from perfpriv.kernels import gaussian_mean as K
     purposes = np.array([_random.purpose_hashes(p) for p in K.PURPOSES], dtype=np.uint64)
-    repeat = K.SORT_MIN_LEVELS_LARGE if n > K.SORT_LARGE_N else K.SORT_MIN_LEVELS
+    others_g = np.geomspace(0.05, 5.0, 11)
+    others_n = np.maximum(2, (n * np.linspace(0.3, 1.0, 11)).astype(np.int64))
     for seed in range(4):
         key = _random.root_key(seed).child(3)
+        a, b = key.a[()], key.b[()]
         for gamma in (0.1, 0.5, 2.0):
             params = P.kernel_params(tau=0.02, d=d)
-            out = []
-            for count in (1, repeat):
-                err, leaked = np.empty(count), np.empty(count, dtype=np.int64)
-                drawn = K.draw_groups(params, np.full(count, gamma), np.full(count, n, dtype=np.int64),
-                                      np.zeros(count, dtype=np.int64), key.a.reshape(1), key.b.reshape(1),
-                                      purposes, err, leaked)
-                assert np.all(err == err[0]) and np.all(leaked == leaked[0])
-                out.append((err[0], leaked[0], drawn))
-            assert out[0] == out[1]
-            assert out[0][2] > n + 2 * d      # the band is not empty: the check has teeth
+            err1, leak1 = np.empty(1), np.empty(1, dtype=np.int64)
+            drawn1 = K.group_round(params, np.array([gamma]), np.array([n], dtype=np.int64), a, b, purposes,
+                                   True, err1, leak1)
+            gammas = np.concatenate([[gamma], others_g])
+            users = np.concatenate([[n], others_n]).astype(np.int64)
+            err, leak = np.empty(12), np.empty(12, dtype=np.int64)
+            K.group_round(params, gammas, users, a, b, purposes, True, err, leak)
+            assert (err[0], leak[0]) == (err1[0], leak1[0])
+            if d > 1:
+                assert drawn1 > n + 2 * d      # the band is not empty: the check has teeth
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-6, 6), min_size=4, max_size=4), st.lists(st.booleans(), min_size=2, max_size=2),
+       st.lists(st.integers(-8, 8), min_size=1, max_size=30), st.integers(0, 8))
+def test_record_codes_decide_every_predicate_of_a_level_as_the_comparisons_do(picks, nan_inner, xs, extra):
+    # codes 2·#(ends < x) + [x is an end]: the band lo1 < x < hi1 and not lo2 < x < hi2 as runs of codes,
+    # and the sure leaks x <= lo1 or x >= hi1, agree with the comparisons, ties with an end included
+    from perfpriv.kernels import gaussian_mean as K
+    lo1, hi1 = sorted(picks[:2])
+    lo2, hi2 = sorted(picks[2:])
+    lo2, hi2 = (np.nan if nan_inner[0] else lo2 / 2), (np.nan if nan_inner[1] else hi2 / 2)
+    ends = np.full((2, 4), np.nan)
+    ends[0] = (lo1 / 2, hi1 / 2, lo2, hi2)
+    ends[1, :2] = (extra / 4 - 1.0, extra / 4)          # another level's ends between them
+    E = K._sorted_ends(ends, np.array([True, True]))
+    runs = np.zeros((2, 2), dtype=np.int64)
+    k = K._band_runs(E, lo1 / 2, hi1 / 2, lo2, hi2, runs)
+    open_range = K._code_range(E, lo1 / 2, hi1 / 2, False)
+    closed_range = K._code_range(E, lo1 / 2, hi1 / 2, True)
+    for x in np.array(xs) / 4.0:
+        c = K._end_code(E, x)
+        in_band = any(runs[r, 0] <= c <= runs[r, 1] for r in range(k))
+        inner = lo2 < x < hi2
+        assert in_band == (lo1 / 2 < x < hi1 / 2 and not inner)
+        assert (open_range[0] <= c <= open_range[1]) == (lo1 / 2 < x < hi1 / 2)
+        assert (closed_range[0] <= c <= closed_range[1]) == (lo1 / 2 <= x <= hi1 / 2)
 
 
 # ----------------------------------------------- the projected draw over the whole range of doubles

@@ -345,42 +345,6 @@ def roots(k0, k1):
 
 
 # ------------------------------------------------------------------ one group's round
-#: Levels that use a group's whole prefix of a's classify its records on the sorted a's
-#: when at least this many share it (a sort costs about as much as a few direct passes).
-SORT_MIN_LEVELS = 4
-#: Above this population, sorting costs about as much as this many direct passes (measured at
-#: N = 20 000: a sort 1.6 ms, a pass 0.09 ms): sort only for at least SORT_MIN_LEVELS_LARGE levels.
-SORT_LARGE_N = 4096
-SORT_MIN_LEVELS_LARGE = 16
-
-
-@njit(**_JIT)
-def _count_below(vals, x, inclusive):
-    """Number of sorted ``vals`` below x (``<= x`` if inclusive), by bisection; x is not NaN."""
-    lo, hi = 0, vals.size
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        v = vals[mid]
-        if v < x or (inclusive and v == x):
-            lo = mid + 1
-        else:
-            hi = mid
-    return np.int64(lo)
-
-
-@njit(**_JIT)
-def _reserve(buf, used, extra):
-    """``buf`` with room for ``extra`` more entries after ``used`` (grown by doubling, contents kept)."""
-    if used + extra <= buf.size:
-        return buf
-    size = buf.size
-    while size < used + extra:
-        size *= 2
-    grown = np.empty(size, dtype=buf.dtype)
-    grown[:used] = buf[:used]
-    return grown
-
-
 @njit(**_JIT)
 def _clear_outputs(users, err, leaked):
     """Zero every level's error and leak count; return the group's largest population."""
@@ -390,6 +354,129 @@ def _clear_outputs(users, err, leaked):
         leaked[lv] = 0
         n_max = max(n_max, users[lv])
     return n_max
+
+
+@njit(**_JIT)
+def _sorted_ends(ends, coded):
+    """The distinct interval ends of the coded levels, sorted (NaN ends left out)."""
+    L = ends.shape[0]
+    vals = np.empty(4 * L)
+    k = 0
+    for lv in range(L):
+        if coded[lv]:
+            for j in range(4):
+                x = ends[lv, j]
+                if not math.isnan(x):
+                    vals[k] = x
+                    k += 1
+    vals = np.sort(vals[:k])
+    m = 0
+    for i in range(k):
+        if m == 0 or vals[i] != vals[m - 1]:
+            vals[m] = vals[i]
+            m += 1
+    return vals[:m]
+
+
+@njit(**_JIT)
+def _end_index(E, x):
+    """Number of the sorted ends E below x (the index of x when x is one of them), by bisection."""
+    lo, hi = 0, E.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if E[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**_JIT)
+def _end_code(E, x):
+    """Code of a number x among the sorted distinct ends E: 2·#(E < x) + [x is an end].
+
+    Every comparison of x with an end E[k] is a comparison of its code c with 2k + 1:
+    x < E[k] ⇔ c <= 2k, x == E[k] ⇔ c == 2k + 1, x > E[k] ⇔ c >= 2k + 2.
+    """
+    k = _end_index(E, x)
+    if k < E.size and E[k] == x:
+        return 2 * k + 1
+    return 2 * k
+
+
+@njit(**_JIT)
+def _code_counts(codes, users, coded, n_codes):
+    """Per coded level, the number of its records (the first N of the group) holding each code.
+
+    One pass over the records in order, the levels visited by population: ``counts[lv, c]``.
+    """
+    L = users.size
+    order = np.argsort(users)
+    counts = np.zeros((L, n_codes), dtype=np.int64)
+    hist = np.zeros(n_codes, dtype=np.int64)
+    i = 0
+    last = -1
+    for k in range(L):
+        lv = order[k]
+        if not coded[lv]:
+            continue
+        n = users[lv]
+        while i < n:
+            hist[codes[i]] += 1
+            i += 1
+        if last >= 0 and users[last] == n:
+            counts[lv, :] = counts[last, :]
+        else:
+            counts[lv, :] = hist
+        last = lv
+    return counts
+
+
+@njit(**_JIT)
+def _code_range(E, lo, hi, closed):
+    """First and last code of the numbers x with lo < x < hi (lo <= x <= hi if ``closed``); lo, hi in E."""
+    k_lo, k_hi = _end_index(E, lo), _end_index(E, hi)
+    if closed:
+        return 2 * k_lo + 1, 2 * k_hi + 1
+    return 2 * k_lo + 2, 2 * k_hi
+
+
+@njit(**_JIT)
+def _band_runs(E, lo1, hi1, lo2, hi2, runs):
+    """The band lo1 < a < hi1, not lo2 < a < hi2, as at most two runs of codes; returns their number."""
+    first, last = _code_range(E, lo1, hi1, False)
+    if math.isnan(lo2) or math.isnan(hi2):
+        inner_first, inner_last = np.int64(1), np.int64(0)      # no inner interval
+    else:
+        inner_first, inner_last = _code_range(E, lo2, hi2, False)
+    k = 0
+    if inner_first > inner_last:
+        if first <= last:
+            runs[0, 0], runs[0, 1] = first, last
+            k = 1
+        return k
+    if first <= min(last, inner_first - 1):
+        runs[k, 0], runs[k, 1] = first, min(last, inner_first - 1)
+        k += 1
+    if max(first, inner_last + 1) <= last:
+        runs[k, 0], runs[k, 1] = max(first, inner_last + 1), last
+        k += 1
+    return k
+
+
+@njit(**_JIT)
+def _sure_leaks_direct(along, n, lo1, hi1, strict):
+    """Records of a level with a NaN end that leak whatever their across-normals (a pass over them)."""
+    sure = np.int64(0)
+    if strict:
+        for i in range(n):
+            x = along[i]
+            sure += (x < lo1) | (x > hi1)
+    else:
+        for i in range(n):
+            x = along[i]
+            sure += (x <= lo1) | (x >= hi1)
+    return sure
 
 
 @njit(**_JIT)
@@ -418,6 +505,16 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     -------
     int
         The number of normals drawn (the cost of the round, for the benchmarks).
+
+    Notes
+    -----
+    The records are classified once for all levels: the levels' interval ends
+    (lo1, hi1, lo2, hi2), sorted, give each record a code (:func:`_end_code`)
+    on which every level's predicates are comparisons, so one pass over the
+    records counts, for every level, its records of each code. A level's sure
+    leaks and its band are then sums over runs of codes, and the band's Σ h_i
+    a difference of fixed-point prefix sums over the band records grouped by
+    code (exact, so it equals the record-by-record sum).
     """
     L = users.size
     tau, d, sigma2, exact, t_band = params[0], np.int64(params[1]), params[2], params[3] != 0.0, params[4]
@@ -451,8 +548,8 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     k0s = np.zeros(L)
     k1s = np.zeros(L)
     ends = np.full((L, 4), np.nan)        # lo1, hi1, lo2, hi2 of the levels whose records are classified
-    classify = np.zeros(L, dtype=np.bool_)
-    n_full = 0
+    coded = np.zeros(L, dtype=np.bool_)
+    n_coded = np.int64(0)                 # the largest population of a coded level
     for lv in range(L):
         n = users[lv]
         if n < 1:
@@ -478,98 +575,79 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
         if not has_roots:
             leaked[lv] = n
             continue
-        classify[lv] = True
-        ends[lv, 0], ends[lv, 1] = mean + r1, mean + r2
+        lo1, hi1 = mean + r1, mean + r2
+        ends[lv, 0], ends[lv, 1] = lo1, hi1
+        if math.isnan(lo1) or math.isnan(hi1):
+            # no band (its test compares with both ends): the sure leaks by a pass over the records
+            leaked[lv] = _sure_leaks_direct(along, n, lo1, hi1, d == 1)
+            continue
         if d > 1:
             s1, s2, has_inner = roots(k0 - (1.0 - 1.0 / n) * t_band, k1)
             if has_inner:
                 ends[lv, 2], ends[lv, 3] = mean + s1, mean + s2
-        if n == n_max and not (math.isnan(ends[lv, 0]) or math.isnan(ends[lv, 1])):
-            n_full += 1
-    # --- sure leaks and band records: levels that use the whole prefix on the sorted a's (when
-    # enough of them share it), the others by a pass over their records; both apply the same
-    # predicates, so they agree exactly (and the band's sums are exact, so its order is free)
-    band_start = np.zeros(L + 1, dtype=np.int64)
-    band = np.empty(16, dtype=np.int64)
-    n_band = 0
-    use_sorted = n_full >= (SORT_MIN_LEVELS if n_max <= SORT_LARGE_N else SORT_MIN_LEVELS_LARGE)
-    if use_sorted:
-        order = np.argsort(along[:n_max])
-        vals = along[order]
+        coded[lv] = True
+        n_coded = max(n_coded, n)
+    if n_coded == 0:
+        return drawn
+    # --- every record's code among the sorted ends, and per level the number of its records of each code
+    E = _sorted_ends(ends, coded)
+    n_codes = 2 * E.size + 1
+    codes = np.empty(n_coded, dtype=np.int64)
+    for i in range(n_coded):
+        codes[i] = _end_code(E, along[i])
+    counts = _code_counts(codes, users, coded, n_codes)
+    # --- sure leaks (the records outside lo1 < a < hi1) and each level's band as runs of codes
+    runs = np.zeros((L, 2, 2), dtype=np.int64)
+    n_runs = np.zeros(L, dtype=np.int64)
+    widest = np.zeros(n_codes, dtype=np.int64)   # the largest population whose band holds a code
     for lv in range(L):
-        band_start[lv] = n_band
-        if not classify[lv]:
+        if not coded[lv]:
             continue
         n = users[lv]
-        lo1, hi1, lo2, hi2 = ends[lv, 0], ends[lv, 1], ends[lv, 2], ends[lv, 3]
-        if use_sorted and n == n_max and not (math.isnan(lo1) or math.isnan(hi1)):
-            if d == 1:
-                leaked[lv] = _count_below(vals, lo1, False) + n - _count_below(vals, hi1, True)
-                continue
-            i_lo1 = _count_below(vals, lo1, True)           # a <= lo1
-            i_hi1 = _count_below(vals, hi1, False)          # a < hi1
-            leaked[lv] = i_lo1 + (n - i_hi1)
-            if math.isnan(lo2) or math.isnan(hi2):
-                j_lo2, k_hi2 = i_hi1, i_hi1
-            else:
-                j_lo2 = _count_below(vals, lo2, True)       # a <= lo2
-                k_hi2 = _count_below(vals, hi2, False)      # a < hi2
-            need = max(j_lo2 - i_lo1, 0) + max(i_hi1 - max(k_hi2, j_lo2), 0)
-            band = _reserve(band, n_band, need)
-            for pos in range(i_lo1, j_lo2):
-                band[n_band] = order[pos]
-                n_band += 1
-            for pos in range(max(k_hi2, j_lo2), i_hi1):
-                band[n_band] = order[pos]
-                n_band += 1
-            continue
-        # branch-free predicates (the band test is rarely true, so its branch predicts well)
-        sure = np.int64(0)
+        # d = 1: a leak is a < lo1 or a > hi1; d > 1: a <= lo1 or a >= hi1 leaks whatever its across-normals
+        first, last = _code_range(E, ends[lv, 0], ends[lv, 1], d == 1)
+        between = np.int64(0)
+        for c in range(first, last + 1):
+            between += counts[lv, c]
+        leaked[lv] = n - between
         if d == 1:
-            for i in range(n):
-                x = along[i]
-                sure += (x < lo1) | (x > hi1)
-            leaked[lv] = sure
             continue
-        for i in range(n):
-            x = along[i]
-            sure += (x <= lo1) | (x >= hi1)
-        leaked[lv] = sure
-        if sure == n:
-            continue
-        for i in range(n):
-            x = along[i]
-            if (x > lo1) & (x < hi1) & (not ((x > lo2) & (x < hi2))):
-                band = _reserve(band, n_band, 1)
-                band[n_band] = i
-                n_band += 1
-    band_start[L] = n_band
-    if n_band == 0:
-        return drawn
-    # --- the across-normals of every record in some band, drawn once (record order)
-    slot = np.full(n_max, -1, dtype=np.int64)
-    for e in range(n_band):
-        slot[band[e]] = -2                 # in some band
+        n_runs[lv] = _band_runs(E, ends[lv, 0], ends[lv, 1], ends[lv, 2], ends[lv, 3], runs[lv])
+        for r in range(n_runs[lv]):
+            for c in range(runs[lv, r, 0], runs[lv, r, 1] + 1):
+                if counts[lv, c] > 0:
+                    widest[c] = max(widest[c], n)
+    # --- the records in some band, grouped by code (record order within a code)
+    code_start = np.zeros(n_codes + 1, dtype=np.int64)
     n_union = 0
-    for i in range(n_max):
-        if slot[i] == -2:
-            slot[i] = n_union
+    for i in range(n_coded):
+        if i < widest[codes[i]]:
+            code_start[codes[i] + 1] += 1
             n_union += 1
+    if n_union == 0:
+        return drawn
+    for c in range(n_codes):
+        code_start[c + 1] += code_start[c]
+    fill = code_start[:n_codes].copy()
+    record = np.empty(n_union, dtype=np.int64)          # row -> record index
+    for i in range(n_coded):
+        c = codes[i]
+        if i < widest[c]:
+            record[fill[c]] = i
+            fill[c] += 1
+    # --- their across-normals (a pure function of the record: its order is free), norms and prefix sums
     ca, cb = child_hashed(a, b, purposes[3, 0], purposes[3, 1])
     cg = stream_increment(cb)
     h = np.empty((n_union, w))
-    h_sq = np.empty(n_union)
-    h_fix = np.empty((n_union, w), dtype=np.int64)
-    for i in range(n_max):
-        s = slot[i]
-        if s < 0:
-            continue
-        base = i * w
+    norm = np.empty(n_union)
+    prefix = np.zeros((n_union + 1, w), dtype=np.int64)
+    for s in range(n_union):
+        base = record[s] * w
         for j in range(w):
             v = ndtri(uniform(ca, cg, base + j))
             h[s, j] = v
-            h_fix[s, j] = np.int64(np.rint(v * FIX))
-        h_sq[s] = sum_squares(h[s], 0, w)
+            prefix[s + 1, j] = prefix[s, j] + np.int64(np.rint(v * FIX))
+        norm[s] = math.sqrt(sum_squares(h[s], 0, w))
     drawn += (n_union + 1) * w
     sa, sb = child_hashed(a, b, purposes[4, 0], purposes[4, 1])
     sg = stream_increment(sb)
@@ -581,38 +659,44 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     hbar = np.empty(w)
     dev = np.empty(w)
     for lv in range(L):
-        lo, hi = band_start[lv], band_start[lv + 1]
-        m = hi - lo
-        if m == 0:
+        if n_runs[lv] == 0:
             continue
         n = users[lv]
+        m = np.int64(0)
         sums[:] = 0
-        for e in range(lo, hi):
-            s = slot[band[e]]
-            for j in range(w):
-                sums[j] += h_fix[s, j]
+        for r in range(n_runs[lv]):
+            for c in range(runs[lv, r, 0], runs[lv, r, 1] + 1):
+                k = counts[lv, c]
+                if k > 0:
+                    m += k
+                    lo = code_start[c]
+                    for j in range(w):
+                        sums[j] += prefix[lo + k, j] - prefix[lo, j]
+        if m == 0:
+            continue
         scale = math.sqrt(np.float64(max(n - m, 0)))
         for j in range(w):
             hbar[j] = (np.float64(sums[j]) / FIX + spread[j] * scale) / np.float64(n)
         hbar_norm = math.sqrt(sum_squares(hbar, 0, w))
         mean, k0, k1 = abar[lv], k0s[lv], k1s[lv]
         count = np.int64(0)
-        for e in range(lo, hi):
-            i = band[e]
-            s = slot[i]
-            alpha = along[i] - mean
-            theta = k0 - alpha * (alpha + k1)
-            norm = math.sqrt(h_sq[s])
-            low = (norm - hbar_norm) * (norm - hbar_norm)
-            if theta < low:
-                count += 1
-                continue
-            high = (norm + hbar_norm) * (norm + hbar_norm)
-            if theta < high:
-                for j in range(w):
-                    dev[j] = h[s, j] - hbar[j]
-                if sum_squares(dev, 0, w) > theta:
-                    count += 1
+        for r in range(n_runs[lv]):
+            for c in range(runs[lv, r, 0], runs[lv, r, 1] + 1):
+                lo = code_start[c]
+                for s in range(lo, lo + counts[lv, c]):
+                    alpha = along[record[s]] - mean
+                    theta = k0 - alpha * (alpha + k1)
+                    nrm = norm[s]
+                    low = (nrm - hbar_norm) * (nrm - hbar_norm)
+                    if theta < low:
+                        count += 1
+                        continue
+                    high = (nrm + hbar_norm) * (nrm + hbar_norm)
+                    if theta < high:
+                        for j in range(w):
+                            dev[j] = h[s, j] - hbar[j]
+                        if sum_squares(dev, 0, w) > theta:
+                            count += 1
         leaked[lv] += count
     return drawn
 
