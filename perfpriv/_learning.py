@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _random, engine
-from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array
+from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array, check_population
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
@@ -165,7 +165,7 @@ class TabulatedMechanism(engine.Mechanism):
         return p, e
 
     def _evaluate(self, n, level, which: int):
-        n, level = np.broadcast_arrays(np.asarray(n, float), np.asarray(level, float))
+        n, level = np.broadcast_arrays(check_population("n", n), np.asarray(level, float))
         out = np.empty(n.shape)
         flat_n, flat_l, flat_o = n.reshape(-1), level.reshape(-1), out.reshape(-1)
         levels = np.unique(flat_l)
@@ -182,12 +182,26 @@ class TabulatedMechanism(engine.Mechanism):
 
     # ------------------------------------------------------- mean field
     def leak_probability(self, n, level):
-        """p(n, level): probability that a user of a round with n users leaks (table, interpolated)."""
+        """p(n, level): probability that a user of a round with n >= 0 users leaks (table, interpolated)."""
         return self._evaluate(n, level, 0)
 
     def expected_error(self, n, level):
-        """e(n, level): expected error of a release from n users (table, interpolated)."""
+        """e(n, level): expected error of a release from n >= 0 users (table, interpolated; inf for n < 1)."""
         return self._evaluate(n, level, 1)
+
+    def expected_error_grad(self, n, level):
+        """(e, de/dlog n, de/dlog level) by central differences of the table (n >= 0).
+
+        Where e is infinite -- n < 1, a population that died out, which the mean field passes by
+        design -- e is constant (inf) and both derivatives are 0 (the differences inf − inf were NaN).
+        """
+        n = check_population("n", n)
+        with np.errstate(invalid="ignore"):
+            e, de_dn, de_dl = super().expected_error_grad(n, level)
+        dead = ~np.isfinite(e)
+        if dead.any():
+            de_dn, de_dl = np.where(dead, 0.0, de_dn), np.where(dead, 0.0, de_dl)
+        return e, de_dn, de_dl
 
     def growth_factor(self, n, level, *, q, r):
         """Expected growth 1 + r − (q + r) p(n, level) of a round with n users (eq. 12's form).

@@ -74,6 +74,7 @@ from .kernels import streams as _streams
 __all__ = [
     "Key",
     "root_key",
+    "as_generator",
     "as_seed_sequence",
     "cell_key",
     "coordinate_key",
@@ -465,6 +466,25 @@ def root_key(seed: Any = None, *, name: str = "seed") -> Key:
     ss = as_seed_sequence(seed, name=name)
     words = ss.generate_state(2, np.uint64)
     return Key(words[0], words[1])
+
+
+def as_generator(seed: Any = None, *, name: str = "seed") -> np.random.Generator:
+    """A :class:`~numpy.random.Generator` for ``seed``: a Generator as is, a bit generator wrapped, else seeded.
+
+    Anything else goes through :func:`as_seed_sequence` (checked, a given SeedSequence read and never
+    modified), so an int seed gives the stream of ``numpy.random.default_rng(seed)``.
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(3)
+    >>> as_generator(g) is g, as_generator(3).random() == np.random.default_rng(3).random()
+    (True, True)
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.BitGenerator):
+        return np.random.Generator(seed)
+    return np.random.default_rng(as_seed_sequence(seed, name=name))
 
 
 def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedSequence:

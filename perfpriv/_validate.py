@@ -32,6 +32,7 @@ __all__ = [
     "check_covariance",
     "check_allocation",
     "check_array_size",
+    "check_population",
     "check_bracket",
     "check_same_shape",
     "check_order",
@@ -396,6 +397,29 @@ def check_array_size(what: str, *, itemsize: int = 8, **sizes: Any) -> None:
     if not count * itemsize <= MAX_ARRAY_BYTES:
         name = max(sizes, key=lambda k: float(sizes[k]))
         check_allocation(what, count, name=name, itemsize=itemsize)
+
+
+def check_population(name: str, value: Any) -> np.ndarray:
+    """A population size (or an array of them) of the mean field: a float array of values in [0, inf].
+
+    The mean field passes 0 for a population that died out and ``inf`` for an overflowed uncapped one, so
+    both pass; NaN, negative values and non-numbers are refused as :func:`check_real` refuses them. Cheap
+    for the numeric arrays of the engine's hot loop (one comparison), which call it every round.
+
+    Examples
+    --------
+    >>> check_population("n", [0, 10, np.inf]).tolist()
+    [0.0, 10.0, inf]
+    >>> check_population("n", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be in [0, inf]; got -1
+    """
+    if isinstance(value, (np.ndarray, np.floating, np.integer, float, int)) and not isinstance(value, (bool, np.bool_)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fiu" and bool(np.all(arr >= 0)):
+            return arr.astype(float, copy=False)
+    return np.asarray(check_real(name, value, low=0, allow_inf=True), dtype=float)
 
 
 def check_bracket(bracket: Any, *, name: str = "bracket", within: tuple[float, float] | None = None,

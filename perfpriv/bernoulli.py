@@ -80,6 +80,7 @@ from . import _random, engine
 from .kernels import mechanisms as _mechanisms
 from ._validate import (
     check_choice,
+    check_population,
     check_flag,
     check_order,
     check_int,
@@ -717,9 +718,11 @@ class RandomizedResponse(engine.Mechanism):
         return np.broadcast_to(0.5 + beta, np.broadcast_shapes(np.shape(n), np.shape(beta)))
 
     def expected_error(self, n, level):
-        """E_μ[ν(1 − ν)] / (4β² n): the exact mean squared error of eq. 1 from n answers."""
+        """E_μ[ν(1 − ν)] / (4β² n): the exact mean squared error of eq. 1 from n >= 0 answers (inf at n = 0)."""
+        n = check_population("n", n)
         beta = np.asarray(beta_from_epsilon(level), dtype=float)
-        return _variance_factor(beta, self._s2) / np.asarray(n, float)
+        with np.errstate(divide="ignore"):             # n = 0 (a population that died out): inf
+            return _variance_factor(beta, self._s2) / n
 
     def leak_probability_grad(self, n, level):
         """p = 1/2 + β(ε), dp/dlog n = 0, dp/dlog ε = ε β'(ε) with β' = sech²(ε/2)/4."""
@@ -729,13 +732,17 @@ class RandomizedResponse(engine.Mechanism):
         return p, np.zeros(p.shape), np.broadcast_to(eps * dbeta, p.shape)
 
     def expected_error_grad(self, n, level):
-        """e = V(β)/n with V = 1/(16β²) − s2/4: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n)."""
+        """e = V(β)/n with V = 1/(16β²) − s2/4: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n).
+
+        At n = 0 (a population that died out): e = inf, de/dlog n = −inf, de/dlog ε = −inf.
+        """
         eps = np.asarray(level, float)
         beta = np.asarray(beta_from_epsilon(eps), dtype=float)
-        n = np.asarray(n, float)
-        e = _variance_factor(beta, self._s2) / n
-        dbeta = 0.25 / np.cosh(eps / 2.0) ** 2
-        return e, -e, -(eps * dbeta) / (8.0 * beta**3 * n)
+        n = check_population("n", n)
+        with np.errstate(divide="ignore"):
+            e = _variance_factor(beta, self._s2) / n
+            dbeta = 0.25 / np.cosh(eps / 2.0) ** 2
+            return e, -e, -(eps * dbeta) / (8.0 * beta**3 * n)
 
 
 # --------------------------------------------------------------------------
@@ -908,7 +915,7 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     alive = np.zeros((trials, T), dtype=bool)
     estimate = np.zeros((trials, T))
     truth = np.zeros((trials, T))
-    base = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_random.as_seed_sequence(seed))
+    base = _random.as_generator(seed)
     for k, gen in enumerate(base.spawn(trials)):
         u = gen.random  # one uniform per decision
         n = n0

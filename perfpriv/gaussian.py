@@ -42,6 +42,7 @@ from ._records import clip, clip_probability, sample_records
 from ._validate import (
     check_allocation,
     check_choice,
+    check_population,
     check_covariance,
     check_int,
     check_mean,
@@ -544,14 +545,18 @@ class GaussianMean(engine.Mechanism):
         return np.clip(vals[np.ravel(inverse)], 0.0, 1.0)
 
     def expected_error(self, n, level):
-        """(γ² Tr Σ⁻¹ + d)/n: Lemma 3's expected squared Mahalanobis error."""
-        return _lemma3(level, n, self._trace_inv, self.d)
+        """(γ² Tr Σ⁻¹ + d)/n: Lemma 3's expected squared Mahalanobis error (n >= 0; inf at n = 0)."""
+        n = check_population("n", n)
+        with np.errstate(divide="ignore"):             # n = 0 (a population that died out): inf
+            return _lemma3(level, n, self._trace_inv, self.d)
 
     def expected_error_grad(self, n, level):
-        """e = (γ² t + d)/n, de/dlog n = −e, de/dlog γ = 2γ² t/n (t = Tr Σ⁻¹)."""
+        """e = (γ² t + d)/n, de/dlog n = −e, de/dlog γ = 2γ² t/n (t = Tr Σ⁻¹); inf, −inf, inf at n = 0."""
+        n = check_population("n", n)
         e = np.asarray(self.expected_error(n, level), float)
         g = np.asarray(level, float)
-        return e, -e, 2.0 * g**2 * self._trace_inv / np.asarray(n, float)
+        with np.errstate(divide="ignore", over="ignore"):
+            return e, -e, 2.0 * g**2 * self._trace_inv / n
 
 
 # ------------------------------------------------------------------ front ends
@@ -711,7 +716,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
     alive = np.zeros((trials, T), dtype=bool)
-    base = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_random.as_seed_sequence(seed))
+    base = _random.as_generator(seed)
     for i, rng in enumerate(base.spawn(trials)):
         N = n0
         population[i, 0] = N

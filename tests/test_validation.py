@@ -8,6 +8,8 @@ rather than an inner function's, arguments a branch does not use, objects passed
 results belong, paths, flags and sizes no call can hold.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -198,3 +200,36 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
     expected = name   # the message names the parameter itself
     assert expected in message, message
     assert len(message) < 400 and "\n" not in message  # one readable line
+
+
+# ------------------------------------------------- the engine-facing methods at a population that died out
+
+
+def _mechanisms():
+    from perfpriv.gaussian import GaussianMean
+    return [bernoulli.RandomizedResponse(1.0), GaussianMean(1.0, tau=0.02, d=3, R=10.0),
+            gradient.PrivateGD(1.0, tau=0.02, d=2, table_records=200, table_runs=4),
+            regression.RidgeRelease(1.0, tau=0.02, d=2, table_records=200, table_datasets=4).resolved("paper")]
+
+
+@pytest.mark.usefixtures("no_warnings")
+@pytest.mark.parametrize("index", range(4))
+def test_expected_error_of_no_users_is_inf_and_its_gradient_is_no_nan(index):
+    # the mean field passes n = 0 for a population that died out: 1/0 warned, inf − inf gave NaN slopes
+    mech = _mechanisms()[index]
+    level = mech.levels.values.ravel()[0]
+    assert float(mech.expected_error(0, level)) == np.inf
+    e, de_dn, de_dl = (np.asarray(x, float) for x in mech.expected_error_grad(np.array([0.0, 50.0]), level))
+    assert e[0] == np.inf and math.isfinite(e[1]) and not np.isnan(de_dn).any() and not np.isnan(de_dl).any()
+    for bad in (-1, np.nan, [10, -1]):
+        with pytest.raises(ValueError, match=r"n must be .*\[0, inf\]"):
+            mech.expected_error(bad, level)
+    with pytest.raises(ValueError, match=r"n must be .*\[0, inf\]"):
+        mech.expected_error_grad(-1, level)
+
+
+def test_closed_form_error_slopes_at_no_users_are_the_limits_of_their_formulas():
+    # e = V/n: de/dlog n = −e → −inf; Lemma 3's de/dlog γ = 2γ²Tr Σ⁻¹/n → +inf
+    rr, gm = _mechanisms()[:2]
+    assert tuple(map(float, rr.expected_error_grad(0.0, 1.0)))[:2] == (np.inf, -np.inf)
+    assert tuple(map(float, gm.expected_error_grad(0.0, 1.0))) == (np.inf, -np.inf, np.inf)
