@@ -136,10 +136,15 @@ AUTHORS_PENALTY = 1000.0
 
 # ------------------------------------------------------------------ checks
 def _check_xy(X, y):
-    X = np.asarray(check_real("X", X), dtype=float)
+    """A dataset (n, d) and its labels, entries at most PATH_BOUND = 1e100 in absolute value.
+
+    The bound keeps the normal equations XᵀX + nλI, Xᵀy and the squared residuals finite (at most ~1e200 n);
+    entries of 1e300 overflowed inside the fit.
+    """
+    X = np.asarray(check_real("X", X, low=-PATH_BOUND, high=PATH_BOUND), dtype=float)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be an (n, d) array with n >= 1 records and d >= 1; got shape {X.shape}")
-    y = np.asarray(check_real("y", y), dtype=float).reshape(-1)
+    y = np.asarray(check_real("y", y, low=-PATH_BOUND, high=PATH_BOUND), dtype=float).reshape(-1)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y must hold one label per row of X ({X.shape[0]}); got {y.shape[0]}")
     return X, y
@@ -623,7 +628,8 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
     lam, x_bound, y_bound, noise_sd : float
         The fit and the data model (:func:`sample_data`); B_x, B_y <= 1e100 (:data:`PATH_BOUND`).
     records : int
-        Records of typical data per size (whole datasets, at least one).
+        Records of typical data per size (whole datasets, at least one); at most ~5e8 (their
+        norms fill the 4.3 GB one call may allocate).
     seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
@@ -643,6 +649,7 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
     noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
     records = check_int("records", records, low=1)
     check_allocation("one dataset (n (d + 1) normals)", float(ns.max()) * (d + 1), name="ns")
+    check_array_size("the typical records' shift norms (records values per size)", records=records)
     rng = check_rng(seed)
     med, q99, mx, worst = [], [], [], []
     for n in ns:
@@ -958,14 +965,14 @@ def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
     >>> membership_llr([[1.0, 0.0]], [0.5, 0.0], 1.0).tolist()    # (2*0.5 + 1)/2
     [1.0]
     """
-    shifts = np.asarray(check_real("shifts", shifts), dtype=float)
+    shifts = np.asarray(check_real("shifts", shifts, low=-PATH_BOUND, high=PATH_BOUND), dtype=float)
     if shifts.ndim == 1:
         shifts = shifts[None, :]
     if shifts.ndim != 2:
         raise ValueError(f"shifts must be an array of shape (n, d) (or one shift of shape (d,)); "
                          f"got shape {shifts.shape}")
     d = shifts.shape[1]
-    eta = np.asarray(check_real("eta", eta), dtype=float).reshape(-1)
+    eta = np.asarray(check_real("eta", eta, low=-PATH_BOUND, high=PATH_BOUND), dtype=float).reshape(-1)
     if eta.shape != (d,):
         raise ValueError(f"eta must be a vector of length d={d} (the shifts' dimension); got shape {eta.shape}")
     sigma = check_real("sigma", sigma, low=0, low_open=True, scalar=True)
@@ -975,7 +982,10 @@ def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
 
 
 def _kappa(statistic, kappa):
+    """κ of ``statistic``: 1 for the paper's (a given ``kappa`` is still checked: it is ignored, not wrong)."""
     if statistic == "paper":
+        if kappa is not None:
+            check_real("kappa", kappa, low=1, scalar=True)
         return 1.0
     if kappa is None:
         raise ValueError("kappa (the variance ratio sigma_{n-1}^2/sigma_n^2 >= 1) must be given for "
@@ -1079,10 +1089,10 @@ def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     statistic = check_choice("statistic", statistic, STATISTICS)
     kappa = _kappa(statistic, kappa)
-    if kappa > 1.0:
-        if d is None:
-            raise ValueError("d must be given (dimension >= 1) for statistic='exact'")
+    if d is not None:                   # checked whichever statistic reads it
         d = check_int("d", d, low=1)
+    if kappa > 1.0 and d is None:
+        raise ValueError("d must be given (dimension >= 1) for statistic='exact'")
     out = _leak(shift_norm, sigma, tau, kappa, d)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -1265,12 +1275,15 @@ class RidgeRelease(TabulatedMechanism):
 
     # ----------------------------------------------------- quantities
     def sigma(self, n, gamma):
-        """σ_n of the release at population n and noise multiplier γ."""
+        """σ_n of the release at population n >= 1 and noise multiplier γ in [1e-100, 1e100] (:data:`PATH_GAMMA`)."""
         self._need_resolved()
+        n = check_real("n", n, low=1)
+        gamma = check_real("gamma", gamma, low=PATH_GAMMA[0], high=PATH_GAMMA[1])
         return _sigma(n, gamma, self.noise, self.lam, self.x_bound, self.y_bound)
 
     def kappa(self, n, gamma=1.0):
         """Variance ratio κ = σ_{n−1}²/σ_n² of the exact statistic (n >= 2)."""
+        n = check_real("n", n, low=2)
         return (self.sigma(np.asarray(n, float) - 1.0, gamma) / self.sigma(n, gamma)) ** 2
 
     def rho(self, n, gamma, *, adjacency="replace"):
@@ -1485,7 +1498,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
         return np.linalg.lstsq(np.vstack([X, math.sqrt(penalty) * np.eye(dd)]),
                                np.concatenate([y, np.zeros(dd)]), rcond=None)[0]
 
-    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+    for i, rng in enumerate(_random.as_generator(seed).spawn(trials)):
         N = n0
         population[i, 0] = N
         for t in range(1, T + 1):
@@ -1729,6 +1742,8 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     y_bound : float
         The label bound of the hypothetical clipped variant.
     records : int
+        Records of typical data (whole datasets of n, at least one); ``len(gammas) * records`` at most
+        ~5e8 (their μ fill the 4.3 GB one call may allocate).
     seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
@@ -1748,6 +1763,7 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     d = check_int("d", d, low=1)
     y_bound = check_real("y_bound", y_bound, low=0, low_open=True, scalar=True)
     records = check_int("records", records, low=1)
+    check_array_size("the records' GDP parameters (gammas x records values)", gammas=gammas.size, records=records)
     rng = check_rng(seed)
     preset = PRESETS["authors"]
     lam, x_bound = preset["lam"], preset["x_bound"]

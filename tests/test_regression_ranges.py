@@ -74,3 +74,55 @@ def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings
     assert regression.ridge_sensitivity(1000, lam=0.05, x_bound=5.0, y_bound=5.0) == \
         float(np.maximum(regression._direct_removal(1000.0, 0.05, 5.0, 5.0),
                          regression._direct_removal(1001.0, 0.05, 5.0, 5.0)))
+
+
+# ------------------------------------------------------------ issue 32: data, leverage, unused arguments, sizes
+@pytest.mark.parametrize("call, name", [
+    (lambda: regression.ridge_fit(np.full((3, 2), 1e300), np.ones(3), lam=1.0), "X"),
+    (lambda: regression.leave_one_out(np.ones((3, 2)), np.full(3, -1e300), lam=1.0), "y"),
+    (lambda: regression.membership_llr([[1e300, 0.0]], [0.5, 0.0], 1.0), "shifts"),
+    (lambda: regression.membership_llr([[1.0, 0.0]], [1e300, 0.0], 1.0), "eta"),
+])
+def test_data_beyond_the_path_bound_is_refused_by_name(call, name):
+    # entries of 1e300 overflowed inside the normal equations (XᵀX) with a RuntimeWarning
+    with pytest.raises(ValueError, match=rf"{name} must be in \[-1e\+100, 1e\+100\]"):
+        call()
+
+
+def test_data_at_the_path_bound_fit_finitely():
+    X = np.array([[1e100, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    beta = regression.ridge_fit(X, np.array([1e100, 1.0, 0.0]), lam=1.0)
+    assert np.all(np.isfinite(beta)) and beta[0] == pytest.approx(1.0, rel=1e-12)   # x₁β₁ = y₁ dominates
+
+
+def test_leak_probability_checks_kappa_and_d_whichever_statistic_reads_them():
+    # the paper statistic ignores kappa and d; a value no statistic accepts was still accepted silently
+    with pytest.raises(ValueError, match=r"kappa must be in \[1, inf\)"):
+        regression.leak_probability(1.0, 1.0, tau=0.5, kappa=-3)
+    with pytest.raises(ValueError, match="d must be an integer >= 1"):
+        regression.leak_probability(1.0, 1.0, tau=0.5, d=0)
+    # accepted values change nothing for the paper statistic
+    assert regression.leak_probability(1.0, 1.0, tau=0.5, kappa=2.0, d=3) == regression.leak_probability(
+        1.0, 1.0, tau=0.5)
+
+
+def test_ridge_release_sigma_and_kappa_state_their_ranges():
+    m = regression.RidgeRelease(1.0, tau=0.02, d=3).resolved("paper")
+    with pytest.raises(ValueError, match=r"n must be in \[1, inf\)"):
+        m.sigma(-1, 1.0)                              # was nan with a RuntimeWarning
+    with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):
+        m.sigma(10, 1e300)
+    with pytest.raises(ValueError, match=r"n must be in \[2, inf\)"):
+        m.kappa(1)                                    # σ_0 is no release
+    # κ = σ_{n−1}²/σ_n² by its definition
+    assert m.kappa(10, 1.0) == pytest.approx((m.sigma(9, 1.0) / m.sigma(10, 1.0)) ** 2, rel=1e-15)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: regression.sensitivity_profile([10], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=10**12),
+    lambda: regression.published_privacy([1.0], n=20, records=10**12),
+])
+def test_record_counts_no_call_can_hold_are_refused_before_the_loop(call):
+    # records = 10**12 looped in Python with no bound (hours); now refused at once by name
+    with pytest.raises(ValueError, match="records is too large"):
+        call()
