@@ -101,11 +101,19 @@ SCHEDULES = ("constant", "strongly_convex")
 
 
 # ------------------------------------------------------------------ checks
+#: The largest |entry| of a dataset or a model θ (the bound of ``x_bound``): margins xᵀθ stay below
+#: ~1e100 d and their squares, the squared loss and λ‖θ‖² below the largest double.
+ENTRY_BOUND = 1e50
+#: The largest |label| (the squared loss's (y − xᵀθ)² stays below ~1e200 d²; a label of the squared
+#: loss carries noise of sd up to 1e50, the bound of ``noise_sd``, times a normal draw).
+LABEL_BOUND = 1e100
+
+
 def _check_xy(X, y, loss):
-    X = np.asarray(check_real("X", X), dtype=float)
+    X = np.asarray(check_real("X", X, low=-ENTRY_BOUND, high=ENTRY_BOUND), dtype=float)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be an (n, d) array with n >= 1 records and d >= 1; got shape {X.shape}")
-    y = np.asarray(check_real("y", y), dtype=float).reshape(-1)
+    y = np.asarray(check_real("y", y, low=-LABEL_BOUND, high=LABEL_BOUND), dtype=float).reshape(-1)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y must hold one label per row of X ({X.shape[0]}); got {y.shape[0]}")
     if loss == "logistic" and not np.all(np.abs(y) == 1.0):
@@ -114,7 +122,7 @@ def _check_xy(X, y, loss):
 
 
 def _theta(theta, d, name="theta"):
-    theta = np.asarray(check_real(name, theta), dtype=float).reshape(-1)
+    theta = np.asarray(check_real(name, theta, low=-ENTRY_BOUND, high=ENTRY_BOUND), dtype=float).reshape(-1)
     if theta.shape != (d,):
         raise ValueError(f"{name} must be a vector of length d={d}; got shape {theta.shape}")
     return theta
@@ -175,7 +183,8 @@ def _objective(theta, X, y, loss, lam):
         vals = np.logaddexp(0.0, -y * z)
     else:
         vals = 0.5 * (y - z) ** 2
-    return vals.sum(axis=-1) + 0.5 * lam * np.sum(theta * theta, axis=-1)
+    with np.errstate(over="ignore"):      # every term is >= 0: beyond the doubles the objective is +inf
+        return vals.sum(axis=-1) + 0.5 * lam * np.sum(theta * theta, axis=-1)
 
 
 def minimize_objective(X, y, *, loss, lam, radius=None):
@@ -942,10 +951,9 @@ class PrivateGD(TabulatedMechanism):
         return float(out) if out.ndim == 0 else out
 
     def sigma(self, rho):
-        """Noise σ = C√(K/(2ρ)) of a step (0 for ρ = inf)."""
-        rho = np.asarray(rho, float)
-        with np.errstate(divide="ignore"):
-            return self.clip * np.sqrt(self.steps / (2.0 * rho))
+        """Noise σ = C√(K/(2ρ)) of a step, ρ > 0 (0 for ρ = inf)."""
+        rho = np.asarray(check_real("rho", rho, low=0, low_open=True, allow_inf=True), float)
+        return self.clip * np.sqrt(self.steps / (2.0 * rho))
 
     def sample_data(self, n, *, seed=None):
         """Draw one round's dataset of this data model: what a round of :meth:`draw_round` trains on.
@@ -1269,6 +1277,8 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     noise_sd = check_real("noise_sd", noise_sd, low=0, high=1e50, scalar=True)
     steps = check_int("steps", steps, low=1)
     runs = check_int("runs", runs, low=2)
+    # checked whichever loss reads it (the squared loss runs unprojected)
+    radius = None if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
     check_array_size("the data (n x d normals)", n=n, d=d)
     check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
     check_array_size("the noise of the runs (runs x steps x d normals)", runs=runs, steps=steps, d=d)
@@ -1287,7 +1297,7 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
         y = np.where(rng.random(n) < special.expit(X @ theta), 1.0, -1.0)
         C = x_bound
         schedule, step_size = "strongly_convex", None
-        radius_ = 2.0 if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
+        radius_ = 2.0 if radius is None else radius
         mu_sc = lam
     star = _minimize(X, y, loss, lam, radius_)
     J_star = float(_objective(star, X, y, loss, lam))

@@ -84,3 +84,42 @@ def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings
     assert gradient.utility_bound(100, lipschitz=1e300, lam=1.0, radius=1.0, d=5, rho=1.0, steps=10) == np.inf
     # numbers do not move inside the direct formula's range
     assert gradient.zcdp_cost(100, clip=1.0, sigma=10.0) == 100 * 1.0**2 / (2.0 * 10.0**2)
+
+
+# ------------------------------------------------------------ issue 32: entries, budgets and unused arguments
+@pytest.mark.parametrize("kw, message", [
+    (dict(X=[[1e300, 0.0]]), r"X must be in \[-1e\+50, 1e\+50\]"),
+    (dict(y=[-1e300]), r"y must be in \[-1e\+100, 1e\+100\]"),
+    (dict(theta=[1e300, 0.0]), r"theta must be in \[-1e\+50, 1e\+50\]"),
+])
+def test_objective_states_the_range_of_its_entries(kw, message):
+    # entries of 1e300 overflowed in the margins or their squares with a RuntimeWarning
+    args = dict(dict(theta=[0.0, 0.0], X=[[1.0, 0.0]], y=[1.0]), **kw)
+    for loss in ("squared", "logistic"):
+        with pytest.raises(ValueError, match=message):
+            gradient.objective(args["theta"], args["X"], args["y"], loss=loss, lam=1.0)
+
+
+def test_objective_at_the_edges_of_its_ranges_is_its_definition_or_inf():
+    # J = ½(y − xθ)² + (λ/2)θ² at x = θ = 2¹⁶⁶ (~1e50, exact powers of two), y = ±2³³² (~1e100)
+    x, y = 2.0**166, 2.0**332
+    assert gradient.objective([x], [[x]], [y], loss="squared", lam=1.0) == 0.5 * y          # ½·0² + ½·2³³²
+    assert gradient.objective([x], [[x]], [-y], loss="squared", lam=1.0) == 2.0 * y * y + 0.5 * y
+    # every term is >= 0: a penalty beyond the doubles, (1e300/2)·1e100, is +inf
+    assert gradient.objective([1e50], [[1.0]], [1.0], loss="squared", lam=1e300) == math.inf
+
+
+def test_private_gd_sigma_states_its_range_of_budgets():
+    m = gradient.PrivateGD(1.0, tau=0.02, clip=2.0, steps=20)
+    assert m.sigma(1.0) == pytest.approx(2.0 * math.sqrt(20 / 2.0), rel=1e-15)      # C √(K/(2ρ))
+    assert m.sigma(math.inf) == 0.0
+    for rho in (-1.0, 0.0, math.nan):                                                 # was nan with a warning
+        with pytest.raises(ValueError, match=r"rho must be .*in \(0, inf\]"):
+            m.sigma(rho)
+
+
+def test_utility_check_checks_the_radius_under_either_loss():
+    # the squared loss runs unprojected and ignored radius=-1
+    for loss in ("squared", "logistic"):
+        with pytest.raises(ValueError, match=r"radius must be in \(0, inf\)"):
+            gradient.utility_check([1.0], loss=loss, n=20, d=2, steps=2, runs=2, radius=-1.0, seed=0)
