@@ -3,12 +3,13 @@
 Every test runs with warnings as errors.
 """
 
+import math
 import warnings
 
 import numpy as np
 import pytest
 
-from perfpriv.performative import federated, simulate_participation
+from perfpriv.performative import BilevelRegression, federated, simulate_participation
 from perfpriv.performative.participation import PrivateFederatedRound
 
 pytestmark = pytest.mark.usefixtures("no_warnings")
@@ -41,3 +42,58 @@ def test_diverging_local_steps_of_private_federated_rounds_are_a_clear_error_not
         warnings.simplefilter("error")
         run = simulate_participation([1e-3, 0.6], step=1e100, **kwargs)   # huge, but finite: a value
     assert np.all(np.isfinite(run.sq_error)) and np.all(run.sq_error > 1e150)
+
+
+# ------------------------------------------------------------ issue 32: steps, spreads, names and seeds
+def test_local_steps_that_amplify_the_models_are_refused_by_name():
+    # steps=1e300 overflowed to inf, then NaN, within two local iterations (with RuntimeWarnings)
+    c = federated.GaussianClients.example(N=3, eps_mean=0.5, sigma=0.0)       # c_i |1 − ε_i| = 0.5
+    for call in (federated.p_fedavg, federated.expected_distance):
+        kw = dict(T=2, trials=2) if call is federated.p_fedavg else dict(T=2)
+        with pytest.raises(ValueError, match="steps must keep the local iterations stable"):
+            call(c, steps=1e300, **kw)
+        with pytest.raises(ValueError, match="steps"):
+            call(c, steps=4.0 * (1 + 1e-12), **kw)
+    # at the edge η = 2/0.5 = 4 the local factor is a = 1 − 4·0.5 = −1: θ ← −θ + η m (noiseless, equal clients)
+    mom = federated.expected_distance(c, T=2, steps=4.0, theta0=1.0)
+    m = float(c.m[0, 0])
+    assert mom.mean.ravel().tolist() == [1.0, -1.0 + 4.0 * m, -(-1.0 + 4.0 * m) + 4.0 * m]
+
+
+def test_record_spread_states_the_range_of_the_model():
+    rnd = PrivateFederatedRound(1.0, tau=0.02, R=10.0, m_sd=1.0, eps_sd=2.0, sigma=3.0, batch=4)
+    assert rnd.record_spread(0.5) == 1.0 + (2.0 * 0.5) ** 2 + 9.0 / 4                   # m_sd² + (s_ε θ)² + σ²/b
+    assert rnd.record_spread(-1e100) == pytest.approx(4e200, rel=1e-15)                 # the edge: (2e100)²
+    wide = PrivateFederatedRound(1.0, tau=0.02, R=10.0, eps_sd=1e60)
+    assert wide.record_spread(1e100) == math.inf                                         # (1e160)² beyond the doubles
+    with pytest.raises(ValueError, match=r"theta must be in \[-1e\+100, 1e\+100\]"):
+        rnd.record_spread(1e300)                                                        # overflowed with a warning
+
+
+def test_constant_step_rule_names_its_step():
+    with pytest.raises(ValueError, match=r"eta must be in \(0, inf\)"):                  # said "beta"
+        federated.StepRule.constant(-1.0)
+
+
+def test_generators_are_accepted_as_seeds_and_give_their_streams():
+    # the refusal listed Generator as allowed, and refused one
+    a = federated.GaussianClients.example(N=4, m_sd=1.0, seed=np.random.default_rng(5))
+    b = federated.GaussianClients.example(N=4, m_sd=1.0, seed=5)
+    np.testing.assert_array_equal(a.m, b.m)          # default_rng(5) is the stream of seed 5
+    p = BilevelRegression.synthetic(seed=np.random.default_rng(2))
+    q = BilevelRegression.synthetic(seed=2)
+    np.testing.assert_array_equal(p.A, q.A)
+    np.testing.assert_array_equal(p.b, q.b)
+
+
+def test_agent_references_take_a_generator_seed():
+    from perfpriv import regression
+    from perfpriv.performative.participation import simulate_participation_agents
+    kw = dict(tau=0.02, R=10.0, q=0.3, r=0.6, T=2, n0=10, trials=2)
+    a = simulate_participation_agents(1.0, **kw, seed=np.random.default_rng(3))
+    b = simulate_participation_agents(1.0, **kw, seed=3)
+    np.testing.assert_array_equal(a.population, b.population)
+    kw = dict(tau=0.02, q=0.3, r=0.6, T=2, n0=10, trials=2, d=2)
+    a = regression.simulate_agents(1.0, **kw, seed=np.random.default_rng(3))
+    b = regression.simulate_agents(1.0, **kw, seed=3)
+    np.testing.assert_array_equal(a.population, b.population)

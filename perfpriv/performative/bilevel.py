@@ -131,7 +131,7 @@ class BilevelRegression:
         check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
         heterogeneity = check_real("heterogeneity", heterogeneity, low=0.0, scalar=True)
         noise = check_real("noise", noise, low=0.0, scalar=True)
-        gen = np.random.default_rng(_random.as_seed_sequence(seed))
+        gen = _random.as_generator(seed)
         beta_u, beta_l = gen.standard_normal((2, d)) / np.sqrt(d)
         bu = beta_u + heterogeneity * gen.standard_normal((M, d)) / np.sqrt(d)
         bl = beta_l + heterogeneity * gen.standard_normal((M, d)) / np.sqrt(d)

@@ -211,7 +211,7 @@ class GaussianClients:
             Weights (default uniform).
         d : int
             Dimension of θ.
-        seed : int
+        seed : None, int, SeedSequence or numpy.random.Generator
             Seed of the standardized draws.
         """
         N = check_int("N", N, low=1)
@@ -224,7 +224,7 @@ class GaussianClients:
         if N < 2 and (m_sd > 0 or eps_sd > 0):
             raise ValueError("N must be >= 2 for a positive spread of m or eps")
         _, _, p_arr, _ = _clients_arrays(np.zeros(N), np.zeros(N), p)
-        gen = np.random.default_rng(_random.as_seed_sequence(seed))
+        gen = _random.as_generator(seed)
 
         def standardized(shape):
             u = gen.standard_normal(shape)
@@ -308,8 +308,8 @@ class StepRule:
 
     @classmethod
     def constant(cls, eta):
-        """η_t = η for every t."""
-        return cls(eta, 0.0, "constant")
+        """η_t = η for every t, η > 0 (checked under its name here: the rule stores it as ``beta``)."""
+        return cls(check_real("eta", eta, low=0, low_open=True, scalar=True), 0.0, "constant")
 
     @classmethod
     def default(cls, clients, E, *, scaled=False):
@@ -345,6 +345,22 @@ class StepRule:
 THETA0_BOUND = 1e100
 
 
+def _check_stable_steps(steps, drift):
+    """Refuse a step rule whose largest step η_0 makes a local iteration blow up: η_0 max_i c_i|1 − ε_i| <= 2.
+
+    One local step maps θ_i to a_i θ_i + ... with a_i = 1 − η c_i(1 − ε_i) (:func:`expected_distance`). For
+    ε_i <= 1 the bound is |a_i| <= 1: a larger step makes |a_i| > 1 and the local models grow geometrically
+    (``steps=1e300`` overflowed to inf, then NaN, within two steps). A client with ε_i > 1 has a_i > 1 at
+    every step size; the bound keeps its factor at most 3. Both rules take their largest step at t = 0
+    (the decaying rule β/t₀, the constant rule η).
+    """
+    eta0 = float(steps(0))
+    worst = float(np.max(drift))
+    if not eta0 * worst <= 2.0:
+        raise ValueError(f"steps must keep the local iterations stable: its largest step eta_0 = {eta0:g} times "
+                         f"max_i c_i |1 - eps_i| = {worst:g} must be at most 2; got {steps!r:.80}")
+
+
 def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
     if not isinstance(clients, GaussianClients):
         raise TypeError(f"clients must be a GaussianClients; got {clients!r:.60}")
@@ -374,6 +390,7 @@ def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
     # gradient scale of each client, and the weights of the global (virtual) model
     scale = clients.p * N if scaled else np.ones(N)
     weights = np.full(N, 1.0 / N) if scaled else clients.p
+    _check_stable_steps(steps, scale * np.abs(1.0 - clients.eps))
     return dict(T=T, E=E, scheme=scheme, K=K, steps=steps, theta0=th0, batch=batch, scaled=scaled,
                 theta_ps=theta_ps, scale=scale, weights=weights)
 

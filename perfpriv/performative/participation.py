@@ -205,9 +205,13 @@ class PrivateFederatedRound(StatefulMechanism):
         Gaussian with this variance (per coordinate; for d = 1, or s_ε = 0, the
         records are then exactly the i.i.d. N(μ(θ), v(θ) I) records of the
         book's Assumption 1).
+
+        ``theta`` is a model coordinate, |θ| <= 1e100 (:data:`~perfpriv.performative.federated.THETA0_BOUND`,
+        the bound of the start θ_0). A variance beyond the largest double (s_ε|θ| > 1e154) is ``inf``.
         """
-        th = np.asarray(check_real("theta", theta), dtype=float)
-        return self.m_sd**2 + self.eps_sd**2 * th**2 + self.sigma**2 / self.batch
+        th = np.asarray(check_real("theta", theta, low=-THETA0_BOUND, high=THETA0_BOUND), dtype=float)
+        with np.errstate(over="ignore"):                 # (s_ε θ)² beyond the doubles: inf, the true limit
+            return self.m_sd**2 + (self.eps_sd * th) ** 2 + self.sigma**2 / self.batch
 
     def leak_probability_at(self, theta, n, gamma):
         """Leak probability of a client when the deployed model is θ (E = 1, d = 1 or s_ε = 0).
@@ -518,7 +522,7 @@ def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conv
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
     alive = np.zeros((trials, T), dtype=bool)
     theta_arr = np.zeros((trials, T))
-    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+    for i, rng in enumerate(_random.as_generator(seed).spawn(trials)):
         N = n0
         theta = mech.theta0.copy()
         population[i, 0] = N
