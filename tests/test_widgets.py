@@ -50,16 +50,6 @@ def test_explorer_redraws_cleanly_at_every_slider_extreme(name):
     assert explorer.values == defaults
 
 
-@pytest.mark.parametrize("name", ["bernoulli_draw", "mia_draw", "draw_survival", "draw_horizon", "draw_schedule"])
-def test_draw_functions_take_q_r_and_tau_by_keyword_only(name):
-    import inspect
-
-    params = inspect.signature(getattr(widgets, name)).parameters
-    for p in ("q", "r", "tau"):
-        if p in params:
-            assert params[p].kind is inspect.Parameter.KEYWORD_ONLY, (name, p)
-
-
 def test_explorers_import_plots_through_its_public_names_only():
     import ast
     import pathlib
