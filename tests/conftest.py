@@ -1,9 +1,12 @@
-"""Shared test configuration: a non-interactive matplotlib backend, and Debian's Chromium.
+"""Shared test configuration: a non-interactive matplotlib backend, Debian's Chromium, the rendered book.
 
-The browser tests (``test_rendered_book.py``, ``test_static_explorer.py``)
+The browser tests (``test_rendered_book_*.py``, ``test_static_explorer.py``)
 drive ``/usr/bin/chromium`` through Playwright's Python package; nothing is
 downloaded (never ``playwright install``). Without Chromium they are skipped,
-except under CI, where a missing browser is an error.
+except under CI, where a missing browser is an error. The rendered book's
+tests share its build, its local server and a page opened offline through the
+fixtures below (helpers in ``tests/rendered.py``). ``mp60`` and
+``no_warnings`` serve the tests at the ends of the double range.
 """
 
 import os
@@ -73,3 +76,61 @@ def no_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         yield
+
+
+
+# ------------------------------------------------ the rendered book (tests/test_rendered_book_*.py, tests/rendered.py)
+
+
+@pytest.fixture(scope="session")
+def html_dir(tmp_path_factory) -> Path:
+    """A warning-free build of the book: ``PERFPRIV_BOOK_HTML``, or built once for the whole run."""
+    from rendered import build_book
+
+    given = os.environ.get("PERFPRIV_BOOK_HTML")
+    if given:
+        return Path(given)
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent          # the run's folder, shared by its workers
+    return build_book(base / "book")
+
+
+@pytest.fixture(scope="session")
+def server(html_dir):
+    """Serve the built HTML on 127.0.0.1 (a free port) for the whole session."""
+    import functools
+    import http.server
+    import threading
+
+    from rendered import QuietHandler
+
+    handler = functools.partial(QuietHandler, directory=str(html_dir))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture
+def visit(browser, server):
+    """Open a page of the book offline: ``visit(page, viewport=...)`` returns a :class:`rendered.Visit`."""
+    from rendered import Visit, html_path
+
+    opened = []
+
+    def open_page(page, **kwargs):
+        v = Visit(browser, f"{server}/{html_path(page)}", local_prefix=server, **kwargs)
+        opened.append(v)
+        return v
+
+    yield open_page
+    for v in opened:
+        v.close()
