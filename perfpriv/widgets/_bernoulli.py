@@ -166,4 +166,5 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
     if (epsilon, r) != defaults[::2]:
         grid = {"epsilon": sorted({*grid["epsilon"], epsilon}), "r": sorted({*grid["r"], r})}
     return Explorer(f"Bernoulli ({model} rule)", controls, draw, columns=4,
+                    plotted="the population over the rounds (left) and the squared error of the estimate (right), private run against no privacy",
                     source=f"perfpriv.widgets.bernoulli_draw(model={model!r})", static_grid=grid)

@@ -16,6 +16,8 @@ track in the book's narrow text column as in a wide notebook.
 
 from __future__ import annotations
 
+import html as _html
+
 from typing import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -24,6 +26,7 @@ from .._validate import check_flag, check_int, check_real
 from ..plots import show
 from ..plots import check_callable, check_items, check_sequence
 from ..plots import check_text as _check_text
+from ._describe import check_words, figure_alt, format_value, plain_text
 from ._static import MAX_BYTES, StaticExplorer, grid, label_html
 
 __all__ = ["Explorer", "float_slider", "log_slider", "int_slider", "checkbox", "label_html", "CONTROL_WIDTH"]
@@ -120,11 +123,25 @@ class Explorer(widgets.VBox):
         How the page names the drawing function (e.g. ``"perfpriv.widgets.mia_draw"``).
     static_grid : mapping of str to sequence, optional
         Default values of the main controls for :meth:`static`.
+    plotted : str, optional
+        What the figure plots, in a few words ("the population over the
+        rounds (left) and the squared error (right)"): the start of its alt
+        text (:attr:`alt`).
+
+    Attributes
+    ----------
+    alt : str
+        The alt text of the figure shown: the title, ``plotted``, the
+        values it was drawn at, and what each panel's curves do, read from
+        the drawn figure itself. Updated
+        on every redraw; the page gives it to the figure's image (its text
+        sits in a visually hidden element of class ``pp-figure-alt``, which
+        ``book/_static/perfpriv.js`` copies to the image's ``alt``).
     """
 
     def __init__(self, title: str, controls: Mapping[str, widgets.ValueWidget],
                  draw: Callable[..., object], *, columns: int = 3, source: str | None = None,
-                 static_grid: Mapping[str, Sequence] | None = None):
+                 static_grid: Mapping[str, Sequence] | None = None, plotted: str | None = None):
         _check_text("title", title)
         for name, control in check_items("controls", controls, mapping=True):
             _check_text("each name of controls", name)
@@ -134,6 +151,7 @@ class Explorer(widgets.VBox):
         check_callable("draw", draw)
         columns = check_int("columns", columns, low=1, high=12)
         _check_text("source", source, optional=True)
+        check_words("plotted", plotted, optional=True)
         if static_grid is not None:
             for name, choices in check_items("static_grid", static_grid, mapping=True, empty=True):
                 check_sequence(f"static_grid[{name!r:.20}]", choices)
@@ -142,6 +160,12 @@ class Explorer(widgets.VBox):
         self._draw = draw
         self.source = source or getattr(draw, "__qualname__", "draw")
         self.static_grid = dict(static_grid or {})
+        self.plotted = plotted
+        self.alt = ""
+        # the figure's description, for assistive technology: visually hidden, copied to the image's alt
+        # (a box of no height: the widget manager gives an HTML widget a line's height otherwise)
+        self.alt_text = widgets.HTML(layout=widgets.Layout(margin="0", height="0px", min_height="0px"))
+        self.alt_text.add_class("pp-figure-alt-box")
         unknown = set(self.static_grid) - set(self.controls)
         if unknown:
             raise ValueError(f"static_grid names unknown controls {sorted(unknown)}")
@@ -153,7 +177,7 @@ class Explorer(widgets.VBox):
         grid = widgets.GridBox(items, layout=widgets.Layout(
             grid_template_columns=f"repeat(auto-fill, minmax(max({CONTROL_WIDTH}, calc(100% / {columns} - 1em)), 1fr))",
             grid_gap="0.2em 1em", width="100%"))
-        super().__init__([widgets.HTML(f"<b>{title}</b>"), grid, self.message, self.output])
+        super().__init__([widgets.HTML(f"<b>{title}</b>"), grid, self.message, self.alt_text, self.output])
         for control in items:
             control.observe(self._on_change, names="value")
         # the first drawing raises: a broken explorer must fail the notebook
@@ -185,7 +209,28 @@ class Explorer(widgets.VBox):
                 self.message.value = f"<span style='color:#b00'>{exc}</span>"
                 return
             self.message.value = ""
+            # the description first, so that the page finds it when the new image arrives
+            self._describe(fig)
             show(fig, check_layout=raise_errors)     # the first drawing only: redraws stay fast
+
+    def describe_values(self) -> str:
+        """The current values as the alt text says them: ``budget ε = 0.5, q (leave) = 0.3, ...``."""
+        parts = []
+        for control in self.controls.values():
+            label = plain_text(control.description or "")
+            value = control.value
+            if isinstance(control, widgets.Checkbox):
+                parts.append(f"{label}: {'yes' if value else 'no'}")
+            elif isinstance(value, str):
+                parts.append(f"{label}: {value}")
+            else:
+                parts.append(f"{label} = {format_value(value)}")
+        return ", ".join(parts)
+
+    def _describe(self, fig) -> None:
+        self.alt = figure_alt(self.title, self.plotted, self.describe_values(), fig)
+        self.alt_text.value = (f'<span class="pp-figure-alt" style="{_VISUALLY_HIDDEN}">'
+                               f'{_html.escape(self.alt)}</span>')
 
     def static(self, max_bytes: int | None = None, **values) -> "StaticExplorer":
         """A kernel-free version of this explorer, for the published page and offline reading.
@@ -230,6 +275,11 @@ class Explorer(widgets.VBox):
     def __repr__(self) -> str:
         values = ", ".join(f"{name}={_fmt(value)}" for name, value in self.values.items())
         return f"<{self.title} explorer: {values}>"
+
+
+#: hidden from sight, not from screen readers (the usual "visually hidden" rules)
+_VISUALLY_HIDDEN = ("position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
+                    "clip:rect(0,0,0,0);white-space:nowrap;border:0")
 
 
 def _readout_format(control) -> str:

@@ -98,6 +98,7 @@ def survival_explorer():
         "n0": named_control("n0", int_slider, "initial $N_0$", 1000, 50, 5000, 50),
     }
     return Explorer("Survival threshold", controls, draw_survival, source="perfpriv.widgets.draw_survival",
+                    plotted="the growth factor C(γ) against the noise scale γ with the survival thresholds (left) and the mean-field population over the rounds with and without the cap (right)",
                     static_grid={"gamma": [0.3, 1.0, 3.0, 10.0, 30.0], "tau": [0.01, 0.02, 0.05]})
 
 
@@ -141,4 +142,5 @@ def horizon_explorer():
         "n0": named_control("n0", int_slider, "initial $N_0$", 100, 50, 5000, 50),
     }
     return Explorer("Finite horizon", controls, draw_horizon, source="perfpriv.widgets.draw_horizon",
+                    plotted="the cumulative error over the horizon against the noise scale γ: the finite-horizon bound and the mean field, with their minimizers γ* and the threshold γ_c",
                     static_grid={"T": [2, 5, 10, 20, 50], "q": [0.1, 0.3, 0.6]})

@@ -110,4 +110,5 @@ def feedback_explorer():
     }
     # the static page: every behaviour (at its default parameter) for three leaving probabilities
     return Explorer("Richer feedback", controls, draw_feedback, columns=4, source="perfpriv.widgets.draw_feedback",
+                    plotted="the mean-field cumulative error against the noise scale γ under the chosen users and the paper's (left) and the population at the best γ* (right)",
                     static_grid={"behaviour": list(BEHAVIOURS), "q": [0.1, 0.3, 0.9]})

@@ -97,7 +97,8 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
     def draw(**values):
         return mia_draw(**values, T=T, trials=trials, cap=cap, statistic=statistic, seed=seed)
 
-    return Explorer("Algorithm 1", controls, draw, columns=4, source="perfpriv.widgets.mia_draw",
+    return Explorer("Algorithm 1", controls, draw, columns=4,
+                    plotted="the population over the rounds (left) and the squared Mahalanobis error of each release (right), one curve per run", source="perfpriv.widgets.mia_draw",
                     static_grid={"gamma": sorted({0.5, 1.0, 2.0, 4.0, 8.0, gamma}),
                                  "tau": sorted({0.02, 0.05, 0.2, tau})})
 
@@ -122,6 +123,7 @@ def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
         "s": named_control("s", log_slider, "deviation $s$", s, 0.05, 20.0),
     }
     return Explorer("Law of the membership statistic", controls, llr_law_figure, columns=4,
+                    plotted="the densities of the membership statistic Λ with and without the record (left) and its exact tail above the threshold τ with the Rényi bound (right)",
                     source="perfpriv.plots.llr_law_figure",
                     static_grid={"tau": sorted({0.05, 0.1, 0.3, 0.6, 1.0, 2.0, tau}),
                                  "gamma": sorted({0.5, 1.0, 2.0, gamma})})

@@ -90,4 +90,5 @@ def learning_explorer():
         "T": named_control("T", int_slider, "rounds $T$", 10, 2, 30),
     }
     return Explorer("Private ridge regression", controls, draw_learning, source="perfpriv.widgets.draw_learning",
+                    plotted="the mean-field population over the rounds at the chosen γ, at γ* and with almost no noise (left) and the cumulative excess risk against γ (right)",
                     static_grid={"gamma": [0.001, 0.0032, 0.0056, 0.01], "q": [0.1, 0.5, 0.9]})

@@ -74,5 +74,6 @@ def participation_explorer():
         "eps": named_control("eps", float_slider, r"sensitivity $\varepsilon$", 0.8, 0.0, 0.95, 0.05),
     }
     return Explorer("Private federated rounds", controls, draw_participation,
+                    plotted="the number of clients (left), the share of leaked updates (middle) and the model's squared distance to the stable point (right) over the rounds, at γ and with no privacy",
                     source="perfpriv.widgets.draw_participation",
                     static_grid={"gamma": [0.1, 0.6, 1.5, 4.0], "eps_sd": [0.0, 0.3, 0.6]})

@@ -75,4 +75,5 @@ def schedule_explorer():
         "T": named_control("T", int_slider, "rounds $T$", 10, 2, 20),
     }
     return Explorer("Privacy schedule", controls, draw_schedule, source="perfpriv.widgets.draw_schedule",
+                    plotted="the optimal noise schedule γ_t against the best constant γ* (left) and the cumulative mean-field regret of both over the rounds (right)",
                     static_grid={"T": [5, 10, 15, 20], "q": [0.1, 0.3, 0.6]})
