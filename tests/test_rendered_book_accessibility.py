@@ -28,6 +28,28 @@ def test_every_image_has_an_alt_text_that_describes_it(page, visit):
     if page in CHAPTERS:    # the chapters' figures: a sentence, not a label
         short = [alt for alt, src in images if src.startswith(("../_images", "data:")) and len(alt.split()) < 6]
         assert not short, f"{page}: figure alt texts too short to say what they show: {short[:5]}"
+        # the live explorer's figure: the explorer's own description (perfpriv.widgets.Explorer.alt, copied from
+        # its hidden .pp-figure-alt element by book/_static/perfpriv.js), naming its title and slider values
+        explorers = tab.locator(".jupyter-widgets.widget-vbox:has(.widget-output img)").evaluate_all(
+            """els => els.filter(box => !box.parentElement.closest('.jupyter-widgets.widget-vbox')).map(box => [
+                 (box.querySelector('.widget-html b') || {}).textContent || '',
+                 [...box.querySelectorAll('.widget-output img')].map(img => img.getAttribute('alt')),
+                 (box.querySelector('.pp-figure-alt') || {}).textContent || ''])""")
+        assert explorers, f"{page}: no live explorer with a figure"
+        for title, alts, described in explorers:
+            assert title.strip(), f"{page}: a live explorer without a title"
+            assert described.strip(), f"{page}: the live explorer {title!r} stores no description of its figure"
+            for alt in alts:
+                assert alt and not _PATH_LIKE.search(alt.strip()), f"{page}: {title!r}'s figure has alt {alt!r}"
+                assert alt == described.strip(), f"{page}: {title!r}'s figure alt is not its description: {alt!r}"
+                assert alt.startswith(title.strip() + ": ") and ", for " in alt and " against " in alt, \
+                    f"{page}: {title!r}'s figure alt does not name the explorer, its values and its axes: {alt!r}"
+        # the description is for assistive technology only: nothing of it shows, and it takes no room
+        sizes = tab.locator(".pp-figure-alt-box").evaluate_all(
+            "els => els.map(e => [e.getBoundingClientRect().height, e.querySelector('.pp-figure-alt')"
+            ".getBoundingClientRect().width, e.querySelector('.pp-figure-alt').getBoundingClientRect().height])")
+        assert sizes and all(box <= 0.5 and w <= 1 and h <= 1 for box, w, h in sizes), \
+            f"{page}: the hidden figure description shows or takes room: {sizes}"
 
 
 #: axe-core rules that the book cannot satisfy without forking an upstream package: rule -> reason

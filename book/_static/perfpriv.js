@@ -1,6 +1,6 @@
 /* The book's own script: accessibility fixes of the theme and of the stored explorers, a note beside
  * every live explorer, and figures that open full size with one tap. Loaded on every page
- * (_config.yml: html_js_files); tests/test_rendered_book.py checks each effect in Chromium.
+ * (_config.yml: html_js_files); tests/test_rendered_book_*.py check each effect in Chromium.
  *
  * 1. Theme (sphinx-book-theme / pydata-sphinx-theme), as axe-core reports it:
  *    - buttons whose aria-label leaves out their visible text (search: "Search" beside "Search...
@@ -11,7 +11,11 @@
  *    - the sidebar's fold toggles (<summary> holding only an icon) get a name (rule summary-name);
  *    - the primary sidebar becomes a labelled navigation landmark (rule region).
  * 2. The live explorers' stored state, as the Jupyter widgets HTML manager draws it:
- *    - its figure gets an alt text naming the explorer (rule image-alt);
+ *    - its figure gets the explorer's own description as its alt text (rule image-alt): the title, what
+ *      it plots, the slider values and what the curves do, which perfpriv.widgets.Explorer writes into a
+ *      visually hidden element of class pp-figure-alt beside the figure; it is copied again whenever that
+ *      text or the image changes (a redraw in a live kernel replaces both). A state stored without that
+ *      element gets a generic alt naming the explorer;
  *    - each slider's handle gets the slider's label as its name (rule aria-input-field-name).
  * 3. A note above every live explorer: without a kernel its sliders move but its figure stays at the
  *    default values; the precomputed explorer below works as it is. Hidden once Live Code (Thebe)
@@ -72,11 +76,34 @@
     return text(title);
   }
 
+  // the explorer's own description of the figure it shows (perfpriv.widgets.Explorer.alt), in a visually
+  // hidden element beside the figure; it is rewritten before each new image arrives in a live kernel
+  function describedAlt(img) {
+    var box = img.closest(".jupyter-widgets.widget-vbox");
+    while (box) {
+      var described = box.querySelector(".pp-figure-alt");
+      if (described) {
+        return text(described);
+      }
+      box = box.parentElement && box.parentElement.closest(".jupyter-widgets.widget-vbox");
+    }
+    return "";
+  }
+
   function fixWidgets(root) {
-    root.querySelectorAll(".widget-output img:not([alt])").forEach(function (img) {
-      var title = explorerTitle(img);
-      img.setAttribute("alt", (title ? "Figure of the live explorer \u201c" + title + "\u201d" : "Figure of the live explorer")
-        + ", drawn at the values on its sliders (their default values until a kernel is running)");
+    root.querySelectorAll(".widget-output img").forEach(function (img) {
+      var alt = describedAlt(img);
+      if (!alt && img.hasAttribute("alt")) {
+        return;
+      }
+      if (!alt) {   // a stored state from before the explorers described their figures
+        var title = explorerTitle(img);
+        alt = (title ? "Figure of the live explorer \u201c" + title + "\u201d" : "Figure of the live explorer")
+          + ", drawn at the values on its sliders (their default values until a kernel is running)";
+      }
+      if (img.getAttribute("alt") !== alt) {
+        img.setAttribute("alt", alt);
+      }
     });
     root.querySelectorAll(".widget-slider [role=slider]:not([aria-label])").forEach(function (handle) {
       var slider = handle.closest(".widget-slider");
@@ -194,7 +221,9 @@
   document.addEventListener("DOMContentLoaded", function () {
     addNotes();
     all();
-    // the widget manager draws the stored states after "load": fix what it adds as it appears
+    // the widget manager draws the stored states after "load", and a live kernel replaces an explorer's image
+    // and its description on every redraw: fix what is added as it appears (the alts set here change
+    // attributes only, which this observer does not watch)
     new MutationObserver(function () {
       fixTheme();
       fixWidgets(document);
