@@ -3,7 +3,7 @@
 ``book/_ext/docstring_math.py`` rewrites plain-text formulas of the
 docstrings (``N_{t-1}``, ``C(gamma) = 1 + r - (q + r) p_tau``) as ``:math:``
 roles when the reference is built. These cases come from the library's own
-docstrings; the rendered pages are checked in ``test_rendered_book.py``.
+docstrings; the rendered pages are checked in ``test_rendered_book_html.py``.
 """
 
 import sys
