@@ -54,7 +54,7 @@ from ._checks import model_vector
 from .prediction import PerformativeProblem
 
 __all__ = ["GaussianClients", "StepRule", "FedAvgRun", "FedAvgMoments", "average_sensitivity",
-           "stable_point", "p_fedavg", "expected_distance", "SCHEMES"]
+           "stable_point", "p_fedavg", "expected_distance", "SCHEMES", "THETA0_BOUND"]
 
 #: Participation schemes: every client, scheme I (with replacement, by p_i), scheme II (uniform, without).
 SCHEMES = ("full", "I", "II")
