@@ -133,7 +133,9 @@ def _ziggurat_normal(state):
 
 @njit(**_JIT)
 def along_normals(a, b, n, out):
-    """Numbers 0 .. n − 1 of the stream of key (a, b) into ``out[:n]`` (:meth:`Key.normal_ragged`'s numbers).
+    """Numbers 0 .. n − 1 of the stream of key (a, b) into ``out[:n]``.
+
+    They are the numbers of :meth:`perfpriv._random.Key.normal_ragged`.
 
     Positions below :data:`HEAD` are ``ndtri`` of the keyed uniforms; the
     rest are numpy's ziggurat normals of a PCG64 generator with state

@@ -9,15 +9,16 @@ level (common random numbers) -- so the elements run in parallel
 
 1. the round key: child ``t`` of the trial key (child ``k`` of the cell's key);
 2. the mechanism's draw from the ``N_{t-1}`` current users
-   (:func:`mechanism_draw`: squared error, leaked records, details);
-3. the behaviour's step (:func:`behaviour_step`): departures and recruits,
+   (:func:`perfpriv.kernels.mechanisms.mechanism_round`: squared error, leaked records, details);
+3. the behaviour's step (:func:`perfpriv.kernels.behaviours.behaviour_step`): departures and recruits,
    then the population policy's cap and floor, on the behaviour's state of
    that element (a row of typed counts: users by number of past leaks, by
    class, by class and cohort, ...); a trial whose population falls to
    ``stop`` or below makes no further release.
 
 A mechanism or a behaviour joins the compiled loop by one step function of
-scalars and a branch of :func:`mechanism_draw` or :func:`behaviour_step`
+scalars and a branch of :func:`~perfpriv.kernels.mechanisms.mechanism_round` or
+:func:`~perfpriv.kernels.behaviours.behaviour_step`
 (numba cannot cache a loop that receives functions as arguments, so the
 steps are selected by an integer kind); never by a new loop. The Python
 engine validates, builds the keys and level tables, calls :func:`run` and
