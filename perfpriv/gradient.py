@@ -101,11 +101,11 @@ SCHEDULES = ("constant", "strongly_convex")
 
 
 # ------------------------------------------------------------------ checks
-#: The largest |entry| of a dataset or a model θ (the bound of ``x_bound``): margins xᵀθ stay below
-#: ~1e100 d and their squares, the squared loss and λ‖θ‖² below the largest double.
+#: The largest absolute value of an entry of a dataset or a model θ (the bound of ``x_bound``):
+#: margins xᵀθ stay below ~1e100 d and their squares, the squared loss and λ‖θ‖² below the largest double.
 ENTRY_BOUND = 1e50
-#: The largest |label| (the squared loss's (y − xᵀθ)² stays below ~1e200 d²; a label of the squared
-#: loss carries noise of sd up to 1e50, the bound of ``noise_sd``, times a normal draw).
+#: The largest absolute value of a label (the squared loss's (y − xᵀθ)² stays below ~1e200 d²; a label
+#: of the squared loss carries noise of sd up to 1e50, the bound of ``noise_sd``, times a normal draw).
 LABEL_BOUND = 1e100
 
 

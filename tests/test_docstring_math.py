@@ -124,3 +124,27 @@ def test_no_docstring_leaves_a_script_as_raw_tex_in_the_reference():
             if raw.search(text):
                 hits.append(f"{name}: {line.strip()}")
     assert hits == []
+
+
+def test_no_docstring_or_documented_constant_holds_a_substitution_reference():
+    """``|x|`` in reStructuredText is a substitution: the build fails on "Undefined substitution".
+
+    ``#: The largest |coordinate| of ...`` above a public constant failed the book's build; write
+    ``abs(x)``, ``‖x‖`` or words. Docstrings and the ``#:`` comments of every module are scanned, code,
+    math and doctests left out.
+    """
+    import re
+
+    substitution = re.compile(r"(?<![|\w`])\|[A-Za-z_][\w ]*\|(?![|\w`])")
+    root = Path(__file__).resolve().parents[1] / "perfpriv"
+    hits = [f"perfpriv/{path.relative_to(root)}:{number}"
+            for path in sorted(root.rglob("*.py"))
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if line.lstrip().startswith("#:") and substitution.search(dm.convert_line(line))]
+    for name, doc in _public_docstrings():
+        for line in dm.convert(doc.splitlines()):        # as the build sees it: |y| <= B_y became math
+            if line.lstrip().startswith((">>>", "...")):
+                continue
+            if substitution.search(re.sub(r":math:`[^`]*`|``[^`]*``|`[^`]*`", "", line)):
+                hits.append(f"{name}: {line.strip()}")
+    assert hits == []

@@ -341,7 +341,8 @@ class StepRule:
 
 
 # --------------------------------------------------------------- settings
-#: The largest |coordinate| of a start θ_0 (a bound on the squares of the exact moments, ~1e200).
+#: The largest absolute value of a coordinate of a start θ_0 (its squares, in the exact moments,
+#: stay below ~1e200).
 THETA0_BOUND = 1e100
 
 
