@@ -33,6 +33,7 @@ __all__ = [
     "check_allocation",
     "check_array_size",
     "check_population",
+    "check_shape",
     "check_bracket",
     "check_same_shape",
     "check_order",
@@ -420,6 +421,29 @@ def check_population(name: str, value: Any) -> np.ndarray:
         if arr.dtype.kind in "fiu" and bool(np.all(arr >= 0)):
             return arr.astype(float, copy=False)
     return np.asarray(check_real(name, value, low=0, allow_inf=True), dtype=float)
+
+
+def check_shape(name: str, value: Any, *, trailing: int = 1) -> tuple:
+    """Check a batch shape: a tuple (or list) of whole sizes >= 0 whose array, with ``trailing`` numbers per
+    element, fits in memory; return it as a tuple of ``int``.
+
+    Examples
+    --------
+    >>> check_shape("batch", [2, 3.0])
+    (2, 3)
+    >>> check_shape("batch", 5)
+    Traceback (most recent call last):
+    ...
+    TypeError: batch must be a shape (a tuple of sizes >= 0); got 5
+    """
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a shape (a tuple of sizes >= 0); got {_show(value)}")
+    shape = tuple(check_int(name, size, low=0) for size in value)
+    count = float(trailing)
+    for size in shape:
+        count *= float(size)
+    check_allocation(f"an array of shape {name} x {trailing}", count, name=name)
+    return shape
 
 
 def check_bracket(bracket: Any, *, name: str = "bracket", within: tuple[float, float] | None = None,

@@ -44,7 +44,8 @@ import numpy as np
 
 from . import _random
 from .kernels import behaviours as _behaviours
-from ._validate import check_array_size, check_choice, check_int, check_probability, check_real
+from ._validate import (check_array_size, check_choice, check_int, check_population, check_probability, check_real,
+                        check_shape)
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
 
@@ -83,6 +84,28 @@ def _at(x, shape, ndim, tail=()):
     return arr.reshape(shape + (1,) * (ndim - len(shape)) + tail)
 
 
+def _check_p(p):
+    """Refuse a leak probability ``p`` (a number or an array) outside [0, 1], naming ``p``.
+
+    The public methods of the behaviours take ``p`` from their users as well as from the engine; the
+    value itself is used unchanged (no number moves for valid input).
+    """
+    check_probability("p", p)
+
+
+def _check_start(n0, batch, types, *, mean_field=False):
+    """Check the arguments of ``initial_state`` / ``mean_field_state``; return ``(n0, batch)``.
+
+    ``n0``: a whole number of users >= 0 (any real >= 0, inf included, for the mean field); ``batch``: a
+    shape, a tuple of whole sizes >= 0, whose state fits in memory. Values are returned unchanged.
+    """
+    if mean_field:
+        n0 = check_real("n0", n0, low=0, allow_inf=True, scalar=True)
+    else:
+        n0 = check_int("n0", n0, low=0)
+    return n0, check_shape("batch", batch, trailing=types)
+
+
 class Behaviour:
     """Base class of user behaviours (the interface :mod:`perfpriv.engine` uses).
 
@@ -118,6 +141,7 @@ class Behaviour:
     # --------------------------------------------------------- simulation
     def initial_state(self, n0: int, batch: tuple, T: int | None = None) -> np.ndarray:
         """The state of a population of ``n0`` users, for a batch of that shape (horizon ``T``)."""
+        n0, batch = _check_start(n0, batch, self.types)
         state = np.zeros(tuple(batch) + (self.types,), dtype=np.int64)
         state[..., 0] = n0
         return state
@@ -207,6 +231,7 @@ class Behaviour:
     # --------------------------------------------------------- mean field
     def mean_field_state(self, n0: float, batch: tuple, T: int | None = None) -> np.ndarray:
         """Mean-field state of ``n0`` users."""
+        n0, batch = _check_start(n0, batch, self.types, mean_field=True)
         state = np.zeros(tuple(batch) + (self.types,))
         state[..., 0] = n0
         return state
@@ -235,6 +260,7 @@ class Behaviour:
 
         ``p`` broadcasts against the behaviour's cell parameters as numpy arrays do.
         """
+        _check_p(p)
         p = np.asarray(p, float)
         r = np.asarray(self.r, float)
         return _out(r * (1.0 - p) if self.rule == "leak" else r + 0.0 * p)
@@ -249,6 +275,7 @@ class Behaviour:
         The long-run population grows if R₀ > 1 and shrinks if R₀ < 1
         (:meth:`growth_factor`). ``inf`` when users never leave and recruit.
         """
+        _check_p(p)
         rho = np.asarray(self.recruit_rate(p), float)
         stay = np.asarray(self.expected_stay(p, cost), float)
         with np.errstate(invalid="ignore"):
@@ -345,6 +372,7 @@ class Memoryless(Behaviour):
         It is the same every round: without memory the long-run factor is the
         one-round factor. ``cost`` is ignored (these users do not count it).
         """
+        _check_p(p)
         return _out(self._growth(np.asarray(p, float), np.asarray(self.q, float), np.asarray(self.r, float)))
 
     def _growth(self, p, q, r):
@@ -354,6 +382,7 @@ class Memoryless(Behaviour):
 
     def expected_stay(self, p, cost=None):
         """1/(q p): a user leaves at each round with probability q p (``inf`` if q p = 0)."""
+        _check_p(p)
         qp = np.asarray(self.q, float) * np.asarray(p, float)
         with np.errstate(divide="ignore"):
             return _out(np.where(qp > 0, 1.0 / np.where(qp > 0, qp, 1.0), np.inf))
@@ -384,6 +413,8 @@ class Memoryless(Behaviour):
             return (n * self._growth(np.asarray(p, float), q, r))[..., None]
 
     def mean_field_step_grad(self, n, p):
+        check_population("n", n)
+        _check_p(p)
         q, r = self._qr(np.ndim(n))
         dn = self._growth(np.asarray(p, float), q, r)
         dp = -(q + r) * n if self.rule == "leak" else -q * n
@@ -551,6 +582,7 @@ class LeakCount(_Typed):
 
     def expected_stay(self, p, cost=None):
         """m/p rounds, m = k − 1 + 1/q (``inf`` if q p = 0)."""
+        _check_p(p)
         m = self._lifetime_leaks()
         p = np.asarray(p, float)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -575,12 +607,14 @@ class LeakCount(_Typed):
         is the long-run share of users who have lived through k − 1 leaks:
         the paper's factor with q scaled by the share of users who react.
         """
+        _check_p(p)
         if self.k == 1:
             return self._memoryless.growth_factor(p)
         return _out(_perron(self._matrix(p))[0])
 
     def reactive_share(self, p):
         """Long-run share s_{k−1} of users with k − 1 or more past leaks (the ones who react)."""
+        _check_p(p)
         if self.k == 1:
             return _out(np.ones(np.broadcast_shapes(np.shape(p), self.shape)))
         return _out(_perron(self._matrix(p))[1][..., -1])
@@ -661,9 +695,11 @@ class Heterogeneous(_Typed):
         return _at(self.q, self._shape, ndim, (self.types,)), _at(self.r, self._shape, ndim)
 
     def initial_state(self, n0, batch, T=None):
+        n0, batch = _check_start(n0, batch, self.types)
         return np.broadcast_to(_allocate(np.int64(n0), self.weights), tuple(batch) + (self.types,)).copy()
 
     def mean_field_state(self, n0, batch, T=None):
+        n0, batch = _check_start(n0, batch, self.types, mean_field=True)
         return np.broadcast_to(float(n0) * self.weights, tuple(batch) + (self.types,)).copy()
 
     def kernel_step(self):
@@ -709,6 +745,7 @@ class Heterogeneous(_Typed):
 
     def expected_stay(self, p, cost=None):
         """Σ_j w_j /(q_j p): the mean stay of a recruit, whose class is drawn with the weights."""
+        _check_p(p)
         qe = np.asarray(self.effective_q(), float)
         return Memoryless(q=qe, r=0.0).expected_stay(p)
 
@@ -726,10 +763,12 @@ class Heterogeneous(_Typed):
 
     def growth_factor(self, p, cost=None):
         """Long-run growth factor: the Perron root λ of the class recursion, 1 = ρ Σ_j w_j/(λ − 1 + q_j p)."""
+        _check_p(p)
         return _out(_perron(self._matrix(p))[0])
 
     def stationary_mix(self, p):
         """Long-run shares of the classes at leak probability p (∝ w_j/(λ − 1 + q_j p)), shape ... + (S,)."""
+        _check_p(p)
         return _perron(self._matrix(p))[1]
 
     def critical_leak_probability(self, cost=None):
@@ -836,11 +875,13 @@ class BudgetAware(_Typed):
         return np.zeros(batch + (self.classes + 1, T + 1))
 
     def initial_state(self, n0, batch, T=None):
+        n0, batch = _check_start(n0, batch, self.classes + 1)
         state = self._empty(batch, T)
         state[..., :-1, 0] = _allocate(np.int64(n0), self.weights)
         return state
 
     def mean_field_state(self, n0, batch, T=None):
+        n0, batch = _check_start(n0, batch, self.classes + 1, mean_field=True)
         state = self._empty(batch, T)
         state[..., :-1, 0] = float(n0) * self.weights
         return state
@@ -930,6 +971,7 @@ class BudgetAware(_Typed):
 
     def expected_stay(self, p, cost=None):
         """Σ_j w_j Σ_{a=1}^{L_j} (1 − q p)^{a−1}: leaks can end a stay early, the budget ends it at L_j."""
+        _check_p(p)
         return _out((self._stay_terms(p, cost) * self.weights).sum(axis=-1))
 
     def growth_factor(self, p, cost=None):
@@ -938,6 +980,7 @@ class BudgetAware(_Typed):
         A finite lifetime caps the growth: λ < 1 whenever ρ L_j < 1 for
         every class, whatever the leaks. Found by bisection (to 1e-13).
         """
+        _check_p(p)
         L = self.lifetimes(cost)
         p = np.asarray(p, float)
         x = (1.0 - np.asarray(self.q, float) * p)[..., None]
@@ -1038,12 +1081,14 @@ class Contagion(_Typed):
         return self._shape
 
     def initial_state(self, n0, batch, T=None):
+        n0, batch = _check_start(n0, batch, self.types)
         state = np.zeros(tuple(batch) + (3,), dtype=np.int64)
         state[..., 0] = n0
         state[..., 2] = n0
         return state
 
     def mean_field_state(self, n0, batch, T=None):
+        n0, batch = _check_start(n0, batch, self.types, mean_field=True)
         state = np.zeros(tuple(batch) + (3,))
         state[..., 0] = n0
         state[..., 2] = n0
@@ -1088,6 +1133,7 @@ class Contagion(_Typed):
         q/(1 − κ p) capped at 1 when κ p < 1, else 1 (the contagion runs
         away); 0 when q = 0 (no departures to spread).
         """
+        _check_p(p)
         p, q, kappa = np.broadcast_arrays(np.asarray(p, float), np.asarray(self.q, float),
                                           np.asarray(self.kappa, float))
         kp = kappa * p
@@ -1101,10 +1147,12 @@ class Contagion(_Typed):
 
     def expected_stay(self, p, cost=None):
         """1/(q* p): the stay of a user once the contagion has settled at q*."""
+        _check_p(p)
         return self._stationary(p).expected_stay(p)
 
     def growth_factor(self, p, cost=None):
         """Long-run growth factor: the paper's 1 + r − (q* + r) p (leak rule) with q* in place of q."""
+        _check_p(p)
         return self._stationary(p).growth_factor(p)
 
     def critical_leak_probability(self, cost=None):
