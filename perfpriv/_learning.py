@@ -119,7 +119,9 @@ class TabulatedMechanism(engine.Mechanism):
                 cache[(k, level)] = (float(p), float(e))
 
     def table_value(self, n: int, level: float):
-        """(p, e) at one table point (computed once, then cached)."""
+        """(p, e) at one table point (computed once, then cached): ``n`` a whole number of records >= 1."""
+        n = check_int("n", n, low=1)
+        check_population("level", level)
         key = (int(n), float(level))
         if key not in self._cache():
             self._fill({float(level): int(n)})

@@ -709,11 +709,13 @@ class RandomizedResponse(engine.Mechanism):
 
     def privacy_cost(self, level):
         """ε per answer: ε-LDP rounds compose additively (basic composition)."""
+        check_population("level", level)
         return np.asarray(level, float)
 
     # ---------------------------------------------------------- mean field
     def leak_probability(self, n, level):
         """1/2 + β(ε): every user leaks with this probability, whatever the population."""
+        check_population("n", n)
         beta = np.asarray(beta_from_epsilon(level), dtype=float)
         return np.broadcast_to(0.5 + beta, np.broadcast_shapes(np.shape(n), np.shape(beta)))
 
@@ -725,24 +727,34 @@ class RandomizedResponse(engine.Mechanism):
             return _variance_factor(beta, self._s2) / n
 
     def leak_probability_grad(self, n, level):
-        """p = 1/2 + β(ε), dp/dlog n = 0, dp/dlog ε = ε β'(ε) with β' = sech²(ε/2)/4."""
+        """p = 1/2 + β(ε), dp/dlog n = 0, dp/dlog ε = ε β'(ε) with β' = sech²(ε/2)/4 (0 at ε = inf)."""
         eps = np.asarray(level, float)
         p = np.asarray(self.leak_probability(n, eps), float)
-        dbeta = 0.25 / np.cosh(eps / 2.0) ** 2
-        return p, np.zeros(p.shape), np.broadcast_to(eps * dbeta, p.shape)
+        return p, np.zeros(p.shape), np.broadcast_to(_eps_dbeta(eps), p.shape)
 
     def expected_error_grad(self, n, level):
         """e = V(β)/n with V = 1/(16β²) − s2/4: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n).
 
-        At n = 0 (a population that died out): e = inf, de/dlog n = −inf, de/dlog ε = −inf.
+        At n = 0 (a population that died out): e = inf, de/dlog n = −inf, de/dlog ε = −inf. At ε = 0
+        (β = 0): de/dlog ε = −inf (−2/(ε² n) as ε → 0); at ε = inf (β flat at 1/2): 0, whatever n.
         """
         eps = np.asarray(level, float)
         beta = np.asarray(beta_from_epsilon(eps), dtype=float)
         n = check_population("n", n)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             e = _variance_factor(beta, self._s2) / n
-            dbeta = 0.25 / np.cosh(eps / 2.0) ** 2
-            return e, -e, -(eps * dbeta) / (8.0 * beta**3 * n)
+            slope = -_eps_dbeta(eps) / (8.0 * beta**3 * n)
+        return e, -e, np.where(np.isposinf(eps), 0.0, np.where((eps == 0) | (n == 0), -np.inf, slope))
+
+
+def _eps_dbeta(eps):
+    """ε β'(ε) = ε sech²(ε/2)/4 (``eps``: a float array), with its limit 0 at ε = inf.
+
+    cosh overflows to inf beyond ε ≈ 1420, where the product is 0 (ε · 0); at ε = inf it is inf · 0.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = eps * (0.25 / np.cosh(eps / 2.0) ** 2)
+    return np.where(np.isposinf(eps), 0.0, out)
 
 
 # --------------------------------------------------------------------------

@@ -82,7 +82,7 @@ from . import _random
 from .kernels import behaviours as _behaviours
 from .kernels import mechanisms as _mechanisms
 from .kernels import rounds as _rounds
-from ._validate import check_choice, check_flag, check_int, check_order, check_real
+from ._validate import check_choice, check_flag, check_int, check_order, check_population, check_real
 from .behaviour import Behaviour
 
 __all__ = [
@@ -479,10 +479,12 @@ class Mechanism:
     def privacy_cost(self, level):
         """What one round at ``level`` costs each participating user, in the mechanism's own
         privacy unit (``None`` if the mechanism does not say; budget-aware behaviours need it)."""
+        check_population("level", level)
         return None
 
     def one_record_error(self, level):
         """Expected error of a release from one user: the score of a collapsed round ("floor")."""
+        check_population("level", level)
         return self.expected_error(np.ones(np.shape(level)), level)
 
     # derivatives for schedule optimization (log space); defaults: central differences
@@ -490,8 +492,8 @@ class Mechanism:
 
     def leak_probability_grad(self, n, level):
         """(p, dp/dlog n, dp/dlog level) at ``n`` and ``level`` (central differences by default)."""
-        n = np.asarray(n, float)
-        level = np.asarray(level, float)
+        n = check_population("n", n)
+        level = check_population("level", level)
         up, dn = np.exp(self._H), np.exp(-self._H)
         nn = np.stack([n, n * up, n * dn, n, n])
         ll = np.stack([level, level, level, level * up, level * dn])
@@ -501,8 +503,8 @@ class Mechanism:
 
     def expected_error_grad(self, n, level):
         """(e, de/dlog n, de/dlog level) at ``n`` and ``level`` (central differences by default)."""
-        n = np.asarray(n, float)
-        level = np.asarray(level, float)
+        n = check_population("n", n)
+        level = check_population("level", level)
         up, dn = np.exp(self._H), np.exp(-self._H)
         e0 = np.asarray(self.expected_error(n, level), float)
         den = (np.asarray(self.expected_error(n * up, level)) - np.asarray(self.expected_error(n * dn, level)))

@@ -450,6 +450,7 @@ class GaussianMean(engine.Mechanism):
 
     def kernel_levels(self, level):
         """``(γ,)`` of every level."""
+        check_population("level", level)
         return np.asarray(level, dtype=float)[..., None]
 
     def draw_round(self, n, level, keys, live, t, need_error=True):
@@ -494,6 +495,7 @@ class GaussianMean(engine.Mechanism):
 
     def privacy_cost(self, level):
         """ρ = 2R²/γ² per round: the zCDP cost of a release to each user (§4.1); zCDP composes additively."""
+        check_population("level", level)
         return np.asarray(rho_from_gamma(np.asarray(level, float), self.R), float)
 
     # ---------------------------------------------------------- mean field
@@ -505,6 +507,8 @@ class GaussianMean(engine.Mechanism):
         record) and linear in between, so that the mean field is continuous
         in n; 0 at n = inf (an overflowed uncapped population).
         """
+        n = check_population("n", n)
+        check_population("level", level)
         n, g = np.broadcast_arrays(np.asarray(n, float), np.asarray(level, float))
         out = np.ones(n.shape)
         huge = np.isposinf(n)
@@ -547,6 +551,7 @@ class GaussianMean(engine.Mechanism):
     def expected_error(self, n, level):
         """(γ² Tr Σ⁻¹ + d)/n: Lemma 3's expected squared Mahalanobis error (n >= 0; inf at n = 0)."""
         n = check_population("n", n)
+        check_population("level", level)
         with np.errstate(divide="ignore"):             # n = 0 (a population that died out): inf
             return _lemma3(level, n, self._trace_inv, self.d)
 

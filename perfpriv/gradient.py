@@ -61,7 +61,7 @@ from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agen
                         stable)
 from ._stats import standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
-                        check_rng)
+                        check_population, check_rng)
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
 
@@ -947,7 +947,7 @@ class PrivateGD(TabulatedMechanism):
         >>> [round(PrivateGD(1.0, tau=0.02).eta(n), 4) for n in (1, 2, 200)]
         [0.3333, 0.2857, 0.0098]
         """
-        out = self.step_size / (np.asarray(n, float) + self.step_offset)
+        out = self.step_size / (check_population("n", n) + self.step_offset)
         return float(out) if out.ndim == 0 else out
 
     def sigma(self, rho):
