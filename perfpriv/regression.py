@@ -1596,6 +1596,7 @@ class GammaStarMap:
         """
         if self.simulated_runs is None:
             raise AttributeError("no simulation in this map (trials=0)")
+        level = check_int("level", level, low=0, high=len(self.gammas) - 1)
         best = np.searchsorted(self.gammas, self.theory)[..., None, None]
         runs = self.simulated_runs
         diff = runs[..., level, :] - np.take_along_axis(runs, best, axis=-2)[..., 0, :]

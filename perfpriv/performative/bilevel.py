@@ -188,7 +188,7 @@ class BilevelRegression:
 
     def rrm_map(self, x):
         """R(x) = Σ_i p_i x_i(x): one FBi-RRM round from the deployed x."""
-        return self.p @ self.local_solutions(x)
+        return self.p @ self.local_solutions(self._x(x, "x"))
 
     # ------------------------------------------------------------- contraction
     def _client_jacobians(self):

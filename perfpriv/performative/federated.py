@@ -319,6 +319,8 @@ class StepRule:
         θ ↦ (1 − ε̄)θ − m̄ and L = 1 its smoothness (L = N max p_i for the
         rescaled objectives of scheme II).
         """
+        if not isinstance(clients, GaussianClients):
+            raise TypeError(f"clients must be a GaussianClients; got {type(clients).__name__}")
         mu = 1.0 - clients.average_sensitivity
         if not mu > 0:
             clients.stable_point  # raises the ε̄ >= 1 error

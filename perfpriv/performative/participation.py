@@ -49,7 +49,7 @@ import math
 import numpy as np
 
 from .. import _random, engine, leakage
-from .._validate import check_choice, check_int, check_probability, check_real
+from .._validate import check_choice, check_int, check_probability, check_real, check_shape
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
@@ -298,6 +298,11 @@ class PrivateFederatedRound(StatefulMechanism):
             Clients per round, n >= 1.
         gamma : float or array_like
             Noise scale γ > 0.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The stationary E‖θ_t − θ_PS‖²; inf where it exceeds the double range.
         """
         self._check_gaussian_records()
         if self.step.kind != "constant":
@@ -310,9 +315,10 @@ class PrivateFederatedRound(StatefulMechanism):
         if not abs(a) < 1 or np.any(den <= 0):
             raise ValueError(f"the model error has no stationary law: a = 1 - h(1 - eps) = {a:.4g} and "
                              f"n(1 - a^2) - h^2 eps_sd^2 = {float(np.min(den)):.4g} (need |a| < 1 and a positive value)")
-        num = h * h * (self.d * (self.m_sd**2 + self.sigma**2 / self.batch + gamma**2)
-                       + self.eps_sd**2 * float(self.theta_ps @ self.theta_ps))
-        out = num / den
+        with np.errstate(over="ignore"):     # an error beyond the double range (gamma ~ 1e154 and above): inf
+            num = h * h * (self.d * (self.m_sd**2 + self.sigma**2 / self.batch + gamma**2)
+                           + self.eps_sd**2 * float(self.theta_ps @ self.theta_ps))
+            out = num / den
         return float(out) if np.ndim(out) == 0 else out
 
     def _check_finite(self, what, values, t):
@@ -333,7 +339,9 @@ class PrivateFederatedRound(StatefulMechanism):
                              f"E={self.E}, d={self.d}, eps_sd={self.eps_sd:g}")
 
     def initial_state(self, batch):
-        return np.broadcast_to(self.theta0, tuple(batch) + (self.d,)).copy()
+        """The deployed model θ_0 of every run of a batch of that shape: shape ``batch + (d,)``."""
+        batch = check_shape("batch", batch, trailing=self.d)
+        return np.broadcast_to(self.theta0, batch + (self.d,)).copy()
 
     def advance(self, state, n, level, keys, live, t, need_error=True):
         batch = state.shape[:-1]

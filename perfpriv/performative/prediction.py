@@ -214,7 +214,12 @@ class PerformativeProblem:
         """
         step = check_real("step", step, low=0, low_open=True, scalar=True)
         g, b, e = self.strong_convexity, self.smoothness, self.sensitivity
-        return float(np.sqrt(max(1.0 - 2 * step * (g - e * b) + step**2 * b**2 * (1 + e) ** 2, 0.0)))
+        try:
+            return float(np.sqrt(max(1.0 - 2 * step * (g - e * b) + step**2 * b**2 * (1 + e) ** 2, 0.0)))
+        except OverflowError:         # step**2 beyond the double range: factor out the step
+            inv = 1.0 / step
+            with np.errstate(over="ignore"):
+                return float(step * np.sqrt(max(inv * inv - 2 * inv * (g - e * b) + b**2 * (1 + e) ** 2, 0.0)))
 
     # ------------------------------------------------------------- risks
     def _theta(self, theta, name="theta"):
