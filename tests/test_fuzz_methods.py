@@ -207,7 +207,7 @@ EXEMPT_METHODS = {
     "score_stopped": "the engine's error and alive arrays",
     "sample": "PerformativeProblem.sample: a keyed random stream of the engine",
     "table": "Summary.table: no arguments; the summary's maps are fuzzed in test_fuzz_learning",
-    "refresh": "widgets: a live explorer (test_widgets_validation)",
+    "refresh": "widgets: a live explorer (its flag: test_widgets_validation)",
     "static": "widgets: renders every slider position (test_static_explorer)",
     "image": "widgets: a static explorer's rendered figures (test_static_explorer)",
     "position": "widgets: a static explorer's rendered figures (test_static_explorer)",

@@ -63,6 +63,15 @@ def test_an_explorer_names_its_own_parameter_when_a_slider_refuses_it():
         widgets.mia_explorer(gamma=1e300)
 
 
+def test_explorer_refresh_names_raise_errors():
+    # was: "check_layout must be True or False; got 0" (the name of the flag inside plots.show)
+    explorer = widgets.Explorer("t", {"q": widgets.float_slider("q", 0.3, 0.0, 1.0, 0.1)}, _draw)
+    for value in (0, "False", None):
+        with pytest.raises(TypeError, match="^raise_errors must be True or False"):
+            explorer.refresh(raise_errors=value)
+    explorer.refresh(raise_errors=True)
+
+
 def test_bernoulli_draw_states_the_smallest_budget():
     # was: RuntimeWarning: invalid value in subtract (moving average of infinite errors at epsilon = 1e-300)
     with pytest.raises(ValueError, match="epsilon"):

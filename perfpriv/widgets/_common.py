@@ -199,6 +199,7 @@ class Explorer(widgets.VBox):
         values chosen with the sliders) is shown as one line above the figure
         instead of a traceback, unless ``raise_errors`` is true.
         """
+        raise_errors = check_flag("raise_errors", raise_errors)    # (it is also show's check_layout)
         with self.output:
             self.output.clear_output(wait=True)
             try:
