@@ -30,14 +30,18 @@ number, ``X`` a panel letter):
 Interruptions. Every file is written atomically (to a temporary name in
 ``DIR``, then renamed), so an interrupted run leaves no partial file. Ctrl-C
 (exit code 130) and SIGTERM (a killed job, 143) stop cleanly with one line
-saying what finished and the command that resumes. The stop takes effect at
-the next safe point (the current batch of γ* cells stored, or the current
-figure finished), never in the middle of a computation; a second Ctrl-C
-stops at once. ``--resume`` skips the figures and γ* cells already in
-``DIR``, so that an interrupted run, resumed, writes exactly the files of an
-uninterrupted one (bit for bit on one machine: each cell is keyed by the
-seed and its own coordinates). A folder holding another run (other scale,
-conventions, seed, settings or library versions) is refused instead of mixed.
+saying what finished and the command that resumes, whether the signal
+reached the whole process group or the main process alone (``kill -INT
+PID``). The stop takes effect at the next safe point (the current batch of
+γ* cells stored, the current chunk of ε* cells, run of curves or panel of
+Fig. 3 finished, the figure computed, or its files written), seconds later
+at book scale and never in the middle of a computation, the last figure's
+included; a second Ctrl-C stops at once. ``--resume`` skips the figures and
+γ* cells already in ``DIR``, so that an interrupted run, resumed, writes
+exactly the files of an uninterrupted one (bit for bit on one machine: each
+cell is keyed by the seed and its own coordinates). A folder holding another
+run (other scale, conventions, seed, settings or library versions) is
+refused instead of mixed.
 
 Fig. 3 is written as two figures, ``figure3a`` (p_tau against tau, one panel)
 and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
@@ -209,7 +213,8 @@ class _StopRequests:
     (``KeyboardInterrupt`` or :class:`_Terminated`) where the run can stop
     cleanly: after a batch of γ* cells is stored, between the parts of the
     other figures (chunks of ε* cells, runs of the curves, the panels of
-    Fig. 3) and after each figure's files and record are written, the last
+    Fig. 3), once a figure is computed and before each of its outputs'
+    files, and after each figure's files and record are written, the last
     figure's included. A signal raised anywhere else could land between
     computing a cell and storing it, or inside library code that swallows
     or misreports it. A second signal stops at once (it is also kept for
@@ -1072,6 +1077,8 @@ def _reproduce(args) -> int:
                     seconds = time.perf_counter() - start
                     files = []
                     for name, (fig, data) in outputs.items():
+                        stops.check()                 # computed, nothing of it recorded yet (its γ* cells
+                                                      # are stored): a safe point before each output's files
                         files += [p.name for p in save_figure(fig, data, out, name,
                                                               first_letter="b" if name == "figure3bc" else "a",
                                                               formats=args.format)]
