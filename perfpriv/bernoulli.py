@@ -358,8 +358,10 @@ def _variance_factor(beta, s2):
     beta = np.asarray(beta, dtype=float)
     with np.errstate(over="ignore", under="ignore"):
         # below β ~ 1e-150, β² loses digits or underflows: 1/(16β²) − s2/4 with β divided
-        # twice (inf where it overflows, an infinite variance)
+        # twice (inf where it overflows, an infinite variance); at β = 0 (ε = 0) the responses carry no
+        # information and the variance is infinite
         small = (0.0625 / np.where(beta > 0, beta, 1.0)) / np.where(beta > 0, beta, 1.0) - 0.25 * np.asarray(s2)
+        small = np.where(beta > 0, small, np.inf)
         return np.where(beta > 1e-150, (0.25 - beta**2 * s2) / (4.0 * np.maximum(beta, 1e-150) ** 2), small)
 
 

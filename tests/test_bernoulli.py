@@ -579,3 +579,14 @@ def test_a_vanishing_budget_gives_infinite_or_bounded_errors_never_nan():
     # when it is 1/2 (error (1/2 − μ)² <= 1/4); never NaN
     err = run.sq_error[run.alive]
     assert np.all(np.isposinf(err) | (err <= 0.25)) and np.isposinf(err).any()
+
+
+def test_randomized_response_at_zero_budget_has_an_infinite_error():
+    # ε = 0 (β = 0): every answer is a fair coin, the debiased estimate has infinite variance; the
+    # small-β branch used to put β = 1 there and returned 1/16 − s2/4 over n, a finite (even negative) error
+    mech = B.RandomizedResponse([1.0])         # the error of any budget, the mechanism's levels aside
+    err = mech.expected_error(100, np.array([0.0, 1e-300, 1.0]))
+    assert err[0] == np.inf and err[1] == np.inf
+    assert 0 < err[2] < np.inf
+    e, de_dn, de_deps = mech.expected_error_grad(100, 0.0)
+    assert e == np.inf and de_dn == -np.inf and de_deps == -np.inf

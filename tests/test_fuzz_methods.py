@@ -208,6 +208,7 @@ EXEMPT_METHODS = {
     "sample": "PerformativeProblem.sample: a keyed random stream of the engine",
     "table": "Summary.table: no arguments; the summary's maps are fuzzed in test_fuzz_learning",
     "refresh": "widgets: a live explorer (its flag: test_widgets_validation)",
+    "describe_values": "widgets: a live explorer's current values in words, no argument (test_widgets_alt)",
     "static": "widgets: renders every slider position (test_static_explorer)",
     "image": "widgets: a static explorer's rendered figures (test_static_explorer)",
     "position": "widgets: a static explorer's rendered figures (test_static_explorer)",
