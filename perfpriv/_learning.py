@@ -167,7 +167,7 @@ class TabulatedMechanism(engine.Mechanism):
         return p, e
 
     def _evaluate(self, n, level, which: int):
-        n, level = np.broadcast_arrays(check_population("n", n), np.asarray(level, float))
+        n, level = np.broadcast_arrays(check_population("n", n), check_population("level", level))
         out = np.empty(n.shape)
         flat_n, flat_l, flat_o = n.reshape(-1), level.reshape(-1), out.reshape(-1)
         levels = np.unique(flat_l)

@@ -14,10 +14,12 @@ import math
 
 import numpy as np
 
-__all__ = ["mean_se", "standard_error"]
+__all__ = ["mean_se", "standard_error", "euclidean_norms"]
 
 #: Samples up to this size are squared as they are (their squares cannot overflow).
 _PLAIN = 1e150
+#: Norms from this size on come from the plain sum of squares (below it, squares may underflow).
+_TINY = 1e-140
 
 
 def mean_se(x, axis=-1):
@@ -76,3 +78,36 @@ def standard_error(values, axis=-1):
     if count < 2:
         return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
     return values.std(axis=axis, ddof=1) / math.sqrt(count)
+
+
+def euclidean_norms(x):
+    """Euclidean norms of the vectors along the last axis, without underflow or overflow.
+
+    Moderate vectors get exactly ``sqrt(einsum("...i,...i->...", x, x))``;
+    a vector whose plain norm is below 1e-140 or above 1e150 (or not finite)
+    is first divided by its largest absolute entry, so that a shift of
+    1e-301 keeps its size instead of squaring to 0.
+
+    Examples
+    --------
+    >>> euclidean_norms([[3.0, 4.0], [3e-300, 4e-300], [3e300, 4e300], [0.0, 0.0]]).tolist()
+    [5.0, 5e-300, 5e+300, 0.0]
+    >>> float(euclidean_norms([1e-200]))
+    1e-200
+    """
+    x = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.sqrt(np.einsum("...i,...i->...", x, x))
+    redo = ~((out >= _TINY) & (out <= _PLAIN))
+    if np.any(redo):
+        rows = x[redo] if x.ndim > 1 else x[None, :]
+        scale = np.max(np.abs(rows), axis=-1)
+        safe = np.where(scale > 0, scale, 1.0)
+        with np.errstate(invalid="ignore"):
+            scaled = scale * np.sqrt(np.einsum("...i,...i->...", rows / safe[:, None], rows / safe[:, None]))
+        if x.ndim > 1:
+            out = np.array(out, dtype=float)
+            out[redo] = scaled
+        else:
+            out = scaled[0]
+    return out

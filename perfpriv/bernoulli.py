@@ -320,7 +320,8 @@ def estimate_mean(y, beta, *, axis=None):
         β in (0, 1/2].  At β = 0 the responses carry no information and the
         estimator is undefined (``ValueError``).
     axis : int or None
-        Axis over which the responses are averaged (default: all).
+        Axis over which the responses are averaged, −y.ndim <= axis < y.ndim
+        (default None: all).
 
     Returns
     -------
@@ -344,6 +345,8 @@ def estimate_mean(y, beta, *, axis=None):
     if not np.all((ya == 0) | (ya == 1)):
         raise ValueError("y must contain only 0 and 1 (randomized responses)")
     b = _check_beta(beta, positive=True)
+    if axis is not None:
+        axis = check_int("axis", axis, low=-ya.ndim, high=ya.ndim - 1)
     out = _debias(np.mean(ya, axis=axis), b)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -730,7 +733,7 @@ class RandomizedResponse(engine.Mechanism):
 
     def leak_probability_grad(self, n, level):
         """p = 1/2 + β(ε), dp/dlog n = 0, dp/dlog ε = ε β'(ε) with β' = sech²(ε/2)/4 (0 at ε = inf)."""
-        eps = np.asarray(level, float)
+        eps = check_population("level", level)
         p = np.asarray(self.leak_probability(n, eps), float)
         return p, np.zeros(p.shape), np.broadcast_to(_eps_dbeta(eps), p.shape)
 
@@ -740,7 +743,7 @@ class RandomizedResponse(engine.Mechanism):
         At n = 0 (a population that died out): e = inf, de/dlog n = −inf, de/dlog ε = −inf. At ε = 0
         (β = 0): de/dlog ε = −inf (−2/(ε² n) as ε → 0); at ε = inf (β flat at 1/2): 0, whatever n.
         """
-        eps = np.asarray(level, float)
+        eps = check_population("level", level)
         beta = np.asarray(beta_from_epsilon(eps), dtype=float)
         n = check_population("n", n)
         with np.errstate(divide="ignore", invalid="ignore"):

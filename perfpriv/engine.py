@@ -221,7 +221,11 @@ class Levels:
         return int(self.values.shape[-2] if self.per_round else self.values.shape[-1])
 
     def at(self, t: int) -> np.ndarray:
-        """Levels of round t (1-based), shape (L,) (cells + (1,) for per-cell levels)."""
+        """Levels of round t (1-based), shape (L,) (cells + (1,) for per-cell levels).
+
+        t is an integer >= 1, at most the schedule's length for levels that run over the rounds.
+        """
+        t = check_int("t", t, low=1, high=self.values.shape[-1] if self.per_round else None)
         return self.values[..., t - 1] if self.per_round else self.values
 
     def check_horizon(self, T: int) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import bernoulli, dynamics, engine, gaussian, optimize
 from ._stats import standard_error
-from ._validate import check_choice, check_int, check_probability, check_real
+from ._validate import check_bracket, check_choice, check_int, check_probability, check_real
 from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
 
 __all__ = [
@@ -309,7 +309,7 @@ def critical_gamma(users, *, q, r, tau, n, d, R, statistic="paper", bracket=(1e-
     users = _as_family(users)
     beh = users(q, r)
     shape = tuple(beh.shape)
-    lo, hi = (float(b) for b in bracket)
+    lo, hi = check_bracket(bracket)
     if not users.uses_cost:
         pc = np.broadcast_to(np.asarray(beh.critical_leak_probability(), float), shape)
         return _out(dynamics.exact_critical_gamma(q=1.0 - pc, r=pc, tau=tau, n=n, d=d, R=R, statistic=statistic,
@@ -490,7 +490,8 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
     ----------
     users : Family
     levels : array_like
-        ε values (``mechanism="bernoulli"``) or γ values (``"gaussian"``), 1-D.
+        ε values in (0, inf] (``mechanism="bernoulli"``) or γ values in [1e-100, 1e100]
+        (``"gaussian"``), 1-D.
     q, r : float
         The cell.
     T, n0, trials : int
@@ -518,7 +519,11 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
     """
     users = _as_family(users)
     mechanism = check_choice("mechanism", mechanism, ("bernoulli", "gaussian"))
-    levels = np.atleast_1d(np.asarray(levels, float))
+    bounds = dict(low=0.0, low_open=True, allow_inf=True) if mechanism == "bernoulli" else \
+        dict(low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1])
+    levels = np.atleast_1d(np.asarray(check_real("levels", levels, **bounds), float))
+    if levels.ndim != 1:
+        raise ValueError(f"levels must be a number or a 1-D grid of levels; got shape {levels.shape}")
     # the Gaussian model's settings are checked (and kept in the result) whichever mechanism runs
     check_real("tau", tau, low=0, low_open=True, scalar=True)
     check_int("d", d, low=1)
@@ -1016,8 +1021,8 @@ def compare_gaussian(users, *, q, r, tau=0.02, T=10, n0=100, d=12, R=10.0, trial
     GaussianComparison
     """
     users = _as_family(users)
-    g = np.geomspace(0.05, 20.0, 25) if gammas is None else np.atleast_1d(check_real("gammas", gammas, low=0,
-                                                                                        low_open=True))
+    g = np.geomspace(0.05, 20.0, 25) if gammas is None else np.atleast_1d(check_real(
+        "gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1]))
     if g.ndim != 1:
         raise ValueError(f"gammas must be a 1-D grid of noise scales; got shape {g.shape}")
     mech = gaussian.GaussianMean(g, tau=tau, d=d, R=R)

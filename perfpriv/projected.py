@@ -80,7 +80,7 @@ import numpy as np
 from scipy import stats
 
 from . import _random, leakage
-from ._validate import check_choice, check_int, check_real
+from ._validate import check_allocation, check_choice, check_int, check_int_array, check_real
 from .kernels import gaussian_mean as _kernel
 
 __all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
@@ -211,9 +211,10 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     Parameters
     ----------
     n : array_like of int
-        Population N >= 1 of each pair (the batch shape).
+        Population N >= 0 of each pair (the batch shape); a pair with N = 0
+        is skipped (error 0, no leaks).
     gamma : float or array_like
-        Noise scale γ > 0 of each pair (broadcast to the batch).
+        Noise scale γ in (0, inf] of each pair (broadcast to the batch).
     keys : perfpriv._random.Key
         The round's key of each pair, broadcast to the batch; pairs that
         share a key share their random numbers (the level axis of the
@@ -243,7 +244,12 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     >>> leaked.shape, int(leaked[2])
     ((3,), 1)
     """
-    n = np.asarray(n, dtype=np.int64)
+    n = check_int_array("n", n, low=0)
+    if n.size:      # the draw holds one along-normal (and its code) per record of the largest population
+        check_allocation("the records of a round (N along-normals)", int(n.max()), name="n")
+    gamma = check_real("gamma", gamma, low=0, low_open=True, allow_inf=True)
+    if not isinstance(keys, _random.Key):
+        raise TypeError(f"keys must be a perfpriv._random.Key (the round's key of each pair); got {type(keys).__name__}")
     shape = np.broadcast_shapes(n.shape, np.shape(gamma), keys.shape)
     nn = np.broadcast_to(n, shape).reshape(-1)
     gg = np.broadcast_to(np.asarray(gamma, dtype=float), shape).reshape(-1)

@@ -72,7 +72,7 @@ from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
                         check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
-from ._stats import standard_error
+from ._stats import euclidean_norms, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
                         check_real, check_rng)
 from .behaviour import Memoryless
@@ -560,7 +560,10 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     x_bound, y_bound = _bounds(x_bound, y_bound, high=PATH_BOUND)
     grid = check_int("grid", grid, low=2, high=WORST_CASE_GRID)
     check_allocation("the worst dataset (n records)", n, name="n")
-    lo, hi = math.log(1e-6 * math.sqrt(lam)), math.log(x_bound)
+    # log a from 1e-6 √λ (six decades below the best a of a lone direction, √λ) to log B_x, and at
+    # least six decades below B_x when B_x is tiny or λ huge (the range must not be empty)
+    hi = math.log(x_bound)
+    lo = min(math.log(1e-6 * math.sqrt(lam)), hi - math.log(1e6))
     best = (-1.0, 0.0, 0.0)
     for t in np.linspace(0.0, x_bound, grid + 1)[1:]:
         logs = np.linspace(lo, hi, 200)
@@ -571,12 +574,12 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
         for g, v in ((g0, max(vals)), (float(res.x), -float(res.fun))):
             if v > best[0]:
                 best = (v, g, t)
-    a, t = math.exp(best[1]), best[2]
+    a, t = min(math.exp(best[1]), x_bound), best[2]      # exp(log B_x) may exceed B_x by an ulp
     X = np.full((n, 1), a)
     X[0, 0] = t
     y = np.full(n, y_bound)
     y[0] = -y_bound
-    shift = float(np.linalg.norm(_fit(X, y, lam) - _fit(X[1:], y[1:], lam)))
+    shift = float(euclidean_norms(_fit(X, y, lam) - _fit(X[1:], y[1:], lam)))
     return WorstCase(X=X, y=y, shift=shift, bound=float(_removal(n, lam, x_bound, y_bound)), n=n, lam=lam,
                      x_bound=x_bound, y_bound=y_bound)
 
@@ -657,7 +660,7 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
         for _ in range(max(1, math.ceil(records / n))):
             X, y, _ = sample_data(int(n), d=d, x_bound=x_bound, y_bound=y_bound, noise_sd=noise_sd, seed=rng)
             sh = _loo(X, y, lam, False)[0]
-            norms.append(np.sqrt(np.einsum("ij,ij->i", sh, sh)))
+            norms.append(euclidean_norms(sh))
         norms = np.concatenate(norms)
         med.append(np.median(norms))
         q99.append(np.quantile(norms, 0.99))

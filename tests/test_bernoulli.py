@@ -590,3 +590,14 @@ def test_randomized_response_at_zero_budget_has_an_infinite_error():
     assert 0 < err[2] < np.inf
     e, de_dn, de_deps = mech.expected_error_grad(100, 0.0)
     assert e == np.inf and de_dn == -np.inf and de_deps == -np.inf
+
+
+def test_estimate_mean_checks_its_axis_by_name():
+    y = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]])
+    np.testing.assert_allclose(B.estimate_mean(y, 0.25, axis=1.0), B.estimate_mean(y, 0.25, axis=1), rtol=0)
+    np.testing.assert_allclose(B.estimate_mean(y, 0.5, axis=-2), y.mean(axis=0), rtol=1e-15)
+    for bad in (2, -3, 1.5):            # was numpy's AxisError / TypeError
+        with pytest.raises(ValueError, match=r"^axis must be an integer in \[-2, 1\]"):
+            B.estimate_mean(y, 0.25, axis=bad)
+    with pytest.raises(TypeError, match=r"^axis must be an integer"):
+        B.estimate_mean(y, 0.25, axis="a")

@@ -559,3 +559,18 @@ def test_a_gaussian_population_too_large_for_memory_is_refused_by_name():
         engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=10**12, cap=None, seed=0)
     with pytest.raises(ValueError, match=r"cap=1000000000: "):
         engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=100, cap=10**9, seed=0)
+
+
+def test_levels_at_takes_a_round_number_within_the_schedule():
+    constant = engine.make_levels([1.0, 2.0], "gamma", low=0)
+    schedule = engine.make_levels(Schedule([1.0, 2.0, 3.0]), "gamma", low=0)
+    np.testing.assert_array_equal(schedule.at(2.0), [2.0])             # an integral float is a round number
+    np.testing.assert_array_equal(constant.at(7), [1.0, 2.0])
+    for levels, t, match in ((schedule, 0, r"t must be an integer in \[1, 3\]"),
+                             (schedule, 4, r"t must be an integer in \[1, 3\]"),   # was numpy's IndexError
+                             (schedule, 1.5, r"t must be an integer in \[1, 3\]"),
+                             (constant, 0, r"t must be an integer >= 1")):          # was the levels, silently
+        with pytest.raises(ValueError, match=match):
+            levels.at(t)
+    with pytest.raises(TypeError, match=r"^t must be an integer"):
+        schedule.at("a")

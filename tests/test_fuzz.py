@@ -23,6 +23,7 @@ infinities included.
 """
 
 import inspect
+import re
 import signal
 import tracemalloc
 import warnings
@@ -125,6 +126,11 @@ def _alarm(signum, frame):
 MEMORY_BUDGET = 256 * 2**20
 
 
+def _names_word(message, name):
+    """Whether ``message`` has ``name`` as a word (``T`` is not named by "NoneType", nor ``n`` by "an")."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message) is not None
+
+
 def _call_or_clear_error(func, kwargs, param, seconds=60):
     """Call ``func(**kwargs)``; return a description of a misbehaviour, or None (``seconds``: the hang guard)."""
     started = not tracemalloc.is_tracing()      # traced for this call only: tracing slows allocations
@@ -143,7 +149,7 @@ def _call_or_clear_error(func, kwargs, param, seconds=60):
         names = set(inspect.signature(func).parameters)
         if "\n" in message.strip():
             return f"{type(exc).__name__} on several lines: {message[:200]}"
-        if param not in message and not any(name in message for name in names):
+        if not any(_names_word(message, name) for name in {param} | names if name):
             return f"{type(exc).__name__} that names no parameter: {message[:200]}"
         return None
     except _Hang:
@@ -315,3 +321,13 @@ def test_third_pass_reaches_every_public_function_of_its_layers():
     assert every - reached <= {("cli", "main"), ("cli", "save_figure"), ("cli", "panel_boxes"),
                                ("leakage", "llr_coefficients"), ("leakage", "record_deviations"),
                                ("leakage", "log_likelihood_ratio")}, every - reached
+
+
+def test_a_refusal_must_name_a_parameter_as_a_word():
+    # the check itself: a one-letter parameter is not "named" by a message that merely contains the letter
+    def refuse(T, message):
+        raise TypeError(message)
+
+    assert "names no parameter" in _call_or_clear_error(refuse, dict(T=None, message="NoneType is not a size"), "T")
+    assert _call_or_clear_error(refuse, dict(T=None, message="T must be an integer >= 1; got None"), "T") is None
+    assert _call_or_clear_error(refuse, dict(T=None, message="the horizon (T) is missing"), "T") is None

@@ -288,3 +288,15 @@ def test_the_finished_thresholds_of_a_run_read_back_as_the_finished_run_stores_t
         cli.finished_gamma_star_maps(tmp_path, "4")
     with pytest.raises(ValueError, match="figure"):
         cli.finished_gamma_star_maps(book_figure4, "3")
+
+
+def test_read_gamma_star_maps_refuses_a_file_that_is_not_an_npz_archive(tmp_path):
+    for name, content in (("notes.txt", b"hello"), ("array.npy", None)):
+        path = tmp_path / name
+        if content is None:
+            np.save(path, np.arange(3.0))
+        else:
+            path.write_bytes(content)
+        # was numpy's "This file contains pickled (object) data" (text) or an ndarray used as a context manager
+        with pytest.raises(ValueError, match=r"^path must be a gamma\* map file .* not one"):
+            experiments.read_gamma_star_maps(path)

@@ -480,8 +480,9 @@ def test_stateful_mechanism_refuses_what_it_cannot_do():
 
 
 def test_participation_bad_input():
-    with pytest.raises(ValueError, match="eps_bar"):
-        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, eps=1.0)
+    for eps in (1.0, -1.0, 1.5):        # no stable point (1.0) or one that repels retraining (|eps| >= 1)
+        with pytest.raises(ValueError, match=r"^eps must be in \(-1, 1\)"):
+            participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, eps=eps)
     with pytest.raises(ValueError, match="E must be"):
         participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, E=0)
     with pytest.raises(ValueError, match="gamma"):
@@ -596,3 +597,19 @@ def test_flags_are_booleans_not_truthy_values():
         federated.StepRule.default(clients, float("nan"))
     with pytest.raises(TypeError, match="scaled"):
         federated.p_fedavg(clients, T=3, scaled=0)
+
+
+def test_survival_threshold_at_extreme_thresholds_is_zero_or_infinite():
+    # was scipy's "f(a) and f(b) must have different signs" from a fixed bracket [1e-4, 1e4] of the noise
+    mech = participation.PrivateFederatedRound(0.6, tau=1e300, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    assert mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2).tolist() == [0.0, 0.0]    # nobody ever leaks
+    mech = participation.PrivateFederatedRound(0.6, tau=1e-300, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    assert mech.survival_threshold(0.0, n=50, q=0.5, r=0.2) == np.inf                        # everybody leaks
+    # a threshold outside the old bracket is found by widening it: the growth factor is 1 there
+    mech = participation.PrivateFederatedRound(0.6, tau=1e-7, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    g = mech.survival_threshold(0.0, n=50, q=0.5, r=0.2)
+    u = g / math.sqrt(float(mech.record_spread(0.0)))
+    assert u > 1e4
+    p = leakage.marginal_leak_probability(50, u, tau=1e-7, d=1, R=1e3 * (1 + u), statistic="paper",
+                                          method="quadrature").p
+    assert float(p) == pytest.approx(0.2 / 0.7, rel=1e-6)

@@ -340,3 +340,21 @@ def test_projected_draw_round_at_extreme_noise(gamma):
         assert leaked == 100 and 0.0 < err < 1.0
     else:           # all noise: no record leaks, the squared error is infinite (a value, not a failure)
         assert leaked == 0 and err == math.inf
+
+
+def test_draw_rounds_refuses_bad_populations_levels_and_keys_by_name():
+    keys = _random.root_key(0).child(np.arange(3))
+    with pytest.raises(ValueError, match=r"^n is too large"):       # was numpy's MemoryError inside the kernel
+        P.draw_rounds([10**12, 1000, 1], 2.0, keys, tau=0.02, d=3)
+    for bad in ([-1, 10, 10], [1.5, 10, 10], [np.nan, 10, 10]):
+        with pytest.raises(ValueError, match=r"^n must (hold integers >= 0|be a number)"):
+            P.draw_rounds(bad, 2.0, keys, tau=0.02, d=3)
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match=r"^gamma must"):
+            P.draw_rounds([10, 10, 10], bad, keys, tau=0.02, d=3)
+    with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
+        P.draw_rounds([10, 10, 10], 2.0, 0, tau=0.02, d=3)
+    # an integral float d and a population of 0 (skipped) are valid
+    err, leaked = P.draw_rounds([1000, 0, 1], 2.0, keys, tau=0.02, d=3.0)
+    assert err[1] == 0.0 and leaked[1] == 0 and leaked[2] == 1
+    np.testing.assert_array_equal(err, P.draw_rounds([1000, 0, 1], 2.0, keys, tau=0.02, d=3)[0])

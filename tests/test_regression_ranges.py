@@ -126,3 +126,35 @@ def test_record_counts_no_call_can_hold_are_refused_before_the_loop(call):
     # records = 10**12 looped in Python with no bound (hours); now refused at once by name
     with pytest.raises(ValueError, match="records is too large"):
         call()
+
+
+def _mp_shift(X, y, lam):
+    """‖β̂(X, y) − β̂(X[1:], y[1:])‖ of a one-column dataset at 60 digits (the ridge fit Σxy/(Σx² + nλ))."""
+    import mpmath
+    mpmath.mp.dps = 60
+    x, yy = [mpmath.mpf(float(v)) for v in X[:, 0]], [mpmath.mpf(float(v)) for v in y]
+
+    def fit(xs, ys):
+        return mpmath.fsum(a * b for a, b in zip(xs, ys)) / (mpmath.fsum(a * a for a in xs) + len(xs) * lam)
+
+    return abs(fit(x, yy) - fit(x[1:], yy[1:]))
+
+
+@pytest.mark.parametrize("lam, x_bound", [(1.0, 1e-300), (1e300, 1.0), (1e100, 1e-100), (0.05, 5.0)])
+def test_worst_case_dataset_at_extreme_bounds_has_the_shift_of_its_data(lam, x_bound):
+    # was scipy's "lower bound exceeds the upper bound" (an empty log-a range) and a shift that squared to 0
+    w = regression.worst_case_dataset(5, lam=lam, x_bound=x_bound, y_bound=1.0, grid=8)
+    assert np.all(np.abs(w.X) <= x_bound) and 0 < w.shift
+    assert w.shift == pytest.approx(float(_mp_shift(w.X, w.y, lam)), rel=1e-9)
+    assert 0.24 <= w.ratio <= 1.0 + 1e-12
+
+
+def test_sensitivity_profile_at_a_tiny_feature_bound_keeps_the_size_of_the_shifts():
+    tiny = regression.sensitivity_profile([5], d=2, lam=1.0, x_bound=1e-300, y_bound=1.0, records=20, seed=0)
+    small = regression.sensitivity_profile([5], d=2, lam=1.0, x_bound=1e-10, y_bound=1.0, records=20, seed=0)
+    # both feature bounds are deep in the regime where the fit is linear in x (x² << λ): every shift, and the
+    # bound, scale with B_x, so the ratios agree (they came out 0 at 1e-300, the squares underflowing)
+    assert tiny.median[0] > 0 and tiny.worst[0] > 0
+    for field in ("median", "maximum", "worst"):
+        assert getattr(tiny, field)[0] / tiny.bound[0] == pytest.approx(
+            getattr(small, field)[0] / small.bound[0], rel=1e-6), field

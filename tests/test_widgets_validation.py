@@ -76,3 +76,14 @@ def test_bernoulli_draw_states_the_smallest_budget():
     # was: RuntimeWarning: invalid value in subtract (moving average of infinite errors at epsilon = 1e-300)
     with pytest.raises(ValueError, match="epsilon"):
         widgets.bernoulli_draw(1e-300, q=0.3, r=0.6, T=3, n0=20, trials=2)
+
+
+def test_grid_text_takes_the_index_of_one_of_its_values():
+    g = widgets.grid("x", [0.5, 1.0, 2.0])
+    assert [g.text(k) for k in (0, 1.0, 2)] == ["0.5", "1", "2"]
+    for bad in (-1, 3, 1.5):            # -1 used to read the last value; 1.5 and 3 failed inside the tuple
+        with pytest.raises(ValueError, match=r"^k must be an integer in \[0, 2\]"):
+            g.text(bad)
+    for bad in ("a", True):
+        with pytest.raises(TypeError, match=r"^k must be an integer in \[0, 2\]"):
+            g.text(bad)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -108,6 +109,9 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
     [0.02, 0.05]
     """
     path = check_path("path", path, file=True)
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"path must be a gamma* map file written by 'reproduce --figure 4|5' (an .npz archive); "
+                         f"got a file that is not one: {path}")
     if record is not None and record is not False:
         record = check_path("record", record, file=True)
     rec = _record_of(path, record)

@@ -119,6 +119,8 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     rounds = check_int("rounds", rounds, low=2)
     gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1]), float))
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
+    if gammas.ndim != 1 or taus.ndim != 1:
+        raise ValueError(f"gammas and taus must be numbers or 1-D grids; got shapes {gammas.shape} and {taus.shape}")
     statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     _check_population(n, conventions, tau=float(taus[0]), d=d, R=R, statistic=statistic)

@@ -148,7 +148,7 @@ def stable_point(m, eps, p=None):
     m_arr, eps_arr, p_arr, flat = _clients_arrays(m, eps, p)
     eps_bar = float(p_arr @ eps_arr)
     if not eps_bar < 1.0:
-        raise ValueError(f"the average sensitivity eps_bar = sum(p_i eps_i) must be < 1 for a stable point "
+        raise ValueError(f"eps must have an average sensitivity eps_bar = sum(p_i eps_i) < 1 for a stable point "
                          f"that retraining or P-FedAvg can reach; got eps_bar = {eps_bar:.6g} (for eps_bar > 1 the "
                          "fixed point m_bar/(1 - eps_bar) exists but repels every iteration)")
     m_bar = p_arr @ m_arr

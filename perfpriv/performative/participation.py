@@ -130,7 +130,7 @@ class PrivateFederatedRound(StatefulMechanism):
     m_sd : float
         Data heterogeneity s_m in [0, 1e100] (standard deviation of each coordinate of m_i).
     eps : float
-        Mean sensitivity ε = E ε_i < 1 (the stable point m/(1 − ε) must exist).
+        Mean sensitivity ε = E ε_i in (−1, 1) (the stable point m/(1 − ε) must exist and attract).
     eps_sd : float
         Shift heterogeneity s_ε in [0, 1e100] (standard deviation of ε_i).
     sigma : float
@@ -173,7 +173,7 @@ class PrivateFederatedRound(StatefulMechanism):
         # locations and spreads up to THETA0_BOUND, so that the record spread (their squares) stays finite
         self.m = model_vector("m", m, self.d, low=-THETA0_BOUND, high=THETA0_BOUND)
         self.m_sd = check_real("m_sd", m_sd, low=0.0, high=THETA0_BOUND, scalar=True)
-        self.eps = check_real("eps", eps, scalar=True)
+        self.eps = check_real("eps", eps, low=-1.0, high=1.0, low_open=True, high_open=True, scalar=True)
         self.eps_sd = check_real("eps_sd", eps_sd, low=0.0, high=THETA0_BOUND, scalar=True)
         self.sigma = check_real("sigma", sigma, low=0.0, high=THETA0_BOUND, scalar=True)
         self.E = check_int("E", E, low=1)
@@ -271,8 +271,25 @@ class PrivateFederatedRound(StatefulMechanism):
             return float(leakage.marginal_leak_probability(n, math.exp(log_u), tau=self.tau, d=self.d, R=1e3 * (1 + math.exp(log_u)),
                                                            statistic=self.statistic or "paper",
                                                            method="quadrature").p) - target
-        u = math.exp(optimize.brentq(gap, math.log(1e-4), math.log(1e4), xtol=1e-12))
-        out = np.sqrt(v) * u
+        # p_τ(n, u) falls with u: the root lies in [1e-4, 1e4] at every τ the book uses; at extreme τ the
+        # bracket is widened by factors of 1e4 up to [1e-100, 1e100], beyond which u_c is reported as 0 (even
+        # that little noise keeps the population) or inf (no noise does)
+        step, lo, hi = math.log(1e4), math.log(1e-4), math.log(1e4)
+        g_lo, g_hi = gap(lo), gap(hi)
+        while g_lo < 0 and lo > math.log(1e-100):
+            hi, g_hi, lo = lo, g_lo, lo - step
+            g_lo = gap(lo)
+        while g_hi > 0 and hi < math.log(1e100):
+            lo, g_lo, hi = hi, g_hi, hi + step
+            g_hi = gap(hi)
+        if g_lo < 0:
+            u = 0.0
+        elif g_hi > 0:
+            u = math.inf
+        else:
+            u = math.exp(optimize.brentq(gap, lo, hi, xtol=1e-12))
+        with np.errstate(invalid="ignore"):
+            out = np.where(v == 0, 0.0, np.sqrt(v) * u)        # identical records: nothing to infer
         return float(out) if out.ndim == 0 else out
 
     def stationary_error(self, n, gamma):

@@ -148,7 +148,8 @@ class PerformativeProblem:
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
         k = m.size
         eye = np.eye(k)
-        A = _matrix("A", A, k, k) if np.ndim(A) else float(check_real("A", A)) * eye
+        A = check_real("A", A)
+        A = _matrix("A", A, k, k) if np.ndim(A) else float(A) * eye
         return cls(eye, eye, eye, m, A, Sigma)
 
     @classmethod
@@ -162,7 +163,8 @@ class PerformativeProblem:
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
         k = m.size
         eye = np.eye(k)
-        A = _matrix("A", A, k, k) if np.ndim(A) else float(check_real("A", A)) * eye
+        A = check_real("A", A)
+        A = _matrix("A", A, k, k) if np.ndim(A) else float(A) * eye
         return cls(eye, eye, np.zeros((k, k)), m, A, Sigma)
 
     def __repr__(self) -> str:

@@ -391,7 +391,7 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     taus : array_like, optional
         Thresholds (default: 200 values from a/20 to a + 8√(2a)).
     alphas : sequence of float
-        Fixed Rényi orders drawn as thin lines.
+        Fixed Rényi orders α > 1 drawn as thin lines.
     samples : array_like, optional
         Simulated Λ of the record; their empirical tail is drawn as dots.
 
@@ -413,7 +413,10 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
             raise ValueError("samples must hold at least one draw; got none")
     if taus is None:
         taus = np.linspace(a / 20, a + 8 * np.sqrt(2 * a), 200)
-    taus = np.asarray(check_real("taus", taus, low=0, low_open=True), dtype=float)
+    taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), dtype=float))
+    alphas = np.atleast_1d(np.asarray(check_real("alphas", alphas, low=1, low_open=True), dtype=float))
+    if taus.ndim != 1 or alphas.ndim != 1:
+        raise ValueError(f"taus and alphas must be numbers or 1-D grids; got shapes {taus.shape} and {alphas.shape}")
     exact = leakage.leak_probability(s, n, gamma, tau=taus)
     best = leakage.renyi_tail_bound(s, n, gamma, tau=taus)
     fig, axes = new_figure(1, 1, width=5.6, height=3.6)
@@ -534,6 +537,8 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
     mus = np.atleast_1d(check_real("mus", mus, low=0))
     if labels is not None:
         labels = check_sequence("labels", labels)
+        if not all(isinstance(label, str) for label in labels):
+            raise TypeError(f"labels must hold one string per mu; got {labels!r:.60}")
         if len(labels) != mus.size:
             raise ValueError(f"labels must hold one label per mu ({mus.size}); got {len(labels)}")
     if empirical is not None:
@@ -667,6 +672,15 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
     gammas = np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True, high=MAX_LOG_VALUE))   # a log axis
     p = {st: leakage.marginal_leak_probability(n, gammas, tau=tau, d=d, R=R, statistic=st).p
          for st in leakage.STATISTICS}
+    if populations is not None:
+        if not isinstance(populations, dict) or set(populations) != set(leakage.STATISTICS):
+            raise TypeError(f"populations must be a dict with keys {leakage.STATISTICS} of simulated population "
+                            f"arrays (runs, rounds); got {populations!r:.60}")
+        populations = {st: np.asarray(check_real(f"populations[{st!r}]", pop, low=0), dtype=float)
+                       for st, pop in populations.items()}
+        if any(pop.ndim != 2 or pop.size == 0 for pop in populations.values()):
+            raise ValueError(f"populations must hold non-empty arrays of shape (runs, rounds); got shapes "
+                             f"{[pop.shape for pop in populations.values()]}")
     ncols = 2 if populations is not None else 1
     fig, axes = new_figure(1, ncols + 1, width=8.6 / (ncols + 1), height=3.2)
     ax = axes[0, 0]

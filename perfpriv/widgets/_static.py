@@ -102,11 +102,12 @@ class Grid:
         check_flag("html", self.html)
 
     def label_html(self) -> str:
-
+        """The label as HTML (TeX between dollars rendered by :func:`label_html`)."""
         return self.label if self.html else label_html(self.label)
 
     def text(self, k: int) -> str:
-        value = self.values[k]
+        """The read-out of value number k (0 <= k < len(values)): yes/no, the string, or the number in ``fmt``."""
+        value = self.values[check_int("k", k, low=0, high=len(self.values) - 1)]
         if isinstance(value, bool):
             return "yes" if value else "no"
         return value if isinstance(value, str) else _fmt(value, self.fmt)
