@@ -33,8 +33,8 @@ Interruptions. Every file is written atomically (to a temporary name in
 saying what finished and the command that resumes, whether the signal
 reached the whole process group or the main process alone (``kill -INT
 PID``). The stop takes effect at the next safe point (the current batch of
-γ* cells stored, the current chunk of ε* cells, run of curves or panel of
-Fig. 3 finished, the figure computed, or its files written), seconds later
+γ* cells stored, the current chunk of ε* cells, run of curves, τ of Fig.
+3a or panel of Fig. 3 finished, the figure computed, or its files written), seconds later
 at book scale and never in the middle of a computation, the last figure's
 included; a second Ctrl-C stops at once. ``--resume`` skips the figures and
 γ* cells already in ``DIR``, so that an interrupted run, resumed, writes
@@ -611,11 +611,11 @@ def _map(model, s, seed, conventions, checkpoint=None):
     return {f"figure{2 if model == 'leak' else 7}": (fig, data)}, conv
 
 
-def _figure3a(s, seed, conventions):
+def _figure3a(s, seed, conventions, checkpoint=None):
     from . import experiments, plots
 
     sim = experiments.figure3a_simulation(s["n"], s["gammas"], s["taus"], rounds=s["rounds"], d=s["d"], R=s["R"],
-                                          conventions=conventions, seed=seed)
+                                          conventions=conventions, seed=seed, on_cells=checkpoint)
     fig = plots.figure3a(simulated=sim)
     data = {"taus": sim.taus, "gammas": sim.gammas, "p": sim.p, "se": sim.se, "theory": sim.theory, "n": sim.n}
     return {"figure3a": (fig, data)}, _from_settings(sim.settings)
@@ -674,7 +674,7 @@ def _compute(number, scale, seed, conventions="paper", store=None, on_cells=None
     if number in ("2", "7"):
         return _map("leak" if number == "2" else "agnostic", s["maps"], seed, conventions, checkpoint)
     if number == "3":
-        out, conv_a = _figure3a(s["fig3a"], seed, conventions)
+        out, conv_a = _figure3a(s["fig3a"], seed, conventions, checkpoint)
         if on_cells is not None:
             on_cells(1)
         more, conv_bc = _figure3bc(s["fig3bc"], seed, conventions, checkpoint)

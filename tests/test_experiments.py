@@ -541,3 +541,27 @@ def test_a_missing_grid_names_its_parameter():
     # experiments.lemma9_check(qs=None): "q must not be empty"
     with pytest.raises(TypeError, match="qs"):
         experiments.lemma9_check(qs=None, T=3, n0=50, trials=2, d=3)
+
+
+def test_figure3a_simulation_reports_each_finished_threshold_and_can_be_stopped_there():
+    kwargs = dict(n=50, gammas=[1.0, 4.0], taus=[0.05, 0.2, 0.5], rounds=10, seed=3)
+    plain = experiments.figure3a_simulation(**kwargs)
+    heard = []
+    reported = experiments.figure3a_simulation(**kwargs, on_cells=heard.append)
+    assert heard == [1, 1, 1]                       # one call per τ, in the calling process
+    np.testing.assert_array_equal(reported.p, plain.p)       # keyed by τ: the chunking moves no number
+    np.testing.assert_array_equal(reported.se, plain.se)
+
+    class Stop(Exception):
+        pass
+
+    def stop(count):
+        heard.append(count)
+        raise Stop
+
+    heard.clear()
+    with pytest.raises(Stop):                       # the command line's safe point: a stop after the first τ
+        experiments.figure3a_simulation(**kwargs, on_cells=stop)
+    assert heard == [1]
+    with pytest.raises(TypeError, match=r"^on_cells must be a callable"):
+        experiments.figure3a_simulation(**kwargs, on_cells=1)

@@ -266,8 +266,7 @@ def _pool(param):
 CASES = [(cls, name, param) for (cls, name), kwargs in TABLE.items() for param in kwargs
          if (cls, name) not in REFUSED]
 #: (class, method, parameter) -> the known cause of a case that still fails (strict xfails).
-KNOWN = {("PerformativeProblem", "performative_risk", "theta"):
-         "issue 32 A.7: the risk of a model beyond ~1e154 is inf - inf (no bound on theta as federated's 1e100)"}
+KNOWN: dict = {}
 
 
 def _case(cls, name, param):

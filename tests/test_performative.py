@@ -613,3 +613,20 @@ def test_survival_threshold_at_extreme_thresholds_is_zero_or_infinite():
     p = leakage.marginal_leak_probability(50, u, tau=1e-7, d=1, R=1e3 * (1 + u), statistic="paper",
                                           method="quadrature").p
     assert float(p) == pytest.approx(0.2 / 0.7, rel=1e-6)
+
+
+def test_risks_of_huge_models_are_the_exact_values_rounded_not_inf_minus_inf():
+    # was NaN (inf - inf) from about 1e154 on. Linear problem, A = 1/2: PR(θ) = ½θ² − θ(m + θ/2) = −mθ, whose
+    # two large terms cancel exactly; squared problem: PR = ½((1 − A)θ − m)² + ½, beyond the largest double
+    linear = prediction.PerformativeProblem.linear(m=[2.0], A=0.5)
+    np.testing.assert_array_equal(linear.performative_risk([[1e200], [3.0], [-1e300]]), [-2e200, -6.0, 2e300])
+    squared = prediction.PerformativeProblem.squared(m=[1.0], A=0.5)
+    assert squared.performative_risk([1e300]) == np.inf and squared.performative_risk([-1e300]) == np.inf
+    # linear: DR(θ; θ') = ½θ² − θ(m + θ'/2) = −mθ + ½θ(θ − θ'), exact in fractions at θ = 1e160 and θ' the next
+    # double above it (about -8e303, while each term is near 1e320)
+    from fractions import Fraction
+    deployed = float(np.nextafter(1e160, np.inf))
+    th, dep = Fraction(1e160), Fraction(deployed)
+    exact = th * th / 2 - th * (2 + dep / 2)
+    assert linear.decoupled_risk([1e160], [deployed]) == float(exact) and -1e304 < float(exact) < -1e303
+    assert squared.performative_risk([0.75]) == pytest.approx(0.5 * (0.5 * 0.75 - 1.0) ** 2 + 0.5, rel=1e-15)

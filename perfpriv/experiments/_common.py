@@ -113,18 +113,21 @@ def run_provenance(run) -> dict:
     return out
 
 
-def keyed_map(func, cells, *, seed, n_jobs=None, **fixed):
+def keyed_map(func, cells, *, seed, n_jobs=None, on_cells=None, **fixed):
     """:func:`perfpriv.sweep.map_cells` with the cells spread evenly over the workers.
 
     Each cell gets the key of the root seed and its own coordinates, so the
     result does not depend on ``n_jobs`` (nor on the chunk size chosen here).
+    With ``on_cells`` (called in the calling process with the number of
+    cells of each finished chunk) every cell is a chunk of its own, so that
+    the caller hears of each one (a progress count, or a place to stop).
     """
     import joblib
 
     n_jobs = check_n_jobs(n_jobs)
     count = len(np.atleast_1d(next(iter(cells.values()))))
     jobs = max(1, joblib.effective_n_jobs(n_jobs))
-    chunk = max(1, math.ceil(count / jobs))
-    return map_cells(func, cells, seed=seed, chunk=chunk, n_jobs=n_jobs, progress=False, **fixed)
+    chunk = 1 if on_cells is not None else max(1, math.ceil(count / jobs))
+    return map_cells(func, cells, seed=seed, chunk=chunk, n_jobs=n_jobs, progress=False, on_chunk=on_cells, **fixed)
 
 

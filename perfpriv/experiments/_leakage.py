@@ -70,7 +70,7 @@ def _leak_fraction_cells(tau, *, keys, gammas, n, rounds, d, R, statistic, conve
 
 
 def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None, conventions="paper", seed=0,
-                        n_jobs=None) -> LeakFractions:
+                        n_jobs=None, on_cells=None) -> LeakFractions:
     """Leak fraction of Algorithm 1 rounds at a fixed population N, against τ (the points of Fig. 3a).
 
     For every τ, ``rounds`` independent one-round runs of Algorithm 1 with
@@ -100,6 +100,10 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
         Root seed; each τ is keyed by its value (:func:`perfpriv.sweep.map_cells`).
     n_jobs : int, optional
         Workers over the τ values; the result does not depend on it.
+    on_cells : callable, optional
+        Called in the calling process with 1 as each τ is finished (a
+        progress count, or a place where the command line stops cleanly);
+        the result does not depend on it.
 
     Returns
     -------
@@ -124,8 +128,10 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     _check_population(n, conventions, tau=float(taus[0]), d=d, R=R, statistic=statistic)
+    if on_cells is not None and not callable(on_cells):
+        raise TypeError(f"on_cells must be a callable (or None); got {on_cells!r:.60}")
     out = keyed_map(_leak_fraction_cells, {"tau": taus}, seed=_random.root_key(seed), n_jobs=n_jobs,
-                    gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
+                    on_cells=on_cells, gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
     p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
     prov = gaussian_provenance(conventions, n0=n, tau=float(taus[0]), d=d, R=R, statistic=statistic)
     theory = leakage.marginal_leak_probability(n, gammas[:, None], tau=taus[None, :], d=d, R=R,

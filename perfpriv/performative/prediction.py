@@ -39,7 +39,9 @@ prediction, ICML (Theorem 3.5: RRM contracts at rate εβ/μ; the paper writes �
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -242,14 +244,46 @@ class PerformativeProblem:
         return np.linalg.solve(self.H, (mean @ self.B.T).T).T
 
     def decoupled_risk(self, theta, deployed):
-        """DR(θ; θ') = ½θᵀHθ − θᵀB μ' + ½(μ'ᵀCμ' + tr CΣ), μ' = m + Aθ'."""
-        th = self._theta(theta)
-        mu = self.data_mean(self._theta(deployed, "deployed"))
-        quad = 0.5 * np.einsum("...i,ij,...j->...", th, self.H, th)
-        lin = np.einsum("...i,ij,...j->...", th, self.B, mu)
-        data = 0.5 * (np.einsum("...i,ij,...j->...", mu, self.C, mu) + np.trace(self.C @ self.Sigma))
-        out = quad - lin + data
+        """DR(θ; θ') = ½θᵀHθ − θᵀB μ' + ½(μ'ᵀCμ' + tr CΣ), μ' = m + Aθ'.
+
+        Models so large that a term overflows (beyond about 1e154, where
+        ``inf − inf`` would be NaN) get the risk in exact rational arithmetic
+        from the same float inputs, rounded to the nearest double: ±inf when
+        it exceeds the largest double, the finite value when the large terms
+        cancel.
+        """
+        th, dep = np.broadcast_arrays(self._theta(theta), self._theta(deployed, "deployed"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            mu = self.data_mean(dep)
+            quad = 0.5 * np.einsum("...i,ij,...j->...", th, self.H, th)
+            lin = np.einsum("...i,ij,...j->...", th, self.B, mu)
+            data = 0.5 * (np.einsum("...i,ij,...j->...", mu, self.C, mu) + np.trace(self.C @ self.Sigma))
+            out = np.asarray(quad - lin + data, dtype=float)
+        if not np.all(np.isfinite(out)):
+            out = out.copy()
+            flat_out, flat_th, flat_dep = out.reshape(-1), th.reshape(-1, self.p), dep.reshape(-1, self.p)
+            for k in np.flatnonzero(~np.isfinite(flat_out)):
+                flat_out[k] = self._exact_decoupled_risk(flat_th[k], flat_dep[k])
         return float(out) if np.ndim(out) == 0 else out
+
+    def _exact_decoupled_risk(self, theta, deployed):
+        """DR(θ; θ') of one pair of models in exact rational arithmetic, rounded to the nearest double."""
+        def frac(a):
+            return [Fraction(float(v)) for v in np.ravel(a)]
+
+        p, k = self.p, self.m.size
+        th, dep, m = frac(theta), frac(deployed), frac(self.m)
+        H, B, A, C = frac(self.H), frac(self.B), frac(self.A), frac(self.C)
+        mu = [m[i] + sum(A[i * p + j] * dep[j] for j in range(p)) for i in range(k)]
+        quad = sum(th[i] * H[i * p + j] * th[j] for i in range(p) for j in range(p)) / 2
+        lin = sum(th[i] * B[i * k + j] * mu[j] for i in range(p) for j in range(k))
+        data = sum(mu[i] * C[i * k + j] * mu[j] for i in range(k) for j in range(k)) / 2
+        trace = Fraction(float(np.trace(self.C @ self.Sigma))) / 2
+        exact = quad - lin + data + trace
+        try:
+            return float(exact)
+        except OverflowError:
+            return math.inf if exact > 0 else -math.inf
 
     def performative_risk(self, theta):
         """PR(θ) = DR(θ; θ): the loss of θ on the data it induces."""
