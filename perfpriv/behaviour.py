@@ -44,8 +44,8 @@ import numpy as np
 
 from . import _random
 from .kernels import behaviours as _behaviours
-from ._validate import (check_array_size, check_choice, check_int, check_population, check_probability, check_real,
-                        check_shape)
+from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
+                        check_probability, check_real, check_shape)
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
 
@@ -85,12 +85,32 @@ def _at(x, shape, ndim, tail=()):
 
 
 def _check_p(p):
-    """Refuse a leak probability ``p`` (a number or an array) outside [0, 1], naming ``p``.
+    """Refuse a leak probability ``p`` (a number or an array) outside [0, 1], naming ``p``; return it as floats.
 
     The public methods of the behaviours take ``p`` from their users as well as from the engine; the
-    value itself is used unchanged (no number moves for valid input).
+    value itself is used unchanged (no number moves for valid input). The engine's float arrays (the mean
+    field calls every step with them) cost one comparison.
     """
-    check_probability("p", p)
+    if isinstance(p, (np.ndarray, np.floating, float)):
+        arr = np.asarray(p, dtype=float)
+        if arr.dtype.kind == "f" and bool(((arr >= 0.0) & (arr <= 1.0)).all()):
+            return arr
+    return np.asarray(check_probability("p", p), dtype=float)
+
+
+def _check_bounds(floor, cap):
+    """Check a population floor and cap (each ``None`` or a number >= 0, the cap possibly inf, floor <= cap)."""
+    def plain(x):
+        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and x >= 0
+
+    if (floor is None or plain(floor)) and (cap is None or plain(cap)) and (floor is None or cap is None or floor <= cap):
+        return                          # the engine's own values, every round: a few comparisons
+    if floor is not None:
+        floor = check_real("floor", floor, low=0, scalar=True)
+    if cap is not None:
+        cap = check_real("cap", cap, low=0, allow_inf=True, scalar=True)
+    if floor is not None and cap is not None:
+        check_order("floor", floor, "cap", cap)
 
 
 def _check_start(n0, batch, types, *, mean_field=False):
@@ -186,7 +206,12 @@ class Behaviour:
         state = np.asarray(state)
         axes = self._state_axes
         per_run = state.shape[state.ndim - axes:]
-        leaked = np.asarray(leaked, dtype=np.int64)
+        leaked = check_int_array("leaked", leaked, low=0)
+        if not isinstance(keys, _random.Key):
+            raise TypeError(f"keys must be a perfpriv._random.Key (the round keys); got {type(keys).__name__}")
+        if np.any(leaked > self.population(state)):
+            raise ValueError("leaked must be at most the population of each element of the batch (the users who "
+                             "took part in the round)")
         batch = np.broadcast_shapes(state.shape[:state.ndim - axes], leaked.shape, keys.shape)
         cells, q = tuple(self.shape), params.shape[-1]
         if len(batch) < len(cells) or batch[:len(cells)] != np.broadcast_shapes(batch[:len(cells)], cells):
@@ -211,6 +236,7 @@ class Behaviour:
 
     def bound(self, state, floor, cap, keys=None):
         """Apply the population floor and cap to a state (one type: clip the count)."""
+        _check_bounds(floor, cap)
         n = state[..., 0]
         if cap is not None:
             n = np.minimum(n, cap)
@@ -242,6 +268,7 @@ class Behaviour:
 
     def mean_field_bound(self, state, floor, cap):
         """Floor and cap of a mean-field state (one type: clip the count)."""
+        _check_bounds(floor, cap)
         n = state[..., 0]
         if cap is not None:
             n = np.minimum(n, cap)
@@ -410,7 +437,7 @@ class Memoryless(Behaviour):
         n = state[..., 0]
         q, r = self._qr(n.ndim)
         with np.errstate(over="ignore"):  # an uncapped population may grow past the double range: inf
-            return (n * self._growth(np.asarray(p, float), q, r))[..., None]
+            return (n * self._growth(_check_p(p), q, r))[..., None]
 
     def mean_field_step_grad(self, n, p):
         check_population("n", n)
@@ -475,9 +502,13 @@ class _Typed(Behaviour):
     """Behaviours whose state counts users of several types (bounded by their own step)."""
 
     def bound(self, state, floor, cap, keys=None):
+        """The state unchanged: the floor and cap act inside the step, on the types' counts."""
+        _check_bounds(floor, cap)
         return state
 
     def mean_field_bound(self, state, floor, cap):
+        """The state unchanged: the floor and cap act inside the mean-field step."""
+        _check_bounds(floor, cap)
         return state
 
 
@@ -554,7 +585,7 @@ class LeakCount(_Typed):
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
         n = state.sum(axis=-1)
-        p = np.asarray(p, float)
+        p = _check_p(p)
         q, r = self._qr(n.ndim)
         moved = state * p[..., None]
         new = state - moved
@@ -714,7 +745,7 @@ class Heterogeneous(_Typed):
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
         n = state.sum(axis=-1)
-        p = np.asarray(p, float)
+        p = _check_p(p)
         qc, r = self._params(n.ndim)
         new = state * (1.0 - qc * p[..., None])
         total = r * (n * (1.0 - p) if self.rule == "leak" else n)
@@ -921,7 +952,7 @@ class BudgetAware(_Typed):
         # nothing (a where, not a product: an infinite cost times 0 would be NaN)
         present = np.arange(S) < t
         spent = state[..., -1, :] + np.where(present, np.asarray(cost, float)[..., None], 0.0)
-        p = np.asarray(p, float)
+        p = _check_p(p)
         new = counts * (1.0 - (q * p)[..., None, None])
         total = r * (n * (1.0 - p) if self.rule == "leak" else n)
         recruits = total[..., None] * self.weights
@@ -1113,7 +1144,7 @@ class Contagion(_Typed):
     def mean_field_step(self, state, p, context=None):
         ctx = context or {}
         n = state[..., 0]
-        p = np.asarray(p, float)
+        p = _check_p(p)
         r = _at(self.r, self._shape, n.ndim)
         qt = self.leave_probability(state)
         leave = qt * p * n

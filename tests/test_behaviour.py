@@ -104,3 +104,43 @@ def test_the_base_class_has_no_gradient_and_one_type():
     assert base.types == 1 and base.shape == ()
     with pytest.raises(NotImplementedError, match="no mean-field gradient"):
         base.mean_field_step_grad(1.0, 0.5)
+
+
+def _behaviours_for_method_checks():
+    from perfpriv import behaviour as B
+    return [B.Memoryless(q=0.3, r=0.6), B.LeakCount(k=2, q=0.3, r=0.6), B.Heterogeneous(q=[0.1, 0.5], weights=[0.5, 0.5], r=0.6),
+            B.BudgetAware(tolerance=[1.0, 3.0], r=0.6, q=0.1), B.Contagion(q=0.3, r=0.6, kappa=0.5)]
+
+
+@pytest.mark.parametrize("users", _behaviours_for_method_checks(), ids=lambda b: type(b).__name__)
+def test_public_step_methods_refuse_values_the_engine_never_passes(users):
+    # the engine-facing methods used to accept them silently: p = 2 gave a negative mean-field population,
+    # leaked > population a negative simulated one, floor > cap or a NaN cap a NaN state
+    from perfpriv import _random
+    state = users.mean_field_state(100.0, (2,), T=5)
+    context = {"cost": 0.5}
+    for p, kind, match in ((2.0, ValueError, r"^p must be in \[0, 1\]"), (-1e-12, ValueError, r"^p must be"),
+                           (np.array([np.nan, 0.5]), ValueError, r"^p must be a number"),
+                           ("x", TypeError, r"^p must be a real number")):
+        with pytest.raises(kind, match=match):
+            users.mean_field_step(state, p, context)
+    np.testing.assert_array_equal(users.mean_field_step(state, np.array([0.2, 0.2]), context),
+                                  users.mean_field_step(state, 0.2, context))
+    for method, st in ((users.mean_field_bound, state), (users.bound, users.initial_state(100, (2,), T=5))):
+        for floor, cap, match in ((5, 1, r"^cap must be >= floor"), (np.nan, 10, r"^floor must be a number"),
+                                  (1, np.nan, r"^cap must be a number"), (-1, 10, r"^floor must be in"),
+                                  (True, 10, r"^floor must be a real number")):
+            with pytest.raises((ValueError, TypeError), match=match):
+                method(st, floor, cap)
+        method(st, 1, np.inf)
+        method(st, None, None)
+    sim = users.initial_state(100, (2,), T=5)
+    keys = _random.root_key(0).child(np.arange(2))
+    for leaked, match in ((np.array([-1, 3]), r"^leaked must hold integers >= 0"),
+                          (np.array([101, 3]), r"^leaked must be at most the population"),
+                          (np.array([1.5, 3]), r"^leaked must hold integers")):
+        with pytest.raises(ValueError, match=match):
+            users.step(sim, leaked, keys, context)
+    with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
+        users.step(sim, np.array([1, 3]), 0, context)
+    assert users.step(sim, np.array([100, 0]), keys, context).shape == sim.shape

@@ -195,10 +195,10 @@ EXEMPT_METHODS = {
     "draw_round": "the engine's keys and live mask",
     "advance": "the engine's mechanism state, keys and live mask",
     "kernel_draw": "returns a compiled function the engine calls with its own arrays",
-    "step": "the engine's behaviour state and keys",
-    "bound": "the engine's behaviour state and keys",
-    "mean_field_step": "the mean field's state",
-    "mean_field_bound": "the mean field's state",
+    "step": "the engine's behaviour state and keys (its leaked counts and keys: test_behaviour)",
+    "bound": "the engine's behaviour state and keys (floor and cap: test_behaviour)",
+    "mean_field_step": "the mean field's state (its p: test_behaviour)",
+    "mean_field_bound": "the mean field's state (floor and cap: test_behaviour)",
     "population": "a behaviour state",
     "spent": "a behaviour state",
     "by_class": "a behaviour state",
@@ -213,7 +213,7 @@ EXEMPT_METHODS = {
     "image": "widgets: a static explorer's rendered figures (test_static_explorer)",
     "position": "widgets: a static explorer's rendered figures (test_static_explorer)",
     "label_html": "widgets: a grid's label (test_widgets_validation)",
-    "text": "widgets: a grid's label (test_widgets_validation)",
+    "text": "widgets: a grid's read-out of one value (test_widgets_validation)",
 }
 #: Methods that refuse every call by design, with the reason, checked as such: the tabulated and stateful
 #: mechanisms have no compiled loop, the typed behaviours no schedule gradient, and the federated round's error
