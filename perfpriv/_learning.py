@@ -233,10 +233,11 @@ def round_groups(n, level, keys, live):
         One scalar key per (cell, trial, round) with the flat indices of its live pairs
         (the levels that share its random numbers).
     """
+    n, live = _random.check_batch(n, keys, live)
     shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
     nn = np.broadcast_to(n, shape).reshape(-1)
     ll = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
-    lv = np.broadcast_to(live, shape).reshape(-1) & (nn >= 1)
+    lv = np.broadcast_to(True if live is None else live, shape).reshape(-1) & (nn >= 1)
     gid = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
     ka, kb = keys.a.reshape(-1), keys.b.reshape(-1)
     groups = [(_random.Key(ka[g], kb[g]), np.flatnonzero(lv & (gid == g))) for g in np.unique(gid[lv])]

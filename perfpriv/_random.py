@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validate import check_allocation, check_int_array
 from .kernels import samplers as _samplers
 from .kernels import streams as _streams
 
@@ -87,6 +88,7 @@ __all__ = [
     "multivariate_hypergeometric",
     "generator",
     "SEED_TYPES_TEXT",
+    "check_batch",
 ]
 
 _U64 = np.uint64
@@ -422,6 +424,44 @@ def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
 # ------------------------------------------------------------------ seeds
 def _is_seed_sequence(x):
     return isinstance(x, np.random.SeedSequence)
+
+
+def check_batch(n, keys, live=None, *, per_record: bool = True):
+    """Check the arguments of one keyed round over a batch of pairs; return ``(n, live)``.
+
+    Parameters
+    ----------
+    n : array_like of int
+        Population of each pair, whole numbers >= 0 (returned as int64).
+    keys : Key
+        The round's keys.
+    live : array_like of bool, optional
+        Pairs to simulate (returned as an array; None stays None).
+    per_record : bool
+        Whether the draw holds a number per record of the largest population:
+        then a population whose records cannot fit in memory is refused by
+        name (``n``) up front, not by numpy's allocation error.
+
+    Examples
+    --------
+    >>> check_batch([3, 0], root_key(0).child([0, 1]), [True, False])[0].tolist()
+    [3, 0]
+    >>> check_batch([3, -1], root_key(0))
+    Traceback (most recent call last):
+    ...
+    ValueError: n must hold integers >= 0; got [3, -1]
+    """
+    n = check_int_array("n", n, low=0)
+    if per_record and n.size:
+        check_allocation("the records of a round (one number per record)", int(n.max()), name="n")
+    if not isinstance(keys, Key):
+        raise TypeError(f"keys must be a perfpriv._random.Key (the round's keys); got {type(keys).__name__}")
+    if live is not None:
+        live = np.asarray(live)
+        if live.dtype != bool:
+            raise TypeError(f"live must be None or an array of booleans (the pairs to simulate); got dtype "
+                            f"{live.dtype}")
+    return n, live
 
 
 def root_key(seed: Any = None, *, name: str = "seed") -> Key:

@@ -680,6 +680,7 @@ class RandomizedResponse(engine.Mechanism):
 
     # ---------------------------------------------------------- simulation
     def draw_round(self, n, level, keys, live, t, need_error=True):
+        n, live = _random.check_batch(n, keys, live, per_record=False)      # binomial counts: no records
         beta = np.asarray(beta_from_epsilon(level), dtype=float)
         keep = 0.5 + beta
         users = np.where(live, n, 0)

@@ -471,10 +471,11 @@ class GaussianMean(engine.Mechanism):
         (:func:`perfpriv.kernels.gaussian_mean.records_group_round`) is the one
         implementation, shared with the engine's compiled loop.
         """
+        n, live = _random.check_batch(n, keys, live)
         shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
         nn = np.broadcast_to(n, shape).reshape(-1)
         gg = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
-        lv = np.broadcast_to(live, shape).reshape(-1) & (nn >= 1)
+        lv = np.broadcast_to(True if live is None else live, shape).reshape(-1) & (nn >= 1)
         gid = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
         err = np.zeros(nn.size)
         leaked = np.zeros(nn.size, dtype=np.int64)

@@ -80,7 +80,7 @@ import numpy as np
 from scipy import stats
 
 from . import _random, leakage
-from ._validate import check_allocation, check_choice, check_int, check_int_array, check_real
+from ._validate import check_choice, check_int, check_real
 from .kernels import gaussian_mean as _kernel
 
 __all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
@@ -244,19 +244,11 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     >>> leaked.shape, int(leaked[2])
     ((3,), 1)
     """
-    n = check_int_array("n", n, low=0)
-    if n.size:      # the draw holds one along-normal (and its code) per record of the largest population
-        check_allocation("the records of a round (N along-normals)", int(n.max()), name="n")
+    n, live = _random.check_batch(n, keys, live)      # one along-normal (and its code) per record
     gamma = check_real("gamma", gamma, low=0, low_open=True, allow_inf=True)
-    if not isinstance(keys, _random.Key):
-        raise TypeError(f"keys must be a perfpriv._random.Key (the round's key of each pair); got {type(keys).__name__}")
     shape = np.broadcast_shapes(n.shape, np.shape(gamma), keys.shape)
     nn = np.broadcast_to(n, shape).reshape(-1)
     gg = np.broadcast_to(np.asarray(gamma, dtype=float), shape).reshape(-1)
-    if live is not None:
-        live = np.asarray(live)
-        if live.dtype != bool:
-            raise TypeError(f"live must be None or an array of booleans (the pairs to simulate); got dtype {live.dtype}")
     live = np.ones(shape, bool) if live is None else np.broadcast_to(live, shape)
     lv = live.reshape(-1) & (nn >= 1)
     gid_full = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)

@@ -465,3 +465,29 @@ def test_a_seed_sequence_passed_twice_gives_the_same_run():
         assert np.array_equal(x.sq_error, y.sq_error)
     assert ss.n_children_spawned == 0
     assert R.as_seed_sequence(ss) is not ss
+
+
+def test_every_mechanism_checks_its_round_batch_with_one_function():
+    # draw_round of each mechanism refused nothing: n = -1 gave leaked = -1 (randomized response) or an empty
+    # round (the tabulated mechanisms), n = 1e12 numpy's allocation error, keys = 0 an AttributeError
+    from perfpriv import regression
+    keys = R.root_key(0).child(np.arange(2))
+    live = np.ones(2, bool)
+    mechanisms = [bernoulli.RandomizedResponse(1.0), gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0),
+                  gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0, draw="records"),
+                  regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50,
+                                          table_datasets=2).resolved("paper")]
+    for mech in mechanisms:
+        level = np.array([0.01 if isinstance(mech, regression.RidgeRelease) else 1.0])
+        mech.draw_round(np.array([10, 20]), level, keys, live, 1)
+        with pytest.raises(ValueError, match=r"^n must hold integers >= 0"):
+            mech.draw_round(np.array([-1, 20]), level, keys, live, 1)
+        with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
+            mech.draw_round(np.array([10, 20]), level, 0, live, 1)
+        with pytest.raises(TypeError, match=r"^live must be None or an array of booleans"):
+            mech.draw_round(np.array([10, 20]), level, keys, "x", 1)
+        if not isinstance(mech, bernoulli.RandomizedResponse):       # binomial counts need no record
+            with pytest.raises(ValueError, match=r"^n is too large"):
+                mech.draw_round(np.array([10**12, 20]), level, keys, live, 1)
+    out = bernoulli.RandomizedResponse(1.0).draw_round(np.array([10**12, 20]), np.array([1.0]), keys, live, 1)
+    assert 0 < out.leaked[0] < 10**12
