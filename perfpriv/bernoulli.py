@@ -924,8 +924,8 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
     mech.levels.check_horizon(T)
-    engine.check_record_size(T, trials=trials)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
+    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap)
     a, b = mech.mu
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))

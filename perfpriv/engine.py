@@ -82,11 +82,14 @@ from . import _random
 from .kernels import behaviours as _behaviours
 from .kernels import mechanisms as _mechanisms
 from .kernels import rounds as _rounds
-from ._validate import check_choice, check_flag, check_int, check_order, check_population, check_real
+from ._validate import (check_array_size, check_choice, check_flag, check_int, check_order, check_population,
+                        check_real)
 from .behaviour import Behaviour
 
 __all__ = [
     "check_record_size",
+    "check_agent_run",
+    "MAX_AGENTS",
     "Schedule",
     "PerCell",
     "Levels",
@@ -1049,6 +1052,70 @@ def check_record_size(T, **sizes):
 
 
 # -------------------------------------------------------------- mean field
+#: The largest starting population an agent-by-agent reference takes: it loops over its agents in Python
+#: (about a microsecond each, every round), so 10**7 agents are already minutes a round.
+MAX_AGENTS = 10**7
+
+
+def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
+    """The sizes of an agent-by-agent reference (``simulate_agents`` of each model), checked by name.
+
+    The references record ``trials x (T + 1)`` entries (:func:`check_record_size`) and hold every agent
+    of a round with its numbers (``per_agent``: a record of ``d`` coordinates, say), one agent at a time
+    in Python. A starting population above :data:`MAX_AGENTS` is refused by name (``n0``), and so is a cap
+    above it that the population can reach within ``T`` rounds (each user recruits at most one user a
+    round), instead of running for days or failing inside numpy's allocator; so is a round whose agents'
+    numbers (the largest reachable population times ``per_agent``) cannot be held.
+
+    Parameters
+    ----------
+    T, trials, n0 : int
+        Rounds, runs and starting population, as given (checked here: all ``>= 1``).
+    cap : int or None
+        The policy's population cap (:attr:`Policy.cap`, already checked), ``None`` for none.
+    **per_agent : int
+        The sizes of what each agent holds, by their parameter names (``d=12``).
+
+    Returns
+    -------
+    tuple of int
+        ``(T, trials, n0)``, checked.
+
+    Examples
+    --------
+    >>> check_agent_run(10, trials=2, n0=100, cap=20000, d=12)
+    (10, 2, 100)
+    >>> check_agent_run(5, trials=1, n0=1000, cap=20000, d=10**6)
+    Traceback (most recent call last):
+    ...
+    ValueError: d is too large: the agents of a round (the largest reachable population x d) would need 160 GB, more than the 4.3 GB one call may allocate
+    >>> check_agent_run(50, trials=2, n0=10, cap=10**9)
+    Traceback (most recent call last):
+    ...
+    ValueError: cap must be at most 10000000 for an agent-by-agent reference when the population can reach it in T=50 rounds; got 1000000000: use simulate
+    >>> check_agent_run(10, trials=2, n0=10**12)
+    Traceback (most recent call last):
+    ...
+    ValueError: n0 must be at most 10000000 for an agent-by-agent reference (it loops over its agents in Python); got 1000000000000: use simulate
+    """
+    T = check_int("T", T, low=1)
+    trials = check_int("trials", trials, low=1)
+    n0 = check_int("n0", n0, low=1)
+    per_agent = {name: check_int(name, value, low=1) for name, value in per_agent.items()}
+    check_record_size(T, trials=trials)
+    if n0 > MAX_AGENTS:
+        raise ValueError(f"n0 must be at most {MAX_AGENTS} for an agent-by-agent reference (it loops over its "
+                         f"agents in Python); got {n0}: use simulate")
+    reachable = n0 * 2.0 ** min(T, 1100)
+    if cap is not None and min(float(cap), reachable) > MAX_AGENTS:
+        raise ValueError(f"cap must be at most {MAX_AGENTS} for an agent-by-agent reference when the population "
+                         f"can reach it in T={T} rounds; got {cap}: use simulate")
+    largest = min(float(cap), reachable) if cap is not None else float(n0)
+    what = " x ".join(["the largest reachable population"] + list(per_agent))
+    check_array_size(f"the agents of a round ({what})", n0=largest, **per_agent)
+    return T, trials, n0
+
+
 def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algorithm", conventions="paper",
                leak_probability=None, gradient=False):
     """The mean-field recursion of the loop: expected population, error and leak probability.

@@ -40,7 +40,6 @@ import numpy as np
 from . import _random, _records, engine, leakage, projected
 from ._records import clip, clip_probability, sample_records
 from ._validate import (
-    check_allocation,
     check_choice,
     check_population,
     check_covariance,
@@ -708,13 +707,9 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
-    engine.check_record_size(T, trials=trials)
     mech.levels.check_horizon(T)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
-    # the largest population a run can reach (each user recruits at most one per round), d normals per record
-    check_allocation("the records of a round (N*d normals)",
-                     min(float(pol.cap) if pol.cap is not None else math.inf, n0 * 2.0**min(T, 1100)) * mech.d,
-                     name="d")
+    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=mech.d)
     mu_v, statistic = mech.mu, mech.statistic
     # Σ = I (no Sigma given) is never built: records are mu + standard normals, errors plain norms
     L = None if not mech._sigma_given else np.linalg.cholesky(mech.Sigma)

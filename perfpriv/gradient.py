@@ -1131,6 +1131,7 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
     pol = engine.resolve_policy(mech, "paper", n0=n0, cap=cap, floor=floor)
     sigma = float(mech.sigma(rho_v))
     d = mech.d
+    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=d + 1)
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
@@ -1140,7 +1141,7 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
         diff = v - mean
         return -0.5 * d * math.log(2 * math.pi * sigma ** 2) - 0.5 * float(diff @ diff) / sigma ** 2
 
-    for i, rng in enumerate(np.random.default_rng(_random.as_seed_sequence(seed)).spawn(trials)):
+    for i, rng in enumerate(_random.as_generator(seed).spawn(trials)):
         N = n0
         population[i, 0] = N
         for t in range(1, T + 1):

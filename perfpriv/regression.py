@@ -1488,6 +1488,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **check_policy_args(policy))
+    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=mech.d + 1)
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)

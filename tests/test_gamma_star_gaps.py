@@ -300,3 +300,12 @@ def test_read_gamma_star_maps_refuses_a_file_that_is_not_an_npz_archive(tmp_path
         # was numpy's "This file contains pickled (object) data" (text) or an ndarray used as a context manager
         with pytest.raises(ValueError, match=r"^path must be a gamma\* map file .* not one"):
             experiments.read_gamma_star_maps(path)
+
+
+def test_a_capped_that_is_no_sequence_of_arrays_is_refused_by_name():
+    # issue 32 E: capped=0.5 failed with "'float' object is not iterable" inside the function
+    m = synthetic_map()
+    for bad in (0.5, True, "x", np.float64(2.0), np.array(3)):
+        with pytest.raises(ValueError, match="capped must be None, False or a sequence"):
+            experiments.gamma_star_gaps(m, capped=bad)
+    assert experiments.gamma_star_gaps(m, capped=np.array([[[0, 3], [5, 0]]])).cells.tolist() == [4]

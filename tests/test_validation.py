@@ -17,6 +17,7 @@ from perfpriv import (bernoulli, cli, exercises, experiments, feedback, gaussian
                       regression, schedules, sweep)
 from perfpriv._validate import check_int_array
 from perfpriv.performative import GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
+from perfpriv.performative.participation import simulate_participation_agents
 
 
 # ------------------------------------------------------------- one clear error naming the parameter
@@ -152,6 +153,34 @@ def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
                        (lambda: optimize.optimal_epsilon_schedule(q=0.3, r=0.6, T=10**12, n0=50), "T")]:
         with pytest.raises(ValueError, match=f"{word} is too large"):
             call()
+
+
+
+AGENT_REFERENCES = {
+    "bernoulli": lambda **kw: bernoulli.simulate_agents(1.0, q=0.3, r=0.6, **kw),
+    "gaussian": lambda **kw: gaussian.simulate_agents(2.0, tau=0.02, d=3, R=10.0, q=0.3, r=0.6, **kw),
+    "regression": lambda **kw: regression.simulate_agents(1.0, tau=0.02, d=3, q=0.3, r=0.6, **kw),
+    "gradient": lambda **kw: gradient.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, **kw),
+    "participation": lambda **kw: simulate_participation_agents(1.0, tau=0.3, R=10.0, q=0.3, r=0.6, **kw),
+}
+
+
+@pytest.mark.parametrize("model", sorted(AGENT_REFERENCES))
+def test_agent_references_refuse_runs_they_cannot_hold_by_name_before_any_work(model):
+    # issue 32 C: T or trials of 1e12 ended in numpy's "Unable to allocate 15 TiB" (regression, gradient,
+    # participation), n0 = cap = 1e12 looped for ever in Python (bernoulli, gradient, participation) or named d
+    # (gaussian); one shared check now (engine.check_agent_run)
+    run = AGENT_REFERENCES[model]
+    small = dict(T=3, n0=20, trials=2, seed=0)
+    for kwargs, word in [(dict(T=10**12), "T=1000000000000"), (dict(trials=10**12), "trials=1000000000000"),
+                         (dict(n0=10**12, cap=10**12), "n0 must be at most"),
+                         (dict(T=60, n0=10, cap=10**9), "cap must be at most")]:
+        with pytest.raises(ValueError, match=word):
+            run(**dict(small, **kwargs))
+    # a Generator seed is a seed (it was refused by gradient's reference, whose message listed it as allowed)
+    a = run(**dict(small, seed=np.random.default_rng(5)))
+    b = run(**dict(small, seed=np.random.default_rng(5)))
+    assert np.array_equal(a.population, b.population)
 
 
 # ------------------------------------------- a table of bad arguments of the searches and the sweep

@@ -435,6 +435,10 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
     if capped is None:
         capped = [capped_rounds(m, at=theory) for m in maps]
     elif capped is not False:
+        if isinstance(capped, (bool, np.bool_, str, bytes)) or not isinstance(capped, (list, tuple, np.ndarray)) \
+                or (isinstance(capped, np.ndarray) and capped.ndim == 0):
+            raise ValueError("capped must be None, False or a sequence of one q x r array of capped rounds per "
+                             f"map; got {type(capped).__name__}")
         capped = [np.asarray(c) for c in capped]
         if len(capped) != len(maps) or any(c.shape != m.empirical.shape for c, m in zip(capped, maps)):
             raise ValueError("capped must hold one q x r array per map, shaped like the maps")

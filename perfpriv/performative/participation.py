@@ -542,6 +542,7 @@ def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conv
     trials = check_int("trials", trials, low=1)
     pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
     d, E = mech.d, mech.E
+    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=d)
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
