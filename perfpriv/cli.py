@@ -92,7 +92,7 @@ BOOK_SECONDS = 31
 BOOK_TIME = "30 s to 1.5 min on 2 shared cores"
 #: Time of each figure at ``--scale paper --n-jobs 2`` on a 2-core machine (benchmarks/README.md).
 PAPER_TIMES = {"1": "2 s", "2": "2.5 min", "3": "2 min", "4": "24 min (measured)",
-               "5": "about 6 h (measured)",
+               "5": "about 2 h (measured)",
                "6": "3 s", "7": "1 min"}
 #: Prefix of the temporary files of atomic writes (removed when a run starts).
 _TMP_PREFIX = ".perfpriv-partial-"
