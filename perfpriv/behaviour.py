@@ -126,6 +126,27 @@ def _check_start(n0, batch, types, *, mean_field=False):
     return n0, check_shape("batch", batch, trailing=types)
 
 
+
+def _check_context(context):
+    """Check a round's context (``None`` or a mapping of ``t``, ``cost``, ``cap``, ``floor``); return it as a dict.
+
+    ``t`` a round number >= 1, ``cost`` ``None`` or a privacy cost >= 0 (inf allowed: no privacy), ``cap``
+    and ``floor`` as :func:`_check_bounds` takes them. The engine's own contexts cost a few comparisons.
+    """
+    if context is None:
+        return {}
+    if not hasattr(context, "get") or not hasattr(context, "keys"):
+        raise TypeError(f"context must be None or a mapping of t, cost, cap and floor; got {type(context).__name__}")
+    t = context.get("t", 1)
+    if not (isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 1):
+        check_int("t", t, low=1)
+    cost = context.get("cost")
+    if cost is not None and not (isinstance(cost, (float, np.floating)) and cost >= 0):
+        check_real("cost", cost, low=0, allow_inf=True)
+    _check_bounds(context.get("floor"), context.get("cap"))
+    return context
+
+
 class Behaviour:
     """Base class of user behaviours (the interface :mod:`perfpriv.engine` uses).
 
@@ -168,7 +189,30 @@ class Behaviour:
 
     def population(self, state) -> np.ndarray:
         """Number of users of a state (sum over types)."""
-        return state.sum(axis=-1)
+        return self._check_state(state).sum(axis=-1)
+
+    def _per_run_rows(self):
+        """Length of the first axis of one run's state (the types; :class:`BudgetAware`: classes + 1)."""
+        return self.types
+
+    def _check_state(self, state):
+        """A state of this behaviour (its public methods take states from their users too), checked by name.
+
+        A numeric array whose trailing axes are one run's state (:attr:`_state_axes` of them, the first of
+        length :meth:`_per_run_rows`) and whose entries are counts in [0, inf]: no NaN, nothing negative.
+        The engine's states cost one comparison over the array.
+        """
+        rows, axes = self._per_run_rows(), self._state_axes
+        if isinstance(state, np.ndarray) and state.dtype.kind in "fiu" and state.ndim >= axes \
+                and state.shape[state.ndim - axes] == rows and bool((state >= 0).all()):
+            return state
+        if not isinstance(state, np.ndarray) or state.dtype.kind not in "fiub" or state.dtype.kind == "b":
+            raise TypeError(f"state must be a numeric array of {type(self).__name__}'s states (initial_state, "
+                            f"mean_field_state); got {type(state).__name__}")
+        if state.ndim < axes or state.shape[state.ndim - axes] != rows:
+            raise ValueError(f"state must end with one run's {type(self).__name__} state (its last {axes} axes, "
+                             f"the first of length {rows}); got shape {state.shape}")
+        raise ValueError("state must hold counts in [0, inf] (no NaN, nothing negative)")
 
     #: number of trailing axes of one run's simulation state (:class:`BudgetAware`: 2, classes x cohorts)
     _state_axes = 1
@@ -202,8 +246,8 @@ class Behaviour:
         if compiled is None:  # pragma: no cover - every behaviour of perfpriv has a compiled step
             raise NotImplementedError(f"{type(self).__name__} has no compiled step (kernel_step)")
         kind, params = compiled
-        ctx = context or {}
-        state = np.asarray(state)
+        ctx = _check_context(context)
+        state = self._check_state(state)
         axes = self._state_axes
         per_run = state.shape[state.ndim - axes:]
         leaked = check_int_array("leaked", leaked, low=0)
@@ -231,7 +275,7 @@ class Behaviour:
         population = np.empty(size, dtype=np.int64)
         _behaviours.step_batch(kind, flat_params, flat_state, flat(leaked, np.int64), flat(keys.a, np.uint64),
                                flat(keys.b, np.uint64), _purposes(kind), int(ctx.get("t", 1)),
-                               flat(cost, np.float64), -1 if cap is None else int(cap), int(floor or 0), population)
+                               flat(cost, np.float64), -1 if cap is None or cap == np.inf else int(cap), int(floor or 0), population)
         return flat_state.reshape(batch + per_run).astype(state.dtype)
 
     def bound(self, state, floor, cap, keys=None):
@@ -434,6 +478,8 @@ class Memoryless(Behaviour):
 
     # --------------------------------------------------------- mean field
     def mean_field_step(self, state, p, context=None):
+        state = self._check_state(state)
+        _check_context(context)
         n = state[..., 0]
         q, r = self._qr(n.ndim)
         with np.errstate(over="ignore"):  # an uncapped population may grow past the double range: inf
@@ -583,7 +629,8 @@ class LeakCount(_Typed):
         return _behaviours.LEAK_COUNT, _pack(self.shape, self.q, self.r, self._leak_rule(), self.k)
 
     def mean_field_step(self, state, p, context=None):
-        ctx = context or {}
+        state = self._check_state(state)
+        ctx = _check_context(context)
         n = state.sum(axis=-1)
         p = _check_p(p)
         q, r = self._qr(n.ndim)
@@ -743,7 +790,8 @@ class Heterogeneous(_Typed):
                                                 (self.weights, S))
 
     def mean_field_step(self, state, p, context=None):
-        ctx = context or {}
+        state = self._check_state(state)
+        ctx = _check_context(context)
         n = state.sum(axis=-1)
         p = _check_p(p)
         qc, r = self._params(n.ndim)
@@ -758,7 +806,7 @@ class Heterogeneous(_Typed):
 
         ``state`` has shape ``cells + ... + (S,)`` (e.g. the mean-field state of a run).
         """
-        state = np.asarray(state, float)
+        state = np.asarray(self._check_state(state), float)
         qc = _at(self.q, self._shape, state.ndim - 1, (self.types,))
         return _out((state * qc).sum(axis=-1) / state.sum(axis=-1))
 
@@ -917,16 +965,19 @@ class BudgetAware(_Typed):
         state[..., :-1, 0] = float(n0) * self.weights
         return state
 
+    def _per_run_rows(self):
+        return self.classes + 1
+
     def population(self, state):
-        return state[..., :-1, :].sum(axis=(-1, -2))
+        return self._check_state(state)[..., :-1, :].sum(axis=(-1, -2))
 
     def spent(self, state):
         """Privacy spent so far by each cohort (row C of the state)."""
-        return state[..., -1, :]
+        return self._check_state(state)[..., -1, :]
 
     def by_class(self, state):
         """Users of each tolerance class in a state, shape ``batch + (classes,)``."""
-        return state[..., :-1, :].sum(axis=-1)
+        return self._check_state(state)[..., :-1, :].sum(axis=-1)
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
@@ -939,7 +990,8 @@ class BudgetAware(_Typed):
                                                (self.tolerance, C), (self.weights, C))
 
     def mean_field_step(self, state, p, context=None):
-        ctx = context or {}
+        state = self._check_state(state)
+        ctx = _check_context(context)
         t = int(ctx.get("t", 1))
         cost = ctx.get("cost")
         if cost is None:
@@ -1126,11 +1178,11 @@ class Contagion(_Typed):
         return state
 
     def population(self, state):
-        return state[..., 0]
+        return self._check_state(state)[..., 0]
 
     def leave_probability(self, state):
         """q_t = min(1, q + κ D_{t−1}/N_{t−2}) for the round that starts in ``state``."""
-        state = np.asarray(state, float)
+        state = np.asarray(self._check_state(state), float)
         ndim = state.ndim - 1
         q, kappa = _at(self.q, self._shape, ndim), _at(self.kappa, self._shape, ndim)
         prev = state[..., 2]
@@ -1142,7 +1194,8 @@ class Contagion(_Typed):
         return _behaviours.CONTAGION, _pack(self._shape, self.q, self.r, self.kappa, self._leak_rule())
 
     def mean_field_step(self, state, p, context=None):
-        ctx = context or {}
+        state = self._check_state(state)
+        ctx = _check_context(context)
         n = state[..., 0]
         p = _check_p(p)
         r = _at(self.r, self._shape, n.ndim)

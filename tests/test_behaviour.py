@@ -144,3 +144,37 @@ def test_public_step_methods_refuse_values_the_engine_never_passes(users):
     with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
         users.step(sim, np.array([1, 3]), 0, context)
     assert users.step(sim, np.array([100, 0]), keys, context).shape == sim.shape
+
+
+@pytest.mark.parametrize("users", _behaviours_for_method_checks(), ids=lambda b: type(b).__name__)
+def test_state_and_context_methods_refuse_what_no_engine_state_holds(users):
+    # issue 32: population('x') raised AttributeError, population(-state) returned a negative count,
+    # step(NaN state) returned 9.2e18-user states, step/mean_field_step(context='x') an AttributeError, a
+    # context t = 'x' int()'s own message, cost = NaN NaN users
+    keys = _random.root_key(0).child(np.arange(2))
+    sim, mf = users.initial_state(100, (2,), T=5), users.mean_field_state(100.0, (2,), T=5)
+    context = {"cost": 0.5}
+    for bad, kind, match in (("x", TypeError, r"^state must be a numeric array"),
+                             (np.zeros((2, 7, 9, 9)), ValueError, r"^state must end with one run's"),
+                             (-sim, ValueError, r"^state must hold counts in \[0, inf\]"),
+                             (sim * np.nan, ValueError, r"^state must hold counts")):
+        with pytest.raises(kind, match=match):
+            users.population(bad)
+        with pytest.raises(kind, match=match):
+            users.step(bad, np.array([1, 3]), keys, context)
+        with pytest.raises(kind, match=match):
+            users.mean_field_step(bad if not isinstance(bad, np.ndarray) else bad.astype(float), 0.1, context)
+    for ctx, kind, match in (("x", TypeError, r"^context must be None or a mapping"),
+                             ({"t": "x", "cost": 0.5}, TypeError, r"^t must be an integer"),
+                             ({"t": 0, "cost": 0.5}, ValueError, r"^t must be"),
+                             ({"t": 1, "cost": np.nan}, ValueError, r"^cost must be a number"),
+                             ({"t": 1, "cost": -1.0}, ValueError, r"^cost must be"),
+                             ({"t": 1, "cost": 0.5, "cap": -1}, ValueError, r"^cap must be")):
+        with pytest.raises(kind, match=match):
+            users.step(sim, np.array([1, 3]), keys, ctx)
+        with pytest.raises(kind, match=match):
+            users.mean_field_step(mf, 0.1, ctx)
+    # the valid calls are unchanged: an infinite cap is no cap
+    np.testing.assert_array_equal(users.step(sim, np.array([1, 3]), keys, dict(context, cap=np.inf)),
+                                  users.step(sim, np.array([1, 3]), keys, context))
+    assert users.population(sim).tolist() == [100, 100]
