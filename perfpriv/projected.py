@@ -80,7 +80,7 @@ import numpy as np
 from scipy import stats
 
 from . import _random, leakage
-from ._validate import check_choice, check_int, check_real
+from ._validate import check_array_size, check_choice, check_int, check_real
 from .kernels import gaussian_mean as _kernel
 
 __all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
@@ -148,6 +148,7 @@ def kernel_params(*, tau, d, sigma2=1.0, statistic="paper"):
     """
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     d = check_int("d", d, low=1)
+    check_array_size("one record's coordinates (d values, drawn for a band record)", d=d)
     sigma2 = check_real("sigma2", sigma2, low=0, low_open=True, scalar=True)
     statistic = check_choice("statistic", statistic, leakage.STATISTICS)
     return np.array([tau, d, sigma2, 1.0 if statistic == "exact" else 0.0, _band_quantile(d)])

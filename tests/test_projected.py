@@ -358,3 +358,12 @@ def test_draw_rounds_refuses_bad_populations_levels_and_keys_by_name():
     err, leaked = P.draw_rounds([1000, 0, 1], 2.0, keys, tau=0.02, d=3.0)
     assert err[1] == 0.0 and leaked[1] == 0 and leaked[2] == 1
     np.testing.assert_array_equal(err, P.draw_rounds([1000, 0, 1], 2.0, keys, tau=0.02, d=3)[0])
+
+
+def test_a_dimension_no_record_can_hold_is_refused_by_name():
+    # issue 32 C: d = 1e12 reached the compiled round and failed there ("Allocation failed")
+    keys = _random.root_key(0).child(np.arange(1))
+    for call in (lambda: P.draw_round(100, 2.0, tau=0.02, d=10**12, seed=0),
+                 lambda: P.draw_rounds([100], 2.0, keys, tau=0.02, d=10**12)):
+        with pytest.raises(ValueError, match="^d is too large"):
+            call()
