@@ -630,3 +630,29 @@ def test_risks_of_huge_models_are_the_exact_values_rounded_not_inf_minus_inf():
     exact = th * th / 2 - th * (2 + dep / 2)
     assert linear.decoupled_risk([1e160], [deployed]) == float(exact) and -1e304 < float(exact) < -1e303
     assert squared.performative_risk([0.75]) == pytest.approx(0.5 * (0.5 * 0.75 - 1.0) ** 2 + 0.5, rel=1e-15)
+
+
+def test_the_federated_rounds_advance_refuses_what_no_engine_passes_by_name():
+    # issue 32: advance checked nothing: n = -1 was numpy's "repeats may not contain negative values",
+    # n = 1e12 a 7 TiB allocation error, gamma = NaN blamed the steps, keys = 0 an AttributeError, live = 'x'
+    # and t = 0 passed silently, a NaN state "overflowed"
+    from perfpriv import _random
+    from perfpriv.performative.participation import PrivateFederatedRound
+    mech = PrivateFederatedRound(1.0, tau=0.3, R=10.0).resolved("paper")
+    state, keys, live, n = mech.initial_state((3,)), _random.root_key(0).child(np.arange(3)), np.ones(3, bool), \
+        np.array([10, 10, 10])
+    for args, kind, match in (((state, np.array([10, -1, 10]), 1.0, keys, live, 1), ValueError, "^n must hold"),
+                              ((state, np.array([10, 10**12, 10]), 1.0, keys, live, 1), ValueError, "^n is too large"),
+                              ((state, n, np.nan, keys, live, 1), ValueError, "^gamma must be"),
+                              ((state, n, 1.0, 0, live, 1), TypeError, "^keys must be"),
+                              ((state, n, 1.0, keys, "x", 1), TypeError, "^live must be"),
+                              ((state, n, 1.0, keys, live, 0), ValueError, "^t must be"),
+                              (("x", n, 1.0, keys, live, 1), ValueError, "^state must be the deployed models"),
+                              ((np.zeros((3, 5)), n, 1.0, keys, live, 1), ValueError, "^state must be the deployed"),
+                              ((state * np.nan, n, 1.0, keys, live, 1), ValueError, "^state must hold finite")):
+        with pytest.raises(kind, match=match):
+            mech.advance(*args)
+    first = mech.advance(state, n, 1.0, keys, live, 1)
+    again = mech.advance(state, n, 1.0, keys, live, 1)
+    np.testing.assert_array_equal(first[0].sq_error, again[0].sq_error)
+    np.testing.assert_array_equal(first[1], again[1])

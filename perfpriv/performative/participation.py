@@ -49,7 +49,7 @@ import math
 import numpy as np
 
 from .. import _random, engine, leakage
-from .._validate import check_choice, check_int, check_probability, check_real, check_shape
+from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
@@ -361,8 +361,19 @@ class PrivateFederatedRound(StatefulMechanism):
         return np.broadcast_to(self.theta0, batch + (self.d,)).copy()
 
     def advance(self, state, n, level, keys, live, t, need_error=True):
-        batch = state.shape[:-1]
         d, E = self.d, self.E
+        if not isinstance(state, np.ndarray) or state.dtype.kind not in "fiu" or state.ndim < 1 or state.shape[-1] != d:
+            raise ValueError(f"state must be the deployed models, a numeric array ending with d = {d} coordinates "
+                             f"(initial_state); got {type(state).__name__} of shape {np.shape(state)}")
+        if not np.isfinite(state).all():
+            raise ValueError("state must hold finite models (no NaN or inf coordinates)")
+        n, live = _random.check_batch(n, keys, live)
+        level = check_real("gamma", level, low=0, allow_inf=True)
+        t = check_int("t", t, low=1)
+        batch = state.shape[:-1]
+        check_array_size("the clients' records of a round (largest n x runs x ((E + 1) d + 1) numbers)",
+                         n=float(n.max()) if n.size else 0.0, runs=float(np.prod(batch, dtype=np.float64)),
+                         numbers=(E + 1) * d + 1)
         nn = np.broadcast_to(np.where(live, n, 0), batch).reshape(-1).astype(np.int64)
         gg = np.broadcast_to(np.asarray(level, float), batch).reshape(-1)
         theta = state.reshape(-1, d)
