@@ -565,3 +565,152 @@ def test_figure3a_simulation_reports_each_finished_threshold_and_can_be_stopped_
     assert heard == [1]
     with pytest.raises(TypeError, match=r"^on_cells must be a callable"):
         experiments.figure3a_simulation(**kwargs, on_cells=1)
+
+
+# ---------------------------------------------------------------- Monte Carlo agreement (the chapters' checks)
+def test_agreement_z_score_and_se_are_the_hand_computed_ones():
+    x = [2.0, 4.0, 4.0, 5.0, 7.0, 9.0]
+    m = sum(x) / len(x)                                               # 31/6
+    sd = math.sqrt(sum((v - m) ** 2 for v in x) / (len(x) - 1))
+    fit = experiments.mc_agreement(x, 4.0)
+    assert fit.estimate == pytest.approx(m, rel=1e-15) and fit.se == pytest.approx(sd / math.sqrt(6), rel=1e-15)
+    assert fit.z_score == pytest.approx((m - 4.0) / (sd / math.sqrt(6)), rel=1e-14)
+    assert experiments.agreement(3.0, 1.0, se=0.5).z_score == 4.0
+    assert experiments.agreement(0.0, 1.0, se=0.5, z=3).z_score == -2.0
+    # at se = 0 only exact equality agrees: z = 0 there, +-inf otherwise (no 0/0 warning)
+    assert experiments.agreement(2.0, 2.0, se=0.0).z_score == 0.0 and experiments.agreement(2.0, 2.0, se=0.0).holds
+    assert experiments.agreement([1.0, 3.0], 2.0, se=0.0).z_score.tolist() == [-np.inf, np.inf]
+
+
+def test_agreement_is_the_chapters_mean_and_se_bit_for_bit():
+    # the chapters printed x.mean() and x.std(ddof=1) / np.sqrt(m); their outputs must not move
+    rng = np.random.default_rng(5)
+    for x in (rng.exponential(size=20_000), rng.integers(0, 2000, size=20_000), rng.random(3000) < 0.3,
+              rng.normal(size=(20, 100))[:, 3]):
+        fit = experiments.mc_agreement(x, 0.5)
+        assert fit.estimate == x.mean() and fit.se == x.std(ddof=1) / np.sqrt(x.size), x.dtype
+    a, b = rng.normal(size=(3, 400)), rng.normal(size=400)
+    d = a - b
+    pair = experiments.paired_agreement(a, b)
+    np.testing.assert_array_equal(pair.z_score, d.mean(axis=-1) / (d.std(axis=-1, ddof=1) / np.sqrt(400)))
+
+
+@pytest.mark.parametrize("side, inside, outside", [
+    ("both", [10.0, -8.0], [np.nextafter(10.0, np.inf), np.nextafter(-8.0, -np.inf)]),
+    ("below", [10.0, -1e6], [np.nextafter(10.0, np.inf)]),
+    ("above", [-8.0, 1e6], [np.nextafter(-8.0, -np.inf)]),
+])
+def test_agreement_holds_up_to_the_boundary_and_not_beyond(side, inside, outside):
+    # expected 1, se 2, z 4.5: the boundary is 1 +- 9, exactly representable
+    for estimate in inside:
+        fit = experiments.agreement(estimate, 1.0, se=2.0, side=side)
+        assert fit.holds and fit.check() is None
+    for estimate in outside:
+        fit = experiments.agreement(estimate, 1.0, se=2.0, side=side)
+        assert not fit.holds
+        with pytest.raises(AssertionError):
+            fit.check()
+    both = experiments.agreement(inside + outside, 1.0, se=2.0, side=side)     # arrays: every entry must agree
+    assert not both.holds and experiments.agreement(inside, 1.0, se=2.0, side=side).holds
+
+
+def test_agreement_check_says_what_failed_in_one_line():
+    with pytest.raises(AssertionError, match=r"^variance: estimate 1\.2 against expected 1, se 0\.01: z = \+20\.00, "
+                                             r"outside \|z\| <= 4\.5$"):
+        experiments.agreement(1.2, 1.0, se=0.01).check("variance")
+    with pytest.raises(AssertionError) as info:
+        experiments.agreement([[1.0, 1.5], [0.9, 1.0]], 1.0, se=[[0.1, 0.1], [0.01, 0.1]], z=3).check()
+    text = str(info.value)
+    assert "\n" not in text and "estimate 0.9" in text and "z = -10.00" in text and "|z| <= 3" in text
+    assert "2 of 4 entries fail, the worst at index (1, 0)" in text
+    with pytest.raises(AssertionError, match=r"expected is an upper bound"):
+        experiments.agreement(0.9, 0.5, se=0.01, side="below").check()
+    assert experiments.agreement([], 1.0, se=0.1).holds          # a check of an empty subset holds, like np.all
+
+
+def test_paired_se_is_the_se_of_the_differences_and_beats_the_unpaired_one_under_positive_correlation():
+    rng = np.random.default_rng(11)
+    shared = rng.exponential(size=(2, 500))                       # two settings, 500 runs on common random numbers
+    a, b = shared[0] + 0.2 * rng.standard_normal(500), shared[0] + 0.2 * rng.standard_normal(500) + 0.1
+    assert np.corrcoef(a, b)[0, 1] > 0.9
+    pair = experiments.paired_agreement(a, b, -0.1)
+    d = a - b
+    assert pair.estimate == pytest.approx(d.mean(), rel=1e-14)
+    assert pair.se == pytest.approx(d.std(ddof=1) / math.sqrt(500), rel=1e-14)
+    unpaired = math.hypot(experiments.mc_agreement(a, 0.0).se, experiments.mc_agreement(b, 0.0).se)
+    assert pair.se < 0.5 * unpaired and pair.holds
+    assert abs(experiments.paired_agreement(a, b).z_score) > 4.5      # the 0.1 shift is resolved only when paired
+    assert abs(experiments.agreement(a.mean() - b.mean(), 0.0, se=unpaired).z_score) < 4.5
+    # independent samples: pairing changes nothing on average (the same se up to sampling noise)
+    c = rng.exponential(size=500)
+    assert experiments.paired_agreement(shared[1], c).se == pytest.approx(
+        math.hypot(experiments.mc_agreement(shared[1], 0.0).se, experiments.mc_agreement(c, 0.0).se), rel=0.15)
+    # broadcasting: one reference sample against several rows, one check per row
+    rows = experiments.paired_agreement(np.stack([a, b]), b)
+    assert rows.z_score.shape == (2,) and rows.z_score[1] == 0.0
+
+
+def test_agreement_detects_a_five_percent_bias_at_the_chapters_sample_sizes_and_keeps_its_coverage():
+    # 20,000 trials, as chapters 01-02 check N_1 against C N_0; the draws have a coefficient of variation
+    # of 1 (exponential), larger than the chapters' (a 5% bias is then ~7 se: detected almost always)
+    rng = np.random.default_rng(2024)
+    reps, trials, mean = 100, 20_000, 3.0
+    true_holds = biased_holds = paired_holds = 0
+    for _ in range(reps):
+        x = rng.exponential(mean, size=trials)
+        true_holds += experiments.mc_agreement(x, mean).holds
+        biased_holds += experiments.mc_agreement(x, 1.05 * mean).holds
+        base = rng.exponential(mean, size=trials)                 # paired: a difference of mean 1, sd about 1
+        paired_holds += experiments.paired_agreement(base + x / mean, base, 1.05).holds
+    assert true_holds >= reps - 1                                 # coverage: a true value fails once in ~150,000
+    assert biased_holds <= 5 and paired_holds <= 5                # power: the 5% bias is caught
+    one = experiments.mc_agreement(rng.exponential(mean, size=trials), 1.05 * mean)
+    with pytest.raises(AssertionError):
+        one.check()
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: experiments.agreement(np.nan, 1.0, se=0.1), "estimate"),
+    (lambda: experiments.agreement(1.0, np.inf, se=0.1), "expected"),
+    (lambda: experiments.agreement(1.0, 1.0, se=-0.1), "se"),
+    (lambda: experiments.agreement(1.0, 1.0, se=np.inf), "se"),
+    (lambda: experiments.agreement(1.0, 1.0, se=0.1, z=0), "z"),
+    (lambda: experiments.agreement(1.0, 1.0, se=0.1, z=np.inf), "z"),
+    (lambda: experiments.agreement(1.0, 1.0, se=0.1, side="left"), "side"),
+    (lambda: experiments.agreement([1.0, 2.0], [1.0, 2.0, 3.0], se=0.1), "shapes estimate"),
+    (lambda: experiments.mc_agreement([1.0], 1.0), "samples"),
+    (lambda: experiments.mc_agreement(3.0, 1.0), "samples"),
+    (lambda: experiments.mc_agreement([1.0, np.nan, 2.0], 1.0), "samples"),
+    (lambda: experiments.mc_agreement([[1.0, 2.0], [3.0]], 1.0), "samples"),
+    (lambda: experiments.mc_agreement(np.ones((2, 3)), [1.0, 2.0, 3.0]), "shapes means"),
+    (lambda: experiments.mc_agreement(np.ones((2, 3)), 1.0, axis=2), "axis"),
+    (lambda: experiments.paired_agreement(np.ones(3), np.ones(4)), "shapes a"),
+    (lambda: experiments.paired_agreement(np.ones(3), [1.0, np.inf, 1.0]), "b"),
+    (lambda: experiments.paired_agreement(np.ones((4, 1)), np.zeros((4, 1))), "a - b must hold at least 2"),
+])
+def test_agreement_refuses_bad_input_by_name(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: experiments.agreement("1", 1.0, se=0.1),
+    lambda: experiments.mc_agreement(["a", "b"], 1.0),
+    lambda: experiments.agreement(1.0, 1.0, se=0.1, z=[1, 2]),
+    lambda: experiments.agreement(1.0, 1.0, se=0.1).check(label=3),
+    lambda: experiments.agreement(1.0, 1.0, 0.1),                    # se is keyword-only: no swapped se/expected
+])
+def test_agreement_refuses_wrong_types(call):
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_agreement_results_are_frozen_with_a_short_repr():
+    fit = experiments.mc_agreement(np.arange(10.0), 4.5, axis=None)
+    assert repr(fit) == "Agreement(estimate=4.5, expected=4.5, se=0.957427, z=4.5, side='both')"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fit.z = 1.0
+    assert fit != experiments.mc_agreement(np.arange(10.0), 4.5)     # compared by identity
+    by_axis = experiments.mc_agreement(np.arange(12.0).reshape(3, 4), [1.5, 5.5, 9.5], axis=1)
+    assert by_axis.estimate.tolist() == [1.5, 5.5, 9.5] and by_axis.holds
+    assert experiments.mc_agreement(np.arange(12.0).reshape(3, 4), 4.0, axis=0).estimate.shape == (4,)

@@ -133,6 +133,10 @@ TYP = {
                                                   r=0.6, n0=50, trials=2, reference="a", model="leak", cap=20000,
                                                   mu=(0.0, 1.0), conventions="paper", seed=0),
  (experiments, "gain_map"): dict(qs=[0.3], rs=[0.6], T=3, n0=50, model="bernoulli", cap=20000),
+ (experiments, "agreement"): dict(estimate=1.0, expected=1.0, se=0.1, z=4.5, side="both"),
+ (experiments, "mc_agreement"): dict(samples=[0.9, 1.1, 1.0], expected=1.0, z=4.5, axis=-1, side="both"),
+ (experiments, "paired_agreement"): dict(a=[0.9, 1.1, 1.0], b=[1.0, 1.0, 1.2], expected=0.0, z=4.5, axis=-1,
+                                         side="both"),
  (sweep, "cell_key"): dict(seed=0),
  (sweep, "cell_seed"): dict(seed=0),
  (sweep, "key_seed"): dict(key=sweep.cell_key(0, 0.3, 0.6)),
@@ -176,6 +180,7 @@ EXEMPT = {
     (experiments, "Lemma9Check"), (experiments, "HorizonCurves"), (experiments, "GammaStarMap"),
     (experiments, "PacCoverage"), (experiments, "GammaStarGaps"), (experiments, "FinalErrors"),
     (experiments, "ScheduleComparison"), (experiments, "GainMap"),            # results of the experiments
+    (experiments, "Agreement"),  # made by agreement, mc_agreement, paired_agreement (fuzzed)
     (sweep, "SweepResult"),      # result of sweep
 }
 SIZES = {"n", "n0", "T", "trials", "d", "rounds", "grid", "chunk", "maxiter", "polish", "k", "cap", "floor", "stop",

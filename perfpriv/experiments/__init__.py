@@ -38,8 +38,15 @@ Bernoulli (chapters 01-02)
 Privacy schedules (chapter 07)
     :func:`compare_schedules`, :func:`compare_epsilon_schedules` (paired
     simulation against the mean field), :func:`gain_map`.
+Monte Carlo agreement (every chapter's checks)
+    :func:`mc_agreement` (a sample's mean against its expected value),
+    :func:`paired_agreement` (two samples on common random numbers, with the
+    se of their differences), :func:`agreement` (an estimate with a standard
+    error from a formula); each returns an :class:`Agreement` whose
+    ``check()`` asserts that the estimate lies within ``z`` standard errors.
 """
 
+from ._agreement import Agreement, agreement, mc_agreement, paired_agreement
 from ._bernoulli import FinalErrors, final_error_curve
 from ._horizon import (
     THEORY_MAPS,
@@ -75,4 +82,5 @@ __all__ = [
     "read_gamma_star_maps", "capped_rounds", "GammaStarGaps", "gamma_star_gaps", "GAP_PROBABILITIES",
     "FinalErrors", "final_error_curve",
     "ScheduleComparison", "compare_schedules", "compare_epsilon_schedules", "GainMap", "gain_map",
+    "Agreement", "agreement", "mc_agreement", "paired_agreement",
 ]
