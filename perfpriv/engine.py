@@ -1101,6 +1101,7 @@ def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
     T = check_int("T", T, low=1)
     trials = check_int("trials", trials, low=1)
     n0 = check_int("n0", n0, low=1)
+    cap = None if cap is None else check_real("cap", cap, low=0, allow_inf=True, scalar=True)
     per_agent = {name: check_int(name, value, low=1) for name, value in per_agent.items()}
     check_record_size(T, trials=trials)
     if n0 > MAX_AGENTS:
@@ -1109,7 +1110,7 @@ def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
     reachable = n0 * 2.0 ** min(T, 1100)
     if cap is not None and min(float(cap), reachable) > MAX_AGENTS:
         raise ValueError(f"cap must be at most {MAX_AGENTS} for an agent-by-agent reference when the population "
-                         f"can reach it in T={T} rounds; got {cap}: use simulate")
+                         f"can reach it in T={T} rounds; got {cap:.0f}: use simulate")
     largest = min(float(cap), reachable) if cap is not None else float(n0)
     what = " x ".join(["the largest reachable population"] + list(per_agent))
     check_array_size(f"the agents of a round ({what})", n0=largest, **per_agent)
