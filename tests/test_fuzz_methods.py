@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error
 
 import perfpriv
-from perfpriv import behaviour, bernoulli, engine, gaussian, gradient, optimize, regression
+from perfpriv import behaviour, bernoulli, engine, experiments, gaussian, gradient, optimize, regression
 from perfpriv.performative import bilevel, federated, participation, prediction
 
 # ------------------------------------------------------------------ one small instance of each class
@@ -79,6 +79,7 @@ INSTANCES = {
     "BilevelPath": bilevel.fbi_rrm(BILEVEL, rounds=12),
     "GammaStarMap": regression.optimal_gamma_map(qs=[0.2], rs=[0.5], gammas=[0.003, 0.03], tau=0.02, T=2, n0=20,
                                                  trials=2, d=3, seed=0),
+    "Agreement": experiments.mc_agreement(np.arange(20.0), 9.5),
 }
 
 # ------------------------------------------------------------------ one typical call of each method
@@ -186,6 +187,7 @@ TABLE.update({
     ("BilevelRegression", "stable_point"): dict(attracting=True),
     ("BilevelPath", "rate"): dict(last=5),
     ("GammaStarMap", "paired_gain"): dict(level=0),
+    ("Agreement", "check"): dict(label="the mean"),
 })
 
 #: Methods not called here, by name, and why: each takes the engine's own state arrays, random keys and batch
