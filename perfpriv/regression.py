@@ -328,6 +328,15 @@ def _ridge_lstsq(X, y, penalty):
     return np.linalg.lstsq(rows, np.concatenate([y, np.zeros(d)]), rcond=None)[0]
 
 
+def _shift_by_refits(X, y, i, lam, keep_penalty, full):
+    """δ_i = β̂ − β̂₋ᵢ of one dataset from two least-squares fits (``full``: β̂ by :func:`_ridge_lstsq`)."""
+    n = X.shape[-2]
+    if n == 1:
+        return full                                     # the empty fit is 0
+    others = np.arange(n) != i
+    return full - _ridge_lstsq(X[others], y[others], (n if keep_penalty else n - 1) * lam)
+
+
 def _loo_by_refits(X, y, lam, keep_penalty):
     """Every shift of :func:`_loo` as the difference of two least-squares fits (:func:`_ridge_lstsq`), and β̂."""
     n = X.shape[-2]
@@ -336,10 +345,7 @@ def _loo_by_refits(X, y, lam, keep_penalty):
     for stack in np.ndindex(X.shape[:-2]):
         beta[stack] = _ridge_lstsq(X[stack], y[stack], n * lam)
         for i in range(n):
-            others = np.arange(n) != i
-            rest = (_ridge_lstsq(X[stack][others], y[stack][others], (n if keep_penalty else n - 1) * lam)
-                    if n > 1 else 0.0)
-            shifts[stack + (i,)] = beta[stack] - rest
+            shifts[stack + (i,)] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, beta[stack])
     return shifts, beta
 
 
@@ -348,7 +354,7 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
 
     The deletion formula divides by 1 − h_i, which cancels for a record that dominates the others (h_i → 1):
     with one row 1e8 times the others, it returned ±inf, or the shift 20 times off with ``keep_penalty``.
-    Such records are rare (Σ h_i ≤ d, so at most 2d of them), and each is refitted from its complement.
+    Such records are rare (Σ h_i ≤ d, so fewer than 2d of them), and each is refitted from its complement.
     """
     flagged = np.argwhere(h > 0.5)
     if not flagged.size:
@@ -357,10 +363,8 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
     n = X.shape[-2]
     for index in map(tuple, flagged):
         stack, i = index[:-1], index[-1]
-        Xs, ys = X[stack], y[stack]
-        others = np.arange(n) != i
-        full = _ridge_lstsq(Xs, ys, n * lam)
-        shifts[index] = full - _ridge_lstsq(Xs[others], ys[others], (n if keep_penalty else n - 1) * lam)
+        full = _ridge_lstsq(X[stack], y[stack], n * lam)
+        shifts[index] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, full)
     return shifts
 
 
