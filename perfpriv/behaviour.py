@@ -126,9 +126,8 @@ def _check_start(n0, batch, types, *, mean_field=False):
     return n0, check_shape("batch", batch, trailing=types)
 
 
-
 def _check_context(context):
-    """Check a round's context (``None`` or a mapping of ``t``, ``cost``, ``cap``, ``floor``); return it as a dict.
+    """Check a round's context (``None`` or a mapping of ``t``, ``cost``, ``cap``, ``floor``); return it (``{}`` for ``None``).
 
     ``t`` a round number >= 1, ``cost`` ``None`` or a privacy cost >= 0 (inf allowed: no privacy), ``cap``
     and ``floor`` as :func:`_check_bounds` takes them. The engine's own contexts cost a few comparisons.
@@ -206,7 +205,7 @@ class Behaviour:
         if isinstance(state, np.ndarray) and state.dtype.kind in "fiu" and state.ndim >= axes \
                 and state.shape[state.ndim - axes] == rows and bool((state >= 0).all()):
             return state
-        if not isinstance(state, np.ndarray) or state.dtype.kind not in "fiub" or state.dtype.kind == "b":
+        if not isinstance(state, np.ndarray) or state.dtype.kind not in "fiu":
             raise TypeError(f"state must be a numeric array of {type(self).__name__}'s states (initial_state, "
                             f"mean_field_state); got {type(state).__name__}")
         if state.ndim < axes or state.shape[state.ndim - axes] != rows:

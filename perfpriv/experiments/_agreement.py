@@ -8,11 +8,10 @@ arithmetic of the standard error and the tolerance lives in one place.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from .._stats import mean_se
+from .._stats import mean_se, standard_error
 from .._validate import check_choice, check_int, check_real, check_same_shape
 from ._common import Result, result
 
@@ -162,7 +161,7 @@ def _mean_and_se(name, x, axis):
                          f"spread); got shape {x.shape}")
     if x.dtype == np.float64:        # mean_se: the same numbers, and no overflow for samples too large to square
         return mean_se(x, axis=axis)
-    return x.mean(axis=axis), x.std(axis=axis, ddof=1) / math.sqrt(m)
+    return x.mean(axis=axis), standard_error(x, axis=axis)
 
 
 def _agreement(estimate, expected, se, z, side) -> Agreement:
