@@ -26,8 +26,8 @@ and the front ends :func:`simulate` (the engine's loop with the paper's users,
 agent at a time, the slow reference), both returning a
 :class:`perfpriv.engine.SimulationRun`.
 
-Theory next to simulation: :func:`mean_field_population`,
-:func:`mean_field_error` (the engine's mean-field recursion).
+Theory next to simulation: :func:`mean_field`, the path of the engine's
+mean-field recursion (population and expected error of each round).
 
 Conventions shared by the simulators
 ------------------------------------
@@ -105,8 +105,7 @@ __all__ = [
     "RandomizedResponse",
     "simulate",
     "simulate_agents",
-    "mean_field_population",
-    "mean_field_error",
+    "mean_field",
     "MODELS",
 ]
 
@@ -974,12 +973,26 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
                                 method="agents")
 
 
-def mean_field_population(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1):
-    """Mean-field population path N_t = clip(N_{t-1} C(β_t), floor, cap), t = 0..T.
+def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
+    """The mean-field path of randomized response: population and expected error of each round.
 
-    The expected growth of Lemma 2 / appendix B applied deterministically
-    (:func:`perfpriv.engine.mean_field`). Not the exact mean of the random
-    population: the clip is nonlinear and, near the floor, randomness matters.
+    The population follows N_t = clip(N_{t-1} C(β_t), floor, cap), t = 0..T:
+    the expected growth of Lemma 2 / appendix B applied deterministically.
+    It is not the exact mean of the random population: the clip is
+    nonlinear and, near the floor, randomness matters.
+
+    The expected squared error of round t = 1..T is
+    E_μ[ν(1 − ν)] / (4β_t² N_{t-1}), with the average over the law of μ_t in
+    closed form (``ν(1 − ν) = 1/4 − β²(2μ − 1)²``; for Uniform(a, b),
+    E[(2μ − 1)²] = (u² + uv + v²)/3 with u = 2a − 1, v = 2b − 1). The exact
+    expected error is E[Var/N_{t-1}] over the random population; by Jensen
+    E[1/N] >= 1/E[N], so this tends to be optimistic, most when the
+    population is small or collapsing. Estimates are not clipped.
+
+    This front end builds the model's objects -- a
+    :class:`RandomizedResponse` at the levels ``epsilon`` and a
+    :class:`perfpriv.behaviour.Memoryless` of ``q``, ``r``, ``model`` -- and
+    runs :func:`perfpriv.engine.mean_field` on them.
 
     Parameters
     ----------
@@ -996,59 +1009,27 @@ def mean_field_population(epsilon, *, q, r, T, n0, model="leak", cap=20000, floo
         Growth rule.
     cap, floor : float or None
         Population clip.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``cells + levels + (T+1,)``; entry 0 is ``n0``.
-
-    References
-    ----------
-    Paper §3, Lemma 2 and eq. 4; appendix B.
-
-    Examples
-    --------
-    >>> mean_field_population(np.inf, q=0.3, r=0.6, T=2, n0=100).round(2).tolist()
-    [100.0, 70.0, 49.0]
-    """
-    return _mean_field(epsilon, q, r, T, n0, model, cap, floor, (0.0, 1.0)).population
-
-
-def mean_field_error(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
-    """Mean-field expected squared error of rounds t = 1..T: E_μ[ν(1 − ν)] / (4β_t² N_{t-1}).
-
-    With ``N_{t-1}`` the :func:`mean_field_population` and the average over
-    the law of μ_t in closed form (``ν(1 − ν) = 1/4 − β²(2μ − 1)²``; for
-    Uniform(a, b), E[(2μ − 1)²] = (u² + uv + v²)/3 with u = 2a − 1,
-    v = 2b − 1). The exact expected error is E[Var/N_{t-1}] over the random
-    population; by Jensen E[1/N] >= 1/E[N], so this tends to be optimistic,
-    most when the population is small or collapsing. Estimates are not clipped.
-
-    Parameters
-    ----------
-    epsilon, q, r, T, n0, model, cap, floor
-        As in :func:`mean_field_population`.
     mu : float or (float, float)
-        Law of μ_t.
+        Law of μ_t: a fixed value or the bounds of a uniform law.
 
     Returns
     -------
-    numpy.ndarray
-        Shape ``cells + levels + (T,)``.
+    perfpriv.engine.MeanFieldPath
+        ``population`` (shape ``cells + levels + (T+1,)``, entry 0 is
+        ``n0``), ``sq_error`` and ``leak_probability`` (shape
+        ``cells + levels + (T,)``) and ``cumulative_error``.
 
     References
     ----------
-    Paper §3, eq. 1, Lemma 2.
+    Paper §3, eq. 1 and 4, Lemma 2; appendix B.
 
     Examples
     --------
-    >>> mean_field_error(np.inf, q=0.0, r=0.0, T=3, n0=100, mu=0.5).round(6).tolist()
+    >>> mean_field(np.inf, q=0.3, r=0.6, T=2, n0=100).population.round(2).tolist()
+    [100.0, 70.0, 49.0]
+    >>> mean_field(np.inf, q=0.0, r=0.0, T=3, n0=100, mu=0.5).sq_error.round(6).tolist()
     [0.0025, 0.0025, 0.0025]
     """
-    return _mean_field(epsilon, q, r, T, n0, model, cap, floor, mu).sq_error
-
-
-def _mean_field(epsilon, q, r, T, n0, model, cap, floor, mu):
     n0 = check_int("n0", n0, low=1)  # an initial population of users (the engine's recursion takes reals)
     mech = RandomizedResponse(epsilon, mu=mu)
     return engine.mean_field(mech, Memoryless(q=q, r=r, rule=_check_model(model)), T=T, n0=n0, cap=cap,

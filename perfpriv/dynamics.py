@@ -12,9 +12,8 @@ and its one mean-field recursion (:func:`perfpriv.engine.mean_field`):
   :func:`exact_critical_gamma`;
 * the finite-sample error bounds of Theorem 3, :func:`kappa` and
   :func:`error_bounds`;
-* mean-field trajectories N_t = N_{t-1} C(γ; N_{t-1}),
-  :func:`mean_field_population`, :func:`mean_field_error`,
-  :func:`mean_field_cumulative_error`;
+* the mean-field path N_t = N_{t-1} C(γ; N_{t-1}) with the error of each
+  round and their sum, :func:`mean_field`;
 * Lemma 9's cumulative error bound, :func:`cumulative_error_bound`;
 * the long-run limit that corrects Remark 2, :func:`infinite_horizon_gamma`;
 * Theorem 4's PAC horizon, :func:`pac_radius` and :func:`pac_rounds`.
@@ -35,8 +34,8 @@ one fixed seed, so it is a deterministic function of γ and n).
 
 Pointwise functions (:func:`growth_factor`, :func:`error_bounds`,
 :func:`cumulative_error_bound`) broadcast ``gamma``, ``q``, ``r`` and ``n``
-as numpy does. Trajectories (:func:`mean_field_population` and the two
-error functions) follow :mod:`perfpriv.engine`: array ``q``, ``r`` are cells
+as numpy does. The mean-field path (:func:`mean_field`) follows
+:mod:`perfpriv.engine`: array ``q``, ``r`` are cells
 (leading axes), a 1-D ``gamma`` is a grid of levels (next axis) and a
 :class:`perfpriv.engine.Schedule` one level per round.
 
@@ -75,9 +74,7 @@ __all__ = [
     "kappa",
     "ErrorBounds",
     "error_bounds",
-    "mean_field_population",
-    "mean_field_error",
-    "mean_field_cumulative_error",
+    "mean_field",
     "cumulative_error_bound",
     "InfiniteHorizonGamma",
     "infinite_horizon_gamma",
@@ -472,24 +469,36 @@ def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statist
 # --------------------------------------------------------------------------
 # mean field (the engine's recursion)
 # --------------------------------------------------------------------------
-def _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method, samples, seed):
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    n0 = check_int("n0", n0, low=2)
-    mech = _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed)
-    return engine.mean_field(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
-
-
-def mean_field_population(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
-                          cap=20000, floor=1, method="auto", samples=None, seed=None):
-    r"""Mean-field population trajectory N_t = N_{t-1} C(γ; N_{t-1}) (the engine's recursion).
+def mean_field(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
+               rounds="algorithm", method="auto", samples=None, seed=None):
+    r"""The mean-field path of the Gaussian model: population, error of each round and their sum.
 
     The expected-value recursion of Lemma 8 with the random population
     replaced by its mean at every step (the paper's "mean-field
-    approximation"); p_τ is re-evaluated at every N_{t-1}, so C_t changes
+    approximation"), N_t = N_{t-1} C(γ; N_{t-1}), clipped to
+    ``[floor, cap]``. p_τ is re-evaluated at every N_{t-1}, so C_t changes
     with the population (Lemma 12: it rises while the population grows).
-    N_t is real-valued and clipped to ``[floor, cap]``. With ``cap=None`` a
-    population growing past the double range becomes ``inf`` (p_τ(inf) = 0)
-    and stays there; with ``floor=None`` a dying one reaches 0.
+    With ``cap=None`` a population growing past the double range becomes
+    ``inf`` (p_τ(inf) = 0) and stays there; with ``floor=None`` a dying one
+    reaches 0.
+
+    The expected error of a round is Lemma 3's (γ² Tr Σ⁻¹ + d) / N. Two
+    indexings of the T releases exist:
+
+    * ``rounds="algorithm"`` (default; Algorithm 1 and
+      :func:`perfpriv.gaussian.simulate`): round t uses the N_{t-1} users
+      present at its start, so the first release uses the N_0 initial users.
+    * ``rounds="paper"`` (the proof of Lemma 9): the release of round t uses
+      N_t = N_0 C_1 ... C_t records, one round of growth ahead.
+
+    The path's ``cumulative_error`` is the E_total that Lemma 9 bounds (with
+    ``rounds="paper"``, ``cap=None``), computed along the mean-field
+    trajectory instead of with C_1 frozen.
+
+    This front end builds the model's objects -- a
+    :class:`perfpriv.gaussian.GaussianMean` at the levels ``gamma`` and a
+    :class:`perfpriv.behaviour.Memoryless` of ``q``, ``r`` -- and runs
+    :func:`perfpriv.engine.mean_field` on them.
 
     Parameters
     ----------
@@ -505,99 +514,39 @@ def mean_field_population(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None,
         Data model.
     cap, floor : float or None
         Population clip (20000 and 1 in the simulations).
+    rounds : {"algorithm", "paper"}
+        Which populations the T releases use (see above).
     method, samples, seed
         p_τ evaluation (module docstring).
 
     Returns
     -------
-    numpy.ndarray
-        Shape ``cells + levels + (T + 1,)``: N_0, ..., N_T.
+    perfpriv.engine.MeanFieldPath
+        ``population`` (shape ``cells + levels + (T + 1,)``: N_0, ..., N_T),
+        ``sq_error`` and ``leak_probability`` (shape ``cells + levels + (T,)``)
+        and ``cumulative_error`` (shape ``cells + levels``).
 
     References
     ----------
-    Paper, Lemma 8, eq. (12)-(13); §4.5 (mean field); Lemma 12.
+    Paper, Lemma 8, eq. (12)-(13); §4.5 (mean field); Lemma 3 (eq. 7);
+    Lemma 9 (definition of E_total); Lemma 12.
 
     Examples
     --------
-    >>> N = mean_field_population(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
-    >>> [round(float(x)) for x in N]
+    >>> path = mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
+    >>> [round(float(x)) for x in path.population]
     [1000, 1277, 1653, 2174]
-    """
-    return _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, "algorithm", method,
-                 samples, seed).population
-
-
-def mean_field_error(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
-                     cap=20000, floor=1, rounds="algorithm", method="auto", samples=None, seed=None):
-    r"""Mean-field expected error of each round, (γ² Tr Σ⁻¹ + d) / N (Lemma 3 along the mean field).
-
-    Two indexings of the T releases exist:
-
-    * ``rounds="algorithm"`` (default; Algorithm 1 and
-      :func:`perfpriv.gaussian.simulate`): round t uses the N_{t-1} users
-      present at its start, so the first release uses the N_0 initial users.
-    * ``rounds="paper"`` (the proof of Lemma 9): the release of round t uses
-      N_t = N_0 C_1 ... C_t records, one round of growth ahead.
-
-    Parameters
-    ----------
-    gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, method, samples, seed
-        As in :func:`mean_field_population`.
-    rounds : {"algorithm", "paper"}
-        Which populations the T releases use (see above).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``cells + levels + (T,)``.
-
-    References
-    ----------
-    Paper, Lemma 3 (eq. 7), Lemma 9 (proof).
-
-    Examples
-    --------
-    >>> e = mean_field_error(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
-    >>> [round(float(x), 4) for x in e]
+    >>> [round(float(x), 4) for x in path.sq_error]
     [0.06, 0.047, 0.0363]
-    """
-    rounds = check_choice("rounds", rounds, _ROUNDS)
-    return _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method,
-                 samples, seed).sq_error
-
-
-def mean_field_cumulative_error(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None,
-                                statistic="paper", cap=20000, floor=1, rounds="algorithm",
-                                method="auto", samples=None, seed=None):
-    r"""Mean-field cumulative error E_total: the sum of :func:`mean_field_error` over the T rounds.
-
-    The quantity Lemma 9 bounds (with ``rounds="paper"``, ``cap=None``),
-    computed exactly along the mean-field trajectory instead of with C_1
-    frozen.
-
-    Parameters
-    ----------
-    gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method, samples, seed
-        As in :func:`mean_field_error`.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Shape ``cells + levels``.
-
-    References
-    ----------
-    Paper, Lemma 9 (definition of E_total).
-
-    Examples
-    --------
-    >>> round(mean_field_cumulative_error(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10,
-    ...                                   rounds="paper", method="quadrature"), 4)
+    >>> round(mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, rounds="paper",
+    ...                  method="quadrature").cumulative_error, 4)
     0.1109
     """
+    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    n0 = check_int("n0", n0, low=2)
     rounds = check_choice("rounds", rounds, _ROUNDS)
-    return _path(gamma, tau, q, r, T, n0, d, R, mu, Sigma, statistic, cap, floor, rounds, method,
-                 samples, seed).cumulative_error
+    mech = _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed)
+    return engine.mean_field(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
 
 
 # --------------------------------------------------------------------------

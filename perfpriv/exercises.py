@@ -207,7 +207,7 @@ def _limit_ratio() -> float:
 
 
 def _first_round_at_floor() -> float:
-    path = _bernoulli().mean_field_population(np.inf, q=0.25, r=0.4, T=60, n0=400)
+    path = _bernoulli().mean_field(np.inf, q=0.25, r=0.4, T=60, n0=400).population
     return float(np.argmax(path <= 1))
 
 

@@ -87,16 +87,11 @@ CASES = {
     "dynamics.error_bounds": (dynamics.error_bounds, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n_prev=100, **QUAD),
                               {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB,
                                "n_prev": [0.5, NAN, INF, "x"]}),
-    "dynamics.mean_field_population": (
-        dynamics.mean_field_population, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
+    "dynamics.mean_field": (
+        dynamics.mean_field, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
         {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS,
-         "n0": [1, 0, 2.5, NAN, "x"], "cap": [50.0, NAN, "x"], "floor": [-0.5, 200.0, NAN]}),
-    "dynamics.mean_field_error": (
-        dynamics.mean_field_error, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
-        {"rounds": ["both", None], "T": INT_POS, "gamma": POSITIVE}),
-    "dynamics.mean_field_cumulative_error": (
-        dynamics.mean_field_cumulative_error, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
-        {"T": INT_POS, "q": PROB}),
+         "n0": [1, 0, 2.5, NAN, "x"], "cap": [50.0, NAN, "x"], "floor": [-0.5, 200.0, NAN],
+         "rounds": ["both", None]}),
     "dynamics.cumulative_error_bound": (
         dynamics.cumulative_error_bound, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
         {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS, "n0": [1, 0, 2.5, "x"]}),
@@ -122,9 +117,9 @@ CASES = {
                            {"epsilon": [0.0, -1.0, NAN, [[[1.0]]]], "q": PROB, "r": PROB, "T": INT_POS,
                             "n0": [0, 2.5, 200], "trials": INT_POS, "cap": [5, 2.5], "seed": [-1, "x"],
                             "mu": [1.5, (0.5,), (0.8, 0.2), NAN]}),
-    "bernoulli.mean_field_population": (bernoulli.mean_field_population,
-                                        dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, cap=100),
-                                        {"epsilon": [-1.0, NAN], "q": PROB, "T": INT_POS, "n0": [0, 2.5]}),
+    "bernoulli.mean_field": (bernoulli.mean_field, dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, cap=100),
+                             {"epsilon": [-1.0, NAN], "q": PROB, "T": INT_POS, "n0": [0, 2.5],
+                              "mu": [1.5, (0.8, 0.2), NAN], "model": ["Leak", None]}),
     "gaussian.clip": (gaussian.clip, dict(z=[[1.0, 2.0]], R=1.0), {"z": [[NAN, 1.0], 1.0, "x"], "R": POSITIVE}),
     "gaussian.gamma_from_rho": (gaussian.gamma_from_rho, dict(rho=1.0, R=1.0), {"rho": POSITIVE, "R": POSITIVE}),
     "gaussian.rho_from_gamma": (gaussian.rho_from_gamma, dict(gamma=1.0, R=1.0), {"gamma": POSITIVE, "R": POSITIVE}),
@@ -200,7 +195,7 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
     (lambda: leakage.leak_probability(1.0, 10, 0.0, tau=0.5), r"gamma must be in \(0, inf\); got 0\.0"),
     (lambda: dynamics.growth_factor(1.0, tau=0.02, q=1.5, r=0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
     (lambda: leakage.leak_probability(1.0, 1.5, 1.0, tau=0.5), r"n must be in \[2, inf\); got 1\.5"),
-    (lambda: dynamics.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=2**64, n0=100, **QUAD),
+    (lambda: dynamics.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=2**64, n0=100, **QUAD).population,
      r"T must be an integer >= 1 and at most 2\*\*63 - 1; got 18446744073709551616"),   # never the int64 maximum as a float
     (lambda: leakage.marginal_leak_probability(10, 1.0, tau=0.02, d=3, R=10.0, Sigma=NOT_PD),
      "Sigma must be symmetric positive definite; its smallest eigenvalue is -1"),

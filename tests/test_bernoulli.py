@@ -204,7 +204,7 @@ def test_expected_population_after_several_rounds_is_c_power_t():
     for model in ("leak", "agnostic"):
         run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, model=model, cap=10**7, seed=8)
         assert run.population.min() > 1
-        mf = B.mean_field_population(1.0, q=q, r=r, T=T, n0=n0, model=model, cap=10**7)
+        mf = B.mean_field(1.0, q=q, r=r, T=T, n0=n0, model=model, cap=10**7).population
         pop = run.population.astype(float)
         se = pop.std(axis=0, ddof=1) / np.sqrt(trials)
         assert np.all(zscore(pop.mean(axis=0)[1:], mf[1:], se[1:]) < Z)
@@ -226,7 +226,7 @@ def test_error_of_round_t_is_driven_by_population_before_the_round(model):
     # martingale differences, so their pooled mean has the usual standard error.
     eps, q, r = 1.0, 0.6, 0.3  # a fast-shrinking population: N_t differs from N_{t-1}
     run = B.simulate(eps, q=q, r=r, T=8, n0=400, trials=2000, model=model, seed=12)
-    per_user = B.mean_field_error(eps, q=0.0, r=0.0, T=1, n0=1)[0]  # E_mu[Var] with N = 1
+    per_user = B.mean_field(eps, q=0.0, r=0.0, T=1, n0=1).sq_error[0]  # E_mu[Var] with N = 1
     pop = run.population.astype(float)
     res = run.sq_error - per_user / pop[:, :-1]
     assert abs(res.mean()) < Z * res.std(ddof=1) / np.sqrt(res.size)
@@ -368,7 +368,7 @@ def test_mean_squared_error_at_fixed_population_matches_mean_field_error():
     for eps, mu in [(0.8, (0.0, 1.0)), (2.5, (0.5, 1.0)), (np.inf, 0.3)]:
         run = B.simulate(eps, q=0.0, r=0.0, T=T, n0=n0, trials=trials, mu=mu, seed=17)
         assert np.all(run.population == n0)
-        mf = B.mean_field_error(eps, q=0.0, r=0.0, T=T, n0=n0, mu=mu)
+        mf = B.mean_field(eps, q=0.0, r=0.0, T=T, n0=n0, mu=mu).sq_error
         assert np.allclose(mf, mf[0])
         sq = run.sq_error.ravel()  # independent across rounds and trials
         assert zscore(sq.mean(), mf[0], sq.std(ddof=1) / np.sqrt(sq.size)) < Z
@@ -379,23 +379,23 @@ def test_mean_field_error_averages_variance_over_uniform_mu_law():
         for eps in [0.2, 1.0, np.inf]:
             beta = B.beta_from_epsilon(eps)
             avg, _ = integrate.quad(lambda m: B.estimator_variance(m, beta, 100), a, b)
-            mf = B.mean_field_error(eps, q=0.0, r=0.0, T=1, n0=100, mu=(a, b))
+            mf = B.mean_field(eps, q=0.0, r=0.0, T=1, n0=100, mu=(a, b)).sq_error
             assert mf[0] == pytest.approx(avg / (b - a), rel=1e-10)
 
 
 def test_mean_field_population_follows_growth_factor_with_clip():
-    mf = B.mean_field_population([0.1, np.inf], q=0.3, r=0.6, T=60, n0=400, cap=5000)
+    mf = B.mean_field([0.1, np.inf], q=0.3, r=0.6, T=60, n0=400, cap=5000).population
     assert mf.shape == (2, 61)
     c = B.growth_factor(B.beta_from_epsilon(0.1), q=0.3, r=0.6)
     assert mf[0, 1] == pytest.approx(400 * c)
     assert mf[0, -1] == 5000  # grows to the cap
     assert mf[1, -1] == 1.0  # no privacy: shrinks to the floor (C = 1 - q)
     # array q, r are cells (leading axes), a 1-D epsilon a grid of levels (next axis)
-    grid = B.mean_field_error(np.array([0.5, 1.0, 2.0]), q=np.array([0.2, 0.4]), r=0.5, T=4, n0=10)
+    grid = B.mean_field(np.array([0.5, 1.0, 2.0]), q=np.array([0.2, 0.4]), r=0.5, T=4, n0=10).sq_error
     assert grid.shape == (2, 3, 4)
     for i, q in enumerate([0.2, 0.4]):
         for j, eps in enumerate([0.5, 1.0, 2.0]):
-            np.testing.assert_array_equal(grid[i, j], B.mean_field_error(eps, q=q, r=0.5, T=4, n0=10))
+            np.testing.assert_array_equal(grid[i, j], B.mean_field(eps, q=q, r=0.5, T=4, n0=10).sq_error)
 
 
 def test_moving_average_is_trailing_mean_with_shrinking_start():
@@ -488,9 +488,9 @@ def test_mean_field_functions_reject_bad_input(name, value):
     eps, q, r = args.pop("epsilon"), args.pop("q"), args.pop("r")
     if not (name == "epsilon" and value == 0.0):  # the population is defined at eps = 0
         with pytest.raises(ValueError, match=name):
-            B.mean_field_population(eps, q=q, r=r, **args)
+            B.mean_field(eps, q=q, r=r, **args).population
     with pytest.raises(ValueError, match=name):
-        B.mean_field_error(eps, q=q, r=r, **args)
+        B.mean_field(eps, q=q, r=r, **args).sq_error
 
 
 def test_formulas_reject_bad_input_naming_the_parameter():

@@ -70,8 +70,8 @@ SAME_SEED_CALLS = {
         [20, 50], 1.0, tau=0.02, d=3, R=1.5, samples=2000, seed=seed),
     "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(
         [1.0, 2.0], tau=0.02, q=0.3, r=0.6, n=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed),
-    "dynamics.mean_field_population[mc]": lambda seed: dynamics.mean_field_population(
-        2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed),
+    "dynamics.mean_field[mc]": lambda seed: dynamics.mean_field(
+        2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed).population,
     "gaussian.simulate[records]": lambda seed: gaussian.simulate(2.0, tau=0.02, q=0.3, r=0.6, T=4, n0=30, d=3,
                                                                   R=10.0, trials=2, draw="records", seed=seed),
 }
@@ -110,9 +110,9 @@ def test_bernoulli_simulation_over_an_epsilon_grid_equals_each_epsilon_alone():
 
 def test_bernoulli_mean_field_over_an_epsilon_grid_equals_each_epsilon_alone():
     grid = np.array([0.01, 0.5, 3.0, 700.0, np.inf])
-    together = bernoulli.mean_field_error(grid, q=0.3, r=0.6, T=30, n0=100)
+    together = bernoulli.mean_field(grid, q=0.3, r=0.6, T=30, n0=100).sq_error
     for i, eps in enumerate(grid):
-        assert np.array_equal(together[i], bernoulli.mean_field_error(eps, q=0.3, r=0.6, T=30, n0=100))
+        assert np.array_equal(together[i], bernoulli.mean_field(eps, q=0.3, r=0.6, T=30, n0=100).sq_error)
 
 
 def test_leak_probabilities_over_arrays_equal_one_value_at_a_time():
@@ -130,9 +130,9 @@ def test_leak_probabilities_over_arrays_equal_one_value_at_a_time():
 def test_gaussian_mean_field_over_a_gamma_grid_equals_each_gamma_alone():
     gam = np.array([0.05, 0.5, 2.0, 20.0])
     kw = dict(T=40, n0=500, d=4, R=1e3, method="quadrature")
-    together = dynamics.mean_field_population(gam, tau=0.02, q=0.3, r=0.6, **kw)
+    together = dynamics.mean_field(gam, tau=0.02, q=0.3, r=0.6, **kw).population
     for j, g in enumerate(gam):
-        assert np.array_equal(together[j], dynamics.mean_field_population(g, tau=0.02, q=0.3, r=0.6, **kw))
+        assert np.array_equal(together[j], dynamics.mean_field(g, tau=0.02, q=0.3, r=0.6, **kw).population)
     bound = dynamics.cumulative_error_bound(gam, tau=0.02, q=0.3, r=0.6, T=40, n0=500, d=4, R=1e3, method="quadrature")
     for j, g in enumerate(gam):
         assert bound[j] == dynamics.cumulative_error_bound(g, tau=0.02, q=0.3, r=0.6, T=40, n0=500, d=4, R=1e3,

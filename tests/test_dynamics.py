@@ -176,45 +176,45 @@ def test_error_bounds_are_jensen_and_kappa_times_jensen():
 # ------------------------------------------------------------------ mean field
 def test_mean_field_population_follows_the_recursion_with_cap_and_floor():
     kw = dict(T=12, n0=200, **SMALL)
-    N = D.mean_field_population(2.0, tau=0.05, q=0.2, r=0.5, cap=None, floor=None, **kw)
+    N = D.mean_field(2.0, tau=0.05, q=0.2, r=0.5, cap=None, floor=None, **kw).population
     for t in range(1, 13):
         C = D.growth_factor(2.0, tau=0.05, q=0.2, r=0.5, n=N[t - 1], **SMALL)
         assert N[t] == pytest.approx(N[t - 1] * C, rel=1e-12)
-    capped = D.mean_field_population(2.0, tau=0.05, q=0.2, r=0.5, cap=500, **kw)
+    capped = D.mean_field(2.0, tau=0.05, q=0.2, r=0.5, cap=500, **kw).population
     assert capped.max() == 500 and np.all(capped <= 500)
     np.testing.assert_allclose(capped[capped < 500], N[: (capped < 500).sum()])
     # collapse: tiny noise, many leavers -> floored at 1 and stays there
-    dead = D.mean_field_population(0.01, tau=0.05, q=0.9, r=0.05, cap=None, floor=1, **kw)
+    dead = D.mean_field(0.01, tau=0.05, q=0.9, r=0.05, cap=None, floor=1, **kw).population
     assert dead[-1] == 1.0 and np.all(np.diff(dead) <= 0)
 
 
 def test_mean_field_broadcasts_over_gamma_q_r():
     gam = np.array([0.5, 2.0, 8.0])
     # array q, r are cells (leading axes), a 1-D gamma a grid of levels (the next axis)
-    N = D.mean_field_population(gam, tau=0.05, q=np.array([0.2, 0.6]), r=0.4, T=5, n0=100, **SMALL)
+    N = D.mean_field(gam, tau=0.05, q=np.array([0.2, 0.6]), r=0.4, T=5, n0=100, **SMALL).population
     assert N.shape == (2, 3, 6)
-    cells = D.mean_field_population(gam, tau=0.05, q=np.array([[0.2], [0.6]]), r=np.array([0.4, 0.5]),
-                                    T=5, n0=100, **SMALL)
+    cells = D.mean_field(gam, tau=0.05, q=np.array([[0.2], [0.6]]), r=np.array([0.4, 0.5]),
+                                    T=5, n0=100, **SMALL).population
     assert cells.shape == (2, 2, 3, 6)
-    np.testing.assert_allclose(cells[1, 1, 0], D.mean_field_population(0.5, tau=0.05, q=0.6, r=0.5, T=5,
-                                                                       n0=100, **SMALL), rtol=1e-14)
-    single = D.mean_field_population(2.0, tau=0.05, q=0.6, r=0.4, T=5, n0=100, **SMALL)
+    np.testing.assert_allclose(cells[1, 1, 0], D.mean_field(0.5, tau=0.05, q=0.6, r=0.5, T=5,
+                                                                       n0=100, **SMALL).population, rtol=1e-14)
+    single = D.mean_field(2.0, tau=0.05, q=0.6, r=0.4, T=5, n0=100, **SMALL).population
     np.testing.assert_allclose(N[1, 1], single, rtol=1e-14)
 
 
 def test_mean_field_error_indexing_and_cumulative_sum():
     kw = dict(T=6, n0=100, **SMALL)
-    N = D.mean_field_population(1.5, tau=0.05, q=0.3, r=0.5, **kw)
-    e_paper = D.mean_field_error(1.5, tau=0.05, q=0.3, r=0.5, rounds="paper", **kw)
-    e_alg = D.mean_field_error(1.5, tau=0.05, q=0.3, r=0.5, rounds="algorithm", **kw)
+    N = D.mean_field(1.5, tau=0.05, q=0.3, r=0.5, **kw).population
+    e_paper = D.mean_field(1.5, tau=0.05, q=0.3, r=0.5, rounds="paper", **kw).sq_error
+    e_alg = D.mean_field(1.5, tau=0.05, q=0.3, r=0.5, rounds="algorithm", **kw).sq_error
     # the default is Algorithm 1's indexing (as in the simulators)
-    np.testing.assert_array_equal(D.mean_field_error(1.5, tau=0.05, q=0.3, r=0.5, **kw), e_alg)
+    np.testing.assert_array_equal(D.mean_field(1.5, tau=0.05, q=0.3, r=0.5, **kw).sq_error, e_alg)
     num = 1.5**2 * 3 + 3
     np.testing.assert_allclose(e_paper, num / N[1:], rtol=1e-14)
     np.testing.assert_allclose(e_alg, num / N[:-1], rtol=1e-14)
-    assert D.mean_field_cumulative_error(1.5, tau=0.05, q=0.3, r=0.5, rounds="paper", **kw) == \
+    assert D.mean_field(1.5, tau=0.05, q=0.3, r=0.5, rounds="paper", **kw).cumulative_error == \
         pytest.approx(e_paper.sum(), rel=1e-14)
-    assert D.mean_field_cumulative_error(1.5, tau=0.05, q=0.3, r=0.5, **kw) == pytest.approx(e_alg.sum(), rel=1e-14)
+    assert D.mean_field(1.5, tau=0.05, q=0.3, r=0.5, **kw).cumulative_error == pytest.approx(e_alg.sum(), rel=1e-14)
 
 
 # ------------------------------------------------------------------ Lemma 9
@@ -251,14 +251,14 @@ def test_lemma_9_bounds_the_uncapped_mean_field_cumulative_error_in_the_growth_r
     tau, n0, T = 0.05, 100, 25
     gc = D.exact_critical_gamma(q=q, r=r, tau=tau, n=n0, **SMALL)
     for gam in gc * np.array([1.05, 2.0, 10.0]):
-        N = D.mean_field_population(gam, tau=tau, q=q, r=r, T=T, n0=n0, cap=None, **SMALL)
+        N = D.mean_field(gam, tau=tau, q=q, r=r, T=T, n0=n0, cap=None, **SMALL).population
         C = N[1:] / N[:-1]
         # Lemma 12's premise and conclusion (non-decreasing: C saturates at 1 + r once p_tau ~ 0)
         assert np.all(C > 1) and np.all(np.diff(C) >= -1e-15) and C[1] > C[0]
         bound = D.cumulative_error_bound(gam, tau=tau, q=q, r=r, T=T, n0=n0, **SMALL)
         # Lemma 9 bounds the paper's indexing (the release of round t uses N_t)
-        exact = D.mean_field_cumulative_error(gam, tau=tau, q=q, r=r, T=T, n0=n0, cap=None, rounds="paper",
-                                              **SMALL)
+        exact = D.mean_field(gam, tau=tau, q=q, r=r, T=T, n0=n0, cap=None, rounds="paper",
+                                              **SMALL).cumulative_error
         assert bound >= exact
         # ... and is tight to first order: within the factor C_1^T of it
         assert bound <= exact * (N[1] / N[0]) ** T
@@ -330,15 +330,15 @@ def test_pac_clipping_bias_matches_theorem_4_constants():
         (lambda: D.exact_critical_gamma(q=0.3, r=0.6, tau=0.02, n=100, bracket=(2, 1), **SMALL), "bracket"),
         (lambda: D.kappa(q=0.3, r=1.2), "r"),
         (lambda: D.error_bounds(1.0, tau=0.02, q=0.3, r=0.6, n_prev=0, **SMALL), "n_prev"),
-        (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=0, n0=100, **SMALL), "T"),
-        (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1, **SMALL), "n0"),
-        (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, cap=50, **SMALL), "cap"),
-        (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, floor=-0.5, **SMALL), "floor"),
-        (lambda: D.mean_field_population(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, floor=200, **SMALL), "floor"),
+        (lambda: D.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=0, n0=100, **SMALL).population, "T"),
+        (lambda: D.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1, **SMALL).population, "n0"),
+        (lambda: D.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, cap=50, **SMALL).population, "cap"),
+        (lambda: D.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, floor=-0.5, **SMALL).population, "floor"),
+        (lambda: D.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, floor=200, **SMALL).population, "floor"),
         (lambda: D.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=8.0, samples=0), "samples"),
         (lambda: D.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=8.0, method="montecarlo", seed=-1),
          "seed"),
-        (lambda: D.mean_field_error(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, rounds="x", **SMALL), "rounds"),
+        (lambda: D.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, rounds="x", **SMALL).sq_error, "rounds"),
         (lambda: D.cumulative_error_bound(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, Sigma=-np.eye(3), **SMALL), "Sigma"),
         (lambda: D.pac_rounds(1.0, tau=0.02, q=0.3, r=0.6, n0=100, epsilon=1.0, delta=1.0, **SMALL), "delta"),
         (lambda: D.pac_rounds(1.0, tau=0.02, q=0.3, r=0.6, n0=100, epsilon=0.0, delta=0.1, **SMALL), "epsilon"),
@@ -401,13 +401,13 @@ def test_infinite_horizon_limit_is_the_rescaled_error_of_the_uncapped_mean_field
     T = 120
     for j in (2, 4, 7):
         g = res.gammas[j]
-        err = D.mean_field_error(g, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=None, method="quadrature")
+        err = D.mean_field(g, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=None, method="quadrature").sq_error
         rescaled = (1 + r) ** np.arange(1, T + 1) * err
         assert rescaled[-1] == pytest.approx(rescaled[-2], rel=1e-9)  # converged
         assert res.limits[j] == pytest.approx(rescaled[-1], rel=1e-6)
     # the optimum: no better on a fine grid around it, and an interior point of the bracket
     fine = np.geomspace(res.gamma / 1.5, res.gamma * 1.5, 7)
-    errs = [D.mean_field_error(g, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=None, method="quadrature")[-1]
+    errs = [D.mean_field(g, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=None, method="quadrature").sq_error[-1]
             for g in fine]
     assert min(errs) * (1 + r) ** T >= res.limit * (1 - 1e-6)
     assert res.gammas[0] < res.gamma < res.gammas[-1]

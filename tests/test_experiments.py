@@ -224,8 +224,8 @@ def test_theorem3_bounds_are_lemma_3_bounds_over_the_one_record_error():
 def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
     m = experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, trials=2, seed=8)
     kw = dict(tau=0.02, q=0.3, r=0.6, T=12, n0=300, d=D, R=R)
-    assert np.array_equal(m.free, dynamics.mean_field_population(1.0, cap=experiments.UNCAPPED, **kw))
-    assert np.array_equal(m.capped, dynamics.mean_field_population(1.0, cap=20000, **kw))
+    assert np.array_equal(m.free, dynamics.mean_field(1.0, cap=experiments.UNCAPPED, **kw).population)
+    assert np.array_equal(m.capped, dynamics.mean_field(1.0, cap=20000, **kw).population)
     assert np.array_equal(m.growth_free, dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=m.free[:-1], d=D,
                                                                 R=R))
     assert np.all(np.diff(m.growth_free) > 0)            # Lemma 12: C_t rises with the population
@@ -368,8 +368,8 @@ def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field(
     f = experiments.final_error_curve(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, seed=3)
     res = optimize.optimal_epsilon(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, mu=(0.0, 1.0), seed=3)
     assert np.array_equal(f.mean, res.values) and f.epsilon_star == res.epsilon
-    assert np.array_equal(f.theory, bernoulli.mean_field_error(f.fine, q=0.1, r=0.9, T=15, n0=2000)[..., -1])
-    mf = bernoulli.mean_field_error(eps, q=0.1, r=0.9, T=15, n0=2000)[..., -1]
+    assert np.array_equal(f.theory, bernoulli.mean_field(f.fine, q=0.1, r=0.9, T=15, n0=2000).sq_error[..., -1])
+    mf = bernoulli.mean_field(eps, q=0.1, r=0.9, T=15, n0=2000).sq_error[..., -1]
     # a large population: the mean field is within its Monte Carlo error and a 2% Jensen allowance
     assert np.all(np.abs(f.mean - mf) <= Z * f.se + 0.02 * mf)
     assert f.epsilon_c == bernoulli.critical_epsilon(q=0.1, r=0.9)
@@ -387,8 +387,8 @@ def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_leve
     run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, trials=40, seed=4, stop=1)
     assert cmp.simulated[0] == run.cumulative_error.mean()
     for k, row in enumerate(cmp.schedules):
-        assert cmp.mean_field[k] == dynamics.mean_field_cumulative_error(
-            Schedule(row), tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, rounds="algorithm")
+        assert cmp.mean_field[k] == dynamics.mean_field(
+            Schedule(row), tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, rounds="algorithm").cumulative_error
 
 
 def test_schedule_comparison_charges_collapsed_rounds_the_one_record_error_like_the_mean_field():

@@ -284,7 +284,7 @@ def test_inverse_geometric_sum_near_growth_one_and_for_huge_horizons():
 
 
 def test_uncapped_mean_field_population_overflows_to_inf_without_warnings():
-    N = dynamics.mean_field_population(2.0, tau=0.02, q=0.0, r=1.0, T=T_LONG, n0=1000, cap=None, **QUAD)
+    N = dynamics.mean_field(2.0, tau=0.02, q=0.0, r=1.0, T=T_LONG, n0=1000, cap=None, **QUAD).population
     assert N.shape == (T_LONG + 1,)
     assert np.all(N[1:] >= N[:-1]) and N[-1] == np.inf
     first_inf = int(np.argmax(np.isinf(N)))
@@ -294,16 +294,16 @@ def test_uncapped_mean_field_population_overflows_to_inf_without_warnings():
 
 
 def test_mean_field_population_dying_out_reaches_zero_and_infinite_error():
-    N = dynamics.mean_field_population(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD)
+    N = dynamics.mean_field(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD).population
     assert N[-1] == 0.0 and np.all(np.diff(N) <= 0)
-    err = dynamics.mean_field_error(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD)
+    err = dynamics.mean_field(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD).sq_error
     assert err[-1] == np.inf and not np.isnan(err).any()
-    floored = dynamics.mean_field_population(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, **QUAD)
+    floored = dynamics.mean_field(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, **QUAD).population
     assert floored[-1] == 1.0
 
 
 def test_mean_field_population_at_the_cap_stays_there():
-    N = dynamics.mean_field_population(2.0, tau=0.02, q=0.3, r=0.6, T=T_LONG, n0=1000, cap=20000, **QUAD)
+    N = dynamics.mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=T_LONG, n0=1000, cap=20000, **QUAD).population
     assert N.max() == 20000.0 and N[-1] == 20000.0
     assert np.all(np.diff(N) >= 0)
 
@@ -314,7 +314,7 @@ def test_bernoulli_mean_field_population_is_the_clipped_geometric_sequence_over_
     r = np.array([0.6, 0.6, 0.6, 0.6, 0.0, 0.0, 0.2, 0.0])
     cap, n0 = 20000, 400
     # one vectorized call: q, r are cells, eps a grid; the (q_i, r_i, eps_i) paths are the diagonal
-    N_all = bernoulli.mean_field_population(eps, q=q, r=r, T=T_LONG, n0=n0, cap=cap)
+    N_all = bernoulli.mean_field(eps, q=q, r=r, T=T_LONG, n0=n0, cap=cap).population
     assert N_all.shape == (eps.size, eps.size, T_LONG + 1) and np.isfinite(N_all).all()
     N = N_all[np.arange(eps.size), np.arange(eps.size)]
     for i in range(eps.size):
@@ -349,7 +349,7 @@ def test_simulate_at_epsilon_700_and_infinity_is_finite_and_non_private():
     np.testing.assert_array_equal(run.estimate[1], run.estimate[2])  # the same draws (common random numbers)
     # the leak model without privacy has C = 1 - q: nobody recruits
     assert np.all(np.diff(run.population[2], axis=-1) <= 0)
-    err = bernoulli.mean_field_error([700.0, np.inf], q=0.3, r=0.6, T=3, n0=50)
+    err = bernoulli.mean_field([700.0, np.inf], q=0.3, r=0.6, T=3, n0=50).sq_error
     assert np.isfinite(err).all() and np.array_equal(err[0], err[1])
 
 

@@ -50,7 +50,7 @@ def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(
     a, b = fast.sq_error[:, 0], slow.sq_error[:, 0]
     assert abs(a.mean() - b.mean()) < Z * math.hypot(a.std(), b.std()) / math.sqrt(a.size)
     # and both match the exact expected error E_μ[ν(1 − ν)]/(4β² N_0) of eq. 1
-    exact = bernoulli.mean_field_error(0.8, q=0.0, r=0.0, T=1, n0=n0)[0]
+    exact = bernoulli.mean_field(0.8, q=0.0, r=0.0, T=1, n0=n0).sq_error[0]
     for e in (a, b):
         assert abs(e.mean() - exact) < Z * e.std() / math.sqrt(e.size)
 

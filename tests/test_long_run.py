@@ -77,15 +77,15 @@ def test_exact_leak_floor_rejects_bad_input():
 
 # ------------------------------------------------------------------ Remark 2 corrected
 def test_two_noise_levels_keep_a_constant_error_ratio_without_a_cap():
-    e = dynamics.mean_field_error([5.0, 20.0], tau=0.02, q=0.3, r=0.6, T=200, n0=1000, d=12, R=10.0, cap=None)
+    e = dynamics.mean_field([5.0, 20.0], tau=0.02, q=0.3, r=0.6, T=200, n0=1000, d=12, R=10.0, cap=None).sq_error
     ratio = e[1] / e[0]
     # the larger noise never catches up: the ratio settles at a constant > 1
     np.testing.assert_allclose(ratio[[59, 99, 199]], ratio[19], rtol=1e-9)
     # it is the noise ratio (γ² Tr Σ⁻¹ + d) shrunk by the extra growth the larger noise bought,
     # which is finite: the populations grow at the same rate 1 + r once leaks vanish
     noise_ratio = (20.0**2 * 12 + 12) / (5.0**2 * 12 + 12)
-    N = dynamics.mean_field_population([5.0, 20.0], tau=0.02, q=0.3, r=0.6, T=200, n0=1000, d=12, R=10.0,
-                                       cap=None)
+    N = dynamics.mean_field([5.0, 20.0], tau=0.02, q=0.3, r=0.6, T=200, n0=1000, d=12, R=10.0,
+                                       cap=None).population
     assert 1.0 < ratio[-1] < noise_ratio
     assert ratio[-1] == pytest.approx(noise_ratio * N[0, -2] / N[1, -2], rel=1e-12)
     np.testing.assert_allclose(N[:, -1] / N[:, -2], 1.6, rtol=1e-12)
@@ -96,7 +96,7 @@ def test_infinite_horizon_limit_equals_the_rescaled_error_of_a_long_mean_field()
     res = dynamics.infinite_horizon_gamma(**kw)
     assert res.finite
     T = 120
-    e = dynamics.mean_field_error(res.gamma, T=T, cap=None, **kw)
+    e = dynamics.mean_field(res.gamma, T=T, cap=None, **kw).sq_error
     rescaled = e * (1 + kw["r"]) ** np.arange(1, T + 1)
     assert rescaled[-1] == pytest.approx(res.limit, rel=1e-8)
     assert rescaled[-1] == pytest.approx(rescaled[-20], rel=1e-10)   # converged
@@ -107,7 +107,7 @@ def test_infinite_horizon_gamma_is_the_argmin_on_a_fine_grid():
     res = dynamics.infinite_horizon_gamma(**kw)
     grid = np.geomspace(res.gamma / 1.5, res.gamma * 1.5, 121)
     T = 150
-    e = dynamics.mean_field_error(grid, T=T, cap=None, **kw)[:, -1] * (1 + kw["r"]) ** T
+    e = dynamics.mean_field(grid, T=T, cap=None, **kw).sq_error[:, -1] * (1 + kw["r"]) ** T
     best = grid[np.argmin(e)]
     assert best == pytest.approx(res.gamma, rel=0.01)
     assert res.limit <= e.min() * (1 + 1e-9)

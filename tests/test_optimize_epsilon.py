@@ -140,7 +140,7 @@ def test_clip_estimate_bounds_the_error_as_in_the_authors_code():
 def test_mean_field_optimum_is_argmin_of_mean_field_error():
     q, r = np.array([0.2, 0.5]), np.array([0.7, 0.9])
     res = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=50, n0=100, model="leak", mu=(0.0, 1.0))
-    errs = B.mean_field_error(EPS, q=q, r=r, T=50, n0=100, mu=(0.0, 1.0))[..., -1]
+    errs = B.mean_field(EPS, q=q, r=r, T=50, n0=100, mu=(0.0, 1.0)).sq_error[..., -1]
     np.testing.assert_allclose(res.values, errs)
     assert np.array_equal(res.epsilon, EPS[np.argmin(errs, axis=-1)])
 

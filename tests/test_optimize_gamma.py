@@ -53,9 +53,9 @@ def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
 def test_mean_field_objective_agrees_with_brute_force_on_a_fine_grid(q, r, cap, rounds):
     kw = dict(T=12, n0=100, cap=cap, rounds=rounds, **SMALL)
     res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", **kw)
-    gb, vb = brute(lambda g: D.mean_field_cumulative_error(g, tau=0.05, q=q, r=r, **kw))
+    gb, vb = brute(lambda g: D.mean_field(g, tau=0.05, q=q, r=r, **kw).cumulative_error)
     assert res.value <= vb * (1 + 1e-12)
-    assert res.value == pytest.approx(D.mean_field_cumulative_error(res.gamma, tau=0.05, q=q, r=r, **kw), rel=1e-14)
+    assert res.value == pytest.approx(D.mean_field(res.gamma, tau=0.05, q=q, r=r, **kw).cumulative_error, rel=1e-14)
     assert abs(math.log(res.gamma / gb)) <= 2 * STEP or res.value >= vb * (1 - 1e-9)
 
 
@@ -63,7 +63,7 @@ def test_two_local_minima_the_grid_finds_the_global_one():
     # small r, large q: the mean-field objective has a shallow minimum at small gamma
     # (fast collapse, cheap releases) and a deeper one at large gamma (survival)
     q, r, kw = 0.5, 0.01, dict(T=20, n0=100, **SMALL)
-    f = lambda g: D.mean_field_cumulative_error(g, tau=0.05, q=q, r=r, **kw)  # noqa: E731
+    f = lambda g: D.mean_field(g, tau=0.05, q=q, r=r, **kw).cumulative_error  # noqa: E731
     v = f(FINE)
     local = [i for i in range(1, FINE.size - 1) if v[i] < v[i - 1] and v[i] <= v[i + 1]]
     assert FINE[local[0]] < 1 < 3 < FINE[local[-1]] and v[local[-1]] < 0.7 * v[local[0]]
@@ -107,10 +107,10 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
     np.testing.assert_allclose(cons.value[same], free.value[same], rtol=1e-9)
     # cells whose free optimum is inadmissible: brute force over gamma >= gamma_c
     i, j = np.argwhere(ok & (free.gamma < gc))[0]
-    fun = (D.cumulative_error_bound if objective == "bound" else D.mean_field_cumulative_error)
-    extra = {} if objective == "bound" else {"cap": 20000}
     grid = FINE[FINE >= gc[i, j]]
-    vals = fun(grid, tau=0.05, q=float(q[i, 0]), r=float(r[j]), T=10, n0=100, **extra, **SMALL)
+    cell = dict(tau=0.05, q=float(q[i, 0]), r=float(r[j]), T=10, n0=100, **SMALL)
+    vals = (D.cumulative_error_bound(grid, **cell) if objective == "bound"
+            else D.mean_field(grid, cap=20000, **cell).cumulative_error)
     assert cons.value[i, j] <= vals.min() * (1 + 1e-12)
 
 

@@ -107,9 +107,9 @@ def test_bernoulli_simulation_stays_between_floor_and_cap_with_finite_errors(eps
 @FAST
 @given(eps=epsilons, q=probs, r=probs, T=st.integers(1, 50), n0=st.integers(1, 1000))
 def test_bernoulli_mean_field_stays_in_floor_cap_and_errors_are_finite(eps, q, r, T, n0):
-    N = bernoulli.mean_field_population(eps, q=q, r=r, T=T, n0=n0, cap=20000)
+    N = bernoulli.mean_field(eps, q=q, r=r, T=T, n0=n0, cap=20000).population
     assert np.all((N >= 1) & (N <= 20000))
-    err = bernoulli.mean_field_error(eps, q=q, r=r, T=T, n0=n0)
+    err = bernoulli.mean_field(eps, q=q, r=r, T=T, n0=n0).sq_error
     assert np.all(np.isfinite(err) & (err >= 0))
 
 
@@ -244,7 +244,7 @@ def test_error_bounds_are_ordered(gamma, tau, q, r, n):
 @given(gamma=log_uniform(1e-2, 1e2), tau=log_uniform(1e-3, 1.0), q=probs, r=probs, T=st.integers(1, 30),
        n0=st.integers(2, 5000), cap=st.one_of(st.none(), st.just(20000.0)))
 def test_mean_field_population_and_cumulative_bound_are_in_range(gamma, tau, q, r, T, n0, cap):
-    N = dynamics.mean_field_population(gamma, tau=tau, q=q, r=r, T=T, n0=n0, cap=cap, **QUAD)
+    N = dynamics.mean_field(gamma, tau=tau, q=q, r=r, T=T, n0=n0, cap=cap, **QUAD).population
     assert N[0] == n0 and np.all(N >= 1) and not np.isnan(N).any()
     if cap is not None:
         assert np.all(N <= cap)

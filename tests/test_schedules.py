@@ -32,13 +32,13 @@ TAU = 0.02
 def regret(gammas, q, r, tau=TAU, n0=200, cap=20000):
     """Mean-field regret of γ schedules (shape (T,) or (L, T)): the engine's cumulative error."""
     g = np.asarray(gammas, float)
-    return dynamics.mean_field_cumulative_error(Schedule(g), tau=tau, q=q, r=r, T=g.shape[-1], n0=n0, cap=cap,
-                                                rounds="algorithm", **DATA)
+    return dynamics.mean_field(Schedule(g), tau=tau, q=q, r=r, T=g.shape[-1], n0=n0, cap=cap,
+                                                rounds="algorithm", **DATA).cumulative_error
 
 
 def eps_regret(eps, q, r, n0=100):
     e = np.asarray(eps, float)
-    return np.asarray(B.mean_field_error(Schedule(e), q=q, r=r, T=e.shape[-1], n0=n0), float).sum(axis=-1)
+    return np.asarray(B.mean_field(Schedule(e), q=q, r=r, T=e.shape[-1], n0=n0).sq_error, float).sum(axis=-1)
 
 
 # --------------------------------------------------------------------------
@@ -84,8 +84,8 @@ def test_bernoulli_constant_schedules_reproduce_the_constant_grid_draw_for_draw(
     assert np.array_equal(a.population, b.population) and np.array_equal(a.sq_error, b.sq_error)
     c = B.simulate(S.constant(2.0, 12), **kw)
     assert np.array_equal(c.sq_error, a.sq_error[1]) and np.shape(c.level) == (12,)
-    m1 = B.mean_field_error(0.5, q=0.3, r=0.6, T=12, n0=80)
-    m2 = B.mean_field_error(S.constant(0.5, 12), q=0.3, r=0.6, T=12, n0=80)
+    m1 = B.mean_field(0.5, q=0.3, r=0.6, T=12, n0=80).sq_error
+    m2 = B.mean_field(S.constant(0.5, 12), q=0.3, r=0.6, T=12, n0=80).sq_error
     assert np.array_equal(m1, m2)
 
 
@@ -98,7 +98,7 @@ def test_bernoulli_agents_accept_a_schedule():
 
 
 def test_bernoulli_schedule_mean_field_population_uses_eps_t_in_round_t():
-    pop = B.mean_field_population(Schedule([np.inf, 0.5]), q=0.3, r=0.6, T=2, n0=100)
+    pop = B.mean_field(Schedule([np.inf, 0.5]), q=0.3, r=0.6, T=2, n0=100).population
     c1 = B.growth_factor(0.5, q=0.3, r=0.6)
     c2 = B.growth_factor(B.beta_from_epsilon(0.5), q=0.3, r=0.6)
     assert np.allclose(pop, [100, 100 * c1, 100 * c1 * c2], rtol=1e-14)
@@ -109,7 +109,7 @@ def test_bernoulli_schedule_mean_field_population_uses_eps_t_in_round_t():
     (lambda: G.simulate(Schedule([1.0, -2.0]), tau=TAU, q=0.3, r=0.6, T=2, n0=10, **DATA), "gamma"),
     (lambda: B.simulate(Schedule([1.0, 2.0]), q=0.3, r=0.6, T=3, n0=10), "epsilon"),
     (lambda: B.simulate([[1.0, 2.0]], q=0.3, r=0.6, T=2, n0=10), "epsilon"),   # 2-D plain array: not a schedule
-    (lambda: B.mean_field_error(Schedule([1.0, 2.0]), q=0.3, r=0.6, T=3, n0=10), "epsilon"),
+    (lambda: B.mean_field(Schedule([1.0, 2.0]), q=0.3, r=0.6, T=3, n0=10).sq_error, "epsilon"),
     (lambda: Schedule(1.0), "Schedule"),
     (lambda: Schedule(np.ones((2, 2, 2))), "Schedule"),
 ])
@@ -127,8 +127,8 @@ def test_constant_schedule_regret_equals_the_constant_level_exactly(gamma, q, r,
     # two code paths of the engine's mean field: per-round levels and one constant level (which
     # stops at a fixed point such as the cap and repeats it)
     T = 8
-    assert regret(np.full(T, gamma), q, r, n0=n0) == dynamics.mean_field_cumulative_error(
-        gamma, tau=TAU, q=q, r=r, T=T, n0=n0, rounds="algorithm", **DATA)
+    assert regret(np.full(T, gamma), q, r, n0=n0) == dynamics.mean_field(
+        gamma, tau=TAU, q=q, r=r, T=T, n0=n0, rounds="algorithm", **DATA).cumulative_error
 
 
 def test_best_constant_matches_optimize_optimal_gamma_mean_field_with_algorithm_rounds():

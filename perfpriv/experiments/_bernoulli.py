@@ -28,7 +28,7 @@ class FinalErrors(Result):
     fine : numpy.ndarray
         Dense ε grid of the mean-field curve.
     theory : numpy.ndarray
-        Mean-field error of round T on ``fine`` (:func:`perfpriv.bernoulli.mean_field_error`).
+        Mean-field error of round T on ``fine`` (:func:`perfpriv.bernoulli.mean_field`).
     theory_inf : float
         The same at ε = inf.
     epsilon_c : float
@@ -65,7 +65,7 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
     (q, r) cell (all ε of the grid in one batched engine call, sharing their
     random numbers; the cell keyed by the root seed and (q, r)); the curve is
     the mean-field error E_μ[ν(1 − ν)]/(4β² N_{T−1}) of
-    :func:`perfpriv.bernoulli.mean_field_error` (floor 1, the paper's
+    :func:`perfpriv.bernoulli.mean_field` (floor 1, the paper's
     conventions).
 
     Parameters
@@ -115,8 +115,8 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
     res = optimize.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, model=model, mu=mu, seed=seed,
                                    conventions=conventions, cap=cap, progress=False)
     mf = dict(q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu)
-    theory = np.asarray(bernoulli.mean_field_error(fine, **mf), float)[..., -1]
-    theory_inf = float(np.asarray(bernoulli.mean_field_error(np.inf, **mf))[-1])
+    theory = np.asarray(bernoulli.mean_field(fine, **mf).sq_error, float)[..., -1]
+    theory_inf = float(bernoulli.mean_field(np.inf, **mf).sq_error[-1])
     ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
     settings = dict(cap=cap, mu=mu, seed=seed, **bernoulli_provenance(conventions, n0=n0, mu=mu, cap=cap))
     return FinalErrors(eps, np.asarray(res.values, float), np.asarray(res.se, float), float(res.epsilon), fine,

@@ -157,7 +157,7 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     """Releases made from a population at the cap, along the mean field at a map's γ* (cell by cell).
 
     For every (q, r) cell, the mean-field population (p_τ re-evaluated every
-    round, :func:`perfpriv.dynamics.mean_field_population`) is run at the
+    round, :func:`perfpriv.dynamics.mean_field`) is run at the
     cell's γ* of the map ``at``, with the map's T, n0, d, R, cap and
     statistic; the count is the number of the T releases (Algorithm 1's
     indexing: from N_0, ..., N_{T-1}) made while the population is at the
@@ -196,9 +196,8 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     ok = np.isfinite(gamma) & (gamma > 0)
     Q, Rr = np.meshgrid(m.qs, m.rs, indexing="ij")
     T, cap = int(s["T"]), float(s["cap"])
-    pop = dynamics.mean_field_population(engine.PerCell(np.where(ok, gamma, 1.0)), tau=m.tau, q=Q, r=Rr, T=T,
-                                         n0=int(s["n0"]), d=s["d"], R=s["R"], statistic=s.get("statistic") or "paper",
-                                         cap=cap)
+    pop = dynamics.mean_field(engine.PerCell(np.where(ok, gamma, 1.0)), tau=m.tau, q=Q, r=Rr, T=T, n0=int(s["n0"]),
+                              d=s["d"], R=s["R"], statistic=s.get("statistic") or "paper", cap=cap).population
     at_cap = pop[..., :T] >= cap * (1 - 1e-9)          # releases use N_0, ..., N_{T-1}
     return np.where(ok, at_cap.sum(axis=-1), 0).astype(int)
 

@@ -154,8 +154,7 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
     data = dict(tau=tau, d=d, R=R, statistic=st)
     c1 = np.asarray(dynamics.growth_factor(G, q=QQ, r=RR, n=n0, **data), float)
     bound = np.asarray(dynamics.cumulative_error_bound(G, q=QQ, r=RR, T=T, n0=n0, **data), float)
-    mf = np.asarray(dynamics.mean_field_cumulative_error(gammas, q=Q, r=Rr, T=T, n0=n0, cap=cap, rounds="algorithm",
-                                                         **data), float)
+    mf = np.asarray(dynamics.mean_field(gammas, q=Q, r=Rr, T=T, n0=n0, cap=cap, **data).cumulative_error, float)
     keep = c1 > 1
     shifted = c1 * bound
     cases = np.stack([QQ[keep], RR[keep], G[keep]], axis=1)
@@ -264,8 +263,7 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     data = dict(tau=tau, q=q, r=r, d=d, R=R, statistic=prov["statistic"])
     bound = np.asarray(dynamics.cumulative_error_bound(fine, T=T, n0=n0, **data), float)
     growth = np.asarray(dynamics.growth_factor(fine, n=n0, **data), float)
-    mf = np.asarray(dynamics.mean_field_cumulative_error(fine, T=T, n0=n0, cap=cap, rounds="algorithm", **data),
-                    float)
+    mf = np.asarray(dynamics.mean_field(fine, T=T, n0=n0, cap=cap, **data).cumulative_error, float)
     opt = optimize.optimal_gamma(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")

@@ -101,7 +101,7 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     random numbers round by round, so the differences between schedules are
     measured over paired trials. A run's regret is the sum over the T rounds
     of the squared Mahalanobis error of its releases; the mean field is
-    :func:`perfpriv.dynamics.mean_field_cumulative_error` of the schedule
+    :func:`perfpriv.dynamics.mean_field`'s cumulative error of the schedule
     (Algorithm 1's indexing, population floored at one user).
 
     A run whose population falls to one user stops (a lone user always
@@ -162,9 +162,8 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     T = scheds.shape[1]
     policy = empirical_policy(conventions, collapse, cap)
     prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, **policy)
-    mf = dynamics.mean_field_cumulative_error(Schedule(scheds), tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, mu=mu,
-                                              Sigma=Sigma, statistic=prov["statistic"], cap=cap, floor=1,
-                                              rounds="algorithm")
+    mf = dynamics.mean_field(Schedule(scheds), tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, mu=mu, Sigma=Sigma,
+                             statistic=prov["statistic"], cap=cap, floor=1).cumulative_error
     mech = GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic)
     run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
                           **policy)
@@ -180,7 +179,7 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     call (a grid of :class:`perfpriv.engine.Schedule` rows, sharing their
     random numbers round by round, μ_t path included); a run's regret is the
     sum over rounds of (μ̂_t − μ_t)². The mean field is the sum of
-    :func:`perfpriv.bernoulli.mean_field_error` over the rounds. ``np.inf``
+    :func:`perfpriv.bernoulli.mean_field`'s errors over the rounds. ``np.inf``
     entries mean no privacy.
 
     Parameters
@@ -225,7 +224,7 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     r = check_probability("r", r, scalar=True)
     trials = check_int("trials", trials, low=1)
     T = eps.shape[1]
-    mf = np.asarray(bernoulli.mean_field_error(Schedule(eps), q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu),
+    mf = np.asarray(bernoulli.mean_field(Schedule(eps), q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu).sq_error,
                     float).sum(axis=-1)
     run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, model=model, mu=mu, cap=cap,
                              conventions=conventions, seed=seed)

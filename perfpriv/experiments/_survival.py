@@ -416,8 +416,8 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
     st = prov["statistic"]
     common = dict(tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, statistic=st)
-    free = np.asarray(dynamics.mean_field_population(gamma, cap=UNCAPPED, **common), float)
-    capped = np.asarray(dynamics.mean_field_population(gamma, cap=cap, **common), float)
+    free = np.asarray(dynamics.mean_field(gamma, cap=UNCAPPED, **common).population, float)
+    capped = np.asarray(dynamics.mean_field(gamma, cap=cap, **common).population, float)
     grow = lambda path: np.asarray(dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=path[:-1], d=d, R=R,  # noqa: E731
                                                            statistic=st), float)
     if trials:

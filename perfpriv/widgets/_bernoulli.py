@@ -2,8 +2,8 @@
 
 :func:`bernoulli_explorer` reruns :func:`perfpriv.bernoulli.simulate` whenever a
 slider is released and redraws the population and the squared error, next to
-the mean-field predictions of :func:`perfpriv.bernoulli.mean_field_population`
-and :func:`perfpriv.bernoulli.mean_field_error` and to the non-private
+the mean-field path of :func:`perfpriv.bernoulli.mean_field` (population and
+error) and to the non-private
 baseline ε = inf. Both runs are one engine call (a grid of two levels that
 share their random numbers), so a redraw stays under a second at the
 default size.
@@ -64,8 +64,8 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     eps = np.inf if no_privacy else float(epsilon)
     values = [eps] if no_privacy else [eps, np.inf]
     run = bernoulli.simulate(np.array(values), q=q, r=r, T=T, n0=n0, trials=trials, model=model, seed=seed)
-    pop_mf = bernoulli.mean_field_population(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
-    err_mf = bernoulli.mean_field_error(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
+    path = bernoulli.mean_field(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
+    pop_mf, err_mf = path.population, path.sq_error
     ma = run.moving_average(window=min(window, T))
     rounds = np.arange(T + 1)
     fig, axes = new_figure(1, 2, width=4.3, height=3.1)

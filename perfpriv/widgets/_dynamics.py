@@ -71,9 +71,8 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9)
     ax = axes[0, 1]
     t = np.arange(T + 1)
-    free = np.asarray(dynamics.mean_field_population(gamma, T=T, n0=n0, cap=experiments.UNCAPPED, **data),
-                      dtype=float)
-    capped = np.asarray(dynamics.mean_field_population(gamma, T=T, n0=n0, cap=cap, **data), dtype=float)
+    free = np.asarray(dynamics.mean_field(gamma, T=T, n0=n0, cap=experiments.UNCAPPED, **data).population, float)
+    capped = np.asarray(dynamics.mean_field(gamma, T=T, n0=n0, cap=cap, **data).population, float)
     ax.plot(t, free, "-", lw=2, label="mean field, no cap (stops at $10^8$)")
     ax.plot(t, capped, "--", lw=2, label=f"mean field, cap {cap}")
     ax.set_yscale("log")
