@@ -36,11 +36,22 @@ writes the list of citations as ``role="list"`` holding ``role="doc-biblioentry"
 entries: a role that ARIA 1.2 deprecates, not allowed on a ``div``, and not a
 list item, so the list has children it does not allow (axe-core's
 ``aria-required-children``, critical). Each entry becomes a ``listitem``.
+
+5. Document the constants that a package of the library reference takes from
+its private submodules (``perfpriv.plots.STYLE``, defined in
+``perfpriv/plots/_common.py``): autodoc reads a constant's ``#:`` comment in
+the module it documents, where an import has none, and falls back on the
+docstring of the value's type (``dict``). Their ``.. autodata::`` entries
+(``book/_templates/autosummary/module.rst``) get the comment of the private
+submodule that defines them.
 """
 
+import importlib
+import pkgutil
 import re
 
 from docutils import nodes
+from sphinx.pycode import ModuleAnalyzer
 
 
 _REPEATED_IDS = ("proof-content", "exercise-content", "solution-content")
@@ -148,7 +159,24 @@ def _bibliography_roles(app, pagename, templatename, context, doctree):
         context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
 
 
+def _comment_of_private_submodule(app, what, name, obj, options, lines):
+    package, _, attribute = name.rpartition(".")
+    if what != "data" or not package.startswith("perfpriv."):
+        return
+    module = importlib.import_module(package)
+    if not hasattr(module, "__path__") or ("", attribute) in ModuleAnalyzer.for_module(package).find_attr_docs():
+        return
+    for info in pkgutil.iter_modules(module.__path__):
+        if info.name.startswith("_"):
+            comments = ModuleAnalyzer.for_module(f"{package}.{info.name}").find_attr_docs()
+            if ("", attribute) in comments:
+                lines[:] = list(comments[("", attribute)])
+                return
+
+
 def setup(app):
+    # after napoleon (priority 500), which would read "text: more text" as a type and a description
+    app.connect("autodoc-process-docstring", _comment_of_private_submodule, priority=600)
     app.connect("doctree-read", _titled_proofs)
     # after Sphinx has counted the figures and results of every page (priority 500)
     app.connect("env-get-updated", _number_by_chapter, priority=900)
