@@ -119,18 +119,64 @@ def screenshot_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
 
+@pytest.fixture(scope="session")
+def shared_visits(browser):
+    """The page opened for the tests of one module that share it (``visit(page, shared=True)``): at most one."""
+    shared = {}
+    yield shared
+    for v in shared.values():
+        v.close()
+
+
 @pytest.fixture
-def visit(browser, server):
-    """Open a page of the book offline: ``visit(page, viewport=...)`` returns a :class:`rendered.Visit`."""
+def visit(browser, server, shared_visits, request):
+    """Open a page of the book offline: ``visit(page, viewport=...)`` returns a :class:`rendered.Visit`.
+
+    ``shared=True``: the page as the previous test of the same module left it, if that test opened the same
+    page with the same viewport (a page loads and typesets in seconds; the rendered-book tests read it in
+    turn: ``pytest_collection_modifyitems`` below runs a module's tests page by page, in the order they are
+    written, so a test that clicks or changes the page comes last for its page). Otherwise a fresh tab.
+    """
     from rendered import Visit, html_path
 
     opened = []
 
-    def open_page(page, **kwargs):
-        v = Visit(browser, f"{server}/{html_path(page)}", local_prefix=server, **kwargs)
-        opened.append(v)
+    def open_page(page, shared=False, viewport=(1280, 900)):
+        url = f"{server}/{html_path(page)}"
+        key = (request.module.__name__, url, tuple(viewport))
+        if shared and key in shared_visits:
+            return shared_visits[key]
+        v = Visit(browser, url, local_prefix=server, viewport=viewport)
+        if shared:
+            for old in shared_visits.values():
+                old.close()
+            shared_visits.clear()
+            shared_visits[key] = v
+        else:
+            opened.append(v)
         return v
 
     yield open_page
     for v in opened:
         v.close()
+
+
+def pytest_collection_modifyitems(items):
+    """The rendered-book tests of a module page by page (tests of one page in the order written), so that the
+    tests of one page share its visit; the module's tests without a page come last, in their order.
+    Other files keep their order."""
+    def page_order(item):
+        callspec = getattr(item, "callspec", None)
+        page = callspec.params.get("page") if callspec else None
+        return (0, first_seen.setdefault(page, len(first_seen))) if page is not None else (1, 0)
+
+    start = 0
+    while start < len(items):
+        path = items[start].path
+        end = start
+        while end < len(items) and items[end].path == path:
+            end += 1
+        if path.name.startswith("test_rendered_book_"):
+            first_seen = {}
+            items[start:end] = sorted(items[start:end], key=page_order)     # a stable sort
+        start = end

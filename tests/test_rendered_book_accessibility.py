@@ -18,7 +18,7 @@ _PATH_LIKE = re.compile(r"\.(?:png|jpe?g|gif|svg|webp)\b|_images/|^\.\.?/|^[\w./
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_every_image_has_an_alt_text_that_describes_it(page, visit):
-    tab = visit(page).tab
+    tab = visit(page, shared=True).tab
     images = tab.locator("img").evaluate_all(
         "els => els.map(e => [e.getAttribute('alt'), (e.getAttribute('src') || '').slice(0, 80)])")
     missing = [src for alt, src in images if alt is None or not alt.strip()]
@@ -66,7 +66,7 @@ def axe_source() -> str:
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_axe_finds_no_critical_or_serious_violation(page, visit, axe_source):
-    tab = visit(page).tab
+    tab = visit(page, shared=True).tab
     tab.add_script_tag(content=axe_source)
     result = tab.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
     serious, moderate = [], []

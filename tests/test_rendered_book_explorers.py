@@ -16,7 +16,7 @@ from rendered import CHAPTERS
 
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_live_explorer_state_renders_with_full_sliders_and_a_figure_inside_its_frame(page, visit):
-    tab = visit(page).tab
+    tab = visit(page, shared=True).tab
     box = tab.locator(".jupyter-widgets.widget-vbox").first
     assert box.is_visible(), f"{page}: the explorer's stored state is not drawn"
     sliders = box.locator(".widget-slider")
@@ -38,7 +38,7 @@ def test_live_explorer_state_renders_with_full_sliders_and_a_figure_inside_its_f
 
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_precomputed_explorer_answers_its_sliders_offline(page, visit):
-    v = visit(page)
+    v = visit(page, shared=True)          # moves the sliders and puts them back
     tab = v.tab
     explorer = tab.locator(".ppx")
     assert explorer.count() == 1, f"{page}: {explorer.count()} precomputed explorers"
@@ -72,7 +72,7 @@ def test_precomputed_explorer_answers_its_sliders_offline(page, visit):
 
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_a_visible_note_says_that_the_live_explorer_needs_a_kernel(page, visit):
-    tab = visit(page).tab
+    tab = visit(page, shared=True).tab      # the page's last test here: it marks the kernel ready
     note = tab.locator(".pp-live-note")
     assert note.count() == 1, f"{page}: {note.count()} notes beside the live explorer"
     assert note.is_visible(), f"{page}: the note is hidden"

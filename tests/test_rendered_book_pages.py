@@ -21,7 +21,7 @@ from rendered import ALL_PAGES, CHAPTERS, RAW_TEX, VISIBLE_TEXT, Visit, html_pat
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_page_renders_offline_with_its_formulas_and_no_errors(page, visit, screenshot_dir):
-    v = visit(page)
+    v = visit(page, shared=True)
     tab = v.tab
     assert v.response is not None and v.response.ok, f"{page}: HTTP {v.response and v.response.status}"
     assert tab.title().strip(), f"{page}: empty title"
@@ -42,7 +42,7 @@ def test_page_renders_offline_with_its_formulas_and_no_errors(page, visit, scree
 
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_chapter_has_figures_blocks_exercises_and_launch_buttons(page, visit, screenshot_dir):
-    tab = visit(page).tab
+    tab = visit(page, shared=True).tab      # the page's last test here: it clicks
 
     # figures: present, decoded, sharp on a high-density screen, inside the text column
     images = tab.locator(".cell_output img")

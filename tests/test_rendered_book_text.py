@@ -15,7 +15,7 @@ from rendered import ALL_PAGES, APPENDICES, CHAPTERS
 
 @pytest.mark.parametrize("page", CHAPTERS + APPENDICES)
 def test_results_are_numbered_by_chapter_with_the_papers_number_apart(page, visit):
-    tab = visit(page).tab
+    tab = visit(page, shared=True).tab
     match = re.search(r"/(\d\d)_|/appendix_([a-z])_", page)
     prefix = f"{int(match.group(1))}." if match.group(1) else f"{match.group(2).upper()}."
     captions = tab.locator("div.admonition p.admonition-title span.caption-number").all_inner_texts()
@@ -55,7 +55,7 @@ _TEXT_OUTSIDE_SOLUTIONS = """() => {
 def test_no_self_check_answer_is_shown_outside_a_solution(page, visit):
     from perfpriv import exercises
 
-    text = visit(page).tab.evaluate(_TEXT_OUTSIDE_SOLUTIONS)
+    text = visit(page, shared=True).tab.evaluate(_TEXT_OUTSIDE_SOLUTIONS)
     shown = []
     for exercise_id, exercise in exercises.EXERCISES.items():
         # a self-check call, or its printed verdict, with an accepted value
@@ -122,7 +122,7 @@ _WIDE_FORMULAS = """() => [...document.querySelectorAll('mjx-container[display="
 
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_display_formulas_fit_the_text_column_at_1280_px(page, visit):
-    tab = visit(page, viewport=(1280, 900)).tab
+    tab = visit(page, shared=True, viewport=(1280, 900)).tab
     wide = tab.evaluate(_WIDE_FORMULAS)
     assert not wide, f"{page}: {len(wide)} display formulas wider than the column:\n" + "\n".join(
         f"  {width:.0f} px in {room:.0f} px: {' '.join(tex.split())[:160]}" for width, room, tex in wide)
