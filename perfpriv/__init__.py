@@ -1,4 +1,4 @@
-"""perfpriv: performative privacy -- repeated private mean estimation when
+r"""perfpriv: performative privacy -- repeated private mean estimation when
 users whose data leaks leave the platform.
 
 The library behind the *perfpriv* book. Submodules (loaded on first use):
@@ -20,7 +20,7 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
     The performative loop: one batched simulator and one mean-field
     recursion (mechanism x behaviour x population policy).
 ``dynamics``
-    Growth factor C_t(gamma), survival threshold, error bounds, mean-field
+    Growth factor :math:`C_t(\gamma)`, survival threshold, error bounds, mean-field
     trajectories and the PAC horizon (§4.5, appendices D-E).
 ``optimize``
     Optimal privacy level epsilon*, noise scale gamma* and schedules.

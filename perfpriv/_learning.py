@@ -49,7 +49,7 @@ def grid_point(k: int) -> int:
 
 
 def grid_points(n_max: float) -> np.ndarray:
-    """The distinct table points from 1 up to the first one at or above ``n_max``."""
+    r"""The distinct table points from 1 up to the first one at or above :math:`n_{\max}`."""
     pts = [1]
     k = 0
     while pts[-1] < n_max:
@@ -100,7 +100,7 @@ class TabulatedMechanism(engine.Mechanism):
         return cache
 
     def _points(self, n_max: float) -> np.ndarray:
-        """Table points needed for populations up to ``n_max`` (ending at :attr:`table_n_max`)."""
+        r"""Table points needed for populations up to :math:`n_{\max}` (ending at :attr:`table_n_max`)."""
         pts = grid_points(min(float(n_max), float(self.table_n_max)))
         if pts[-1] > self.table_n_max:
             pts = np.append(pts[pts < self.table_n_max], int(self.table_n_max))

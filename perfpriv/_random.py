@@ -1,4 +1,4 @@
-"""One randomness scheme for the whole library: keyed, counter-based streams.
+r"""One randomness scheme for the whole library: keyed, counter-based streams.
 
 Every random number perfpriv's simulators draw is a pure function of a
 *key* and a *counter*:
@@ -24,7 +24,7 @@ integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
 :func:`mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
 with seed ``a`` and an odd increment ("gamma") derived from ``b``:
 
-    x_i = a + (i + 1) * gamma(b)   (mod 2^64),      u_i = mix64(x_i),
+    :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),\ :math:`u_i` = mix64(x_i),
 
 as in Java's ``SplittableRandom`` (Steele, Lea and Flood, "Fast splittable
 pseudorandom number generators", OOPSLA 2014). A stream-specific gamma
@@ -38,7 +38,7 @@ vectorized sampler (:func:`binomial`).
 Exactness
 ---------
 Every sampler here is exact in law up to floating point: uniforms have 53
-random bits (so normals reach about 8.3 in magnitude: tails below 2^-53 are
+random bits (so normals reach about 8.3 in magnitude: tails below :math:`2^{-53}` are
 cut, as with any double-precision generator); binomials
 use inversion of geometric waiting times when the mean is small and
 Hörmann's BTRS rejection sampler otherwise, with the exact acceptance test.
@@ -124,7 +124,7 @@ def mix64(z):
     -------
     numpy.ndarray of uint64
         ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
-        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod 2^64;
+        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod :math:`2^{64}`;
         :func:`perfpriv.kernels.streams.mix64` elementwise).
 
     Examples
@@ -174,7 +174,7 @@ def _bits(a, gamma, counters):
 
 
 def _uniform(a, gamma, counters):
-    """Uniforms on (0, 1) with 53 random bits: (top 53 bits + 1/2) / 2^53."""
+    r"""Uniforms on (0, 1) with 53 random bits: (top 53 bits + 1/2)\ :math:`/ 2^{53}`."""
     return _stream_call(_streams.uniform_array, np.float64, a, gamma, counters)
 
 
@@ -404,7 +404,7 @@ _TAIL_A_INT, _TAIL_B_INT = int(_TAIL_A), int(_TAIL_B)
 
 
 def _mix64_int(z: int) -> int:
-    """:func:`mix64` of one word held as a Python int in [0, 2^64)."""
+    r""":func:`mix64` of one word held as a Python int in [0,\ :math:`2^{64}`)."""
     return int(_streams.mix64(_U64(z)))
 
 
@@ -577,11 +577,11 @@ KEY_RESOLUTION = 1e9
 
 
 def coordinate_key(value: Any) -> int:
-    """Non-negative integer that identifies a grid coordinate value.
+    r"""Non-negative integer that identifies a grid coordinate value.
 
     Floats are rounded to 1e-9 (so that equal grid points computed by
     different ``linspace`` calls agree) and mapped to non-negative integers
-    (zig-zag for negatives; ``inf`` and ``-inf`` get reserved keys);
+    (zig-zag for negatives; ``inf`` and :math:`-\infty` get reserved keys);
     strings are read as bytes.
 
     Examples
@@ -635,20 +635,20 @@ def _stirling_tail(k):
     """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for integers k >= 0 (elementwise).
 
     :func:`perfpriv.kernels.samplers.stirling_tail`: exact (from ``lgamma``) for k <= 15, the
-    Stirling series to (k+1)^-7 beyond (error below 1e-14).
+    Stirling series to :math:`(k+1)^{-7}` beyond (error below 1e-14).
     """
     k = np.asarray(k, dtype=float)
     return np.vectorize(_samplers.stirling_tail, otypes=[float])(k)
 
 
 def binomial(key: Key, n, p):
-    """Exact binomial draws, one per key: ``Binomial(n, p)`` from each key's own stream.
+    r"""Exact binomial draws, one per key: ``Binomial(n, p)`` from each key's own stream.
 
     Vectorized over any shape (``key``, ``n``, ``p`` broadcast). Small means
     (n·min(p, 1−p) < 10) use inversion by geometric waiting times (one
     uniform per success, plus one); larger means use Hörmann's BTRS
     rejection sampler (two uniforms per attempt, acceptance about 0.9 or
-    more). ``p > 1/2`` draws ``n − Binomial(n, 1 − p)``. A draw depends on
+    more). :math:`p > 1/2` draws :math:`n - \mathrm{Binomial}(n, 1 - p)`. A draw depends on
     its key, ``n`` and ``p`` only: never on the other elements.
 
     Parameters

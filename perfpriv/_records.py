@@ -31,9 +31,9 @@ def check_records(Z, name="Z"):
 
 
 def clip(z, R):
-    """ℓ2-clip records to the ball of radius ``R`` (§4.1).
+    r"""ℓ2-clip records to the ball of radius ``R`` (§4.1).
 
-    ``clip(z, R) = z * min(1, R / ||z||)`` applied to each row (the last axis
+    :math:`\mathrm{clip}(z, R) = z \cdot \min(1, R / \|z\|)` applied to each row (the last axis
     is the coordinate axis).
 
     Parameters
@@ -89,7 +89,7 @@ def clip_inplace_norms(arr, R):
 
 
 def draw(rng, n, d, mu, L, out=None):
-    """n records N(mu, L L^T) as an (n, d) float64 array (mu may be None = 0).
+    r"""n records :math:`\mathcal{N}(\mu, L L^T)` as an (n, d) float64 array (mu may be None = 0).
 
     ``out``: an (n, d) C-contiguous float64 array to draw into (same numbers).
     """
@@ -102,7 +102,7 @@ def draw(rng, n, d, mu, L, out=None):
 
 
 def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
-    """Draw ``n`` records ``z ~ N(mu, Sigma)`` in ``R^d`` (Assumption 1).
+    r"""Draw ``n`` records :math:`z \sim \mathcal{N}(\mu, \Sigma)` in :math:`R^d` (Assumption 1).
 
     Parameters
     ----------
@@ -136,11 +136,11 @@ def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
 
 
 def clip_probability(d, R, mu=None, Sigma=None):
-    """Probability that one record ``z ~ N(mu, Sigma)`` is clipped, P(‖z‖ > R).
+    r"""Probability that one record :math:`z \sim \mathcal{N}(\mu, \Sigma)` is clipped, P(‖z‖ > R).
 
-    Exact for an isotropic covariance Σ = σ² I (‖z‖²/σ² is noncentral χ²_d
-    with noncentrality ‖μ‖²/σ²); for any other Σ an upper bound, from
-    ‖z‖ ≤ ‖μ‖ + √λ_max ‖g‖ with g standard normal.
+    Exact for an isotropic covariance :math:`Σ = σ^{2} I` (:math:`\|z\|^{2}/σ^{2}` is noncentral :math:`\chi ^{2}_d`
+    with noncentrality :math:`\|μ\|^{2}/σ^{2}`); for any other Σ an upper bound, from
+    :math:`\|z\| \le \|μ\| + \sqrt λ_{\max} \|g\|` with g standard normal.
 
     Parameters
     ----------
@@ -170,7 +170,7 @@ def clip_probability(d, R, mu=None, Sigma=None):
 
 
 def clip_probability_checked(d, R, mu, Sigma, sigma2):
-    """:func:`clip_probability` of checked arguments; ``sigma2`` = σ² if Σ = σ² I, else None."""
+    """:func:`clip_probability` of checked arguments; ``sigma2`` = :math:`σ^{2}` if :math:`Σ = σ^{2} I`, else None."""
     m = vector_norm(mu)
     if sigma2 is not None:
         with np.errstate(over="ignore"):  # R/σ or ‖μ‖/σ may overflow to inf
@@ -195,18 +195,18 @@ def vector_norm(v):
     return scale * math.sqrt(float(w @ w))
 
 
-#: Noncentrality (‖μ‖/σ)² above which scipy's noncentral χ² tail is not trusted (it returns
+#: Noncentrality :math:`(\|μ\|/σ)^{2}` above which scipy's noncentral :math:`\chi ^{2}` tail is not trusted (it returns
 #: NaN or values off by 10% from about 1e12 on); above it the tail is a one-dimensional integral.
 _NCX2_TRUSTED = 1e6
 
 
 def _noncentral_chi_sf(d, rho, m):
-    """P(‖m e₁ + g‖ > rho) for g ~ N(0, I_d): the noncentral χ_d tail at rho (m, rho >= 0).
+    r"""P(‖m e₁ + g‖ > rho) for :math:`g \sim \mathcal{N}(0, I_d)`: the noncentral :math:`\chi _d` tail at rho (m, rho >= 0).
 
-    Never NaN. For a moderate noncentrality m² it is scipy's noncentral χ² tail; beyond it
-    (where scipy fails), ‖z‖² = (m + g₁)² + W with W ~ χ²_{d-1} independent, so the tail is
-    E_W[Φ̄(√(rho² − W) − m) + Φ(−√(rho² − W) − m)] (1 where W >= rho²), integrated over the
-    quantiles of W, with √(rho² − W) − m written as (rho − m) − W / (rho + √(rho² − W)) so
+    Never NaN. For a moderate noncentrality :math:`m^{2}` it is scipy's noncentral :math:`\chi ^{2}` tail; beyond it
+    (where scipy fails), :math:`\|z\|^{2}` = (m + g₁)² + W with :math:`W \sim \chi ^{2}_{d-1}` independent, so the tail is
+    :math:`\mathbb{E}_W[Φ(\sqrt (\rho^{2} - W) - m) + Φ(-\sqrt (\rho^{2} - W) - m)]` (1 where :math:`W \ge \rho^{2}`), integrated over the
+    quantiles of W, with :math:`\sqrt (\rho^{2} - W) - m` written as :math:`(\rho - m) - W / (\rho + \sqrt (\rho^{2} - W))` so
     that no digits cancel.
     """
     if not rho < math.inf:
@@ -234,7 +234,7 @@ def _noncentral_chi_sf(d, rho, m):
 
 
 def isotropic_variance(Sigma):
-    """σ² if Sigma = σ² I (to rounding), else None."""
+    r""":math:`σ^{2}` if :math:`\Sigma = σ^{2} I` (to rounding), else None."""
     s2 = float(np.mean(np.diag(Sigma)))
     diff = np.abs(Sigma - s2 * np.eye(Sigma.shape[0]))
     if np.all(diff <= 1e-14 * max(s2, 1e-300) + 1e-12 * s2):  # np.allclose(rtol=1e-12, atol=1e-14 s2)

@@ -1,9 +1,9 @@
-"""Sample means and their standard errors, for samples that may hold infinite or huge values.
+r"""Sample means and their standard errors, for samples that may hold infinite or huge values.
 
 A simulated error can be infinite (ε or γ so extreme that an estimate
 overflows) or too large to square: its mean is then infinite or huge and
 its standard error too, a true answer -- never a RuntimeWarning from
-``inf - inf`` or an overflow inside ``numpy.std``, and never a NaN.
+:math:`\infty - \infty` or an overflow inside ``numpy.std``, and never a NaN.
 Moderate samples (every ordinary run) get exactly ``x.mean(axis)`` and
 ``x.std(axis, ddof=1) / sqrt(m)``, bit for bit.
 """

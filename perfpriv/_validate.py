@@ -44,7 +44,7 @@ __all__ = [
 
 
 def _num_text(x) -> str:
-    """Short, exact text of an interval end: ``0.5``, ``1e+100``, ``20000``, ``2**63 - 1``, ``10**18``.
+    """Short, exact text of an interval end: ``0.5``, :math:`1e+100`, ``20000``, ``2**63 - 1``, ``10**18``.
 
     Examples
     --------
@@ -125,7 +125,7 @@ def check_real(
     allow_inf: bool = False,
     scalar: bool = False,
 ):
-    """Check that ``value`` (scalar or array) is real and inside an interval.
+    r"""Check that ``value`` (scalar or array) is real and inside an interval.
 
     Parameters
     ----------
@@ -138,7 +138,7 @@ def check_real(
     low_open, high_open : bool
         Whether the corresponding end is excluded.
     allow_inf : bool
-        Whether ``+inf`` is allowed (for example ``epsilon=np.inf``).
+        Whether :math:`+\infty` is allowed (for example ``epsilon=np.inf``).
         NaN is never allowed.
     scalar : bool
         Require a single number.
@@ -379,7 +379,7 @@ def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> 
 def check_array_size(what: str, *, itemsize: int = 8, **sizes: Any) -> None:
     """Refuse, up front, an array whose item count is the product of the named (already checked) sizes.
 
-    The one size check of the functions that allocate ``n x d`` records, ``T + 1`` rounds of a path or
+    The one size check of the functions that allocate ``n x d`` records, :math:`T + 1` rounds of a path or
     ``runs x steps`` transcripts: :func:`check_allocation` on the product, naming the size that makes
     the request impossible -- the largest factor (ties: the first one named), so that ``d=10**12`` is
     reported as ``d`` and not as the ``n`` beside it.
@@ -538,7 +538,7 @@ def check_n_jobs(n_jobs: Any, *, name: str = "n_jobs") -> int | None:
 
 
 def check_order(small_name: str, small: Any, large_name: str, large: Any) -> None:
-    """Check ``small <= large`` for two already validated numbers (e.g. ``n0 <= cap``).
+    r"""Check ``small <= large`` for two already validated numbers (e.g. :math:`n0 \le \mathrm{cap}`).
 
     The message names both parameters and both values, since either may be the wrong one.
     """

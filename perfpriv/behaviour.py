@@ -356,7 +356,7 @@ class Behaviour:
         raise NotImplementedError
 
     def critical_leak_probability(self, cost=None):  # pragma: no cover - interface
-        """p_c: the population does not shrink in the long run if and only if p <= p_c."""
+        r""":math:`p_c`: the population does not shrink in the long run if and only if :math:`p \le p_c`."""
         raise NotImplementedError
 
     def _leak_rule(self):
@@ -436,7 +436,7 @@ class Memoryless(Behaviour):
     def growth_factor(self, p, cost=None):
         """Expected growth factor E[N']/N when every user leaks with probability ``p``.
 
-        ``1 + r − (q + r) p`` (leak rule, eq. 3 / eq. 12) or ``1 + r − q p``
+        :math:`1 + r - (q + r) p` (leak rule, eq. 3 / eq. 12) or :math:`1 + r - q p`
         (agnostic rule, appendix B), computed as one plus the excess so that
         nothing cancels; ``p``, ``q`` and ``r`` broadcast as numpy arrays do.
         It is the same every round: without memory the long-run factor is the
@@ -458,7 +458,7 @@ class Memoryless(Behaviour):
             return _out(np.where(qp > 0, 1.0 / np.where(qp > 0, qp, 1.0), np.inf))
 
     def critical_leak_probability(self, cost=None):
-        """p_c = r/(q + r) (leak rule; Theorem 1 as a leak probability) or min(1, r/q) (agnostic).
+        """:math:`p_c = r/(q + r)` (leak rule; Theorem 1 as a leak probability) or min(1, r/q) (agnostic).
 
         1 when users never leave (q = 0): any leak probability keeps them.
         """
@@ -576,8 +576,8 @@ class LeakCount(_Typed):
     cap are turned away at random; a platform floored at one user regains a
     fresh one.
 
-    Mean field: with leak probability p, type c moves p n_c users to type
-    c + 1 (c < k − 1); type k − 1 loses q p n_{k−1}; recruits r(1 − p)N
+    Mean field: with leak probability p, type c moves :math:`p n_c` users to type
+    c + 1 (c < k − 1); type k − 1 loses :math:`q p n_{k-1}`; recruits r(1 − p)N
     (or rN) join type 0. A user leaves after k − 1 + G leaks, G geometric
     with mean 1/q, so she stays (k − 1 + 1/q)/p rounds on average.
 
@@ -680,7 +680,7 @@ class LeakCount(_Typed):
     def growth_factor(self, p, cost=None):
         """Long-run growth factor at leak probability p: the Perron root λ of the k-type recursion.
 
-        λ = 1 + ρ(p) − q p s_{k−1}, where s_{k−1} (:meth:`reactive_share`)
+        :math:`λ = 1 + ρ(p) - q p s_{k-1}`, where :math:`s_{k-1}` (:meth:`reactive_share`)
         is the long-run share of users who have lived through k − 1 leaks:
         the paper's factor with q scaled by the share of users who react.
         """
@@ -690,14 +690,14 @@ class LeakCount(_Typed):
         return _out(_perron(self._matrix(p))[0])
 
     def reactive_share(self, p):
-        """Long-run share s_{k−1} of users with k − 1 or more past leaks (the ones who react)."""
+        """Long-run share :math:`s_{k-1}` of users with k − 1 or more past leaks (the ones who react)."""
         _check_p(p)
         if self.k == 1:
             return _out(np.ones(np.broadcast_shapes(np.shape(p), self.shape)))
         return _out(_perron(self._matrix(p))[1][..., -1])
 
     def critical_leak_probability(self, cost=None):
-        """p_c = r m/(1 + r m) (leak rule) or min(1, r m) (agnostic), m = k − 1 + 1/q.
+        """:math:`p_c = r m/(1 + r m)` (leak rule) or min(1, r m) (agnostic), m = k − 1 + 1/q.
 
         The paper's threshold r/(q + r) with q replaced by 1/m (:meth:`effective_q`).
         """
@@ -711,19 +711,19 @@ class LeakCount(_Typed):
 
 
 class Heterogeneous(_Typed):
-    """Classes of users with different sensitivities: class j leaves after a leak with probability q_j.
+    """Classes of users with different sensitivities: class j leaves after a leak with probability :math:`q_j`.
 
     The initial population and the recruits split over S classes with
     shares ``weights`` (the initial split by largest remainder, recruits'
     classes drawn independently). A leaked user of class j leaves with
-    probability q_j; users who did not leak recruit with probability r (leak
+    probability :math:`q_j`; users who did not leak recruit with probability r (leak
     rule; every user under the agnostic rule). Because thin-skinned users
     leave faster, the population's mix drifts toward the thick-skinned
     classes. One class is :class:`Memoryless` (simulated number for number
     from the same seed).
 
-    Mean field: n_j' = n_j (1 − q_j p) + w_j r (1 − p) N (leak rule), so
-    the growth factor of a mix with shares s_j is 1 + r − (Σ_j s_j q_j + r) p:
+    Mean field: n_j' = :math:`n_j (1 - q_j p) + w_j r (1 - p) N` (leak rule), so
+    the growth factor of a mix with shares :math:`s_j` is :math:`1 + r - (Σ_j s_j q_j + r) p`:
     the paper's formula with q replaced by the population's mean
     sensitivity (:meth:`mean_sensitivity`), which falls as the mix drifts.
 
@@ -801,7 +801,7 @@ class Heterogeneous(_Typed):
         return _mf_floor(new, ctx.get("floor"), self.weights)
 
     def mean_sensitivity(self, state):
-        """The population's mean leaving probability Σ_j s_j q_j of a state (its classes' shares s_j).
+        """The population's mean leaving probability :math:`Σ_j s_j q_j` of a state (its classes' shares :math:`s_j`).
 
         ``state`` has shape ``cells + ... + (S,)`` (e.g. the mean-field state of a run).
         """
@@ -811,7 +811,7 @@ class Heterogeneous(_Typed):
 
     # --------------------------------------------------------- theory
     def effective_q(self):
-        """(Σ_j w_j / q_j)⁻¹: the recruits' weighted harmonic mean sensitivity (0 if some q_j = 0).
+        """:math:`(Σ_j w_j / q_j)^{-1}`: the recruits' weighted harmonic mean sensitivity (0 if some :math:`q_j = 0`).
 
         The paper's q with the same survival threshold as this population.
         """
@@ -822,7 +822,7 @@ class Heterogeneous(_Typed):
         return _out(np.where(np.isfinite(H), 1.0 / H, 0.0))
 
     def expected_stay(self, p, cost=None):
-        """Σ_j w_j /(q_j p): the mean stay of a recruit, whose class is drawn with the weights."""
+        """:math:`Σ_j w_j /(q_j p)`: the mean stay of a recruit, whose class is drawn with the weights."""
         _check_p(p)
         qe = np.asarray(self.effective_q(), float)
         return Memoryless(q=qe, r=0.0).expected_stay(p)
@@ -840,17 +840,17 @@ class Heterogeneous(_Typed):
         return A + rho[..., None, None] * self.weights[:, None]
 
     def growth_factor(self, p, cost=None):
-        """Long-run growth factor: the Perron root λ of the class recursion, 1 = ρ Σ_j w_j/(λ − 1 + q_j p)."""
+        """Long-run growth factor: the Perron root λ of the class recursion, :math:`1 = ρ Σ_j w_j/(λ - 1 + q_j p)`."""
         _check_p(p)
         return _out(_perron(self._matrix(p))[0])
 
     def stationary_mix(self, p):
-        """Long-run shares of the classes at leak probability p (∝ w_j/(λ − 1 + q_j p)), shape ... + (S,)."""
+        """Long-run shares of the classes at leak probability p (∝ :math:`w_j/(λ - 1 + q_j p)`), shape ... + (S,)."""
         _check_p(p)
         return _perron(self._matrix(p))[1]
 
     def critical_leak_probability(self, cost=None):
-        """p_c = r H/(1 + r H) (leak rule) or min(1, r H) (agnostic), H = Σ_j w_j/q_j.
+        """:math:`p_c = r H/(1 + r H)` (leak rule) or min(1, r H) (agnostic), :math:`H = Σ_j w_j/q_j`.
 
         The paper's threshold with q replaced by the harmonic mean of the
         classes' sensitivities (:meth:`effective_q`), which is at most their
@@ -863,7 +863,7 @@ class BudgetAware(_Typed):
     """Users who count the privacy they spend: each leaves once her accumulated cost passes her tolerance.
 
     Every round a user takes part in costs her the mechanism's per-round
-    privacy cost (:meth:`perfpriv.engine.Mechanism.privacy_cost`: ρ = 2R²/γ²
+    privacy cost (:meth:`perfpriv.engine.Mechanism.privacy_cost`: :math:`ρ = 2R^{2}/γ^{2}`
     of zCDP for the Gaussian mechanism, ε of local DP for randomized
     response; both compose additively over rounds). After a round, the
     users whose total cost exceeds their tolerance leave: a user with
@@ -1025,10 +1025,10 @@ class BudgetAware(_Typed):
 
     # --------------------------------------------------------- theory
     def lifetimes(self, cost):
-        """L_j = ⌊b_j/c⌋ + 1: rounds a user of class j takes part in at a constant cost c, shape ... + (classes,).
+        """:math:`L_j` = ⌊b_j/c⌋ + 1: rounds a user of class j takes part in at a constant cost c, shape ... + (classes,).
 
         ``inf`` for an infinite tolerance or a zero cost; 1 for an infinite
-        cost (no privacy: she leaves after her first round). When b_j is an
+        cost (no privacy: she leaves after her first round). When :math:`b_j` is an
         exact multiple of c, the simulation's and the mean field's running sum
         of costs (rounded) decides between the two neighbouring lifetimes:
         avoid such ties when comparing with this formula.
@@ -1041,7 +1041,7 @@ class BudgetAware(_Typed):
         return np.where(np.isposinf(b) | (c == 0), np.inf, L)
 
     def _stay_terms(self, p, cost):
-        """Per-class expected stay Σ_{a=1}^{L_j} (1 − q p)^{a−1}, shape ... + (classes,)."""
+        """Per-class expected stay :math:`Σ_{a=1}^{L_j} (1 - q p)^{a-1}`, shape ... + (classes,)."""
         L = self.lifetimes(cost)
         qp = (np.asarray(self.q, float) * np.asarray(p, float))[..., None]
         qp, L = np.broadcast_arrays(qp, L)
@@ -1052,14 +1052,14 @@ class BudgetAware(_Typed):
         return np.where(qp > 0, geo, L)
 
     def expected_stay(self, p, cost=None):
-        """Σ_j w_j Σ_{a=1}^{L_j} (1 − q p)^{a−1}: leaks can end a stay early, the budget ends it at L_j."""
+        """:math:`Σ_j w_j Σ_{a=1}^{L_j} (1 - q p)^{a-1}`: leaks can end a stay early, the budget ends it at :math:`L_j`."""
         _check_p(p)
         return _out((self._stay_terms(p, cost) * self.weights).sum(axis=-1))
 
     def growth_factor(self, p, cost=None):
-        """Long-run growth factor: the root λ > 0 of Euler-Lotka's 1 = ρ Σ_j w_j Σ_{a=1}^{L_j} x^{a−1} λ^{−a}, x = 1 − q p.
+        """Long-run growth factor: the root λ > 0 of Euler-Lotka's :math:`1 = ρ Σ_j w_j Σ_{a=1}^{L_j} x^{a-1} λ^{-a}, x = 1 - q p`.
 
-        A finite lifetime caps the growth: λ < 1 whenever ρ L_j < 1 for
+        A finite lifetime caps the growth: λ < 1 whenever :math:`ρ L_j < 1` for
         every class, whatever the leaks. Found by bisection (to 1e-13).
         """
         _check_p(p)
@@ -1093,10 +1093,10 @@ class BudgetAware(_Typed):
         return _out(lam)
 
     def critical_leak_probability(self, cost=None):
-        """p_c at a constant cost: the largest p with R₀(p) >= 1 (0 if even p = 0 is not enough).
+        """:math:`p_c` at a constant cost: the largest p with R₀(p) >= 1 (0 if even p = 0 is not enough).
 
-        R₀ decreases in p; with q = 0 it is ρ(p) L̄ (L̄ = Σ_j w_j L_j), so
-        p_c = 1 − 1/(r L̄) under the leak rule. Found by bisection.
+        R₀ decreases in p; with q = 0 it is :math:`ρ(p) L (L = Σ_j w_j L_j)`, so
+        :math:`p_c = 1 - 1/(r L)` under the leak rule. Found by bisection.
         """
         c = self._needs_cost(cost)
         shape = np.broadcast_shapes(c.shape, self._shape)
@@ -1111,10 +1111,10 @@ class BudgetAware(_Typed):
 
 
 class Contagion(_Typed):
-    """Distrust that spreads: the leaving probability rises with last round's departures.
+    r"""Distrust that spreads: the leaving probability rises with last round's departures.
 
     In round t a leaked user leaves with probability
-    q_t = min(1, q + κ · δ_{t−1}), where δ_{t−1} = D_{t−1}/N_{t−2} is the
+    :math:`q_t = \min(1, q + κ \cdot δ_{t-1})`, where :math:`δ_{t-1} = D_{t-1}/N_{t-2}` is the
     share of the previous round's users who left after it (0 in the first
     round): a wave of departures makes the remaining users jumpier, as in an
     epidemic of distrust (the paper's §5 suggests epidemic models). Users
@@ -1122,7 +1122,7 @@ class Contagion(_Typed):
     :class:`Memoryless` (simulated number for number from the same seed).
 
     The state is (N, D_prev, N_prev); the population is its first entry.
-    At a constant leak probability p the mean field's q_t converges to
+    At a constant leak probability p the mean field's :math:`q_t` converges to
     q* = min(1, q/(1 − κ p)) (κ p < 1; else 1): the paper's users with a
     larger q (:meth:`stationary_leave_probability`).
 
@@ -1180,7 +1180,7 @@ class Contagion(_Typed):
         return self._check_state(state)[..., 0]
 
     def leave_probability(self, state):
-        """q_t = min(1, q + κ D_{t−1}/N_{t−2}) for the round that starts in ``state``."""
+        r""":math:`q_t = \min(1, q + κ D_{t-1}/N_{t-2})` for the round that starts in ``state``."""
         state = np.asarray(self._check_state(state), float)
         ndim = state.ndim - 1
         q, kappa = _at(self.q, self._shape, ndim), _at(self.kappa, self._shape, ndim)
@@ -1211,7 +1211,7 @@ class Contagion(_Typed):
 
     # --------------------------------------------------------- theory
     def stationary_leave_probability(self, p):
-        """q*: the limit of the mean field's q_{t+1} = min(1, q + κ p q_t) at a constant p.
+        r"""q*: the limit of the mean field's :math:`q_{t+1} = \min(1, q + κ p q_t)` at a constant p.
 
         q/(1 − κ p) capped at 1 when κ p < 1, else 1 (the contagion runs
         away); 0 when q = 0 (no departures to spread).
@@ -1239,9 +1239,9 @@ class Contagion(_Typed):
         return self._stationary(p).growth_factor(p)
 
     def critical_leak_probability(self, cost=None):
-        """p_c: the largest p at which q* p <= ρ(p), in closed form.
+        """:math:`p_c`: the largest p at which q* p <= ρ(p), in closed form.
 
-        Leak rule: the smaller root of r κ p² − (r + r κ + q) p + r = 0,
+        Leak rule: the smaller root of :math:`r κ p^{2} - (r + r κ + q) p + r = 0`,
         raised to r/(1 + r) where q* saturates at 1 first; agnostic rule:
         min(1, max(r/(q + κ r), r)). κ = 0 gives the paper's r/(q + r).
         """

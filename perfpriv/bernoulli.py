@@ -1,9 +1,9 @@
-"""Randomized response and the Bernoulli warm-up (paper §3, appendices B and C).
+r"""Randomized response and the Bernoulli warm-up (paper §3, appendices B and C).
 
-At each round ``t = 1, ..., T`` a platform with ``N_{t-1}`` users estimates the
-mean ``mu_t`` of a Bernoulli variable.  Each user holds ``X ~ B(mu_t)`` and
+At each round :math:`t = 1, \dots , T` a platform with :math:`N_{t-1}` users estimates the
+mean :math:`\mu_t` of a Bernoulli variable.  Each user holds :math:`X \sim B(\mu_t)` and
 answers through randomized response (RR): the true answer is kept with
-probability ``1/2 + beta`` and flipped otherwise.  A kept answer is a *leak*.
+probability :math:`1/2 + \beta` and flipped otherwise.  A kept answer is a *leak*.
 Users react to leaks, which changes the population used at the next round:
 
 ``model="leak"`` (§3, Lemma 2)
@@ -31,24 +31,24 @@ mean-field recursion (population and expected error of each round).
 
 Conventions shared by the simulators
 ------------------------------------
-*Timing.*  ``population[..., 0] = n0 = N_0``.  Round ``t`` (``t = 1..T``) asks
-the ``N_{t-1}`` current users, produces the estimate ``estimate[..., t-1]`` of
+*Timing.*  ``population[..., 0] = n0 = N_0``.  Round ``t`` (:math:`t = 1, \dots, T`) asks
+the :math:`N_{t-1}` current users, produces the estimate ``estimate[..., t-1]`` of
 ``truth[..., t-1] = mu_t``, and its leaks and recruits produce
 ``population[..., t] = N_t``.  So ``sq_error[..., t-1]`` is driven by
-``N_{t-1}`` and the last population ``N_T`` is never used for an estimate.
+:math:`N_{t-1}` and the last population :math:`N_T` is never used for an estimate.
 
 *Population policy.*  ``conventions="paper"`` (default): after every round
-``N_t`` is clipped to ``[1, cap]`` (§3's text: floor 1, ``cap = 20000``).
+:math:`N_t` is clipped to ``[1, cap]`` (§3's text: floor 1, :math:`\mathrm{cap} = 20000`).
 ``conventions="authors"`` reproduces the published ε* maps: floor 0, a dead
 trial stops and each of its remaining rounds is charged the error 10, and
 estimates are clipped to [0, 1]. The individual settings (``cap``, ``floor``,
 ``stop``, ``collapse``, ``penalty``, ``clip_estimate``) override the preset.
 
-*Law of mu_t.*  The paper leaves it open.  ``mu=(a, b)`` draws ``mu_t`` i.i.d.
+*Law of mu_t.*  The paper leaves it open.  ``mu=(a, b)`` draws :math:`\mu_t` i.i.d.
 ``Uniform(a, b)`` every round and in every trial (default ``(0, 1)``, as in the
-authors' experiment code); a float keeps ``mu_t`` constant.  The population
-process does not depend on ``mu_t`` at all: a user leaks with probability
-``1/2 + beta`` whatever her bit.
+authors' experiment code); a float keeps :math:`\mu_t` constant.  The population
+process does not depend on :math:`\mu_t` at all: a user leaks with probability
+:math:`1/2 + \beta` whatever her bit.
 
 *Estimates are not clipped* to ``[0, 1]`` under the paper's conventions: eq. 1
 is the unbiased estimator and its squared error has the exact mean
@@ -61,7 +61,7 @@ round: round t uses ``values[t-1]``; shape (L, T) for L schedules).
 *Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts; it is
 the root of the engine's keyed streams (``perfpriv._random``): root ->
 trial -> round -> purpose. The level is not part of the key, so all ε of a
-call share their random numbers round by round (including the ``mu_t`` path),
+call share their random numbers round by round (including the :math:`\mu_t` path),
 and a level or trial gives the same numbers alone or in any batch.
 
 References
@@ -160,10 +160,10 @@ def _check_sizes(T, n0, cap, trials=None):
 # randomized response (Lemma 1, eq. 1, Lemma 10)
 # --------------------------------------------------------------------------
 def beta_from_epsilon(epsilon):
-    """Randomized-response parameter β that gives ε-local differential privacy.
+    r"""Randomized-response parameter β that gives ε-local differential privacy.
 
-    Lemma 1: ``beta = tanh(epsilon / 2) / 2``, i.e.
-    ``(1/2 + beta) / (1/2 - beta) = exp(epsilon)``.
+    Lemma 1: :math:`\beta = \tanh(\varepsilon / 2) / 2`, i.e.
+    :math:`(1/2 + \beta) / (1/2 - \beta) = \exp(\varepsilon)`.
 
     Parameters
     ----------
@@ -228,7 +228,7 @@ def epsilon_from_beta(beta):
 
 
 def leak_probability(beta):
-    """Probability ``1/2 + beta`` that randomized response keeps (leaks) an answer.
+    r"""Probability :math:`1/2 + \beta` that randomized response keeps (leaks) an answer.
 
     Parameters
     ----------
@@ -242,7 +242,7 @@ def leak_probability(beta):
 
     References
     ----------
-    Paper §3 (definition of a leakage event, ``X = Y``).
+    Paper §3 (definition of a leakage event, :math:`X = Y`).
 
     Examples
     --------
@@ -260,7 +260,7 @@ def privatize(x, beta, rng=None, *, return_kept=False):
     Parameters
     ----------
     x : array_like of {0, 1}
-        True answers ``X_i``.
+        True answers :math:`X_i`.
     beta : float or array_like
         β in [0, 1/2] (broadcast against ``x``).
     rng : None, int, SeedSequence or numpy.random.Generator
@@ -271,13 +271,13 @@ def privatize(x, beta, rng=None, *, return_kept=False):
     Returns
     -------
     y : numpy.ndarray of int
-        Responses ``Y_i``.
+        Responses :math:`Y_i`.
     kept : numpy.ndarray of bool
-        Only when ``return_kept``: ``Y_i == X_i`` (a leak).
+        Only when ``return_kept``: :math:`Y_i == X_i` (a leak).
 
     References
     ----------
-    Paper §3, definition of ``Y_{i,t}``.
+    Paper §3, definition of :math:`Y_{i,t}`.
 
     Examples
     --------
@@ -300,21 +300,21 @@ def privatize(x, beta, rng=None, *, return_kept=False):
 
 
 def _debias(nu, beta):
-    """Eq. 1: ``(nu - 1/2 + beta) / (2 beta)`` -- the one place of this formula."""
+    r"""Eq. 1: :math:`(\nu - 1/2 + \beta) / (2 \beta)` -- the one place of this formula."""
     return (nu - 0.5 + beta) / (2.0 * beta)
 
 
 def estimate_mean(y, beta, *, axis=None):
-    """Unbiased estimate of μ from randomized responses (eq. 1, Lemma 10).
+    r"""Unbiased estimate of μ from randomized responses (eq. 1, Lemma 10).
 
-    ``mu_hat = (nu_hat - 1/2 + beta) / (2 beta)`` with ``nu_hat`` the mean of
+    :math:`\hat{\mu} = (\hat{\nu} - 1/2 + \beta) / (2 \beta)` with :math:`\hat{\nu}` the mean of
     the responses.  It may fall outside [0, 1]; it is not clipped (clipping
     would bias it).
 
     Parameters
     ----------
     y : array_like of {0, 1}
-        Responses ``Y_i``.
+        Responses :math:`Y_i`.
     beta : float
         β in (0, 1/2].  At β = 0 the responses carry no information and the
         estimator is undefined (``ValueError``).
@@ -325,7 +325,7 @@ def estimate_mean(y, beta, *, axis=None):
     Returns
     -------
     float or numpy.ndarray
-        ``mu_hat``.
+        :math:`\hat{\mu}`.
 
     References
     ----------
@@ -351,10 +351,10 @@ def estimate_mean(y, beta, *, axis=None):
 
 
 def _variance_factor(beta, s2):
-    """``E[nu (1 - nu)] / (4 beta^2)`` given ``s2 = E[(2 mu - 1)^2]``.
+    r""":math:`\mathbb{E}[\nu (1 - \nu)] / (4 \beta^2)` given :math:`s2 = \mathbb{E}[(2 \mu - 1)^2]`.
 
-    With ``nu = 2 beta mu + 1/2 - beta = 1/2 + beta (2 mu - 1)`` one has
-    ``nu (1 - nu) = 1/4 - beta^2 (2 mu - 1)^2``, linear in ``(2 mu - 1)^2``:
+    With :math:`\nu = 2 \beta \mu + 1/2 - \beta = 1/2 + \beta (2 \mu - 1)` one has
+    :math:`\nu (1 - \nu) = 1/4 - \beta^2 (2 \mu - 1)^2`, linear in :math:`(2 \mu - 1)^2`:
     averaging over a law of mu only needs its second moment ``s2``.
     """
     beta = np.asarray(beta, dtype=float)
@@ -368,10 +368,10 @@ def _variance_factor(beta, s2):
 
 
 def estimator_variance(mu, beta, n):
-    """Exact variance of the estimator of eq. 1 from ``n`` responses.
+    r"""Exact variance of the estimator of eq. 1 from ``n`` responses.
 
-    ``Var(mu_hat) = nu (1 - nu) / (4 beta^2 n)`` with
-    ``nu = 2 beta mu + 1/2 - beta`` the probability of a 1-response: the sum
+    :math:`\mathrm{Var}(\hat{\mu}) = \nu (1 - \nu) / (4 \beta^2 n)` with
+    :math:`\nu = 2 \beta \mu + 1/2 - \beta` the probability of a 1-response: the sum
     of the responses is ``Binomial(n, nu)``.  Because the estimator is
     unbiased, this is also its mean squared error.
 
@@ -412,7 +412,7 @@ def estimator_variance(mu, beta, n):
 # population growth (Lemma 2, eq. 4, appendix B, Theorem 1)
 # --------------------------------------------------------------------------
 def growth_factor(beta, *, q, r, model="leak"):
-    """Expected one-round growth factor ``C(beta) = E[N_t | N_{t-1}] / N_{t-1}``.
+    r"""Expected one-round growth factor :math:`C(\beta) = \mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}`.
 
     ``model="leak"`` (Lemma 2, eq. 4)::
 
@@ -446,8 +446,8 @@ def growth_factor(beta, *, q, r, model="leak"):
     Notes
     -----
     Without privacy (β = 1/2, ε = inf) every answer leaks: the leak model
-    gives ``C = 1 - q`` (nobody recruits), so the non-private population
-    shrinks as soon as ``q > 0``; the agnostic model gives ``C = 1 - q + r``.
+    gives :math:`C = 1 - q` (nobody recruits), so the non-private population
+    shrinks as soon as :math:`q > 0`; the agnostic model gives :math:`C = 1 - q + r`.
 
     References
     ----------
@@ -466,23 +466,23 @@ def growth_factor(beta, *, q, r, model="leak"):
 
 
 def critical_beta(*, q, r, model="leak"):
-    """Largest β keeping the population from shrinking in expectation (``C(beta) >= 1``).
+    r"""Largest β keeping the population from shrinking in expectation (:math:`C(\beta) \ge 1`).
 
     ``model="leak"`` (Theorem 1, eq. 5): ``beta_c = max{0, (r - q) / (2 (q + r))}``.
-    ``C`` decreases in β, so ``C(beta) >= 1`` iff ``beta <= beta_c`` -- when
-    ``r >= q``.  When ``q > r`` the clip at 0 hides that *no* β survives:
-    ``C(0) = 1 - (q - r)/2 < 1`` (collapse at every privacy level).
-    When ``q + r = 0`` nobody ever leaves or joins, ``C = 1`` for every β and
-    there is no threshold: we return ``beta_c = 1/2`` (every β, including the
-    non-private β = 1/2, keeps ``C >= 1``), consistently with the limit
-    ``q -> 0`` at fixed ``r > 0``.
+    ``C`` decreases in β, so :math:`C(\beta) \ge 1` iff :math:`\beta \le \beta_c` -- when
+    :math:`r \ge q`.  When :math:`q > r` the clip at 0 hides that *no* β survives:
+    :math:`C(0) = 1 - (q - r)/2 < 1` (collapse at every privacy level).
+    When :math:`q + r = 0` nobody ever leaves or joins, :math:`C = 1` for every β and
+    there is no threshold: we return :math:`\beta_c = 1/2` (every β, including the
+    non-private β = 1/2, keeps :math:`C \ge 1`), consistently with the limit
+    :math:`q \to 0` at fixed :math:`r > 0`.
 
-    ``model="agnostic"`` (appendix B): ``C = 1 - q (1/2 + beta) + r >= 1`` iff
-    ``beta <= r/q - 1/2``; returned clipped to [0, 1/2].  So ``beta_c = 1/2``
-    (any privacy level survives) when ``q <= r`` (also for ``q = 0``), and
-    ``beta_c = 0`` with collapse at every β when ``r < q/2``.  In between
-    (``q/2 <= r < q``) the agnostic population survives with enough privacy
-    -- unlike the leak model, where ``q > r`` always means collapse.
+    ``model="agnostic"`` (appendix B): :math:`C = 1 - q (1/2 + \beta) + r \ge 1` iff
+    :math:`\beta \le r/q - 1/2`; returned clipped to [0, 1/2].  So :math:`\beta_c = 1/2`
+    (any privacy level survives) when :math:`q \le r` (also for :math:`q = 0`), and
+    :math:`\beta_c = 0` with collapse at every β when :math:`r < q/2`.  In between
+    (:math:`q/2 \le r < q`) the agnostic population survives with enough privacy
+    -- unlike the leak model, where :math:`q > r` always means collapse.
 
     Parameters
     ----------
@@ -494,7 +494,7 @@ def critical_beta(*, q, r, model="leak"):
     Returns
     -------
     float or numpy.ndarray
-        ``beta_c`` in [0, 1/2].
+        :math:`\beta_c` in [0, 1/2].
 
     References
     ----------
@@ -529,11 +529,11 @@ def critical_beta(*, q, r, model="leak"):
 
 
 def critical_epsilon(*, q, r, model="leak"):
-    """Privacy budget at the survival threshold: ``epsilon_from_beta(critical_beta(q=q, r=r))``.
+    r"""Privacy budget at the survival threshold: ``epsilon_from_beta(critical_beta(q=q, r=r))``.
 
-    Every ε <= ε_c keeps ``C >= 1`` when such ε exist.  ``0`` when ``q > r``
+    Every :math:`ε \le ε_c` keeps :math:`C \ge 1` when such ε exist.  ``0`` when :math:`q > r`
     (leak model: no ε survives, see :func:`critical_beta`), ``inf`` when every
-    ε survives (e.g. ``q = 0``, or ``q + r = 0``).
+    ε survives (e.g. :math:`q = 0`, or :math:`q + r = 0`).
 
     Parameters
     ----------
@@ -545,7 +545,7 @@ def critical_epsilon(*, q, r, model="leak"):
     Returns
     -------
     float or numpy.ndarray
-        ε_c in [0, inf].
+        :math:`ε_c` in [0, inf].
 
     References
     ----------
@@ -579,7 +579,7 @@ def critical_epsilon(*, q, r, model="leak"):
 # the mechanism of the engine
 # --------------------------------------------------------------------------
 def _mu_second_moment(mu_law):
-    """``E[(2 mu - 1)^2]`` for ``mu ~ Uniform(a, b)`` (or a constant when a == b)."""
+    r""":math:`\mathbb{E}[(2 \mu - 1)^2]` for :math:`\mu \sim \mathrm{Uniform}(a, b)` (or a constant when a == b)."""
     a, b = mu_law
     u, v = 2.0 * a - 1.0, 2.0 * b - 1.0
     return (u * u + u * v + v * v) / 3.0
@@ -592,9 +592,9 @@ def _check_flag(name, value):
 
 
 class RandomizedResponse(engine.Mechanism):
-    """Randomized response as a mechanism of :mod:`perfpriv.engine` (paper §3).
+    r"""Randomized response as a mechanism of :mod:`perfpriv.engine` (paper §3).
 
-    Each of the N users of a round holds a bit X ~ B(μ_t) and answers
+    Each of the N users of a round holds a bit :math:`X \sim B(μ_t)` and answers
     through randomized response at level ε (β = tanh(ε/2)/2): the answer is
     kept -- a *leak* -- with probability 1/2 + β and flipped otherwise. The
     platform releases the estimate of eq. 1; the round's error is
@@ -602,8 +602,8 @@ class RandomizedResponse(engine.Mechanism):
 
     One round is drawn exactly, from three binomials per (cell, level,
     trial): the leaks K ~ Binomial(N, 1/2 + β); the ones among the kept
-    answers, Binomial(K, μ_t), and among the flipped ones,
-    Binomial(N − K, μ_t) (a user's bit is independent of her coin); the
+    answers, :math:`\mathrm{Binomial}(K, μ_t)`, and among the flipped ones,
+    :math:`\mathrm{Binomial}(N - K, μ_t)` (a user's bit is independent of her coin); the
     1-responses are S = (kept ones) + (flipped zeros) and μ̂ = (S/N − 1/2 + β)/(2β).
     The population process depends only on K, so it is the same whether or
     not the errors are computed (``record="final"``).
@@ -614,9 +614,9 @@ class RandomizedResponse(engine.Mechanism):
         Privacy level(s) ε in (0, inf]; ``np.inf`` is the non-private
         baseline (every answer kept). ε = 0 is refused: eq. 1 is undefined.
     mu : float or (float, float)
-        Law of μ_t: a constant, or ``(a, b)`` for Uniform(a, b) redrawn every
+        Law of :math:`μ_t`: a constant, or ``(a, b)`` for Uniform(a, b) redrawn every
         round (default ``(0, 1)``, the authors' code; the paper leaves it
-        open). All levels of a call share the μ_t path (common random numbers).
+        open). All levels of a call share the :math:`μ_t` path (common random numbers).
     clip_estimate : bool, optional
         Clip μ̂ to [0, 1] (biased; the authors' code does). ``None``: from
         ``conventions`` (False for ``"paper"``, True for ``"authors"``).
@@ -708,7 +708,7 @@ class RandomizedResponse(engine.Mechanism):
         return _mechanisms.RANDOMIZED_RESPONSE, np.array([a, b, 1.0 if self.clip_estimate else 0.0])
 
     def kernel_levels(self, level):
-        """``(β, 1/2 + β)`` of every level ε (eq. 1 and Lemma 1)."""
+        """:math:`(β, 1/2 + β)` of every level ε (eq. 1 and Lemma 1)."""
         beta = np.asarray(beta_from_epsilon(level), dtype=float)
         return np.stack([beta, 0.5 + beta], axis=-1)
 
@@ -725,7 +725,7 @@ class RandomizedResponse(engine.Mechanism):
         return np.broadcast_to(0.5 + beta, np.broadcast_shapes(np.shape(n), np.shape(beta)))
 
     def expected_error(self, n, level):
-        """E_μ[ν(1 − ν)] / (4β² n): the exact mean squared error of eq. 1 from n >= 0 answers (inf at n = 0)."""
+        """:math:`E_μ[ν(1 - ν)] / (4β^{2} n)`: the exact mean squared error of eq. 1 from n >= 0 answers (inf at n = 0)."""
         n = check_population("n", n)
         beta = np.asarray(beta_from_epsilon(level), dtype=float)
         with np.errstate(divide="ignore"):             # n = 0 (a population that died out): inf
@@ -738,7 +738,7 @@ class RandomizedResponse(engine.Mechanism):
         return p, np.zeros(p.shape), np.broadcast_to(_eps_dbeta(eps), p.shape)
 
     def expected_error_grad(self, n, level):
-        """e = V(β)/n with V = 1/(16β²) − s2/4: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n).
+        """e = V(β)/n with :math:`V = 1/(16β^{2}) - s2/4`: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n).
 
         At n = 0 (a population that died out): e = inf, de/dlog n = −inf, de/dlog ε = −inf. At ε = 0
         (β = 0): de/dlog ε = −inf (−2/(ε² n) as ε → 0); at ε = inf (β flat at 1/2): 0, whatever n.
@@ -771,14 +771,14 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
 
     The loop of :func:`perfpriv.engine.simulate` with the mechanism
     :class:`RandomizedResponse` and the behaviour
-    :class:`perfpriv.behaviour.Memoryless`: every round, N_{t-1} users answer
+    :class:`perfpriv.behaviour.Memoryless`: every round, :math:`N_{t-1}` users answer
     by randomized response, the platform releases eq. 1's estimate, each
     leaked user leaves with probability q, and each non-leaked user
     (``model="leak"``) or every user (``model="agnostic"``) recruits one
     more with probability r. Exact in distribution; all levels and trials
     of one call are simulated together, from keyed random streams (a level
     or trial gives the same numbers alone or in any batch; runs that differ
-    only in ε share their random numbers, including the μ_t path).
+    only in ε share their random numbers, including the :math:`μ_t` path).
 
     Parameters
     ----------
@@ -792,13 +792,13 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
     T : int
         Number of rounds (>= 1).
     n0 : int
-        Initial population N_0 (>= 1).
+        Initial population :math:`N_0` (>= 1).
     trials : int
         Independent repetitions.
     model : {"leak", "agnostic"}
         Growth rule (§3 / appendix B).
     mu : float or (float, float)
-        Law of μ_t (see :class:`RandomizedResponse`).
+        Law of :math:`μ_t` (see :class:`RandomizedResponse`).
     clip_estimate : bool, optional
         Clip estimates to [0, 1] (default: from ``conventions``).
     conventions : {"paper", "authors"}
@@ -881,10 +881,10 @@ def _policy_args(policy):
 
 def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
                     conventions="paper", seed=None, **policy):
-    """The model of :func:`simulate`, one explicit agent at a time (the slow reference).
+    r"""The model of :func:`simulate`, one explicit agent at a time (the slow reference).
 
     Written independently of the engine, as the tests' oracle: every round,
-    every current user in turn draws her bit X ~ B(μ_t), answers by
+    every current user in turn draws her bit :math:`X \sim B(μ_t)`, answers by
     randomized response (keeps the bit with probability 1/2 + β), and then
     -- if her answer was kept -- leaves with probability q; she recruits one
     new user with probability r if her answer was flipped (``"leak"``) or in
@@ -974,18 +974,18 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
 
 
 def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
-    """The mean-field path of randomized response: population and expected error of each round.
+    r"""The mean-field path of randomized response: population and expected error of each round.
 
-    The population follows N_t = clip(N_{t-1} C(β_t), floor, cap), t = 0..T:
+    The population follows :math:`N_t = \mathrm{clip}(N_{t-1} C(β_t), \mathrm{floor}, \mathrm{cap}), t = 0, \dots, T`:
     the expected growth of Lemma 2 / appendix B applied deterministically.
     It is not the exact mean of the random population: the clip is
     nonlinear and, near the floor, randomness matters.
 
     The expected squared error of round t = 1..T is
-    E_μ[ν(1 − ν)] / (4β_t² N_{t-1}), with the average over the law of μ_t in
-    closed form (``ν(1 − ν) = 1/4 − β²(2μ − 1)²``; for Uniform(a, b),
-    E[(2μ − 1)²] = (u² + uv + v²)/3 with u = 2a − 1, v = 2b − 1). The exact
-    expected error is E[Var/N_{t-1}] over the random population; by Jensen
+    :math:`E_μ[ν(1 - ν)] / (4β_t^{2} N_{t-1})`, with the average over the law of :math:`μ_t` in
+    closed form (:math:`ν(1 - ν) = 1/4 - β^{2}(2μ - 1)^{2}`; for Uniform(a, b),
+    :math:`\mathbb{E}[(2μ - 1)^{2}]` = (:math:`u^{2}` + uv + v²)/3 with u = 2a − 1, v = 2b − 1). The exact
+    expected error is :math:`\mathbb{E}[\mathrm{Var}/N_{t-1}]` over the random population; by Jensen
     E[1/N] >= 1/E[N], so this tends to be optimistic, most when the
     population is small or collapsing. Estimates are not clipped.
 
@@ -1010,7 +1010,7 @@ def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.
     cap, floor : float or None
         Population clip.
     mu : float or (float, float)
-        Law of μ_t: a fixed value or the bounds of a uniform law.
+        Law of :math:`μ_t: a` fixed value or the bounds of a uniform law.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Command line: regenerate the paper's figures into a folder, resumably.
+r"""Command line: regenerate the paper's figures into a folder, resumably.
 
 ::
 
@@ -43,7 +43,7 @@ cell is keyed by the seed and its own coordinates). A folder holding another
 run (other scale, conventions, seed, settings or library versions) is
 refused instead of mixed.
 
-Fig. 3 is written as two figures, ``figure3a`` (p_tau against tau, one panel)
+Fig. 3 is written as two figures, ``figure3a`` (:math:`p_{\tau}` against tau, one panel)
 and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
 (a-d), Fig. 4 six and Fig. 5 nine (three per tau).
 

@@ -1,18 +1,18 @@
-"""Population dynamics of the Gaussian model: who survives, and at what cost.
+r"""Population dynamics of the Gaussian model: who survives, and at what cost.
 
 Paper §4.5, Lemma 9, Remarks 2-3, Theorem 4 and appendices D.3, D.4 and E.
 The theory of this module sits on the engine's mechanism and behaviour
 (:class:`perfpriv.gaussian.GaussianMean`, :class:`perfpriv.behaviour.Memoryless`)
 and its one mean-field recursion (:func:`perfpriv.engine.mean_field`):
 
-* the expected growth factor C(γ) = 1 + r − (q + r) p_τ (eq. 13),
+* the expected growth factor :math:`C(γ) = 1 + r - (q + r) p_τ` (eq. 13),
   :func:`growth_factor`;
-* the sufficient survival threshold γ_c of Theorem 2 (worst case
+* the sufficient survival threshold :math:`γ_c` of Theorem 2 (worst case
   s = 2R), :func:`critical_gamma`, and the exact γ at which C = 1,
   :func:`exact_critical_gamma`;
 * the finite-sample error bounds of Theorem 3, :func:`kappa` and
   :func:`error_bounds`;
-* the mean-field path N_t = N_{t-1} C(γ; N_{t-1}) with the error of each
+* the mean-field path :math:`N_t = N_{t-1} C(γ; N_{t-1})` with the error of each
   round and their sum, :func:`mean_field`;
 * Lemma 9's cumulative error bound, :func:`cumulative_error_bound`;
 * the long-run limit that corrects Remark 2, :func:`infinite_horizon_gamma`;
@@ -21,15 +21,15 @@ and its one mean-field recursion (:func:`perfpriv.engine.mean_field`):
 Conventions shared by every function
 ------------------------------------
 ``gamma`` is the per-user noise scale γ (the release is the clipped mean
-plus N(0, γ²/N I_d)), ``tau`` the leak threshold τ on the log-likelihood
+plus :math:`\mathcal{N}(0, γ^{2}/N I_d)`), ``tau`` the leak threshold τ on the log-likelihood
 ratio, ``q`` the probability that a leaked user leaves and ``r`` the
 probability that a non-leaked user recruits one more; ``q``, ``r`` and
 ``tau`` are keyword-only. ``d``, ``R``, ``mu`` and ``Sigma`` describe the
 data (dimension, clipping radius, mean and covariance of the Gaussian
 records, defaults 0 and I), and ``statistic`` chooses the membership
 statistic ("paper": Lemma 6; "exact": the exact remove-one likelihood
-ratio). ``method``, ``samples`` and ``seed`` say how p_τ is evaluated
-(:func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo p_τ uses
+ratio). ``method``, ``samples`` and ``seed`` say how :math:`p_τ` is evaluated
+(:func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo :math:`p_τ` uses
 one fixed seed, so it is a deterministic function of γ and n).
 
 Pointwise functions (:func:`growth_factor`, :func:`error_bounds`,
@@ -40,7 +40,7 @@ as numpy does. The mean-field path (:func:`mean_field`) follows
 :class:`perfpriv.engine.Schedule` one level per round.
 
 Population sizes may be real numbers (the mean field is a real-valued
-recursion): p_τ is evaluated at real n >= 2; at n = 1 the leak probability
+recursion): :math:`p_τ` is evaluated at real n >= 2; at n = 1 the leak probability
 is 1 -- the n → 1 limit of Lemma 7, where a one-record release *is* the
 record -- and for 1 < n < 2 it is interpolated linearly
 (:meth:`perfpriv.gaussian.GaussianMean.leak_probability`).
@@ -92,7 +92,7 @@ def _out(x):
 
 
 def _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed):
-    """The GaussianMean of a data model (its levels ``gamma``; the p_τ options).
+    """The GaussianMean of a data model (its levels ``gamma``; the :math:`p_τ` options).
 
     ``method``, ``samples`` and ``seed`` are checked here, under the names this module's
     functions give them (GaussianMean calls them ``leak_method``, ``leak_samples``, ``leak_seed``).
@@ -120,10 +120,10 @@ def _check_common(gamma, tau, q, r):
 # --------------------------------------------------------------------------
 def growth_factor(gamma, *, tau, q, r, n, d, R, mu=None, Sigma=None, statistic="paper",
                   method="auto", samples=None, seed=None):
-    r"""Expected growth factor C(γ) = 1 + r − (q + r) p_τ (eq. 13).
+    r"""Expected growth factor :math:`C(γ) = 1 + r - (q + r) p_τ` (eq. 13).
 
-    The expected ratio E[N_t | N_{t-1}] / N_{t-1} of Lemma 8 when the
-    previous round had ``n`` = N_{t-1} records: the marginal leak probability
+    The expected ratio :math:`\mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}` of Lemma 8 when the
+    previous round had ``n`` = :math:`N_{t-1}` records: the marginal leak probability
     of :meth:`perfpriv.gaussian.GaussianMean.leak_probability` inside the
     paper's growth rule (:meth:`perfpriv.behaviour.Memoryless.growth_factor`).
 
@@ -137,11 +137,11 @@ def growth_factor(gamma, *, tau, q, r, n, d, R, mu=None, Sigma=None, statistic="
         q, probability that a leaked user leaves; r, probability that a
         non-leaked user recruits one more (both in [0, 1]).
     n : float or array_like
-        N_{t-1} >= 1, population of the previous round (real values allowed).
+        :math:`N_{t-1} \ge 1`, population of the previous round (real values allowed).
     d, R, mu, Sigma, statistic
         Data model (module docstring).
     method, samples, seed
-        Evaluation of p_τ.
+        Evaluation of :math:`p_τ`.
 
     Returns
     -------
@@ -166,7 +166,7 @@ def growth_factor(gamma, *, tau, q, r, n, d, R, mu=None, Sigma=None, statistic="
 
 
 def _probit_factor(q, r, tau):
-    """(x + sqrt(x^2 + 2 tau)) / (2 tau) with x = Phi^{-1}(q / (q + r)), stably."""
+    r""":math:`(x + \sqrt{x^2 + 2 \tau}) / (2 \tau)` with :math:`x = \Phi^{-1}(q / (q + r))`, stably."""
     q, r = np.broadcast_arrays(np.asarray(q, float), np.asarray(r, float))
     both_zero = (q == 0) & (r == 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -184,28 +184,28 @@ def _probit_factor(q, r, tau):
 
 
 def critical_gamma(*, q, r, tau, n, R):
-    r"""Sufficient survival threshold gamma_c of Theorem 2 (explicit form).
+    r"""Sufficient survival threshold :math:`\gamma_c` of Theorem 2 (explicit form).
 
     .. math::
 
        \gamma_c = \frac{2R\sqrt{N}}{N-1}\cdot
        \frac{x + \sqrt{x^2 + 2\tau}}{2\tau}, \qquad x = \Phi^{-1}\!\Big(\frac{q}{q+r}\Big).
 
-    With gamma >= gamma_c even a record at the worst-case distance
+    With :math:`\gamma \ge \gamma_c` even a record at the worst-case distance
     s = ||z - mean|| = 2R leaks with probability at most r / (q + r), so
-    C >= 1 whatever the data (the marginal p_tau is an average over
+    C >= 1 whatever the data (the marginal :math:`p_{\tau}` is an average over
     s <= 2R of the decreasing-in-gamma Lemma 7 probability).
 
     Edge cases, all limits of the formula:
 
-    * ``q = 0, r > 0``: nobody ever leaves, C = 1 + r(1 - p_tau) >= 1 for
-      every gamma; x = -inf and the factor (x + sqrt(x^2+2 tau))/(2 tau)
-      tends to 0, so gamma_c = 0. It is computed in the cancellation-free
-      form 1 / (sqrt(x^2 + 2 tau) - x) whenever x < 0.
-    * ``r = 0, q > 0``: nobody ever joins, C = 1 - q p_tau < 1 for every
-      finite gamma (p_tau > 0); x = +inf and gamma_c = inf.
-    * ``q = r = 0``: C = 1 identically, every gamma keeps the population;
-      gamma_c = 0.
+    * :math:`q = 0, r > 0`: nobody ever leaves, :math:`C = 1 + r(1 - p_{\tau}) \ge 1` for
+      every gamma; x = -inf and the factor :math:`(x + \sqrt{x^2+2 \tau})/(2 \tau)`
+      tends to 0, so :math:`\gamma_c = 0`. It is computed in the cancellation-free
+      form :math:`1 / (\sqrt{x^2 + 2 \tau} - x)` whenever x < 0.
+    * :math:`r = 0, q > 0`: nobody ever joins, :math:`C = 1 - q p_{\tau} < 1` for every
+      finite :math:`\gamma (p_{\tau} > 0); x = +\infty` and :math:`\gamma_c = \infty`.
+    * :math:`q = r = 0`: C = 1 identically, every gamma keeps the population;
+      :math:`\gamma_c = 0`.
 
     Parameters
     ----------
@@ -214,14 +214,14 @@ def critical_gamma(*, q, r, tau, n, R):
     tau : float
         tau > 0, leak threshold.
     n : float or array_like
-        N_{t-1} > 1, population size at which C_t must be >= 1.
+        :math:`N_{t-1} > 1`, population size at which :math:`C_t` must be >= 1.
     R : float
         R > 0, clipping radius.
 
     Returns
     -------
     float or numpy.ndarray
-        gamma_c, broadcast over ``q``, ``r`` and ``n``.
+        :math:`\gamma_c`, broadcast over ``q``, ``r`` and ``n``.
 
     References
     ----------
@@ -253,13 +253,13 @@ def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="
                          method="auto", samples=None, seed=None, bracket=(1e-6, 1e8)):
     r"""The noise scale at which the expected growth factor is exactly 1.
 
-    Solves p_tau(gamma) = r / (q + r), i.e. C(gamma) = 1 (eq. 13), with
-    :func:`scipy.optimize.brentq` on log gamma. p_tau decreases in gamma, so
+    Solves :math:`p_{\tau}(\gamma) = r / (q + r)`, i.e. C(gamma) = 1 (eq. 13), with
+    :func:`scipy.optimize.brentq` on log gamma. :math:`p_{\tau}` decreases in gamma, so
     C >= 1 exactly for gamma at or above the returned value; comparing with
     :func:`critical_gamma` shows how conservative Theorem 2 is.
 
-    Edge cases: ``q = 0`` (or ``q = r = 0``) gives 0 (C >= 1 for all gamma);
-    ``r = 0 < q`` gives inf. If p_tau stays above r / (q + r) up to
+    Edge cases: :math:`q = 0` (or :math:`q = r = 0`) gives 0 (C >= 1 for all gamma);
+    :math:`r = 0 < q` gives inf. If :math:`p_{\tau}` stays above r / (q + r) up to
     ``bracket[1]`` (possible with ``statistic="exact"`` at small n, whose
     constant (d/2) log(n/(n-1)) can exceed tau) the result is inf; if it is
     already below at ``bracket[0]`` the result is ``bracket[0]``.
@@ -271,10 +271,10 @@ def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="
     tau : float
         tau > 0, leak threshold.
     n : float
-        N_{t-1} >= 2, population size.
+        :math:`N_{t-1} \ge 2`, population size.
     d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and p_tau evaluation (module docstring). A Monte Carlo
-        p_tau uses one fixed seed for every gamma, so the root is that of a
+        Data model and :math:`p_{\tau}` evaluation (module docstring). A Monte Carlo
+        :math:`p_{\tau}` uses one fixed seed for every gamma, so the root is that of a
         deterministic function.
     bracket : tuple of float
         Search interval for gamma.
@@ -317,7 +317,7 @@ def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="
 
 
 def _solve_p_equals(target, n, model, lo, hi, qr, cache):
-    """Root of (q + r)(target - p_tau(e^u)) = C - 1 in u = log gamma."""
+    r"""Root of (q + r)(target - :math:`p_{\tau}(e^u)`) = C - 1 in u = log gamma."""
     key = round(target, 15)
     if key in cache:
         return cache[key]
@@ -348,11 +348,11 @@ def _solve_p_equals(target, n, model, lo, hi, qr, cache):
 # Theorem 3
 # --------------------------------------------------------------------------
 def kappa(*, q, r):
-    r"""Kantorovich constant of Theorem 3, (2 + r - q)^2 / (4 (1 - q)(1 + r)).
+    r"""Kantorovich constant of Theorem :math:`3, (2 + r - q)^2 / (4 (1 - q)(1 + r))`.
 
     The ratio sup E[1/X] E[X] over random variables X with values in
     [1 - q, 1 + r]; it is attained by the two-point law putting mass 1/2 on
-    each end (Kantorovich's inequality). ``q = 1`` gives inf (X can be 0).
+    each end (Kantorovich's inequality). :math:`q = 1` gives inf (X can be 0).
 
     Parameters
     ----------
@@ -362,7 +362,7 @@ def kappa(*, q, r):
     Returns
     -------
     float or numpy.ndarray
-        kappa_{q,r} >= 1.
+        :math:`\kappa_{q,r} \ge 1`.
 
     References
     ----------
@@ -387,18 +387,18 @@ def kappa(*, q, r):
 
 @dataclass(frozen=True, eq=False)
 class ErrorBounds:
-    """Theorem 3's bounds on E[||o_t - mu||^2_{Sigma^-1} | N_{t-1}].
+    r"""Theorem 3's bounds on :math:`\mathbb{E}[\|o_t - \mu\|^2_{\Sigma^{-1}} \mid N_{t-1}]`.
 
     Attributes
     ----------
     lower : float or numpy.ndarray
-        (gamma^2 Tr Sigma^-1 + d) / (C N_{t-1}) (Jensen).
+        :math:`(\gamma^2 \mathrm{Tr} \Sigma^{-1} + d) / (C N_{t-1})` (Jensen).
     upper : float or numpy.ndarray
         ``kappa * lower`` (Kantorovich).
     growth : float or numpy.ndarray
-        C = C_t(gamma) used in both.
+        :math:`C = C_t(\gamma)` used in both.
     kappa : float or numpy.ndarray
-        kappa_{q,r}.
+        :math:`\kappa_{q,r}`.
 
     Unpacks as ``lower, upper = error_bounds(...)``.
     """
@@ -425,7 +425,7 @@ def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statist
        \le E\big[\|o_t-\mu\|^2_{\Sigma^{-1}} \mid N_{t-1}\big]
        \le \kappa_{q,r}\frac{\gamma^2\mathrm{Tr}\,\Sigma^{-1} + d}{C_t(\gamma) N_{t-1}}
 
-    The proof assumes N_t / N_{t-1} lies in [1 − q, 1 + r], which holds
+    The proof assumes :math:`N_t / N_{t-1}` lies in [1 − q, 1 + r], which holds
     only approximately at finite N (one shared noise draw makes the leak
     count over-dispersed), and a population floored at 1.
 
@@ -434,9 +434,9 @@ def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statist
     gamma, tau, q, r
         As in :func:`growth_factor`.
     n_prev : float or array_like
-        N_{t-1} >= 1.
+        :math:`N_{t-1} \ge 1`.
     d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and p_τ evaluation (module docstring).
+        Data model and :math:`p_τ` evaluation (module docstring).
 
     Returns
     -------
@@ -475,25 +475,25 @@ def mean_field(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic=
 
     The expected-value recursion of Lemma 8 with the random population
     replaced by its mean at every step (the paper's "mean-field
-    approximation"), N_t = N_{t-1} C(γ; N_{t-1}), clipped to
-    ``[floor, cap]``. p_τ is re-evaluated at every N_{t-1}, so C_t changes
+    approximation"), :math:`N_t = N_{t-1} C(γ; N_{t-1})`, clipped to
+    ``[floor, cap]``. :math:`p_τ` is re-evaluated at every :math:`N_{t-1}`, so :math:`C_t` changes
     with the population (Lemma 12: it rises while the population grows).
     With ``cap=None`` a population growing past the double range becomes
-    ``inf`` (p_τ(inf) = 0) and stays there; with ``floor=None`` a dying one
+    ``inf`` :math:`(p_τ(\infty) = 0)` and stays there; with ``floor=None`` a dying one
     reaches 0.
 
-    The expected error of a round is Lemma 3's (γ² Tr Σ⁻¹ + d) / N. Two
+    The expected error of a round is Lemma 3's :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d) / N`. Two
     indexings of the T releases exist:
 
     * ``rounds="algorithm"`` (default; Algorithm 1 and
-      :func:`perfpriv.gaussian.simulate`): round t uses the N_{t-1} users
-      present at its start, so the first release uses the N_0 initial users.
+      :func:`perfpriv.gaussian.simulate`): round t uses the :math:`N_{t-1}` users
+      present at its start, so the first release uses the :math:`N_0` initial users.
     * ``rounds="paper"`` (the proof of Lemma 9): the release of round t uses
-      N_t = N_0 C_1 ... C_t records, one round of growth ahead.
+      :math:`N_t = N_0 C_1 \dots C_t` records, one round of growth ahead.
 
-    The path's ``cumulative_error`` is the E_total that Lemma 9 bounds (with
+    The path's ``cumulative_error`` is the :math:`E_{\mathrm{total}}` that Lemma 9 bounds (with
     ``rounds="paper"``, ``cap=None``), computed along the mean-field
-    trajectory instead of with C_1 frozen.
+    trajectory instead of with :math:`C_1` frozen.
 
     This front end builds the model's objects -- a
     :class:`perfpriv.gaussian.GaussianMean` at the levels ``gamma`` and a
@@ -509,7 +509,7 @@ def mean_field(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic=
     T : int
         Number of rounds (T >= 1).
     n0 : int
-        N_0 >= 2, initial population.
+        :math:`N_0 \ge 2`, initial population.
     d, R, mu, Sigma, statistic
         Data model.
     cap, floor : float or None
@@ -517,19 +517,19 @@ def mean_field(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic=
     rounds : {"algorithm", "paper"}
         Which populations the T releases use (see above).
     method, samples, seed
-        p_τ evaluation (module docstring).
+        :math:`p_τ` evaluation (module docstring).
 
     Returns
     -------
     perfpriv.engine.MeanFieldPath
-        ``population`` (shape ``cells + levels + (T + 1,)``: N_0, ..., N_T),
+        ``population`` (shape ``cells + levels + (T + 1,)``: :math:`N_0`, ..., :math:`N_T`),
         ``sq_error`` and ``leak_probability`` (shape ``cells + levels + (T,)``)
         and ``cumulative_error`` (shape ``cells + levels``).
 
     References
     ----------
     Paper, Lemma 8, eq. (12)-(13); §4.5 (mean field); Lemma 3 (eq. 7);
-    Lemma 9 (definition of E_total); Lemma 12.
+    Lemma 9 (definition of :math:`E_{\mathrm{total}}`); Lemma 12.
 
     Examples
     --------
@@ -554,7 +554,7 @@ def mean_field(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic=
 # --------------------------------------------------------------------------
 def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
                            method="auto", samples=None, seed=None):
-    r"""Lemma 9's closed-form cumulative error Ê_total(γ) (eq. 16 / 23).
+    r"""Lemma 9's closed-form cumulative error :math:`Ê_{\mathrm{total}}(γ)` (eq. 16 / 23).
 
     .. math::
 
@@ -562,14 +562,14 @@ def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None
        \frac{\gamma^2\mathrm{Tr}\,\Sigma^{-1}+d}{N_0 C_1^t}
        = \frac{\gamma^2\mathrm{Tr}\,\Sigma^{-1}+d}{N_0 (C_1-1)}\big(1 - C_1^{-T}\big),
 
-    with C_1 = C(γ; N_0). Computed as −expm1(−T log1p(C_1 − 1)) / (C_1 − 1),
-    which is accurate near C_1 = 1 (limit T (γ² Tr Σ⁻¹ + d) / N_0) and equals
-    +inf when C_1 = 0.
+    with :math:`C_1 = C(γ; N_0)`. Computed as :math:`-\operatorname{expm1}(-T \operatorname{log1p}(C_1 - 1)) / (C_1 - 1)`,
+    which is accurate near :math:`C_1 = 1` (limit :math:`T (γ^{2} \mathrm{Tr} Σ^{-1} + d) / N_0`) and equals
+    +inf when :math:`C_1 = 0`.
 
-    The paper proves Ê_total >= E_total only for C_t > 1 (growth regime,
-    no cap, mean field). For C_1 <= 1 the same expression is still the
+    The paper proves :math:`Ê_{\mathrm{total}} \ge E_{\mathrm{total}}` only for :math:`C_t > 1` (growth regime,
+    no cap, mean field). For :math:`C_1 \le 1` the same expression is still the
     finite sum above -- the cumulative error of a population shrinking by
-    the fixed factor C_1 -- but it bounds nothing the paper proves.
+    the fixed factor :math:`C_1` -- but it bounds nothing the paper proves.
 
     Parameters
     ----------
@@ -578,14 +578,14 @@ def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None
     T : int
         T >= 1, horizon.
     n0 : int
-        N_0 >= 2, initial population (C_1 is evaluated at N_0).
+        :math:`N_0 \ge 2`, initial population (:math:`C_1` is evaluated at :math:`N_0`).
     d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and p_τ evaluation.
+        Data model and :math:`p_τ` evaluation.
 
     Returns
     -------
     float or numpy.ndarray
-        Ê_total, broadcast over ``gamma``, ``q``, ``r``.
+        :math:`Ê_{\mathrm{total}}`, broadcast over ``gamma``, ``q``, ``r``.
 
     References
     ----------
@@ -606,9 +606,9 @@ def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None
 
 
 def _inverse_geometric_sum(excess, T):
-    """sum_{t=1}^T C^{-t} with C = 1 + excess, stably.
+    r""":math:`\sum_{t=1}^T C^{-t}` with C = 1 + excess, stably.
 
-    Equals (1 - C^{-T}) / (C - 1) = -expm1(-T log1p(C - 1)) / (C - 1), with
+    Equals :math:`(1 - C^{-T}) / (C - 1) = -\operatorname{expm1}(-T \operatorname{log1p}(C - 1)) / (C - 1)`, with
     the limit T at C = 1 and +inf when C <= 0.
     """
     excess = np.asarray(excess, float)
@@ -630,7 +630,7 @@ def _inverse_geometric_sum(excess, T):
 
 
 def _bound_from_p(mech, gamma, q, r, p, T, n0):
-    """Ê_total from the leak probability p = p_τ(γ; N_0) (eq. 16)."""
+    r""":math:`Ê_{\mathrm{total}}` from the leak probability :math:`p = p_τ(γ; N_0)` (eq. 16)."""
     excess = np.asarray(Memoryless(q=q, r=r).growth_factor(np.asarray(p, float)), float) - 1.0
     return _out(np.asarray(mech.expected_error(n0, gamma), float) * _inverse_geometric_sum(excess, T))
 
@@ -647,14 +647,14 @@ class InfiniteHorizonGamma:
     gamma : float
         γ∞ minimizing the limit L(γ) (``nan`` when no γ has a finite limit).
     limit : float
-        L(γ∞) = lim_t (1 + r)^t E_t(γ∞), the rescaled per-round error.
+        L(γ∞) = lim_t :math:`(1 + r)^t` E_t(γ∞), the rescaled per-round error.
     finite : bool
         Whether L is finite at some γ.
     gammas, limits : numpy.ndarray
         The grid the optimum was bracketed on and L on it (``inf`` where the
         population does not reach the growth regime).
     growth_limit : numpy.ndarray
-        P(γ) = Π_k C_k(γ)/(1 + r) on the grid (0 where it vanishes).
+        :math:`P(γ) = Π_k C_k(γ)/(1 + r)` on the grid (0 where it vanishes).
     reason : str
         Why the limit is infinite, when it is.
     """
@@ -676,9 +676,9 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
                            bracket=(1e-2, 1e3), rounds_max=2000, grid=41):
     r"""The noise scale minimizing the long-run limit of the uncapped per-round error.
 
-    Without a cap the mean-field population grows like (1 + r)^t once it is
-    large (p_τ vanishes, so every C_t tends to 1 + r), and the per-round
-    error E_t(γ) = (γ² Tr Σ⁻¹ + d)/N_{t-1} decays like (1 + r)^{-t}. The
+    Without a cap the mean-field population grows like :math:`(1 + r)^t` once it is
+    large (:math:`p_τ` vanishes, so every :math:`C_t` tends to 1 + r), and the per-round
+    error :math:`E_t(γ) = (γ^{2} \mathrm{Tr} Σ^{-1} + d)/N_{t-1}` decays like :math:`(1 + r)^{-t}`. The
     rescaled error tends to a limit,
 
     .. math::
@@ -693,14 +693,14 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
        P(\gamma) = \prod_{k\ge 1} \frac{C_k(\gamma)}{1+r},
 
     finite and positive whenever the population reaches the growth regime
-    (the product converges because p_τ falls faster than geometrically in
+    (the product converges because :math:`p_τ` falls faster than geometrically in
     N). So two noise levels keep a constant error ratio L(γ₁)/L(γ₂) forever:
     the larger one does *not* eventually win, and infinite noise is not
     optimal even over an infinite horizon (L → ∞ as γ → ∞). This corrects
     the paper's Remark 2.
 
     The limit is infinite (``finite=False``) when the population never
-    grows like (1 + r)^t: r = 0 < q (nobody joins, the population shrinks),
+    grows like :math:`(1 + r)^t: r = 0 < q` (nobody joins, the population shrinks),
     or -- under the exact statistic -- when the leak probability's floor at
     small populations (:func:`perfpriv.leakage.exact_leak_floor`) keeps C <= 1
     for every γ. With q = 0 nobody leaves: P = C-products of 1 + r(1 − p),
@@ -712,7 +712,7 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
     q, r, tau
         Behaviour and threshold (keyword-only).
     n0 : float
-        N_0 >= 2.
+        :math:`N_0 \ge 2`.
     d, R, mu, Sigma, statistic
         Data model.
     bracket : (float, float)
@@ -785,7 +785,7 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
 
 
 def _log_growth_product(mech, gammas, q, r, n0, rounds_max):
-    """log Π_k C_k(γ)/(1 + r) along the uncapped mean field (−inf if the population does not grow)."""
+    r""":math:`\log Π_k C_k(γ)/(1 + r)` along the uncapped mean field (−inf if the population does not grow)."""
     beh = Memoryless(q=q, r=r)
     n = np.full(gammas.shape, float(n0))
     total = np.zeros(gammas.shape)
@@ -818,7 +818,7 @@ def _log_growth_product(mech, gammas, q, r, n0, rounds_max):
 # Theorem 4
 # --------------------------------------------------------------------------
 def _pac_constants(gamma, delta, model):
-    """(B(R), V_{delta/2} + gamma sqrt(lambda_max(Sigma^-1) K_{delta/2})) of Theorem 4."""
+    r""":math:`(B(R), V_{\delta/2} + \gamma \sqrt{\lambda_{\max}(\Sigma^{-1}) K_{\delta/2}})` of Theorem 4."""
     Sigma, mu, d, R = model.Sigma, model.mu, model.d, model.R
     eig = np.linalg.eigvalsh(Sigma)
     lam_max_sigma, lam_max_inv = float(eig.max()), float(1.0 / eig.min())
@@ -841,15 +841,15 @@ def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
     r"""Theorem 4's high-probability radius for the Mahalanobis error at n records.
 
     With probability at least 1 - delta a release from ``n`` records
-    satisfies ||o - mu||_{Sigma^-1} <= B(R) + (V_{delta/2} +
-    gamma sqrt(lambda_max(Sigma^-1) K_{delta/2})) / sqrt(n), where
+    satisfies :math:`\|o - \mu\|_{\Sigma^{-1}} \le B(R)` + (:math:`V_{\delta/2}` +
+    :math:`\gamma \sqrt{\lambda_{\max}(\Sigma^{-1}) K_{\delta/2}}`) / sqrt(n), where
 
-    * M = sqrt(||mu||^2 + Tr Sigma),
-    * B(R) = sqrt(lambda_max(Sigma^-1)) M exp(-(R - M)^2 / (4 lambda_max(Sigma)))
+    * :math:`M = \sqrt{\|\mu\|^2 + \mathrm{Tr} \Sigma}`,
+    * :math:`B(R) = \sqrt{\lambda_{\max}(\Sigma^{-1})} M \exp(-(R - M)^2 / (4 \lambda_{\max}(\Sigma)))`
       (clipping bias; the proof needs R > M -- for R <= M this function uses
-      the trivial sqrt(lambda_max(Sigma^-1)) M),
-    * V_{delta/2} = 2R sqrt(2 lambda_max(Sigma^-1) ln(4/delta)) (Pinelis),
-    * K_{delta/2} = d + 2 sqrt(d ln(2/delta)) + 2 ln(2/delta) (Laurent-Massart).
+      the trivial :math:`\sqrt{\lambda_{\max}(\Sigma^{-1})} M`),
+    * :math:`V_{\delta/2} = 2R \sqrt{2 \lambda_{\max}(\Sigma^{-1}) \ln(4/\delta)}` (Pinelis),
+    * :math:`K_{\delta/2} = d + 2 \sqrt{d \ln(2/\delta)} + 2 \ln(2/\delta)` (Laurent-Massart).
 
     Parameters
     ----------
@@ -888,7 +888,7 @@ def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
 
 def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delta, statistic="paper",
                method="auto", samples=None, seed=None):
-    r"""Theorem 4: rounds after which ||o_t - mu||_{Sigma^-1} <= epsilon w.p. >= 1 - delta.
+    r"""Theorem 4: rounds after which :math:`\|o_t - \mu\|_{\Sigma^{-1}} \le \varepsilon` w.p. >= 1 - delta.
 
     .. math::
 
@@ -896,7 +896,7 @@ def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delt
        \ln\frac{\big(V_{\delta/2} + \gamma\sqrt{\lambda_{\max}(\Sigma^{-1})K_{\delta/2}}\big)^2}
                {N_0\,(\epsilon - B(R))^2}
 
-    under the mean-field assumption N_t >= N_0 C_1^t (constants as in
+    under the mean-field assumption :math:`N_t \ge N_0 C_1^t` (constants as in
     :func:`pac_radius`). Returns the smallest integer t >= 0 satisfying it.
 
     Parameters
@@ -904,9 +904,9 @@ def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delt
     gamma, tau, q, r
         Scalars, as in :func:`growth_factor`.
     n0 : int
-        N_0 >= 2; C_1 is evaluated at N_0.
+        :math:`N_0 \ge 2; C_1` is evaluated at :math:`N_0`.
     d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and p_tau evaluation.
+        Data model and :math:`p_{\tau}` evaluation.
     epsilon : float
         Target radius; must exceed the clipping bias B(R).
     delta : float
@@ -921,7 +921,7 @@ def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delt
     ------
     ValueError
         If epsilon <= B(R) (no number of rounds removes the clipping bias)
-        or C_1(gamma) <= 1 (the population does not grow; Theorem 4 needs
+        or :math:`C_1(\gamma) \le 1` (the population does not grow; Theorem 4 needs
         gamma above the survival threshold).
 
     References

@@ -35,7 +35,7 @@ only, so it refuses stateful mechanisms.
 
 :func:`mean_field` runs the deterministic recursion that replaces the random
 population by its expectation (the paper's "mean-field approximation"):
-:math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (ℓ_t the round's
+:math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (:math:`ℓ_t` the round's
 privacy level), with the mechanism's expected error of each round, and --
 for privacy schedules -- the exact gradient of the cumulative error with
 respect to every round's level (one backward pass, an adjoint).
@@ -54,7 +54,7 @@ Result shapes
 :func:`simulate` and ``cells + levels + (T + 1,)`` for :func:`mean_field`,
 where ``cells`` is the shape of the behaviour's parameters (empty for
 scalars) and ``levels`` is ``(L,)`` for a grid and empty for one level (or
-one schedule). Round t = 1..T uses the N_{t-1} users present at its start
+one schedule). Round t = 1..T uses the :math:`N_{t-1}` users present at its start
 (Algorithm 1's indexing): ``sq_error[..., t-1]`` belongs to the release made
 from ``population[..., t-1]`` users.
 
@@ -547,9 +547,9 @@ class SimulationRun:
     Attributes
     ----------
     population : numpy.ndarray of int, shape ``cells + levels + (trials, T + 1)``
-        N_0 = n0, then the population after each round.
+        :math:`N_0 = n0`, then the population after each round.
     sq_error : numpy.ndarray, shape ``cells + levels + (trials, T)``
-        Squared error of the release of round t (made from N_{t-1} users).
+        Squared error of the release of round t (made from :math:`N_{t-1}` users).
         Rounds of a stopped trial carry the score of ``policy.collapse``.
     leaked : numpy.ndarray of int, same shape as ``sq_error``
         Number of leaked records of each release (0 after a stop).
@@ -618,7 +618,7 @@ class SimulationRun:
 
     @property
     def mean_population(self) -> np.ndarray:
-        """Mean over trials of N_t, shape ``cells + levels + (T + 1,)``."""
+        """Mean over trials of :math:`N_t`, shape ``cells + levels + (T + 1,)``."""
         return self.population.mean(axis=-2)
 
     @property
@@ -676,12 +676,12 @@ class MeanFieldPath:
     Attributes
     ----------
     population : numpy.ndarray, shape ``cells + levels + (T + 1,)``
-        N_0, ..., N_T (real numbers).
+        :math:`N_0`, ..., :math:`N_T` (real numbers).
     sq_error : numpy.ndarray, shape ``cells + levels + (T,)``
         Expected error of each round's release (``rounds`` says which
         population it uses).
     leak_probability : numpy.ndarray, shape ``cells + levels + (T,)``
-        p of each round (at N_{t-1}).
+        p of each round (at :math:`N_{t-1}`).
     cumulative_error : float or numpy.ndarray
         Sum of ``sq_error`` over the rounds.
     gradient : numpy.ndarray or None
@@ -707,7 +707,7 @@ class MeanFieldPath:
 
     @property
     def growth_factor(self) -> np.ndarray:
-        """Realized mean-field growth N_t / N_{t-1} of each round (after the cap and floor)."""
+        """Realized mean-field growth :math:`N_t / N_{t-1}` of each round (after the cap and floor)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.population[..., 1:] / self.population[..., :-1]
 
@@ -758,10 +758,10 @@ def _keys_for_cells(seed, cells: tuple, behaviour) -> _random.Key:
 # --------------------------------------------------------------- simulate
 def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, stop=UNSET,
              collapse=UNSET, penalty=UNSET, conventions="paper", seed=None, record="all", common_numbers=True):
-    """Simulate the performative loop: every (cell, level, trial) of one call, round by round.
+    r"""Simulate the performative loop: every (cell, level, trial) of one call, round by round.
 
     Each round t = 1..T: the mechanism makes one release per (cell, level,
-    trial) from the N_{t-1} current users and reports its squared error and
+    trial) from the :math:`N_{t-1}` current users and reports its squared error and
     how many records leaked (:meth:`Mechanism.draw_round`); the behaviour
     draws departures and recruits (:meth:`perfpriv.behaviour.Behaviour.step`);
     the population policy applies the cap and floor and stops trials whose
@@ -777,7 +777,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     T : int
         Number of rounds, T >= 1.
     n0 : int
-        Initial population N_0 >= 1.
+        Initial population :math:`N_0 \ge 1`.
     trials : int
         Independent repetitions per (cell, level).
     cap, floor, stop, collapse, penalty
@@ -1121,16 +1121,16 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
                leak_probability=None, gradient=False):
     """The mean-field recursion of the loop: expected population, error and leak probability.
 
-    N_0 = n0 and, for t = 1..T, with :math:`p_t = p(N_{t-1}, \\ell_t)` (ℓ_t the round's
+    :math:`N_0 = n0` and, for t = 1..T, with :math:`p_t = p(N_{t-1}, \\ell_t)` (:math:`ℓ_t` the round's
     privacy level) the
-    mechanism's leak probability of a user in a round of N_{t-1} users,
+    mechanism's leak probability of a user in a round of :math:`N_{t-1}` users,
 
-        N_t = bound(behaviour's expected next state given p_t),
+        :math:`N_t` = bound(behaviour's expected next state given :math:`p_t`),
 
     clipped to ``[floor, cap]``; the round's expected error is the
-    mechanism's :meth:`Mechanism.expected_error` at N_{t-1}
+    mechanism's :meth:`Mechanism.expected_error` at :math:`N_{t-1}`
     (``rounds="algorithm"``: Algorithm 1's indexing, as in :func:`simulate`)
-    or at N_t (``rounds="paper"``: the indexing of the paper's Lemma 9 proof).
+    or at :math:`N_t` (``rounds="paper"``: the indexing of the paper's Lemma 9 proof).
 
     Parameters
     ----------
@@ -1140,7 +1140,7 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
     T : int
         Horizon, T >= 1.
     n0 : float
-        N_0 >= 1.
+        :math:`N_0 \\ge 1`.
     cap, floor : float or None
         Population clip; ``None``: none (an uncapped population may grow to
         ``inf``, a dying one reach 0 -- then its error is ``inf``).
@@ -1243,14 +1243,14 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
 
 
 def _adjoint(mech, behaviour, N, P, grads, level_b, rounds):
-    """d(sum of errors)/d log level_t by one backward pass through the recursion.
+    r"""d(sum of errors)/d log level_t by one backward pass through the recursion.
 
-    Forward: N_t = bound(M_t), M_t = N_{t-1} g(p(N_{t-1}, ℓ_t)) with the
-    behaviour's one-type step; the error of round t is e(N_s, ℓ_t) with
-    s = t-1 (``"algorithm"``) or t (``"paper"``). With λ_t = dJ/dN_t
-    (λ_T from the last error only), the chain rule gives
-    dJ/du_t = ∂e_t/∂u_t + λ_t ∂N_t/∂u_t and
-    λ_{t-1} = ∂e/∂N_{t-1} + λ_t ∂N_t/∂N_{t-1}, where u_t = log ℓ_t and
+    Forward: :math:`N_t` = bound(M_t), :math:`M_t = N_{t-1} g(p(N_{t-1}, ℓ_t))` with the
+    behaviour's one-type step; the error of round t is :math:`e(N_s, ℓ_t)` with
+    s = t-1 (``"algorithm"``) or t (``"paper"``). With :math:`λ_t` = dJ/dN_t
+    (:math:`λ_T` from the last error only), the chain rule gives
+    dJ/du_t = ∂e_t/∂u_t + :math:`λ_t` ∂N_t/∂u_t and
+    :math:`λ_{t-1}` = ∂e/∂N_{t-1} + :math:`λ_t` ∂N_t/∂N_{t-1}, where :math:`u_t = \log ℓ_t` and
     ∂N_t/∂(·) vanishes where the cap or floor binds.
     """
     T = P.shape[-1]

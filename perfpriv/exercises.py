@@ -249,7 +249,7 @@ def _experiments():
 
 
 def _lemma9_by_hand(terms: int) -> float:
-    """The first ``terms`` terms of Lemma 9's sum at C_1 = 1.2 (d = 12, Sigma = I, gamma = 1, N0 = 200)."""
+    """The first ``terms`` terms of Lemma 9's sum at :math:`C_1` = 1.2 (d = 12, Sigma = I, gamma = 1, N0 = 200)."""
     error = float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))
     return float(error * np.sum(1.2 ** -np.arange(1, terms + 1)))
 

@@ -12,7 +12,7 @@ figures are in :mod:`perfpriv.plots`, the explorer in :mod:`perfpriv.widgets`.
   (q, r), with its own parameter (memory k, spread of sensitivities,
   tolerance, contagion strength κ) and its neutral setting (the paper's users);
 * :func:`critical_epsilon`, :func:`critical_gamma` -- survival thresholds
-  (ε_c, γ_c) under a behaviour, from its long-run growth factor;
+  :math:`(ε_c, γ_c)` under a behaviour, from its long-run growth factor;
 * :func:`threshold_table` -- those thresholds next to the paper's over (q, r);
 * :func:`trajectories` -- population paths under a behaviour and under the
   paper's users, theory next to simulation;
@@ -20,7 +20,7 @@ figures are in :mod:`perfpriv.plots`, the explorer in :mod:`perfpriv.widgets`.
   (Gaussian mechanism) over a (q, r) grid, theory and simulation, and where
   a finite level beats no privacy (:class:`FeedbackMap`);
 * :func:`summary` -- the chapter's answer across behaviours (:class:`Summary`);
-* :func:`threshold_curve` -- ε_c as a behaviour's parameter varies;
+* :func:`threshold_curve` -- :math:`ε_c` as a behaviour's parameter varies;
 * :func:`compare_gaussian` -- the explorer's experiment: one behaviour
   against the paper's users in the Gaussian model, live.
 """
@@ -72,7 +72,7 @@ _PARAMETERS = {
     "contagion": ("kappa", 0.0, "q_t = min(1, q + κ δ_{t−1})"),
 }
 
-#: The Gaussian model's stand-in for "no privacy": γ = 10⁻³ (as in chapters 06 and 07).
+#: The Gaussian model's stand-in for "no privacy": :math:`γ = 10^{-3}` (as in chapters 06 and 07).
 NO_PRIVACY_GAMMA = 1e-3
 
 
@@ -230,11 +230,11 @@ def _bisect_level(survives, lo, hi, shape, *, increasing, iterations=80):
 
 
 def critical_epsilon(users, *, q, r):
-    """ε_c under a behaviour: randomized response keeps the population from shrinking for ε <= ε_c.
+    r""":math:`ε_c` under a behaviour: randomized response keeps the population from shrinking for :math:`ε \le ε_c`.
 
     The long-run growth factor at leak probability p = 1/2 + β(ε) is at
-    least 1 exactly up to ε_c (:meth:`perfpriv.behaviour.Behaviour.critical_leak_probability`):
-    ε_c = 2 artanh(2 β_c) with β_c = max(0, p_c − 1/2). For budget-aware
+    least 1 exactly up to :math:`ε_c` (:meth:`perfpriv.behaviour.Behaviour.critical_leak_probability`):
+    :math:`ε_c = 2` artanh(2 :math:`β_c`) with :math:`β_c = \max(0, p_c - 1/2)`. For budget-aware
     users the threshold also depends on the cost ε of a round (their
     lifetime ⌊b/ε⌋ + 1 shrinks as ε grows) and is found by bisection on
     the reproduction number. ``inf``: survival at every ε, including no
@@ -275,14 +275,14 @@ def critical_epsilon(users, *, q, r):
 
 
 def critical_gamma(users, *, q, r, tau, n, d, R, statistic="paper", bracket=(1e-4, 1e4)):
-    """γ_c under a behaviour at population n: the long-run growth factor is at least 1 for γ >= γ_c.
+    r""":math:`γ_c` under a behaviour at population n: the long-run growth factor is at least 1 for :math:`γ \ge γ_c`.
 
-    For users who react to leaks only, γ_c solves p_τ(n, γ) = p_c, the
+    For users who react to leaks only, :math:`γ_c` solves :math:`p_τ(n, γ) = p_c`, the
     behaviour's critical leak probability (the paper's C(γ) = 1 with
-    r/(q + r) replaced by p_c; :func:`perfpriv.dynamics.exact_critical_gamma`).
-    Budget-aware users also pay ρ = 2R²/γ² per round, so more noise both
-    lowers the leaks and lengthens their stay; γ_c is found by bisection on
-    the reproduction number. p_τ at n is held fixed (the threshold of the
+    r/(q + r) replaced by :math:`p_c`; :func:`perfpriv.dynamics.exact_critical_gamma`).
+    Budget-aware users also pay :math:`ρ = 2R^{2}/γ^{2}` per round, so more noise both
+    lowers the leaks and lengthens their stay; :math:`γ_c` is found by bisection on
+    the reproduction number. :math:`p_τ` at n is held fixed (the threshold of the
     round at that population, as in the paper's Theorem 2).
 
     Parameters
@@ -335,9 +335,9 @@ class ThresholdTable:
     q, r : numpy.ndarray
         The cells (one shape).
     epsilon, epsilon_paper : numpy.ndarray
-        ε_c under the behaviour and under the paper's users (Theorem 1).
+        :math:`ε_c` under the behaviour and under the paper's users (Theorem 1).
     gamma, gamma_paper : numpy.ndarray
-        γ_c at population ``settings["n"]`` under both (NaN when not computed).
+        :math:`γ_c` at population ``settings["n"]`` under both (NaN when not computed).
     settings : dict
     """
 
@@ -355,7 +355,7 @@ class ThresholdTable:
 
 
 def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12, R=10.0, statistic="paper"):
-    """ε_c and γ_c of a behaviour next to the paper's, for (q, r) cells.
+    """:math:`ε_c` and :math:`γ_c` of a behaviour next to the paper's, for (q, r) cells.
 
     Parameters
     ----------
@@ -365,9 +365,9 @@ def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12,
         Cells (broadcast to one shape).
     gaussian_users : Family, optional
         The behaviour for the Gaussian mechanism when it differs (a budget
-        family's tolerance is in ρ there); default ``users``. ``False``: skip γ_c.
+        family's tolerance is in ρ there); default ``users``. ``False``: skip :math:`γ_c`.
     tau, n, d, R, statistic
-        The Gaussian model and population of γ_c.
+        The Gaussian model and population of :math:`γ_c`.
 
     Returns
     -------
@@ -399,7 +399,7 @@ class Trajectories:
     levels : numpy.ndarray
         The privacy levels (ε or γ), shape (L,).
     mean_field, mean_field_paper : numpy.ndarray, shape (L, T + 1)
-        Mean-field population N_t.
+        Mean-field population :math:`N_t`.
     simulated, simulated_paper : numpy.ndarray, shape (L, T + 1)
         Mean simulated population.
     se, se_paper : numpy.ndarray, shape (L, T + 1)
@@ -407,7 +407,7 @@ class Trajectories:
     leaks, leaks_paper : numpy.ndarray, shape (L, T)
         Mean simulated number of leaked users per round.
     leak_probability, leak_probability_paper : numpy.ndarray, shape (L, T)
-        The mean field's p_t.
+        The mean field's :math:`p_t`.
     mechanism : str
         ``"bernoulli"`` or ``"gaussian"``.
     settings : dict
@@ -441,9 +441,9 @@ class Trajectories:
         """Departures per leaked user in each round, (mean field, simulation), each of shape (L, T).
 
         Every behaviour's realized growth is the paper's with q replaced by
-        this q_t: N_t = N_{t−1} + ρ-recruits − q_t K_t. For the paper's users
-        q_t = q; it drifts to q s_{k−1} (memory), to the mean sensitivity
-        Σ s_j q_j (heterogeneous users), to q* (contagion); budget-aware
+        this :math:`q_t: N_t = N_{t-1}` + ρ-recruits − :math:`q_t K_t`. For the paper's users
+        :math:`q_t = q`; it drifts to :math:`q s_{k-1}` (memory), to the mean sensitivity
+        :math:`Σ s_j q_j` (heterogeneous users), to q* (contagion); budget-aware
         users add their budget departures. Exact without cap and floor (the
         default of :func:`trajectories`).
         """
@@ -679,7 +679,7 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     """ε* under a behaviour over a (q, r) grid: theory, simulation, and where a finite ε beats no privacy.
 
     The objective is the paper's Fig. 2 one: the error of the last round's
-    estimate, μ_T ~ Uniform(0.5, 1) (:func:`perfpriv.optimize.optimal_epsilon`
+    estimate, :math:`μ_T` ~ Uniform(0.5, 1) (:func:`perfpriv.optimize.optimal_epsilon`
     and :func:`perfpriv.optimize.mean_field_optimal_epsilon` with
     ``behaviour=users``). ``inf`` (no privacy) is added to the grid if absent.
 
@@ -693,7 +693,7 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     T, n0, trials : int
         Horizon, initial population, runs per (cell, ε) (paper: 200, 400, 10).
     mu : float or (float, float)
-        Law of μ_t.
+        Law of :math:`μ_t`.
     cap : int
         Population cap (floor 1).
     z : float
@@ -781,7 +781,7 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
 # ------------------------------------------------------------------ the chapter's answer
 @dataclass(frozen=True, eq=False)
 class Summary:
-    """Does a finite privacy level still beat no privacy, and where? One row per behaviour.
+    r"""Does a finite privacy level still beat no privacy, and where? One row per behaviour.
 
     Every count is over the cells of one (q, r) grid (the same for every map).
 
@@ -799,9 +799,9 @@ class Summary:
         Cells where simulation contradicts the mean field beyond ``z`` standard errors.
     survival : numpy.ndarray of int
         Cells where privacy decides survival: some ε keeps the population
-        from shrinking but no privacy does not (0 < ε_c < inf, :func:`critical_epsilon`).
+        from shrinking but no privacy does not (:math:`0 < ε_c < \infty`, :func:`critical_epsilon`).
     survival_match : numpy.ndarray
-        Share of cells where "privacy pays" (mean field) coincides with "0 < ε_c < inf".
+        Share of cells where "privacy pays" (mean field) coincides with "0 < :math:`ε_c` < inf".
     epsilon_ratio : numpy.ndarray
         Median over cells (where both are finite) of the mean field's ε* over
         the paper's users' ε* (same rule); NaN without a reference row or
@@ -928,7 +928,7 @@ def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
 
 
 def threshold_curve(name, values, *, q, r, rule="leak"):
-    """ε_c of the family ``name`` as its parameter runs over ``values`` (paper's ε_c at the neutral value).
+    """:math:`ε_c` of the family ``name`` as its parameter runs over ``values`` (paper's :math:`ε_c` at the neutral value).
 
     Parameters
     ----------
@@ -943,7 +943,7 @@ def threshold_curve(name, values, *, q, r, rule="leak"):
     Returns
     -------
     numpy.ndarray
-        ε_c for each value.
+        :math:`ε_c` for each value.
 
     Examples
     --------

@@ -1,12 +1,12 @@
-"""The Gaussian mechanism for private mean estimation, and Algorithm 1 on the engine.
+r"""The Gaussian mechanism for private mean estimation, and Algorithm 1 on the engine.
 
 Paper §4.1-4.2 and Algorithm 1. A population of ``N`` users holds records
-``z_i ~ N(mu, Sigma)`` in ``R^d``; the platform clips every record to the
+:math:`z_i \sim \mathcal{N}(\mu, \Sigma)` in :math:`R^d`; the platform clips every record to the
 ℓ2 ball of radius ``R`` and releases the noisy mean (eq. 6)
 
-    o = (1/N) sum_i clip(z_i, R) + eta,     eta ~ N(0, gamma^2 / N I_d),
+    :math:`o = (1/N) \sum_i \mathrm{clip}(z_i, R) + \eta, \eta \sim \mathcal{N}(0, \gamma^2 / N I_d)`,
 
-which is the same as every user adding ``N(0, gamma^2 I_d)`` to their clipped
+which is the same as every user adding :math:`\mathcal{N}(0, \gamma^2 I_d)` to their clipped
 record. Each user then runs the membership test of §4.2 on the release
 (:func:`perfpriv.leakage.log_likelihood_ratio`): a record whose
 log-likelihood ratio exceeds ``tau`` has leaked.
@@ -71,24 +71,24 @@ __all__ = [
 ]
 
 #: The membership statistics of the leakage test: ``"paper"`` (Lemma 6: both hypotheses
-#: with noise variance γ²/n) and ``"exact"`` (the remove-one likelihood ratio, as in the
+#: with noise variance :math:`γ^{2}/n`) and ``"exact"`` (the remove-one likelihood ratio, as in the
 #: authors' published simulations); see :mod:`perfpriv.leakage`.
 STATISTICS = leakage.STATISTICS
 #: How a round is drawn: ``"projected"`` (about one normal per record, :mod:`perfpriv.projected`),
 #: ``"records"`` (every record's d coordinates), ``"auto"`` (projected where it is exact).
 DRAWS = ("auto", "records", "projected")
 
-#: Noise scales the simulators accept: γ², γ⁻² and the squared noise must stay
+#: Noise scales the simulators accept: :math:`γ^{2}, γ^{-2}` and the squared noise must stay
 #: finite in double precision (beyond, Λ and the error are inf − inf).
 GAMMA_RANGE = (1e-100, 1e100)
 
 
 def gamma_from_rho(rho, R):
-    """Noise scale γ giving ρ-zCDP per user: γ² = 2R²/ρ (§4.1).
+    r"""Noise scale γ giving ρ-zCDP per user: :math:`γ^{2} = 2R^{2}/ρ` (§4.1).
 
     Replacing one clipped record moves the sum by at most 2R (ℓ2
-    sensitivity 2R); the Gaussian mechanism with noise ``N(0, γ² I)`` on that
-    sum is ρ-zCDP with ρ = (2R)²/(2γ²) = 2R²/γ².
+    sensitivity 2R); the Gaussian mechanism with noise :math:`\mathcal{N}(0, γ^{2} I)` on that
+    sum is ρ-zCDP with :math:`ρ = (2R)^{2}/(2γ^{2}) = 2R^{2}/γ^{2}`.
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ def gamma_from_rho(rho, R):
 
 
 def rho_from_gamma(gamma, R):
-    """zCDP budget ρ = 2R²/γ² of the noise scale γ (inverse of :func:`gamma_from_rho`).
+    """zCDP budget :math:`ρ = 2R^{2}/γ^{2}` of the noise scale γ (inverse of :func:`gamma_from_rho`).
 
     Parameters
     ----------
@@ -131,7 +131,7 @@ def rho_from_gamma(gamma, R):
     Returns
     -------
     float or numpy.ndarray
-        ρ = 2R²/γ².
+        :math:`ρ = 2R^{2}/γ^{2}`.
 
     Examples
     --------
@@ -146,14 +146,14 @@ def rho_from_gamma(gamma, R):
 
 
 def release(Z, gamma, R, rng=None):
-    """Release the private mean of eq. 6: ``o = mean(clip(Z, R)) + eta``.
+    r"""Release the private mean of eq. 6: ``o = mean(clip(Z, R)) + eta``.
 
     Parameters
     ----------
     Z : array_like, shape (N, d)
         The dataset, one record per row, N >= 1.
     gamma : float
-        Per-user noise scale γ > 0; the released noise is ``N(0, γ²/N I_d)``.
+        Per-user noise scale γ > 0; the released noise is :math:`\mathcal{N}(0, γ^{2}/N I_d)`.
     R : float
         Clipping radius R > 0.
     rng : None, int, SeedSequence or numpy.random.Generator
@@ -162,9 +162,9 @@ def release(Z, gamma, R, rng=None):
     Returns
     -------
     o : numpy.ndarray, shape (d,)
-        The release o_t.
+        The release :math:`o_t`.
     eta : numpy.ndarray, shape (d,)
-        The realized noise η_t (what :func:`perfpriv.leakage.log_likelihood_ratio`
+        The realized noise :math:`η_t` (what :func:`perfpriv.leakage.log_likelihood_ratio`
         needs to evaluate Λ exactly).
 
     References
@@ -187,7 +187,7 @@ def release(Z, gamma, R, rng=None):
 
 
 def mahalanobis_error(gamma, n, Sigma=None, *, d=None):
-    """Expected squared Mahalanobis error (γ² Tr Σ⁻¹ + d)/n of a release (Lemma 3).
+    r"""Expected squared Mahalanobis error :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/n` of a release (Lemma 3).
 
     Clipping bias is neglected, as in the lemma (exact when no record is
     clipped).
@@ -207,7 +207,7 @@ def mahalanobis_error(gamma, n, Sigma=None, *, d=None):
     Returns
     -------
     float or numpy.ndarray
-        E[‖o − μ‖²_{Σ⁻¹} | N = n].
+        :math:`\mathbb{E}[\|o - μ\|^{2}_{Σ^{-1}} \mid N = n]`.
 
     References
     ----------
@@ -238,18 +238,18 @@ def mahalanobis_error(gamma, n, Sigma=None, *, d=None):
 
 
 def _lemma3(gamma, n, trace_inv, d):
-    """(γ² Tr Σ⁻¹ + d)/n: the one place of Lemma 3's formula (eq. 7)."""
+    r""":math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/n`: the one place of Lemma 3's formula (eq. 7)."""
     with np.errstate(over="ignore"):  # γ² beyond 1e308: the error is +inf
         return (np.asarray(gamma, float) ** 2 * trace_inv + d) / np.asarray(n, float)
 
 
 def squared_mahalanobis(o, mu=None, Sigma=None):
-    """Squared Mahalanobis distance ‖o − μ‖²_{Σ⁻¹} of realized releases.
+    r"""Squared Mahalanobis distance :math:`\|o - μ\|^{2}_{Σ^{-1}}` of realized releases.
 
     Parameters
     ----------
     o : array_like, shape (..., d)
-        Release(s) o_t, coordinates along the last axis.
+        Release(s) :math:`o_t`, coordinates along the last axis.
     mu : array_like, shape (d,), optional
         True mean μ (default 0).
     Sigma : array_like, shape (d, d), optional
@@ -285,19 +285,19 @@ def squared_mahalanobis(o, mu=None, Sigma=None):
 
 
 # ------------------------------------------------------- the engine's mechanism
-#: p_τ is 1 for a lone user (a one-record release *is* the record) and is interpolated
+#: :math:`p_τ` is 1 for a lone user (a one-record release *is* the record) and is interpolated
 #: linearly between n = 1 and n = 2, so that the mean field stays continuous in n.
 _MIN_N = 2.0
 
 
 class GaussianMean(engine.Mechanism):
-    """The Gaussian mechanism of eq. 6 with the membership test of §4.2, for :mod:`perfpriv.engine`.
+    r"""The Gaussian mechanism of eq. 6 with the membership test of §4.2, for :mod:`perfpriv.engine`.
 
     A round with N users draws a fresh dataset of N records
-    ``z ~ N(mu, Sigma)`` (Assumption 1), releases the clipped mean plus
-    ``N(0, γ²/N I_d)`` noise, and counts the records whose log-likelihood
+    :math:`z \sim \mathcal{N}(\mu, \Sigma)` (Assumption 1), releases the clipped mean plus
+    :math:`\mathcal{N}(0, γ^{2}/N I_d)` noise, and counts the records whose log-likelihood
     ratio Λ (eq. 8, :func:`perfpriv.leakage.log_likelihood_ratio`) exceeds
-    τ; its error is the squared Mahalanobis distance ‖o − μ‖²_{Σ⁻¹}.
+    τ; its error is the squared Mahalanobis distance :math:`\|o - μ\|^{2}_{Σ^{-1}}`.
 
     Parameters
     ----------
@@ -323,11 +323,11 @@ class GaussianMean(engine.Mechanism):
         draws about one normal per record; it needs an isotropic Σ and
         records that are clipped with probability at most
         ``projected.CLIP_NEGLIGIBLE`` (it neglects clipping), and is then
-        exact in law up to 2⁻⁶⁴ per record. ``"auto"`` uses it exactly then
+        exact in law up to :math:`2^{-64}` per record. ``"auto"`` uses it exactly then
         -- never when the clip probability cannot be computed.
     leak_method, leak_samples, leak_seed
-        How the mean field evaluates p_τ (``method``, ``samples``, ``seed`` of
-        :func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo p_τ
+        How the mean field evaluates :math:`p_τ` (``method``, ``samples``, ``seed`` of
+        :func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo :math:`p_τ`
         uses one fixed seed, so that it is a deterministic function of n and γ).
 
     Notes
@@ -494,13 +494,13 @@ class GaussianMean(engine.Mechanism):
         return err.reshape(shape), leaked.reshape(shape)
 
     def privacy_cost(self, level):
-        """ρ = 2R²/γ² per round: the zCDP cost of a release to each user (§4.1); zCDP composes additively."""
+        """:math:`ρ = 2R^{2}/γ^{2}` per round: the zCDP cost of a release to each user (§4.1); zCDP composes additively."""
         check_population("level", level)
         return np.asarray(rho_from_gamma(np.asarray(level, float), self.R), float)
 
     # ---------------------------------------------------------- mean field
     def leak_probability(self, n, level):
-        """p_τ(n, γ) of Lemma 8 (eq. 11), for real n >= 1 (mean-field populations).
+        """:math:`p_τ(n, γ)` of Lemma 8 (eq. 11), for real n >= 1 (mean-field populations).
 
         From :func:`perfpriv.leakage.marginal_leak_probability` for n >= 2; 1
         at n = 1 (the n → 1 limit of Lemma 7: a one-record release is the
@@ -526,7 +526,7 @@ class GaussianMean(engine.Mechanism):
         return out
 
     def _marginal(self, n, g):
-        """p_τ at the distinct (n, γ) pairs (one vectorized call), n >= 2."""
+        """:math:`p_τ` at the distinct (n, γ) pairs (one vectorized call), n >= 2."""
         pairs, inverse = np.unique(np.stack([n, g]), axis=1, return_inverse=True)
         kwargs = dict(d=self.d, R=self.R, statistic=self._statistic(), method=self.leak_method,
                       seed=self.leak_seed)
@@ -549,14 +549,14 @@ class GaussianMean(engine.Mechanism):
         return np.clip(vals[np.ravel(inverse)], 0.0, 1.0)
 
     def expected_error(self, n, level):
-        """(γ² Tr Σ⁻¹ + d)/n: Lemma 3's expected squared Mahalanobis error (n >= 0; inf at n = 0)."""
+        r""":math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/n`: Lemma 3's expected squared Mahalanobis error (n >= 0; inf at n = 0)."""
         n = check_population("n", n)
         check_population("level", level)
         with np.errstate(divide="ignore"):             # n = 0 (a population that died out): inf
             return _lemma3(level, n, self._trace_inv, self.d)
 
     def expected_error_grad(self, n, level):
-        """e = (γ² t + d)/n, de/dlog n = −e, de/dlog γ = 2γ² t/n (t = Tr Σ⁻¹); inf, −inf, inf at n = 0."""
+        r""":math:`e = (γ^{2} t + d)/n`, de/dlog n = −e, de/dlog :math:`γ = 2γ^{2} t/n (t = \mathrm{Tr} Σ^{-1}); \infty, -\infty, \infty` at n = 0."""
         n = check_population("n", n)
         e = np.asarray(self.expected_error(n, level), float)
         g = np.asarray(level, float)
@@ -581,9 +581,9 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     The loop of :func:`perfpriv.engine.simulate` with the mechanism
     :class:`GaussianMean` and the paper's users
     (:class:`perfpriv.behaviour.Memoryless`, leak rule). Each round t, with
-    N_{t-1} users: draw a fresh dataset, release o_t (eq. 6), find the K_t
+    :math:`N_{t-1}` users: draw a fresh dataset, release :math:`o_t` (eq. 6), find the :math:`K_t`
     records with Λ > τ (eq. 8); each leaked user leaves with probability q
-    and each of the other N_{t-1} − K_t recruits one new user with
+    and each of the other :math:`N_{t-1} - K_t` recruits one new user with
     probability r, so
 
     .. math::
@@ -594,7 +594,7 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     user it is empty: the counterfactual mechanism releases nothing, so the
     release itself reveals membership. The lone user counts as leaked (the
     limit of the exact statistic, whose counterfactual noise variance
-    γ²/(N − 1) is infinite at N = 1, and the conservative reading of §4.2);
+    :math:`γ^{2}/(N - 1)` is infinite at N = 1, and the conservative reading of §4.2);
     the round's release is still made and its error recorded.
 
     Parameters
@@ -612,7 +612,7 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     T : int
         Number of rounds T >= 1.
     n0 : int
-        Initial population 1 <= N_0 <= cap.
+        Initial population :math:`1 \\le N_0 \\le \\mathrm{cap}`.
     d : int
         Dimension d >= 1.
     R : float
@@ -670,9 +670,9 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
 
     Written independently of the engine, as the tests' oracle. For each
     record the log-likelihood ratio is computed from its definition (eq. 8)
-    as the difference of the log densities of o_t under the mechanism on Z_t
-    (mean of the clipped records, variance γ²/N) and on Z_t \\ {z} (mean of
-    the other clipped records, variance γ²/N for ``"paper"`` and γ²/(N − 1)
+    as the difference of the log densities of :math:`o_t` under the mechanism on :math:`Z_t`
+    (mean of the clipped records, variance :math:`γ^{2}/N`) and on :math:`Z_t` \\ {z} (mean of
+    the other clipped records, variance :math:`γ^{2}/N` for ``"paper"`` and :math:`γ^{2}/(N - 1)`
     for ``"exact"``); then that user alone flips the coin of line 13 or 15.
     The population policy (cap, floor, stop, collapse scoring) and the
     conventions are those of :func:`simulate`, with which it agrees in

@@ -2,15 +2,15 @@
 
 Noisy full-batch gradient descent on a strongly convex empirical objective
 
-    J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)‖θ‖²,
+    :math:`J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)\\|θ\\|^{2}`,
 
 with ``loss="logistic"`` (ℓ = log(1 + exp(−y xᵀθ)), y ∈ {−1, +1}) or
 ``loss="squared"`` (ℓ = (y − xᵀθ)²/2). Each step clips every record's
 gradient to the ℓ2 ball of radius C and releases the noisy sum
 
-    ĝ_t = Σ_i clip_C(∇ℓ_i(θ_t)) + σ ξ_t,    ξ_t ~ N(0, I_d),
+    :math:`ĝ_t = Σ_i \\mathrm{clip}_C(∇ℓ_i(θ_t)) + σ ξ_t, ξ_t \\sim \\mathcal{N}(0, I_d)`,
 
-then moves θ_{t+1} = Π_B(θ_t − η_t(ĝ_t + λθ_t)) (Π_B: projection on the
+then moves :math:`θ_{t+1}` = Π_B(θ_t − η_t(ĝ_t + λθ_t)) (:math:`Π_B`: projection on the
 ball of radius B, or none). One step is the Gaussian mechanism on a sum of
 ℓ2-sensitivity C (add/remove one record), hence C²/(2σ²)-zCDP, and K steps
 compose to ρ = KC²/(2σ²) (:func:`zcdp_cost`). (K is the number of gradient
@@ -19,26 +19,26 @@ rounds of the performative loop.)
 
 Per-record accounting
 ---------------------
-An attacker who sees every ĝ_t (equivalently, without projection, every
+An attacker who sees every :math:`ĝ_t` (equivalently, without projection, every
 iterate) tests whether record i took part. The log-likelihood ratio of the
-transcript, with g_{i,t} = clip_C(∇ℓ_i(θ_t)) evaluated on the observed path, is
+transcript, with :math:`g_{i,t}` = clip_C(∇ℓ_i(θ_t)) evaluated on the observed path, is
 
 .. math::
 
     \\Lambda_i = \\sum_t \\frac{2\\langle \\sigma\\xi_t, g_{i,t}\\rangle + \\lVert g_{i,t}\\rVert^2}{2\\sigma^2},
 
 exact for any adaptive path (the transcript's density factorizes over the
-steps). If the norms ‖g_{i,t}‖ do not depend on the noise -- in particular
-when every gradient of record i is clipped (norm C at every step) -- Λ_i is
-exactly N(μ_i²/2, μ_i²) with μ_i² = Σ_t ‖g_{i,t}‖²/σ²: record i is
+steps). If the norms :math:`\\|g_{i,t}\\|` do not depend on the noise -- in particular
+when every gradient of record i is clipped (norm C at every step) -- :math:`Λ_i` is
+exactly :math:`N(μ_i^{2}/2, μ_i^{2})` with :math:`μ_i^{2} = Σ_t \\|g_{i,t}\\|^{2}/σ^{2}`: record i is
 μ_i-Gaussian DP and the paper's Lemma 7 gives its leak probability
-Φ̄(τ/μ_i − μ_i/2). Otherwise the norms vary with the path and this is an
+:math:`Φ(τ/μ_i - μ_i/2)`. Otherwise the norms vary with the path and this is an
 approximation (individual privacy accounting), which :func:`simulate_transcripts`
 measures. The worst case is μ = √(KC²)/σ = √(2ρ).
 
 :class:`PrivateGD` is the retraining task as a mechanism of
 :mod:`perfpriv.engine`: each round the current users' fresh records are
-trained on, records with Λ_i > τ leak, and the behaviour decides who stays.
+trained on, records with :math:`Λ_i > τ` leak, and the behaviour decides who stays.
 
 Symbols: ``rho`` — ρ, zCDP budget of one training run; ``clip`` — C;
 ``sigma`` — σ; ``steps`` — K (gradient steps of a run, not rounds T of the
@@ -94,17 +94,17 @@ __all__ = [
 ]
 
 LOSSES = ("logistic", "squared")
-#: ``"constant"``: η_t = step_size, output the last iterate; ``"strongly_convex"``:
-#: η_k = 2/(μ(k + 2)) at step k = 0..K−1 with the weighted average Σ_{k<K} 2(k + 1) θ_k/(K(K + 1))
-#: (Lacoste-Julien et al. 2012, their x_t = θ_{t−1}).
+#: ``"constant"``: :math:`η_t` = step_size, output the last iterate; ``"strongly_convex"``:
+#: :math:`η_k = 2/(μ(k + 2))` at step k = 0..K−1 with the weighted average :math:`Σ_{k<K} 2(k + 1) θ_k/(K(K + 1))`
+#: (Lacoste-Julien et al. 2012, their :math:`x_t = θ_{t-1}`).
 SCHEDULES = ("constant", "strongly_convex")
 
 
 # ------------------------------------------------------------------ checks
 #: The largest absolute value of an entry of a dataset or a model θ (the bound of ``x_bound``):
-#: margins xᵀθ stay below ~1e100 d and their squares, the squared loss and λ‖θ‖² below the largest double.
+#: margins xᵀθ stay below ~1e100 d and their squares, the squared loss and :math:`λ\|θ\|^{2}` below the largest double.
 ENTRY_BOUND = 1e50
-#: The largest absolute value of a label (the squared loss's (y − xᵀθ)² stays below ~1e200 d²; a label
+#: The largest absolute value of a label (the squared loss's (y − xᵀθ)² stays below :math:`\sim 1e200 d^{2}; a` label
 #: of the squared loss carries noise of sd up to 1e50, the bound of ``noise_sd``, times a normal draw).
 LABEL_BOUND = 1e100
 
@@ -137,7 +137,7 @@ def _dloss(z, y, loss):
 
 
 def per_example_gradients(theta, X, y, *, loss):
-    """Gradient ∇ℓ(θ; x_i, y_i) of every record (rows), without the regularizer.
+    """Gradient ∇ℓ(θ; :math:`x_i, y_i`) of every record (rows), without the regularizer.
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ def per_example_gradients(theta, X, y, *, loss):
 
 
 def objective(theta, X, y, *, loss, lam):
-    """J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)‖θ‖² (the sum form of paper 001).
+    r""":math:`J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)\|θ\|^{2}` (the sum form of paper 001).
 
     Examples
     --------
@@ -253,9 +253,9 @@ ADJACENCIES = ("add_remove", "replace")
 
 
 def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
-    """zCDP of K noisy gradient steps: ρ = K C²/(2σ²) (add/remove), 4× that (replace-one).
+    r"""zCDP of K noisy gradient steps: :math:`ρ = K C^{2}/(2σ^{2})` (add/remove), 4× that (replace-one).
 
-    One step adds N(0, σ²I) to a sum whose ℓ2-sensitivity under add/remove
+    One step adds :math:`\mathcal{N}(0, σ^{2}I)` to a sum whose ℓ2-sensitivity under add/remove
     of one record is C (every clipped gradient has norm at most C), so it is
     C²/(2σ²)-zCDP (Bun and Steinke 2016, Prop. 1.6); zCDP composes
     additively over the K adaptively chosen steps (their Lemma 2.3). The
@@ -301,11 +301,11 @@ def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
 
 
 def zcdp_to_dp(rho, *, delta):
-    """(ε, δ)-DP of a ρ-zCDP mechanism: ε = ρ + 2√(ρ log(1/δ)).
+    r"""(ε, δ)-DP of a ρ-zCDP mechanism: ε = ρ + 2√(ρ log(1/δ)).
 
     Bun and Steinke (2016), Proposition 1.3: ρ-zCDP implies (ε, δ)-DP for
     every δ > 0 with this ε. Read the other way, a target (ε, δ) is met when
-    ρ + 2√(ρ log(1/δ)) <= ε; in particular ρ <= ε²/(8 log(1/δ)) suffices as
+    ρ + 2√(ρ log(1/δ)) <= ε; in particular :math:`ρ \le ε^{2}/(8 \log(1/δ))` suffices as
     long as ε <= 2(2 − √2) log(1/δ) (≈ 2.34 log(1/δ)), since then
     ρ + ε/√2 <= ε. (An excerpt on private GD states this with the inequality
     on ρ reversed; a larger ρ is a weaker guarantee.)
@@ -353,7 +353,7 @@ def sigma_for_rho(rho, *, steps, clip):
 def gdp_leak_probability(mu, *, tau):
     """Leak probability Φ̄(τ/μ − μ/2) of a μ-Gaussian-DP record (the paper's Lemma 7 in μ).
 
-    The privacy loss of a μ-GDP pair is N(μ²/2, μ²) under membership, so the
+    The privacy loss of a μ-GDP pair is :math:`N(μ^{2}/2, μ^{2})` under membership, so the
     chance that it exceeds τ is Φ̄(τ/μ − μ/2) (0 at μ = 0, 1 at μ = inf);
     computed by :func:`perfpriv.regression.leak_probability` (a shift μ
     under unit noise), which calls :func:`perfpriv.leakage.leak_probability`.
@@ -373,16 +373,16 @@ def gdp_leak_probability(mu, *, tau):
 
 
 def utility_bound(n, *, lipschitz, lam, radius, d, rho, steps, strong_convexity=None):
-    """Paper 001's excess-objective bound for private GD on a strongly convex problem.
+    r"""Paper 001's excess-objective bound for private GD on a strongly convex problem.
 
-        E[J(θ̂)] − min_{‖θ‖<=B} J <= 4(nL + λB)²/(μK) + dL²/(μρ),
+        E[J(θ̂)] − :math:`\min_{\|θ\|\le B} J` <= 4(nL + λB)²/(μK) + dL²/(μρ),
 
-    for K noisy steps calibrated to ρ-zCDP (σ² = KL²/(2ρ)), per-record
+    for K noisy steps calibrated to ρ-zCDP (:math:`σ^{2}` = KL²/(2ρ)), per-record
     gradients of norm at most L (L-Lipschitz losses, or clipping at C = L),
     projection on the ball of radius B, and J μ-strongly convex (μ >= λ; the
-    default μ = λ). It follows from the projected-SGD bound 2G²/(μ(K + 1)) of
+    default μ = λ). It follows from the projected-SGD bound :math:`2G^{2}/(μ(K + 1))` of
     Lacoste-Julien, Schmidt and Bach (2012) (step 2/(μ(t+1)), weighted
-    average) with G² = (nL + λB)² + dσ² >= E‖ĝ_t + λθ_t‖².
+    average) with :math:`G^{2}` = (nL + λB)² + dσ² >= :math:`E\|ĝ_t` + λθ_t‖².
 
     Parameters
     ----------
@@ -440,11 +440,11 @@ def _step_sizes(schedule, steps, step_size, mu):
 
 
 def _weights(schedule, steps):
-    """Weights of θ_0..θ_K in the output: the last iterate, or 2(k + 1)/(K(K + 1)) on θ_0..θ_{K−1}.
+    r"""Weights of :math:`θ_0..θ_K` in the output: the last iterate, or 2(k + 1)/(K(K + 1)) on :math:`θ_0..θ_{K-1}`.
 
     The average of Lacoste-Julien, Schmidt and Bach (2012): their iterates
-    x_t, t = 1..K, are θ_0..θ_{K−1} (x_t is where the step of size
-    2/(μ(t + 1)) is taken), weighted by t; θ_K is not part of it.
+    :math:`x_t, t = 1, \dots, K`, are :math:`θ_0..θ_{K-1}` (:math:`x_t` is where the step of size
+    2/(μ(t + 1)) is taken), weighted by :math:`t; θ_K` is not part of it.
     """
     w = np.zeros(steps + 1)
     if schedule == "constant":
@@ -455,11 +455,11 @@ def _weights(schedule, steps):
 
 
 def _gd(X, y, xi, sigma, *, loss, lam, clip, etas, weights, radius, theta0):
-    """Batched noisy GD: B runs at once.
+    r"""Batched noisy GD: B runs at once.
 
     X (B, n, d), y (B, n), xi (B, T, d) standard normals, sigma (B,) (0: no
     noise). Returns the output θ̂ (B, d), A = Σ_t⟨ξ_t, g_{i,t}⟩ (B, n),
-    S = Σ_t ‖g_{i,t}‖² (B, n) and the number of clipped steps of each record.
+    :math:`S = Σ_t \|g_{i,t}\|^{2} (B, n)` and the number of clipped steps of each record.
     """
     Bn, n, d = X.shape
     theta = np.broadcast_to(theta0, (Bn, d)).astype(float).copy()
@@ -489,7 +489,7 @@ def _gd(X, y, xi, sigma, *, loss, lam, clip, etas, weights, radius, theta0):
 
 
 def _llr_from(A, S, sigma):
-    """Λ_i = A_i/σ + S_i/(2σ²) (σ = 0: +inf for records with a non-zero gradient, else 0)."""
+    """:math:`Λ_i = A_i/σ + S_i/(2σ^{2})` (σ = 0: +inf for records with a non-zero gradient, else 0)."""
     sigma = np.asarray(sigma, float)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = A / sigma + S / (2.0 * sigma ** 2)
@@ -505,16 +505,16 @@ def _mu_from(S, sigma):
 
 @dataclass(frozen=True, eq=False)
 class GDRun:
-    """One run of noisy gradient descent (:func:`noisy_gd`).
+    r"""One run of noisy gradient descent (:func:`noisy_gd`).
 
     Attributes
     ----------
     theta : numpy.ndarray, shape (d,)
         The output θ̂ (last iterate or weighted average).
     mu : numpy.ndarray, shape (n,)
-        Each record's Gaussian-DP parameter μ_i = √(Σ_t ‖g_{i,t}‖²)/σ along the run.
+        Each record's Gaussian-DP parameter :math:`μ_i = \sqrt (Σ_t \|g_{i,t}\|^{2})/σ` along the run.
     llr : numpy.ndarray, shape (n,)
-        Each record's realized transcript log-likelihood ratio Λ_i.
+        Each record's realized transcript log-likelihood ratio :math:`Λ_i`.
     clipped : numpy.ndarray, shape (n,)
         Number of steps at which each record's gradient was clipped.
     sigma, rho : float
@@ -541,13 +541,13 @@ class GDRun:
         return self.llr > tau
 
     def predicted_leak(self, *, tau):
-        """Each record's leak probability Φ̄(τ/μ_i − μ_i/2) from its own μ_i (individual accounting)."""
+        """Each record's leak probability :math:`Φ(τ/μ_i - μ_i/2)` from its own :math:`μ_i` (individual accounting)."""
         return gdp_leak_probability(self.mu, tau=tau)
 
 
-#: The range of the clipping bound C of a run: 1e-100 <= C <= 1e100 keeps C², σ² = K C²/(2ρ) (for the
+#: The range of the clipping bound C of a run: 1e-100 <= C <= 1e100 keeps :math:`C^{2}, σ^{2} = K C^{2}/(2ρ)` (for the
 #: budgets of the book) and the records' squared clipped gradient norms inside the doubles (at C = 1e-300
-#: they underflow to 0 and Λ_i = A_i/σ + S_i/(2σ²) is 0/0).
+#: they underflow to 0 and :math:`Λ_i = A_i/σ + S_i/(2σ^{2})` is 0/0).
 CLIP_RANGE = (1e-100, 1e100)
 
 
@@ -568,12 +568,12 @@ def _check_run(loss, lam, clip, steps, schedule, step_size, radius, strong_conve
 
 
 def _check_penalty_step(schedule, step_size, lam):
-    """The stability rule of clipped GD: η λ <= 2 for the constant schedule.
+    r"""The stability rule of clipped GD: η λ <= 2 for the constant schedule.
 
-    A step is θ ← (1 − ηλ) θ − η (Σ_i ḡ_i + σ ξ) with clipped gradients, ‖Σ_i ḡ_i‖ <= n C whatever θ. For
-    |1 − ηλ| <= 1, i.e. ηλ <= 2, the iterates stay bounded (at most linear growth, at ηλ = 2); for ηλ > 2
-    the penalty's factor |1 − ηλ| > 1 multiplies θ every step while the rest stays bounded, so ‖θ_t‖ grows
-    geometrically: the run diverges. (The strongly convex schedule has η_t λ <= 2λ/(μ(t + 1)) <= 1.)
+    A step is θ ← (1 − ηλ) :math:`θ - η (Σ_i ḡ_i + σ ξ)` with clipped gradients, :math:`\|Σ_i ḡ_i\| \le n C` whatever θ. For
+    \|1 − ηλ| <= 1, i.e. ηλ <= 2, the iterates stay bounded (at most linear growth, at ηλ = 2); for ηλ > 2
+    the penalty's factor |1 − ηλ| > 1 multiplies θ every step while the rest stays bounded, so :math:`\|θ_t\|` grows
+    geometrically: the run diverges. (The strongly convex schedule has :math:`η_t λ \le 2λ/(μ(t + 1)) \le 1.`)
     """
     if schedule == "constant" and step_size * lam > 2.0:
         raise ValueError(f"step_size * lam must be at most 2 for clipped gradient descent to stay bounded "
@@ -651,24 +651,24 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
 # ---------------------------------------------- the quadratic case, exactly
 def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", step_size=None,
                               strong_convexity=None, theta0=None):
-    """Exact E[J(θ̂)] − min J of noisy GD on the squared loss without clipping or projection.
+    r"""Exact E[J(θ̂)] − min J of noisy GD on the squared loss without clipping or projection.
 
-    With H = XᵀX + λI the recursion e_{t+1} = (I − η_t H) e_t − η_t σ ξ_t of
-    e_t = θ_t − θ* is linear and Gaussian. In the eigenbasis of H
-    (eigenvalues h_k) every coordinate of the output e = Σ_t w_t e_t is
-    D_k + σ Σ_s c_{s,k} ξ_{s,k} with D_k = Σ_t w_t P_{0,t} e_{0,k} and
-    c_{s,k} = −η_s Σ_{t>s} w_t P_{s+1,t}, P_{a,t} = Π_{u=a}^{t−1}(1 − η_u h_k), so
+    With H = XᵀX + λI the recursion :math:`e_{t+1} = (I - η_t H) e_t - η_t σ ξ_t` of
+    :math:`e_t = θ_t - θ\cdot` is linear and Gaussian. In the eigenbasis of H
+    (eigenvalues :math:`h_k`) every coordinate of the output :math:`e = Σ_t w_t e_t` is
+    :math:`D_k + σ Σ_s c_{s,k} ξ_{s,k}` with :math:`D_k = Σ_t w_t P_{0,t} e_{0,k}` and
+    :math:`c_{s,k} = -η_s Σ_{t>s} w_t P_{s+1,t}, P_{a,t} = Π_{u=a}^{t-1}(1 - η_u h_k)`, so
 
-        E[J(θ̂)] − J(θ*) = ½ Σ_k h_k (D_k² + σ² Σ_s c_{s,k}²).
+        E[J(θ̂)] − :math:`J(θ\cdot ) = ½ Σ_k h_k (D_k^{2} + σ^{2} Σ_s c_{s,k}^{2})`.
 
     Valid when no gradient is clipped and nothing is projected (check
     ``GDRun.clipped`` of a run); the chapter compares it with simulation.
 
-    The constant schedule must satisfy η <= 2/L, L = h_max the largest
-    eigenvalue of H (the smoothness of J): the coordinate e_{t+1,k} =
-    (1 − η h_k) e_{t,k} − ησξ_{t,k} has a mean and a variance that grow at most
-    linearly in t iff |1 − η h_k| <= 1, and the worst k is h_max: η h_max <= 2.
-    Beyond it the top mode grows like |1 − η L|^t, the run diverges (refused).
+    The constant schedule must satisfy :math:`η \le 2/L, L = h_{\max}` the largest
+    eigenvalue of H (the smoothness of J): the coordinate :math:`e_{t+1,k}` =
+    :math:`(1 - η h_k) e_{t,k}` − ησξ_{t,k} has a mean and a variance that grow at most
+    linearly in t iff :math:`|1 - η h_k| \le 1`, and the worst k is :math:`h_{\max}: η h_{\max} \le 2`.
+    Beyond it the top mode grows like :math:`|1 - η L|^t`, the run diverges (refused).
 
     Parameters
     ----------
@@ -770,7 +770,7 @@ class TranscriptCheck:
         return float(np.mean(gdp_leak_probability(self.mu, tau=tau)))
 
     def standardized(self):
-        """(Λ − μ²/2)/μ of each run: standard normal when the accounting is exact."""
+        """:math:`(Λ - μ^{2}/2)/μ` of each run: standard normal when the accounting is exact."""
         return (self.llr - 0.5 * self.mu ** 2) / self.mu
 
 
@@ -781,7 +781,7 @@ def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, sche
     Each run draws fresh noise; Λ is the exact log-likelihood ratio of the
     run's transcript (the noisy gradients) with and without record
     ``index``, evaluated at the observed iterates. Comparing its law with
-    N(μ²/2, μ²) checks the Gaussian accounting: exact when the record's
+    :math:`N(μ^{2}/2, μ^{2})` checks the Gaussian accounting: exact when the record's
     gradient norms do not depend on the noise (e.g. always clipped),
     approximate otherwise.
 
@@ -837,26 +837,26 @@ def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, sche
 
 # -------------------------------------------------------------- mechanism
 class PrivateGD(TabulatedMechanism):
-    """Retraining by private gradient descent, with the transcript membership test, for the engine.
+    r"""Retraining by private gradient descent, with the transcript membership test, for the engine.
 
-    A round with N users draws a fresh dataset -- x ~ N(0, I_d) clipped to
+    A round with N users draws a fresh dataset -- :math:`x \sim \mathcal{N}(0, I_d)` clipped to
     ``x_bound``, θ of norm ``theta_norm`` in a fresh direction, labels from
     the logistic model (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²)
     (``"squared"``) -- runs ``steps`` noisy GD steps from 0 with the constant
-    step η_N = ``step_size``/(N + ``step_offset``) and noise σ = C√(K/(2ρ)), counts the records whose
-    transcript Λ exceeds τ, and scores ‖θ̂ − θ‖². Records, θ and the noise
+    step :math:`η_N` = ``step_size``/(N + ``step_offset``) and noise σ = C√(K/(2ρ)), counts the records whose
+    transcript Λ exceeds τ, and scores ‖θ̂ − :math:`θ\|^{2}`. Records, θ and the noise
     of a (cell, trial, round) come from its keyed streams, shared by all ρ.
 
-    The step. With clipping, record i's gradient is s̃(x_iᵀθ) x_i with s̃
+    The step. With clipping, record i's gradient is s̃(x_iᵀθ) :math:`x_i` with s̃
     non-decreasing of slope at most κ (κ = 1/4 for the logistic loss, 1 for
-    the squared loss), so the noiseless map θ ↦ θ − η(Σ_i g_i(θ) + λθ) has a
+    the squared loss), so the noiseless map θ ↦ θ − η(Σ_i\ :math:`g_i(θ)` + λθ) has a
     Jacobian with eigenvalues 1 − ηh, h in [λ, λ + κ λ_max(XᵀX)]: it
-    contracts when η(λ + κ λ_max(XᵀX)) < 2. At N = 1, λ_max = ‖x‖² <= B_x²,
+    contracts when η(λ + κ λ_max(XᵀX)) < 2. At :math:`N = 1, λ_{\max} = \|x\|^{2} \le B_x^{2}`,
     and the constructor requires η_1(λ + κB_x²) < 2, so a lone user's fit
-    contracts for every record; the defaults (2/(N + 5), λ = 1, B_x = 4,
+    contracts for every record; the defaults (:math:`2/(N + 5), λ = 1, B_x = 4`,
     logistic) give the factor 2/3 there. For N >= 2 the worst case
-    λ_max = N B_x² is out of reach of any step of order 1/N, but the data
-    model's λ_max(XᵀX) ≈ (√N + √d)² is far below 4(N + 4) at every N. (The
+    :math:`λ_{\max} = N B_x^{2}` is out of reach of any step of order 1/N, but the data
+    model's λ_max(XᵀX) :math:`\approx (\sqrt N + \sqrt d)^{2}` is far below 4(N + 4) at every N. (The
     former 2/N had ηλ = 2 at N = 1: the map θ ↦ −θ − 2g does not contract.)
     The step depends on N, so the zCDP guarantee is that of a fixed schedule
     given N: the population size is public (:func:`zcdp_cost`).
@@ -877,16 +877,16 @@ class PrivateGD(TabulatedMechanism):
     steps : int
         Gradient steps per round.
     step_size, step_offset : float
-        The step is η_N = ``step_size / (N + step_offset)`` (the sum objective's curvature grows
+        The step is :math:`η_N` = ``step_size / (N + step_offset)`` (the sum objective's curvature grows
         like N); ``step_size`` > 0, ``step_offset`` >= 0, and the step at N = 1 must contract:
-        η_1 (λ + κ x_bound²) < 2.
+        :math:`η_1` (λ + κ x_bound²) < 2.
     x_bound, theta_norm, noise_sd : float
         The data model.
     table_records, table_runs, table_seed
         Monte Carlo of the mean field: at each table point at least
         ``table_runs`` runs and ``table_records`` records; p is the
-        frequency of Λ_i > τ (the exact transcript statistic of each run),
-        e the mean of ‖θ̂ − θ‖².
+        frequency of :math:`Λ_i > τ` (the exact transcript statistic of each run),
+        e the mean of ‖θ̂ − :math:`θ\|^{2}`.
 
     Examples
     --------
@@ -940,7 +940,7 @@ class PrivateGD(TabulatedMechanism):
                     theta_norm=self.theta_norm, noise_sd=self.noise_sd)
 
     def eta(self, n):
-        """Step size η_N = step_size/(N + step_offset) of a round with N users.
+        """Step size :math:`η_N` = step_size/(N + step_offset) of a round with N users.
 
         Examples
         --------
@@ -956,9 +956,9 @@ class PrivateGD(TabulatedMechanism):
         return self.clip * np.sqrt(self.steps / (2.0 * rho))
 
     def sample_data(self, n, *, seed=None):
-        """Draw one round's dataset of this data model: what a round of :meth:`draw_round` trains on.
+        r"""Draw one round's dataset of this data model: what a round of :meth:`draw_round` trains on.
 
-        Features x ~ N(0, I_d) clipped to ``x_bound``, θ of norm ``theta_norm``
+        Features :math:`x \sim \mathcal{N}(0, I_d)` clipped to ``x_bound``, θ of norm ``theta_norm``
         in a uniform direction, labels y = ±1 with P(y = 1 | x) = σ(xᵀθ)
         (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²) (``"squared"``).
 
@@ -1088,13 +1088,13 @@ def simulate(rho, *, tau, q, r, T, n0, trials=10, conventions="paper", seed=None
 
 
 def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=None, cap=20000, floor=1):
-    """The retraining loop step by step with one user at a time: the tests' oracle.
+    r"""The retraining loop step by step with one user at a time: the tests' oracle.
 
     Written independently of the engine and of the batched GD: each round
     draws a dataset with a numpy Generator, runs GD with a Python loop over
     the records' clipped gradients, keeps each record's transcript
     log-likelihood ratio as the sum over steps of
-    log N(ĝ_t; S_t, σ²I) − log N(ĝ_t; S_t − g_{i,t}, σ²I) computed from the
+    :math:`\log N(ĝ_t; S_t, σ^{2}I) - \log N(ĝ_t; S_t - g_{i,t}, σ^{2}I)` computed from the
     two Gaussian densities, and flips each user's coin.
 
     Parameters
@@ -1197,7 +1197,7 @@ class UtilityCheck:
     exact : numpy.ndarray or None
         :func:`quadratic_expected_excess` (squared loss, constant steps, no projection).
     ljsb : numpy.ndarray or None
-        The SGD bound 2G²/(μ(K + 1)) (strongly convex schedule with projection).
+        The SGD bound :math:`2G^{2}/(μ(K + 1))` (strongly convex schedule with projection).
     bound : numpy.ndarray or None
         Paper 001's bound :func:`utility_bound` (idem).
     clipped_fraction : numpy.ndarray
@@ -1232,13 +1232,13 @@ class UtilityCheck:
 
 def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noise_sd=0.5, steps=50, runs=500,
                   radius=None, seed=0):
-    """Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
+    r"""Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
 
     ``loss="squared"``: ridge data (y = xᵀθ + noise, θ = 1/√d), constant
-    step 1/λ_max(H), no projection, clipping at C = 4 B_x (never reached in
+    step :math:`1/λ_{\max}(H)`, no projection, clipping at :math:`C = 4 B_x` (never reached in
     practice: the runs are plain noisy GD, which ``clipped_fraction``
     shows), and the exact excess :func:`quadratic_expected_excess`.
-    ``loss="logistic"``: logistic labels with θ of norm 2, C = B_x (the
+    ``loss="logistic"``: logistic labels with θ of norm :math:`2, C = B_x` (the
     Lipschitz constant: clipping never binds), projection on the ball of
     radius ``radius`` and the strongly convex schedule with μ = λ -- the
     setting of :func:`utility_bound`, which is reported with the SGD bound it
@@ -1253,7 +1253,7 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     lam : float
     x_bound, noise_sd : float
         Feature clipping radius and label noise (squared loss), at most 1e50: the excess grows like
-        B_x² (C = 4 B_x, σ ∝ C) and σ_ε², and its squared spread over the runs must stay finite.
+        :math:`B_x^{2}` (:math:`C = 4 B_x, σ` ∝ C) and :math:`σ_ε^{2}`, and its squared spread over the runs must stay finite.
     steps, runs : int
     radius : float, optional
         B (logistic; default 2).
@@ -1337,7 +1337,7 @@ class LongRunUtility:
     rho : numpy.ndarray
     behaviours : list of (q, r)
     mean_field : numpy.ndarray, shape (len(behaviours), len(rho))
-        Σ_t e(N_{t−1}, ρ) along the mean-field path.
+        :math:`Σ_t e(N_{t-1}, ρ)` along the mean-field path.
     population : numpy.ndarray, shape (len(behaviours), len(rho), T + 1)
         The mean-field populations.
     simulated, se : numpy.ndarray or None
@@ -1392,11 +1392,11 @@ def _behaviour_pairs(behaviours):
 
 
 def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=None, mechanism=None):
-    """Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
+    r"""Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
 
     For every (q, r) in ``behaviours`` (``(0, 0)``: no participation
     feedback, the population stays at n0) and every ρ, the cumulative error
-    Σ_t ‖θ̂_t − θ_t‖² of T retraining rounds with :class:`PrivateGD`.
+    :math:`Σ_t` ‖θ̂_t − :math:`θ_t\|^{2}` of T retraining rounds with :class:`PrivateGD`.
 
     Parameters
     ----------

@@ -3,29 +3,29 @@
 A record ``z`` of a dataset ``Z`` of size ``n`` *leaks* when the
 log-likelihood ratio of the release (eq. 8)
 
-    Λ(o | z) = log p_in(o) − log p_out(o),
+    :math:`Λ(o \\mid z) = \\log p_{\\mathrm{in}}(o) - \\log p_{\\mathrm{out}}(o)`,
 
-``p_in`` the density of the mechanism on ``Z`` and ``p_out`` on ``Z \\ {z}``,
+:math:`p_{\\mathrm{in}}` the density of the mechanism on ``Z`` and :math:`p_{\\mathrm{out}}` on ``Z \\ {z}``,
 exceeds the vulnerability threshold ``tau``. Everything here depends on the
-record only through its deviation ``s = ‖z̄ − μ_z̄‖`` from the mean of the
+record only through its deviation :math:`s = \\|z - μ_z\\|` from the mean of the
 clipped dataset, so most functions take ``s`` directly.
 
 Two statistics, chosen everywhere by ``statistic=``:
 
 ``"paper"``
-    The paper's Lemma 6: both hypotheses use the noise variance γ²/n, so
-    Λ | Z ~ N(a, 2a) with a = n s² / (2 γ² (n − 1)²).
+    The paper's Lemma 6: both hypotheses use the noise variance :math:`γ^{2}/n`, so
+    Λ | Z ~ N(a, 2a) with :math:`a = n s^{2} / (2 γ^{2} (n - 1)^{2})`.
 ``"exact"``
     The exact remove-one likelihood ratio (as in the authors' published
-    simulations): the counterfactual release on ``n − 1`` records has noise
-    variance γ²/(n − 1). With δ = (z̄ − μ_z̄)/(n − 1),
+    simulations): the counterfactual release on :math:`n - 1` records has noise
+    variance :math:`γ^{2}/(n - 1)`. With :math:`δ = (z - μ_z)/(n - 1)`,
 
-        Λ = (d/2) log(n/(n−1)) − n‖η‖²/(2γ²) + (n−1)‖η + δ‖²/(2γ²),
+        :math:`Λ = (d/2) \\log(n/(n-1)) - n\\|η\\|^{2}/(2γ^{2}) + (n-1)\\|η + δ\\|^{2}/(2γ^{2})`,
 
     which is no longer Gaussian; completing the square gives the
     noncentral-χ² law used by :func:`leak_probability`.
 
-Symbols: ``s`` — ‖z̄ − μ_z̄‖; ``n`` — N_t, dataset size (n >= 2: a lone
+Symbols: ``s`` — :math:`\\|z - μ_z\\|`; ``n`` — :math:`N_t`, dataset size (n >= 2: a lone
 record has an empty remove-one dataset, see :mod:`perfpriv.gaussian`);
 ``gamma`` — γ, per-user noise scale; ``tau`` — τ; ``alpha`` — α, Rényi
 order; ``d`` — dimension; ``R`` — clipping radius.
@@ -76,7 +76,7 @@ __all__ = [
 STATISTICS = ("paper", "exact")
 
 #: Quadrature is used only when the chance that any record of the dataset is
-#: clipped is below this bound (it then moves p_tau by less than the bound).
+#: clipped is below this bound (it then moves :math:`p_{\tau}` by less than the bound).
 CLIP_TOLERANCE = 1e-6
 
 #: Largest n·d (normal draws per simulated dataset) that Monte Carlo accepts.
@@ -132,7 +132,7 @@ def _ratio(s, gamma):
 
 
 def record_deviations(Z, R):
-    """Deviation ``s_i = ‖z̄_i − μ_z̄‖`` of every record from the clipped mean.
+    r"""Deviation :math:`s_i = \|z_i - μ_z\|` of every record from the clipped mean.
 
     Parameters
     ----------
@@ -160,7 +160,7 @@ def exact_llr_offset(n, d):
     """The constant (d/2) log(n/(n − 1)) of the exact remove-one statistic.
 
     The counterfactual release on n − 1 records has the larger noise variance
-    γ²/(n − 1); the ratio of the two Gaussian normalizing constants adds this
+    :math:`γ^{2}/(n - 1)`; the ratio of the two Gaussian normalizing constants adds this
     offset to Λ, whatever the record and the noise. It is the one place of
     this formula.
 
@@ -191,7 +191,7 @@ def _llr_offset(n, d):
 
 
 def llr_coefficients(eta_sq, n, gamma, d, statistic):
-    """Coefficients (A, B, C) of Λ = A‖z̄ − μ_z̄‖² + B⟨z̄ − μ_z̄, η⟩ + C, for both statistics.
+    r"""Coefficients (A, B, C) of :math:`Λ = A\|z - μ_z\|^{2}` + B⟨z̄ − :math:`μ_z`, η⟩ + C, for both statistics.
 
     This is the one place of both formulas (eq. 8)::
 
@@ -199,14 +199,14 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
         exact:            A = 1/((n−1) 2γ²),   B = 2/(2γ²),
                           C = (d/2) log(n/(n−1)) − ‖η‖²/(2γ²)
 
-    (the exact form is (d/2)log(n/(n−1)) − n‖η‖²/(2γ²) + (n−1)‖η+δ‖²/(2γ²)
-    with δ = (z̄ − μ_z̄)/(n−1), expanded so that nothing large cancels).
+    (the exact form is :math:`(d/2)\log(n/(n-1)) - n\|η\|^{2}/(2γ^{2}) + (n-1)\|η+δ\|^{2}/(2γ^{2})`
+    with :math:`δ = (z - μ_z)/(n-1)`, expanded so that nothing large cancels).
     A > 0 for every n > 1, which the projected draw relies on.
 
     Parameters
     ----------
     eta_sq : float or array_like
-        ‖η‖² >= 0 of the release's noise (+inf allowed: then C = −inf).
+        :math:`\|η\|^{2} \ge 0` of the release's noise (+inf allowed: then C = −inf).
     n : float or array_like
         Dataset size n > 1 (a lone record has no remove-one dataset).
     gamma : float or array_like
@@ -223,7 +223,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
     Raises
     ------
     ValueError
-        If n <= 1, γ <= 0, ‖η‖² < 0, a value is NaN, d < 1 or ``statistic``
+        If :math:`n \le 1, γ \le 0, \|η\|^{2} < 0, a` value is NaN, d < 1 or ``statistic``
         is unknown.
 
     References
@@ -257,7 +257,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
 
 
 def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
-    """Λ from ‖z̄ − μ_z̄‖², ⟨z̄ − μ_z̄, η⟩ and ‖η‖² (coefficients: :func:`llr_coefficients`)."""
+    r"""Λ from :math:`\|z - μ_z\|^{2}`, ⟨z̄ − :math:`μ_z`, η⟩ and :math:`\|η\|^{2}` (coefficients: :func:`llr_coefficients`)."""
     a, b, c = llr_coefficients(eta_sq, n, gamma, d, statistic)
     return a * dev_sq + b * inner + c
 
@@ -274,16 +274,16 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     Z : array_like, shape (N, d)
         The dataset, N >= 2 (records are clipped to ``R`` inside).
     eta : array_like, shape (d,)
-        The realized noise η_t of the release (as returned by
+        The realized noise :math:`η_t` of the release (as returned by
         :func:`perfpriv.gaussian.release`).
     gamma : float
-        Per-user noise scale γ > 0 (η ~ N(0, γ²/N I)).
+        Per-user noise scale :math:`γ > 0 (η \\sim \\mathcal{N}(0, γ^{2}/N I))`.
     R : float
         Clipping radius R > 0.
     statistic : {"paper", "exact"}
         ``"paper"``: Lemma 6, the counterfactual release has the same noise
-        variance γ²/N. ``"exact"``: the exact remove-one ratio, counterfactual
-        noise γ²/(N − 1).
+        variance :math:`γ^{2}/N`. ``"exact"``: the exact remove-one ratio, counterfactual
+        noise :math:`γ^{2}/(N - 1)`.
 
     Returns
     -------
@@ -337,18 +337,18 @@ class LLRMoments:
 
 
 def llr_moments(s, n, gamma, *, statistic="paper", d=None):
-    """Conditional law of Λ given the dataset: mean and variance.
+    r"""Conditional law of Λ given the dataset: mean and variance.
 
     For ``statistic="paper"`` (Lemma 6) Λ | Z ~ N(a, 2a) exactly, with
-    a = n s² / (2 γ² (n − 1)²). For ``statistic="exact"`` (needs ``d``) Λ is
-    a shifted, scaled noncentral χ² (see :func:`leak_probability`) with
-    mean (d/2)log(n/(n−1)) + n s²/(2(n−1)γ²) − (d + n s²/γ²)/(2n) and
-    variance (d + 2 n s²/γ²)/(2n²).
+    :math:`a = n s^{2} / (2 γ^{2} (n - 1)^{2})`. For ``statistic="exact"`` (needs ``d``) Λ is
+    a shifted, scaled noncentral :math:`\chi ^{2}` (see :func:`leak_probability`) with
+    mean :math:`(d/2)\log(n/(n-1)) + n s^{2}/(2(n-1)γ^{2}) - (d + n s^{2}/γ^{2})/(2n)` and
+    variance :math:`(d + 2 n s^{2}/γ^{2})/(2n^{2})`.
 
     Parameters
     ----------
     s : float or array_like
-        Deviation ‖z̄ − μ_z̄‖ >= 0 of the record.
+        Deviation :math:`\|z - μ_z\| \ge 0` of the record.
     n : float or array_like
         Dataset size N >= 2.
     gamma : float or array_like
@@ -405,7 +405,7 @@ def _check_d_optional(d):
 
 
 def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
-    """Probability that a record with deviation ``s`` leaks, P(Λ > τ | Z) (Lemma 7).
+    r"""Probability that a record with deviation ``s`` leaks, P(Λ > τ | Z) (Lemma 7).
 
     ``"paper"`` (Lemma 7): with μ' = √n s/(γ(n − 1)),
 
@@ -413,36 +413,36 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
                      = Φ̄(τ(n−1)γ/(√n s) − √n s/(2(n−1)γ)),
 
     evaluated with :func:`scipy.special.ndtr` so that tiny tail probabilities
-    keep their relative accuracy; ``s = 0`` gives 0 (then Λ ≡ 0 ≤ τ).
+    keep their relative accuracy; :math:`s = 0` gives 0 (then Λ ≡ 0 ≤ τ).
 
-    ``"exact"`` (needs ``d``): with δ = (z̄ − μ_z̄)/(n−1), c = (d/2)log(n/(n−1)),
+    ``"exact"`` (needs ``d``): with :math:`δ = (z - μ_z)/(n-1), c = (d/2)\log(n/(n-1))`,
     completing the square gives
 
-        Λ = c + n(n−1)‖δ‖²/(2γ²) − ‖η − (n−1)δ‖²/(2γ²),
+        :math:`Λ = c + n(n-1)\|δ\|^{2}/(2γ^{2}) - \|η - (n-1)δ\|^{2}/(2γ^{2})`,
 
-    and W = n‖η − (n−1)δ‖²/γ² is noncentral χ²_d with noncentrality
-    λ = n(n−1)²‖δ‖²/γ² = n s²/γ². Hence
+    and :math:`W = n\|η - (n-1)δ\|^{2}/γ^{2}` is noncentral :math:`\chi ^{2}_d` with noncentrality
+    :math:`λ = n(n-1)^{2}\|δ\|^{2}/γ^{2} = n s^{2}/γ^{2}`. Hence
 
-        P(Λ > τ | Z) = F_{χ²_d(λ)}(2n(c − τ) + n² s²/((n−1)γ²))
+        :math:`P(Λ > τ \mid Z) = F_{\chi ^{2}_d(λ)}(2n(c - τ) + n^{2} s^{2}/((n-1)γ^{2}))`
 
     (0 when the argument is <= 0), with :func:`scipy.special.chndtr`. Its cost
-    grows like √λ (up to ~0.1 ms per value when n s²/γ² ~ 1e8); beyond
-    λ ~ 1e12, where that routine returns NaN, W = (g + √λ)² + χ²_{d−1} is
-    integrated by quadrature over the χ²_{d−1} part instead. Below 1e-90,
+    grows like √λ (up to ~0.1 ms per value when :math:`n s^{2}/γ^{2} \sim 1e8`); beyond
+    λ ~ 1e12, where that routine returns NaN, :math:`W = (g + \sqrt λ)^{2} + \chi ^{2}_{d-1}` is
+    integrated by quadrature over the :math:`\chi ^{2}_{d-1}` part instead. Below 1e-90,
     where that routine loses its relative accuracy, the value is computed in
     log space (see :func:`log_leak_probability`), so it keeps ~1e-12
     relative accuracy down to the smallest doubles; for probabilities below
     ~1e-308 use :func:`log_leak_probability`. Unlike the paper's statistic, a record at the
     mean (s = 0) can leak when τ < c, and for small n the leak probability
-    does not vanish as γ → ∞ (Λ → c − ‖h‖²/(2n), h standard normal): the
+    does not vanish as γ → ∞ (Λ → :math:`c - \|h\|^{2}/(2n), h` standard normal): the
     change of noise variance alone reveals membership. The limit is the value
-    at s = 0, F_{χ²_d}(2n(c − τ)), positive exactly when
-    n < 1/(1 − e^{−2τ/d}) ≈ d/(2τ) + 1/2.
+    at :math:`s = 0, F_{\chi ^{2}_d}(2n(c - τ))`, positive exactly when
+    :math:`n < 1/(1 - e^{-2τ/d}) \approx d/(2τ) + 1/2`.
 
     Parameters
     ----------
     s : float or array_like
-        Deviation ‖z̄ − μ_z̄‖ >= 0 of the record from the clipped mean.
+        Deviation :math:`\|z - μ_z\| \ge 0` of the record from the clipped mean.
     n : float or array_like
         Dataset size N >= 2 (non-integer values are accepted: the formula is
         analytic in n, which mean-field computations use).
@@ -482,19 +482,19 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
 
 
 def log_leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
-    """Natural log of :func:`leak_probability`, accurate where the probability underflows.
+    r"""Natural log of :func:`leak_probability`, accurate where the probability underflows.
 
     For the paper's statistic (Lemma 7) this is ``log Φ̄(τ/μ' − μ'/2)``
     evaluated with :func:`scipy.special.log_ndtr`, so it stays finite and
     accurate to a few ulps however far in the tail (e.g. ≈ −2·10⁵ for a
-    record with τ/μ' ≈ 630, where the probability itself is 10^{−86000} and
-    :func:`leak_probability` returns 0). ``s = 0`` gives ``-inf``.
+    record with τ/μ' ≈ 630, where the probability itself is :math:`10^{-86000}` and
+    :func:`leak_probability` returns 0). :math:`s = 0` gives :math:`-\infty`.
 
     For ``statistic="exact"`` it is the log of the noncentral-χ² cdf of
     :func:`leak_probability`, computed in log space where the probability is
-    below 1e-90 (an integral over the χ²_{d−1} part of the noncentral χ²,
+    below 1e-90 (an integral over the :math:`\chi ^{2}_{d-1}` part of the noncentral :math:`\chi ^{2}`,
     exact for d = 1), so it stays finite far below 1e-308: e.g. ≈ −460.59 for
-    ``(s, n, γ, τ, d) = (0.1, 1000, 0.1, 0.5, 1)``. ``-inf`` only where the
+    ``(s, n, γ, τ, d) = (0.1, 1000, 0.1, 0.5, 1)``. :math:`-\infty` only where the
     probability is exactly 0 (the threshold cannot be reached).
 
     Parameters
@@ -543,7 +543,7 @@ def _paper_tail_arg(s, n, gamma, tau):
 
 
 def _exact_leak(s, n, gamma, tau, d, log=False):
-    """P(Λ_exact > τ | Z) = F_{χ²_d(λ)}(x) (see :func:`leak_probability`), or its log (``log=True``).
+    r""":math:`P(Λ_{\mathrm{exact}} > τ \mid Z) = F_{\chi ^{2}_d(λ)}(x)` (see :func:`leak_probability`), or its log (``log=True``).
 
     Values below :data:`_LOG_SWITCH` (where scipy's noncentral-χ² cdf loses its relative accuracy
     and then flushes to 0, near 1e-110) come from :func:`_log_chndtr`, computed in log space.
@@ -596,7 +596,7 @@ _LOG_CHUNK = 2048      # rows per block (bounds the memory of the node grid)
 
 
 def _log_cond(w, w_minus, root_lam):
-    """log[Φ(w − √λ) − Φ(−w − √λ)] with ``w_minus`` = w² − λ (no cancellation in w − √λ)."""
+    r"""log[Φ(w − √λ) − Φ(−w − √λ)] with :math:`w_{\mathrm{minus}}` = :math:`w^{2} - λ` (no cancellation in w − √λ)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         hi = special.log_ndtr(w_minus / (w + root_lam))
         lo = special.log_ndtr(-w - root_lam)
@@ -604,15 +604,15 @@ def _log_cond(w, w_minus, root_lam):
 
 
 def _log_chndtr(x, x_minus_lam, d, lam):
-    """log P(W <= x), W ~ χ²_d(λ), accurate however small (x > 0, finite λ; arrays of equal shape).
+    r""":math:`\log P(W \le x), W \sim \chi ^{2}_d(λ)`, accurate however small (x > 0, finite λ; arrays of equal shape).
 
-    W = (g + √λ)² + V with g ~ N(0, 1) and V ~ χ²_{d−1} independent. For d = 1 this is
+    :math:`W = (g + \sqrt λ)^{2} + V` with g ~ N(0, 1) and :math:`V \sim \chi ^{2}_{d-1}` independent. For d = 1 this is
     log[Φ(√x − √λ) − Φ(−√x − √λ)] with :func:`scipy.special.log_ndtr` (exact). For d >= 2,
-    with V = x sin²θ,
+    with :math:`V = x \sin^{2}θ`,
 
-        P(W <= x) = ∫_0^{π/2} f_χ(√x sin θ) [Φ(√x cos θ − √λ) − Φ(−√x cos θ − √λ)] √x cos θ dθ
+        P(W <= x) = ∫_0^{π/2} :math:`f_\chi (\sqrt x \sin θ) [Φ(\sqrt x \cos θ - \sqrt λ) - Φ(-\sqrt x \cos θ - \sqrt λ)] \sqrt x \cos θ` dθ
 
-    (f_χ the χ_{d−1} density, θ cut where √x sin θ leaves its support), whose integrand is
+    (:math:`f_\chi` the :math:`\chi _{d-1}` density, θ cut where √x sin θ leaves its support), whose integrand is
     smooth in θ; in the far tail it concentrates near θ = 0, so the rule is Gauss–Legendre on
     geometric panels toward 0, and the sum is a log-sum-exp of the log integrand.
     """
@@ -645,13 +645,13 @@ def _log_chndtr(x, x_minus_lam, d, lam):
 
 
 def _chndtr_large(x, x_minus_lam, d, lam):
-    """P(W <= x), W ~ χ²_d(λ), for very large λ (where scipy's routine returns NaN).
+    r""":math:`P(W \le x), W \sim \chi ^{2}_d(λ)`, for very large λ (where scipy's routine returns NaN).
 
-    W = (g + √λ)² + V with g ~ N(0, 1) and V ~ χ²_{d−1} independent, so
-    P(W <= x) = E_V[Φ(√(x−V) − √λ) − Φ(−√(x−V) − √λ)]. The second term is
+    :math:`W = (g + \sqrt λ)^{2} + V` with g ~ N(0, 1) and :math:`V \sim \chi ^{2}_{d-1}` independent, so
+    :math:`P(W \le x) = \mathbb{E}_V[Φ(\sqrt (x-V) - \sqrt λ) - Φ(-\sqrt (x-V) - \sqrt λ)]`. The second term is
     below Φ(−√λ) (zero in double precision for λ > 1e4); the first is written
     (x − λ − V)/(√(x−V) + √λ) to avoid cancellation and averaged over V with a
-    Gauss–Legendre rule in χ-space (V ~ χ²_{d−1}; exact when d = 1).
+    Gauss–Legendre rule in χ-space (:math:`V \sim \chi ^{2}_{d-1}`; exact when d = 1).
     """
     x, x_minus_lam, lam = (np.asarray(a, float).ravel() for a in (x, x_minus_lam, lam))
     root_lam = np.sqrt(lam)
@@ -673,15 +673,15 @@ def _chndtr_large(x, x_minus_lam, d, lam):
 
 
 def renyi_divergence(s, n, gamma, alpha):
-    """Rényi divergence D_α(P_in ‖ P_out) of the Gaussian mechanism given Z (Lemma 11).
+    r"""Rényi divergence D_α(P_in ‖ :math:`P_{\mathrm{out}}`) of the Gaussian mechanism given Z (Lemma 11).
 
-    D_α = α n s² / (2 γ² (n − 1)²) = α a, for the paper's pair of Gaussians
-    with the common covariance γ²/n I.
+    :math:`D_α = α n s^{2} / (2 γ^{2} (n - 1)^{2}) = α a`, for the paper's pair of Gaussians
+    with the common covariance :math:`γ^{2}/n I`.
 
     Parameters
     ----------
     s : float or array_like
-        Deviation ‖z̄ − μ_z̄‖ >= 0.
+        Deviation :math:`\|z - μ_z\| \ge 0`.
     n : float or array_like
         Dataset size N >= 2.
     gamma : float or array_like
@@ -708,10 +708,10 @@ def renyi_divergence(s, n, gamma, alpha):
 
 
 def optimal_renyi_order(s, n, gamma, *, tau):
-    """Order α* = 1/2 + τ γ² (n−1)² / (n s²) = 1/2 + τ/(2a) minimizing the bound of Lemma 5.
+    r"""Order :math:`α\cdot = 1/2 + τ γ^{2} (n-1)^{2} / (n s^{2}) = 1/2 + τ/(2a)` minimizing the bound of Lemma 5.
 
     This is the unconstrained minimizer of eq. 9 in α; it is a valid Rényi
-    order (α* > 1) exactly when τ > a. ``s = 0`` gives ``inf``.
+    order (α* > 1) exactly when τ > a. :math:`s = 0` gives ``inf``.
 
     Parameters
     ----------
@@ -740,16 +740,16 @@ def optimal_renyi_order(s, n, gamma, *, tau):
 
 
 def renyi_tail_bound(s, n, gamma, *, tau, alpha=None):
-    """Rényi (Chernoff) upper bound on the leak probability P(Λ > τ | Z) (Lemmas 4-5).
+    r"""Rényi (Chernoff) upper bound on the leak probability P(Λ > τ | Z) (Lemmas 4-5).
 
     For an order α > 1 (Lemma 4 with Lemma 11, eq. 9):
 
-        min(1, exp(−(α − 1)(τ − α a))),   a = n s²/(2γ²(n−1)²).
+        :math:`\min(1, \exp(-(α - 1)(τ - α a))), a = n s^{2}/(2γ^{2}(n-1)^{2})`.
 
     With ``alpha=None`` the optimal order α* of :func:`optimal_renyi_order`
-    is used, giving eq. 10, ``exp(−(τ − a)²/(4a))``, where τ > a. Where
+    is used, giving eq. 10, :math:`\exp(-(τ - a)^{2}/(4a))`, where τ > a. Where
     τ <= a the optimal order is not > 1, the bound does not apply and
-    the function returns 1 (the trivial bound). ``s = 0`` gives 0 (then
+    the function returns 1 (the trivial bound). :math:`s = 0` gives 0 (then
     Λ ≡ 0 and the infimum over α of the bound is 0).
 
     Parameters
@@ -827,9 +827,9 @@ def gdp_mu(s, n, gamma):
 
 
 def worst_case_gdp_mu(n, gamma, R):
-    """Worst-case Gaussian-DP parameter 2R/(γ√n) over all datasets (Remark 1).
+    r"""Worst-case Gaussian-DP parameter 2R/(γ√n) over all datasets (Remark 1).
 
-    With records clipped to radius R, s = ‖z̄ − μ_z̄‖ = ((n−1)/n)‖z̄ − mean of
+    With records clipped to radius :math:`R, s = \|z - μ_z\| = ((n-1)/n)\|z` − mean of
     the others‖ <= 2R(n−1)/n, so μ' <= 2R/(γ√n), and the bound is approached
     when the record and all others sit at opposite points of the sphere. (The
     paper bounds s by 2R, which gives 2R√n/(γ(n−1)) ≈ 2R/(γ√n); with the
@@ -864,9 +864,9 @@ def worst_case_gdp_mu(n, gamma, R):
 
 
 def threshold_for_fpr(mu, fpr):
-    """Threshold τ = μ Φ̄⁻¹(ν) − μ²/2 giving false-positive rate ν (Remark 1).
+    """Threshold :math:`τ = μ Φ^{-1}(ν) - μ^{2}/2` giving false-positive rate ν (Remark 1).
 
-    Under "z not in the dataset" the paper's Λ is N(−μ²/2, μ²), so
+    Under "z not in the dataset" the paper's Λ is :math:`N(-μ^{2}/2, μ^{2})`, so
     P(Λ > τ) = ν exactly for this τ (note that τ may be negative).
 
     Parameters
@@ -898,7 +898,7 @@ def threshold_for_fpr(mu, fpr):
 
 
 def roc_curve(mu, fpr):
-    """True-positive rate Φ̄(Φ̄⁻¹(ν) − μ) of the optimal membership test at FPR ν.
+    """True-positive rate :math:`Φ(Φ^{-1}(ν) - μ)` of the optimal membership test at FPR ν.
 
     The Neyman–Pearson test of N(0, 1) against N(μ, 1): the trade-off curve
     of μ-Gaussian DP.
@@ -934,12 +934,12 @@ def roc_curve(mu, fpr):
 
 @dataclass(frozen=True)
 class LeakProbability:
-    """Marginal leak probability p_τ (Lemma 8) and how it was computed.
+    """Marginal leak probability :math:`p_τ` (Lemma 8) and how it was computed.
 
     Attributes
     ----------
     p : float or numpy.ndarray
-        p_τ, broadcast over ``n, gamma, tau``.
+        :math:`p_τ`, broadcast over ``n, gamma, tau``.
     se : float or numpy.ndarray
         Monte Carlo standard error (0 for quadrature).
     method : str
@@ -957,7 +957,7 @@ _QUAD_TAIL = 1e-18
 
 @lru_cache(maxsize=64)
 def _chi_support(d):
-    """Interval of the χ_d distribution outside which the mass is < 1e-18 per side."""
+    r"""Interval of the :math:`\chi _d` distribution outside which the mass is < 1e-18 per side."""
     lo = math.sqrt(stats.chi2.ppf(_QUAD_TAIL, d)) if d > 0 else 0.0
     hi = math.sqrt(stats.chi2.isf(_QUAD_TAIL, d))
     return lo, hi
@@ -993,10 +993,10 @@ def _conditional(V, t, A, B, over_y, d):
 
 
 def _quadrature_window(a, b, kink, eps, t, A, B, over_y, d, nodes):
-    """∫_a^b f_χd(v) P(· | v²) dv per row by Gauss–Legendre in a map that suits the row.
+    r"""∫_a^b f_χd(v) :math:`P(\cdot | v^{2})` dv per row by Gauss–Legendre in a map that suits the row.
 
-    ``kink``: the conditional probability starts like (v − a)^{d/2} (v = a + w²);
-    ``eps > 0``: it is singular at distance ``eps`` below v = a (v = a + eps sinh u);
+    ``kink``: the conditional probability starts like :math:`(v - a)^{d/2} (v = a + w^{2})`;
+    :math:`\varepsilon > 0`: it is singular at distance ``eps`` below v = a (v = a + eps sinh u);
     otherwise a plain affine map.
     """
     xg, wg = _gauss_legendre(nodes)
@@ -1019,10 +1019,10 @@ def _quadrature_window(a, b, kink, eps, t, A, B, over_y, d, nodes):
 
 
 def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
-    """The integral of :func:`_quadrature` for rows whose value is tiny, over their own window.
+    r"""The integral of :func:`_quadrature` for rows whose value is tiny, over their own window.
 
-    The integrand f_χd(v) P(· | v²) is evaluated on a grid from ``a`` to the point
-    where the χ_d density is 1e-320; the window is where it exceeds 1e-25 of its
+    The integrand f_χd(v) :math:`P(\cdot | v^{2})` is evaluated on a grid from ``a`` to the point
+    where the :math:`\chi _d` density is 1e-320; the window is where it exceeds 1e-25 of its
     peak (one grid step wider each side), integrated with the same rule.
     """
     top = math.sqrt(stats.chi2.isf(1e-300, d)) + 2.0
@@ -1044,19 +1044,19 @@ def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
 
 
 def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
-    """p_τ for z ~ N(μ, σ² I) without clipping, as a 1-D Gauss–Legendre integral.
+    r""":math:`p_τ` for :math:`z \sim N(μ, σ^{2} I)` without clipping, as a 1-D Gauss–Legendre integral.
 
-    Write z̄_1 − μ_z̄ = σ√((n−1)/n) g and η = (γ/√n) h, g, h iid N(0, I_d),
-    k² = σ²/(γ²(n−1)), m = 1 ("paper") or (n−1)/n ("exact"),
-    c = 0 or (d/2)log(n/(n−1)). Then 2(Λ − c) = m‖h + k g‖² − ‖h‖², a
-    quadratic form whose 2x2 matrix per coordinate [[m k², m k], [m k, m−1]]
-    has eigenvalues A > 0 > −B; so 2(Λ − c) = A X − B Y with X, Y iid χ²_d and
+    Write :math:`z_1 - μ_z = σ\sqrt ((n-1)/n) g` and η = (γ/√n) h, g, h iid :math:`\mathcal{N}(0, I_d)`,
+    :math:`k^{2} = σ^{2}/(γ^{2}(n-1)), m = 1` ("paper") or (n−1)/n ("exact"),
+    c = 0 or (d/2)log(n/(n−1)). Then :math:`2(Λ - c) = m\|h + k g\|^{2} - \|h\|^{2}, a`
+    quadratic form whose 2x2 matrix per coordinate :math:`[[m k^{2}, m k], [m k, m-1]]`
+    has eigenvalues A > 0 > −B; so 2(Λ − c) = A X − B Y with X, Y iid :math:`\chi ^{2}_d` and
 
-        p_τ = P(A X − B Y > t),  t = 2(τ − c).
+        :math:`p_τ = P(A X - B Y > t), t = 2(τ - c)`.
 
     We condition on the variable with the smaller coefficient (the conditional
     probability is then at least as smooth as its density) and integrate in
-    χ-space (v = √X or √Y, density ∝ v^{d−1} e^{−v²/2}, smooth for every d),
+    χ-space (v = √X or √Y, density ∝ :math:`v^{d-1} e^{-v^{2}/2}`, smooth for every d),
     splitting at the point where the conditional probability hits 0 or 1.
     """
     n, gamma, tau = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float), np.asarray(tau, float))
@@ -1126,15 +1126,15 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
 
 
 def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
-    """P(Λ_exact > τ | Z, ‖η_⊥‖²): the exact statistic, noise along the record integrated out.
+    r"""P(Λ_exact > τ | Z, ‖η_⊥‖²): the exact statistic, noise along the record integrated out.
 
-    Split η = ξ e + η_⊥ with e = (z̄ − μ_z̄)/s, ξ ~ N(0, γ²/n) and
-    ‖η_⊥‖² = (γ²/n) χ²_{d−1} (``chi2_perp``). Then
-    2γ²(Λ − c) = s²/(n−1) + 2sξ − ξ² − ‖η_⊥‖², so Λ > τ iff
-    (ξ − s)² < s² − K with K = 2γ²(τ − c) − s²/(n−1) + ‖η_⊥‖², a Gaussian
+    Split η = ξ e + η_⊥ with :math:`e = (z - μ_z)/s, ξ \sim \mathcal{N}(0, γ^{2}/n)` and
+    ‖η_⊥‖² = :math:`(γ^{2}/n) \chi ^{2}_{d-1}` (``chi2_perp``). Then
+    :math:`2γ^{2}(Λ - c) = s^{2}/(n-1)` + 2sξ − :math:`ξ^{2}` − ‖η_⊥‖², so Λ > τ iff
+    :math:`(ξ - s)^{2} < s^{2} - K` with :math:`K = 2γ^{2}(τ - c) - s^{2}/(n-1)` + ‖η_⊥‖², a Gaussian
     interval probability. Averaging over ``chi2_perp`` draws gives an unbiased
     (Rao–Blackwellized) Monte Carlo estimate of the exact conditional leak
-    probability — far cheaper than the noncentral χ² cdf when n s²/γ² is large.
+    probability — far cheaper than the noncentral :math:`\chi ^{2}` cdf when :math:`n s^{2}/γ^{2}` is large.
     """
     sd = gamma / np.sqrt(n)
     c = _llr_offset(n, d)
@@ -1162,12 +1162,12 @@ def _paper_leak_unchecked(s, n, gamma, tau):
 
 
 def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
-    """p_τ by simulating whole datasets (exact with clipping and any Σ).
+    """:math:`p_τ` by simulating whole datasets (exact with clipping and any Σ).
 
     For each distinct n, M = max(ceil(samples / n), 20) datasets of n records
     are drawn; every record's deviation s enters the conditional leak
     probability (Lemma 7 / its exact version), the per-dataset average is
-    one iid sample of p_τ, and se = std / √M over datasets.
+    one iid sample of :math:`p_τ`, and se = std / √M over datasets.
     """
     n_values, gamma, tau = np.broadcast_arrays(np.asarray(n_values, float), gamma, tau)
     shape = n_values.shape
@@ -1214,9 +1214,9 @@ def exact_leak_floor(n, *, d, tau):
     r"""The leak probability that no noise removes, under the exact remove-one statistic.
 
     Under ``statistic="exact"`` the counterfactual release on n − 1 records
-    has the larger noise variance γ²/(n − 1), and Λ carries the constant
+    has the larger noise variance :math:`γ^{2}/(n - 1)`, and Λ carries the constant
     c = (d/2) log(n/(n − 1)) (:func:`exact_llr_offset`). As γ → ∞, with the
-    data fixed, write the noise as η = (γ/√n) h with h ~ N(0, I_d): in
+    data fixed, write the noise as η = (γ/√n) h with :math:`h \sim \mathcal{N}(0, I_d)`: in
 
     .. math::
 
@@ -1224,8 +1224,8 @@ def exact_leak_floor(n, *, d, tau):
                  - \frac{\|\eta - (n-1)\delta\|^2}{2\gamma^2},
        \qquad \delta = \frac{\bar z - \mu_{\bar z}}{n - 1},
 
-    the middle term vanishes and the last one tends to ‖h‖²/(2n), so
-    Λ → c − χ²_d/(2n) whatever the record. Hence
+    the middle term vanishes and the last one tends to :math:`\|h\|^{2}/(2n)`, so
+    Λ → :math:`c - \chi ^{2}_d/(2n)` whatever the record. Hence
 
     .. math::
 
@@ -1235,10 +1235,10 @@ def exact_leak_floor(n, *, d, tau):
 
     (the regularized lower incomplete gamma function) when c > τ, and 0
     otherwise. It is the same for every record, so it is also the limit of
-    the marginal p_τ of Lemma 8. It is positive exactly when
-    n < 1/(1 − e^{−2τ/d}) ≈ d/(2τ) + 1/2: below that population, the change
+    the marginal :math:`p_τ` of Lemma 8. It is positive exactly when
+    :math:`n < 1/(1 - e^{-2τ/d}) \approx d/(2τ) + 1/2`: below that population, the change
     of noise variance alone reveals membership and the growth factor
-    C = 1 + r − (q + r) p_τ stays below 1 + r − (q + r)·floor for every γ --
+    :math:`C = 1 + r - (q + r) p_τ` stays below 1 + r − (q + r)·floor for every γ --
     a survival threshold may not exist at all. The paper's statistic has no
     floor (its limit is 0).
 
@@ -1280,22 +1280,22 @@ def exact_leak_floor(n, *, d, tau):
 
 def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, statistic="paper",
                               method="auto", samples=200_000, seed=None):
-    """Marginal leak probability p_τ = E_Z[P(Λ > τ | Z)] of a record (Lemma 8, eq. 11).
+    r"""Marginal leak probability :math:`p_τ = \mathbb{E}_Z[P(Λ > τ \mid Z)]` of a record (Lemma 8, eq. 11).
 
-    Records are ``z ~ N(mu, Sigma)`` (Assumption 1), clipped to radius ``R``,
+    Records are :math:`z \sim \mathcal{N}(\mu, \Sigma)` (Assumption 1), clipped to radius ``R``,
     in a dataset of ``n`` records; the growth factor of Algorithm 1 is
-    ``1 + r − (q + r) p_τ`` (eq. 12).
+    :math:`1 + r - (q + r) p_τ` (eq. 12).
 
-    The ``method`` argument chooses how p_τ is computed:
+    The ``method`` argument chooses how :math:`p_τ` is computed:
 
     ``"quadrature"``
         Exact up to quadrature error, for an isotropic covariance
-        Σ = σ² I when clipping is negligible: without clipping μ cancels in
-        z − μ_z, ‖z − μ_z‖² n/(σ²(n−1)) is χ²_d, and p_τ reduces to a 1-D
+        :math:`Σ = σ^{2} I` when clipping is negligible: without clipping μ cancels in
+        :math:`z - μ_z, \|z - μ_z\|^{2} n/(σ^{2}(n-1))` is :math:`\chi ^{2}_d`, and :math:`p_τ` reduces to a 1-D
         integral (see ``_quadrature``: the statistic is a difference of two
-        scaled χ²_d variables). Clipping is negligible when the chance that
+        scaled :math:`\chi ^{2}_d` variables). Clipping is negligible when the chance that
         any of the n records is clipped, bounded by n P(‖z‖ > R), is at most
-        ``1e-6`` — it then changes p_τ by at most that much. Otherwise
+        :math:`1e-6` — it then changes :math:`p_τ` by at most that much. Otherwise
         ``"quadrature"`` raises ``ValueError``. A fixed 96-node
         Gauss–Legendre rule in χ-space, vectorized over ``n, gamma, tau``
         (tens of µs per value in arrays, ~0.1-0.3 ms per scalar call);

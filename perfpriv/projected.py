@@ -1,48 +1,48 @@
-"""Algorithm 1's rounds from about one normal per record (the projected draw), batched.
+r"""Algorithm 1's rounds from about one normal per record (the projected draw), batched.
 
 :class:`perfpriv.gaussian.GaussianMean` draws a round, by default, this way.
-When the covariance is isotropic (Σ = σ² I) and records are not clipped,
+When the covariance is isotropic :math:`(Σ = σ^{2} I)` and records are not clipped,
 almost all of the N × d numbers of a round's records are irrelevant to what
 the round decides, and this module draws only what matters. The construction
 is exact in law; the two places where it is not are bounded explicitly below.
 
-**The reduction.** Write a record as z_i = μ + σ g_i with g_i standard normal
-and the round's noise as η = (γ/√N) ξ with ξ standard normal in R^d.
-Rotating every g_i into a basis whose first axis is ξ̂ = ξ/‖ξ‖ gives
-coordinates (a_i, h_i) ∈ R × R^{d−1} that are again independent standard
+**The reduction.** Write a record as :math:`z_i = μ + σ g_i` with :math:`g_i` standard normal
+and the round's noise as η = (γ/√N) ξ with ξ standard normal in :math:`R^d`.
+Rotating every :math:`g_i` into a basis whose first axis is ξ̂ = ξ/‖ξ‖ gives
+coordinates :math:`(a_i, h_i)` ∈ :math:`R \times R^{d-1}` that are again independent standard
 normals, independent of ξ (rotation invariance). The deviation of a record
 from the mean then splits into
 
-    α_i = a_i − ā                (along ξ̂),     β_i = ‖h_i − h̄‖²   (across ξ̂),
+    :math:`α_i = a_i - ā`                (along ξ̂),     :math:`β_i = \|h_i - h\|^{2}`   (across ξ̂),
 
-so ‖z_i − z̄‖² = σ²(α_i² + β_i) and ⟨z_i − z̄, η⟩ = σ‖η‖α_i, and the
+so :math:`\|z_i - z\|^{2} = σ^{2}(α_i^{2} + β_i)` and ⟨z_i − z̄, η⟩ = :math:`σ\|η\|α_i`, and the
 membership statistic (eq. 8, coefficients from
-:func:`perfpriv.leakage.llr_coefficients`) is Λ_i = Aσ²(α_i² + β_i) +
-Bσ‖η‖α_i + C with A > 0. Record i therefore leaks (Λ_i > τ) exactly when
+:func:`perfpriv.leakage.llr_coefficients`) is :math:`Λ_i` = Aσ²(α_i² + :math:`β_i`) +
+Bσ‖η‖α_i + C with A > 0. Record i therefore leaks :math:`(Λ_i > τ)` exactly when
 
-    β_i > θ_i = k0 − α_i(α_i + k1),   k0 = (τ − C)/(Aσ²),  k1 = (B/A)‖η‖/σ
+    :math:`β_i > θ_i = k0 - α_i(α_i + k1), k0` = (τ − C)/(Aσ²),  k1 = (B/A)‖η‖/σ
 
-(:func:`leak_thresholds`). θ is a downward parabola in α, so in terms of a_i
+(:func:`leak_thresholds`). θ is a downward parabola in α, so in terms of :math:`a_i`
 the records split into three sets, bounded by the roots of θ = 0 and of
-θ = t_N with t_N = (1 − 1/N) χ²_{d−1}.isf(2⁻⁶⁴) (:func:`band_quantile`):
+:math:`θ = t_N` with :math:`t_N = (1 - 1/N)` χ²_{d−1}.isf(2⁻⁶⁴) (:func:`band_quantile`):
 
-* θ_i <= 0 (a_i outside the outer roots): β_i ≥ 0 >= θ_i, the record leaks
-  (for d = 1 there is no β and a record leaks iff θ_i < 0);
-* θ_i > t_N (a_i between the inner roots): β_i, whose law is
-  (1 − 1/N) χ²_{d−1}, exceeds θ_i with probability below 2⁻⁶⁴ ≈ 5.4e−20;
-  the record is counted as not leaked without drawing β_i;
-* the m records in between (the *band*) get their h_i drawn, and
-  h̄ = (Σ_band h_i + S)/N with S ~ N(0, (N − m) I_{d−1}) the sum of the
-  other records' h. This is the exact joint law of the band's β_i: the band
+* :math:`θ_i \le 0` (:math:`a_i` outside the outer roots): :math:`β_i \ge 0 \ge θ_i`, the record leaks
+  (for d = 1 there is no β and a record leaks iff :math:`θ_i < 0`);
+* :math:`θ_i > t_N` (:math:`a_i` between the inner roots): :math:`β_i`, whose law is
+  :math:`(1 - 1/N) \chi ^{2}_{d-1}`, exceeds :math:`θ_i` with probability below :math:`2^{-64} \approx` 5.4e−20;
+  the record is counted as not leaked without drawing :math:`β_i`;
+* the m records in between (the *band*) get their :math:`h_i` drawn, and
+  :math:`h = (Σ_{\mathrm{band}} h_i + S)/N` with :math:`S \sim \mathcal{N}(0, (N - m) I_{d-1})` the sum of the
+  other records' h. This is the exact joint law of the band's :math:`β_i`: the band
   is chosen from the a's, which are independent of the h's.
 
-The round's error is ‖ḡ + η/σ‖² = (ā + ‖η‖/σ)² + ‖h̄‖², from the same draws.
+The round's error is :math:`\|ḡ + η/σ\|^{2} = (ā + \|η\|/σ)^{2} + \|h\|^{2}`, from the same draws.
 
 **What is not exact.** (1) A skipped record leaks with probability below
-2⁻⁶⁴; (2) a record that would have been clipped (probability
+:math:`2^{-64}; (2) a` record that would have been clipped (probability
 :func:`perfpriv.gaussian.clip_probability` per record) is not. By a union
 bound, the law of a run differs from the records draw's by at most
-(records drawn) × (2⁻⁶⁴ + clip probability) in total variation;
+(records drawn) × (:math:`2^{-64} + \mathrm{clip}` probability) in total variation;
 :data:`CLIP_NEGLIGIBLE` is the clip probability below which
 ``draw="auto"`` uses this draw (paper settings d = 12, R = 10, μ = 0:
 5.6e−16 per record, so a whole 50-round run at the cap of 20 000 differs
@@ -53,16 +53,16 @@ level, trial) pair of a round at once, in compiled code
 (:mod:`perfpriv.kernels.gaussian_mean`, also the round of the engine's
 compiled loop: one implementation). Each (cell, trial, round) has one key
 (``perfpriv._random``), shared by all levels: ξ is its ``"noise"`` stream,
-S its ``"spread"`` stream, a_i the i-th number of its ``"along"`` stream
-(:meth:`perfpriv._random.Key.normal_ragged`'s numbers) and h_i numbers
+S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
+(:meth:`perfpriv._random.Key.normal_ragged`'s numbers) and :math:`h_i` numbers
 i(d − 1) .. i(d − 1) + d − 2 of its ``"across"`` stream; the error's h̄ is
 its ``"rest"`` stream divided by √N (its exact law N(0, I/N), drawn apart
-from the band's sum). A pair with N users uses a_0..a_{N−1}, whatever the
+from the band's sum). A pair with N users uses :math:`a_0, \dots, a_{N-1}`, whatever the
 other pairs, so runs that differ in γ share their numbers record by record
 (common random numbers) and a pair gives the same result alone or in any
 batch. Every sum has a fixed order that depends on the numbers summed only
 (ā in numpy's pairwise order, squared norms in two interleaved
-accumulators, the band's Σ h_i in fixed point), so that rounding does not
+accumulators, the band's :math:`Σ h_i` in fixed point), so that rounding does not
 depend on the batch either.
 
 **Cost.** One normal per record of the largest population of each (cell,
@@ -86,7 +86,7 @@ from .kernels import gaussian_mean as _kernel
 __all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
            "draw_rounds", "draw_round"]
 
-#: A skipped record would have leaked with probability below this (2⁻⁶⁴).
+#: A skipped record would have leaked with probability below this :math:`(2^{-64})`.
 SKIP_PROBABILITY = 2.0**-64
 
 #: ``draw="auto"`` uses the projected draw when a record is clipped with at
@@ -98,7 +98,7 @@ _PURPOSE_HASHES = np.array([_random.purpose_hashes(name) for name in _kernel.PUR
 
 
 def band_quantile(d):
-    """The χ²_{d−1} quantile t beyond which β is not drawn: P(χ²_{d−1} > t) = 2⁻⁶⁴.
+    r"""The :math:`\chi ^{2}_{d-1}` quantile t beyond which β is not drawn: :math:`P(\chi ^{2}_{d-1} > t) = 2^{-64}`.
 
     Parameters
     ----------
@@ -132,7 +132,7 @@ def kernel_params(*, tau, d, sigma2=1.0, statistic="paper"):
     d : int
         Dimension d >= 1.
     sigma2 : float
-        σ² of the isotropic covariance Σ = σ² I.
+        :math:`σ^{2}` of the isotropic covariance :math:`Σ = σ^{2} I`.
     statistic : {"paper", "exact"}
         Membership statistic (:mod:`perfpriv.leakage`).
 
@@ -155,12 +155,12 @@ def kernel_params(*, tau, d, sigma2=1.0, statistic="paper"):
 
 
 def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="paper"):
-    """θ_i of every record: record i leaks (Λ_i > τ) iff β_i > θ_i.
+    r""":math:`θ_i` of every record: record i leaks :math:`(Λ_i > τ)` iff :math:`β_i > θ_i`.
 
     Parameters
     ----------
     alpha : array_like, shape (n,)
-        α_i = a_i − ā, the standardized deviations of the n >= 2 records
+        :math:`α_i = a_i - ā`, the standardized deviations of the n >= 2 records
         from their mean along the noise direction (module docstring).
     eta_norm : float
         ‖η‖ of the release, >= 0.
@@ -171,7 +171,7 @@ def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="pa
     d : int
         Dimension d >= 1.
     sigma2 : float
-        σ² of the isotropic covariance Σ = σ² I.
+        :math:`σ^{2}` of the isotropic covariance :math:`Σ = σ^{2} I`.
     statistic : {"paper", "exact"}
         Membership statistic (:mod:`perfpriv.leakage`).
 
@@ -187,7 +187,7 @@ def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="pa
     Examples
     --------
     A record on the mean (α = 0, β = 0) never leaks under the paper's
-    statistic: θ = τ · 2γ² (n − 1)²/n > 0.
+    statistic: :math:`θ = τ \cdot 2γ^{2} (n - 1)^{2}/n > 0`.
 
     >>> leak_thresholds([0.0, 0.0], 1.0, gamma=1.0, tau=0.5, d=3).tolist()
     [0.5, 0.5]
@@ -207,7 +207,7 @@ def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="pa
 
 
 def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=None):
-    """One release of Algorithm 1 for every (cell, level, trial) pair of a batch.
+    r"""One release of Algorithm 1 for every (cell, level, trial) pair of a batch.
 
     Parameters
     ----------
@@ -225,7 +225,7 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     d : int
         Dimension d >= 1.
     sigma2 : float
-        σ² of the isotropic covariance.
+        :math:`σ^{2}` of the isotropic covariance.
     statistic : {"paper", "exact"}
     live : array_like of bool, optional
         Pairs to simulate (others get error 0 and no leaks).
@@ -233,7 +233,7 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
     Returns
     -------
     sq_error : numpy.ndarray
-        Squared Mahalanobis error ‖o − μ‖²_{Σ⁻¹} of each release.
+        Squared Mahalanobis error :math:`\|o - μ\|^{2}_{Σ^{-1}}` of each release.
     leaked : numpy.ndarray of int
         Number of records with Λ > τ (a lone user always counts as leaked).
 

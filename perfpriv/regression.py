@@ -1,31 +1,31 @@
-"""Private ridge regression with users who leave: a learning task beyond the mean.
+r"""Private ridge regression with users who leave: a learning task beyond the mean.
 
-Each round, the N current users hold records (x_i, y_i): features
-x ~ N(0, I_d) clipped to the ℓ2 ball of radius ``x_bound``, labels
+Each round, the N current users hold records :math:`(x_i, y_i)`: features
+:math:`x \sim \mathcal{N}(0, I_d)` clipped to the ℓ2 ball of radius ``x_bound``, labels
 y = xᵀθ + ε with ε ~ N(0, noise_sd²), clipped to [−y_bound, y_bound]
 (labels are computed from the clipped features, as in the authors' code, so
 that the model stays linear), and θ a fresh direction on the unit sphere
 every round (or a fixed vector). The platform fits ridge regression with
 per-record regularization λ,
 
-    β̂ = argmin_β (1/n) Σ_i (y_i − x_iᵀβ)² + λ‖β‖² = (XᵀX + nλI)⁻¹ Xᵀy,
+    β̂ = :math:`\arg\min_β (1/n) Σ_i` (:math:`y_i` − x_iᵀβ)² + :math:`λ\|β\|^{2}` = (XᵀX + nλI)⁻¹ Xᵀy,
 
-and releases o = β̂ + η with η ~ N(0, σ_n² I). Its error is the excess risk
-‖o − θ‖² (the excess test mean-squared error for Σ = I).
+and releases o = β̂ + η with :math:`η \sim \mathcal{N}(0, σ_n^{2} I)`. Its error is the excess risk
+:math:`\|o - θ\|^{2}` (the excess test mean-squared error for Σ = I).
 
 The noise form
 --------------
-``noise="calibrated"`` (the book's): σ_n = γ Δ(n), where Δ(n) is
+``noise="calibrated"`` (the book's): :math:`σ_n = γ Δ(n)`, where Δ(n) is
 :func:`ridge_sensitivity`, the ℓ2-sensitivity of β̂ over add/remove-one
 neighbours of a size-n dataset (γ is a noise multiplier). The noise depends
 on n, so the guarantee is stated with n public, under replace-one
 adjacency: two datasets of n records that differ in one record have fits at
-most 2Δ⁻(n) apart and the same noise, so the round is ρ-zCDP with
-ρ = 2/γ² (:func:`achieved_rho`, ``adjacency="replace"``). Under add/remove
-adjacency, with each dataset released at its own σ_n, the two release laws
+most :math:`2Δ^{-}(n)` apart and the same noise, so the round is ρ-zCDP with
+:math:`ρ = 2/γ^{2}` (:func:`achieved_rho`, ``adjacency="replace"``). Under add/remove
+adjacency, with each dataset released at its own :math:`σ_n`, the two release laws
 have unequal variances and their Rényi divergence is infinite beyond a
 finite order (:func:`release_renyi_divergence`): no ρ holds.
-``noise="sqrt_n"`` (the authors' published code): σ_n = γ/√n, the
+``noise="sqrt_n"`` (the authors' published code): :math:`σ_n = γ/\sqrt n`, the
 mean-estimation form of the paper's eq. 6 with no sensitivity calibration:
 its privacy at n users is :func:`achieved_rho`, infinite when labels are
 not clipped.
@@ -36,14 +36,14 @@ A user's record z = (x, y) leaks when the log-likelihood ratio Λ of the
 release with and without her record exceeds τ. With the leave-one-out shift
 δ = β̂ − β̂₋ᵢ (:func:`leave_one_out`) and the realized noise η,
 
-    Λ = (d/2) log κ − ‖η‖²/(2σ_n²) + ‖η + δ‖²/(2κσ_n²),    κ = σ_{n−1}²/σ_n²,
+    :math:`Λ = (d/2) \log κ - \|η\|^{2}/(2σ_n^{2}) + \|η` + δ‖²/(2κσ_n²),    :math:`κ = σ_{n-1}^{2}/σ_n^{2}`,
 
 the difference of the two Gaussian log densities of o (:func:`membership_llr`).
 ``statistic="paper"`` compares both with the same variance (κ = 1, the form
-of the paper's Lemma 6): Λ | data ~ N(μ²/2, μ²) with μ = ‖δ‖/σ_n.
+of the paper's Lemma 6): Λ | data ~ :math:`N(μ^{2}/2, μ^{2})` with :math:`μ = \|δ\|/σ_n`.
 ``statistic="exact"`` uses the counterfactual noise of n − 1 records. This is
 the mean-estimation statistic of :mod:`perfpriv.leakage` with the shift δ in
-the role of (z̄ − μ_z̄)/(n − 1): :func:`leak_probability` maps a shift to
+the role of :math:`(z - μ_z)/(n - 1)`: :func:`leak_probability` maps a shift to
 those variables and calls :func:`perfpriv.leakage.leak_probability`.
 
 :class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
@@ -52,9 +52,9 @@ those variables and calls :func:`perfpriv.leakage.leak_probability`.
 slow reference (one user, one refit at a time).
 
 Symbols: ``n`` — N, population (dataset) size; ``d`` — dimension; ``lam`` —
-λ; ``x_bound``, ``y_bound`` — B_x, B_y; ``gamma`` — γ, noise multiplier;
+λ; ``x_bound``, ``y_bound`` — :math:`B_x, B_y`; ``gamma`` — γ, noise multiplier;
 ``rho`` — ρ, zCDP budget; ``tau`` — τ; ``q``, ``r`` — leave and recruit
-probabilities; ``noise_sd`` — σ_ε, label noise.
+probabilities; ``noise_sd`` — :math:`σ_ε`, label noise.
 """
 
 from __future__ import annotations
@@ -113,9 +113,9 @@ __all__ = [
 ]
 
 STATISTICS = leakage.STATISTICS
-#: ``"calibrated"``: σ_n = γ Δ(n) (ρ = 2/γ²-zCDP, replace-one); ``"sqrt_n"``: σ_n = γ/√n (the authors').
+#: ``"calibrated"``: :math:`σ_n = γ Δ(n)` (ρ = 2/γ²-zCDP, replace-one); ``"sqrt_n"``: :math:`σ_n = γ/\sqrt n` (the authors').
 NOISE_FORMS = ("calibrated", "sqrt_n")
-#: ``"excess"``: ‖o − θ‖²; ``"test_mse"``: mean squared error on a fresh test set (the authors').
+#: ``"excess"``: :math:`\|o - θ\|^{2}`; ``"test_mse"``: mean squared error on a fresh test set (the authors').
 ERRORS = ("excess", "test_mse")
 #: How the leave-one-out fit is regularized: ``"refit"`` (the fit rule on n − 1 records,
 #: penalty (n−1)λ) or ``"keep_penalty"`` (the total penalty nλ kept, the authors' code).
@@ -161,7 +161,7 @@ def _bounds(x_bound, y_bound, *, finite=True, high=None):
 
 
 #: The range of the bounds and noise multipliers of the functions that draw records, fit and release them
-#: (the simulated paths, not the closed forms): B_x, B_y <= 1e100 and 1e-100 <= γ <= 1e100 keep every
+#: (the simulated paths, not the closed forms): :math:`B_x, B_y \le 1e100` and 1e-100 <= γ <= 1e100 keep every
 #: squared norm, product of the normal equations and squared noise scale (at most ~1e200 n) inside the
 #: doubles. The closed forms (:func:`ridge_sensitivity`, :func:`noise_std`, ...) take every double.
 PATH_BOUND = 1e100
@@ -186,7 +186,7 @@ def _unit(v):
 
 
 def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
-    """Draw one round's dataset of the regression model.
+    r"""Draw one round's dataset of the regression model.
 
     Parameters
     ----------
@@ -195,11 +195,11 @@ def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
     d : int
         Dimension d >= 1.
     x_bound : float
-        Feature clipping radius B_x > 0 (features x ~ N(0, I_d) are ℓ2-clipped).
+        Feature clipping radius :math:`B_x > 0` (features :math:`x \sim \mathcal{N}(0, I_d)` are ℓ2-clipped).
     y_bound : float
-        Label clipping bound B_y > 0 (``inf``: labels are not clipped).
+        Label clipping bound :math:`B_y > 0` (``inf``: labels are not clipped).
     noise_sd : float
-        Label noise σ_ε >= 0.
+        Label noise :math:`σ_ε \ge 0`.
     theta : array_like, shape (d,), optional
         True parameter θ; by default a uniform direction on the unit sphere.
     seed : None, int, SeedSequence or numpy.random.Generator
@@ -208,7 +208,7 @@ def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
     -------
     X : numpy.ndarray, shape (n, d)
     y : numpy.ndarray, shape (n,)
-        y = clip(Xθ + ε, B_y), X already clipped.
+        y = clip(Xθ + :math:`ε, B_y`), X already clipped.
     theta : numpy.ndarray, shape (d,)
 
     Examples
@@ -243,7 +243,7 @@ def _fit(X, y, lam):
 
 
 def ridge_fit(X, y, *, lam):
-    """Ridge estimate β̂ = (XᵀX + nλI)⁻¹Xᵀy, the minimizer of (1/n)Σ(y_i − x_iᵀβ)² + λ‖β‖².
+    r"""Ridge estimate β̂ = (XᵀX + nλI)⁻¹Xᵀy, the minimizer of (1/n)Σ(y_i − x_iᵀβ)² + :math:`λ\|β\|^{2}`.
 
     Parameters
     ----------
@@ -268,7 +268,7 @@ def ridge_fit(X, y, *, lam):
 
 
 def _solve_rows(A, B):
-    """Rows of B (..., n, d) mapped by A⁻¹ (..., d, d): (A⁻¹ Bᵀ)ᵀ."""
+    """Rows of B (..., n, d) mapped by :math:`A^{-1}` (..., d, d): (:math:`A^{-1}` Bᵀ)ᵀ."""
     return np.swapaxes(np.linalg.solve(A, np.swapaxes(B, -1, -2)), -1, -2)
 
 
@@ -277,7 +277,7 @@ _ILL_CONDITIONED = 1e6
 
 
 def _loo(X, y, lam, keep_penalty):
-    """Shifts δ_i = β̂ − β̂₋ᵢ of every record, and β̂ (see :func:`leave_one_out`).
+    """Shifts :math:`δ_i` = β̂ − β̂₋ᵢ of every record, and β̂ (see :func:`leave_one_out`).
 
     ``X`` is one dataset (n, d) or a stack (k, n, d); all solves are batched.
     """
@@ -318,7 +318,7 @@ def _deletion_shifts(X, y, A, beta, resid, lam, keep_penalty):
 
 
 def _ridge_lstsq(X, y, penalty):
-    """The ridge fit argmin ‖Xβ − y‖² + penalty·‖β‖² by least squares on the augmented rows [X; √penalty I].
+    r"""The ridge fit argmin ‖Xβ − :math:`y\|^{2}` + penalty·‖β‖² by least squares on the augmented rows [X; √penalty I].
 
     Orthogonal factorization, not the normal equations: its error grows with the condition number of
     [X; √penalty I], not with its square, so a record that dominates the others is fitted accurately.
@@ -329,7 +329,7 @@ def _ridge_lstsq(X, y, penalty):
 
 
 def _shift_by_refits(X, y, i, lam, keep_penalty, full):
-    """δ_i = β̂ − β̂₋ᵢ of one dataset from two least-squares fits (``full``: β̂ by :func:`_ridge_lstsq`)."""
+    """:math:`δ_i` = β̂ − β̂₋ᵢ of one dataset from two least-squares fits (``full``: β̂ by :func:`_ridge_lstsq`)."""
     n = X.shape[-2]
     if n == 1:
         return full                                     # the empty fit is 0
@@ -350,11 +350,11 @@ def _loo_by_refits(X, y, lam, keep_penalty):
 
 
 def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
-    """Shifts of records of leverage h_i > 1/2 recomputed as the difference of two least-squares fits.
+    r"""Shifts of records of leverage :math:`h_i > 1/2` recomputed as the difference of two least-squares fits.
 
-    The deletion formula divides by 1 − h_i, which cancels for a record that dominates the others (h_i → 1):
+    The deletion formula divides by :math:`1 - h_i`, which cancels for a record that dominates the others (:math:`h_i` → 1):
     with one row 1e8 times the others, it returned ±inf, or the shift 20 times off with ``keep_penalty``.
-    Such records are rare (Σ h_i ≤ d, so fewer than 2d of them), and each is refitted from its complement.
+    Such records are rare (:math:`Σ h_i \le d`, so fewer than 2d of them), and each is refitted from its complement.
     """
     flagged = np.argwhere(h > 0.5)
     if not flagged.size:
@@ -369,21 +369,21 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
 
 
 def leave_one_out(X, y, *, lam, keep_penalty=False):
-    """Leave-one-out shifts δ_i = β̂ − β̂₋ᵢ of every record at once (Sherman–Morrison).
+    """Leave-one-out shifts :math:`δ_i` = β̂ − β̂₋ᵢ of every record at once (Sherman–Morrison).
 
     β̂₋ᵢ is the ridge fit of the n − 1 other records with the same rule,
     i.e. penalty (n − 1)λ. From the normal equations of both fits,
 
-        A₋ᵢ δ_i = e_i x_i − λβ̂,      A₋ᵢ = M − x_i x_iᵀ,   M = XᵀX + (n − 1)λI,
+        A₋ᵢ :math:`δ_i = e_i x_i` − λβ̂,      A₋ᵢ = :math:`M - x_i` x_iᵀ,   M = XᵀX + (n − 1)λI,
 
-    with e_i = y_i − x_iᵀβ̂ the in-sample residual, and Sherman–Morrison
-    gives, with u_i = M⁻¹x_i, h_i = x_iᵀu_i and w = λM⁻¹β̂,
+    with :math:`e_i = y_i` − x_iᵀβ̂ the in-sample residual, and Sherman–Morrison
+    gives, with :math:`u_i = M^{-1}x_i, h_i` = x_iᵀu_i and w = λM⁻¹β̂,
 
-        δ_i = u_i (e_i − x_iᵀw)/(1 − h_i) − w,
+        :math:`δ_i = u_i` (:math:`e_i` − x_iᵀw)/(1 − :math:`h_i`) − w,
 
     for all i with two d×d solves. ``keep_penalty=True`` keeps the total
     penalty nλ in the leave-one-out fit (the authors' code): then
-    δ_i = A⁻¹x_i e_i/(1 − x_iᵀA⁻¹x_i), A = XᵀX + nλI, the textbook
+    :math:`δ_i = A^{-1}x_i` e_i/(1 − x_iᵀA⁻¹x_i), A = XᵀX + nλI, the textbook
     deletion formula.
 
     Parameters
@@ -414,18 +414,18 @@ def leave_one_out(X, y, *, lam, keep_penalty=False):
 
 # ------------------------------------------------------------- sensitivity
 def _psi(n, lam, x_bound):
-    """sup ‖A_n⁻¹x‖ over ‖x‖ <= B_x and A_n = C + xxᵀ, C ⪰ nλI (step 4 of the proof)."""
+    r"""sup :math:`\|A_n^{-1}x\|` over :math:`\|x\| \le B_x` and :math:`A_n = C` + xxᵀ, C ⪰ nλI (step 4 of the proof)."""
     nl = n * lam
     return np.where(x_bound ** 2 <= nl, x_bound / (nl + x_bound ** 2), 0.5 / np.sqrt(nl))
 
 
 def _log_psi(log_nl, log_x):
-    """log ψ_n of :func:`_psi` from log(nλ) and log B_x (no overflow)."""
+    r""":math:`\log ψ_n` of :func:`_psi` from log(nλ) and :math:`\log B_x` (no overflow)."""
     return np.where(2.0 * log_x <= log_nl, log_x - np.logaddexp(log_nl, 2.0 * log_x), math.log(0.5) - 0.5 * log_nl)
 
 
 def _log_removal(n, lam, x_bound, y_bound):
-    """log Δ⁻(n), term by term as :func:`_removal`: finite for every valid input (issue 16)."""
+    r""":math:`\log Δ^{-}(n)`, term by term as :func:`_removal`: finite for every valid input (issue 16)."""
     n = np.asarray(n, float)
     ln, ll, lx, ly = np.log(n), math.log(lam), math.log(x_bound), math.log(y_bound)
     lpsi = _log_psi(ln + ll, lx)
@@ -436,12 +436,12 @@ def _log_removal(n, lam, x_bound, y_bound):
 
 
 def _removal(n, lam, x_bound, y_bound):
-    """Δ⁻(n), exactly the formula of :func:`_direct_removal` where it is representable (:func:`stable`)."""
+    """:math:`Δ^{-}(n)`, exactly the formula of :func:`_direct_removal` where it is representable (:func:`stable`)."""
     return stable(lambda: _direct_removal(n, lam, x_bound, y_bound), lambda: _log_removal(n, lam, x_bound, y_bound))
 
 
 def _direct_removal(n, lam, x_bound, y_bound):
-    """Δ⁻(n): the bound of the theorem on ‖β̂(D) − β̂(D₋)‖, |D| = n, |D₋| = n − 1 (n >= 1)."""
+    """:math:`Δ^{-}(n)`: the bound of the theorem on ‖β̂(D) − β̂(D₋)‖, |D| = n, |D₋| = n − 1 (n >= 1)."""
     n = np.asarray(n, float)
     psi = _psi(n, lam, x_bound)
     fit = y_bound * float(_psi(1.0, lam, x_bound))        # sup ‖β̂₋‖ = B_y ψ_1 (step 2 of the proof)
@@ -455,17 +455,17 @@ def _direct_removal(n, lam, x_bound, y_bound):
 def removal_sensitivity(n, *, lam, x_bound, y_bound):
     """Bound on ‖β̂(D) − β̂(D∖{z})‖ for every dataset D of n records (the chapter's theorem).
 
-    With ‖x‖ <= B_x, |y| <= B_y, m = n − 1, ψ_n = B_x/(nλ + B_x²) when
-    B_x² <= nλ and 1/(2√(nλ)) otherwise, and b = B_y ψ_1 (a bound on ‖β̂‖ of
+    With :math:`\\|x\\| \\le B_x, |y| \\le B_y, m = n - 1, ψ_n` = B_x/(nλ + :math:`B_x^{2}`) when
+    :math:`B_x^{2}` <= nλ and 1/(2√(nλ)) otherwise, and :math:`b = B_y ψ_1` (a bound on ‖β̂‖ of
     any dataset),
 
-        Δ⁻(n) = B_y ψ_n + min( √(n/m) B_y B_x²/(√λ (nλ + B_x²)),  B_x b ψ_n ) + b/n,
+        :math:`Δ^{-}(n) = B_y ψ_n` + min(:math:`\\sqrt (n/m) B_y` B_x²/(√λ (nλ + :math:`B_x^{2}`)),\\ :math:`B_x b ψ_n` ) + b/n,
 
-    and Δ⁻(1) = B_y ψ_1 (removing the only record leaves the empty fit 0).
+    and :math:`Δ^{-}(1) = B_y ψ_1` (removing the only record leaves the empty fit 0).
     Proof (chapter 09): the shift is A_n⁻¹(e x − λβ̂₋) exactly; ‖β̂₋‖ <= b by
-    the singular values of X; ‖A_n⁻¹x‖ <= ψ_n by Sherman–Morrison; and
-    :math:`|x^\\top \\hat\\beta_-|` ‖A_n⁻¹x‖ is bounded twice, by b B_x ψ_n and by Cauchy–Schwarz in
-    the metric of A_n.
+    the singular values of :math:`X; \\|A_n^{-1}x\\| \\le ψ_n` by Sherman–Morrison; and
+    :math:`|x^\\top \\hat\\beta_-|` :math:`\\|A_n^{-1}x\\|` is bounded twice, by :math:`b B_x ψ_n` and by Cauchy–Schwarz in
+    the metric of :math:`A_n`.
 
     Parameters
     ----------
@@ -474,7 +474,7 @@ def removal_sensitivity(n, *, lam, x_bound, y_bound):
     lam : float
         Per-record regularization λ > 0.
     x_bound, y_bound : float
-        B_x > 0, B_y > 0 (``y_bound=inf`` gives ``inf``: no bound).
+        :math:`B_x > 0, B_y > 0` (``y_bound=inf`` gives ``inf``: no bound).
 
     Returns
     -------
@@ -509,25 +509,25 @@ def _sensitivity(n, lam, x_bound, y_bound):
 
 
 def ridge_sensitivity(n, *, lam, x_bound, y_bound):
-    """ℓ2-sensitivity Δ(n) of the ridge estimate of n records under add/remove-one neighbours.
+    r"""ℓ2-sensitivity Δ(n) of the ridge estimate of n records under add/remove-one neighbours.
 
     A dataset of n records has neighbours of n − 1 records (one removed) and
-    of n + 1 records (one added), so Δ(n) = max(Δ⁻(n), Δ⁻(n + 1)) with the
-    removal bound of :func:`removal_sensitivity`. For n >= 2 this is Δ⁻(n)
-    (Δ⁻ decreases from n = 2 on); for n = 1 adding a record can move the
+    of n + 1 records (one added), so :math:`Δ(n) = \max(Δ^{-}(n), Δ^{-}(n + 1))` with the
+    removal bound of :func:`removal_sensitivity`. For n >= 2 this is :math:`Δ^{-}(n)`
+    (:math:`Δ^{-}` decreases from n = 2 on); for n = 1 adding a record can move the
     fit more than removing it. Δ(n) is non-increasing in n, so the noise
-    σ_n = γΔ(n) of the calibrated release never grows with the population.
+    :math:`σ_n` = γΔ(n) of the calibrated release never grows with the population.
 
     Parameters
     ----------
     n : int or array_like
         Dataset size n >= 1.
     lam : float
-        Per-record regularization λ > 0 (objective (1/n)Σ(y − xᵀβ)² + λ‖β‖²).
+        Per-record regularization λ > 0 (objective (1/n)Σ(y − xᵀβ)² + :math:`λ\|β\|^{2}`).
     x_bound : float
-        Feature bound B_x > 0 (‖x‖ <= B_x).
+        Feature bound :math:`B_x > 0 (\|x\| \le B_x)`.
     y_bound : float
-        Label bound B_y > 0 (|y| <= B_y); ``inf`` gives an infinite sensitivity.
+        Label bound :math:`B_y > 0 (|y| \le B_y)`; ``inf`` gives an infinite sensitivity.
 
     Returns
     -------
@@ -588,7 +588,7 @@ class WorstCase:
 
 
 def _family_shift(log_a, t, n, lam, y_bound):
-    """Shift of the one-direction family: n − 1 records (a, B_y), removed record (t, −B_y)."""
+    """Shift of the one-direction family: n − 1 records :math:`(a, B_y)`, removed record :math:`(t, -B_y)`."""
     m = n - 1
     a = math.exp(log_a)
     beta = a * y_bound / (a * a + lam)                       # fit of the n − 1 others
@@ -597,10 +597,10 @@ def _family_shift(log_a, t, n, lam, y_bound):
 
 
 def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
-    """An adversarial dataset for the removal bound: the best of a one-direction family.
+    r"""An adversarial dataset for the removal bound: the best of a one-direction family.
 
     Searches the family of one-dimensional datasets in which the n − 1 kept
-    records are (a, B_y) and the removed record is (t, −B_y), 0 < a, t <= B_x
+    records are :math:`(a, B_y)` and the removed record is :math:`(t, -B_y), 0 < a, t \le B_x`
     (a log grid in a, a grid in t, then a bounded 1-D polish): an unconstrained
     search over all coordinates of small datasets lands on this family (the
     tests check it). The result is a lower bound on the true sensitivity and
@@ -611,7 +611,7 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     n : int
         Dataset size n >= 2.
     lam, x_bound, y_bound : float
-        λ > 0, 0 < B_x, B_y <= 1e100 (:data:`PATH_BOUND`: the records' squared norms stay finite).
+        :math:`λ > 0, 0 < B_x, B_y \le 1e100` (:data:`PATH_BOUND`: the records' squared norms stay finite).
     grid : int
         Grid points in t (and 200 in log a), 2 <= grid <= 10**5 (:data:`WORST_CASE_GRID`).
 
@@ -656,7 +656,7 @@ def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
 
 @dataclass(frozen=True, eq=False)
 class SensitivityProfile:
-    """The removal bound, the worst dataset found and the shifts of typical data, against n.
+    r"""The removal bound, the worst dataset found and the shifts of typical data, against n.
 
     Attributes
     ----------
@@ -666,7 +666,7 @@ class SensitivityProfile:
     worst : numpy.ndarray
         :func:`worst_case_dataset` shifts.
     median, q99, maximum : numpy.ndarray
-        Quantiles of ‖δ_i‖ over the records of Gaussian datasets of the model.
+        Quantiles of :math:`\|δ_i\|` over the records of Gaussian datasets of the model.
     d, lam, x_bound, y_bound, noise_sd, records, seed
         Provenance.
     """
@@ -691,7 +691,7 @@ class SensitivityProfile:
 
 
 def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, records=4000, seed=0):
-    """How the worst case compares with typical records: bound, adversarial and typical shifts.
+    r"""How the worst case compares with typical records: bound, adversarial and typical shifts.
 
     Parameters
     ----------
@@ -699,7 +699,7 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
         Dataset sizes (>= 2).
     d : int
     lam, x_bound, y_bound, noise_sd : float
-        The fit and the data model (:func:`sample_data`); B_x, B_y <= 1e100 (:data:`PATH_BOUND`).
+        The fit and the data model (:func:`sample_data`); :math:`B_x, B_y \le 1e100` (:data:`PATH_BOUND`).
     records : int
         Records of typical data per size (whole datasets, at least one); at most ~5e8 (their
         norms fill the 4.3 GB one call may allocate).
@@ -749,12 +749,12 @@ ADJACENCIES = ("replace", "add_remove", "add_remove_public_n")
 
 
 def gamma_from_rho(rho):
-    """Noise multiplier γ = √(2/ρ) of a ρ-zCDP calibrated release (σ_n = γΔ(n), replace-one adjacency).
+    r"""Noise multiplier γ = √(2/ρ) of a ρ-zCDP calibrated release (:math:`σ_n` = γΔ(n), replace-one adjacency).
 
-    Replace-one neighbours of n records have fits at most 2Δ⁻(n) <= 2Δ(n)
+    Replace-one neighbours of n records have fits at most :math:`2Δ^{-}(n) \le 2Δ(n)`
     apart, and the Gaussian mechanism with ℓ2-sensitivity s and noise
-    N(0, σ²I) is s²/(2σ²)-zCDP (Bun and Steinke 2016, Proposition 1.6):
-    ρ = (2Δ)²/(2γ²Δ²) = 2/γ².
+    :math:`\mathcal{N}(0, σ^{2}I)` is s²/(2σ²)-zCDP (Bun and Steinke 2016, Proposition 1.6):
+    :math:`ρ = (2Δ)^{2}/(2γ^{2}Δ^{2}) = 2/γ^{2}`.
 
     Examples
     --------
@@ -768,7 +768,7 @@ def gamma_from_rho(rho):
 
 
 def rho_from_gamma(gamma):
-    """zCDP budget ρ = 2/γ² of the calibrated release with noise multiplier γ (replace-one, n public).
+    """zCDP budget :math:`ρ = 2/γ^{2}` of the calibrated release with noise multiplier γ (replace-one, n public).
 
     Examples
     --------
@@ -781,15 +781,15 @@ def rho_from_gamma(gamma):
 
 
 def release_renyi_divergence(alpha, shift, sigma_p, sigma_q, *, d):
-    """Rényi divergence D_α(N(a, σ_p² I_d) ‖ N(b, σ_q² I_d)) of two isotropic Gaussian release laws.
+    r"""Rényi divergence D_α(N(a,\ :math:`σ_p^{2} I_d`) ‖ :math:`N(b, σ_q^{2} I_d)`) of two isotropic Gaussian release laws.
 
-    With s = ‖a − b‖ and σ_α² = ασ_q² + (1 − α)σ_p²,
+    With s = ‖a − b‖ and :math:`σ_α^{2}` = ασ_q² + :math:`(1 - α)σ_p^{2}`,
 
-        D_α = α s²/(2σ_α²) + d log(σ_q/σ_p) + d/(2(α − 1)) log(σ_q²/σ_α²)
+        :math:`D_α = α s^{2}/(2σ_α^{2}) + d \log(σ_q/σ_p) + d/(2(α - 1)) \log(σ_q^{2}/σ_α^{2})`
 
-    when σ_α² > 0, and ``inf`` otherwise (Gil, Alajaji and Linder 2013,
-    Table 2, per coordinate). With σ_p = σ_q it is αs²/(2σ²), the Gaussian
-    mechanism's; with σ_p > σ_q it is infinite for α >= σ_p²/(σ_p² − σ_q²).
+    when :math:`σ_α^{2} > 0`, and ``inf`` otherwise (Gil, Alajaji and Linder 2013,
+    Table 2, per coordinate). With :math:`σ_p = σ_q` it is αs²/(2σ²), the Gaussian
+    mechanism's; with :math:`σ_p > σ_q` it is infinite for :math:`α \ge σ_p^{2}/(σ_p^{2} - σ_q^{2})`.
 
     Parameters
     ----------
@@ -838,7 +838,7 @@ def _sigma(n, gamma, noise, lam, x_bound, y_bound):
 
 
 def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
-    """Standard deviation σ_n of each coordinate of the release's noise.
+    """Standard deviation :math:`σ_n` of each coordinate of the release's noise.
 
     Parameters
     ----------
@@ -847,7 +847,7 @@ def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
     gamma : float or array_like
         Noise multiplier γ > 0.
     noise : {"calibrated", "sqrt_n"}
-        σ_n = γΔ(n) (:func:`ridge_sensitivity`) or γ/√n (the authors').
+        :math:`σ_n` = γΔ(n) (:func:`ridge_sensitivity`) or γ/√n (the authors').
     lam, x_bound, y_bound : float
         The fit and the bounds (used by ``"calibrated"``, which needs a finite ``y_bound``).
 
@@ -872,22 +872,22 @@ def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
 
 
 def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
-    """The zCDP ρ a release of n users actually guarantees, under a stated neighbouring relation.
+    r"""The zCDP ρ a release of n users actually guarantees, under a stated neighbouring relation.
 
     * ``adjacency="replace"`` (n public, one record changed): the two fits are
-      at most 2Δ⁻(n) apart (through the common n − 1 records,
-      :func:`removal_sensitivity`) and share σ_n, so ρ = 2Δ⁻(n)²/σ_n²: 2/γ²
-      for the calibrated noise at n >= 2 (Δ(n) = Δ⁻(n) there; at n = 1,
-      Δ⁻(1) <= Δ(1) and ρ <= 2/γ²), and 2nΔ⁻(n)²/γ² for σ_n = γ/√n.
+      at most :math:`2Δ^{-}(n)` apart (through the common n − 1 records,
+      :func:`removal_sensitivity`) and share :math:`σ_n`, so :math:`ρ = 2Δ^{-}(n)^{2}/σ_n^{2}`: :math:`2/γ^{2}`
+      for the calibrated noise at n >= 2 (Δ(n)\ :math:`= Δ^{-}(n)` there; at n = 1,
+      :math:`Δ^{-}(1) \le Δ(1)` and :math:`ρ \le 2/γ^{2}`), and 2nΔ⁻(n)²/γ² for :math:`σ_n = γ/\sqrt n`.
     * ``adjacency="add_remove"``: the dataset with one record more or less is
       released at its own σ_{n±1}. Both noise forms depend on n, so the two
       laws have unequal variances and :func:`release_renyi_divergence` is
       infinite for large orders: ρ = ``inf`` (finite only where
-      σ_{n−1} = σ_n = σ_{n+1}, then Δ(n)²/(2σ_n²)).
+      :math:`σ_{n-1} = σ_n = σ_{n+1}`, then :math:`Δ(n)^{2}/(2σ_n^{2})`).
     * ``adjacency="add_remove_public_n"``: both neighbours released at the
       noise scale of the announced n (the reading of the paper's Lemma 6,
-      which compares both hypotheses at variance γ²/N): ρ = Δ(n)²/(2σ_n²),
-      1/(2γ²) for the calibrated noise.
+      which compares both hypotheses at variance :math:`γ^{2}/N`)::math:`ρ = Δ(n)^{2}/(2σ_n^{2})`,
+      :math:`1/(2γ^{2})` for the calibrated noise.
 
     Labels not clipped (``y_bound=inf``) give ``inf`` under every relation.
 
@@ -901,7 +901,7 @@ def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
         The neighbouring relation (:data:`ADJACENCIES`).
     noise : {"calibrated", "sqrt_n"}
     lam, x_bound, y_bound : float
-        λ > 0, B_x > 0, B_y > 0 (``inf`` allowed).
+        :math:`λ > 0, B_x > 0, B_y > 0` (``inf`` allowed).
 
     Returns
     -------
@@ -957,7 +957,7 @@ def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
 
 
 def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None):
-    """Release β̂ + N(0, σ_n²I): the ridge fit of clipped records with Gaussian noise.
+    r"""Release β̂ + :math:`\mathcal{N}(0, σ_n^{2}I)`: the ridge fit of clipped records with Gaussian noise.
 
     Features are clipped to ``x_bound`` and labels to ``y_bound`` first (a
     record outside the bounds would void the sensitivity bound).
@@ -967,7 +967,7 @@ def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None)
     X : array_like, shape (n, d)
     y : array_like, shape (n,)
     gamma : float
-        Noise multiplier γ > 0 (ρ = 1/(2γ²) for ``noise="calibrated"``).
+        Noise multiplier γ > 0 (ρ\ :math:`= 1/(2γ^{2})` for ``noise="calibrated"``).
     lam, x_bound, y_bound : float
     noise : {"calibrated", "sqrt_n"}
     rng : None, int, SeedSequence or numpy.random.Generator
@@ -979,7 +979,7 @@ def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None)
     eta : numpy.ndarray, shape (d,)
         Its noise (what :func:`membership_llr` needs).
     sigma : float
-        σ_n.
+        :math:`σ_n`.
 
     Examples
     --------
@@ -1004,30 +1004,30 @@ def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None)
 
 # ---------------------------------------------------------------- membership
 def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
-    """Membership log-likelihood ratio Λ of every record, from its shift and the realized noise.
+    r"""Membership log-likelihood ratio Λ of every record, from its shift and the realized noise.
 
-    Λ_i = log N(o; β̂, σ²I) − log N(o; β̂₋ᵢ, κσ²I) with o = β̂ + η and
-    δ_i = β̂ − β̂₋ᵢ:
+    :math:`Λ_i = \log \mathcal{N}(o; \hat β, σ^{2}I) - \log \mathcal{N}(o; \hat β_{-i}, κσ^{2}I)` with o = β̂ + η and
+    :math:`δ_i` = β̂ − β̂₋ᵢ:
 
-        Λ_i = (d/2) log κ − ‖η‖²/(2σ²) + ‖η + δ_i‖²/(2κσ²)
+        :math:`Λ_i = (d/2) \log κ - \|η\|^{2}/(2σ^{2}) + \|η` + δ_i‖²/(2κσ²)
 
-    (``statistic="paper"``: κ = 1, Λ_i = (2⟨η, δ_i⟩ + ‖δ_i‖²)/(2σ²)).
+    (``statistic="paper"``: :math:`κ = 1, Λ_i` = (2⟨η, δ_i⟩ + ‖δ_i‖²)/(2σ²)).
     Evaluated through :func:`perfpriv.leakage.llr_coefficients`: the mean
     model with n' records, noise scale γ' = σ√n' and record deviation
     (n' − 1)δ_i has exactly this Λ when n'/(n' − 1) = κ (any n' for κ = 1):
-    the shift δ_i plays the role of (z̄ − μ_z̄)/(n − 1).
+    the shift :math:`δ_i` plays the role of :math:`(z - μ_z)/(n - 1)`.
 
     Parameters
     ----------
     shifts : array_like, shape (n, d)
-        δ_i of every record (:func:`leave_one_out`).
+        :math:`δ_i` of every record (:func:`leave_one_out`).
     eta : array_like, shape (d,)
         The release's noise η.
     sigma : float
-        σ_n > 0.
+        :math:`σ_n > 0`.
     statistic : {"paper", "exact"}
     kappa : float, optional
-        κ = σ_{n−1}²/σ_n² >= 1, required for ``"exact"``.
+        :math:`κ = σ_{n-1}^{2}/σ_n^{2} \ge 1`, required for ``"exact"``.
 
     Returns
     -------
@@ -1088,16 +1088,16 @@ def _llr(shifts, eta, sigma, kappa, nprime=None):
         return c0 + quad / sigma / sigma
 
 
-#: Beyond this noncentrality the exact statistic's χ² law is replaced by its normal limit.
+#: Beyond this noncentrality the exact statistic's :math:`\chi ^{2}` law is replaced by its normal limit.
 _NC_NORMAL = 1e10
 
 
 def _exact_tail(shift_norm, sigma, tau, kappa, d):
-    """P(Λ > τ) for the exact statistic with variance ratio κ > 1 (noncentral χ²).
+    r"""P(Λ > τ) for the exact statistic with variance ratio κ > 1 (noncentral :math:`\chi ^{2}`).
 
     With u = δ/σ, a = 1 − 1/κ and g ~ N(0, I), completing the square gives
-    Λ = (d/2) log κ + ‖u‖²/(2(κ − 1)) − (a/2) W with W = ‖g − u/(κ − 1)‖²
-    ~ χ²_d(‖u‖²/(κ − 1)²), so P(Λ > τ) = F_W((2/a)[(d/2) log κ + ‖u‖²/(2(κ−1)) − τ]).
+    :math:`Λ = (d/2) \log κ + \|u\|^{2}/(2(κ - 1)) - (a/2) W` with :math:`W = \|g - u/(κ - 1)\|^{2}`
+    ~ :math:`\chi ^{2}_d(\|u\|^{2}/(κ - 1)^{2})`, so :math:`P(Λ > τ) = F_W((2/a)[(d/2) \log κ + \|u\|^{2}/(2(κ-1)) - τ])`.
     """
     u2 = (np.asarray(shift_norm, float) / np.asarray(sigma, float)) ** 2
     a = 1.0 - 1.0 / kappa
@@ -1117,7 +1117,7 @@ def _exact_tail(shift_norm, sigma, tau, kappa, d):
 def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d=None):
     """P(Λ > τ | data) of a record whose leave-one-out shift has norm ‖δ‖ (Lemma 7's form).
 
-    ``"paper"``: Λ | data ~ N(μ²/2, μ²) with μ = ‖δ‖/σ, so the probability
+    ``"paper"``: Λ | data ~ :math:`N(μ^{2}/2, μ^{2})` with μ = ‖δ‖/σ, so the probability
     is Φ̄(τ/μ − μ/2) -- :func:`perfpriv.leakage.leak_probability` (the
     paper's Lemma 7) with s = ‖δ‖, n = 2 and γ = σ√2, for which its
     √n s/((n − 1)γ) is μ. ``"exact"``: with u = ‖δ‖/σ and a = 1 − 1/κ,
@@ -1135,12 +1135,12 @@ def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d
     shift_norm : float or array_like
         ‖δ‖ >= 0.
     sigma : float or array_like
-        σ_n > 0.
+        :math:`σ_n > 0`.
     tau : float
         τ > 0.
     statistic : {"paper", "exact"}
     kappa : float, optional
-        κ = σ_{n−1}²/σ_n² >= 1 (``"exact"``).
+        :math:`κ = σ_{n-1}^{2}/σ_n^{2} \\ge 1` (``"exact"``).
     d : int, optional
         Dimension (``"exact"``).
 
@@ -1178,13 +1178,13 @@ def _leak(shift_norm, sigma, tau, kappa, d):
 
 
 def ols_excess_risk(n, *, d, noise_sd=1.0):
-    """Expected excess risk E‖β̂ − θ‖² = σ_ε² d/(n − d − 1) of least squares (closed form).
+    r"""Expected excess risk E‖β̂ − :math:`θ\|^{2} = σ_ε^{2} d/(n - d - 1)` of least squares (closed form).
 
-    For x ~ N(0, I_d) without clipping and labels without clipping, β̂ − θ
+    For :math:`x \sim \mathcal{N}(0, I_d)` without clipping and labels without clipping, β̂ − θ
     given X is N(0, σ_ε²(XᵀX)⁻¹), and E[(XᵀX)⁻¹] = I/(n − d − 1) (the mean
-    of an inverse Wishart), so the excess test risk is σ_ε² d/(n − d − 1).
+    of an inverse Wishart), so the excess test risk is :math:`σ_ε^{2} d/(n - d - 1)`.
     The ridge estimate with small λ is close to it; the private release
-    adds d σ_n².
+    adds :math:`d σ_n^{2}`.
 
     Parameters
     ----------
@@ -1212,11 +1212,11 @@ def ols_excess_risk(n, *, d, noise_sd=1.0):
 
 # -------------------------------------------------------------- mechanism
 class RidgeRelease(TabulatedMechanism):
-    """Private ridge regression with the membership test, for :mod:`perfpriv.engine`.
+    r"""Private ridge regression with the membership test, for :mod:`perfpriv.engine`.
 
     A round with N users draws a fresh dataset of the model (module
-    docstring), releases β̂ + N(0, σ_N²I), counts the records whose Λ
-    (:func:`membership_llr`) exceeds τ, and scores ‖o − θ‖² (or the test
+    docstring), releases β̂ + :math:`\mathcal{N}(0, σ_N^{2}I)`, counts the records whose Λ
+    (:func:`membership_llr`) exceeds τ, and scores :math:`\|o - θ\|^{2}` (or the test
     MSE). Records, θ, the noise direction and the test set of a (cell,
     trial, round) come from its keyed streams ``"records"``, ``"theta"``,
     ``"noise"`` and ``"test"``, shared by all levels (common random
@@ -1232,14 +1232,14 @@ class RidgeRelease(TabulatedMechanism):
     d : int
         Dimension (default 12, the paper's).
     x_bound, y_bound, lam : float, optional
-        B_x, B_y, λ; ``None``: from ``conventions`` (:data:`PRESETS`).
+        :math:`B_x, B_y, λ`; ``None``: from ``conventions`` (:data:`PRESETS`).
     noise : {"calibrated", "sqrt_n"}, optional
     statistic : {"paper", "exact"}, optional
     error : {"excess", "test_mse"}, optional
     loo : {"refit", "keep_penalty"}, optional
         Options; ``None``: from ``conventions``.
     noise_sd : float
-        Label noise σ_ε (default 1).
+        Label noise :math:`σ_ε` (default 1).
     theta : array_like, optional
         A fixed θ; by default a fresh direction on the unit sphere each round.
     test_size : int
@@ -1251,10 +1251,10 @@ class RidgeRelease(TabulatedMechanism):
 
     Notes
     -----
-    ``conventions="paper"`` (the book's calibrated release): B_x = B_y = 5,
-    λ = 0.05, σ_N = γΔ(N), the paper's statistic, error ‖o − θ‖², a population
+    ``conventions="paper"`` (the book's calibrated release): :math:`B_x = B_y = 5`,
+    λ = 0.05, :math:`σ_N` = γΔ(N), the paper's statistic, error :math:`\|o - θ\|^{2}, a` population
     floored at one user and never stopped. ``"authors"`` (the published
-    regression code): B_x = 10, labels not clipped, λ = 1e-5, σ_N = γ/√N,
+    regression code): :math:`B_x = 10`, labels not clipped, :math:`λ = 1e-5, σ_N = γ/\sqrt N`,
     the exact statistic with the deletion formula at a kept penalty, the
     test MSE on 2000 fresh points, a trial stopped once N <= d and each
     remaining round charged 1000.
@@ -1348,14 +1348,14 @@ class RidgeRelease(TabulatedMechanism):
 
     # ----------------------------------------------------- quantities
     def sigma(self, n, gamma):
-        """σ_n of the release at population n >= 1 and noise multiplier γ in [1e-100, 1e100] (:data:`PATH_GAMMA`)."""
+        """:math:`σ_n` of the release at population n >= 1 and noise multiplier γ in [1e-100, 1e100] (:data:`PATH_GAMMA`)."""
         self._need_resolved()
         n = check_real("n", n, low=1)
         gamma = check_real("gamma", gamma, low=PATH_GAMMA[0], high=PATH_GAMMA[1])
         return _sigma(n, gamma, self.noise, self.lam, self.x_bound, self.y_bound)
 
     def kappa(self, n, gamma=1.0):
-        """Variance ratio κ = σ_{n−1}²/σ_n² of the exact statistic (n >= 2)."""
+        """Variance ratio :math:`κ = σ_{n-1}^{2}/σ_n^{2}` of the exact statistic (n >= 2)."""
         n = check_real("n", n, low=2)
         return (self.sigma(np.asarray(n, float) - 1.0, gamma) / self.sigma(n, gamma)) ** 2
 
@@ -1421,7 +1421,7 @@ class RidgeRelease(TabulatedMechanism):
     _BATCH = 200_000
 
     def _summary(self, n: int):
-        """Shift norms of >= table_records records and the mean fit error E‖β̂ − θ‖², at size n."""
+        r"""Shift norms of >= table_records records and the mean fit error E‖β̂ − :math:`θ\|^{2}`, at size n."""
         cache = self.__dict__.setdefault("_summary_cache", {})
         if n not in cache:
             rng = _random.generator(_random.root_key(self.table_seed, name="table_seed").child("ridge", n))
@@ -1478,8 +1478,8 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
              **policy):
     """The performative loop of the regression task: :func:`perfpriv.engine.simulate` with :class:`RidgeRelease`.
 
-    Each round the N_{t−1} users' fresh dataset is fitted and released,
-    K_t records leak, and
+    Each round the :math:`N_{t-1}` users' fresh dataset is fitted and released,
+    :math:`K_t` records leak, and
     :math:`N_t = \\operatorname{bound}(N_{t-1} - \\mathrm{Binomial}(K_t, q) + \\mathrm{Binomial}(N_{t-1} - K_t, r))`.
 
     Parameters
@@ -1692,7 +1692,7 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
 
     The theory runs :func:`perfpriv.engine.mean_field` for every cell and
     candidate at once and takes the γ with the smallest cumulative error
-    Σ_t e(N_{t−1}, γ); the simulation runs :func:`perfpriv.engine.simulate`
+    :math:`Σ_t e(N_{t-1}, γ)`; the simulation runs :func:`perfpriv.engine.simulate`
     with ``trials`` runs per (cell, γ) (common random numbers across γ)
     and takes the γ with the smallest mean cumulative error. The paper's
     Figs. 4-5 for mean estimation; the authors' regression heatmaps.
@@ -1753,19 +1753,19 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
 # ------------------------------------------------------- the published variant
 @dataclass(frozen=True, eq=False)
 class PublishedPrivacy:
-    """What the authors' uncalibrated release guarantees, and what its records actually reveal.
+    r"""What the authors' uncalibrated release guarantees, and what its records actually reveal.
 
     Attributes
     ----------
     gammas : numpy.ndarray
-        Their noise scales (σ_n = γ/√n).
+        Their noise scales :math:`(σ_n = γ/\sqrt n)`.
     n : int
     rho_published : float
         zCDP of the release as published (labels not clipped): inf.
     rho_clipped : numpy.ndarray
         zCDP had labels been clipped at ``y_bound``: nΔ(n)²/(2γ²).
     mu_median, mu_q99, mu_max : numpy.ndarray
-        Quantiles of the realized per-record μ_i = ‖δ_i‖/σ_n over Gaussian datasets.
+        Quantiles of the realized per-record :math:`μ_i = \|δ_i\|/σ_n` over Gaussian datasets.
     leak : numpy.ndarray
         Marginal leak probability of a record (the exact statistic, τ).
     tau, d, lam, x_bound, y_bound, records, seed
@@ -1794,15 +1794,15 @@ class PublishedPrivacy:
 
 
 def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4000, seed=0):
-    """How much of the published regression's privacy was privacy.
+    r"""How much of the published regression's privacy was privacy.
 
     The authors' code (``conventions="authors"``) releases ridge (λ = 1e-5,
-    features clipped at 10, labels not clipped) plus N(0, γ²/n I). Without
+    features clipped at 10, labels not clipped) plus :math:`\mathcal{N}(0, γ^{2}/n I)`. Without
     label clipping the ridge estimate has no sensitivity bound, so no finite ρ
     holds. With labels clipped at ``y_bound`` (as the authors' theory script
     assumes) the guarantee would be ρ = 2nΔ⁻(n)²/γ² under replace-one
     adjacency with n public (:func:`achieved_rho`). Against these
-    worst-case numbers the per-record GDP parameter μ_i = ‖δ_i‖√n/γ of
+    worst-case numbers the per-record GDP parameter :math:`μ_i = \|δ_i\|\sqrt n/γ` of
     typical Gaussian data is small: the release protects typical records,
     without a guarantee for any dataset.
 
@@ -1810,7 +1810,7 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     ----------
     gammas : 1-D array_like
         The authors' noise scales (their grid: ``geomspace(0.2, 20, 30)``), in [1e-100, 1e100]
-        (:data:`PATH_GAMMA`: the records' μ = ‖δ_i‖/σ and leak probabilities stay finite).
+        (:data:`PATH_GAMMA`: the records' :math:`μ = \|δ_i\|/σ` and leak probabilities stay finite).
     tau : float
         τ for the leak probability.
     n, d : int

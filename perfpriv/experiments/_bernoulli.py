@@ -64,7 +64,7 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
     The simulated points are :func:`perfpriv.optimize.optimal_epsilon` at one
     (q, r) cell (all ε of the grid in one batched engine call, sharing their
     random numbers; the cell keyed by the root seed and (q, r)); the curve is
-    the mean-field error E_μ[ν(1 − ν)]/(4β² N_{T−1}) of
+    the mean-field error :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})` of
     :func:`perfpriv.bernoulli.mean_field` (floor 1, the paper's
     conventions).
 
@@ -79,7 +79,7 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
     T, n0, trials, cap : int
         Horizon, initial population, trials per ε, population cap.
     mu : float or (float, float)
-        Law of μ_t.
+        Law of :math:`μ_t`.
     conventions : {"paper", "authors"}
         Of the simulation (:func:`perfpriv.bernoulli.simulate`).
     seed : None, int, SeedSequence or Generator

@@ -68,10 +68,10 @@ def _figure_of(path: Path, rec) -> str | None:
 
 
 def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
-    """Read the γ* maps of a stored Fig. 4 or Fig. 5 run back into :class:`GammaStarMap` results.
+    r"""Read the γ* maps of a stored Fig. 4 or Fig. 5 run back into :class:`GammaStarMap` results.
 
     Reads the ``.npz`` file that ``python -m perfpriv reproduce --figure 4|5``
-    writes (keys ``qs``, ``rs``, ``gammas`` and, for each map k, ``tau_k``,
+    writes (keys ``qs``, ``rs``, ``gammas`` and, for each map k, :math:`\tau_k`,
     ``empirical_k``, ``bound_k``, ``constrained_k``, ``mean_field_k`` and,
     since the engine's command line, ``values_k`` and ``se_k``: the simulated
     cumulative errors and their standard errors, q x r x γ). Files of the
@@ -97,7 +97,7 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
     Returns
     -------
     list of GammaStarMap
-        One map per τ, in the file's order (``tau_0``, ``tau_1``, ...).
+        One map per τ, in the file's order (:math:`\tau_0`, :math:`\tau_1`, ...).
 
     Examples
     --------
@@ -156,11 +156,11 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
 def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     """Releases made from a population at the cap, along the mean field at a map's γ* (cell by cell).
 
-    For every (q, r) cell, the mean-field population (p_τ re-evaluated every
+    For every (q, r) cell, the mean-field population (:math:`p_τ` re-evaluated every
     round, :func:`perfpriv.dynamics.mean_field`) is run at the
     cell's γ* of the map ``at``, with the map's T, n0, d, R, cap and
     statistic; the count is the number of the T releases (Algorithm 1's
-    indexing: from N_0, ..., N_{T-1}) made while the population is at the
+    indexing: from :math:`N_0`, ..., :math:`N_{T-1}`) made while the population is at the
     cap. A positive count means the cap binds in that cell: growth bought
     with noise stops paying off before the horizon ends.
 

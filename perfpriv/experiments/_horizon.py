@@ -48,25 +48,25 @@ def _empirical_provenance(conventions, collapse, *, n0, tau, d, R, statistic, ca
 # ---------------------------------------------------------------- Lemma 9
 @result
 class Lemma9Check(Result):
-    """Lemma 9's bound against the simulated cumulative error, over a grid (:func:`lemma9_check`).
+    r"""Lemma 9's bound against the simulated cumulative error, over a grid (:func:`lemma9_check`).
 
     Attributes
     ----------
     cases : numpy.ndarray, shape (M, 3)
-        Rows (q, r, γ) of the grid points in Lemma 9's regime (C_1 > 1 at N_0).
+        Rows (q, r, γ) of the grid points in Lemma 9's regime (:math:`C_1 > 1` at :math:`N_0`).
     growth : numpy.ndarray, shape (M,)
-        C_1(γ) at N_0.
+        :math:`C_1(γ)` at :math:`N_0`.
     bound : numpy.ndarray, shape (M,)
-        Lemma 9's Ê_total (releases on N_1..N_T, growth frozen at C_1, no cap).
+        Lemma 9's :math:`Ê_{\mathrm{total}}` (releases on :math:`N_1, \dots, N_T`, growth frozen at :math:`C_1`, no cap).
     simulated, se : numpy.ndarray, shape (M,)
         Mean cumulative squared Mahalanobis error of Algorithm 1 (releases on
-        N_0..N_{T-1}, cap) and its Monte Carlo standard error.
+        :math:`N_0, \dots, N_{T-1}, \mathrm{cap}`) and its Monte Carlo standard error.
     mean_field : numpy.ndarray, shape (M,)
         Mean-field cumulative error with Algorithm 1's indexing and the cap.
     shifted : numpy.ndarray, shape (M,)
-        C_1 times the bound: Lemma 9's argument with Algorithm 1's indexing
-        (round t releases from N_{t-1} records, the first from N_0), i.e.
-        Σ_{t=0}^{T-1} (γ² Tr Σ⁻¹ + d) / (N_0 C_1^t).
+        :math:`C_1` times the bound: Lemma 9's argument with Algorithm 1's indexing
+        (round t releases from :math:`N_{t-1}` records, the first from :math:`N_0`), i.e.
+        :math:`Σ_{t=0}^{T-1} (γ^{2} \mathrm{Tr} Σ^{-1} + d) / (N_0 C_1^t)`.
     holds, holds_shifted : numpy.ndarray of bool, shape (M,)
         simulated <= bound, simulated <= shifted.
     tau : float
@@ -95,12 +95,12 @@ class Lemma9Check(Result):
 def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.0, 3.0, 10.0), T=10, n0=200,
                  trials=5, d=12, R=10.0, cap=20000, collapse="floor", statistic=None, conventions="paper", seed=0,
                  n_jobs=None) -> Lemma9Check:
-    """Does Lemma 9's Ê_total bound the simulated cumulative error? Measured on a (q, r, γ) grid.
+    r"""Does Lemma 9's :math:`Ê_{\mathrm{total}}` bound the simulated cumulative error? Measured on a (q, r, γ) grid.
 
     The simulated cumulative errors of every (q, r) cell and every γ come
     from one :func:`perfpriv.optimize.optimal_gamma_empirical` search (cells
     batched and keyed by their coordinates, the γ of a cell sharing their
-    random numbers). Only grid points in Lemma 9's regime (C_1(γ) > 1 at
+    random numbers). Only grid points in Lemma 9's regime (:math:`C_1(γ) > 1` at
     ``n0``) are kept.
 
     Parameters
@@ -167,15 +167,15 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
 # ---------------------------------------------------------------- cumulative error against γ
 @result
 class HorizonCurves(Result):
-    """Cumulative error against γ: Lemma 9's bound, the mean field and simulation (:func:`horizon_curves`).
+    r"""Cumulative error against γ: Lemma 9's bound, the mean field and simulation (:func:`horizon_curves`).
 
     Attributes
     ----------
     fine : numpy.ndarray, shape (F,)
         Dense γ grid of the theory curves.
     bound, growth, mean_field : numpy.ndarray, shape (F,)
-        Lemma 9's Ê_total, C_1(γ) at N_0 (the bound is Lemma 9's only where
-        C_1 > 1) and the mean-field cumulative error (cap, Algorithm 1's rounds).
+        Lemma 9's :math:`Ê_{\mathrm{total}}, C_1(γ)` at :math:`N_0` (the bound is Lemma 9's only where
+        :math:`C_1 > 1`) and the mean-field cumulative error (cap, Algorithm 1's rounds).
     gammas : numpy.ndarray, shape (G,)
         Grid of the simulated points.
     simulated, se : numpy.ndarray, shape (G,)
@@ -187,7 +187,7 @@ class HorizonCurves(Result):
     gamma_mean_field : float
         Minimizer of the mean-field curve on ``fine`` (the grid value).
     gamma_c : float
-        Theorem 2's survival threshold at N_0.
+        Theorem 2's survival threshold at :math:`N_0`.
     q, r, tau : float
     T, n0 : int
     collapse : str
@@ -282,7 +282,7 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
 # ---------------------------------------------------------------- Figs. 4-5
 @result
 class GammaStarMap(Result):
-    """γ* over a (q, r) grid, from simulation and from theory (:func:`gamma_star_map`).
+    r"""γ* over a (q, r) grid, from simulation and from theory (:func:`gamma_star_map`).
 
     Maps have shape (len(qs), len(rs)).
 
@@ -292,9 +292,9 @@ class GammaStarMap(Result):
     empirical : numpy.ndarray
         Grid-search γ* of the mean simulated cumulative error (NaN if not simulated).
     bound : numpy.ndarray
-        argmin of Lemma 9's Ê_total (unconstrained, as the authors' code; NaN if not in ``theory``).
+        argmin of Lemma 9's :math:`Ê_{\mathrm{total}}` (unconstrained, as the authors' code; NaN if not in ``theory``).
     constrained : numpy.ndarray
-        argmin over γ >= γ_c (Remark 3 read literally; NaN if r = 0 or not in ``theory``).
+        argmin over :math:`γ \ge γ_c` (Remark 3 read literally; NaN if r = 0 or not in ``theory``).
     mean_field : numpy.ndarray
         argmin of the mean-field cumulative error (cap included, releases
         indexed as in Algorithm 1; NaN if not in ``theory``).
@@ -325,7 +325,7 @@ class GammaStarMap(Result):
 def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5, d=12, R=10.0, cap=20000,
                    collapse="floor", statistic=None, conventions="paper", seed=0, empirical=True,
                    theory=THEORY_MAPS, n_jobs=None, chunk=4, store=None, on_cells=None) -> GammaStarMap:
-    """γ* from simulation (grid search) and from theory (Remark 3) over a (q, r) grid (Figs. 4-5).
+    r"""γ* from simulation (grid search) and from theory (Remark 3) over a (q, r) grid (Figs. 4-5).
 
     The empirical map is :func:`perfpriv.optimize.optimal_gamma_empirical`
     on the meshgrid of ``qs`` and ``rs`` (every γ of a cell simulated in one
@@ -333,7 +333,7 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
     by the root seed and its own (q, r), so its value does not depend on the
     rest of the grid, on ``chunk`` or on ``n_jobs``). The theoretical maps
     are :func:`perfpriv.optimize.optimal_gamma` with Lemma 9's bound
-    (``"bound"``, and ``"constrained"`` to γ >= γ_c) and with the mean-field
+    (``"bound"``, and ``"constrained"`` to :math:`γ \ge γ_c`) and with the mean-field
     cumulative error (``"mean_field"``).
 
     Parameters
@@ -463,7 +463,7 @@ def _empirical_cells(Q, Rr, gammas, search, store, on_cells):
 # ---------------------------------------------------------------- Theorem 4
 @result
 class PacCoverage(Result):
-    """Empirical coverage of Theorem 4 at the round it prescribes (:func:`pac_coverage`).
+    r"""Empirical coverage of Theorem 4 at the round it prescribes (:func:`pac_coverage`).
 
     Attributes
     ----------
@@ -472,7 +472,7 @@ class PacCoverage(Result):
     rounds : numpy.ndarray
         Theorem 4's number of rounds t(ε, δ).
     coverage : numpy.ndarray
-        Fraction of runs with ‖o_t − μ‖_{Σ⁻¹} <= ε at that round (NaN where
+        Fraction of runs with :math:`\|o_t - μ\|_{Σ^{-1}} \le ε` at that round (NaN where
         it is beyond the simulated horizon).
     needed : numpy.ndarray
         Smallest simulated round from which the empirical 1 − δ quantile of
@@ -502,7 +502,7 @@ def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
     Parameters
     ----------
     gamma : float
-        Noise scale γ (Theorem 4 needs C_1(γ) > 1).
+        Noise scale γ (Theorem 4 needs :math:`C_1(γ) > 1`).
     tau, q, r : float
         Threshold and behaviour (keyword-only).
     epsilons : sequence of float

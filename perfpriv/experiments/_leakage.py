@@ -29,7 +29,7 @@ class LeakFractions(Result):
     p, se : numpy.ndarray, shape (G, K)
         Mean leak fraction over ``rounds`` independent rounds and its standard error.
     theory : numpy.ndarray, shape (G, K)
-        Lemma 8's marginal leak probability p_τ at the same (γ, τ)
+        Lemma 8's marginal leak probability :math:`p_τ` at the same (γ, τ)
         (:func:`perfpriv.leakage.marginal_leak_probability`, same statistic).
     n, rounds : int
         Population of every round and rounds per (γ, τ).
@@ -78,7 +78,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     records) are simulated for all γ at once (one
     :func:`perfpriv.engine.simulate` call with a grid of levels, so the γ
     share their random numbers); the mean fraction of leaked records
-    estimates Lemma 8's p_τ(n, γ) (eq. 11).
+    estimates Lemma 8's :math:`p_τ(n, γ)` (eq. 11).
 
     Parameters
     ----------
@@ -181,7 +181,7 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
                     seed=0) -> LeakDispersion:
     """Leak counts of single rounds of Algorithm 1 and their dispersion against a binomial.
 
-    All records of a round see the same noise draw η_t, so their leak
+    All records of a round see the same noise draw :math:`η_t`, so their leak
     indicators are dependent (Lemma 7 conditions on the data, Lemma 8
     averages over it); this measures how far the count of one round is from
     a binomial with the same mean -- which Theorem 3's proof assumes away.
@@ -249,7 +249,7 @@ class ExactFloorCheck(Result):
     floor : numpy.ndarray, shape (J, K)
         :func:`perfpriv.leakage.exact_leak_floor`, the γ → ∞ limit of the leak probability.
     theory : numpy.ndarray, shape (J, K)
-        Lemma 8's p_τ at ``gamma`` under the exact statistic (quadrature).
+        Lemma 8's :math:`p_τ` at ``gamma`` under the exact statistic (quadrature).
     gamma : float
         The noise scale of the simulated rounds.
     rounds : int
@@ -284,12 +284,12 @@ def _floor_cells(n, *, keys, taus, gamma, rounds, d, R):
 
 def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0, seed=0,
                       n_jobs=None) -> ExactFloorCheck:
-    """Simulated leak fractions at a huge γ under the exact statistic, against its closed-form floor.
+    r"""Simulated leak fractions at a huge γ under the exact statistic, against its closed-form floor.
 
     Under ``statistic="exact"`` the leak probability does not vanish as
-    γ → ∞ when N < 1/(1 − e^{−2τ/d}) ≈ d/(2τ): it tends to
+    γ → ∞ when :math:`N < 1/(1 - e^{-2τ/d}) \approx d/(2τ)`: it tends to
     :func:`perfpriv.leakage.exact_leak_floor`. At a huge γ the shared term
-    −‖η‖²/(2γ²) of Λ dominates every record's own terms, so a round leaks
+    :math:`-\|η\|^{2}/(2γ^{2})` of Λ dominates every record's own terms, so a round leaks
     all its records or none (when the noise happened to be small, the
     release is too precise to come from N − 1 records): the leak fraction of
     a round is close to 0 or 1, and its mean over ``rounds`` independent

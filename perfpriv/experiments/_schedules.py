@@ -94,7 +94,7 @@ def _compare(names, scheds, mf, per_trial, reference, settings):
 
 def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=None, mu=None, Sigma=None,
                       statistic=None, cap=20000, collapse="floor", conventions="paper", seed=None):
-    """Mean-field and simulated regret of named γ schedules (Gaussian model, Algorithm 1).
+    r"""Mean-field and simulated regret of named γ schedules (Gaussian model, Algorithm 1).
 
     All schedules are simulated in one :func:`perfpriv.engine.simulate` call
     (a grid of :class:`perfpriv.engine.Schedule` rows): they share their
@@ -109,18 +109,18 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     :func:`perfpriv.optimize.optimal_gamma_empirical`, and its remaining
     rounds are scored by ``collapse``: ``"floor"`` (default) charges each the
     expected error of a one-record release at that round's γ,
-    γ_t² Tr Σ⁻¹ + d -- what the mean field's floor of one user charges, so
+    :math:`γ_t^{2} \mathrm{Tr} Σ^{-1} + d` -- what the mean field's floor of one user charges, so
     the two columns compare like with like; ``"repeat"`` repeats the last
     release's error (the platform keeps serving it).
 
     Parameters
     ----------
     schedules : dict of str to array_like
-        Name -> schedule γ_1..γ_T (all of one length T).
+        Name -> schedule :math:`γ_1..γ_T` (all of one length T).
     q, r, tau : float
         Behaviour and threshold (keyword-only).
     n0 : int
-        N_0 >= 2.
+        :math:`N_0 \ge 2`.
     d, R, mu, Sigma, statistic
         Data model and membership statistic (``None``: from ``conventions``).
     trials : int
@@ -173,11 +173,11 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
 
 def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None, model="leak", cap=20000,
                               mu=(0.0, 1.0), conventions="paper", seed=None):
-    """Mean-field and simulated regret of named ε schedules (randomized response).
+    r"""Mean-field and simulated regret of named ε schedules (randomized response).
 
     All schedules are simulated in one :func:`perfpriv.bernoulli.simulate`
     call (a grid of :class:`perfpriv.engine.Schedule` rows, sharing their
-    random numbers round by round, μ_t path included); a run's regret is the
+    random numbers round by round, :math:`μ_t` path included); a run's regret is the
     sum over rounds of (μ̂_t − μ_t)². The mean field is the sum of
     :func:`perfpriv.bernoulli.mean_field`'s errors over the rounds. ``np.inf``
     entries mean no privacy.
@@ -185,11 +185,11 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     Parameters
     ----------
     schedules : dict of str to array_like
-        Name -> schedule ε_1..ε_T.
+        Name -> schedule :math:`ε_1..ε_T`.
     q, r : float
         Leaving and recruiting probabilities (keyword-only).
     n0 : int
-        N_0 >= 1.
+        :math:`N_0 \ge 1`.
     trials : int
         Simulated runs.
     reference : str, optional
@@ -199,7 +199,7 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     cap : int
         Population cap.
     mu : float or (float, float)
-        Law of μ_t.
+        Law of :math:`μ_t`.
     conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed.

@@ -13,7 +13,7 @@ from ._common import Result, check_statistic, gaussian_provenance, keyed_map, me
 __all__ = ["GrowthCurves", "growth_curves", "Theorem3Check", "theorem3_check", "MeanFieldPaths",
            "mean_field_paths", "UNCAPPED"]
 
-#: Stand-in for "no cap" in mean-field paths: p_τ is exact (quadrature) only while
+#: Stand-in for "no cap" in mean-field paths: :math:`p_τ` is exact (quadrature) only while
 #: n P(‖z‖ > R) is negligible, which fails beyond ~1e9 records at d = 12, R = 10.
 UNCAPPED = 1e8
 
@@ -28,9 +28,9 @@ class GrowthCurves(Result):
     gammas : numpy.ndarray, shape (G,)
     taus : numpy.ndarray, shape (K,)
     theory : numpy.ndarray, shape (K, G)
-        1 + r − (q + r) p_τ at the initial population ``n0`` (eq. 13).
+        :math:`1 + r - (q + r) p_τ` at the initial population ``n0`` (eq. 13).
     empirical : numpy.ndarray, shape (K, G)
-        Mean observed ratio N_t / N_{t-1} (first round only, or every round
+        Mean observed ratio :math:`N_t / N_{t-1}` (first round only, or every round
         that ran, see ``ratio``).
     spread : numpy.ndarray, shape (K, G)
         Standard deviation of the observed ratios.
@@ -39,15 +39,15 @@ class GrowthCurves(Result):
         square root of the number of ratios; ratios of one run are treated
         as independent; NaN from a single ratio).
     path_theory : numpy.ndarray, shape (K, G)
-        Mean of eq. 13's C(N_{t-1}) over the same ratios, each at the
+        Mean of eq. 13's :math:`C(N_{t-1})` over the same ratios, each at the
         population its round started from (equal to ``theory`` with
         ``ratio="first"``). Without a floor each ratio has conditional mean
-        exactly C(N_{t-1}) (Lemma 8), so ``empirical - path_theory`` is zero
+        exactly :math:`C(N_{t-1})` (Lemma 8), so ``empirical - path_theory`` is zero
         up to Monte Carlo error as long as the cap does not bind (a round
         that starts at the cap has a ratio of at most one).
     residual_se : numpy.ndarray, shape (K, G)
         Standard error of ``empirical - path_theory`` (the residuals
-        N_t/N_{t-1} − C(N_{t-1}) are martingale differences, hence
+        :math:`N_t/N_{t-1} - C(N_{t-1})` are martingale differences, hence
         uncorrelated: this standard error needs no independence between
         the rounds of a run; NaN from a single ratio).
     q, r : float
@@ -76,8 +76,8 @@ class GrowthCurves(Result):
 def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, conventions, cap, floor, ratio):
     """Simulated growth ratios against eq. 13 along their own paths, one τ per cell: (cells, 5, G).
 
-    Rows: mean ratio, spread, standard error, mean of C(N_{t-1}) over the same
-    ratios, standard error of the mean residual ratio − C(N_{t-1}).
+    Rows: mean ratio, spread, standard error, mean of :math:`C(N_{t-1})` over the same
+    ratios, standard error of the mean residual ratio − :math:`C(N_{t-1})`.
     """
     out = []
     for i, t in enumerate(np.atleast_1d(tau)):
@@ -111,7 +111,7 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
 def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=5, d=12, R=10.0, cap=20000,
                   ratio="first", statistic=None, conventions="paper", floor=None, seed=0,
                   n_jobs=None) -> GrowthCurves:
-    """Growth factor against γ, from eq. 13 and from simulations of Algorithm 1 (Figs. 3b-3c).
+    r"""Growth factor against γ, from eq. 13 and from simulations of Algorithm 1 (Figs. 3b-3c).
 
     Parameters
     ----------
@@ -123,7 +123,7 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
         Noise scales γ (default: 10 values on ``geomspace(0.2, 20)``), in [1e-100, 1e100]
         (:data:`perfpriv.gaussian.GAMMA_RANGE`).
     n0 : int
-        Initial population N_0; the theory curve is C evaluated at N = n0.
+        Initial population :math:`N_0`; the theory curve is C evaluated at N = n0.
     T : int
         Rounds simulated with ``ratio="rounds"`` (``"first"`` simulates one).
     trials : int
@@ -131,8 +131,8 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     d, R, cap : int, float, int
         Dimension, clipping radius, population cap.
     ratio : {"first", "rounds"}
-        ``"first"``: the observed ratio is N_1/N_0, whose mean is exactly C at
-        n0 (Lemma 8); ``"rounds"``: every ratio N_t/N_{t-1} of the rounds that
+        ``"first"``: the observed ratio is :math:`N_1/N_0`, whose mean is exactly C at
+        n0 (Lemma 8); ``"rounds"``: every ratio :math:`N_t/N_{t-1}` of the rounds that
         ran, as in the authors' experiment code (mixes populations of all sizes
         the run went through, cap included; a run down to one user stops
         there, as theirs does, so frozen lone-user rounds do not count).
@@ -145,10 +145,10 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     floor : {None, 0, 1}
         Population floor (``None``: from ``conventions``). The paper's text
         states none for Fig. 3, and Lemma 8 gives the mean of the unfloored
-        N_t, so ``"paper"`` uses 0: a round that empties the platform counts
+        :math:`N_t`, so ``"paper"`` uses 0: a round that empties the platform counts
         as the ratio 0. The authors' code floors at one user, which turns
-        that ratio into 1/N_{t-1} and raises the expected ratio of a round by
-        P(N_t = 0 | N_{t-1})/N_{t-1} (see ``path_theory``).
+        that ratio into :math:`1/N_{t-1}` and raises the expected ratio of a round by
+        :math:`P(N_t = 0 \mid N_{t-1})/N_{t-1}` (see ``path_theory``).
     seed : None, int, SeedSequence or Generator
         Root seed; each τ is keyed by its value, and all γ of one τ share
         their random numbers (one engine call with a grid of levels).
@@ -197,17 +197,17 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
 # ---------------------------------------------------------------- Theorem 3
 @result
 class Theorem3Check(Result):
-    """Simulated E[1/N_t | N_{t-1} = n] against the two bounds of Theorem 3 (:func:`theorem3_check`).
+    r"""Simulated :math:`\mathbb{E}[1/N_t \mid N_{t-1} = n]` against the two bounds of Theorem 3 (:func:`theorem3_check`).
 
     Every array is indexed by the population sizes ``sizes`` (values of
-    N_{t-1}). The bounds are on the inverse population; multiply by
-    γ² Tr Σ⁻¹ + d for the error bounds of eq. 15.
+    :math:`N_{t-1}`). The bounds are on the inverse population; multiply by
+    :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` for the error bounds of eq. 15.
 
     Attributes
     ----------
     sizes : numpy.ndarray of int
     inverse : numpy.ndarray
-        Monte Carlo mean of 1 / max(N_t, 1).
+        Monte Carlo mean of :math:`1 / \max(N_t, 1)`.
     se : numpy.ndarray
         Its standard error.
     lower, upper : numpy.ndarray
@@ -215,7 +215,7 @@ class Theorem3Check(Result):
     growth : numpy.ndarray
         C at each n.
     below_range : numpy.ndarray
-        Fraction of runs whose ratio N_t / n fell outside [1 − q, 1 + r].
+        Fraction of runs whose ratio :math:`N_t / n` fell outside [1 − q, 1 + r].
     holds_lower, holds_upper : numpy.ndarray of bool
         Whether each bound holds beyond Monte Carlo noise (4.5 standard errors).
     gamma, tau, q, r, kappa : float
@@ -241,7 +241,7 @@ class Theorem3Check(Result):
 
 
 def _one_round_cells(n, *, keys, gamma, tau, q, r, d, R, trials, statistic, conventions):
-    """1/max(N_1, 1) (mean, se) and the share of ratios outside [1 − q, 1 + r], one n per cell: (cells, 3)."""
+    r""":math:`1/\max(N_1, 1)` (mean, se) and the share of ratios outside [1 − q, 1 + r], one n per cell: (cells, 3)."""
     out = []
     for i, size in enumerate(np.atleast_1d(n)):
         size = int(size)
@@ -259,14 +259,14 @@ def _one_round_cells(n, *, keys, gamma, tau, q, r, d, R, trials, statistic, conv
 
 def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000), trials=2000, d=12, R=10.0,
                    statistic=None, conventions="paper", seed=0, n_jobs=None) -> Theorem3Check:
-    """Compare Theorem 3's bounds with one simulated round of Algorithm 1 from N_{t-1} = n.
+    r"""Compare Theorem 3's bounds with one simulated round of Algorithm 1 from :math:`N_{t-1} = n`.
 
     Theorem 3 bounds the expected error of round t by
-    (γ² Tr Σ⁻¹ + d)/(C n) below (Jensen) and κ_{q,r} times that above
-    (Kantorovich, assuming N_t / N_{t-1} in [1 − q, 1 + r]); both come from
-    bounds on E[1/N_t | N_{t-1} = n], which this checks by simulation. The
+    :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/(C n)` below (Jensen) and :math:`κ_{q,r}` times that above
+    (Kantorovich, assuming :math:`N_t / N_{t-1}` in [1 − q, 1 + r]); both come from
+    bounds on :math:`\mathbb{E}[1/N_t \mid N_{t-1} = n]`, which this checks by simulation. The
     bounds are :func:`perfpriv.dynamics.error_bounds` divided by the
-    one-record error γ² Tr Σ⁻¹ + d.
+    one-record error :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d`.
 
     Parameters
     ----------
@@ -275,7 +275,7 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     tau, q, r : float
         Threshold τ, leaving and joining probabilities (keyword-only).
     sizes : sequence of int
-        Values n of N_{t-1} (at least 2; n x d at most 2**29, the records
+        Values n of :math:`N_{t-1}` (at least 2; n x d at most 2**29, the records
         one call may hold).
     trials : int
         Simulated rounds per size.
@@ -331,20 +331,20 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
 # ---------------------------------------------------------------- mean-field paths
 @result
 class MeanFieldPaths(Result):
-    """Mean-field populations with and without the cap, C_t along them, and p_τ against N.
+    r"""Mean-field populations with and without the :math:`\mathrm{cap}, C_t` along them, and :math:`p_τ` against N.
 
     Attributes
     ----------
     free, capped : numpy.ndarray, shape (T + 1,)
-        Mean-field population N_0 Π C_k (p_τ re-evaluated at each N_k)
+        Mean-field population :math:`N_0 Π C_k` (:math:`p_τ` re-evaluated at each :math:`N_k`)
         without a cap (stopped at :data:`UNCAPPED`) and with ``cap``.
     growth_free, growth_capped : numpy.ndarray, shape (T,)
-        C_t(γ) at the mean-field population N_{t-1} of each path (rises
+        :math:`C_t(γ)` at the mean-field population :math:`N_{t-1}` of each path (rises
         without a cap, Lemma 12; constant once the cap binds).
     simulated : numpy.ndarray, shape (trials, T + 1)
         Populations of simulated runs of Algorithm 1 (empty when ``trials=0``).
     sizes, p : numpy.ndarray
-        Population sizes and the marginal leak probability p_τ at each (Lemma 8).
+        Population sizes and the marginal leak probability :math:`p_τ` at each (Lemma 8).
     gamma, tau, q, r : float
     cap : int
     settings : dict
@@ -368,7 +368,7 @@ class MeanFieldPaths(Result):
 
 def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000, trials=5, statistic=None,
                      conventions="paper", seed=0, sizes=None) -> MeanFieldPaths:
-    """The mean-field population with and without the cap, C_t along it, p_τ against N (Lemma 12).
+    r"""The mean-field population with and without the :math:`\mathrm{cap}, C_t` along it, :math:`p_τ` against N (Lemma 12).
 
     Parameters
     ----------
@@ -377,7 +377,7 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     tau, q, r : float
         Threshold and behaviour (keyword-only).
     T, n0 : int
-        Horizon and N_0.
+        Horizon and :math:`N_0`.
     d, R, cap : int, float, int
         Data model and population cap.
     trials : int
@@ -387,7 +387,7 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     seed : None, int, SeedSequence or Generator
         Root seed; the runs are keyed by (γ, τ, q, r).
     sizes : array_like of int, optional
-        Populations N >= 2 of the p_τ curve (default 9 values from 10 to 1e5).
+        Populations N >= 2 of the :math:`p_τ` curve (default 9 values from 10 to 1e5).
 
     Returns
     -------

@@ -1,10 +1,10 @@
-"""Algorithm 1's round, compiled: the projected draw of every level of a (cell, trial) group.
+r"""Algorithm 1's round, compiled: the projected draw of every level of a (cell, trial) group.
 
 The construction, its exactness and its costs are those of
 :mod:`perfpriv.projected` (read its docstring first); this module is its one
 implementation. A group's levels share the round key (common random
 numbers), so :func:`group_round` draws what they share once -- the noise
-direction ξ, the along-normals a_0 .. a_{n_max − 1} of the largest live
+direction ξ, the along-normals :math:`a_0`.. :math:`a_{n_{\max} - 1}` of the largest live
 population, the d − 1 across-normals of every record that lies in some
 level's band -- and then evaluates every level: its mean ā, the parabola
 θ(α) = k0 − α(α + k1), the sure leaks, and the band records' β.
@@ -13,17 +13,17 @@ level's band -- and then evaluates every level: its mean ā, the parabola
 ξ is numbers 0 .. d − 1 of the ``"noise"`` stream, the error's h̄ numbers
 0 .. d − 2 of ``"rest"``, the band's S numbers 0 .. d − 2 of ``"spread"``,
 record i's across-normals numbers i(d − 1) .. i(d − 1) + d − 2 of
-``"across"``, and a_i number i of ``"along"``: hash-based (``ndtri`` of the
+``"across"``, and :math:`a_i` number i of ``"along"``: hash-based (``ndtri`` of the
 keyed uniform) for i < :data:`HEAD`, beyond it numpy's ziggurat on a PCG64
 generator whose state is the key's words, mixed (:func:`along_normals`
 reimplements both exactly, so these are the numbers of
 :meth:`perfpriv._random.Key.normal_ragged`).
 
 **Summation order.** Every sum has a fixed order that depends only on the
-numbers summed, never on the batch: ā = (a_0 + ... + a_{N−1})/N is numpy's
+numbers summed, never on the batch: :math:`ā = (a_0 + \dots + a_{N-1})/N` is numpy's
 pairwise summation (:func:`pairwise_sum`, as ``np.add.reduceat``), a squared
-norm ‖x‖² is two interleaved sequential accumulators (:func:`sum_squares`,
-as ``np.einsum`` on numpy's baseline SIMD), and the band's Σ h_i is summed in
+norm :math:`\|x\|^{2}` is two interleaved sequential accumulators (:func:`sum_squares`,
+as ``np.einsum`` on numpy's baseline SIMD), and the band's :math:`Σ h_i` is summed in
 fixed point (exact, so order-free). These are the orders of the vectorized
 numpy code this module replaced, so the numbers did not move.
 
@@ -290,7 +290,7 @@ def parabola(eta_norm, n, gamma, d, sigma2, tau, exact):
     """k0 and k1 of θ(α) = k0 − α(α + k1) (:func:`perfpriv.projected.leak_thresholds`), n >= 2.
 
     The coefficients (A, B, C) are those of :func:`perfpriv.leakage.llr_coefficients`;
-    where A, B or C over- or underflow, the same ratios with γ² cancelled.
+    where A, B or C over- or underflow, the same ratios with :math:`γ^{2}` cancelled.
     """
     nf = np.float64(n)
     eta_sq = eta_norm * eta_norm
@@ -336,7 +336,7 @@ def _nanmax(x, y):
 
 @njit(**_JIT)
 def roots(k0, k1):
-    """Roots x1 <= x2 of x² + k1 x − k0 = 0 and whether they are real (else NaN), stably."""
+    """Roots x1 <= x2 of :math:`x^{2} + k1 x - k0 = 0` and whether they are real (else NaN), stably."""
     disc = k1 * k1 + 4.0 * k0
     if not disc > 0:
         return np.nan, np.nan, False
@@ -483,12 +483,12 @@ def _sure_leaks_direct(along, n, lo1, hi1, strict):
 
 @njit(**_JIT)
 def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
-    """The projected draw of one round for every level of a (cell, trial) group.
+    r"""The projected draw of one round for every level of a (cell, trial) group.
 
     Parameters
     ----------
     params : float64[5]
-        ``(tau, d, sigma2, exact, band_quantile)``: τ, d, σ², 1 for the exact
+        ``(tau, d, sigma2, exact, band_quantile)``: :math:`τ, d, σ^{2}, 1` for the exact
         statistic (0: the paper's), and :func:`perfpriv.projected.band_quantile` of d.
     gammas : float64[L]
         γ of each level.
@@ -501,7 +501,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     need_error : bool
         Whether the errors are needed (the leaks are drawn either way).
     err : float64[L]; leaked : int64[L]
-        Outputs: the squared error ‖ḡ + η/σ‖² and the number of records with Λ > τ.
+        Outputs: the squared error :math:`\|ḡ + η/σ\|^{2}` and the number of records with Λ > τ.
 
     Returns
     -------
@@ -514,7 +514,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     (lo1, hi1, lo2, hi2), sorted, give each record a code (:func:`_end_code`)
     on which every level's predicates are comparisons, so one pass over the
     records counts, for every level, its records of each code. A level's sure
-    leaks and its band are then sums over runs of codes, and the band's Σ h_i
+    leaks and its band are then sums over runs of codes, and the band's :math:`Σ h_i`
     a difference of fixed-point prefix sums over the band records grouped by
     code (exact, so it equals the record-by-record sum).
     """
@@ -756,7 +756,7 @@ RECORDS_PURPOSES = ("noise", "records")
 
 @njit(**_JIT)
 def llr_coefficients(eta_sq, n, gamma, d, exact):
-    """(A, B, C) of Λ = A‖z − z̄‖² + B⟨z − z̄, η⟩ + C, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
+    r"""(A, B, C) of :math:`Λ = A\|z - z\|^{2}` + B⟨z − z̄, η⟩ + C, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
     nf = np.float64(n)
     g2 = 2.0 * (gamma * gamma)
     if exact:
@@ -770,19 +770,19 @@ def llr_coefficients(eta_sq, n, gamma, d, exact):
 
 @njit(**_JIT)
 def records_params_layout(d):
-    """Offsets of μ, L and L⁻¹ in a records round's ``params`` (after 6 scalars)."""
+    """Offsets of μ, L and :math:`L^{-1}` in a records round's ``params`` (after 6 scalars)."""
     return 6, 6 + d, 6 + d + d * d
 
 
 @njit(**_JIT)
 def records_group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
-    """Algorithm 1's round from every record's d coordinates, for every level of a group.
+    r"""Algorithm 1's round from every record's d coordinates, for every level of a group.
 
     ``params = (tau, d, R, exact, has_mu, has_L, mu[d], L[d·d], L⁻¹[d·d])``. Record i is
-    μ + L g_i with g_i numbers i·d .. i·d + d − 1 of the ``"records"`` stream (prefix of the
+    :math:`μ + L g_i` with :math:`g_i` numbers i·d .. i·d + d − 1 of the ``"records"`` stream (prefix of the
     largest live population, :func:`along_normals`), clipped to norm R; ξ is the ``"noise"``
     stream and the release of a level with N users is the mean of its first N records plus
-    η = ξ γ/√N. Its error is ‖L⁻¹(o − μ)‖² and a record leaks when Λ (the coefficients of
+    η = ξ γ/√N. Its error is :math:`\|L^{-1}(o - μ)\|^{2}` and a record leaks when Λ (the coefficients of
     :func:`llr_coefficients`) exceeds τ; a lone user leaks. Sums run in record order (the mean
     of d = 1 records in numpy's pairwise order, :func:`pairwise_reduce`), squared norms as
     :func:`sum_squares`, other dot products in coordinate order.

@@ -40,16 +40,16 @@ DETAILS = {RANDOMIZED_RESPONSE: ("estimate", "truth"), GAUSSIAN_MEAN: (), GAUSSI
 
 @njit(**_JIT)
 def randomized_response_draw(params, level, users, a, b, purposes, need_error, details):
-    """One randomized-response release of one (cell, level, trial) (paper §3, eq. 1).
+    r"""One randomized-response release of one (cell, level, trial) (paper §3, eq. 1).
 
     Parameters
     ----------
     params : float64[3]
-        ``(mu_low, mu_high, clip)``: μ_t ~ Uniform(mu_low, mu_high) (constant when equal), clip μ̂ to [0, 1].
+        ``(mu_low, mu_high, clip)``: :math:`μ_t` ~ Uniform(mu_low, mu_high) (constant when equal), clip μ̂ to [0, 1].
     level : float64[2]
         ``(beta, keep)``: β(ε) and the probability 1/2 + β that an answer is kept (a leak).
     users : int
-        N_{t−1} (0 for a stopped trial).
+        :math:`N_{t-1}` (0 for a stopped trial).
     a, b : uint64
         The round key.
     purposes : uint64[4, 2]
@@ -57,13 +57,13 @@ def randomized_response_draw(params, level, users, a, b, purposes, need_error, d
     need_error : bool
         Whether to draw the estimate (the leaks alone drive the population).
     details : float64[2]
-        Filled with the estimate μ̂_t and the truth μ_t.
+        Filled with the estimate μ̂_t and the truth :math:`μ_t`.
 
     Returns
     -------
     (float, int)
         Squared error (μ̂_t − μ_t)² and the number of leaked answers K ~ Binomial(N, 1/2 + β).
-        The ones among kept answers are Binomial(K, μ_t), among flipped ones Binomial(N − K, μ_t);
+        The ones among kept answers are :math:`\mathrm{Binomial}(K, μ_t)`, among flipped ones :math:`\mathrm{Binomial}(N - K, μ_t)`;
         the 1-responses are S = kept ones + flipped zeros and μ̂ = (S/N − 1/2 + β)/(2β).
     """
     beta, keep = level[0], level[1]
@@ -123,7 +123,7 @@ def mechanism_round(kind, params, levels, users, a, b, purposes, need_error, err
     levels : float64[L, P]
         The per-level quantities of this round.
     users : int64[L]
-        N_{t−1} of each level (0 for a stopped trial: it gets error 0 and no leak).
+        :math:`N_{t-1}` of each level (0 for a stopped trial: it gets error 0 and no leak).
     a, b : uint64
         The round key (shared by the levels).
     purposes : uint64[:, 2]

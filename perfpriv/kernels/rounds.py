@@ -8,7 +8,7 @@ level (common random numbers) -- so the elements run in parallel
 (``prange``) and each element's T rounds run in one loop:
 
 1. the round key: child ``t`` of the trial key (child ``k`` of the cell's key);
-2. the mechanism's draw from the ``N_{t-1}`` current users
+2. the mechanism's draw from the :math:`N_{t-1}` current users
    (:func:`perfpriv.kernels.mechanisms.mechanism_round`: squared error, leaked records, details);
 3. the behaviour's step (:func:`perfpriv.kernels.behaviours.behaviour_step`): departures and recruits,
    then the population policy's cap and floor, on the behaviour's state of
@@ -91,7 +91,7 @@ def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, b
 def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
         init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
         population, sq_error, leaked_out, alive, details):
-    """All T rounds of every (cell, level, trial) of a batch (the loop of :func:`perfpriv.engine.simulate`).
+    r"""All T rounds of every (cell, level, trial) of a batch (the loop of :func:`perfpriv.engine.simulate`).
 
     The (cell, trial) groups run in parallel; within a group, every round
     draws the releases of all levels at once (:func:`perfpriv.kernels.mechanisms.mechanism_round`:
@@ -120,7 +120,7 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
     cell_a, cell_b : uint64[C]
         The cells' keys.
     n_levels, trials, T, n0, cap, floor, stop : int
-        Batch sizes, horizon and population policy (``cap < 0``: no cap).
+        Batch sizes, horizon and population policy (:math:`\mathrm{cap} < 0`: no cap).
     record_all : bool
         Draw every round's error (else the last round's only).
     population : int64[E, T + 1]; sq_error : float64[E, T]; leaked_out : int64[E, T];

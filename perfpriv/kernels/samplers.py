@@ -30,7 +30,7 @@ __all__ = ["stirling_tail", "binomial", "binomial_inversion", "binomial_btrs", "
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 #: The Stirling tail is tabulated exactly up to this k; beyond, the series' first omitted term
-#: 1/(1188 (k+1)^9) is below 1e-14 (at k = 10 it is 3.5e-13, so a table to 9 is not enough).
+#: :math:`1/(1188 (k+1)^9)` is below 1e-14 (at k = 10 it is 3.5e-13, so a table to 9 is not enough).
 STIRLING_EXACT = 15
 #: log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for k = 0 .. STIRLING_EXACT, from lgamma.
 STIRLING_TABLE = np.array([math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0)
@@ -44,8 +44,8 @@ BTRS_MIN_MEAN = 10.0
 def stirling_tail(k):
     """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for an integer-valued float k >= 0.
 
-    Exact (from ``lgamma``) for k <= 15, the Stirling series to (k+1)^-7
-    beyond (error below 1e-14: the first omitted term is 1/(1188 (k+1)^9)).
+    Exact (from ``lgamma``) for k <= 15, the Stirling series to :math:`(k+1)^{-7}`
+    beyond (error below 1e-14: the first omitted term is :math:`1/(1188 (k+1)^9)`).
     """
     if k <= STIRLING_EXACT:
         return STIRLING_TABLE[int(k)]
@@ -56,11 +56,11 @@ def stirling_tail(k):
 
 @njit(**_JIT)
 def binomial_inversion(a, gamma, n, p):
-    """Binomial(n, p) as the number of geometric waiting times that fit in n trials (n·p small).
+    r"""Binomial(n, p) as the number of geometric waiting times that fit in n trials (n·p small).
 
-    Waiting time j uses the stream's uniform j: G_j = ceil(log U_j / log(1 − p))
+    Waiting time j uses the stream's uniform :math:`j: G_j` = ceil(log :math:`U_j / \log(1 - p)`)
     is Geometric(p) on {1, 2, ...}; the count is the number of partial sums
-    G_1 + ... + G_j that stay <= n (integer-valued doubles: exact below 2^53).
+    :math:`G_1 + \dots + G_j` that stay <= n (integer-valued doubles: exact below :math:`2^{53}`).
     """
     room = np.float64(n)
     inv_log_q = 1.0 / math.log1p(-p)     # < 0; subnormal p: -inf (no success)
@@ -77,11 +77,11 @@ def binomial_inversion(a, gamma, n, p):
 
 @njit(**_JIT)
 def binomial_btrs(a_key, gamma, n, p):
-    """Hörmann's BTRS for n·p >= 10, p <= 1/2, with the exact acceptance test.
+    r"""Hörmann's BTRS for n·p >= 10, p <= 1/2, with the exact acceptance test.
 
     Attempt j uses the stream's uniforms 2j and 2j + 1. The test is the log
     of the pmf ratio f(k)/f(m) written with Stirling tails, so it needs no
-    differences of large log-gammas; the ``(n + 1) log((n − m + 1)/(n − k + 1))``
+    differences of large log-gammas; the :math:`(n + 1) \log((n - m + 1)/(n - k + 1))`
     term is written with ``log1p`` (as a difference of logs it would lose
     about n·1e-16 to cancellation).
     """
@@ -117,9 +117,9 @@ def binomial_btrs(a_key, gamma, n, p):
 
 @njit(**_JIT)
 def binomial(a, b, n, p):
-    """One exact Binomial(n, p) draw from the stream of key (a, b).
+    r"""One exact Binomial(n, p) draw from the stream of key (a, b).
 
-    ``p > 1/2`` draws ``n − Binomial(n, 1 − p)``; a mean n·min(p, 1 − p)
+    :math:`p > 1/2` draws :math:`n - \mathrm{Binomial}(n, 1 - p)`; a mean n·min(p, 1 − p)
     below :data:`BTRS_MIN_MEAN` uses inversion, larger means BTRS.
     """
     flip = p > 0.5

@@ -1,4 +1,4 @@
-"""The keyed counter-based streams, compiled: every random number as a pure function of (key, counter).
+r"""The keyed counter-based streams, compiled: every random number as a pure function of (key, counter).
 
 These are the scalar building blocks of every compiled kernel of perfpriv
 and of the vectorized streams of :mod:`perfpriv._random` (which call the
@@ -6,8 +6,8 @@ array loops at the bottom of this module): one implementation of each.
 A key is two 64-bit words ``(a, b)``; its stream has the odd increment
 ``gamma = stream_increment(b)`` and its number at ``counter`` is
 
-    bits    = mix64(a + (counter + 1) * gamma)          (mod 2^64)
-    uniform = ((bits >> 11) + 1/2) / 2^53               in (0, 1), 53 random bits
+    bits    = mix64(a + (counter + 1) * gamma)          (mod :math:`2^{64}`)
+    uniform = ((bits >> 11) + 1/2)\ :math:`/ 2^{53}`               in (0, 1), 53 random bits
     normal  = ndtri(uniform)                            scipy's own inverse normal cdf
 
 (SplitMix64 with a stream-specific increment, as in Java's
@@ -57,7 +57,7 @@ def _scipy_special(name):
 
 #: scipy's ``ndtri`` (inverse standard normal cdf), called from compiled code.
 ndtri = _scipy_special("ndtri")
-#: scipy's ``gammaln`` (log |Γ(x)|), called from compiled code.
+#: scipy's ``gammaln`` (log \|Γ(x)|), called from compiled code.
 gammaln = _scipy_special("gammaln")
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")

@@ -81,7 +81,7 @@ def check_behaviour(behaviour, model):
 
 
 def check_leak_options(method, samples, seed):
-    """The p_τ options of a Gaussian search, checked under the names the search gives them.
+    """The :math:`p_τ` options of a Gaussian search, checked under the names the search gives them.
 
     :class:`perfpriv.gaussian.GaussianMean` calls them ``leak_method``,
     ``leak_samples`` and ``leak_seed``; a search calls them ``method``,

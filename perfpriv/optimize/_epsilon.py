@@ -1,4 +1,4 @@
-"""The privacy budget ε* that minimizes the final-horizon error (paper Figs. 2 and 7).
+r"""The privacy budget ε* that minimizes the final-horizon error (paper Figs. 2 and 7).
 
 For a leaving rate ``q`` and a recruiting rate ``r``, a small ε adds noise to
 every answer but keeps users (few leaks); a large ε gives clean answers from
@@ -11,7 +11,7 @@ arrays of (q, r) values (for example a meshgrid, for the maps of Figs. 2
 and 7).
 
 Defaults follow the paper's ε* maps (``perfpriv.cli.SCALES["paper"]``): T = 200,
-n0 = 400, 10 trials, cap 20000, μ_t ~ Uniform(0.5, 1).
+n0 = 400, 10 trials, :math:`\mathrm{cap} 20000, μ_t` ~ Uniform(0.5, 1).
 
 Cells are simulated in batches by :func:`perfpriv.engine.simulate` (the
 behaviour's q and r as arrays), each with its own key from the root seed
@@ -19,7 +19,7 @@ and its coordinates (:func:`perfpriv.sweep.map_cells`): a cell's numbers do
 not depend on the other cells, on the batch size, on ``n_jobs`` or on the
 joblib backend, and they are those of
 ``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=perfpriv._random.cell_key(seed, q, r))``
-(common random numbers across ε, including the μ_t path).
+(common random numbers across ε, including the :math:`μ_t` path).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     epsilons : 1-D array_like
         Candidate ε values in (0, inf]; ``np.inf`` (no privacy) may be included.
     T : int
-        Horizon; the error is that of round T (made from N_{T-1} users).
+        Horizon; the error is that of round T (made from :math:`N_{T-1}` users).
     n0 : int
         Initial population.
     trials : int
@@ -130,7 +130,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     model : {"leak", "agnostic"}
         Growth rule (Fig. 2 / Fig. 7).
     mu : float or (float, float)
-        Law of μ_t (default Uniform(0.5, 1), as in the paper's maps).
+        Law of :math:`μ_t` (default Uniform(0.5, 1), as in the paper's maps).
     seed : None, int, SeedSequence or Generator
         Root seed; each cell has its own key from its coordinates.
     clip_estimate : bool, optional
@@ -199,10 +199,10 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
 
 def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, model="leak", cap=20000, floor=1,
                                mu=(0.5, 1.0), behaviour=None):
-    """ε in a grid minimizing the mean-field final-round error (theory).
+    r"""ε in a grid minimizing the mean-field final-round error (theory).
 
     The objective is the mean-field error of round T,
-    E_μ[ν(1 − ν)]/(4β² N_{T-1}) along N_t = clip(N_{t-1} C(β), floor, cap)
+    :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})` along :math:`N_t = \mathrm{clip}(N_{t-1} C(β), \mathrm{floor}, \mathrm{cap})`
     (:func:`perfpriv.engine.mean_field`). It ignores the randomness of the
     population (Jensen: E[1/N] >= 1/E[N]), so it is optimistic where the
     population is small.

@@ -1,6 +1,6 @@
-"""γ*: the noise scale minimizing the cumulative error, from theory and from simulation.
+r"""γ*: the noise scale minimizing the cumulative error, from theory and from simulation.
 
-Remark 3 of the paper minimizes Lemma 9's closed-form bound Ê_total over γ;
+Remark 3 of the paper minimizes Lemma 9's closed-form bound :math:`Ê_{\mathrm{total}}` over γ;
 :func:`optimal_gamma` does that (``objective="bound"``) or minimizes the
 mean-field cumulative error of :func:`perfpriv.engine.mean_field`
 (``objective="mean_field"``). :func:`optimal_gamma_empirical` is the grid
@@ -31,7 +31,7 @@ _HUGE = 1e300
 
 @dataclass(frozen=True, eq=False)
 class GammaOptimum:
-    """Result of a γ* search.
+    r"""Result of a γ* search.
 
     Attributes
     ----------
@@ -44,16 +44,16 @@ class GammaOptimum:
         The grid of γ values evaluated, shape (G,).
     values : numpy.ndarray
         The objective on that grid, shape ``cells + (G,)`` (``inf`` below
-        γ_c when constrained).
+        :math:`γ_c` when constrained).
     se : numpy.ndarray
         Monte Carlo standard errors of ``values`` (simulation), zeros for
         the deterministic theory objectives.
     gamma_c : float or numpy.ndarray
-        Theorem 2's survival threshold at N_0, for reference.
+        Theorem 2's survival threshold at :math:`N_0`, for reference.
     objective : str
         ``"bound"``, ``"mean_field"`` or ``"simulation"``.
     constrained : bool
-        Whether the search was restricted to γ >= γ_c.
+        Whether the search was restricted to :math:`γ \ge γ_c`.
     settings : dict
         Provenance (T, n0, d, R, statistic, conventions, policy, trials, seed, ...).
     """
@@ -86,10 +86,10 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     r"""γ* from theory: minimize a deterministic cumulative-error objective over γ.
 
     ``objective="bound"`` minimizes Lemma 9's
-    Ê_total(γ) = (γ² Tr Σ⁻¹ + d)(1 − C_1^{−T}) / (N_0 (C_1 − 1)) (Remark 3,
+    :math:`Ê_{\mathrm{total}}(γ) = (γ^{2} \mathrm{Tr} Σ^{-1} + d)(1 - C_1^{-T}) / (N_0 (C_1 - 1))` (Remark 3,
     :func:`perfpriv.dynamics.cumulative_error_bound`); ``"mean_field"``
     minimizes the mean-field cumulative error of
-    :func:`perfpriv.engine.mean_field` (p_τ re-evaluated at every N_t, ``cap``
+    :func:`perfpriv.engine.mean_field` (:math:`p_τ` re-evaluated at every :math:`N_t`, ``cap``
     and ``floor`` applied, releases indexed by ``rounds``).
 
     The search runs on log γ: the objective is evaluated on ``grid``
@@ -101,11 +101,11 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     each cell given per cell, :class:`perfpriv.engine.PerCell`); both locate
     the minimum to ~1e-8 in log γ.
 
-    ``constrained=True`` keeps γ >= γ_c (Theorem 2 at N_0), the literal
-    reading of Remark 3. It is off by default: γ_c is only a sufficient
-    condition for growth -- several times larger than the γ at which C_1 = 1
+    ``constrained=True`` keeps :math:`γ \ge γ_c` (Theorem 2 at :math:`N_0`), the literal
+    reading of Remark 3. It is off by default: :math:`γ_c` is only a sufficient
+    condition for growth -- several times larger than the γ at which :math:`C_1 = 1`
     (:func:`perfpriv.dynamics.exact_critical_gamma`) -- and the authors' own
-    code minimizes without it. When γ_c exceeds the bracket (e.g. r = 0) the
+    code minimizes without it. When :math:`γ_c` exceeds the bracket (e.g. r = 0) the
     result is NaN.
 
     Parameters
@@ -117,13 +117,13 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     T : int
         Horizon T >= 1.
     n0 : int
-        N_0 >= 2.
+        :math:`N_0 \ge 2`.
     d, R, mu, Sigma, statistic
         Data model (see :mod:`perfpriv.dynamics`).
     objective : {"bound", "mean_field"}
         Objective to minimize.
     constrained : bool
-        Restrict to γ >= γ_c.
+        Restrict to :math:`γ \ge γ_c`.
     cap, floor, rounds
         Mean-field options (``objective="mean_field"`` only), see
         :func:`perfpriv.engine.mean_field`; ``rounds="paper"`` is Lemma 9's
@@ -135,7 +135,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     grid : int
         Number of log-spaced grid points (>= 3).
     method, samples, seed
-        p_τ evaluation; a Monte Carlo p_τ uses one fixed seed for every
+        :math:`p_τ` evaluation; a Monte Carlo :math:`p_τ` uses one fixed seed for every
         evaluation, so the objective is deterministic.
     behaviour : callable, optional
         ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
@@ -289,7 +289,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     For every γ of ``gammas`` and every (q, r) cell, ``trials`` runs of
     Algorithm 1 (:func:`perfpriv.engine.simulate` with
     :class:`perfpriv.gaussian.GaussianMean`) are made and the cumulative
-    squared Mahalanobis error Σ_t ‖o_t − μ‖²_{Σ⁻¹} of each run is averaged;
+    squared Mahalanobis error :math:`Σ_t \|o_t - μ\|^{2}_{Σ^{-1}}` of each run is averaged;
     γ* is the grid point with the smallest mean. All γ of a cell share their
     random numbers round by round (common random numbers), which makes the
     comparison between them sharper than independent runs would.
@@ -299,7 +299,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     rounds are scored by ``collapse``:
 
     * ``"floor"`` (default; Theorem 3's convention): each costs the expected
-      error of a one-record release, γ² Tr Σ⁻¹ + d (Lemma 3 at N = 1) -- a
+      error of a one-record release, :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` (Lemma 3 at N = 1) -- a
       collapse is penalized, as it should be for a platform that has lost its
       users, and the objective is the simulated counterpart of the mean-field
       error with ``floor=1``;

@@ -2,10 +2,10 @@ r"""Optimal privacy schedules, for both models, on the engine's mean field.
 
 The mean-field regret of a schedule -- the cumulative error of
 :func:`perfpriv.engine.mean_field` with a :class:`perfpriv.engine.Schedule`
-of levels and Algorithm 1's indexing (round t releases from N_{t-1} users) --
+of levels and Algorithm 1's indexing (round t releases from :math:`N_{t-1}` users) --
 is minimized over the schedule:
 
-* :func:`optimal_schedule` (one free γ_t per round), :func:`optimal_two_phase`
+* :func:`optimal_schedule` (one free :math:`γ_t` per round), :func:`optimal_two_phase`
   ("protect then exploit") and :func:`optimal_geometric` for the Gaussian
   model;
 * :func:`optimal_epsilon_schedule`, :func:`optimal_epsilon_two_phase` and
@@ -13,15 +13,15 @@ is minimized over the schedule:
 
 How the free schedule is optimized
 ----------------------------------
-A local descent on u_t = log(level_t) (T variables in the box ``bracket``)
+A local descent on :math:`u_t` = log(level_t) (T variables in the box ``bracket``)
 with the exact gradient of the mean-field recursion, computed by the
 engine's adjoint pass (one forward and one backward pass, whatever T). The
 descent is SciPy's bounded truncated Newton (TNC) rather than L-BFGS-B:
 same optima here, but L-BFGS-B's BLAS calls on tiny vectors made it ~10x
 slower on a busy machine.
 
-For the Gaussian model each exact p_τ costs a quadrature, so the search runs
-on a bicubic spline of p_τ over (log n, log γ), built once per (τ, data
+For the Gaussian model each exact :math:`p_τ` costs a quadrature, so the search runs
+on a bicubic spline of :math:`p_τ` over (log n, log γ), built once per (τ, data
 model) and cached (error a few 1e-4 in p) and injected into the mean field
 (``leak_probability=``, the one part of the recursion that may be
 replaced); its optimum is then polished on the exact objective and every
@@ -33,7 +33,7 @@ is the best, by the exact regret, of all starts and local optima; since the
 best constant is a candidate, the optimal schedule is never worse than it.
 
 Why not dynamic programming over a discretized population (the state
-N_{t-1} is one number and the dynamics do not depend on t)? It would find
+:math:`N_{t-1}` is one number and the dynamics do not depend on t)? It would find
 the global optimum of the discretized problem, but its interpolation error
 in N is of the order of the few-percent gains being measured; the tests
 check the descent against brute force over all schedules on a log grid for
@@ -73,8 +73,8 @@ __all__ = [
 ]
 
 _EPS_BRACKET = (1e-2, 50.0)
-#: Where an ε_t of a searched schedule may lie: below 1e-50 the flip probability's derivative
-#: underflows (β³ in the adjoint), above 500 cosh(ε/2)² nears the largest double (β is 0 to
+#: Where an :math:`ε_t` of a searched schedule may lie: below 1e-50 the flip probability's derivative
+#: underflows (:math:`β^{3}` in the adjoint), above 500 cosh(ε/2)² nears the largest double (β is 0 to
 #: working precision from ε ≈ 40 on, so the upper end loses nothing).
 EPS_RANGE = (1e-50, 500.0)
 #: Most objective evaluations one TNC run may be given (``maxiter``, ``polish``): each is a
@@ -89,13 +89,13 @@ class ScheduleOptimum:
     Attributes
     ----------
     schedule : numpy.ndarray, shape (T,)
-        One privacy level per round (γ_t or ε_t); round t uses
+        One privacy level per round (:math:`γ_t` or :math:`ε_t`); round t uses
         ``schedule[t-1]``. Also ``.gamma`` / ``.epsilon``; ``.as_schedule()``
         wraps it for the simulators.
     regret : float
         Mean-field regret of ``schedule``.
     population : numpy.ndarray, shape (T + 1,)
-        Mean-field population N_0, ..., N_T along the schedule.
+        Mean-field population :math:`N_0`, ..., :math:`N_T` along the schedule.
     constant : float
         The best constant level (γ* or ε*) under the same objective.
     constant_regret : float
@@ -124,14 +124,14 @@ class ScheduleOptimum:
 
     @property
     def gamma(self) -> np.ndarray:
-        """The schedule γ_1..γ_T (Gaussian model)."""
+        """The schedule :math:`γ_1..γ_T` (Gaussian model)."""
         if self.parameter != "gamma":
             raise AttributeError("this is an epsilon schedule (randomized response): use .epsilon")
         return self.schedule
 
     @property
     def epsilon(self) -> np.ndarray:
-        """The schedule ε_1..ε_T (randomized response)."""
+        """The schedule :math:`ε_1..ε_T` (randomized response)."""
         if self.parameter != "epsilon":
             raise AttributeError("this is a gamma schedule (Gaussian model): use .gamma")
         return self.schedule
@@ -214,20 +214,20 @@ def _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method
 # --------------------------------------------------------------------------
 # the surrogate of p_τ
 # --------------------------------------------------------------------------
-#: Records per population of a Monte Carlo p_τ behind the surrogate (clipped data): its 72 x 90 grid
+#: Records per population of a Monte Carlo :math:`p_τ` behind the surrogate (clipped data): its 72 x 90 grid
 #: then costs seconds, not minutes, and its error is the Monte Carlo's (about 1e-3 in p) instead of a few 1e-4.
 SURROGATE_SAMPLES = 20_000
 
 
 class _Surrogate:
-    """Bicubic spline of p_τ over (log n, log γ): a fast stand-in used only to *search*.
+    """Bicubic spline of :math:`p_τ` over (log n, log γ): a fast stand-in used only to *search*.
 
-    Built from one vectorized evaluation of p_τ on a 72 x 90 grid (n from 1
+    Built from one vectorized evaluation of :math:`p_τ` on a 72 x 90 grid (n from 1
     to the largest reachable population, γ over the bracket); its error is a
-    few 1e-4 in p where p_τ is a quadrature, and the Monte Carlo's standard
+    few 1e-4 in p where :math:`p_τ` is a quadrature, and the Monte Carlo's standard
     error (from :data:`SURROGATE_SAMPLES` records per population) where the
     data are clipped. Every returned schedule is polished and evaluated with
-    the objective's own p_τ.
+    the objective's own :math:`p_τ`.
     """
 
     def __init__(self, mech, lo, hi, upper):
@@ -254,7 +254,7 @@ _SURROGATES: dict = {}
 
 
 def _surrogate(pb, lo, hi, T):
-    """The (cached) surrogate of p_τ for this data model, τ and bracket."""
+    """The (cached) surrogate of :math:`p_τ` for this data model, τ and bracket."""
     upper = pb.cap if pb.cap is not None else pb.n0 * (1.0 + pb.behaviour.r) ** T
     upper = float(max(upper, 4.0 * pb.n0))
     key = pb.key + (lo, hi, upper)
@@ -417,7 +417,7 @@ def _gauss_constant(pb, T, bracket, q, r, tau, d, R, mu, Sigma, statistic, metho
     return g, float(pb.regret(np.full(T, g)))
 
 
-_GAUSS_PARAMS = """
+_GAUSS_PARAMS = r"""
     q, r : float
         Leave probability of a leaked user and recruit probability of a
         non-leaked one, in [0, 1].
@@ -426,13 +426,13 @@ _GAUSS_PARAMS = """
     T : int
         Horizon (number of rounds) T >= 1.
     n0 : int
-        N_0 >= 2.
+        :math:`N_0 \ge 2`.
     d, R, mu, Sigma, statistic
         Data model (:class:`perfpriv.gaussian.GaussianMean`).
     cap, floor : float or None
         Population clip of the mean field (20000 and 1).
     bracket : (float, float)
-        Box for every γ_t (and for γ*), inside [1e-99, 1e99] (within the
+        Box for every :math:`γ_t` (and for γ*), inside [1e-99, 1e99] (within the
         mechanism's range ``perfpriv.gaussian.GAMMA_RANGE``, with a margin for
         the search's steps in log γ).
     maxiter : int
@@ -442,17 +442,17 @@ _GAUSS_PARAMS = """
         Limit on the exact objective evaluations of the final TNC run, in
         [0, 10**6] (0: no polish; the result is still evaluated exactly).
     method, samples, seed
-        Evaluation of p_τ; a Monte Carlo p_τ uses one fixed seed (``None``
+        Evaluation of :math:`p_τ`; a Monte Carlo :math:`p_τ` uses one fixed seed (``None``
         means 0), so that the regret is a fixed function of the schedule."""
 
 
 def optimal_schedule(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
                      bracket=(1e-2, 1e3), maxiter=200, polish=40, starts="auto", method="auto", samples=None,
                      seed=None):
-    """The γ schedule (one free value per round) minimizing the mean-field regret.
+    r"""The γ schedule (one free value per round) minimizing the mean-field regret.
 
-    TNC on log γ_t with the adjoint gradient (module docstring): first on a
-    spline surrogate of p_τ from several starts, then on the exact objective
+    TNC on :math:`\log γ_t` with the adjoint gradient (module docstring): first on a
+    spline surrogate of :math:`p_τ` from several starts, then on the exact objective
     from the best of them. The result is the best, by the exact regret, of
     the starts, the surrogate optima and the polished one; since the best
     constant γ* is a start, ``regret <= constant_regret`` always.
@@ -515,7 +515,7 @@ def optimal_two_phase(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic=
     """Best "protect then exploit" schedule: γ_first for ``switch`` rounds, then γ_then.
 
     For every switch round k (``switches``, default 1..T−1): a 41 x 41 log
-    grid of (γ_first, γ_then) on the spline surrogate of p_τ; for the three
+    grid of (γ_first, γ_then) on the spline surrogate of :math:`p_τ`; for the three
     best k, TNC on the surrogate; the best of them by the exact regret is
     polished on the exact objective. A constant schedule is a two-phase
     schedule and the best constant is kept as a candidate:
@@ -569,12 +569,12 @@ def _check_switches(switches, T):
 
 def optimal_geometric(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
                       bracket=(1e-2, 1e3), maxiter=100, polish=20, method="auto", samples=None, seed=None):
-    """Best geometric schedule γ_t = γ_1 ρ^{t-1} (a smooth change of the noise).
+    """Best geometric schedule :math:`γ_t = γ_1 ρ^{t-1}` (a smooth change of the noise).
 
-    A log grid of (γ_1, ρ) on the spline surrogate of p_τ, TNC on the
+    A log grid of :math:`(γ_1, ρ)` on the spline surrogate of :math:`p_τ`, TNC on the
     surrogate, then on the exact objective; ρ = 1 is the constant schedule
     and the best constant is kept as a candidate: ``regret <= constant_regret``.
-    (γ_t is kept inside ``bracket``.)
+    (:math:`γ_t` is kept inside ``bracket``.)
 
     Parameters
     ----------%s
@@ -635,9 +635,9 @@ def _rr_constant(pb, T, lo, hi):
 
 def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
                              bracket=_EPS_BRACKET, maxiter=200):
-    """The ε schedule minimizing the mean-field regret Σ_t E(μ̂_t − μ_t)² (randomized response).
+    r"""The ε schedule minimizing the mean-field regret :math:`Σ_t` E(μ̂_t − μ_t)² (randomized response).
 
-    TNC on log ε_t with the engine's adjoint gradient (exact derivatives of
+    TNC on :math:`\log ε_t` with the engine's adjoint gradient (exact derivatives of
     Lemma 1 and eq. 1), started from the best constant ε* and from the best
     geometric schedule; the best of starts and optima is returned, so
     ``regret <= constant_regret``.
@@ -649,15 +649,15 @@ def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, m
     T : int
         Horizon T >= 1.
     n0 : int
-        N_0 >= 1.
+        :math:`N_0 \ge 1`.
     model : {"leak", "agnostic"}
         Growth rule (§3 / appendix B).
     cap, floor : float or None
         Population clip of the mean field.
     mu : float or (float, float)
-        Law of μ_t.
+        Law of :math:`μ_t`.
     bracket : (float, float)
-        Box for every ε_t (the upper end stands for "almost no privacy"),
+        Box for every :math:`ε_t` (the upper end stands for "almost no privacy"),
         inside [1e-50, 500] (``EPS_RANGE``).
     maxiter : int
         Limit on the objective evaluations of each TNC run, in [1, 10**6].
@@ -734,9 +734,9 @@ def optimal_epsilon_two_phase(*, q, r, T, n0, model="leak", cap=20000, floor=1, 
 
 def optimal_epsilon_geometric(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
                               bracket=_EPS_BRACKET, maxiter=100):
-    """Best geometric ε schedule ε_t = ε_1 ρ^{t-1} (randomized response).
+    """Best geometric ε schedule :math:`ε_t = ε_1 ρ^{t-1}` (randomized response).
 
-    A log grid of (ε_1, ρ), then TNC with the adjoint gradient; the best
+    A log grid of :math:`(ε_1, ρ)`, then TNC with the adjoint gradient; the best
     constant is a candidate.
 
     Parameters

@@ -13,10 +13,10 @@ model, and puts the two feedback loops into one system:
     and repeated gradient descent, the contraction condition on the
     sensitivity (Perdomo et al. 2020).
 ``federated``
-    P-FedAvg (Performative Federated Learning): clients with weights p_i and distribution maps
-    N(m_i + ε_i θ, σ²), E local steps, full participation and the two
+    P-FedAvg (Performative Federated Learning): clients with weights :math:`p_i` and distribution maps
+    :math:`N(m_i + ε_i θ, σ^{2}), E` local steps, full participation and the two
     partial-participation schemes, decaying step sizes; its stable point
-    θ_PS = Σ p_i m_i / (1 − ε̄), a Monte Carlo simulator and the exact
+    θ_PS = :math:`Σ p_i m_i / (1 - ε), a` Monte Carlo simulator and the exact
     second moments of the iterates.
 ``bilevel``
     FBi-RRM (Federated Bilevel Performative Prediction) on a federated bilevel strategic regression, with

@@ -1,42 +1,42 @@
-"""FBi-RRM on a federated bilevel strategic regression (Federated Bilevel Performative Prediction).
+r"""FBi-RRM on a federated bilevel strategic regression (Federated Bilevel Performative Prediction).
 
 M clients share an upper-level (UL) model x; each client fits a
-lower-level (LL) response y_i*(x) to its LL data, and the UL objective
+lower-level (LL) response :math:`y_i\cdot (x)` to its LL data, and the UL objective
 judges x on the UL data together with the distance of x to the response:
 
-    y_i*(x) = argmin_y Σ_j q_j (d_ij − c_ijᵀy)² + (λ_y/2)‖y − x‖²,
-    F_i(x)  = Σ_j q_j (b_ij − a_ijᵀx)² + (λ_x/2)‖x − y_i*(x)‖²
+    :math:`y_i\cdot (x) = \arg\min_y Σ_j q_j` (d_ij − c_ijᵀy)² + :math:`(λ_y/2)\|y - x\|^{2}`,
+    :math:`F_i(x) = Σ_j q_j` (b_ij − a_ijᵀx)² + :math:`(λ_x/2)\|x - y_i\cdot (x)\|^{2}`
 
-(the FBi-RRM paper's strategic-regression example, with q_j = 1/n). The data are
+(the FBi-RRM paper's strategic-regression example, with :math:`q_j = 1/n`). The data are
 *performative*: when the server deploys x', the people behind client i's
 data move their outcomes towards the deployed model's predictions,
 
-    b_ij(x') = b⁰_ij + ε_{c,i} a_ijᵀx',     d_ij(x') = d⁰_ij + ε_{d,i} c_ijᵀx',
+    b_ij(x') = b⁰_ij + :math:`ε_{c,i}` a_ijᵀx',     d_ij(x') = d⁰_ij + :math:`ε_{d,i}` c_ijᵀx',
 
-with UL sensitivity ε_c and LL sensitivity ε_d per client (the text of
+with UL sensitivity :math:`ε_c` and LL sensitivity :math:`ε_d` per client (the text of
 the FBi-RRM paper does not state its shift model; this label shift is the book's
 choice, the simplest one that keeps every step in closed form).
 
-FBi-RRM deploys x_r, lets every client solve its local bilevel problem on
-the data x_r induced, and averages: x_{r+1} = R(x_r) = Σ_i p_i x_i(x_r).
-Both levels are quadratic, so y_i*(x) = P_i x + u_i(x') is affine and
+FBi-RRM deploys :math:`x_r`, lets every client solve its local bilevel problem on
+the data :math:`x_r` induced, and averages: :math:`x_{r+1} = R(x_r) = Σ_i p_i x_i(x_r)`.
+Both levels are quadratic, so :math:`y_i\cdot (x) = P_i x` + u_i(x') is affine and
 x_i(x') solves a linear system; R is affine, R(x) = R(0) + Jx, with
 
-    J = Σ_i p_i K_i⁻¹ (2ε_{c,i} H_i + λ_x ε_{d,i} M_iᵀ (2G_i + λ_y I)⁻¹ 2G_i),
+    :math:`J = Σ_i p_i K_i^{-1}` (:math:`2ε_{c,i} H_i + λ_x ε_{d,i}` M_iᵀ :math:`(2G_i + λ_y I)^{-1} 2G_i`),
 
-H_i = Σ_j q_j a_ij a_ijᵀ, G_i = Σ_j q_j c_ij c_ijᵀ, P_i = λ_y(2G_i + λ_y I)⁻¹,
-M_i = I − P_i and K_i = 2H_i + λ_x M_iᵀM_i. FBi-RRM converges (linearly, at
+:math:`H_i = Σ_j q_j` a_ij a_ijᵀ, :math:`G_i = Σ_j q_j` c_ij c_ijᵀ, :math:`P_i = λ_y(2G_i + λ_y I)^{-1}`,
+:math:`M_i = I - P_i` and :math:`K_i = 2H_i + λ_x` M_iᵀM_i. FBi-RRM converges (linearly, at
 rate ρ(J)) iff the spectral radius ρ(J) < 1; J is linear in the
 sensitivities, so scaling them all by s gives the exact threshold
 s* = 1/ρ(J) (:meth:`BilevelRegression.threshold`), which
 :meth:`BilevelRegression.bound_threshold` compares with a sufficient
-condition of the paper's form Σ_i p_i L_i/μ_i < 1.
+condition of the paper's form :math:`Σ_i p_i L_i/μ_i < 1`.
 
 References
 ----------
 Paper 002 (federated bilevel performative prediction): FBi-RRM, the
 operator R, its contraction condition and the bilevel strategic regression
-(M = 10 clients, d = 5, N = 50, λ_x = λ_y = 10⁻³).
+(M = 10 clients, :math:`d = 5, N = 50, λ_x = λ_y = 10^{-3}`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _per_client(name, value, M):
 
 
 class BilevelRegression:
-    """A federated bilevel strategic regression with performative labels (closed forms).
+    r"""A federated bilevel strategic regression with performative labels (closed forms).
 
     Parameters
     ----------
@@ -70,9 +70,9 @@ class BilevelRegression:
     C, dd : array_like, shapes (M, n, d) and (M, n)
         LL features c_ij and base labels d⁰_ij.
     eps_c, eps_d : float or array_like of shape (M,)
-        UL and LL sensitivities ε_{c,i}, ε_{d,i} >= 0.
+        UL and LL sensitivities :math:`ε_{c,i}, ε_{d,i} \ge 0`.
     lam_x, lam_y : float
-        Regularization λ_x, λ_y > 0.
+        Regularization :math:`λ_x, λ_y > 0`.
     p : array_like, shape (M,), optional
         Client weights (default 1/M).
 
@@ -118,10 +118,10 @@ class BilevelRegression:
     @classmethod
     def synthetic(cls, M=10, n=50, d=5, *, eps_c=0.5, eps_d=0.5, lam_x=1e-3, lam_y=1e-3, heterogeneity=0.5,
                   noise=0.1, seed=0):
-        """Client data from perturbed linear models (the FBi-RRM paper's protocol, as far as its text gives it).
+        r"""Client data from perturbed linear models (the FBi-RRM paper's protocol, as far as its text gives it).
 
-        UL labels b⁰ = a·β_i + noise, LL labels d⁰ = c·β'_i + noise, features
-        N(0, I_d), with β_i = β + heterogeneity·δ_i and β'_i = β' + heterogeneity·δ'_i,
+        UL labels :math:`b^{0} = a\cdot β_i` + noise, LL labels d⁰ = c·β'_i + noise, features
+        :math:`\mathcal{N}(0, I_d)`, with :math:`β_i = β` + heterogeneity·δ_i and β'_i = β' + heterogeneity·δ'_i,
         β, β', δ, δ' standard normal / √d.
         """
         M = check_int("M", M, low=1)
@@ -165,14 +165,14 @@ class BilevelRegression:
         return b, dd
 
     def lower_response(self, x, deployed):
-        """y_i*(x) = argmin_y g_i(x, y) on the LL data deployed induced, shape (M, d)."""
+        r""":math:`y_i\cdot (x) = \arg\min_y g_i(x, y)` on the LL data deployed induced, shape (M, d)."""
         x = self._x(x)
         _, dd = self.labels(deployed)
         rhs = 2.0 * np.einsum("mnd,mn->md", self.C, dd) / self.n + self.lam_y * x
         return np.linalg.solve(self._S, rhs[..., None])[..., 0]
 
     def upper_objective(self, x, deployed):
-        """F_i(x) = Σ_j q_j (b_ij − a_ijᵀx)² + (λ_x/2)‖x − y_i*(x)‖² of every client, shape (M,)."""
+        r""":math:`F_i(x) = Σ_j q_j` (b_ij − a_ijᵀx)² + :math:`(λ_x/2)\|x - y_i\cdot (x)\|^{2}` of every client, shape (M,)."""
         x = self._x(x)
         b, _ = self.labels(deployed)
         resid = b - self.A @ x
@@ -180,19 +180,19 @@ class BilevelRegression:
         return np.mean(resid**2, axis=1) + 0.5 * self.lam_x * np.sum(gap**2, axis=1)
 
     def local_solutions(self, deployed):
-        """x_i(x') = argmin_x F_i(x) on the data x' induced, shape (M, d) (one linear solve each)."""
+        r"""x_i(x') = :math:`\arg\min_x F_i(x)` on the data x' induced, shape (M, d) (one linear solve each)."""
         b, dd = self.labels(deployed)
         u = np.linalg.solve(self._S, (2.0 * np.einsum("mnd,mn->md", self.C, dd) / self.n)[..., None])[..., 0]
         rhs = 2.0 * np.einsum("mnd,mn->md", self.A, b) / self.n + self.lam_x * np.einsum("mji,mj->mi", self.Mres, u)
         return np.linalg.solve(self.K, rhs[..., None])[..., 0]
 
     def rrm_map(self, x):
-        """R(x) = Σ_i p_i x_i(x): one FBi-RRM round from the deployed x."""
+        """:math:`R(x) = Σ_i p_i x_i(x)`: one FBi-RRM round from the deployed x."""
         return self.p @ self.local_solutions(self._x(x, "x"))
 
     # ------------------------------------------------------------- contraction
     def _client_jacobians(self):
-        """(J_c,i, J_d,i): derivatives of x_i(x') per unit UL and LL sensitivity, shape (M, d, d) each."""
+        """:math:`(J_c,i, J_d,i)`: derivatives of x_i(x') per unit UL and LL sensitivity, shape (M, d, d) each."""
         Kinv = np.linalg.inv(self.K)
         Jc = 2.0 * Kinv @ self.H
         Sinv2G = np.linalg.solve(self._S, 2.0 * self.G)
@@ -201,7 +201,7 @@ class BilevelRegression:
 
     @property
     def jacobian(self) -> np.ndarray:
-        """J = dR/dx = Σ_i p_i (ε_{c,i} J_c,i + ε_{d,i} J_d,i) (R is affine)."""
+        """J = dR/dx = :math:`Σ_i p_i (ε_{c,i} J_c,i + ε_{d,i} J_d,i)` (R is affine)."""
         Jc, Jd = self._client_jacobians()
         return np.einsum("m,mij->ij", self.p * self.eps_c, Jc) + np.einsum("m,mij->ij", self.p * self.eps_d, Jd)
 
@@ -216,17 +216,17 @@ class BilevelRegression:
         return float(np.linalg.norm(self.jacobian, 2))
 
     def threshold(self) -> float:
-        """s* = 1/ρ(J): FBi-RRM with sensitivities s·(ε_c, ε_d) converges iff s < s*."""
+        r"""s* = 1/ρ(J): FBi-RRM with sensitivities :math:`s\cdot (ε_c, ε_d)` converges iff s < s*."""
         rho = self.spectral_radius
         return float("inf") if rho == 0 else 1.0 / rho
 
     def bound_threshold(self) -> float:
-        """The largest s for which the sufficient condition Σ_i p_i L_i(s)/μ_i < 1 holds.
+        r"""The largest s for which the sufficient condition :math:`Σ_i p_i L_i(s)/μ_i < 1` holds.
 
-        L_i(s) = s(2ε_{c,i}‖H_i‖ + λ_x ε_{d,i}‖M_iᵀ(2G_i + λ_y I)⁻¹2G_i‖) bounds how
+        :math:`L_i(s)` = s(2ε_{c,i}‖H_i‖\ :math:`+ λ_x` ε_{d,i}‖M_iᵀ(2G_i + :math:`λ_y` I)⁻¹2G_i‖) bounds how
         fast client i's UL gradient moves with the deployed model (through its
-        UL and its LL data), μ_i = λ_min(K_i) is its UL strong convexity, and
-        ‖x_i(x) − x_i(x')‖ <= L_i/μ_i ‖x − x'‖. This is a condition of the form
+        UL and its LL data), :math:`μ_i = λ_{\min}(K_i)` is its UL strong convexity, and
+        :math:`\|x_i(x)` − x_i(x')‖ <= :math:`L_i/μ_i \|x` − x'‖. This is a condition of the form
         of the FBi-RRM paper's contraction theorem (a weighted Lipschitz-over-curvature
         ratio); it is sufficient: s* >= this value, strictly in general, with
         equality in dimension 1 and for isotropic designs (every AᵢᵀAᵢ/n and
@@ -255,14 +255,14 @@ class BilevelRegression:
 
 @dataclass(frozen=True, eq=False)
 class BilevelPath:
-    """Iterates of :func:`fbi_rrm`.
+    r"""Iterates of :func:`fbi_rrm`.
 
     Attributes
     ----------
     x : numpy.ndarray, shape (rounds + 1, d)
-        x_0, ..., x_rounds.
+        :math:`x_0`, ..., x_rounds.
     gap : numpy.ndarray, shape (rounds + 1,)
-        Fixed-point residual ‖R(x_r) − x_r‖ (zero exactly at the FBPS point).
+        Fixed-point residual :math:`\|R(x_r) - x_r\|` (zero exactly at the FBPS point).
     problem : BilevelRegression
     rounds : int
     """
@@ -277,7 +277,7 @@ class BilevelPath:
 
     @property
     def distance(self) -> np.ndarray:
-        """‖x_r − x_s‖ to the fixed point of R (attracting or not)."""
+        r""":math:`\|x_r - x_s\|` to the fixed point of R (attracting or not)."""
         return np.linalg.norm(self.x - self.problem.stable_point(attracting=False), axis=1)
 
     def rate(self, last=10) -> float:
@@ -290,7 +290,7 @@ class BilevelPath:
 
 
 def fbi_rrm(problem, x0=None, *, rounds):
-    """FBi-RRM: x_{r+1} = Σ_i p_i argmin_x F_i(x; data induced by x_r) (Federated Bilevel Performative Prediction).
+    r"""FBi-RRM: :math:`x_{r+1} = Σ_i p_i \arg\min_x` F_i(x; data induced by :math:`x_r`) (Federated Bilevel Performative Prediction).
 
     Parameters
     ----------

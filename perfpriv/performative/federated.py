@@ -1,7 +1,7 @@
 """P-FedAvg: federated averaging when every client's data respond to its model (Performative Federated Learning).
 
 N clients hold data whose law depends on the model they run: client i,
-with weight p_i (Σ p_i = 1), draws Z ~ D_i(θ) and suffers ℓ(θ; Z). The
+with weight :math:`p_i (Σ p_i = 1)`, draws :math:`Z \\sim D_i(θ)` and suffers ℓ(θ; Z). The
 server wants the performatively stable point of the weighted objective,
 
 .. math::
@@ -11,25 +11,25 @@ server wants the performatively stable point of the weighted objective,
 P-FedAvg runs E local stochastic gradient steps at every client, on data
 drawn from the client's current local model, and averages the local models
 every E steps (full participation), or only those of K sampled clients:
-scheme I draws K indices with replacement with probabilities p_i and
+scheme I draws K indices with replacement with probabilities :math:`p_i` and
 averages them with weights 1/K; scheme II draws K distinct clients
-uniformly and weights client k by p_k N/K, which sums to one only when
-every p_k = 1/N -- otherwise each client's objective is rescaled to
-p_k N f_k and the K models are averaged with weights 1/K (``scaled=True``).
-Step sizes decay as η_t = β/(t + t₀).
+uniformly and weights client k by :math:`p_k N/K`, which sums to one only when
+every :math:`p_k = 1/N` -- otherwise each client's objective is rescaled to
+:math:`p_k N f_k` and the K models are averaged with weights 1/K (``scaled=True``).
+Step sizes decay as :math:`η_t` = β/(t + t₀).
 
 The worked example of the P-FedAvg paper (its §5) is implemented in full: the loss
-ℓ(θ; Z) = ½‖θ − Z‖² and D_i(θ) = N(m_i + ε_i θ, σ² I) (:class:`GaussianClients`).
-Its decoupled objective is ½‖θ − (m̄ + ε̄θ')‖² + const with m̄ = Σ p_i m_i and
-ε̄ = Σ p_i ε_i, so θ_PS = m̄/(1 − ε̄) when ε̄ < 1 (:func:`stable_point`).
+:math:`ℓ(θ; Z) = ½\\|θ - Z\\|^{2}` and :math:`D_i(θ) = N(m_i + ε_i θ, σ^{2} I)` (:class:`GaussianClients`).
+Its decoupled objective is ½‖θ − (m̄ + ε̄θ')‖² + const with :math:`m = Σ p_i m_i` and
+:math:`ε = Σ p_i ε_i`, so θ_PS = m̄/(1 − ε̄) when ε̄ < 1 (:func:`stable_point`).
 Every step of P-FedAvg is then linear in the local models with additive
 Gaussian noise and an independent random aggregation, so the means and
 covariances of the iterates follow an exact recursion
 (:func:`expected_distance`), which the Monte Carlo simulator
 (:func:`p_fedavg`) is tested against.
 
-Symbols: ``m`` -- m_i, client data locations; ``eps`` -- ε_i, client
-sensitivities; ``p`` -- p_i, client weights; ``sigma`` -- σ, data noise;
+Symbols: ``m`` -- :math:`m_i`, client data locations; ``eps`` -- :math:`ε_i`, client
+sensitivities; ``p`` -- :math:`p_i`, client weights; ``sigma`` -- σ, data noise;
 ``E`` -- local steps between aggregations; ``K`` -- sampled clients.
 
 References
@@ -56,7 +56,7 @@ from .prediction import PerformativeProblem
 __all__ = ["GaussianClients", "StepRule", "FedAvgRun", "FedAvgMoments", "average_sensitivity",
            "stable_point", "p_fedavg", "expected_distance", "SCHEMES", "THETA0_BOUND"]
 
-#: Participation schemes: every client, scheme I (with replacement, by p_i), scheme II (uniform, without).
+#: Participation schemes: every client, scheme I (with replacement, by :math:`p_i`), scheme II (uniform, without).
 SCHEMES = ("full", "I", "II")
 
 
@@ -84,12 +84,12 @@ def _clients_arrays(m, eps, p):
 
 
 def average_sensitivity(eps, p=None):
-    """ε̄ = Σ p_i ε_i: the average sensitivity of the P-FedAvg paper.
+    """:math:`ε = Σ p_i ε_i`: the average sensitivity of the P-FedAvg paper.
 
     Parameters
     ----------
     eps : array_like, shape (N,)
-        Client sensitivities ε_i.
+        Client sensitivities :math:`ε_i`.
     p : array_like, shape (N,), optional
         Client weights (default 1/N each).
 
@@ -110,10 +110,10 @@ def average_sensitivity(eps, p=None):
 
 
 def stable_point(m, eps, p=None):
-    """θ_PS = Σ p_i m_i / (1 − ε̄) of the Gaussian example (P-FedAvg paper, §5; Proposition 2.8).
+    r"""θ_PS = :math:`Σ p_i m_i / (1 - ε)` of the Gaussian example (P-FedAvg paper, §5; Proposition 2.8).
 
-    With ℓ(θ; Z) = ½‖θ − Z‖² and Z ~ N(m_i + ε_i θ, σ² I) at client i, the
-    decoupled objective Σ p_i E ℓ(θ; Z_i) is ½‖θ − m̄ − ε̄θ'‖² plus a constant:
+    With :math:`ℓ(θ; Z) = ½\|θ - Z\|^{2}` and :math:`Z \sim N(m_i + ε_i θ, σ^{2} I)` at client i, the
+    decoupled objective :math:`Σ p_i E ℓ(θ; Z_i)` is ½‖θ − m̄ − ε̄θ'‖² plus a constant:
     the aggregated problem is the squared-loss problem of
     :class:`~perfpriv.performative.prediction.PerformativeProblem` with mean m̄
     and sensitivity ε̄, whose retraining map θ' ↦ m̄ + ε̄θ' contracts iff ε̄ < 1.
@@ -121,11 +121,11 @@ def stable_point(m, eps, p=None):
     Parameters
     ----------
     m : array_like, shape (N,) or (N, d)
-        Data location m_i of every client (scalars or d-vectors).
+        Data location :math:`m_i` of every client (scalars or d-vectors).
     eps : array_like, shape (N,)
-        Sensitivity ε_i of every client (any real; only ε̄ matters).
+        Sensitivity :math:`ε_i` of every client (any real; only ε̄ matters).
     p : array_like, shape (N,), optional
-        Weights p_i >= 0 summing to 1 (default 1/N).
+        Weights :math:`p_i \ge 0` summing to 1 (default 1/N).
 
     Returns
     -------
@@ -159,16 +159,16 @@ def stable_point(m, eps, p=None):
 # ----------------------------------------------------------------- clients
 @dataclass(frozen=True, eq=False)
 class GaussianClients:
-    """The clients of the P-FedAvg paper's example: Z ~ N(m_i + ε_i θ, σ² I), loss ½‖θ − Z‖².
+    r"""The clients of the P-FedAvg paper's example: :math:`Z \sim N(m_i + ε_i θ, σ^{2} I)`, loss :math:`½\|θ - Z\|^{2}`.
 
     Attributes
     ----------
     m : numpy.ndarray, shape (N, d)
-        Data locations m_i.
+        Data locations :math:`m_i`.
     eps : numpy.ndarray, shape (N,)
-        Sensitivities ε_i.
+        Sensitivities :math:`ε_i`.
     p : numpy.ndarray, shape (N,)
-        Weights p_i.
+        Weights :math:`p_i`.
     sigma : float
         Noise σ of one data point.
 
@@ -196,7 +196,7 @@ class GaussianClients:
 
         The paper's experiment uses N = 25, ε̄ = 0.9, m̄ = 10 and varies the
         spreads of m (data heterogeneity) and ε (shift heterogeneity). Draws
-        are standardized so that Σ p_i m_i = m̄, Σ p_i (m_i − m̄)² = m_sd²
+        are standardized so that :math:`Σ p_i m_i = m, Σ p_i (m_i - m)^{2}` = m_sd²
         (per coordinate), and the same for ε.
 
         Parameters
@@ -252,7 +252,7 @@ class GaussianClients:
 
     @property
     def average_sensitivity(self) -> float:
-        """ε̄ = Σ p_i ε_i."""
+        """:math:`ε = Σ p_i ε_i`."""
         return float(self.p @ self.eps)
 
     @property
@@ -261,14 +261,14 @@ class GaussianClients:
         return np.atleast_1d(stable_point(self.m, self.eps, self.p))
 
     def local_gradients(self, theta):
-        """∇f_i(θ; θ) = (1 − ε_i)θ − m_i of every client, shape (N, d)."""
+        r"""∇f_i(θ; θ)\ :math:`= (1 - ε_i)θ - m_i` of every client, shape (N, d)."""
         th = model_vector("theta", theta, self.d)
         return (1.0 - self.eps)[:, None] * th - self.m
 
     def dissimilarity(self, theta=None):
-        """ς²(θ) = Σ p_i ‖∇f_i(θ; θ) − ∇f(θ; θ)‖², the gradient dissimilarity (at θ_PS by default).
+        """:math:`ς^{2}(θ) = Σ p_i` ‖∇f_i(θ; θ) − ∇f(θ; θ)‖², the gradient dissimilarity (at θ_PS by default).
 
-        In the example it equals Var_p(m) + 2 Cov_p(m, ε)θ + Var_p(ε)θ² per
+        In the example it equals :math:`\\mathrm{Var}_p(m) + 2 \\mathrm{Cov}_p(m, ε)θ + \\mathrm{Var}_p(ε)θ^{2}` per
         coordinate: a spread of the sensitivities counts :math:`|\\theta|` times as much as
         a spread of the data locations.
         """
@@ -281,7 +281,7 @@ class GaussianClients:
 # -------------------------------------------------------------- step sizes
 @dataclass(frozen=True)
 class StepRule:
-    """Step sizes of the local iterations: η_t = β/(t + t₀) (decaying) or η_t = β (constant).
+    """Step sizes of the local iterations: :math:`η_t` = β/(t + t₀) (decaying) or :math:`η_t = β` (constant).
 
     ``t`` counts local iterations from 0.
 
@@ -303,20 +303,20 @@ class StepRule:
 
     @classmethod
     def decaying(cls, beta, offset):
-        """η_t = β/(t + t₀), β > 0, t₀ > 0 (``offset``; Li et al. and the P-FedAvg paper write γ)."""
+        """:math:`η_t` = β/(t + t₀), β > 0, t₀ > 0 (``offset``; Li et al. and the P-FedAvg paper write γ)."""
         return cls(beta, offset, "decaying")
 
     @classmethod
     def constant(cls, eta):
-        """η_t = η for every t, η > 0 (checked under its name here: the rule stores it as ``beta``)."""
+        """:math:`η_t = η` for every t, η > 0 (checked under its name here: the rule stores it as ``beta``)."""
         return cls(check_real("eta", eta, low=0, low_open=True, scalar=True), 0.0, "constant")
 
     @classmethod
     def default(cls, clients, E, *, scaled=False):
-        """Li et al.'s choice with the stable problem's constants: β = 2/μ̃, t₀ = max(8L/μ̃, E).
+        r"""Li et al.'s choice with the stable problem's constants: β = 2/μ̃, t₀ = max(8L/μ̃, E).
 
         μ̃ = 1 − ε̄ is the strong monotonicity of the example's gradient map
-        θ ↦ (1 − ε̄)θ − m̄ and L = 1 its smoothness (L = N max p_i for the
+        θ ↦ (1 − ε̄)θ − m̄ and L = 1 its smoothness (:math:`L = N \max p_i` for the
         rescaled objectives of scheme II).
         """
         if not isinstance(clients, GaussianClients):
@@ -343,17 +343,17 @@ class StepRule:
 
 
 # --------------------------------------------------------------- settings
-#: The largest absolute value of a coordinate of a start θ_0 (its squares, in the exact moments,
+#: The largest absolute value of a coordinate of a start :math:`θ_0` (its squares, in the exact moments,
 #: stay below ~1e200).
 THETA0_BOUND = 1e100
 
 
 def _check_stable_steps(steps, drift):
-    """Refuse a step rule whose largest step η_0 makes a local iteration blow up: η_0 max_i c_i|1 − ε_i| <= 2.
+    r"""Refuse a step rule whose largest step :math:`η_0` makes a local iteration blow up: :math:`η_0 \max_i c_i|1 - ε_i| \le 2`.
 
-    One local step maps θ_i to a_i θ_i + ... with a_i = 1 − η c_i(1 − ε_i) (:func:`expected_distance`). For
-    ε_i <= 1 the bound is |a_i| <= 1: a larger step makes |a_i| > 1 and the local models grow geometrically
-    (``steps=1e300`` overflowed to inf, then NaN, within two steps). A client with ε_i > 1 has a_i > 1 at
+    One local step maps :math:`θ_i` to :math:`a_i θ_i +`... with :math:`a_i = 1 - η c_i(1 - ε_i)` (:func:`expected_distance`). For
+    :math:`ε_i \le 1` the bound is :math:`|a_i| \le 1: a` larger step makes :math:`|a_i| > 1` and the local models grow geometrically
+    (``steps=1e300`` overflowed to inf, then NaN, within two steps). A client with :math:`ε_i > 1` has :math:`a_i > 1` at
     every step size; the bound keeps its factor at most 3. Both rules take their largest step at t = 0
     (the decaying rule β/t₀, the constant rule η).
     """
@@ -422,7 +422,7 @@ class FedAvgRun:
     Attributes
     ----------
     theta : numpy.ndarray, shape (trials, T + 1, d)
-        The global model θ̄_t = Σ_i w_i θ_i^t after every local iteration
+        The global model :math:`θ_t = Σ_i w_i θ_i^t` after every local iteration
         (w = p; 1/N with rescaled objectives); at aggregation steps it is
         the server's model.
     theta_ps : numpy.ndarray, shape (d,)
@@ -502,15 +502,15 @@ class FedAvgMoments:
 # ---------------------------------------------------------------- run
 def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, batch=1, scaled=False,
              trials=100, seed=None):
-    """Simulate P-FedAvg on the Gaussian example (P-FedAvg paper, §2-3 and §5).
+    r"""Simulate P-FedAvg on the Gaussian example (P-FedAvg paper, §2-3 and §5).
 
     Each local iteration t = 0, ..., T − 1 every client i draws a minibatch
-    of ``batch`` points Z ~ N(m_i + ε_i θ_i^t, σ² I) at its *own* current
-    model and takes the step θ_i ← θ_i − η_t c_i (θ_i − Z̄) (c_i = 1, or
-    p_i N with rescaled objectives). After every E-th iteration the server
-    averages -- all clients with weights p_i (``"full"``), K draws with
-    replacement by p_i with weights 1/K (``"I"``), or K distinct uniform
-    clients with weights p_k N/K (``"II"``) -- and broadcasts the average to
+    of ``batch`` points :math:`Z \sim N(m_i + ε_i θ_i^t, σ^{2} I)` at its *own* current
+    model and takes the step :math:`θ_i` ← :math:`θ_i - η_t c_i (θ_i - Z)` (:math:`c_i = 1`, or
+    :math:`p_i N` with rescaled objectives). After every E-th iteration the server
+    averages -- all clients with weights :math:`p_i` (``"full"``), K draws with
+    replacement by :math:`p_i` with weights 1/K (``"I"``), or K distinct uniform
+    clients with weights :math:`p_k N/K` (``"II"``) -- and broadcasts the average to
     every client.
 
     Parameters
@@ -527,12 +527,12 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
         Step sizes (default :meth:`StepRule.default`); a number is constant.
     theta0 : float or array_like
         Initial model of every client, coordinates in [-1e100, 1e100] (:data:`THETA0_BOUND`: the exact
-        moments of :func:`expected_distance` square it, and the second moment E y² of an aggregation
-        must stay finite for its variance E y² − (E y)²).
+        moments of :func:`expected_distance` square it, and the second moment :math:`E y^{2}` of an aggregation
+        must stay finite for its variance :math:`E y^{2} - (E y)^{2}`).
     batch : int
         Data points per local gradient.
     scaled : bool
-        Scheme II with the objectives rescaled to p_i N f_i.
+        Scheme II with the objectives rescaled to :math:`p_i N f_i`.
     trials : int
         Independent runs.
     seed : None, int, SeedSequence or Generator
@@ -595,15 +595,15 @@ def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, the
     """Exact E‖θ̄_t − θ_PS‖² of P-FedAvg on the Gaussian example, for every t (no simulation).
 
     One local iteration maps client i's model linearly,
-    θ_i ← a_i θ_i + b_i + noise with a_i = 1 − η c_i (1 − ε_i),
-    b_i = η c_i m_i and independent noise of variance (η c_i σ)²/batch, so
+    :math:`θ_i` ← :math:`a_i θ_i + b_i` + noise with :math:`a_i = 1 - η c_i (1 - ε_i)`,
+    :math:`b_i = η c_i m_i` and independent noise of variance (:math:`η c_i` σ)²/batch, so
     the mean vector μ and the covariance matrix Γ of the N local models
     (per coordinate) evolve as μ ← aμ + b, Γ ← diag(a) Γ diag(a) + diag(noise
     variances); Γ stays of the form v ααᵀ + diag(δ) (rank one after an
     aggregation, plus the noise since), so one step costs O(N). An aggregation replaces every local model by y = wᵀθ with
     weights w independent of the models; with w̄ = E w and W = E wwᵀ,
 
-        E y = w̄ᵀμ,   E y² = tr(W(Γ + μμᵀ)),
+        E y = w̄ᵀμ,   :math:`E y^{2}` = tr(W(Γ + μμᵀ)),
 
     and afterwards every client holds y (Γ = Var(y) 11ᵀ). Then
     E‖gᵀθ − θ_PS‖² = Σ_coordinates [gᵀΓg + (gᵀμ − θ_PS)²] for the global
@@ -611,8 +611,8 @@ def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, the
 
     * full: W = ppᵀ;
     * I (K draws by p, weights 1/K): W = ppᵀ + (diag p − ppᵀ)/K;
-    * II (K of N uniformly without replacement, weights c_k): W_kk = c_k² K/N,
-      W_jk = c_j c_k K(K − 1)/(N(N − 1)).
+    * II (K of N uniformly without replacement, weights :math:`c_k`): W_kk = :math:`c_k^{2} K/N`,
+      W_jk = :math:`c_j c_k K(K - 1)/(N(N - 1))`.
 
     Parameters
     ----------

@@ -1,18 +1,18 @@
-"""Both feedback loops at once: private federated rounds whose clients leave after a leak.
+r"""Both feedback loops at once: private federated rounds whose clients leave after a leak.
 
 One round of the book's population loop (:func:`perfpriv.engine.simulate`)
 is here one aggregation period of P-FedAvg with N current clients:
 
-1. every client draws its data law (location m_i ~ N(m, s_m² I), sensitivity
-   ε_i ~ N(ε, s_ε²)), starts from the deployed model θ and runs E local
+1. every client draws its data law (location :math:`m_i \sim N(m, s_m^{2} I)`, sensitivity
+   :math:`ε_i \sim N(ε, s_ε^{2})`), starts from the deployed model θ and runs E local
    stochastic gradient steps of the squared loss on data
-   Z ~ N(m_i + ε_i θ_i, σ²/batch · I) drawn at its *current local model*
+   Z ~ N(m_i\ :math:`+ ε_i θ_i`, σ²/batch · I) drawn at its *current local model*
    (the performative shift of the P-FedAvg paper);
 2. its record is its average descent direction over the period,
-   g_i = (θ_i^E − θ)/h with h = Σ η the period's total step, clipped to
+   :math:`g_i = (θ_i^E - θ)/h` with h = Σ η the period's total step, clipped to
    the ball of radius R;
 3. the server releases the private mean of the records with the Gaussian
-   mechanism of the book (eq. 6): o = mean(clip(g_i)) + N(0, γ²/N I), and
+   mechanism of the book (eq. 6): o = mean(clip(g_i)) + :math:`\mathcal{N}(0, γ^{2}/N I)`, and
    deploys θ' = θ + h·o;
 4. every client runs the book's membership test on the release (eq. 8,
    :func:`perfpriv.leakage.llr_coefficients`): a client whose Λ exceeds τ has
@@ -124,22 +124,22 @@ class PrivateFederatedRound(StatefulMechanism):
     R : float
         Clipping radius R > 0 of a client's record.
     m : float or array_like of shape (d,)
-        Mean data location of the clients' law (E m_i); coordinates in [-1e100, 1e100], as
+        Mean data location of the clients' law :math:`(E m_i)`; coordinates in [-1e100, 1e100], as
         for ``theta0`` (``perfpriv.performative.federated.THETA0_BOUND``: the record
         spread squares them).
     m_sd : float
-        Data heterogeneity s_m in [0, 1e100] (standard deviation of each coordinate of m_i).
+        Data heterogeneity :math:`s_m` in [0, 1e100] (standard deviation of each coordinate of :math:`m_i`).
     eps : float
-        Mean sensitivity ε = E ε_i in (−1, 1) (the stable point m/(1 − ε) must exist and attract).
+        Mean sensitivity :math:`ε = E ε_i` in (−1, 1) (the stable point m/(1 − ε) must exist and attract).
     eps_sd : float
-        Shift heterogeneity s_ε in [0, 1e100] (standard deviation of ε_i).
+        Shift heterogeneity :math:`s_ε` in [0, 1e100] (standard deviation of :math:`ε_i`).
     sigma : float
         Noise σ in [0, 1e100] of one data point.
     E : int
         Local steps per round.
     step : float or perfpriv.performative.federated.StepRule
         Local step sizes, indexed by the local iteration k = (t − 1)E + s − 1.
-        A local step η multiplies a client's local model by 1 − η(1 − ε_i):
+        A local step η multiplies a client's local model by :math:`1 - η(1 - ε_i)`:
         steps that make the local models (or the deployed one) overflow raise
         ``ValueError`` naming ``step`` in the round where it happens.
     batch : int
@@ -199,27 +199,27 @@ class PrivateFederatedRound(StatefulMechanism):
                     d=self.d, statistic=self.statistic)
 
     def record_spread(self, theta):
-        """Per-coordinate variance v(θ) of a record when E = 1: s_m² + s_ε²θ² + σ²/batch.
+        r"""Per-coordinate variance v(θ) of a record when :math:`E = 1: s_m^{2} + s_ε^{2}θ^{2}` + σ²/batch.
 
-        With one local step the record is g = Z − θ = m_i + (ε_i − 1)θ + noise,
-        Gaussian with this variance (per coordinate; for d = 1, or s_ε = 0, the
+        With one local step the record is :math:`g = Z - θ = m_i + (ε_i - 1)θ` + noise,
+        Gaussian with this variance (per coordinate; for d = 1, or :math:`s_ε = 0`, the
         records are then exactly the i.i.d. N(μ(θ), v(θ) I) records of the
         book's Assumption 1).
 
-        ``theta`` is a model coordinate, |θ| <= 1e100 (:data:`~perfpriv.performative.federated.THETA0_BOUND`,
-        the bound of the start θ_0). A variance beyond the largest double (s_ε|θ| > 1e154) is ``inf``.
+        ``theta`` is a model coordinate, \|θ| <= 1e100 (:data:`~perfpriv.performative.federated.THETA0_BOUND`,
+        the bound of the start :math:`θ_0`). A variance beyond the largest double :math:`(s_ε|θ| > 1e154)` is ``inf``.
         """
         th = np.asarray(check_real("theta", theta, low=-THETA0_BOUND, high=THETA0_BOUND), dtype=float)
         with np.errstate(over="ignore"):                 # (s_ε θ)² beyond the doubles: inf, the true limit
             return self.m_sd**2 + (self.eps_sd * th) ** 2 + self.sigma**2 / self.batch
 
     def leak_probability_at(self, theta, n, gamma):
-        """Leak probability of a client when the deployed model is θ (E = 1, d = 1 or s_ε = 0).
+        """Leak probability of a client when the deployed model is θ (E = 1, d = 1 or :math:`s_ε = 0`).
 
         The records are then i.i.d. N(μ(θ), v(θ) I) (:meth:`record_spread`),
         and Λ is unchanged when records, noise and γ are all divided by √v(θ)
         (it is homogeneous of degree 0 in them), so the probability is the
-        book's p_τ (Lemma 8, :func:`perfpriv.leakage.marginal_leak_probability`)
+        book's :math:`p_τ` (Lemma 8, :func:`perfpriv.leakage.marginal_leak_probability`)
         at the standardized noise γ/√v(θ), clipping neglected.
         """
         self._check_gaussian_records()
@@ -232,13 +232,13 @@ class PrivateFederatedRound(StatefulMechanism):
         return res.p
 
     def survival_threshold(self, theta, *, n, q, r):
-        """γ_c(θ) = √v(θ)·u_c(n): the noise at which the growth factor 1 + r − (q + r)p is 1.
+        r""":math:`γ_c(θ) = \sqrt v(θ)\cdot u_c(n)`: the noise at which the growth factor 1 + r − (q + r)p is 1.
 
-        u_c(n) solves p_τ(n, u) = r/(q + r) for standardized records (the
+        :math:`u_c(n)` solves :math:`p_τ(n, u) = r/(q + r)` for standardized records (the
         survival threshold of the book's chapter 05 at unit record variance);
-        more noise than γ_c(θ) makes the client population grow in
+        more noise than :math:`γ_c(θ)` makes the client population grow in
         expectation while the deployed model is θ. Exact for E = 1 (and d = 1
-        or s_ε = 0), with clipping neglected.
+        or :math:`s_ε = 0`), with clipping neglected.
 
         Parameters
         ----------
@@ -293,19 +293,19 @@ class PrivateFederatedRound(StatefulMechanism):
         return float(out) if out.ndim == 0 else out
 
     def stationary_error(self, n, gamma):
-        """Long-run E‖θ_t − θ_PS‖² with n clients every round (E = 1, constant step h, no clipping).
+        """Long-run :math:`E\\|θ_t - θ_{\\mathrm{PS}}\\|^2` with n clients every round (E = 1, constant step h, no clipping).
 
         With e = θ − θ_PS and a = 1 − h(1 − ε), one round gives
         e' = a e + h·(mean of the record noises + release noise), whose
-        conditional second moment is (d(s_m² + σ²/batch + γ²) + s_ε²‖θ‖²)/n.
-        Taking expectations, with E‖θ‖² = ‖θ_PS‖² + E‖e‖² in the limit, the
+        conditional second moment is (d(s_m² + σ²/batch + :math:`γ^{2}`) + s_ε²‖θ‖²)/n.
+        Taking expectations, with :math:`E\\|θ\\|^{2}` = ‖θ_PS‖² + :math:`E\\|e\\|^{2}` in the limit, the
         fixed point of the recursion is
 
-            E‖e‖² = h² (d(s_m² + σ²/batch + γ²) + s_ε²‖θ_PS‖²) / (n(1 − a²) − h² s_ε²),
+            :math:`E\\|e\\|^{2} = h^{2}` (d(s_m² + σ²/batch + :math:`γ^{2}`) + s_ε²‖θ_PS‖²) / :math:`(n(1 - a^{2}) - h^{2} s_ε^{2})`,
 
-        the analogue of Lemma 3's (γ² Tr Σ⁻¹ + d)/N for a model trained by
+        the analogue of Lemma 3's :math:`(γ^{2} \\mathrm{Tr} Σ^{-1} + d)/N` for a model trained by
         private federated rounds. Raises ValueError when the recursion has no
-        fixed point (:math:`|a| \\geq 1`, or n(1 − a²) <= h² s_ε²: the shift
+        fixed point (:math:`|a| \\geq 1`, or :math:`n(1 - a^{2}) \\le h^{2} s_ε^{2}`: the shift
         heterogeneity feeds the model's own error back faster than the
         rounds damp it).
 
@@ -319,7 +319,7 @@ class PrivateFederatedRound(StatefulMechanism):
         Returns
         -------
         float or numpy.ndarray
-            The stationary E‖θ_t − θ_PS‖²; inf where it exceeds the double range.
+            The stationary :math:`E\\|θ_t - θ_{\\mathrm{PS}}\\|^2`; inf where it exceeds the double range.
         """
         self._check_gaussian_records()
         if self.step.kind != "constant":
@@ -341,8 +341,8 @@ class PrivateFederatedRound(StatefulMechanism):
     def _check_finite(self, what, values, t):
         """Refuse a round whose clients' local steps diverged (no stability rule covers every client).
 
-        A local step η multiplies a client's local model by 1 − η(1 − ε_i); with heterogeneous
-        sensitivities ε_i no step size is stable for every client drawn, so the divergence is
+        A local step η multiplies a client's local model by :math:`1 - η(1 - ε_i)`; with heterogeneous
+        sensitivities :math:`ε_i` no step size is stable for every client drawn, so the divergence is
         detected where it happens, as a clear error instead of overflow warnings and NaN errors.
         """
         if not np.all(np.isfinite(values)):
@@ -356,7 +356,7 @@ class PrivateFederatedRound(StatefulMechanism):
                              f"E={self.E}, d={self.d}, eps_sd={self.eps_sd:g}")
 
     def initial_state(self, batch):
-        """The deployed model θ_0 of every run of a batch of that shape: shape ``batch + (d,)``."""
+        """The deployed model :math:`θ_0` of every run of a batch of that shape: shape ``batch + (d,)``."""
         batch = check_shape("batch", batch, trailing=self.d)
         return np.broadcast_to(self.theta0, batch + (self.d,)).copy()
 
@@ -457,11 +457,11 @@ def _mechanism_args(kwargs):
 
 
 def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, conventions="paper", seed=None, **options):
-    """Private P-FedAvg with leaking clients who leave: the two feedback loops on the engine.
+    r"""Private P-FedAvg with leaking clients who leave: the two feedback loops on the engine.
 
     :func:`perfpriv.engine.simulate` with :class:`PrivateFederatedRound` and
-    :class:`perfpriv.behaviour.Memoryless` clients: each round, of the N_{t-1}
-    clients K_t leak; N_t = N_{t-1} − Binomial(K_t, q) + Binomial(N_{t-1} − K_t, r),
+    :class:`perfpriv.behaviour.Memoryless` clients: each round, of the :math:`N_{t-1}`
+    clients :math:`K_t` leak; :math:`N_t = N_{t-1} - \mathrm{Binomial}(K_t, q) + \mathrm{Binomial}(N_{t-1} - K_t, r)`,
     bounded by the population policy.
 
     Parameters
@@ -486,8 +486,8 @@ def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, conventions
     Returns
     -------
     perfpriv.engine.SimulationRun
-        ``population``, ``sq_error`` (‖θ_t − θ_PS‖²), ``leaked``, and
-        ``details["theta"]`` (first coordinate of θ_t), ``details["spread"]``
+        ``population``, ``sq_error`` (:math:`\|θ_t - θ_{\mathrm{PS}}\|^2`), ``leaked``, and
+        ``details["theta"]`` (first coordinate of :math:`θ_t`), ``details["spread"]``
         (mean squared deviation of the records), ``details["clipped"]``.
 
     Examples

@@ -6,7 +6,7 @@ the model, and the loss is a quadratic in (θ, z):
 
     z ~ D(θ) = N(m + Aθ, Σ),        ℓ(θ; z) = ½ θᵀHθ − θᵀBz + ½ zᵀCz,
 
-with θ in R^p, z in R^k, H symmetric positive definite. Two risks matter
+with θ in :math:`R^p, z` in :math:`R^k, H` symmetric positive definite. Two risks matter
 (Perdomo et al. 2020):
 
 * the *decoupled risk* :math:`\\mathrm{DR}(\\theta; \\theta') = \\mathbb{E}_{z \\sim D(\\theta')}\\, \\ell(\\theta; z)`: the loss of θ on the
@@ -15,17 +15,17 @@ with θ in R^p, z in R^k, H symmetric positive definite. Two risks matter
   induces itself -- what the platform actually suffers.
 
 A *performatively stable* point is a fixed point of retraining,
-θ_PS = argmin_θ DR(θ; θ_PS); a *performatively optimal* point minimizes
+θ_PS = :math:`\\arg\\min_θ` DR(θ; θ_PS); a *performatively optimal* point minimizes
 PR. Repeated risk minimization (RRM) iterates the best response
-G(θ') = argmin_θ DR(θ; θ'); repeated gradient descent (RGD) takes one
-gradient step on DR(·; θ_t) per deployment. Everything here is in closed
+G(θ') = :math:`\\arg\\min_θ` DR(θ; θ'); repeated gradient descent (RGD) takes one
+gradient step on DR(·; :math:`θ_t`) per deployment. Everything here is in closed
 form, which is what makes the class useful as a reference:
 
     G(θ') = H⁻¹B(m + Aθ'),   θ_PS = (H − BA)⁻¹Bm,
     ∇PR(θ) = (H − BA − (BA)ᵀ + AᵀCA)θ − Bm + AᵀCm.
 
-The squared loss ½‖θ − z‖² (H = B = C = I) is the example of the P-FedAvg paper; the
-linear loss ½‖θ‖² − θᵀz (C = 0) separates stability from optimality.
+The squared loss :math:`½\\|θ - z\\|^{2} (H = B = C = I)` is the example of the P-FedAvg paper; the
+linear loss :math:`½\\|θ\\|^{2}` − θᵀz (C = 0) separates stability from optimality.
 
 Symbols: ``theta`` -- θ, deployed model; ``A`` -- sensitivity matrix of the
 map (its operator norm is the map's Wasserstein-1 sensitivity ε);
@@ -143,9 +143,9 @@ class PerformativeProblem:
     # ------------------------------------------------------------ builders
     @classmethod
     def squared(cls, *, m, A, Sigma=1.0):
-        """The squared loss ½‖θ − z‖² (H = B = C = I): the example of the P-FedAvg paper.
+        r"""The squared loss :math:`½\|θ - z\|^{2} (H = B = C = I)`: the example of the P-FedAvg paper.
 
-        Its stable and optimal points coincide: PR(θ) = ½‖(I − A)θ − m‖² + ½ tr Σ.
+        Its stable and optimal points coincide: PR(θ) = :math:`½\|(I - A)θ - m\|^{2} + ½` tr Σ.
         """
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
         k = m.size
@@ -156,10 +156,10 @@ class PerformativeProblem:
 
     @classmethod
     def linear(cls, *, m, A, Sigma=1.0):
-        """The linear loss ½‖θ‖² − θᵀz (C = 0): same best response as the squared loss.
+        r"""The linear loss :math:`½\|θ\|^{2}` − θᵀz (C = 0): same best response as the squared loss.
 
         Retraining cannot tell the two losses apart, but their performative
-        risks differ, so the stable point θ_PS = (I − A)⁻¹m is no longer
+        risks differ, so the stable point θ_PS = :math:`(I - A)^{-1}m` is no longer
         optimal: θ_PO = (I − A − Aᵀ)⁻¹m (Miller et al. 2021's example).
         """
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
@@ -181,7 +181,7 @@ class PerformativeProblem:
 
     @property
     def strong_convexity(self) -> float:
-        """μ = λ_min(H): strong convexity of ℓ(·; z)."""
+        r""":math:`μ = λ_{\min}(H)`: strong convexity of ℓ(·; z)."""
         return float(np.linalg.eigvalsh(self.H)[0])
 
     @property
@@ -210,7 +210,7 @@ class PerformativeProblem:
         return _norm2(np.eye(self.p) - step * (self.H - self.B @ self.A))
 
     def rgd_bound(self, step) -> float:
-        """√(1 − 2η(μ − εβ) + η²β²(1 + ε)²): a bound on :meth:`rgd_factor` from μ, β and ε.
+        """√(1 − 2η(μ − εβ) + :math:`η^{2}β^{2}(1 + ε)^{2}`): a bound on :meth:`rgd_factor` from μ, β and ε.
 
         The gradient map g(θ) = ∇_θ DR(θ; θ) is (μ − εβ)-strongly monotone and
         β(1 + ε)-Lipschitz; one gradient step of size η then contracts by this
@@ -239,15 +239,15 @@ class PerformativeProblem:
         return self.m + self._theta(theta) @ self.A.T
 
     def best_response(self, theta):
-        """G(θ') = argmin_θ DR(θ; θ') = H⁻¹B(m + Aθ'): one step of repeated risk minimization."""
+        r"""G(θ') = :math:`\arg\min_θ` DR(θ; θ') = H⁻¹B(m + Aθ'): one step of repeated risk minimization."""
         mean = self.data_mean(theta)
         return np.linalg.solve(self.H, (mean @ self.B.T).T).T
 
     def decoupled_risk(self, theta, deployed):
-        """DR(θ; θ') = ½θᵀHθ − θᵀB μ' + ½(μ'ᵀCμ' + tr CΣ), μ' = m + Aθ'.
+        r"""DR(θ; θ') = ½θᵀHθ − θᵀB μ' + ½(μ'ᵀCμ' + tr CΣ), μ' = m + Aθ'.
 
         Models so large that a term overflows (beyond about 1e154, where
-        ``inf − inf`` would be NaN) get the risk in exact rational arithmetic
+        :math:`\infty - \infty` would be NaN) get the risk in exact rational arithmetic
         from the same float inputs, rounded to the nearest double: ±inf when
         it exceeds the largest double, the finite value when the large terms
         cancel.
@@ -361,7 +361,7 @@ class PerformativePath:
     Attributes
     ----------
     theta : numpy.ndarray
-        θ_0, ..., θ_T: shape (T + 1, p) for the exact iteration,
+        :math:`θ_0`, ..., :math:`θ_T`: shape (T + 1, p) for the exact iteration,
         (trials, T + 1, p) when each step uses ``samples`` data points.
     problem : PerformativeProblem
     method : str
@@ -385,7 +385,7 @@ class PerformativePath:
 
     @property
     def distance(self) -> np.ndarray:
-        """‖θ_t − θ_PS‖ (to the fixed point of retraining, attracting or not)."""
+        r""":math:`\|θ_t - θ_{\mathrm{PS}}\|` (to the fixed point of retraining, attracting or not)."""
         ps = self.problem.stable_point(attracting=False)
         return np.linalg.norm(self.theta - ps, axis=-1)
 
@@ -428,17 +428,17 @@ def _iterate(problem, theta0, T, samples, trials, seed, update):
 
 
 def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, seed=None):
-    """Repeated risk minimization: deploy θ_t, observe D(θ_t), refit θ_{t+1} = argmin DR(·; θ_t).
+    r"""Repeated risk minimization: deploy :math:`θ_t`, observe :math:`D(θ_t)`, refit :math:`θ_{t+1} = \arg\min` DR(·; :math:`θ_t`).
 
-    With ``samples=None`` the exact best response θ_{t+1} = G(θ_t) is used;
-    with ``samples=n`` each deployment draws n points from D(θ_t) and refits
-    the empirical risk exactly, θ_{t+1} = H⁻¹B z̄_t.
+    With ``samples=None`` the exact best response :math:`θ_{t+1} = G(θ_t)` is used;
+    with ``samples=n`` each deployment draws n points from :math:`D(θ_t)` and refits
+    the empirical risk exactly, :math:`θ_{t+1} = H^{-1}B z_t`.
 
     Parameters
     ----------
     problem : PerformativeProblem
     theta0 : array_like, shape (p,)
-        First deployed model θ_0.
+        First deployed model :math:`θ_0`.
     T : int
         Number of deployments.
     samples : int, optional
@@ -471,9 +471,9 @@ def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, se
 
 
 def repeated_gradient_descent(problem, theta0, *, T, step, samples=None, trials=1, seed=None):
-    """Repeated gradient descent: one gradient step on DR(·; θ_t) per deployment.
+    """Repeated gradient descent: one gradient step on DR(·; :math:`θ_t`) per deployment.
 
-    θ_{t+1} = θ_t − η(Hθ_t − B z̄_t), with z̄_t the mean of D(θ_t)
+    :math:`θ_{t+1} = θ_t` − η(Hθ_t − B z̄_t), with z̄_t the mean of :math:`D(θ_t)`
     (``samples=None``) or of ``samples`` points drawn from it.
 
     Parameters

@@ -82,7 +82,7 @@ _EPSILON_RANGE = (1e-100, MAX_LOG_VALUE)
 
 
 def _check_epsilons(epsilons):
-    """Budgets a figure draws: a number or a 1-D sequence, each inf or in ``_EPSILON_RANGE``, as a float array."""
+    r"""Budgets a figure draws: a number or a 1-D sequence, each inf or in :math:`_\mathrm{EPSILON}_{\mathrm{RANGE}}`, as a float array."""
     eps = check_values("epsilons", epsilons, low=0, low_open=True, allow_inf=True)
     finite = eps[np.isfinite(eps)]
     lo, hi = _EPSILON_RANGE
@@ -186,12 +186,12 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
 
 def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
             trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0):
-    """Fig. 1 of the paper: moving-averaged squared error and population against the round.
+    r"""Fig. 1 of the paper: moving-averaged squared error and population against the round.
 
     One row per ``(q, r)`` setting (the paper's (0.6, 0.3) then (0.3, 0.6)):
     the left panel is the squared error of the unbiased estimator (eq. 1)
     averaged over a moving window and over trials, the right panel the mean
-    population N_t. Finite privacy levels are coloured on a log scale (colour
+    population :math:`N_t`. Finite privacy levels are coloured on a log scale (colour
     bar); epsilon = inf, the non-private baseline, is red (the top end of the bar).
 
     Parameters
@@ -204,14 +204,14 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     scale : {"book", "paper", "code"}
         Default sizes (:data:`CURVE_SCALES`); explicit arguments override them.
     T, n0, trials, window : int, optional
-        Horizon T, initial population N_0, number of trials, moving-average window.
+        Horizon T, initial population :math:`N_0`, number of trials, moving-average window.
     epsilons : sequence of float, optional
         Privacy levels: ``np.inf`` or finite values in [1e-100, 1e100] (below, the squared errors
         overflow; above, the log colour scale).
     cap : int
         Upper bound on the population (20000 in the paper).
     mu : (float, float)
-        mu_t is drawn uniformly on this interval each round.
+        :math:`\mu_t` is drawn uniformly on this interval each round.
     conventions : {"paper", "authors"}
         Of the simulations: ``"authors"`` follows the authors' curve script (floor 1, no stop,
         clipped estimates; :func:`perfpriv.bernoulli.curve_script_options`).
@@ -398,7 +398,7 @@ def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, co
 
 def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
             mu=None, conventions="paper", seed=0, thresholds=True):
-    """Fig. 2 of the paper: the privacy budget ε* minimizing the final squared error, leak model.
+    r"""Fig. 2 of the paper: the privacy budget ε* minimizing the final squared error, leak model.
 
     Parameters
     ----------
@@ -414,7 +414,7 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     epsilons : array_like, optional
         ε values compared: ``np.inf`` or finite values in [1e-100, 1e100] (the log colour scale).
     mu : optional
-        Law of mu_t passed on to the optimizer (its default if None).
+        Law of :math:`\mu_t` passed on to the optimizer (its default if None).
     conventions : {"paper", "authors"}
         Of the optimizer's simulations (:func:`perfpriv.optimize.optimal_epsilon`).
     seed : int
@@ -507,7 +507,7 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
 
     Lines are :func:`perfpriv.bernoulli.growth_factor` at β = β(ε) (Lemma 1);
     the value at ε = inf (β = 1/2) is the point above '∞'; a dot marks the
-    critical budget ε_c of :func:`perfpriv.bernoulli.critical_epsilon` where
+    critical budget :math:`ε_c` of :func:`perfpriv.bernoulli.critical_epsilon` where
     it is finite and positive. Above the grey line C = 1 the population grows
     in expectation.
 
@@ -569,12 +569,12 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
 def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=None, n0=None,
                        trials=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0,
                        results=None):
-    """Final-round squared error against ε: simulation next to the mean-field prediction.
+    r"""Final-round squared error against ε: simulation next to the mean-field prediction.
 
     Dots: mean over trials of the squared error of the last estimate
     (round T), with bars of two standard errors. Line: the mean-field error
     of round T on a fine ε grid; the point above '∞' is the non-private
-    baseline. A dotted vertical line marks ε_c (Theorem 1) when finite. The
+    baseline. A dotted vertical line marks :math:`ε_c` (Theorem 1) when finite. The
     numbers are :func:`perfpriv.experiments.final_error_curve`.
 
     Parameters
@@ -593,7 +593,7 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     cap : int
         Population cap.
     mu : float or (float, float)
-        Law of mu_t.
+        Law of :math:`\mu_t`.
     conventions : {"paper", "authors"}
         Of the simulations.
     seed : int

@@ -323,7 +323,7 @@ def plain_log(ax, *, x=True, y=False):
     Labels go at 1, 2 and 5 times the powers of ten where they fit along the
     axis, at 1 and 3 times or at the powers of ten alone on narrower or wider
     axes, so that they never run into each other; they stay short (no
-    ``2 x 10^1`` minor labels beside the axis title).
+    :math:`2 x 10^1` minor labels beside the axis title).
     """
     import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -569,11 +569,11 @@ _SUPERSCRIPTS = dict(zip("0123456789+-−=()in*", "⁰¹²³⁴⁵⁶⁷⁸⁹�
 def html(expr: str, *, unicode_scripts: bool = False) -> str:
     """The TeX subset of :data:`SYMBOLS` and of the figures' labels, as HTML.
 
-    Letters are italic (``<i>``), sub- and superscripts ``<sub>``/``<sup>``,
+    Letters are italic (:math:`<i>`), sub- and superscripts ``<sub>``/``<sup>``,
     Greek letters and a few operators Unicode, ``\\mathrm{...}`` upright; a
     minus sign is ``−``. Used for the explorers' controls, so that a slider
     shows the same symbol as the figure and the prose without a typesetter.
-    With ``unicode_scripts``, a script that Unicode can write (``N_0``, ``x^2``)
+    With ``unicode_scripts``, a script that Unicode can write (:math:`N_0`, :math:`x^2`)
     is written with Unicode sub/superscript characters instead of tags (the
     widget manager of a static page removes ``<sub>`` from control labels).
 

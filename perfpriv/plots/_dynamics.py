@@ -112,7 +112,7 @@ def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gamm
 # ---------------------------------------------------------------------------
 
 def figure_theorem3(checks):
-    """Simulated E[1/N_t] divided by the lower bound of Theorem 3, against N_{t-1}.
+    r"""Simulated :math:`\mathbb{E}[1/N_t]` divided by the lower bound of Theorem 3, against :math:`N_{t-1}`.
 
     Parameters
     ----------
@@ -183,11 +183,11 @@ def figure_leak_dispersion(results):
 
 def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=12, R=10.0, cap=20000, trials=5,
                       statistic=None, conventions="paper", seed=0, sizes=None, paths=None):
-    """Mean-field population with and without the cap, C_t along it, and p_τ against N.
+    r"""Mean-field population with and without the :math:`\mathrm{cap}, C_t` along it, and :math:`p_τ` against N.
 
-    Left: the mean-field population N_0 Π C_k (p_τ re-evaluated at each
-    N_k) with and without the cap, and simulated runs of Algorithm 1. Middle:
-    the growth factor C_t evaluated at the mean-field population of the
+    Left: the mean-field population :math:`N_0 Π C_k` (:math:`p_τ` re-evaluated at each
+    :math:`N_k`) with and without the cap, and simulated runs of Algorithm 1. Middle:
+    the growth factor :math:`C_t` evaluated at the mean-field population of the
     previous round (increasing without a cap, Lemma 12; constant once the cap
     binds). Right: the marginal leak probability against N (it decreases).
 
@@ -242,7 +242,7 @@ def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=
 
 def figure_horizon(*, q=None, r=None, tau=None, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20000, trials=5,
                    collapse="floor", statistic=None, conventions="paper", seed=0, empirical=True, curves=None):
-    """Cumulative error against γ: Lemma 9's bound, mean field, simulation; γ* and γ_c marked.
+    """Cumulative error against γ: Lemma 9's bound, mean field, simulation; γ* and :math:`γ_c` marked.
 
     Parameters
     ----------
@@ -284,7 +284,7 @@ def figure_horizon(*, q=None, r=None, tau=None, gammas=None, T=10, n0=200, d=12,
 
 
 def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
-    """Mark Theorem 2's γ_c and label a cumulative-error-against-γ panel.
+    """Mark Theorem 2's :math:`γ_c` and label a cumulative-error-against-γ panel.
 
     Shared by :func:`figure_horizon` and the chapter-06 explorer.
 

@@ -3,7 +3,7 @@
 ``figure_effective_q`` draws the departures per leak of each behaviour over the
 rounds (theory, simulation, long-run limit), ``figure_feedback_paths`` population
 paths under a behaviour and under the paper's users, ``figure_thresholds`` the
-survival threshold ε_c as each behaviour's parameter varies, and
+survival threshold :math:`ε_c` as each behaviour's parameter varies, and
 ``figure_feedback_maps`` the ε* or γ* maps of several behaviours with the cells
 where a finite level beats no privacy.
 """
@@ -44,7 +44,7 @@ def _level_text(mechanism):
 
 
 def figure_effective_q(trajectories, *, title=None):
-    """Departures per leaked user, q_t, over the rounds: one line per behaviour.
+    """Departures per leaked user, :math:`q_t`, over the rounds: one line per behaviour.
 
     Lines: the mean field; markers: simulation; dotted: the long-run limit
     of the behaviour's theory; grey: the paper's constant q.
@@ -82,7 +82,7 @@ def figure_effective_q(trajectories, *, title=None):
 
 
 def figure_feedback_paths(trajectories, *, title=None, z=2.0):
-    """Population N_t under a behaviour (solid) and under the paper's users (dashed), per privacy level.
+    """Population :math:`N_t` under a behaviour (solid) and under the paper's users (dashed), per privacy level.
 
     Bands: simulated mean ± ``z`` standard errors; lines: the mean field.
 
@@ -121,15 +121,15 @@ def figure_feedback_paths(trajectories, *, title=None, z=2.0):
 
 
 def figure_thresholds(curves, *, paper, title=None):
-    """Survival threshold ε_c as each behaviour's parameter varies, next to the paper's.
+    """Survival threshold :math:`ε_c` as each behaviour's parameter varies, next to the paper's.
 
     Parameters
     ----------
     curves : dict of str to (Family, values, eps_c)
         Panel title -> the family (for its parameter's name), the parameter
-        values and ε_c at each (e.g. from :func:`perfpriv.feedback.threshold_curve`).
+        values and :math:`ε_c` at each (e.g. from :func:`perfpriv.feedback.threshold_curve`).
     paper : float
-        The paper's ε_c at the same cell (Theorem 1), drawn dashed.
+        The paper's :math:`ε_c` at the same cell (Theorem 1), drawn dashed.
     title : str, optional
 
     Returns

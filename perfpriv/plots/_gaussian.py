@@ -41,7 +41,7 @@ __all__ = [
     "llr_law_figure",
 ]
 
-#: Default sizes of Fig. 3a (p_tau against tau). ``"book"`` simulates 100
+#: Default sizes of Fig. 3a (:math:`p_{\tau}` against tau). ``"book"`` simulates 100
 #: rounds per noise scale; ``"paper"`` uses the caption's N = 100, the noise
 #: scales of the authors' script ``ptau_generation.py`` and 1000 rounds.
 FIGURE3A_SCALES = {
@@ -172,11 +172,11 @@ def clipping_figure(Z, R):
 
 def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=None, color="C0",
                      label=None, trial_lines=True, level=None):
-    """Population and squared Mahalanobis error per round of one Algorithm 1 run.
+    r"""Population and squared Mahalanobis error per round of one Algorithm 1 run.
 
-    Left: N_t of every trial (thin) and their mean (thick). Right: the error
+    Left: :math:`N_t` of every trial (thin) and their mean (thick). Right: the error
     averaged over the trials whose round had a release, and Lemma 3,
-    (γ² Tr Σ⁻¹ + d)/N, at the mean population (dashed).
+    :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/N`, at the mean population (dashed).
 
     Parameters
     ----------
@@ -260,10 +260,10 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
 
 def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n0=None, d=_D, R=_R,
                     trials=None, cap=None, statistic=None, conventions="paper", scale="book", seed=0):
-    """Population and error of Algorithm 1 for several noise scales (§4.2).
+    r"""Population and error of Algorithm 1 for several noise scales (§4.2).
 
     One :func:`perfpriv.engine.simulate` call over the grid of γ (records
-    N(0, I_d), the paper's data model; the γ share their random numbers) and
+    :math:`\mathcal{N}(0, I_d)`, the paper's data model; the γ share their random numbers) and
     :func:`population_error` for each.
 
     Parameters
@@ -310,14 +310,14 @@ def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n
 
 
 def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
-    """Histogram of simulated Λ for a few records against the law N(a, 2a) (Lemma 6).
+    r"""Histogram of simulated Λ for a few records against the law N(a, 2a) (Lemma 6).
 
     Parameters
     ----------
     samples : array_like, shape (draws, k)
         Λ of ``k`` records over independent noise draws (same dataset).
     s : array_like, shape (k,)
-        Deviations ‖z̄ − μ_z̄‖ of the ``k`` records.
+        Deviations :math:`\|z - μ_z\|` of the ``k`` records.
     n : int
         Dataset size N.
     gamma : float
@@ -378,12 +378,12 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
 
 
 def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), samples=None):
-    """Exact leak probability (Lemma 7) against the Rényi bounds (Lemma 5, eq. 10) across τ.
+    r"""Exact leak probability (Lemma 7) against the Rényi bounds (Lemma 5, eq. 10) across τ.
 
     Parameters
     ----------
     s : float
-        Deviation ‖z̄ − μ_z̄‖ > 0 of the record.
+        Deviation :math:`\|z - μ_z\| > 0` of the record.
     n : int
         Dataset size N >= 2.
     gamma : float
@@ -444,7 +444,7 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
 
 def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statistic=None, conventions="paper",
              scale="book", seed=0, simulated=None):
-    """Fig. 3a: marginal leak probability p_τ against τ, theory and simulation.
+    """Fig. 3a: marginal leak probability :math:`p_τ` against τ, theory and simulation.
 
     Theory: :func:`perfpriv.leakage.marginal_leak_probability` (exact 1-D
     quadrature for the paper's isotropic, practically unclipped data).
@@ -577,7 +577,7 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
 
 
 def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=None):
-    """Which records leak: empirical leak frequency against ‖z̄ − μ_z̄‖, with Lemma 7.
+    r"""Which records leak: empirical leak frequency against :math:`\|z - μ_z\|`, with Lemma 7.
 
     Parameters
     ----------
@@ -633,7 +633,7 @@ def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=No
 def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, run_gamma=None, q=None, r=None):
     """The two membership statistics at the paper's settings.
 
-    Left: p_τ against γ for ``"paper"`` (Lemma 6) and ``"exact"`` (remove-one
+    Left: :math:`p_τ` against γ for ``"paper"`` (Lemma 6) and ``"exact"`` (remove-one
     ratio), by quadrature, and their difference. Right (if ``populations``
     is given): mean population per round of Algorithm 1 under each
     statistic.
@@ -719,13 +719,13 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
 
 
 def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gammas=None, taus=(0.01, 0.02, 0.05)):
-    """The exact statistic at small populations: p_τ against γ, and the leak floor against N.
+    """The exact statistic at small populations: :math:`p_τ` against γ, and the leak floor against N.
 
-    Left: Lemma 8's p_τ against γ (quadrature) under both statistics (the
+    Left: Lemma 8's :math:`p_τ` against γ (quadrature) under both statistics (the
     exact one dashed in black over the paper's), at each population of
     ``ns``, with the floor :func:`perfpriv.leakage.exact_leak_floor`
-    (dotted) that the exact statistic's p_τ tends to as γ → ∞. Right: the
-    floor against N for several τ, the population 1/(1 − e^{−2τ/d}) where it
+    (dotted) that the exact statistic's :math:`p_τ` tends to as γ → ∞. Right: the
+    floor against N for several τ, the population :math:`1/(1 - e^{-2τ/d})` where it
     vanishes (vertical, where a log axis reaches it: up to about 1e100), and,
     if ``check`` is given, the simulated leak fractions at a huge γ ± 2
     standard errors.
@@ -856,7 +856,7 @@ def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=Non
 
 
 def llr_law_figure(s, n, gamma, *, tau, taus=None):
-    """The law of Λ for one record (Lemma 6) with its tail above τ, and the tail against τ.
+    r"""The law of Λ for one record (Lemma 6) with its tail above τ, and the tail against τ.
 
     Left: density of N(a, 2a) with the area above τ shaded (= Lemma 7).
     Right: exact tail and optimized Rényi bound (eq. 10) against τ, with the
@@ -865,7 +865,7 @@ def llr_law_figure(s, n, gamma, *, tau, taus=None):
     Parameters
     ----------
     s : float
-        Deviation ‖z̄ − μ_z̄‖ > 0.
+        Deviation :math:`\|z - μ_z\| > 0`.
     n : int
         Dataset size N >= 2.
     gamma : float

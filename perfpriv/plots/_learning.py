@@ -33,7 +33,7 @@ def _check_type(obj, name, cls_name):
 
 
 def figure_ridge_sensitivity(profile, *, title=None):
-    """The removal bound Δ⁻(n), the worst dataset found, and the shifts of typical records.
+    """The removal bound :math:`Δ^{-}(n)`, the worst dataset found, and the shifts of typical records.
 
     Parameters
     ----------
@@ -218,7 +218,7 @@ def figure_gd_utility(checks, *, title=None):
 
 
 def figure_individual_privacy(run, *, tau, title=None):
-    """Per-record accounting of one private GD run: μ_i against the worst case, and who leaks.
+    """Per-record accounting of one private GD run: :math:`μ_i` against the worst case, and who leaks.
 
     Parameters
     ----------

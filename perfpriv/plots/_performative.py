@@ -44,12 +44,12 @@ def _nonempty(name, value, cls_name=None):
 
 
 def figure_retraining(paths, problem, *, title=None):
-    """Left: distance to θ_PS along retraining paths. Right: stable versus optimal on one problem.
+    r"""Left: distance to θ_PS along retraining paths. Right: stable versus optimal on one problem.
 
     Parameters
     ----------
     paths : dict of str to perfpriv.performative.PerformativePath
-        Label -> exact (``samples=None``) path; drawn as ‖θ_t − θ_PS‖ on a log scale.
+        Label -> exact (``samples=None``) path; drawn as :math:`\|θ_t - θ_{\mathrm{PS}}\|` on a log scale.
     problem : perfpriv.performative.PerformativeProblem
         A one-dimensional problem; the right panel draws its performative risk
         PR(θ), the decoupled risk DR(·; θ_PS) of the data θ_PS induces, and
@@ -229,14 +229,14 @@ def figure_fedavg_factors(panels, *, title=None):
 
 
 def figure_bilevel(paths, problem, *, eps_c=np.linspace(0.0, 2.0, 61), eps_d=np.linspace(0.0, 6.0, 61), title=None):
-    """Left: FBi-RRM's fixed-point gap per round. Right: where it converges in the (ε_c, ε_d) plane.
+    """Left: FBi-RRM's fixed-point gap per round. Right: where it converges in the :math:`(ε_c, ε_d)` plane.
 
     Parameters
     ----------
     paths : dict of str to perfpriv.performative.BilevelPath
     problem : perfpriv.performative.BilevelRegression
         Its data and regularization define the right panel: the curve
-        ρ(J(ε_c, ε_d)) = 1 (FBi-RRM converges below it) and the curve where the
+        :math:`ρ(J(ε_c, ε_d)) = 1` (FBi-RRM converges below it) and the curve where the
         sufficient bound reaches 1, for equal sensitivities across clients.
     eps_c, eps_d : array_like
         Grids of the UL and LL sensitivities of the right panel.

@@ -1,6 +1,6 @@
-"""Interactive explorers, one per chapter, live and kernel-free.
+r"""Interactive explorers, one per chapter, live and kernel-free.
 
-Each ``*_explorer`` function returns an :class:`Explorer`: sliders for the
+Each :math:`\cdot _{\mathrm{explorer}}` function returns an :class:`Explorer`: sliders for the
 model's parameters above a figure that is redrawn when a slider is released
 (this needs a live kernel: Binder or Live Code). ``explorer.static()`` returns
 its kernel-free version, a :class:`StaticExplorer`: the same figure

@@ -5,7 +5,7 @@ An explorer's figure changes with its sliders, so its description must too:
 explorer's title, what the figure plots (the explorer's ``plotted``), the
 values it was drawn at, and, read from the drawn figure itself
 (:func:`describe_figure`), each panel's axes and where each labelled curve
-starts and ends ("population N_t against round t: ε = 0.5 (mean) from 400 to
+starts and ends ("population :math:`N_t` against round t: ε = 0.5 (mean) from 400 to
 812"). Reading the figure rather than the experiment keeps one description
 for every explorer and keeps it true to what is drawn.
 """
@@ -42,7 +42,7 @@ def plain_text(text: str) -> str:
     str
         The text a screen reader can say: Greek letters and operators as
         Unicode characters, scripts as Unicode sub/superscripts where Unicode
-        has them (``Nₜ``) and as ``_``/``^`` otherwise (``ε_c``), no tags,
+        has them (``Nₜ``) and as ``_``/``^`` otherwise (:math:`ε_c`), no tags,
         no dollars, no backslashes, one space between words.
 
     Raises

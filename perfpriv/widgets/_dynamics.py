@@ -28,7 +28,7 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     """Draw the survival explorer's figure for one set of slider values.
 
     Left: C(γ) at N = n0 against γ (eq. 13) with the chosen γ, the
-    explicit threshold γ_c of Theorem 2 and the exact threshold C = 1.
+    explicit threshold :math:`γ_c` of Theorem 2 and the exact threshold C = 1.
     Right: the mean-field population over T rounds with and without the cap.
 
     Returns
@@ -83,7 +83,7 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
 
 
 def survival_explorer():
-    """Sliders γ, τ, q, r, N_0: growth factor, survival thresholds, mean-field population (chapter 05).
+    """Sliders :math:`γ, τ, q, r, N_0`: growth factor, survival thresholds, mean-field population (chapter 05).
 
     Returns
     -------
@@ -102,10 +102,10 @@ def survival_explorer():
 
 
 def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=20000):
-    """Draw the horizon explorer's figure for one set of slider values.
+    r"""Draw the horizon explorer's figure for one set of slider values.
 
-    Lemma 9's bound Ê_total(γ) and the mean-field cumulative error against
-    γ, with their minimizers γ* and the threshold γ_c of Theorem 2
+    Lemma 9's bound :math:`Ê_{\mathrm{total}}(γ)` and the mean-field cumulative error against
+    γ, with their minimizers γ* and the threshold :math:`γ_c` of Theorem 2
     (:func:`perfpriv.experiments.horizon_curves` without simulation; the
     mean-field γ* is the grid minimizer -- the chapter refines it).
 
@@ -127,7 +127,7 @@ def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=2000
 
 
 def horizon_explorer():
-    """Sliders q, r, τ, T, N_0: cumulative error against γ with γ* and γ_c (chapter 06).
+    """Sliders :math:`q, r, τ, T, N_0`: cumulative error against γ with γ* and :math:`γ_c` (chapter 06).
 
     Returns
     -------

@@ -21,20 +21,20 @@ __all__ = ["mia_explorer", "mia_draw", "llr_explorer"]
 
 
 def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=None, seed=0):
-    """Figure of one :func:`mia_explorer` state: population and error of Algorithm 1.
+    r"""Figure of one :func:`mia_explorer` state: population and error of Algorithm 1.
 
     Parameters
     ----------
     gamma : float
-        Noise scale γ (the title shows the per-contribution ρ = 2R²/γ²).
+        Noise scale γ (the title shows the per-contribution :math:`ρ = 2R^{2}/γ^{2}`).
     tau : float
         Threshold τ.
     d : int
-        Dimension; records are N(0, I_d).
+        Dimension; records are :math:`\mathcal{N}(0, I_d)`.
     R : float
         Clipping radius.
     n0 : int
-        Initial population N_0.
+        Initial population :math:`N_0`.
     q, r : float
         Leaving and recruiting probabilities.
     T, trials, cap : int
@@ -66,7 +66,7 @@ def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=
 
 def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=25, trials=4, cap=5000,
                  statistic=None, seed=0):
-    """Sliders for γ, τ, d, R, N_0, q, r over a short run of Algorithm 1 (chapter 03).
+    """Sliders for :math:`γ, τ, d, R, N_0, q, r` over a short run of Algorithm 1 (chapter 03).
 
     Parameters
     ----------
@@ -104,13 +104,13 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
 
 
 def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
-    """Sliders for γ, N, τ and s showing the law of Λ, its exact tail and the Rényi bound (chapter 04).
+    r"""Sliders for γ, N, τ and s showing the law of Λ, its exact tail and the Rényi bound (chapter 04).
 
     Parameters
     ----------
     gamma, n, tau, s : optional
         Initial values: noise scale γ, dataset size N, threshold τ and the
-        record's deviation s = ‖z̄ − μ_z̄‖.
+        record's deviation :math:`s = \|z - μ_z\|`.
 
     Returns
     -------

@@ -19,7 +19,7 @@ from ._common import Explorer, named_control, float_slider, int_slider, log_slid
 
 __all__ = ["learning_explorer", "draw_learning", "LEARNING_GAMMAS"]
 
-#: The noise multipliers of the explorer: the values of its log slider (10^-4 .. 10^-1, step 10^0.05).
+#: The noise multipliers of the explorer: the values of its log slider (:math:`10^{-4}` .. :math:`10^{-1}`, step :math:`10^{0.05}`).
 LEARNING_GAMMAS = 10.0 ** np.round(np.arange(-4.0, -1.0 + 1e-9, 0.05), 2)
 
 
@@ -38,7 +38,7 @@ def draw_learning(*, q=0.5, r=0.5, gamma=0.0056, T=10, tau=0.02, n0=200, cap=200
     """Draw the explorer's figure for one set of slider values.
 
     Left: mean-field populations under the chosen γ, under γ* and with
-    almost no noise (γ = 10⁻⁴). Right: the mean-field cumulative excess risk
+    almost no noise :math:`(γ = 10^{-4})`. Right: the mean-field cumulative excess risk
     against γ, with the chosen γ and γ* marked.
 
     Returns

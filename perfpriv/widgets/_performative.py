@@ -22,9 +22,9 @@ def draw_participation(gamma=0.6, *, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, tau=0.3,
     """Draw the explorer's figure for one set of slider values.
 
     Left: mean number of clients over the rounds, for γ and for (almost) no
-    privacy, γ = 10⁻³. Middle: the share of clients whose update leaked.
+    privacy, :math:`γ = 10^{-3}`. Middle: the share of clients whose update leaked.
     Right: the model's squared distance to θ_PS. The dotted lines mark the
-    survival thresholds γ_c(θ) at the initial model and at θ_PS for N_0
+    survival thresholds :math:`γ_c(θ)` at the initial model and at θ_PS for :math:`N_0`
     clients (:meth:`perfpriv.performative.PrivateFederatedRound.survival_threshold`).
 
     Returns
@@ -63,7 +63,7 @@ def draw_participation(gamma=0.6, *, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, tau=0.3,
 
 
 def participation_explorer():
-    """Sliders γ, q, r, shift heterogeneity s_ε and mean sensitivity ε: both loops at once (chapter 10).
+    """Sliders γ, q, r, shift heterogeneity :math:`s_ε` and mean sensitivity ε: both loops at once (chapter 10).
 
     Returns
     -------

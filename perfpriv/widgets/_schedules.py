@@ -1,7 +1,7 @@
 """Explorer of the privacy-schedules chapter: the optimal γ schedule against the best constant.
 
 Theory only (mean-field regret). For speed the optimal schedule is the
-descent started from the best constant γ* on the spline surrogate of p_τ,
+descent started from the best constant γ* on the spline surrogate of :math:`p_τ`,
 evaluated exactly (``optimize.optimal_schedule(starts="constant", polish=0)``);
 the chapter uses the full multi-start search.
 """
@@ -22,7 +22,7 @@ __all__ = ["schedule_explorer", "draw_schedule"]
 def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=20000):
     """Draw the schedule explorer's figure for one set of slider values.
 
-    Left: the optimal schedule γ_t and the best constant γ*. Right: the
+    Left: the optimal schedule :math:`γ_t` and the best constant γ*. Right: the
     cumulative mean-field regret of both over the rounds, with the gap.
     The arguments are those of :func:`perfpriv.optimize.optimal_schedule`
     (``T``: rounds, at least 1).
