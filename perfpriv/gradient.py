@@ -382,7 +382,7 @@ def utility_bound(n, *, lipschitz, lam, radius, d, rho, steps, strong_convexity=
     projection on the ball of radius B, and J μ-strongly convex (μ >= λ; the
     default μ = λ). It follows from the projected-SGD bound :math:`2G^{2}/(μ(K + 1))` of
     Lacoste-Julien, Schmidt and Bach (2012) (step 2/(μ(t+1)), weighted
-    average) with :math:`G^{2}` = (nL + λB)² + dσ² >= :math:`E\|ĝ_t` + λθ_t‖².
+    average) with :math:`G^{2}` = (nL + λB)² + dσ² >= :math:`E\|ĝ_t + λθ_t\|^2`.
 
     Parameters
     ----------
@@ -844,7 +844,7 @@ class PrivateGD(TabulatedMechanism):
     the logistic model (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²)
     (``"squared"``) -- runs ``steps`` noisy GD steps from 0 with the constant
     step :math:`η_N` = ``step_size``/(N + ``step_offset``) and noise σ = C√(K/(2ρ)), counts the records whose
-    transcript Λ exceeds τ, and scores ‖θ̂ − :math:`θ\|^{2}`. Records, θ and the noise
+    transcript Λ exceeds τ, and scores :math:`\|\hat θ - θ\|^{2}`. Records, θ and the noise
     of a (cell, trial, round) come from its keyed streams, shared by all ρ.
 
     The step. With clipping, record i's gradient is s̃(x_iᵀθ) :math:`x_i` with s̃
@@ -886,7 +886,7 @@ class PrivateGD(TabulatedMechanism):
         Monte Carlo of the mean field: at each table point at least
         ``table_runs`` runs and ``table_records`` records; p is the
         frequency of :math:`Λ_i > τ` (the exact transcript statistic of each run),
-        e the mean of ‖θ̂ − :math:`θ\|^{2}`.
+        e the mean of :math:`\|\hat θ - θ\|^{2}`.
 
     Examples
     --------
@@ -1396,7 +1396,7 @@ def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=
 
     For every (q, r) in ``behaviours`` (``(0, 0)``: no participation
     feedback, the population stays at n0) and every ρ, the cumulative error
-    :math:`Σ_t` ‖θ̂_t − :math:`θ_t\|^{2}` of T retraining rounds with :class:`PrivateGD`.
+    :math:`Σ_t \|\hat θ_t - θ_t\|^{2}` of T retraining rounds with :class:`PrivateGD`.
 
     Parameters
     ----------

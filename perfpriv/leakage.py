@@ -829,7 +829,7 @@ def gdp_mu(s, n, gamma):
 def worst_case_gdp_mu(n, gamma, R):
     r"""Worst-case Gaussian-DP parameter 2R/(γ√n) over all datasets (Remark 1).
 
-    With records clipped to radius :math:`R, s = \|z - μ_z\| = ((n-1)/n)\|z` − mean of
+    With records clipped to radius :math:`R`, :math:`s = \|z - μ_z\|` = ((n−1)/n)‖z − mean of
     the others‖ <= 2R(n−1)/n, so μ' <= 2R/(γ√n), and the bound is approached
     when the record and all others sit at opposite points of the sphere. (The
     paper bounds s by 2R, which gives 2R√n/(γ(n−1)) ≈ 2R/(γ√n); with the

@@ -36,7 +36,7 @@ A user's record z = (x, y) leaks when the log-likelihood ratio Λ of the
 release with and without her record exceeds τ. With the leave-one-out shift
 δ = β̂ − β̂₋ᵢ (:func:`leave_one_out`) and the realized noise η,
 
-    :math:`Λ = (d/2) \log κ - \|η\|^{2}/(2σ_n^{2}) + \|η` + δ‖²/(2κσ_n²),    :math:`κ = σ_{n-1}^{2}/σ_n^{2}`,
+    :math:`Λ = (d/2) \log κ - \|η\|^{2}/(2σ_n^{2}) + \|η + δ\|^{2}/(2κσ_n^{2})`,    :math:`κ = σ_{n-1}^{2}/σ_n^{2}`,
 
 the difference of the two Gaussian log densities of o (:func:`membership_llr`).
 ``statistic="paper"`` compares both with the same variance (κ = 1, the form
@@ -318,7 +318,7 @@ def _deletion_shifts(X, y, A, beta, resid, lam, keep_penalty):
 
 
 def _ridge_lstsq(X, y, penalty):
-    r"""The ridge fit argmin ‖Xβ − :math:`y\|^{2}` + penalty·‖β‖² by least squares on the augmented rows [X; √penalty I].
+    r"""The ridge fit argmin :math:`\|Xβ - y\|^{2}` + penalty·‖β‖² by least squares on the augmented rows [X; √penalty I].
 
     Orthogonal factorization, not the normal equations: its error grows with the condition number of
     [X; √penalty I], not with its square, so a record that dominates the others is fitted accurately.
@@ -1009,7 +1009,7 @@ def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
     :math:`Λ_i = \log \mathcal{N}(o; \hat β, σ^{2}I) - \log \mathcal{N}(o; \hat β_{-i}, κσ^{2}I)` with o = β̂ + η and
     :math:`δ_i` = β̂ − β̂₋ᵢ:
 
-        :math:`Λ_i = (d/2) \log κ - \|η\|^{2}/(2σ^{2}) + \|η` + δ_i‖²/(2κσ²)
+        :math:`Λ_i = (d/2) \log κ - \|η\|^{2}/(2σ^{2}) + \|η + δ_i\|^{2}/(2κσ^{2})`
 
     (``statistic="paper"``: :math:`κ = 1, Λ_i` = (2⟨η, δ_i⟩ + ‖δ_i‖²)/(2σ²)).
     Evaluated through :func:`perfpriv.leakage.llr_coefficients`: the mean
@@ -1178,7 +1178,7 @@ def _leak(shift_norm, sigma, tau, kappa, d):
 
 
 def ols_excess_risk(n, *, d, noise_sd=1.0):
-    r"""Expected excess risk E‖β̂ − :math:`θ\|^{2} = σ_ε^{2} d/(n - d - 1)` of least squares (closed form).
+    r"""Expected excess risk :math:`\mathbb{E}\|\hat β - θ\|^{2} = σ_ε^{2} d/(n - d - 1)` of least squares (closed form).
 
     For :math:`x \sim \mathcal{N}(0, I_d)` without clipping and labels without clipping, β̂ − θ
     given X is N(0, σ_ε²(XᵀX)⁻¹), and E[(XᵀX)⁻¹] = I/(n − d − 1) (the mean
@@ -1421,7 +1421,7 @@ class RidgeRelease(TabulatedMechanism):
     _BATCH = 200_000
 
     def _summary(self, n: int):
-        r"""Shift norms of >= table_records records and the mean fit error E‖β̂ − :math:`θ\|^{2}`, at size n."""
+        r"""Shift norms of >= table_records records and the mean fit error :math:`\mathbb{E}\|\hat β - θ\|^{2}`, at size n."""
         cache = self.__dict__.setdefault("_summary_cache", {})
         if n not in cache:
             rng = _random.generator(_random.root_key(self.table_seed, name="table_seed").child("ridge", n))

@@ -226,7 +226,7 @@ class BilevelRegression:
         :math:`L_i(s)` = s(2ε_{c,i}‖H_i‖\ :math:`+ λ_x` ε_{d,i}‖M_iᵀ(2G_i + :math:`λ_y` I)⁻¹2G_i‖) bounds how
         fast client i's UL gradient moves with the deployed model (through its
         UL and its LL data), :math:`μ_i = λ_{\min}(K_i)` is its UL strong convexity, and
-        :math:`\|x_i(x)` − x_i(x')‖ <= :math:`L_i/μ_i \|x` − x'‖. This is a condition of the form
+        :math:`\|x_i(x) - x_i(x')\| \le L_i/μ_i \|x - x'\|`. This is a condition of the form
         of the FBi-RRM paper's contraction theorem (a weighted Lipschitz-over-curvature
         ratio); it is sufficient: s* >= this value, strictly in general, with
         equality in dimension 1 and for isotropic designs (every AᵢᵀAᵢ/n and
