@@ -464,9 +464,16 @@ def _pool(param, name=None):
     return _size_pool(param) if param in SIZES else POOL
 
 
+def _is_typical(value, typical):
+    """Whether ``value`` is the typical call's own value (same type, equal): that call is the completeness test's."""
+    return type(value) is type(typical) and not isinstance(value, (list, dict)) and value == typical
+
+
 def _sweep(mod, name, param, table):
     problems = []
     for value in _pool(param, name):
+        if _is_typical(value, table[(mod, name)][param]):
+            continue           # the typical call itself: test_the_tables_hold_every_public_function_... checks it
         problem = _call(getattr(mod, name), dict(table[(mod, name)], **{param: value}), param)
         if problem:
             problems.append(f"{param}={value!r:.30}: {problem}")

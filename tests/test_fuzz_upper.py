@@ -258,12 +258,19 @@ def _case(mod, name, param):
     return pytest.param(mod, name, param, marks=marks, id=f"{mod.__name__.split('.')[-1]}.{name}-{param}")
 
 
+def _is_typical(value, typical):
+    """Whether ``value`` is the typical call's own value (same type, equal): that call is the completeness test's."""
+    return type(value) is type(typical) and not isinstance(value, (list, dict)) and value == typical
+
+
 @pytest.mark.parametrize("mod, name, param", [_case(*c) for c in CASES])
 def test_each_argument_replaced_by_typical_boundary_and_invalid_values(mod, name, param):
     func = getattr(mod, name)
     flag = isinstance(TYP[(mod, name)][param], bool)
     problems = []
     for value in _pool(param):
+        if _is_typical(value, TYP[(mod, name)][param]):
+            continue           # the typical call itself: checked by the completeness test above
         kwargs = dict(TYP[(mod, name)], **{param: value})
         problem = _checked(func, kwargs, param)
         if problem is None and flag and not isinstance(value, bool) and _returns(func, kwargs):
