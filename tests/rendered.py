@@ -45,6 +45,10 @@ def public_modules() -> list[str]:
 PAGES = toc_pages()
 CHAPTERS = [p for p in PAGES if re.search(r"/\d\d_", p)]
 APPENDICES = [p for p in PAGES if re.search(r"/appendix_[a-z]_", p)]
+#: the pages with an explorer (a live one and its precomputed copy): every chapter, and the appendices that
+#: store a widget's view (appendix B runs a model of the reader's own through one)
+EXPLORER_PAGES = CHAPTERS + [p for p in APPENDICES
+                             if "application/vnd.jupyter.widget-view+json" in (ROOT / f"{p}.ipynb").read_text()]
 API_PAGES = [f"book/api/{name}" for name in public_modules()]
 ALL_PAGES = PAGES + API_PAGES
 

@@ -1,4 +1,4 @@
-"""The book's own result numbers in the prose of chapters 06-10 and appendix A, the papers' numbers apart.
+"""The book's own result numbers in the prose of chapters 06-10 and the appendices, the papers' numbers apart.
 
 The book numbers its results by chapter (Lemma 4.4, Algorithm 3.1, Theorem 6.1;
 ``book/_ext/book_fixes.py``). A bare "Lemma 7", "eq. 13", "Fig. 4" or
@@ -7,7 +7,7 @@ it for the book's: the prose writes the book's number and, where it helps,
 the paper's in a tag, "Lemma 4.4 (paper: Lemma 7)", or names it as the
 paper's, "the paper's eq. 13". ``tests/test_book_references.py`` checks this
 line by line for chapters 01-05; this file extends it to chapters 06-10 and
-appendix A, paragraph by paragraph (a reference broken over two lines, "the
+the appendices, paragraph by paragraph (a reference broken over two lines, "the
 paper's\\neq. 6", is read whole), with figures, algorithms and assumptions as
 well, and it checks two more things:
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 
 #: the pages this file checks (chapters 01-05 are checked by tests/test_book_references.py)
-PAGES = sorted(p.name for p in BOOK.glob("*.ipynb") if re.match(r"(0[6-9]|1\d)_|appendix_a_", p.name))
+PAGES = sorted(p.name for p in BOOK.glob("*.ipynb") if re.match(r"(0[6-9]|1\d)_|appendix_[a-z]_", p.name))
 
 #: the kinds of result the book numbers, as its prose names them -> the directive of sphinx-proof
 KINDS = {"Lemma": "lemma", "Theorem": "theorem", "Proposition": "proposition", "Corollary": "corollary",
@@ -184,4 +184,5 @@ def test_the_checks_see_the_faults_they_guard_against(known):
     assert not list(unknown_book_numbers("x", known, [(0, "the P-FedAvg paper's Theorems 3.1-3.3")]))
     # the scan reads the pages it is meant to
     assert any(p.startswith("10_") for p in PAGES) and any(p.startswith("appendix_a_") for p in PAGES)
+    assert any(p.startswith("appendix_b_") for p in PAGES)
     assert sum(1 for p in PAGES for _ in prose(p)) > 200

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from rendered import ALL_PAGES, CHAPTERS, ROOT
+from rendered import ALL_PAGES, EXPLORER_PAGES, ROOT
 
 
 _PATH_LIKE = re.compile(r"\.(?:png|jpe?g|gif|svg|webp)\b|_images/|^\.\.?/|^[\w./-]+$", re.I)
@@ -25,7 +25,7 @@ def test_every_image_has_an_alt_text_that_describes_it(page, visit):
     assert not missing, f"{page}: {len(missing)} images without alt text: {missing[:5]}"
     pathlike = [alt for alt, _ in images if _PATH_LIKE.search(alt.strip()) and len(alt.split()) < 3]
     assert not pathlike, f"{page}: alt texts that are a path or a file name: {pathlike[:5]}"
-    if page in CHAPTERS:    # the chapters' figures: a sentence, not a label
+    if page in EXPLORER_PAGES:    # the figures of pages with explorers: a sentence, not a label
         short = [alt for alt, src in images if src.startswith(("../_images", "data:")) and len(alt.split()) < 6]
         assert not short, f"{page}: figure alt texts too short to say what they show: {short[:5]}"
         # the live explorer's figure: the explorer's own description (perfpriv.widgets.Explorer.alt, copied from

@@ -1,6 +1,6 @@
-"""The chapters' explorers in the browser: the live explorer's stored state drawn with full sliders and its figure
-inside the frame, the precomputed explorer answering every position of every slider offline, and the note
-that the live one needs a kernel.
+"""The explorers of the chapters and appendices in the browser: the live explorer's stored state drawn with full
+sliders and its figure inside the frame, the precomputed explorer answering every position of every slider
+offline, and the note that the live one needs a kernel.
 
 Browser tests drive Debian's Chromium (``tests/conftest.py``); the build and the helpers are in ``tests/rendered.py``.
 """
@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from rendered import CHAPTERS
+from rendered import EXPLORER_PAGES
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
+@pytest.mark.parametrize("page", EXPLORER_PAGES)
 def test_live_explorer_state_renders_with_full_sliders_and_a_figure_inside_its_frame(page, visit):
     tab = visit(page, shared=True).tab
     box = tab.locator(".jupyter-widgets.widget-vbox").first
@@ -36,7 +36,7 @@ def test_live_explorer_state_renders_with_full_sliders_and_a_figure_inside_its_f
         f"{page}: the explorer's figure does not fit its frame ({shown} in {frame})"
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
+@pytest.mark.parametrize("page", EXPLORER_PAGES)
 def test_precomputed_explorer_answers_its_sliders_offline(page, visit):
     v = visit(page, shared=True)          # moves the sliders and puts them back
     tab = v.tab
@@ -70,7 +70,7 @@ def test_precomputed_explorer_answers_its_sliders_offline(page, visit):
     assert not v.problems(), f"{page}: " + "; ".join(v.problems()[:8])
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
+@pytest.mark.parametrize("page", EXPLORER_PAGES)
 def test_a_visible_note_says_that_the_live_explorer_needs_a_kernel(page, visit):
     tab = visit(page, shared=True).tab      # the page's last test here: it marks the kernel ready
     note = tab.locator(".pp-live-note")

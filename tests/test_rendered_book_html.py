@@ -15,7 +15,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 
-from rendered import ALL_PAGES, API_PAGES, APPENDICES, CHAPTERS, html_path
+from rendered import ALL_PAGES, API_PAGES, APPENDICES, CHAPTERS, EXPLORER_PAGES, html_path
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -100,7 +100,7 @@ def test_no_math_left_unparsed(page, html_dir):
     assert not leaked, f"{page}: unparsed math in the text: {leaked[:3]}"
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
+@pytest.mark.parametrize("page", EXPLORER_PAGES)
 def test_widget_initial_output_is_stored(page, html_dir):
     """The explorer's view and its state, including the default figure, are in the page."""
     html = (html_dir / html_path(page)).read_text(encoding="utf-8")
