@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfpriv import gaussian
+from perfpriv.engine import Policy
 from _timing import median_seconds
 
 N_BIG, D = 20000, 10
@@ -43,10 +44,10 @@ def round_vs_normals(rng):
     T = 20
     draws = median_seconds(lambda: rng.standard_normal((N_BIG, D)), 15 * T)
     for method in ("records", "projected"):
-        run = gaussian.simulate(T=T, n0=N_BIG, trials=1, cap=N_BIG, seed=0, method=method, **HOLD)
+        run = gaussian.simulate(T=T, n0=N_BIG, trials=1, policy=Policy(cap=N_BIG), seed=0, method=method, **HOLD)
         assert np.all(run.population == N_BIG), "population must stay at the cap for this benchmark"
-        per_round = median_seconds(lambda: gaussian.simulate(T=T, n0=N_BIG, trials=1, cap=N_BIG, seed=1,
-                                                             method=method, **HOLD), 15) / T
+        per_round = median_seconds(lambda: gaussian.simulate(T=T, n0=N_BIG, trials=1, policy=Policy(cap=N_BIG),
+                                                             seed=1, method=method, **HOLD), 15) / T
         ratio = per_round / draws
         print(f"[1] one Algorithm 1 round ({method}) vs N*d normals alone (N={N_BIG}, d={D}): "
               f"round {per_round * 1e3:.2f} ms, normals {draws * 1e3:.2f} ms -> ratio {ratio:.2f} "

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from perfpriv import behaviour, bernoulli, engine, gaussian, optimize
+from perfpriv.engine import Policy
 
 
 def _arrays(obj, prefix=""):
@@ -57,9 +58,9 @@ def cases():
     yield "gaussian records", lambda: gaussian.simulate([0.5, 2.0, 8.0], q=0.3, r=0.6, n0=300, draw="records", **g)
     yield "gaussian exact", lambda: gaussian.simulate([1.0, 4.0], q=0.5, r=0.5, n0=80, statistic="exact", **g)
     yield "gaussian authors", lambda: gaussian.simulate([1.0, 4.0], q=0.99, r=0.01, n0=200, conventions="authors", **g)
-    yield "gaussian small N", lambda: gaussian.simulate(2.0, q=0.0, r=0.0, n0=100, cap=100, **g)
+    yield "gaussian small N", lambda: gaussian.simulate(2.0, q=0.0, r=0.0, n0=100, policy=Policy(cap=100), **g)
     yield "gaussian big N", lambda: gaussian.simulate(20.0, tau=0.02, q=0.1, r=0.5, d=10, R=10.0, T=3, n0=20000,
-                                                      trials=1, cap=20000, seed=1, draw="projected")
+                                                      trials=1, policy=Policy(cap=20000), seed=1, draw="projected")
     b = dict(T=30, n0=400, trials=4, seed=5)
     eps = np.geomspace(0.01, 20.0, 7)
     yield "bernoulli leak", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, **b)

@@ -3,7 +3,7 @@
 The mean-field ingredients, tabulated over the population size
 (:class:`TabulatedMechanism`), and the plumbing of a simulated round and of
 the agent-by-agent references (:func:`round_groups`, :func:`key_normals`,
-:func:`agents_result`, :func:`check_policy_args`).
+:func:`agents_result`).
 
 For the mean estimation of the paper, the leak probability p(n, level) and
 the expected error e(n, level) of a round with n users have closed forms or
@@ -37,7 +37,7 @@ from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array, check_popula
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
-           "agents_result", "agent_decisions", "OneRoundCheck", "one_round_check", "bound_population", "check_policy_args", "POLICY_ARGS"]
+           "agents_result", "agent_decisions", "OneRoundCheck", "one_round_check", "bound_population"]
 
 #: Ratio of consecutive table points (four per doubling of the population).
 GRID_RATIO = 2.0 ** 0.25
@@ -253,19 +253,6 @@ def key_normals(key, purpose: str, records: int, width: int):
     return _random.Key(np.full(records, k.a), np.full(records, k.b)).normal_records(np.arange(records), width)
 
 
-#: The population policy's keyword arguments of the front ends.
-POLICY_ARGS = ("cap", "floor", "stop", "collapse", "penalty")
-
-
-def check_policy_args(policy: dict) -> dict:
-    """Refuse keyword arguments that are not part of the population policy."""
-    for k in policy:
-        if k not in POLICY_ARGS:
-            raise TypeError(f"unexpected keyword argument {k!r} (the population policy takes "
-                            f"{', '.join(POLICY_ARGS)})")
-    return policy
-
-
 def agent_decisions(n: int, leaked, q: float, r: float, rng) -> tuple:
     """Algorithm 1's lines 12-15 one user at a time: (next population before the policy, leak count).
 
@@ -416,8 +403,9 @@ def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
     rule = Memoryless(q=0.0, r=0.0)
     root = _random.root_key(seed)
     for i, n in enumerate(ns):
-        run = engine.simulate(mech, rule, T=1, n0=int(n), trials=trials, cap=None, conventions=conventions,
-                              seed=root.child("one-round", int(n)), stop=0, collapse="repeat")
+        run = engine.simulate(mech, rule, T=1, n0=int(n), trials=trials,
+                              policy=engine.Policy(cap=None, stop=0, collapse="repeat"), conventions=conventions,
+                              seed=root.child("one-round", int(n)))
         frac = (run.leaked[..., 0] / n).reshape(levels.size, trials)
         err = run.sq_error[..., 0].reshape(levels.size, trials)
         rows["pt"][i] = mech.leak_probability(float(n), levels)

@@ -765,8 +765,8 @@ def _eps_dbeta(eps):
 # --------------------------------------------------------------------------
 # front ends
 # --------------------------------------------------------------------------
-def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
-             conventions="paper", seed=None, record="all", common_numbers=True, **policy):
+def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None, policy=None,
+             conventions="paper", seed=None, record="all", common_numbers=True):
     """Simulate repeated private mean estimation with a reacting population (§3, appendix B).
 
     The loop of :func:`perfpriv.engine.simulate` with the mechanism
@@ -801,10 +801,14 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
         Law of :math:`μ_t` (see :class:`RandomizedResponse`).
     clip_estimate : bool, optional
         Clip estimates to [0, 1] (default: from ``conventions``).
+    policy : perfpriv.engine.Policy, optional
+        Population policy (cap, floor, stop, collapse, penalty); unset fields
+        come from ``conventions``.
     conventions : {"paper", "authors"}
-        ``"paper"``: population clipped to [1, cap]; ``"authors"``: the
-        published ε* maps' conventions (floor 0, a dead trial stops and is
-        charged the error 10 per remaining round, clipped estimates).
+        ``"paper"``: population clipped to [1, cap] (cap 20000);
+        ``"authors"``: the published ε* maps' conventions (floor 0, a dead
+        trial stops and is charged the error 10 per remaining round, clipped
+        estimates).
     seed : None, int, SeedSequence or Generator
         Root of the keyed streams (same seed, same numbers).
     record : {"all", "final"}
@@ -812,10 +816,6 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
     common_numbers : bool
         Whether the levels of a grid share their random numbers (default) or each draws its own,
         as the published scripts do (:func:`perfpriv.engine.simulate`).
-    **policy
-        ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``,
-        ``penalty``: the population policy of :func:`perfpriv.engine.simulate`.
-
     Returns
     -------
     perfpriv.engine.SimulationRun
@@ -838,11 +838,11 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
     mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate)
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
                       rule=_check_model(model))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                           record=record, common_numbers=common_numbers, **_policy_args(policy))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
+                           record=record, common_numbers=common_numbers)
 
 
-def curve_script_options(conventions="paper"):
+def curve_script_options(conventions="paper", *, cap=20000):
     """The :func:`simulate` options of the error and population curves (Figs. 1 and 6) under ``conventions``.
 
     ``"authors"`` follows the authors' published curve script, which differs from
@@ -853,6 +853,8 @@ def curve_script_options(conventions="paper"):
     Parameters
     ----------
     conventions : {"paper", "authors"}
+    cap : int or None
+        The population cap of the curves (20000 in the paper).
 
     Returns
     -------
@@ -862,25 +864,16 @@ def curve_script_options(conventions="paper"):
     Examples
     --------
     >>> curve_script_options("authors")
-    {'conventions': 'paper', 'clip_estimate': True, 'floor': 1, 'stop': 0}
+    {'conventions': 'paper', 'clip_estimate': True, 'policy': Policy(cap=20000, floor=1, stop=0)}
     """
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     if conventions == "authors":
-        return dict(conventions="paper", clip_estimate=True, floor=1, stop=0)
-    return dict(conventions=conventions)
-
-
-def _policy_args(policy):
-    allowed = ("cap", "floor", "stop", "collapse", "penalty")
-    for k in policy:
-        if k not in allowed:
-            raise TypeError(f"unexpected keyword argument {k!r} (the population policy takes "
-                            f"{', '.join(allowed)})")
-    return policy
+        return dict(conventions="paper", clip_estimate=True, policy=engine.Policy(cap=cap, floor=1, stop=0))
+    return dict(conventions=conventions, policy=engine.Policy(cap=cap))
 
 
 def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
-                    conventions="paper", seed=None, **policy):
+                    policy=None, conventions="paper", seed=None):
     r"""The model of :func:`simulate`, one explicit agent at a time (the slow reference).
 
     Written independently of the engine, as the tests' oracle: every round,
@@ -890,14 +883,14 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     new user with probability r if her answer was flipped (``"leak"``) or in
     any case (``"agnostic"``). The platform applies eq. 1; the population is
     capped, floored and stopped as in :func:`perfpriv.engine.simulate` (same
-    ``conventions`` and policy arguments), and stopped rounds are scored the
+    ``conventions`` and ``policy``), and stopped rounds are scored the
     same way. Randomness comes from a numpy Generator per trial: the two
     simulators agree in distribution, not number by number. Its cost grows
     with the population: use small ``n0``, ``cap`` and ``T``.
 
     Parameters
     ----------
-    epsilon, q, r, T, n0, trials, model, mu, clip_estimate, conventions, seed, **policy
+    epsilon, q, r, T, n0, trials, model, mu, clip_estimate, policy, conventions, seed
         As in :func:`simulate` (``epsilon`` a number or a Schedule of one row).
 
     Returns
@@ -923,7 +916,7 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
     mech.levels.check_horizon(T)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
+    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap)
     a, b = mech.mu
     population = np.zeros((trials, T + 1), dtype=np.int64)

@@ -546,19 +546,19 @@ def finished_gamma_star_maps(out, figure) -> list:
 # one function per figure: (outputs, conventions) from the settings
 # ---------------------------------------------------------------------------
 
-def _bernoulli_conventions(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, **policy):
+def _bernoulli_conventions(conventions, *, n0, mu=(0.0, 1.0)):
     from . import bernoulli, engine
 
-    mech = bernoulli.RandomizedResponse(1.0, mu=mu, clip_estimate=clip_estimate).resolved(conventions)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    mech = bernoulli.RandomizedResponse(1.0, mu=mu).resolved(conventions)
+    pol = engine.Policy().resolve(mech, conventions, n0=n0)
     return dict(statistic=None, clip_estimate=bool(mech.clip_estimate), **pol.describe())
 
 
-def _gaussian_conventions(conventions, *, n0, tau=0.02, d=12, R=10.0, **policy):
+def _gaussian_conventions(conventions, *, n0, tau=0.02, d=12, R=10.0):
     from . import engine, gaussian
 
     mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R).resolved(conventions)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    pol = engine.Policy().resolve(mech, conventions, n0=n0)
     return dict(statistic=mech.statistic, clip_estimate=None, **pol.describe())
 
 
@@ -579,8 +579,8 @@ def _curves(model, s, seed, conventions, checkpoint=lambda k: None):
     runs = []
     for k, (q, r) in enumerate(s["settings"]):
         runs.append(bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"],
-                                       model=model, cap=s["cap"], mu=s["mu"], seed=seed + k,
-                                       **bernoulli.curve_script_options(conventions)))
+                                       model=model, mu=s["mu"], seed=seed + k,
+                                       **bernoulli.curve_script_options(conventions, cap=s["cap"])))
         checkpoint(0)
     draw = plots.figure1 if model == "leak" else plots.figure6
     fig = draw(runs, settings=s["settings"], window=s["window"], cap=s["cap"], mu=s["mu"])

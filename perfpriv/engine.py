@@ -95,7 +95,7 @@ __all__ = [
     "Levels",
     "make_levels",
     "Policy",
-    "resolve_policy",
+    "check_policy",
     "UNSET",
     "CONVENTIONS",
     "COLLAPSE",
@@ -281,9 +281,18 @@ def make_levels(value, name: str, **bounds) -> Levels:
 
 
 # ------------------------------------------------------------------ policy
-@dataclass(frozen=True)
+#: A field of :class:`Policy` left to the preset of the run's ``conventions``.
+UNSET = type("Unset", (), {"__repr__": lambda self: "UNSET", "__reduce__": lambda self: "UNSET"})()
+
+@dataclass(frozen=True, repr=False)
 class Policy:
     """What happens to the population between rounds, and how a collapse is scored.
+
+    The third object of the loop, beside the mechanism and the behaviour.
+    A field left :data:`UNSET` takes the preset of the run's
+    ``conventions`` (:meth:`Mechanism.policy_preset`); :func:`simulate`
+    stores the policy it used, every field set, as ``run.policy``. Each
+    field is checked here, where it enters.
 
     Attributes
     ----------
@@ -300,18 +309,73 @@ class Policy:
         How the rounds of a stopped trial are scored (:data:`COLLAPSE`).
     penalty : float
         Error charged per missing round when ``collapse="penalty"``.
+
+    Examples
+    --------
+    >>> from perfpriv import bernoulli
+    >>> Policy(cap=5000).resolve(bernoulli.RandomizedResponse(1.0), "paper", n0=100)
+    Policy(cap=5000, floor=1, stop=0, collapse='floor', penalty=0.0)
     """
 
-    cap: int | None = 20000
-    floor: int = 1
-    stop: int = 0
-    collapse: str = "floor"
-    penalty: float = 0.0
+    #: The fields, in order.
+    FIELDS = ("cap", "floor", "stop", "collapse", "penalty")
+
+    cap: Any = UNSET
+    floor: Any = UNSET
+    stop: Any = UNSET
+    collapse: Any = UNSET
+    penalty: Any = UNSET
+
+    def __post_init__(self):
+        checked = dict(
+            cap=lambda v: None if v is None else check_int("cap", v, low=1),
+            floor=lambda v: check_int("floor", v, low=0, high=1),
+            stop=lambda v: check_int("stop", v, low=0),
+            collapse=lambda v: check_choice("collapse", v, COLLAPSE),
+            penalty=lambda v: float(check_real("penalty", v, low=0, scalar=True)))
+        for name, check in checked.items():
+            value = getattr(self, name)
+            if value is not UNSET:
+                object.__setattr__(self, name, check(value))
+
+    def resolve(self, mechanism, conventions: str, *, n0: int) -> "Policy":
+        """This policy with its unset fields taken from the preset of ``conventions`` for ``mechanism``.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            Supplies the preset (:meth:`Mechanism.policy_preset`).
+        conventions : {"paper", "authors"}
+        n0 : int
+            Initial population, at most ``cap`` and above ``stop``.
+
+        Returns
+        -------
+        Policy
+            Every field set.
+        """
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"mechanism must be a perfpriv mechanism (e.g. gaussian.GaussianMean); "
+                            f"got {mechanism!r:.80}")
+        conventions = check_choice("conventions", conventions, CONVENTIONS)
+        n0 = check_int("n0", n0, low=1)
+        values = dict(Mechanism.policy_preset(mechanism, conventions))     # the fields a preset leaves out
+        values.update(mechanism.policy_preset(conventions))
+        values.update(self.describe())
+        full = Policy(**{k: values[k] for k in self.FIELDS})
+        if full.cap is not None:
+            check_order("n0", n0, "cap", full.cap)
+        if full.stop >= n0:
+            raise ValueError(f"stop must be below n0 (a trial stops once N <= stop); got stop={full.stop}, "
+                             f"n0={n0}")
+        return full
+
+    def __repr__(self) -> str:
+        return "Policy(" + ", ".join(f"{k}={v!r}" for k, v in self.describe().items()) + ")"
 
     def describe(self) -> dict:
-        """The policy as a plain dict (for ``run.json`` files and reprs)."""
-        return dict(cap=self.cap, floor=self.floor, stop=self.stop, collapse=self.collapse,
-                    penalty=self.penalty)
+        """The fields that are set, as a plain dict (for ``run.json`` files and results' settings)."""
+        return {k: getattr(self, k) for k in self.FIELDS if getattr(self, k) is not UNSET}
 
     def score_stopped(self, sq_error, alive, mechanism, levels) -> None:
         """Fill, in place, the errors of rounds without a release according to :attr:`collapse`.
@@ -351,48 +415,14 @@ class Policy:
             sq_error[dead] = np.broadcast_to(mean[..., None], sq_error.shape)[dead]
 
 
-#: Default of the policy arguments: "take the value of the conventions' preset".
-UNSET = type("Unset", (), {"__repr__": lambda self: "UNSET", "__reduce__": lambda self: "UNSET"})()
-
-
-def resolve_policy(mechanism, conventions, *, n0, cap=UNSET, floor=UNSET, stop=UNSET, collapse=UNSET,
-                   penalty=UNSET) -> Policy:
-    """The population policy of ``conventions`` for ``mechanism``, explicit arguments on top.
-
-    Parameters
-    ----------
-    mechanism : Mechanism
-        Supplies the preset (:meth:`Mechanism.policy_preset`).
-    conventions : {"paper", "authors"}
-    n0 : int
-        Initial population (checked against ``cap`` and ``stop``).
-    cap, floor, stop, collapse, penalty
-        Overrides; ``UNSET`` keeps the preset's value (``cap=None``: no cap).
-
-    Returns
-    -------
-    Policy
-    """
-    if not isinstance(mechanism, Mechanism):
-        raise TypeError(f"mechanism must be a perfpriv mechanism (e.g. gaussian.GaussianMean); got {mechanism!r:.80}")
-    conventions = check_choice("conventions", conventions, CONVENTIONS)
-    n0 = check_int("n0", n0, low=1)
-    preset = dict(mechanism.policy_preset(conventions))
-    given = dict(cap=cap, floor=floor, stop=stop, collapse=collapse, penalty=penalty)
-    for k, v in given.items():
-        if v is not UNSET and not (k != "cap" and v is None):
-            preset[k] = v
-    cap = preset.get("cap", 20000)
-    if cap is not None:
-        cap = check_int("cap", cap, low=1)
-        check_order("n0", n0, "cap", cap)
-    floor = check_int("floor", preset.get("floor", 1), low=0, high=1)
-    stop = check_int("stop", preset.get("stop", 0), low=0)
-    if stop >= n0:
-        raise ValueError(f"stop must be below n0 (a trial stops once N <= stop); got stop={stop}, n0={n0}")
-    collapse_rule = check_choice("collapse", preset.get("collapse", "floor"), COLLAPSE)
-    penalty = check_real("penalty", preset.get("penalty", 0.0), low=0, scalar=True)
-    return Policy(cap=cap, floor=floor, stop=stop, collapse=collapse_rule, penalty=penalty)
+def check_policy(policy) -> Policy:
+    """``policy`` as a :class:`Policy`: ``None`` is ``Policy()`` (every field from the preset)."""
+    if policy is None:
+        return Policy()
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be None or a perfpriv.engine.Policy (e.g. Policy(cap=5000)); "
+                        f"got {type(policy).__name__}")
+    return policy
 
 
 # --------------------------------------------------------------- mechanism
@@ -756,8 +786,8 @@ def _keys_for_cells(seed, cells: tuple, behaviour) -> _random.Key:
 
 
 # --------------------------------------------------------------- simulate
-def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, stop=UNSET,
-             collapse=UNSET, penalty=UNSET, conventions="paper", seed=None, record="all", common_numbers=True):
+def simulate(mechanism, behaviour, *, T, n0, trials=1, policy=None, conventions="paper", seed=None, record="all",
+             common_numbers=True):
     r"""Simulate the performative loop: every (cell, level, trial) of one call, round by round.
 
     Each round t = 1..T: the mechanism makes one release per (cell, level,
@@ -765,8 +795,8 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     how many records leaked (:meth:`Mechanism.draw_round`); the behaviour
     draws departures and recruits (:meth:`perfpriv.behaviour.Behaviour.step`);
     the population policy applies the cap and floor and stops trials whose
-    population fell to ``stop``. Stopped trials make no more releases; their
-    rounds are scored by ``collapse``.
+    population fell to its ``stop``. Stopped trials make no more releases;
+    their rounds are scored by the policy's ``collapse``.
 
     Parameters
     ----------
@@ -780,9 +810,10 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
         Initial population :math:`N_0 \ge 1`.
     trials : int
         Independent repetitions per (cell, level).
-    cap, floor, stop, collapse, penalty
-        Population policy (:class:`Policy`); each overrides the preset of
-        ``conventions``. ``cap=None``: no cap.
+    policy : Policy, optional
+        Population policy: cap, floor, stop, collapse scoring, penalty. Its
+        unset fields (all of them for ``None``) take the preset of
+        ``conventions``; ``Policy(cap=None)``: no cap.
     conventions : {"paper", "authors"}
         Preset of the policy and of the options the mechanism left open
         (e.g. the membership statistic): the paper's text or the authors'
@@ -820,8 +851,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, cap=UNSET, floor=UNSET, s
     trials = check_int("trials", trials, low=1)
     record = check_choice("record", record, ("all", "final"))
     mech = mechanism.resolved(conventions)
-    policy = resolve_policy(mech, conventions, cap=cap, floor=floor, stop=stop, collapse=collapse,
-                            penalty=penalty, n0=n0)
+    policy = check_policy(policy).resolve(mech, conventions, n0=n0)
     levels = mech.levels
     levels.check_horizon(T)
     cells = tuple(behaviour.shape)

@@ -533,7 +533,8 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
     out = {}
     for tag, fam in (("", users), ("_paper", users.neutral)):
         beh = fam(q, r)
-        run = engine.simulate(mech, beh, T=T, n0=n0, trials=trials, cap=cap, floor=floor, seed=seed)
+        run = engine.simulate(mech, beh, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap, floor=floor),
+                              seed=seed)
         path = engine.mean_field(mech, beh, T=T, n0=n0, cap=cap, floor=floor if floor else None)
         pop = run.population.astype(float)
         out["simulated" + tag] = pop.mean(axis=-2)
@@ -712,8 +713,8 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     z, trials = _map_settings(z, trials)
     eps = np.unique(np.r_[np.atleast_1d(check_real("epsilons", epsilons, low=0, low_open=True, allow_inf=True)),
                           np.inf])
-    sim = optimize.optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed, cap=cap,
-                                   behaviour=users, n_jobs=n_jobs, progress=False)
+    sim = optimize.optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed,
+                                   policy=engine.Policy(cap=cap), behaviour=users, n_jobs=n_jobs, progress=False)
     theory = optimize.mean_field_optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, mu=mu, cap=cap, behaviour=users)
     none = int(np.flatnonzero(np.isinf(eps))[0])
     private = np.where(np.arange(eps.size) != none, theory.values, np.inf)
@@ -764,8 +765,9 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
     if grid.size < 2:
         raise ValueError(f"gammas must hold at least one noise scale other than NO_PRIVACY_GAMMA = "
                          f"{NO_PRIVACY_GAMMA:g}; got {gammas!r:.60}")
-    sim = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, seed=seed,
-                                           cap=cap, behaviour=users, n_jobs=n_jobs, progress=False)
+    sim = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
+                                           seed=seed, policy=engine.Policy(cap=cap), behaviour=users, n_jobs=n_jobs,
+                                           progress=False)
     theory = optimize.optimal_gamma(q=Q, r=Rr, tau=tau, T=T, n0=n0, d=d, R=R, objective="mean_field",
                                     rounds="algorithm", cap=cap, behaviour=users, grid=31,
                                     bracket=(float(grid[1]) / 4, float(grid[-1]) * 4))
@@ -1036,7 +1038,8 @@ def compare_gaussian(users, *, q, r, tau=0.02, T=10, n0=100, d=12, R=10.0, trial
     for tag, fam in (("", users), ("_paper", users.neutral)):
         beh = fam(q, r)
         out["mean_field" + tag] = engine.mean_field(one, beh, T=T, n0=n0, cap=cap).population
-        out["simulated" + tag] = engine.simulate(one, beh, T=T, n0=n0, trials=trials, cap=cap, seed=seed).population
+        out["simulated" + tag] = engine.simulate(one, beh, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap),
+                                                 seed=seed).population
     return GaussianComparison(users, g, err[""], err["_paper"], star, star0, settings=dict(
         q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap, seed=seed), **out)
 

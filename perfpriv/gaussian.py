@@ -565,17 +565,8 @@ class GaussianMean(engine.Mechanism):
 
 
 # ------------------------------------------------------------------ front ends
-def _policy_args(policy):
-    allowed = ("cap", "floor", "stop", "collapse", "penalty")
-    for k in policy:
-        if k not in allowed:
-            raise TypeError(f"unexpected keyword argument {k!r} (the population policy takes "
-                            f"{', '.join(allowed)})")
-    return policy
-
-
 def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic=None, draw="auto",
-             conventions="paper", seed=None, **policy):
+             policy=None, conventions="paper", seed=None):
     """Run Algorithm 1: private mean estimation with membership-inference departures.
 
     The loop of :func:`perfpriv.engine.simulate` with the mechanism
@@ -625,14 +616,13 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
         Membership statistic (default: from ``conventions``).
     draw : {"auto", "projected", "records"}
         How rounds are drawn (:class:`GaussianMean`).
+    policy : perfpriv.engine.Policy, optional
+        Population policy (cap, floor, stop, collapse, penalty); unset fields
+        come from ``conventions`` (cap 20000, floor 1).
     conventions : {"paper", "authors"}
         The paper's text or the authors' published code (:class:`GaussianMean`, Notes).
     seed : None, int, SeedSequence or Generator
         Root of the keyed streams; same seed, same numbers.
-    **policy
-        ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``, ``penalty``
-        (:func:`perfpriv.engine.simulate`).
-
     Returns
     -------
     perfpriv.engine.SimulationRun
@@ -654,8 +644,7 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     """
     mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                           **_policy_args(policy))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
 def _log_isotropic_normal(x, mean, var):
@@ -665,7 +654,7 @@ def _log_isotropic_normal(x, mean, var):
 
 
 def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic=None,
-                    conventions="paper", seed=None, **policy):
+                    policy=None, conventions="paper", seed=None):
     """Algorithm 1 line by line, one user at a time: the slow reference of :func:`simulate`.
 
     Written independently of the engine, as the tests' oracle. For each
@@ -682,7 +671,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     ----------
     gamma : float or perfpriv.engine.Schedule
         One noise scale or one schedule.
-    tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, conventions, seed, **policy
+    tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, policy, conventions, seed
         As in :func:`simulate`.
 
     Returns
@@ -708,7 +697,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
     mech.levels.check_horizon(T)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **_policy_args(policy))
+    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=mech.d)
     mu_v, statistic = mech.mu, mech.statistic
     # Σ = I (no Sigma given) is never built: records are mu + standard normals, errors plain norms

@@ -57,7 +57,7 @@ from scipy import special
 from . import _random, engine
 from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
-                        check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
+                        check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
 from ._stats import standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
@@ -1054,7 +1054,7 @@ class PrivateGD(TabulatedMechanism):
 
 
 # ------------------------------------------------------------------ front ends
-def simulate(rho, *, tau, q, r, T, n0, trials=10, conventions="paper", seed=None, mechanism=None, **policy):
+def simulate(rho, *, tau, q, r, T, n0, trials=10, policy=None, conventions="paper", seed=None, mechanism=None):
     """Retraining rounds with private GD and users who leave: :func:`perfpriv.engine.simulate` with :class:`PrivateGD`.
 
     Parameters
@@ -1064,12 +1064,12 @@ def simulate(rho, *, tau, q, r, T, n0, trials=10, conventions="paper", seed=None
     tau, q, r : float
     T, n0, trials : int
         Rounds (retrainings), initial users, runs.
+    policy : perfpriv.engine.Policy, optional
+        Population policy; unset fields come from ``conventions``.
     conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
     mechanism : dict, optional
         Further :class:`PrivateGD` arguments.
-    **policy
-        ``cap``, ``floor``, ``stop``, ``collapse``, ``penalty``.
 
     Returns
     -------
@@ -1083,11 +1083,10 @@ def simulate(rho, *, tau, q, r, T, n0, trials=10, conventions="paper", seed=None
     """
     mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                           **check_policy_args(policy))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
-def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=None, cap=20000, floor=1):
+def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, policy=None, seed=None, mechanism=None):
     r"""The retraining loop step by step with one user at a time: the tests' oracle.
 
     Written independently of the engine and of the batched GD: each round
@@ -1103,8 +1102,9 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
         One finite budget.
     tau, q, r, T, n0, trials, seed, mechanism
         As in :func:`simulate`.
-    cap, floor : int
-        Population bounds (the "paper" policy).
+    policy : perfpriv.engine.Policy, optional
+        Its cap and floor bound the population (unset: the "paper" preset);
+        this reference never stops a run, so ``stop`` must stay 0.
 
     Returns
     -------
@@ -1128,7 +1128,9 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, seed=None, mechanism=No
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
-    pol = engine.resolve_policy(mech, "paper", n0=n0, cap=cap, floor=floor)
+    pol = engine.check_policy(policy).resolve(mech, "paper", n0=n0)
+    if pol.stop != 0:
+        raise ValueError(f"policy: gradient.simulate_agents never stops a run, so its stop must be 0; got {pol.stop}")
     sigma = float(mech.sigma(rho_v))
     d = mech.d
     engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=d + 1)
@@ -1431,7 +1433,7 @@ def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=
     mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap)
     sim = se = None
     if trials:
-        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, seed=seed)
+        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap), seed=seed)
         total = run.cumulative_error
         sim = total.mean(axis=-1)
         se = standard_error(total, axis=-1)

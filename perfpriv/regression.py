@@ -70,7 +70,7 @@ from scipy import optimize, special
 from . import _random, engine, leakage
 from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
-                        check_policy_args, check_seed, key_normals, mechanism_options, one_round_check, round_groups,
+                        check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
 from ._stats import euclidean_norms, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
@@ -1474,8 +1474,8 @@ class RidgeRelease(TabulatedMechanism):
 
 
 # ------------------------------------------------------------------ front ends
-def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", seed=None, mechanism=None,
-             **policy):
+def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventions="paper", seed=None,
+             mechanism=None):
     """The performative loop of the regression task: :func:`perfpriv.engine.simulate` with :class:`RidgeRelease`.
 
     Each round the :math:`N_{t-1}` users' fresh dataset is fitted and released,
@@ -1490,12 +1490,12 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
         Threshold τ > 0; leave and recruit probabilities in [0, 1].
     T, n0, trials : int
     d : int
+    policy : perfpriv.engine.Policy, optional
+        Population policy; unset fields come from ``conventions``.
     conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
     mechanism : dict, optional
         Further :class:`RidgeRelease` arguments (``x_bound``, ``lam``, ``statistic``, ...).
-    **policy
-        ``cap``, ``floor``, ``stop``, ``collapse``, ``penalty``.
 
     Returns
     -------
@@ -1509,8 +1509,7 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", s
     """
     mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                           **check_policy_args(policy))
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
 def _log_normal_density(o, mean, var):
@@ -1518,8 +1517,8 @@ def _log_normal_density(o, mean, var):
     return -0.5 * o.size * math.log(2.0 * math.pi * var) - 0.5 * float(diff @ diff) / var
 
 
-def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="paper", seed=None,
-                    mechanism=None, **policy):
+def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventions="paper", seed=None,
+                    mechanism=None):
     """The regression loop one user at a time, with one refit per record: the tests' oracle.
 
     Written independently of the engine, with numpy Generators: each round
@@ -1533,7 +1532,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
     ----------
     gamma : float
         One noise multiplier.
-    tau, q, r, T, n0, trials, d, conventions, seed, mechanism, **policy
+    tau, q, r, T, n0, trials, d, policy, conventions, seed, mechanism
         As in :func:`simulate`.
 
     Returns
@@ -1557,7 +1556,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, conventions="pa
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **check_policy_args(policy))
+    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=mech.d + 1)
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
@@ -1740,7 +1739,8 @@ def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions
     theory = gammas[np.argmin(values, axis=-1)]
     sim = sim_values = sim_se = None
     if trials:
-        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, cap=cap, conventions=conventions, seed=seed)
+        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap),
+                              conventions=conventions, seed=seed)
         total = run.cumulative_error                       # (Q, R, L, K)
         sim_values = total.mean(axis=-1)
         sim_se = standard_error(total, axis=-1)

@@ -25,6 +25,7 @@ NONNEG = [-1e-9, NAN, INF, -INF, *NOT_REAL]             # [0, inf)
 PROB = [-0.1, 1.1, NAN, INF, *NOT_REAL]                 # [0, 1]
 BIG_N = [1.5, 1.0, 0.0, -3.0, NAN, INF, *NOT_REAL]      # real n >= 2
 INT_POS = [0, -1, 2.5, NAN, INF, True, "3", 2**64]      # integers >= 1
+BAD_POLICY = ["x", 100, {"cap": 5}, (100, 1)]            # a population policy is an engine.Policy
 STAT = ["Paper", "", None, 3]
 
 QUAD = dict(d=3, R=10.0, method="quadrature")
@@ -113,9 +114,9 @@ CASES = {
     "bernoulli.estimator_variance": (bernoulli.estimator_variance, dict(mu=0.3, beta=0.2, n=10),
                                      {"mu": PROB, "beta": [0.0, 0.6, NAN], "n": [0.0, -1.0, NAN, INF]}),
     "bernoulli.simulate": (bernoulli.simulate,
-                           dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0),
+                           dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=engine.Policy(cap=100), seed=0),
                            {"epsilon": [0.0, -1.0, NAN, [[[1.0]]]], "q": PROB, "r": PROB, "T": INT_POS,
-                            "n0": [0, 2.5, 200], "trials": INT_POS, "cap": [5, 2.5], "seed": [-1, "x"],
+                            "n0": [0, 2.5, 200], "trials": INT_POS, "policy": BAD_POLICY, "seed": [-1, "x"],
                             "mu": [1.5, (0.5,), (0.8, 0.2), NAN]}),
     "bernoulli.mean_field": (bernoulli.mean_field, dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, cap=100),
                              {"epsilon": [-1.0, NAN], "q": PROB, "T": INT_POS, "n0": [0, 2.5],
@@ -132,19 +133,20 @@ CASES = {
                                      {"o": [[NAN, 1.0, 1.0], "x"], "mu": [[0.0, 0.0]],
                                       "Sigma": [NOT_PD, np.eye(2)]}),
     "gaussian.simulate": (gaussian.simulate,
-                          dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, cap=50, seed=0),
+                          dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2,
+                               policy=engine.Policy(cap=50), seed=0),
                           {"gamma": POSITIVE + [1e300, [[1.0, 2.0]]], "tau": POSITIVE, "q": PROB, "r": PROB,
                            "T": INT_POS, "n0": [0, 51, 2.5], "d": INT_POS, "R": POSITIVE, "trials": INT_POS,
                            "statistic": ["Paper", "", 3], "Sigma": [NOT_PD, np.eye(3)], "mu": [[0.0], [NAN, 0.0]],
-                           "seed": [-1, "x", 1.5, True], "draw": ["fast", None], "floor": [2, -1, 0.5],
-                           "collapse": ["zero"], "conventions": ["both", None], "penalty": [-1.0, NAN],
-                           "stop": [-1, 5]}),
+                           "seed": [-1, "x", 1.5, True], "draw": ["fast", None], "policy": BAD_POLICY,
+                           "conventions": ["both", None]}),
     "gaussian.simulate_agents": (gaussian.simulate_agents,
                                  dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, seed=0),
                                  {"gamma": POSITIVE + [[1.0, 2.0]], "tau": POSITIVE, "q": PROB, "T": INT_POS,
-                                  "n0": [0, 2.5], "seed": [-1, "x"], "floor": [2], "collapse": ["zero"]}),
+                                  "n0": [0, 2.5], "seed": [-1, "x"], "policy": BAD_POLICY}),
     "bernoulli.simulate_agents": (bernoulli.simulate_agents,
-                                  dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0),
+                                  dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=engine.Policy(cap=100),
+                                       seed=0),
                                   {"epsilon": [0.0, -1.0, NAN, [1.0, 2.0]], "q": PROB, "r": PROB, "T": INT_POS,
                                    "n0": [0, 2.5, 200], "seed": [-1, "x"], "model": ["Leak"]}),
     "projected.draw_round": (projected.draw_round, dict(n=10, gamma=1.0, tau=0.02, d=3, seed=0),
@@ -158,9 +160,11 @@ CASES = {
                              T=3, n0=10, trials=2, seed=0),
                         {"mechanism": [None, 1.0, behaviour.Memoryless(q=0.3, r=0.6)],
                          "behaviour": [None, bernoulli.RandomizedResponse(1.0)], "T": INT_POS, "n0": [0, 2.5],
-                         "trials": INT_POS, "cap": [5, 2.5, 0], "floor": [2, -1], "stop": [-1, 10],
-                         "collapse": ["zero"], "penalty": [-1.0, NAN, INF], "conventions": ["code"],
+                         "trials": INT_POS, "policy": BAD_POLICY, "conventions": ["code"],
                          "record": ["last"], "seed": [-1, "x"]}),
+    "engine.Policy": (engine.Policy, dict(cap=100),
+                      {"cap": [2.5, 0, -1, NAN, "x"], "floor": [2, -1, 0.5, None], "stop": [-1, 1.5, None],
+                       "collapse": ["zero", None], "penalty": [-1.0, NAN, INF, None]}),
     "engine.mean_field": (engine.mean_field,
                           dict(mechanism=bernoulli.RandomizedResponse(1.0), behaviour=behaviour.Memoryless(q=0.3, r=0.6),
                                T=3, n0=10),
@@ -205,6 +209,20 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
 def test_messages_give_the_value_received_and_the_allowed_range(call, pattern):
     with pytest.raises(ValueError, match=pattern):
         call()
+
+
+@pytest.mark.parametrize("policy, name", [(engine.Policy(cap=5), "cap"), (engine.Policy(stop=10), "stop")])
+def test_a_policy_that_does_not_fit_the_initial_population_is_refused_naming_both(policy, name):
+    for run in (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=policy, seed=0),
+                lambda: gaussian.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=10, d=2, R=10.0, trials=1,
+                                                 policy=policy, seed=0)):
+        with pytest.raises(ValueError, match=rf"{name}.*n0|n0.*{name}"):
+            run()
+
+
+def test_a_policy_field_given_to_a_simulator_is_an_unknown_keyword():
+    with pytest.raises(TypeError, match="cap"):
+        bernoulli.simulate(1.0, q=0.3, r=0.6, T=3, n0=10, cap=100)
 
 
 def test_monte_carlo_refuses_datasets_too_large_to_simulate_instead_of_exhausting_memory():

@@ -61,7 +61,7 @@ def test_neutral_setting_simulates_memoryless_number_for_number(name, mech, rule
     mechanism = {"rr": bernoulli.RandomizedResponse([0.2, 1.0, np.inf]),
                  "gaussian": gaussian.GaussianMean([0.05, 0.5, 3.0], **GAUSS)}[mech]
     q, r = (0.3, 0.7) if rule == "leak" else (0.8, 0.5)
-    kw = dict(T=20, n0=150, trials=15, seed=11, cap=300)
+    kw = dict(T=20, n0=150, trials=15, seed=11, policy=Policy(cap=300))
     base = engine.simulate(mechanism, Memoryless(q=q, r=r, rule=rule), **kw)
     run = engine.simulate(mechanism, NEUTRAL_EXACT[name](q, r, rule), **kw)
     assert np.any(base.population == 300) and np.any(base.population == 1)   # both bounds were used
@@ -104,7 +104,7 @@ def test_neutral_setting_is_memoryless_in_the_mean_field(name, rule):
 def test_neutral_setting_is_memoryless_in_law(mech, users):
     # equal classes draw their departures class by class (their own streams): the same law, other numbers
     mechanism = _mechanisms(eps=0.3, gamma=0.8)[mech]
-    kw = dict(T=10, n0=200, cap=600)
+    kw = dict(T=10, n0=200, policy=Policy(cap=600))
     trials = 1500 if mech == "rr" else 600
     base = engine.simulate(mechanism, Memoryless(q=0.4, r=0.5), trials=trials, seed=21, **kw)
     run = engine.simulate(mechanism, users, trials=trials, seed=22, **kw)
@@ -120,7 +120,7 @@ AGENT_CASES = {
     "contagion": Contagion(q=0.2, r=0.8, kappa=1.0),
 }
 AGENT_TRIALS = {"contagion": 800}          # its population varies most (coefficient of variation 0.2)
-AGENT_SETTINGS = dict(T=6, n0=150, cap=500, floor=1)
+AGENT_SIZES, AGENT_BOUNDS = dict(T=6, n0=150), dict(cap=500, floor=1)
 
 
 def _budget(mech):
@@ -136,8 +136,9 @@ def test_engine_agrees_in_law_with_the_agent_reference(case, mech):
     users = _budget(mech) if case == "budget" else AGENT_CASES[case]
     mechanism = _mechanisms(eps=0.3, gamma=0.6)[mech]
     reference = RR(0.3) if mech == "rr" else Gauss(0.6, 0.02, 12, 10.0)
-    agents = simulate_agents(reference, users, trials=AGENT_TRIALS.get(case, 400), seed=31, **AGENT_SETTINGS)
-    run = engine.simulate(mechanism, users, trials=3000, seed=32, **AGENT_SETTINGS)
+    agents = simulate_agents(reference, users, trials=AGENT_TRIALS.get(case, 400), seed=31, **AGENT_SIZES,
+                             **AGENT_BOUNDS)
+    run = engine.simulate(mechanism, users, trials=3000, seed=32, policy=Policy(**AGENT_BOUNDS), **AGENT_SIZES)
     assert 0 < run.population[:, -1].mean() < 500          # neither extinct nor pinned at the cap
     assert _z_means(agents.population.astype(float), run.population.astype(float)) < Z
     assert _z_means(agents.leaked.astype(float), run.leaked.astype(float)) < Z
@@ -146,8 +147,9 @@ def test_engine_agrees_in_law_with_the_agent_reference(case, mech):
 def test_agent_reference_sees_a_5_percent_change():
     # the comparison has the power it claims: a 5% larger recruiting rate is detected
     users, other = LeakCount(k=3, q=0.5, r=0.6), LeakCount(k=3, q=0.5, r=0.63)
-    agents = simulate_agents(RR(0.3), other, trials=400, seed=31, **AGENT_SETTINGS)
-    run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=3000, seed=32, **AGENT_SETTINGS)
+    agents = simulate_agents(RR(0.3), other, trials=400, seed=31, **AGENT_SIZES, **AGENT_BOUNDS)
+    run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=3000, seed=32, policy=Policy(**AGENT_BOUNDS),
+                          **AGENT_SIZES)
     assert _z_means(agents.population.astype(float), run.population.astype(float)) > Z
 
 
@@ -173,7 +175,7 @@ def test_mean_field_matches_simulation_within_standard_errors(case, mech):
     mechanism = {"rr": bernoulli.RandomizedResponse(0.3, mu=0.5),
                  "gaussian": gaussian.GaussianMean(1.0, **GAUSS)}[mech]
     T, n0, trials = (10, 1000, 2000) if mech == "rr" else (6, 500, 400)
-    run = engine.simulate(mechanism, users, T=T, n0=n0, trials=trials, seed=41, cap=None, floor=0)
+    run = engine.simulate(mechanism, users, T=T, n0=n0, trials=trials, seed=41, policy=Policy(cap=None, floor=0))
     path = engine.mean_field(mechanism, users, T=T, n0=n0, cap=None, floor=None)
     mean = run.population.mean(axis=0)
     se = run.population.std(axis=0, ddof=1) / np.sqrt(trials)
@@ -269,7 +271,7 @@ def test_budget_no_privacy_recruits_leave_after_one_round():
     rr = bernoulli.RandomizedResponse(np.inf)
     path = engine.mean_field(rr, users, T=6, n0=100, cap=None, floor=None)
     np.testing.assert_allclose(path.population, 100 * 0.5 ** np.arange(7))
-    run = engine.simulate(rr, users, T=6, n0=100, trials=400, seed=3, cap=None, floor=0)
+    run = engine.simulate(rr, users, T=6, n0=100, trials=400, seed=3, policy=Policy(cap=None, floor=0))
     mean, se = run.population.mean(axis=0), run.population.std(axis=0, ddof=1) / np.sqrt(400)
     assert np.all(np.abs(mean - path.population) <= Z * se + 1e-9)
 
@@ -315,7 +317,7 @@ def test_floored_user_class_follows_the_recruits_law():
     # a platform floored at one user regains a fresh user whose class is drawn as a recruit's
     users = Heterogeneous(q=[1.0, 1.0], weights=[0.3, 0.7], r=0.0)
     rr = bernoulli.RandomizedResponse(np.inf)     # everyone leaks and leaves every round
-    run = engine.simulate(rr, users, T=1, n0=10, trials=1, seed=1, floor=1)
+    run = engine.simulate(rr, users, T=1, n0=10, trials=1, seed=1, policy=Policy(floor=1))
     assert run.population[0, -1] == 1
     state = users.initial_state(10, (4000,))
     keys = _random.root_key(5).child(np.arange(4000))
@@ -413,6 +415,7 @@ def test_budget_state_of_an_impossible_horizon_is_refused_naming_T(T):
 
 # ----------------------------------------------------------------- perfpriv.feedback (chapter 08's experiments)
 from perfpriv import dynamics, feedback  # noqa: E402
+from perfpriv.engine import Policy
 
 
 def test_families_build_their_behaviours_and_reduce_to_the_paper():

@@ -14,6 +14,7 @@ import pytest
 from scipy import integrate, stats
 
 from perfpriv import bernoulli as B
+from perfpriv.engine import Policy
 
 Z = 4.5
 P_MIN = 1e-3  # two-sample tests: reject equality in distribution below this p-value
@@ -186,7 +187,7 @@ def _one_round_moments(beta, q, r, n, model):
 @pytest.mark.parametrize("eps", [0.3, 2.0, np.inf])
 def test_one_round_expected_growth_is_growth_factor_times_population(model, eps):
     q, r, n0, trials = 0.35, 0.55, 5000, 4000
-    run = B.simulate(eps, q=q, r=r, T=1, n0=n0, trials=trials, model=model, cap=10**7, seed=7)
+    run = B.simulate(eps, q=q, r=r, T=1, n0=n0, trials=trials, model=model, policy=Policy(cap=10**7), seed=7)
     n1 = run.population[:, 1].astype(float)
     beta = B.beta_from_epsilon(eps)
     c = B.growth_factor(beta, q=q, r=r, model=model)
@@ -202,7 +203,7 @@ def test_expected_population_after_several_rounds_is_c_power_t():
     # E[N_t] = C^t n0 exactly while neither bound binds (the conditional mean is linear)
     q, r, n0, T, trials = 0.4, 0.5, 3000, 6, 3000
     for model in ("leak", "agnostic"):
-        run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, model=model, cap=10**7, seed=8)
+        run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, model=model, policy=Policy(cap=10**7), seed=8)
         assert run.population.min() > 1
         mf = B.mean_field(1.0, q=q, r=r, T=T, n0=n0, model=model, cap=10**7).population
         pop = run.population.astype(float)
@@ -213,7 +214,7 @@ def test_expected_population_after_several_rounds_is_c_power_t():
 @pytest.mark.parametrize("model", ["leak", "agnostic"])
 def test_agent_simulator_one_round_growth_is_growth_factor(model):
     q, r, n0, trials = 0.35, 0.55, 300, 400
-    run = B.simulate_agents(0.8, q=q, r=r, T=1, n0=n0, trials=trials, model=model, cap=10**6, seed=3)
+    run = B.simulate_agents(0.8, q=q, r=r, T=1, n0=n0, trials=trials, model=model, policy=Policy(cap=10**6), seed=3)
     n1 = run.population[:, 1].astype(float)
     c = B.growth_factor(B.beta_from_epsilon(0.8), q=q, r=r, model=model)
     assert zscore(n1.mean(), c * n0, n1.std(ddof=1) / np.sqrt(trials)) < Z
@@ -292,7 +293,7 @@ def test_critical_epsilon_matches_closed_form():
 # simulate
 # ---------------------------------------------------------------------------
 def test_simulate_shapes_timing_and_bounds():
-    run = B.simulate(1.0, q=0.3, r=0.6, T=12, n0=40, trials=5, cap=60, seed=0)
+    run = B.simulate(1.0, q=0.3, r=0.6, T=12, n0=40, trials=5, policy=Policy(cap=60), seed=0)
     assert run.population.shape == (5, 13)
     assert run.estimate.shape == run.truth.shape == run.sq_error.shape == (5, 12)
     assert np.all(run.population[:, 0] == 40)
@@ -306,7 +307,7 @@ def test_simulate_shapes_timing_and_bounds():
 
 
 def test_simulate_population_hits_cap_and_floor():
-    grow = B.simulate(0.1, q=0.0, r=1.0, T=20, n0=10, trials=3, cap=500, seed=1)
+    grow = B.simulate(0.1, q=0.0, r=1.0, T=20, n0=10, trials=3, policy=Policy(cap=500), seed=1)
     assert np.all(grow.population[:, -1] == 500)
     die = B.simulate(np.inf, q=1.0, r=0.0, T=3, n0=10, trials=3, seed=1)
     assert np.all(die.population[:, 1:] == 1)
@@ -435,7 +436,7 @@ def _compare(fast, slow):
 @pytest.mark.parametrize("model,eps,q,r", [("leak", 1.0, 0.3, 0.6), ("leak", np.inf, 0.2, 0.5),
                                            ("agnostic", 0.5, 0.6, 0.3)])
 def test_fast_simulator_and_agent_simulator_agree_in_distribution(model, eps, q, r):
-    kw = dict(T=10, n0=50, trials=400, model=model, mu=(0.0, 1.0), cap=400)
+    kw = dict(T=10, n0=50, trials=400, model=model, mu=(0.0, 1.0), policy=Policy(cap=400))
     fast = B.simulate(eps, q=q, r=r, seed=100, **kw)
     slow = B.simulate_agents(eps, q=q, r=r, seed=200, **kw)
     assert min(_compare(fast, slow)) > P_MIN
@@ -443,7 +444,7 @@ def test_fast_simulator_and_agent_simulator_agree_in_distribution(model, eps, q,
 
 def test_two_sample_check_detects_a_wrong_growth_rule():
     # power check of the test above: the other growth rule must be rejected
-    kw = dict(T=10, n0=50, trials=100, mu=(0.0, 1.0), cap=150)
+    kw = dict(T=10, n0=50, trials=100, mu=(0.0, 1.0), policy=Policy(cap=150))
     fast = B.simulate(1.0, q=0.3, r=0.6, model="leak", seed=100, **kw)
     wrong = B.simulate_agents(1.0, q=0.3, r=0.6, model="agnostic", seed=200, **kw)
     assert min(_compare(fast, wrong)) < P_MIN
@@ -478,7 +479,7 @@ def test_simulators_reject_bad_input_naming_the_parameter(func, name, value):
     args = dict(GOOD, **{name: value})
     eps, q, r = args.pop("epsilon"), args.pop("q"), args.pop("r")
     with pytest.raises(ValueError, match=name):
-        func(eps, q=q, r=r, seed=0, **args)
+        func(eps, q=q, r=r, seed=0, policy=Policy(cap=args.pop("cap")), **args)
 
 
 @pytest.mark.parametrize("name,value", [b for b in BAD if b[0] not in ("trials",)])
@@ -524,7 +525,7 @@ def test_the_authors_curve_script_floors_at_one_never_stops_and_clips():
     assert curves.alive.all() and np.all(curves.population >= 1)
     est = curves.details["estimate"]
     assert np.all((0.0 <= est) & (est <= 1.0)) and curves.sq_error[..., -1].max() < 1.0
-    assert B.curve_script_options("paper") == {"conventions": "paper"}
+    assert B.curve_script_options("paper") == {"conventions": "paper", "policy": Policy(cap=20000)}
     with pytest.raises(ValueError, match="conventions"):
         B.curve_script_options("author")
 
@@ -574,7 +575,7 @@ def test_estimator_variance_at_tiny_beta(beta):
 
 
 def test_a_vanishing_budget_gives_infinite_or_bounded_errors_never_nan():
-    run = B.simulate(1e-300, q=0.3, r=0.6, T=3, n0=10, trials=2, cap=100, seed=0)
+    run = B.simulate(1e-300, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=Policy(cap=100), seed=0)
     # ε → 0: the debiased estimate is ±inf (error inf) unless exactly half the answers are 1,
     # when it is 1/2 (error (1/2 − μ)² <= 1/4); never NaN
     err = run.sq_error[run.alive]

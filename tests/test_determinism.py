@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from perfpriv import bernoulli, dynamics, gaussian, leakage
+from perfpriv.engine import Policy
 
 
 def _fields(result):
@@ -54,9 +55,9 @@ def assert_identical(a, b):
 
 SAME_SEED_CALLS = {
     "bernoulli.simulate": lambda seed: bernoulli.simulate([0.5, 2.0], q=0.3, r=0.6, T=6, n0=40, trials=3,
-                                                           cap=200, seed=seed),
+                                                           policy=Policy(cap=200), seed=seed),
     "bernoulli.simulate_agents": lambda seed: bernoulli.simulate_agents(1.0, q=0.3, r=0.6, T=3, n0=8, trials=2,
-                                                                         cap=30, seed=seed),
+                                                                         policy=Policy(cap=30), seed=seed),
     "bernoulli.privatize": lambda seed: bernoulli.privatize([0, 1, 1, 0, 1], 0.2, rng=seed),
     "gaussian.sample_records": lambda seed: gaussian.sample_records(5, d=3, seed=seed),
     "gaussian.release": lambda seed: gaussian.release([[1.0, 0.0], [0.0, 2.0]], 1.0, 1.5, rng=seed),
@@ -100,7 +101,7 @@ def test_a_seed_sequence_and_its_integer_agree_for_the_gaussian_simulator():
 
 def test_bernoulli_simulation_over_an_epsilon_grid_equals_each_epsilon_alone():
     grid = [0.05, 1.0, 700.0, np.inf]
-    kw = dict(q=0.3, r=0.6, T=6, n0=40, trials=3, cap=300, seed=11)
+    kw = dict(q=0.3, r=0.6, T=6, n0=40, trials=3, policy=Policy(cap=300), seed=11)
     together = bernoulli.simulate(grid, **kw)
     for i, eps in enumerate(grid):
         alone = bernoulli.simulate(eps, **kw)

@@ -24,6 +24,7 @@ from perfpriv.behaviour import Memoryless
 from perfpriv.bernoulli import RandomizedResponse
 from perfpriv.engine import Schedule
 from perfpriv.gaussian import GaussianMean
+from perfpriv.engine import Policy
 
 Z = 4.5
 FIELDS = ("population", "sq_error", "leaked", "alive")
@@ -172,12 +173,15 @@ def test_schedules_must_cover_the_horizon_and_plain_2d_levels_are_refused():
 # ---------------------------------------------------------------------- policy
 def test_policy_presets_of_both_conventions_and_mechanisms():
     rr, g = RandomizedResponse(1.0), gauss(1.0)
-    assert engine.resolve_policy(rr, "paper", n0=10) == engine.Policy(cap=20000, floor=1, stop=0,
-                                                                      collapse="floor", penalty=0.0)
-    assert engine.resolve_policy(rr, "authors", n0=10) == engine.Policy(cap=20000, floor=0, stop=0,
-                                                                        collapse="penalty", penalty=10.0)
-    assert engine.resolve_policy(g, "paper", n0=10) == engine.Policy(20000, 1, 0, "floor", 0.0)
-    assert engine.resolve_policy(g, "authors", n0=10) == engine.Policy(20000, 1, 1, "ran", 0.0)
+    preset = lambda mech, conventions: Policy().resolve(mech, conventions, n0=10)   # noqa: E731
+    assert preset(rr, "paper") == Policy(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0)
+    assert preset(rr, "authors") == Policy(cap=20000, floor=0, stop=0, collapse="penalty", penalty=10.0)
+    assert preset(g, "paper") == Policy(20000, 1, 0, "floor", 0.0)
+    assert preset(g, "authors") == Policy(20000, 1, 1, "ran", 0.0)
+    # an unset field is the preset's, a set one is kept
+    assert Policy(cap=None, penalty=2.0).resolve(rr, "authors", n0=10) == Policy(None, 0, 0, "penalty", 2.0)
+    assert Policy().describe() == {} and Policy(stop=1).describe() == {"stop": 1}
+    assert repr(Policy(cap=None, floor=0)) == "Policy(cap=None, floor=0)"
     # the mechanisms' open options follow the conventions too
     assert rr.resolved("authors").clip_estimate is True and rr.resolved("paper").clip_estimate is False
     assert g.resolved("authors").statistic == "exact" and g.resolved("paper").statistic == "paper"
@@ -186,25 +190,26 @@ def test_policy_presets_of_both_conventions_and_mechanisms():
 
 def test_policy_overrides_take_precedence_over_the_preset():
     g = gauss(1.0)
-    pol = engine.resolve_policy(g, "authors", n0=10, cap=None, floor=0, stop=0, collapse="penalty", penalty=3.0)
-    assert pol == engine.Policy(cap=None, floor=0, stop=0, collapse="penalty", penalty=3.0)
-    run = engine.simulate(g, Memoryless(q=0.3, r=0.6), T=2, n0=10, conventions="authors", floor=0, seed=0)
+    pol = Policy(cap=None, floor=0, stop=0, collapse="penalty", penalty=3.0).resolve(g, "authors", n0=10)
+    assert pol == Policy(cap=None, floor=0, stop=0, collapse="penalty", penalty=3.0)
+    run = engine.simulate(g, Memoryless(q=0.3, r=0.6), T=2, n0=10, conventions="authors", policy=Policy(floor=0),
+                          seed=0)
     assert run.policy.floor == 0 and run.policy.stop == 1 and run.policy.collapse == "ran"
     assert run.conventions == "authors" and run.mechanism.statistic == "exact"
 
 
 def test_a_capped_population_never_exceeds_the_cap_and_cap_none_lets_it_grow():
     beh = Memoryless(q=0.0, r=1.0)
-    capped = engine.simulate(RandomizedResponse(1.0), beh, T=14, n0=10, trials=2, cap=100, seed=1)
+    capped = engine.simulate(RandomizedResponse(1.0), beh, T=14, n0=10, trials=2, policy=Policy(cap=100), seed=1)
     assert capped.population.max() == 100 and np.all(capped.population[:, -1] == 100)
-    free = engine.simulate(RandomizedResponse(1.0), beh, T=14, n0=10, trials=2, cap=None, seed=1)
+    free = engine.simulate(RandomizedResponse(1.0), beh, T=14, n0=10, trials=2, policy=Policy(cap=None), seed=1)
     assert free.population.max() > 100 and free.cap is None
 
 
 def _dead_run(collapse, penalty=0.0):
     """A Gaussian run whose trials die at various rounds (q = 1, floor 0)."""
     return engine.simulate(GaussianMean([0.05, 0.2], tau=0.01, d=2, R=30.0), Memoryless(q=0.85, r=0.05),
-                           T=8, n0=6, trials=40, floor=0, collapse=collapse, penalty=penalty, seed=12)
+                           T=8, n0=6, trials=40, policy=Policy(floor=0, collapse=collapse, penalty=penalty), seed=12)
 
 
 @pytest.mark.parametrize("collapse", engine.COLLAPSE)
@@ -237,7 +242,7 @@ def test_collapse_scoring_rules_follow_their_definitions(collapse):
 def test_floor_scoring_of_a_schedule_uses_each_round_s_level():
     sched = Schedule([0.05, 0.05, 0.3, 1.0, 2.0, 3.0])
     run = engine.simulate(GaussianMean(sched, tau=0.01, d=2, R=30.0), Memoryless(q=1.0, r=0.0), T=6, n0=3,
-                          trials=5, floor=0, seed=1)
+                          trials=5, policy=Policy(floor=0), seed=1)
     dead = ~run.alive
     assert dead[:, -1].all()
     levels = np.broadcast_to(sched.values, run.sq_error.shape)
@@ -245,7 +250,7 @@ def test_floor_scoring_of_a_schedule_uses_each_round_s_level():
 
 
 def test_stop_ends_trials_at_or_below_it_and_leaks_nothing_afterwards():
-    run = engine.simulate(gauss(0.05), Memoryless(q=1.0, r=0.0), T=6, n0=20, trials=10, stop=3, seed=2)
+    run = engine.simulate(gauss(0.05), Memoryless(q=1.0, r=0.0), T=6, n0=20, trials=10, policy=Policy(stop=3), seed=2)
     for k in range(10):
         stopped = np.flatnonzero(run.population[k, :-1] <= 3)
         if stopped.size:
@@ -253,7 +258,7 @@ def test_stop_ends_trials_at_or_below_it_and_leaks_nothing_afterwards():
             assert not run.alive[k, t:].any() and np.all(run.leaked[k, t:] == 0)
             assert np.all(run.population[k, t:] == run.population[k, t])
     with pytest.raises(ValueError, match="stop must be below n0"):
-        engine.simulate(gauss(1.0), Memoryless(q=0.3, r=0.6), T=2, n0=3, stop=3)
+        engine.simulate(gauss(1.0), Memoryless(q=0.3, r=0.6), T=2, n0=3, policy=Policy(stop=3))
 
 
 @pytest.mark.parametrize("kind", MECHANISMS)
@@ -322,7 +327,7 @@ def test_gaussian_leak_probability_is_one_for_a_lone_user_and_linear_up_to_two()
 def test_bernoulli_mean_field_is_the_mean_of_simulate_within_standard_errors():
     # no bound binds: E[N_t] = N_0 C^t exactly, and the mean field is exact
     mech, beh = RandomizedResponse([0.5, 2.0]), Memoryless(q=0.4, r=0.5)
-    run = engine.simulate(mech, beh, T=6, n0=2000, trials=600, cap=None, seed=10)
+    run = engine.simulate(mech, beh, T=6, n0=2000, trials=600, policy=Policy(cap=None), seed=10)
     path = engine.mean_field(mech, beh, T=6, n0=2000, cap=None)
     pop = run.population.astype(float)
     se = pop.std(axis=1, ddof=1) / math.sqrt(600)
@@ -489,8 +494,8 @@ class _Tally(engine.Mechanism):
 
 
 def test_a_stateful_mechanism_state_is_threaded_round_by_round_and_frozen_once_a_trial_stops():
-    run = engine.simulate(_Tally(), Memoryless(q=0.9, r=0.05), T=12, n0=6, trials=40, seed=3, stop=1,
-                          floor=0, collapse="repeat")
+    run = engine.simulate(_Tally(), Memoryless(q=0.9, r=0.05), T=12, n0=6, trials=40, seed=3,
+                          policy=Policy(stop=1, floor=0, collapse="repeat"))
     ran = run.alive.sum(axis=-1)
     assert 0 < ran.min() < 12 and ran.max() == 12      # some trials stop early, some run to the end
     # the final state counts every round run plus every leak seen -- and nothing after a stop
@@ -502,8 +507,8 @@ def test_a_stateful_mechanism_state_is_threaded_round_by_round_and_frozen_once_a
     # the state drives the draws: level 2 makes leaks rarer than level 1 once state > 0
     assert run.leaked[1].sum() < run.leaked[0].sum()
     # a level alone gives its row of the grid (state and all)
-    alone = engine.simulate(_Tally(2.0), Memoryless(q=0.9, r=0.05), T=12, n0=6, trials=40, seed=3, stop=1,
-                            floor=0, collapse="repeat")
+    alone = engine.simulate(_Tally(2.0), Memoryless(q=0.9, r=0.05), T=12, n0=6, trials=40, seed=3,
+                            policy=Policy(stop=1, floor=0, collapse="repeat"))
     np.testing.assert_array_equal(alone.mechanism_state, run.mechanism_state[1])
     with pytest.raises(ValueError, match="does not follow mechanism states"):
         engine.mean_field(_Tally(), Memoryless(q=0.9, r=0.05), T=3, n0=6)
@@ -556,9 +561,9 @@ def test_independent_levels_key_a_level_by_its_value_and_keep_each_levels_law():
 def test_a_gaussian_population_too_large_for_memory_is_refused_by_name():
     mech = GaussianMean(2.0, tau=0.02, d=12, R=10.0)
     with pytest.raises(ValueError, match=r"n0=1000000000000: GaussianMean draws numbers for every record"):
-        engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=10**12, cap=None, seed=0)
+        engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=10**12, policy=Policy(cap=None), seed=0)
     with pytest.raises(ValueError, match=r"cap=1000000000: "):
-        engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=100, cap=10**9, seed=0)
+        engine.simulate(mech, Memoryless(q=0.3, r=0.6), T=2, n0=100, policy=Policy(cap=10**9), seed=0)
 
 
 def test_levels_at_takes_a_round_number_within_the_schedule():

@@ -23,6 +23,7 @@ from scipy import stats
 from perfpriv import _random, bernoulli, dynamics, engine, experiments, gaussian, leakage, optimize
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Schedule
+from perfpriv.engine import Policy
 
 Z = 4.5
 D, R = 12, 10.0
@@ -156,7 +157,7 @@ def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
     c = experiments.growth_curves(q=0.11, r=0.52, taus=(0.05,), gammas=[0.5, 4.0], n0=100, T=6, trials=3,
                                   ratio="rounds", cap=400, seed=8)
     run = engine.simulate(gaussian.GaussianMean([0.5, 4.0], tau=0.05, d=D, R=R), Memoryless(q=0.11, r=0.52), T=6,
-                          n0=100, trials=3, cap=400, floor=0, stop=1, seed=_random.cell_key(8, 0.05))
+                          n0=100, trials=3, policy=Policy(cap=400, floor=0, stop=1), seed=_random.cell_key(8, 0.05))
     pop = run.population.astype(float)
     for j, g in enumerate((0.5, 4.0)):
         ratios = (pop[j, :, 1:] / pop[j, :, :-1])[run.alive[j]]
@@ -189,7 +190,7 @@ def test_unfloored_pooled_ratios_match_eq_13_along_their_paths_and_the_authors_f
     # same random numbers: the two exact-statistic runs differ only at the rounds that empty the platform,
     # by 1/N_{t-1} each (recomputed from the raw unfloored run)
     run = engine.simulate(gaussian.GaussianMean([0.2, 0.5], tau=0.02, d=D, R=R, statistic="exact"),
-                          Memoryless(q=0.45, r=0.11), T=20, n0=100, trials=800, floor=0, stop=1,
+                          Memoryless(q=0.45, r=0.11), T=20, n0=100, trials=800, policy=Policy(floor=0, stop=1),
                           seed=_random.cell_key(5, 0.02))
     pop = run.population.astype(float)
     for j in range(2):
@@ -203,8 +204,8 @@ def test_theorem3_inverse_population_agrees_with_the_agent_reference():
     # the agent-by-agent Algorithm 1 is written independently of the engine
     gamma, tau, q, r, n, trials = 1.0, 0.05, 0.5, 0.4, 4, 600
     chk = experiments.theorem3_check(gamma, tau=tau, q=q, r=r, sizes=(n,), trials=trials, seed=3)
-    ref = gaussian.simulate_agents(gamma, tau=tau, q=q, r=r, T=1, n0=n, d=D, R=R, trials=trials, floor=0,
-                                   cap=None, seed=9)
+    ref = gaussian.simulate_agents(gamma, tau=tau, q=q, r=r, T=1, n0=n, d=D, R=R, trials=trials,
+                                   policy=Policy(floor=0, cap=None), seed=9)
     inv = 1.0 / np.maximum(ref.population[:, 1], 1.0)
     assert abs(chk.inverse[0] - inv.mean()) <= Z * math.hypot(chk.se[0], inv.std(ddof=1) / math.sqrt(trials))
 
@@ -240,8 +241,8 @@ def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
     kw = dict(tau=0.02, T=6, n0=80, trials=4, seed=2)
     chk = experiments.lemma9_check(qs=(0.1, 0.3), rs=(0.6, 0.9), gammas=(0.5, 2.0), **kw)
     assert np.all(chk.growth > 1) and chk.cases.shape == (chk.bound.size, 3)
-    emp = optimize.optimal_gamma_empirical(q=np.array([[0.1], [0.3]]), r=np.array([0.6, 0.9]), gammas=[0.5, 2.0], d=D, R=R,
-                                           cap=20000, **kw)
+    emp = optimize.optimal_gamma_empirical(q=np.array([[0.1], [0.3]]), r=np.array([0.6, 0.9]), gammas=[0.5, 2.0], d=D,
+                                           R=R, policy=Policy(cap=20000), **kw)
     for (q, r, g), sim, bound, shifted, c1 in zip(chk.cases, chk.simulated, chk.bound, chk.shifted, chk.growth):
         i, j, k = [0.1, 0.3].index(q), [0.6, 0.9].index(r), [0.5, 2.0].index(g)
         assert sim == emp.values[i, j, k]
@@ -271,7 +272,7 @@ QS, RS = np.array([0.2, 0.6]), np.array([0.3, 0.5, 0.8])
 def test_gamma_star_map_is_the_argmin_of_the_search_and_the_theory_of_optimize():
     m = experiments.gamma_star_map(QS, RS, **GSM)
     Q, Rr = np.meshgrid(QS, RS, indexing="ij")
-    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=GSM["gammas"], d=D, R=R, cap=20000,
+    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=GSM["gammas"], d=D, R=R, policy=Policy(cap=20000),
                                            **{k: v for k, v in GSM.items() if k != "gammas"})
     assert np.array_equal(m.values, emp.values) and np.array_equal(m.se, emp.se)
     assert np.array_equal(m.empirical, emp.gamma)
@@ -384,7 +385,8 @@ def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_leve
     cmp = experiments.compare_schedules(sched, trials=40, seed=4, **SCHED)
     assert cmp.difference[1] == 0.0 and cmp.difference_se[1] == 0.0      # same schedule, same draws
     assert cmp.difference_se[2] < math.hypot(cmp.se[0], cmp.se[2])      # pairing cancels variance
-    run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, trials=40, seed=4, stop=1)
+    run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, trials=40, seed=4,
+                            policy=Policy(stop=1))
     assert cmp.simulated[0] == run.cumulative_error.mean()
     for k, row in enumerate(cmp.schedules):
         assert cmp.mean_field[k] == dynamics.mean_field(

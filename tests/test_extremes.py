@@ -341,7 +341,8 @@ def test_beta_from_epsilon_is_accurate_from_tiny_to_huge_budgets():
 
 
 def test_simulate_at_epsilon_700_and_infinity_is_finite_and_non_private():
-    run = bernoulli.simulate([1e-3, 700.0, np.inf], q=0.3, r=0.6, T=5, n0=50, trials=3, cap=500, seed=4)
+    run = bernoulli.simulate([1e-3, 700.0, np.inf], q=0.3, r=0.6, T=5, n0=50, trials=3, policy=Policy(cap=500),
+                             seed=4)
     assert np.isfinite(run.estimate).all() and np.isfinite(run.sq_error).all()
     # β = 1/2 to double precision at ε = 700: every answer kept, the estimate is the sample mean
     assert bernoulli.beta_from_epsilon(700.0) == 0.5
@@ -381,7 +382,7 @@ def test_growth_rules_and_thresholds_at_q_one_r_zero_and_q_plus_r_zero():
 def test_gaussian_population_that_dies_out_stays_at_zero_and_repeats_its_last_error():
     # floor=0: Algorithm 1 read literally (the default floor 1 keeps a user); collapse="repeat"
     run = gaussian.simulate(1e-3, tau=0.02, q=1.0, r=0.0, T=6, n0=20, d=2, R=10.0, trials=3, seed=1,
-                            floor=0, collapse="repeat")
+                            policy=Policy(floor=0, collapse="repeat"))
     assert np.all(run.population[:, -1] == 0) and run.collapsed.all()
     for i in range(3):
         dead = ~run.alive[i]
@@ -394,7 +395,7 @@ def test_gaussian_population_that_dies_out_stays_at_zero_and_repeats_its_last_er
 
 @pytest.mark.parametrize("simulator", [gaussian.simulate, gaussian.simulate_agents])
 def test_gaussian_population_reaches_the_cap_and_never_exceeds_it(simulator):
-    run = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=8, n0=3, d=2, R=10.0, trials=2, cap=40, seed=2)
+    run = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=8, n0=3, d=2, R=10.0, trials=2, policy=Policy(cap=40), seed=2)
     assert run.population.max() == 40 and np.all(run.population <= 40)
     assert np.all(run.population[:, -1] == 40)
 
@@ -405,14 +406,15 @@ def test_a_lone_user_counts_as_leaked_and_never_recruits(simulator):
     stay = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=5, n0=1, d=2, R=10.0, trials=2, seed=3)
     assert np.all(stay.population == 1) and np.all(stay.leak_fraction == 1.0)
     assert np.isfinite(stay.sq_error).all()
-    leave = simulator(1e4, tau=0.02, q=1.0, r=1.0, T=3, n0=1, d=2, R=10.0, trials=2, seed=3, floor=0)
+    leave = simulator(1e4, tau=0.02, q=1.0, r=1.0, T=3, n0=1, d=2, R=10.0, trials=2, seed=3,
+                      policy=Policy(floor=0))
     assert np.all(leave.population[:, 1:] == 0) and np.all(leave.alive[:, 0]) and not leave.alive[:, 1:].any()
 
 
 def test_bernoulli_population_floor_and_cap():
-    run = bernoulli.simulate(np.inf, q=1.0, r=0.0, T=4, n0=30, trials=3, cap=100, seed=5)
+    run = bernoulli.simulate(np.inf, q=1.0, r=0.0, T=4, n0=30, trials=3, policy=Policy(cap=100), seed=5)
     assert np.all(run.population[:, 1:] == 1)  # everyone leaks and leaves: the floor is 1
-    run = bernoulli.simulate(1e-3, q=0.0, r=1.0, T=12, n0=30, trials=3, cap=100, seed=5)
+    run = bernoulli.simulate(1e-3, q=0.0, r=1.0, T=12, n0=30, trials=3, policy=Policy(cap=100), seed=5)
     assert np.all(run.population[:, -1] == 100) and run.population.max() == 100
 
 
@@ -421,6 +423,7 @@ def test_bernoulli_population_floor_and_cap():
 
 from perfpriv import experiments, feedback, gradient, regression  # noqa: E402
 from perfpriv.performative import bilevel, federated, participation, prediction  # noqa: E402
+from perfpriv.engine import Policy
 
 _BIG = 10**12
 

@@ -20,6 +20,7 @@ from perfpriv import (behaviour, bernoulli, experiments, feedback, gaussian, gra
                       widgets)
 from perfpriv import performative as pf
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
+from perfpriv.engine import Policy
 
 # the explorers and the ends of their sliders, as test_widgets moves them
 from test_widgets import EXPLORERS, _close_figures, _extremes  # noqa: E402,F401  (fixture: autouse)
@@ -285,7 +286,8 @@ FIGURES_BEYOND = {
         pf.BilevelRegression.synthetic(eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)),
     "figure_participation": lambda: plots.figure_participation(
         {"$s_\\varepsilon$ = 0": pf.simulate_participation(np.geomspace(0.15, 8, 4), tau=0.3, R=10.0, q=0.5, r=0.2,
-                                                           T=8, n0=20, cap=60, trials=3, seed=1, m=2.0, eps=0.8)},
+                                                           T=8, n0=20, policy=Policy(cap=60), trials=3, seed=1, m=2.0,
+                                                           eps=0.8)},
         title="both loops"),
 }
 def _gd_run():

@@ -30,6 +30,7 @@ from hypothesis import strategies as st  # noqa: E402
 from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error  # noqa: E402
 
 from perfpriv import behaviour, bernoulli, feedback, gradient, performative, plots, regression, widgets  # noqa: E402
+from perfpriv.engine import Policy  # noqa: E402
 from perfpriv.performative import bilevel, federated, participation, prediction, stateful  # noqa: E402
 
 MODULES = (regression, gradient, performative, prediction, federated, bilevel, stateful, participation, feedback,
@@ -113,7 +114,7 @@ TYP = {
  (gradient, "simulate"): dict(rho=1.0, tau=0.02, q=0.5, r=0.3, T=3, n0=50, trials=2, conventions="paper", seed=0,
                               mechanism=PGD_OPTIONS),
  (gradient, "simulate_agents"): dict(rho=1.0, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0,
-                                     mechanism=PGD_OPTIONS, cap=20000, floor=1),
+                                     mechanism=PGD_OPTIONS, policy=Policy(cap=20000, floor=1)),
  (gradient, "utility_check"): dict(rhos=[1.0, 100.0], loss="squared", n=20, d=3, lam=1.0, x_bound=2.0, noise_sd=0.5,
                                    steps=5, runs=2, radius=None, seed=0),
  (gradient, "long_run_utility"): dict(rhos=[0.1, 1.0, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=3, n0=50,
@@ -235,8 +236,8 @@ _SQ_PATH = prediction.repeated_risk_minimization(SQUARED, [0.0], T=3)
 _MOMENTS = federated.expected_distance(CLIENTS, T=5, E=1)
 _RUN = federated.p_fedavg(CLIENTS, T=5, E=1, trials=2, seed=3)
 _BIL = bilevel.BilevelRegression.synthetic(M=2, n=5, d=2, eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)
-_PART = participation.simulate_participation([0.5, 2.0], tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20, cap=60,
-                                             trials=2, seed=1)
+_PART = participation.simulate_participation([0.5, 2.0], tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20,
+                                             policy=Policy(cap=60), trials=2, seed=1)
 _LEVELS = stateful.level_response(gaussian.GaussianMean([0.1, 1.0, 10.0], tau=0.02, d=3, R=10.0),
                                   behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50)
 _GD = gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=1)

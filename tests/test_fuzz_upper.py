@@ -69,8 +69,9 @@ TYP = {
  (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (engine, "PerCell"): dict(values=[0.5, 2.0]),
  (engine, "make_levels"): dict(value=1.0, name="value"),
- (engine, "resolve_policy"): dict(mechanism=RR, conventions="paper", n0=50, cap=20000, floor=1),
- (engine, "simulate"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, trials=2, cap=20000, floor=1,
+ (engine, "Policy"): dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0),
+ (engine, "check_policy"): dict(policy=engine.Policy(cap=20000)),
+ (engine, "simulate"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, trials=2, policy=engine.Policy(cap=20000, floor=1),
                             conventions="paper", seed=0, record="all"),
  (engine, "mean_field"): dict(mechanism=RR, behaviour=MEM, T=3, n0=50, cap=20000, floor=1, rounds="algorithm",
                               conventions="paper", gradient=False),
@@ -85,7 +86,8 @@ TYP = {
                                                 cap=20000, floor=1, mu=(0.5, 1.0)),
  (optimize, "optimal_gamma"): dict(**GAUSS, objective="bound", constrained=False, cap=20000, floor=1,
                                    bracket=(0.01, 1000.0), grid=3, seed=0),
- (optimize, "optimal_gamma_empirical"): dict(gammas=[1.0, 3.0, 10.0], **GAUSS, trials=2, collapse="floor",
+ (optimize, "optimal_gamma_empirical"): dict(gammas=[1.0, 3.0, 10.0], **GAUSS, trials=2,
+                                             policy=engine.Policy(collapse="floor"),
                                              conventions="paper", seed=0, progress=False, chunk=4),
  (optimize, "optimal_schedule"): dict(**GAUSS, cap=20000, floor=1, bracket=(0.01, 1000.0), maxiter=3, polish=2,
                                       seed=0),
@@ -170,7 +172,6 @@ NOT_SCALAR = {
 #: Classes users never construct: result objects (frozen dataclasses made by the library) and abstract bases.
 EXEMPT = {
     (engine, "Levels"),          # made by make_levels (fuzzed), never by hand
-    (engine, "Policy"),          # made by resolve_policy (fuzzed): users give cap=, floor=, ... to simulate
     (engine, "RoundOutcome"),    # what a mechanism's draw_round returns to the engine
     (engine, "Mechanism"),       # abstract base, no arguments
     (engine, "SimulationRun"), (engine, "MeanFieldPath"),                      # results of simulate / mean_field

@@ -11,6 +11,7 @@ from scipy import stats
 from perfpriv import dynamics
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
+from perfpriv.engine import Policy
 
 Z_TOL = 4.5  # tolerance in Monte Carlo standard errors
 SIGMA3 = np.array([[2.0, 0.6, 0.0], [0.6, 1.0, -0.3], [0.0, -0.3, 0.5]])
@@ -164,7 +165,7 @@ def test_default_floor_keeps_one_user_so_every_round_has_a_release():
 @pytest.mark.parametrize("collapse", ["repeat", "floor"])
 def test_floor_zero_collapse_is_recorded_with_alive_mask_and_scored_by_the_rule(collapse):
     run = G.simulate(0.05, tau=0.01, q=1.0, r=0.0, T=6, n0=5, d=2, R=5.0, trials=50, seed=12,
-                     floor=0, collapse=collapse)
+                     policy=Policy(floor=0, collapse=collapse))
     assert np.all(run.collapsed)  # everyone leaks at tiny noise and leaves for sure
     assert not np.isnan(run.sq_error).any()
     np.testing.assert_array_equal(run.alive, run.population[:, :-1] > 0)
@@ -183,7 +184,7 @@ def test_floor_zero_collapse_is_recorded_with_alive_mask_and_scored_by_the_rule(
 def test_a_lone_user_counts_as_leaked(sim):
     q = 0.3
     # floor=0 so that a departure is visible (the default floor of 1 would refill it)
-    run = sim(1.0, tau=0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=1500, seed=13, floor=0)
+    run = sim(1.0, tau=0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=1500, seed=13, policy=Policy(floor=0))
     assert np.all(run.leak_fraction[:, 0] == 1.0)
     n1 = run.population[:, 1]
     assert set(np.unique(n1)) <= {0, 1}  # a leaked user never recruits
@@ -193,7 +194,7 @@ def test_a_lone_user_counts_as_leaked(sim):
 
 
 def test_population_respects_the_cap():
-    run = G.simulate(50.0, tau=1.0, q=0.1, r=1.0, T=4, n0=80, d=2, R=5.0, trials=3, cap=100, seed=14)
+    run = G.simulate(50.0, tau=1.0, q=0.1, r=1.0, T=4, n0=80, d=2, R=5.0, trials=3, policy=Policy(cap=100), seed=14)
     assert run.population.max() == 100
     assert np.all(run.population[:, 1:] <= 100)
 
@@ -238,7 +239,7 @@ def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=np.nan, T=2, n0=10, d=2, R=1.0), "r"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=0, n0=10, d=2, R=1.0), "T"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=0, d=2, R=1.0), "n0"),
-    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, cap=5), "cap"),
+    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, policy=Policy(cap=5)), "cap"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=0, R=1.0), "d"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=-1.0), "R"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, statistic="x"), "statistic"),

@@ -20,6 +20,7 @@ from scipy import stats
 from perfpriv import bernoulli, engine, gaussian, leakage
 from perfpriv.behaviour import Memoryless
 from perfpriv.gaussian import GaussianMean
+from perfpriv.engine import Policy
 
 Z = 4.5
 P_MIN = 1e-4
@@ -41,7 +42,7 @@ def homogeneity_p(a, b):
 @pytest.mark.parametrize("n0", [1, 2, 3])
 @pytest.mark.parametrize("model", ["leak", "agnostic"])
 def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n0, model):
-    kw = dict(q=0.4, r=0.7, T=2, n0=n0, trials=3000, model=model, mu=(0.0, 1.0), floor=0)
+    kw = dict(q=0.4, r=0.7, T=2, n0=n0, trials=3000, model=model, mu=(0.0, 1.0), policy=Policy(floor=0))
     fast = bernoulli.simulate(0.8, seed=1, **kw)
     slow = bernoulli.simulate_agents(0.8, seed=2, **kw)
     rows = lambda run: np.column_stack([run.population[:, 1], run.leaked[:, 0], run.population[:, 2]])  # noqa: E731
@@ -56,7 +57,7 @@ def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(
 
 
 def test_bernoulli_homogeneity_check_has_power_against_the_other_growth_rule():
-    kw = dict(q=0.4, r=0.7, T=2, n0=2, trials=3000, mu=(0.0, 1.0), floor=0)
+    kw = dict(q=0.4, r=0.7, T=2, n0=2, trials=3000, mu=(0.0, 1.0), policy=Policy(floor=0))
     fast = bernoulli.simulate(0.8, model="leak", seed=1, **kw)
     wrong = bernoulli.simulate_agents(0.8, model="agnostic", seed=2, **kw)
     rows = lambda run: np.column_stack([run.population[:, 1], run.leaked[:, 0], run.population[:, 2]])  # noqa: E731
@@ -85,7 +86,7 @@ def test_gaussian_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n
     # small γ and a large τ: the across-noise term β decides many leaks (0, 1 and 2 leaks each
     # have probability 1/4 or more at N = 2), so a draw of β that ignored the records'
     # dependence (at N = 2 the two deviations are opposite) fails
-    kw = dict(tau=10.0, q=0.5, r=0.6, T=2, n0=n0, trials=2000, statistic=statistic, floor=0, **SMALL)
+    kw = dict(tau=10.0, q=0.5, r=0.6, T=2, n0=n0, trials=2000, statistic=statistic, policy=Policy(floor=0), **SMALL)
     fast = gaussian.simulate(0.3, draw=draw, seed=5, **kw)
     slow = gaussian.simulate_agents(0.3, seed=6, **kw)
     assert fast.method == draw and slow.method == "agents"
@@ -98,7 +99,7 @@ def test_gaussian_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n
 
 def test_gaussian_homogeneity_check_has_power_against_a_wrong_threshold_at_n_equal_two():
     # the agent reference with τ 20% lower is a different law; the check above must see it
-    kw = dict(q=0.5, r=0.6, T=2, n0=2, trials=2000, floor=0, **SMALL)
+    kw = dict(q=0.5, r=0.6, T=2, n0=2, trials=2000, policy=Policy(floor=0), **SMALL)
     fast = gaussian.simulate(0.3, tau=10.0, seed=5, **kw)
     other = gaussian.simulate_agents(0.3, tau=8.0, seed=6, **kw)
     rows = lambda run: np.column_stack([run.leaked[:, 0], run.population[:, 1], run.population[:, 2]])  # noqa: E731

@@ -13,6 +13,7 @@ import pytest
 
 from perfpriv import _random, behaviour, bernoulli, engine, gaussian
 from perfpriv.kernels import behaviours, gaussian_mean, mechanisms, samplers, streams
+from perfpriv.engine import Policy
 
 MASK = (1 << 64) - 1
 
@@ -96,13 +97,15 @@ CASES = {
     "schedule, final": (bernoulli.RandomizedResponse(engine.Schedule(np.linspace(0.1, 5, 25))),
                         behaviour.Memoryless(q=0.5, r=0.2), dict(T=25, n0=30, trials=3, seed=3, record="final")),
     "per cell, no cap": (bernoulli.RandomizedResponse(engine.PerCell([0.5, 2.0, 8.0])),
-                         behaviour.Memoryless(q=[0.2, 0.5, 0.9], r=0.3), dict(T=15, n0=100, trials=3, seed=4, cap=None)),
+                         behaviour.Memoryless(q=[0.2, 0.5, 0.9], r=0.3),
+                         dict(T=15, n0=100, trials=3, seed=4, policy=Policy(cap=None))),
     "independent levels": (bernoulli.RandomizedResponse([0.5, 2.0, 8.0]), behaviour.Memoryless(q=[0.3, 0.7], r=0.6),
                            dict(T=10, n0=100, trials=4, seed=1, common_numbers=False)),
     "independent schedules": (bernoulli.RandomizedResponse(engine.Schedule([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])),
                               behaviour.Memoryless(q=0.4, r=0.5), dict(T=3, n0=60, trials=3, seed=2, common_numbers=False)),
     "dying, stop at 1": (bernoulli.RandomizedResponse([20.0], mu=(0.2, 0.4), clip_estimate=True),
-                         behaviour.Memoryless(q=0.99, r=0.01), dict(T=40, n0=20, trials=6, seed=5, stop=1, floor=0)),
+                         behaviour.Memoryless(q=0.99, r=0.01),
+                         dict(T=40, n0=20, trials=6, seed=5, policy=Policy(stop=1, floor=0))),
 }
 
 
@@ -195,7 +198,7 @@ GAUSSIAN_CASES = {
     "sigma2, extreme gammas, no cap": (gaussian.GaussianMean([1e-100, 0.5, 1e100], tau=0.02, d=4, R=100.0,
                                                              Sigma=4 * np.eye(4)),
                                        behaviour.Memoryless(q=0.3, r=0.6), dict(T=5, n0=200, trials=2, seed=5,
-                                                                                cap=None)),
+                                                                                policy=Policy(cap=None))),
 }
 
 
@@ -310,30 +313,30 @@ def test_a_batch_of_one_group_runs_serially_with_the_same_numbers():
 # ------------------------------------------------------------------ the typed behaviours' compiled steps
 TYPED_CASES = {
     "memory, grid, cap binds": (bernoulli.RandomizedResponse([0.2, 1.0, np.inf]), behaviour.LeakCount(k=3, q=0.6, r=0.7),
-                                dict(T=20, n0=150, trials=4, seed=1, cap=300)),
+                                dict(T=20, n0=150, trials=4, seed=1, policy=Policy(cap=300))),
     "memory, cells, agnostic, gaussian": (gaussian.GaussianMean([0.05, 0.5, 3.0], tau=0.02, d=12, R=10.0),
                                           behaviour.LeakCount(k=2, q=[0.3, 0.9], r=0.5, rule="agnostic"),
                                           dict(T=10, n0=120, trials=3, seed=2)),
     "heterogeneous, cells, schedule": (bernoulli.RandomizedResponse(engine.Schedule(np.linspace(0.2, 4.0, 15))),
                                        behaviour.Heterogeneous(q=[[0.9, 0.2, 0.5], [0.3, 0.3, 0.1]],
                                                                weights=[0.2, 0.5, 0.3], r=[0.45, 0.8]),
-                                       dict(T=15, n0=90, trials=3, seed=3, cap=200)),
+                                       dict(T=15, n0=90, trials=3, seed=3, policy=Policy(cap=200))),
     "heterogeneous, dying, floor": (bernoulli.RandomizedResponse([np.inf]),
                                     behaviour.Heterogeneous(q=[1.0, 0.95], weights=[0.3, 0.7], r=0.02),
-                                    dict(T=12, n0=40, trials=5, seed=4, floor=1)),
+                                    dict(T=12, n0=40, trials=5, seed=4, policy=Policy(floor=1))),
     "budget, grid, gaussian": (gaussian.GaussianMean([0.6, 2.0], tau=0.02, d=12, R=10.0),
                                behaviour.BudgetAware(tolerance=[1200.0, 3500.0], weights=[0.3, 0.7], r=0.6, q=0.2),
-                               dict(T=8, n0=150, trials=3, seed=5, cap=500)),
+                               dict(T=8, n0=150, trials=3, seed=5, policy=Policy(cap=500))),
     "budget, schedule, independent levels": (
         bernoulli.RandomizedResponse(engine.Schedule([[0.3] * 10, list(np.linspace(0.1, 2.0, 10))])),
         behaviour.BudgetAware(tolerance=[0.7, 2.0, np.inf], weights=[1, 2, 1], r=0.5, q=0.3, rule="agnostic"),
-        dict(T=10, n0=200, trials=3, seed=6, cap=400, common_numbers=False)),
+        dict(T=10, n0=200, trials=3, seed=6, policy=Policy(cap=400), common_numbers=False)),
     "budget, per cell, dying, stop": (bernoulli.RandomizedResponse(engine.PerCell([1.0, 3.0])),
                                       behaviour.BudgetAware(tolerance=2.5, r=[0.05, 0.1]),
-                                      dict(T=12, n0=60, trials=3, seed=7, floor=0, stop=2)),
+                                      dict(T=12, n0=60, trials=3, seed=7, policy=Policy(floor=0, stop=2))),
     "contagion, cells, no cap": (bernoulli.RandomizedResponse([0.3, 2.0]),
                                  behaviour.Contagion(q=[0.1, 0.4], r=0.6, kappa=[0.5, 3.0]),
-                                 dict(T=25, n0=80, trials=3, seed=8, cap=None, record="final")),
+                                 dict(T=25, n0=80, trials=3, seed=8, policy=Policy(cap=None), record="final")),
 }
 
 
@@ -497,9 +500,10 @@ LAW_CASES = {
 @pytest.mark.parametrize("case", sorted(LAW_CASES))
 def test_a_typed_behaviours_compiled_run_agrees_in_law_with_the_agent_reference(case):
     # independent truth: every user one at a time (tests/agents_behaviour.py); means within 4.5 se per round
-    users, kw = LAW_CASES[case], dict(T=6, n0=150, cap=500, floor=1)
-    agents = simulate_agents(RR(0.3), users, trials=500, seed=41, **kw)
-    run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=4000, seed=42, **kw)
+    users, kw, bounds = LAW_CASES[case], dict(T=6, n0=150), dict(cap=500, floor=1)
+    agents = simulate_agents(RR(0.3), users, trials=500, seed=41, **kw, **bounds)
+    run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=4000, seed=42, policy=Policy(**bounds),
+                          **kw)
     for a, b in ((agents.population, run.population), (agents.leaked, run.leaked)):
         a, b = a.astype(float), b.astype(float)
         se = np.sqrt(a.var(axis=0, ddof=1) / a.shape[0] + b.var(axis=0, ddof=1) / b.shape[0])

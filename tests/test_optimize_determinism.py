@@ -7,6 +7,7 @@ import pytest
 from perfpriv import bernoulli
 
 from perfpriv import optimize, sweep
+from perfpriv.engine import Policy
 
 
 def _fields(result):
@@ -34,8 +35,9 @@ def assert_identical(a, b):
 
 
 SAME_SEED_CALLS = {
-    "optimize.optimal_epsilon": lambda seed: optimize.optimal_epsilon(
-        q=[0.3, 0.5], r=[0.6, 0.4], epsilons=[0.5, 2.0, np.inf], T=5, n0=30, trials=2, cap=200, seed=seed),
+    "optimize.optimal_epsilon": lambda seed: optimize.optimal_epsilon(q=[0.3, 0.5], r=[0.6, 0.4],
+                                                                      epsilons=[0.5, 2.0, np.inf], T=5, n0=30,
+                                                                      trials=2, policy=Policy(cap=200), seed=seed),
     "optimize.optimal_gamma_empirical": lambda seed: optimize.optimal_gamma_empirical(
         q=0.3, r=0.6, gammas=[1.0, 3.0], tau=0.02, T=3, n0=20, d=2, R=10.0, trials=2, seed=seed),
     "sweep.sweep": lambda seed: sweep.sweep(lambda a, seed: np.random.default_rng(seed).random(2) + a,
@@ -56,7 +58,7 @@ def test_same_seed_gives_identical_results_and_another_seed_does_not(name):
 
 
 def test_optimal_epsilon_is_identical_with_one_and_two_jobs():
-    kw = dict(T=5, n0=30, trials=2, cap=200, seed=7)
+    kw = dict(T=5, n0=30, trials=2, policy=Policy(cap=200), seed=7)
     q, r = np.meshgrid([0.2, 0.6], [0.3, 0.7])
     one = optimize.optimal_epsilon(q=q, r=r, epsilons=[0.5, 2.0, np.inf], n_jobs=1, **kw)
     two = optimize.optimal_epsilon(q=q, r=r, epsilons=[0.5, 2.0, np.inf], n_jobs=2, **kw)
@@ -72,7 +74,7 @@ def test_optimal_gamma_empirical_is_identical_with_one_and_two_jobs():
 
 def test_sweep_of_a_perfpriv_simulator_is_identical_with_one_and_two_jobs():
     grid = {"epsilon": [0.5, np.inf], "q": [0.2, 0.6]}
-    kw = dict(r=0.5, T=4, n0=30, trials=2, cap=200)  # (epsilon positional, q and r keywords)
+    kw = dict(r=0.5, T=4, n0=30, trials=2, policy=Policy(cap=200))  # (epsilon positional, q and r keywords)
     one = sweep.sweep(bernoulli.simulate, grid, seed=3, n_jobs=1, **kw).values
     two = sweep.sweep(bernoulli.simulate, grid, seed=3, n_jobs=2, **kw).values
     for a, b in zip(one.ravel(), two.ravel()):
@@ -80,7 +82,7 @@ def test_sweep_of_a_perfpriv_simulator_is_identical_with_one_and_two_jobs():
 
 
 def test_optimal_epsilon_cells_do_not_depend_on_the_rest_of_the_grid():
-    kw = dict(T=5, n0=30, trials=2, cap=200, seed=5)
+    kw = dict(T=5, n0=30, trials=2, policy=Policy(cap=200), seed=5)
     eps = [0.5, 2.0, np.inf]
     grid = optimize.optimal_epsilon(q=[0.2, 0.6, 0.9], r=[0.7, 0.3, 0.1], epsilons=eps, **kw)
     alone = optimize.optimal_epsilon(q=0.6, r=0.3, epsilons=eps, **kw)

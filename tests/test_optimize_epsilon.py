@@ -14,6 +14,7 @@ import pytest
 
 from perfpriv import bernoulli as B
 from perfpriv import optimize as O
+from perfpriv.engine import Policy
 
 Z = 4.5
 EPS = np.array([0.05, 0.15, 0.4, 1.0, 2.5, 6.0, np.inf])
@@ -170,11 +171,13 @@ def test_bad_input_raises_value_error_naming_the_parameter(kwargs, name):
     args = dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=5, n0=10, trials=2, cap=100)
     args.update(kwargs)
     q, r, eps = args.pop("q"), args.pop("r"), args.pop("epsilons")
-    with pytest.raises(ValueError, match=name):
-        O.optimal_epsilon(q=q, r=r, epsilons=eps, seed=0, **args)
+    cap = args.pop("cap")
+    with pytest.raises(ValueError, match=name):  # a simulated search takes the cap in its Policy
+        O.optimal_epsilon(q=q, r=r, epsilons=eps, seed=0, policy=Policy(cap=cap), **args)
     if name == "trials":  # the mean-field search has no trials
         return
     args.pop("trials")
+    args["cap"] = cap
     with pytest.raises(ValueError, match=name):
         O.mean_field_optimal_epsilon(q=q, r=r, epsilons=eps, **args)
 

@@ -17,6 +17,7 @@ from perfpriv import _random
 from perfpriv import optimize as O
 from perfpriv import dynamics as D
 from perfpriv import gaussian
+from perfpriv.engine import Policy
 from perfpriv.optimize import GammaOptimum, optimal_gamma, optimal_gamma_empirical
 
 SMALL = dict(d=3, R=8.0, method="quadrature")
@@ -123,7 +124,12 @@ def test_theorem_2_constraint_is_conservative_at_paper_settings():
 
 
 # ---------------------------------------------------------------- simulation
-EMP = dict(T=8, n0=30, d=2, R=7.0, trials=12, cap=300)
+EMP = dict(T=8, n0=30, d=2, R=7.0, trials=12, policy=Policy(cap=300))
+
+
+def emp_with(**policy):
+    """EMP with further policy fields (``collapse``, ...)."""
+    return dict(EMP, policy=Policy(cap=300, **policy))
 
 
 def manual_cumulative(q, r, tau, g, seed, collapse):
@@ -146,7 +152,7 @@ def manual_cumulative(q, r, tau, g, seed, collapse):
 @pytest.mark.parametrize("collapse", ["floor", "ran"])
 def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_convention(collapse):
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0, 6.0])
-    res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, collapse=collapse, seed=5, **EMP)
+    res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, seed=5, **emp_with(collapse=collapse))
     for j, g in enumerate(gammas):
         per = manual_cumulative(q, r, tau, g, 5, collapse)
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
@@ -156,8 +162,8 @@ def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_con
 
 def test_collapse_convention_matters_only_when_populations_collapse():
     gammas = np.array([0.05, 1.0, 6.0])
-    floor = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, collapse="floor", seed=5, **EMP)
-    ran = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, collapse="ran", seed=5, **EMP)
+    floor = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, seed=5, **emp_with(collapse="floor"))
+    ran = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, seed=5, **emp_with(collapse="ran"))
     # tiny noise: everyone leaks, the population collapses, "ran" hides the dead rounds
     assert floor.values[0] > 2 * ran.values[0]
     # large noise: nobody collapses within the horizon, identical objectives
@@ -179,7 +185,8 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
     r = np.array([0.3, 0.6])
     tau, kw = 0.05, dict(T=10, n0=30, d=2, R=7.0, cap=300)
     gammas = np.geomspace(0.05, 20, 14)
-    emp = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, trials=20, seed=2, **kw)
+    emp = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, trials=20, seed=2,
+                                  policy=Policy(cap=kw["cap"]), **{k: v for k, v in kw.items() if k != "cap"})
     mf = optimal_gamma(q=q, r=r, tau=tau, objective="mean_field", rounds="algorithm", method="quadrature", **kw)
     bound = optimal_gamma(q=q, r=r, tau=tau, T=10, n0=30, d=2, R=7.0, method="quadrature")
     ratio_mf = emp.gamma / mf.gamma
@@ -202,7 +209,7 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1, -1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3), "gammas"),
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=1), "trials"),
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3,
-                                         collapse="x"), "collapse"),
+                                         policy=Policy(collapse="x")), "collapse"),
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3, seed=-1), "seed"),
     ],
 )

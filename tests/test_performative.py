@@ -10,6 +10,7 @@ from scipy import integrate, optimize, stats
 from perfpriv import bernoulli, behaviour, engine, leakage
 from perfpriv.performative import bilevel, federated, participation, prediction, stateful
 from perfpriv.performative.federated import GaussianClients, StepRule
+from perfpriv.engine import Policy
 
 
 # ------------------------------------------------------------------ helpers
@@ -399,7 +400,8 @@ def test_level_response_bad_input():
 
 
 # ------------------------------------------------------------ participation
-SMALL = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=8, n0=15, cap=40, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3, E=2, step=0.2)
+SMALL = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=8, n0=15, policy=Policy(cap=40), m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3,
+             E=2, step=0.2)
 
 
 @pytest.mark.parametrize("gamma", [0.3, 1.0])
@@ -456,7 +458,7 @@ def test_survival_threshold_sets_the_growth_factor_to_one_and_scales_with_the_sp
 
 
 def test_a_level_alone_equals_its_row_in_a_grid_and_the_given_mechanism_keeps_no_state():
-    kw = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=6, n0=12, cap=30, m_sd=1.0, eps_sd=0.2, E=2, seed=9)
+    kw = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=6, n0=12, policy=Policy(cap=30), m_sd=1.0, eps_sd=0.2, E=2, seed=9)
     grid = participation.simulate_participation([0.4, 1.5], trials=5, **kw)
     alone = participation.simulate_participation(1.5, trials=5, **kw)
     np.testing.assert_array_equal(grid.population[1], alone.population)
@@ -543,7 +545,7 @@ def test_every_figure_returns_a_figure_and_refuses_empty_input():
     runs = {"full": federated.p_fedavg(c, T=50, trials=5, seed=0)}
     prob = bilevel.BilevelRegression.synthetic(M=3, n=10, d=2, eps_c=0.5, eps_d=0.5)
     part = {"a": participation.simulate_participation([0.5, 2.0], tau=0.3, R=10.0, q=0.5, r=0.2, T=25, n0=20,
-                                                      trials=3, cap=50, seed=0, E=1, step=0.5)}
+                                                      trials=3, policy=Policy(cap=50), seed=0, E=1, step=0.5)}
     figs = [plots.figure_retraining(paths, lin), plots.figure_level_response(level, deployed=[0]),
             plots.figure_fedavg_convergence(mom, runs), plots.figure_fedavg_factors({"E": ([1, 2], {"x": [1.0, 0.5]})}),
             plots.figure_bilevel({"p": bilevel.fbi_rrm(prob, rounds=5)}, prob, eps_c=np.linspace(0, 2, 5),

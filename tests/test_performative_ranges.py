@@ -11,6 +11,7 @@ import pytest
 
 from perfpriv.performative import BilevelRegression, federated, simulate_participation
 from perfpriv.performative.participation import PrivateFederatedRound
+from perfpriv.engine import Policy
 
 pytestmark = pytest.mark.usefixtures("no_warnings")
 
@@ -35,7 +36,7 @@ def test_participation_round_states_the_range_of_its_locations_and_spreads():
 def test_diverging_local_steps_of_private_federated_rounds_are_a_clear_error_not_nan():
     # a local step eta multiplies a client's model by 1 - eta(1 - eps_i); at eta = 1e300 the local
     # models overflow in round 1 (they used to give overflow warnings and NaN squared errors)
-    kwargs = dict(tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20, cap=60, trials=2, seed=1, eps=0.8, eps_sd=0.3)
+    kwargs = dict(tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20, policy=Policy(cap=60), trials=2, seed=1, eps=0.8, eps_sd=0.3)
     with pytest.raises(ValueError, match=r"^step: .*overflowed in round 1"):
         simulate_participation([1e-3, 0.6], step=1e300, **kwargs)
     with warnings.catch_warnings():

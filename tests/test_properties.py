@@ -29,6 +29,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "perfpriv-hypothesis")
 
 from perfpriv import _random, bernoulli, dynamics, gaussian, leakage
+from perfpriv.engine import Policy
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 FAST = settings(max_examples=100, **SETTINGS)
@@ -99,7 +100,7 @@ def test_estimator_variance_is_positive_and_at_most_one_over_sixteen_beta_square
 @given(eps=st.lists(epsilons, min_size=1, max_size=3), q=probs, r=probs, n0=st.integers(1, 50),
        cap=st.integers(50, 200), seed=st.integers(0, 2**32))
 def test_bernoulli_simulation_stays_between_floor_and_cap_with_finite_errors(eps, q, r, n0, cap, seed):
-    run = bernoulli.simulate(eps, q=q, r=r, T=4, n0=n0, trials=2, cap=cap, seed=seed)
+    run = bernoulli.simulate(eps, q=q, r=r, T=4, n0=n0, trials=2, policy=Policy(cap=cap), seed=seed)
     assert run.population.min() >= 1 and run.population.max() <= cap
     assert np.isfinite(run.sq_error).all() and in_unit(run.truth)
 
@@ -350,7 +351,7 @@ def test_nonpositive_or_fractional_sizes_are_rejected(T, which):
     kw = dict(T=3, n0=10, trials=2)
     kw[which] = T
     with pytest.raises(ValueError, match=f"{which} must be an integer"):
-        bernoulli.simulate(1.0, q=0.3, r=0.6, cap=100, seed=0, **kw)
+        bernoulli.simulate(1.0, q=0.3, r=0.6, policy=Policy(cap=100), seed=0, **kw)
 
 
 @FAST

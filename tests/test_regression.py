@@ -17,6 +17,7 @@ from scipy import integrate, optimize, stats
 from perfpriv import _random, engine, leakage
 from perfpriv import regression as RG
 from perfpriv.behaviour import Memoryless
+from perfpriv.engine import Policy
 
 Z_TOL = 4.5  # tolerance in Monte Carlo standard errors
 
@@ -506,7 +507,7 @@ def test_published_privacy_matches_the_authors_mechanism():
     # the leak probability is that of simulated rounds of the published release
     mech = RG.RidgeRelease([0.5, 2.0], tau=0.02, d=4, error="excess")
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=100, trials=1500, seed=4, conventions="authors",
-                          stop=0)
+                          policy=Policy(stop=0))
     frac = run.leaked[..., 0] / 100
     for j in range(2):
         se = frac[j].std(ddof=1) / math.sqrt(frac.shape[1])

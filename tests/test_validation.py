@@ -18,6 +18,7 @@ from perfpriv import (bernoulli, cli, exercises, experiments, feedback, gaussian
 from perfpriv._validate import check_int_array
 from perfpriv.performative import GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
 from perfpriv.performative.participation import simulate_participation_agents
+from perfpriv.engine import Policy
 
 
 # ------------------------------------------------------------- one clear error naming the parameter
@@ -173,8 +174,8 @@ def test_agent_references_refuse_runs_they_cannot_hold_by_name_before_any_work(m
     run = AGENT_REFERENCES[model]
     small = dict(T=3, n0=20, trials=2, seed=0)
     for kwargs, word in [(dict(T=10**12), "T=1000000000000"), (dict(trials=10**12), "trials=1000000000000"),
-                         (dict(n0=10**12, cap=10**12), "n0 must be at most"),
-                         (dict(T=60, n0=10, cap=10**9), "cap must be at most")]:
+                         (dict(n0=10**12, policy=Policy(cap=10**12)), "n0 must be at most"),
+                         (dict(T=60, n0=10, policy=Policy(cap=10**9)), "cap must be at most")]:
         with pytest.raises(ValueError, match=word):
             run(**dict(small, **kwargs))
     # a Generator seed is a seed (it was refused by gradient's reference, whose message listed it as allowed)
@@ -207,7 +208,8 @@ CASES = {
                      "seed": [-1, "x"], "n_jobs": [0, -2, 1.5, "2"], "progress": ["yes", None]}),
     # models owned by other helpers: their arguments are checked too
     "optimize.optimal_epsilon": (
-        optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2, cap=100, seed=0),
+        optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2,
+                                        policy=Policy(cap=100), seed=0),
         {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
     "optimize.optimal_gamma": (
         optimize.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import bernoulli, optimize
+from .. import bernoulli, engine, optimize
 from .._validate import check_choice, check_probability, check_real
 from ..behaviour import RULES
 from ._common import Result, bernoulli_provenance, result
@@ -113,11 +113,12 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
         fine = np.geomspace(max(0.01, float(finite.min())) if finite.size else 0.01, top, 200)
     fine = np.atleast_1d(np.asarray(check_real("fine", fine, low=0, low_open=True), float))
     res = optimize.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, model=model, mu=mu, seed=seed,
-                                   conventions=conventions, cap=cap, progress=False)
+                                   conventions=conventions, policy=engine.Policy(cap=cap), progress=False)
     mf = dict(q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu)
     theory = np.asarray(bernoulli.mean_field(fine, **mf).sq_error, float)[..., -1]
     theory_inf = float(bernoulli.mean_field(np.inf, **mf).sq_error[-1])
     ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
-    settings = dict(cap=cap, mu=mu, seed=seed, **bernoulli_provenance(conventions, n0=n0, mu=mu, cap=cap))
+    settings = dict(cap=cap, mu=mu, seed=seed, **bernoulli_provenance(conventions, n0=n0, mu=mu,
+                                                                              policy=engine.Policy(cap=cap)))
     return FinalErrors(eps, np.asarray(res.values, float), np.asarray(res.se, float), float(res.epsilon), fine,
                        theory, theory_inf, ec, q, r, model, int(T), int(n0), int(trials), settings)

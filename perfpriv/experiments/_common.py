@@ -66,32 +66,32 @@ def check_statistic(statistic):
     return check_choice("statistic", statistic, ("paper", "exact"))
 
 
-def gaussian_provenance(conventions, *, n0, tau, d, R, statistic=None, **policy) -> dict:
+def gaussian_provenance(conventions, *, n0, tau, d, R, statistic=None, policy=None) -> dict:
     """The conventions of a Gaussian experiment and the settings behind them (resolved by the library).
 
     Returns ``{"conventions", "statistic", "policy"}``: the membership statistic
     :class:`perfpriv.gaussian.GaussianMean` resolves from ``conventions`` and the
-    population policy of :func:`perfpriv.engine.resolve_policy` with the given overrides.
+    population ``policy`` (a :class:`perfpriv.engine.Policy`) resolved under ``conventions``.
     """
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     mech = GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic).resolved(conventions)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     return dict(conventions=conventions, statistic=mech.statistic, policy=pol.describe())
 
 
-def bernoulli_provenance(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, **policy) -> dict:
+def bernoulli_provenance(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, policy=None) -> dict:
     """The conventions of a randomized-response experiment and the settings behind them.
 
     Returns ``{"conventions", "clip_estimate", "policy"}`` (resolved by
-    :class:`perfpriv.bernoulli.RandomizedResponse` and :func:`perfpriv.engine.resolve_policy`).
+    :class:`perfpriv.bernoulli.RandomizedResponse` and :meth:`perfpriv.engine.Policy.resolve`).
     """
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     mech = RandomizedResponse(1.0, mu=mu, clip_estimate=clip_estimate).resolved(conventions)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     return dict(conventions=conventions, clip_estimate=bool(mech.clip_estimate), policy=pol.describe())
 
 
-def empirical_policy(conventions, collapse, cap) -> dict:
+def empirical_policy(conventions, collapse, cap) -> engine.Policy:
     """The population policy of simulated cumulative errors (γ* search, schedule comparisons).
 
     A run stops once its population is down to one user (``stop=1``: a lone
@@ -100,10 +100,9 @@ def empirical_policy(conventions, collapse, cap) -> dict:
     default ``"floor"`` gives way to the preset's ``"ran"``, as in
     :func:`perfpriv.optimize.optimal_gamma_empirical`.
     """
-    policy = dict(stop=1, cap=cap)
     if conventions == "paper" or collapse != "floor":
-        policy["collapse"] = collapse
-    return policy
+        return engine.Policy(stop=1, cap=cap, collapse=collapse)
+    return engine.Policy(stop=1, cap=cap)
 
 
 def run_provenance(run) -> dict:

@@ -6,7 +6,7 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from .. import _random, dynamics, gaussian, optimize
+from .. import _random, dynamics, engine, gaussian, optimize
 from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_probability, check_real
 from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
 
@@ -42,7 +42,7 @@ def _probabilities(values, name, default):
 def _empirical_provenance(conventions, collapse, *, n0, tau, d, R, statistic, cap):
     """The conventions of :func:`perfpriv.optimize.optimal_gamma_empirical`'s runs, resolved."""
     return gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
-                               **empirical_policy(conventions, collapse, cap))
+                               policy=empirical_policy(conventions, collapse, cap))
 
 
 # ---------------------------------------------------------------- Lemma 9
@@ -144,9 +144,9 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
     prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
     st = prov["statistic"]
     Q, Rr = np.meshgrid(qs, rs, indexing="ij")
-    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
-                                           collapse=collapse, statistic=statistic, conventions=conventions,
-                                           seed=seed, n_jobs=n_jobs, progress=False)
+    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
+                                           policy=empirical_policy(conventions, collapse, cap), statistic=statistic,
+                                           conventions=conventions, seed=seed, n_jobs=n_jobs, progress=False)
     sim, se = emp.values, emp.se                                           # (q, r, G)
     G = np.broadcast_to(gammas, sim.shape)
     QQ = np.broadcast_to(Q[..., None], sim.shape)
@@ -268,9 +268,9 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
     if check_flag("empirical", empirical):
-        res = optimize.optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
-                                               collapse=collapse, statistic=statistic, conventions=conventions,
-                                               seed=seed, progress=False)
+        res = optimize.optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
+                                               policy=empirical_policy(conventions, collapse, cap), statistic=statistic,
+                                               conventions=conventions, seed=seed, progress=False)
         sim, se, g_emp = np.asarray(res.values, float), np.asarray(res.se, float), float(res.gamma)
     g_mf = float(fine[int(np.nanargmin(mf))]) if np.isfinite(mf).any() else float("nan")
     gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
@@ -404,7 +404,7 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
     values = np.full(Q.shape + gammas.shape, np.nan)
     se = np.full(Q.shape + gammas.shape, np.nan)
     if check_flag("empirical", empirical):
-        search = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap, collapse=collapse,
+        search = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, policy=empirical_policy(conventions, collapse, cap),
                       statistic=statistic, conventions=conventions, seed=seed, n_jobs=n_jobs, chunk=chunk,
                       progress=False)
         values, se = _empirical_cells(Q, Rr, gammas, search, store, on_cells)
@@ -536,11 +536,13 @@ def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
     T = check_int("T", T, low=1)
     trials = check_int("trials", trials, low=1)
     statistic = check_statistic(statistic)
-    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
+    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
+                               policy=engine.Policy(cap=cap))
     rounds = np.array([float(dynamics.pac_rounds(gamma, tau=tau, q=q, r=r, epsilon=e, delta=delta, n0=n0, d=d,
                                                  R=R, statistic=prov["statistic"])) for e in eps])
     run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
-                            cap=cap, conventions=conventions, seed=_random.cell_key(seed, gamma, tau, q, r))
+                            policy=engine.Policy(cap=cap), conventions=conventions,
+                            seed=_random.cell_key(seed, gamma, tau, q, r))
     # column t of sq_error is the release made from population[:, t] users; Theorem 4's
     # N_t >= N_0 C_1^t refers to that population, so round t of the theorem is column t.
     dist = np.sqrt(np.asarray(run.sq_error, float))

@@ -161,12 +161,12 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     T = scheds.shape[1]
     policy = empirical_policy(conventions, collapse, cap)
-    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, **policy)
+    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, policy=policy)
     mf = dynamics.mean_field(Schedule(scheds), tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, mu=mu, Sigma=Sigma,
                              statistic=prov["statistic"], cap=cap, floor=1).cumulative_error
     mech = GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic)
-    run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, conventions=conventions, seed=seed,
-                          **policy)
+    run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, policy=policy,
+                          conventions=conventions, seed=seed)
     settings = dict(q=q, r=r, tau=tau, n0=n0, d=d, R=R, cap=cap, collapse=collapse, seed=seed, **prov)
     return _compare(names, scheds, mf, run.cumulative_error, reference, settings)
 
@@ -226,10 +226,11 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     T = eps.shape[1]
     mf = np.asarray(bernoulli.mean_field(Schedule(eps), q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu).sq_error,
                     float).sum(axis=-1)
-    run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, model=model, mu=mu, cap=cap,
+    policy = engine.Policy(cap=cap)
+    run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, model=model, mu=mu, policy=policy,
                              conventions=conventions, seed=seed)
     settings = dict(q=q, r=r, n0=n0, model=model, cap=cap, mu=mu, seed=seed,
-                    **bernoulli_provenance(conventions, n0=n0, mu=mu, cap=cap))
+                    **bernoulli_provenance(conventions, n0=n0, mu=mu, policy=policy))
     return _compare(names, eps, mf, run.cumulative_error, reference, settings)
 
 

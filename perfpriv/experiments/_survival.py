@@ -83,8 +83,9 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
     for i, t in enumerate(np.atleast_1d(tau)):
         mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
         # a trial down to one user stops (a lone user always leaks): its later rounds say nothing of C
-        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, cap=cap, floor=floor,
-                              stop=1, conventions=conventions, seed=keys[i])
+        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials,
+                              policy=engine.Policy(cap=cap, floor=floor, stop=1), conventions=conventions,
+                              seed=keys[i])
         st = run.mechanism.statistic
         pop = np.asarray(run.population, float)                             # (G, trials, T + 1)
         alive = np.asarray(run.alive, bool)                                 # (G, trials, T)
@@ -181,8 +182,8 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     gammas = np.geomspace(0.2, 20.0, 10) if gammas is None else np.atleast_1d(
         np.asarray(check_real("gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1]), float))
     floor = (1 if conventions == "authors" else 0) if floor is None else check_int("floor", floor, low=0, high=1)
-    prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic, cap=cap,
-                               floor=floor, stop=1)
+    prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic,
+                               policy=engine.Policy(cap=cap, floor=floor, stop=1))
     theory = np.stack([np.asarray(dynamics.growth_factor(gammas, tau=float(t), q=q, r=r, n=n0, d=d, R=R,
                                                          statistic=prov["statistic"]), float) for t in taus])
     T_run = 1 if ratio == "first" else T
@@ -247,8 +248,8 @@ def _one_round_cells(n, *, keys, gamma, tau, q, r, d, R, trials, statistic, conv
         size = int(size)
         mech = GaussianMean(gamma, tau=tau, d=d, R=R, statistic=statistic)
         # floor 0 and no cap: N_1 as drawn (the inverse is floored at one user explicitly)
-        run = engine.simulate(mech, Memoryless(q=q, r=r), T=1, n0=size, trials=trials, cap=None, floor=0, stop=0,
-                              conventions=conventions, seed=keys[i])
+        run = engine.simulate(mech, Memoryless(q=q, r=r), T=1, n0=size, trials=trials,
+                              policy=engine.Policy(cap=None, floor=0, stop=0), conventions=conventions, seed=keys[i])
         n1 = np.asarray(run.population[:, 1], float)
         mean, se = mean_se(1.0 / np.maximum(n1, 1.0))
         ratio = n1 / size
@@ -413,7 +414,8 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
              else np.atleast_1d(check_int_array("sizes", sizes, low=2)))
     if sizes.ndim != 1:
         raise ValueError(f"sizes must be a population or a 1-D sequence of populations; got shape {sizes.shape}")
-    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
+    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
+                               policy=engine.Policy(cap=cap))
     st = prov["statistic"]
     common = dict(tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, statistic=st)
     free = np.asarray(dynamics.mean_field(gamma, cap=UNCAPPED, **common).population, float)
@@ -421,8 +423,8 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     grow = lambda path: np.asarray(dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=path[:-1], d=d, R=R,  # noqa: E731
                                                            statistic=st), float)
     if trials:
-        run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
-                                statistic=statistic, conventions=conventions,
+        run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials,
+                                policy=engine.Policy(cap=cap), statistic=statistic, conventions=conventions,
                                 seed=_random.cell_key(seed, gamma, tau, q, r))
         simulated = np.asarray(run.population, float)
     else:

@@ -99,14 +99,14 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
     """Mean final-round error and its standard error for a batch of cells: shape (cells, 2, E)."""
     mech = RandomizedResponse(epsilons, mu=mu, clip_estimate=clip_estimate)
     run = engine.simulate(mech, users_of_cells(behaviour, q, r, model), T=T, n0=n0, trials=trials, seed=keys,
-                          conventions=conventions, record="final", **policy)
+                          policy=policy, conventions=conventions, record="final")
     final = run.sq_error[..., -1]                                  # (cells, E, trials)
     return np.stack(mean_se(final, axis=-1), axis=1)
 
 
 def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
-                    clip_estimate=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
-                    behaviour=None, on_cells=None, **policy):
+                    clip_estimate=None, policy=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
+                    behaviour=None, on_cells=None):
     """ε in a grid minimizing the mean final-round squared error, by simulation.
 
     For each (q, r) cell, simulates the Bernoulli model for every ε of the
@@ -135,6 +135,8 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
         Root seed; each cell has its own key from its coordinates.
     clip_estimate : bool, optional
         Clip μ̂ to [0, 1] (default: from ``conventions``).
+    policy : perfpriv.engine.Policy, optional
+        Population policy; unset fields come from ``conventions`` (cap 20000).
     conventions : {"paper", "authors"}
         ``"authors"``: the published maps' conventions (population floored
         at 0, a dead trial charged the error 10, clipped estimates) -- where
@@ -152,9 +154,6 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     on_cells : callable, optional
         Called with the number of (distinct) cells of each chunk as it
         finishes (progress, or a place where a caller may stop cleanly).
-    **policy
-        ``cap`` (default 20000), ``floor``, ``stop``, ``collapse``, ``penalty``.
-
     Returns
     -------
     EpsilonOptimum
@@ -182,6 +181,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     model = check_choice("model", model, RULES)
     check_behaviour(behaviour, model)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    policy = engine.check_policy(policy)
     RandomizedResponse(eps, mu=mu, clip_estimate=clip_estimate)  # checks mu, clip_estimate now
     uq, ur, inverse = unique_cells(qq, rr)
     out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
@@ -190,7 +190,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
                     conventions=conventions, policy=policy, on_chunk=on_cells,
                     **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
-    settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=dict(policy),
+    settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=policy.describe(),
                     clip_estimate=clip_estimate, seed=seed)
     if behaviour is not None:
         settings["behaviour"] = behaviour

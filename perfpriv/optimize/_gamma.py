@@ -11,6 +11,7 @@ heatmaps of Figs. 4-5. All accept arrays of (q, r) cells.
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,7 +174,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     method, samples, seed = check_leak_options(method, samples, seed)
     base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
-    engine.resolve_policy(GaussianMean(1.0, **base), "paper", n0=n0, cap=cap, floor=floor)  # checks, before any work
+    engine.Policy(cap=cap, floor=floor).resolve(GaussianMean(1.0, **base), "paper", n0=n0)  # checks, before any work
     check_behaviour(behaviour, "leak")
     if behaviour is not None and objective != "mean_field":
         raise ValueError(f"behaviour needs objective='mean_field' (Lemma 9's bound holds for the paper's users "
@@ -276,14 +277,14 @@ def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma
     """Mean cumulative error and its standard error for every γ, a batch of cells: (cells, 2, G)."""
     mech = GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
     run = engine.simulate(mech, users_of_cells(behaviour, q, r, "leak"), T=T, n0=n0, trials=trials, seed=keys,
-                          conventions=conventions, **policy)
+                          policy=policy, conventions=conventions)
     total = run.cumulative_error                                   # (cells, G, trials)
     return np.stack(mean_se(total, axis=-1), axis=1)
 
 
 def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
-                            collapse="floor", conventions="paper", draw="auto", seed=None, n_jobs=None,
-                            progress="auto", chunk=4, behaviour=None, **policy):
+                            policy=None, conventions="paper", draw="auto", seed=None, n_jobs=None,
+                            progress="auto", chunk=4, behaviour=None):
     r"""γ* from simulation: grid search of Algorithm 1's mean cumulative error.
 
     For every γ of ``gammas`` and every (q, r) cell, ``trials`` runs of
@@ -294,11 +295,12 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     random numbers round by round (common random numbers), which makes the
     comparison between them sharper than independent runs would.
 
-    A run whose population falls to one user stops (``stop=1``: a lone user
-    always leaks, so the population never recovers), and its remaining
-    rounds are scored by ``collapse``:
+    Unless ``policy`` says otherwise, a run whose population falls to one
+    user stops (``stop=1``: a lone user always leaks, so the population
+    never recovers), and its remaining rounds are scored by the policy's
+    ``collapse``:
 
-    * ``"floor"`` (default; Theorem 3's convention): each costs the expected
+    * ``"floor"`` (default under ``conventions="paper"``; Theorem 3's convention): each costs the expected
       error of a one-record release, :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` (Lemma 3 at N = 1) -- a
       collapse is penalized, as it should be for a platform that has lost its
       users, and the objective is the simulated counterpart of the mean-field
@@ -307,7 +309,8 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
       the mean error of the rounds it ran, times T -- which hides the cost of
       collapsing and favours small γ where collapses are frequent.
 
-    ``conventions="authors"`` sets the exact statistic and ``"ran"``.
+    ``conventions="authors"`` sets the exact statistic and, unless the
+    policy sets ``collapse``, ``"ran"``.
 
     Parameters
     ----------
@@ -319,8 +322,9 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
         τ > 0 (keyword-only).
     T, n0, d, R, trials, mu, Sigma, statistic, draw
         As in :func:`perfpriv.gaussian.simulate` (``trials`` >= 2).
-    collapse : {"floor", "ran", "repeat", "penalty"}
-        How the rounds of a stopped run count (see above).
+    policy : perfpriv.engine.Policy, optional
+        Population policy (cap 20000 by default; ``stop`` 1 and ``collapse``
+        as above unless set).
     conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed; each cell has its own key from its coordinates, so a
@@ -332,9 +336,6 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
         ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
         cells (see :func:`perfpriv.optimize.optimal_epsilon`); ``None``: the
         paper's users.
-    **policy
-        ``cap`` (default 20000), ``floor``, ``stop`` (default 1), ``penalty``.
-
     Returns
     -------
     GammaOptimum
@@ -347,7 +348,8 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
 
     Examples
     --------
-    >>> kw = dict(tau=0.05, T=20, n0=30, d=2, R=5, trials=10, cap=200, seed=1)
+    >>> from perfpriv.engine import Policy
+    >>> kw = dict(tau=0.05, T=20, n0=30, d=2, R=5, trials=10, policy=Policy(cap=200), seed=1)
     >>> optimal_gamma_empirical(q=0.6, r=0.3, gammas=[0.1, 2.0, 20.0], **kw).gamma
     2.0
     """
@@ -361,13 +363,10 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     n0 = check_int("n0", n0, low=2)
     trials = check_int("trials", trials, low=2)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    collapse = check_choice("collapse", collapse, engine.COLLAPSE)
-    policy = dict(policy)
-    policy.setdefault("stop", 1)
-    if conventions == "paper":
-        policy.setdefault("collapse", collapse)
-    elif collapse != "floor":
-        policy.setdefault("collapse", collapse)
+    policy = engine.check_policy(policy)
+    policy = dataclasses.replace(
+        policy, stop=1 if policy.stop is engine.UNSET else policy.stop,
+        collapse="floor" if policy.collapse is engine.UNSET and conventions == "paper" else policy.collapse)
     GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)  # checks
     check_behaviour(behaviour, "leak")
     uq, ur, inverse = unique_cells(qq, rr)
@@ -382,7 +381,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     best_v = np.take_along_axis(values, k[..., None], axis=-1)[..., 0]
     gamma_c = dynamics.critical_gamma(q=qq, r=rr, tau=tau, n=n0, R=R)
     settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions,
-                    policy=policy, draw=draw, seed=seed)
+                    policy=policy.describe(), draw=draw, seed=seed)
     if behaviour is not None:
         settings["behaviour"] = behaviour
     return GammaOptimum(_out(best_g), _out(best_v), gammas, values, se, _out(gamma_c), "simulation", False,

@@ -156,7 +156,8 @@ class PrivateFederatedRound(StatefulMechanism):
     >>> from perfpriv import engine
     >>> from perfpriv.behaviour import Memoryless
     >>> mech = PrivateFederatedRound(1.0, tau=0.5, R=20.0, m=1.0, eps=0.5)
-    >>> run = engine.simulate(mech, Memoryless(q=0.3, r=0.2), T=20, n0=50, trials=4, cap=200, seed=0)
+    >>> run = engine.simulate(mech, Memoryless(q=0.3, r=0.2), T=20, n0=50, trials=4,
+    ...                       policy=engine.Policy(cap=200), seed=0)
     >>> run.population.shape, run.details["theta"].shape, mech.theta_ps.tolist()
     ((4, 21), (4, 20), [2.0])
     """
@@ -443,20 +444,15 @@ class PrivateFederatedRound(StatefulMechanism):
 
 def _mechanism_args(kwargs):
     allowed = ("m", "m_sd", "eps", "eps_sd", "sigma", "E", "step", "batch", "theta0", "d", "statistic")
-    policy = ("cap", "floor", "stop", "collapse", "penalty")
-    mech, pol = {}, {}
-    for k, v in kwargs.items():
-        if k in allowed:
-            mech[k] = v
-        elif k in policy:
-            pol[k] = v
-        else:
-            raise TypeError(f"unexpected keyword argument {k!r} (the mechanism takes {', '.join(allowed)}; the "
-                            f"population policy {', '.join(policy)})")
-    return mech, pol
+    for k in kwargs:
+        if k not in allowed:
+            hint = " (the population policy is policy=perfpriv.engine.Policy(...))" if k in engine.Policy.FIELDS else ""
+            raise TypeError(f"unexpected keyword argument {k!r}: the mechanism takes {', '.join(allowed)}{hint}")
+    return kwargs
 
 
-def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, conventions="paper", seed=None, **options):
+def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None, conventions="paper", seed=None,
+                           **options):
     r"""Private P-FedAvg with leaking clients who leave: the two feedback loops on the engine.
 
     :func:`perfpriv.engine.simulate` with :class:`PrivateFederatedRound` and
@@ -475,13 +471,14 @@ def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, conventions
         Leaving probability of a leaked client, recruiting probability of the others.
     T, n0, trials : int
         Rounds, initial clients, independent runs.
+    policy : perfpriv.engine.Policy, optional
+        Population policy; unset fields come from ``conventions``.
     conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
     **options
         Mechanism options of :class:`PrivateFederatedRound` (``m``, ``m_sd``,
         ``eps``, ``eps_sd``, ``sigma``, ``E``, ``step``, ``batch``, ``theta0``,
-        ``d``, ``statistic``) and the population policy (``cap``, ``floor``,
-        ``stop``, ``collapse``, ``penalty``).
+        ``d``, ``statistic``).
 
     Returns
     -------
@@ -493,14 +490,13 @@ def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, conventions
     Examples
     --------
     >>> run = simulate_participation([0.5, 2.0], tau=0.5, R=20.0, q=0.5, r=0.2, T=10, n0=40, trials=3,
-    ...                              cap=100, seed=1)
+    ...                              policy=engine.Policy(cap=100), seed=1)
     >>> run.population.shape
     (2, 3, 11)
     """
-    mech_args, policy = _mechanism_args(options)
-    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **mech_args)
+    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options))
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, conventions=conventions, seed=seed, **policy)
+    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
 def _log_normal_density(x, mean, var):
@@ -509,8 +505,8 @@ def _log_normal_density(x, mean, var):
     return -0.5 * x.size * math.log(2 * math.pi * var) - 0.5 * float(diff @ diff) / var
 
 
-def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conventions="paper", seed=None,
-                                  **options):
+def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None, conventions="paper",
+                                  seed=None, **options):
     """The same system one client at a time, with numpy Generators: the slow reference.
 
     Written independently of the engine and of :class:`PrivateFederatedRound`'s
@@ -526,7 +522,7 @@ def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conv
     ----------
     gamma : float
         One noise scale.
-    tau, R, q, r, T, n0, trials, conventions, seed, **options
+    tau, R, q, r, T, n0, trials, policy, conventions, seed, **options
         As in :func:`simulate_participation`.
 
     Returns
@@ -541,8 +537,7 @@ def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conv
     [5, 5]
     """
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech_args, policy = _mechanism_args(options)
-    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **mech_args).resolved(conventions)
+    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options)).resolved(conventions)
     if mech.levels.shape != () or mech.levels.per_round:
         raise ValueError("simulate_participation_agents takes one noise scale (a number)")
     g = float(mech.levels.values[0])
@@ -551,7 +546,7 @@ def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, conv
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
-    pol = engine.resolve_policy(mech, conventions, n0=n0, **policy)
+    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     d, E = mech.d, mech.E
     engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=d)
     population = np.zeros((trials, T + 1), dtype=np.int64)

@@ -130,8 +130,8 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
     if results is None:
         results = [
             bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], model=model,
-                               cap=cap, mu=mu, seed=None if seed is None else seed + k,
-                               **bernoulli.curve_script_options(conventions))
+                               mu=mu, seed=None if seed is None else seed + k,
+                               **bernoulli.curve_script_options(conventions, cap=cap))
             for k, (q, r) in enumerate(settings)
         ]
     else:

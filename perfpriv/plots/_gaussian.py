@@ -294,7 +294,7 @@ def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n
     gammas = check_values("gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1])
     mech = gaussian.GaussianMean(gammas, tau=tau, d=d, R=R, statistic=statistic)
     run = engine.simulate(mech, Memoryless(q=q, r=r), T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
-                          cap=sizes["cap"], conventions=conventions, seed=seed)
+                          policy=engine.Policy(cap=sizes["cap"]), conventions=conventions, seed=seed)
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "plasma"))):
         population_error(run, gamma=float(g), d=d, fig_axes=(fig, axes[0]), color=color,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import gaussian
+from .. import engine, gaussian
 from ..plots import assign
 from ..plots import llr_law_figure, population_error
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
@@ -55,8 +55,8 @@ def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=
     >>> len(fig.axes)
     2
     """
-    run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
-                            statistic=statistic, seed=seed)
+    run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials,
+                            policy=engine.Policy(cap=cap), statistic=statistic, seed=seed)
     rho = gaussian.rho_from_gamma(gamma, R)
     final = float(np.mean(np.asarray(run.population)[:, -1]))
     return population_error(run, gamma=gamma, d=d,

@@ -31,13 +31,14 @@ def draw_participation(gamma=0.6, *, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, tau=0.3,
     -------
     matplotlib.figure.Figure
     """
+    from ..engine import Policy
     from ..performative import PrivateFederatedRound, simulate_participation
 
     gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
     n0 = check_int("n0", n0, low=2)          # the survival thresholds drawn need two clients
     levels = np.array([1e-3, gamma])
-    run = simulate_participation(levels, tau=tau, R=R, q=q, r=r, T=T, n0=n0, trials=trials, seed=seed, cap=cap,
-                                 m=m, m_sd=m_sd, eps=eps, eps_sd=eps_sd, step=step)
+    run = simulate_participation(levels, tau=tau, R=R, q=q, r=r, T=T, n0=n0, trials=trials, seed=seed,
+                                 policy=Policy(cap=cap), m=m, m_sd=m_sd, eps=eps, eps_sd=eps_sd, step=step)
     mech = PrivateFederatedRound(gamma, tau=tau, R=R, m=m, m_sd=m_sd, eps=eps, eps_sd=eps_sd, step=step)
     start, stable = mech.survival_threshold([0.0, float(mech.theta_ps[0])], n=n0, q=q, r=r) if r > 0 else (np.inf,) * 2
     rounds = np.arange(T + 1)
