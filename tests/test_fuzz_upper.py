@@ -82,6 +82,9 @@ TYP = {
  (behaviour, "Contagion"): dict(q=0.3, r=0.6, kappa=0.5, rule="leak"),
  (optimize, "optimal_epsilon"): dict(epsilons=[0.5, 1.0], q=0.3, r=0.6, T=3, n0=50, trials=2, model="leak",
                                      mu=(0.5, 1.0), seed=0, conventions="paper", progress=False, chunk=64),
+ (optimize, "level_search"): dict(mechanism=bernoulli.RandomizedResponse([0.5, 2.0]),
+                                  behaviour=MEM, T=3, n0=50, method="simulation", score="cumulative", trials=2,
+                                  policy=engine.Policy(cap=20000), conventions="paper", seed=0, rounds="algorithm"),
  (optimize, "mean_field_optimal_epsilon"): dict(epsilons=[0.5, 1.0, 2.0], q=0.3, r=0.6, T=5, n0=50, model="leak",
                                                 cap=20000, floor=1, mu=(0.5, 1.0)),
  (optimize, "optimal_gamma"): dict(**GAUSS, objective="bound", constrained=False, cap=20000, floor=1,
@@ -177,6 +180,7 @@ EXEMPT = {
     (engine, "SimulationRun"), (engine, "MeanFieldPath"),                      # results of simulate / mean_field
     (behaviour, "Behaviour"),    # abstract base, no arguments
     (optimize, "EpsilonOptimum"), (optimize, "GammaOptimum"), (optimize, "ScheduleOptimum"),   # optimizer results
+    (optimize, "LevelOptimum"),
     (experiments, "LeakFractions"), (experiments, "LeakDispersion"), (experiments, "ExactFloorCheck"),
     (experiments, "GrowthCurves"), (experiments, "Theorem3Check"), (experiments, "MeanFieldPaths"),
     (experiments, "Lemma9Check"), (experiments, "HorizonCurves"), (experiments, "GammaStarMap"),

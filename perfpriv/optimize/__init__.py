@@ -10,12 +10,17 @@
   randomized-response counterparts :func:`optimal_epsilon_schedule`,
   :func:`optimal_epsilon_two_phase`, :func:`optimal_epsilon_geometric`.
 
+* any mechanism, any behaviour: :func:`level_search`, the best of a
+  mechanism's own levels for every cell of a behaviour, by simulation or
+  mean field (the ε* and γ* searches score their cells with it).
+
 Every search returns a small frozen result whose first field is the
 optimum, with the objective values it compared and its settings.
 """
 
 from ._epsilon import EpsilonOptimum, mean_field_optimal_epsilon, optimal_epsilon
 from ._gamma import GammaOptimum, optimal_gamma, optimal_gamma_empirical
+from ._levels import LevelOptimum, level_search
 from ._schedules import (
     ScheduleOptimum,
     optimal_epsilon_geometric,
@@ -27,6 +32,8 @@ from ._schedules import (
 )
 
 __all__ = [
+    "LevelOptimum",
+    "level_search",
     "EpsilonOptimum",
     "optimal_epsilon",
     "mean_field_optimal_epsilon",

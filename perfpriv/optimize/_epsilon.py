@@ -29,12 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _random, engine
-from .._stats import mean_se
 from .._validate import check_choice, check_int
 from ..behaviour import RULES
 from ..bernoulli import RandomizedResponse
 from ..sweep import map_cells
 from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
+from ._levels import level_search
 
 __all__ = ["EpsilonOptimum", "optimal_epsilon", "mean_field_optimal_epsilon"]
 
@@ -98,10 +98,9 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
                        behaviour=None):
     """Mean final-round error and its standard error for a batch of cells: shape (cells, 2, E)."""
     mech = RandomizedResponse(epsilons, mu=mu, clip_estimate=clip_estimate)
-    run = engine.simulate(mech, users_of_cells(behaviour, q, r, model), T=T, n0=n0, trials=trials, seed=keys,
-                          policy=policy, conventions=conventions, record="final")
-    final = run.sq_error[..., -1]                                  # (cells, E, trials)
-    return np.stack(mean_se(final, axis=-1), axis=1)
+    best = level_search(mech, users_of_cells(behaviour, q, r, model), T=T, n0=n0, trials=trials, score="final",
+                        policy=policy, conventions=conventions, seed=keys)
+    return np.stack([best.values, best.se], axis=1)
 
 
 def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,

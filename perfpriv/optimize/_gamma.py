@@ -18,11 +18,11 @@ import numpy as np
 from scipy import optimize
 
 from .. import _random, dynamics, engine
-from .._stats import mean_se
 from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import map_cells
 from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, check_leak_options, unique_cells, users_of_cells
+from ._levels import level_search
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
@@ -276,10 +276,9 @@ def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma
                       policy, behaviour=None):
     """Mean cumulative error and its standard error for every γ, a batch of cells: (cells, 2, G)."""
     mech = GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
-    run = engine.simulate(mech, users_of_cells(behaviour, q, r, "leak"), T=T, n0=n0, trials=trials, seed=keys,
-                          policy=policy, conventions=conventions)
-    total = run.cumulative_error                                   # (cells, G, trials)
-    return np.stack(mean_se(total, axis=-1), axis=1)
+    best = level_search(mech, users_of_cells(behaviour, q, r, "leak"), T=T, n0=n0, trials=trials, seed=keys,
+                        policy=policy, conventions=conventions)
+    return np.stack([best.values, best.se], axis=1)
 
 
 def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
