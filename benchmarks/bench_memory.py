@@ -25,8 +25,8 @@ from perfpriv import gaussian
 from perfpriv.engine import Policy
 start = time.perf_counter()
 if sys.argv[1] != "import":
-    run = gaussian.simulate(20.0, 0.02, 0.1, 0.5, T={T}, n0={cap}, d={d}, R=10.0, trials={trials},
-                            policy=Policy(cap={cap}), seed=0, method=sys.argv[1])
+    run = gaussian.simulate(20.0, tau=0.02, q=0.1, r=0.5, T={T}, n0={cap}, d={d}, R=10.0, trials={trials},
+                            policy=Policy(cap={cap}), seed=0, draw=sys.argv[1])
     assert int(run.population.min()) == {cap}, "the population must stay at the cap"
 seconds = time.perf_counter() - start
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, seconds)
