@@ -549,7 +549,15 @@ class GaussianMean(engine.Mechanism):
         return np.clip(vals[np.ravel(inverse)], 0.0, 1.0)
 
     def expected_error(self, n, level):
-        r""":math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/n`: Lemma 3's expected squared Mahalanobis error (n >= 0; inf at n = 0)."""
+        r""":math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/n`: Lemma 3's expected squared Mahalanobis error.
+
+        ``n >= 0`` and ``level`` (γ) >= 0, arrays broadcast. The error is
+        ``inf`` at n = 0 (a population that died out) and where
+        :math:`γ^{2} \mathrm{Tr} Σ^{-1}` exceeds the largest double (γ above
+        about 1e154 for the identity Σ; :data:`GAMMA_RANGE` lets a mechanism
+        hold up to 1e100, and a direct call may pass more): the true value is
+        then larger than any double, not undefined.
+        """
         n = check_population("n", n)
         check_population("level", level)
         with np.errstate(divide="ignore"):             # n = 0 (a population that died out): inf

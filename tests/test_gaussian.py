@@ -373,3 +373,14 @@ def test_the_agent_reference_never_builds_sigma_for_isotropic_data():
     assert np.all(np.isfinite(run.sq_error)) and peak < 200 * 2**20
     with pytest.raises(ValueError, match="d is too large"):     # what no run can hold is refused up front
         G.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=1000, d=10**6, R=10.0, trials=1, seed=0)
+
+
+def test_expected_error_is_inf_without_a_warning_where_it_exceeds_every_double():
+    # the documented edges of Lemma 3's error: n = 0, and gamma^2 Tr Sigma^-1 past the largest double
+    import warnings
+    mech = G.GaussianMean(1.0, tau=0.02, d=12, R=10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        err = mech.expected_error(np.array([100.0, 0.0, 100.0]), np.array([1e300, 1.0, 1e150]))
+    assert np.isinf(err[0]) and np.isinf(err[1])
+    assert err[2] == pytest.approx((1e300 * 12 + 12) / 100, rel=1e-12)
