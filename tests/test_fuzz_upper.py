@@ -84,7 +84,7 @@ TYP = {
                                      mu=(0.5, 1.0), seed=0, conventions="paper", progress=False, chunk=64),
  (optimize, "level_search"): dict(mechanism=bernoulli.RandomizedResponse([0.5, 2.0]),
                                   behaviour=MEM, T=3, n0=50, method="simulation", score="cumulative", trials=2,
-                                  policy=engine.Policy(cap=20000), conventions="paper", seed=0, rounds="algorithm"),
+                                  policy=engine.Policy(cap=20000), conventions="paper", seed=0),
  (optimize, "mean_field_optimal_epsilon"): dict(epsilons=[0.5, 1.0, 2.0], q=0.3, r=0.6, T=5, n0=50, model="leak",
                                                 cap=20000, floor=1, mu=(0.5, 1.0)),
  (optimize, "optimal_gamma"): dict(**GAUSS, objective="bound", constrained=False, cap=20000, floor=1,

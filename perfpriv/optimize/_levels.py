@@ -75,7 +75,7 @@ class LevelOptimum:
 
 
 def level_search(mechanism, behaviour, *, T, n0, method="simulation", score="cumulative", trials=10, policy=None,
-                 conventions="paper", seed=None, rounds="algorithm"):
+                 conventions="paper", seed=None):
     r"""The level of ``mechanism`` with the smallest mean error, for every cell of ``behaviour``.
 
     The mechanism's levels (a grid of numbers, or a :class:`perfpriv.engine.Schedule`
@@ -113,8 +113,6 @@ def level_search(mechanism, behaviour, *, T, n0, method="simulation", score="cum
     seed : None, int, SeedSequence, Generator or key
         As in :func:`perfpriv.engine.simulate` (simulation only); the result
         is that of ``engine.simulate`` with this seed.
-    rounds : {"algorithm", "paper"}
-        Indexing of the mean field's errors (:func:`perfpriv.engine.mean_field`).
 
     Returns
     -------
@@ -123,7 +121,7 @@ def level_search(mechanism, behaviour, *, T, n0, method="simulation", score="cum
     Raises
     ------
     ValueError
-        If ``method``, ``score``, ``T``, ``n0``, ``trials`` or ``rounds`` is out of range,
+        If ``method``, ``score``, ``T``, ``n0`` or ``trials`` is out of range,
         or the policy does not fit ``n0`` (e.g. a cap below it).
 
     See Also
@@ -158,7 +156,7 @@ def level_search(mechanism, behaviour, *, T, n0, method="simulation", score="cum
         n0 = check_int("n0", n0, low=1)
         resolved = policy.resolve(mechanism.resolved(conventions), conventions, n0=n0)
         outcome = engine.mean_field(mechanism, behaviour, T=T, n0=n0, cap=resolved.cap, floor=resolved.floor,
-                                    rounds=rounds, conventions=conventions)
+                                    conventions=conventions)      # round t's error from N_{t-1}, as simulated
         values = np.asarray(outcome.cumulative_error if score == "cumulative" else outcome.sq_error[..., -1],
                             float)
         se = np.zeros_like(values)
