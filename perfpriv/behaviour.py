@@ -157,8 +157,10 @@ class Behaviour:
     the engine's compiled loop runs and :meth:`step` applies to a batch) and
     :meth:`mean_field_step` (and, for schedule gradients,
     :meth:`mean_field_step_grad`), and the theory of a constant leak
-    probability: :meth:`growth_factor`, :meth:`expected_stay`,
-    :meth:`critical_leak_probability`.
+    probability: :meth:`expected_stay`, :meth:`critical_leak_probability`
+    and, where the default (the Perron root of the linear map that
+    :meth:`mean_field_step` applies) does not hold or a closed form is
+    known, :meth:`growth_factor`.
     """
 
     #: number of user types the state counts (None: it depends on the horizon)
@@ -351,9 +353,46 @@ class Behaviour:
         with np.errstate(invalid="ignore"):
             return _out(np.where(rho == 0, 0.0, rho * stay))
 
-    def growth_factor(self, p, cost=None):  # pragma: no cover - interface
-        """Long-run growth factor of the mean field per round at a constant leak probability ``p``."""
-        raise NotImplementedError
+    def growth_factor(self, p, cost=None):
+        """Long-run growth factor of the mean field per round at a constant leak probability ``p``.
+
+        The default reads it from :meth:`mean_field_step`: at a constant
+        ``p``, a round without cap or floor maps the state
+        :math:`x` (counts per type) to :math:`A(p) x`, so the population
+        grows in the long run by the Perron root of :math:`A(p)` (its
+        largest eigenvalue; the matrix is nonnegative). :math:`A(p)` is read
+        column by column, one unit state per type. A behaviour whose step is
+        not linear in its state, or that has a closed form, overrides this.
+
+        Parameters
+        ----------
+        p : float or array_like
+            Leak probability in [0, 1]; broadcasts against the cells.
+        cost : float or array_like, optional
+            The per-round privacy cost, for behaviours that use it (passed to
+            the step's context as ``"cost"``).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Shape of the cells broadcast with ``p``.
+        """
+        _check_p(p)
+        if self.types is None:
+            raise ValueError(f"{type(self).__name__} has no fixed number of user types: the default "
+                             "growth_factor (the Perron root of the mean-field step) needs one; override it")
+        p = np.asarray(p, float)
+        batch = np.broadcast_shapes(tuple(self.shape), p.shape)
+        types = int(self.types)
+        p_batch = np.broadcast_to(p, batch)
+        context = {"cost": cost, "floor": None, "cap": None}
+        columns = []
+        for j in range(types):
+            unit = np.zeros(batch + (types,))
+            unit[..., j] = 1.0
+            columns.append(np.asarray(self.mean_field_step(unit, p_batch, context), float))
+        root, _ = _perron(np.stack(columns, axis=-1))               # A[..., i, j]: type j's users -> type i
+        return _out(root)
 
     def critical_leak_probability(self, cost=None):  # pragma: no cover - interface
         r""":math:`p_c`: the population does not shrink in the long run if and only if :math:`p \le p_c`."""

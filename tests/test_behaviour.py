@@ -178,3 +178,53 @@ def test_state_and_context_methods_refuse_what_no_engine_state_holds(users):
     np.testing.assert_array_equal(users.step(sim, np.array([1, 3]), keys, dict(context, cap=np.inf)),
                                   users.step(sim, np.array([1, 3]), keys, context))
     assert users.population(sim).tolist() == [100, 100]
+
+
+# ---------------------------------------------------------------- the default growth factor
+class _AwayAndBack(Behaviour):
+    """Two types: active A and away W. A' = A(1 - qp + r(1 - p)) + sW, W' = qpA (linear at constant p)."""
+
+    types = 2
+
+    def __init__(self, *, q, r, s):
+        self.q, self.r, self.s = q, r, s
+
+    @property
+    def shape(self):
+        return ()
+
+    def mean_field_step(self, state, p, context=None):
+        a, w = state[..., 0], state[..., 1]
+        left = self.q * p * a
+        return np.stack([a - left + self.r * (1 - p) * a + self.s * w, left], axis=-1)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.05, 0.3, 0.8, 1.0])
+def test_the_default_growth_factor_is_the_perron_root_of_the_mean_field_step(p):
+    # closed form: lambda^2 - a lambda - s q p = 0 with a = 1 - qp + r(1 - p)
+    q, r, s = 0.4, 0.3, 0.6
+    a = 1 - q * p + r * (1 - p)
+    want = (a + math.sqrt(a * a + 4 * s * q * p)) / 2
+    assert _AwayAndBack(q=q, r=r, s=s).growth_factor(p) == pytest.approx(want, rel=1e-12)
+
+
+def test_the_default_growth_factor_agrees_with_the_library_behaviours_own():
+    from perfpriv.behaviour import Heterogeneous, LeakCount
+
+    p = np.array([0.0, 0.2, 0.5, 0.9])
+    users = Memoryless(q=0.3, r=0.6)
+    np.testing.assert_allclose(Behaviour.growth_factor(users, p), 1 + 0.6 * (1 - p) - 0.3 * p, rtol=1e-12)
+    agnostic = Memoryless(q=0.3, r=0.6, rule="agnostic")
+    np.testing.assert_allclose(Behaviour.growth_factor(agnostic, p), 1 + 0.6 - 0.3 * p, rtol=1e-12)
+    for other in (LeakCount(k=3, q=0.4, r=0.5), Heterogeneous(q=[0.1, 0.5], weights=[0.3, 0.7], r=0.4)):
+        np.testing.assert_allclose(Behaviour.growth_factor(other, p), other.growth_factor(p), rtol=1e-10)
+
+
+def test_the_default_growth_factor_refuses_a_behaviour_without_a_fixed_number_of_types():
+    class Open(_AwayAndBack):
+        types = None
+
+    with pytest.raises(ValueError, match="types"):
+        Open(q=0.1, r=0.2, s=0.3).growth_factor(0.5)
+    with pytest.raises(ValueError, match="p"):
+        _AwayAndBack(q=0.1, r=0.2, s=0.3).growth_factor(1.5)
