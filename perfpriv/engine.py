@@ -58,6 +58,31 @@ one schedule). Round t = 1..T uses the :math:`N_{t-1}` users present at its star
 (Algorithm 1's indexing): ``sq_error[..., t-1]`` belongs to the release made
 from ``population[..., t-1]`` users.
 
+The batch a round sees
+----------------------
+Inside :func:`simulate` a run is a *batch* of shape ``cells + (L, trials)``:
+the behaviour's cells, then one row per privacy level (``L = 1`` for one
+level or one schedule: the axis is always there), then the trials. In round
+``t`` a mechanism's :meth:`Mechanism.draw_round` (or :meth:`Mechanism.advance`)
+and a behaviour's :meth:`perfpriv.behaviour.Behaviour.step` receive:
+
+* ``n`` and ``live``: the population at the start of the round and whether
+  the trial still runs, both of shape ``cells + (L, trials)``;
+* ``level``: the round's levels with a trailing unit axis, shape ``(L, 1)``
+  (``cells + (1, 1)`` for levels given per cell, :class:`PerCell`);
+* ``keys``: the round's random keys (a ``perfpriv._random.Key``), shape
+  ``cells + (1, trials)`` -- one per (cell, trial), broadcast over the
+  levels, which is what gives the levels common random numbers -- or
+  ``cells + (L, trials)`` when the levels draw independent numbers;
+* the behaviour's ``state``: shape ``cells + (L, trials, types)``, and a
+  ``context`` dict with ``t``, ``T``, ``level``, ``cost`` (the mechanism's
+  :meth:`Mechanism.privacy_cost` of ``level``), ``floor`` and ``cap``.
+
+A behaviour's parameters have the shape ``cells``; to meet the batch they
+take ``ndim - len(cells)`` trailing unit axes. A mechanism returns a
+:class:`RoundOutcome` whose arrays broadcast to ``cells + (L, trials)``.
+The mean field has the batch ``cells + (L,)`` and no keys.
+
 Examples
 --------
 >>> from perfpriv import bernoulli, behaviour, engine
