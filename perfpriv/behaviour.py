@@ -157,10 +157,11 @@ class Behaviour:
     the engine's compiled loop runs and :meth:`step` applies to a batch) and
     :meth:`mean_field_step` (and, for schedule gradients,
     :meth:`mean_field_step_grad`), and the theory of a constant leak
-    probability: :meth:`expected_stay`, :meth:`critical_leak_probability`
-    and, where the default (the Perron root of the linear map that
-    :meth:`mean_field_step` applies) does not hold or a closed form is
-    known, :meth:`growth_factor`.
+    probability: :meth:`expected_stay`, and, where the defaults do not hold
+    or a closed form is known, :meth:`growth_factor` (default: the Perron
+    root of the linear map that :meth:`mean_field_step` applies) and
+    :meth:`critical_leak_probability` (default: where that growth factor
+    crosses 1).
     """
 
     #: number of user types the state counts (None: it depends on the horizon)
@@ -394,9 +395,42 @@ class Behaviour:
         root, _ = _perron(np.stack(columns, axis=-1))               # A[..., i, j]: type j's users -> type i
         return _out(root)
 
-    def critical_leak_probability(self, cost=None):  # pragma: no cover - interface
-        r""":math:`p_c`: the population does not shrink in the long run if and only if :math:`p \le p_c`."""
-        raise NotImplementedError
+    #: Bisection steps of the default :meth:`critical_leak_probability` (an interval of :math:`2^{-60}`).
+    CRITICAL_BISECTIONS = 60
+
+    def critical_leak_probability(self, cost=None):
+        r""":math:`p_c`: the population does not shrink in the long run if and only if :math:`p \le p_c`.
+
+        The default finds where :meth:`growth_factor` crosses 1, by bisection
+        on [0, 1] for every cell at once (:attr:`CRITICAL_BISECTIONS` steps):
+        1 when the growth factor stays at or above 1 for every ``p`` (users
+        who never leave), 0 when it is below 1 already at ``p = 0``. It
+        assumes what holds for the library's behaviours, a growth factor that
+        does not increase with ``p`` (more leaks never help a platform keep
+        users); a behaviour with a closed form overrides it.
+
+        Parameters
+        ----------
+        cost : float or array_like, optional
+            Passed to :meth:`growth_factor`.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Shape of the cells.
+        """
+        def grows(p):
+            return np.asarray(self.growth_factor(p, cost), float) >= 1.0
+
+        cells = tuple(self.shape)
+        lo, hi = np.zeros(cells), np.ones(cells)
+        never = grows(hi)                                             # p_c = 1
+        for _ in range(self.CRITICAL_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            up = grows(mid)
+            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+        pc = np.where(never, 1.0, np.where(grows(np.zeros(cells)), lo, 0.0))
+        return _out(pc)
 
     def _leak_rule(self):
         """1.0 under the leak rule (only users who did not leak recruit), 0.0 under the agnostic rule."""

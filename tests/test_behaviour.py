@@ -228,3 +228,18 @@ def test_the_default_growth_factor_refuses_a_behaviour_without_a_fixed_number_of
         Open(q=0.1, r=0.2, s=0.3).growth_factor(0.5)
     with pytest.raises(ValueError, match="p"):
         _AwayAndBack(q=0.1, r=0.2, s=0.3).growth_factor(1.5)
+
+
+def test_the_default_critical_leak_probability_is_where_the_growth_factor_crosses_one():
+    from perfpriv.behaviour import Heterogeneous, LeakCount
+
+    cases = [Memoryless(q=[0.3, 0.6, 0.0, 0.5], r=[0.6, 0.3, 0.2, 0.0]),     # r/(q+r); q = 0: 1; r = 0: 0
+             Memoryless(q=[0.3, 0.6, 0.0], r=[0.6, 0.1, 0.4], rule="agnostic"),   # min(1, r/q)
+             LeakCount(k=3, q=0.4, r=0.5), Heterogeneous(q=[0.1, 0.5], weights=[0.3, 0.7], r=0.4)]
+    for users in cases:
+        np.testing.assert_allclose(Behaviour.critical_leak_probability(users), users.critical_leak_probability(),
+                                   rtol=1e-12, atol=1e-15)
+    # the two-type users away for a round: the paper's threshold with q(1 - s) for q
+    q, r, s = 0.4, 0.3, 0.6
+    assert _AwayAndBack(q=q, r=r, s=s).critical_leak_probability() == pytest.approx(r / (r + q * (1 - s)),
+                                                                                     rel=1e-12)
