@@ -25,11 +25,11 @@ import time
 
 FIRST_CALLS = """
 import numpy as np
-from perfpriv import _random, bernoulli, behaviour, engine, gaussian
+from perfpriv import behaviour, bernoulli, engine, gaussian, keyed
 engine.simulate(bernoulli.RandomizedResponse([0.5, 2.0]), behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50, trials=2, seed=0)
 gaussian.simulate(2.0, q=0.3, r=0.6, tau=0.02, d=12, R=10.0, T=3, n0=200, trials=2, seed=0)
-key = _random.root_key(0).child(np.arange(3))
-_random.binomial(key, 100, 0.3); _random.hypergeometric(key, 5, 5, 4); key.normal(4)
+key = keyed.root_key(0).child(np.arange(3))
+keyed.binomial(key, 100, 0.3); keyed.hypergeometric(key, 5, 5, 4); key.normal(4)
 """
 
 

@@ -4,10 +4,10 @@ Run: ``python benchmarks/bench_compiled_normals.py`` (needs numba, which is
 *not* a dependency of perfpriv: ``pip install numba`` first; without it the
 script says so and exits).
 
-It compiles the keyed stream of :mod:`perfpriv._random` -- SplitMix64 at
+It compiles the keyed stream of :mod:`perfpriv.keyed` -- SplitMix64 at
 counter i, the top 53 bits as a uniform on (0, 1), scipy's own ``ndtri``
 called through ``scipy.special.cython_special`` -- as one loop, checks that
-its numbers are bit-identical to :meth:`perfpriv._random.Key.normal`, and
+its numbers are bit-identical to :meth:`perfpriv.keyed.Key.normal`, and
 times three ways of drawing the same count of standard normals side by side
 in this one process (medians):
 
@@ -30,7 +30,7 @@ import sys
 import numpy as np
 from _timing import median_seconds
 
-from perfpriv import _random
+from perfpriv import keyed
 
 SIZE = 100_000
 MASK = (1 << 64) - 1
@@ -38,7 +38,7 @@ MASK = (1 << 64) - 1
 
 def stream_increment(b):
     """The odd increment ("gamma") of the stream of key word ``b``: SplittableRandom's mixGamma, on Python ints
-    (the definition in :mod:`perfpriv._random`'s docstring; the bit-identity check below confirms it)."""
+    (the definition in :mod:`perfpriv.keyed`'s docstring; the bit-identity check below confirms it)."""
     z = b
     for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
         z = ((z ^ (z >> 33)) * mult) & MASK
@@ -73,7 +73,7 @@ def main():
             out[i] = ndtri((np.float64(x >> s11) + 0.5) * 2.0**-53)
         return out
 
-    key = _random.root_key(1)
+    key = keyed.root_key(1)
     a, gamma = np.uint64(key.a), np.uint64(stream_increment(int(key.b)))
     out = np.empty(SIZE)
     keyed_normals(a, gamma, out)                 # compile

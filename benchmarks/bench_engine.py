@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-from perfpriv import _random, bernoulli, gaussian, optimize, projected
+from perfpriv import bernoulli, gaussian, keyed, optimize, projected
 from perfpriv.kernels import gaussian_mean
 from _timing import median_seconds
 
@@ -50,8 +50,8 @@ def _verdict(ok):
 def _normals_consumed(n, gamma, T, trials, d, tau, seed):
     """The normals the exact (projected) draw consumes over T rounds of ``trials`` groups held at N = n."""
     params = projected.kernel_params(tau=tau, d=d)
-    purposes = np.array([_random.purpose_hashes(p) for p in gaussian_mean.PURPOSES], dtype=np.uint64)
-    trial_keys = _random.root_key(seed).child(np.arange(trials))
+    purposes = np.array([keyed.purpose_hashes(p) for p in gaussian_mean.PURPOSES], dtype=np.uint64)
+    trial_keys = keyed.root_key(seed).child(np.arange(trials))
     total = 0
     for t in range(1, T + 1):
         keys = trial_keys.child(np.int64(t))

@@ -38,7 +38,7 @@ T_PROJ = ("tests/test_projected.py", "tests/test_inlaw.py")
 T_DYN = ("tests/test_dynamics.py",)
 T_BEH = ("tests/test_behaviour.py", "tests/test_bernoulli.py")
 T_ENG = ("tests/test_engine.py",)
-T_RAND = ("tests/test_random.py",)
+T_RAND = ("tests/test_keyed.py",)
 
 
 @dataclass(frozen=True)
@@ -154,19 +154,19 @@ MUTANTS = [
       "adjoint: the population path of a level dropped"),
     M("engine.adjoint_paper", "engine.py", "            lam = lam + de_dN\n",
       "            lam = lam + 0.0 * de_dN\n", T_ENG, "adjoint, rounds='paper': error of N_t dropped"),
-    # ---------------------------------------------------------------- _random
-    M("random.uniform_half", "_random.py", "    u += 0.5\n", "    u += 0.25\n", T_RAND, "uniform offset 1/2 → 1/4"),
-    M("random.normal_scale", "_random.py", "return special.ndtri(self.uniform(size))",
+    # ---------------------------------------------------------------- keyed
+    M("random.uniform_half", "keyed.py", "    u += 0.5\n", "    u += 0.25\n", T_RAND, "uniform offset 1/2 → 1/4"),
+    M("random.normal_scale", "keyed.py", "return special.ndtri(self.uniform(size))",
       "return special.ndtri(self.uniform(size)) * 1.01", T_RAND, "normals 1% too wide"),
-    M("random.inversion_round", "_random.py", "g = np.ceil(np.log(u) * inv_log_q[active, None])",
+    M("random.inversion_round", "keyed.py", "g = np.ceil(np.log(u) * inv_log_q[active, None])",
       "g = np.round(np.log(u) * inv_log_q[active, None])", T_RAND, "geometric waiting time rounded"),
-    M("random.btrs_vr", "_random.py", "v_r = 0.92 - 4.2 / b", "v_r = 0.96 - 4.2 / b", T_RAND,
+    M("random.btrs_vr", "keyed.py", "v_r = 0.92 - 4.2 / b", "v_r = 0.96 - 4.2 / b", T_RAND,
       "BTRS quick-acceptance region too large"),
-    M("random.btrs_bound", "_random.py", "accept[rows, cols] = lv <= bound", "accept[rows, cols] = lv <= bound + 0.02",
+    M("random.btrs_bound", "keyed.py", "accept[rows, cols] = lv <= bound", "accept[rows, cols] = lv <= bound + 0.02",
       T_RAND, "BTRS acceptance test 2% loose"),
-    M("random.stirling", "_random.py", "series = (1.0 / 12 - (1.0 / 360", "series = (1.0 / 11 - (1.0 / 360",
+    M("random.stirling", "keyed.py", "series = (1.0 / 12 - (1.0 / 360", "series = (1.0 / 11 - (1.0 / 360",
       T_RAND, "Stirling series first term"),
-    M("random.mix_gamma", "_random.py", "z ^= z >> _S33\n        z *= _U64(0xC4CEB9FE1A85EC53)",
+    M("random.mix_gamma", "keyed.py", "z ^= z >> _S33\n        z *= _U64(0xC4CEB9FE1A85EC53)",
       "z ^= z >> _S31\n        z *= _U64(0xC4CEB9FE1A85EC53)", T_RAND, "stream increment mixer"),
 ]
 

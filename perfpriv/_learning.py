@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any
 
-from . import _random, engine
+from . import engine, keyed
 from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array, check_population
 from .behaviour import Memoryless
 
@@ -233,14 +233,14 @@ def round_groups(n, level, keys, live):
         One scalar key per (cell, trial, round) with the flat indices of its live pairs
         (the levels that share its random numbers).
     """
-    n, live = _random.check_batch(n, keys, live)
+    n, live = keyed.check_batch(n, keys, live)
     shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
     nn = np.broadcast_to(n, shape).reshape(-1)
     ll = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
     lv = np.broadcast_to(True if live is None else live, shape).reshape(-1) & (nn >= 1)
     gid = np.broadcast_to(np.arange(int(np.prod(keys.shape))).reshape(keys.shape), shape).reshape(-1)
     ka, kb = keys.a.reshape(-1), keys.b.reshape(-1)
-    groups = [(_random.Key(ka[g], kb[g]), np.flatnonzero(lv & (gid == g))) for g in np.unique(gid[lv])]
+    groups = [(keyed.Key(ka[g], kb[g]), np.flatnonzero(lv & (gid == g))) for g in np.unique(gid[lv])]
     return shape, nn, ll, groups
 
 
@@ -250,7 +250,7 @@ def key_normals(key, purpose: str, records: int, width: int):
     Record i owns its own counters, so a dataset of fewer users is a prefix of a larger one.
     """
     k = key.child(purpose)
-    return _random.Key(np.full(records, k.a), np.full(records, k.b)).normal_records(np.arange(records), width)
+    return keyed.Key(np.full(records, k.a), np.full(records, k.b)).normal_records(np.arange(records), width)
 
 
 def agent_decisions(n: int, leaked, q: float, r: float, rng) -> tuple:
@@ -364,13 +364,13 @@ def mechanism_options(mechanism, cls_name, name="mechanism"):
 
 
 def check_seed(seed, name="seed"):
-    """Check ``seed`` (as :func:`perfpriv._random.root_key` takes it) without drawing from it.
+    """Check ``seed`` (as :func:`perfpriv.keyed.root_key` takes it) without drawing from it.
 
     For the functions that use their seed only for some arguments (``trials=0``: no
     simulation): a bad seed is refused whatever the other arguments.
     """
-    if not isinstance(seed, (_random.Key, np.random.Generator, np.random.BitGenerator)):
-        _random.as_seed_sequence(seed, name=name)
+    if not isinstance(seed, (keyed.Key, np.random.Generator, np.random.BitGenerator)):
+        keyed.as_seed_sequence(seed, name=name)
     return seed
 
 
@@ -401,7 +401,7 @@ def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
     levels = np.atleast_1d(mech.levels.values).reshape(-1)
     rows = {k: np.empty((ns.size, levels.size)) for k in ("pt", "ps", "pse", "et", "es", "ese")}
     rule = Memoryless(q=0.0, r=0.0)
-    root = _random.root_key(seed)
+    root = keyed.root_key(seed)
     for i, n in enumerate(ns):
         run = engine.simulate(mech, rule, T=1, n0=int(n), trials=trials,
                               policy=engine.Policy(cap=None, stop=0, collapse="repeat"), conventions=conventions,

@@ -5,7 +5,7 @@ A *behaviour* is the second ingredient of the performative loop of
 policy). Given what a round did to the population -- how many users there
 were and how many of them leaked -- it decides how many users the next
 round has, both in simulation (random departures and recruits, drawn from
-the round's keyed streams of ``perfpriv._random``) and in the mean field
+the round's keyed streams of ``perfpriv.keyed``) and in the mean field
 (the same rule applied to expectations).
 
 The paper's rules are :class:`Memoryless`. Richer users keep a small state
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _random
+from . import keyed
 from .kernels import behaviours as _behaviours
 from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
                         check_probability, check_real, check_shape)
@@ -69,7 +69,7 @@ def _pack(shape, *columns):
 
 def _purposes(kind):
     """The two hashes of each stream purpose of a compiled behaviour kind (a writable uint64 array)."""
-    return np.array([_random.purpose_hashes(name) for name in _behaviours.PURPOSES[kind]],
+    return np.array([keyed.purpose_hashes(name) for name in _behaviours.PURPOSES[kind]],
                     dtype=np.uint64).reshape(-1, 2)
 
 
@@ -234,7 +234,7 @@ class Behaviour:
             Simulation states, shape ``batch + state shape`` (see :meth:`initial_state`).
         leaked : array_like of int
             Leaked records of each element (broadcast against the batch).
-        keys : perfpriv._random.Key
+        keys : perfpriv.keyed.Key
             The round keys (broadcast against the batch).
         context : dict, optional
             ``t``, ``cost``, ``cap``, ``floor``.
@@ -253,8 +253,8 @@ class Behaviour:
         axes = self._state_axes
         per_run = state.shape[state.ndim - axes:]
         leaked = check_int_array("leaked", leaked, low=0)
-        if not isinstance(keys, _random.Key):
-            raise TypeError(f"keys must be a perfpriv._random.Key (the round keys); got {type(keys).__name__}")
+        if not isinstance(keys, keyed.Key):
+            raise TypeError(f"keys must be a perfpriv.keyed.Key (the round keys); got {type(keys).__name__}")
         if np.any(leaked > self.population(state)):
             raise ValueError("leaked must be at most the population of each element of the batch (the users who "
                              "took part in the round)")

@@ -59,7 +59,7 @@ is the unbiased estimator and its squared error has the exact mean
 round: round t uses ``values[t-1]``; shape (L, T) for L schedules).
 
 *Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts; it is
-the root of the engine's keyed streams (``perfpriv._random``): root ->
+the root of the engine's keyed streams (``perfpriv.keyed``): root ->
 trial -> round -> purpose. The level is not part of the key, so all ε of a
 call share their random numbers round by round (including the :math:`\mu_t` path),
 and a level or trial gives the same numbers alone or in any batch.
@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _random, engine
+from . import engine, keyed
 from .kernels import mechanisms as _mechanisms
 from ._validate import (
     check_choice,
@@ -679,11 +679,11 @@ class RandomizedResponse(engine.Mechanism):
 
     # ---------------------------------------------------------- simulation
     def draw_round(self, n, level, keys, live, t, need_error=True):
-        n, live = _random.check_batch(n, keys, live, per_record=False)      # binomial counts: no records
+        n, live = keyed.check_batch(n, keys, live, per_record=False)      # binomial counts: no records
         beta = np.asarray(beta_from_epsilon(level), dtype=float)
         keep = 0.5 + beta
         users = np.where(live, n, 0)
-        leaked = _random.binomial(keys.child("leaks"), users, keep)
+        leaked = keyed.binomial(keys.child("leaks"), users, keep)
         if not need_error:
             return engine.RoundOutcome(np.zeros(np.shape(users)), leaked)
         a, b = self.mu
@@ -692,7 +692,7 @@ class RandomizedResponse(engine.Mechanism):
         else:
             u = keys.child("truth").uniform_at(np.int64(0))
             truth = np.broadcast_to(a + (b - a) * u, np.shape(users))
-        ones_kept, ones_flipped = _random.binomials((keys.child("kept-ones"), leaked, truth),
+        ones_kept, ones_flipped = keyed.binomials((keys.child("kept-ones"), leaked, truth),
                                                     (keys.child("flipped-ones"), users - leaked, truth))
         responses = ones_kept + (users - leaked - ones_flipped)
         est = _debias(responses / np.maximum(users, 1), beta)
@@ -925,7 +925,7 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     alive = np.zeros((trials, T), dtype=bool)
     estimate = np.zeros((trials, T))
     truth = np.zeros((trials, T))
-    base = _random.as_generator(seed)
+    base = keyed.as_generator(seed)
     for k, gen in enumerate(base.spawn(trials)):
         u = gen.random  # one uniform per decision
         n = n0

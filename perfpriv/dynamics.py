@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from . import _random, engine
+from . import engine, keyed
 from ._validate import (
     check_allocation,
     check_bracket,
@@ -101,7 +101,7 @@ def _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed):
     if samples is not None:
         samples = check_int("samples", samples, low=1)
     if not isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
-        _random.as_seed_sequence(seed, name="seed")  # checked under its name here (read, not consumed)
+        keyed.as_seed_sequence(seed, name="seed")  # checked under its name here (read, not consumed)
     return GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
                         statistic=check_choice("statistic", statistic, ("paper", "exact")),
                         leak_method=method, leak_samples=samples, leak_seed=seed)

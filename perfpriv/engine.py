@@ -19,7 +19,7 @@ book is this loop with three ingredients a reader can name:
 :func:`simulate` runs the random loop, batched: one call advances every
 (privacy level, trial) pair -- and every cell, when the behaviour's
 parameters are arrays -- round by round in array operations. Its
-randomness comes from the keyed streams of ``perfpriv._random``:
+randomness comes from the keyed streams of ``perfpriv.keyed``:
 root seed -> cell -> trial -> round -> purpose. The privacy level is not
 part of the key, so runs that differ only in their level share their
 random numbers round by round (common random numbers), and a (cell, level,
@@ -70,7 +70,7 @@ and a behaviour's :meth:`perfpriv.behaviour.Behaviour.step` receive:
   the trial still runs, both of shape ``cells + (L, trials)``;
 * ``level``: the round's levels with a trailing unit axis, shape ``(L, 1)``
   (``cells + (1, 1)`` for levels given per cell, :class:`PerCell`);
-* ``keys``: the round's random keys (a ``perfpriv._random.Key``), shape
+* ``keys``: the round's random keys (a ``perfpriv.keyed.Key``), shape
   ``cells + (1, trials)`` -- one per (cell, trial), broadcast over the
   levels, which is what gives the levels common random numbers -- or
   ``cells + (L, trials)`` when the levels draw independent numbers;
@@ -103,7 +103,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import _random
+from . import keyed
 from .kernels import behaviours as _behaviours
 from .kernels import mechanisms as _mechanisms
 from .kernels import rounds as _rounds
@@ -783,17 +783,17 @@ def _check_parts(mechanism, behaviour):
                         f"got {behaviour!r:.80}")
 
 
-def _keys_for_cells(seed, cells: tuple, behaviour) -> _random.Key:
+def _keys_for_cells(seed, cells: tuple, behaviour) -> keyed.Key:
     """Root key(s) of a call: one per cell, from the root seed and the cell's own coordinates.
 
-    A cell's key is ``perfpriv._random.cell_key(seed, *coordinates)`` with the
+    A cell's key is ``perfpriv.keyed.cell_key(seed, *coordinates)`` with the
     coordinates its behaviour reports (:meth:`perfpriv.behaviour.Behaviour.cell_coordinates`,
     e.g. its q and r), so a cell gets the same numbers wherever it sits in
     the arrays and whatever cells are simulated with it -- the keys of
     :func:`perfpriv.sweep.map_cells` too. A Key array of the cells' shape
     gives each cell that key instead.
     """
-    if isinstance(seed, _random.Key):
+    if isinstance(seed, keyed.Key):
         if seed.shape == cells:
             return seed
         if seed.shape != ():
@@ -801,11 +801,11 @@ def _keys_for_cells(seed, cells: tuple, behaviour) -> _random.Key:
                              f"shape {seed.shape}")
         root = seed
     else:
-        root = _random.root_key(seed)
+        root = keyed.root_key(seed)
     if not cells:
         return root
     coords = behaviour.cell_coordinates()
-    parts = [np.vectorize(lambda v: np.uint64(_random.coordinate_key(float(v))), otypes=[np.uint64])(
+    parts = [np.vectorize(lambda v: np.uint64(keyed.coordinate_key(float(v))), otypes=[np.uint64])(
         np.broadcast_to(np.asarray(c, float), cells)) for c in coords]
     return root.child(*parts)
 
@@ -843,8 +843,8 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, policy=None, conventions=
         Preset of the policy and of the options the mechanism left open
         (e.g. the membership statistic): the paper's text or the authors'
         published code (see each mechanism's ``policy_preset``).
-    seed : None, int, SeedSequence, Generator, or perfpriv._random.Key
-        Root of the keyed streams (``perfpriv._random``); a Key array of
+    seed : None, int, SeedSequence, Generator, or perfpriv.keyed.Key
+        Root of the keyed streams (``perfpriv.keyed``); a Key array of
         the behaviour's cell shape gives each cell its own root.
     record : {"all", "final"}
         ``"final"``: the mechanism computes only the last round's error
@@ -894,7 +894,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, policy=None, conventions=
     root = _keys_for_cells(seed, cells, behaviour)
     if not common_numbers:
         root = _level_keys(root, levels)                                                # cells + (L,)
-    trial_keys = _random.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells [+ (L,)] + (K,)
+    trial_keys = keyed.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells [+ (L,)] + (K,)
 
     compiled = _compiled_parts(mech, behaviour)
     if compiled is not None:
@@ -931,8 +931,8 @@ def _compiled_parts(mech, behaviour):
 
 
 def _purpose_hashes(names):
-    """The two hashes of each stream purpose name (the words :meth:`_random.Key.child` mixes in)."""
-    return np.array([_random.purpose_hashes(name) for name in names], dtype=np.uint64).reshape(-1, 2)
+    """The two hashes of each stream purpose name (the words :meth:`keyed.Key.child` mixes in)."""
+    return np.array([keyed.purpose_hashes(name) for name in names], dtype=np.uint64).reshape(-1, 2)
 
 
 def _level_keys(root, levels):
@@ -942,12 +942,12 @@ def _level_keys(root, levels):
     grid), a schedule by its row; per-cell levels (one level per cell) need nothing more.
     """
     if isinstance(levels.given, PerCell):
-        return _random.Key(root.a[..., None], root.b[..., None])
+        return keyed.Key(root.a[..., None], root.b[..., None])
     if levels.per_round:
         words = np.arange(levels.count, dtype=np.uint64)
     else:
-        words = np.array([_random.coordinate_key(float(v)) for v in levels.values], dtype=np.uint64)
-    return _random.Key(root.a[..., None], root.b[..., None]).child("level").child(words)
+        words = np.array([keyed.coordinate_key(float(v)) for v in levels.values], dtype=np.uint64)
+    return keyed.Key(root.a[..., None], root.b[..., None]).child("level").child(words)
 
 
 def _run_compiled(compiled, mech, behaviour, levels, root, cells, L, trials, T, n0, policy, record,
@@ -1035,7 +1035,7 @@ def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, recor
     for t in range(1, T + 1):
         rk = trial_keys.child(np.int64(t))                          # cells + (K,), or cells + (L, K)
         # the levels' axis: shared keys (size 1) or, with independent numbers per level, the keys as they are
-        rk_batch = rk if rk.a.ndim == len(batch) else _random.Key(rk.a[..., None, :], rk.b[..., None, :])
+        rk_batch = rk if rk.a.ndim == len(batch) else keyed.Key(rk.a[..., None, :], rk.b[..., None, :])
         level = levels.at(t)[..., None]                            # (L, 1), or cells + (1, 1)
         alive[..., t - 1] = live
         need_error = record == "all" or t == T

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from . import _random, _records, engine, leakage, projected
+from . import _records, engine, keyed, leakage, projected
 from ._records import clip, clip_probability, sample_records
 from ._validate import (
     check_choice,
@@ -371,7 +371,7 @@ class GaussianMean(engine.Mechanism):
         self.leak_samples = None if leak_samples is None else check_int("leak_samples", leak_samples, low=1)
         # one fixed integer: every p_τ evaluation of this mechanism shares its random numbers
         self.leak_seed = None if leak_seed is None and self.leak_method == "quadrature" else \
-            int(_random.root_key(leak_seed, name="leak_seed").a)
+            int(keyed.root_key(leak_seed, name="leak_seed").a)
         self._sigma2 = 1.0 if self._Sigma is None else _records.isotropic_variance(self._Sigma)
         self._trace_inv = float(self.d) / self._sigma2 if self._sigma2 is not None else \
             float(np.trace(np.linalg.inv(self.Sigma)))
@@ -470,7 +470,7 @@ class GaussianMean(engine.Mechanism):
         (:func:`perfpriv.kernels.gaussian_mean.records_group_round`) is the one
         implementation, shared with the engine's compiled loop.
         """
-        n, live = _random.check_batch(n, keys, live)
+        n, live = keyed.check_batch(n, keys, live)
         shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
         nn = np.broadcast_to(n, shape).reshape(-1)
         gg = np.broadcast_to(np.asarray(level, float), shape).reshape(-1)
@@ -482,7 +482,7 @@ class GaussianMean(engine.Mechanism):
         if pairs.size:
             e = np.empty(pairs.size)
             k = np.empty(pairs.size, dtype=np.int64)
-            purposes = np.array([_random.purpose_hashes(p) for p in _mechanisms.PURPOSES[_mechanisms.GAUSSIAN_RECORDS]],
+            purposes = np.array([keyed.purpose_hashes(p) for p in _mechanisms.PURPOSES[_mechanisms.GAUSSIAN_RECORDS]],
                                 dtype=np.uint64)
             _gaussian_kernel.draw_groups(self._records_params(), np.ascontiguousarray(gg[pairs]),
                                          np.ascontiguousarray(nn[pairs], dtype=np.int64),
@@ -714,7 +714,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     sq_error = np.zeros((trials, T))
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
     alive = np.zeros((trials, T), dtype=bool)
-    base = _random.as_generator(seed)
+    base = keyed.as_generator(seed)
     for i, rng in enumerate(base.spawn(trials)):
         N = n0
         population[i, 0] = N

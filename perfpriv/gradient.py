@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from . import _random, engine
+from . import engine, keyed
 from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
                         check_seed, key_normals, mechanism_options, one_round_check, round_groups,
@@ -926,7 +926,7 @@ class PrivateGD(TabulatedMechanism):
         check_array_size("a dataset of the table (table_records x (d + 1) normals)",
                          table_records=self.table_records, d=self.d + 1)
         self.table_seed = table_seed
-        _random.root_key(table_seed, name="table_seed")
+        keyed.root_key(table_seed, name="table_seed")
 
     def __repr__(self):
         g = self.levels.describe()
@@ -1030,7 +1030,7 @@ class PrivateGD(TabulatedMechanism):
 
     def _table_points(self, n, levels):
         """Monte Carlo at size n for all ``levels`` at once: the same datasets and noise for every ρ."""
-        rng = _random.generator(_random.root_key(self.table_seed, name="table_seed").child("gd", n))
+        rng = keyed.generator(keyed.root_key(self.table_seed, name="table_seed").child("gd", n))
         runs = max(self.table_runs, math.ceil(self.table_records / n))
         L = len(levels)
         probs = [[] for _ in range(L)]
@@ -1143,7 +1143,7 @@ def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, policy=None, seed=None,
         diff = v - mean
         return -0.5 * d * math.log(2 * math.pi * sigma ** 2) - 0.5 * float(diff @ diff) / sigma ** 2
 
-    for i, rng in enumerate(_random.as_generator(seed).spawn(trials)):
+    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
         N = n0
         population[i, 0] = N
         for t in range(1, T + 1):

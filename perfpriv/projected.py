@@ -52,9 +52,9 @@ with probability below 6e−10).
 level, trial) pair of a round at once, in compiled code
 (:mod:`perfpriv.kernels.gaussian_mean`, also the round of the engine's
 compiled loop: one implementation). Each (cell, trial, round) has one key
-(``perfpriv._random``), shared by all levels: ξ is its ``"noise"`` stream,
+(``perfpriv.keyed``), shared by all levels: ξ is its ``"noise"`` stream,
 S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
-(:meth:`perfpriv._random.Key.normal_ragged`'s numbers) and :math:`h_i` numbers
+(:meth:`perfpriv.keyed.Key.normal_ragged`'s numbers) and :math:`h_i` numbers
 i(d − 1) .. i(d − 1) + d − 2 of its ``"across"`` stream; the error's h̄ is
 its ``"rest"`` stream divided by √N (its exact law N(0, I/N), drawn apart
 from the band's sum). A pair with N users uses :math:`a_0, \dots, a_{N-1}`, whatever the
@@ -79,7 +79,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from . import _random, leakage
+from . import keyed, leakage
 from ._validate import check_array_size, check_choice, check_int, check_real
 from .kernels import gaussian_mean as _kernel
 
@@ -94,7 +94,7 @@ SKIP_PROBABILITY = 2.0**-64
 CLIP_NEGLIGIBLE = 1e-12
 
 #: The hashes of the stream purposes of a round (:data:`perfpriv.kernels.gaussian_mean.PURPOSES`).
-_PURPOSE_HASHES = np.array([_random.purpose_hashes(name) for name in _kernel.PURPOSES], dtype=np.uint64)
+_PURPOSE_HASHES = np.array([keyed.purpose_hashes(name) for name in _kernel.PURPOSES], dtype=np.uint64)
 
 
 def band_quantile(d):
@@ -216,7 +216,7 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
         is skipped (error 0, no leaks).
     gamma : float or array_like
         Noise scale γ in (0, inf] of each pair (broadcast to the batch).
-    keys : perfpriv._random.Key
+    keys : perfpriv.keyed.Key
         The round's key of each pair, broadcast to the batch; pairs that
         share a key share their random numbers (the level axis of the
         engine's batch has keys of size 1).
@@ -239,13 +239,13 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
 
     Examples
     --------
-    >>> from perfpriv import _random
-    >>> keys = _random.root_key(0).child(np.arange(3))
+    >>> from perfpriv import keyed
+    >>> keys = keyed.root_key(0).child(np.arange(3))
     >>> err, leaked = draw_rounds([1000, 1000, 1], 2.0, keys, tau=0.02, d=12)
     >>> leaked.shape, int(leaked[2])
     ((3,), 1)
     """
-    n, live = _random.check_batch(n, keys, live)      # one along-normal (and its code) per record
+    n, live = keyed.check_batch(n, keys, live)      # one along-normal (and its code) per record
     gamma = check_real("gamma", gamma, low=0, low_open=True, allow_inf=True)
     shape = np.broadcast_shapes(n.shape, np.shape(gamma), keys.shape)
     nn = np.broadcast_to(n, shape).reshape(-1)
@@ -304,5 +304,5 @@ def draw_round(n, gamma, *, tau, d, sigma2=1.0, statistic="paper", seed=None):
     d = check_int("d", d, low=1)
     sigma2 = check_real("sigma2", sigma2, low=0, low_open=True, scalar=True)
     statistic = check_choice("statistic", statistic, leakage.STATISTICS)
-    e, k = draw_rounds(n, gamma, _random.root_key(seed), tau=tau, d=d, sigma2=sigma2, statistic=statistic)
+    e, k = draw_rounds(n, gamma, keyed.root_key(seed), tau=tau, d=d, sigma2=sigma2, statistic=statistic)
     return float(e), int(k)

@@ -67,7 +67,7 @@ import numpy as np
 
 from scipy import optimize, special
 
-from . import _random, engine, leakage
+from . import engine, keyed, leakage
 from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
                         check_seed, key_normals, mechanism_options, one_round_check, round_groups,
@@ -1298,7 +1298,7 @@ class RidgeRelease(TabulatedMechanism):
                          table_records=self.table_records, d=self.d + 1)
         check_allocation("the test set (test_size x d values)", float(self.test_size) * self.d, name="test_size")
         self.table_seed = table_seed
-        _random.root_key(table_seed, name="table_seed")   # checked now, used by the table
+        keyed.root_key(table_seed, name="table_seed")   # checked now, used by the table
         if self._complete():
             self._check_resolved()
 
@@ -1424,7 +1424,7 @@ class RidgeRelease(TabulatedMechanism):
         r"""Shift norms of >= table_records records and the mean fit error :math:`\mathbb{E}\|\hat β - θ\|^{2}`, at size n."""
         cache = self.__dict__.setdefault("_summary_cache", {})
         if n not in cache:
-            rng = _random.generator(_random.root_key(self.table_seed, name="table_seed").child("ridge", n))
+            rng = keyed.generator(keyed.root_key(self.table_seed, name="table_seed").child("ridge", n))
             k_total = max(self.table_datasets, math.ceil(self.table_records / n))
             k_shift = math.ceil(self.table_records / n)
             norms, errs = [], []
@@ -1571,7 +1571,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, co
         return np.linalg.lstsq(np.vstack([X, math.sqrt(penalty) * np.eye(dd)]),
                                np.concatenate([y, np.zeros(dd)]), rcond=None)[0]
 
-    for i, rng in enumerate(_random.as_generator(seed).spawn(trials)):
+    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
         N = n0
         population[i, 0] = N
         for t in range(1, T + 1):

@@ -27,13 +27,13 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import _random
-from ._random import coordinate_key
+from . import keyed
+from .keyed import coordinate_key
 from ._validate import check_int, check_n_jobs
 
 __all__ = ["cell_key", "cell_seed", "key_seed", "coordinate_key", "sweep", "map_cells", "SweepResult"]
 
-def cell_key(seed: Any, *coordinates: Any) -> _random.Key:
+def cell_key(seed: Any, *coordinates: Any) -> keyed.Key:
     """The key that reproduces one cell of a map on its own.
 
     The searches and maps of :mod:`perfpriv.optimize` (and every call of
@@ -45,14 +45,14 @@ def cell_key(seed: Any, *coordinates: Any) -> _random.Key:
 
     Parameters
     ----------
-    seed : None, int, SeedSequence, Generator or perfpriv._random.Key
+    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
         The root seed of the map.
     *coordinates
         The cell's coordinate values, in the behaviour's order (q, r).
 
     Returns
     -------
-    perfpriv._random.Key
+    perfpriv.keyed.Key
 
     Examples
     --------
@@ -64,7 +64,7 @@ def cell_key(seed: Any, *coordinates: Any) -> _random.Key:
     >>> bool(np.allclose(one.sq_error[..., -1].mean(axis=-1), grid.values[1]))
     True
     """
-    return _random.cell_key(seed, *coordinates)
+    return keyed.cell_key(seed, *coordinates)
 
 
 def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
@@ -72,7 +72,7 @@ def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
 
     Parameters
     ----------
-    seed : None, int, SeedSequence, Generator or perfpriv._random.Key
+    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
         Root seed of the whole sweep (anything :func:`numpy.random.default_rng`
         accepts; ``None`` draws fresh entropy, so the sweep is not reproducible).
     *coordinates
@@ -92,7 +92,7 @@ def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
     >>> a == b
     True
     """
-    return key_seed(_random.cell_key(_random.root_key(seed) if not isinstance(seed, _random.Key) else seed,
+    return key_seed(keyed.cell_key(keyed.root_key(seed) if not isinstance(seed, keyed.Key) else seed,
                                      *coordinates))
 
 
@@ -105,10 +105,10 @@ def _check_progress(progress):
     return progress
 
 
-def key_seed(key: _random.Key) -> np.random.SeedSequence:
+def key_seed(key: keyed.Key) -> np.random.SeedSequence:
     """A SeedSequence made from one scalar key (so that numpy-seeded functions can use it)."""
-    if not isinstance(key, _random.Key):
-        raise TypeError(f"key must be a perfpriv._random.Key (from cell_key); got {key!r:.80}")
+    if not isinstance(key, keyed.Key):
+        raise TypeError(f"key must be a perfpriv.keyed.Key (from cell_key); got {key!r:.80}")
     if key.shape != ():
         raise ValueError(f"key must be a single key; got a Key array of shape {key.shape}")
     a, b = int(key.a), int(key.b)
@@ -238,7 +238,7 @@ def sweep(
     _check_accepts(func, [*axes, *fixed, "seed"])
     n_jobs = check_n_jobs(n_jobs)
     progress = _check_progress(progress)
-    root = _random.root_key(seed)
+    root = keyed.root_key(seed)
     grid_shape = tuple(len(v) for v in axes.values())
     names = list(axes)
     cells = [dict(zip(names, (v.item() if hasattr(v, "item") else v for v in combo)))
@@ -266,7 +266,7 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
 
     ``func(**{name: values_of_chunk}, keys=Key array of the chunk, **fixed)``
     receives the coordinates of up to ``chunk`` cells as arrays and one
-    ``perfpriv._random.Key`` per cell (``cell_key(seed, *coords)``),
+    ``perfpriv.keyed.Key`` per cell (``cell_key(seed, *coords)``),
     and returns an array whose first axis runs over the chunk's cells. A
     cell's keys depend only on the root seed and its own coordinates, and a
     batched engine call gives every cell the numbers it would get alone, so
@@ -329,14 +329,14 @@ def map_cells(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any =
     progress = _check_progress(progress)
     if on_chunk is not None and not callable(on_chunk):
         raise TypeError(f"on_chunk must be a callable (or None); got {on_chunk!r:.80}")
-    root = _random.root_key(seed)
+    root = keyed.root_key(seed)
     count = next(iter(sizes))[0]
-    keys = [_random.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]
+    keys = [keyed.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]
     ka = np.array([int(k.a) for k in keys], dtype=np.uint64)
     kb = np.array([int(k.b) for k in keys], dtype=np.uint64)
     starts = range(0, count, chunk)
     tasks = (joblib.delayed(func)(**{k: v[s:s + chunk] for k, v in cols.items()},
-                                  keys=_random.Key(ka[s:s + chunk], kb[s:s + chunk]), **fixed)
+                                  keys=keyed.Key(ka[s:s + chunk], kb[s:s + chunk]), **fixed)
              for s in starts)
     iterator = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
     show = progress is True or (progress == "auto" and sys.stderr.isatty() and count > chunk)

@@ -13,7 +13,7 @@ suite), a silent NaN or a hang.
 import numpy as np
 import pytest
 
-from perfpriv import _random, behaviour, bernoulli, dynamics, engine, gaussian, leakage, projected
+from perfpriv import behaviour, bernoulli, dynamics, engine, gaussian, keyed, leakage, projected
 
 NAN, INF = float("nan"), float("inf")
 NOT_REAL = ["0.5", None, 1 + 2j]
@@ -152,8 +152,8 @@ CASES = {
     "projected.draw_round": (projected.draw_round, dict(n=10, gamma=1.0, tau=0.02, d=3, seed=0),
                              {"n": INT_POS, "gamma": POSITIVE, "tau": POSITIVE, "d": INT_POS,
                               "sigma2": POSITIVE, "statistic": STAT, "seed": [-1, "x", 1.5]}),
-    "_random.coordinate_key": (_random.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
-    "_random.root_key": (_random.root_key, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
+    "keyed.coordinate_key": (keyed.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
+    "keyed.root_key": (keyed.root_key, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
     "behaviour.Memoryless": (behaviour.Memoryless, dict(q=0.3, r=0.6), {"q": PROB, "r": PROB, "rule": ["Leak", None]}),
     "engine.simulate": (engine.simulate,
                         dict(mechanism=bernoulli.RandomizedResponse(1.0), behaviour=behaviour.Memoryless(q=0.3, r=0.6),

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import _random
+from perfpriv import keyed
 from perfpriv.behaviour import RULES, Behaviour, Memoryless
 
 Z = 4.5
@@ -32,7 +32,7 @@ def test_one_step_has_the_exact_mean_and_variance_of_its_binomials(rule):
     # N' = N − Bin(K, q) + Bin(N − K or N, r) with independent binomials
     n, k, q, r, m = 500, 200, 0.35, 0.55, 40_000
     b = Memoryless(q=q, r=r, rule=rule)
-    keys = _random.root_key(1).child(np.arange(m))
+    keys = keyed.root_key(1).child(np.arange(m))
     state = b.initial_state(n, (m,))
     nxt = b.step(state, np.full(m, k), keys)[..., 0].astype(float)
     pool = n - k if rule == "leak" else n
@@ -46,12 +46,12 @@ def test_one_step_has_the_exact_mean_and_variance_of_its_binomials(rule):
 
 def test_step_uses_the_leave_and_join_streams_of_its_keys():
     b = Memoryless(q=0.5, r=0.5)
-    keys = _random.root_key(2).child(np.arange(5))
+    keys = keyed.root_key(2).child(np.arange(5))
     state = b.initial_state(100, (5,))
     leaked = np.array([0, 10, 50, 90, 100])
     out = b.step(state, leaked, keys)[..., 0]
-    leave = _random.binomial(keys.child("leave"), leaked, 0.5)
-    join = _random.binomial(keys.child("join"), 100 - leaked, 0.5)
+    leave = keyed.binomial(keys.child("leave"), leaked, 0.5)
+    join = keyed.binomial(keys.child("join"), 100 - leaked, 0.5)
     np.testing.assert_array_equal(out, 100 - leave + join)
     # nobody leaves when q = 0, nobody joins when r = 0
     np.testing.assert_array_equal(Memoryless(q=0.0, r=0.0).step(state, leaked, keys)[..., 0], 100)
@@ -116,7 +116,7 @@ def _behaviours_for_method_checks():
 def test_public_step_methods_refuse_values_the_engine_never_passes(users):
     # the engine-facing methods used to accept them silently: p = 2 gave a negative mean-field population,
     # leaked > population a negative simulated one, floor > cap or a NaN cap a NaN state
-    from perfpriv import _random
+    from perfpriv import keyed
     state = users.mean_field_state(100.0, (2,), T=5)
     context = {"cost": 0.5}
     for p, kind, match in ((2.0, ValueError, r"^p must be in \[0, 1\]"), (-1e-12, ValueError, r"^p must be"),
@@ -135,13 +135,13 @@ def test_public_step_methods_refuse_values_the_engine_never_passes(users):
         method(st, 1, np.inf)
         method(st, None, None)
     sim = users.initial_state(100, (2,), T=5)
-    keys = _random.root_key(0).child(np.arange(2))
+    keys = keyed.root_key(0).child(np.arange(2))
     for leaked, match in ((np.array([-1, 3]), r"^leaked must hold integers >= 0"),
                           (np.array([101, 3]), r"^leaked must be at most the population"),
                           (np.array([1.5, 3]), r"^leaked must hold integers")):
         with pytest.raises(ValueError, match=match):
             users.step(sim, leaked, keys, context)
-    with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
+    with pytest.raises(TypeError, match=r"^keys must be a perfpriv.keyed.Key"):
         users.step(sim, np.array([1, 3]), 0, context)
     assert users.step(sim, np.array([100, 0]), keys, context).shape == sim.shape
 
@@ -151,7 +151,7 @@ def test_state_and_context_methods_refuse_what_no_engine_state_holds(users):
     # issue 32: population('x') raised AttributeError, population(-state) returned a negative count,
     # step(NaN state) returned 9.2e18-user states, step/mean_field_step(context='x') an AttributeError, a
     # context t = 'x' int()'s own message, cost = NaN NaN users
-    keys = _random.root_key(0).child(np.arange(2))
+    keys = keyed.root_key(0).child(np.arange(2))
     sim, mf = users.initial_state(100, (2,), T=5), users.mean_field_state(100.0, (2,), T=5)
     context = {"cost": 0.5}
     for bad, kind, match in (("x", TypeError, r"^state must be a numeric array"),

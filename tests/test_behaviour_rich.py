@@ -17,7 +17,7 @@ own power: 4.5 standard errors of the difference are below 5% of the compared va
 import numpy as np
 import pytest
 
-from perfpriv import _random, bernoulli, engine, gaussian, optimize
+from perfpriv import bernoulli, engine, gaussian, keyed, optimize
 from perfpriv.behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
 
 from agents_behaviour import RR, Gauss, simulate_agents
@@ -306,7 +306,7 @@ def test_cells_with_parameters_of_different_ndim_line_up_with_the_cell_axes():
             for j in range(3):
                 one = make(q[j], r[i, 0])
                 # the engine keys a cell by its coordinates (the cell's q and r): the same key alone
-                key = _random.cell_key(7, *(np.broadcast_to(c, (2, 3))[i, j] for c in users.cell_coordinates()))
+                key = keyed.cell_key(7, *(np.broadcast_to(c, (2, 3))[i, j] for c in users.cell_coordinates()))
                 np.testing.assert_array_equal(engine.simulate(mech, one, T=6, n0=50, trials=3, seed=key).population,
                                               run.population[i, j])
                 np.testing.assert_allclose(engine.mean_field(mech, one, T=6, n0=50).population,
@@ -320,7 +320,7 @@ def test_floored_user_class_follows_the_recruits_law():
     run = engine.simulate(rr, users, T=1, n0=10, trials=1, seed=1, policy=Policy(floor=1))
     assert run.population[0, -1] == 1
     state = users.initial_state(10, (4000,))
-    keys = _random.root_key(5).child(np.arange(4000))
+    keys = keyed.root_key(5).child(np.arange(4000))
     new = users.step(state, np.full(4000, 10), keys, {"floor": 1, "cap": None})
     share = new[:, 1].mean()
     assert new.sum(axis=1).tolist() == [1] * 4000

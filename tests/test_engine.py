@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import _random, bernoulli, engine, gaussian, leakage
+from perfpriv import bernoulli, engine, gaussian, keyed, leakage
 from perfpriv.behaviour import Memoryless
 from perfpriv.bernoulli import RandomizedResponse
 from perfpriv.engine import Schedule
@@ -80,19 +80,19 @@ def test_a_cell_gives_identical_numbers_alone_and_in_a_batch_of_cells(kind):
     make, levels = MECHANISMS[kind], LEVELS[kind]
     q = np.array([0.1, 0.5, 0.9])
     r = np.array([0.6, 0.2, 0.4])
-    keys = _random.Key(*np.broadcast_arrays(*[np.array([getattr(_random.cell_key(9, a, b), w) for a, b in zip(q, r)])
+    keys = keyed.Key(*np.broadcast_arrays(*[np.array([getattr(keyed.cell_key(9, a, b), w) for a, b in zip(q, r)])
                                                for w in ("a", "b")]))
     batch = engine.simulate(make(levels), Memoryless(q=q, r=r), T=5, n0=30, trials=3, seed=keys)
     assert batch.population.shape == (3, 3, 3, 6)
     for j in range(3):
         alone = engine.simulate(make(levels[1]), Memoryless(q=q[j], r=r[j]), T=5, n0=30, trials=2,
-                                seed=_random.cell_key(9, q[j], r[j]))
+                                seed=keyed.cell_key(9, q[j], r[j]))
         same(batch, alone, (j, 1, slice(0, 2)))
     # one integer seed: cell j is keyed by its own coordinates (q_j, r_j), wherever it sits
     plain = engine.simulate(make(levels), Memoryless(q=q, r=r), T=5, n0=30, trials=3, seed=9)
     for j in range(3):
         same(plain, engine.simulate(make(levels), Memoryless(q=q[j], r=r[j]), T=5, n0=30, trials=3,
-                                    seed=_random.cell_key(9, q[j], r[j])), (j,))
+                                    seed=keyed.cell_key(9, q[j], r[j])), (j,))
     shuffled = engine.simulate(make(levels), Memoryless(q=q[::-1], r=r[::-1]), T=5, n0=30, trials=3, seed=9)
     same(plain, shuffled, (0,), (2,))
 
@@ -100,7 +100,7 @@ def test_a_cell_gives_identical_numbers_alone_and_in_a_batch_of_cells(kind):
 def test_seed_keys_must_match_the_cell_shape():
     with pytest.raises(ValueError, match="one key per cell"):
         engine.simulate(RandomizedResponse(1.0), Memoryless(q=[0.1, 0.2], r=0.5), T=2, n0=5,
-                        seed=_random.root_key(1).child(np.arange(3)))
+                        seed=keyed.root_key(1).child(np.arange(3)))
 
 
 # ------------------------------------------------------ common random numbers
@@ -482,7 +482,7 @@ class _Tally(engine.Mechanism):
     def advance(self, state, n, level, keys, live, t, need_error=True):
         s = state[..., 0]
         p = np.broadcast_to(1.0 / (2.0 + s * level), np.shape(s))
-        leaked = _random.binomial(keys.child("leak"), np.broadcast_to(n, p.shape), p)
+        leaked = keyed.binomial(keys.child("leak"), np.broadcast_to(n, p.shape), p)
         out = engine.RoundOutcome(sq_error=s.copy(), leaked=leaked, details={})
         return out, (s + 1.0 + leaked)[..., None]
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfpriv import _random, bernoulli, dynamics, engine, experiments, gaussian, leakage, optimize
+from perfpriv import bernoulli, dynamics, engine, experiments, gaussian, keyed, leakage, optimize
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Schedule
 from perfpriv.engine import Policy
@@ -82,7 +82,7 @@ def test_experiments_import_no_matplotlib_and_no_private_names_of_other_modules(
 
     code = "import sys, perfpriv.experiments; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
-    allowed = {"_random", "_validate", "_stats", "_common"}   # the low helper modules (public names only), its own
+    allowed = {"keyed", "_validate", "_stats", "_common"}   # the low helper modules (public names only), its own
     for path in pathlib.Path(experiments.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module != "__future__":
@@ -105,7 +105,7 @@ def test_leak_fractions_agree_with_lemma_8_and_are_the_keyed_runs_of_each_tau():
     # τ cell k: one engine call over the γ grid, keyed by (seed, τ_k)
     for k, tau in enumerate(taus):
         run = engine.simulate(gaussian.GaussianMean(gammas, tau=tau, d=D, R=R), Memoryless(q=0.0, r=0.0), T=1,
-                              n0=60, trials=80, seed=_random.cell_key(4, tau))
+                              n0=60, trials=80, seed=keyed.cell_key(4, tau))
         assert np.array_equal(sim.p[:, k], run.leak_fraction[..., 0].mean(axis=-1))
 
 
@@ -119,7 +119,7 @@ def test_leak_fractions_under_the_authors_conventions_use_the_exact_statistic():
 def test_leak_dispersion_counts_are_the_keyed_round_and_their_mean_is_lemma_8():
     res = experiments.leak_dispersion(2.0, tau=0.02, n=200, trials=300, seed=6)
     run = engine.simulate(gaussian.GaussianMean(2.0, tau=0.02, d=D, R=R), Memoryless(q=0.0, r=0.0), T=1, n0=200,
-                          trials=300, seed=_random.cell_key(6, 2.0, 0.02, 200))
+                          trials=300, seed=keyed.cell_key(6, 2.0, 0.02, 200))
     assert np.array_equal(res.counts, run.leaked[:, 0])
     p = leakage.marginal_leak_probability(200, 2.0, tau=0.02, d=D, R=R).p
     se = res.counts.std(ddof=1) / math.sqrt(300)
@@ -139,7 +139,7 @@ def test_exact_floor_check_simulates_the_closed_form_floor_and_is_the_keyed_run_
     assert res.settings["statistic"] == "exact"
     # one population is the one-round run of Algorithm 1 keyed by the root seed and N
     run = engine.simulate(gaussian.GaussianMean(1e4, tau=0.05, d=D, R=R, statistic="exact"), Memoryless(q=0.0, r=0.0),
-                          T=1, n0=100, trials=1500, seed=_random.cell_key(5, 100))
+                          T=1, n0=100, trials=1500, seed=keyed.cell_key(5, 100))
     assert res.p[1, 1] == pytest.approx(run.leak_fraction[:, 0].mean(), abs=1e-15)
 
 
@@ -157,7 +157,7 @@ def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
     c = experiments.growth_curves(q=0.11, r=0.52, taus=(0.05,), gammas=[0.5, 4.0], n0=100, T=6, trials=3,
                                   ratio="rounds", cap=400, seed=8)
     run = engine.simulate(gaussian.GaussianMean([0.5, 4.0], tau=0.05, d=D, R=R), Memoryless(q=0.11, r=0.52), T=6,
-                          n0=100, trials=3, policy=Policy(cap=400, floor=0, stop=1), seed=_random.cell_key(8, 0.05))
+                          n0=100, trials=3, policy=Policy(cap=400, floor=0, stop=1), seed=keyed.cell_key(8, 0.05))
     pop = run.population.astype(float)
     for j, g in enumerate((0.5, 4.0)):
         ratios = (pop[j, :, 1:] / pop[j, :, :-1])[run.alive[j]]
@@ -191,7 +191,7 @@ def test_unfloored_pooled_ratios_match_eq_13_along_their_paths_and_the_authors_f
     # by 1/N_{t-1} each (recomputed from the raw unfloored run)
     run = engine.simulate(gaussian.GaussianMean([0.2, 0.5], tau=0.02, d=D, R=R, statistic="exact"),
                           Memoryless(q=0.45, r=0.11), T=20, n0=100, trials=800, policy=Policy(floor=0, stop=1),
-                          seed=_random.cell_key(5, 0.02))
+                          seed=keyed.cell_key(5, 0.02))
     pop = run.population.astype(float)
     for j in range(2):
         prev, new, alive = pop[j, :, :-1], pop[j, :, 1:], run.alive[j]
@@ -232,7 +232,7 @@ def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
     assert np.all(np.diff(m.growth_free) > 0)            # Lemma 12: C_t rises with the population
     assert np.all(np.diff(m.p) < 0)                      # p_τ falls with N
     run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, d=D, R=R, trials=2,
-                            seed=_random.cell_key(8, 1.0, 0.02, 0.3, 0.6))
+                            seed=keyed.cell_key(8, 1.0, 0.02, 0.3, 0.6))
     assert np.array_equal(m.simulated, run.population)
 
 

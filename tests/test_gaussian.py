@@ -260,8 +260,8 @@ def test_the_agent_reference_takes_integral_d_a_generator_seed_and_refuses_overs
 
 
 def test_draw_rounds_refuses_a_live_mask_that_is_not_boolean():
-    from perfpriv import _random, projected
-    keys = _random.root_key(0).child(np.arange(2))
+    from perfpriv import keyed, projected
+    keys = keyed.root_key(0).child(np.arange(2))
     with pytest.raises(TypeError, match="live"):
         projected.draw_rounds([100, 100], 2.0, keys, tau=0.02, d=12, live="x")
 

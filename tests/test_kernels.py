@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfpriv import _random, behaviour, bernoulli, engine, gaussian
+from perfpriv import behaviour, bernoulli, engine, gaussian, keyed
 from perfpriv.kernels import behaviours, gaussian_mean, mechanisms, samplers, streams
 from perfpriv.engine import Policy
 
@@ -61,23 +61,23 @@ def test_a_child_key_mixes_the_parent_with_both_hashes_of_its_part():
     b2 = _mix64((b + a2 + hb) & MASK)
     got = streams.child(np.uint64(a), np.uint64(b), np.uint64(w))
     assert (int(got[0]), int(got[1])) == (a2, b2)
-    key = _random.Key(np.uint64(a), np.uint64(b)).child(np.int64(w))
+    key = keyed.Key(np.uint64(a), np.uint64(b)).child(np.int64(w))
     assert (int(key.a), int(key.b)) == (a2, b2)
 
 
 def test_the_compiled_normals_are_scipys_ndtri_of_the_uniforms():
     from scipy import special
-    key = _random.root_key(5).child("x")
+    key = keyed.root_key(5).child("x")
     u = key.uniform(1000)
     assert np.array_equal(key.normal(1000), special.ndtri(u))
 
 
 def test_a_binomial_draw_of_the_kernel_is_the_draw_of_the_vectorized_sampler():
-    keys = _random.root_key(9).child(np.arange(500))
+    keys = keyed.root_key(9).child(np.arange(500))
     n = np.arange(500) * 37
     p = np.linspace(0.0, 1.0, 500)
     out = np.array([samplers.binomial(keys.a[j], keys.b[j], n[j], p[j]) for j in range(500)])
-    assert np.array_equal(out, _random.binomial(keys, n, p))
+    assert np.array_equal(out, keyed.binomial(keys, n, p))
 
 
 def _round_by_round(monkeypatch, *args, **kwargs):
@@ -148,7 +148,7 @@ def test_every_compiled_kind_names_its_purposes_and_details():
 
 # ------------------------------------------------------------------ Algorithm 1's round (gaussian_mean)
 def test_the_along_normals_are_the_ragged_normals_of_the_key_head_and_ziggurat_tail():
-    keys = _random.root_key(7).child(np.arange(4))
+    keys = keyed.root_key(7).child(np.arange(4))
     counts = np.array([10, 256, 257, 60000])     # the tail holds ziggurat rejections and its idx-0 tail
     ref = keys.normal_ragged(counts)
     offsets = np.cumsum(counts) - counts
@@ -159,9 +159,9 @@ def test_the_along_normals_are_the_ragged_normals_of_the_key_head_and_ziggurat_t
 
 
 def test_the_tail_generator_is_numpys_pcg64_bit_for_bit():
-    key = _random.root_key(3)
+    key = keyed.root_key(3)
     a, b = int(key.a), int(key.b)
-    gen = _random._tail_generator(a, b)
+    gen = keyed._tail_generator(a, b)
     ta, tb = int(gaussian_mean.TAIL_A), int(gaussian_mean.TAIL_B)
     state = np.array([_mix64(a ^ ta), _mix64(b ^ tb), _mix64((b + ta) & MASK), _mix64((a + tb) & MASK) | 1],
                      dtype=np.uint64)
@@ -243,9 +243,9 @@ def test_the_records_round_is_the_membership_test_on_the_keyed_records(statistic
     Sigma = np.diag([1.5, 1.0, 0.7, 1.2])
     mech = gaussian.GaussianMean([0.4, 1.5], tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
                                  draw="records")
-    key = _random.root_key(4).child(1).child(2)
+    key = keyed.root_key(4).child(1).child(2)
     n = np.array([[150], [60]])
-    out = mech.draw_round(n, np.array([[0.4], [1.5]]), _random.Key(key.a[None, None], key.b[None, None]),
+    out = mech.draw_round(n, np.array([[0.4], [1.5]]), keyed.Key(key.a[None, None], key.b[None, None]),
                           np.ones((2, 1), bool), 1)
     Lc = np.linalg.cholesky(Sigma)
     G = key.child("records")[None].normal_ragged(np.array([150 * d])).reshape(150, d)
@@ -358,10 +358,10 @@ def test_the_typed_cases_use_their_bounds_and_stops():
     assert not runs["budget, per cell, dying, stop"].alive[..., -1].any()
 
 
-# The steps as numpy code on the vectorized samplers of perfpriv._random (the steps the compiled ones
+# The steps as numpy code on the vectorized samplers of perfpriv.keyed (the steps the compiled ones
 # replaced): one round of a batch, the policy included. Independent code of the same definition.
 def _chain(key, counts, nsample):
-    return _random.multivariate_hypergeometric(key, counts, nsample)
+    return keyed.multivariate_hypergeometric(key, counts, nsample)
 
 
 def _multinomial(key, total, weights):
@@ -369,7 +369,7 @@ def _multinomial(key, total, weights):
     left, mass = np.asarray(total, dtype=np.int64).copy(), 1.0
     for j in range(weights.size - 1):
         p = min(1.0, weights[j] / mass) if mass > 0 else 0.0
-        out[..., j] = _random.binomial(key.child(np.int64(j)), left, p)
+        out[..., j] = keyed.binomial(key.child(np.int64(j)), left, p)
         left = left - out[..., j]
         mass -= weights[j]
     out[..., -1] = left
@@ -386,8 +386,8 @@ def _halves(key, counts, nsample):
         half, nodes = width // 2, padded.shape[-1] // width
         blocks = padded.reshape(lead + (nodes, width))
         left, right = blocks[..., :half].sum(axis=-1), blocks[..., half:].sum(axis=-1)
-        node_keys = _random.Key(key.a[..., None], key.b[..., None]).child(np.int64(depth)).child(np.arange(nodes))
-        drawn = _random.hypergeometric(node_keys, left, right, take)
+        node_keys = keyed.Key(key.a[..., None], key.b[..., None]).child(np.int64(depth)).child(np.arange(nodes))
+        drawn = keyed.hypergeometric(node_keys, left, right, take)
         to_left = np.where(right == 0, take, np.where((left > 0) & (take > 0), drawn, 0))
         take = np.stack([to_left, take - to_left], axis=-1).reshape(lead + (2 * nodes,))
         width, depth = half, depth + 1
@@ -410,8 +410,8 @@ def _numpy_step(users, state, leaked, keys, t, cost, cap, floor):
     if isinstance(users, behaviour.LeakCount):
         n = state.sum(axis=-1)
         by_type = _chain(keys.child("split"), state, leaked)
-        leave = _random.binomial(keys.child("leave"), by_type[..., -1], users.q)
-        join = _random.binomial(keys.child("join"), pool(n), users.r)
+        leave = keyed.binomial(keys.child("leave"), by_type[..., -1], users.q)
+        join = keyed.binomial(keys.child("join"), pool(n), users.r)
         new = state - by_type
         new[..., 1:] += by_type[..., :-1]
         new[..., -1] += by_type[..., -1] - leave
@@ -422,26 +422,26 @@ def _numpy_step(users, state, leaked, keys, t, cost, cap, floor):
     if isinstance(users, behaviour.Heterogeneous):
         n = state.sum(axis=-1)
         by_class = _chain(keys.child("split"), state, leaked)
-        leave = np.stack([_random.binomial(keys.child("leave") if j == 0 else keys.child("leave").child(np.int64(j)),
+        leave = np.stack([keyed.binomial(keys.child("leave") if j == 0 else keys.child("leave").child(np.int64(j)),
                                            by_class[..., j], users.q[j]) for j in range(users.types)], axis=-1)
-        join = _random.binomial(keys.child("join"), pool(n), users.r)
+        join = keyed.binomial(keys.child("join"), pool(n), users.r)
         recruits = _multinomial(keys.child("classes"), join, users.weights)
         return _cap_floor(state - leave + recruits, recruits, keys, cap, floor, users.weights, range(users.types))
     if isinstance(users, behaviour.Contagion):
         n = state[..., 0]
         frac = np.where(state[..., 2] > 0, state[..., 1] / np.maximum(state[..., 2], 1), 0.0)
-        leave = _random.binomial(keys.child("leave"), leaked, np.minimum(1.0, users.q + users.kappa * frac))
-        nxt = n - leave + _random.binomial(keys.child("join"), pool(n), users.r)
+        leave = keyed.binomial(keys.child("leave"), leaked, np.minimum(1.0, users.q + users.kappa * frac))
+        nxt = n - leave + keyed.binomial(keys.child("join"), pool(n), users.r)
         nxt = np.maximum(np.minimum(nxt, cap if cap is not None else nxt), floor)
         return np.stack([nxt, leave, n], axis=-1)
     counts, C, S = state[..., :-1, :], users.classes, state.shape[-1]           # BudgetAware
     n = counts.sum(axis=(-1, -2)).astype(np.int64)
     spent = state[..., -1, :] + np.where(np.arange(S) < t, cost, 0.0)
-    gone = _random.binomial(keys.child("leave"), leaked, users.q)
+    gone = keyed.binomial(keys.child("leave"), leaked, users.q)
     new = counts.copy()
     flat = counts[..., :t].reshape(counts.shape[:-2] + (-1,)).astype(np.int64)
     new[..., :t] -= _halves(keys.child("split"), flat, gone).reshape(counts.shape[:-1] + (t,))
-    join = _random.binomial(keys.child("join"), pool(n), users.r)
+    join = keyed.binomial(keys.child("join"), pool(n), users.r)
     recruits = _multinomial(keys.child("classes"), join, users.weights)
     new = np.where(spent[..., None, :] > users.tolerance[:, None], 0.0, new)
     if cap is not None:
@@ -479,7 +479,7 @@ def test_a_compiled_step_equals_the_step_on_the_vectorized_samplers_bit_for_bit(
         state = rng.integers(0, 60, size=(m, 3 if isinstance(users, behaviour.Contagion) else users.types))
         n = state[:, 0] if isinstance(users, behaviour.Contagion) else state.sum(axis=-1)
     leaked = rng.integers(0, n + 1)
-    keys = _random.root_key(11).child(np.arange(m))
+    keys = keyed.root_key(11).child(np.arange(m))
     context = dict(t=t, T=T, cost=0.75, cap=cap, floor=floor)
     got = users.step(state, leaked, keys, context)
     expected = _numpy_step(users, state, leaked, keys, t, 0.75, cap, floor)

@@ -4,8 +4,9 @@
   function-level imports (``import perfpriv.x``, ``from . import x``,
   ``from .x import name``, ``from perfpriv.x import name``);
 * no module uses another module's private names (``other._name`` through an
-  imported module, or ``from .other import _name``), except the public names of
-  the documented private helper modules ``_validate``, ``_random``, ``_records``, ``_stats``.
+  imported module, or ``from .other import _name``); the shared helper modules
+  ``_validate``, ``keyed`` (public: the keyed random streams), ``_records`` and ``_stats`` are
+  imported everywhere, their public names only.
 
 Failures list every offender (file:line and the name) so that they can be fixed at once.
 """
@@ -19,8 +20,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "perfpriv"
 
-#: Private helper modules whose *public* names other modules may use.
-SHARED_HELPERS = {"_validate", "_random", "_records", "_stats"}
+#: The shared helper modules of the lowest layer above the kernels (their *public* names are used everywhere).
+SHARED_HELPERS = {"_validate", "keyed", "_records", "_stats"}
 
 
 def _module_name(path: Path) -> str:
@@ -155,8 +156,8 @@ def test_no_import_cycles_among_perfpriv_modules_including_function_level_import
 
 
 def test_no_module_uses_another_modules_private_names():
-    # the shared helpers (_validate, _random, _records) may be imported; their names used
-    # elsewhere are public ones (a private one, e.g. _random._mix_gamma, is an offence too)
+    # the shared helpers (_validate, keyed, _records, _stats) may be imported; their names used
+    # elsewhere are public ones (a private one, e.g. keyed._mix_gamma, is an offence too)
     _, _, private = _graph()
     offenders = [(m, line, what) for m, line, what in private if _checked(m)]
     text = "\n".join(f"  perfpriv/{m.replace('.', '/')}.py:{line}: {what}" for m, line, what in offenders)
@@ -168,8 +169,8 @@ def test_the_checker_sees_cycles_and_private_names(tmp_path, monkeypatch):
     pkg = tmp_path / "perfpriv"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "_random.py").write_text("def binomial():\n    pass\n")
-    (pkg / "a.py").write_text("from . import _random, b\nx = _random.binomial\ny = _random._mix\n")
+    (pkg / "keyed.py").write_text("def binomial():\n    pass\n")
+    (pkg / "a.py").write_text("from . import keyed, b\nx = keyed.binomial\ny = keyed._mix\n")
     (pkg / "b.py").write_text("def f():\n    from .a import _hidden\n    import perfpriv.a\n")
     (pkg / "c.py").write_text("from .sub import _private_mod\n")
     (pkg / "sub").mkdir()
@@ -179,7 +180,7 @@ def test_the_checker_sees_cycles_and_private_names(tmp_path, monkeypatch):
     _, edges, private = _graph()
     assert _cycles(edges) == [["a", "b"]]
     found = sorted((m, what) for m, _, what in private)
-    assert found == [("a", "_random._mix (_random)"), ("b", "from a import _hidden"),
+    assert found == [("a", "keyed._mix (keyed)"), ("b", "from a import _hidden"),
                      ("c", "imports the private module sub._private_mod")]
 
 
@@ -200,7 +201,7 @@ def test_kernels_import_nothing_of_perfpriv_above_them():
 #: its own layer or of a lower one; within a layer the cycle test above keeps the imports acyclic.
 LAYERS = (
     {"kernels"},                                          # compiled kernels (numba): streams, samplers, rounds
-    {"_validate", "_random", "_records", "_stats"},       # shared helpers
+    {"_validate", "keyed", "_records", "_stats"},         # shared helpers
     {"leakage", "behaviour", "sweep"},                    # formulas of one round; users; reproducible grids
     {"engine", "projected"},                              # the one performative loop; the batched round draw
     {"bernoulli", "gaussian", "regression", "gradient", "_learning"},   # mechanisms (+ their front ends)

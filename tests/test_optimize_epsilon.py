@@ -194,10 +194,10 @@ Q_TINY, R_TINY = np.meshgrid([0.2, 0.6], [0.3, 0.8, 0.5], indexing="ij")
 
 def test_a_cell_is_simulate_with_the_key_of_its_coordinates_number_for_number():
     # the documented contract: a cell's numbers are those of bernoulli.simulate with the cell's key
-    from perfpriv import _random
+    from perfpriv import keyed
 
     res = O.optimal_epsilon(q=0.6, r=0.8, epsilons=EPS, **TINY)
-    run = B.simulate(EPS, q=0.6, r=0.8, T=15, n0=40, trials=3, mu=(0.5, 1.0), seed=_random.cell_key(21, 0.6, 0.8))
+    run = B.simulate(EPS, q=0.6, r=0.8, T=15, n0=40, trials=3, mu=(0.5, 1.0), seed=keyed.cell_key(21, 0.6, 0.8))
     final = run.sq_error[..., -1]
     assert np.array_equal(res.values, final.mean(axis=-1))
     assert np.allclose(res.se, final.std(axis=-1, ddof=1) / np.sqrt(3), rtol=1e-12, atol=0)

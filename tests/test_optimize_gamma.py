@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from perfpriv import _random
+from perfpriv import keyed
 from perfpriv import optimize as O
 from perfpriv import dynamics as D
 from perfpriv import gaussian
@@ -138,7 +138,7 @@ def manual_cumulative(q, r, tau, g, seed, collapse):
     The cell's key is the documented one (root seed and the cell's coordinates); a level is not part
     of the key, so a γ alone draws the numbers it draws inside the search's grid of γ.
     """
-    run = gaussian.simulate(g, tau=tau, q=q, r=r, seed=_random.cell_key(seed, q, r), **EMP)
+    run = gaussian.simulate(g, tau=tau, q=q, r=r, seed=keyed.cell_key(seed, q, r), **EMP)
     out = []
     for err, pop in zip(run.sq_error, run.population):
         live = [t for t in range(EMP["T"]) if pop[t] >= 2]
@@ -248,7 +248,7 @@ def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0])
     res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, conventions="authors", seed=5, **EMP)
     for j, g in enumerate(gammas):
-        run = gaussian.simulate(g, tau=tau, q=q, r=r, statistic="exact", seed=_random.cell_key(5, q, r), **EMP)
+        run = gaussian.simulate(g, tau=tau, q=q, r=r, statistic="exact", seed=keyed.cell_key(5, q, r), **EMP)
         live = run.population[:, :-1] >= 2
         per = np.where(live, run.sq_error, 0.0).sum(axis=1) / live.sum(axis=1) * EMP["T"]
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)

@@ -10,7 +10,7 @@ the mean field.
 import numpy as np
 import pytest
 
-from perfpriv import _random, behaviour, bernoulli, engine, gaussian, optimize
+from perfpriv import behaviour, bernoulli, engine, gaussian, keyed, optimize
 from perfpriv.optimize import level_search
 
 GRID = [0.1, 0.5, 2.0, np.inf]
@@ -57,7 +57,7 @@ def test_a_cell_of_the_papers_simulated_search_is_level_search_with_the_cells_ke
     eps = [0.3, 1.0, np.inf]
     paper = optimize.optimal_epsilon(eps, q=0.4, r=0.5, T=10, n0=60, trials=4, seed=9)
     mine = level_search(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)), behaviour.Memoryless(q=0.4, r=0.5),
-                        T=10, n0=60, trials=4, score="final", seed=_random.cell_key(9, 0.4, 0.5))
+                        T=10, n0=60, trials=4, score="final", seed=keyed.cell_key(9, 0.4, 0.5))
     assert np.array_equal(mine.values, paper.values) and mine.level == paper.epsilon
 
 

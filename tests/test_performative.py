@@ -473,8 +473,8 @@ def test_stateful_mechanism_refuses_what_it_cannot_do():
     mech = participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0)
     with pytest.raises(ValueError, match="does not follow mechanism states"):
         engine.mean_field(mech, behaviour.Memoryless(q=0.5, r=0.3), T=3, n0=10)
-    from perfpriv import _random
-    keys = _random.root_key(0).child(np.arange(2))[None, :]
+    from perfpriv import keyed
+    keys = keyed.root_key(0).child(np.arange(2))[None, :]
     with pytest.raises(ValueError, match="run it through"):
         mech.draw_round(np.full((1, 2), 5), np.ones((1, 1)), keys, np.ones((1, 2), bool), 1)
     with pytest.raises(ValueError, match="depends on its state"):
@@ -638,10 +638,10 @@ def test_the_federated_rounds_advance_refuses_what_no_engine_passes_by_name():
     # issue 32: advance checked nothing: n = -1 was numpy's "repeats may not contain negative values",
     # n = 1e12 a 7 TiB allocation error, gamma = NaN blamed the steps, keys = 0 an AttributeError, live = 'x'
     # and t = 0 passed silently, a NaN state "overflowed"
-    from perfpriv import _random
+    from perfpriv import keyed
     from perfpriv.performative.participation import PrivateFederatedRound
     mech = PrivateFederatedRound(1.0, tau=0.3, R=10.0).resolved("paper")
-    state, keys, live, n = mech.initial_state((3,)), _random.root_key(0).child(np.arange(3)), np.ones(3, bool), \
+    state, keys, live, n = mech.initial_state((3,)), keyed.root_key(0).child(np.arange(3)), np.ones(3, bool), \
         np.array([10, 10, 10])
     for args, kind, match in (((state, np.array([10, -1, 10]), 1.0, keys, live, 1), ValueError, "^n must hold"),
                               ((state, np.array([10, 10**12, 10]), 1.0, keys, live, 1), ValueError, "^n is too large"),

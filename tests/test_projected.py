@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from perfpriv import _random
+from perfpriv import keyed
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
 from perfpriv import projected as P
@@ -182,7 +182,7 @@ def test_draw_round_is_seeded_and_matches_simulate():
                      draw="projected")
     for k in range(4):
         for t in (1, 2, 3):
-            key = _random.root_key(10).child(k).child(t)
+            key = keyed.root_key(10).child(k).child(t)
             err, leaked = P.draw_rounds(run.population[k, t - 1], 1.5, key, tau=0.02, d=6)
             assert run.sq_error[k, t - 1] == err and run.leaked[k, t - 1] == leaked
 
@@ -197,7 +197,7 @@ def test_a_round_draws_the_same_numbers_whatever_the_horizon_and_earlier_rounds(
     # population got there: the round-3 release from N users is the same in two histories
     other = G.simulate(1.5, T=3, **dict(kw, q=0.9, r=0.1))
     for k in range(5):
-        key = _random.root_key(11).child(k).child(3)
+        key = keyed.root_key(11).child(k).child(3)
         for run in (short, other):
             err, leaked = P.draw_rounds(run.population[k, 2], 1.5, key, tau=0.02, d=6)
             assert run.sq_error[k, 2] == err and run.leaked[k, 2] == leaked
@@ -235,7 +235,7 @@ def test_a_level_draws_the_same_round_alone_or_among_levels_of_its_population(n,
     # level with a smaller population in a group whose largest population draws more a's
     gammas = np.geomspace(0.05, 20.0, levels)
     for seed in range(3):
-        key = _random.root_key(seed).child(1).child(2)
+        key = keyed.root_key(seed).child(1).child(2)
         for statistic in ("paper", "exact"):
             kw = dict(tau=0.02, d=d, statistic=statistic)
             err, leaked = P.draw_rounds(np.full(levels, n), gammas, key, **kw)
@@ -256,11 +256,11 @@ def test_a_level_draws_the_same_band_alone_and_among_levels_that_add_ends(n, d):
     # of other populations and noise levels (up to 48 ends, shared records) must give the same leaks,
     # error and band (the number of normals drawn counts the band's records)
     from perfpriv.kernels import gaussian_mean as K
-    purposes = np.array([_random.purpose_hashes(p) for p in K.PURPOSES], dtype=np.uint64)
+    purposes = np.array([keyed.purpose_hashes(p) for p in K.PURPOSES], dtype=np.uint64)
     others_g = np.geomspace(0.05, 5.0, 11)
     others_n = np.maximum(2, (n * np.linspace(0.3, 1.0, 11)).astype(np.int64))
     for seed in range(4):
-        key = _random.root_key(seed).child(3)
+        key = keyed.root_key(seed).child(3)
         a, b = key.a[()], key.b[()]
         for gamma in (0.1, 0.5, 2.0):
             params = P.kernel_params(tau=0.02, d=d)
@@ -343,7 +343,7 @@ def test_projected_draw_round_at_extreme_noise(gamma):
 
 
 def test_draw_rounds_refuses_bad_populations_levels_and_keys_by_name():
-    keys = _random.root_key(0).child(np.arange(3))
+    keys = keyed.root_key(0).child(np.arange(3))
     with pytest.raises(ValueError, match=r"^n is too large"):       # was numpy's MemoryError inside the kernel
         P.draw_rounds([10**12, 1000, 1], 2.0, keys, tau=0.02, d=3)
     for bad in ([-1, 10, 10], [1.5, 10, 10], [np.nan, 10, 10]):
@@ -352,7 +352,7 @@ def test_draw_rounds_refuses_bad_populations_levels_and_keys_by_name():
     for bad in (0.0, -1.0, np.nan):
         with pytest.raises(ValueError, match=r"^gamma must"):
             P.draw_rounds([10, 10, 10], bad, keys, tau=0.02, d=3)
-    with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
+    with pytest.raises(TypeError, match=r"^keys must be a perfpriv.keyed.Key"):
         P.draw_rounds([10, 10, 10], 2.0, 0, tau=0.02, d=3)
     # an integral float d and a population of 0 (skipped) are valid
     err, leaked = P.draw_rounds([1000, 0, 1], 2.0, keys, tau=0.02, d=3.0)
@@ -362,7 +362,7 @@ def test_draw_rounds_refuses_bad_populations_levels_and_keys_by_name():
 
 def test_a_dimension_no_record_can_hold_is_refused_by_name():
     # issue 32 C: d = 1e12 reached the compiled round and failed there ("Allocation failed")
-    keys = _random.root_key(0).child(np.arange(1))
+    keys = keyed.root_key(0).child(np.arange(1))
     for call in (lambda: P.draw_round(100, 2.0, tau=0.02, d=10**12, seed=0),
                  lambda: P.draw_rounds([100], 2.0, keys, tau=0.02, d=10**12)):
         with pytest.raises(ValueError, match="^d is too large"):

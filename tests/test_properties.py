@@ -28,7 +28,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 # (an error under filterwarnings = error). Keep its storage out of the checkout.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "perfpriv-hypothesis")
 
-from perfpriv import _random, bernoulli, dynamics, gaussian, leakage
+from perfpriv import bernoulli, dynamics, gaussian, keyed, leakage
 from perfpriv.engine import Policy
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -272,7 +272,7 @@ def test_pac_radius_is_positive_decreasing_in_n_and_increasing_in_gamma(gamma, n
 @FAST
 @given(x=st.floats(allow_nan=False), y=st.floats(allow_nan=False))
 def test_coordinate_keys_identify_values_at_the_grid_resolution(x, y):
-    kx, ky = _random.coordinate_key(x), _random.coordinate_key(y)
+    kx, ky = keyed.coordinate_key(x), keyed.coordinate_key(y)
     assert isinstance(kx, int) and kx >= 0
     if abs(x - y) > 1e-8 * max(1.0, abs(x)) and max(abs(x), abs(y)) < 1e6:
         assert kx != ky

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
-from perfpriv import _random, engine, leakage
+from perfpriv import engine, keyed, leakage
 from perfpriv import regression as RG
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
@@ -346,7 +346,7 @@ def test_ols_closed_form_matches_monte_carlo():
 
 # -------------------------------------------------------------- mechanism
 def _key(seed, *coords):
-    return _random.cell_key(seed, *coords)
+    return keyed.cell_key(seed, *coords)
 
 
 def test_draw_round_counts_the_records_whose_llr_from_densities_exceeds_tau():
@@ -355,7 +355,7 @@ def test_draw_round_counts_the_records_whose_llr_from_densities_exceeds_tau():
     for conv in ("paper", "authors"):
         mech = RG.RidgeRelease(gammas, tau=0.02, d=3).resolved(conv)
         key = _key(3, conv)
-        keys = _random.Key(np.array([[key.a]]), np.array([[key.b]]))       # (1, K=1)
+        keys = keyed.Key(np.array([[key.a]]), np.array([[key.b]]))       # (1, K=1)
         n = np.array([[25], [18]])                                          # (L=2, K=1)
         out = mech.draw_round(n, gammas[:, None], keys, np.ones((2, 1), bool), 1)
         X_all, y_all, theta = mech._records(key, 25)

@@ -108,12 +108,12 @@ CELLS = {"q": np.array([0.1, 0.5, 0.9, 0.3, 0.7]), "r": np.array([0.2, 0.2, 0.8,
 
 
 def test_map_cells_gives_each_cell_the_key_of_the_root_and_its_coordinates():
-    from perfpriv import _random
+    from perfpriv import keyed
 
     out = map_cells(first_uniforms, CELLS, seed=7, chunk=2)
     assert out.shape == (5, 3)
     for i, (q, r) in enumerate(zip(CELLS["q"], CELLS["r"])):
-        alone = _random.cell_key(7, q, r).uniform(3) + (q - r)
+        alone = keyed.cell_key(7, q, r).uniform(3) + (q - r)
         assert np.array_equal(out[i], alone)
 
 

@@ -6,7 +6,7 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from .. import _random, dynamics, engine, gaussian, optimize
+from .. import dynamics, engine, gaussian, keyed, optimize
 from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_probability, check_real
 from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
 
@@ -542,7 +542,7 @@ def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
                                                  R=R, statistic=prov["statistic"])) for e in eps])
     run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
                             policy=engine.Policy(cap=cap), conventions=conventions,
-                            seed=_random.cell_key(seed, gamma, tau, q, r))
+                            seed=keyed.cell_key(seed, gamma, tau, q, r))
     # column t of sq_error is the release made from population[:, t] users; Theorem 4's
     # N_t >= N_0 C_1^t refers to that population, so round t of the theorem is column t.
     dist = np.sqrt(np.asarray(run.sq_error, float))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import _random, engine, leakage
+from .. import engine, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE, GaussianMean
@@ -130,7 +130,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     _check_population(n, conventions, tau=float(taus[0]), d=d, R=R, statistic=statistic)
     if on_cells is not None and not callable(on_cells):
         raise TypeError(f"on_cells must be a callable (or None); got {on_cells!r:.60}")
-    out = keyed_map(_leak_fraction_cells, {"tau": taus}, seed=_random.root_key(seed), n_jobs=n_jobs,
+    out = keyed_map(_leak_fraction_cells, {"tau": taus}, seed=keyed.root_key(seed), n_jobs=n_jobs,
                     on_cells=on_cells, gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
     p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
     prov = gaussian_provenance(conventions, n0=n, tau=float(taus[0]), d=d, R=R, statistic=statistic)
@@ -222,7 +222,7 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
     _check_population(n, conventions, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
     mech = GaussianMean(gamma, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n, trials=trials, conventions=conventions,
-                          seed=_random.cell_key(seed, gamma, tau, n))
+                          seed=keyed.cell_key(seed, gamma, tau, n))
     counts = np.asarray(run.leaked[:, 0], dtype=np.int64)
     mean = float(counts.mean())
     var = float(counts.var(ddof=1))
@@ -338,7 +338,7 @@ def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0,
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
     gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
     rounds = check_int("rounds", rounds, low=2)
-    out = keyed_map(_floor_cells, {"n": ns}, seed=_random.root_key(seed), n_jobs=n_jobs,
+    out = keyed_map(_floor_cells, {"n": ns}, seed=keyed.root_key(seed), n_jobs=n_jobs,
                     taus=taus, gamma=gamma, rounds=rounds, d=d, R=R)
     p, se = out[:, 0].T, out[:, 1].T                                          # (J, K)
     floor = np.asarray(leakage.exact_leak_floor(ns[None, :], d=d, tau=taus[:, None]), float)

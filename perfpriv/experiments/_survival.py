@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _random, dynamics, engine, gaussian, leakage
+from .. import dynamics, engine, gaussian, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_int_array, check_probability, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
@@ -187,7 +187,7 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     theory = np.stack([np.asarray(dynamics.growth_factor(gammas, tau=float(t), q=q, r=r, n=n0, d=d, R=R,
                                                          statistic=prov["statistic"]), float) for t in taus])
     T_run = 1 if ratio == "first" else T
-    out = keyed_map(_growth_cells, {"tau": taus}, seed=_random.root_key(seed), n_jobs=n_jobs, gammas=gammas,
+    out = keyed_map(_growth_cells, {"tau": taus}, seed=keyed.root_key(seed), n_jobs=n_jobs, gammas=gammas,
                     q=q, r=r, T=T_run, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
                     conventions=conventions, cap=cap, floor=floor, ratio=ratio)
     emp, spread, se, path, res_se = (out[:, k] for k in range(5))
@@ -315,7 +315,7 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     trials = check_int("trials", trials, low=2)
     statistic = check_statistic(statistic)
     prov = gaussian_provenance(conventions, n0=int(sizes.min()), tau=tau, d=d, R=R, statistic=statistic)
-    out = keyed_map(_one_round_cells, {"n": sizes}, seed=_random.root_key(seed), n_jobs=n_jobs, gamma=gamma,
+    out = keyed_map(_one_round_cells, {"n": sizes}, seed=keyed.root_key(seed), n_jobs=n_jobs, gamma=gamma,
                     tau=tau, q=q, r=r, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions)
     inv, se, outside = out[:, 0], out[:, 1], out[:, 2]
     bounds = dynamics.error_bounds(gamma, tau=tau, q=q, r=r, n_prev=sizes.astype(float), d=d, R=R,
@@ -425,7 +425,7 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     if trials:
         run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials,
                                 policy=engine.Policy(cap=cap), statistic=statistic, conventions=conventions,
-                                seed=_random.cell_key(seed, gamma, tau, q, r))
+                                seed=keyed.cell_key(seed, gamma, tau, q, r))
         simulated = np.asarray(run.population, float)
     else:
         simulated = np.empty((0, T + 1))

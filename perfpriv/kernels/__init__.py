@@ -3,7 +3,7 @@
 Every function here is ``@njit(cache=True)`` over plain scalars and arrays,
 with no Python object inside, and draws every random number as a pure
 function of (key, counter), so that a later ``numba.cuda`` port can reuse
-it. Each hot path has this one implementation: :mod:`perfpriv._random`'s
+it. Each hot path has this one implementation: :mod:`perfpriv.keyed`'s
 vectorized streams and samplers call these loops, and the engine runs a
 whole T-round loop of a batch in one call where its mechanism and behaviour
 supply compiled steps (:mod:`perfpriv.kernels.rounds`). The slow, obvious

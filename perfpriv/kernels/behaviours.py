@@ -77,7 +77,7 @@ def split_chain(a, b, counts, nsample, out):
 
     Class j receives Hypergeometric(N_j, :math:`N_{j+1} + \dots + N_{S-1}`, remaining) items, with N = ``counts``,
     from child j of the key
-    (:func:`perfpriv._random.multivariate_hypergeometric`, one element).
+    (:func:`perfpriv.keyed.multivariate_hypergeometric`, one element).
     """
     S = counts.size
     remaining = np.int64(0)

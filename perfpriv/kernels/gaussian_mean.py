@@ -17,7 +17,7 @@ record i's across-normals numbers i(d − 1) .. i(d − 1) + d − 2 of
 keyed uniform) for i < :data:`HEAD`, beyond it numpy's ziggurat on a PCG64
 generator whose state is the key's words, mixed (:func:`along_normals`
 reimplements both exactly, so these are the numbers of
-:meth:`perfpriv._random.Key.normal_ragged`).
+:meth:`perfpriv.keyed.Key.normal_ragged`).
 
 **Summation order.** Every sum has a fixed order that depends only on the
 numbers summed, never on the batch: :math:`ā = (a_0 + \dots + a_{N-1})/N` is numpy's
@@ -49,14 +49,14 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 _U = np.uint64
 
 #: Positions of a stream drawn by the counter hash; beyond, the keyed PCG64 ziggurat
-#: (:data:`perfpriv._random.HEAD`, the same value).
+#: (:data:`perfpriv.keyed.HEAD`, the same value).
 HEAD = 256
 #: The stream purposes of a group's round, in the order of its ``purposes`` rows.
 PURPOSES = ("noise", "rest", "along", "across", "spread")
 #: Fixed-point scale of the band sums (integer sums are exact: order-free).
 FIX = 2.0**40
 
-# the words that seed the PCG64 generator of a stream's tail (perfpriv._random._tail_generator)
+# the words that seed the PCG64 generator of a stream's tail (perfpriv.keyed._tail_generator)
 TAIL_A = _U(0xD1B54A32D192ED03)
 TAIL_B = _U(0xABC98388FB8FAC03)
 # PCG64's 128-bit multiplier, high and low words
@@ -135,7 +135,7 @@ def _ziggurat_normal(state):
 def along_normals(a, b, n, out):
     """Numbers 0 .. n − 1 of the stream of key (a, b) into ``out[:n]``.
 
-    They are the numbers of :meth:`perfpriv._random.Key.normal_ragged`.
+    They are the numbers of :meth:`perfpriv.keyed.Key.normal_ragged`.
 
     Positions below :data:`HEAD` are ``ndtri`` of the keyed uniforms; the
     rest are numpy's ziggurat normals of a PCG64 generator with state

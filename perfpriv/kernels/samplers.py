@@ -3,8 +3,8 @@
 One draw is a pure function of its stream (a, gamma) and its parameters:
 it reads the stream's numbers from counter 0 on and never depends on other
 draws, so a batch of draws gives the same numbers in any order, any batch
-or any backend. :func:`perfpriv._random.binomial` and
-:func:`perfpriv._random.hypergeometric` are these functions applied
+or any backend. :func:`perfpriv.keyed.binomial` and
+:func:`perfpriv.keyed.hypergeometric` are these functions applied
 elementwise (:func:`binomial_array`, :func:`hypergeometric_array`), and
 the compiled round kernels call the scalar functions directly.
 

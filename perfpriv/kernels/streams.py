@@ -1,7 +1,7 @@
 r"""The keyed counter-based streams, compiled: every random number as a pure function of (key, counter).
 
 These are the scalar building blocks of every compiled kernel of perfpriv
-and of the vectorized streams of :mod:`perfpriv._random` (which call the
+and of the vectorized streams of :mod:`perfpriv.keyed` (which call the
 array loops at the bottom of this module): one implementation of each.
 A key is two 64-bit words ``(a, b)``; its stream has the odd increment
 ``gamma = stream_increment(b)`` and its number at ``counter`` is

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _random
+from .. import keyed
 from ..behaviour import Behaviour, Memoryless
 from .._validate import check_choice, check_int, check_probability, check_same_shape
 
@@ -105,5 +105,5 @@ def check_leak_options(method, samples, seed):
     if samples is not None:
         samples = check_int("samples", samples, low=1)
     if not isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
-        _random.as_seed_sequence(seed, name="seed")          # checked (read, not consumed)
+        keyed.as_seed_sequence(seed, name="seed")          # checked (read, not consumed)
     return method, samples, seed

@@ -18,7 +18,7 @@ behaviour's q and r as arrays), each with its own key from the root seed
 and its coordinates (:func:`perfpriv.sweep.map_cells`): a cell's numbers do
 not depend on the other cells, on the batch size, on ``n_jobs`` or on the
 joblib backend, and they are those of
-``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=perfpriv._random.cell_key(seed, q, r))``
+``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=perfpriv.keyed.cell_key(seed, q, r))``
 (common random numbers across ε, including the :math:`μ_t` path).
 """
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _random, engine
+from .. import engine, keyed
 from .._validate import check_choice, check_int
 from ..behaviour import RULES
 from ..bernoulli import RandomizedResponse
@@ -183,7 +183,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     policy = engine.check_policy(policy)
     RandomizedResponse(eps, mu=mu, clip_estimate=clip_estimate)  # checks mu, clip_estimate now
     uq, ur, inverse = unique_cells(qq, rr)
-    out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
+    out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), chunk=chunk,
                     n_jobs=n_jobs, progress=progress, description=f"epsilon* ({model})", epsilons=eps, T=T,
                     n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
                     conventions=conventions, policy=policy, on_chunk=on_cells,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .. import _random, dynamics, engine
+from .. import dynamics, engine, keyed
 from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import map_cells
@@ -369,7 +369,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)  # checks
     check_behaviour(behaviour, "leak")
     uq, ur, inverse = unique_cells(qq, rr)
-    out = map_cells(_cumulative_cells, {"q": uq, "r": ur}, seed=_random.root_key(seed), chunk=chunk,
+    out = map_cells(_cumulative_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), chunk=chunk,
                     n_jobs=n_jobs, progress=progress, description=f"gamma* (tau={tau:g})", gammas=gammas,
                     tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic,
                     draw=draw, conventions=conventions, policy=policy,

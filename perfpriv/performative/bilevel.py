@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _random
+from .. import keyed
 from .._validate import check_allocation, check_array_size, check_flag, check_int, check_real
 
 __all__ = ["BilevelRegression", "BilevelPath", "fbi_rrm"]
@@ -131,7 +131,7 @@ class BilevelRegression:
         check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
         heterogeneity = check_real("heterogeneity", heterogeneity, low=0.0, scalar=True)
         noise = check_real("noise", noise, low=0.0, scalar=True)
-        gen = _random.as_generator(seed)
+        gen = keyed.as_generator(seed)
         beta_u, beta_l = gen.standard_normal((2, d)) / np.sqrt(d)
         bu = beta_u + heterogeneity * gen.standard_normal((M, d)) / np.sqrt(d)
         bl = beta_l + heterogeneity * gen.standard_normal((M, d)) / np.sqrt(d)

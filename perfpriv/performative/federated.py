@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _random
+from .. import keyed
 from .._validate import check_array_size, check_choice, check_flag, check_int, check_real
 from ._checks import model_vector
 from .prediction import PerformativeProblem
@@ -224,7 +224,7 @@ class GaussianClients:
         if N < 2 and (m_sd > 0 or eps_sd > 0):
             raise ValueError("N must be >= 2 for a positive spread of m or eps")
         _, _, p_arr, _ = _clients_arrays(np.zeros(N), np.zeros(N), p)
-        gen = _random.as_generator(seed)
+        gen = keyed.as_generator(seed)
 
         def standardized(shape):
             u = gen.standard_normal(shape)
@@ -560,7 +560,7 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
     N, d = clients.N, clients.d
     check_array_size("the paths (trials x (T + 1) x d values)", trials=trials, T=s["T"] + 1, d=d)
     check_array_size("the clients' models (trials x N x d values)", trials=trials, N=N, d=d)
-    keys = _random.root_key(seed).child(np.arange(trials))
+    keys = keyed.root_key(seed).child(np.arange(trials))
     x = np.broadcast_to(s["theta0"], (trials, N, d)).copy()
     path = np.empty((trials, s["T"] + 1, d))
     path[:, 0] = s["weights"] @ x

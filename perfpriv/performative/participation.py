@@ -48,7 +48,7 @@ import math
 
 import numpy as np
 
-from .. import _random, engine, leakage
+from .. import engine, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
@@ -368,7 +368,7 @@ class PrivateFederatedRound(StatefulMechanism):
                              f"(initial_state); got {type(state).__name__} of shape {np.shape(state)}")
         if not np.isfinite(state).all():
             raise ValueError("state must hold finite models (no NaN or inf coordinates)")
-        n, live = _random.check_batch(n, keys, live)
+        n, live = keyed.check_batch(n, keys, live)
         level = check_real("gamma", level, low=0, allow_inf=True)
         t = check_int("t", t, low=1)
         batch = state.shape[:-1]
@@ -387,11 +387,11 @@ class PrivateFederatedRound(StatefulMechanism):
         owner = np.repeat(np.arange(B), nn)
         idx = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(nn) - nn, nn)
         ca, cb = entry_key("clients")
-        attrs = _random.Key(ca[owner], cb[owner]).normal_records(idx, d + 1)
+        attrs = keyed.Key(ca[owner], cb[owner]).normal_records(idx, d + 1)
         m_i = self.m + self.m_sd * attrs[:, :d]
         eps_i = self.eps + self.eps_sd * attrs[:, d:]
         da, db = entry_key("data")
-        xi = _random.Key(da[owner], db[owner]).normal_records(idx, E * d).reshape(-1, E, d)
+        xi = keyed.Key(da[owner], db[owner]).normal_records(idx, E * d).reshape(-1, E, d)
         start = theta[owner]
         local = start.copy()
         k0 = (t - 1) * E
@@ -412,7 +412,7 @@ class PrivateFederatedRound(StatefulMechanism):
         safe_n = np.maximum(nn, 1)
         mean = sums / safe_n[:, None]
         na, nb = entry_key("noise")
-        eta_noise = _random.Key(na, nb).normal(d) * (gg / np.sqrt(safe_n))[:, None]
+        eta_noise = keyed.Key(na, nb).normal(d) * (gg / np.sqrt(safe_n))[:, None]
         release = mean + eta_noise
         with np.errstate(over="ignore", invalid="ignore"):
             new_theta = theta + h * release
@@ -554,7 +554,7 @@ def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, poli
     leaked_arr = np.zeros((trials, T), dtype=np.int64)
     alive = np.zeros((trials, T), dtype=bool)
     theta_arr = np.zeros((trials, T))
-    for i, rng in enumerate(_random.as_generator(seed).spawn(trials)):
+    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
         N = n0
         theta = mech.theta0.copy()
         population[i, 0] = N

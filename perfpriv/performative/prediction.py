@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _random
+from .. import keyed
 from .._learning import check_seed
 from .._validate import check_array_size, check_flag, check_int, check_real
 
@@ -343,7 +343,7 @@ class PerformativeProblem:
         ----------
         theta : numpy.ndarray, shape batch + (p,)
         size : int
-        key : perfpriv._random.Key, shape batch
+        key : perfpriv.keyed.Key, shape batch
 
         Returns
         -------
@@ -417,7 +417,7 @@ def _iterate(problem, theta0, T, samples, trials, seed, update):
     check_array_size("the paths (trials x (T + 1) x p values)", trials=trials, T=T + 1, p=problem.p)
     check_array_size("the data of a deployment (trials x samples draws of z)", trials=trials, samples=samples,
                      z=problem.m.size)
-    keys = _random.root_key(seed).child(np.arange(trials))
+    keys = keyed.root_key(seed).child(np.arange(trials))
     path = np.empty((trials, T + 1, problem.p))
     path[:, 0] = th0
     with np.errstate(over="ignore", invalid="ignore"):

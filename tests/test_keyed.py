@@ -1,4 +1,4 @@
-"""perfpriv._random: the keyed counter-based streams, against independent truth.
+"""perfpriv.keyed: the keyed counter-based streams, against independent truth.
 
 * the generator against the published SplitMix64 test vectors and a pure-Python
   re-implementation of SplittableRandom's stream construction;
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from perfpriv import _random as R
+from perfpriv import keyed as R
 from perfpriv import bernoulli, gaussian
 
 Z = 4.5
@@ -482,7 +482,7 @@ def test_every_mechanism_checks_its_round_batch_with_one_function():
         mech.draw_round(np.array([10, 20]), level, keys, live, 1)
         with pytest.raises(ValueError, match=r"^n must hold integers >= 0"):
             mech.draw_round(np.array([-1, 20]), level, keys, live, 1)
-        with pytest.raises(TypeError, match=r"^keys must be a perfpriv._random.Key"):
+        with pytest.raises(TypeError, match=r"^keys must be a perfpriv.keyed.Key"):
             mech.draw_round(np.array([10, 20]), level, 0, live, 1)
         with pytest.raises(TypeError, match=r"^live must be None or an array of booleans"):
             mech.draw_round(np.array([10, 20]), level, keys, "x", 1)

@@ -1,5 +1,10 @@
 r"""One randomness scheme for the whole library: keyed, counter-based streams.
 
+Every simulator of perfpriv draws from this module, and so can a new
+behaviour or mechanism (appendix B, "Your own model"): a round hands its
+step the round's keys (:class:`Key`), whose children by purpose give
+uniforms, normals and exact binomial and hypergeometric draws.
+
 Every random number perfpriv's simulators draw is a pure function of a
 *key* and a *counter*:
 
@@ -455,7 +460,7 @@ def check_batch(n, keys, live=None, *, per_record: bool = True):
     if per_record and n.size:
         check_allocation("the records of a round (one number per record)", int(n.max()), name="n")
     if not isinstance(keys, Key):
-        raise TypeError(f"keys must be a perfpriv._random.Key (the round's keys); got {type(keys).__name__}")
+        raise TypeError(f"keys must be a perfpriv.keyed.Key (the round's keys); got {type(keys).__name__}")
     if live is not None:
         live = np.asarray(live)
         if live.dtype != bool:
