@@ -21,7 +21,7 @@ arrays of keys at once). The root key comes from
 :class:`numpy.random.SeedSequence` (anything :func:`numpy.random.default_rng`
 accepts; :func:`root_key`); a child key mixes its parent with one more
 integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
-:func:`mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
+:func:`perfpriv.kernels.streams.mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
 with seed ``a`` and an odd increment ("gamma") derived from ``b``:
 
     :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),\ :math:`u_i` = mix64(x_i),
@@ -81,7 +81,6 @@ __all__ = [
     "coordinate_key",
     "purpose_id",
     "purpose_hashes",
-    "mix64",
     "binomial",
     "binomials",
     "hypergeometric",
@@ -111,33 +110,6 @@ def _flat_as(x, shape, dtype):
     if x.shape != shape:
         x = np.broadcast_to(x, shape)
     return np.ascontiguousarray(x).reshape(-1)
-
-
-def mix64(z):
-    """SplitMix64's finalizer: a bijective avalanche mix of 64-bit words.
-
-    Parameters
-    ----------
-    z : numpy.ndarray of uint64 (or a numpy uint64)
-
-    Returns
-    -------
-    numpy.ndarray of uint64
-        ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
-        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod :math:`2^{64}`;
-        :func:`perfpriv.kernels.streams.mix64` elementwise).
-
-    Examples
-    --------
-    >>> int(mix64(np.uint64(0)))
-    0
-    >>> hex(int(mix64(np.uint64(1))))
-    '0x5692161d100b05e5'
-    """
-    z = np.asarray(z, dtype=_U64)
-    out = np.empty(z.shape, dtype=_U64)
-    _streams.mix64_array(np.ascontiguousarray(z).reshape(-1), out.reshape(-1))
-    return out
 
 
 def _mix_gamma(b):
@@ -393,26 +365,12 @@ class Key:
 
 #: Numbers of a stream computed by the counter hash; beyond, :meth:`Key.normal_ragged` draws from a
 #: keyed PCG64 generator (numpy's ziggurat).
-HEAD = 256
-
-_TAIL_A = _U64(0xD1B54A32D192ED03)
-_TAIL_B = _U64(0xABC98388FB8FAC03)
-
-
-_MASK64 = (1 << 64) - 1
-_TAIL_A_INT, _TAIL_B_INT = int(_TAIL_A), int(_TAIL_B)
-
-
-def _mix64_int(z: int) -> int:
-    r""":func:`mix64` of one word held as a Python int in [0,\ :math:`2^{64}`)."""
-    return int(_streams.mix64(_U64(z)))
+HEAD = _streams.HEAD
 
 
 def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
-    """A numpy Generator whose PCG64 state is set from the key words (a, b), mixed."""
-    # mix64 on Python ints (the same words as on numpy uint64, without per-call array overhead)
-    s_hi, s_lo = _mix64_int(a ^ _TAIL_A_INT), _mix64_int(b ^ _TAIL_B_INT)
-    i_hi, i_lo = _mix64_int((b + _TAIL_A_INT) & _MASK64), _mix64_int((a + _TAIL_B_INT) & _MASK64)
+    """A numpy Generator whose PCG64 state and increment are the key words (a, b) mixed by ``streams.tail_words``."""
+    s_hi, s_lo, i_hi, i_lo = (int(w) for w in _streams.tail_words(_U64(a), _U64(b)))
     if gen is None:
         gen = np.random.Generator(np.random.PCG64(0))
     gen.bit_generator.state = {"bit_generator": "PCG64",
