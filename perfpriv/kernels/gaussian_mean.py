@@ -41,7 +41,7 @@ from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat
 
 from .streams import HEAD, child_hashed, ndtri, stream_increment, tail_words, uniform
 
-__all__ = ["HEAD", "PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_reduce", "pairwise_sum", "sum_squares",
+__all__ = ["PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_reduce", "pairwise_sum", "sum_squares",
            "parabola",
            "roots", "llr_coefficients", "group_round", "records_group_round", "draw_groups"]
 
