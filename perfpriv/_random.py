@@ -24,7 +24,7 @@ integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
 :func:`perfpriv.kernels.streams.mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
 with seed ``a`` and an odd increment ("gamma") derived from ``b``:
 
-    :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),\ :math:`u_i` = mix64(x_i),
+    :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),    :math:`u_i = \operatorname{mix64}(x_i)`,
 
 as in Java's ``SplittableRandom`` (Steele, Lea and Flood, "Fast splittable
 pseudorandom number generators", OOPSLA 2014). A stream-specific gamma

@@ -478,7 +478,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     Parameters
     ----------
     params : float64[5]
-        ``(tau, d, sigma2, exact, band_quantile)``: :math:`τ, d, σ^{2}, 1` for the exact
+        ``(tau, d, sigma2, exact, band_quantile)``: τ, d, :math:`σ^{2}`, 1 for the exact
         statistic (0: the paper's), and :func:`perfpriv.projected.band_quantile` of d.
     gammas : float64[L]
         γ of each level.
@@ -746,7 +746,7 @@ RECORDS_PURPOSES = ("noise", "records")
 
 @njit(**_JIT)
 def llr_coefficients(eta_sq, n, gamma, d, exact):
-    r"""(A, B, C) of :math:`Λ = A\|z - z\|^{2}` + B⟨z − z̄, η⟩ + C, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
+    r"""(A, B, C) of :math:`Λ = A\|z - \bar z\|^{2} + B⟨z - \bar z, η⟩ + C`, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
     nf = np.float64(n)
     g2 = 2.0 * (gamma * gamma)
     if exact:
