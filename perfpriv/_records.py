@@ -136,7 +136,7 @@ def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
 
 
 def clip_probability(d, R, mu=None, Sigma=None):
-    r"""Probability that one record :math:`z \sim \mathcal{N}(\mu, \Sigma)` is clipped, P(‖z‖ > R).
+    r"""Probability that one record :math:`z \sim \mathcal{N}(\mu, \Sigma)` is clipped, :math:`P(\|z\| > R)`.
 
     Exact for an isotropic covariance :math:`Σ = σ^{2} I` (:math:`\|z\|^{2}/σ^{2}` is noncentral :math:`\chi ^{2}_d`
     with noncentrality :math:`\|μ\|^{2}/σ^{2}`); for any other Σ an upper bound, from
@@ -201,12 +201,12 @@ _NCX2_TRUSTED = 1e6
 
 
 def _noncentral_chi_sf(d, rho, m):
-    r"""P(‖m e₁ + g‖ > rho) for :math:`g \sim \mathcal{N}(0, I_d)`: the noncentral :math:`\chi _d` tail at rho (m, rho >= 0).
+    r""":math:`P(\|m e_1 + g\| > ρ)` for :math:`g \sim \mathcal{N}(0, I_d)`: the noncentral :math:`\chi_d` tail at ρ = ``rho`` (m, ρ >= 0).
 
-    Never NaN. For a moderate noncentrality :math:`m^{2}` it is scipy's noncentral :math:`\chi ^{2}` tail; beyond it
-    (where scipy fails), :math:`\|z\|^{2}` = (m + g₁)² + W with :math:`W \sim \chi ^{2}_{d-1}` independent, so the tail is
-    :math:`\mathbb{E}_W[Φ(\sqrt (\rho^{2} - W) - m) + Φ(-\sqrt (\rho^{2} - W) - m)]` (1 where :math:`W \ge \rho^{2}`), integrated over the
-    quantiles of W, with :math:`\sqrt (\rho^{2} - W) - m` written as :math:`(\rho - m) - W / (\rho + \sqrt (\rho^{2} - W))` so
+    Never NaN. For a moderate noncentrality :math:`m^{2}` it is scipy's noncentral :math:`\chi^{2}` tail; beyond it
+    (where scipy fails), :math:`\|z\|^{2} = (m + g_1)^{2} + W` with :math:`W \sim \chi^{2}_{d-1}` independent, so the tail is
+    :math:`\mathbb{E}_W[\bar Φ(\sqrt{ρ^{2} - W} - m) + Φ(-\sqrt{ρ^{2} - W} - m)]` (1 where :math:`W \ge ρ^{2}`), integrated over the
+    quantiles of W, with :math:`\sqrt{ρ^{2} - W} - m` written as :math:`(ρ - m) - W / (ρ + \sqrt{ρ^{2} - W})` so
     that no digits cancel.
     """
     if not rho < math.inf:

@@ -795,7 +795,7 @@ class Heterogeneous(_Typed):
     classes. One class is :class:`Memoryless` (simulated number for number
     from the same seed).
 
-    Mean field: n_j' = :math:`n_j (1 - q_j p) + w_j r (1 - p) N` (leak rule), so
+    Mean field: :math:`n_j' = n_j (1 - q_j p) + w_j r (1 - p) N` (leak rule), so
     the growth factor of a mix with shares :math:`s_j` is :math:`1 + r - (Σ_j s_j q_j + r) p`:
     the paper's formula with q replaced by the population's mean
     sensitivity (:meth:`mean_sensitivity`), which falls as the mix drifts.
@@ -1098,7 +1098,7 @@ class BudgetAware(_Typed):
 
     # --------------------------------------------------------- theory
     def lifetimes(self, cost):
-        """:math:`L_j` = ⌊b_j/c⌋ + 1: rounds a user of class j takes part in at a constant cost c, shape ... + (classes,).
+        r""":math:`L_j = \lfloor b_j/c \rfloor + 1`: rounds a user of class j takes part in at a constant cost c, shape ... + (classes,).
 
         ``inf`` for an infinite tolerance or a zero cost; 1 for an infinite
         cost (no privacy: she leaves after her first round). When :math:`b_j` is an
@@ -1168,8 +1168,8 @@ class BudgetAware(_Typed):
     def critical_leak_probability(self, cost=None):
         """:math:`p_c` at a constant cost: the largest p with R₀(p) >= 1 (0 if even p = 0 is not enough).
 
-        R₀ decreases in p; with q = 0 it is :math:`ρ(p) L (L = Σ_j w_j L_j)`, so
-        :math:`p_c = 1 - 1/(r L)` under the leak rule. Found by bisection.
+        :math:`R_0` decreases in p; with q = 0 it is :math:`ρ(p) \\bar L` (:math:`\\bar L = Σ_j w_j L_j`), so
+        :math:`p_c = 1 - 1/(r \\bar L)` under the leak rule. Found by bisection.
         """
         c = self._needs_cost(cost)
         shape = np.broadcast_shapes(c.shape, self._shape)

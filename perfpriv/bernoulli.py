@@ -38,7 +38,7 @@ the :math:`N_{t-1}` current users, produces the estimate ``estimate[..., t-1]`` 
 :math:`N_{t-1}` and the last population :math:`N_T` is never used for an estimate.
 
 *Population policy.*  ``conventions="paper"`` (default): after every round
-:math:`N_t` is clipped to ``[1, cap]`` (§3's text: floor 1, :math:`\mathrm{cap} = 20000`).
+:math:`N_t` is clipped to ``[1, cap]`` (§3's text: floor 1, cap 20000).
 ``conventions="authors"`` reproduces the published ε* maps: floor 0, a dead
 trial stops and each of its remaining rounds is charged the error 10, and
 estimates are clipped to [0, 1]. The individual settings (``cap``, ``floor``,
@@ -595,16 +595,16 @@ class RandomizedResponse(engine.Mechanism):
     r"""Randomized response as a mechanism of :mod:`perfpriv.engine` (paper §3).
 
     Each of the N users of a round holds a bit :math:`X \sim B(μ_t)` and answers
-    through randomized response at level ε (β = tanh(ε/2)/2): the answer is
+    through randomized response at level ε (:math:`β = \tanh(ε/2)/2`): the answer is
     kept -- a *leak* -- with probability 1/2 + β and flipped otherwise. The
     platform releases the estimate of eq. 1; the round's error is
-    (μ̂_t − μ_t)².
+    :math:`(\hat μ_t - μ_t)^{2}`.
 
     One round is drawn exactly, from three binomials per (cell, level,
-    trial): the leaks K ~ Binomial(N, 1/2 + β); the ones among the kept
+    trial): the leaks :math:`K \sim \mathrm{Binomial}(N, 1/2 + β)`; the ones among the kept
     answers, :math:`\mathrm{Binomial}(K, μ_t)`, and among the flipped ones,
     :math:`\mathrm{Binomial}(N - K, μ_t)` (a user's bit is independent of her coin); the
-    1-responses are S = (kept ones) + (flipped zeros) and μ̂ = (S/N − 1/2 + β)/(2β).
+    1-responses are S = (kept ones) + (flipped zeros) and :math:`\hat μ = (S/N - 1/2 + β)/(2β)`.
     The population process depends only on K, so it is the same whether or
     not the errors are computed (``record="final"``).
 
@@ -732,16 +732,16 @@ class RandomizedResponse(engine.Mechanism):
             return _variance_factor(beta, self._s2) / n
 
     def leak_probability_grad(self, n, level):
-        """p = 1/2 + β(ε), dp/dlog n = 0, dp/dlog ε = ε β'(ε) with β' = sech²(ε/2)/4 (0 at ε = inf)."""
+        r""":math:`p = 1/2 + β(ε)`, :math:`dp/d\log n = 0`, :math:`dp/d\log ε = ε β'(ε)` with :math:`β' = \operatorname{sech}^{2}(ε/2)/4` (0 at ε = inf)."""
         eps = check_population("level", level)
         p = np.asarray(self.leak_probability(n, eps), float)
         return p, np.zeros(p.shape), np.broadcast_to(_eps_dbeta(eps), p.shape)
 
     def expected_error_grad(self, n, level):
-        """e = V(β)/n with :math:`V = 1/(16β^{2}) - s2/4`: de/dlog n = −e, de/dlog ε = −ε β'(ε)/(8β³ n).
+        r""":math:`e = V(β)/n` with :math:`V = 1/(16β^{2}) - s_2/4`: :math:`de/d\log n = -e`, :math:`de/d\log ε = -ε β'(ε)/(8β^{3} n)`.
 
         At n = 0 (a population that died out): e = inf, de/dlog n = −inf, de/dlog ε = −inf. At ε = 0
-        (β = 0): de/dlog ε = −inf (−2/(ε² n) as ε → 0); at ε = inf (β flat at 1/2): 0, whatever n.
+        (β = 0): de/dlog ε = −inf (:math:`-2/(ε^{2} n)` as ε → 0); at ε = inf (β flat at 1/2): 0, whatever n.
         """
         eps = check_population("level", level)
         beta = np.asarray(beta_from_epsilon(eps), dtype=float)
@@ -753,7 +753,7 @@ class RandomizedResponse(engine.Mechanism):
 
 
 def _eps_dbeta(eps):
-    """ε β'(ε) = ε sech²(ε/2)/4 (``eps``: a float array), with its limit 0 at ε = inf.
+    r""":math:`ε β'(ε) = ε \operatorname{sech}^{2}(ε/2)/4` (``eps``: a float array), with its limit 0 at ε = inf.
 
     cosh overflows to inf beyond ε ≈ 1420, where the product is 0 (ε · 0); at ε = inf it is inf · 0.
     """
@@ -969,7 +969,7 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
 def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
     r"""The mean-field path of randomized response: population and expected error of each round.
 
-    The population follows :math:`N_t = \mathrm{clip}(N_{t-1} C(β_t), \mathrm{floor}, \mathrm{cap}), t = 0, \dots, T`:
+    The population follows :math:`N_t = \mathrm{clip}(N_{t-1} C(β_t), \mathrm{floor}, \mathrm{cap})`, :math:`t = 0, \dots, T`:
     the expected growth of Lemma 2 / appendix B applied deterministically.
     It is not the exact mean of the random population: the clip is
     nonlinear and, near the floor, randomness matters.
@@ -977,7 +977,7 @@ def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.
     The expected squared error of round t = 1..T is
     :math:`E_μ[ν(1 - ν)] / (4β_t^{2} N_{t-1})`, with the average over the law of :math:`μ_t` in
     closed form (:math:`ν(1 - ν) = 1/4 - β^{2}(2μ - 1)^{2}`; for Uniform(a, b),
-    :math:`\mathbb{E}[(2μ - 1)^{2}]` = (:math:`u^{2}` + uv + v²)/3 with u = 2a − 1, v = 2b − 1). The exact
+    :math:`\mathbb{E}[(2μ - 1)^{2}] = (u^{2} + uv + v^{2})/3` with :math:`u = 2a - 1`, :math:`v = 2b - 1`). The exact
     expected error is :math:`\mathbb{E}[\mathrm{Var}/N_{t-1}]` over the random population; by Jensen
     E[1/N] >= 1/E[N], so this tends to be optimistic, most when the
     population is small or collapsing. Estimates are not clipped.

@@ -640,14 +640,14 @@ def _bound_from_p(mech, gamma, q, r, p, T, n0):
 # --------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class InfiniteHorizonGamma:
-    """The noise scale that is best in the long run, without a cap (:func:`infinite_horizon_gamma`).
+    r"""The noise scale that is best in the long run, without a cap (:func:`infinite_horizon_gamma`).
 
     Attributes
     ----------
     gamma : float
         γ∞ minimizing the limit L(γ) (``nan`` when no γ has a finite limit).
     limit : float
-        L(γ∞) = lim_t :math:`(1 + r)^t` E_t(γ∞), the rescaled per-round error.
+        :math:`L(γ_∞) = \lim_t (1 + r)^t E_t(γ_∞)`, the rescaled per-round error.
     finite : bool
         Whether L is finite at some γ.
     gammas, limits : numpy.ndarray
@@ -841,8 +841,8 @@ def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
     r"""Theorem 4's high-probability radius for the Mahalanobis error at n records.
 
     With probability at least 1 - delta a release from ``n`` records
-    satisfies :math:`\|o - \mu\|_{\Sigma^{-1}} \le B(R)` + (:math:`V_{\delta/2}` +
-    :math:`\gamma \sqrt{\lambda_{\max}(\Sigma^{-1}) K_{\delta/2}}`) / sqrt(n), where
+    satisfies :math:`\|o - \mu\|_{\Sigma^{-1}} \le B(R) + (V_{\delta/2} + \gamma \sqrt{\lambda_{\max}(\Sigma^{-1}) K_{\delta/2}}) / \sqrt n`,
+    where
 
     * :math:`M = \sqrt{\|\mu\|^2 + \mathrm{Tr} \Sigma}`,
     * :math:`B(R) = \sqrt{\lambda_{\max}(\Sigma^{-1})} M \exp(-(R - M)^2 / (4 \lambda_{\max}(\Sigma)))`

@@ -1298,15 +1298,15 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
 
 
 def _adjoint(mech, behaviour, N, P, grads, level_b, rounds):
-    r"""d(sum of errors)/d log level_t by one backward pass through the recursion.
+    r"""The derivative of the sum of errors J in :math:`\log ℓ_t` by one backward pass through the recursion.
 
-    Forward: :math:`N_t` = bound(M_t), :math:`M_t = N_{t-1} g(p(N_{t-1}, ℓ_t))` with the
+    Forward: :math:`N_t = \operatorname{bound}(M_t)`, :math:`M_t = N_{t-1} g(p(N_{t-1}, ℓ_t))` with the
     behaviour's one-type step; the error of round t is :math:`e(N_s, ℓ_t)` with
-    s = t-1 (``"algorithm"``) or t (``"paper"``). With :math:`λ_t` = dJ/dN_t
+    s = t-1 (``"algorithm"``) or t (``"paper"``). With :math:`λ_t = dJ/dN_t`
     (:math:`λ_T` from the last error only), the chain rule gives
-    dJ/du_t = ∂e_t/∂u_t + :math:`λ_t` ∂N_t/∂u_t and
-    :math:`λ_{t-1}` = ∂e/∂N_{t-1} + :math:`λ_t` ∂N_t/∂N_{t-1}, where :math:`u_t = \log ℓ_t` and
-    ∂N_t/∂(·) vanishes where the cap or floor binds.
+    :math:`dJ/du_t = ∂e_t/∂u_t + λ_t\, ∂N_t/∂u_t` and
+    :math:`λ_{t-1} = ∂e/∂N_{t-1} + λ_t\, ∂N_t/∂N_{t-1}`, where :math:`u_t = \log ℓ_t` and
+    :math:`∂N_t/∂(\cdot)` vanishes where the cap or floor binds.
     """
     T = P.shape[-1]
     grad = np.zeros(P.shape)

@@ -441,7 +441,7 @@ class Trajectories:
         """Departures per leaked user in each round, (mean field, simulation), each of shape (L, T).
 
         Every behaviour's realized growth is the paper's with q replaced by
-        this :math:`q_t: N_t = N_{t-1}` + ρ-recruits − :math:`q_t K_t`. For the paper's users
+        this :math:`q_t`: :math:`N_t = N_{t-1} + ρ\\text{-recruits} - q_t K_t`. For the paper's users
         :math:`q_t = q`; it drifts to :math:`q s_{k-1}` (memory), to the mean sensitivity
         :math:`Σ s_j q_j` (heterogeneous users), to q* (contagion); budget-aware
         users add their budget departures. Exact without cap and floor (the

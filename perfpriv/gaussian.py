@@ -100,7 +100,7 @@ def gamma_from_rho(rho, R):
     Returns
     -------
     float or numpy.ndarray
-        γ = R √(2/ρ).
+        :math:`γ = R \sqrt{2/ρ}`.
 
     References
     ----------
@@ -564,7 +564,7 @@ class GaussianMean(engine.Mechanism):
             return _lemma3(level, n, self._trace_inv, self.d)
 
     def expected_error_grad(self, n, level):
-        r""":math:`e = (γ^{2} t + d)/n`, de/dlog n = −e, de/dlog :math:`γ = 2γ^{2} t/n (t = \mathrm{Tr} Σ^{-1}); \infty, -\infty, \infty` at n = 0."""
+        r""":math:`e = (γ^{2} t + d)/n`, :math:`de/d\log n = -e`, :math:`de/d\log γ = 2γ^{2} t/n` (:math:`t = \mathrm{Tr}\, Σ^{-1}`); inf, −inf, inf at n = 0."""
         n = check_population("n", n)
         e = np.asarray(self.expected_error(n, level), float)
         g = np.asarray(level, float)

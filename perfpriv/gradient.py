@@ -4,16 +4,16 @@ Noisy full-batch gradient descent on a strongly convex empirical objective
 
     :math:`J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)\\|θ\\|^{2}`,
 
-with ``loss="logistic"`` (ℓ = log(1 + exp(−y xᵀθ)), y ∈ {−1, +1}) or
-``loss="squared"`` (ℓ = (y − xᵀθ)²/2). Each step clips every record's
+with ``loss="logistic"`` (:math:`ℓ = \\log(1 + e^{-y x^\\top θ})`, :math:`y ∈ \\{-1, +1\\}`) or
+``loss="squared"`` (:math:`ℓ = (y - x^\\top θ)^{2}/2`). Each step clips every record's
 gradient to the ℓ2 ball of radius C and releases the noisy sum
 
-    :math:`ĝ_t = Σ_i \\mathrm{clip}_C(∇ℓ_i(θ_t)) + σ ξ_t, ξ_t \\sim \\mathcal{N}(0, I_d)`,
+    :math:`ĝ_t = Σ_i \\mathrm{clip}_C(∇ℓ_i(θ_t)) + σ ξ_t`,    :math:`ξ_t \\sim \\mathcal{N}(0, I_d)`,
 
-then moves :math:`θ_{t+1}` = Π_B(θ_t − η_t(ĝ_t + λθ_t)) (:math:`Π_B`: projection on the
+then moves :math:`θ_{t+1} = Π_B(θ_t - η_t(ĝ_t + λθ_t))` (:math:`Π_B`: projection on the
 ball of radius B, or none). One step is the Gaussian mechanism on a sum of
-ℓ2-sensitivity C (add/remove one record), hence C²/(2σ²)-zCDP, and K steps
-compose to ρ = KC²/(2σ²) (:func:`zcdp_cost`). (K is the number of gradient
+ℓ2-sensitivity C (add/remove one record), hence :math:`C^{2}/(2σ^{2})`-zCDP, and K steps
+compose to :math:`ρ = KC^{2}/(2σ^{2})` (:func:`zcdp_cost`). (K is the number of gradient
 steps of one training run; paper 001 calls it T, which the book keeps for the
 rounds of the performative loop.)
 
@@ -21,7 +21,7 @@ Per-record accounting
 ---------------------
 An attacker who sees every :math:`ĝ_t` (equivalently, without projection, every
 iterate) tests whether record i took part. The log-likelihood ratio of the
-transcript, with :math:`g_{i,t}` = clip_C(∇ℓ_i(θ_t)) evaluated on the observed path, is
+transcript, with :math:`g_{i,t} = \\mathrm{clip}_C(∇ℓ_i(θ_t))` evaluated on the observed path, is
 
 .. math::
 
@@ -31,10 +31,10 @@ exact for any adaptive path (the transcript's density factorizes over the
 steps). If the norms :math:`\\|g_{i,t}\\|` do not depend on the noise -- in particular
 when every gradient of record i is clipped (norm C at every step) -- :math:`Λ_i` is
 exactly :math:`N(μ_i^{2}/2, μ_i^{2})` with :math:`μ_i^{2} = Σ_t \\|g_{i,t}\\|^{2}/σ^{2}`: record i is
-μ_i-Gaussian DP and the paper's Lemma 7 gives its leak probability
-:math:`Φ(τ/μ_i - μ_i/2)`. Otherwise the norms vary with the path and this is an
+:math:`μ_i`-Gaussian DP and the paper's Lemma 7 gives its leak probability
+:math:`\\bar Φ(τ/μ_i - μ_i/2)`. Otherwise the norms vary with the path and this is an
 approximation (individual privacy accounting), which :func:`simulate_transcripts`
-measures. The worst case is μ = √(KC²)/σ = √(2ρ).
+measures. The worst case is :math:`μ = \\sqrt{KC^{2}}/σ = \\sqrt{2ρ}`.
 
 :class:`PrivateGD` is the retraining task as a mechanism of
 :mod:`perfpriv.engine`: each round the current users' fresh records are
@@ -130,14 +130,14 @@ def _theta(theta, d, name="theta"):
 
 # ------------------------------------------------------------- the loss
 def _dloss(z, y, loss):
-    """∂ℓ/∂(xᵀθ) at margins z: −y σ(−yz) (logistic) or z − y (squared)."""
+    r""":math:`∂ℓ/∂(x^\top θ)` at margins z: :math:`-y\, σ(-yz)` (logistic) or :math:`z - y` (squared)."""
     if loss == "logistic":
         return -y * special.expit(-y * z)
     return z - y
 
 
 def per_example_gradients(theta, X, y, *, loss):
-    """Gradient ∇ℓ(θ; :math:`x_i, y_i`) of every record (rows), without the regularizer.
+    """Gradient :math:`∇ℓ(θ; x_i, y_i)` of every record (rows), without the regularizer.
 
     Parameters
     ----------
@@ -257,7 +257,7 @@ def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
 
     One step adds :math:`\mathcal{N}(0, σ^{2}I)` to a sum whose ℓ2-sensitivity under add/remove
     of one record is C (every clipped gradient has norm at most C), so it is
-    C²/(2σ²)-zCDP (Bun and Steinke 2016, Prop. 1.6); zCDP composes
+    :math:`C^{2}/(2σ^{2})`-zCDP (Bun and Steinke 2016, Prop. 1.6); zCDP composes
     additively over the K adaptively chosen steps (their Lemma 2.3). The
     step sizes only decide where the next gradients are evaluated: for a step
     schedule fixed in advance they are post-processing. :class:`PrivateGD`'s
@@ -301,13 +301,13 @@ def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
 
 
 def zcdp_to_dp(rho, *, delta):
-    r"""(ε, δ)-DP of a ρ-zCDP mechanism: ε = ρ + 2√(ρ log(1/δ)).
+    r"""(ε, δ)-DP of a ρ-zCDP mechanism: :math:`ε = ρ + 2\sqrt{ρ \log(1/δ)}`.
 
     Bun and Steinke (2016), Proposition 1.3: ρ-zCDP implies (ε, δ)-DP for
     every δ > 0 with this ε. Read the other way, a target (ε, δ) is met when
-    ρ + 2√(ρ log(1/δ)) <= ε; in particular :math:`ρ \le ε^{2}/(8 \log(1/δ))` suffices as
-    long as ε <= 2(2 − √2) log(1/δ) (≈ 2.34 log(1/δ)), since then
-    ρ + ε/√2 <= ε. (An excerpt on private GD states this with the inequality
+    :math:`ρ + 2\sqrt{ρ \log(1/δ)} \le ε`; in particular :math:`ρ \le ε^{2}/(8 \log(1/δ))` suffices as
+    long as :math:`ε \le 2(2 - \sqrt 2) \log(1/δ)` (:math:`\approx 2.34 \log(1/δ)`), since then
+    :math:`ρ + ε/\sqrt 2 \le ε`. (An excerpt on private GD states this with the inequality
     on ρ reversed; a larger ρ is a weaker guarantee.)
 
     Parameters
@@ -335,7 +335,7 @@ def zcdp_to_dp(rho, *, delta):
 
 
 def sigma_for_rho(rho, *, steps, clip):
-    """Noise σ = C√(K/(2ρ)) that makes K steps ρ-zCDP (inverse of :func:`zcdp_cost`; ρ = inf gives 0).
+    r"""Noise :math:`σ = C\sqrt{K/(2ρ)}` that makes K steps ρ-zCDP (inverse of :func:`zcdp_cost`; ρ = inf gives 0).
 
     Examples
     --------
@@ -375,14 +375,14 @@ def gdp_leak_probability(mu, *, tau):
 def utility_bound(n, *, lipschitz, lam, radius, d, rho, steps, strong_convexity=None):
     r"""Paper 001's excess-objective bound for private GD on a strongly convex problem.
 
-        E[J(θ̂)] − :math:`\min_{\|θ\|\le B} J` <= 4(nL + λB)²/(μK) + dL²/(μρ),
+        :math:`\mathbb{E}[J(\hat θ)] - \min_{\|θ\|\le B} J \le 4(nL + λB)^{2}/(μK) + dL^{2}/(μρ)`,
 
-    for K noisy steps calibrated to ρ-zCDP (:math:`σ^{2}` = KL²/(2ρ)), per-record
+    for K noisy steps calibrated to ρ-zCDP (:math:`σ^{2} = KL^{2}/(2ρ)`), per-record
     gradients of norm at most L (L-Lipschitz losses, or clipping at C = L),
     projection on the ball of radius B, and J μ-strongly convex (μ >= λ; the
     default μ = λ). It follows from the projected-SGD bound :math:`2G^{2}/(μ(K + 1))` of
     Lacoste-Julien, Schmidt and Bach (2012) (step 2/(μ(t+1)), weighted
-    average) with :math:`G^{2}` = (nL + λB)² + dσ² >= :math:`E\|ĝ_t + λθ_t\|^2`.
+    average) with :math:`G^{2} = (nL + λB)^{2} + dσ^{2} \ge \mathbb{E}\|ĝ_t + λθ_t\|^{2}`.
 
     Parameters
     ----------
@@ -444,7 +444,7 @@ def _weights(schedule, steps):
 
     The average of Lacoste-Julien, Schmidt and Bach (2012): their iterates
     :math:`x_t, t = 1, \dots, K`, are :math:`θ_0..θ_{K-1}` (:math:`x_t` is where the step of size
-    2/(μ(t + 1)) is taken), weighted by :math:`t; θ_K` is not part of it.
+    2/(μ(t + 1)) is taken), weighted by t; :math:`θ_K` is not part of it.
     """
     w = np.zeros(steps + 1)
     if schedule == "constant":
@@ -458,8 +458,8 @@ def _gd(X, y, xi, sigma, *, loss, lam, clip, etas, weights, radius, theta0):
     r"""Batched noisy GD: B runs at once.
 
     X (B, n, d), y (B, n), xi (B, T, d) standard normals, sigma (B,) (0: no
-    noise). Returns the output θ̂ (B, d), A = Σ_t⟨ξ_t, g_{i,t}⟩ (B, n),
-    :math:`S = Σ_t \|g_{i,t}\|^{2} (B, n)` and the number of clipped steps of each record.
+    noise). Returns the output θ̂ (B, d), :math:`A = Σ_t ⟨ξ_t, g_{i,t}⟩` (B, n),
+    :math:`S = Σ_t \|g_{i,t}\|^{2}` (B, n) and the number of clipped steps of each record.
     """
     Bn, n, d = X.shape
     theta = np.broadcast_to(theta0, (Bn, d)).astype(float).copy()
@@ -518,7 +518,7 @@ class GDRun:
     clipped : numpy.ndarray, shape (n,)
         Number of steps at which each record's gradient was clipped.
     sigma, rho : float
-        Noise and the run's zCDP budget KC²/(2σ²).
+        Noise and the run's zCDP budget :math:`KC^{2}/(2σ^{2})`.
     settings : dict
         loss, lam, clip, steps, schedule, step_size, radius, seed.
     """
@@ -541,7 +541,7 @@ class GDRun:
         return self.llr > tau
 
     def predicted_leak(self, *, tau):
-        """Each record's leak probability :math:`Φ(τ/μ_i - μ_i/2)` from its own :math:`μ_i` (individual accounting)."""
+        r"""Each record's leak probability :math:`\bar Φ(τ/μ_i - μ_i/2)` from its own :math:`μ_i` (individual accounting)."""
         return gdp_leak_probability(self.mu, tau=tau)
 
 
@@ -651,23 +651,23 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
 # ---------------------------------------------- the quadratic case, exactly
 def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", step_size=None,
                               strong_convexity=None, theta0=None):
-    r"""Exact E[J(θ̂)] − min J of noisy GD on the squared loss without clipping or projection.
+    r"""Exact :math:`\mathbb{E}[J(\hat θ)] - \min J` of noisy GD on the squared loss without clipping or projection.
 
-    With H = XᵀX + λI the recursion :math:`e_{t+1} = (I - η_t H) e_t - η_t σ ξ_t` of
-    :math:`e_t = θ_t - θ\cdot` is linear and Gaussian. In the eigenbasis of H
+    With :math:`H = X^\top X + λI` the recursion :math:`e_{t+1} = (I - η_t H) e_t - η_t σ ξ_t` of
+    :math:`e_t = θ_t - θ^*` is linear and Gaussian. In the eigenbasis of H
     (eigenvalues :math:`h_k`) every coordinate of the output :math:`e = Σ_t w_t e_t` is
     :math:`D_k + σ Σ_s c_{s,k} ξ_{s,k}` with :math:`D_k = Σ_t w_t P_{0,t} e_{0,k}` and
-    :math:`c_{s,k} = -η_s Σ_{t>s} w_t P_{s+1,t}, P_{a,t} = Π_{u=a}^{t-1}(1 - η_u h_k)`, so
+    :math:`c_{s,k} = -η_s Σ_{t>s} w_t P_{s+1,t}`, :math:`P_{a,t} = Π_{u=a}^{t-1}(1 - η_u h_k)`, so
 
-        E[J(θ̂)] − :math:`J(θ\cdot ) = ½ Σ_k h_k (D_k^{2} + σ^{2} Σ_s c_{s,k}^{2})`.
+        :math:`\mathbb{E}[J(\hat θ)] - J(θ^*) = \tfrac12 Σ_k h_k (D_k^{2} + σ^{2} Σ_s c_{s,k}^{2})`.
 
     Valid when no gradient is clipped and nothing is projected (check
     ``GDRun.clipped`` of a run); the chapter compares it with simulation.
 
-    The constant schedule must satisfy :math:`η \le 2/L, L = h_{\max}` the largest
-    eigenvalue of H (the smoothness of J): the coordinate :math:`e_{t+1,k}` =
-    :math:`(1 - η h_k) e_{t,k}` − ησξ_{t,k} has a mean and a variance that grow at most
-    linearly in t iff :math:`|1 - η h_k| \le 1`, and the worst k is :math:`h_{\max}: η h_{\max} \le 2`.
+    The constant schedule must satisfy :math:`η \le 2/L`, :math:`L = h_{\max}` the largest
+    eigenvalue of H (the smoothness of J): the coordinate
+    :math:`e_{t+1,k} = (1 - η h_k) e_{t,k} - ησξ_{t,k}` has a mean and a variance that grow at most
+    linearly in t iff :math:`|1 - η h_k| \le 1`, and the worst k is :math:`h_{\max}`: :math:`η h_{\max} \le 2`.
     Beyond it the top mode grows like :math:`|1 - η L|^t`, the run diverges (refused).
 
     Parameters
@@ -841,23 +841,23 @@ class PrivateGD(TabulatedMechanism):
 
     A round with N users draws a fresh dataset -- :math:`x \sim \mathcal{N}(0, I_d)` clipped to
     ``x_bound``, θ of norm ``theta_norm`` in a fresh direction, labels from
-    the logistic model (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²)
+    the logistic model (``loss="logistic"``) or :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`, s = ``noise_sd``
     (``"squared"``) -- runs ``steps`` noisy GD steps from 0 with the constant
-    step :math:`η_N` = ``step_size``/(N + ``step_offset``) and noise σ = C√(K/(2ρ)), counts the records whose
+    step :math:`η_N` = ``step_size``/(N + ``step_offset``) and noise :math:`σ = C\sqrt{K/(2ρ)}`, counts the records whose
     transcript Λ exceeds τ, and scores :math:`\|\hat θ - θ\|^{2}`. Records, θ and the noise
     of a (cell, trial, round) come from its keyed streams, shared by all ρ.
 
-    The step. With clipping, record i's gradient is s̃(x_iᵀθ) :math:`x_i` with s̃
+    The step. With clipping, record i's gradient is :math:`\tilde s(x_i^\top θ)\, x_i` with :math:`\tilde s`
     non-decreasing of slope at most κ (κ = 1/4 for the logistic loss, 1 for
-    the squared loss), so the noiseless map θ ↦ θ − η(Σ_i\ :math:`g_i(θ)` + λθ) has a
-    Jacobian with eigenvalues 1 − ηh, h in [λ, λ + κ λ_max(XᵀX)]: it
-    contracts when η(λ + κ λ_max(XᵀX)) < 2. At :math:`N = 1, λ_{\max} = \|x\|^{2} \le B_x^{2}`,
-    and the constructor requires η_1(λ + κB_x²) < 2, so a lone user's fit
-    contracts for every record; the defaults (:math:`2/(N + 5), λ = 1, B_x = 4`,
+    the squared loss), so the noiseless map :math:`θ \mapsto θ - η(Σ_i g_i(θ) + λθ)` has a
+    Jacobian with eigenvalues :math:`1 - ηh`, :math:`h ∈ [λ, λ + κ λ_{\max}(X^\top X)]`: it
+    contracts when :math:`η(λ + κ λ_{\max}(X^\top X)) < 2`. At N = 1, :math:`λ_{\max} = \|x\|^{2} \le B_x^{2}`,
+    and the constructor requires :math:`η_1(λ + κB_x^{2}) < 2`, so a lone user's fit
+    contracts for every record; the defaults (step :math:`2/(N + 5)`, :math:`λ = 1`, :math:`B_x = 4`,
     logistic) give the factor 2/3 there. For N >= 2 the worst case
     :math:`λ_{\max} = N B_x^{2}` is out of reach of any step of order 1/N, but the data
-    model's λ_max(XᵀX) :math:`\approx (\sqrt N + \sqrt d)^{2}` is far below 4(N + 4) at every N. (The
-    former 2/N had ηλ = 2 at N = 1: the map θ ↦ −θ − 2g does not contract.)
+    model's :math:`λ_{\max}(X^\top X) \approx (\sqrt N + \sqrt d)^{2}` is far below 4(N + 4) at every N. (The
+    former 2/N had :math:`ηλ = 2` at N = 1: the map :math:`θ \mapsto -θ - 2g` does not contract.)
     The step depends on N, so the zCDP guarantee is that of a fixed schedule
     given N: the population size is public (:func:`zcdp_cost`).
 
@@ -879,7 +879,7 @@ class PrivateGD(TabulatedMechanism):
     step_size, step_offset : float
         The step is :math:`η_N` = ``step_size / (N + step_offset)`` (the sum objective's curvature grows
         like N); ``step_size`` > 0, ``step_offset`` >= 0, and the step at N = 1 must contract:
-        :math:`η_1` (λ + κ x_bound²) < 2.
+        :math:`η_1 (λ + κ B_x^{2}) < 2` with :math:`B_x` = ``x_bound``.
     x_bound, theta_norm, noise_sd : float
         The data model.
     table_records, table_runs, table_seed
@@ -951,7 +951,7 @@ class PrivateGD(TabulatedMechanism):
         return float(out) if out.ndim == 0 else out
 
     def sigma(self, rho):
-        """Noise σ = C√(K/(2ρ)) of a step, ρ > 0 (0 for ρ = inf)."""
+        r"""Noise :math:`σ = C\sqrt{K/(2ρ)}` of a step, ρ > 0 (0 for ρ = inf)."""
         rho = np.asarray(check_real("rho", rho, low=0, low_open=True, allow_inf=True), float)
         return self.clip * np.sqrt(self.steps / (2.0 * rho))
 
@@ -959,8 +959,8 @@ class PrivateGD(TabulatedMechanism):
         r"""Draw one round's dataset of this data model: what a round of :meth:`draw_round` trains on.
 
         Features :math:`x \sim \mathcal{N}(0, I_d)` clipped to ``x_bound``, θ of norm ``theta_norm``
-        in a uniform direction, labels y = ±1 with P(y = 1 | x) = σ(xᵀθ)
-        (``loss="logistic"``) or y = xᵀθ + N(0, noise_sd²) (``"squared"``).
+        in a uniform direction, labels :math:`y = ±1` with :math:`P(y = 1 \mid x) = σ(x^\top θ)`
+        (``loss="logistic"``) or :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`, s = ``noise_sd`` (``"squared"``).
 
         Parameters
         ----------
@@ -1236,11 +1236,11 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
                   radius=None, seed=0):
     r"""Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
 
-    ``loss="squared"``: ridge data (y = xᵀθ + noise, θ = 1/√d), constant
+    ``loss="squared"``: ridge data (:math:`y = x^\top θ` + noise, :math:`θ = 1/\sqrt d`), constant
     step :math:`1/λ_{\max}(H)`, no projection, clipping at :math:`C = 4 B_x` (never reached in
     practice: the runs are plain noisy GD, which ``clipped_fraction``
     shows), and the exact excess :func:`quadratic_expected_excess`.
-    ``loss="logistic"``: logistic labels with θ of norm :math:`2, C = B_x` (the
+    ``loss="logistic"``: logistic labels with θ of norm 2, :math:`C = B_x` (the
     Lipschitz constant: clipping never binds), projection on the ball of
     radius ``radius`` and the strongly convex schedule with μ = λ -- the
     setting of :func:`utility_bound`, which is reported with the SGD bound it
@@ -1249,7 +1249,7 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     Parameters
     ----------
     rhos : 1-D array_like
-        zCDP budgets of a run, at least 1e-100 (σ = C√(K/(2ρ)) and the runs' squared errors stay finite).
+        zCDP budgets of a run, at least 1e-100 (:math:`σ = C\sqrt{K/(2ρ)}` and the runs' squared errors stay finite).
     loss : {"squared", "logistic"}
     n, d : int
     lam : float

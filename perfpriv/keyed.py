@@ -26,10 +26,10 @@ arrays of keys at once). The root key comes from
 :class:`numpy.random.SeedSequence` (anything :func:`numpy.random.default_rng`
 accepts; :func:`root_key`); a child key mixes its parent with one more
 integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
-:func:`mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
+:func:`perfpriv.kernels.streams.mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
 with seed ``a`` and an odd increment ("gamma") derived from ``b``:
 
-    :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),\ :math:`u_i` = mix64(x_i),
+    :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),    :math:`u_i = \operatorname{mix64}(x_i)`,
 
 as in Java's ``SplittableRandom`` (Steele, Lea and Flood, "Fast splittable
 pseudorandom number generators", OOPSLA 2014). A stream-specific gamma
@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_allocation, check_int_array
+from ._validate import check_allocation, check_flag, check_int_array, check_probability, check_same_shape
 from .kernels import samplers as _samplers
 from .kernels import streams as _streams
 
@@ -86,7 +86,6 @@ __all__ = [
     "coordinate_key",
     "purpose_id",
     "purpose_hashes",
-    "mix64",
     "binomial",
     "binomials",
     "hypergeometric",
@@ -116,33 +115,6 @@ def _flat_as(x, shape, dtype):
     if x.shape != shape:
         x = np.broadcast_to(x, shape)
     return np.ascontiguousarray(x).reshape(-1)
-
-
-def mix64(z):
-    """SplitMix64's finalizer: a bijective avalanche mix of 64-bit words.
-
-    Parameters
-    ----------
-    z : numpy.ndarray of uint64 (or a numpy uint64)
-
-    Returns
-    -------
-    numpy.ndarray of uint64
-        ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
-        z *= 0x94D049BB133111EB; z ^= z >> 31`` (arithmetic mod :math:`2^{64}`;
-        :func:`perfpriv.kernels.streams.mix64` elementwise).
-
-    Examples
-    --------
-    >>> int(mix64(np.uint64(0)))
-    0
-    >>> hex(int(mix64(np.uint64(1))))
-    '0x5692161d100b05e5'
-    """
-    z = np.asarray(z, dtype=_U64)
-    out = np.empty(z.shape, dtype=_U64)
-    _streams.mix64_array(np.ascontiguousarray(z).reshape(-1), out.reshape(-1))
-    return out
 
 
 def _mix_gamma(b):
@@ -188,7 +160,24 @@ def _normal(a, gamma, counters):
     return _stream_call(_streams.normal_array, np.float64, a, gamma, counters)
 
 
-@functools.lru_cache(maxsize=1024)
+def _key_words(name, words):
+    """Key words as a uint64 array: unsigned or nonnegative integers only (floats and bools are refused)."""
+    arr = np.asarray(words)
+    if arr.dtype == _U64:
+        return arr
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be 64-bit key words (integers in [0, 2**64)); got {words!r:.60}")
+    if arr.dtype.kind == "i" and np.any(arr < 0):
+        raise ValueError(f"{name} must be 64-bit key words (integers in [0, 2**64)); got a negative word")
+    return arr.astype(_U64)
+
+
+def _check_key(key):
+    if not isinstance(key, Key):
+        raise TypeError(f"key must be a perfpriv.keyed.Key (e.g. root_key(seed).child(...)); got {key!r:.60}")
+    return key
+
+
 def purpose_id(name: str) -> int:
     """A stable 63-bit integer for a stream purpose such as ``"noise"``.
 
@@ -198,7 +187,13 @@ def purpose_id(name: str) -> int:
     True
     """
     if not isinstance(name, str) or not name:
-        raise TypeError(f"a stream purpose must be a non-empty string; got {name!r:.60}")
+        raise TypeError(f"name (a stream purpose) must be a non-empty string; got {name!r:.60}")
+    return _purpose_hash(name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _purpose_hash(name: str) -> int:
+    """The first 63 bits of the SHA-256 of ``name`` (cached: purposes repeat every round)."""
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little") >> 1
 
 
@@ -255,10 +250,9 @@ class Key:
     __slots__ = ("a", "b")
 
     def __init__(self, a, b):
-        a = np.asarray(a, dtype=_U64)
-        b = np.asarray(b, dtype=_U64)
+        a, b = _key_words("a", a), _key_words("b", b)
         if a.shape != b.shape:
-            raise ValueError(f"key words must have one shape; got {a.shape} and {b.shape}")
+            raise ValueError(f"a and b (the key words) must have one shape; got {a.shape} and {b.shape}")
         self.a, self.b = a, b
 
     @property
@@ -398,26 +392,12 @@ class Key:
 
 #: Numbers of a stream computed by the counter hash; beyond, :meth:`Key.normal_ragged` draws from a
 #: keyed PCG64 generator (numpy's ziggurat).
-HEAD = 256
-
-_TAIL_A = _U64(0xD1B54A32D192ED03)
-_TAIL_B = _U64(0xABC98388FB8FAC03)
-
-
-_MASK64 = (1 << 64) - 1
-_TAIL_A_INT, _TAIL_B_INT = int(_TAIL_A), int(_TAIL_B)
-
-
-def _mix64_int(z: int) -> int:
-    r""":func:`mix64` of one word held as a Python int in [0,\ :math:`2^{64}`)."""
-    return int(_streams.mix64(_U64(z)))
+HEAD = _streams.HEAD
 
 
 def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
-    """A numpy Generator whose PCG64 state is set from the key words (a, b), mixed."""
-    # mix64 on Python ints (the same words as on numpy uint64, without per-call array overhead)
-    s_hi, s_lo = _mix64_int(a ^ _TAIL_A_INT), _mix64_int(b ^ _TAIL_B_INT)
-    i_hi, i_lo = _mix64_int((b + _TAIL_A_INT) & _MASK64), _mix64_int((a + _TAIL_B_INT) & _MASK64)
+    """A numpy Generator whose PCG64 state and increment are the key words (a, b) mixed by ``streams.tail_words``."""
+    s_hi, s_lo, i_hi, i_lo = (int(w) for w in _streams.tail_words(_U64(a), _U64(b)))
     if gen is None:
         gen = np.random.Generator(np.random.PCG64(0))
     gen.bit_generator.state = {"bit_generator": "PCG64",
@@ -457,7 +437,7 @@ def check_batch(n, keys, live=None, *, per_record: bool = True):
     ValueError: n must hold integers >= 0; got [3, -1]
     """
     n = check_int_array("n", n, low=0)
-    if per_record and n.size:
+    if check_flag("per_record", per_record) and n.size:
         check_allocation("the records of a round (one number per record)", int(n.max()), name="n")
     if not isinstance(keys, Key):
         raise TypeError(f"keys must be a perfpriv.keyed.Key (the round's keys); got {type(keys).__name__}")
@@ -567,8 +547,8 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
 
 def generator(key: Key) -> np.random.Generator:
     """A numpy Generator seeded from one scalar :class:`Key` (for draws outside the engine)."""
-    if key.shape != ():
-        raise ValueError("generator() needs a single key")
+    if _check_key(key).shape != ():
+        raise ValueError(f"key must be a single key (shape ()) for generator(); got a key array of shape {key.shape}")
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(key.a) & 0xFFFFFFFF,
                                                                          int(key.a) >> 32,
                                                                          int(key.b) & 0xFFFFFFFF,
@@ -623,12 +603,35 @@ def cell_key(seed: Any, *coordinates: Any) -> Key:
 
     A cell's key depends on the values of its coordinates (at
     :data:`KEY_RESOLUTION`), not on their position in a grid, so a cell's
-    numbers do not depend on the grid around it.
+    numbers do not depend on the grid around it. The searches and maps of
+    :mod:`perfpriv.optimize` (and every call of :func:`perfpriv.engine.simulate`
+    whose behaviour has array parameters) key each cell this way, by the root
+    seed and the cell's q and r: passing this key as ``seed=`` to a one-cell
+    call of the engine gives that cell's numbers exactly, e.g. to look at the
+    runs behind one square of a heatmap.
+
+    Parameters
+    ----------
+    seed : None, int, SeedSequence, Generator or Key
+        The root seed of the map.
+    *coordinates
+        The cell's coordinate values, in the behaviour's order (q, r).
+
+    Returns
+    -------
+    Key
 
     Examples
     --------
     >>> a = cell_key(7, 0.3, 0.6).uniform(1)
     >>> bool(np.array_equal(a, cell_key(7, 0.1 + 0.2, 0.6).uniform(1)))
+    True
+    >>> from perfpriv import bernoulli, behaviour, engine, optimize
+    >>> eps = [0.5, 2.0]
+    >>> grid = optimize.optimal_epsilon(eps, q=[0.3, 0.6], r=[0.6, 0.3], T=20, n0=100, trials=5, seed=7)
+    >>> one = engine.simulate(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)), behaviour.Memoryless(q=0.6, r=0.3),
+    ...                       T=20, n0=100, trials=5, seed=cell_key(7, 0.6, 0.3))
+    >>> bool(np.allclose(one.sq_error[..., -1].mean(axis=-1), grid.values[1]))
     True
     """
     key = seed if isinstance(seed, Key) else root_key(seed)
@@ -675,13 +678,24 @@ def binomial(key: Key, n, p):
     >>> binomial(k, [0, 10, 100, 10**6], [0.5, 0.0, 1.0, 0.5])[:3].tolist()
     [0, 0, 100]
     """
-    n = np.asarray(n, dtype=np.int64)
-    p = np.asarray(p, dtype=float)
-    shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
-    out = np.empty(shape, dtype=np.int64)
-    _samplers.binomial_array(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(n, shape, np.int64),
-                             _flat_as(p, shape, np.float64), out.reshape(-1))
-    return out.reshape(shape)
+    key, n, p, shape = _binomial_args(key, n, p)
+    return _binomial_flat(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(n, shape, np.int64),
+                          _flat_as(p, shape, np.float64)).reshape(shape)
+
+
+def _binomial_args(key, n, p):
+    """The checked arguments of one binomial draw and their broadcast shape."""
+    _check_key(key)
+    n = check_int_array("n", n, low=0)
+    p = np.asarray(check_probability("p", p), dtype=float)
+    return key, n, p, check_same_shape(key=key.a, n=n, p=p)
+
+
+def _binomial_flat(a, b, n, p):
+    """The compiled binomial sampler on flat arrays of key words, trials and probabilities."""
+    out = np.empty(a.shape, dtype=np.int64)
+    _samplers.binomial_array(a, b, n, p, out)
+    return out
 
 
 def binomials(*draws):
@@ -707,16 +721,14 @@ def binomials(*draws):
     """
     shapes, flat_a, flat_b, flat_n, flat_p = [], [], [], [], []
     for key, n, p in draws:
-        n = np.asarray(n, dtype=np.int64)
-        p = np.asarray(p, dtype=float)
-        shape = np.broadcast_shapes(key.shape, n.shape, p.shape)
+        key, n, p, shape = _binomial_args(key, n, p)
         shapes.append(shape)
         flat_a.append(_flat_u64(key.a, shape))
         flat_b.append(_flat_u64(key.b, shape))
         flat_n.append(_flat_as(n, shape, np.int64))
         flat_p.append(_flat_as(p, shape, np.float64))
-    out = binomial(Key(np.concatenate(flat_a), np.concatenate(flat_b)), np.concatenate(flat_n),
-                   np.concatenate(flat_p))
+    out = _binomial_flat(np.concatenate(flat_a), np.concatenate(flat_b), np.concatenate(flat_n),
+                         np.concatenate(flat_p))
     sizes = np.cumsum([int(np.prod(s)) for s in shapes])[:-1]
     return [part.reshape(s) for part, s in zip(np.split(out, sizes), shapes)]
 
@@ -752,10 +764,11 @@ def hypergeometric(key: Key, good, bad, nsample):
     >>> hypergeometric(k, [5, 0, 10], [5, 7, 0], [10, 3, 4]).tolist()
     [5, 0, 4]
     """
-    G = np.asarray(good, dtype=np.int64)
-    B = np.asarray(bad, dtype=np.int64)
-    n = np.asarray(nsample, dtype=np.int64)
-    shape = np.broadcast_shapes(key.shape, G.shape, B.shape, n.shape)
+    _check_key(key)
+    G, B, n = (check_int_array(name, v, low=0) for name, v in (("good", good), ("bad", bad), ("nsample", nsample)))
+    shape = check_same_shape(key=key.a, good=G, bad=B, nsample=n)
+    if np.any(n > G + B):
+        raise ValueError("nsample must be at most good + bad (items drawn without replacement)")
     out = np.empty(shape, dtype=np.int64)
     _samplers.hypergeometric_array(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(G, shape, np.int64),
                                    _flat_as(B, shape, np.int64), _flat_as(n, shape, np.int64), out.reshape(-1))
@@ -788,8 +801,14 @@ def multivariate_hypergeometric(key: Key, counts, nsample):
     >>> multivariate_hypergeometric(k, [[3, 0, 2], [1, 1, 1]], [5, 0]).tolist()
     [[3, 0, 2], [0, 0, 0]]
     """
-    counts = np.asarray(counts, dtype=np.int64)
-    left = np.asarray(nsample, dtype=np.int64).copy()
+    _check_key(key)
+    counts = check_int_array("counts", counts, low=0)
+    if counts.ndim < 1 or counts.shape[-1] < 1:
+        raise ValueError(f"counts must have a last axis of classes (shape (..., S), S >= 1); got shape {counts.shape}")
+    left = check_int_array("nsample", nsample, low=0).copy()
+    check_same_shape(key=key.a, counts=counts[..., 0], nsample=left)
+    if np.any(left > counts.sum(axis=-1)):
+        raise ValueError("nsample must be at most counts.sum(-1) (items drawn without replacement)")
     out = np.zeros(np.broadcast_shapes(counts.shape, left.shape + (counts.shape[-1],)), dtype=np.int64)
     remaining = counts.sum(axis=-1)
     S = counts.shape[-1]

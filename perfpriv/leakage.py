@@ -7,7 +7,7 @@ log-likelihood ratio of the release (eq. 8)
 
 :math:`p_{\\mathrm{in}}` the density of the mechanism on ``Z`` and :math:`p_{\\mathrm{out}}` on ``Z \\ {z}``,
 exceeds the vulnerability threshold ``tau``. Everything here depends on the
-record only through its deviation :math:`s = \\|z - μ_z\\|` from the mean of the
+record only through its deviation :math:`s = \\|\\bar z - μ_{\\bar z}\\|` from the mean of the
 clipped dataset, so most functions take ``s`` directly.
 
 Two statistics, chosen everywhere by ``statistic=``:
@@ -18,14 +18,14 @@ Two statistics, chosen everywhere by ``statistic=``:
 ``"exact"``
     The exact remove-one likelihood ratio (as in the authors' published
     simulations): the counterfactual release on :math:`n - 1` records has noise
-    variance :math:`γ^{2}/(n - 1)`. With :math:`δ = (z - μ_z)/(n - 1)`,
+    variance :math:`γ^{2}/(n - 1)`. With :math:`δ = (\\bar z - μ_{\\bar z})/(n - 1)`,
 
         :math:`Λ = (d/2) \\log(n/(n-1)) - n\\|η\\|^{2}/(2γ^{2}) + (n-1)\\|η + δ\\|^{2}/(2γ^{2})`,
 
     which is no longer Gaussian; completing the square gives the
-    noncentral-χ² law used by :func:`leak_probability`.
+    noncentral-:math:`χ^{2}` law used by :func:`leak_probability`.
 
-Symbols: ``s`` — :math:`\\|z - μ_z\\|`; ``n`` — :math:`N_t`, dataset size (n >= 2: a lone
+Symbols: ``s`` — :math:`\\|\\bar z - μ_{\\bar z}\\|`; ``n`` — :math:`N_t`, dataset size (n >= 2: a lone
 record has an empty remove-one dataset, see :mod:`perfpriv.gaussian`);
 ``gamma`` — γ, per-user noise scale; ``tau`` — τ; ``alpha`` — α, Rényi
 order; ``d`` — dimension; ``R`` — clipping radius.
@@ -132,7 +132,7 @@ def _ratio(s, gamma):
 
 
 def record_deviations(Z, R):
-    r"""Deviation :math:`s_i = \|z_i - μ_z\|` of every record from the clipped mean.
+    r"""Deviation :math:`s_i = \|\bar z_i - μ_{\bar z}\|` of every record from the clipped mean.
 
     Parameters
     ----------
@@ -191,7 +191,7 @@ def _llr_offset(n, d):
 
 
 def llr_coefficients(eta_sq, n, gamma, d, statistic):
-    r"""Coefficients (A, B, C) of :math:`Λ = A\|z - μ_z\|^{2}` + B⟨z̄ − :math:`μ_z`, η⟩ + C, for both statistics.
+    r"""Coefficients (A, B, C) of :math:`Λ = A\|\bar z - μ_{\bar z}\|^{2} + B⟨\bar z - μ_{\bar z}, η⟩ + C`, for both statistics.
 
     This is the one place of both formulas (eq. 8)::
 
@@ -200,7 +200,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
                           C = (d/2) log(n/(n−1)) − ‖η‖²/(2γ²)
 
     (the exact form is :math:`(d/2)\log(n/(n-1)) - n\|η\|^{2}/(2γ^{2}) + (n-1)\|η+δ\|^{2}/(2γ^{2})`
-    with :math:`δ = (z - μ_z)/(n-1)`, expanded so that nothing large cancels).
+    with :math:`δ = (\bar z - μ_{\bar z})/(n-1)`, expanded so that nothing large cancels).
     A > 0 for every n > 1, which the projected draw relies on.
 
     Parameters
@@ -223,7 +223,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
     Raises
     ------
     ValueError
-        If :math:`n \le 1, γ \le 0, \|η\|^{2} < 0, a` value is NaN, d < 1 or ``statistic``
+        If :math:`n \le 1`, :math:`γ \le 0`, :math:`\|η\|^{2} < 0`, a value is NaN, d < 1 or ``statistic``
         is unknown.
 
     References
@@ -257,7 +257,7 @@ def llr_coefficients(eta_sq, n, gamma, d, statistic):
 
 
 def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
-    r"""Λ from :math:`\|z - μ_z\|^{2}`, ⟨z̄ − :math:`μ_z`, η⟩ and :math:`\|η\|^{2}` (coefficients: :func:`llr_coefficients`)."""
+    r"""Λ from :math:`\|\bar z - μ_{\bar z}\|^{2}`, :math:`⟨\bar z - μ_{\bar z}, η⟩` and :math:`\|η\|^{2}` (coefficients: :func:`llr_coefficients`)."""
     a, b, c = llr_coefficients(eta_sq, n, gamma, d, statistic)
     return a * dev_sq + b * inner + c
 
@@ -348,7 +348,7 @@ def llr_moments(s, n, gamma, *, statistic="paper", d=None):
     Parameters
     ----------
     s : float or array_like
-        Deviation :math:`\|z - μ_z\| \ge 0` of the record.
+        Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0` of the record.
     n : float or array_like
         Dataset size N >= 2.
     gamma : float or array_like
@@ -405,17 +405,16 @@ def _check_d_optional(d):
 
 
 def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
-    r"""Probability that a record with deviation ``s`` leaks, P(Λ > τ | Z) (Lemma 7).
+    r"""Probability that a record with deviation ``s`` leaks, :math:`P(Λ > τ \mid Z)` (Lemma 7).
 
-    ``"paper"`` (Lemma 7): with μ' = √n s/(γ(n − 1)),
+    ``"paper"`` (Lemma 7): with :math:`μ' = \sqrt n\, s/(γ(n - 1))`,
 
-        P(Λ > τ | Z) = Φ̄(τ/μ' − μ'/2)
-                     = Φ̄(τ(n−1)γ/(√n s) − √n s/(2(n−1)γ)),
+        :math:`P(Λ > τ \mid Z) = \bar Φ(τ/μ' - μ'/2) = \bar Φ(τ(n-1)γ/(\sqrt n\, s) - \sqrt n\, s/(2(n-1)γ))`,
 
     evaluated with :func:`scipy.special.ndtr` so that tiny tail probabilities
     keep their relative accuracy; :math:`s = 0` gives 0 (then Λ ≡ 0 ≤ τ).
 
-    ``"exact"`` (needs ``d``): with :math:`δ = (z - μ_z)/(n-1), c = (d/2)\log(n/(n-1))`,
+    ``"exact"`` (needs ``d``): with :math:`δ = (\bar z - μ_{\bar z})/(n-1)`, :math:`c = (d/2)\log(n/(n-1))`,
     completing the square gives
 
         :math:`Λ = c + n(n-1)\|δ\|^{2}/(2γ^{2}) - \|η - (n-1)δ\|^{2}/(2γ^{2})`,
@@ -426,7 +425,7 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
         :math:`P(Λ > τ \mid Z) = F_{\chi ^{2}_d(λ)}(2n(c - τ) + n^{2} s^{2}/((n-1)γ^{2}))`
 
     (0 when the argument is <= 0), with :func:`scipy.special.chndtr`. Its cost
-    grows like √λ (up to ~0.1 ms per value when :math:`n s^{2}/γ^{2} \sim 1e8`); beyond
+    grows like :math:`\sqrt λ` (up to ~0.1 ms per value when :math:`n s^{2}/γ^{2} \sim 10^{8}`); beyond
     λ ~ 1e12, where that routine returns NaN, :math:`W = (g + \sqrt λ)^{2} + \chi ^{2}_{d-1}` is
     integrated by quadrature over the :math:`\chi ^{2}_{d-1}` part instead. Below 1e-90,
     where that routine loses its relative accuracy, the value is computed in
@@ -434,15 +433,15 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     relative accuracy down to the smallest doubles; for probabilities below
     ~1e-308 use :func:`log_leak_probability`. Unlike the paper's statistic, a record at the
     mean (s = 0) can leak when τ < c, and for small n the leak probability
-    does not vanish as γ → ∞ (Λ → :math:`c - \|h\|^{2}/(2n), h` standard normal): the
+    does not vanish as γ → ∞ (:math:`Λ \to c - \|h\|^{2}/(2n)`, h standard normal): the
     change of noise variance alone reveals membership. The limit is the value
-    at :math:`s = 0, F_{\chi ^{2}_d}(2n(c - τ))`, positive exactly when
+    at s = 0, :math:`F_{\chi^{2}_d}(2n(c - τ))`, positive exactly when
     :math:`n < 1/(1 - e^{-2τ/d}) \approx d/(2τ) + 1/2`.
 
     Parameters
     ----------
     s : float or array_like
-        Deviation :math:`\|z - μ_z\| \ge 0` of the record from the clipped mean.
+        Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0` of the record from the clipped mean.
     n : float or array_like
         Dataset size N >= 2 (non-integer values are accepted: the formula is
         analytic in n, which mean-field computations use).
@@ -596,7 +595,7 @@ _LOG_CHUNK = 2048      # rows per block (bounds the memory of the node grid)
 
 
 def _log_cond(w, w_minus, root_lam):
-    r"""log[Φ(w − √λ) − Φ(−w − √λ)] with :math:`w_{\mathrm{minus}}` = :math:`w^{2} - λ` (no cancellation in w − √λ)."""
+    r""":math:`\log[Φ(w - \sqrt λ) - Φ(-w - \sqrt λ)]` with :math:`w_{\mathrm{minus}} = w^{2} - λ` (no cancellation in :math:`w - \sqrt λ`)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         hi = special.log_ndtr(w_minus / (w + root_lam))
         lo = special.log_ndtr(-w - root_lam)
@@ -606,13 +605,13 @@ def _log_cond(w, w_minus, root_lam):
 def _log_chndtr(x, x_minus_lam, d, lam):
     r""":math:`\log P(W \le x), W \sim \chi ^{2}_d(λ)`, accurate however small (x > 0, finite λ; arrays of equal shape).
 
-    :math:`W = (g + \sqrt λ)^{2} + V` with g ~ N(0, 1) and :math:`V \sim \chi ^{2}_{d-1}` independent. For d = 1 this is
-    log[Φ(√x − √λ) − Φ(−√x − √λ)] with :func:`scipy.special.log_ndtr` (exact). For d >= 2,
+    :math:`W = (g + \sqrt λ)^{2} + V` with :math:`g \sim \mathcal{N}(0, 1)` and :math:`V \sim \chi^{2}_{d-1}` independent. For d = 1 this is
+    :math:`\log[Φ(\sqrt x - \sqrt λ) - Φ(-\sqrt x - \sqrt λ)]` with :func:`scipy.special.log_ndtr` (exact). For d >= 2,
     with :math:`V = x \sin^{2}θ`,
 
-        P(W <= x) = ∫_0^{π/2} :math:`f_\chi (\sqrt x \sin θ) [Φ(\sqrt x \cos θ - \sqrt λ) - Φ(-\sqrt x \cos θ - \sqrt λ)] \sqrt x \cos θ` dθ
+        :math:`P(W \le x) = \int_0^{π/2} f_\chi(\sqrt x \sin θ) [Φ(\sqrt x \cos θ - \sqrt λ) - Φ(-\sqrt x \cos θ - \sqrt λ)] \sqrt x \cos θ \, dθ`
 
-    (:math:`f_\chi` the :math:`\chi _{d-1}` density, θ cut where √x sin θ leaves its support), whose integrand is
+    (:math:`f_\chi` the :math:`\chi_{d-1}` density, θ cut where :math:`\sqrt x \sin θ` leaves its support), whose integrand is
     smooth in θ; in the far tail it concentrates near θ = 0, so the rule is Gauss–Legendre on
     geometric panels toward 0, and the sum is a log-sum-exp of the log integrand.
     """
@@ -647,10 +646,10 @@ def _log_chndtr(x, x_minus_lam, d, lam):
 def _chndtr_large(x, x_minus_lam, d, lam):
     r""":math:`P(W \le x), W \sim \chi ^{2}_d(λ)`, for very large λ (where scipy's routine returns NaN).
 
-    :math:`W = (g + \sqrt λ)^{2} + V` with g ~ N(0, 1) and :math:`V \sim \chi ^{2}_{d-1}` independent, so
-    :math:`P(W \le x) = \mathbb{E}_V[Φ(\sqrt (x-V) - \sqrt λ) - Φ(-\sqrt (x-V) - \sqrt λ)]`. The second term is
-    below Φ(−√λ) (zero in double precision for λ > 1e4); the first is written
-    (x − λ − V)/(√(x−V) + √λ) to avoid cancellation and averaged over V with a
+    :math:`W = (g + \sqrt λ)^{2} + V` with :math:`g \sim \mathcal{N}(0, 1)` and :math:`V \sim \chi^{2}_{d-1}` independent, so
+    :math:`P(W \le x) = \mathbb{E}_V[Φ(\sqrt{x-V} - \sqrt λ) - Φ(-\sqrt{x-V} - \sqrt λ)]`. The second term is
+    below :math:`Φ(-\sqrt λ)` (zero in double precision for :math:`λ > 10^{4}`); the first is written
+    :math:`(x - λ - V)/(\sqrt{x-V} + \sqrt λ)` to avoid cancellation and averaged over V with a
     Gauss–Legendre rule in χ-space (:math:`V \sim \chi ^{2}_{d-1}`; exact when d = 1).
     """
     x, x_minus_lam, lam = (np.asarray(a, float).ravel() for a in (x, x_minus_lam, lam))
@@ -673,7 +672,7 @@ def _chndtr_large(x, x_minus_lam, d, lam):
 
 
 def renyi_divergence(s, n, gamma, alpha):
-    r"""Rényi divergence D_α(P_in ‖ :math:`P_{\mathrm{out}}`) of the Gaussian mechanism given Z (Lemma 11).
+    r"""Rényi divergence :math:`D_α(P_{\mathrm{in}} \,\|\, P_{\mathrm{out}})` of the Gaussian mechanism given Z (Lemma 11).
 
     :math:`D_α = α n s^{2} / (2 γ^{2} (n - 1)^{2}) = α a`, for the paper's pair of Gaussians
     with the common covariance :math:`γ^{2}/n I`.
@@ -681,7 +680,7 @@ def renyi_divergence(s, n, gamma, alpha):
     Parameters
     ----------
     s : float or array_like
-        Deviation :math:`\|z - μ_z\| \ge 0`.
+        Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0`.
     n : float or array_like
         Dataset size N >= 2.
     gamma : float or array_like
@@ -797,7 +796,7 @@ def renyi_tail_bound(s, n, gamma, *, tau, alpha=None):
 
 
 def gdp_mu(s, n, gamma):
-    """Per-record Gaussian-DP parameter μ' = √n s/(γ(n − 1)) (Remark 1).
+    r"""Per-record Gaussian-DP parameter :math:`μ' = \sqrt n\, s/(γ(n - 1))` (Remark 1).
 
     Given Z, the paper's Λ is the privacy loss of testing N(0, 1) against
     N(μ', 1): Λ | Z ~ N(μ'²/2, μ'²).
@@ -827,13 +826,13 @@ def gdp_mu(s, n, gamma):
 
 
 def worst_case_gdp_mu(n, gamma, R):
-    r"""Worst-case Gaussian-DP parameter 2R/(γ√n) over all datasets (Remark 1).
+    r"""Worst-case Gaussian-DP parameter :math:`2R/(γ\sqrt n)` over all datasets (Remark 1).
 
-    With records clipped to radius :math:`R`, :math:`s = \|z - μ_z\|` = ((n−1)/n)‖z − mean of
-    the others‖ <= 2R(n−1)/n, so μ' <= 2R/(γ√n), and the bound is approached
+    With records clipped to radius R, :math:`s = \|\bar z - μ_{\bar z}\| = ((n-1)/n)\,\|\bar z - \text{mean of the others}\| \le 2R(n-1)/n`,
+    so :math:`μ' \le 2R/(γ\sqrt n)`, and the bound is approached
     when the record and all others sit at opposite points of the sphere. (The
-    paper bounds s by 2R, which gives 2R√n/(γ(n−1)) ≈ 2R/(γ√n); with the
-    factor (n−1)/n the value 2R/(γ√n) is the exact supremum.)
+    paper bounds s by 2R, which gives :math:`2R\sqrt n/(γ(n-1)) \approx 2R/(γ\sqrt n)`; with the
+    factor (n−1)/n the value :math:`2R/(γ\sqrt n)` is the exact supremum.)
 
     Parameters
     ----------
@@ -864,7 +863,7 @@ def worst_case_gdp_mu(n, gamma, R):
 
 
 def threshold_for_fpr(mu, fpr):
-    """Threshold :math:`τ = μ Φ^{-1}(ν) - μ^{2}/2` giving false-positive rate ν (Remark 1).
+    r"""Threshold :math:`τ = μ \bar Φ^{-1}(ν) - μ^{2}/2` giving false-positive rate ν (Remark 1).
 
     Under "z not in the dataset" the paper's Λ is :math:`N(-μ^{2}/2, μ^{2})`, so
     P(Λ > τ) = ν exactly for this τ (note that τ may be negative).
@@ -898,7 +897,7 @@ def threshold_for_fpr(mu, fpr):
 
 
 def roc_curve(mu, fpr):
-    """True-positive rate :math:`Φ(Φ^{-1}(ν) - μ)` of the optimal membership test at FPR ν.
+    r"""True-positive rate :math:`\bar Φ(\bar Φ^{-1}(ν) - μ)` of the optimal membership test at FPR ν.
 
     The Neyman–Pearson test of N(0, 1) against N(μ, 1): the trade-off curve
     of μ-Gaussian DP.
@@ -1044,19 +1043,19 @@ def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
 
 
 def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
-    r""":math:`p_τ` for :math:`z \sim N(μ, σ^{2} I)` without clipping, as a 1-D Gauss–Legendre integral.
+    r""":math:`p_τ` for :math:`z \sim \mathcal{N}(μ, σ^{2} I)` without clipping, as a 1-D Gauss–Legendre integral.
 
-    Write :math:`z_1 - μ_z = σ\sqrt ((n-1)/n) g` and η = (γ/√n) h, g, h iid :math:`\mathcal{N}(0, I_d)`,
-    :math:`k^{2} = σ^{2}/(γ^{2}(n-1)), m = 1` ("paper") or (n−1)/n ("exact"),
-    c = 0 or (d/2)log(n/(n−1)). Then :math:`2(Λ - c) = m\|h + k g\|^{2} - \|h\|^{2}, a`
-    quadratic form whose 2x2 matrix per coordinate :math:`[[m k^{2}, m k], [m k, m-1]]`
-    has eigenvalues A > 0 > −B; so 2(Λ − c) = A X − B Y with X, Y iid :math:`\chi ^{2}_d` and
+    Write :math:`\bar z_1 - μ_{\bar z} = σ\sqrt{(n-1)/n}\, g` and :math:`η = (γ/\sqrt n) h`, g, h iid :math:`\mathcal{N}(0, I_d)`,
+    :math:`k^{2} = σ^{2}/(γ^{2}(n-1))`, m = 1 ("paper") or (n−1)/n ("exact"),
+    c = 0 or :math:`(d/2)\log(n/(n-1))`. Then :math:`2(Λ - c) = m\|h + k g\|^{2} - \|h\|^{2}`, a
+    quadratic form whose 2x2 matrix per coordinate is :math:`[[m k^{2}, m k], [m k, m-1]]`
+    has eigenvalues A > 0 > −B; so :math:`2(Λ - c) = A X - B Y` with X, Y iid :math:`\chi^{2}_d` and
 
-        :math:`p_τ = P(A X - B Y > t), t = 2(τ - c)`.
+        :math:`p_τ = P(A X - B Y > t)`,  :math:`t = 2(τ - c)`.
 
     We condition on the variable with the smaller coefficient (the conditional
     probability is then at least as smooth as its density) and integrate in
-    χ-space (v = √X or √Y, density ∝ :math:`v^{d-1} e^{-v^{2}/2}`, smooth for every d),
+    χ-space (:math:`v = \sqrt X` or :math:`\sqrt Y`, density :math:`\propto v^{d-1} e^{-v^{2}/2}`, smooth for every d),
     splitting at the point where the conditional probability hits 0 or 1.
     """
     n, gamma, tau = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float), np.asarray(tau, float))
@@ -1126,12 +1125,12 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
 
 
 def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
-    r"""P(Λ_exact > τ | Z, ‖η_⊥‖²): the exact statistic, noise along the record integrated out.
+    r""":math:`P(Λ_{\mathrm{exact}} > τ \mid Z, \|η_⊥\|^{2})`: the exact statistic, noise along the record integrated out.
 
-    Split η = ξ e + η_⊥ with :math:`e = (z - μ_z)/s, ξ \sim \mathcal{N}(0, γ^{2}/n)` and
-    ‖η_⊥‖² = :math:`(γ^{2}/n) \chi ^{2}_{d-1}` (``chi2_perp``). Then
-    :math:`2γ^{2}(Λ - c) = s^{2}/(n-1)` + 2sξ − :math:`ξ^{2}` − ‖η_⊥‖², so Λ > τ iff
-    :math:`(ξ - s)^{2} < s^{2} - K` with :math:`K = 2γ^{2}(τ - c) - s^{2}/(n-1)` + ‖η_⊥‖², a Gaussian
+    Split :math:`η = ξ e + η_⊥` with :math:`e = (\bar z - μ_{\bar z})/s`, :math:`ξ \sim \mathcal{N}(0, γ^{2}/n)` and
+    :math:`\|η_⊥\|^{2} = (γ^{2}/n) \chi^{2}_{d-1}` (``chi2_perp``). Then
+    :math:`2γ^{2}(Λ - c) = s^{2}/(n-1) + 2sξ - ξ^{2} - \|η_⊥\|^{2}`, so Λ > τ iff
+    :math:`(ξ - s)^{2} < s^{2} - K` with :math:`K = 2γ^{2}(τ - c) - s^{2}/(n-1) + \|η_⊥\|^{2}`, a Gaussian
     interval probability. Averaging over ``chi2_perp`` draws gives an unbiased
     (Rao–Blackwellized) Monte Carlo estimate of the exact conditional leak
     probability — far cheaper than the noncentral :math:`\chi ^{2}` cdf when :math:`n s^{2}/γ^{2}` is large.
@@ -1148,8 +1147,8 @@ def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
 
 
 def _paper_leak_unchecked(s, n, gamma, tau):
-    """Lemma 7's Φ̄(τ/μ' − μ'/2) for checked arrays, with the same floating-point steps as
-    :func:`leak_probability` (μ' = (s/γ)·√n/(n − 1), as in :func:`gdp_mu`) and so the same values.
+    r"""Lemma 7's :math:`\bar Φ(τ/μ' - μ'/2)` for checked arrays, with the same floating-point steps as
+    :func:`leak_probability` (:math:`μ' = (s/γ)\sqrt n/(n - 1)`, as in :func:`gdp_mu`) and so the same values.
 
     The Monte Carlo evaluates it at every simulated record for every γ: no validation and none of
     the log-space forms that only :func:`log_leak_probability` needs. The limits agree with
@@ -1167,7 +1166,7 @@ def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
     For each distinct n, M = max(ceil(samples / n), 20) datasets of n records
     are drawn; every record's deviation s enters the conditional leak
     probability (Lemma 7 / its exact version), the per-dataset average is
-    one iid sample of :math:`p_τ`, and se = std / √M over datasets.
+    one iid sample of :math:`p_τ`, and :math:`\\mathrm{se} = \\mathrm{std}/\\sqrt M` over datasets.
     """
     n_values, gamma, tau = np.broadcast_arrays(np.asarray(n_values, float), gamma, tau)
     shape = n_values.shape
@@ -1215,8 +1214,8 @@ def exact_leak_floor(n, *, d, tau):
 
     Under ``statistic="exact"`` the counterfactual release on n − 1 records
     has the larger noise variance :math:`γ^{2}/(n - 1)`, and Λ carries the constant
-    c = (d/2) log(n/(n − 1)) (:func:`exact_llr_offset`). As γ → ∞, with the
-    data fixed, write the noise as η = (γ/√n) h with :math:`h \sim \mathcal{N}(0, I_d)`: in
+    :math:`c = (d/2) \log(n/(n - 1))` (:func:`exact_llr_offset`). As γ → ∞, with the
+    data fixed, write the noise as :math:`η = (γ/\sqrt n) h` with :math:`h \sim \mathcal{N}(0, I_d)`: in
 
     .. math::
 
@@ -1291,10 +1290,10 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
     ``"quadrature"``
         Exact up to quadrature error, for an isotropic covariance
         :math:`Σ = σ^{2} I` when clipping is negligible: without clipping μ cancels in
-        :math:`z - μ_z, \|z - μ_z\|^{2} n/(σ^{2}(n-1))` is :math:`\chi ^{2}_d`, and :math:`p_τ` reduces to a 1-D
+        :math:`z - μ_z`, :math:`\|z - μ_z\|^{2} n/(σ^{2}(n-1))` is :math:`\chi^{2}_d`, and :math:`p_τ` reduces to a 1-D
         integral (see ``_quadrature``: the statistic is a difference of two
         scaled :math:`\chi ^{2}_d` variables). Clipping is negligible when the chance that
-        any of the n records is clipped, bounded by n P(‖z‖ > R), is at most
+        any of the n records is clipped, bounded by n :math:`P(\|z\| > R)`, is at most
         :math:`1e-6` — it then changes :math:`p_τ` by at most that much. Otherwise
         ``"quadrature"`` raises ``ValueError``. A fixed 96-node
         Gauss–Legendre rule in χ-space, vectorized over ``n, gamma, tau``
@@ -1314,12 +1313,12 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
         ``MONTECARLO_BUDGET`` = 1e8 normals (``max(ceil(samples/n), 20)·n·d``)
         or cannot hold one dataset (n·d above ``MAX_MONTECARLO_DRAWS`` = 5e7,
         e.g. an uncapped mean-field population), an isotropic Σ whose
-        per-record clip probability P(‖z‖ > R) is at most ``CLIP_FALLBACK`` =
-        1e-3 uses the quadrature even though the bound n·P(‖z‖ > R) exceeds
+        per-record clip probability :math:`P(\|z\| > R)` is at most ``CLIP_FALLBACK`` =
+        1e-3 uses the quadrature even though the bound n :math:`P(\|z\| > R)` exceeds
         the tolerance. Clipping then changes a record's own leak probability
-        with chance P(‖z‖ > R) only, and moves the dataset mean by a
+        with chance :math:`P(\|z\| > R)` only, and moves the dataset mean by a
         symmetric, zero-mean amount, so the quadrature's error is about
-        P(‖z‖ > R): no more than the default Monte Carlo's standard error.
+        :math:`P(\|z\| > R)`: no more than the default Monte Carlo's standard error.
         A dataset too large to simulate whose records clip more often, or
         with a non-isotropic Σ, raises ``ValueError``.
 

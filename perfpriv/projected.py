@@ -7,42 +7,42 @@ the round decides, and this module draws only what matters. The construction
 is exact in law; the two places where it is not are bounded explicitly below.
 
 **The reduction.** Write a record as :math:`z_i = μ + σ g_i` with :math:`g_i` standard normal
-and the round's noise as η = (γ/√N) ξ with ξ standard normal in :math:`R^d`.
-Rotating every :math:`g_i` into a basis whose first axis is ξ̂ = ξ/‖ξ‖ gives
-coordinates :math:`(a_i, h_i)` ∈ :math:`R \times R^{d-1}` that are again independent standard
+and the round's noise as :math:`η = (γ/\sqrt N) ξ` with ξ standard normal in :math:`\mathbb{R}^d`.
+Rotating every :math:`g_i` into a basis whose first axis is :math:`\hat ξ = ξ/\|ξ\|` gives
+coordinates :math:`(a_i, h_i) ∈ \mathbb{R} \times \mathbb{R}^{d-1}` that are again independent standard
 normals, independent of ξ (rotation invariance). The deviation of a record
 from the mean then splits into
 
-    :math:`α_i = a_i - ā`                (along ξ̂),     :math:`β_i = \|h_i - h\|^{2}`   (across ξ̂),
+    :math:`α_i = a_i - \bar a`                (along :math:`\hat ξ`),     :math:`β_i = \|h_i - \bar h\|^{2}`   (across :math:`\hat ξ`),
 
-so :math:`\|z_i - z\|^{2} = σ^{2}(α_i^{2} + β_i)` and ⟨z_i − z̄, η⟩ = :math:`σ\|η\|α_i`, and the
+so :math:`\|z_i - \bar z\|^{2} = σ^{2}(α_i^{2} + β_i)` and :math:`⟨z_i - \bar z, η⟩ = σ\|η\|α_i`, and the
 membership statistic (eq. 8, coefficients from
-:func:`perfpriv.leakage.llr_coefficients`) is :math:`Λ_i` = Aσ²(α_i² + :math:`β_i`) +
-Bσ‖η‖α_i + C with A > 0. Record i therefore leaks :math:`(Λ_i > τ)` exactly when
+:func:`perfpriv.leakage.llr_coefficients`) is
+:math:`Λ_i = Aσ^{2}(α_i^{2} + β_i) + Bσ\|η\|α_i + C` with A > 0. Record i therefore leaks (:math:`Λ_i > τ`) exactly when
 
-    :math:`β_i > θ_i = k0 - α_i(α_i + k1), k0` = (τ − C)/(Aσ²),  k1 = (B/A)‖η‖/σ
+    :math:`β_i > θ_i = k_0 - α_i(α_i + k_1)`,   :math:`k_0 = (τ - C)/(Aσ^{2})`,  :math:`k_1 = (B/A)\|η\|/σ`
 
 (:func:`leak_thresholds`). θ is a downward parabola in α, so in terms of :math:`a_i`
 the records split into three sets, bounded by the roots of θ = 0 and of
-:math:`θ = t_N` with :math:`t_N = (1 - 1/N)` χ²_{d−1}.isf(2⁻⁶⁴) (:func:`band_quantile`):
+:math:`θ = t_N` with :math:`t_N = (1 - 1/N)\, F^{-1}_{\chi^{2}_{d-1}}(1 - 2^{-64})` (:func:`band_quantile`):
 
 * :math:`θ_i \le 0` (:math:`a_i` outside the outer roots): :math:`β_i \ge 0 \ge θ_i`, the record leaks
   (for d = 1 there is no β and a record leaks iff :math:`θ_i < 0`);
 * :math:`θ_i > t_N` (:math:`a_i` between the inner roots): :math:`β_i`, whose law is
-  :math:`(1 - 1/N) \chi ^{2}_{d-1}`, exceeds :math:`θ_i` with probability below :math:`2^{-64} \approx` 5.4e−20;
+  :math:`(1 - 1/N) \chi^{2}_{d-1}`, exceeds :math:`θ_i` with probability below :math:`2^{-64} \approx 5.4 \cdot 10^{-20}`;
   the record is counted as not leaked without drawing :math:`β_i`;
 * the m records in between (the *band*) get their :math:`h_i` drawn, and
-  :math:`h = (Σ_{\mathrm{band}} h_i + S)/N` with :math:`S \sim \mathcal{N}(0, (N - m) I_{d-1})` the sum of the
+  :math:`\bar h = (Σ_{\mathrm{band}} h_i + S)/N` with :math:`S \sim \mathcal{N}(0, (N - m) I_{d-1})` the sum of the
   other records' h. This is the exact joint law of the band's :math:`β_i`: the band
   is chosen from the a's, which are independent of the h's.
 
-The round's error is :math:`\|ḡ + η/σ\|^{2} = (ā + \|η\|/σ)^{2} + \|h\|^{2}`, from the same draws.
+The round's error is :math:`\|\bar g + η/σ\|^{2} = (\bar a + \|η\|/σ)^{2} + \|\bar h\|^{2}`, from the same draws.
 
 **What is not exact.** (1) A skipped record leaks with probability below
-:math:`2^{-64}; (2) a` record that would have been clipped (probability
+:math:`2^{-64}`; (2) a record that would have been clipped (probability
 :func:`perfpriv.gaussian.clip_probability` per record) is not. By a union
 bound, the law of a run differs from the records draw's by at most
-(records drawn) × (:math:`2^{-64} + \mathrm{clip}` probability) in total variation;
+(records drawn) × (:math:`2^{-64}` + clip probability) in total variation;
 :data:`CLIP_NEGLIGIBLE` is the clip probability below which
 ``draw="auto"`` uses this draw (paper settings d = 12, R = 10, μ = 0:
 5.6e−16 per record, so a whole 50-round run at the cap of 20 000 differs
@@ -55,8 +55,8 @@ compiled loop: one implementation). Each (cell, trial, round) has one key
 (``perfpriv.keyed``), shared by all levels: ξ is its ``"noise"`` stream,
 S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
 (:meth:`perfpriv.keyed.Key.normal_ragged`'s numbers) and :math:`h_i` numbers
-i(d − 1) .. i(d − 1) + d − 2 of its ``"across"`` stream; the error's h̄ is
-its ``"rest"`` stream divided by √N (its exact law N(0, I/N), drawn apart
+i(d − 1) .. i(d − 1) + d − 2 of its ``"across"`` stream; the error's :math:`\bar h` is
+its ``"rest"`` stream divided by :math:`\sqrt N` (its exact law :math:`\mathcal{N}(0, I/N)`, drawn apart
 from the band's sum). A pair with N users uses :math:`a_0, \dots, a_{N-1}`, whatever the
 other pairs, so runs that differ in γ share their numbers record by record
 (common random numbers) and a pair gives the same result alone or in any
@@ -163,7 +163,7 @@ def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="pa
         :math:`α_i = a_i - ā`, the standardized deviations of the n >= 2 records
         from their mean along the noise direction (module docstring).
     eta_norm : float
-        ‖η‖ of the release, >= 0.
+        :math:`\|η\| \ge 0` of the release.
     gamma : float
         Per-user noise scale γ > 0 of the round.
     tau : float

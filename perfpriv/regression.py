@@ -2,15 +2,15 @@ r"""Private ridge regression with users who leave: a learning task beyond the me
 
 Each round, the N current users hold records :math:`(x_i, y_i)`: features
 :math:`x \sim \mathcal{N}(0, I_d)` clipped to the ℓ2 ball of radius ``x_bound``, labels
-y = xᵀθ + ε with ε ~ N(0, noise_sd²), clipped to [−y_bound, y_bound]
+:math:`y = x^\top θ + ε` with :math:`ε \sim \mathcal{N}(0, σ_ε^{2})` (:math:`σ_ε` = ``noise_sd``), clipped to [−``y_bound``, ``y_bound``]
 (labels are computed from the clipped features, as in the authors' code, so
 that the model stays linear), and θ a fresh direction on the unit sphere
 every round (or a fixed vector). The platform fits ridge regression with
 per-record regularization λ,
 
-    β̂ = :math:`\arg\min_β (1/n) Σ_i` (:math:`y_i` − x_iᵀβ)² + :math:`λ\|β\|^{2}` = (XᵀX + nλI)⁻¹ Xᵀy,
+    :math:`\hat β = \arg\min_β (1/n) Σ_i (y_i - x_i^\top β)^{2} + λ\|β\|^{2} = (X^\top X + nλI)^{-1} X^\top y`,
 
-and releases o = β̂ + η with :math:`η \sim \mathcal{N}(0, σ_n^{2} I)`. Its error is the excess risk
+and releases :math:`o = \hat β + η` with :math:`η \sim \mathcal{N}(0, σ_n^{2} I)`. Its error is the excess risk
 :math:`\|o - θ\|^{2}` (the excess test mean-squared error for Σ = I).
 
 The noise form
@@ -43,7 +43,7 @@ the difference of the two Gaussian log densities of o (:func:`membership_llr`).
 of the paper's Lemma 6): Λ | data ~ :math:`N(μ^{2}/2, μ^{2})` with :math:`μ = \|δ\|/σ_n`.
 ``statistic="exact"`` uses the counterfactual noise of n − 1 records. This is
 the mean-estimation statistic of :mod:`perfpriv.leakage` with the shift δ in
-the role of :math:`(z - μ_z)/(n - 1)`: :func:`leak_probability` maps a shift to
+the role of :math:`(\bar z - μ_{\bar z})/(n - 1)`: :func:`leak_probability` maps a shift to
 those variables and calls :func:`perfpriv.leakage.leak_probability`.
 
 :class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
@@ -138,7 +138,7 @@ AUTHORS_PENALTY = 1000.0
 def _check_xy(X, y):
     """A dataset (n, d) and its labels, entries at most PATH_BOUND = 1e100 in absolute value.
 
-    The bound keeps the normal equations XᵀX + nλI, Xᵀy and the squared residuals finite (at most ~1e200 n);
+    The bound keeps the normal equations (:math:`X^\\top X + nλI`, :math:`X^\\top y`) and the squared residuals finite (at most ~1e200 n);
     entries of 1e300 overflowed inside the fit.
     """
     X = np.asarray(check_real("X", X, low=-PATH_BOUND, high=PATH_BOUND), dtype=float)
@@ -208,7 +208,7 @@ def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
     -------
     X : numpy.ndarray, shape (n, d)
     y : numpy.ndarray, shape (n,)
-        y = clip(Xθ + :math:`ε, B_y`), X already clipped.
+        :math:`y = \operatorname{clip}(Xθ + ε, B_y)`, X already clipped.
     theta : numpy.ndarray, shape (d,)
 
     Examples
@@ -243,7 +243,7 @@ def _fit(X, y, lam):
 
 
 def ridge_fit(X, y, *, lam):
-    r"""Ridge estimate β̂ = (XᵀX + nλI)⁻¹Xᵀy, the minimizer of (1/n)Σ(y_i − x_iᵀβ)² + :math:`λ\|β\|^{2}`.
+    r"""Ridge estimate :math:`\hat β = (X^\top X + nλI)^{-1}X^\top y`, the minimizer of :math:`(1/n)Σ_i(y_i - x_i^\top β)^{2} + λ\|β\|^{2}`.
 
     Parameters
     ----------
@@ -268,7 +268,7 @@ def ridge_fit(X, y, *, lam):
 
 
 def _solve_rows(A, B):
-    """Rows of B (..., n, d) mapped by :math:`A^{-1}` (..., d, d): (:math:`A^{-1}` Bᵀ)ᵀ."""
+    r"""Rows of B (..., n, d) mapped by :math:`A^{-1}` (..., d, d): :math:`(A^{-1} B^\top)^\top`."""
     return np.swapaxes(np.linalg.solve(A, np.swapaxes(B, -1, -2)), -1, -2)
 
 
@@ -277,7 +277,7 @@ _ILL_CONDITIONED = 1e6
 
 
 def _loo(X, y, lam, keep_penalty):
-    """Shifts :math:`δ_i` = β̂ − β̂₋ᵢ of every record, and β̂ (see :func:`leave_one_out`).
+    r"""Shifts :math:`δ_i = \hat β - \hat β_{-i}` of every record, and :math:`\hat β` (see :func:`leave_one_out`).
 
     ``X`` is one dataset (n, d) or a stack (k, n, d); all solves are batched.
     """
@@ -318,10 +318,10 @@ def _deletion_shifts(X, y, A, beta, resid, lam, keep_penalty):
 
 
 def _ridge_lstsq(X, y, penalty):
-    r"""The ridge fit argmin :math:`\|Xβ - y\|^{2}` + penalty·‖β‖² by least squares on the augmented rows [X; √penalty I].
+    r"""The ridge fit :math:`\arg\min_β \|Xβ - y\|^{2} + p\|β\|^{2}` (p = ``penalty``) by least squares on the augmented rows :math:`[X; \sqrt p\, I]`.
 
     Orthogonal factorization, not the normal equations: its error grows with the condition number of
-    [X; √penalty I], not with its square, so a record that dominates the others is fitted accurately.
+    :math:`[X; \sqrt p\, I]`, not with its square, so a record that dominates the others is fitted accurately.
     """
     d = X.shape[-1]
     rows = np.vstack([X, math.sqrt(penalty) * np.eye(d)])
@@ -329,7 +329,7 @@ def _ridge_lstsq(X, y, penalty):
 
 
 def _shift_by_refits(X, y, i, lam, keep_penalty, full):
-    """:math:`δ_i` = β̂ − β̂₋ᵢ of one dataset from two least-squares fits (``full``: β̂ by :func:`_ridge_lstsq`)."""
+    r""":math:`δ_i = \hat β - \hat β_{-i}` of one dataset from two least-squares fits (``full``: :math:`\hat β` by :func:`_ridge_lstsq`)."""
     n = X.shape[-2]
     if n == 1:
         return full                                     # the empty fit is 0
@@ -369,21 +369,21 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
 
 
 def leave_one_out(X, y, *, lam, keep_penalty=False):
-    """Leave-one-out shifts :math:`δ_i` = β̂ − β̂₋ᵢ of every record at once (Sherman–Morrison).
+    r"""Leave-one-out shifts :math:`δ_i = \hat β - \hat β_{-i}` of every record at once (Sherman–Morrison).
 
-    β̂₋ᵢ is the ridge fit of the n − 1 other records with the same rule,
+    :math:`\hat β_{-i}` is the ridge fit of the n − 1 other records with the same rule,
     i.e. penalty (n − 1)λ. From the normal equations of both fits,
 
-        A₋ᵢ :math:`δ_i = e_i x_i` − λβ̂,      A₋ᵢ = :math:`M - x_i` x_iᵀ,   M = XᵀX + (n − 1)λI,
+        :math:`A_{-i} δ_i = e_i x_i - λ\hat β`,      :math:`A_{-i} = M - x_i x_i^\top`,   :math:`M = X^\top X + (n - 1)λI`,
 
-    with :math:`e_i = y_i` − x_iᵀβ̂ the in-sample residual, and Sherman–Morrison
-    gives, with :math:`u_i = M^{-1}x_i, h_i` = x_iᵀu_i and w = λM⁻¹β̂,
+    with :math:`e_i = y_i - x_i^\top \hat β` the in-sample residual, and Sherman–Morrison
+    gives, with :math:`u_i = M^{-1}x_i`, :math:`h_i = x_i^\top u_i` and :math:`w = λM^{-1}\hat β`,
 
-        :math:`δ_i = u_i` (:math:`e_i` − x_iᵀw)/(1 − :math:`h_i`) − w,
+        :math:`δ_i = u_i (e_i - x_i^\top w)/(1 - h_i) - w`,
 
     for all i with two d×d solves. ``keep_penalty=True`` keeps the total
     penalty nλ in the leave-one-out fit (the authors' code): then
-    :math:`δ_i = A^{-1}x_i` e_i/(1 − x_iᵀA⁻¹x_i), A = XᵀX + nλI, the textbook
+    :math:`δ_i = A^{-1}x_i e_i/(1 - x_i^\top A^{-1}x_i)`, :math:`A = X^\top X + nλI`, the textbook
     deletion formula.
 
     Parameters
@@ -414,7 +414,7 @@ def leave_one_out(X, y, *, lam, keep_penalty=False):
 
 # ------------------------------------------------------------- sensitivity
 def _psi(n, lam, x_bound):
-    r"""sup :math:`\|A_n^{-1}x\|` over :math:`\|x\| \le B_x` and :math:`A_n = C` + xxᵀ, C ⪰ nλI (step 4 of the proof)."""
+    r""":math:`\sup \|A_n^{-1}x\|` over :math:`\|x\| \le B_x` and :math:`A_n = C + xx^\top`, :math:`C \succeq nλI` (step 4 of the proof)."""
     nl = n * lam
     return np.where(x_bound ** 2 <= nl, x_bound / (nl + x_bound ** 2), 0.5 / np.sqrt(nl))
 
@@ -441,7 +441,7 @@ def _removal(n, lam, x_bound, y_bound):
 
 
 def _direct_removal(n, lam, x_bound, y_bound):
-    """:math:`Δ^{-}(n)`: the bound of the theorem on ‖β̂(D) − β̂(D₋)‖, |D| = n, |D₋| = n − 1 (n >= 1)."""
+    r""":math:`Δ^{-}(n)`: the bound of the theorem on :math:`\|\hat β(D) - \hat β(D_-)\|`, :math:`|D| = n`, :math:`|D_-| = n - 1` (n >= 1)."""
     n = np.asarray(n, float)
     psi = _psi(n, lam, x_bound)
     fit = y_bound * float(_psi(1.0, lam, x_bound))        # sup ‖β̂₋‖ = B_y ψ_1 (step 2 of the proof)
@@ -453,18 +453,18 @@ def _direct_removal(n, lam, x_bound, y_bound):
 
 
 def removal_sensitivity(n, *, lam, x_bound, y_bound):
-    """Bound on ‖β̂(D) − β̂(D∖{z})‖ for every dataset D of n records (the chapter's theorem).
+    r"""Bound on :math:`\|\hat β(D) - \hat β(D \setminus \{z\})\|` for every dataset D of n records (the chapter's theorem).
 
-    With :math:`\\|x\\| \\le B_x, |y| \\le B_y, m = n - 1, ψ_n` = B_x/(nλ + :math:`B_x^{2}`) when
-    :math:`B_x^{2}` <= nλ and 1/(2√(nλ)) otherwise, and :math:`b = B_y ψ_1` (a bound on ‖β̂‖ of
+    With :math:`\|x\| \le B_x`, :math:`|y| \le B_y`, :math:`m = n - 1`, :math:`ψ_n = B_x/(nλ + B_x^{2})` when
+    :math:`B_x^{2} \le nλ` and :math:`1/(2\sqrt{nλ})` otherwise, and :math:`b = B_y ψ_1` (a bound on :math:`\|\hat β\|` of
     any dataset),
 
-        :math:`Δ^{-}(n) = B_y ψ_n` + min(:math:`\\sqrt (n/m) B_y` B_x²/(√λ (nλ + :math:`B_x^{2}`)),\\ :math:`B_x b ψ_n` ) + b/n,
+        :math:`Δ^{-}(n) = B_y ψ_n + \min\bigl(\sqrt{n/m}\, B_y B_x^{2}/(\sqrt λ (nλ + B_x^{2})),\ B_x b ψ_n\bigr) + b/n`,
 
     and :math:`Δ^{-}(1) = B_y ψ_1` (removing the only record leaves the empty fit 0).
-    Proof (chapter 09): the shift is A_n⁻¹(e x − λβ̂₋) exactly; ‖β̂₋‖ <= b by
-    the singular values of :math:`X; \\|A_n^{-1}x\\| \\le ψ_n` by Sherman–Morrison; and
-    :math:`|x^\\top \\hat\\beta_-|` :math:`\\|A_n^{-1}x\\|` is bounded twice, by :math:`b B_x ψ_n` and by Cauchy–Schwarz in
+    Proof (chapter 09): the shift is :math:`A_n^{-1}(e x - λ\hat β_-)` exactly; :math:`\|\hat β_-\| \le b` by
+    the singular values of X; :math:`\|A_n^{-1}x\| \le ψ_n` by Sherman–Morrison; and
+    :math:`|x^\top \hat\beta_-|\, \|A_n^{-1}x\|` is bounded twice, by :math:`b B_x ψ_n` and by Cauchy–Schwarz in
     the metric of :math:`A_n`.
 
     Parameters
@@ -516,14 +516,14 @@ def ridge_sensitivity(n, *, lam, x_bound, y_bound):
     removal bound of :func:`removal_sensitivity`. For n >= 2 this is :math:`Δ^{-}(n)`
     (:math:`Δ^{-}` decreases from n = 2 on); for n = 1 adding a record can move the
     fit more than removing it. Δ(n) is non-increasing in n, so the noise
-    :math:`σ_n` = γΔ(n) of the calibrated release never grows with the population.
+    :math:`σ_n = γΔ(n)` of the calibrated release never grows with the population.
 
     Parameters
     ----------
     n : int or array_like
         Dataset size n >= 1.
     lam : float
-        Per-record regularization λ > 0 (objective (1/n)Σ(y − xᵀβ)² + :math:`λ\|β\|^{2}`).
+        Per-record regularization λ > 0 (objective :math:`(1/n)Σ_i(y_i - x_i^\top β)^{2} + λ\|β\|^{2}`).
     x_bound : float
         Feature bound :math:`B_x > 0 (\|x\| \le B_x)`.
     y_bound : float
@@ -562,7 +562,7 @@ class WorstCase:
     y : numpy.ndarray, shape (n,)
         Record 0 is the one removed.
     shift : float
-        ‖β̂(D) − β̂(D without record 0)‖ (recomputed from the two fits).
+        :math:`\\|\\hat β(D) - \\hat β(D_-)\\|`, :math:`D_-` = D without record 0 (recomputed from the two fits).
     bound : float
         :func:`removal_sensitivity` at n.
     n, lam, x_bound, y_bound
@@ -749,11 +749,11 @@ ADJACENCIES = ("replace", "add_remove", "add_remove_public_n")
 
 
 def gamma_from_rho(rho):
-    r"""Noise multiplier γ = √(2/ρ) of a ρ-zCDP calibrated release (:math:`σ_n` = γΔ(n), replace-one adjacency).
+    r"""Noise multiplier :math:`γ = \sqrt{2/ρ}` of a ρ-zCDP calibrated release (:math:`σ_n = γΔ(n)`, replace-one adjacency).
 
     Replace-one neighbours of n records have fits at most :math:`2Δ^{-}(n) \le 2Δ(n)`
     apart, and the Gaussian mechanism with ℓ2-sensitivity s and noise
-    :math:`\mathcal{N}(0, σ^{2}I)` is s²/(2σ²)-zCDP (Bun and Steinke 2016, Proposition 1.6):
+    :math:`\mathcal{N}(0, σ^{2}I)` is :math:`s^{2}/(2σ^{2})`-zCDP (Bun and Steinke 2016, Proposition 1.6):
     :math:`ρ = (2Δ)^{2}/(2γ^{2}Δ^{2}) = 2/γ^{2}`.
 
     Examples
@@ -781,14 +781,14 @@ def rho_from_gamma(gamma):
 
 
 def release_renyi_divergence(alpha, shift, sigma_p, sigma_q, *, d):
-    r"""Rényi divergence D_α(N(a,\ :math:`σ_p^{2} I_d`) ‖ :math:`N(b, σ_q^{2} I_d)`) of two isotropic Gaussian release laws.
+    r"""Rényi divergence :math:`D_α(\mathcal{N}(a, σ_p^{2} I_d) \,\|\, \mathcal{N}(b, σ_q^{2} I_d))` of two isotropic Gaussian release laws.
 
-    With s = ‖a − b‖ and :math:`σ_α^{2}` = ασ_q² + :math:`(1 - α)σ_p^{2}`,
+    With :math:`s = \|a - b\|` and :math:`σ_α^{2} = ασ_q^{2} + (1 - α)σ_p^{2}`,
 
         :math:`D_α = α s^{2}/(2σ_α^{2}) + d \log(σ_q/σ_p) + d/(2(α - 1)) \log(σ_q^{2}/σ_α^{2})`
 
     when :math:`σ_α^{2} > 0`, and ``inf`` otherwise (Gil, Alajaji and Linder 2013,
-    Table 2, per coordinate). With :math:`σ_p = σ_q` it is αs²/(2σ²), the Gaussian
+    Table 2, per coordinate). With :math:`σ_p = σ_q` it is :math:`αs^{2}/(2σ^{2})`, the Gaussian
     mechanism's; with :math:`σ_p > σ_q` it is infinite for :math:`α \ge σ_p^{2}/(σ_p^{2} - σ_q^{2})`.
 
     Parameters
@@ -838,7 +838,7 @@ def _sigma(n, gamma, noise, lam, x_bound, y_bound):
 
 
 def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
-    """Standard deviation :math:`σ_n` of each coordinate of the release's noise.
+    r"""Standard deviation :math:`σ_n` of each coordinate of the release's noise.
 
     Parameters
     ----------
@@ -847,7 +847,7 @@ def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
     gamma : float or array_like
         Noise multiplier γ > 0.
     noise : {"calibrated", "sqrt_n"}
-        :math:`σ_n` = γΔ(n) (:func:`ridge_sensitivity`) or γ/√n (the authors').
+        :math:`σ_n = γΔ(n)` (:func:`ridge_sensitivity`) or :math:`σ_n = γ/\sqrt n` (the authors').
     lam, x_bound, y_bound : float
         The fit and the bounds (used by ``"calibrated"``, which needs a finite ``y_bound``).
 
@@ -877,16 +877,16 @@ def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
     * ``adjacency="replace"`` (n public, one record changed): the two fits are
       at most :math:`2Δ^{-}(n)` apart (through the common n − 1 records,
       :func:`removal_sensitivity`) and share :math:`σ_n`, so :math:`ρ = 2Δ^{-}(n)^{2}/σ_n^{2}`: :math:`2/γ^{2}`
-      for the calibrated noise at n >= 2 (Δ(n)\ :math:`= Δ^{-}(n)` there; at n = 1,
-      :math:`Δ^{-}(1) \le Δ(1)` and :math:`ρ \le 2/γ^{2}`), and 2nΔ⁻(n)²/γ² for :math:`σ_n = γ/\sqrt n`.
+      for the calibrated noise at n >= 2 (:math:`Δ(n) = Δ^{-}(n)` there; at n = 1,
+      :math:`Δ^{-}(1) \le Δ(1)` and :math:`ρ \le 2/γ^{2}`), and :math:`2nΔ^{-}(n)^{2}/γ^{2}` for :math:`σ_n = γ/\sqrt n`.
     * ``adjacency="add_remove"``: the dataset with one record more or less is
-      released at its own σ_{n±1}. Both noise forms depend on n, so the two
+      released at its own :math:`σ_{n±1}`. Both noise forms depend on n, so the two
       laws have unequal variances and :func:`release_renyi_divergence` is
       infinite for large orders: ρ = ``inf`` (finite only where
       :math:`σ_{n-1} = σ_n = σ_{n+1}`, then :math:`Δ(n)^{2}/(2σ_n^{2})`).
     * ``adjacency="add_remove_public_n"``: both neighbours released at the
       noise scale of the announced n (the reading of the paper's Lemma 6,
-      which compares both hypotheses at variance :math:`γ^{2}/N`)::math:`ρ = Δ(n)^{2}/(2σ_n^{2})`,
+      which compares both hypotheses at variance :math:`γ^{2}/N`): :math:`ρ = Δ(n)^{2}/(2σ_n^{2})`,
       :math:`1/(2γ^{2})` for the calibrated noise.
 
     Labels not clipped (``y_bound=inf``) give ``inf`` under every relation.
@@ -1006,16 +1006,16 @@ def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None)
 def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
     r"""Membership log-likelihood ratio Λ of every record, from its shift and the realized noise.
 
-    :math:`Λ_i = \log \mathcal{N}(o; \hat β, σ^{2}I) - \log \mathcal{N}(o; \hat β_{-i}, κσ^{2}I)` with o = β̂ + η and
-    :math:`δ_i` = β̂ − β̂₋ᵢ:
+    :math:`Λ_i = \log \mathcal{N}(o; \hat β, σ^{2}I) - \log \mathcal{N}(o; \hat β_{-i}, κσ^{2}I)` with :math:`o = \hat β + η` and
+    :math:`δ_i = \hat β - \hat β_{-i}`:
 
         :math:`Λ_i = (d/2) \log κ - \|η\|^{2}/(2σ^{2}) + \|η + δ_i\|^{2}/(2κσ^{2})`
 
-    (``statistic="paper"``: :math:`κ = 1, Λ_i` = (2⟨η, δ_i⟩ + ‖δ_i‖²)/(2σ²)).
+    (``statistic="paper"``: κ = 1, :math:`Λ_i = (2⟨η, δ_i⟩ + \|δ_i\|^{2})/(2σ^{2})`).
     Evaluated through :func:`perfpriv.leakage.llr_coefficients`: the mean
-    model with n' records, noise scale γ' = σ√n' and record deviation
-    (n' − 1)δ_i has exactly this Λ when n'/(n' − 1) = κ (any n' for κ = 1):
-    the shift :math:`δ_i` plays the role of :math:`(z - μ_z)/(n - 1)`.
+    model with n' records, noise scale :math:`γ' = σ\sqrt{n'}` and record deviation
+    :math:`(n' - 1)δ_i` has exactly this Λ when :math:`n'/(n' - 1) = κ` (any n' for κ = 1):
+    the shift :math:`δ_i` plays the role of :math:`(\bar z - μ_{\bar z})/(n - 1)`.
 
     Parameters
     ----------
@@ -1115,25 +1115,25 @@ def _exact_tail(shift_norm, sigma, tau, kappa, d):
 
 
 def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d=None):
-    """P(Λ > τ | data) of a record whose leave-one-out shift has norm ‖δ‖ (Lemma 7's form).
+    """:math:`P(Λ > τ \\mid \\text{data})` of a record whose leave-one-out shift has norm :math:`\\|δ\\|` (Lemma 7's form).
 
-    ``"paper"``: Λ | data ~ :math:`N(μ^{2}/2, μ^{2})` with μ = ‖δ‖/σ, so the probability
-    is Φ̄(τ/μ − μ/2) -- :func:`perfpriv.leakage.leak_probability` (the
-    paper's Lemma 7) with s = ‖δ‖, n = 2 and γ = σ√2, for which its
-    √n s/((n − 1)γ) is μ. ``"exact"``: with u = ‖δ‖/σ and a = 1 − 1/κ,
+    ``"paper"``: :math:`Λ \\mid \\text{data} \\sim \\mathcal{N}(μ^{2}/2, μ^{2})` with :math:`μ = \\|δ\\|/σ`, so the probability
+    is :math:`\\bar Φ(τ/μ - μ/2)` -- :func:`perfpriv.leakage.leak_probability` (the
+    paper's Lemma 7) with :math:`s = \\|δ\\|`, n = 2 and :math:`γ = σ\\sqrt 2`, for which its
+    :math:`\\sqrt n\\, s/((n - 1)γ)` is μ. ``"exact"``: with :math:`u = \\|δ\\|/σ` and :math:`a = 1 - 1/κ`,
 
     .. math::
 
         P(\\Lambda > \\tau \\mid \\text{data}) = F_{\\chi^2_d(u^2/(\\kappa-1)^2)}\\Big(\\tfrac{2}{a}\\big[\\tfrac{d}{2}\\log\\kappa + \\tfrac{u^2}{2(\\kappa - 1)} - \\tau\\big]\\Big),
 
-    the noncentral-χ² law of the exact statistic (for κ = n/(n − 1) the one
-    of :mod:`perfpriv.leakage` with s = (n − 1)‖δ‖, γ = σ√n; beyond a
+    the noncentral-:math:`χ^{2}` law of the exact statistic (for :math:`κ = n/(n - 1)` the one
+    of :mod:`perfpriv.leakage` with :math:`s = (n - 1)\\|δ\\|`, :math:`γ = σ\\sqrt n`; beyond a
     noncentrality of 1e10, its normal limit).
 
     Parameters
     ----------
     shift_norm : float or array_like
-        ‖δ‖ >= 0.
+        :math:`\\|δ\\| \\ge 0`.
     sigma : float or array_like
         :math:`σ_n > 0`.
     tau : float
@@ -1180,8 +1180,8 @@ def _leak(shift_norm, sigma, tau, kappa, d):
 def ols_excess_risk(n, *, d, noise_sd=1.0):
     r"""Expected excess risk :math:`\mathbb{E}\|\hat β - θ\|^{2} = σ_ε^{2} d/(n - d - 1)` of least squares (closed form).
 
-    For :math:`x \sim \mathcal{N}(0, I_d)` without clipping and labels without clipping, β̂ − θ
-    given X is N(0, σ_ε²(XᵀX)⁻¹), and E[(XᵀX)⁻¹] = I/(n − d − 1) (the mean
+    For :math:`x \sim \mathcal{N}(0, I_d)` without clipping and labels without clipping, :math:`\hat β - θ`
+    given X is :math:`\mathcal{N}(0, σ_ε^{2}(X^\top X)^{-1})`, and :math:`\mathbb{E}[(X^\top X)^{-1}] = I/(n - d - 1)` (the mean
     of an inverse Wishart), so the excess test risk is :math:`σ_ε^{2} d/(n - d - 1)`.
     The ridge estimate with small λ is close to it; the private release
     adds :math:`d σ_n^{2}`.
@@ -1252,9 +1252,9 @@ class RidgeRelease(TabulatedMechanism):
     Notes
     -----
     ``conventions="paper"`` (the book's calibrated release): :math:`B_x = B_y = 5`,
-    λ = 0.05, :math:`σ_N` = γΔ(N), the paper's statistic, error :math:`\|o - θ\|^{2}, a` population
+    λ = 0.05, :math:`σ_N = γΔ(N)`, the paper's statistic, error :math:`\|o - θ\|^{2}`, a population
     floored at one user and never stopped. ``"authors"`` (the published
-    regression code): :math:`B_x = 10`, labels not clipped, :math:`λ = 1e-5, σ_N = γ/\sqrt N`,
+    regression code): :math:`B_x = 10`, labels not clipped, :math:`λ = 10^{-5}`, :math:`σ_N = γ/\sqrt N`,
     the exact statistic with the deletion formula at a kept penalty, the
     test MSE on 2000 fresh points, a trial stopped once N <= d and each
     remaining round charged 1000.
@@ -1763,7 +1763,7 @@ class PublishedPrivacy:
     rho_published : float
         zCDP of the release as published (labels not clipped): inf.
     rho_clipped : numpy.ndarray
-        zCDP had labels been clipped at ``y_bound``: nΔ(n)²/(2γ²).
+        zCDP had labels been clipped at ``y_bound``: :math:`nΔ(n)^{2}/(2γ^{2})`.
     mu_median, mu_q99, mu_max : numpy.ndarray
         Quantiles of the realized per-record :math:`μ_i = \|δ_i\|/σ_n` over Gaussian datasets.
     leak : numpy.ndarray
@@ -1800,7 +1800,7 @@ def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4
     features clipped at 10, labels not clipped) plus :math:`\mathcal{N}(0, γ^{2}/n I)`. Without
     label clipping the ridge estimate has no sensitivity bound, so no finite ρ
     holds. With labels clipped at ``y_bound`` (as the authors' theory script
-    assumes) the guarantee would be ρ = 2nΔ⁻(n)²/γ² under replace-one
+    assumes) the guarantee would be :math:`ρ = 2nΔ^{-}(n)^{2}/γ^{2}` under replace-one
     adjacency with n public (:func:`achieved_rho`). Against these
     worst-case numbers the per-record GDP parameter :math:`μ_i = \|δ_i\|\sqrt n/γ` of
     typical Gaussian data is small: the release protects typical records,

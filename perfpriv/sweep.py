@@ -28,44 +28,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import keyed
-from .keyed import coordinate_key
 from ._validate import check_int, check_n_jobs
 
-__all__ = ["cell_key", "cell_seed", "key_seed", "coordinate_key", "sweep", "map_cells", "SweepResult"]
-
-def cell_key(seed: Any, *coordinates: Any) -> keyed.Key:
-    """The key that reproduces one cell of a map on its own.
-
-    The searches and maps of :mod:`perfpriv.optimize` (and every call of
-    :func:`perfpriv.engine.simulate` whose behaviour has array parameters)
-    key each cell by the root seed and the cell's own coordinates, its q and
-    r. Passing this key as ``seed=`` to a one-cell call of the engine gives
-    that cell's numbers exactly, e.g. to look at the runs behind one square
-    of a heatmap.
-
-    Parameters
-    ----------
-    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        The root seed of the map.
-    *coordinates
-        The cell's coordinate values, in the behaviour's order (q, r).
-
-    Returns
-    -------
-    perfpriv.keyed.Key
-
-    Examples
-    --------
-    >>> from perfpriv import bernoulli, behaviour, engine, optimize
-    >>> eps = [0.5, 2.0]
-    >>> grid = optimize.optimal_epsilon(eps, q=[0.3, 0.6], r=[0.6, 0.3], T=20, n0=100, trials=5, seed=7)
-    >>> one = engine.simulate(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)), behaviour.Memoryless(q=0.6, r=0.3),
-    ...                       T=20, n0=100, trials=5, seed=cell_key(7, 0.6, 0.3))
-    >>> bool(np.allclose(one.sq_error[..., -1].mean(axis=-1), grid.values[1]))
-    True
-    """
-    return keyed.cell_key(seed, *coordinates)
-
+__all__ = ["cell_seed", "key_seed", "sweep", "map_cells", "SweepResult"]
 
 def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
     """The seed of one grid cell: the root seed plus the cell's coordinate values.
@@ -77,12 +42,12 @@ def cell_seed(seed: Any, *coordinates: Any) -> np.random.SeedSequence:
         accepts; ``None`` draws fresh entropy, so the sweep is not reproducible).
     *coordinates
         The values that identify the cell, e.g. ``q, r`` (floats are
-        identified at 1e-9, :func:`coordinate_key`).
+        identified at 1e-9, :func:`perfpriv.keyed.coordinate_key`).
 
     Returns
     -------
     numpy.random.SeedSequence
-        Made from the cell's key (:func:`perfpriv.sweep.cell_key`): pass it
+        Made from the cell's key (:func:`perfpriv.keyed.cell_key`): pass it
         as ``seed=`` to any perfpriv function (or to ``numpy.random.default_rng``).
 
     Examples

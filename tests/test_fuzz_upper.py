@@ -31,11 +31,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfpriv import (behaviour, bernoulli, cli, engine, exercises, experiments, gaussian, notebook, optimize,
-                      schedules, sweep)
+from perfpriv import (behaviour, bernoulli, cli, engine, exercises, experiments, gaussian, keyed, notebook,
+                      optimize, schedules, sweep)
 from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error
 
-MODULES = (engine, behaviour, optimize, experiments, sweep, schedules, exercises, notebook, cli)
+MODULES = (keyed, engine, behaviour, optimize, experiments, sweep, schedules, exercises, notebook, cli)
 
 
 def _cell(a, seed):
@@ -143,10 +143,23 @@ TYP = {
  (experiments, "mc_agreement"): dict(samples=[0.9, 1.1, 1.0], expected=1.0, z=4.5, axis=-1, side="both"),
  (experiments, "paired_agreement"): dict(a=[0.9, 1.1, 1.0], b=[1.0, 1.0, 1.2], expected=0.0, z=4.5, axis=-1,
                                          side="both"),
- (sweep, "cell_key"): dict(seed=0),
  (sweep, "cell_seed"): dict(seed=0),
- (sweep, "key_seed"): dict(key=sweep.cell_key(0, 0.3, 0.6)),
- (sweep, "coordinate_key"): dict(value=0.3),
+ (sweep, "key_seed"): dict(key=keyed.cell_key(0, 0.3, 0.6)),
+ (keyed, "Key"): dict(a=np.array([1, 2], dtype=np.uint64), b=np.array([3, 4], dtype=np.uint64)),
+ (keyed, "root_key"): dict(seed=0, name="seed"),
+ (keyed, "as_generator"): dict(seed=0, name="seed"),
+ (keyed, "as_seed_sequence"): dict(seed=0, name="seed"),
+ (keyed, "cell_key"): dict(seed=0),
+ (keyed, "coordinate_key"): dict(value=0.3),
+ (keyed, "purpose_id"): dict(name="leave"),
+ (keyed, "purpose_hashes"): dict(name="leave"),
+ (keyed, "binomial"): dict(key=keyed.root_key(0).child(np.arange(3)), n=np.array([5, 10, 20]), p=0.3),
+ (keyed, "hypergeometric"): dict(key=keyed.root_key(0).child(np.arange(3)), good=np.array([5, 10, 20]),
+                                 bad=np.array([4, 4, 4]), nsample=np.array([3, 6, 9])),
+ (keyed, "multivariate_hypergeometric"): dict(key=keyed.root_key(0).child(np.arange(2)),
+                                              counts=np.array([[3, 4, 5], [1, 2, 3]]), nsample=np.array([6, 4])),
+ (keyed, "generator"): dict(key=keyed.root_key(0)),
+ (keyed, "check_batch"): dict(n=np.array([5, 10]), keys=keyed.root_key(0).child(np.arange(2)), per_record=True),
  (sweep, "sweep"): dict(func=_cell, grid={"a": [0.0, 1.0]}, seed=0, progress=False, description="cells"),
  (sweep, "map_cells"): dict(func=_batched, cells={"q": [0.1, 0.2, 0.3]}, seed=0, chunk=2, progress=False,
                             description="cells"),
@@ -170,6 +183,7 @@ NOT_SCALAR = {
     (cli, "main"),            # the command line: tests/test_cli.py drives its arguments
     (cli, "save_figure"),     # a matplotlib Figure and its arrays: tests/test_cli.py, tests/test_figure_layout.py
     (cli, "panel_boxes"),     # a Figure and its renderer: tests/test_figure_layout.py
+    (keyed, "binomials"),     # any number of (key, n, p) triples: tests/test_keyed.py drives it against binomial
 }
 
 #: Classes users never construct: result objects (frozen dataclasses made by the library) and abstract bases.

@@ -162,7 +162,7 @@ def test_the_tail_generator_is_numpys_pcg64_bit_for_bit():
     key = keyed.root_key(3)
     a, b = int(key.a), int(key.b)
     gen = keyed._tail_generator(a, b)
-    ta, tb = int(gaussian_mean.TAIL_A), int(gaussian_mean.TAIL_B)
+    ta, tb = int(streams.TAIL_A), int(streams.TAIL_B)
     state = np.array([_mix64(a ^ ta), _mix64(b ^ tb), _mix64((b + ta) & MASK), _mix64((a + tb) & MASK) | 1],
                      dtype=np.uint64)
     expected = gen.integers(0, 2**64, size=1000, dtype=np.uint64, endpoint=False)

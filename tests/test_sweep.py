@@ -4,7 +4,8 @@ import joblib
 import numpy as np
 import pytest
 
-from perfpriv.sweep import cell_seed, coordinate_key, map_cells, sweep
+from perfpriv.keyed import coordinate_key
+from perfpriv.sweep import cell_seed, map_cells, sweep
 
 
 def random_cell(q, r, seed, size=4):

@@ -201,7 +201,6 @@ QUAD = dict(d=3, R=10.0, method="quadrature")
 
 
 CASES = {
-    "sweep.coordinate_key": (sweep.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
     "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
     "sweep.sweep": (sweep.sweep, dict(func=lambda a, seed: a, grid={"a": [1.0]}, seed=0),
                     {"func": [None, 3], "grid": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]}],

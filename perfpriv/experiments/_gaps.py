@@ -234,7 +234,7 @@ class GammaStarGaps(Result):
         Share of cells where the simulated objective at the theoretical γ*
         (nearest grid point) is within ``z`` standard errors of the
         simulated minimum, with the se of the difference taken as
-        sqrt(se_a² + se_b²), as for independent runs. The γ of a cell share
+        :math:`\\sqrt{\\mathrm{se}_a^{2} + \\mathrm{se}_b^{2}}`, as for independent runs. The γ of a cell share
         their random numbers, so their errors are positively correlated and
         the paired se of the difference is smaller: the share is an upper
         bound. (The stored maps keep each level's mean and se, not the runs,

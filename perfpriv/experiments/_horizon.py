@@ -174,7 +174,7 @@ class HorizonCurves(Result):
     fine : numpy.ndarray, shape (F,)
         Dense γ grid of the theory curves.
     bound, growth, mean_field : numpy.ndarray, shape (F,)
-        Lemma 9's :math:`Ê_{\mathrm{total}}, C_1(γ)` at :math:`N_0` (the bound is Lemma 9's only where
+        Lemma 9's :math:`Ê_{\mathrm{total}}`, :math:`C_1(γ)` at :math:`N_0` (the bound is Lemma 9's only where
         :math:`C_1 > 1`) and the mean-field cumulative error (cap, Algorithm 1's rounds).
     gammas : numpy.ndarray, shape (G,)
         Grid of the simulated points.

@@ -178,7 +178,7 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     All schedules are simulated in one :func:`perfpriv.bernoulli.simulate`
     call (a grid of :class:`perfpriv.engine.Schedule` rows, sharing their
     random numbers round by round, :math:`μ_t` path included); a run's regret is the
-    sum over rounds of (μ̂_t − μ_t)². The mean field is the sum of
+    sum over rounds of :math:`(\hat μ_t - μ_t)^{2}`. The mean field is the sum of
     :func:`perfpriv.bernoulli.mean_field`'s errors over the rounds. ``np.inf``
     entries mean no privacy.
 

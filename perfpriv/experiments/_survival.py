@@ -332,7 +332,7 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
 # ---------------------------------------------------------------- mean-field paths
 @result
 class MeanFieldPaths(Result):
-    r"""Mean-field populations with and without the :math:`\mathrm{cap}, C_t` along them, and :math:`p_τ` against N.
+    r"""Mean-field populations with and without the cap, :math:`C_t` along them, and :math:`p_τ` against N.
 
     Attributes
     ----------
@@ -369,7 +369,7 @@ class MeanFieldPaths(Result):
 
 def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000, trials=5, statistic=None,
                      conventions="paper", seed=0, sizes=None) -> MeanFieldPaths:
-    r"""The mean-field population with and without the :math:`\mathrm{cap}, C_t` along it, :math:`p_τ` against N (Lemma 12).
+    r"""The mean-field population with and without the cap, :math:`C_t` along it, :math:`p_τ` against N (Lemma 12).
 
     Parameters
     ----------

@@ -123,7 +123,6 @@ def warm():
     f64 = np.array([0.2, 0.7])
     out_u, out_u2, out_f, out_i = (np.empty(2, dtype=np.uint64), np.empty(2, dtype=np.uint64), np.empty(2),
                                    np.empty(2, dtype=np.int64))
-    streams.mix64_array(u64, out_u)
     streams.stream_increment_array(u64, out_u)
     streams.child_array(u64, u64, u64, out_u, out_u2)
     streams.child_hashed_array(u64, u64, np.uint64(1), np.uint64(2), out_u, out_u2)

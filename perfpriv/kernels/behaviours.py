@@ -75,7 +75,7 @@ def _policy(m, cap, floor):
 def split_chain(a, b, counts, nsample, out):
     r"""``nsample`` items drawn without replacement from classes of sizes ``counts`` (the chain rule).
 
-    Class j receives Hypergeometric(N_j, :math:`N_{j+1} + \dots + N_{S-1}`, remaining) items, with N = ``counts``,
+    Class j receives :math:`\mathrm{Hypergeometric}(N_j, N_{j+1} + \dots + N_{S-1}, \text{remaining})` items, with N = ``counts``,
     from child j of the key
     (:func:`perfpriv.keyed.multivariate_hypergeometric`, one element).
     """
@@ -247,7 +247,7 @@ def heterogeneous_step(params, state, leaked, a, b, purposes, t, cost, cap, floo
     """Classes of sensitivities (:class:`perfpriv.behaviour.Heterogeneous`): one round, the policy included.
 
     ``params = (r, leak_rule, S, q_0 .. q_{S-1}, w_0 .. w_{S-1})``; ``state[j]`` counts class j. The K leaks
-    split over the classes ("split"); Binomial(leaked of class :math:`j, q_j`) leave (class 0 from "leave", class
+    split over the classes ("split"); :math:`\\mathrm{Binomial}(\\text{leaked of class } j, q_j)` leave (class 0 from "leave", class
     j > 0 from its child j); Binomial(pool, r) recruits ("join") split over the classes by the weights
     ("classes"); the cap turns recruits away at random ("cap"), the floor adds fresh users whose classes
     are drawn as a recruit's ("floor").
@@ -372,7 +372,7 @@ def contagion_step(params, state, leaked, a, b, purposes, t, cost, cap, floor, w
     """Distrust that spreads (:class:`perfpriv.behaviour.Contagion`): one round, the policy included.
 
     ``params = (q, r, kappa, leak_rule)``; ``state = (N, D_prev, N_prev)``. A leaked user leaves with
-    :math:`q_t` = min(1, q + κ D_prev/N_prev) ("leave"), Binomial(pool, r) recruits join ("join"); the new state
+    :math:`q_t = \\min(1, q + κ D_{\\mathrm{prev}}/N_{\\mathrm{prev}})` ("leave"), Binomial(pool, r) recruits join ("join"); the new state
     is (N', D, N) with N' capped and floored.
     """
     n = np.int64(state[0])
@@ -416,7 +416,7 @@ def behaviour_step(kind, params, state, leaked, a, b, purposes, t, cost, cap, fl
     cost : float
         The round's privacy cost to each participant (behaviours that count it).
     cap, floor : int
-        The population policy (:math:`\mathrm{cap} < 0`: no cap).
+        The population policy (``cap`` < 0: no cap).
     work : int64[:]
         Scratch of at least :func:`work_size` ``(W)`` entries.
 

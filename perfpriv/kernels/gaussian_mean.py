@@ -14,7 +14,7 @@ level's band -- and then evaluates every level: its mean ā, the parabola
 0 .. d − 2 of ``"rest"``, the band's S numbers 0 .. d − 2 of ``"spread"``,
 record i's across-normals numbers i(d − 1) .. i(d − 1) + d − 2 of
 ``"across"``, and :math:`a_i` number i of ``"along"``: hash-based (``ndtri`` of the
-keyed uniform) for i < :data:`HEAD`, beyond it numpy's ziggurat on a PCG64
+keyed uniform) for i < :data:`~perfpriv.kernels.streams.HEAD`, beyond it numpy's ziggurat on a PCG64
 generator whose state is the key's words, mixed (:func:`along_normals`
 reimplements both exactly, so these are the numbers of
 :meth:`perfpriv.keyed.Key.normal_ragged`).
@@ -39,26 +39,20 @@ import numpy as np
 from numba import njit
 from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
 
-from .streams import child_hashed, mix64, ndtri, stream_increment, uniform
+from .streams import HEAD, child_hashed, ndtri, stream_increment, tail_words, uniform
 
-__all__ = ["HEAD", "PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_reduce", "pairwise_sum", "sum_squares",
+__all__ = ["PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_reduce", "pairwise_sum", "sum_squares",
            "parabola",
            "roots", "llr_coefficients", "group_round", "records_group_round", "draw_groups"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 _U = np.uint64
 
-#: Positions of a stream drawn by the counter hash; beyond, the keyed PCG64 ziggurat
-#: (:data:`perfpriv.keyed.HEAD`, the same value).
-HEAD = 256
 #: The stream purposes of a group's round, in the order of its ``purposes`` rows.
 PURPOSES = ("noise", "rest", "along", "across", "spread")
 #: Fixed-point scale of the band sums (integer sums are exact: order-free).
 FIX = 2.0**40
 
-# the words that seed the PCG64 generator of a stream's tail (perfpriv.keyed._tail_generator)
-TAIL_A = _U(0xD1B54A32D192ED03)
-TAIL_B = _U(0xABC98388FB8FAC03)
 # PCG64's 128-bit multiplier, high and low words
 PCG_MULT_HI = _U(0x2360ED051FC65DA4)
 PCG_MULT_LO = _U(0x4385DF649FCCF645)
@@ -137,10 +131,9 @@ def along_normals(a, b, n, out):
 
     They are the numbers of :meth:`perfpriv.keyed.Key.normal_ragged`.
 
-    Positions below :data:`HEAD` are ``ndtri`` of the keyed uniforms; the
-    rest are numpy's ziggurat normals of a PCG64 generator with state
-    ``mix64(a ^ TAIL_A)·2⁶⁴ + mix64(b ^ TAIL_B)`` and increment
-    ``(mix64(b + TAIL_A)·2⁶⁴ + mix64(a + TAIL_B)) | 1`` (bit for bit the
+    Positions below :data:`~perfpriv.kernels.streams.HEAD` are ``ndtri`` of the keyed uniforms; the
+    rest are numpy's ziggurat normals of a PCG64 generator with the state and
+    increment of :func:`perfpriv.kernels.streams.tail_words` (bit for bit the
     numbers of ``numpy.random.Generator(PCG64)`` with that state).
     """
     gamma = stream_increment(b)
@@ -149,10 +142,7 @@ def along_normals(a, b, n, out):
         out[i] = ndtri(uniform(a, gamma, i))
     if n > HEAD:
         state = np.empty(4, dtype=np.uint64)
-        state[0] = mix64(a ^ TAIL_A)
-        state[1] = mix64(b ^ TAIL_B)
-        state[2] = mix64(b + TAIL_A)
-        state[3] = mix64(a + TAIL_B) | _U(1)
+        state[0], state[1], state[2], state[3] = tail_words(a, b)
         for i in range(HEAD, n):
             out[i] = _ziggurat_normal(state)
 
@@ -488,7 +478,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     Parameters
     ----------
     params : float64[5]
-        ``(tau, d, sigma2, exact, band_quantile)``: :math:`τ, d, σ^{2}, 1` for the exact
+        ``(tau, d, sigma2, exact, band_quantile)``: τ, d, :math:`σ^{2}`, 1 for the exact
         statistic (0: the paper's), and :func:`perfpriv.projected.band_quantile` of d.
     gammas : float64[L]
         γ of each level.
@@ -756,7 +746,7 @@ RECORDS_PURPOSES = ("noise", "records")
 
 @njit(**_JIT)
 def llr_coefficients(eta_sq, n, gamma, d, exact):
-    r"""(A, B, C) of :math:`Λ = A\|z - z\|^{2}` + B⟨z − z̄, η⟩ + C, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
+    r"""(A, B, C) of :math:`Λ = A\|z - \bar z\|^{2} + B⟨z - \bar z, η⟩ + C`, n >= 2 (:func:`perfpriv.leakage.llr_coefficients`)."""
     nf = np.float64(n)
     g2 = 2.0 * (gamma * gamma)
     if exact:

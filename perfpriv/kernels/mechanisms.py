@@ -57,14 +57,14 @@ def randomized_response_draw(params, level, users, a, b, purposes, need_error, d
     need_error : bool
         Whether to draw the estimate (the leaks alone drive the population).
     details : float64[2]
-        Filled with the estimate μ̂_t and the truth :math:`μ_t`.
+        Filled with the estimate :math:`\hat μ_t` and the truth :math:`μ_t`.
 
     Returns
     -------
     (float, int)
-        Squared error (μ̂_t − μ_t)² and the number of leaked answers K ~ Binomial(N, 1/2 + β).
+        Squared error :math:`(\hat μ_t - μ_t)^{2}` and the number of leaked answers :math:`K \sim \mathrm{Binomial}(N, 1/2 + β)`.
         The ones among kept answers are :math:`\mathrm{Binomial}(K, μ_t)`, among flipped ones :math:`\mathrm{Binomial}(N - K, μ_t)`;
-        the 1-responses are S = kept ones + flipped zeros and μ̂ = (S/N − 1/2 + β)/(2β).
+        the 1-responses are S = kept ones + flipped zeros and :math:`\hat μ = (S/N - 1/2 + β)/(2β)`.
     """
     beta, keep = level[0], level[1]
     ka, kb = child_hashed(a, b, purposes[0, 0], purposes[0, 1])

@@ -120,7 +120,7 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
     cell_a, cell_b : uint64[C]
         The cells' keys.
     n_levels, trials, T, n0, cap, floor, stop : int
-        Batch sizes, horizon and population policy (:math:`\mathrm{cap} < 0`: no cap).
+        Batch sizes, horizon and population policy (``cap`` < 0: no cap).
     record_all : bool
         Draw every round's error (else the last round's only).
     population : int64[E, T + 1]; sq_error : float64[E, T]; leaked_out : int64[E, T];

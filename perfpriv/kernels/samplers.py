@@ -58,7 +58,7 @@ def stirling_tail(k):
 def binomial_inversion(a, gamma, n, p):
     r"""Binomial(n, p) as the number of geometric waiting times that fit in n trials (n·p small).
 
-    Waiting time j uses the stream's uniform :math:`j: G_j` = ceil(log :math:`U_j / \log(1 - p)`)
+    Waiting time j uses the stream's uniform j: :math:`G_j = \lceil \log U_j / \log(1 - p) \rceil`
     is Geometric(p) on {1, 2, ...}; the count is the number of partial sums
     :math:`G_1 + \dots + G_j` that stay <= n (integer-valued doubles: exact below :math:`2^{53}`).
     """

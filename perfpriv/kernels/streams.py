@@ -25,9 +25,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
 
-__all__ = ["mix64", "stream_increment", "bits", "uniform", "normal", "part_hashes", "child",
+__all__ = ["mix64", "stream_increment", "bits", "uniform", "normal", "part_hashes", "child", "tail_words",
            "ndtri", "gammaln", "child_array", "stream_increment_array", "uniform_array", "normal_array",
-           "bits_array"]
+           "bits_array", "HEAD", "TAIL_A", "TAIL_B"]
 
 _U = np.uint64
 M1 = _U(0xBF58476D1CE4E5B9)
@@ -41,6 +41,13 @@ ALTERNATING = _U(0xAAAAAAAAAAAAAAAA)
 ONE = _U(1)
 S11, S27, S30, S31, S33 = _U(11), _U(27), _U(30), _U(31), _U(33)
 TWO_M53 = 2.0 ** -53
+
+#: Positions of a stream drawn by the counter hash (:func:`uniform`, :func:`normal`); beyond, the
+#: normals of a keyed PCG64 generator (:func:`tail_words`; :meth:`perfpriv.keyed.Key.normal_ragged`).
+HEAD = 256
+#: The words that seed the PCG64 generator of a stream's tail (:func:`tail_words`).
+TAIL_A = _U(0xD1B54A32D192ED03)
+TAIL_B = _U(0xABC98388FB8FAC03)
 
 
 
@@ -141,6 +148,16 @@ def child_hashed(a, b, ha, hb):
     return a2, mix64(b + a2 + hb)
 
 
+@njit(**_JIT)
+def tail_words(a, b):
+    """The PCG64 state and increment of the tail of key (a, b)'s stream (its numbers beyond :data:`HEAD`).
+
+    ``(state_hi, state_lo, inc_hi, inc_lo)``: state ``mix64(a ^ TAIL_A)·2⁶⁴ + mix64(b ^ TAIL_B)`` and
+    increment ``(mix64(b + TAIL_A)·2⁶⁴ + mix64(a + TAIL_B)) | 1``.
+    """
+    return mix64(a ^ TAIL_A), mix64(b ^ TAIL_B), mix64(b + TAIL_A), mix64(a + TAIL_B) | ONE
+
+
 # ------------------------------------------------------------------ array loops (flat, contiguous)
 @njit(**_JIT)
 def child_array(a, b, words, out_a, out_b):
@@ -201,10 +218,3 @@ def child_hashed_array(a, b, ha, hb, out_a, out_b):
     """:func:`child_hashed` over flat arrays of keys, one part (its two hashes given) for all."""
     for i in range(a.size):
         out_a[i], out_b[i] = child_hashed(a[i], b[i], ha, hb)
-
-
-@njit(**_JIT)
-def mix64_array(z, out):
-    """:func:`mix64` elementwise."""
-    for i in range(z.size):
-        out[i] = mix64(z[i])

@@ -4,14 +4,14 @@ For a leaving rate ``q`` and a recruiting rate ``r``, a small ε adds noise to
 every answer but keeps users (few leaks); a large ε gives clean answers from
 a population that may be shrinking. :func:`optimal_epsilon` finds, on a grid
 of ε values, the one with the smallest mean (over trials) squared error
-(μ̂_T − μ_T)² at the final round T by simulation;
+:math:`(\hat μ_T - μ_T)^{2}` at the final round T by simulation;
 :func:`mean_field_optimal_epsilon` does the same with the mean-field error
 (theory, which the paper does not show). Both accept scalar (q, r) or
 arrays of (q, r) values (for example a meshgrid, for the maps of Figs. 2
 and 7).
 
 Defaults follow the paper's ε* maps (``perfpriv.cli.SCALES["paper"]``): T = 200,
-n0 = 400, 10 trials, :math:`\mathrm{cap} 20000, μ_t` ~ Uniform(0.5, 1).
+n0 = 400, 10 trials, cap 20000, :math:`μ_t \sim \mathrm{Uniform}(0.5, 1)`.
 
 Cells are simulated in batches by :func:`perfpriv.engine.simulate` (the
 behaviour's q and r as arrays), each with its own key from the root seed
@@ -106,11 +106,11 @@ def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_e
 def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
                     clip_estimate=None, policy=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
                     behaviour=None, on_cells=None):
-    """ε in a grid minimizing the mean final-round squared error, by simulation.
+    r"""ε in a grid minimizing the mean final-round squared error, by simulation.
 
     For each (q, r) cell, simulates the Bernoulli model for every ε of the
     grid (``trials`` runs each, common random numbers across ε) and returns
-    the ε with the smallest mean over trials of (μ̂_T − μ_T)².
+    the ε with the smallest mean over trials of :math:`(\hat μ_T - μ_T)^{2}`.
 
     Parameters
     ----------

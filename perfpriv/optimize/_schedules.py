@@ -13,7 +13,7 @@ is minimized over the schedule:
 
 How the free schedule is optimized
 ----------------------------------
-A local descent on :math:`u_t` = log(level_t) (T variables in the box ``bracket``)
+A local descent on :math:`u_t = \log(\mathrm{level}_t)` (T variables in the box ``bracket``)
 with the exact gradient of the mean-field recursion, computed by the
 engine's adjoint pass (one forward and one backward pass, whatever T). The
 descent is SciPy's bounded truncated Newton (TNC) rather than L-BFGS-B:
@@ -635,7 +635,7 @@ def _rr_constant(pb, T, lo, hi):
 
 def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
                              bracket=_EPS_BRACKET, maxiter=200):
-    r"""The ε schedule minimizing the mean-field regret :math:`Σ_t` E(μ̂_t − μ_t)² (randomized response).
+    r"""The ε schedule minimizing the mean-field regret :math:`Σ_t \mathbb{E}(\hat μ_t - μ_t)^{2}` (randomized response).
 
     TNC on :math:`\log ε_t` with the engine's adjoint gradient (exact derivatives of
     Lemma 1 and eq. 1), started from the best constant ε* and from the best

@@ -8,15 +8,15 @@ model, and puts the two feedback loops into one system:
 
 ``prediction``
     Performative prediction with a quadratic loss and a Gaussian location
-    family D(θ) = N(m + Aθ, Σ): decoupled and performative risk,
+    family :math:`D(θ) = \\mathcal{N}(m + Aθ, Σ)`: decoupled and performative risk,
     performatively stable and optimal points, repeated risk minimization
     and repeated gradient descent, the contraction condition on the
     sensitivity (Perdomo et al. 2020).
 ``federated``
     P-FedAvg (Performative Federated Learning): clients with weights :math:`p_i` and distribution maps
-    :math:`N(m_i + ε_i θ, σ^{2}), E` local steps, full participation and the two
+    :math:`\\mathcal{N}(m_i + ε_i θ, σ^{2})`, E local steps, full participation and the two
     partial-participation schemes, decaying step sizes; its stable point
-    θ_PS = :math:`Σ p_i m_i / (1 - ε), a` Monte Carlo simulator and the exact
+    :math:`θ_{\\mathrm{PS}} = Σ_i p_i m_i / (1 - \\bar ε)`, a Monte Carlo simulator and the exact
     second moments of the iterates.
 ``bilevel``
     FBi-RRM (Federated Bilevel Performative Prediction) on a federated bilevel strategic regression, with

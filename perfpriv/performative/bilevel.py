@@ -1,17 +1,17 @@
 r"""FBi-RRM on a federated bilevel strategic regression (Federated Bilevel Performative Prediction).
 
 M clients share an upper-level (UL) model x; each client fits a
-lower-level (LL) response :math:`y_i\cdot (x)` to its LL data, and the UL objective
+lower-level (LL) response :math:`y_i^*(x)` to its LL data, and the UL objective
 judges x on the UL data together with the distance of x to the response:
 
-    :math:`y_i\cdot (x) = \arg\min_y Σ_j q_j` (d_ij − c_ijᵀy)² + :math:`(λ_y/2)\|y - x\|^{2}`,
-    :math:`F_i(x) = Σ_j q_j` (b_ij − a_ijᵀx)² + :math:`(λ_x/2)\|x - y_i\cdot (x)\|^{2}`
+    :math:`y_i^*(x) = \arg\min_y Σ_j q_j (d_{ij} - c_{ij}^\top y)^{2} + (λ_y/2)\|y - x\|^{2}`,
+    :math:`F_i(x) = Σ_j q_j (b_{ij} - a_{ij}^\top x)^{2} + (λ_x/2)\|x - y_i^*(x)\|^{2}`
 
 (the FBi-RRM paper's strategic-regression example, with :math:`q_j = 1/n`). The data are
 *performative*: when the server deploys x', the people behind client i's
 data move their outcomes towards the deployed model's predictions,
 
-    b_ij(x') = b⁰_ij + :math:`ε_{c,i}` a_ijᵀx',     d_ij(x') = d⁰_ij + :math:`ε_{d,i}` c_ijᵀx',
+    :math:`b_{ij}(x') = b^{0}_{ij} + ε_{c,i} a_{ij}^\top x'`,     :math:`d_{ij}(x') = d^{0}_{ij} + ε_{d,i} c_{ij}^\top x'`,
 
 with UL sensitivity :math:`ε_c` and LL sensitivity :math:`ε_d` per client (the text of
 the FBi-RRM paper does not state its shift model; this label shift is the book's
@@ -19,16 +19,16 @@ choice, the simplest one that keeps every step in closed form).
 
 FBi-RRM deploys :math:`x_r`, lets every client solve its local bilevel problem on
 the data :math:`x_r` induced, and averages: :math:`x_{r+1} = R(x_r) = Σ_i p_i x_i(x_r)`.
-Both levels are quadratic, so :math:`y_i\cdot (x) = P_i x` + u_i(x') is affine and
-x_i(x') solves a linear system; R is affine, R(x) = R(0) + Jx, with
+Both levels are quadratic, so :math:`y_i^*(x) = P_i x + u_i(x')` is affine and
+:math:`x_i(x')` solves a linear system; R is affine, :math:`R(x) = R(0) + Jx`, with
 
-    :math:`J = Σ_i p_i K_i^{-1}` (:math:`2ε_{c,i} H_i + λ_x ε_{d,i}` M_iᵀ :math:`(2G_i + λ_y I)^{-1} 2G_i`),
+    :math:`J = Σ_i p_i K_i^{-1} (2ε_{c,i} H_i + λ_x ε_{d,i} M_i^\top (2G_i + λ_y I)^{-1} 2G_i)`,
 
-:math:`H_i = Σ_j q_j` a_ij a_ijᵀ, :math:`G_i = Σ_j q_j` c_ij c_ijᵀ, :math:`P_i = λ_y(2G_i + λ_y I)^{-1}`,
-:math:`M_i = I - P_i` and :math:`K_i = 2H_i + λ_x` M_iᵀM_i. FBi-RRM converges (linearly, at
+:math:`H_i = Σ_j q_j a_{ij} a_{ij}^\top`, :math:`G_i = Σ_j q_j c_{ij} c_{ij}^\top`, :math:`P_i = λ_y(2G_i + λ_y I)^{-1}`,
+:math:`M_i = I - P_i` and :math:`K_i = 2H_i + λ_x M_i^\top M_i`. FBi-RRM converges (linearly, at
 rate ρ(J)) iff the spectral radius ρ(J) < 1; J is linear in the
 sensitivities, so scaling them all by s gives the exact threshold
-s* = 1/ρ(J) (:meth:`BilevelRegression.threshold`), which
+:math:`s^* = 1/ρ(J)` (:meth:`BilevelRegression.threshold`), which
 :meth:`BilevelRegression.bound_threshold` compares with a sufficient
 condition of the paper's form :math:`Σ_i p_i L_i/μ_i < 1`.
 
@@ -66,9 +66,9 @@ class BilevelRegression:
     Parameters
     ----------
     A, b : array_like, shapes (M, n, d) and (M, n)
-        UL features a_ij and base labels b⁰_ij of every client.
+        UL features :math:`a_{ij}` and base labels :math:`b^{0}_{ij}` of every client.
     C, dd : array_like, shapes (M, n, d) and (M, n)
-        LL features c_ij and base labels d⁰_ij.
+        LL features :math:`c_{ij}` and base labels :math:`d^{0}_{ij}`.
     eps_c, eps_d : float or array_like of shape (M,)
         UL and LL sensitivities :math:`ε_{c,i}, ε_{d,i} \ge 0`.
     lam_x, lam_y : float
@@ -120,9 +120,9 @@ class BilevelRegression:
                   noise=0.1, seed=0):
         r"""Client data from perturbed linear models (the FBi-RRM paper's protocol, as far as its text gives it).
 
-        UL labels :math:`b^{0} = a\cdot β_i` + noise, LL labels d⁰ = c·β'_i + noise, features
-        :math:`\mathcal{N}(0, I_d)`, with :math:`β_i = β` + heterogeneity·δ_i and β'_i = β' + heterogeneity·δ'_i,
-        β, β', δ, δ' standard normal / √d.
+        UL labels :math:`b^{0} = a\cdot β_i` + noise, LL labels :math:`d^{0} = c\cdot β'_i` + noise, features
+        :math:`\mathcal{N}(0, I_d)`, with :math:`β_i = β + hδ_i` and :math:`β'_i = β' + hδ'_i` (h = ``heterogeneity``),
+        β, β', δ, δ' standard normal :math:`/\sqrt d`.
         """
         M = check_int("M", M, low=1)
         n = check_int("n", n, low=1)
@@ -158,21 +158,21 @@ class BilevelRegression:
         return arr
 
     def labels(self, deployed):
-        """UL and LL labels (b_ij(x'), d_ij(x')) induced by the deployed model x', shapes (M, n)."""
+        """UL and LL labels :math:`(b_{ij}(x'), d_{ij}(x'))` induced by the deployed model x', shapes (M, n)."""
         x = self._x(deployed, "deployed")
         b = self.b + self.eps_c[:, None] * (self.A @ x)
         dd = self.dd + self.eps_d[:, None] * (self.C @ x)
         return b, dd
 
     def lower_response(self, x, deployed):
-        r""":math:`y_i\cdot (x) = \arg\min_y g_i(x, y)` on the LL data deployed induced, shape (M, d)."""
+        r""":math:`y_i^*(x) = \arg\min_y g_i(x, y)` on the LL data deployed induced, shape (M, d)."""
         x = self._x(x)
         _, dd = self.labels(deployed)
         rhs = 2.0 * np.einsum("mnd,mn->md", self.C, dd) / self.n + self.lam_y * x
         return np.linalg.solve(self._S, rhs[..., None])[..., 0]
 
     def upper_objective(self, x, deployed):
-        r""":math:`F_i(x) = Σ_j q_j` (b_ij − a_ijᵀx)² + :math:`(λ_x/2)\|x - y_i\cdot (x)\|^{2}` of every client, shape (M,)."""
+        r""":math:`F_i(x) = Σ_j q_j (b_{ij} - a_{ij}^\top x)^{2} + (λ_x/2)\|x - y_i^*(x)\|^{2}` of every client, shape (M,)."""
         x = self._x(x)
         b, _ = self.labels(deployed)
         resid = b - self.A @ x
@@ -180,7 +180,7 @@ class BilevelRegression:
         return np.mean(resid**2, axis=1) + 0.5 * self.lam_x * np.sum(gap**2, axis=1)
 
     def local_solutions(self, deployed):
-        r"""x_i(x') = :math:`\arg\min_x F_i(x)` on the data x' induced, shape (M, d) (one linear solve each)."""
+        r""":math:`x_i(x') = \arg\min_x F_i(x)` on the data x' induced, shape (M, d) (one linear solve each)."""
         b, dd = self.labels(deployed)
         u = np.linalg.solve(self._S, (2.0 * np.einsum("mnd,mn->md", self.C, dd) / self.n)[..., None])[..., 0]
         rhs = 2.0 * np.einsum("mnd,mn->md", self.A, b) / self.n + self.lam_x * np.einsum("mji,mj->mi", self.Mres, u)
@@ -192,7 +192,7 @@ class BilevelRegression:
 
     # ------------------------------------------------------------- contraction
     def _client_jacobians(self):
-        """:math:`(J_c,i, J_d,i)`: derivatives of x_i(x') per unit UL and LL sensitivity, shape (M, d, d) each."""
+        """:math:`(J_{c,i}, J_{d,i})`: derivatives of :math:`x_i(x')` per unit UL and LL sensitivity, shape (M, d, d) each."""
         Kinv = np.linalg.inv(self.K)
         Jc = 2.0 * Kinv @ self.H
         Sinv2G = np.linalg.solve(self._S, 2.0 * self.G)
@@ -201,7 +201,7 @@ class BilevelRegression:
 
     @property
     def jacobian(self) -> np.ndarray:
-        """J = dR/dx = :math:`Σ_i p_i (ε_{c,i} J_c,i + ε_{d,i} J_d,i)` (R is affine)."""
+        """:math:`J = dR/dx = Σ_i p_i (ε_{c,i} J_{c,i} + ε_{d,i} J_{d,i})` (R is affine)."""
         Jc, Jd = self._client_jacobians()
         return np.einsum("m,mij->ij", self.p * self.eps_c, Jc) + np.einsum("m,mij->ij", self.p * self.eps_d, Jd)
 
@@ -212,25 +212,25 @@ class BilevelRegression:
 
     @property
     def contraction_factor(self) -> float:
-        """‖J‖₂: R is a contraction of the Euclidean norm iff ‖J‖₂ < 1."""
+        r""":math:`\|J\|_2`: R is a contraction of the Euclidean norm iff :math:`\|J\|_2 < 1`."""
         return float(np.linalg.norm(self.jacobian, 2))
 
     def threshold(self) -> float:
-        r"""s* = 1/ρ(J): FBi-RRM with sensitivities :math:`s\cdot (ε_c, ε_d)` converges iff s < s*."""
+        r""":math:`s^* = 1/ρ(J)`: FBi-RRM with sensitivities :math:`s\cdot (ε_c, ε_d)` converges iff :math:`s < s^*`."""
         rho = self.spectral_radius
         return float("inf") if rho == 0 else 1.0 / rho
 
     def bound_threshold(self) -> float:
         r"""The largest s for which the sufficient condition :math:`Σ_i p_i L_i(s)/μ_i < 1` holds.
 
-        :math:`L_i(s)` = s(2ε_{c,i}‖H_i‖\ :math:`+ λ_x` ε_{d,i}‖M_iᵀ(2G_i + :math:`λ_y` I)⁻¹2G_i‖) bounds how
+        :math:`L_i(s) = s(2ε_{c,i}\|H_i\| + λ_x ε_{d,i}\|M_i^\top(2G_i + λ_y I)^{-1}2G_i\|)` bounds how
         fast client i's UL gradient moves with the deployed model (through its
         UL and its LL data), :math:`μ_i = λ_{\min}(K_i)` is its UL strong convexity, and
         :math:`\|x_i(x) - x_i(x')\| \le L_i/μ_i \|x - x'\|`. This is a condition of the form
         of the FBi-RRM paper's contraction theorem (a weighted Lipschitz-over-curvature
-        ratio); it is sufficient: s* >= this value, strictly in general, with
-        equality in dimension 1 and for isotropic designs (every AᵢᵀAᵢ/n and
-        CᵢᵀCᵢ/n a multiple of I), where every client's Jacobians are
+        ratio); it is sufficient: :math:`s^* \ge` this value, strictly in general, with
+        equality in dimension 1 and for isotropic designs (every :math:`A_i^\top A_i/n` and
+        :math:`C_i^\top C_i/n` a multiple of I), where every client's Jacobians are
         nonnegative multiples of I and the norms add up to ρ(J).
         """
         Sinv2G = np.linalg.solve(self._S, 2.0 * self.G)
@@ -290,7 +290,7 @@ class BilevelPath:
 
 
 def fbi_rrm(problem, x0=None, *, rounds):
-    r"""FBi-RRM: :math:`x_{r+1} = Σ_i p_i \arg\min_x` F_i(x; data induced by :math:`x_r`) (Federated Bilevel Performative Prediction).
+    r"""FBi-RRM: :math:`x_{r+1} = Σ_i p_i \arg\min_x F_i(x; \text{data induced by } x_r)` (Federated Bilevel Performative Prediction).
 
     Parameters
     ----------

@@ -16,12 +16,12 @@ averages them with weights 1/K; scheme II draws K distinct clients
 uniformly and weights client k by :math:`p_k N/K`, which sums to one only when
 every :math:`p_k = 1/N` -- otherwise each client's objective is rescaled to
 :math:`p_k N f_k` and the K models are averaged with weights 1/K (``scaled=True``).
-Step sizes decay as :math:`η_t` = β/(t + t₀).
+Step sizes decay as :math:`η_t = β/(t + t_0)`.
 
 The worked example of the P-FedAvg paper (its §5) is implemented in full: the loss
-:math:`ℓ(θ; Z) = ½\\|θ - Z\\|^{2}` and :math:`D_i(θ) = N(m_i + ε_i θ, σ^{2} I)` (:class:`GaussianClients`).
-Its decoupled objective is ½‖θ − (m̄ + ε̄θ')‖² + const with :math:`m = Σ p_i m_i` and
-:math:`ε = Σ p_i ε_i`, so θ_PS = m̄/(1 − ε̄) when ε̄ < 1 (:func:`stable_point`).
+:math:`ℓ(θ; Z) = ½\\|θ - Z\\|^{2}` and :math:`D_i(θ) = \\mathcal{N}(m_i + ε_i θ, σ^{2} I)` (:class:`GaussianClients`).
+Its decoupled objective is :math:`½\\|θ - (\\bar m + \\bar ε θ')\\|^{2}` + const with :math:`\\bar m = Σ_i p_i m_i` and
+:math:`\\bar ε = Σ_i p_i ε_i`, so :math:`θ_{\\mathrm{PS}} = \\bar m/(1 - \\bar ε)` when :math:`\\bar ε < 1` (:func:`stable_point`).
 Every step of P-FedAvg is then linear in the local models with additive
 Gaussian noise and an independent random aggregation, so the means and
 covariances of the iterates follow an exact recursion
@@ -35,7 +35,7 @@ sensitivities; ``p`` -- :math:`p_i`, client weights; ``sigma`` -- σ, data noise
 References
 ----------
 Paper 003 (performative federated learning): P-FedAvg, schemes I and II,
-Proposition 2.8 (existence of θ_PS iff ε̄ < 1), Theorems 3.1-3.3 (O(1/T)),
+Proposition 2.8 (existence of :math:`θ_{\\mathrm{PS}}` iff :math:`\\bar ε < 1`), Theorems 3.1-3.3 (O(1/T)),
 the Gaussian mean-estimation example. X. Li, K. Huang, W. Yang, S. Wang,
 Z. Zhang (2020), On the convergence of FedAvg on non-IID data, ICLR
 (the sampling schemes, rescaled objectives and step sizes).
@@ -84,7 +84,7 @@ def _clients_arrays(m, eps, p):
 
 
 def average_sensitivity(eps, p=None):
-    """:math:`ε = Σ p_i ε_i`: the average sensitivity of the P-FedAvg paper.
+    r""":math:`\bar ε = Σ_i p_i ε_i`: the average sensitivity of the P-FedAvg paper.
 
     Parameters
     ----------
@@ -110,13 +110,13 @@ def average_sensitivity(eps, p=None):
 
 
 def stable_point(m, eps, p=None):
-    r"""θ_PS = :math:`Σ p_i m_i / (1 - ε)` of the Gaussian example (P-FedAvg paper, §5; Proposition 2.8).
+    r""":math:`θ_{\mathrm{PS}} = Σ_i p_i m_i / (1 - \bar ε)` of the Gaussian example (P-FedAvg paper, §5; Proposition 2.8).
 
-    With :math:`ℓ(θ; Z) = ½\|θ - Z\|^{2}` and :math:`Z \sim N(m_i + ε_i θ, σ^{2} I)` at client i, the
-    decoupled objective :math:`Σ p_i E ℓ(θ; Z_i)` is ½‖θ − m̄ − ε̄θ'‖² plus a constant:
+    With :math:`ℓ(θ; Z) = ½\|θ - Z\|^{2}` and :math:`Z \sim \mathcal{N}(m_i + ε_i θ, σ^{2} I)` at client i, the
+    decoupled objective :math:`Σ_i p_i \mathbb{E}\, ℓ(θ; Z_i)` is :math:`½\|θ - \bar m - \bar ε θ'\|^{2}` plus a constant:
     the aggregated problem is the squared-loss problem of
-    :class:`~perfpriv.performative.prediction.PerformativeProblem` with mean m̄
-    and sensitivity ε̄, whose retraining map θ' ↦ m̄ + ε̄θ' contracts iff ε̄ < 1.
+    :class:`~perfpriv.performative.prediction.PerformativeProblem` with mean :math:`\bar m`
+    and sensitivity :math:`\bar ε`, whose retraining map :math:`θ' \mapsto \bar m + \bar ε θ'` contracts iff :math:`\bar ε < 1`.
 
     Parameters
     ----------
@@ -192,12 +192,12 @@ class GaussianClients:
 
     @classmethod
     def example(cls, N=25, *, m_mean=10.0, m_sd=0.0, eps_mean=0.9, eps_sd=0.0, sigma=1.0, p=None, d=1, seed=0):
-        """Clients with weighted means m̄, ε̄ and weighted spreads exactly as asked.
+        r"""Clients with weighted means :math:`\bar m`, :math:`\bar ε` and weighted spreads exactly as asked.
 
-        The paper's experiment uses N = 25, ε̄ = 0.9, m̄ = 10 and varies the
+        The paper's experiment uses N = 25, :math:`\bar ε = 0.9`, :math:`\bar m = 10` and varies the
         spreads of m (data heterogeneity) and ε (shift heterogeneity). Draws
-        are standardized so that :math:`Σ p_i m_i = m, Σ p_i (m_i - m)^{2}` = m_sd²
-        (per coordinate), and the same for ε.
+        are standardized so that :math:`Σ_i p_i m_i = \bar m` and :math:`Σ_i p_i (m_i - \bar m)^{2} = s_m^{2}`,
+        :math:`s_m` = ``m_sd`` (per coordinate), and the same for ε.
 
         Parameters
         ----------
@@ -252,24 +252,24 @@ class GaussianClients:
 
     @property
     def average_sensitivity(self) -> float:
-        """:math:`ε = Σ p_i ε_i`."""
+        r""":math:`\bar ε = Σ_i p_i ε_i`."""
         return float(self.p @ self.eps)
 
     @property
     def stable_point(self) -> np.ndarray:
-        """θ_PS = m̄/(1 − ε̄), shape (d,) (ValueError when ε̄ >= 1)."""
+        r""":math:`θ_{\mathrm{PS}} = \bar m/(1 - \bar ε)`, shape (d,) (ValueError when :math:`\bar ε \ge 1`)."""
         return np.atleast_1d(stable_point(self.m, self.eps, self.p))
 
     def local_gradients(self, theta):
-        r"""∇f_i(θ; θ)\ :math:`= (1 - ε_i)θ - m_i` of every client, shape (N, d)."""
+        r""":math:`∇f_i(θ; θ) = (1 - ε_i)θ - m_i` of every client, shape (N, d)."""
         th = model_vector("theta", theta, self.d)
         return (1.0 - self.eps)[:, None] * th - self.m
 
     def dissimilarity(self, theta=None):
-        """:math:`ς^{2}(θ) = Σ p_i` ‖∇f_i(θ; θ) − ∇f(θ; θ)‖², the gradient dissimilarity (at θ_PS by default).
+        r""":math:`ς^{2}(θ) = Σ_i p_i \|∇f_i(θ; θ) - ∇f(θ; θ)\|^{2}`, the gradient dissimilarity (at :math:`θ_{\mathrm{PS}}` by default).
 
-        In the example it equals :math:`\\mathrm{Var}_p(m) + 2 \\mathrm{Cov}_p(m, ε)θ + \\mathrm{Var}_p(ε)θ^{2}` per
-        coordinate: a spread of the sensitivities counts :math:`|\\theta|` times as much as
+        In the example it equals :math:`\mathrm{Var}_p(m) + 2 \mathrm{Cov}_p(m, ε)θ + \mathrm{Var}_p(ε)θ^{2}` per
+        coordinate: a spread of the sensitivities counts :math:`|\theta|` times as much as
         a spread of the data locations.
         """
         theta = self.stable_point if theta is None else theta
@@ -281,7 +281,7 @@ class GaussianClients:
 # -------------------------------------------------------------- step sizes
 @dataclass(frozen=True)
 class StepRule:
-    """Step sizes of the local iterations: :math:`η_t` = β/(t + t₀) (decaying) or :math:`η_t = β` (constant).
+    """Step sizes of the local iterations: :math:`η_t = β/(t + t_0)` (decaying) or :math:`η_t = β` (constant).
 
     ``t`` counts local iterations from 0.
 
@@ -303,7 +303,7 @@ class StepRule:
 
     @classmethod
     def decaying(cls, beta, offset):
-        """:math:`η_t` = β/(t + t₀), β > 0, t₀ > 0 (``offset``; Li et al. and the P-FedAvg paper write γ)."""
+        """:math:`η_t = β/(t + t_0)`, β > 0, :math:`t_0 > 0` (``offset``; Li et al. and the P-FedAvg paper write γ)."""
         return cls(beta, offset, "decaying")
 
     @classmethod
@@ -399,7 +399,7 @@ def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
 
 
 def _aggregation_moments(clients, s):
-    """E[w] and E[wwᵀ] of the aggregation weights w of one aggregation step."""
+    r""":math:`\mathbb{E}[w]` and :math:`\mathbb{E}[ww^\top]` of the aggregation weights w of one aggregation step."""
     N, p, K = clients.N, clients.p, s["K"]
     if s["scheme"] == "full":
         return p, np.outer(p, p)
@@ -422,7 +422,7 @@ class FedAvgRun:
     Attributes
     ----------
     theta : numpy.ndarray, shape (trials, T + 1, d)
-        The global model :math:`θ_t = Σ_i w_i θ_i^t` after every local iteration
+        The global model :math:`\\bar θ_t = Σ_i w_i θ_i^t` after every local iteration
         (w = p; 1/N with rescaled objectives); at aggregation steps it is
         the server's model.
     theta_ps : numpy.ndarray, shape (d,)
@@ -451,13 +451,13 @@ class FedAvgRun:
 
     @property
     def sq_distance(self) -> np.ndarray:
-        """‖θ̄_t − θ_PS‖² of every trial, shape (trials, T + 1)."""
+        r""":math:`\|\bar θ_t - θ_{\mathrm{PS}}\|^{2}` of every trial, shape (trials, T + 1)."""
         diff = self.theta - self.theta_ps
         return np.einsum("ktd,ktd->kt", diff, diff)
 
     @property
     def mean_sq_distance(self) -> np.ndarray:
-        """Mean over trials of ‖θ̄_t − θ_PS‖², shape (T + 1,)."""
+        r"""Mean over trials of :math:`\|\bar θ_t - θ_{\mathrm{PS}}\|^{2}`, shape (T + 1,)."""
         return self.sq_distance.mean(axis=0)
 
     @property
@@ -474,9 +474,9 @@ class FedAvgMoments:
     Attributes
     ----------
     mean : numpy.ndarray, shape (T + 1, d)
-        E θ̄_t.
+        :math:`\\mathbb{E}\\, \\bar θ_t`.
     sq_distance : numpy.ndarray, shape (T + 1,)
-        E‖θ̄_t − θ_PS‖².
+        :math:`\\mathbb{E}\\|\\bar θ_t - θ_{\\mathrm{PS}}\\|^{2}`.
     theta_ps : numpy.ndarray, shape (d,)
     clients, T, E, scheme, K, steps, batch, scaled
         Provenance.
@@ -505,8 +505,8 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
     r"""Simulate P-FedAvg on the Gaussian example (P-FedAvg paper, §2-3 and §5).
 
     Each local iteration t = 0, ..., T − 1 every client i draws a minibatch
-    of ``batch`` points :math:`Z \sim N(m_i + ε_i θ_i^t, σ^{2} I)` at its *own* current
-    model and takes the step :math:`θ_i` ← :math:`θ_i - η_t c_i (θ_i - Z)` (:math:`c_i = 1`, or
+    of ``batch`` points :math:`Z \sim \mathcal{N}(m_i + ε_i θ_i^t, σ^{2} I)` at its *own* current
+    model and takes the step :math:`θ_i \leftarrow θ_i - η_t c_i (θ_i - \bar Z)` (:math:`c_i = 1`, or
     :math:`p_i N` with rescaled objectives). After every E-th iteration the server
     averages -- all clients with weights :math:`p_i` (``"full"``), K draws with
     replacement by :math:`p_i` with weights 1/K (``"I"``), or K distinct uniform
@@ -592,27 +592,28 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
 
 
 def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, batch=1, scaled=False):
-    """Exact E‖θ̄_t − θ_PS‖² of P-FedAvg on the Gaussian example, for every t (no simulation).
+    r"""Exact :math:`\mathbb{E}\|\bar θ_t - θ_{\mathrm{PS}}\|^{2}` of P-FedAvg on the Gaussian example, for every t (no simulation).
 
     One local iteration maps client i's model linearly,
-    :math:`θ_i` ← :math:`a_i θ_i + b_i` + noise with :math:`a_i = 1 - η c_i (1 - ε_i)`,
-    :math:`b_i = η c_i m_i` and independent noise of variance (:math:`η c_i` σ)²/batch, so
+    :math:`θ_i \leftarrow a_i θ_i + b_i` + noise with :math:`a_i = 1 - η c_i (1 - ε_i)`,
+    :math:`b_i = η c_i m_i` and independent noise of variance :math:`(η c_i σ)^{2}`/batch, so
     the mean vector μ and the covariance matrix Γ of the N local models
-    (per coordinate) evolve as μ ← aμ + b, Γ ← diag(a) Γ diag(a) + diag(noise
-    variances); Γ stays of the form v ααᵀ + diag(δ) (rank one after an
-    aggregation, plus the noise since), so one step costs O(N). An aggregation replaces every local model by y = wᵀθ with
-    weights w independent of the models; with w̄ = E w and W = E wwᵀ,
+    (per coordinate) evolve as :math:`μ \leftarrow aμ + b`, :math:`Γ \leftarrow \operatorname{diag}(a)\, Γ \operatorname{diag}(a) + \operatorname{diag}(\text{noise variances})`;
+    Γ stays of the form :math:`v αα^\top + \operatorname{diag}(δ)` (rank one after an
+    aggregation, plus the noise since), so one step costs O(N). An aggregation replaces every local model by
+    :math:`y = w^\top θ` with weights w independent of the models; with :math:`\bar w = \mathbb{E} w` and
+    :math:`W = \mathbb{E} ww^\top`,
 
-        E y = w̄ᵀμ,   :math:`E y^{2}` = tr(W(Γ + μμᵀ)),
+        :math:`\mathbb{E} y = \bar w^\top μ`,   :math:`\mathbb{E} y^{2} = \operatorname{tr}(W(Γ + μμ^\top))`,
 
-    and afterwards every client holds y (Γ = Var(y) 11ᵀ). Then
-    E‖gᵀθ − θ_PS‖² = Σ_coordinates [gᵀΓg + (gᵀμ − θ_PS)²] for the global
+    and afterwards every client holds y (:math:`Γ = \operatorname{Var}(y)\, 11^\top`). Then
+    :math:`\mathbb{E}\|g^\top θ - θ_{\mathrm{PS}}\|^{2} = Σ_{\text{coordinates}} [g^\top Γ g + (g^\top μ - θ_{\mathrm{PS}})^{2}]` for the global
     weights g. The moments W of the three schemes:
 
-    * full: W = ppᵀ;
-    * I (K draws by p, weights 1/K): W = ppᵀ + (diag p − ppᵀ)/K;
-    * II (K of N uniformly without replacement, weights :math:`c_k`): W_kk = :math:`c_k^{2} K/N`,
-      W_jk = :math:`c_j c_k K(K - 1)/(N(N - 1))`.
+    * full: :math:`W = pp^\top`;
+    * I (K draws by p, weights 1/K): :math:`W = pp^\top + (\operatorname{diag} p - pp^\top)/K`;
+    * II (K of N uniformly without replacement, weights :math:`c_k`): :math:`W_{kk} = c_k^{2} K/N`,
+      :math:`W_{jk} = c_j c_k K(K - 1)/(N(N - 1))`.
 
     Parameters
     ----------

@@ -3,24 +3,24 @@ r"""Both feedback loops at once: private federated rounds whose clients leave af
 One round of the book's population loop (:func:`perfpriv.engine.simulate`)
 is here one aggregation period of P-FedAvg with N current clients:
 
-1. every client draws its data law (location :math:`m_i \sim N(m, s_m^{2} I)`, sensitivity
-   :math:`ε_i \sim N(ε, s_ε^{2})`), starts from the deployed model θ and runs E local
+1. every client draws its data law (location :math:`m_i \sim \mathcal{N}(m, s_m^{2} I)`, sensitivity
+   :math:`ε_i \sim \mathcal{N}(ε, s_ε^{2})`), starts from the deployed model θ and runs E local
    stochastic gradient steps of the squared loss on data
-   Z ~ N(m_i\ :math:`+ ε_i θ_i`, σ²/batch · I) drawn at its *current local model*
+   :math:`Z \sim \mathcal{N}(m_i + ε_i θ_i, σ^{2}/b \cdot I)` (b = ``batch``) drawn at its *current local model*
    (the performative shift of the P-FedAvg paper);
 2. its record is its average descent direction over the period,
-   :math:`g_i = (θ_i^E - θ)/h` with h = Σ η the period's total step, clipped to
+   :math:`g_i = (θ_i^E - θ)/h` with :math:`h = Σ η` the period's total step, clipped to
    the ball of radius R;
 3. the server releases the private mean of the records with the Gaussian
-   mechanism of the book (eq. 6): o = mean(clip(g_i)) + :math:`\mathcal{N}(0, γ^{2}/N I)`, and
-   deploys θ' = θ + h·o;
+   mechanism of the book (eq. 6): :math:`o = \operatorname{mean}(\operatorname{clip}(g_i)) + \mathcal{N}(0, γ^{2}/N\, I)`, and
+   deploys :math:`θ' = θ + h o`;
 4. every client runs the book's membership test on the release (eq. 8,
    :func:`perfpriv.leakage.llr_coefficients`): a client whose Λ exceeds τ has
    leaked; the behaviour (:class:`perfpriv.behaviour.Memoryless`) then
    removes each leaked client with probability q and lets every other one
    bring a new client with probability r.
 
-The round's error is ‖θ' − θ_PS‖², θ_PS = m/(1 − ε) the stable point of
+The round's error is :math:`\|θ' - θ_{\mathrm{PS}}\|^{2}`, :math:`θ_{\mathrm{PS}} = m/(1 - ε)` the stable point of
 the clients' law (:func:`perfpriv.performative.stable_point`).
 Clients are drawn afresh every round (the analogue of the book's
 Assumption 1: fresh records every round), so that the population is a
@@ -200,7 +200,7 @@ class PrivateFederatedRound(StatefulMechanism):
                     d=self.d, statistic=self.statistic)
 
     def record_spread(self, theta):
-        r"""Per-coordinate variance v(θ) of a record when :math:`E = 1: s_m^{2} + s_ε^{2}θ^{2}` + σ²/batch.
+        r"""Per-coordinate variance v(θ) of a record when E = 1: :math:`s_m^{2} + s_ε^{2}θ^{2} + σ^{2}/b` (b = ``batch``).
 
         With one local step the record is :math:`g = Z - θ = m_i + (ε_i - 1)θ` + noise,
         Gaussian with this variance (per coordinate; for d = 1, or :math:`s_ε = 0`, the
@@ -217,11 +217,11 @@ class PrivateFederatedRound(StatefulMechanism):
     def leak_probability_at(self, theta, n, gamma):
         """Leak probability of a client when the deployed model is θ (E = 1, d = 1 or :math:`s_ε = 0`).
 
-        The records are then i.i.d. N(μ(θ), v(θ) I) (:meth:`record_spread`),
-        and Λ is unchanged when records, noise and γ are all divided by √v(θ)
+        The records are then i.i.d. :math:`\\mathcal{N}(μ(θ), v(θ) I)` (:meth:`record_spread`),
+        and Λ is unchanged when records, noise and γ are all divided by :math:`\\sqrt{v(θ)}`
         (it is homogeneous of degree 0 in them), so the probability is the
         book's :math:`p_τ` (Lemma 8, :func:`perfpriv.leakage.marginal_leak_probability`)
-        at the standardized noise γ/√v(θ), clipping neglected.
+        at the standardized noise :math:`γ/\\sqrt{v(θ)}`, clipping neglected.
         """
         self._check_gaussian_records()
         n = check_real("n", n, low=2)
@@ -294,19 +294,19 @@ class PrivateFederatedRound(StatefulMechanism):
         return float(out) if out.ndim == 0 else out
 
     def stationary_error(self, n, gamma):
-        """Long-run :math:`E\\|θ_t - θ_{\\mathrm{PS}}\\|^2` with n clients every round (E = 1, constant step h, no clipping).
+        r"""Long-run :math:`E\|θ_t - θ_{\mathrm{PS}}\|^2` with n clients every round (E = 1, constant step h, no clipping).
 
-        With e = θ − θ_PS and a = 1 − h(1 − ε), one round gives
-        e' = a e + h·(mean of the record noises + release noise), whose
-        conditional second moment is (d(s_m² + σ²/batch + :math:`γ^{2}`) + s_ε²‖θ‖²)/n.
-        Taking expectations, with :math:`E\\|θ\\|^{2}` = ‖θ_PS‖² + :math:`E\\|e\\|^{2}` in the limit, the
+        With :math:`e = θ - θ_{\mathrm{PS}}` and :math:`a = 1 - h(1 - ε)`, one round gives
+        :math:`e' = a e + h\,(\text{mean of the record noises} + \text{release noise})`, whose
+        conditional second moment is :math:`(d(s_m^{2} + σ^{2}/b + γ^{2}) + s_ε^{2}\|θ\|^{2})/n` (b = ``batch``).
+        Taking expectations, with :math:`E\|θ\|^{2} = \|θ_{\mathrm{PS}}\|^{2} + E\|e\|^{2}` in the limit, the
         fixed point of the recursion is
 
-            :math:`E\\|e\\|^{2} = h^{2}` (d(s_m² + σ²/batch + :math:`γ^{2}`) + s_ε²‖θ_PS‖²) / :math:`(n(1 - a^{2}) - h^{2} s_ε^{2})`,
+            :math:`E\|e\|^{2} = h^{2} (d(s_m^{2} + σ^{2}/b + γ^{2}) + s_ε^{2}\|θ_{\mathrm{PS}}\|^{2}) / (n(1 - a^{2}) - h^{2} s_ε^{2})`,
 
-        the analogue of Lemma 3's :math:`(γ^{2} \\mathrm{Tr} Σ^{-1} + d)/N` for a model trained by
+        the analogue of Lemma 3's :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/N` for a model trained by
         private federated rounds. Raises ValueError when the recursion has no
-        fixed point (:math:`|a| \\geq 1`, or :math:`n(1 - a^{2}) \\le h^{2} s_ε^{2}`: the shift
+        fixed point (:math:`|a| \geq 1`, or :math:`n(1 - a^{2}) \le h^{2} s_ε^{2}`: the shift
         heterogeneity feeds the model's own error back faster than the
         rounds damp it).
 
@@ -320,7 +320,7 @@ class PrivateFederatedRound(StatefulMechanism):
         Returns
         -------
         float or numpy.ndarray
-            The stationary :math:`E\\|θ_t - θ_{\\mathrm{PS}}\\|^2`; inf where it exceeds the double range.
+            The stationary :math:`E\|θ_t - θ_{\mathrm{PS}}\|^2`; inf where it exceeds the double range.
         """
         self._check_gaussian_records()
         if self.step.kind != "constant":

@@ -1,31 +1,31 @@
-"""Performative prediction in its simplest setting: a quadratic loss and a location family.
+r"""Performative prediction in its simplest setting: a quadratic loss and a location family.
 
 A *distribution map* D(θ) says how the data respond to the deployed model θ.
 Here the data are a Gaussian location family whose mean moves linearly with
 the model, and the loss is a quadratic in (θ, z):
 
-    z ~ D(θ) = N(m + Aθ, Σ),        ℓ(θ; z) = ½ θᵀHθ − θᵀBz + ½ zᵀCz,
+    :math:`z \sim D(θ) = \mathcal{N}(m + Aθ, Σ)`,        :math:`ℓ(θ; z) = ½ θ^\top Hθ - θ^\top Bz + ½ z^\top Cz`,
 
-with θ in :math:`R^p, z` in :math:`R^k, H` symmetric positive definite. Two risks matter
+with θ in :math:`\mathbb{R}^p`, z in :math:`\mathbb{R}^k`, H symmetric positive definite. Two risks matter
 (Perdomo et al. 2020):
 
-* the *decoupled risk* :math:`\\mathrm{DR}(\\theta; \\theta') = \\mathbb{E}_{z \\sim D(\\theta')}\\, \\ell(\\theta; z)`: the loss of θ on the
+* the *decoupled risk* :math:`\mathrm{DR}(\theta; \theta') = \mathbb{E}_{z \sim D(\theta')}\, \ell(\theta; z)`: the loss of θ on the
   data that the deployed θ' induced -- what retraining minimizes;
-* the *performative risk* PR(θ) = DR(θ; θ): the loss of θ on the data it
+* the *performative risk* :math:`\mathrm{PR}(θ) = \mathrm{DR}(θ; θ)`: the loss of θ on the data it
   induces itself -- what the platform actually suffers.
 
 A *performatively stable* point is a fixed point of retraining,
-θ_PS = :math:`\\arg\\min_θ` DR(θ; θ_PS); a *performatively optimal* point minimizes
+:math:`θ_{\mathrm{PS}} = \arg\min_θ \mathrm{DR}(θ; θ_{\mathrm{PS}})`; a *performatively optimal* point minimizes
 PR. Repeated risk minimization (RRM) iterates the best response
-G(θ') = :math:`\\arg\\min_θ` DR(θ; θ'); repeated gradient descent (RGD) takes one
-gradient step on DR(·; :math:`θ_t`) per deployment. Everything here is in closed
+:math:`G(θ') = \arg\min_θ \mathrm{DR}(θ; θ')`; repeated gradient descent (RGD) takes one
+gradient step on :math:`\mathrm{DR}(\cdot; θ_t)` per deployment. Everything here is in closed
 form, which is what makes the class useful as a reference:
 
-    G(θ') = H⁻¹B(m + Aθ'),   θ_PS = (H − BA)⁻¹Bm,
-    ∇PR(θ) = (H − BA − (BA)ᵀ + AᵀCA)θ − Bm + AᵀCm.
+    :math:`G(θ') = H^{-1}B(m + Aθ')`,   :math:`θ_{\mathrm{PS}} = (H - BA)^{-1}Bm`,
+    :math:`∇\mathrm{PR}(θ) = (H - BA - (BA)^\top + A^\top CA)θ - Bm + A^\top Cm`.
 
-The squared loss :math:`½\\|θ - z\\|^{2} (H = B = C = I)` is the example of the P-FedAvg paper; the
-linear loss :math:`½\\|θ\\|^{2}` − θᵀz (C = 0) separates stability from optimality.
+The squared loss :math:`½\|θ - z\|^{2}` (H = B = C = I) is the example of the P-FedAvg paper; the
+linear loss :math:`½\|θ\|^{2} - θ^\top z` (C = 0) separates stability from optimality.
 
 Symbols: ``theta`` -- θ, deployed model; ``A`` -- sensitivity matrix of the
 map (its operator norm is the map's Wasserstein-1 sensitivity ε);
@@ -76,7 +76,7 @@ def _norm2(M) -> float:
 
 
 class PerformativeProblem:
-    """A quadratic loss with a Gaussian location distribution map (closed forms throughout).
+    r"""A quadratic loss with a Gaussian location distribution map (closed forms throughout).
 
     Parameters
     ----------
@@ -84,23 +84,23 @@ class PerformativeProblem:
         Curvature of the loss in θ, symmetric positive definite (μ = its
         smallest eigenvalue is the loss's strong convexity).
     B : array_like, shape (p, k)
-        Coupling of θ and z: ∇_θ ℓ(θ; z) = Hθ − Bz.
+        Coupling of θ and z: :math:`∇_θ ℓ(θ; z) = Hθ - Bz`.
     C : array_like, shape (k, k)
-        Symmetric; ½zᵀCz is the part of the loss that depends on the data
+        Symmetric; :math:`½z^\top Cz` is the part of the loss that depends on the data
         only (it does not move the best response, but it moves the
         performative optimum).
     m : array_like, shape (k,)
         Mean of the data when θ = 0.
     A : array_like, shape (k, p)
-        Sensitivity of the map: D(θ) = N(m + Aθ, Σ).
+        Sensitivity of the map: :math:`D(θ) = \mathcal{N}(m + Aθ, Σ)`.
     Sigma : float or array_like, shape (k, k)
         Covariance Σ of the data (a number: Σ = Sigma·I), positive definite.
 
     Notes
     -----
-    W₁(D(θ), D(θ')) = ‖A(θ − θ')‖ exactly (a translation), so the map is
-    ε-sensitive with ε = ‖A‖₂ (:attr:`sensitivity`), and the loss is
-    β-jointly smooth with β = max(‖H‖₂, ‖B‖₂) (:attr:`smoothness`).
+    :math:`W_1(D(θ), D(θ')) = \|A(θ - θ')\|` exactly (a translation), so the map is
+    ε-sensitive with :math:`ε = \|A\|_2` (:attr:`sensitivity`), and the loss is
+    β-jointly smooth with :math:`β = \max(\|H\|_2, \|B\|_2)` (:attr:`smoothness`).
 
     Examples
     --------
@@ -143,9 +143,9 @@ class PerformativeProblem:
     # ------------------------------------------------------------ builders
     @classmethod
     def squared(cls, *, m, A, Sigma=1.0):
-        r"""The squared loss :math:`½\|θ - z\|^{2} (H = B = C = I)`: the example of the P-FedAvg paper.
+        r"""The squared loss :math:`½\|θ - z\|^{2}` (H = B = C = I): the example of the P-FedAvg paper.
 
-        Its stable and optimal points coincide: PR(θ) = :math:`½\|(I - A)θ - m\|^{2} + ½` tr Σ.
+        Its stable and optimal points coincide: :math:`\mathrm{PR}(θ) = ½\|(I - A)θ - m\|^{2} + ½ \operatorname{tr} Σ`.
         """
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
         k = m.size
@@ -156,11 +156,11 @@ class PerformativeProblem:
 
     @classmethod
     def linear(cls, *, m, A, Sigma=1.0):
-        r"""The linear loss :math:`½\|θ\|^{2}` − θᵀz (C = 0): same best response as the squared loss.
+        r"""The linear loss :math:`½\|θ\|^{2} - θ^\top z` (C = 0): same best response as the squared loss.
 
         Retraining cannot tell the two losses apart, but their performative
-        risks differ, so the stable point θ_PS = :math:`(I - A)^{-1}m` is no longer
-        optimal: θ_PO = (I − A − Aᵀ)⁻¹m (Miller et al. 2021's example).
+        risks differ, so the stable point :math:`θ_{\mathrm{PS}} = (I - A)^{-1}m` is no longer
+        optimal: :math:`θ_{\mathrm{PO}} = (I - A - A^\top)^{-1}m` (Miller et al. 2021's example).
         """
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
         k = m.size
@@ -176,7 +176,7 @@ class PerformativeProblem:
     # ------------------------------------------------------- the constants
     @property
     def sensitivity(self) -> float:
-        """ε = ‖A‖₂: the Wasserstein-1 sensitivity of the map."""
+        r""":math:`ε = \|A\|_2`: the Wasserstein-1 sensitivity of the map."""
         return _norm2(self.A)
 
     @property
@@ -186,17 +186,17 @@ class PerformativeProblem:
 
     @property
     def smoothness(self) -> float:
-        """β = max(‖H‖₂, ‖B‖₂): joint smoothness of ∇_θ ℓ in θ and in z."""
+        r""":math:`β = \max(\|H\|_2, \|B\|_2)`: joint smoothness of :math:`∇_θ ℓ` in θ and in z."""
         return max(_norm2(self.H), _norm2(self.B))
 
     @property
     def rrm_jacobian(self) -> np.ndarray:
-        """J = H⁻¹BA: the best response is G(θ) = G(0) + Jθ."""
+        r""":math:`J = H^{-1}BA`: the best response is :math:`G(θ) = G(0) + Jθ`."""
         return np.linalg.solve(self.H, self.B @ self.A)
 
     @property
     def rrm_factor(self) -> float:
-        """‖H⁻¹BA‖₂: the exact contraction factor of one RRM step (Euclidean norm)."""
+        r""":math:`\|H^{-1}BA\|_2`: the exact contraction factor of one RRM step (Euclidean norm)."""
         return _norm2(self.rrm_jacobian)
 
     @property
@@ -205,16 +205,16 @@ class PerformativeProblem:
         return self.sensitivity * self.smoothness / self.strong_convexity
 
     def rgd_factor(self, step) -> float:
-        """‖I − η(H − BA)‖₂: the exact contraction factor of one RGD step of size η."""
+        r""":math:`\|I - η(H - BA)\|_2`: the exact contraction factor of one RGD step of size η."""
         step = check_real("step", step, low=0, low_open=True, scalar=True)
         return _norm2(np.eye(self.p) - step * (self.H - self.B @ self.A))
 
     def rgd_bound(self, step) -> float:
-        """√(1 − 2η(μ − εβ) + :math:`η^{2}β^{2}(1 + ε)^{2}`): a bound on :meth:`rgd_factor` from μ, β and ε.
+        r""":math:`\sqrt{1 - 2η(μ - εβ) + η^{2}β^{2}(1 + ε)^{2}}`: a bound on :meth:`rgd_factor` from μ, β and ε.
 
-        The gradient map g(θ) = ∇_θ DR(θ; θ) is (μ − εβ)-strongly monotone and
-        β(1 + ε)-Lipschitz; one gradient step of size η then contracts by this
-        factor, which is below 1 when ε < μ/β and η < 2(μ − εβ)/(β²(1 + ε)²).
+        The gradient map :math:`g(θ) = ∇_θ \mathrm{DR}(θ; θ)` is :math:`(μ - εβ)`-strongly monotone and
+        :math:`β(1 + ε)`-Lipschitz; one gradient step of size η then contracts by this
+        factor, which is below 1 when :math:`ε < μ/β` and :math:`η < 2(μ - εβ)/(β^{2}(1 + ε)^{2})`.
         """
         step = check_real("step", step, low=0, low_open=True, scalar=True)
         g, b, e = self.strong_convexity, self.smoothness, self.sensitivity
@@ -239,12 +239,12 @@ class PerformativeProblem:
         return self.m + self._theta(theta) @ self.A.T
 
     def best_response(self, theta):
-        r"""G(θ') = :math:`\arg\min_θ` DR(θ; θ') = H⁻¹B(m + Aθ'): one step of repeated risk minimization."""
+        r""":math:`G(θ') = \arg\min_θ \mathrm{DR}(θ; θ') = H^{-1}B(m + Aθ')`: one step of repeated risk minimization."""
         mean = self.data_mean(theta)
         return np.linalg.solve(self.H, (mean @ self.B.T).T).T
 
     def decoupled_risk(self, theta, deployed):
-        r"""DR(θ; θ') = ½θᵀHθ − θᵀB μ' + ½(μ'ᵀCμ' + tr CΣ), μ' = m + Aθ'.
+        r""":math:`\mathrm{DR}(θ; θ') = ½θ^\top Hθ - θ^\top B μ' + ½(μ'^\top Cμ' + \operatorname{tr} CΣ)`, :math:`μ' = m + Aθ'`.
 
         Models so large that a term overflows (beyond about 1e154, where
         :math:`\infty - \infty` would be NaN) get the risk in exact rational arithmetic
@@ -290,19 +290,19 @@ class PerformativeProblem:
         return self.decoupled_risk(theta, theta)
 
     def gradient_map(self, theta):
-        """g(θ) = ∇_θ DR(θ; θ') at θ' = θ: (H − BA)θ − Bm (what RGD follows)."""
+        r""":math:`g(θ) = ∇_θ \mathrm{DR}(θ; θ')` at θ' = θ: :math:`(H - BA)θ - Bm` (what RGD follows)."""
         th = self._theta(theta)
         return th @ (self.H - self.B @ self.A).T - self.B @ self.m
 
     # ------------------------------------------------------ special points
     def stable_point(self, *, attracting=True):
-        """θ_PS with θ_PS = G(θ_PS): the solution of (H − BA)θ = Bm.
+        r""":math:`θ_{\mathrm{PS}}` with :math:`θ_{\mathrm{PS}} = G(θ_{\mathrm{PS}})`: the solution of :math:`(H - BA)θ = Bm`.
 
         Parameters
         ----------
         attracting : bool
             Refuse (ValueError) a fixed point that retraining cannot reach:
-            one where the RRM Jacobian H⁻¹BA has spectral radius >= 1. With
+            one where the RRM Jacobian :math:`H^{-1}BA` has spectral radius >= 1. With
             ``False`` such a fixed point is returned when it exists (its
             stability in the definition's sense holds, but every RRM path
             that does not start on it moves away).
@@ -322,7 +322,7 @@ class PerformativeProblem:
         return np.linalg.solve(M, self.B @ self.m)
 
     def optimal_point(self):
-        """θ_PO = argmin PR: the root of ∇PR(θ) = Qθ − Bm + AᵀCm, Q = H − BA − (BA)ᵀ + AᵀCA.
+        r""":math:`θ_{\mathrm{PO}} = \arg\min \mathrm{PR}`: the root of :math:`∇\mathrm{PR}(θ) = Qθ - Bm + A^\top Cm`, :math:`Q = H - BA - (BA)^\top + A^\top CA`.
 
         Raises ValueError when Q is not positive definite (the performative
         risk is then unbounded below or has no unique minimizer).
@@ -391,7 +391,7 @@ class PerformativePath:
 
     @property
     def performative_risk(self) -> np.ndarray:
-        """PR(θ_t) of every iterate."""
+        """:math:`\\mathrm{PR}(θ_t)` of every iterate."""
         return self.problem.performative_risk(self.theta)
 
 
@@ -428,11 +428,11 @@ def _iterate(problem, theta0, T, samples, trials, seed, update):
 
 
 def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, seed=None):
-    r"""Repeated risk minimization: deploy :math:`θ_t`, observe :math:`D(θ_t)`, refit :math:`θ_{t+1} = \arg\min` DR(·; :math:`θ_t`).
+    r"""Repeated risk minimization: deploy :math:`θ_t`, observe :math:`D(θ_t)`, refit :math:`θ_{t+1} = \arg\min \mathrm{DR}(\cdot; θ_t)`.
 
     With ``samples=None`` the exact best response :math:`θ_{t+1} = G(θ_t)` is used;
     with ``samples=n`` each deployment draws n points from :math:`D(θ_t)` and refits
-    the empirical risk exactly, :math:`θ_{t+1} = H^{-1}B z_t`.
+    the empirical risk exactly, :math:`θ_{t+1} = H^{-1}B \bar z_t`.
 
     Parameters
     ----------
@@ -471,9 +471,9 @@ def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, se
 
 
 def repeated_gradient_descent(problem, theta0, *, T, step, samples=None, trials=1, seed=None):
-    """Repeated gradient descent: one gradient step on DR(·; :math:`θ_t`) per deployment.
+    r"""Repeated gradient descent: one gradient step on :math:`\mathrm{DR}(\cdot; θ_t)` per deployment.
 
-    :math:`θ_{t+1} = θ_t` − η(Hθ_t − B z̄_t), with z̄_t the mean of :math:`D(θ_t)`
+    :math:`θ_{t+1} = θ_t - η(Hθ_t - B \bar z_t)`, with :math:`\bar z_t` the mean of :math:`D(θ_t)`
     (``samples=None``) or of ``samples`` points drawn from it.
 
     Parameters

@@ -5,13 +5,13 @@ distribution D(θ'). In the book's model the deployed *privacy level* ℓ'
 (ε or γ) fixes, after enough rounds, the population N(ℓ') that the platform
 serves -- but only through the population's history, round after round:
 the model is stateful. Reading it after T rounds of the mean field gives a
-distribution map of the usual kind, ℓ' ↦ N_T(ℓ'), and with it the two risks
+distribution map of the usual kind, :math:`ℓ' \\mapsto N_T(ℓ')`, and with it the two risks
 of performative prediction:
 
-* decoupled risk DR(ℓ; ℓ') = e(N_T(ℓ'), ℓ): the error of a release at level
+* decoupled risk :math:`\\mathrm{DR}(ℓ; ℓ') = e(N_T(ℓ'), ℓ)`: the error of a release at level
   ℓ made from the population that ℓ' built (what a platform minimizes if it
   re-tunes its level for the users it has now, treating them as given);
-* performative risk PR(ℓ) = DR(ℓ; ℓ): the error at the population ℓ builds.
+* performative risk :math:`\\mathrm{PR}(ℓ) = \\mathrm{DR}(ℓ; ℓ)`: the error at the population ℓ builds.
 
 Since the error of a release decreases with the level's accuracy at any
 fixed population, the best response to every deployed level is the least

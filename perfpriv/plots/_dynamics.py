@@ -183,7 +183,7 @@ def figure_leak_dispersion(results):
 
 def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=12, R=10.0, cap=20000, trials=5,
                       statistic=None, conventions="paper", seed=0, sizes=None, paths=None):
-    r"""Mean-field population with and without the :math:`\mathrm{cap}, C_t` along it, and :math:`p_τ` against N.
+    r"""Mean-field population with and without the cap, :math:`C_t` along it, and :math:`p_τ` against N.
 
     Left: the mean-field population :math:`N_0 Π C_k` (:math:`p_τ` re-evaluated at each
     :math:`N_k`) with and without the cap, and simulated runs of Algorithm 1. Middle:

@@ -317,7 +317,7 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     samples : array_like, shape (draws, k)
         Λ of ``k`` records over independent noise draws (same dataset).
     s : array_like, shape (k,)
-        Deviations :math:`\|z - μ_z\|` of the ``k`` records.
+        Deviations :math:`\|\bar z - μ_{\bar z}\|` of the ``k`` records.
     n : int
         Dataset size N.
     gamma : float
@@ -383,13 +383,13 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     Parameters
     ----------
     s : float
-        Deviation :math:`\|z - μ_z\| > 0` of the record.
+        Deviation :math:`\|\bar z - μ_{\bar z}\| > 0` of the record.
     n : int
         Dataset size N >= 2.
     gamma : float
         Noise scale γ.
     taus : array_like, optional
-        Thresholds (default: 200 values from a/20 to a + 8√(2a)).
+        Thresholds (default: 200 values from a/20 to :math:`a + 8\sqrt{2a}`).
     alphas : sequence of float
         Fixed Rényi orders α > 1 drawn as thin lines.
     samples : array_like, optional
@@ -577,7 +577,7 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
 
 
 def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=None):
-    r"""Which records leak: empirical leak frequency against :math:`\|z - μ_z\|`, with Lemma 7.
+    r"""Which records leak: empirical leak frequency against :math:`\|\bar z - μ_{\bar z}\|`, with Lemma 7.
 
     Parameters
     ----------
@@ -865,7 +865,7 @@ def llr_law_figure(s, n, gamma, *, tau, taus=None):
     Parameters
     ----------
     s : float
-        Deviation :math:`\|z - μ_z\| > 0`.
+        Deviation :math:`\|\bar z - μ_{\bar z}\| > 0`.
     n : int
         Dataset size N >= 2.
     gamma : float

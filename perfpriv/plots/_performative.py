@@ -44,7 +44,7 @@ def _nonempty(name, value, cls_name=None):
 
 
 def figure_retraining(paths, problem, *, title=None):
-    r"""Left: distance to θ_PS along retraining paths. Right: stable versus optimal on one problem.
+    r"""Left: distance to :math:`θ_{\mathrm{PS}}` along retraining paths. Right: stable versus optimal on one problem.
 
     Parameters
     ----------
@@ -52,8 +52,8 @@ def figure_retraining(paths, problem, *, title=None):
         Label -> exact (``samples=None``) path; drawn as :math:`\|θ_t - θ_{\mathrm{PS}}\|` on a log scale.
     problem : perfpriv.performative.PerformativeProblem
         A one-dimensional problem; the right panel draws its performative risk
-        PR(θ), the decoupled risk DR(·; θ_PS) of the data θ_PS induces, and
-        marks θ_PS and θ_PO.
+        :math:`\mathrm{PR}(θ)`, the decoupled risk :math:`\mathrm{DR}(\cdot; θ_{\mathrm{PS}})` of the data :math:`θ_{\mathrm{PS}}` induces, and
+        marks :math:`θ_{\mathrm{PS}}` and :math:`θ_{\mathrm{PO}}`.
     title : str, optional
 
     Returns
@@ -142,7 +142,7 @@ def figure_level_response(response, *, deployed=(), title=None):
 
 
 def figure_fedavg_convergence(moments, runs=None, *, rate_line=True, title=None):
-    """E‖θ̄_t − θ_PS‖² of P-FedAvg against the iteration t (log-log): exact lines, simulated points.
+    r""":math:`\mathbb{E}\|\bar θ_t - θ_{\mathrm{PS}}\|^{2}` of P-FedAvg against the iteration t (log-log): exact lines, simulated points.
 
     Parameters
     ----------
@@ -189,7 +189,7 @@ def figure_fedavg_convergence(moments, runs=None, *, rate_line=True, title=None)
 
 
 def figure_fedavg_factors(panels, *, title=None):
-    """Final E‖θ̄_T − θ_PS‖² of P-FedAvg against one factor per panel (E, K, heterogeneity...).
+    r"""Final :math:`\mathbb{E}\|\bar θ_T - θ_{\mathrm{PS}}\|^{2}` of P-FedAvg against one factor per panel (E, K, heterogeneity...).
 
     Parameters
     ----------

@@ -110,7 +110,7 @@ def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
     ----------
     gamma, n, tau, s : optional
         Initial values: noise scale γ, dataset size N, threshold τ and the
-        record's deviation :math:`s = \|z - μ_z\|`.
+        record's deviation :math:`s = \|\bar z - μ_{\bar z}\|`.
 
     Returns
     -------

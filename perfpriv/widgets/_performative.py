@@ -23,8 +23,8 @@ def draw_participation(gamma=0.6, *, q=0.5, r=0.2, eps_sd=0.3, eps=0.8, tau=0.3,
 
     Left: mean number of clients over the rounds, for γ and for (almost) no
     privacy, :math:`γ = 10^{-3}`. Middle: the share of clients whose update leaked.
-    Right: the model's squared distance to θ_PS. The dotted lines mark the
-    survival thresholds :math:`γ_c(θ)` at the initial model and at θ_PS for :math:`N_0`
+    Right: the model's squared distance to :math:`θ_{\\mathrm{PS}}`. The dotted lines mark the
+    survival thresholds :math:`γ_c(θ)` at the initial model and at :math:`θ_{\\mathrm{PS}}` for :math:`N_0`
     clients (:meth:`perfpriv.performative.PrivateFederatedRound.survival_threshold`).
 
     Returns
