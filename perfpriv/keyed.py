@@ -776,11 +776,12 @@ def hypergeometric(key: Key, good, bad, nsample):
 
 
 def multivariate_hypergeometric(key: Key, counts, nsample):
-    """Exact split of ``nsample`` items drawn without replacement among classes of sizes ``counts``.
+    r"""Exact split of ``nsample`` items drawn without replacement among classes of sizes ``counts``.
 
-    The chain of conditional hypergeometrics: class j receives
-    Hypergeometric(counts_j, counts_{j+1} + ..., remaining) draws, class j
-    drawn from the key's child j.
+    The chain of conditional hypergeometrics: class :math:`j` receives
+    :math:`\mathrm{Hypergeometric}(c_j, c_{j+1} + \dots + c_{S-1}, m_j)` items
+    (:math:`c` the counts, :math:`m_j` the items not yet assigned), drawn from
+    the key's child :math:`j`.
 
     Parameters
     ----------
