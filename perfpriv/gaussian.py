@@ -369,6 +369,7 @@ class GaussianMean(engine.Mechanism):
         self.draw = check_choice("draw", draw, DRAWS)
         self.leak_method = check_choice("leak_method", leak_method, ("auto", "quadrature", "montecarlo"))
         self.leak_samples = None if leak_samples is None else check_int("leak_samples", leak_samples, low=1)
+        self._leak_seed_given = leak_seed is not None   # (the searches of perfpriv.optimize use 0 if not)
         # one fixed integer: every p_τ evaluation of this mechanism shares its random numbers
         self.leak_seed = None if leak_seed is None and self.leak_method == "quadrature" else \
             int(_random.root_key(leak_seed, name="leak_seed").a)

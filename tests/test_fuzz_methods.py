@@ -69,7 +69,7 @@ INSTANCES = {
     "GDRun": gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=1),
     "TranscriptCheck": gradient.simulate_transcripts(XL, YL, index=0, runs=4, loss="logistic", lam=1.0,
                                                  clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=2),
-    "ScheduleOptimum": optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0,
+    "ScheduleOptimum": optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0), MEM, T=3, n0=50,
                                                  starts="constant", polish=0),
     "PerformativeProblem": prediction.PerformativeProblem.squared(m=1.0, A=0.5),
     "GaussianClients": CLIENTS,
