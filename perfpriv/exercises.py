@@ -256,7 +256,8 @@ def _lemma9_by_hand(terms: int) -> float:
 
 def _ch07_schedule(q, r, T, **options):
     """The chapter-07 optimal gamma schedule (tau = 0.02, N0 = 200, d = 12, R = 10, cap 20000)."""
-    return _optimize().optimal_schedule(q=q, r=r, tau=0.02, T=T, n0=200, d=12, R=10.0, cap=20000, **options)
+    return _optimize().optimal_schedule(_gaussian().GaussianMean(1.0, tau=0.02, d=12, R=10.0),
+                                        _behaviour().Memoryless(q=q, r=r), T=T, n0=200, cap=20000, **options)
 
 
 def _ch07_runs_needed() -> float:

@@ -369,6 +369,7 @@ class GaussianMean(engine.Mechanism):
         self.draw = check_choice("draw", draw, DRAWS)
         self.leak_method = check_choice("leak_method", leak_method, ("auto", "quadrature", "montecarlo"))
         self.leak_samples = None if leak_samples is None else check_int("leak_samples", leak_samples, low=1)
+        self._leak_seed_given = leak_seed is not None   # (the searches of perfpriv.optimize use 0 if not)
         # one fixed integer: every p_τ evaluation of this mechanism shares its random numbers
         self.leak_seed = None if leak_seed is None and self.leak_method == "quadrature" else \
             int(keyed.root_key(leak_seed, name="leak_seed").a)
@@ -422,7 +423,17 @@ class GaussianMean(engine.Mechanism):
         return dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0)
 
     def options(self):
-        return dict(tau=self.tau, d=self.d, R=self.R, statistic=self.statistic, draw=self.draw_method)
+        """The settings of this mechanism as keywords: ``GaussianMean(levels, **m.options())`` is ``m`` at other levels.
+
+        ``mu`` and ``Sigma`` are ``None`` where the defaults (0 and I) were
+        not given, ``draw`` is the draw in use, and ``leak_seed`` is ``None``
+        if none was given, else a key that reproduces the mechanism's
+        :attr:`leak_seed` (its Monte Carlo :math:`p_τ` numbers).
+        """
+        seed = keyed.Key(np.uint64(self.leak_seed), np.uint64(0)) if self._leak_seed_given else None
+        return dict(tau=self.tau, d=self.d, R=self.R, mu=self.mu if self._mu_given else None, Sigma=self._Sigma,
+                    statistic=self.statistic, draw=self.draw_method, leak_method=self.leak_method,
+                    leak_samples=self.leak_samples, leak_seed=seed)
 
     def _statistic(self):
         return self.statistic or "paper"

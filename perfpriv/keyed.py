@@ -73,7 +73,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_allocation, check_flag, check_int_array, check_probability, check_same_shape
+from ._validate import (check_allocation, check_flag, check_int, check_int_array, check_probability,
+                        check_same_shape)
 from .kernels import samplers as _samplers
 from .kernels import streams as _streams
 
@@ -158,6 +159,17 @@ def _uniform(a, gamma, counters):
 def _normal(a, gamma, counters):
     """Standard normals: scipy's ``ndtri`` of :func:`_uniform` (one compiled pass)."""
     return _stream_call(_streams.normal_array, np.float64, a, gamma, counters)
+
+
+def _check_counts(name, values):
+    """Integers >= 0 (numpy's int64 range) as an int64 array; an empty array is allowed (nothing to draw)."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):            # ragged nesting: check_int_array names the parameter
+        arr = None
+    if arr is not None and arr.ndim and arr.size == 0 and arr.dtype.kind in "iuf":
+        return arr.astype(np.int64)
+    return check_int_array(name, values, low=0)
 
 
 def _key_words(name, words):
@@ -300,25 +312,31 @@ class Key:
         return Key(a, b)
 
     # ------------------------------------------------------------- numbers
+    def _positions(self, counters):
+        """``counters`` checked: integers >= 0 that broadcast against the keys."""
+        counters = _check_counts("counters", counters)
+        check_same_shape(keys=self.a, counters=counters)
+        return counters
+
     def bits(self, counters):
         """The 64-bit outputs at ``counters`` (broadcast against the keys)."""
-        return _bits(self.a, _mix_gamma(self.b), counters)
+        return _bits(self.a, _mix_gamma(self.b), self._positions(counters))
 
     def uniform_at(self, counters):
         """Uniforms on (0, 1) (53 random bits) at ``counters``, broadcast against the keys."""
-        return _uniform(self.a, _mix_gamma(self.b), counters)
+        return _uniform(self.a, _mix_gamma(self.b), self._positions(counters))
 
     def normal_at(self, counters):
         """Standard normals at ``counters``: the inverse normal cdf of :meth:`uniform_at`."""
-        return _normal(self.a, _mix_gamma(self.b), counters)
+        return _normal(self.a, _mix_gamma(self.b), self._positions(counters))
 
     def uniform(self, size: int):
         """The first ``size`` uniforms of every key: shape ``self.shape + (size,)``."""
-        return Key(self.a[..., None], self.b[..., None]).uniform_at(np.arange(int(size)))
+        return Key(self.a[..., None], self.b[..., None]).uniform_at(np.arange(check_int("size", size, low=0)))
 
     def normal(self, size: int):
         """The first ``size`` standard normals of every key: shape ``self.shape + (size,)``."""
-        return Key(self.a[..., None], self.b[..., None]).normal_at(np.arange(int(size)))
+        return Key(self.a[..., None], self.b[..., None]).normal_at(np.arange(check_int("size", size, low=0)))
 
     def normal_ragged(self, counts):
         """Normals 0 .. counts[j] − 1 of key j (1-D keys), concatenated.
@@ -340,7 +358,8 @@ class Key:
         -------
         numpy.ndarray, shape (sum(counts),)
         """
-        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        counts = _check_counts("counts", counts).reshape(-1)
+        check_allocation("the normals of every key (sum of counts)", float(counts.sum(dtype=float)), name="counts")
         a, b = self.a.reshape(-1), self.b.reshape(-1)
         if counts.shape != a.shape:
             raise ValueError(f"counts must have one entry per key; got {counts.shape} for {a.shape} keys")
@@ -379,11 +398,12 @@ class Key:
         -------
         numpy.ndarray, shape (len(records), width)
         """
-        width = int(width)
-        rec = np.asarray(records, dtype=np.int64).reshape(-1)
+        width = check_int("width", width, low=0)
+        rec = _check_counts("records", records).reshape(-1)
         a = self.a.reshape(-1)
         if a.size != rec.size:
             raise ValueError(f"records must have one entry per key; got {rec.size} for {a.size} keys")
+        check_allocation("the records' normals (records x width)", float(rec.size) * width, name="width")
         out = np.empty((rec.size, width))
         _streams.normal_records(np.ascontiguousarray(a), _mix_gamma(self.b.reshape(-1)), np.ascontiguousarray(rec),
                                 width, out)

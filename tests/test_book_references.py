@@ -116,11 +116,11 @@ def test_every_snippet_of_the_prose_parses_and_binds_to_the_signatures():
 
 def test_the_checks_see_the_faults_they_guard_against():
     # the two faults a review found in chapter 07: a function under the wrong module, and a call that
-    # passes keyword-only q and r by position
+    # passes keyword-only arguments by position (then q and r; here the horizon T)
     assert "optimal_schedule" not in dir(importlib.import_module("perfpriv.schedules"))
     with pytest.raises(AttributeError):
         _resolve("schedules", ["optimal_schedule"])
-    call = ast.parse("optimize.optimal_schedule(0.5, 0.4, tau=0.02, T=50, **paper)").body[0].value
+    call = ast.parse("optimize.optimal_schedule(mechanism, users, 50, **paper)").body[0].value
     signature = inspect.signature(_resolve("optimize", ["optimal_schedule"]))
     with pytest.raises(TypeError):
         signature.bind_partial(*[None] * len(call.args), **{k.arg: None for k in call.keywords if k.arg})

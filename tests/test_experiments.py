@@ -425,7 +425,7 @@ def test_gain_map_cells_are_the_optimizers_results():
     m = experiments.gain_map([0.3, 0.6], [0.4, 0.7], T=6, n0=60)
     for i, q in enumerate((0.3, 0.6)):
         for j, r in enumerate((0.4, 0.7)):
-            res = optimize.optimal_epsilon_schedule(q=q, r=r, T=6, n0=60)
+            res = optimize.optimal_schedule(bernoulli.RandomizedResponse(1.0), Memoryless(q=q, r=r), T=6, n0=60)
             assert (m.gain[i, j], m.constant[i, j], m.first[i, j], m.last[i, j]) == \
                 (res.gain, res.constant, res.epsilon[0], res.epsilon[-1])
     assert np.isnan(m.tau)

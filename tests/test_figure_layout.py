@@ -185,7 +185,8 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
 
 
 def _schedule_figure():
-    best = optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10.0, starts="constant", polish=0)
+    best = optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=12, R=10.0),
+                                     behaviour.Memoryless(q=0.3, r=0.6), T=6, n0=200, starts="constant", polish=0)
     return plots.figure_schedules({"optimal": best}, title="test")
 
 

@@ -243,7 +243,8 @@ _LEVELS = stateful.level_response(gaussian.GaussianMean([0.1, 1.0, 10.0], tau=0.
 _GD = gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=1)
 _TRANSCRIPTS = [gradient.simulate_transcripts(XL, YL, index=0, runs=4, clip=c, step_size=0.1, seed=2,
                                               loss="logistic", lam=1.0, steps=3, rho=0.1) for c in (0.05, 2.0)]
-_SCHED = optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, starts="constant", polish=0)
+_SCHED = optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0),
+                                   behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50, starts="constant", polish=0)
 _CMP = experiments.compare_schedules({"constant": np.full(3, 0.7), "no privacy": np.full(3, 1e-3)}, q=0.5, r=0.4,
                                      tau=0.02, n0=20, d=3, R=10.0, trials=2, seed=7)
 

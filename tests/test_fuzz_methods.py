@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error
 
 import perfpriv
-from perfpriv import behaviour, bernoulli, engine, experiments, gaussian, gradient, optimize, regression
+from perfpriv import behaviour, bernoulli, engine, experiments, gaussian, gradient, keyed, optimize, regression
 from perfpriv.performative import bilevel, federated, participation, prediction
 
 # ------------------------------------------------------------------ one small instance of each class
@@ -64,12 +64,13 @@ INSTANCES = {
     "BudgetAware": behaviour.BudgetAware(tolerance=[1.0, 3.0], r=0.6, q=0.1, weights=[0.5, 0.5]),
     "Contagion": behaviour.Contagion(q=0.3, r=0.6, kappa=0.5),
     "Levels": engine.make_levels([1.0, 2.0], name="gamma"),
+    "Key": keyed.root_key(0).child(np.arange(3)),
     "Policy": engine.Policy(cap=20000, floor=1),
     "SimulationRun": engine.simulate(bernoulli.RandomizedResponse(1.0), MEM, T=5, n0=50, trials=2, seed=0),
     "GDRun": gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=1),
     "TranscriptCheck": gradient.simulate_transcripts(XL, YL, index=0, runs=4, loss="logistic", lam=1.0,
                                                  clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=2),
-    "ScheduleOptimum": optimize.optimal_schedule(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0,
+    "ScheduleOptimum": optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0), MEM, T=3, n0=50,
                                                  starts="constant", polish=0),
     "PerformativeProblem": prediction.PerformativeProblem.squared(m=1.0, A=0.5),
     "GaussianClients": CLIENTS,
@@ -143,6 +144,13 @@ TABLE.update({
     ("PrivateFederatedRound", "leak_probability_at"): dict(theta=0.5, n=100, gamma=1.0),
     ("PrivateFederatedRound", "survival_threshold"): dict(theta=0.5, n=100, q=0.3, r=0.6),
     ("PrivateFederatedRound", "stationary_error"): dict(n=100, gamma=1.0),
+    ("Key", "bits"): dict(counters=[0, 1, 2]),
+    ("Key", "uniform"): dict(size=4),
+    ("Key", "uniform_at"): dict(counters=[0, 1, 2]),
+    ("Key", "normal"): dict(size=4),
+    ("Key", "normal_at"): dict(counters=[0, 1, 2]),
+    ("Key", "normal_ragged"): dict(counts=[2, 0, 3]),
+    ("Key", "normal_records"): dict(records=[2, 0, 3], width=2),
     ("Levels", "at"): dict(t=1),
     ("Levels", "check_horizon"): dict(T=5),
     ("Levels", "describe"): dict(),
@@ -194,6 +202,7 @@ TABLE.update({
 #: shapes (the engine builds them; test_engine, test_behaviour, test_kernels and test_inlaw drive these methods
 #: bit for bit against the references), or a figure.
 EXEMPT_METHODS = {
+    "child": "any number of parts by position (ints, int arrays or purpose names): test_keyed derives it",
     "draw_round": "the engine's keys and live mask",
     "advance": "the engine's mechanism state, keys and live mask",
     "kernel_draw": "returns a compiled function the engine calls with its own arrays",

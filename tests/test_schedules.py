@@ -27,6 +27,16 @@ from perfpriv.engine import Schedule
 Z = 4.5  # z-score tolerance of Monte Carlo comparisons
 DATA = dict(d=12, R=10.0)
 TAU = 0.02
+RR = B.RandomizedResponse(1.0)   # a template: the searches replace its level
+
+
+def gauss(tau=TAU, **kw):
+    """The Gaussian mechanism of the tests (its level is a template: the searches replace it)."""
+    return G.GaussianMean(1.0, tau=tau, **dict(DATA, **kw))
+
+
+def users(q, r, rule="leak"):
+    return Memoryless(q=q, r=r, rule=rule)
 
 
 def regret(gammas, q, r, tau=TAU, n0=200, cap=20000):
@@ -133,7 +143,7 @@ def test_constant_schedule_regret_equals_the_constant_level_exactly(gamma, q, r,
 
 def test_best_constant_matches_optimize_optimal_gamma_mean_field_with_algorithm_rounds():
     T, n0 = 6, 200
-    res = O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=T, n0=n0, starts="constant", polish=0, **DATA)
+    res = O.optimal_schedule(gauss(), users(0.3, 0.6), T=T, n0=n0, starts="constant", polish=0)
     ref = O.optimal_gamma(q=0.3, r=0.6, tau=TAU, T=T, n0=n0, objective="mean_field", rounds="algorithm", **DATA)
     assert res.constant == ref.gamma
     assert res.constant_regret == pytest.approx(ref.value, rel=1e-12)
@@ -162,20 +172,21 @@ def test_adjoint_gradient_matches_central_differences_of_the_exact_regret():
 @pytest.mark.parametrize("q, r, tau", [(0.3, 0.6, 0.02), (0.7, 0.2, 0.02), (0.1, 0.9, 0.2)])
 def test_optimal_schedules_never_do_worse_than_the_best_constant(q, r, tau):
     T = 4
-    res = O.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=200, **DATA)
+    res = O.optimal_schedule(gauss(tau), users(q, r), T=T, n0=200)
     assert res.regret <= res.constant_regret
-    for fam in (O.optimal_two_phase, O.optimal_geometric):
-        out = fam(q=q, r=r, tau=tau, T=T, n0=200, **DATA)
+    for fam in ("two_phase", "geometric"):
+        out = O.optimal_schedule(gauss(tau), users(q, r), T=T, n0=200, family=fam)
         assert out.regret <= out.constant_regret
         assert res.regret <= out.regret * (1 + 1e-9)  # the free schedule contains both families
 
 
 def test_reported_regret_is_the_mean_field_regret_of_the_reported_schedule():
-    res = O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=5, n0=200, **DATA)
+    res = O.optimal_schedule(gauss(), users(0.3, 0.6), T=5, n0=200)
     assert res.regret == regret(res.gamma, 0.3, 0.6)
     assert res.population.shape == (6,) and res.population[0] == 200
     assert isinstance(res.as_schedule(), Schedule)
-    two = O.optimal_two_phase(q=0.3, r=0.6, tau=TAU, T=5, n0=200, **DATA)
+    two = O.optimal_schedule(gauss(), users(0.3, 0.6), T=5, n0=200, family="two_phase")
+    assert two.regret == regret(two.gamma, 0.3, 0.6)
     assert np.array_equal(two.gamma, S.two_phase(two.params["first"], two.params["then"],
                                                  two.params["switch"], 5).values)
 
@@ -186,7 +197,7 @@ def test_optimal_schedule_matches_brute_force_on_a_tiny_horizon(T, points):
     grid = np.geomspace(0.02, 20.0, points)
     sched = np.array(list(itertools.product(grid, repeat=T)))
     brute = regret(sched, q, r, n0=n0)
-    res = O.optimal_schedule(q=q, r=r, tau=TAU, T=T, n0=n0, **DATA)
+    res = O.optimal_schedule(gauss(), users(q, r), T=T, n0=n0)
     assert res.regret <= brute.min() * (1 + 1e-9)
     # and it is the same optimum: the brute-force minimizer is within one grid step of it
     best = sched[np.argmin(brute)]
@@ -196,7 +207,7 @@ def test_optimal_schedule_matches_brute_force_on_a_tiny_horizon(T, points):
 
 
 def test_optimal_schedule_spends_noise_first_in_the_growth_regime():
-    res = O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=6, n0=200, **DATA)
+    res = O.optimal_schedule(gauss(), users(0.3, 0.6), T=6, n0=200)
     assert np.all(np.diff(res.gamma) <= 1e-9 * res.gamma[:-1])  # non-increasing noise
     assert res.gamma[0] > res.constant > res.gamma[-1]
     assert res.gain > 0.01
@@ -229,19 +240,20 @@ def test_bernoulli_regret_matches_simulation():
 
 def test_epsilon_schedules_never_do_worse_than_the_best_constant_and_beat_brute_force():
     for q, r in ((0.3, 0.6), (0.6, 0.3), (0.05, 0.05)):
-        res = O.optimal_epsilon_schedule(q=q, r=r, T=12, n0=100)
+        res = O.optimal_schedule(RR, users(q, r), T=12, n0=100)
         assert res.regret <= res.constant_regret
         assert res.regret == pytest.approx(float(eps_regret(res.epsilon, q, r)), rel=1e-12)
-        for fam in (O.optimal_epsilon_two_phase, O.optimal_epsilon_geometric):
-            assert fam(q=q, r=r, T=12, n0=100).regret <= res.constant_regret
+        for fam in ("two_phase", "geometric"):
+            out = O.optimal_schedule(RR, users(q, r), T=12, n0=100, family=fam)
+            assert out.regret <= out.constant_regret and res.regret <= out.regret * (1 + 1e-9)
     grid = np.geomspace(0.02, 40.0, 60)
     sched = np.array(list(itertools.product(grid, repeat=2)))
     brute = eps_regret(sched, 0.3, 0.6)
-    assert O.optimal_epsilon_schedule(q=0.3, r=0.6, T=2, n0=100).regret <= brute.min() * (1 + 1e-9)
+    assert O.optimal_schedule(RR, users(0.3, 0.6), T=2, n0=100).regret <= brute.min() * (1 + 1e-9)
 
 
 def test_epsilon_schedule_protects_first_then_spends_the_budget():
-    res = O.optimal_epsilon_schedule(q=0.3, r=0.6, T=20, n0=100)
+    res = O.optimal_schedule(RR, users(0.3, 0.6), T=20, n0=100)
     assert res.epsilon[0] < res.constant < res.epsilon[-1]
     assert res.gain > 0.05
     with pytest.raises(AttributeError):
@@ -249,7 +261,7 @@ def test_epsilon_schedule_protects_first_then_spends_the_budget():
 
 
 def test_a_one_round_horizon_has_no_switch_the_best_constant_is_returned():
-    res = O.optimal_epsilon_two_phase(q=0.3, r=0.6, T=1, n0=10, cap=100)
+    res = O.optimal_schedule(RR, users(0.3, 0.6), T=1, n0=10, cap=100, family="two_phase")
     assert res.params["switch"] == 0 and res.regret == res.constant_regret
 
 
@@ -257,87 +269,149 @@ def test_a_one_round_horizon_has_no_switch_the_best_constant_is_returned():
 # bad input
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize("call, name", [
-    (lambda: O.optimal_schedule(q=1.3, r=0.6, tau=TAU, T=3, n0=100, **DATA), "q"),
-    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=0.0, T=3, n0=100, **DATA), "tau"),
-    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=3, n0=1, **DATA), "n0"),
-    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=0, n0=100, **DATA), "T"),
-    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=3, n0=100, starts="best", **DATA), "starts"),
-    (lambda: O.optimal_schedule(q=0.3, r=0.6, tau=TAU, T=3, n0=100, bracket=(2, 1), **DATA), "bracket"),
-    (lambda: O.optimal_two_phase(q=0.3, r=0.6, tau=TAU, T=3, n0=100, switches=[5], **DATA), "switches"),
     (lambda: S.two_phase(1.0, 2.0, 4, 3), "switch"),
     (lambda: S.geometric(1.0, -0.5, 3), "ratio"),
     (lambda: S.constant(0.0, 3), "level"),
-    (lambda: O.optimal_epsilon_schedule(q=0.3, r=0.6, T=3, n0=10, model="other"), "model"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-def test_tau_is_keyword_only():
+@pytest.mark.parametrize("mechanism, behaviour, kwargs, name", [
+    (gauss(), users([0.3, 0.4], 0.6), {}, "behaviour"),                # one cell only
+    (gauss(), users(0.3, 0.6, "agnostic"), {}, "behaviour"),           # Algorithm 1's rule only
+    (gauss(), users(0.3, 0.6), dict(n0=1), "n0"),
+    (RR, users(0.3, 0.6), dict(n0=0), "n0"),
+    (RR, users(0.3, 0.6), dict(cap=50), "cap"),
+    (gauss(), users(0.3, 0.6), dict(T=0), "T"),
+    (gauss(), users(0.3, 0.6), dict(family="free_form"), "family"),
+    (gauss(), users(0.3, 0.6), dict(starts="best"), "starts"),
+    (gauss(), users(0.3, 0.6), dict(starts="constant", family="geometric"), "starts"),
+    (gauss(), users(0.3, 0.6), dict(bracket=(2, 1)), "bracket"),
+    (gauss(), users(0.3, 0.6), dict(family="two_phase", switches=[5]), "switches"),
+    (RR, users(0.3, 0.6), dict(switches=[1]), "switches"),              # the two-phase family's
+    (RR, users(0.3, 0.6), dict(polish=5), "polish"),                    # nothing to polish
+    (RR, users(0.3, 0.6), dict(polish=True), "polish"),
+])
+def test_the_search_refuses_bad_input_naming_the_parameter(mechanism, behaviour, kwargs, name):
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        O.optimal_schedule(mechanism, behaviour, **dict(dict(T=3, n0=100), **kwargs))
+
+
+@pytest.mark.parametrize("mechanism, behaviour, name", [
+    ("gaussian", users(0.3, 0.6), "mechanism"),
+    (G.GaussianMean, users(0.3, 0.6), "mechanism"),                    # the class, not a mechanism
+    (None, users(0.3, 0.6), "mechanism"),
+    (gauss(), "leak", "behaviour"),
+    (RR, None, "behaviour"),
+])
+def test_a_mechanism_or_users_of_another_kind_are_refused_by_name(mechanism, behaviour, name):
+    with pytest.raises(TypeError, match=f"^{name} must be a perfpriv"):
+        O.optimal_schedule(mechanism, behaviour, T=3, n0=100)
+
+
+def test_the_horizon_and_the_options_are_keyword_only():
     with pytest.raises(TypeError):
-        O.optimal_schedule(0.3, 0.6, TAU, T=3, n0=100, **DATA)
+        O.optimal_schedule(gauss(), users(0.3, 0.6), 3, 100)
+
+
+def test_the_mechanism_level_is_a_template_and_its_settings_and_the_rule_are_used():
+    kw = dict(T=4, n0=200, family="geometric")
+    a = O.optimal_schedule(gauss(), users(0.3, 0.6), **kw)
+    b = O.optimal_schedule(G.GaussianMean(Schedule([5.0, 1.0, 2.0]), tau=TAU, **DATA), users(0.3, 0.6), **kw)
+    assert np.array_equal(a.gamma, b.gamma) and a.regret == b.regret and a.settings["statistic"] == "paper"
+    # randomized response: the law of mu and the growth rule are the objects' (the regret is the engine's
+    # mean field with them)
+    mech, beh = B.RandomizedResponse(2.0, mu=0.3), users(0.6, 0.3, "agnostic")
+    res = O.optimal_schedule(mech, beh, T=6, n0=100, cap=None)
+    path = engine.mean_field(B.RandomizedResponse(Schedule(res.epsilon), mu=0.3), beh, T=6, n0=100, cap=None)
+    assert res.regret == path.cumulative_error and res.regret <= res.constant_regret
+    assert res.settings["model"] == "agnostic" and res.settings["mu"] == (0.3, 0.3)
+    other = O.optimal_schedule(B.RandomizedResponse(2.0), users(0.6, 0.3), T=6, n0=100, cap=None)
+    assert other.regret != res.regret
+
+
+def test_a_monte_carlo_p_tau_uses_the_mechanism_seed_or_zero():
+    # a Monte Carlo p_tau is one fixed function of (n, gamma) during a search: the mechanism's seed if it has
+    # one, else seed 0 (not the random one an unseeded mechanism draws), so that results are reproducible
+    kw = dict(tau=TAU, d=3, R=10.0, leak_method="montecarlo", leak_samples=400)
+    search = dict(T=3, n0=50, family="geometric", maxiter=3, polish=2)
+    unseeded = O.optimal_schedule(G.GaussianMean(1.0, **kw), users(0.3, 0.6), **search)
+    zero = O.optimal_schedule(G.GaussianMean(1.0, leak_seed=0, **kw), users(0.3, 0.6), **search)
+    five = O.optimal_schedule(G.GaussianMean(1.0, leak_seed=5, **kw), users(0.3, 0.6), **search)
+    assert np.array_equal(unseeded.gamma, zero.gamma) and unseeded.regret == zero.regret
+    for seed, res in ((0, zero), (5, five)):   # each reported regret is the mean field of its seed's p_tau
+        mech = G.GaussianMean(Schedule(res.gamma), leak_seed=seed, **kw)
+        assert res.regret == engine.mean_field(mech, users(0.3, 0.6), T=3, n0=50).cumulative_error
+    assert five.constant_regret != zero.constant_regret
+
+
+def test_randomized_response_starts_from_the_constant_and_the_geometric_schedule():
+    auto = O.optimal_schedule(RR, users(0.3, 0.6), T=20, n0=100)
+    only = O.optimal_schedule(RR, users(0.3, 0.6), T=20, n0=100, starts="constant")
+    assert only.params["start"] == "constant" and only.regret <= only.constant_regret
+    assert auto.params["start"] in ("constant", "geometric") and auto.regret <= only.regret
 
 
 # ------------------------------------------- the optimizers' bad input and the ends of their ranges
 
 
-GAUSS_SEARCHES = [O.optimal_schedule, O.optimal_two_phase, O.optimal_geometric]
-EPS_SEARCHES = [O.optimal_epsilon_schedule, O.optimal_epsilon_two_phase, O.optimal_epsilon_geometric]
-GAUSS_SMALL = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, maxiter=3, polish=2)
-EPS_SMALL = dict(q=0.3, r=0.6, T=3, n0=50, maxiter=3)
+FAMILIES = ("free", "two_phase", "geometric")
+GM_SMALL = G.GaussianMean(1.0, tau=0.02, d=3, R=10.0)
+MEM = Memoryless(q=0.3, r=0.6)
+GAUSS_SMALL = dict(T=3, n0=50, maxiter=3, polish=2)
+EPS_SMALL = dict(T=3, n0=50, maxiter=3)
 
 
-@pytest.mark.parametrize("func", [O.optimal_gamma] + GAUSS_SEARCHES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("name, bad", [("method", "x"), ("samples", -1), ("samples", 1.5), ("seed", "x"),
                                        ("seed", -3)])
-def test_p_tau_options_are_named_as_the_caller_spells_them(func, name, bad):
+def test_p_tau_options_are_named_as_the_caller_spells_them(name, bad):
     # was: leak_method / leak_samples / leak_seed (the mechanism's names) for method / samples / seed
-    kwargs = dict(GAUSS_SMALL) if func is not O.optimal_gamma else dict(GAUSS_SMALL, grid=3)
-    if func is O.optimal_gamma:
-        del kwargs["maxiter"], kwargs["polish"]
+    kwargs = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3)
     with pytest.raises((ValueError, TypeError)) as info:
-        func(**dict(kwargs, **{name: bad}))
+        O.optimal_gamma(**dict(kwargs, **{name: bad}))
     assert str(info.value).startswith(f"{name} must"), str(info.value)
     assert "leak_" not in str(info.value)
 
 
-@pytest.mark.parametrize("func", GAUSS_SEARCHES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("bracket", [(1e-300, 1e3), (1e-3, 1e300), (1e-100, 1.0)])
-def test_a_gamma_bracket_beyond_the_mechanism_names_bracket(func, bracket):
+def test_a_gamma_bracket_beyond_the_mechanism_names_bracket(family, bracket):
     # was: "gamma must be in [1e-100, 1e+100]; got array of shape (61,)"
     with pytest.raises(ValueError, match=r"^bracket must .*1e-99 <= low < high <= 1e\+99"):
-        func(**dict(GAUSS_SMALL, bracket=bracket))
+        O.optimal_schedule(GM_SMALL, MEM, family=family, bracket=bracket, **GAUSS_SMALL)
 
 
-@pytest.mark.parametrize("func", EPS_SEARCHES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("bracket", [(1e-300, 1.0), (0.01, 1e300), (0.01, 1e3)])
-def test_an_epsilon_bracket_beyond_what_the_gradient_holds_names_bracket(func, bracket):
+def test_an_epsilon_bracket_beyond_what_the_gradient_holds_names_bracket(family, bracket):
     # was: RuntimeWarnings (overflow in cosh, divide by zero) and a NaN schedule "values must be a number"
     with pytest.raises(ValueError, match=r"^bracket must .*1e-50 <= low < high <= 500"):
-        func(**dict(EPS_SMALL, bracket=bracket))
+        O.optimal_schedule(RR, MEM, family=family, bracket=bracket, **EPS_SMALL)
 
 
-@pytest.mark.parametrize("func", EPS_SEARCHES + GAUSS_SEARCHES, ids=lambda f: f.__name__)
-def test_maxiter_beyond_a_million_evaluations_is_refused_by_name(func):
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("mechanism", [GM_SMALL, RR], ids=["gaussian", "rr"])
+def test_maxiter_beyond_a_million_evaluations_is_refused_by_name(mechanism, family):
     # was: OverflowError: value too large to convert to int (SciPy's C counter)
-    kwargs = dict(EPS_SMALL if func in EPS_SEARCHES else GAUSS_SMALL, maxiter=10**12)
+    kwargs = dict(GAUSS_SMALL if mechanism is GM_SMALL else EPS_SMALL, family=family)
     with pytest.raises(ValueError, match=r"^maxiter must be an integer in \[1, 1000000\]; got 1000000000000"):
-        func(**kwargs)
-    if func in GAUSS_SEARCHES:
+        O.optimal_schedule(mechanism, MEM, **dict(kwargs, maxiter=10**12))
+    if mechanism is GM_SMALL:
         with pytest.raises(ValueError, match="^polish must"):
-            func(**dict(GAUSS_SMALL, polish=10**12))
+            O.optimal_schedule(mechanism, MEM, **dict(kwargs, polish=10**12))
 
 
-@pytest.mark.parametrize("func", EPS_SEARCHES, ids=lambda f: f.__name__)
-def test_the_ends_of_the_epsilon_range_run_without_warnings(func):
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_ends_of_the_epsilon_range_run_without_warnings(family):
     for bracket in ((1e-50, 500.0), (1e-50, 2e-50), (499.0, 500.0)):
-        res = func(**dict(EPS_SMALL, bracket=bracket))
+        res = O.optimal_schedule(RR, MEM, family=family, bracket=bracket, **EPS_SMALL)
         assert np.all((res.epsilon >= bracket[0]) & (res.epsilon <= bracket[1]))
         assert np.isfinite(res.regret)
 
 
 def test_a_one_round_two_phase_schedule_is_the_constant_optimum():
-    two = O.optimal_epsilon_two_phase(q=0.3, r=0.6, T=1, n0=10, cap=100)
+    two = O.optimal_schedule(RR, MEM, T=1, n0=10, cap=100, family="two_phase")
     assert np.shape(two.epsilon) == (1,) and two.gain == 0.0
     assert two.epsilon[0] == two.constant and two.regret == two.constant_regret

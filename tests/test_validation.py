@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import (bernoulli, cli, exercises, experiments, feedback, gaussian, gradient, leakage, optimize,
-                      regression, schedules, sweep)
+from perfpriv import (behaviour, bernoulli, cli, exercises, experiments, feedback, gaussian, gradient, leakage,
+                      optimize, regression, schedules, sweep)
 from perfpriv._validate import check_int_array
 from perfpriv.performative import GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
 from perfpriv.performative.participation import simulate_participation_agents
@@ -144,14 +144,16 @@ def test_run_figure_checks_its_arguments_before_any_work():
 
 
 def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
-    # schedules.constant(T=1e9), optimize.optimal_gamma(d=1e9 / grid=1e9), optimal_two_phase(T=1e9),
-    # optimal_epsilon_schedule(T=1e9): MemoryError inside numpy (check_mean's zeros(d), a (K, 41, 41, T) grid)
+    # schedules.constant(T=1e9), optimize.optimal_gamma(d=1e9 / grid=1e9), optimal_schedule(T=1e9; two-phase
+    # family or randomized response): MemoryError inside numpy (check_mean's zeros(d), a (K, 41, 41, T) grid)
     base = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0)
+    gm, rr = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0), bernoulli.RandomizedResponse(1.0)
+    users = behaviour.Memoryless(q=0.3, r=0.6)
     for call, word in [(lambda: schedules.constant(1.0, T=10**12), "T"),
                        (lambda: optimize.optimal_gamma(**dict(base, d=10**12)), "d"),
                        (lambda: optimize.optimal_gamma(**base, grid=10**12), "grid"),
-                       (lambda: optimize.optimal_two_phase(**dict(base, T=10**5)), "T"),
-                       (lambda: optimize.optimal_epsilon_schedule(q=0.3, r=0.6, T=10**12, n0=50), "T")]:
+                       (lambda: optimize.optimal_schedule(gm, users, T=10**5, n0=50, family="two_phase"), "T"),
+                       (lambda: optimize.optimal_schedule(rr, users, T=10**12, n0=50), "T")]:
         with pytest.raises(ValueError, match=f"{word} is too large"):
             call()
 

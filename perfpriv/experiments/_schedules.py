@@ -268,10 +268,8 @@ class GainMap(Result):
 
 def _gain_cell(q, r, *, seed, model, tau, T, n0, d, R, cap, opts):
     """Gain, best constant, first and last level of the optimal schedule of one cell."""
-    if model == "gaussian":
-        res = optimize.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, **opts)
-    else:
-        res = optimize.optimal_epsilon_schedule(q=q, r=r, T=T, n0=n0, cap=cap, **opts)
+    mech = GaussianMean(1.0, tau=tau, d=d, R=R) if model == "gaussian" else bernoulli.RandomizedResponse(1.0)
+    res = optimize.optimal_schedule(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, **opts)
     return [res.gain, res.constant, res.schedule[0], res.schedule[-1]]
 
 
@@ -289,13 +287,15 @@ def gain_map(qs, rs, *, tau=None, T, n0, d=None, R=None, model="bernoulli", cap=
     d, R : int, float
         Data model (Gaussian model only; ``None`` for the Bernoulli model).
     model : {"gaussian", "bernoulli"}
-        :func:`perfpriv.optimize.optimal_schedule` with ``starts="constant"``
-        and ``polish=0`` (the fast setting), or
-        :func:`perfpriv.optimize.optimal_epsilon_schedule`.
+        The mechanism of :func:`perfpriv.optimize.optimal_schedule`: the
+        Gaussian mechanism (τ, d, R), searched with ``starts="constant"``
+        and ``polish=0`` (the fast setting), or randomized response (the
+        law of μ: Uniform(0, 1)); the users are the paper's (rule "leak").
     n_jobs : int, optional
         Workers over the cells (:func:`perfpriv.sweep.sweep`); deterministic.
     **kwargs
-        Passed to the optimizer.
+        Passed to :func:`perfpriv.optimize.optimal_schedule` (``family``,
+        ``floor``, ``bracket``, ``maxiter``, ``polish``, ``starts``, ...).
 
     Returns
     -------

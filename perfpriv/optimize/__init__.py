@@ -5,10 +5,8 @@
 * γ* of the Gaussian mechanism (Remark 3, Figs. 4-5): :func:`optimal_gamma`
   (Lemma 9's bound or the mean field) and :func:`optimal_gamma_empirical`
   (grid search over simulated cumulative errors);
-* schedules (one level per round, §5): :func:`optimal_schedule`,
-  :func:`optimal_two_phase`, :func:`optimal_geometric` and their
-  randomized-response counterparts :func:`optimal_epsilon_schedule`,
-  :func:`optimal_epsilon_two_phase`, :func:`optimal_epsilon_geometric`.
+* schedules (one level per round, §5): :func:`optimal_schedule`, for either
+  mechanism and a family of schedules (free, two-phase or geometric).
 
 * any mechanism, any behaviour: :func:`level_search`, the best of a
   mechanism's own levels for every cell of a behaviour, by simulation or
@@ -21,15 +19,7 @@ optimum, with the objective values it compared and its settings.
 from ._epsilon import EpsilonOptimum, mean_field_optimal_epsilon, optimal_epsilon
 from ._gamma import GammaOptimum, optimal_gamma, optimal_gamma_empirical
 from ._levels import LevelOptimum, level_search
-from ._schedules import (
-    ScheduleOptimum,
-    optimal_epsilon_geometric,
-    optimal_epsilon_schedule,
-    optimal_epsilon_two_phase,
-    optimal_geometric,
-    optimal_schedule,
-    optimal_two_phase,
-)
+from ._schedules import ScheduleOptimum, optimal_schedule
 
 __all__ = [
     "LevelOptimum",
@@ -42,9 +32,4 @@ __all__ = [
     "optimal_gamma_empirical",
     "ScheduleOptimum",
     "optimal_schedule",
-    "optimal_two_phase",
-    "optimal_geometric",
-    "optimal_epsilon_schedule",
-    "optimal_epsilon_two_phase",
-    "optimal_epsilon_geometric",
 ]

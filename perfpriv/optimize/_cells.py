@@ -90,7 +90,9 @@ def check_leak_options(method, samples, seed):
     Returns
     -------
     method, samples, seed
-        ``samples`` as an int (or None); ``method`` and ``seed`` as given.
+        ``samples`` as an int (or None); ``method`` and ``seed`` as given
+        (a :class:`perfpriv.keyed.Key` passes unchanged: the schedule
+        search gives the mechanism's own seed that way).
 
     Examples
     --------
@@ -104,6 +106,6 @@ def check_leak_options(method, samples, seed):
     method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
     if samples is not None:
         samples = check_int("samples", samples, low=1)
-    if not isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
+    if not isinstance(seed, (np.random.Generator, np.random.BitGenerator, keyed.Key)):
         keyed.as_seed_sequence(seed, name="seed")          # checked (read, not consumed)
     return method, samples, seed

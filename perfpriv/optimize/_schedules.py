@@ -3,13 +3,9 @@ r"""Optimal privacy schedules, for both models, on the engine's mean field.
 The mean-field regret of a schedule -- the cumulative error of
 :func:`perfpriv.engine.mean_field` with a :class:`perfpriv.engine.Schedule`
 of levels and Algorithm 1's indexing (round t releases from :math:`N_{t-1}` users) --
-is minimized over the schedule:
-
-* :func:`optimal_schedule` (one free :math:`γ_t` per round), :func:`optimal_two_phase`
-  ("protect then exploit") and :func:`optimal_geometric` for the Gaussian
-  model;
-* :func:`optimal_epsilon_schedule`, :func:`optimal_epsilon_two_phase` and
-  :func:`optimal_epsilon_geometric` for randomized response.
+is minimized over the schedule by :func:`optimal_schedule`, for the Gaussian mechanism
+(:math:`γ_t`) or randomized response (:math:`ε_t`), over one of three families:
+one free level per round, "protect then exploit" (two phases) or geometric.
 
 How the free schedule is optimized
 ----------------------------------
@@ -48,6 +44,7 @@ Paper §3 (Lemma 2), Lemma 3, Lemma 8 and eq. 13, Lemma 9 and Remarks 2-3
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,22 +52,14 @@ from scipy import optimize as _opt
 from scipy.interpolate import RectBivariateSpline
 
 from .. import engine
-from .._validate import check_allocation, check_bracket, check_choice, check_int, check_probability, check_real
-from ..behaviour import Memoryless, RULES
+from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
+from ..behaviour import Memoryless
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
-from ._cells import GAMMA_SEARCH_RANGE, check_leak_options
+from ._cells import GAMMA_SEARCH_RANGE
 from ._gamma import optimal_gamma
 
-__all__ = [
-    "ScheduleOptimum",
-    "optimal_schedule",
-    "optimal_two_phase",
-    "optimal_geometric",
-    "optimal_epsilon_schedule",
-    "optimal_epsilon_two_phase",
-    "optimal_epsilon_geometric",
-]
+__all__ = ["ScheduleOptimum", "optimal_schedule"]
 
 _EPS_BRACKET = (1e-2, 50.0)
 #: Where an :math:`ε_t` of a searched schedule may lie: below 1e-50 the flip probability's derivative
@@ -164,6 +153,7 @@ class _Problem:
     key: tuple            # identifies the p_τ model (surrogate cache)
     settings: dict
     make_coarse: object = None   # levels -> mechanism whose p_τ the surrogate is fitted to (None: make)
+    constant_args: dict = field(default_factory=dict)   # optimal_gamma's arguments for γ* (Gaussian model)
 
     def path(self, levels, *, gradient=False, leak_probability=None):
         """Mean-field path of schedules ``levels`` (shape (T,) or (L, T))."""
@@ -189,26 +179,50 @@ def _check_cap_floor(cap, floor, n0):
     return cap, floor
 
 
-def _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method, samples, seed):
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+def _users(behaviour, parameter):
+    """The scalar q, r of ``behaviour`` (a :class:`perfpriv.behaviour.Memoryless` of one cell), checked."""
+    if not isinstance(behaviour, Memoryless):
+        raise TypeError(f"behaviour must be a perfpriv.behaviour.Memoryless; got {type(behaviour).__name__}")
+    if behaviour.shape != ():
+        raise ValueError(f"behaviour must have scalar q and r (one cell); got q and r of shape {behaviour.shape}")
+    if parameter == "gamma" and behaviour.rule != "leak":
+        raise ValueError(f"behaviour must have rule='leak' with the Gaussian mechanism (Algorithm 1: only users "
+                         f"who did not leak recruit); got rule={behaviour.rule!r}")
+    return float(behaviour.q), float(behaviour.r)
+
+
+def _gauss_problem(mech, behaviour, n0, cap, floor):
+    q, r = _users(behaviour, "gamma")
     n0 = check_int("n0", n0, low=2)
     cap, floor = _check_cap_floor(cap, floor, n0)
-    # seed None -> 0: a Monte Carlo p_τ is then one fixed function, shared by every call
-    method, samples, seed = check_leak_options(method, samples, seed)
-    opts = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
-                leak_samples=samples, leak_seed=0 if seed is None else seed)
+    # a Monte Carlo p_τ uses one fixed seed: the mechanism's if it was given one, else 0 (a Key carries the
+    # mechanism's seed through unchanged: GaussianMean derives leak_seed from the seed it is given)
+    opts = mech.options()
+    del opts["draw"]                               # the mean field draws nothing
+    seed = 0 if opts["leak_seed"] is None else opts["leak_seed"]
+    opts.update(statistic=opts["statistic"] or "paper", leak_seed=seed)
     proto = GaussianMean(1.0, **opts)
-    key = (tau, proto.d, proto.R, proto.mu.tobytes(), proto.Sigma.tobytes(), proto.statistic, method, samples,
-           proto.leak_seed)
-    settings = dict(q=q, r=r, tau=tau, n0=n0, d=proto.d, R=proto.R, statistic=proto.statistic, cap=cap,
+    key = (proto.tau, proto.d, proto.R, proto.mu.tobytes(), proto.Sigma.tobytes(), proto.statistic,
+           proto.leak_method, proto.leak_samples, proto.leak_seed)
+    settings = dict(q=q, r=r, tau=proto.tau, n0=n0, d=proto.d, R=proto.R, statistic=proto.statistic, cap=cap,
                     floor=floor)
     # the surrogate only guides the search: a Monte Carlo p_τ (clipped data) is fitted from
     # SURROGATE_SAMPLES records per population instead of the exact objective's (the quadrature ignores it)
-    coarse = dict(opts, leak_samples=min(samples or SURROGATE_SAMPLES, SURROGATE_SAMPLES))
-    return _Problem(lambda lv: GaussianMean(lv, **opts), Memoryless(q=q, r=r), n0, cap, floor, "gamma", key,
-                    settings, lambda lv: GaussianMean(lv, **coarse))
+    coarse = dict(opts, leak_samples=min(mech.leak_samples or SURROGATE_SAMPLES, SURROGATE_SAMPLES))
+    # optimal_gamma's arguments for γ* (the same data model, p_τ and seed)
+    const = dict(q=q, r=r, tau=proto.tau, d=proto.d, R=proto.R, mu=opts["mu"], Sigma=opts["Sigma"],
+                 statistic=proto.statistic, method=proto.leak_method, samples=proto.leak_samples, seed=seed)
+    return _Problem(lambda lv: GaussianMean(lv, **opts), behaviour, n0, cap, floor, "gamma", key, settings,
+                    lambda lv: GaussianMean(lv, **coarse), const)
+
+
+def _rr_problem(mech, behaviour, n0, cap, floor):
+    q, r = _users(behaviour, "epsilon")
+    n0 = check_int("n0", n0, low=1)
+    cap, floor = _check_cap_floor(cap, floor, n0)
+    settings = dict(q=q, r=r, n0=n0, model=behaviour.rule, cap=cap, floor=floor, mu=mech.mu)
+    return _Problem(lambda lv: RandomizedResponse(lv, mu=mech.mu, clip_estimate=mech.clip_estimate), behaviour,
+                    n0, cap, floor, "epsilon", ("rr",), settings)
 
 
 # --------------------------------------------------------------------------
@@ -406,91 +420,42 @@ def _search_two_phase(pb, sur, T, lo, hi, maxiter, polish, switches):
 
 
 # --------------------------------------------------------------------------
-# Gaussian model
+# the best constant level and the three families
 # --------------------------------------------------------------------------
-def _gauss_constant(pb, T, bracket, q, r, tau, d, R, mu, Sigma, statistic, method, samples, seed):
-    """γ* of the constant schedule (the same objective: mean field, Algorithm 1's indexing)."""
-    res = optimal_gamma(q=q, r=r, tau=tau, T=T, n0=pb.n0, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
-                        objective="mean_field", cap=pb.cap, floor=pb.floor, rounds="algorithm", bracket=bracket,
-                        method=method, samples=samples, seed=0 if seed is None else seed)
-    g = float(res.gamma)
-    return g, float(pb.regret(np.full(T, g)))
+def _constant(pb, T, bracket, lo, hi):
+    """The best constant level (γ* by :func:`perfpriv.optimize.optimal_gamma`, ε* by a log grid then bounded
+    Brent) and its regret, on the same objective (mean field, Algorithm 1's indexing)."""
+    if pb.parameter == "gamma":
+        res = optimal_gamma(T=T, n0=pb.n0, objective="mean_field", cap=pb.cap, floor=pb.floor, rounds="algorithm",
+                            bracket=bracket, **pb.constant_args)
+        level = float(res.gamma)
+    else:
+        grid = np.linspace(lo, hi, 121)
+        vals = pb.regret(np.exp(grid)[:, None] * np.ones(T))
+        i = int(np.argmin(vals))
+        a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+        res = _opt.minimize_scalar(lambda x: float(pb.regret(np.full(T, math.exp(x)))),
+                                   bounds=(a, b), method="bounded", options=dict(xatol=1e-10))
+        level = float(math.exp(res.x if res.fun < vals[i] else grid[i]))
+    return level, float(pb.regret(np.full(T, level)))
 
 
-_GAUSS_PARAMS = r"""
-    q, r : float
-        Leave probability of a leaked user and recruit probability of a
-        non-leaked one, in [0, 1].
-    tau : float
-        Leak threshold τ > 0 (keyword-only).
-    T : int
-        Horizon (number of rounds) T >= 1.
-    n0 : int
-        :math:`N_0 \ge 2`.
-    d, R, mu, Sigma, statistic
-        Data model (:class:`perfpriv.gaussian.GaussianMean`).
-    cap, floor : float or None
-        Population clip of the mean field (20000 and 1).
-    bracket : (float, float)
-        Box for every :math:`γ_t` (and for γ*), inside [1e-99, 1e99] (within the
-        mechanism's range ``perfpriv.gaussian.GAMMA_RANGE``, with a margin for
-        the search's steps in log γ).
-    maxiter : int
-        Limit on the objective evaluations of each TNC run on the surrogate,
-        in [1, 10**6].
-    polish : int
-        Limit on the exact objective evaluations of the final TNC run, in
-        [0, 10**6] (0: no polish; the result is still evaluated exactly).
-    method, samples, seed
-        Evaluation of :math:`p_τ`; a Monte Carlo :math:`p_τ` uses one fixed seed (``None``
-        means 0), so that the regret is a fixed function of the schedule."""
-
-
-def optimal_schedule(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
-                     bracket=(1e-2, 1e3), maxiter=200, polish=40, starts="auto", method="auto", samples=None,
-                     seed=None):
-    r"""The γ schedule (one free value per round) minimizing the mean-field regret.
-
-    TNC on :math:`\log γ_t` with the adjoint gradient (module docstring): first on a
-    spline surrogate of :math:`p_τ` from several starts, then on the exact objective
-    from the best of them. The result is the best, by the exact regret, of
-    the starts, the surrogate optima and the polished one; since the best
-    constant γ* is a start, ``regret <= constant_regret`` always.
-
-    Parameters
-    ----------%s
-    starts : "auto" or "constant"
-        ``"auto"``: the best constant, the best geometric and the best
-        two-phase schedules (found on the surrogate); ``"constant"``: the
-        best constant only (faster; used by the explorer).
-
-    Returns
-    -------
-    ScheduleOptimum
-        ``.gamma`` (shape (T,)), ``.regret``, ``.constant`` (γ*),
-        ``.constant_regret``, ``.gain``, ``.params["start"]``.
-
-    References
-    ----------
-    Paper §5 (time-varying privacy, suggested), Remarks 2-3 (γ*).
-
-    Examples
-    --------
-    >>> res = optimal_schedule(q=0.3, r=0.6, tau=0.02, T=4, n0=200, d=12, R=10)
-    >>> bool(res.regret <= res.constant_regret), res.gamma.shape
-    (True, (4,))
-    >>> bool(res.gamma[0] > res.gamma[-1])   # more noise first, less later
-    True
-    """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, polish)
-    starts = check_choice("starts", starts, ("auto", "constant"))
-    pb = _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method, samples, seed)
-    g_star, const_regret = _gauss_constant(pb, T, bracket, q, r, tau, d, R, mu, Sigma, statistic, method,
-                                           samples, seed)
-    sur = _surrogate(pb, lo, hi, T)
-    inits = {"constant": np.full(T, math.log(g_star))}
+def _free(pb, sur, T, lo, hi, maxiter, polish, starts, const, const_regret):
+    """One free level per round: TNC on log level_t from the starts (Gaussian: on the surrogate, then polished)."""
+    if sur is None:   # randomized response: exact descent from each start, the first best kept
+        inits = {"constant": np.full(T, const)}
+        if starts == "auto" and T > 1:
+            inits["geometric"] = _search_geometric(pb, None, T, lo, hi, maxiter, 0, _RATIO_SPAN["epsilon"])[1]
+        best_name, best, best_v = "constant", inits["constant"], const_regret
+        for name, e0 in inits.items():
+            for e in (e0, np.exp(_descend(lambda x: _value_and_grad(x, pb), np.log(e0), lo, hi, maxiter))):
+                v = float(pb.regret(e))
+                if v < best_v:
+                    best_name, best, best_v = name, e, v
+        return best, {"start": best_name}
+    inits = {"constant": np.full(T, math.log(const))}
     if starts == "auto" and T > 1:
-        inits["geometric"] = np.log(_search_geometric(pb, sur, T, lo, hi, maxiter, 0)[1])
+        inits["geometric"] = np.log(_search_geometric(pb, sur, T, lo, hi, maxiter, 0, _RATIO_SPAN["gamma"])[1])
         inits["two_phase"] = np.log(_search_two_phase(pb, sur, T, lo, hi, maxiter, 0, range(1, T))[2])
     cands = {}
     for name, u0 in inits.items():
@@ -502,264 +467,215 @@ def optimal_schedule(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="
             _descend(lambda x: _value_and_grad(x, pb), np.log(best), lo, hi, polish))
         name, best, _ = _best_exact(cands, pb)
     if float(pb.regret(best)) > const_regret:  # (cannot happen: the constant is a candidate)
-        name, best = "constant/start", np.full(T, g_star)
-    return _result(best, pb, g_star, const_regret, "free", {"start": name.split("/")[0]})
+        name, best = "constant/start", np.full(T, const)
+    return best, {"start": name.split("/")[0]}
 
 
-optimal_schedule.__doc__ = optimal_schedule.__doc__ % _GAUSS_PARAMS
+def _two_phase(pb, sur, T, lo, hi, maxiter, polish, switches, const, const_regret):
+    """Protect then exploit: grid over every switch, TNC for the three best; the constant is kept."""
+    if switches:
+        x, k, levels = _search_two_phase(pb, sur, T, lo, hi, maxiter, polish, switches)
+        if float(pb.regret(levels)) < const_regret:
+            return levels, {"first": float(math.exp(x[0])), "then": float(math.exp(x[1])), "switch": k}
+    return np.full(T, const), {"first": const, "then": const, "switch": 0}
 
 
-def optimal_two_phase(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
-                      bracket=(1e-2, 1e3), maxiter=100, polish=20, switches=None, method="auto", samples=None,
-                      seed=None):
-    """Best "protect then exploit" schedule: γ_first for ``switch`` rounds, then γ_then.
-
-    For every switch round k (``switches``, default 1..T−1): a 41 x 41 log
-    grid of (γ_first, γ_then) on the spline surrogate of :math:`p_τ`; for the three
-    best k, TNC on the surrogate; the best of them by the exact regret is
-    polished on the exact objective. A constant schedule is a two-phase
-    schedule and the best constant is kept as a candidate:
-    ``regret <= constant_regret``. A one-round horizon has no switch: the
-    best constant is returned.
-
-    Parameters
-    ----------%s
-    switches : array_like of int, optional
-        Candidate lengths of the first phase (each in 0..T).
-
-    Returns
-    -------
-    ScheduleOptimum
-        ``family="two_phase"``, ``params={"first", "then", "switch"}``.
-
-    Examples
-    --------
-    >>> res = optimal_two_phase(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10)
-    >>> bool(res.params["first"] > res.params["then"])
-    True
-    """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, polish)
-    switches = _check_switches(switches, T)
-    pb = _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method, samples, seed)
-    g_star, const_regret = _gauss_constant(pb, T, bracket, q, r, tau, d, R, mu, Sigma, statistic, method,
-                                           samples, seed)
-    if not switches:
-        return _result(np.full(T, g_star), pb, g_star, const_regret, "two_phase",
-                       {"first": g_star, "then": g_star, "switch": 0})
-    sur = _surrogate(pb, lo, hi, T)
-    x, k, g = _search_two_phase(pb, sur, T, lo, hi, maxiter, polish, switches)
-    a, b = float(math.exp(x[0])), float(math.exp(x[1]))
-    if float(pb.regret(g)) >= const_regret:
-        a, b, k, g = g_star, g_star, 0, np.full(T, g_star)
-    return _result(g, pb, g_star, const_regret, "two_phase", {"first": a, "then": b, "switch": k})
-
-
-optimal_two_phase.__doc__ = optimal_two_phase.__doc__ % _GAUSS_PARAMS
+def _geometric(pb, sur, T, lo, hi, maxiter, polish, const, const_regret):
+    """level_t = level_1 ρ^(t-1): grid, TNC; the constant (ρ = 1) is kept."""
+    x, levels = _search_geometric(pb, sur, T, lo, hi, maxiter, polish, _RATIO_SPAN[pb.parameter])
+    if float(pb.regret(levels)) < const_regret:
+        return levels, {"start": float(math.exp(x[0])), "ratio": float(math.exp(x[1]))}
+    return np.full(T, const), {"start": const, "ratio": 1.0}
 
 
 def _check_switches(switches, T):
     if switches is None:
         switches = list(range(1, T))
     else:
-        switches = [check_int("switches", k, low=0, high=T) for k in np.atleast_1d(switches)]
+        # (object array: ragged nesting reaches check_int, which names switches, instead of numpy's message)
+        switches = [check_int("switches", k, low=0, high=T) for k in np.atleast_1d(np.asarray(switches, dtype=object))]
     check_allocation("the two-phase grid (switches x 41 x 41 x T levels)", len(switches) * 1681.0 * T,
                      name="switches" if len(switches) > T else "T")
     return switches
 
 
-def optimal_geometric(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
-                      bracket=(1e-2, 1e3), maxiter=100, polish=20, method="auto", samples=None, seed=None):
-    """Best geometric schedule :math:`γ_t = γ_1 ρ^{t-1}` (a smooth change of the noise).
-
-    A log grid of :math:`(γ_1, ρ)` on the spline surrogate of :math:`p_τ`, TNC on the
-    surrogate, then on the exact objective; ρ = 1 is the constant schedule
-    and the best constant is kept as a candidate: ``regret <= constant_regret``.
-    (:math:`γ_t` is kept inside ``bracket``.)
-
-    Parameters
-    ----------%s
-
-    Returns
-    -------
-    ScheduleOptimum
-        ``family="geometric"``, ``params={"start", "ratio"}``.
-
-    Examples
-    --------
-    >>> res = optimal_geometric(q=0.3, r=0.6, tau=0.02, T=6, n0=200, d=12, R=10)
-    >>> bool(res.params["ratio"] < 1)
-    True
-    """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, polish)
-    pb = _gauss_problem(q, r, tau, n0, d, R, mu, Sigma, statistic, cap, floor, method, samples, seed)
-    g_star, const_regret = _gauss_constant(pb, T, bracket, q, r, tau, d, R, mu, Sigma, statistic, method,
-                                           samples, seed)
-    sur = _surrogate(pb, lo, hi, T)
-    x, g = _search_geometric(pb, sur, T, lo, hi, maxiter, polish)
-    a, rho = float(math.exp(x[0])), float(math.exp(x[1]))
-    if float(pb.regret(g)) >= const_regret:
-        a, rho, g = g_star, 1.0, np.full(T, g_star)
-    return _result(g, pb, g_star, const_regret, "geometric", {"start": a, "ratio": rho})
+#: The families of :func:`optimal_schedule`.
+FAMILIES = ("free", "two_phase", "geometric")
+#: Default (bracket, maxiter, polish) by searched level and family.
+_DEFAULTS = {("gamma", "free"): ((1e-2, 1e3), 200, 40), ("gamma", "two_phase"): ((1e-2, 1e3), 100, 20),
+             ("gamma", "geometric"): ((1e-2, 1e3), 100, 20), ("epsilon", "free"): (_EPS_BRACKET, 200, 0),
+             ("epsilon", "two_phase"): (_EPS_BRACKET, 100, 0), ("epsilon", "geometric"): (_EPS_BRACKET, 100, 0)}
+#: Half-width of the grid of log ρ over the horizon (ρ^(T-1) within e^±span) of the geometric search.
+_RATIO_SPAN = {"gamma": 10.0, "epsilon": 8.0}
 
 
-optimal_geometric.__doc__ = optimal_geometric.__doc__ % _GAUSS_PARAMS
+def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", cap=20000, floor=1, bracket=None,
+                     maxiter=None, polish=None, starts="auto", switches=None):
+    r"""The privacy schedule of a family minimizing the mean-field regret, for either mechanism.
 
+    The regret of a schedule :math:`(ℓ_1, …, ℓ_T)` (:math:`ℓ_t = γ_t` for the
+    Gaussian mechanism, :math:`ε_t` for randomized response) is the
+    cumulative error :math:`\sum_t \mathbb{E}\|\hat μ_t - μ_t\|^2` of
+    :func:`perfpriv.engine.mean_field` with Algorithm 1's indexing (round t
+    releases from :math:`N_{t-1}` users). It is minimized over ``family``:
 
-# --------------------------------------------------------------------------
-# randomized response
-# --------------------------------------------------------------------------
-def _rr_problem(q, r, n0, model, cap, floor, mu):
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    n0 = check_int("n0", n0, low=1)
-    model = check_choice("model", model, RULES)
-    cap, floor = _check_cap_floor(cap, floor, n0)
-    RandomizedResponse(1.0, mu=mu)  # checks mu
-    settings = dict(q=q, r=r, n0=n0, model=model, cap=cap, floor=floor, mu=mu)
-    return _Problem(lambda lv: RandomizedResponse(lv, mu=mu), Memoryless(q=q, r=r, rule=model), n0, cap, floor,
-                    "epsilon", ("rr",), settings)
+    * ``"free"``: one level per round. TNC on :math:`\log ℓ_t` with the
+      engine's adjoint gradient, from several starts; for the Gaussian
+      mechanism on a spline surrogate of :math:`p_τ` first, then polished
+      on the exact objective (module docstring).
+    * ``"two_phase"`` ("protect then exploit"): :math:`ℓ_{\rm first}` for
+      ``switch`` rounds, then :math:`ℓ_{\rm then}`. A 41 x 41 log grid for
+      every switch, then TNC for the three best switches (and, Gaussian,
+      an exact polish). A one-round horizon has no switch: the best
+      constant is returned.
+    * ``"geometric"``: :math:`ℓ_t = ℓ_1 ρ^{t-1}` (a smooth change of the
+      privacy level, kept inside ``bracket``): a log grid of
+      :math:`(ℓ_1, ρ)`, then TNC (and, Gaussian, an exact polish).
 
-
-def _rr_constant(pb, T, lo, hi):
-    """ε* of the constant schedule: log grid, then bounded Brent."""
-    grid = np.linspace(lo, hi, 121)
-    vals = pb.regret(np.exp(grid)[:, None] * np.ones(T))
-    i = int(np.argmin(vals))
-    a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = _opt.minimize_scalar(lambda x: float(pb.regret(np.full(T, math.exp(x)))),
-                               bounds=(a, b), method="bounded", options=dict(xatol=1e-10))
-    x = res.x if res.fun < vals[i] else grid[i]
-    e = float(math.exp(x))
-    return e, float(pb.regret(np.full(T, e)))
-
-
-def optimal_epsilon_schedule(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
-                             bracket=_EPS_BRACKET, maxiter=200):
-    r"""The ε schedule minimizing the mean-field regret :math:`Σ_t \mathbb{E}(\hat μ_t - μ_t)^{2}` (randomized response).
-
-    TNC on :math:`\log ε_t` with the engine's adjoint gradient (exact derivatives of
-    Lemma 1 and eq. 1), started from the best constant ε* and from the best
-    geometric schedule; the best of starts and optima is returned, so
+    A constant schedule belongs to every family and the best constant
+    level (γ* of Remarks 2-3, or ε*) is always a candidate, so
     ``regret <= constant_regret``.
 
     Parameters
     ----------
-    q, r : float
-        Leaving and recruiting probabilities in [0, 1].
+    mechanism : perfpriv.gaussian.GaussianMean or perfpriv.bernoulli.RandomizedResponse
+        The mechanism; its level is only a template (the search replaces
+        it). Everything else comes from it: τ, d, R, μ, Σ, the statistic
+        (``None``: the paper's) and the evaluation of :math:`p_τ`
+        (``leak_method``, ``leak_samples``, ``leak_seed``) of a
+        ``GaussianMean`` -- a Monte Carlo :math:`p_τ` uses one fixed seed,
+        the mechanism's if it was given one and 0 otherwise, so that the
+        regret is a fixed function of the schedule; the law of μ
+        (``mu``) of a ``RandomizedResponse``.
+    behaviour : perfpriv.behaviour.Memoryless
+        The users, with scalar q and r. Its ``rule`` is the growth rule
+        ("leak": §3; "agnostic": appendix B); the Gaussian mechanism takes
+        "leak" only (Algorithm 1).
     T : int
         Horizon T >= 1.
     n0 : int
-        :math:`N_0 \ge 1`.
-    model : {"leak", "agnostic"}
-        Growth rule (§3 / appendix B).
+        :math:`N_0`: at least 2 (Gaussian mechanism) or 1 (randomized response).
+    family : {"free", "two_phase", "geometric"}
+        The schedules searched.
     cap, floor : float or None
-        Population clip of the mean field.
-    mu : float or (float, float)
-        Law of :math:`μ_t`.
-    bracket : (float, float)
-        Box for every :math:`ε_t` (the upper end stands for "almost no privacy"),
-        inside [1e-50, 500] (``EPS_RANGE``).
-    maxiter : int
-        Limit on the objective evaluations of each TNC run, in [1, 10**6].
-
-    Returns
-    -------
-    ScheduleOptimum
-        ``.epsilon`` (shape (T,)), ``.regret``, ``.constant`` (ε*), ...
-
-    Examples
-    --------
-    >>> res = optimal_epsilon_schedule(q=0.3, r=0.6, T=20, n0=100)
-    >>> bool(res.regret <= res.constant_regret), bool(res.epsilon[0] < res.epsilon[-1])
-    (True, True)
-    """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, parameter="epsilon")
-    pb = _rr_problem(q, r, n0, model, cap, floor, mu)
-    e_star, const_regret = _rr_constant(pb, T, lo, hi)
-    cands = {"constant": np.full(T, e_star)}
-    if T > 1:
-        cands["geometric"] = _search_geometric(pb, None, T, lo, hi, maxiter, 0, ratio_span=8.0)[1]
-    best_name, best_e, best_v = "constant", cands["constant"], const_regret
-    for name, e0 in cands.items():
-        v0 = float(pb.regret(e0))
-        if v0 < best_v:
-            best_name, best_e, best_v = name, e0, v0
-        e1 = np.exp(_descend(lambda x: _value_and_grad(x, pb), np.log(e0), lo, hi, maxiter))
-        v1 = float(pb.regret(e1))
-        if v1 < best_v:
-            best_name, best_e, best_v = name, e1, v1
-    return _result(best_e, pb, e_star, const_regret, "free", {"start": best_name})
-
-
-def optimal_epsilon_two_phase(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
-                              bracket=_EPS_BRACKET, maxiter=100, switches=None):
-    """Best two-phase ε schedule: ε_first for ``switch`` rounds, then ε_then (randomized response).
-
-    A 41 x 41 log grid of (ε_first, ε_then) for every switch k, then TNC
-    from the best grid points of the three best k; the best constant is a
-    candidate. A one-round horizon has no switch: the best constant is
-    returned.
-
-    Parameters
-    ----------
-    q, r, T, n0, model, cap, floor, mu, bracket, maxiter
-        As in :func:`optimal_epsilon_schedule`.
+        Population clip of the mean field: ``cap >= n0`` or None; ``floor``
+        >= 0 or None (randomized response), 0 or 1 (Gaussian mechanism).
+    bracket : (float, float), optional
+        Box for every level (and for the best constant), inside
+        [1e-99, 1e99] for γ (the mechanism's range with a margin for the
+        search's steps in log γ) and [1e-50, 500] for ε (``EPS_RANGE``;
+        the upper end stands for "almost no privacy"). Default (None):
+        (1e-2, 1e3) for γ, (1e-2, 50) for ε.
+    maxiter : int, optional
+        Limit on the objective evaluations of each TNC run (on the
+        surrogate, for the Gaussian mechanism), in [1, 10**6]. Default
+        (None): 200 for ``"free"``, 100 for the other families.
+    polish : int, optional
+        Gaussian mechanism: limit on the exact objective evaluations of the
+        final TNC run, in [0, 10**6] (0: no polish; the result is still
+        evaluated exactly). Default (None): 40 for ``"free"``, 20 for the
+        other families. Randomized response searches the exact objective
+        and has nothing to polish: None or 0 only.
+    starts : {"auto", "constant"}
+        Starts of the ``"free"`` descent. ``"auto"``: the best constant and
+        the best geometric schedule, and for the Gaussian mechanism also
+        the best two-phase schedule (both found on the surrogate);
+        ``"constant"``: the best constant only (faster; used by the
+        explorer). Another family takes ``"auto"`` only.
     switches : array_like of int, optional
-        Candidate lengths of the first phase (default 1..T−1).
+        Family ``"two_phase"`` only: candidate lengths of the first phase,
+        each in 0..T (default 1..T−1).
 
     Returns
     -------
     ScheduleOptimum
-        ``family="two_phase"``, ``params={"first", "then", "switch"}``.
+        ``.schedule`` (shape (T,); also ``.gamma`` or ``.epsilon``),
+        ``.regret``, ``.constant`` (γ* or ε*), ``.constant_regret``,
+        ``.gain``, ``.family`` and ``.params``: ``{"start": name}`` (free:
+        the start that led to the optimum), ``{"first", "then", "switch"}``
+        (two phase) or ``{"start", "ratio"}`` (geometric).
 
-    Examples
-    --------
-    >>> res = optimal_epsilon_two_phase(q=0.3, r=0.6, T=20, n0=100)
-    >>> bool(res.params["first"] < res.params["then"])   # protect first (small ε), then exploit
-    True
-    """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, parameter="epsilon")
-    switches = _check_switches(switches, T)
-    pb = _rr_problem(q, r, n0, model, cap, floor, mu)
-    e_star, const_regret = _rr_constant(pb, T, lo, hi)
-    if not switches:
-        return _result(np.full(T, e_star), pb, e_star, const_regret, "two_phase",
-                       {"first": e_star, "then": e_star, "switch": 0})
-    x, k, eps = _search_two_phase(pb, None, T, lo, hi, maxiter, 0, switches)
-    a, b = float(math.exp(x[0])), float(math.exp(x[1]))
-    if float(pb.regret(eps)) >= const_regret:
-        a, b, k, eps = e_star, e_star, 0, np.full(T, e_star)
-    return _result(eps, pb, e_star, const_regret, "two_phase", {"first": a, "then": b, "switch": k})
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is neither a ``GaussianMean`` nor a
+        ``RandomizedResponse``, ``behaviour`` is not a ``Memoryless``, or
+        an integer argument is not a number (``T="x"``; with the Gaussian
+        mechanism also ``floor=None``).
+    ValueError
+        Naming the parameter and its allowed range: ``behaviour`` with
+        arrays of q or r, or (Gaussian mechanism) a rule other than
+        "leak"; ``family`` not one of the three; ``T < 1``; ``n0`` below
+        its least value; ``cap < n0`` or ``floor`` out of range;
+        ``bracket`` not a pair low < high inside the range above;
+        ``maxiter`` or ``polish`` out of range; ``starts`` not "auto" or
+        "constant", or "constant" with another family; ``switches``
+        outside 0..T, or given with another family; a ``T`` (or number of
+        switches) too large for the search's arrays.
 
-
-def optimal_epsilon_geometric(*, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0),
-                              bracket=_EPS_BRACKET, maxiter=100):
-    """Best geometric ε schedule :math:`ε_t = ε_1 ρ^{t-1}` (randomized response).
-
-    A log grid of :math:`(ε_1, ρ)`, then TNC with the adjoint gradient; the best
-    constant is a candidate.
-
-    Parameters
+    References
     ----------
-    q, r, T, n0, model, cap, floor, mu, bracket, maxiter
-        As in :func:`optimal_epsilon_schedule`.
-
-    Returns
-    -------
-    ScheduleOptimum
-        ``family="geometric"``, ``params={"start", "ratio"}``.
+    Paper §5 (discussion: time-varying privacy, suggested there), Remarks
+    2-3 (the best constant γ*), Algorithm 1.
 
     Examples
     --------
-    >>> res = optimal_epsilon_geometric(q=0.3, r=0.6, T=20, n0=100)
-    >>> bool(res.params["ratio"] > 1)   # the budget grows over time
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.bernoulli import RandomizedResponse
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> gauss, users = GaussianMean(1.0, tau=0.02, d=12, R=10), Memoryless(q=0.3, r=0.6)
+    >>> res = optimal_schedule(gauss, users, T=4, n0=200)
+    >>> bool(res.regret <= res.constant_regret), res.gamma.shape, round(res.gain, 3)
+    (True, (4,), 0.031)
+    >>> bool(res.gamma[0] > res.gamma[-1])   # more noise first, less later
+    True
+    >>> two = optimal_schedule(gauss, users, T=6, n0=200, family="two_phase")
+    >>> bool(two.params["first"] > two.params["then"]), two.params["switch"]
+    (True, 4)
+    >>> geo = optimal_schedule(gauss, users, T=6, n0=200, family="geometric")
+    >>> round(geo.params["ratio"], 3)
+    0.84
+    >>> eps = optimal_schedule(RandomizedResponse(1.0), users, T=20, n0=100)
+    >>> bool(eps.regret <= eps.constant_regret), bool(eps.epsilon[0] < eps.epsilon[-1])   # protect first
+    (True, True)
+    >>> eps_geo = optimal_schedule(RandomizedResponse(1.0), users, T=20, n0=100, family="geometric")
+    >>> bool(eps_geo.params["ratio"] > 1)   # the budget grows over time
     True
     """
-    T, lo, hi, maxiter = _common_args(T, bracket, maxiter, parameter="epsilon")
-    pb = _rr_problem(q, r, n0, model, cap, floor, mu)
-    e_star, const_regret = _rr_constant(pb, T, lo, hi)
-    x, eps = _search_geometric(pb, None, T, lo, hi, maxiter, 0, ratio_span=8.0)
-    a, rho = float(math.exp(x[0])), float(math.exp(x[1]))
-    if float(pb.regret(eps)) >= const_regret:
-        a, rho, eps = e_star, 1.0, np.full(T, e_star)
-    return _result(eps, pb, e_star, const_regret, "geometric", {"start": a, "ratio": rho})
+    if isinstance(mechanism, GaussianMean):
+        parameter = "gamma"
+    elif isinstance(mechanism, RandomizedResponse):
+        parameter = "epsilon"
+    else:
+        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean or a "
+                        f"perfpriv.bernoulli.RandomizedResponse; got {type(mechanism).__name__}")
+    family = check_choice("family", family, FAMILIES)
+    default_bracket, default_maxiter, default_polish = _DEFAULTS[parameter, family]
+    bracket = default_bracket if bracket is None else bracket
+    if parameter == "epsilon" and polish is not None and (isinstance(polish, (bool, np.bool_)) or not (
+            isinstance(polish, numbers.Number) and polish == 0)):
+        raise ValueError(f"polish must be None or 0 with randomized response (its search runs on the exact "
+                         f"objective); got {polish!r}")
+    polish = default_polish if polish is None else polish
+    T, lo, hi, maxiter = _common_args(T, bracket, default_maxiter if maxiter is None else maxiter, polish,
+                                      parameter=parameter)
+    starts = check_choice("starts", starts, ("auto", "constant"))
+    if family != "free" and starts != "auto":
+        raise ValueError(f"starts must be 'auto' with family={family!r} (it chooses the starts of the free "
+                         f"search); got starts={starts!r}")
+    if family != "two_phase" and switches is not None:
+        raise ValueError(f"switches must be None with family={family!r} (it is the two-phase family's); "
+                         f"got {switches!r}")
+    if family == "two_phase":
+        switches = _check_switches(switches, T)
+    make = _gauss_problem if parameter == "gamma" else _rr_problem
+    pb = make(mechanism, behaviour, n0, cap, floor)
+    const, const_regret = _constant(pb, T, bracket, lo, hi)
+    sur = _surrogate(pb, lo, hi, T) if parameter == "gamma" and (family != "two_phase" or switches) else None
+    if family == "free":
+        levels, params = _free(pb, sur, T, lo, hi, maxiter, polish, starts, const, const_regret)
+    elif family == "two_phase":
+        levels, params = _two_phase(pb, sur, T, lo, hi, maxiter, polish, switches, const, const_regret)
+    else:
+        levels, params = _geometric(pb, sur, T, lo, hi, maxiter, polish, const, const_regret)
+    return _result(levels, pb, const, const_regret, family, params)

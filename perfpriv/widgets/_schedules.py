@@ -2,7 +2,7 @@
 
 Theory only (mean-field regret). For speed the optimal schedule is the
 descent started from the best constant γ* on the spline surrogate of :math:`p_τ`,
-evaluated exactly (``optimize.optimal_schedule(starts="constant", polish=0)``);
+evaluated exactly (``optimize.optimal_schedule(..., starts="constant", polish=0)``);
 the chapter uses the full multi-start search.
 """
 
@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import dynamics, optimize
 from .._validate import check_int
+from ..behaviour import Memoryless
 from ..engine import Schedule
+from ..gaussian import GaussianMean
 from ..plots import assign, new_figure, params, plain_log
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
@@ -25,7 +27,8 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     Left: the optimal schedule :math:`γ_t` and the best constant γ*. Right: the
     cumulative mean-field regret of both over the rounds, with the gap.
     The arguments are those of :func:`perfpriv.optimize.optimal_schedule`
-    (``T``: rounds, at least 1).
+    and of the users and mechanism it takes (:class:`perfpriv.behaviour.Memoryless`,
+    :class:`perfpriv.gaussian.GaussianMean`; ``T``: rounds, at least 1).
 
     Returns
     -------
@@ -37,7 +40,8 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     2
     """
     T = check_int("T", T, low=1)
-    res = optimize.optimal_schedule(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, starts="constant", polish=0)
+    res = optimize.optimal_schedule(GaussianMean(1.0, tau=tau, d=d, R=R), Memoryless(q=q, r=r), T=T, n0=n0, cap=cap,
+                                    starts="constant", polish=0)
     both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
     errors = dynamics.mean_field(both, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap).sq_error   # (2, T)
     rounds = np.arange(1, T + 1)
