@@ -49,21 +49,27 @@ def _raw_symbols(fig) -> list[str]:
 MIN_ANNOTATION_POINTS = 7.0
 
 
-def _annotation_problems(fig, tolerance=1.0) -> list[str]:
+def _annotation_problems(fig, tolerance=1.0, *, drawn=False) -> list[str]:
     """Texts written inside the panels (``ax.text``/``ax.annotate``) that a reader could not read.
 
     :func:`perfpriv.plots.layout_problems` checks titles, axis labels, tick labels and legends; this adds
     the texts inside the axes: two of them must not overlap (labels of neighbouring cells that run into
     each other, "nonenonenone"), none written in data coordinates (a cell's label) may spill out of its
     panel, and none may be smaller than
-    :data:`MIN_ANNOTATION_POINTS`.
+    :data:`MIN_ANNOTATION_POINTS`. With ``drawn`` the figure was just drawn on its Agg canvas (by
+    :func:`perfpriv.plots.layout_problems`, in :func:`perfpriv.plots.style`) and is measured as drawn, not
+    drawn a second time.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    with plots.style():
-        canvas = FigureCanvasAgg(fig)
-        canvas.draw()
-        renderer = canvas.get_renderer()
+    if drawn:
+        assert isinstance(fig.canvas, FigureCanvasAgg)
+        renderer = fig.canvas.get_renderer()
+    else:
+        with plots.style():
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+            renderer = canvas.get_renderer()
     found, boxes = [], []
     for k, ax in enumerate(fig.axes):
         if not ax.get_visible():
@@ -90,7 +96,10 @@ def _annotation_problems(fig, tolerance=1.0) -> list[str]:
 
 
 def _check(fig, what):
-    problems = layout_problems(fig) + _annotation_problems(fig)
+    # layout_problems draws the figure (the costly part: constrained layout and mathtext); the texts inside
+    # the panels are measured on that same drawing
+    problems = layout_problems(fig)
+    problems += _annotation_problems(fig, drawn=True)
     assert not problems, f"{what}: " + "; ".join(problems)
     raw = _raw_symbols(fig)
     assert not raw, f"{what}: symbols outside mathtext: {raw[:5]}"
