@@ -362,10 +362,12 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
         return shifts
     shifts = shifts.copy()
     n = X.shape[-2]
+    fulls = {}      # β̂ of each dataset, fitted once for all its flagged records (at small n, nearly all of them)
     for index in map(tuple, flagged):
         stack, i = index[:-1], index[-1]
-        full = _ridge_lstsq(X[stack], y[stack], n * lam)
-        shifts[index] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, full)
+        if stack not in fulls:
+            fulls[stack] = _ridge_lstsq(X[stack], y[stack], n * lam)
+        shifts[index] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, fulls[stack])
     return shifts
 
 
