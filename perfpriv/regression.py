@@ -59,6 +59,7 @@ probabilities; ``noise_sd`` — :math:`σ_ε`, label noise.
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -361,10 +362,12 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
         return shifts
     shifts = shifts.copy()
     n = X.shape[-2]
+    fulls = {}      # β̂ of each dataset, fitted once for all its flagged records (at small n, nearly all of them)
     for index in map(tuple, flagged):
         stack, i = index[:-1], index[-1]
-        full = _ridge_lstsq(X[stack], y[stack], n * lam)
-        shifts[index] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, full)
+        if stack not in fulls:
+            fulls[stack] = _ridge_lstsq(X[stack], y[stack], n * lam)
+        shifts[index] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, fulls[stack])
     return shifts
 
 
@@ -1420,10 +1423,29 @@ class RidgeRelease(TabulatedMechanism):
     #: Records per batch of simulated datasets in the table's Monte Carlo (memory bound).
     _BATCH = 200_000
 
+    def _shared_key(self, n):
+        """Key of the summary at size n in :data:`_SHARED_SUMMARIES`; None when the table's seed is not a plain
+        integer (fresh entropy, a generator consumed at each use: no two tables are the same)."""
+        seed = self.table_seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            return None
+        theta = None if self.theta is None else self.theta.tobytes()
+        return (int(seed), self.d, self.x_bound, self.y_bound, self.noise_sd, self.lam, self.loo,
+                self.table_records, self.table_datasets, self._BATCH, theta, n)
+
     def _summary(self, n: int):
-        r"""Shift norms of >= table_records records and the mean fit error :math:`\mathbb{E}\|\hat β - θ\|^{2}`, at size n."""
+        r"""Shift norms of >= table_records records and the mean fit error :math:`\mathbb{E}\|\hat β - θ\|^{2}`, at size n.
+
+        A function of n and the table's settings only (not of γ or τ): releases with the same settings share it
+        (:data:`_SHARED_SUMMARIES`), the norms read-only.
+        """
         cache = self.__dict__.setdefault("_summary_cache", {})
         if n not in cache:
+            shared = self._shared_key(n)
+            if shared is not None and shared in _SHARED_SUMMARIES:
+                _SHARED_SUMMARIES.move_to_end(shared)
+                cache[n] = _SHARED_SUMMARIES[shared]
+                return cache[n]
             rng = keyed.generator(keyed.root_key(self.table_seed, name="table_seed").child("ridge", n))
             k_total = max(self.table_datasets, math.ceil(self.table_records / n))
             k_shift = math.ceil(self.table_records / n)
@@ -1448,7 +1470,11 @@ class RidgeRelease(TabulatedMechanism):
                 beta = _fit(X, y, self.lam)
                 errs.append(np.sum((beta - theta) ** 2, axis=1))
                 done += k
-            cache[n] = (np.concatenate(norms), float(np.mean(np.concatenate(errs))))
+            norms = np.concatenate(norms)
+            norms.flags.writeable = False
+            cache[n] = (norms, float(np.mean(np.concatenate(errs))))
+            if shared is not None:
+                _share_summary(shared, cache[n])
         return cache[n]
 
     def _values(self, n, gamma, norms, fit_error):
@@ -1471,6 +1497,24 @@ class RidgeRelease(TabulatedMechanism):
         out = [self._values(float(m), level, norms * n_last / m, fit_error * n_last / m) for m in n]
         arr = np.array(out, dtype=float).reshape(-1, 2)
         return arr[:, 0], arr[:, 1]
+
+
+#: The table summaries of :meth:`RidgeRelease._summary` (shift norms and mean fit error at one size n) of every
+#: release of this process, by :meth:`RidgeRelease._shared_key`: the summary depends on n and the table's
+#: settings only, not on γ or τ, and its points of small n refit every record from its complement (about a
+#: second each at d = 12), so that each new release of the same settings (each γ* map, the explorer's grid)
+#: would pay again for the same numbers. Least recently used summaries leave beyond
+#: :data:`_SHARED_SUMMARY_BYTES` of norms.
+_SHARED_SUMMARIES: "collections.OrderedDict" = collections.OrderedDict()
+_SHARED_SUMMARY_BYTES = 64 * 2**20
+
+
+def _share_summary(key, summary):
+    _SHARED_SUMMARIES[key] = summary
+    _SHARED_SUMMARIES.move_to_end(key)
+    while len(_SHARED_SUMMARIES) > 1 and sum(v[0].nbytes for v in _SHARED_SUMMARIES.values()) > \
+            _SHARED_SUMMARY_BYTES:
+        _SHARED_SUMMARIES.popitem(last=False)
 
 
 # ------------------------------------------------------------------ front ends

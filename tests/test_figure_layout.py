@@ -50,21 +50,27 @@ def _raw_symbols(fig) -> list[str]:
 MIN_ANNOTATION_POINTS = 7.0
 
 
-def _annotation_problems(fig, tolerance=1.0) -> list[str]:
+def _annotation_problems(fig, tolerance=1.0, *, drawn=False) -> list[str]:
     """Texts written inside the panels (``ax.text``/``ax.annotate``) that a reader could not read.
 
     :func:`perfpriv.plots.layout_problems` checks titles, axis labels, tick labels and legends; this adds
     the texts inside the axes: two of them must not overlap (labels of neighbouring cells that run into
     each other, "nonenonenone"), none written in data coordinates (a cell's label) may spill out of its
     panel, and none may be smaller than
-    :data:`MIN_ANNOTATION_POINTS`.
+    :data:`MIN_ANNOTATION_POINTS`. With ``drawn`` the figure was just drawn on its Agg canvas (by
+    :func:`perfpriv.plots.layout_problems`, in :func:`perfpriv.plots.style`) and is measured as drawn, not
+    drawn a second time.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    with plots.style():
-        canvas = FigureCanvasAgg(fig)
-        canvas.draw()
-        renderer = canvas.get_renderer()
+    if drawn:
+        assert isinstance(fig.canvas, FigureCanvasAgg)
+        renderer = fig.canvas.get_renderer()
+    else:
+        with plots.style():
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+            renderer = canvas.get_renderer()
     found, boxes = [], []
     for k, ax in enumerate(fig.axes):
         if not ax.get_visible():
@@ -91,7 +97,10 @@ def _annotation_problems(fig, tolerance=1.0) -> list[str]:
 
 
 def _check(fig, what):
-    problems = layout_problems(fig) + _annotation_problems(fig)
+    # layout_problems draws the figure (the costly part: constrained layout and mathtext); the texts inside
+    # the panels are measured on that same drawing
+    problems = layout_problems(fig)
+    problems += _annotation_problems(fig, drawn=True)
     assert not problems, f"{what}: " + "; ".join(problems)
     raw = _raw_symbols(fig)
     assert not raw, f"{what}: symbols outside mathtext: {raw[:5]}"
@@ -173,6 +182,14 @@ def test_raw_symbol_check_sees_plain_text_subscripts_and_greek():
     assert sorted(_raw_symbols(fig)) == ["population before the round, N_{t-1}", "γ_c = 1.2"]
 
 
+#: controls that act only under one entry of a menu (draw_feedback reads the parameter of the chosen behaviour
+#: only): their extremes are drawn with that entry chosen, as a reader meets them; at the default entry they
+#: would redraw the defaults' figure
+ACTS_UNDER = {("feedback_explorer", "spread"): ("behaviour", "heterogeneous (spread)"),
+              ("feedback_explorer", "tolerance"): ("behaviour", "budget-aware (tolerance ρ)"),
+              ("feedback_explorer", "kappa"): ("behaviour", "contagion (κ)")}
+
+
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
     explorer = getattr(widgets, name)()
@@ -180,7 +197,10 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
     _check(explorer._draw(**defaults), f"{name} at its defaults")
     for key, control in explorer.controls.items():
         for value in _extremes(control):
-            values = dict(defaults, **{key: value})
+            if value == defaults[key]:
+                continue      # a menu's default entry: the figure at the defaults, checked above
+            values = dict(defaults, **dict([ACTS_UNDER[name, key]] if (name, key) in ACTS_UNDER else []),
+                          **{key: value})
             _check(explorer._draw(**values), f"{name} with {key}={value!r}")
 
 

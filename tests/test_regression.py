@@ -424,6 +424,31 @@ def test_mean_field_table_matches_a_simulated_round():
         assert abs(err[j].mean() - e[j]) < Z_TOL * se_e + 0.05 * e[j]
 
 
+def test_releases_with_the_same_table_settings_share_its_summaries_and_others_do_not(monkeypatch):
+    # the summary at size n is cached across releases (RG._SHARED_SUMMARIES): a new release, another γ or τ,
+    # reads the numbers a release computed afresh, bit for bit; a setting of the table gives another summary
+    monkeypatch.setattr(RG, "_SHARED_SUMMARIES", type(RG._SHARED_SUMMARIES)())
+    kw = dict(d=3, table_records=300, table_datasets=8)
+    first = RG.RidgeRelease([0.01, 0.1], tau=0.02, **kw).resolved("paper")._summary(7)
+    assert len(RG._SHARED_SUMMARIES) == 1
+    again = RG.RidgeRelease(0.5, tau=0.3, **kw).resolved("paper")._summary(7)
+    assert again[0] is first[0] and again[1] == first[1]
+    with pytest.raises(ValueError, match="read-only"):
+        again[0][0] = 0.0
+    monkeypatch.setattr(RG, "_SHARED_SUMMARIES", type(RG._SHARED_SUMMARIES)())
+    fresh = RG.RidgeRelease(0.5, tau=0.3, **kw).resolved("paper")._summary(7)
+    assert fresh[0] is not first[0]
+    np.testing.assert_array_equal(fresh[0], first[0])
+    assert fresh[1] == first[1]
+    for change in (dict(table_seed=1), dict(lam=0.1), dict(x_bound=2.0), dict(table_records=400),
+                   dict(theta=[1.0, 0.0, 0.0])):
+        other = RG.RidgeRelease(0.5, tau=0.3, **dict(kw, **change)).resolved("paper")._summary(7)
+        assert not np.array_equal(other[0], first[0]) or other[1] != first[1], change
+    unseeded = RG.RidgeRelease(0.5, tau=0.3, table_seed=None, **kw).resolved("paper")
+    unseeded._summary(7)
+    assert unseeded._shared_key(7) is None and len(RG._SHARED_SUMMARIES) == 6
+
+
 def test_expected_error_is_the_fit_error_plus_the_noise_term():
     mech = RG.RidgeRelease(np.array([0.001, 0.01]), tau=0.02).resolved("paper")
     e = mech.expected_error(256, mech.levels.values)          # a table point: no interpolation

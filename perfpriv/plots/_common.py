@@ -400,9 +400,12 @@ def layout_problems(fig, *, tolerance: float = 1.0) -> list:
         renderer = canvas.get_renderer()
     canvas_box = fig.bbox
     problems = []
+    boxes = {}   # id(artist) -> its extent: each artist is measured once, not once per pair it is compared in
 
     def box(artist):
-        return artist.get_window_extent(renderer)
+        if id(artist) not in boxes:
+            boxes[id(artist)] = artist.get_window_extent(renderer)
+        return boxes[id(artist)]
 
     def name(artist):
         text = artist.get_text() if hasattr(artist, "get_text") else type(artist).__name__
