@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfpriv import bernoulli, dynamics, engine, experiments, gaussian, keyed, leakage, optimize
+from perfpriv import bernoulli, dynamics, engine, experiments, gaussian, keyed, leakage, optimize, regression
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Schedule
 from perfpriv.engine import Policy
@@ -46,7 +46,7 @@ def _small_results():
         experiments.final_error_curve(q=0.3, r=0.6, epsilons=[1.0], T=3, n0=20, trials=2),
         experiments.compare_schedules({"a": [1.0, 1.0]}, q=0.3, r=0.6, tau=0.02, n0=30, d=D, R=R, trials=2, seed=0),
         experiments.compare_epsilon_schedules({"a": [1.0, 1.0]}, q=0.3, r=0.6, n0=30, trials=2, seed=0),
-        experiments.gain_map([0.3], [0.6], T=3, n0=30),
+        experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3], [0.6], T=3, n0=30),
     ]
 
 
@@ -339,8 +339,8 @@ def test_experiments_do_not_depend_on_n_jobs_or_the_chunk_size():
     t1 = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(3, 30), trials=20, n_jobs=1)
     t2 = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(3, 30), trials=20, n_jobs=2)
     assert np.array_equal(t1.inverse, t2.inverse)
-    g1 = experiments.gain_map([0.3, 0.6], [0.6], T=5, n0=50, n_jobs=1)
-    g2 = experiments.gain_map([0.3, 0.6], [0.6], T=5, n0=50, n_jobs=2)
+    g1 = experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3, 0.6], [0.6], T=5, n0=50, n_jobs=1)
+    g2 = experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3, 0.6], [0.6], T=5, n0=50, n_jobs=2)
     assert np.array_equal(g1.gain, g2.gain)
 
 
@@ -422,7 +422,7 @@ def test_epsilon_schedule_comparison_agrees_with_the_mean_field_in_a_large_popul
 
 
 def test_gain_map_cells_are_the_optimizers_results():
-    m = experiments.gain_map([0.3, 0.6], [0.4, 0.7], T=6, n0=60)
+    m = experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3, 0.6], [0.4, 0.7], T=6, n0=60)
     for i, q in enumerate((0.3, 0.6)):
         for j, r in enumerate((0.4, 0.7)):
             res = optimize.optimal_schedule(bernoulli.RandomizedResponse(1.0), Memoryless(q=q, r=r), T=6, n0=60)
@@ -453,7 +453,6 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.compare_schedules({"a": [1.0, -1.0]}, **SCHED), "schedules"),
     (lambda: experiments.compare_schedules({"a": [1.0]}, collapse="never", **SCHED), "collapse"),
     (lambda: experiments.compare_schedules({}, **SCHED), "schedules"),
-    (lambda: experiments.gain_map([0.3], [0.6], T=3, n0=30, model="gaussian"), "tau"),
     (lambda: experiments.final_error_curve(q=0.3, r=0.6, model="other"), "model"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
@@ -481,7 +480,7 @@ SMALL_RUNS = {
     "lemma9_check": dict(qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], T=3, n0=30, trials=2, d=3),
     "gamma_star_map": dict(qs=[0.3], rs=[0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=30, trials=2, d=3,
                            theory=()),
-    "gain_map": dict(qs=[0.3], rs=[0.6], T=3, n0=30),
+    "gain_map": dict(mechanism=bernoulli.RandomizedResponse(1.0), qs=[0.3], rs=[0.6], T=3, n0=30),
 }
 
 
@@ -523,11 +522,13 @@ def test_leak_dispersion_with_nothing_leaked_reports_the_documented_nan():
     assert "NaN when no round leaked any record" in doc and "NaN when ``ratio`` is NaN" in doc
 
 
-def test_gain_map_refuses_the_gaussian_parameters_for_the_bernoulli_model():
-    # was: accepted and recorded as None/NaN in the settings
-    for name in ("tau", "d", "R"):
-        with pytest.raises(ValueError, match=f"^{name} belongs to the Gaussian model"):
-            experiments.gain_map(**SMALL_RUNS["gain_map"], **{name: 3.0})
+def test_gain_map_takes_one_of_the_schedule_searchs_mechanisms():
+    # the mechanism is the object (it was a model name with loose tau, d and R)
+    for bad in ("gaussian", regression.RidgeRelease(0.01, tau=0.02, d=3)):
+        with pytest.raises(TypeError, match="^mechanism must be"):
+            experiments.gain_map(bad, [0.3], [0.6], T=3, n0=30)
+    m = experiments.gain_map(gaussian.GaussianMean(1.0, tau=0.05, d=3, R=10.0), [0.3], [0.6], T=3, n0=30)
+    assert m.tau == 0.05 and m.settings["options"] == {"starts": "constant", "polish": 0}
 
 
 # ---------------------------------------------------------------------------------------- bad input

@@ -128,7 +128,7 @@ TYP = {
  (experiments, "compare_epsilon_schedules"): dict(schedules={"a": [1.0, 1.0, 1.0], "b": [3.0, 2.0, 1.0]}, q=0.3,
                                                   r=0.6, n0=50, trials=2, reference="a", model="leak", cap=20000,
                                                   mu=(0.0, 1.0), conventions="paper", seed=0),
- (experiments, "gain_map"): dict(qs=[0.3], rs=[0.6], T=3, n0=50, model="bernoulli", cap=20000),
+ (experiments, "gain_map"): dict(mechanism=RR, qs=[0.3], rs=[0.6], T=3, n0=50, cap=20000),
  (experiments, "agreement"): dict(estimate=1.0, expected=1.0, se=0.1, z=4.5, side="both"),
  (experiments, "mc_agreement"): dict(samples=[0.9, 1.1, 1.0], expected=1.0, z=4.5, axis=-1, side="both"),
  (experiments, "paired_agreement"): dict(a=[0.9, 1.1, 1.0], b=[1.0, 1.0, 1.2], expected=0.0, z=4.5, axis=-1,

@@ -252,7 +252,7 @@ class GainMap(Result):
     tau : float
         NaN for the Bernoulli model.
     settings : dict
-        Provenance: model, n0, cap, d, R, optimizer options.
+        Provenance: the mechanism, n0, cap, optimizer options.
     """
 
     qs: np.ndarray
@@ -266,31 +266,27 @@ class GainMap(Result):
     settings: dict
 
 
-def _gain_cell(q, r, *, seed, model, tau, T, n0, d, R, cap, opts):
+def _gain_cell(q, r, *, seed, mechanism, T, n0, cap, opts):
     """Gain, best constant, first and last level of the optimal schedule of one cell."""
-    mech = GaussianMean(1.0, tau=tau, d=d, R=R) if model == "gaussian" else bernoulli.RandomizedResponse(1.0)
-    res = optimize.optimal_schedule(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, **opts)
+    res = optimize.optimal_schedule(mechanism, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, **opts)
     return [res.gain, res.constant, res.schedule[0], res.schedule[-1]]
 
 
-def gain_map(qs, rs, *, tau=None, T, n0, d=None, R=None, model="bernoulli", cap=20000, n_jobs=None, **kwargs):
+def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
     """Gain of the optimal schedule over the best constant on a (q, r) grid.
 
     Parameters
     ----------
+    mechanism : perfpriv.gaussian.GaussianMean or perfpriv.bernoulli.RandomizedResponse
+        The mechanism whose schedules :func:`perfpriv.optimize.optimal_schedule`
+        searches (its own level is a template, replaced by the search). The
+        Gaussian mechanism is searched with ``starts="constant"`` and
+        ``polish=0`` (the fast setting) unless ``kwargs`` say otherwise. The
+        users of every cell are the paper's (rule "leak").
     qs, rs : array_like
         Values of q and r (1-D).
-    tau : float
-        τ (Gaussian model only, keyword-only; ``None`` for the Bernoulli model).
     T, n0, cap
         Horizon, initial population, population cap.
-    d, R : int, float
-        Data model (Gaussian model only; ``None`` for the Bernoulli model).
-    model : {"gaussian", "bernoulli"}
-        The mechanism of :func:`perfpriv.optimize.optimal_schedule`: the
-        Gaussian mechanism (τ, d, R), searched with ``starts="constant"``
-        and ``polish=0`` (the fast setting), or randomized response (the
-        law of μ: Uniform(0, 1)); the users are the paper's (rule "leak").
     n_jobs : int, optional
         Workers over the cells (:func:`perfpriv.sweep.sweep`); deterministic.
     **kwargs
@@ -307,26 +303,23 @@ def gain_map(qs, rs, *, tau=None, T, n0, d=None, R=None, model="bernoulli", cap=
 
     Examples
     --------
-    >>> m = gain_map([0.3], [0.6], T=10, n0=100)
+    >>> m = gain_map(bernoulli.RandomizedResponse(1.0), [0.3], [0.6], T=10, n0=100)
     >>> bool(m.gain[0, 0] > 0)
     True
     """
-    model = check_choice("model", model, ("gaussian", "bernoulli"))
-    if model == "gaussian" and tau is None:
-        raise ValueError("tau must be given (a threshold > 0) for model='gaussian'")
-    if model == "bernoulli":
-        for name, value in (("tau", tau), ("d", d), ("R", R)):
-            if value is not None:
-                raise ValueError(f"{name} belongs to the Gaussian model: leave it None for model='bernoulli'; "
-                                 f"got {name}={value!r:.40}")
+    if not isinstance(mechanism, (GaussianMean, bernoulli.RandomizedResponse)):
+        raise TypeError("mechanism must be a perfpriv.gaussian.GaussianMean or a perfpriv.bernoulli.RandomizedResponse "
+                        f"(the schedule search's two mechanisms); got {mechanism!r:.80}")
+    gaussian_model = isinstance(mechanism, GaussianMean)
     n_jobs = check_n_jobs(n_jobs)
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), dtype=float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), dtype=float))
     T = check_int("T", T, low=1)
-    opts = dict(starts="constant", polish=0) if model == "gaussian" else {}
+    opts = dict(starts="constant", polish=0) if gaussian_model else {}
     opts.update(kwargs)
-    res = sweep(_gain_cell, {"q": qs, "r": rs}, seed=0, n_jobs=n_jobs, progress=False, model=model,
-                tau=tau, T=T, n0=n0, d=d, R=R, cap=cap, opts=opts)
+    res = sweep(_gain_cell, {"q": qs, "r": rs}, seed=0, n_jobs=n_jobs, progress=False, mechanism=mechanism,
+                T=T, n0=n0, cap=cap, opts=opts)
     gain, const, first, last = np.moveaxis(np.asarray(res.values, float), -1, 0)
-    settings = dict(model=model, n0=n0, cap=cap, d=d, R=R, options=opts)
-    return GainMap(qs, rs, gain, const, first, last, T, float("nan") if tau is None else float(tau), settings)
+    settings = dict(mechanism=mechanism, n0=n0, cap=cap, options=opts)
+    return GainMap(qs, rs, gain, const, first, last, T, float(mechanism.tau) if gaussian_model else float("nan"),
+                   settings)
