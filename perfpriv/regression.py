@@ -2,7 +2,7 @@ r"""Private ridge regression with users who leave: a learning task beyond the me
 
 Each round, the N current users hold records :math:`(x_i, y_i)`: features
 :math:`x \sim \mathcal{N}(0, I_d)` clipped to the ℓ2 ball of radius ``x_bound``, labels
-:math:`y = x^\top θ + ε` with :math:`ε \sim \mathcal{N}(0, σ_ε^{2})` (:math:`σ_ε` = ``noise_sd``), clipped to [−``y_bound``, ``y_bound``]
+:math:`y = x^\top θ + ε` with :math:`ε \sim \mathcal{N}(0, σ_ε^{2})` (:math:`σ_ε` = ``noise_sd``), clipped to ``[-y_bound, y_bound]``
 (labels are computed from the clipped features, as in the authors' code, so
 that the model stays linear), and θ a fresh direction on the unit sphere
 every round (or a fixed vector). The platform fits ridge regression with
