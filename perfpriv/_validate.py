@@ -208,6 +208,17 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     return ivalue
 
 
+def _integer_array(value: Any) -> np.ndarray | None:
+    """``value`` as a numpy integer array when it is one (or a nest of Python/numpy integers); else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return arr if arr.dtype.kind in "iu" else None
+
+
 def check_int_array(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> np.ndarray:
     """Check an integer or an array of integers (integral floats pass) in ``[low, high]``; return int64.
 
@@ -226,6 +237,11 @@ def check_int_array(name: str, value: Any, *, low: int | None = None, high: int 
     bounded = high is not None
     high = INT_MAX if high is None else min(int(high), INT_MAX)
     allowed = _int_range_text(low, high if bounded else None)
+    exact = _integer_array(value)
+    if exact is not None:                      # integers compare exactly (a float64 detour rounds above 2**53)
+        if (low is not None and np.any(exact < low)) or np.any(exact > high):
+            raise ValueError(f"{name} must hold integers{allowed}; got {_show(value)}")
+        return exact.astype(np.int64)
     arr = check_real(name, value)
     if np.isinf(arr).any() or not np.all(arr == np.floor(arr)) or \
             (low is not None and np.any(arr < low)) or np.any(arr > float(high)) or \

@@ -492,3 +492,12 @@ def test_every_mechanism_checks_its_round_batch_with_one_function():
                 mech.draw_round(np.array([10**12, 20]), level, keys, live, 1)
     out = bernoulli.RandomizedResponse(1.0).draw_round(np.array([10**12, 20]), np.array([1.0]), keys, live, 1)
     assert 0 < out.leaked[0] < 10**12
+
+
+def test_the_numbers_at_counters_above_two_to_the_53_are_the_streams_own():
+    key = R.root_key(5)
+    counters = (2**31 - 1 << 32) + np.arange(4)
+    gamma = np.uint64(streams.stream_increment(np.uint64(key.b)))   # a compiled uint64 returns as int
+    expected = [int(streams.bits(np.uint64(key.a), gamma, np.uint64(c))) for c in counters]
+    assert key.bits(counters).tolist() == expected
+    assert len(set(expected)) == 4

@@ -75,3 +75,14 @@ def test_check_mean_shape():
     assert np.array_equal(v.check_mean(None, 2), np.zeros(2))
     with pytest.raises(ValueError, match="mu must be a vector of length d=3"):
         v.check_mean([0.0, 1.0], 3)
+
+
+def test_an_integer_array_above_two_to_the_53_is_kept_exactly():
+    # a float64 detour would round 2**62 + 1 to 2**62 (and make distinct counters equal)
+    values = [2**62 + 1, 2**62 + 2, 2**63 - 1]
+    assert v.check_int_array("counters", values, low=0).tolist() == values
+    assert v.check_int_array("counters", np.array(values, dtype=np.uint64), low=0).tolist() == values
+    with pytest.raises(ValueError, match="counters must hold integers >= 0"):
+        v.check_int_array("counters", np.array([2**63], dtype=np.uint64), low=0)
+    with pytest.raises(ValueError, match="counters must hold integers <= 5"):
+        v.check_int_array("counters", [6], high=5)
