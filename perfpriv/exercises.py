@@ -16,6 +16,10 @@ The stored answers are plain numbers (so that checking needs no computation),
 and each exercise also records the perfpriv call that produces its answer:
 the test suite proves that every stored answer equals what the library
 computes (``tests/test_exercises.py``).
+
+A notebook that writes its own model (appendix B, a course's handout) adds its
+self-checks with :func:`register`, which runs the exercise's ``compute`` once
+and refuses an answer it does not reproduce.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 
 from ._validate import check_flag, check_real
 
-__all__ = ["Exercise", "check", "exercise_ids", "describe", "EXERCISES"]
+__all__ = ["Exercise", "check", "exercise_ids", "describe", "register", "EXERCISES"]
 
 
 @dataclass(frozen=True)
@@ -457,6 +461,51 @@ _ENTRIES = [
 
 #: Every registered exercise, by id.
 EXERCISES: dict[str, Exercise] = {e.id: e for e in _ENTRIES}
+
+
+def register(exercise: Exercise, *, replace: bool = False) -> Exercise:
+    """Add an exercise, so that :func:`check` and :func:`describe` know its id.
+
+    The exercise's ``compute()`` is run once: an answer that it does not
+    reproduce within the exercise's own tolerance is refused, as the test
+    suite refuses it for the book's stored answers.
+
+    Parameters
+    ----------
+    exercise : Exercise
+        The exercise part; its id is ``"<label>.<part>"``, both non-empty.
+    replace : bool
+        Whether an exercise already registered under the same id may be
+        replaced (a notebook cell run twice); otherwise that is an error.
+
+    Returns
+    -------
+    Exercise
+        ``exercise``, now registered.
+
+    Examples
+    --------
+    >>> from perfpriv import exercises
+    >>> part = exercises.Exercise("my-ex-half.value", "one half", 0.5, lambda: 1 / 2)
+    >>> _ = exercises.register(part, replace=True)
+    >>> exercises.check("my-ex-half.value", 0.5)
+    my-ex-half.value: correct.
+    True
+    """
+    if not isinstance(exercise, Exercise):
+        raise TypeError(f"exercise must be a perfpriv.exercises.Exercise; got {exercise!r:.80}")
+    replace = check_flag("replace", replace)
+    label, dot, part = exercise.id.rpartition(".")
+    if not (dot and label and part):
+        raise ValueError(f"exercise.id must be '<label>.<part>' with both parts non-empty; got {exercise.id!r:.80}")
+    if exercise.id in EXERCISES and not replace:
+        raise ValueError(f"exercise.id {exercise.id!r} is already registered; pass replace=True to replace it")
+    computed = check_real("exercise.compute()", exercise.compute(), allow_inf=True, scalar=True)
+    if not abs(computed - exercise.answer) <= exercise.atol + exercise.rtol * abs(exercise.answer):
+        raise ValueError(f"exercise.answer must be what exercise.compute() gives within rtol={exercise.rtol:g}, "
+                         f"atol={exercise.atol:g}; got answer {exercise.answer!r} and compute() {computed!r}")
+    EXERCISES[exercise.id] = exercise
+    return exercise
 
 
 def exercise_ids(chapter: str | None = None) -> list[str]:

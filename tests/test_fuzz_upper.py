@@ -161,6 +161,7 @@ TYP = {
  (exercises, "check"): dict(exercise_id=EXERCISE, answer=0.2142857, quiet=True),
  (exercises, "exercise_ids"): dict(chapter="ch01"),
  (exercises, "describe"): dict(exercise_id=EXERCISE),
+ (exercises, "register"): dict(exercise=exercises.Exercise("fuzz-ex.x", "x", 1.0, lambda: 1.0), replace=True),
  (notebook, "brief_errors"): dict(shell=None),
  (cli, "build_parser"): dict(),
  (cli, "run_figure"): dict(number="1", scale="book", seed=0, conventions="paper"),
