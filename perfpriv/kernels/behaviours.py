@@ -175,6 +175,22 @@ def _cap_recruits(state_total, recruits, cap, a, b, removed):
         recruits[j] -= removed[j]
 
 
+@njit(**_JIT)
+def _typed_counts(state, work):
+    """A typed state's counts as integers, and the scratch rows of a step.
+
+    ``work`` holds four rows of ``state.size``: the counts (filled from ``state``), the leaks by type,
+    the recruits by type and those removed. Returns the four rows and the population.
+    """
+    k = state.size
+    counts = work[:k]
+    n = np.int64(0)
+    for c in range(k):
+        counts[c] = np.int64(state[c])
+        n += counts[c]
+    return counts, work[k:2 * k], work[2 * k:3 * k], work[3 * k:4 * k], n
+
+
 # ------------------------------------------------------------------ the steps
 @njit(**_JIT)
 def memoryless_step(params, n, leaked, a, b, purposes):
@@ -203,14 +219,7 @@ def leak_count_step(params, state, leaked, a, b, purposes, t, cost, cap, floor, 
     regains fresh users. ``t`` and ``cost`` are unused. Returns the new population.
     """
     k = state.size
-    counts = work[:k]
-    by_type = work[k:2 * k]
-    recruits = work[2 * k:3 * k]
-    removed = work[3 * k:4 * k]
-    n = np.int64(0)
-    for c in range(k):
-        counts[c] = np.int64(state[c])
-        n += counts[c]
+    counts, by_type, recruits, removed, n = _typed_counts(state, work)
     sa, sb = _key(a, b, purposes, _SPLIT)
     split_chain(sa, sb, counts, leaked, by_type)
     la, lb = _key(a, b, purposes, _LEAVE)
@@ -255,14 +264,7 @@ def heterogeneous_step(params, state, leaked, a, b, purposes, t, cost, cap, floo
     S = state.size
     q = params[3:3 + S]
     w = params[3 + S:3 + 2 * S]
-    counts = work[:S]
-    by_class = work[S:2 * S]
-    recruits = work[2 * S:3 * S]
-    removed = work[3 * S:4 * S]
-    n = np.int64(0)
-    for j in range(S):
-        counts[j] = np.int64(state[j])
-        n += counts[j]
+    counts, by_class, recruits, removed, n = _typed_counts(state, work)
     sa, sb = _key(a, b, purposes, _SPLIT)
     split_chain(sa, sb, counts, leaked, by_class)
     la, lb = _key(a, b, purposes, _LEAVE)

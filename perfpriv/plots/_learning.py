@@ -28,8 +28,10 @@ __all__ = [
 _C = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
-def _check_type(obj, name, cls_name):
-    return check_type(obj, name, cls_name)
+def _two_panels():
+    """A figure of two panels side by side, the chapter's size: (figure, left axes, right axes)."""
+    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
+    return fig, axes[0, 0], axes[0, 1]
 
 
 def figure_ridge_sensitivity(profile, *, title=None):
@@ -44,10 +46,9 @@ def figure_ridge_sensitivity(profile, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    _check_type(profile, "profile", "SensitivityProfile")
+    check_type(profile, "profile", "SensitivityProfile")
     p = profile
-    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
-    ax, bx = axes[0, 0], axes[0, 1]
+    fig, ax, bx = _two_panels()
     ax.loglog(p.n, p.bound, "k-", lw=2, label=r"bound $\Delta^-(n)$ (theorem)")
     ax.loglog(p.n, p.worst, "o--", color=_C[3], label="worst dataset found")
     ax.loglog(p.n, p.maximum, "s-", color=_C[0], ms=4, label=r"typical data: largest $\|\delta_i\|$")
@@ -83,10 +84,9 @@ def figure_one_round(check, *, symbol=r"\gamma", title=None):
     -------
     matplotlib.figure.Figure
     """
-    _check_type(check, "check", "OneRoundCheck")
+    check_type(check, "check", "OneRoundCheck")
     c = check
-    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
-    ax, bx = axes[0, 0], axes[0, 1]
+    fig, ax, bx = _two_panels()
     lo, hi = float(np.min(c.levels)), float(np.max(c.levels))
     if lo == hi:  # one level: fix a decade around it before plotting (autoscaling a zero-width range warns)
         for axis in (ax, bx):
@@ -121,7 +121,7 @@ def figure_gamma_star_map(result, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    _check_type(result, "result", "GammaStarMap")
+    check_type(result, "result", "GammaStarMap")
     m = result
     if m.simulated is None:
         raise ValueError("result has no simulation (computed with trials=0)")
@@ -162,10 +162,9 @@ def figure_published_privacy(result, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    _check_type(result, "result", "PublishedPrivacy")
+    check_type(result, "result", "PublishedPrivacy")
     p = result
-    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
-    ax, bx = axes[0, 0], axes[0, 1]
+    fig, ax, bx = _two_panels()
     ax.loglog(p.gammas, p.rho_clipped, "k-o", ms=4, label=rf"labels clipped at $|y|\leq${p.y_bound:g} (replace-one)")
     ax.loglog(p.gammas, 0.5 * p.mu_max ** 2, "-s", color=_C[3], ms=4, label=r"$\mu_i^2/2$ of the most exposed record")
     ax.loglog(p.gammas, 0.5 * p.mu_median ** 2, "-v", color=_C[2], ms=4, label=r"$\mu_i^2/2$ of the median record")
@@ -231,11 +230,10 @@ def figure_individual_privacy(run, *, tau, title=None):
     -------
     matplotlib.figure.Figure
     """
-    _check_type(run, "run", "GDRun")
+    check_type(run, "run", "GDRun")
     tau = check_real("tau", tau, scalar=True)
     worst = float(np.sqrt(2 * run.rho))
-    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
-    ax, bx = axes[0, 0], axes[0, 1]
+    fig, ax, bx = _two_panels()
     ax.hist(run.mu, bins=30, color=_C[0], alpha=0.8)
     ax.axvline(worst, color=_C[3], lw=2, label=rf"worst case $\sqrt{{2\rho}}$ = {worst:.3g}")
     ax.set_xlabel(r"record's Gaussian-DP parameter $\mu_i$")
@@ -308,10 +306,9 @@ def figure_long_run_utility(result, *, title=None):
     -------
     matplotlib.figure.Figure
     """
-    _check_type(result, "result", "LongRunUtility")
+    check_type(result, "result", "LongRunUtility")
     res = result
-    fig, axes = new_figure(1, 2, width=4.3, height=3.3)
-    ax, bx = axes[0, 0], axes[0, 1]
+    fig, ax, bx = _two_panels()
     finite = np.isfinite(res.rho)
     x = np.where(finite, res.rho, np.max(res.rho[finite]) * 10 if finite.any() else 1.0)
     for k, (q, r) in enumerate(res.behaviours):
