@@ -148,7 +148,6 @@ TYP = {
                                  bad=np.array([4, 4, 4]), nsample=np.array([3, 6, 9])),
  (keyed, "multivariate_hypergeometric"): dict(key=keyed.root_key(0).child(np.arange(2)),
                                               counts=np.array([[3, 4, 5], [1, 2, 3]]), nsample=np.array([6, 4])),
- (keyed, "generator"): dict(key=keyed.root_key(0)),
  (keyed, "check_batch"): dict(n=np.array([5, 10]), keys=keyed.root_key(0).child(np.arange(2)), per_record=True),
  (sweep, "sweep"): dict(func=_cell, grid={"a": [0.0, 1.0]}, seed=0, progress=False, description="cells"),
  (sweep, "map_cells"): dict(func=_batched, cells={"q": [0.1, 0.2, 0.3]}, seed=0, chunk=2, progress=False,
