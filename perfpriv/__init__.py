@@ -27,7 +27,8 @@ The library behind the *perfpriv* book. Submodules (loaded on first use):
 ``schedules``
     Families of privacy schedules (constant, two-phase, geometric).
 ``sweep``
-    Parameter grids evaluated in parallel with joblib, reproducibly seeded.
+    Grids of cells evaluated in parallel with joblib, each cell keyed by the
+    root seed and its own coordinates.
 ``feedback``
     Richer user behaviour (memory, classes, budget-aware users, contagion):
     survival thresholds and optimal privacy levels under each.

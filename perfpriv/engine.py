@@ -790,7 +790,7 @@ def _keys_for_cells(seed, cells: tuple, behaviour) -> keyed.Key:
     coordinates its behaviour reports (:meth:`perfpriv.behaviour.Behaviour.cell_coordinates`,
     e.g. its q and r), so a cell gets the same numbers wherever it sits in
     the arrays and whatever cells are simulated with it -- the keys of
-    :func:`perfpriv.sweep.map_cells` too. A Key array of the cells' shape
+    :func:`perfpriv.sweep.map_grid` too. A Key array of the cells' shape
     gives each cell that key instead.
     """
     if isinstance(seed, keyed.Key):

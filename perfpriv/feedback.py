@@ -702,7 +702,7 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     seed : int, optional
         Root seed; every cell is keyed by its coordinates.
     n_jobs : int, optional
-        Parallel cells (:func:`perfpriv.sweep.map_cells`; the result does not depend on it).
+        Parallel cells (:func:`perfpriv.sweep.map_grid`; the result does not depend on it).
 
     Returns
     -------

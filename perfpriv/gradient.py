@@ -1030,7 +1030,7 @@ class PrivateGD(TabulatedMechanism):
 
     def _table_points(self, n, levels):
         """Monte Carlo at size n for all ``levels`` at once: the same datasets and noise for every ρ."""
-        rng = keyed.generator(keyed.root_key(self.table_seed, name="table_seed").child("gd", n))
+        rng = keyed.as_generator(keyed.root_key(self.table_seed, name="table_seed").child("gd", n))
         runs = max(self.table_runs, math.ceil(self.table_records / n))
         L = len(levels)
         probs = [[] for _ in range(L)]

@@ -56,6 +56,13 @@ cannot be reproduced), in every function of perfpriv. An ``int``, a
 is hashed by ``SeedSequence``; a :class:`~numpy.random.Generator` or bit
 generator is consumed once (two 64-bit words are drawn from it).
 
+One path leads from a seed to every number: :func:`root_key` (the seed's
+key), :func:`cell_key` (a grid cell's key, from the root key and the cell's
+coordinate values; :func:`perfpriv.sweep.map_grid` hands every cell its
+own), then the keyed streams -- or, for numpy draws outside them,
+:func:`as_generator` of a scalar key (whose :func:`as_seed_sequence` is made
+from the key's two words).
+
 References
 ----------
 G. L. Steele Jr., D. Lea, C. H. Flood (2014), Fast splittable pseudorandom
@@ -91,7 +98,6 @@ __all__ = [
     "binomials",
     "hypergeometric",
     "multivariate_hypergeometric",
-    "generator",
     "SEED_TYPES_TEXT",
     "check_batch",
 ]
@@ -517,13 +523,29 @@ def as_generator(seed: Any = None, *, name: str = "seed") -> np.random.Generator
     """A :class:`~numpy.random.Generator` for ``seed``: a Generator as is, a bit generator wrapped, else seeded.
 
     Anything else goes through :func:`as_seed_sequence` (checked, a given SeedSequence read and never
-    modified), so an int seed gives the stream of ``numpy.random.default_rng(seed)``.
+    modified), so an int seed gives the stream of ``numpy.random.default_rng(seed)`` and a scalar
+    :class:`Key` (e.g. a grid cell's, :func:`cell_key`) a generator of its own for numpy draws outside
+    the keyed streams.
+
+    Parameters
+    ----------
+    seed : None, int, sequence of int, SeedSequence, Generator, BitGenerator or Key
+        The seed (a Key must be a single key).
+    name : str
+        Parameter name for error messages.
+
+    Returns
+    -------
+    numpy.random.Generator
 
     Examples
     --------
     >>> g = np.random.default_rng(3)
     >>> as_generator(g) is g, as_generator(3).random() == np.random.default_rng(3).random()
     (True, True)
+    >>> key = cell_key(7, 0.3, 0.6)
+    >>> bool(as_generator(key).random() == as_generator(cell_key(7, 0.1 + 0.2, 0.6)).random())
+    True
     """
     if isinstance(seed, np.random.Generator):
         return seed
@@ -538,8 +560,30 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
     A SeedSequence that is given is returned as a copy in the same state (same entropy,
     spawn key and count of children spawned), so that a caller may spawn from the result
     without changing the caller's object: passing one SeedSequence twice gives the same
-    randomness twice.
+    randomness twice. A scalar :class:`Key` ``(a, b)`` gives the SeedSequence of its four
+    32-bit words, low word first (``[a mod 2**32, a >> 32, b mod 2**32, b >> 32]``).
+
+    Parameters
+    ----------
+    seed : None, int, sequence of int, SeedSequence or Key
+        The seed (a Key must be a single key).
+    name : str
+        Parameter name for error messages.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
+    Examples
+    --------
+    >>> as_seed_sequence(Key(np.uint64(1), np.uint64(2**32))).entropy
+    [1, 0, 0, 1]
     """
+    if isinstance(seed, Key):
+        if seed.shape != ():
+            raise ValueError(f"{name} must be a single key here; got keys of shape {seed.shape}")
+        a, b = int(seed.a), int(seed.b)
+        return np.random.SeedSequence([a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32])
     if _is_seed_sequence(seed):
         return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size,
                                       n_children_spawned=seed.n_children_spawned)
@@ -563,16 +607,6 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
             raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
         return np.random.SeedSequence([int(v) for v in arr.reshape(-1)])
     raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
-
-
-def generator(key: Key) -> np.random.Generator:
-    """A numpy Generator seeded from one scalar :class:`Key` (for draws outside the engine)."""
-    if _check_key(key).shape != ():
-        raise ValueError(f"key must be a single key (shape ()) for generator(); got a key array of shape {key.shape}")
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(key.a) & 0xFFFFFFFF,
-                                                                         int(key.a) >> 32,
-                                                                         int(key.b) & 0xFFFFFFFF,
-                                                                         int(key.b) >> 32])))
 
 
 #: Resolution at which coordinate values are identified: two grids whose

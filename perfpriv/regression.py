@@ -1446,7 +1446,7 @@ class RidgeRelease(TabulatedMechanism):
                 _SHARED_SUMMARIES.move_to_end(shared)
                 cache[n] = _SHARED_SUMMARIES[shared]
                 return cache[n]
-            rng = keyed.generator(keyed.root_key(self.table_seed, name="table_seed").child("ridge", n))
+            rng = keyed.as_generator(keyed.root_key(self.table_seed, name="table_seed").child("ridge", n))
             k_total = max(self.table_datasets, math.ceil(self.table_records / n))
             k_shift = math.ceil(self.table_records / n)
             norms, errs = [], []

@@ -13,7 +13,7 @@ suite), a silent NaN or a hang.
 import numpy as np
 import pytest
 
-from perfpriv import behaviour, bernoulli, dynamics, engine, gaussian, keyed, leakage, projected
+from perfpriv import behaviour, bernoulli, dynamics, engine, gaussian, keyed, leakage, projected, sweep
 
 NAN, INF = float("nan"), float("inf")
 NOT_REAL = ["0.5", None, 1 + 2j]
@@ -29,6 +29,11 @@ BAD_POLICY = ["x", 100, {"cap": 5}, (100, 1)]            # a population policy i
 STAT = ["Paper", "", None, 3]
 
 QUAD = dict(d=3, R=10.0, method="quadrature")
+
+
+def _grid_cells(a, keys):
+    """A batched cell function of the grid runner."""
+    return a
 
 # function -> (valid keyword arguments, {parameter: bad values})
 CASES = {
@@ -154,6 +159,18 @@ CASES = {
                               "sigma2": POSITIVE, "statistic": STAT, "seed": [-1, "x", 1.5]}),
     "keyed.coordinate_key": (keyed.coordinate_key, dict(value=0.3), {"value": [NAN, [0.1, 0.2], None]}),
     "keyed.root_key": (keyed.root_key, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
+    "keyed.as_generator": (keyed.as_generator, dict(seed=1),
+                           {"seed": [-1, 1.5, "x", True, np.random.RandomState(0), keyed.root_key(0).child([1, 2])]}),
+    "keyed.as_seed_sequence": (keyed.as_seed_sequence, dict(seed=1),
+                               {"seed": [-1, 1.5, "x", True, keyed.root_key(0).child([1, 2])]}),
+    "sweep.map_grid": (sweep.map_grid, dict(func=_grid_cells, cells={"a": [1.0]}, seed=0),
+                       {"func": [None, 3], "cells": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]},
+                                                     {"a": [1.0, 2.0], "b": [1.0]}, {"keys": [1.0]}],
+                        "seed": [-1, "x", 1.5, True, np.random.RandomState(0)], "product": [1, None, "yes"],
+                        "options": [{"n_jobs": 2}, 2]}),
+    "sweep.Execution": (sweep.Execution, dict(),
+                        {"n_jobs": [0, -2, 1.5, "2", True], "chunk": [0, -1, 2.5, "3", True],
+                         "progress": ["yes", None, 0], "description": [3], "on_cells": [3, "x"]}),
     "behaviour.Memoryless": (behaviour.Memoryless, dict(q=0.3, r=0.6), {"q": PROB, "r": PROB, "rule": ["Leak", None]}),
     "engine.simulate": (engine.simulate,
                         dict(mechanism=bernoulli.RandomizedResponse(1.0), behaviour=behaviour.Memoryless(q=0.3, r=0.6),

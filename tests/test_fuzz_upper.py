@@ -38,14 +38,13 @@ from test_fuzz import POOL, SIZE_POOL, _call_or_clear_error
 MODULES = (keyed, engine, behaviour, optimize, experiments, sweep, schedules, exercises, notebook, cli)
 
 
-def _cell(a, seed):
-    """A cell function for :func:`perfpriv.sweep.sweep` (module level: picklable)."""
-    return a + 0.0 * np.random.default_rng(seed).random()
-
-
 def _batched(q, keys):
-    """A batched cell function for :func:`perfpriv.sweep.map_cells`."""
+    """A batched cell function for :func:`perfpriv.sweep.map_grid` (module level: picklable)."""
     return np.asarray(q, dtype=float) + 0.0 * keys.uniform_at(0)
+
+
+def _on_cells(count):
+    """A per-chunk callback for :class:`perfpriv.sweep.Execution`."""
 
 
 RR = bernoulli.RandomizedResponse(1.0)
@@ -133,8 +132,6 @@ TYP = {
  (experiments, "mc_agreement"): dict(samples=[0.9, 1.1, 1.0], expected=1.0, z=4.5, axis=-1, side="both"),
  (experiments, "paired_agreement"): dict(a=[0.9, 1.1, 1.0], b=[1.0, 1.0, 1.2], expected=0.0, z=4.5, axis=-1,
                                          side="both"),
- (sweep, "cell_seed"): dict(seed=0),
- (sweep, "key_seed"): dict(key=keyed.cell_key(0, 0.3, 0.6)),
  (keyed, "Key"): dict(a=np.array([1, 2], dtype=np.uint64), b=np.array([3, 4], dtype=np.uint64)),
  (keyed, "root_key"): dict(seed=0, name="seed"),
  (keyed, "as_generator"): dict(seed=0, name="seed"),
@@ -148,11 +145,10 @@ TYP = {
                                  bad=np.array([4, 4, 4]), nsample=np.array([3, 6, 9])),
  (keyed, "multivariate_hypergeometric"): dict(key=keyed.root_key(0).child(np.arange(2)),
                                               counts=np.array([[3, 4, 5], [1, 2, 3]]), nsample=np.array([6, 4])),
- (keyed, "generator"): dict(key=keyed.root_key(0)),
  (keyed, "check_batch"): dict(n=np.array([5, 10]), keys=keyed.root_key(0).child(np.arange(2)), per_record=True),
- (sweep, "sweep"): dict(func=_cell, grid={"a": [0.0, 1.0]}, seed=0, progress=False, description="cells"),
- (sweep, "map_cells"): dict(func=_batched, cells={"q": [0.1, 0.2, 0.3]}, seed=0, chunk=2, progress=False,
-                            description="cells"),
+ (sweep, "map_grid"): dict(func=_batched, cells={"q": [0.1, 0.2, 0.3]}, seed=0, product=False,
+                           options=sweep.Execution(chunk=2, progress=False)),
+ (sweep, "Execution"): dict(n_jobs=1, chunk=2, progress=False, description="cells", on_cells=_on_cells),
  (schedules, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (schedules, "constant"): dict(level=1.0, T=3),
  (schedules, "two_phase"): dict(first=2.0, then=1.0, switch=1, T=3),
@@ -192,7 +188,6 @@ EXEMPT = {
     (experiments, "PacCoverage"), (experiments, "GammaStarGaps"), (experiments, "FinalErrors"),
     (experiments, "ScheduleComparison"), (experiments, "GainMap"),            # results of the experiments
     (experiments, "Agreement"),  # made by agreement, mc_agreement, paired_agreement (fuzzed)
-    (sweep, "SweepResult"),      # result of sweep
 }
 SIZES = {"n", "n0", "T", "trials", "d", "rounds", "grid", "chunk", "maxiter", "polish", "k", "cap", "floor", "stop",
          "switch"}

@@ -352,9 +352,15 @@ def test_negative_seeds_raise_a_value_error():
 
 def test_generator_from_a_key_is_deterministic_and_needs_one_key():
     k = R.root_key(7).child("g")
-    assert R.generator(k).random() == R.generator(k).random()
-    with pytest.raises(ValueError, match="single key"):
-        R.generator(R.root_key(7).child(np.arange(2)))
+    assert R.as_generator(k).random() == R.as_generator(k).random()
+    # the SeedSequence of the key's four 32-bit words, low word first
+    a, b = int(k.a), int(k.b)
+    words = [a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32]
+    assert R.as_generator(k).random() == np.random.default_rng(np.random.SeedSequence(words)).random()
+    assert R.as_seed_sequence(k).entropy == words
+    for func in (R.as_generator, R.as_seed_sequence):
+        with pytest.raises(ValueError, match="my_seed must be a single key"):
+            func(R.root_key(7).child(np.arange(2)), name="my_seed")
 
 
 # ------------------------------------------------------- cell coordinates

@@ -6,7 +6,7 @@ import pytest
 
 from perfpriv import bernoulli
 
-from perfpriv import optimize, sweep
+from perfpriv import keyed, optimize, sweep
 from perfpriv.engine import Policy
 
 
@@ -34,14 +34,18 @@ def assert_identical(a, b):
         assert _equal(fa[key], fb[key]), key
 
 
+def _numpy_cells(a, keys):
+    """A batched cell function of the grid runner that draws with numpy, from each cell's generator."""
+    return np.stack([keyed.as_generator(keys[i]).random(2) + a[i] for i in range(len(a))])
+
+
 SAME_SEED_CALLS = {
     "optimize.optimal_epsilon": lambda seed: optimize.optimal_epsilon(q=[0.3, 0.5], r=[0.6, 0.4],
                                                                       epsilons=[0.5, 2.0, np.inf], T=5, n0=30,
                                                                       trials=2, policy=Policy(cap=200), seed=seed),
     "optimize.optimal_gamma_empirical": lambda seed: optimize.optimal_gamma_empirical(
         q=0.3, r=0.6, gammas=[1.0, 3.0], tau=0.02, T=3, n0=20, d=2, R=10.0, trials=2, seed=seed),
-    "sweep.sweep": lambda seed: sweep.sweep(lambda a, seed: np.random.default_rng(seed).random(2) + a,
-                                            {"a": [0.0, 1.0]}, seed=seed).values,
+    "sweep.map_grid": lambda seed: sweep.map_grid(_numpy_cells, {"a": [0.0, 1.0]}, seed=seed),
 
 }
 
@@ -72,13 +76,19 @@ def test_optimal_gamma_empirical_is_identical_with_one_and_two_jobs():
     assert_identical(one, two)
 
 
-def test_sweep_of_a_perfpriv_simulator_is_identical_with_one_and_two_jobs():
+def _simulated_cells(epsilon, q, keys, **kw):
+    """A batched cell function for the grid runner: one perfpriv simulation per cell, seeded by its key."""
+    return np.stack([bernoulli.simulate(e, q=qi, seed=keys[i], **kw).sq_error
+                     for i, (e, qi) in enumerate(zip(epsilon, q))])
+
+
+def test_grid_of_a_perfpriv_simulator_is_identical_with_one_and_two_jobs():
     grid = {"epsilon": [0.5, np.inf], "q": [0.2, 0.6]}
     kw = dict(r=0.5, T=4, n0=30, trials=2, policy=Policy(cap=200))  # (epsilon positional, q and r keywords)
-    one = sweep.sweep(bernoulli.simulate, grid, seed=3, n_jobs=1, **kw).values
-    two = sweep.sweep(bernoulli.simulate, grid, seed=3, n_jobs=2, **kw).values
-    for a, b in zip(one.ravel(), two.ravel()):
-        assert_identical(a, b)
+    one = sweep.map_grid(_simulated_cells, grid, seed=3, product=True, options=sweep.Execution(n_jobs=1), **kw)
+    two = sweep.map_grid(_simulated_cells, grid, seed=3, product=True, options=sweep.Execution(n_jobs=2), **kw)
+    assert one.shape[:2] == (2, 2)
+    assert_identical(one, two)
 
 
 def test_optimal_epsilon_cells_do_not_depend_on_the_rest_of_the_grid():

@@ -103,12 +103,12 @@ def test_size_arrays_must_hold_integers_in_the_int64_range():
 
 def test_objects_passed_where_results_or_names_belong_are_refused_by_name():
     # experiments.capped_rounds(m=0), gamma_star_gaps(maps=0), gamma_star_map(theory=0),
-    # compare_schedules(reference=[]), sweep.key_seed(key=0): AttributeError / "unhashable" / "not iterable"
+    # compare_schedules(reference=[]), sweep.map_grid(options={}): AttributeError / "unhashable" / "not iterable"
     for call, word in [(lambda: experiments.capped_rounds(0), "m"), (lambda: experiments.gamma_star_gaps(0), "maps"),
                        (lambda: experiments.gamma_star_map([0.3], [0.6], tau=0.02, theory=0), "theory"),
                        (lambda: experiments.compare_epsilon_schedules({"a": [1.0]}, q=0.3, r=0.6, n0=50, trials=2,
                                                                       reference=[]), "reference"),
-                       (lambda: sweep.key_seed(0), "key")]:
+                       (lambda: sweep.map_grid(lambda a, keys: a, {"a": [1.0]}, options={}), "options")]:
         with pytest.raises((TypeError, ValueError), match=word):
             call()
 
@@ -125,12 +125,13 @@ def test_paths_are_checked_before_use():
 
 def test_flags_are_real_booleans():
     # experiments.gamma_star_map(empirical=0) ran the theory only; exercises.check(quiet=1), cli.CellFiles(read=1),
-    # sweep.sweep(progress=0) took numbers as flags
+    # sweep.Execution(progress=0) took numbers as flags
     ex = exercises.exercise_ids()[0]
     for call, word in [(lambda: experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, empirical=0), "empirical"),
                        (lambda: exercises.check(ex, 1.0, quiet=1), "quiet"),
                        (lambda: cli.CellFiles("cells", read=1), "read"),
-                       (lambda: sweep.sweep(lambda x, seed: x, {"x": [1.0]}, progress=0), "progress")]:
+                       (lambda: sweep.Execution(progress=0), "progress"),
+                       (lambda: sweep.map_grid(lambda x, keys: x, {"x": [1.0]}, product=0), "product")]:
         with pytest.raises((TypeError, ValueError), match=word):
             call()
 
@@ -186,7 +187,7 @@ def test_agent_references_refuse_runs_they_cannot_hold_by_name_before_any_work(m
     assert np.array_equal(a.population, b.population)
 
 
-# ------------------------------------------- a table of bad arguments of the searches and the sweep
+# ------------------------------------------- a table of bad arguments of the searches (the grid runner's: test_bad_input)
 
 
 NAN, INF = float("nan"), float("inf")
@@ -203,10 +204,6 @@ QUAD = dict(d=3, R=10.0, method="quadrature")
 
 
 CASES = {
-    "sweep.cell_seed": (sweep.cell_seed, dict(seed=1), {"seed": [-1, 1.5, "x", True, np.random.RandomState(0)]}),
-    "sweep.sweep": (sweep.sweep, dict(func=lambda a, seed: a, grid={"a": [1.0]}, seed=0),
-                    {"func": [None, 3], "grid": [{}, {"a": []}, {"a": [[1.0, 2.0]]}, [1.0], {"a": [NAN]}],
-                     "seed": [-1, "x"], "n_jobs": [0, -2, 1.5, "2"], "progress": ["yes", None]}),
     # models owned by other helpers: their arguments are checked too
     "optimize.optimal_epsilon": (
         optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2,

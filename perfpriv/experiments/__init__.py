@@ -11,7 +11,7 @@ population policy), so that a chapter can print and assert the numbers and
 The experiments call the library and never re-derive it: simulations run
 on :func:`perfpriv.engine.simulate` with a grid of levels in one call (the
 levels share their random numbers round by round), cells of a heatmap go
-through :func:`perfpriv.sweep.map_cells` (each keyed by the root seed and
+through :func:`perfpriv.sweep.map_grid` (each keyed by the root seed and
 its own coordinates, so that results do not depend on ``n_jobs`` or on the
 batch sizes), and theory comes from :mod:`perfpriv.dynamics`,
 :mod:`perfpriv.leakage`, :mod:`perfpriv.bernoulli` and :mod:`perfpriv.optimize`.

@@ -1,21 +1,19 @@
-"""What every experiment shares: the result base class, provenance and keyed cell calls."""
+"""What every experiment shares: the result base class and provenance."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from .. import engine
 from .._stats import mean_se  # noqa: F401  (re-exported: the experiments' mean and standard error)
-from .._validate import check_choice, check_n_jobs
+from .._validate import check_choice
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
-from ..sweep import map_cells
 
 __all__ = ["result", "Result", "check_statistic", "gaussian_provenance", "bernoulli_provenance", "run_provenance",
-           "empirical_policy", "keyed_map", "mean_se", "BOOK", "PAPER_GAMMAS"]
+           "empirical_policy", "mean_se", "BOOK", "PAPER_GAMMAS"]
 
 #: The paper's Gaussian data model and population cap (the paper's §4; :data:`perfpriv.cli.SCALES`).
 BOOK = dict(d=12, R=10.0, cap=20000)
@@ -110,23 +108,3 @@ def run_provenance(run) -> dict:
     out = dict(conventions=run.conventions, policy=run.policy.describe())
     out.update({k: v for k, v in run.mechanism.options().items() if k in ("statistic", "clip_estimate", "draw")})
     return out
-
-
-def keyed_map(func, cells, *, seed, n_jobs=None, on_cells=None, **fixed):
-    """:func:`perfpriv.sweep.map_cells` with the cells spread evenly over the workers.
-
-    Each cell gets the key of the root seed and its own coordinates, so the
-    result does not depend on ``n_jobs`` (nor on the chunk size chosen here).
-    With ``on_cells`` (called in the calling process with the number of
-    cells of each finished chunk) every cell is a chunk of its own, so that
-    the caller hears of each one (a progress count, or a place to stop).
-    """
-    import joblib
-
-    n_jobs = check_n_jobs(n_jobs)
-    count = len(np.atleast_1d(next(iter(cells.values()))))
-    jobs = max(1, joblib.effective_n_jobs(n_jobs))
-    chunk = 1 if on_cells is not None else max(1, math.ceil(count / jobs))
-    return map_cells(func, cells, seed=seed, chunk=chunk, n_jobs=n_jobs, progress=False, on_chunk=on_cells, **fixed)
-
-

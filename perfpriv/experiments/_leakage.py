@@ -10,7 +10,8 @@ from .. import engine, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE, GaussianMean
-from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result, run_provenance
+from ..sweep import Execution, map_grid
+from ._common import Result, check_statistic, gaussian_provenance, mean_se, result, run_provenance
 
 __all__ = ["LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion", "ExactFloorCheck",
            "exact_floor_check"]
@@ -97,7 +98,7 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     conventions : {"paper", "authors"}
         The paper's text or the authors' code (the exact statistic).
     seed : None, int, SeedSequence or Generator
-        Root seed; each τ is keyed by its value (:func:`perfpriv.sweep.map_cells`).
+        Root seed; each τ is keyed by its value (:func:`perfpriv.sweep.map_grid`).
     n_jobs : int, optional
         Workers over the τ values; the result does not depend on it.
     on_cells : callable, optional
@@ -128,10 +129,9 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
     statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     _check_population(n, conventions, tau=float(taus[0]), d=d, R=R, statistic=statistic)
-    if on_cells is not None and not callable(on_cells):
-        raise TypeError(f"on_cells must be a callable (or None); got {on_cells!r:.60}")
-    out = keyed_map(_leak_fraction_cells, {"tau": taus}, seed=keyed.root_key(seed), n_jobs=n_jobs,
-                    on_cells=on_cells, gammas=gammas, n=n, rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
+    run = Execution(n_jobs=n_jobs, progress=False, on_cells=on_cells)
+    out = map_grid(_leak_fraction_cells, {"tau": taus}, seed=keyed.root_key(seed), options=run, gammas=gammas, n=n,
+                   rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
     p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
     prov = gaussian_provenance(conventions, n0=n, tau=float(taus[0]), d=d, R=R, statistic=statistic)
     theory = leakage.marginal_leak_probability(n, gammas[:, None], tau=taus[None, :], d=d, R=R,
@@ -338,8 +338,9 @@ def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0,
     taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
     gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
     rounds = check_int("rounds", rounds, low=2)
-    out = keyed_map(_floor_cells, {"n": ns}, seed=keyed.root_key(seed), n_jobs=n_jobs,
-                    taus=taus, gamma=gamma, rounds=rounds, d=d, R=R)
+    run = Execution(n_jobs=n_jobs, progress=False)
+    out = map_grid(_floor_cells, {"n": ns}, seed=keyed.root_key(seed), options=run, taus=taus, gamma=gamma,
+                   rounds=rounds, d=d, R=R)
     p, se = out[:, 0].T, out[:, 1].T                                          # (J, K)
     floor = np.asarray(leakage.exact_leak_floor(ns[None, :], d=d, tau=taus[:, None]), float)
     theory = np.asarray(leakage.marginal_leak_probability(ns[None, :], gamma, tau=taus[:, None], d=d, R=R,

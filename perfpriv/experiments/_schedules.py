@@ -10,11 +10,11 @@ import numpy as np
 
 from .. import bernoulli, dynamics, engine, optimize
 from .._stats import mean_se
-from .._validate import check_choice, check_int, check_n_jobs, check_probability, check_real
+from .._validate import check_choice, check_int, check_probability, check_real
 from ..behaviour import Memoryless
 from ..engine import Schedule
 from ..gaussian import GaussianMean
-from ..sweep import sweep
+from ..sweep import Execution, map_grid
 from ._common import Result, bernoulli_provenance, check_statistic, empirical_policy, gaussian_provenance, result
 
 __all__ = ["ScheduleComparison", "compare_schedules", "compare_epsilon_schedules", "GainMap", "gain_map"]
@@ -266,10 +266,16 @@ class GainMap(Result):
     settings: dict
 
 
-def _gain_cell(q, r, *, seed, mechanism, T, n0, cap, opts):
-    """Gain, best constant, first and last level of the optimal schedule of one cell."""
-    res = optimize.optimal_schedule(mechanism, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, **opts)
-    return [res.gain, res.constant, res.schedule[0], res.schedule[-1]]
+def _gain_cells(q, r, *, keys, mechanism, T, n0, cap, opts):
+    """Gain, best constant, first and last level of the optimal schedule of each cell: (cells, 4).
+
+    The schedule search is deterministic: the cells' ``keys`` are not used.
+    """
+    out = []
+    for qi, ri in zip(q.tolist(), r.tolist()):
+        res = optimize.optimal_schedule(mechanism, Memoryless(q=qi, r=ri), T=T, n0=n0, cap=cap, **opts)
+        out.append([res.gain, res.constant, res.schedule[0], res.schedule[-1]])
+    return np.asarray(out, float)
 
 
 def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
@@ -288,7 +294,7 @@ def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
     T, n0, cap
         Horizon, initial population, population cap.
     n_jobs : int, optional
-        Workers over the cells (:func:`perfpriv.sweep.sweep`); deterministic.
+        Workers over the cells (:func:`perfpriv.sweep.map_grid`); deterministic.
     **kwargs
         Passed to :func:`perfpriv.optimize.optimal_schedule` (``family``,
         ``floor``, ``bracket``, ``maxiter``, ``polish``, ``starts``, ...).
@@ -311,15 +317,15 @@ def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
         raise TypeError("mechanism must be a perfpriv.gaussian.GaussianMean or a perfpriv.bernoulli.RandomizedResponse "
                         f"(the schedule search's two mechanisms); got {mechanism!r:.80}")
     gaussian_model = isinstance(mechanism, GaussianMean)
-    n_jobs = check_n_jobs(n_jobs)
+    run = Execution(n_jobs=n_jobs, progress=False)
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), dtype=float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), dtype=float))
     T = check_int("T", T, low=1)
     opts = dict(starts="constant", polish=0) if gaussian_model else {}
     opts.update(kwargs)
-    res = sweep(_gain_cell, {"q": qs, "r": rs}, seed=0, n_jobs=n_jobs, progress=False, mechanism=mechanism,
-                T=T, n0=n0, cap=cap, opts=opts)
-    gain, const, first, last = np.moveaxis(np.asarray(res.values, float), -1, 0)
+    res = map_grid(_gain_cells, {"q": qs, "r": rs}, seed=0, product=True, options=run, mechanism=mechanism, T=T,
+                   n0=n0, cap=cap, opts=opts)
+    gain, const, first, last = np.moveaxis(res, -1, 0)
     settings = dict(mechanism=mechanism, n0=n0, cap=cap, options=opts)
     return GainMap(qs, rs, gain, const, first, last, T, float(mechanism.tau) if gaussian_model else float("nan"),
                    settings)

@@ -8,7 +8,8 @@ from .. import dynamics, engine, gaussian, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_int_array, check_probability, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
-from ._common import Result, check_statistic, gaussian_provenance, keyed_map, mean_se, result
+from ..sweep import Execution, map_grid
+from ._common import Result, check_statistic, gaussian_provenance, mean_se, result
 
 __all__ = ["GrowthCurves", "growth_curves", "Theorem3Check", "theorem3_check", "MeanFieldPaths",
            "mean_field_paths", "UNCAPPED"]
@@ -187,9 +188,10 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     theory = np.stack([np.asarray(dynamics.growth_factor(gammas, tau=float(t), q=q, r=r, n=n0, d=d, R=R,
                                                          statistic=prov["statistic"]), float) for t in taus])
     T_run = 1 if ratio == "first" else T
-    out = keyed_map(_growth_cells, {"tau": taus}, seed=keyed.root_key(seed), n_jobs=n_jobs, gammas=gammas,
-                    q=q, r=r, T=T_run, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
-                    conventions=conventions, cap=cap, floor=floor, ratio=ratio)
+    run = Execution(n_jobs=n_jobs, progress=False)
+    out = map_grid(_growth_cells, {"tau": taus}, seed=keyed.root_key(seed), options=run, gammas=gammas, q=q, r=r,
+                   T=T_run, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions, cap=cap,
+                   floor=floor, ratio=ratio)
     emp, spread, se, path, res_se = (out[:, k] for k in range(5))
     settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, **prov)
     return GrowthCurves(gammas, taus, theory, emp, spread, se, path, res_se, q, r, n0, T_run, ratio, settings)
@@ -315,8 +317,9 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     trials = check_int("trials", trials, low=2)
     statistic = check_statistic(statistic)
     prov = gaussian_provenance(conventions, n0=int(sizes.min()), tau=tau, d=d, R=R, statistic=statistic)
-    out = keyed_map(_one_round_cells, {"n": sizes}, seed=keyed.root_key(seed), n_jobs=n_jobs, gamma=gamma,
-                    tau=tau, q=q, r=r, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions)
+    run = Execution(n_jobs=n_jobs, progress=False)
+    out = map_grid(_one_round_cells, {"n": sizes}, seed=keyed.root_key(seed), options=run, gamma=gamma, tau=tau,
+                   q=q, r=r, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions)
     inv, se, outside = out[:, 0], out[:, 1], out[:, 2]
     bounds = dynamics.error_bounds(gamma, tau=tau, q=q, r=r, n_prev=sizes.astype(float), d=d, R=R,
                                    statistic=prov["statistic"])

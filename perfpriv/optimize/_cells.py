@@ -2,7 +2,7 @@
 
 Shared by the ε* and γ* searches: a search receives ``q`` and ``r`` as
 arrays of one shape (e.g. a meshgrid), evaluates every *distinct* (q, r)
-pair once -- batched, through :func:`perfpriv.sweep.map_cells`, each cell
+pair once -- batched, through :func:`perfpriv.sweep.map_grid`, each cell
 keyed by its own coordinates -- and scatters the results back.
 """
 

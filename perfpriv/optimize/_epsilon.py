@@ -15,7 +15,7 @@ n0 = 400, 10 trials, cap 20000, :math:`μ_t \sim \mathrm{Uniform}(0.5, 1)`.
 
 Cells are simulated in batches by :func:`perfpriv.engine.simulate` (the
 behaviour's q and r as arrays), each with its own key from the root seed
-and its coordinates (:func:`perfpriv.sweep.map_cells`): a cell's numbers do
+and its coordinates (:func:`perfpriv.sweep.map_grid`): a cell's numbers do
 not depend on the other cells, on the batch size, on ``n_jobs`` or on the
 joblib backend, and they are those of
 ``bernoulli.simulate(epsilons, q=q, r=r, ..., seed=perfpriv.keyed.cell_key(seed, q, r))``
@@ -32,7 +32,7 @@ from .. import engine, keyed
 from .._validate import check_choice, check_int
 from ..behaviour import RULES
 from ..bernoulli import RandomizedResponse
-from ..sweep import map_cells
+from ..sweep import Execution, map_grid
 from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
 from ._levels import level_search
 
@@ -141,7 +141,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
         at 0, a dead trial charged the error 10, clipped estimates) -- where
         every trial collapses every ε ties at 10 and ε* is the first grid value.
     n_jobs, progress, chunk
-        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_cells`);
+        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_grid`);
         the result does not depend on them.
     behaviour : callable, optional
         ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of
@@ -183,11 +183,11 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     policy = engine.check_policy(policy)
     RandomizedResponse(eps, mu=mu, clip_estimate=clip_estimate)  # checks mu, clip_estimate now
     uq, ur, inverse = unique_cells(qq, rr)
-    out = map_cells(_final_error_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), chunk=chunk,
-                    n_jobs=n_jobs, progress=progress, description=f"epsilon* ({model})", epsilons=eps, T=T,
-                    n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
-                    conventions=conventions, policy=policy, on_chunk=on_cells,
-                    **({} if behaviour is None else {"behaviour": behaviour}))
+    run = Execution(n_jobs=n_jobs, chunk=chunk, progress=progress, description=f"epsilon* ({model})",
+                    on_cells=on_cells)
+    out = map_grid(_final_error_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), options=run, epsilons=eps,
+                   T=T, n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
+                   conventions=conventions, policy=policy, **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
     settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=policy.describe(),
                     clip_estimate=clip_estimate, seed=seed)

@@ -20,7 +20,7 @@ from scipy import optimize
 from .. import dynamics, engine, keyed
 from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
 from ..gaussian import GAMMA_RANGE, GaussianMean
-from ..sweep import map_cells
+from ..sweep import Execution, map_grid
 from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, check_leak_options, unique_cells, users_of_cells
 from ._levels import level_search
 
@@ -330,7 +330,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
         cell's value does not depend on the grid around it, on ``chunk``,
         ``n_jobs`` or the joblib backend.
     n_jobs, progress, chunk
-        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_cells`).
+        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_grid`).
     behaviour : callable, optional
         ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
         cells (see :func:`perfpriv.optimize.optimal_epsilon`); ``None``: the
@@ -369,11 +369,11 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)  # checks
     check_behaviour(behaviour, "leak")
     uq, ur, inverse = unique_cells(qq, rr)
-    out = map_cells(_cumulative_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), chunk=chunk,
-                    n_jobs=n_jobs, progress=progress, description=f"gamma* (tau={tau:g})", gammas=gammas,
-                    tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic,
-                    draw=draw, conventions=conventions, policy=policy,
-                    **({} if behaviour is None else {"behaviour": behaviour}))
+    run = Execution(n_jobs=n_jobs, chunk=chunk, progress=progress, description=f"gamma* (tau={tau:g})")
+    out = map_grid(_cumulative_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), options=run, gammas=gammas,
+                   tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic,
+                   draw=draw, conventions=conventions, policy=policy,
+                   **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
     k = np.argmin(values, axis=-1)
     best_g = gammas[k]
