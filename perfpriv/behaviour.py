@@ -40,6 +40,8 @@ leaks in a round; ``cost`` — the privacy a round costs each participant
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import keyed
@@ -47,7 +49,8 @@ from .kernels import behaviours as _behaviours
 from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
                         check_probability, check_real, check_shape)
 
-__all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
+__all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES",
+           "AgentModel"]
 
 #: The paper's growth rules: §3 and Algorithm 1 ("leak"), appendix B ("agnostic").
 RULES = ("leak", "agnostic")
@@ -144,6 +147,65 @@ def _check_context(context):
         check_real("cost", cost, low=0, allow_inf=True)
     _check_bounds(context.get("floor"), context.get("cap"))
     return context
+
+
+@dataclass(frozen=True)
+class AgentModel:
+    r"""A behaviour's users one at a time: what the agent-by-agent reference reads (:meth:`Behaviour.agent_model`).
+
+    Every user has a class c, a count of her leaks and the privacy she has spent. A leaked user
+    leaves, from her k-th leak on, with probability :math:`\min(1, q_c + κ\,δ)` (δ: last round's
+    share of leak departures); a user whose spending exceeds :math:`\mathrm{tolerance}_c` leaves;
+    users recruit with probability r under ``rule``. Users start, and recruits join, in the classes
+    of ``weights``.
+
+    Attributes
+    ----------
+    q : tuple of float
+        Leaving probability of a leaked user of each class.
+    weights : tuple of float
+        Shares of the classes (sum 1).
+    r : float
+        Recruiting probability.
+    rule : {"leak", "agnostic"}
+    k : int
+        The leak from which a user reacts (:class:`LeakCount`; 1 otherwise).
+    tolerance : tuple of float or None
+        Privacy tolerance of each class (:class:`BudgetAware`); ``None``: users do not count privacy.
+    kappa : float
+        Contagion strength κ (:class:`Contagion`; 0 otherwise).
+
+    Examples
+    --------
+    >>> m = Heterogeneous(q=[0.9, 0.1], weights=[0.7, 0.3], r=0.3).agent_model()
+    >>> m.initial_classes(5)                # 3.5 and 1.5 users: the largest remainders
+    [0, 0, 0, 0, 1]
+    """
+
+    q: tuple
+    weights: tuple
+    r: float
+    rule: str = "leak"
+    k: int = 1
+    tolerance: tuple | None = None
+    kappa: float = 0.0
+
+    @property
+    def counts_cost(self) -> bool:
+        """Whether the users count the privacy they spend (a finite tolerance)."""
+        return self.tolerance is not None
+
+    def initial_classes(self, n0):
+        """The class of each of ``n0`` initial users (largest-remainder split over ``weights``)."""
+        n0 = check_int("n0", n0, low=0)
+        counts = _allocate(np.int64(n0), np.asarray(self.weights, float))
+        return [c for c, count in enumerate(counts.tolist()) for _ in range(count)]
+
+    def recruit_class(self, rng):
+        """The class of a new user, drawn from ``weights`` with the Generator ``rng``."""
+        if len(self.weights) == 1:
+            return 0
+        return int(rng.choice(len(self.weights), p=self.weights))
 
 
 class Behaviour:
@@ -289,6 +351,19 @@ class Behaviour:
         if floor:
             n = np.maximum(n, floor)
         return n[..., None]
+
+    def agent_model(self) -> AgentModel:
+        """The users of this behaviour one at a time, for :func:`perfpriv.engine.simulate_agents`.
+
+        Only for scalar parameters (one cell): the reference simulates one model at a time.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no agent_model: the agent-by-agent reference "
+                                  "cannot run it")  # pragma: no cover - every behaviour of perfpriv has one
+
+    def _one_cell(self):
+        if tuple(self.shape) != ():
+            raise ValueError(f"behaviour must have scalar parameters (one cell) for the agent-by-agent reference; "
+                             f"{type(self).__name__} has cells of shape {tuple(self.shape)}")
 
     def kernel_step(self):
         """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.
@@ -543,6 +618,11 @@ class Memoryless(Behaviour):
                 pc = np.where(q > 0, np.minimum(1.0, r / np.where(q > 0, q, 1.0)), 1.0)
         return _out(pc)
 
+    def agent_model(self):
+        """One class: leaked users leave with probability q."""
+        self._one_cell()
+        return AgentModel(q=(float(self.q),), weights=(1.0,), r=float(self.r), rule=self.rule)
+
     # --------------------------------------------------------- simulation
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
@@ -695,6 +775,11 @@ class LeakCount(_Typed):
 
     def _qr(self, ndim):
         return self._memoryless._qr(ndim)
+
+    def agent_model(self):
+        """One class: a user reacts from her k-th leak on."""
+        self._one_cell()
+        return AgentModel(q=(float(self.q),), weights=(1.0,), r=float(self.r), rule=self.rule, k=self.k)
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.leak_count_step`, with ``(q, r, leak rule, k)`` per cell."""
@@ -851,6 +936,12 @@ class Heterogeneous(_Typed):
     def mean_field_state(self, n0, batch, T=None):
         n0, batch = _check_start(n0, batch, self.types, mean_field=True)
         return np.broadcast_to(float(n0) * self.weights, tuple(batch) + (self.types,)).copy()
+
+    def agent_model(self):
+        """One class per entry of ``q``, in the shares ``weights``."""
+        self._one_cell()
+        return AgentModel(q=tuple(float(x) for x in self.q), weights=tuple(float(w) for w in self.weights),
+                          r=float(self.r), rule=self.rule)
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.heterogeneous_step`, with ``(r, leak rule, S, q_0.., w_0..)`` per cell.
@@ -1050,6 +1141,12 @@ class BudgetAware(_Typed):
     def by_class(self, state):
         """Users of each tolerance class in a state, shape ``batch + (classes,)``."""
         return self._check_state(state)[..., :-1, :].sum(axis=-1)
+
+    def agent_model(self):
+        """One class per tolerance, in the shares ``weights``; every class reacts to leaks with q."""
+        self._one_cell()
+        return AgentModel(q=(float(self.q),) * self.classes, weights=tuple(float(w) for w in self.weights),
+                          r=float(self.r), rule=self.rule, tolerance=tuple(float(b) for b in self.tolerance))
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
@@ -1260,6 +1357,12 @@ class Contagion(_Typed):
         prev = state[..., 2]
         frac = np.where(prev > 0, state[..., 1] / np.where(prev > 0, prev, 1.0), 0.0)
         return _out(np.minimum(1.0, q + kappa * frac))
+
+    def agent_model(self):
+        """One class, with the contagion strength κ."""
+        self._one_cell()
+        return AgentModel(q=(float(self.q),), weights=(1.0,), r=float(self.r), rule=self.rule,
+                          kappa=float(self.kappa))
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.contagion_step`, with ``(q, r, kappa, leak rule)`` per cell."""

@@ -33,6 +33,15 @@ of every (cell, level, trial), freezes it once a trial stops and returns the
 final one as ``run.mechanism_state``. The mean field follows populations
 only, so it refuses stateful mechanisms.
 
+:func:`simulate_agents` is the slow, obvious truth the fast loop is tested against: the same
+loop with one explicit user at a time, in plain Python and numpy, independent of the compiled
+kernels. A mechanism takes part in it through one method,
+:meth:`Mechanism.agent_round` ``(n, level, rng, t, state) -> AgentRound``: its round drawn record by
+record, which records leaked and the release's error; a behaviour through
+:meth:`perfpriv.behaviour.Behaviour.agent_model`, the parameters of its users one at a time (class
+weights, leaving probabilities, leak count, tolerances, contagion); the reference applies the users'
+decisions and the population policy itself, once for every model.
+
 :func:`mean_field` runs the deterministic recursion that replaces the random
 population by its expectation (the paper's "mean-field approximation"):
 :math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (:math:`ℓ_t` the round's
@@ -129,6 +138,8 @@ __all__ = [
     "SimulationRun",
     "MeanFieldPath",
     "simulate",
+    "simulate_agents",
+    "AgentRound",
     "mean_field",
 ]
 
@@ -529,6 +540,35 @@ class Mechanism:
     def advance(self, state, n, level, keys, live, t, need_error=True):
         """One round from a state: ``(RoundOutcome, new state)`` (stateless: :meth:`draw_round`)."""
         return self.draw_round(n, level, keys, live, t, need_error), state
+
+    def agent_round(self, n, level, rng, t=1, state=None) -> "AgentRound":
+        """One round drawn record by record, for the agent-by-agent reference :func:`simulate_agents`.
+
+        The mechanism's whole contribution to the reference: draw the round's ``n`` records and its
+        release from ``rng`` (a numpy Generator) at the privacy level ``level`` (a number), and say
+        which records leaked -- each from its statistic's definition -- and the release's error.
+        Written independently of :meth:`draw_round` and of the compiled kernels: it is the truth they
+        are tested against.
+
+        Parameters
+        ----------
+        n : int
+            The users of the round (n >= 1).
+        level : float
+            The round's privacy level.
+        rng : numpy.random.Generator
+        t : int
+            The round, 1..T (for mechanisms whose round depends on it, e.g. a step-size schedule).
+        state : object, optional
+            A stateful mechanism's state before the round (:meth:`initial_state` of the batch ``()``
+            at round 1); ``None`` for the others.
+
+        Returns
+        -------
+        AgentRound
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no agent_round: the agent-by-agent reference "
+                                  "(perfpriv.engine.simulate_agents) cannot run it")
 
     def leak_probability(self, n, level):  # pragma: no cover - interface
         """Probability that a user leaks in a round with ``n`` users (mean field)."""
@@ -1104,6 +1144,179 @@ def check_record_size(T, **sizes):
         raise ValueError(f"{given}: this call would record {entries:.3g} (cell, level, trial, round) entries "
                          f"(> {MAX_RECORDED:.0e}, about {entries * 33 / 2**30:.0f} GiB): simulate fewer "
                          "trials, levels, cells or rounds per call")
+
+
+# ------------------------------------------------------------ agent by agent
+@dataclass(frozen=True, eq=False)
+class AgentRound:
+    """What a mechanism's round returns to the agent-by-agent reference (:meth:`Mechanism.agent_round`).
+
+    Attributes
+    ----------
+    leaked : numpy.ndarray of bool, shape (n,)
+        Whether each of the round's n records leaked (record j is user j's).
+    sq_error : float
+        The round's squared error (or loss) of the release.
+    details : dict
+        Further numbers of the round, by name (floats; e.g. ``estimate``, ``truth``).
+    state : object
+        The mechanism's state after the round (a stateful mechanism's deployed model); ``None`` if
+        the mechanism carries none.
+    """
+
+    leaked: np.ndarray
+    sq_error: float
+    details: dict = field(default_factory=dict)
+    state: Any = None
+
+
+def _agent_step(agents, flags, model, cost, share, policy, rng):
+    """One round of the users' decisions, one user at a time: the next users and the leak departures.
+
+    A user is ``[class, leaks, spent]``. In turn, each user who leaked counts the leak and, from her
+    k-th leak on, leaves with probability :math:`\\min(1, q_{class} + κ \\cdot share)`; every user adds
+    the round's cost to her spending and leaves once it exceeds her class's tolerance; a user who did not
+    leak (leak rule) or any user (agnostic rule) brings one recruit with probability r (class drawn
+    from the weights, no leak, nothing spent). Recruits beyond the cap are turned away at random; below
+    the floor a fresh user joins.
+    """
+    staying, recruits, departures = [], [], 0
+    for agent, leaked in zip(agents, flags):
+        stays = True
+        if leaked:
+            agent[1] += 1
+            if agent[1] >= model.k and rng.random() < min(1.0, model.q[agent[0]] + model.kappa * share):
+                stays = False
+                departures += 1
+        if model.counts_cost:
+            agent[2] += cost
+            stays = stays and agent[2] <= model.tolerance[agent[0]]
+        if (not leaked or model.rule == "agnostic") and rng.random() < model.r:
+            recruits.append([model.recruit_class(rng), 0, 0.0])
+        if stays:
+            staying.append(agent)
+    if policy.cap is not None and len(staying) + len(recruits) > policy.cap:
+        chosen = rng.choice(len(recruits), size=max(policy.cap - len(staying), 0), replace=False)
+        recruits = [recruits[j] for j in sorted(chosen)]
+    agents = staying + recruits
+    while len(agents) < policy.floor:
+        agents.append([model.recruit_class(rng), 0, 0.0])
+    return agents, departures
+
+
+def simulate_agents(mechanism, behaviour, *, T, n0, trials, policy=None, conventions="paper", seed=None):
+    r"""The loop of :func:`simulate`, one explicit user at a time: the slow reference, for any model.
+
+    Written independently of the compiled kernels and of the behaviours' ``step``, as the tests'
+    oracle. In round t, with the :math:`N_{t-1}` users present (a trial whose population is at
+    or below the policy's ``stop`` makes no more releases), the mechanism draws the round record by
+    record and says which records leaked and the release's error (:meth:`Mechanism.agent_round`);
+    then each user in turn applies her behaviour's rule with her own explicit history -- her class,
+    her leak count, the privacy she has spent (:meth:`perfpriv.behaviour.Behaviour.agent_model`):
+
+    * a leaked user counts the leak and, from her k-th leak on, leaves with probability
+      :math:`q_t = \min(1, q_c + κ\, D_{t-1}/N_{t-2})` (:math:`q_c` her class's q; κ = 0 but
+      for :class:`perfpriv.behaviour.Contagion`, whose :math:`D_{t-1}` counts last round's leak
+      departures);
+    * every user adds the round's privacy cost (:meth:`Mechanism.privacy_cost`) to her spending and
+      leaves once it exceeds her class's tolerance (:class:`perfpriv.behaviour.BudgetAware`);
+    * a user who did not leak (``rule="leak"``), or any user (``"agnostic"``), recruits one new
+      user with probability r.
+
+    The population policy then applies, once: recruits beyond the cap are turned away at random, a
+    population below the floor regains fresh users, and the rounds after a stop are scored by
+    ``policy.collapse``. Randomness: one numpy Generator per trial, the children of the seed's
+    ``SeedSequence`` (:func:`perfpriv.keyed.as_generator`); the reference agrees with
+    :func:`simulate` in law, not number by number. Its cost grows with the population (a Python
+    step per user and round): use small ``n0``, ``cap`` and ``T``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        One privacy level (a number or one :class:`Schedule`); it must implement
+        :meth:`Mechanism.agent_round`.
+    behaviour : perfpriv.behaviour.Behaviour
+        With scalar parameters (one cell).
+    T, n0, trials : int
+        Rounds, initial population and independent runs (all >= 1).
+    policy : Policy, optional
+        Population policy; unset fields take the preset of ``conventions``.
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    SimulationRun
+        ``population`` (trials, T+1), ``sq_error``, ``leaked``, ``alive`` (trials, T), the
+        mechanism's details (0 after a stop) and ``method="agents"``.
+
+    Examples
+    --------
+    >>> from perfpriv import bernoulli, behaviour
+    >>> run = simulate_agents(bernoulli.RandomizedResponse(np.inf), behaviour.Memoryless(q=1.0, r=0.0),
+    ...                       T=2, n0=10, trials=2, policy=Policy(floor=0), seed=0)
+    >>> run.population.tolist()        # every answer is true (a leak) and every leaked user leaves
+    [[10, 0, 0], [10, 0, 0]]
+    """
+    _check_parts(mechanism, behaviour)
+    conventions = check_choice("conventions", conventions, CONVENTIONS)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    mech = mechanism.resolved(conventions)
+    levels = mech.levels
+    if levels.shape != () or isinstance(levels.given, PerCell):
+        raise ValueError(f"{levels.name} must be one privacy level (a number or one Schedule) for "
+                         f"simulate_agents; the mechanism holds a grid of {levels.count} levels")
+    levels.check_horizon(T)
+    model = behaviour.agent_model()
+    pol = check_policy(policy).resolve(mech, conventions, n0=n0)
+    check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=getattr(mech, "d", 1))
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    sq_error = np.zeros((trials, T))
+    leaked = np.zeros((trials, T), dtype=np.int64)
+    alive = np.zeros((trials, T), dtype=bool)
+    details: dict = {}
+    finals = []
+    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
+        agents = [[c, 0, 0.0] for c in model.initial_classes(n0)]
+        state = mech.initial_state(())
+        departed, previous = 0, n0
+        population[i, 0] = n0
+        for t in range(1, T + 1):
+            n = len(agents)
+            if n <= pol.stop:
+                population[i, t] = n
+                continue
+            alive[i, t - 1] = True
+            level = float(levels.at(t).reshape(-1)[0])
+            out = mech.agent_round(n, level, rng, t=t, state=state)
+            flags = np.asarray(out.leaked, dtype=bool)
+            if flags.shape != (n,):
+                raise ValueError(f"{type(mech).__name__}.agent_round returned leaked flags of shape {flags.shape}; "
+                                 f"expected ({n},), one per record")
+            state = out.state
+            sq_error[i, t - 1] = out.sq_error
+            leaked[i, t - 1] = int(flags.sum())
+            for name, value in out.details.items():
+                details.setdefault(name, np.zeros((trials, T)))[i, t - 1] = value
+            cost = 0.0
+            if model.counts_cost:
+                cost = mech.privacy_cost(level)
+                if cost is None:
+                    raise ValueError(f"behaviour: {type(behaviour).__name__} needs a mechanism that reports its "
+                                     "privacy cost per round")
+                cost = float(cost)
+            share = departed / previous if previous > 0 else 0.0
+            agents, departed = _agent_step(agents, flags, model, cost, share, pol, rng)
+            previous = n
+            population[i, t] = len(agents)
+        finals.append(state)
+    pol.score_stopped(sq_error[None], alive[None], mech, levels)
+    return SimulationRun(population=population, sq_error=sq_error, leaked=leaked, alive=alive, details=details,
+                         mechanism=mech, behaviour=behaviour, level=levels.describe(), T=T, n0=n0, trials=trials,
+                         policy=pol, conventions=conventions, seed=seed, method="agents",
+                         mechanism_state=None if finals[0] is None else np.stack(finals))
 
 
 # -------------------------------------------------------------- mean field
