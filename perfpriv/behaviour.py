@@ -151,29 +151,13 @@ def _check_context(context):
 
 @dataclass(frozen=True)
 class AgentModel:
-    r"""A behaviour's users one at a time: what the agent-by-agent reference reads (:meth:`Behaviour.agent_model`).
+    r"""A behaviour's users one at a time: what :func:`perfpriv.engine.simulate_agents` reads.
 
-    Every user has a class c, a count of her leaks and the privacy she has spent. A leaked user
-    leaves, from her k-th leak on, with probability :math:`\min(1, q_c + κ\,δ)` (δ: last round's
-    share of leak departures); a user whose spending exceeds :math:`\mathrm{tolerance}_c` leaves;
-    users recruit with probability r under ``rule``. Users start, and recruits join, in the classes
-    of ``weights``.
-
-    Attributes
-    ----------
-    q : tuple of float
-        Leaving probability of a leaked user of each class.
-    weights : tuple of float
-        Shares of the classes (sum 1).
-    r : float
-        Recruiting probability.
-    rule : {"leak", "agnostic"}
-    k : int
-        The leak from which a user reacts (:class:`LeakCount`; 1 otherwise).
-    tolerance : tuple of float or None
-        Privacy tolerance of each class (:class:`BudgetAware`); ``None``: users do not count privacy.
-    kappa : float
-        Contagion strength κ (:class:`Contagion`; 0 otherwise).
+    Every user has a class c, a leak count and the privacy she has spent. From her k-th leak on, a
+    leaked user leaves with probability :math:`\min(1, q_c + κ\,δ)` (δ: last round's share of leak
+    departures); a user whose spending exceeds :math:`\mathrm{tolerance}_c` (``None``: users do not
+    count privacy) leaves; users recruit with probability r under ``rule``, and start in the classes of
+    ``weights``.
 
     Examples
     --------
@@ -355,15 +339,22 @@ class Behaviour:
     def agent_model(self) -> AgentModel:
         """The users of this behaviour one at a time, for :func:`perfpriv.engine.simulate_agents`.
 
-        Only for scalar parameters (one cell): the reference simulates one model at a time.
+        Read from the parameters the behaviours of this module share (``q``, ``r``, ``rule``, and where
+        they have them ``weights``, ``k``, ``tolerance``, ``kappa``); only for scalar parameters (one
+        cell). A behaviour of another kind overrides it.
         """
-        raise NotImplementedError(f"{type(self).__name__} has no agent_model: the agent-by-agent reference "
-                                  "cannot run it")  # pragma: no cover - every behaviour of perfpriv has one
-
-    def _one_cell(self):
+        if type(self).__module__ != __name__:
+            raise NotImplementedError(f"{type(self).__name__} has no agent_model: the agent-by-agent reference "
+                                      "cannot run it")
         if tuple(self.shape) != ():
             raise ValueError(f"behaviour must have scalar parameters (one cell) for the agent-by-agent reference; "
                              f"{type(self).__name__} has cells of shape {tuple(self.shape)}")
+        weights = tuple(float(w) for w in getattr(self, "weights", (1.0,)))
+        q = np.broadcast_to(np.asarray(self.q, float).reshape(-1), (len(weights),))
+        tolerance = getattr(self, "tolerance", None)
+        return AgentModel(q=tuple(q.tolist()), weights=weights, r=float(self.r), rule=self.rule,
+                          k=getattr(self, "k", 1), kappa=float(getattr(self, "kappa", 0.0)),
+                          tolerance=None if tolerance is None else tuple(tolerance.tolist()))
 
     def kernel_step(self):
         """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.
@@ -618,11 +609,6 @@ class Memoryless(Behaviour):
                 pc = np.where(q > 0, np.minimum(1.0, r / np.where(q > 0, q, 1.0)), 1.0)
         return _out(pc)
 
-    def agent_model(self):
-        """One class: leaked users leave with probability q."""
-        self._one_cell()
-        return AgentModel(q=(float(self.q),), weights=(1.0,), r=float(self.r), rule=self.rule)
-
     # --------------------------------------------------------- simulation
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
@@ -775,11 +761,6 @@ class LeakCount(_Typed):
 
     def _qr(self, ndim):
         return self._memoryless._qr(ndim)
-
-    def agent_model(self):
-        """One class: a user reacts from her k-th leak on."""
-        self._one_cell()
-        return AgentModel(q=(float(self.q),), weights=(1.0,), r=float(self.r), rule=self.rule, k=self.k)
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.leak_count_step`, with ``(q, r, leak rule, k)`` per cell."""
@@ -936,12 +917,6 @@ class Heterogeneous(_Typed):
     def mean_field_state(self, n0, batch, T=None):
         n0, batch = _check_start(n0, batch, self.types, mean_field=True)
         return np.broadcast_to(float(n0) * self.weights, tuple(batch) + (self.types,)).copy()
-
-    def agent_model(self):
-        """One class per entry of ``q``, in the shares ``weights``."""
-        self._one_cell()
-        return AgentModel(q=tuple(float(x) for x in self.q), weights=tuple(float(w) for w in self.weights),
-                          r=float(self.r), rule=self.rule)
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.heterogeneous_step`, with ``(r, leak rule, S, q_0.., w_0..)`` per cell.
@@ -1141,12 +1116,6 @@ class BudgetAware(_Typed):
     def by_class(self, state):
         """Users of each tolerance class in a state, shape ``batch + (classes,)``."""
         return self._check_state(state)[..., :-1, :].sum(axis=-1)
-
-    def agent_model(self):
-        """One class per tolerance, in the shares ``weights``; every class reacts to leaks with q."""
-        self._one_cell()
-        return AgentModel(q=(float(self.q),) * self.classes, weights=tuple(float(w) for w in self.weights),
-                          r=float(self.r), rule=self.rule, tolerance=tuple(float(b) for b in self.tolerance))
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
@@ -1357,12 +1326,6 @@ class Contagion(_Typed):
         prev = state[..., 2]
         frac = np.where(prev > 0, state[..., 1] / np.where(prev > 0, prev, 1.0), 0.0)
         return _out(np.minimum(1.0, q + kappa * frac))
-
-    def agent_model(self):
-        """One class, with the contagion strength κ."""
-        self._one_cell()
-        return AgentModel(q=(float(self.q),), weights=(1.0,), r=float(self.r), rule=self.rule,
-                          kappa=float(self.kappa))
 
     def kernel_step(self):
         """:func:`perfpriv.kernels.behaviours.contagion_step`, with ``(q, r, kappa, leak rule)`` per cell."""

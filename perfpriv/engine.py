@@ -122,7 +122,6 @@ from .behaviour import Behaviour
 
 __all__ = [
     "check_record_size",
-    "check_agent_run",
     "MAX_AGENTS",
     "Schedule",
     "PerCell",
@@ -542,31 +541,10 @@ class Mechanism:
         return self.draw_round(n, level, keys, live, t, need_error), state
 
     def agent_round(self, n, level, rng, t=1, state=None) -> "AgentRound":
-        """One round drawn record by record, for the agent-by-agent reference :func:`simulate_agents`.
-
-        The mechanism's whole contribution to the reference: draw the round's ``n`` records and its
-        release from ``rng`` (a numpy Generator) at the privacy level ``level`` (a number), and say
-        which records leaked -- each from its statistic's definition -- and the release's error.
-        Written independently of :meth:`draw_round` and of the compiled kernels: it is the truth they
-        are tested against.
-
-        Parameters
-        ----------
-        n : int
-            The users of the round (n >= 1).
-        level : float
-            The round's privacy level.
-        rng : numpy.random.Generator
-        t : int
-            The round, 1..T (for mechanisms whose round depends on it, e.g. a step-size schedule).
-        state : object, optional
-            A stateful mechanism's state before the round (:meth:`initial_state` of the batch ``()``
-            at round 1); ``None`` for the others.
-
-        Returns
-        -------
-        AgentRound
-        """
+        """Round ``t`` of ``n`` users at the privacy level ``level`` (a number), drawn record by record
+        from the numpy Generator ``rng``, for :func:`simulate_agents`: which records leaked and the
+        release's error (an :class:`AgentRound`; a stateful mechanism starts from ``initial_state(())``
+        and returns its next ``state``). Written independently of :meth:`draw_round` and the kernels."""
         raise NotImplementedError(f"{type(self).__name__} has no agent_round: the agent-by-agent reference "
                                   "(perfpriv.engine.simulate_agents) cannot run it")
 
@@ -1171,15 +1149,8 @@ class AgentRound:
 
 
 def _agent_step(agents, flags, model, cost, share, policy, rng):
-    """One round of the users' decisions, one user at a time: the next users and the leak departures.
-
-    A user is ``[class, leaks, spent]``. In turn, each user who leaked counts the leak and, from her
-    k-th leak on, leaves with probability :math:`\\min(1, q_{class} + κ \\cdot share)`; every user adds
-    the round's cost to her spending and leaves once it exceeds her class's tolerance; a user who did not
-    leak (leak rule) or any user (agnostic rule) brings one recruit with probability r (class drawn
-    from the weights, no leak, nothing spent). Recruits beyond the cap are turned away at random; below
-    the floor a fresh user joins.
-    """
+    """The users' decisions of one round, one user ``[class, leaks, spent]`` at a time, then the cap and
+    floor (:func:`simulate_agents`): the next users and the round's leak departures."""
     staying, recruits, departures = [], [], 0
     for agent, leaked in zip(agents, flags):
         stays = True
@@ -1271,7 +1242,7 @@ def simulate_agents(mechanism, behaviour, *, T, n0, trials, policy=None, convent
     levels.check_horizon(T)
     model = behaviour.agent_model()
     pol = check_policy(policy).resolve(mech, conventions, n0=n0)
-    check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=getattr(mech, "d", 1))
+    _check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=getattr(mech, "d", 1))
     population = np.zeros((trials, T + 1), dtype=np.int64)
     sq_error = np.zeros((trials, T))
     leaked = np.zeros((trials, T), dtype=np.int64)
@@ -1325,52 +1296,10 @@ def simulate_agents(mechanism, behaviour, *, T, n0, trials, policy=None, convent
 MAX_AGENTS = 10**7
 
 
-def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
-    """The sizes of an agent-by-agent reference (``simulate_agents`` of each model), checked by name.
-
-    The references record ``trials x (T + 1)`` entries (:func:`check_record_size`) and hold every agent
-    of a round with its numbers (``per_agent``: a record of ``d`` coordinates, say), one agent at a time
-    in Python. A starting population above :data:`MAX_AGENTS` is refused by name (``n0``), and so is a cap
-    above it that the population can reach within ``T`` rounds (each user recruits at most one user a
-    round), instead of running for days or failing inside numpy's allocator; so is a round whose agents'
-    numbers (the largest reachable population times ``per_agent``) cannot be held.
-
-    Parameters
-    ----------
-    T, trials, n0 : int
-        Rounds, runs and starting population, as given (checked here: all ``>= 1``).
-    cap : int or None
-        The policy's population cap (:attr:`Policy.cap`, already checked), ``None`` for none.
-    **per_agent : int
-        The sizes of what each agent holds, by their parameter names (``d=12``).
-
-    Returns
-    -------
-    tuple of int
-        ``(T, trials, n0)``, checked.
-
-    Examples
-    --------
-    >>> check_agent_run(10, trials=2, n0=100, cap=20000, d=12)
-    (10, 2, 100)
-    >>> check_agent_run(5, trials=1, n0=1000, cap=20000, d=10**6)
-    Traceback (most recent call last):
-    ...
-    ValueError: d is too large: the agents of a round (the largest reachable population x d) would need 160 GB, more than the 4.3 GB one call may allocate
-    >>> check_agent_run(50, trials=2, n0=10, cap=10**9)
-    Traceback (most recent call last):
-    ...
-    ValueError: cap must be at most 10000000 for an agent-by-agent reference when the population can reach it in T=50 rounds; got 1000000000: use simulate
-    >>> check_agent_run(10, trials=2, n0=10**12)
-    Traceback (most recent call last):
-    ...
-    ValueError: n0 must be at most 10000000 for an agent-by-agent reference (it loops over its agents in Python); got 1000000000000: use simulate
-    """
-    T = check_int("T", T, low=1)
-    trials = check_int("trials", trials, low=1)
-    n0 = check_int("n0", n0, low=1)
-    cap = None if cap is None else check_real("cap", cap, low=0, allow_inf=True, scalar=True)
-    per_agent = {name: check_int(name, value, low=1) for name, value in per_agent.items()}
+def _check_agent_run(T, *, trials, n0, cap=None, **per_agent):
+    """The sizes of an agent-by-agent run, checked by name: ``trials x (T + 1)`` recorded entries, a starting
+    population (and a cap it can reach within T rounds) of at most :data:`MAX_AGENTS` users, and a round whose
+    agents' numbers (the largest reachable population times ``per_agent``, e.g. ``d=12``) fit in memory."""
     check_record_size(T, trials=trials)
     if n0 > MAX_AGENTS:
         raise ValueError(f"n0 must be at most {MAX_AGENTS} for an agent-by-agent reference (it loops over its "
@@ -1382,7 +1311,6 @@ def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
     largest = min(float(cap), reachable) if cap is not None else float(n0)
     what = " x ".join(["the largest reachable population"] + list(per_agent))
     check_array_size(f"the agents of a round ({what})", n0=largest, **per_agent)
-    return T, trials, n0
 
 
 def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algorithm", conventions="paper",

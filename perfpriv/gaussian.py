@@ -33,12 +33,11 @@ non-leaked user; ``n`` — population size; ``d`` — dimension.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _records, engine, keyed, leakage, projected
 from ._records import clip, clip_probability, sample_records
+from ._stats import log_normal_density
 from ._validate import (
     check_choice,
     check_population,
@@ -528,11 +527,8 @@ class GaussianMean(engine.Mechanism):
         total = Zc.sum(axis=0)
         var_in = gamma ** 2 / n
         var_out = var_in if self._statistic() == "paper" else gamma ** 2 / (n - 1)
-        inside = o - total / n
-        log_in = -0.5 * self.d * math.log(2 * math.pi * var_in) - 0.5 * float(inside @ inside) / var_in
-        out = o - (total - Zc) / (n - 1)
-        log_out = -0.5 * self.d * math.log(2 * math.pi * var_out) - 0.5 * np.einsum("ij,ij->i", out, out) / var_out
-        return engine.AgentRound(log_in - log_out > self.tau, float(diff @ diff))
+        lam = log_normal_density(o, total / n, var_in) - log_normal_density(o, (total - Zc) / (n - 1), var_out)
+        return engine.AgentRound(lam > self.tau, float(diff @ diff))
 
     def privacy_cost(self, level):
         """:math:`ρ = 2R^{2}/γ^{2}` per round: the zCDP cost of a release to each user (§4.1); zCDP composes additively."""

@@ -59,7 +59,7 @@ from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism,
                         check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
-from ._stats import standard_error
+from ._stats import log_normal_density, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
                         check_population, check_rng)
 from .behaviour import Memoryless
@@ -84,7 +84,6 @@ __all__ = [
     "simulate_transcripts",
     "PrivateGD",
     "simulate",
-    "simulate_agents",
     "UtilityCheck",
     "utility_check",
     "LongRunUtility",
@@ -1041,11 +1040,6 @@ class PrivateGD(TabulatedMechanism):
                              "step are degenerate)")
         sigma = float(self.sigma(rho))
         d = self.d
-
-        def log_density(v, mean):
-            diff = v - mean
-            return -0.5 * d * math.log(2 * math.pi * sigma ** 2) - 0.5 * float(diff @ diff) / sigma ** 2
-
         direction = rng.standard_normal(d)
         theta_true = self.theta_norm * direction / np.linalg.norm(direction)
         records = []
@@ -1074,8 +1068,8 @@ class PrivateGD(TabulatedMechanism):
                 grads.append(g)
             total = np.sum(grads, axis=0)
             released = total + sigma * rng.standard_normal(d)
-            for j, g in enumerate(grads):
-                llr[j] += log_density(released, total) - log_density(released, total - g)
+            out = total - np.array(grads)
+            llr += log_normal_density(released, total, sigma ** 2) - log_normal_density(released, out, sigma ** 2)
             theta = theta - (self.step_size / (n + self.step_offset)) * (released + self.lam * theta)
         return engine.AgentRound(llr > self.tau, float(np.sum((theta - theta_true) ** 2)))
 
@@ -1138,35 +1132,6 @@ def simulate(rho, *, tau, q, r, T, n0, trials=10, policy=None, conventions="pape
     mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, policy=None, seed=None, mechanism=None):
-    """The retraining loop step by step with one user at a time: the tests' oracle.
-
-    :func:`perfpriv.engine.simulate_agents` with a :class:`PrivateGD` (:meth:`PrivateGD.agent_round`)
-    and a :class:`perfpriv.behaviour.Memoryless`.
-
-    Parameters
-    ----------
-    rho : float
-        One finite budget (or one schedule).
-    tau, q, r, T, n0, trials, policy, seed, mechanism
-        As in :func:`simulate` (the "paper" conventions).
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"``.
-
-    Examples
-    --------
-    >>> run = simulate_agents(1.0, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [10, 10]
-    """
-    mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate_agents(mech, rule, T=T, n0=n0, trials=trials, policy=policy, seed=seed)
 
 
 # ------------------------------------------------------------------ experiments

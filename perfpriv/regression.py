@@ -48,8 +48,8 @@ those variables and calls :func:`perfpriv.leakage.leak_probability`.
 
 :class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
 :func:`simulate` and :func:`perfpriv.engine.mean_field` run it with
-:class:`perfpriv.behaviour.Memoryless` users; :func:`simulate_agents` is the
-slow reference (one user, one refit at a time).
+:class:`perfpriv.behaviour.Memoryless` users; :meth:`RidgeRelease.agent_round` is its round in
+:func:`perfpriv.engine.simulate_agents`, the slow reference (one user, one refit at a time).
 
 Symbols: ``n`` — N, population (dataset) size; ``d`` — dimension; ``lam`` —
 λ; ``x_bound``, ``y_bound`` — :math:`B_x, B_y`; ``gamma`` — γ, noise multiplier;
@@ -73,7 +73,7 @@ from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism,
                         check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
-from ._stats import euclidean_norms, standard_error
+from ._stats import euclidean_norms, log_normal_density, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
                         check_real, check_rng)
 from .behaviour import Memoryless
@@ -104,7 +104,6 @@ __all__ = [
     "ols_excess_risk",
     "RidgeRelease",
     "simulate",
-    "simulate_agents",
     "GammaStarMap",
     "optimal_gamma_map",
     "PublishedPrivacy",
@@ -1436,10 +1435,6 @@ class RidgeRelease(TabulatedMechanism):
             return np.linalg.lstsq(np.vstack([X, math.sqrt(penalty) * np.eye(dd)]),
                                    np.concatenate([y, np.zeros(dd)]), rcond=None)[0]
 
-        def log_density(o, mean, var):
-            diff = o - mean
-            return -0.5 * dd * math.log(2.0 * math.pi * var) - 0.5 * float(diff @ diff) / var
-
         theta = self.theta if self.theta is not None else _unit(rng.standard_normal(dd))
         X = clip(rng.standard_normal((n, dd)), self.x_bound)
         y = X @ theta + self.noise_sd * rng.standard_normal(n)
@@ -1461,7 +1456,7 @@ class RidgeRelease(TabulatedMechanism):
         for j in range(n):
             keep = np.arange(n) != j
             beta_out = fit(X[keep], y[keep], (n if self.loo == "keep_penalty" else n - 1) * self.lam)
-            llrs[j] = log_density(o, beta, sigma ** 2) - log_density(o, beta_out, var_out)
+            llrs[j] = log_normal_density(o, beta, sigma ** 2) - log_normal_density(o, beta_out, var_out)
         return engine.AgentRound(llrs > self.tau, err)
 
     # ---------------------------------------------------- mean field
@@ -1599,39 +1594,6 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventio
     mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventions="paper", seed=None,
-                    mechanism=None):
-    """The regression loop one user at a time, with one refit per record: the tests' oracle.
-
-    :func:`perfpriv.engine.simulate_agents` with a :class:`RidgeRelease`
-    (:meth:`RidgeRelease.agent_round`) and a :class:`perfpriv.behaviour.Memoryless`. Same model,
-    policy and conventions as :func:`simulate`, with which it agrees in distribution. For small
-    populations only.
-
-    Parameters
-    ----------
-    gamma : float or perfpriv.engine.Schedule
-        One noise multiplier (or one schedule).
-    tau, q, r, T, n0, trials, d, policy, conventions, seed, mechanism
-        As in :func:`simulate`.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"``.
-
-    Examples
-    --------
-    >>> run = simulate_agents(0.01, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [15, 15]
-    """
-    mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate_agents(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions,
-                                  seed=seed)
 
 
 # ------------------------------------------------------------------ gamma*

@@ -65,7 +65,6 @@ RUN.mkdir(exist_ok=True)
 
 TYP = {
  (engine, "check_record_size"): dict(T=10, trials=2),
- (engine, "check_agent_run"): dict(T=10, trials=2, n0=100, cap=20000, d=12),
  (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (engine, "PerCell"): dict(values=[0.5, 2.0]),
  (engine, "make_levels"): dict(value=1.0, name="value"),

@@ -49,14 +49,14 @@ import math
 import numpy as np
 
 from .. import engine, keyed, leakage
+from .._stats import log_normal_density
 from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
 from .federated import THETA0_BOUND, StepRule, stable_point
 
-__all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation",
-           "simulate_participation_agents"]
+__all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation"]
 
 
 class StatefulMechanism(engine.Mechanism):
@@ -483,8 +483,7 @@ class PrivateFederatedRound(StatefulMechanism):
             return engine.AgentRound(np.ones(1, dtype=bool), float(diff @ diff), details, theta)
         var_in = g ** 2 / n
         var_out = var_in if self.statistic == "paper" else g ** 2 / (n - 1)
-        log_in = _log_normal_density(o, mean_in, var_in)
-        lam = np.array([log_in - _log_normal_density(o, (total - Zc[j]) / (n - 1), var_out) for j in range(n)])
+        lam = log_normal_density(o, mean_in, var_in) - log_normal_density(o, (total - Zc) / (n - 1), var_out)
         return engine.AgentRound(lam > self.tau, float(diff @ diff), details, theta)
 
 
@@ -543,42 +542,3 @@ def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None
     mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options))
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def _log_normal_density(x, mean, var):
-    """log density of N(mean, var I) at x, written out."""
-    diff = x - mean
-    return -0.5 * x.size * math.log(2 * math.pi * var) - 0.5 * float(diff @ diff) / var
-
-
-def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None, conventions="paper",
-                                  seed=None, **options):
-    """The same system one client at a time, with numpy Generators: the slow reference.
-
-    :func:`perfpriv.engine.simulate_agents` with a :class:`PrivateFederatedRound`
-    (:meth:`PrivateFederatedRound.agent_round`, independent of its batched arithmetic) and
-    :class:`perfpriv.behaviour.Memoryless` clients. Agrees with :func:`simulate_participation` in
-    distribution (not draw by draw).
-
-    Parameters
-    ----------
-    gamma : float
-        One noise scale.
-    tau, R, q, r, T, n0, trials, policy, conventions, seed, **options
-        As in :func:`simulate_participation`.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"`` and ``details["theta"]``.
-
-    Examples
-    --------
-    >>> run = simulate_participation_agents(1.0, tau=0.5, R=20.0, q=0.5, r=0.2, T=3, n0=5, trials=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [5, 5]
-    """
-    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options))
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate_agents(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions,
-                                  seed=seed)
