@@ -1,9 +1,7 @@
 """What the learning mechanisms (:mod:`perfpriv.regression`, :mod:`perfpriv.gradient`) share.
 
 The mean-field ingredients, tabulated over the population size
-(:class:`TabulatedMechanism`), and the plumbing of a simulated round and of
-the agent-by-agent references (:func:`round_groups`, :func:`key_normals`,
-:func:`agents_result`).
+(:class:`TabulatedMechanism`), and the plumbing of a simulated round (:func:`round_groups`, :func:`key_normals`).
 
 For the mean estimation of the paper, the leak probability p(n, level) and
 the expected error e(n, level) of a round with n users have closed forms or
@@ -37,7 +35,7 @@ from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array, check_popula
 from .behaviour import Memoryless
 
 __all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
-           "agents_result", "agent_decisions", "OneRoundCheck", "one_round_check", "bound_population"]
+           "OneRoundCheck", "one_round_check"]
 
 #: Ratio of consecutive table points (four per doubling of the population).
 GRID_RATIO = 2.0 ** 0.25
@@ -251,43 +249,6 @@ def key_normals(key, purpose: str, records: int, width: int):
     """
     k = key.child(purpose)
     return keyed.Key(np.full(records, k.a), np.full(records, k.b)).normal_records(np.arange(records), width)
-
-
-def agent_decisions(n: int, leaked, q: float, r: float, rng) -> tuple:
-    """Algorithm 1's lines 12-15 one user at a time: (next population before the policy, leak count).
-
-    User j (in order) leaked when ``leaked[j]``; she then leaves with probability q,
-    otherwise she recruits one new user with probability r (one uniform per user).
-    """
-    n_next, count = n, 0
-    for flag in leaked:
-        if flag:
-            count += 1
-            if rng.random() < q:
-                n_next -= 1
-        elif rng.random() < r:
-            n_next += 1
-    return n_next, count
-
-
-def bound_population(n_next: int, policy) -> int:
-    """A reference simulator's next population after the policy's cap and floor."""
-    if policy.cap is not None:
-        n_next = min(n_next, policy.cap)
-    return max(n_next, policy.floor)
-
-
-def agents_result(*, population, sq_error, leaked, alive, mechanism, q, r, T, n0, trials, policy, conventions,
-                  seed):
-    """Package an agent-by-agent reference run as a :class:`perfpriv.engine.SimulationRun`.
-
-    The rounds after a stop are scored by the policy's collapse rule, as the engine does.
-    """
-    policy.score_stopped(sq_error[None], alive[None], mechanism, mechanism.levels)
-    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked, alive=alive, details={},
-                                mechanism=mechanism, behaviour=Memoryless(q=q, r=r),
-                                level=mechanism.levels.describe(), T=T, n0=n0, trials=trials, policy=policy,
-                                conventions=conventions, seed=seed, method="agents")
 
 
 # ------------------------------------------------------------ theory vs one round

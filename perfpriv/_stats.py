@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["mean_se", "standard_error", "euclidean_norms"]
+__all__ = ["mean_se", "standard_error", "euclidean_norms", "log_normal_density"]
 
 #: Samples up to this size are squared as they are (their squares cannot overflow).
 _PLAIN = 1e150
@@ -111,3 +111,10 @@ def euclidean_norms(x):
         else:
             out = scaled[0]
     return out
+
+
+def log_normal_density(x, mean, var):
+    r"""Log density of :math:`\mathcal{N}(\mathrm{mean}, \mathrm{var}\, I_d)` at x (shape (d,)), written out;
+    ``mean`` of shape (..., d) gives one value per row (the agent references' likelihood ratios)."""
+    diff = np.asarray(x, float) - np.asarray(mean, float)
+    return -0.5 * diff.shape[-1] * math.log(2 * math.pi * var) - 0.5 * np.einsum("...i,...i->...", diff, diff) / var

@@ -40,6 +40,8 @@ leaks in a round; ``cost`` — the privacy a round costs each participant
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import keyed
@@ -47,7 +49,8 @@ from .kernels import behaviours as _behaviours
 from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
                         check_probability, check_real, check_shape)
 
-__all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES"]
+__all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES",
+           "AgentModel"]
 
 #: The paper's growth rules: §3 and Algorithm 1 ("leak"), appendix B ("agnostic").
 RULES = ("leak", "agnostic")
@@ -144,6 +147,49 @@ def _check_context(context):
         check_real("cost", cost, low=0, allow_inf=True)
     _check_bounds(context.get("floor"), context.get("cap"))
     return context
+
+
+@dataclass(frozen=True)
+class AgentModel:
+    r"""A behaviour's users one at a time: what :func:`perfpriv.engine.simulate_agents` reads.
+
+    Every user has a class c, a leak count and the privacy she has spent. From her k-th leak on, a
+    leaked user leaves with probability :math:`\min(1, q_c + κ\,δ)` (δ: last round's share of leak
+    departures); a user whose spending exceeds :math:`\mathrm{tolerance}_c` (``None``: users do not
+    count privacy) leaves; users recruit with probability r under ``rule``, and start in the classes of
+    ``weights``.
+
+    Examples
+    --------
+    >>> m = Heterogeneous(q=[0.9, 0.1], weights=[0.7, 0.3], r=0.3).agent_model()
+    >>> m.initial_classes(5)                # 3.5 and 1.5 users: the largest remainders
+    [0, 0, 0, 0, 1]
+    """
+
+    q: tuple
+    weights: tuple
+    r: float
+    rule: str = "leak"
+    k: int = 1
+    tolerance: tuple | None = None
+    kappa: float = 0.0
+
+    @property
+    def counts_cost(self) -> bool:
+        """Whether the users count the privacy they spend (a finite tolerance)."""
+        return self.tolerance is not None
+
+    def initial_classes(self, n0):
+        """The class of each of ``n0`` initial users (largest-remainder split over ``weights``)."""
+        n0 = check_int("n0", n0, low=0)
+        counts = _allocate(np.int64(n0), np.asarray(self.weights, float))
+        return [c for c, count in enumerate(counts.tolist()) for _ in range(count)]
+
+    def recruit_class(self, rng):
+        """The class of a new user, drawn from ``weights`` with the Generator ``rng``."""
+        if len(self.weights) == 1:
+            return 0
+        return int(rng.choice(len(self.weights), p=self.weights))
 
 
 class Behaviour:
@@ -289,6 +335,26 @@ class Behaviour:
         if floor:
             n = np.maximum(n, floor)
         return n[..., None]
+
+    def agent_model(self) -> AgentModel:
+        """The users of this behaviour one at a time, for :func:`perfpriv.engine.simulate_agents`.
+
+        Read from the parameters the behaviours of this module share (``q``, ``r``, ``rule``, and where
+        they have them ``weights``, ``k``, ``tolerance``, ``kappa``); only for scalar parameters (one
+        cell). A behaviour of another kind overrides it.
+        """
+        if type(self).__module__ != __name__:
+            raise NotImplementedError(f"{type(self).__name__} has no agent_model: the agent-by-agent reference "
+                                      "cannot run it")
+        if tuple(self.shape) != ():
+            raise ValueError(f"behaviour must have scalar parameters (one cell) for the agent-by-agent reference; "
+                             f"{type(self).__name__} has cells of shape {tuple(self.shape)}")
+        weights = tuple(float(w) for w in getattr(self, "weights", (1.0,)))
+        q = np.broadcast_to(np.asarray(self.q, float).reshape(-1), (len(weights),))
+        tolerance = getattr(self, "tolerance", None)
+        return AgentModel(q=tuple(q.tolist()), weights=weights, r=float(self.r), rule=self.rule,
+                          k=getattr(self, "k", 1), kappa=float(getattr(self, "kappa", 0.0)),
+                          tolerance=None if tolerance is None else tuple(tolerance.tolist()))
 
     def kernel_step(self):
         """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.

@@ -702,6 +702,29 @@ class RandomizedResponse(engine.Mechanism):
             err = (est - truth) ** 2
         return engine.RoundOutcome(err, leaked, {"estimate": est, "truth": np.array(truth)})
 
+    def agent_round(self, n, level, rng, t=1, state=None):
+        r"""Each user in turn draws her bit :math:`X \sim B(μ_t)` and keeps it (a leak) with probability 1/2 + β.
+
+        The platform debiases the share of ones (eq. 1); the error is :math:`(\hat μ_t - μ_t)^{2}`
+        (:meth:`perfpriv.engine.Mechanism.agent_round`).
+        """
+        n = check_int("n", n, low=1)
+        beta = float(beta_from_epsilon(check_real("epsilon", level, low=0, low_open=True, allow_inf=True,
+                                                  scalar=True)))
+        a, b = self.mu
+        mu_t = a if a == b else a + (b - a) * rng.random()
+        kept = np.zeros(n, dtype=bool)
+        ones = 0
+        for j in range(n):
+            x = 1 if rng.random() < mu_t else 0
+            kept[j] = rng.random() < 0.5 + beta
+            ones += x if kept[j] else 1 - x
+        est = _debias(ones / n, beta)
+        if self.clip_estimate:
+            est = min(max(est, 0.0), 1.0)
+        miss = est - mu_t           # a product, not ** 2: eps -> 0 overflows to inf, not OverflowError
+        return engine.AgentRound(kept, miss * miss, {"estimate": est, "truth": mu_t})
+
     def kernel_draw(self):
         """:func:`perfpriv.kernels.mechanisms.randomized_response_draw`, with ``(mu_low, mu_high, clip)``."""
         a, b = self.mu
@@ -874,19 +897,13 @@ def curve_script_options(conventions="paper", *, cap=20000):
 
 def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
                     policy=None, conventions="paper", seed=None):
-    r"""The model of :func:`simulate`, one explicit agent at a time (the slow reference).
+    """The model of :func:`simulate`, one explicit agent at a time (the slow reference).
 
-    Written independently of the engine, as the tests' oracle: every round,
-    every current user in turn draws her bit :math:`X \sim B(μ_t)`, answers by
-    randomized response (keeps the bit with probability 1/2 + β), and then
-    -- if her answer was kept -- leaves with probability q; she recruits one
-    new user with probability r if her answer was flipped (``"leak"``) or in
-    any case (``"agnostic"``). The platform applies eq. 1; the population is
-    capped, floored and stopped as in :func:`perfpriv.engine.simulate` (same
-    ``conventions`` and ``policy``), and stopped rounds are scored the
-    same way. Randomness comes from a numpy Generator per trial: the two
-    simulators agree in distribution, not number by number. Its cost grows
-    with the population: use small ``n0``, ``cap`` and ``T``.
+    :func:`perfpriv.engine.simulate_agents` with a :class:`RandomizedResponse` and a
+    :class:`perfpriv.behaviour.Memoryless`: every user draws her bit and her answer
+    (:meth:`RandomizedResponse.agent_round`) and decides alone whether she leaves or recruits. It
+    agrees with :func:`simulate` in distribution, not number by number. Use small ``n0``, ``cap``
+    and ``T``.
 
     Parameters
     ----------
@@ -904,66 +921,10 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     >>> run.population.shape
     (2, 4)
     """
-    mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate).resolved(
-        check_choice("conventions", conventions, engine.CONVENTIONS))
-    if mech.levels.shape != ():
-        raise ValueError("epsilon must be one privacy level (a number or one Schedule) for simulate_agents; "
-                         f"got a grid of {mech.levels.count} levels")
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    model = _check_model(model)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=1)
-    trials = check_int("trials", trials, low=1)
-    mech.levels.check_horizon(T)
-    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
-    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap)
-    a, b = mech.mu
-    population = np.zeros((trials, T + 1), dtype=np.int64)
-    sq_error = np.zeros((trials, T))
-    leaked_arr = np.zeros((trials, T), dtype=np.int64)
-    alive = np.zeros((trials, T), dtype=bool)
-    estimate = np.zeros((trials, T))
-    truth = np.zeros((trials, T))
-    base = keyed.as_generator(seed)
-    for k, gen in enumerate(base.spawn(trials)):
-        u = gen.random  # one uniform per decision
-        n = n0
-        population[k, 0] = n
-        for t in range(1, T + 1):
-            if n <= pol.stop:
-                population[k, t] = n
-                continue
-            alive[k, t - 1] = True
-            beta = float(beta_from_epsilon(mech.levels.at(t)[0]))
-            keep_p = 0.5 + beta
-            mu_t = a if a == b else a + (b - a) * u()
-            ones_reported = stays = leaks = 0
-            for _agent in range(n):
-                x = 1 if u() < mu_t else 0
-                kept = u() < keep_p
-                leaks += kept
-                ones_reported += x if kept else 1 - x
-                leaves = kept and u() < q
-                recruits = ((not kept) if model == "leak" else True) and u() < r
-                stays += (0 if leaves else 1) + (1 if recruits else 0)
-            est = _debias(ones_reported / n, beta)
-            if mech.clip_estimate:
-                est = min(max(est, 0.0), 1.0)
-            estimate[k, t - 1], truth[k, t - 1] = est, mu_t
-            miss = est - mu_t           # a product, not ** 2: eps -> 0 overflows to inf, not OverflowError
-            sq_error[k, t - 1] = miss * miss
-            leaked_arr[k, t - 1] = leaks
-            n = stays if pol.cap is None else min(stays, pol.cap)
-            n = max(n, pol.floor)
-            population[k, t] = n
-    # the levels axis of the policy's scoring: one row
-    pol.score_stopped(sq_error[None], alive[None], mech, mech.levels)
-    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive,
-                                details={"estimate": estimate, "truth": truth}, mechanism=mech,
-                                behaviour=Memoryless(q=q, r=r, rule=model), level=mech.levels.describe(),
-                                T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed,
-                                method="agents")
+    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
+                      rule=_check_model(model))
+    return engine.simulate_agents(RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate), rule, T=T,
+                                  n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
 def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):

@@ -33,6 +33,15 @@ of every (cell, level, trial), freezes it once a trial stops and returns the
 final one as ``run.mechanism_state``. The mean field follows populations
 only, so it refuses stateful mechanisms.
 
+:func:`simulate_agents` is the slow, obvious truth the fast loop is tested against: the same
+loop with one explicit user at a time, in plain Python and numpy, independent of the compiled
+kernels. A mechanism takes part in it through one method,
+:meth:`Mechanism.agent_round` ``(n, level, rng, t, state) -> AgentRound``: its round drawn record by
+record, which records leaked and the release's error; a behaviour through
+:meth:`perfpriv.behaviour.Behaviour.agent_model`, the parameters of its users one at a time (class
+weights, leaving probabilities, leak count, tolerances, contagion); the reference applies the users'
+decisions and the population policy itself, once for every model.
+
 :func:`mean_field` runs the deterministic recursion that replaces the random
 population by its expectation (the paper's "mean-field approximation"):
 :math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (:math:`ℓ_t` the round's
@@ -113,7 +122,6 @@ from .behaviour import Behaviour
 
 __all__ = [
     "check_record_size",
-    "check_agent_run",
     "MAX_AGENTS",
     "Schedule",
     "PerCell",
@@ -129,6 +137,8 @@ __all__ = [
     "SimulationRun",
     "MeanFieldPath",
     "simulate",
+    "simulate_agents",
+    "AgentRound",
     "mean_field",
 ]
 
@@ -529,6 +539,14 @@ class Mechanism:
     def advance(self, state, n, level, keys, live, t, need_error=True):
         """One round from a state: ``(RoundOutcome, new state)`` (stateless: :meth:`draw_round`)."""
         return self.draw_round(n, level, keys, live, t, need_error), state
+
+    def agent_round(self, n, level, rng, t=1, state=None) -> "AgentRound":
+        """Round ``t`` of ``n`` users at the privacy level ``level`` (a number), drawn record by record
+        from the numpy Generator ``rng``, for :func:`simulate_agents`: which records leaked and the
+        release's error (an :class:`AgentRound`; a stateful mechanism starts from ``initial_state(())``
+        and returns its next ``state``). Written independently of :meth:`draw_round` and the kernels."""
+        raise NotImplementedError(f"{type(self).__name__} has no agent_round: the agent-by-agent reference "
+                                  "(perfpriv.engine.simulate_agents) cannot run it")
 
     def leak_probability(self, n, level):  # pragma: no cover - interface
         """Probability that a user leaks in a round with ``n`` users (mean field)."""
@@ -1106,58 +1124,182 @@ def check_record_size(T, **sizes):
                          "trials, levels, cells or rounds per call")
 
 
+# ------------------------------------------------------------ agent by agent
+@dataclass(frozen=True, eq=False)
+class AgentRound:
+    """What a mechanism's round returns to the agent-by-agent reference (:meth:`Mechanism.agent_round`).
+
+    Attributes
+    ----------
+    leaked : numpy.ndarray of bool, shape (n,)
+        Whether each of the round's n records leaked (record j is user j's).
+    sq_error : float
+        The round's squared error (or loss) of the release.
+    details : dict
+        Further numbers of the round, by name (floats; e.g. ``estimate``, ``truth``).
+    state : object
+        The mechanism's state after the round (a stateful mechanism's deployed model); ``None`` if
+        the mechanism carries none.
+    """
+
+    leaked: np.ndarray
+    sq_error: float
+    details: dict = field(default_factory=dict)
+    state: Any = None
+
+
+def _agent_step(agents, flags, model, cost, share, policy, rng):
+    """The users' decisions of one round, one user ``[class, leaks, spent]`` at a time, then the cap and
+    floor (:func:`simulate_agents`): the next users and the round's leak departures."""
+    staying, recruits, departures = [], [], 0
+    for agent, leaked in zip(agents, flags):
+        stays = True
+        if leaked:
+            agent[1] += 1
+            if agent[1] >= model.k and rng.random() < min(1.0, model.q[agent[0]] + model.kappa * share):
+                stays = False
+                departures += 1
+        if model.counts_cost:
+            agent[2] += cost
+            stays = stays and agent[2] <= model.tolerance[agent[0]]
+        if (not leaked or model.rule == "agnostic") and rng.random() < model.r:
+            recruits.append([model.recruit_class(rng), 0, 0.0])
+        if stays:
+            staying.append(agent)
+    if policy.cap is not None and len(staying) + len(recruits) > policy.cap:
+        chosen = rng.choice(len(recruits), size=max(policy.cap - len(staying), 0), replace=False)
+        recruits = [recruits[j] for j in sorted(chosen)]
+    agents = staying + recruits
+    while len(agents) < policy.floor:
+        agents.append([model.recruit_class(rng), 0, 0.0])
+    return agents, departures
+
+
+def simulate_agents(mechanism, behaviour, *, T, n0, trials, policy=None, conventions="paper", seed=None):
+    r"""The loop of :func:`simulate`, one explicit user at a time: the slow reference, for any model.
+
+    Written independently of the compiled kernels and of the behaviours' ``step``, as the tests'
+    oracle. In round t, with the :math:`N_{t-1}` users present (a trial whose population is at
+    or below the policy's ``stop`` makes no more releases), the mechanism draws the round record by
+    record and says which records leaked and the release's error (:meth:`Mechanism.agent_round`);
+    then each user in turn applies her behaviour's rule with her own explicit history -- her class,
+    her leak count, the privacy she has spent (:meth:`perfpriv.behaviour.Behaviour.agent_model`):
+
+    * a leaked user counts the leak and, from her k-th leak on, leaves with probability
+      :math:`q_t = \min(1, q_c + κ\, D_{t-1}/N_{t-2})` (:math:`q_c` her class's q; κ = 0 but
+      for :class:`perfpriv.behaviour.Contagion`, whose :math:`D_{t-1}` counts last round's leak
+      departures);
+    * every user adds the round's privacy cost (:meth:`Mechanism.privacy_cost`) to her spending and
+      leaves once it exceeds her class's tolerance (:class:`perfpriv.behaviour.BudgetAware`);
+    * a user who did not leak (``rule="leak"``), or any user (``"agnostic"``), recruits one new
+      user with probability r.
+
+    The population policy then applies, once: recruits beyond the cap are turned away at random, a
+    population below the floor regains fresh users, and the rounds after a stop are scored by
+    ``policy.collapse``. Randomness: one numpy Generator per trial, the children of the seed's
+    ``SeedSequence`` (:func:`perfpriv.keyed.as_generator`); the reference agrees with
+    :func:`simulate` in law, not number by number. Its cost grows with the population (a Python
+    step per user and round): use small ``n0``, ``cap`` and ``T``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        One privacy level (a number or one :class:`Schedule`); it must implement
+        :meth:`Mechanism.agent_round`.
+    behaviour : perfpriv.behaviour.Behaviour
+        With scalar parameters (one cell).
+    T, n0, trials : int
+        Rounds, initial population and independent runs (all >= 1).
+    policy : Policy, optional
+        Population policy; unset fields take the preset of ``conventions``.
+    conventions : {"paper", "authors"}
+    seed : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    SimulationRun
+        ``population`` (trials, T+1), ``sq_error``, ``leaked``, ``alive`` (trials, T), the
+        mechanism's details (0 after a stop) and ``method="agents"``.
+
+    Examples
+    --------
+    >>> from perfpriv import bernoulli, behaviour
+    >>> run = simulate_agents(bernoulli.RandomizedResponse(np.inf), behaviour.Memoryless(q=1.0, r=0.0),
+    ...                       T=2, n0=10, trials=2, policy=Policy(floor=0), seed=0)
+    >>> run.population.tolist()        # every answer is true (a leak) and every leaked user leaves
+    [[10, 0, 0], [10, 0, 0]]
+    """
+    _check_parts(mechanism, behaviour)
+    conventions = check_choice("conventions", conventions, CONVENTIONS)
+    T = check_int("T", T, low=1)
+    n0 = check_int("n0", n0, low=1)
+    trials = check_int("trials", trials, low=1)
+    mech = mechanism.resolved(conventions)
+    levels = mech.levels
+    if levels.shape != () or isinstance(levels.given, PerCell):
+        raise ValueError(f"{levels.name} must be one privacy level (a number or one Schedule) for "
+                         f"simulate_agents; the mechanism holds a grid of {levels.count} levels")
+    levels.check_horizon(T)
+    model = behaviour.agent_model()
+    pol = check_policy(policy).resolve(mech, conventions, n0=n0)
+    _check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=getattr(mech, "d", 1))
+    population = np.zeros((trials, T + 1), dtype=np.int64)
+    sq_error = np.zeros((trials, T))
+    leaked = np.zeros((trials, T), dtype=np.int64)
+    alive = np.zeros((trials, T), dtype=bool)
+    details: dict = {}
+    finals = []
+    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
+        agents = [[c, 0, 0.0] for c in model.initial_classes(n0)]
+        state = mech.initial_state(())
+        departed, previous = 0, n0
+        population[i, 0] = n0
+        for t in range(1, T + 1):
+            n = len(agents)
+            if n <= pol.stop:
+                population[i, t] = n
+                continue
+            alive[i, t - 1] = True
+            level = float(levels.at(t).reshape(-1)[0])
+            out = mech.agent_round(n, level, rng, t=t, state=state)
+            flags = np.asarray(out.leaked, dtype=bool)
+            if flags.shape != (n,):
+                raise ValueError(f"{type(mech).__name__}.agent_round returned leaked flags of shape {flags.shape}; "
+                                 f"expected ({n},), one per record")
+            state = out.state
+            sq_error[i, t - 1] = out.sq_error
+            leaked[i, t - 1] = int(flags.sum())
+            for name, value in out.details.items():
+                details.setdefault(name, np.zeros((trials, T)))[i, t - 1] = value
+            cost = 0.0
+            if model.counts_cost:
+                cost = mech.privacy_cost(level)
+                if cost is None:
+                    raise ValueError(f"behaviour: {type(behaviour).__name__} needs a mechanism that reports its "
+                                     "privacy cost per round")
+                cost = float(cost)
+            share = departed / previous if previous > 0 else 0.0
+            agents, departed = _agent_step(agents, flags, model, cost, share, pol, rng)
+            previous = n
+            population[i, t] = len(agents)
+        finals.append(state)
+    pol.score_stopped(sq_error[None], alive[None], mech, levels)
+    return SimulationRun(population=population, sq_error=sq_error, leaked=leaked, alive=alive, details=details,
+                         mechanism=mech, behaviour=behaviour, level=levels.describe(), T=T, n0=n0, trials=trials,
+                         policy=pol, conventions=conventions, seed=seed, method="agents",
+                         mechanism_state=None if finals[0] is None else np.stack(finals))
+
+
 # -------------------------------------------------------------- mean field
 #: The largest starting population an agent-by-agent reference takes: it loops over its agents in Python
 #: (about a microsecond each, every round), so 10**7 agents are already minutes a round.
 MAX_AGENTS = 10**7
 
 
-def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
-    """The sizes of an agent-by-agent reference (``simulate_agents`` of each model), checked by name.
-
-    The references record ``trials x (T + 1)`` entries (:func:`check_record_size`) and hold every agent
-    of a round with its numbers (``per_agent``: a record of ``d`` coordinates, say), one agent at a time
-    in Python. A starting population above :data:`MAX_AGENTS` is refused by name (``n0``), and so is a cap
-    above it that the population can reach within ``T`` rounds (each user recruits at most one user a
-    round), instead of running for days or failing inside numpy's allocator; so is a round whose agents'
-    numbers (the largest reachable population times ``per_agent``) cannot be held.
-
-    Parameters
-    ----------
-    T, trials, n0 : int
-        Rounds, runs and starting population, as given (checked here: all ``>= 1``).
-    cap : int or None
-        The policy's population cap (:attr:`Policy.cap`, already checked), ``None`` for none.
-    **per_agent : int
-        The sizes of what each agent holds, by their parameter names (``d=12``).
-
-    Returns
-    -------
-    tuple of int
-        ``(T, trials, n0)``, checked.
-
-    Examples
-    --------
-    >>> check_agent_run(10, trials=2, n0=100, cap=20000, d=12)
-    (10, 2, 100)
-    >>> check_agent_run(5, trials=1, n0=1000, cap=20000, d=10**6)
-    Traceback (most recent call last):
-    ...
-    ValueError: d is too large: the agents of a round (the largest reachable population x d) would need 160 GB, more than the 4.3 GB one call may allocate
-    >>> check_agent_run(50, trials=2, n0=10, cap=10**9)
-    Traceback (most recent call last):
-    ...
-    ValueError: cap must be at most 10000000 for an agent-by-agent reference when the population can reach it in T=50 rounds; got 1000000000: use simulate
-    >>> check_agent_run(10, trials=2, n0=10**12)
-    Traceback (most recent call last):
-    ...
-    ValueError: n0 must be at most 10000000 for an agent-by-agent reference (it loops over its agents in Python); got 1000000000000: use simulate
-    """
-    T = check_int("T", T, low=1)
-    trials = check_int("trials", trials, low=1)
-    n0 = check_int("n0", n0, low=1)
-    cap = None if cap is None else check_real("cap", cap, low=0, allow_inf=True, scalar=True)
-    per_agent = {name: check_int(name, value, low=1) for name, value in per_agent.items()}
+def _check_agent_run(T, *, trials, n0, cap=None, **per_agent):
+    """The sizes of an agent-by-agent run, checked by name: ``trials x (T + 1)`` recorded entries, a starting
+    population (and a cap it can reach within T rounds) of at most :data:`MAX_AGENTS` users, and a round whose
+    agents' numbers (the largest reachable population times ``per_agent``, e.g. ``d=12``) fit in memory."""
     check_record_size(T, trials=trials)
     if n0 > MAX_AGENTS:
         raise ValueError(f"n0 must be at most {MAX_AGENTS} for an agent-by-agent reference (it loops over its "
@@ -1169,7 +1311,6 @@ def check_agent_run(T, *, trials, n0, cap=None, **per_agent):
     largest = min(float(cap), reachable) if cap is not None else float(n0)
     what = " x ".join(["the largest reachable population"] + list(per_agent))
     check_array_size(f"the agents of a round ({what})", n0=largest, **per_agent)
-    return T, trials, n0
 
 
 def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algorithm", conventions="paper",

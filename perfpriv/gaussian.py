@@ -33,12 +33,11 @@ non-leaked user; ``n`` — population size; ``d`` — dimension.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _records, engine, keyed, leakage, projected
 from ._records import clip, clip_probability, sample_records
+from ._stats import log_normal_density
 from ._validate import (
     check_choice,
     check_population,
@@ -504,6 +503,33 @@ class GaussianMean(engine.Mechanism):
             err[pairs], leaked[pairs] = e, k
         return err.reshape(shape), leaked.reshape(shape)
 
+    def agent_round(self, n, level, rng, t=1, state=None):
+        r"""Algorithm 1's lines 7-11 record by record (:meth:`perfpriv.engine.Mechanism.agent_round`).
+
+        Draws the n records :math:`Z_t \sim \mathcal{N}(μ, Σ)` and the release of eq. 6; the error is
+        the squared Mahalanobis distance of the release to μ. Record j leaks when its log-likelihood
+        ratio (eq. 8) exceeds τ, computed from its definition: the log density of :math:`o_t` under the
+        mechanism on :math:`Z_t` (mean of the clipped records, variance :math:`γ^{2}/N`) minus that on
+        :math:`Z_t` without record j (variance :math:`γ^{2}/N` for ``"paper"``, :math:`γ^{2}/(N - 1)`
+        for ``"exact"``). A lone user leaks (her remove-one release is empty).
+        """
+        n = check_int("n", n, low=1)
+        gamma = float(check_real("gamma", level, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1], scalar=True))
+        # Σ = I (no Sigma given) is never built: records are mu + standard normals, errors plain norms
+        L = None if not self._sigma_given else np.linalg.cholesky(self.Sigma)
+        normals = rng.standard_normal((n, self.d))
+        Z = self.mu + (normals if L is None else normals @ L.T)
+        o, _ = release(Z, gamma, self.R, rng)
+        diff = o - self.mu if L is None else np.linalg.solve(L, o - self.mu)
+        if n == 1:
+            return engine.AgentRound(np.ones(1, dtype=bool), float(diff @ diff))
+        Zc = clip(Z, self.R)
+        total = Zc.sum(axis=0)
+        var_in = gamma ** 2 / n
+        var_out = var_in if self._statistic() == "paper" else gamma ** 2 / (n - 1)
+        lam = log_normal_density(o, total / n, var_in) - log_normal_density(o, (total - Zc) / (n - 1), var_out)
+        return engine.AgentRound(lam > self.tau, float(diff @ diff))
+
     def privacy_cost(self, level):
         """:math:`ρ = 2R^{2}/γ^{2}` per round: the zCDP cost of a release to each user (§4.1); zCDP composes additively."""
         check_population("level", level)
@@ -666,25 +692,14 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
-def _log_isotropic_normal(x, mean, var):
-    """log density of N(mean, var I) at x (explicit formula)."""
-    diff = x - mean
-    return -0.5 * x.size * math.log(2 * math.pi * var) - 0.5 * float(diff @ diff) / var
-
-
 def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic=None,
                     policy=None, conventions="paper", seed=None):
-    """Algorithm 1 line by line, one user at a time: the slow reference of :func:`simulate`.
+    """Algorithm 1 one user at a time: the slow reference of :func:`simulate`.
 
-    Written independently of the engine, as the tests' oracle. For each
-    record the log-likelihood ratio is computed from its definition (eq. 8)
-    as the difference of the log densities of :math:`o_t` under the mechanism on :math:`Z_t`
-    (mean of the clipped records, variance :math:`γ^{2}/N`) and on :math:`Z_t` \\ {z} (mean of
-    the other clipped records, variance :math:`γ^{2}/N` for ``"paper"`` and :math:`γ^{2}/(N - 1)`
-    for ``"exact"``); then that user alone flips the coin of line 13 or 15.
-    The population policy (cap, floor, stop, collapse scoring) and the
-    conventions are those of :func:`simulate`, with which it agrees in
-    distribution (not draw by draw). Use it only for small populations.
+    :func:`perfpriv.engine.simulate_agents` with a :class:`GaussianMean` (each record's
+    log-likelihood ratio from its definition, :meth:`GaussianMean.agent_round`) and a
+    :class:`perfpriv.behaviour.Memoryless`; each user flips the coin of line 13 or 15 alone. It
+    agrees with :func:`simulate` in distribution (not draw by draw). Use it only for small populations.
 
     Parameters
     ----------
@@ -704,68 +719,7 @@ def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=
     >>> run.population[:, 0].tolist()
     [10, 10]
     """
-    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic,
-                        draw="records").resolved(conventions)
-    if mech.levels.shape != ():
-        raise ValueError("gamma must be one noise scale (a number or one Schedule) for simulate_agents; "
-                         f"got a grid of {mech.levels.count} levels")
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=1)
-    trials = check_int("trials", trials, low=1)
-    mech.levels.check_horizon(T)
-    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
-    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=mech.d)
-    mu_v, statistic = mech.mu, mech.statistic
-    # Σ = I (no Sigma given) is never built: records are mu + standard normals, errors plain norms
-    L = None if not mech._sigma_given else np.linalg.cholesky(mech.Sigma)
-    population = np.zeros((trials, T + 1), dtype=np.int64)
-    sq_error = np.zeros((trials, T))
-    leaked_arr = np.zeros((trials, T), dtype=np.int64)
-    alive = np.zeros((trials, T), dtype=bool)
-    base = keyed.as_generator(seed)
-    for i, rng in enumerate(base.spawn(trials)):
-        N = n0
-        population[i, 0] = N
-        for t in range(1, T + 1):
-            if N <= pol.stop:                              # line 5-6
-                population[i, t] = N
-                continue
-            alive[i, t - 1] = True
-            gamma_t = float(mech.levels.at(t)[0])
-            normals = rng.standard_normal((N, mech.d))
-            Z = mu_v + (normals if L is None else normals @ L.T)   # line 7
-            o, _ = release(Z, gamma_t, R, rng)             # line 8
-            diff = o - mu_v if L is None else np.linalg.solve(L, o - mu_v)
-            sq_error[i, t - 1] = float(diff @ diff)
-            Zc = clip(Z, R)
-            total = Zc.sum(axis=0)
-            mean_in = total / N
-            N_next = N                                     # line 9
-            leaked_count = 0
-            for j in range(N):                             # line 10
-                if N == 1:
-                    lam = np.inf
-                else:                                      # line 11
-                    mean_out = (total - Zc[j]) / (N - 1)
-                    var_out = gamma_t**2 / N if statistic == "paper" else gamma_t**2 / (N - 1)
-                    lam = (_log_isotropic_normal(o, mean_in, gamma_t**2 / N)
-                           - _log_isotropic_normal(o, mean_out, var_out))
-                if lam > tau:                              # line 12-13
-                    leaked_count += 1
-                    if rng.random() < q:
-                        N_next -= 1
-                elif rng.random() < r:                     # line 14-15
-                    N_next += 1
-            leaked_arr[i, t - 1] = leaked_count
-            if pol.cap is not None:
-                N_next = min(N_next, pol.cap)
-            N = max(N_next, pol.floor)
-            population[i, t] = N
-    pol.score_stopped(sq_error[None], alive[None], mech, mech.levels)
-    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive,
-                                details={}, mechanism=mech, behaviour=Memoryless(q=q, r=r),
-                                level=mech.levels.describe(), T=T, n0=n0, trials=trials, policy=pol,
-                                conventions=conventions, seed=seed, method="agents")
+    mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw="records")
+    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
+    return engine.simulate_agents(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions,
+                                  seed=seed)

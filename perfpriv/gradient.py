@@ -56,10 +56,10 @@ from scipy import special
 
 from . import engine, keyed
 from ._records import clip as clip_rows
-from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
+from ._learning import (OneRoundCheck, TabulatedMechanism,
                         check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
-from ._stats import standard_error
+from ._stats import log_normal_density, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
                         check_population, check_rng)
 from .behaviour import Memoryless
@@ -84,7 +84,6 @@ __all__ = [
     "simulate_transcripts",
     "PrivateGD",
     "simulate",
-    "simulate_agents",
     "UtilityCheck",
     "utility_check",
     "LongRunUtility",
@@ -1025,6 +1024,55 @@ class PrivateGD(TabulatedMechanism):
                 leaked[sel] = np.count_nonzero(_llr_from(A, S, sig) > self.tau, axis=1)
         return engine.RoundOutcome(err.reshape(shape), leaked.reshape(shape))
 
+    def agent_round(self, n, level, rng, t=1, state=None):
+        r"""One retraining record by record (:meth:`perfpriv.engine.Mechanism.agent_round`).
+
+        Draws a dataset, runs GD with a Python loop over the records' clipped gradients, and keeps each
+        record's transcript log-likelihood ratio as the sum over steps of
+        :math:`\log N(ĝ_t; S_t, σ^{2}I) - \log N(ĝ_t; S_t - g_{i,t}, σ^{2}I)`, computed from the two
+        Gaussian densities. The error is :math:`\|θ_T - θ^{\star}\|^{2}`. The budget must be finite
+        (the densities of a noiseless step are degenerate).
+        """
+        n = check_int("n", n, low=1)
+        rho = float(check_real("rho", level, low=0, low_open=True, allow_inf=True, scalar=True))
+        if not math.isfinite(rho):
+            raise ValueError("rho: the agent-by-agent reference needs a finite rho (the densities of a noiseless "
+                             "step are degenerate)")
+        sigma = float(self.sigma(rho))
+        d = self.d
+        direction = rng.standard_normal(d)
+        theta_true = self.theta_norm * direction / np.linalg.norm(direction)
+        records = []
+        for _ in range(n):
+            x = rng.standard_normal(d)
+            norm = np.linalg.norm(x)
+            if norm > self.x_bound:
+                x = x * (self.x_bound / norm)
+            if self.loss == "logistic":
+                label = 1.0 if rng.random() < 1.0 / (1.0 + math.exp(-float(x @ theta_true))) else -1.0
+            else:
+                label = float(x @ theta_true) + self.noise_sd * rng.standard_normal()
+            records.append((x, label))
+        theta = np.zeros(d)
+        llr = np.zeros(n)
+        for _ in range(self.steps):
+            grads = []
+            for x, label in records:
+                z = float(x @ theta)
+                # −y/(1 + e^{yz}) as −y σ(−yz): e^{yz} overflows at the margins of a huge noise (ρ -> 0)
+                slope = -label * float(special.expit(-label * z)) if self.loss == "logistic" else z - label
+                g = slope * x
+                norm = np.linalg.norm(g)
+                if norm > self.clip:
+                    g = g * (self.clip / norm)
+                grads.append(g)
+            total = np.sum(grads, axis=0)
+            released = total + sigma * rng.standard_normal(d)
+            out = total - np.array(grads)
+            llr += log_normal_density(released, total, sigma ** 2) - log_normal_density(released, out, sigma ** 2)
+            theta = theta - (self.step_size / (n + self.step_offset)) * (released + self.lam * theta)
+        return engine.AgentRound(llr > self.tau, float(np.sum((theta - theta_true) ** 2)))
+
     #: Records per batch of the table's Monte Carlo (memory bound).
     _BATCH = 200_000
 
@@ -1084,106 +1132,6 @@ def simulate(rho, *, tau, q, r, T, n0, trials=10, policy=None, conventions="pape
     mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def simulate_agents(rho, *, tau, q, r, T, n0, trials=10, policy=None, seed=None, mechanism=None):
-    r"""The retraining loop step by step with one user at a time: the tests' oracle.
-
-    Written independently of the engine and of the batched GD: each round
-    draws a dataset with a numpy Generator, runs GD with a Python loop over
-    the records' clipped gradients, keeps each record's transcript
-    log-likelihood ratio as the sum over steps of
-    :math:`\log N(ĝ_t; S_t, σ^{2}I) - \log N(ĝ_t; S_t - g_{i,t}, σ^{2}I)` computed from the
-    two Gaussian densities, and flips each user's coin.
-
-    Parameters
-    ----------
-    rho : float
-        One finite budget.
-    tau, q, r, T, n0, trials, seed, mechanism
-        As in :func:`simulate`.
-    policy : perfpriv.engine.Policy, optional
-        Its cap and floor bound the population (unset: the "paper" preset);
-        this reference never stops a run, so ``stop`` must stay 0.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"``.
-
-    Examples
-    --------
-    >>> run = simulate_agents(1.0, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [10, 10]
-    """
-    mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
-    if mech.levels.shape != () or mech.levels.per_round:
-        raise ValueError("simulate_agents takes one budget (a number)")
-    rho_v = float(mech.levels.values[0])
-    if not math.isfinite(rho_v):
-        raise ValueError("simulate_agents needs a finite rho (the densities of a noiseless step are degenerate)")
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=1)
-    trials = check_int("trials", trials, low=1)
-    pol = engine.check_policy(policy).resolve(mech, "paper", n0=n0)
-    if pol.stop != 0:
-        raise ValueError(f"policy: gradient.simulate_agents never stops a run, so its stop must be 0; got {pol.stop}")
-    sigma = float(mech.sigma(rho_v))
-    d = mech.d
-    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=d + 1)
-    population = np.zeros((trials, T + 1), dtype=np.int64)
-    sq_error = np.zeros((trials, T))
-    leaked_arr = np.zeros((trials, T), dtype=np.int64)
-    alive = np.ones((trials, T), dtype=bool)
-
-    def log_density(v, mean):
-        diff = v - mean
-        return -0.5 * d * math.log(2 * math.pi * sigma ** 2) - 0.5 * float(diff @ diff) / sigma ** 2
-
-    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
-        N = n0
-        population[i, 0] = N
-        for t in range(1, T + 1):
-            direction = rng.standard_normal(d)
-            theta_true = mech.theta_norm * direction / np.linalg.norm(direction)
-            records = []
-            for _ in range(N):
-                x = rng.standard_normal(d)
-                norm = np.linalg.norm(x)
-                if norm > mech.x_bound:
-                    x = x * (mech.x_bound / norm)
-                if mech.loss == "logistic":
-                    label = 1.0 if rng.random() < 1.0 / (1.0 + math.exp(-float(x @ theta_true))) else -1.0
-                else:
-                    label = float(x @ theta_true) + mech.noise_sd * rng.standard_normal()
-                records.append((x, label))
-            theta = np.zeros(d)
-            llr = np.zeros(N)
-            for _ in range(mech.steps):
-                grads = []
-                for x, label in records:
-                    z = float(x @ theta)
-                    # −y/(1 + e^{yz}) as −y σ(−yz): e^{yz} overflows at the margins of a huge noise (ρ -> 0)
-                    s = -label * float(special.expit(-label * z)) if mech.loss == "logistic" else z - label
-                    g = s * x
-                    norm = np.linalg.norm(g)
-                    if norm > mech.clip:
-                        g = g * (mech.clip / norm)
-                    grads.append(g)
-                total = np.sum(grads, axis=0)
-                released = total + sigma * rng.standard_normal(d)
-                for j, g in enumerate(grads):
-                    llr[j] += log_density(released, total) - log_density(released, total - g)
-                theta = theta - (mech.step_size / (N + mech.step_offset)) * (released + mech.lam * theta)
-            sq_error[i, t - 1] = float(np.sum((theta - theta_true) ** 2))
-            N_next, leaked_arr[i, t - 1] = agent_decisions(N, llr > tau, q, r, rng)
-            N = bound_population(N_next, pol)
-            population[i, t] = N
-    return agents_result(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive, mechanism=mech,
-                         q=q, r=r, T=T, n0=n0, trials=trials, policy=pol, conventions="paper", seed=seed)
 
 
 # ------------------------------------------------------------------ experiments

@@ -48,8 +48,8 @@ those variables and calls :func:`perfpriv.leakage.leak_probability`.
 
 :class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
 :func:`simulate` and :func:`perfpriv.engine.mean_field` run it with
-:class:`perfpriv.behaviour.Memoryless` users; :func:`simulate_agents` is the
-slow reference (one user, one refit at a time).
+:class:`perfpriv.behaviour.Memoryless` users; :meth:`RidgeRelease.agent_round` is its round in
+:func:`perfpriv.engine.simulate_agents`, the slow reference (one user, one refit at a time).
 
 Symbols: ``n`` — N, population (dataset) size; ``d`` — dimension; ``lam`` —
 λ; ``x_bound``, ``y_bound`` — :math:`B_x, B_y`; ``gamma`` — γ, noise multiplier;
@@ -70,10 +70,10 @@ from scipy import optimize, special
 
 from . import engine, keyed, leakage
 from ._records import clip
-from ._learning import (OneRoundCheck, TabulatedMechanism, agent_decisions, agents_result, bound_population,
+from ._learning import (OneRoundCheck, TabulatedMechanism,
                         check_seed, key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
-from ._stats import euclidean_norms, standard_error
+from ._stats import euclidean_norms, log_normal_density, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
                         check_real, check_rng)
 from .behaviour import Memoryless
@@ -104,7 +104,6 @@ __all__ = [
     "ols_excess_risk",
     "RidgeRelease",
     "simulate",
-    "simulate_agents",
     "GammaStarMap",
     "optimal_gamma_map",
     "PublishedPrivacy",
@@ -1419,6 +1418,47 @@ class RidgeRelease(TabulatedMechanism):
                 err[sel], leaked[sel] = self._round(X[:N], y[:N], theta, xi, gg[sel], test)
         return engine.RoundOutcome(err.reshape(shape), leaked.reshape(shape))
 
+    def agent_round(self, n, level, rng, t=1, state=None):
+        r"""One round with one refit per record (:meth:`perfpriv.engine.Mechanism.agent_round`).
+
+        Draws the dataset, fits ridge as a plain least-squares problem (the data stacked with
+        :math:`\sqrt{penalty} I`, no normal equations), releases it, refits without each record in turn
+        (no Sherman–Morrison) and evaluates each record's Λ as the difference of the two Gaussian log
+        densities of the release; a lone user leaks. The error is :math:`\|o - θ\|^{2}` or the
+        test MSE.
+        """
+        self._need_resolved()
+        n = check_int("n", n, low=1)
+        g, dd = float(check_real("gamma", level, low=PATH_GAMMA[0], high=PATH_GAMMA[1], scalar=True)), self.d
+
+        def fit(X, y, penalty):
+            return np.linalg.lstsq(np.vstack([X, math.sqrt(penalty) * np.eye(dd)]),
+                                   np.concatenate([y, np.zeros(dd)]), rcond=None)[0]
+
+        theta = self.theta if self.theta is not None else _unit(rng.standard_normal(dd))
+        X = clip(rng.standard_normal((n, dd)), self.x_bound)
+        y = X @ theta + self.noise_sd * rng.standard_normal(n)
+        if math.isfinite(self.y_bound):
+            y = np.clip(y, -self.y_bound, self.y_bound)
+        beta = fit(X, y, n * self.lam)
+        sigma = float(self.sigma(n, g))
+        o = beta + sigma * rng.standard_normal(dd)
+        if self.error == "excess":
+            err = float(np.sum((o - theta) ** 2))
+        else:
+            Xt = rng.standard_normal((self.test_size, dd))
+            yt = Xt @ theta + self.noise_sd * rng.standard_normal(self.test_size)
+            err = float(np.mean((yt - Xt @ o) ** 2))
+        if n == 1:
+            return engine.AgentRound(np.ones(1, dtype=bool), err)   # the lone user's release proves membership
+        var_out = sigma ** 2 if self.statistic == "paper" else float(self.sigma(n - 1, g)) ** 2
+        llrs = np.empty(n)
+        for j in range(n):
+            keep = np.arange(n) != j
+            beta_out = fit(X[keep], y[keep], (n if self.loo == "keep_penalty" else n - 1) * self.lam)
+            llrs[j] = log_normal_density(o, beta, sigma ** 2) - log_normal_density(o, beta_out, var_out)
+        return engine.AgentRound(llrs > self.tau, err)
+
     # ---------------------------------------------------- mean field
     #: Records per batch of simulated datasets in the table's Monte Carlo (memory bound).
     _BATCH = 200_000
@@ -1554,104 +1594,6 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventio
     mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def _log_normal_density(o, mean, var):
-    diff = o - mean
-    return -0.5 * o.size * math.log(2.0 * math.pi * var) - 0.5 * float(diff @ diff) / var
-
-
-def simulate_agents(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventions="paper", seed=None,
-                    mechanism=None):
-    """The regression loop one user at a time, with one refit per record: the tests' oracle.
-
-    Written independently of the engine, with numpy Generators: each round
-    draws the dataset, fits ridge, refits it without each record in turn
-    (a plain least-squares solve, no Sherman–Morrison), evaluates Λ as the
-    difference of the two Gaussian log densities of the release, and flips
-    each user's coin. Same model, policy and conventions as :func:`simulate`,
-    with which it agrees in distribution. For small populations only.
-
-    Parameters
-    ----------
-    gamma : float
-        One noise multiplier.
-    tau, q, r, T, n0, trials, d, policy, conventions, seed, mechanism
-        As in :func:`simulate`.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"``.
-
-    Examples
-    --------
-    >>> run = simulate_agents(0.01, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [15, 15]
-    """
-    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease")).resolved(conventions)
-    if mech.levels.shape != () or mech.levels.per_round:
-        raise ValueError("simulate_agents takes one noise multiplier (a number)")
-    g = float(mech.levels.values[0])
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=1)
-    trials = check_int("trials", trials, low=1)
-    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
-    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=mech.d + 1)
-    population = np.zeros((trials, T + 1), dtype=np.int64)
-    sq_error = np.zeros((trials, T))
-    leaked_arr = np.zeros((trials, T), dtype=np.int64)
-    alive = np.zeros((trials, T), dtype=bool)
-    lam, dd = mech.lam, mech.d
-
-    def fit(X, y, penalty):
-        """Ridge as least squares on the data stacked with √penalty·I (no normal equations)."""
-        if X.shape[0] == 0:
-            return np.zeros(dd)
-        return np.linalg.lstsq(np.vstack([X, math.sqrt(penalty) * np.eye(dd)]),
-                               np.concatenate([y, np.zeros(dd)]), rcond=None)[0]
-
-    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
-        N = n0
-        population[i, 0] = N
-        for t in range(1, T + 1):
-            if N <= pol.stop:
-                population[i, t] = N
-                continue
-            alive[i, t - 1] = True
-            theta = mech.theta if mech.theta is not None else _unit(rng.standard_normal(dd))
-            X = clip(rng.standard_normal((N, dd)), mech.x_bound)
-            y = X @ theta + mech.noise_sd * rng.standard_normal(N)
-            if math.isfinite(mech.y_bound):
-                y = np.clip(y, -mech.y_bound, mech.y_bound)
-            beta = fit(X, y, N * lam)
-            sigma = float(mech.sigma(N, g))
-            o = beta + sigma * rng.standard_normal(dd)
-            if mech.error == "excess":
-                sq_error[i, t - 1] = float(np.sum((o - theta) ** 2))
-            else:
-                Xt = rng.standard_normal((mech.test_size, dd))
-                yt = Xt @ theta + mech.noise_sd * rng.standard_normal(mech.test_size)
-                sq_error[i, t - 1] = float(np.mean((yt - Xt @ o) ** 2))
-            var_out = sigma ** 2 if mech.statistic == "paper" else float(mech.sigma(N - 1, g)) ** 2 if N > 1 \
-                else np.inf
-            llrs = np.empty(N)
-            for j in range(N):
-                if N == 1:
-                    llrs[j] = np.inf                           # the lone user's release proves membership
-                else:
-                    keep = np.arange(N) != j
-                    beta_out = fit(X[keep], y[keep], (N if mech.loo == "keep_penalty" else N - 1) * lam)
-                    llrs[j] = _log_normal_density(o, beta, sigma ** 2) - _log_normal_density(o, beta_out, var_out)
-            N_next, leaked_arr[i, t - 1] = agent_decisions(N, llrs > tau, q, r, rng)
-            N = bound_population(N_next, pol)
-            population[i, t] = N
-    return agents_result(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive, mechanism=mech,
-                         q=q, r=r, T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed)
 
 
 # ------------------------------------------------------------------ gamma*

@@ -4,7 +4,7 @@ What is checked, for each of LeakCount, Heterogeneous, BudgetAware and Contagion
 
 * at its neutral setting it *is* the paper's Memoryless: number for number in the mean field (to rounding)
   and in simulation (the same draws from the same seed; several equal classes of Heterogeneous: in law);
-* the engine agrees in law with an independent agent-by-agent reference (``tests/agents_behaviour.py``);
+* the engine agrees in law with the independent agent-by-agent reference (``engine.simulate_agents``);
 * the mean field agrees with the simulated mean population within standard errors;
 * the theory of a constant leak probability (long-run growth factor, critical leak probability,
   reproduction number) agrees with the mean-field recursion the engine runs;
@@ -19,8 +19,6 @@ import pytest
 
 from perfpriv import bernoulli, engine, gaussian, keyed, optimize
 from perfpriv.behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
-
-from agents_behaviour import RR, Gauss, simulate_agents
 
 Z = 4.5
 POWER = 0.05
@@ -135,9 +133,8 @@ def _budget(mech):
 def test_engine_agrees_in_law_with_the_agent_reference(case, mech):
     users = _budget(mech) if case == "budget" else AGENT_CASES[case]
     mechanism = _mechanisms(eps=0.3, gamma=0.6)[mech]
-    reference = RR(0.3) if mech == "rr" else Gauss(0.6, 0.02, 12, 10.0)
-    agents = simulate_agents(reference, users, trials=AGENT_TRIALS.get(case, 400), seed=31, **AGENT_SIZES,
-                             **AGENT_BOUNDS)
+    agents = engine.simulate_agents(mechanism, users, trials=AGENT_TRIALS.get(case, 400), seed=31,
+                                    policy=Policy(**AGENT_BOUNDS), **AGENT_SIZES)
     run = engine.simulate(mechanism, users, trials=3000, seed=32, policy=Policy(**AGENT_BOUNDS), **AGENT_SIZES)
     assert 0 < run.population[:, -1].mean() < 500          # neither extinct nor pinned at the cap
     assert _z_means(agents.population.astype(float), run.population.astype(float)) < Z
@@ -147,7 +144,8 @@ def test_engine_agrees_in_law_with_the_agent_reference(case, mech):
 def test_agent_reference_sees_a_5_percent_change():
     # the comparison has the power it claims: a 5% larger recruiting rate is detected
     users, other = LeakCount(k=3, q=0.5, r=0.6), LeakCount(k=3, q=0.5, r=0.63)
-    agents = simulate_agents(RR(0.3), other, trials=400, seed=31, **AGENT_SIZES, **AGENT_BOUNDS)
+    agents = engine.simulate_agents(bernoulli.RandomizedResponse(0.3), other, trials=400, seed=31,
+                                    policy=Policy(**AGENT_BOUNDS), **AGENT_SIZES)
     run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=3000, seed=32, policy=Policy(**AGENT_BOUNDS),
                           **AGENT_SIZES)
     assert _z_means(agents.population.astype(float), run.population.astype(float)) > Z

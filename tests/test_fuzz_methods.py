@@ -63,6 +63,7 @@ INSTANCES = {
     "Heterogeneous": behaviour.Heterogeneous(q=[0.1, 0.5], weights=[0.5, 0.5], r=0.6),
     "BudgetAware": behaviour.BudgetAware(tolerance=[1.0, 3.0], r=0.6, q=0.1, weights=[0.5, 0.5]),
     "Contagion": behaviour.Contagion(q=0.3, r=0.6, kappa=0.5),
+    "AgentModel": behaviour.Heterogeneous(q=[0.1, 0.5], weights=[0.5, 0.5], r=0.6).agent_model(),
     "Levels": engine.make_levels([1.0, 2.0], name="gamma"),
     "Key": keyed.root_key(0).child(np.arange(3)),
     "Policy": engine.Policy(cap=20000, floor=1),
@@ -111,6 +112,7 @@ BEHAVIOUR_CALLS = {
     "reproduction_number": dict(p=0.1, cost=None),
     "growth_factor": dict(p=0.1, cost=None),
     "critical_leak_probability": dict(cost=None),
+    "agent_model": dict(),
 }
 #: BudgetAware's users count a per-round privacy cost: its methods need one.
 BUDGET_COST = {"expected_stay", "reproduction_number", "growth_factor", "critical_leak_probability"}
@@ -130,6 +132,7 @@ TABLE.update({
     ("Heterogeneous", "stationary_mix"): dict(p=0.1),
     ("BudgetAware", "lifetimes"): dict(cost=0.5),
     ("Contagion", "stationary_leave_probability"): dict(p=0.1),
+    ("AgentModel", "initial_classes"): dict(n0=10),
     ("PrivateGD", "eta"): dict(n=100),
     ("PrivateGD", "sigma"): dict(rho=1.0),
     ("PrivateGD", "sample_data"): dict(n=10, seed=0),
@@ -204,6 +207,8 @@ TABLE.update({
 EXEMPT_METHODS = {
     "child": "any number of parts by position (ints, int arrays or purpose names): test_keyed derives it",
     "draw_round": "the engine's keys and live mask",
+    "agent_round": "the agent reference's Generator and mechanism state (test_agents drives its n and level)",
+    "recruit_class": "AgentModel.recruit_class: the agent reference's Generator (test_agents)",
     "advance": "the engine's mechanism state, keys and live mask",
     "kernel_draw": "returns a compiled function the engine calls with its own arrays",
     "step": "the engine's behaviour state and keys (its leaked counts and keys: test_behaviour)",

@@ -64,7 +64,6 @@ RUN.mkdir(exist_ok=True)
 
 TYP = {
  (engine, "check_record_size"): dict(T=10, trials=2),
- (engine, "check_agent_run"): dict(T=10, trials=2, n0=100, cap=20000, d=12),
  (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (engine, "PerCell"): dict(values=[0.5, 2.0]),
  (engine, "make_levels"): dict(value=1.0, name="value"),
@@ -72,6 +71,8 @@ TYP = {
  (engine, "check_policy"): dict(policy=engine.Policy(cap=20000)),
  (engine, "simulate"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, trials=2, policy=engine.Policy(cap=20000, floor=1),
                             conventions="paper", seed=0, record="all"),
+ (engine, "simulate_agents"): dict(mechanism=RR, behaviour=MEM, T=3, n0=20, trials=2,
+                                   policy=engine.Policy(cap=100, floor=1), conventions="paper", seed=0),
  (engine, "mean_field"): dict(mechanism=RR, behaviour=MEM, T=3, n0=50, cap=20000, floor=1, rounds="algorithm",
                               conventions="paper", gradient=False),
  (behaviour, "Memoryless"): dict(q=0.3, r=0.6, rule="leak"),
@@ -177,6 +178,8 @@ NOT_SCALAR = {
 EXEMPT = {
     (engine, "Levels"),          # made by make_levels (fuzzed), never by hand
     (engine, "RoundOutcome"),    # what a mechanism's draw_round returns to the engine
+    (engine, "AgentRound"),      # what a mechanism's agent_round returns to simulate_agents
+    (behaviour, "AgentModel"),   # made by a behaviour's agent_model (fuzzed in test_fuzz_methods), never by hand
     (engine, "Mechanism"),       # abstract base, no arguments
     (engine, "SimulationRun"), (engine, "MeanFieldPath"),                      # results of simulate / mean_field
     (behaviour, "Behaviour"),    # abstract base, no arguments

@@ -213,7 +213,8 @@ def test_engine_agrees_with_the_step_by_step_reference(loss):
     step = {} if loss == "logistic" else dict(step_size=1.0, step_offset=17.0)
     kw = dict(tau=0.02, q=0.5, r=0.3, T=2, n0=12, mechanism=dict(loss=loss, steps=4, d=3, **step))
     fast = GD.simulate(0.5, trials=2000, seed=1, **kw)
-    slow = GD.simulate_agents(0.5, trials=400, seed=2, **kw)
+    slow = engine.simulate_agents(GD.PrivateGD(0.5, tau=0.02, **kw["mechanism"]), Memoryless(q=0.5, r=0.3), T=2,
+                                  n0=12, trials=400, seed=2)
     for t in range(2):
         assert _compare(fast.population[:, t + 1].astype(float), slow.population[:, t + 1].astype(float)) < Z_TOL
     assert _compare(fast.leaked[:, 0].astype(float), slow.leaked[:, 0].astype(float)) < Z_TOL
@@ -265,7 +266,8 @@ def test_a_budget_gives_the_same_run_alone_or_in_a_grid():
     (lambda: GD.simulate_transcripts([[1.0], [2.0]], [1.0, -1.0], index=5, runs=10, loss="logistic", lam=1.0,
                                      clip=1.0, steps=2, rho=1.0, step_size=0.1), "index must be"),
     (lambda: GD.PrivateGD(0.0, tau=0.02), "rho must be"),
-    (lambda: GD.simulate_agents(np.inf, tau=0.02, q=0.5, r=0.5, T=1, n0=5), "finite rho"),
+    (lambda: engine.simulate_agents(GD.PrivateGD(np.inf, tau=0.02), Memoryless(q=0.5, r=0.5), T=1, n0=5, trials=1),
+     "finite rho"),
 ])
 def test_bad_input_is_refused_with_a_message_naming_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import gradient
+from perfpriv import engine, gradient
+from perfpriv.behaviour import Memoryless
 
 pytestmark = pytest.mark.usefixtures("no_warnings")
 
@@ -64,7 +65,8 @@ def test_noisy_gd_states_its_range_of_clipping_bounds():
 
 def test_gd_agents_oracle_survives_a_tiny_budget():
     # ρ = 1e-300: σ ~ 1e150 drives the margins so far that math.exp(y z) overflowed
-    run = gradient.simulate_agents(1e-300, tau=0.02, q=0.5, r=0.3, T=2, n0=10, trials=2, seed=0)
+    run = engine.simulate_agents(gradient.PrivateGD(1e-300, tau=0.02), Memoryless(q=0.5, r=0.3), T=2, n0=10, trials=2,
+                                 seed=0)
     assert np.all(np.isfinite(run.sq_error))
 
 

@@ -487,8 +487,6 @@ def test_a_compiled_step_equals_the_step_on_the_vectorized_samplers_bit_for_bit(
 
 
 # ------------------------------------------------------------------ the compiled typed runs in law
-from agents_behaviour import RR, simulate_agents  # noqa: E402
-
 LAW_CASES = {
     "memory": behaviour.LeakCount(k=3, q=0.5, r=0.6),
     "heterogeneous": behaviour.Heterogeneous(q=[0.9, 0.3, 0.05], weights=[0.3, 0.3, 0.4], r=0.6, rule="agnostic"),
@@ -499,9 +497,10 @@ LAW_CASES = {
 
 @pytest.mark.parametrize("case", sorted(LAW_CASES))
 def test_a_typed_behaviours_compiled_run_agrees_in_law_with_the_agent_reference(case):
-    # independent truth: every user one at a time (tests/agents_behaviour.py); means within 4.5 se per round
+    # independent truth: every user one at a time (engine.simulate_agents); means within 4.5 se per round
     users, kw, bounds = LAW_CASES[case], dict(T=6, n0=150), dict(cap=500, floor=1)
-    agents = simulate_agents(RR(0.3), users, trials=500, seed=41, **kw, **bounds)
+    agents = engine.simulate_agents(bernoulli.RandomizedResponse(0.3), users, trials=500, seed=41,
+                                    policy=Policy(**bounds), **kw)
     run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=4000, seed=42, policy=Policy(**bounds),
                           **kw)
     for a, b in ((agents.population, run.population), (agents.leaked, run.leaked)):

@@ -406,7 +406,10 @@ SMALL = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=8, n0=15, policy=Policy(cap=40), m=
 
 @pytest.mark.parametrize("gamma", [0.3, 1.0])
 def test_engine_mechanism_agrees_with_the_agent_reference(gamma):
-    agents = participation.simulate_participation_agents(gamma, trials=300, seed=2, **SMALL)
+    options = {k: v for k, v in SMALL.items() if k not in ("tau", "R", "q", "r", "T", "n0", "policy")}
+    agents = engine.simulate_agents(participation.PrivateFederatedRound(gamma, tau=0.3, R=5.0, **options),
+                                    behaviour.Memoryless(q=0.5, r=0.3), T=8, n0=15, trials=300,
+                                    policy=SMALL["policy"], seed=2)
     fast = participation.simulate_participation(gamma, trials=3000, seed=3, **SMALL)
     checks = [(agents.population[:, -1], fast.population[:, -1]), (agents.sq_error[:, -1], fast.sq_error[:, -1]),
               (agents.leak_fraction.mean(axis=1), fast.leak_fraction.mean(axis=1)),

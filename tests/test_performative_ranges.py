@@ -88,13 +88,10 @@ def test_generators_are_accepted_as_seeds_and_give_their_streams():
 
 
 def test_agent_references_take_a_generator_seed():
-    from perfpriv import regression
-    from perfpriv.performative.participation import simulate_participation_agents
-    kw = dict(tau=0.02, R=10.0, q=0.3, r=0.6, T=2, n0=10, trials=2)
-    a = simulate_participation_agents(1.0, **kw, seed=np.random.default_rng(3))
-    b = simulate_participation_agents(1.0, **kw, seed=3)
-    np.testing.assert_array_equal(a.population, b.population)
-    kw = dict(tau=0.02, q=0.3, r=0.6, T=2, n0=10, trials=2, d=2)
-    a = regression.simulate_agents(1.0, **kw, seed=np.random.default_rng(3))
-    b = regression.simulate_agents(1.0, **kw, seed=3)
-    np.testing.assert_array_equal(a.population, b.population)
+    from perfpriv import engine, regression
+    from perfpriv.behaviour import Memoryless
+    kw = dict(T=2, n0=10, trials=2)
+    for mech in (PrivateFederatedRound(1.0, tau=0.02, R=10.0), regression.RidgeRelease(1.0, tau=0.02, d=2)):
+        a = engine.simulate_agents(mech, Memoryless(q=0.3, r=0.6), **kw, seed=np.random.default_rng(3))
+        b = engine.simulate_agents(mech, Memoryless(q=0.3, r=0.6), **kw, seed=3)
+        np.testing.assert_array_equal(a.population, b.population)

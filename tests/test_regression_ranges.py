@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import regression
+from perfpriv import engine, regression
+from perfpriv.behaviour import Memoryless
 
 pytestmark = pytest.mark.usefixtures("no_warnings")
 
@@ -29,8 +30,9 @@ def test_worst_case_dataset_states_its_range_of_bounds(name):
 
 @pytest.mark.parametrize("gamma", [1e-100, 1e100])
 def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
-    for f in (regression.simulate, regression.simulate_agents):
-        run = f(gamma, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+    agents = engine.simulate_agents(regression.RidgeRelease(gamma, tau=0.02, d=2), Memoryless(q=0.3, r=0.3), T=2,
+                                    n0=15, trials=2, seed=0)
+    for run in (regression.simulate(gamma, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0), agents):
         assert np.all(np.isfinite(run.sq_error))
     for bad in (1e-300, 1e300):
         with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):

@@ -13,11 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import (behaviour, bernoulli, cli, exercises, experiments, feedback, gaussian, gradient, leakage,
-                      optimize, regression, schedules, sweep)
+from perfpriv import (behaviour, bernoulli, cli, engine, exercises, experiments, feedback, gaussian, gradient,
+                      leakage, optimize, regression, schedules, sweep)
 from perfpriv._validate import check_int_array
 from perfpriv.performative import GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
-from perfpriv.performative.participation import simulate_participation_agents
+from perfpriv.performative.participation import PrivateFederatedRound
 from perfpriv.engine import Policy
 
 
@@ -160,12 +160,13 @@ def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
 
 
 
+MEMORYLESS = behaviour.Memoryless(q=0.3, r=0.6)
 AGENT_REFERENCES = {
     "bernoulli": lambda **kw: bernoulli.simulate_agents(1.0, q=0.3, r=0.6, **kw),
     "gaussian": lambda **kw: gaussian.simulate_agents(2.0, tau=0.02, d=3, R=10.0, q=0.3, r=0.6, **kw),
-    "regression": lambda **kw: regression.simulate_agents(1.0, tau=0.02, d=3, q=0.3, r=0.6, **kw),
-    "gradient": lambda **kw: gradient.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, **kw),
-    "participation": lambda **kw: simulate_participation_agents(1.0, tau=0.3, R=10.0, q=0.3, r=0.6, **kw),
+    "regression": lambda **kw: engine.simulate_agents(regression.RidgeRelease(1.0, tau=0.02, d=3), MEMORYLESS, **kw),
+    "gradient": lambda **kw: engine.simulate_agents(gradient.PrivateGD(1.0, tau=0.02), MEMORYLESS, **kw),
+    "participation": lambda **kw: engine.simulate_agents(PrivateFederatedRound(1.0, tau=0.3, R=10.0), MEMORYLESS, **kw),
 }
 
 
@@ -173,7 +174,7 @@ AGENT_REFERENCES = {
 def test_agent_references_refuse_runs_they_cannot_hold_by_name_before_any_work(model):
     # issue 32 C: T or trials of 1e12 ended in numpy's "Unable to allocate 15 TiB" (regression, gradient,
     # participation), n0 = cap = 1e12 looped for ever in Python (bernoulli, gradient, participation) or named d
-    # (gaussian); one shared check now (engine.check_agent_run)
+    # (gaussian); one shared check now (in engine.simulate_agents)
     run = AGENT_REFERENCES[model]
     small = dict(T=3, n0=20, trials=2, seed=0)
     for kwargs, word in [(dict(T=10**12), "T=1000000000000"), (dict(trials=10**12), "trials=1000000000000"),

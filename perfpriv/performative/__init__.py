@@ -49,7 +49,6 @@ from .participation import (
     PrivateFederatedRound,
     StatefulMechanism,
     simulate_participation,
-    simulate_participation_agents,
 )
 from .prediction import (
     PerformativePath,
@@ -66,5 +65,5 @@ __all__ = [
     "p_fedavg", "expected_distance",
     "BilevelRegression", "BilevelPath", "fbi_rrm",
     "LevelResponse", "level_response",
-    "StatefulMechanism", "PrivateFederatedRound", "simulate_participation", "simulate_participation_agents",
+    "StatefulMechanism", "PrivateFederatedRound", "simulate_participation",
 ]

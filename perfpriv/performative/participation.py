@@ -49,14 +49,14 @@ import math
 import numpy as np
 
 from .. import engine, keyed, leakage
+from .._stats import log_normal_density
 from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
 from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
 from .federated import THETA0_BOUND, StepRule, stable_point
 
-__all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation",
-           "simulate_participation_agents"]
+__all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation"]
 
 
 class StatefulMechanism(engine.Mechanism):
@@ -442,6 +442,51 @@ class PrivateFederatedRound(StatefulMechanism):
         return out, new_theta.reshape(batch + (d,))
 
 
+    def agent_round(self, n, level, rng, t=1, state=None):
+        r"""One aggregation period client by client (:meth:`perfpriv.engine.Mechanism.agent_round`).
+
+        Every client draws its law, runs its E local steps in a loop from the deployed model
+        ``state`` and clips its record; the release is made and deployed. Each client's
+        log-likelihood ratio is the difference of the log densities of the release under the mechanism
+        with and without its record (eq. 8, the paper's equal-variance form or the exact remove-one
+        form); a lone client leaks. The error is :math:`\|θ' - θ_{\mathrm{PS}}\|^{2}`; the new
+        model is the returned state (``details["theta"]``: its first coordinate).
+        """
+        n = check_int("n", n, low=1)
+        t = check_int("t", t, low=1)
+        g = float(check_real("gamma", level, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1], scalar=True))
+        d, E = self.d, self.E
+        theta = self.theta0.copy() if state is None else np.asarray(state, float)
+        etas = [float(self.step(np.array((t - 1) * E + s))) for s in range(E)]
+        h = sum(etas)
+        records = []
+        for _ in range(n):
+            m_i = self.m + self.m_sd * rng.standard_normal(d)
+            eps_i = self.eps + self.eps_sd * rng.standard_normal()
+            local = theta.copy()
+            for s in range(E):
+                z = m_i + eps_i * local + self.sigma / math.sqrt(self.batch) * rng.standard_normal(d)
+                local = local - etas[s] * (local - z)
+            g_i = (local - theta) / h
+            norm = float(np.linalg.norm(g_i))
+            if norm > self.R:
+                g_i = g_i * (self.R / norm)
+            records.append(g_i)
+        Zc = np.array(records)
+        total = Zc.sum(axis=0)
+        mean_in = total / n
+        o = mean_in + rng.standard_normal(d) * (g / math.sqrt(n))
+        theta = theta + h * o
+        diff = theta - self.theta_ps
+        details = {"theta": theta[0]}
+        if n == 1:
+            return engine.AgentRound(np.ones(1, dtype=bool), float(diff @ diff), details, theta)
+        var_in = g ** 2 / n
+        var_out = var_in if self.statistic == "paper" else g ** 2 / (n - 1)
+        lam = log_normal_density(o, mean_in, var_in) - log_normal_density(o, (total - Zc) / (n - 1), var_out)
+        return engine.AgentRound(lam > self.tau, float(diff @ diff), details, theta)
+
+
 def _mechanism_args(kwargs):
     allowed = ("m", "m_sd", "eps", "eps_sd", "sigma", "E", "step", "batch", "theta0", "d", "statistic")
     for k in kwargs:
@@ -497,117 +542,3 @@ def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None
     mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options))
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def _log_normal_density(x, mean, var):
-    """log density of N(mean, var I) at x, written out."""
-    diff = x - mean
-    return -0.5 * x.size * math.log(2 * math.pi * var) - 0.5 * float(diff @ diff) / var
-
-
-def simulate_participation_agents(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None, conventions="paper",
-                                  seed=None, **options):
-    """The same system one client at a time, with numpy Generators: the slow reference.
-
-    Written independently of the engine and of :class:`PrivateFederatedRound`'s
-    batched arithmetic: every client draws its law, runs its E local steps in
-    a loop, clips its record; the release is made; each client's
-    log-likelihood ratio is the difference of the log densities of the
-    release under the mechanism with and without its record (eq. 8, the
-    paper's equal-variance form or the exact remove-one form); then that
-    client alone flips its coin. Agrees with :func:`simulate_participation`
-    in distribution (not draw by draw).
-
-    Parameters
-    ----------
-    gamma : float
-        One noise scale.
-    tau, R, q, r, T, n0, trials, policy, conventions, seed, **options
-        As in :func:`simulate_participation`.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"`` and ``details["theta"]``.
-
-    Examples
-    --------
-    >>> run = simulate_participation_agents(1.0, tau=0.5, R=20.0, q=0.5, r=0.2, T=3, n0=5, trials=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [5, 5]
-    """
-    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options)).resolved(conventions)
-    if mech.levels.shape != () or mech.levels.per_round:
-        raise ValueError("simulate_participation_agents takes one noise scale (a number)")
-    g = float(mech.levels.values[0])
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=1)
-    trials = check_int("trials", trials, low=1)
-    pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
-    d, E = mech.d, mech.E
-    engine.check_agent_run(T, trials=trials, n0=n0, cap=pol.cap, d=d)
-    population = np.zeros((trials, T + 1), dtype=np.int64)
-    sq_error = np.zeros((trials, T))
-    leaked_arr = np.zeros((trials, T), dtype=np.int64)
-    alive = np.zeros((trials, T), dtype=bool)
-    theta_arr = np.zeros((trials, T))
-    for i, rng in enumerate(keyed.as_generator(seed).spawn(trials)):
-        N = n0
-        theta = mech.theta0.copy()
-        population[i, 0] = N
-        for t in range(1, T + 1):
-            if N <= pol.stop:
-                population[i, t] = N
-                theta_arr[i, t - 1] = theta[0]
-                continue
-            alive[i, t - 1] = True
-            etas = [float(mech.step(np.array((t - 1) * E + s))) for s in range(E)]
-            h = sum(etas)
-            records = []
-            for _ in range(N):
-                m_i = mech.m + mech.m_sd * rng.standard_normal(d)
-                eps_i = mech.eps + mech.eps_sd * rng.standard_normal()
-                local = theta.copy()
-                for s in range(E):
-                    z = m_i + eps_i * local + mech.sigma / math.sqrt(mech.batch) * rng.standard_normal(d)
-                    local = local - etas[s] * (local - z)
-                g_i = (local - theta) / h
-                norm = float(np.linalg.norm(g_i))
-                if norm > mech.R:
-                    g_i = g_i * (mech.R / norm)
-                records.append(g_i)
-            Zc = np.array(records)
-            total = Zc.sum(axis=0)
-            mean_in = total / N
-            o = mean_in + rng.standard_normal(d) * (g / math.sqrt(N))
-            theta = theta + h * o
-            diff = theta - mech.theta_ps
-            sq_error[i, t - 1] = float(diff @ diff)
-            theta_arr[i, t - 1] = theta[0]
-            N_next, leaks = N, 0
-            for j in range(N):
-                if N == 1:
-                    lam = np.inf
-                else:
-                    mean_out = (total - Zc[j]) / (N - 1)
-                    var_out = g**2 / N if mech.statistic == "paper" else g**2 / (N - 1)
-                    lam = _log_normal_density(o, mean_in, g**2 / N) - _log_normal_density(o, mean_out, var_out)
-                if lam > tau:
-                    leaks += 1
-                    if rng.random() < q:
-                        N_next -= 1
-                elif rng.random() < r:
-                    N_next += 1
-            leaked_arr[i, t - 1] = leaks
-            if pol.cap is not None:
-                N_next = min(N_next, pol.cap)
-            N = max(N_next, pol.floor)
-            population[i, t] = N
-    pol.score_stopped(sq_error[None], alive[None], mech, mech.levels)
-    return engine.SimulationRun(population=population, sq_error=sq_error, leaked=leaked_arr, alive=alive,
-                                details={"theta": theta_arr}, mechanism=mech, behaviour=Memoryless(q=q, r=r),
-                                level=g, T=T, n0=n0, trials=trials, policy=pol, conventions=conventions, seed=seed,
-                                method="agents")
