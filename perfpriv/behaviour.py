@@ -239,6 +239,18 @@ class Behaviour:
         """Number of users of a state (sum over types)."""
         return self._check_state(state).sum(axis=-1)
 
+    def remaining(self, state) -> np.ndarray:
+        """Users of a state who may still take part: what the population policy's ``stop`` reads.
+
+        By default the population itself. A behaviour whose users can be away for a while
+        and come back (appendix B's returning users) counts them too, so that a run whose
+        active population is empty for a round is not over while someone may return (that
+        round's release is the mechanism's release from no records). The engine runs such a
+        behaviour (one that overrides this method) round by round in Python; its compiled
+        loop reads the population.
+        """
+        return self.population(state)
+
     def _per_run_rows(self):
         """Length of the first axis of one run's state (the types; :class:`BudgetAware`: classes + 1)."""
         return self.types

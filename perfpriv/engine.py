@@ -943,8 +943,8 @@ def _compiled_parts(mech, behaviour):
         return None
     draw = mech.kernel_draw()
     step = behaviour.kernel_step() if draw is not None else None
-    if draw is None or step is None:
-        return None
+    if draw is None or step is None or type(behaviour).remaining is not Behaviour.remaining:
+        return None             # the compiled loop's stop reads the population
     return draw, step
 
 
@@ -1048,7 +1048,7 @@ def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, recor
     leaked_all = np.zeros(batch + (T,), dtype=np.int64)
     alive = np.zeros(batch + (T,), dtype=bool)
     details: dict = {}
-    live = n > policy.stop
+    live = behaviour.remaining(state) > policy.stop
     cost = None
     for t in range(1, T + 1):
         rk = trial_keys.child(np.int64(t))                          # cells + (K,), or cells + (L, K)
@@ -1083,7 +1083,7 @@ def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, recor
         state = np.where(live.reshape(live.shape + (1,) * (state.ndim - live.ndim)), new, state)
         n = behaviour.population(state)
         population[..., t] = n
-        live = live & (n > policy.stop)
+        live = live & (behaviour.remaining(state) > policy.stop)
     return population, sq_error, leaked_all, alive, details, mech_state
 
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, engine, gaussian, keyed, leakage
+from perfpriv import behaviour, bernoulli, engine, gaussian, keyed, leakage
 from perfpriv.behaviour import Memoryless
 from perfpriv.bernoulli import RandomizedResponse
 from perfpriv.engine import Schedule
@@ -579,3 +579,53 @@ def test_levels_at_takes_a_round_number_within_the_schedule():
             levels.at(t)
     with pytest.raises(TypeError, match=r"^t must be an integer"):
         schedule.at("a")
+
+
+class _AwayOneRound(behaviour.Behaviour):
+    """Leaked users leave for one round and then all come back; nobody joins. State (active, away)."""
+
+    types = 2
+
+    def step(self, state, leaked, keys, context=None):
+        return np.stack([state[..., 0] - leaked + state[..., 1], leaked], axis=-1)
+
+    def population(self, state):
+        return state[..., 0]
+
+    def bound(self, state, floor, cap, keys=None):
+        return state
+
+    def mean_field_step(self, state, p, context=None):
+        return state
+
+    mean_field_bound = bound
+
+
+class _AwayCounted(_AwayOneRound):
+    def remaining(self, state):
+        return state[..., 0] + state[..., 1]
+
+
+def test_the_stop_rule_reads_the_users_who_may_come_back():
+    # under randomized response at eps = inf every user leaks: the active users alternate 10, 0, 10, 0, ...
+    rr = bernoulli.RandomizedResponse(np.inf)
+    policy = Policy(floor=0, stop=0)
+    counted = engine.simulate(rr, _AwayCounted(), T=4, n0=10, trials=2, seed=1, policy=policy)
+    assert counted.population.tolist() == [[10, 0, 10, 0, 10]] * 2
+    assert counted.alive.all()                              # the away users keep the run going
+    plain = engine.simulate(rr, _AwayOneRound(), T=4, n0=10, trials=2, seed=1, policy=policy)
+    assert plain.alive.tolist() == [[True, False, False, False]] * 2     # the default: the population only
+    assert plain.population.tolist() == [[10, 0, 0, 0, 0]] * 2
+
+
+def test_a_behaviour_that_counts_away_users_runs_round_by_round():
+    # the compiled loop's stop reads the population, so a behaviour overriding remaining runs in the
+    # round-by-round loop, which gives the compiled loop's numbers (here nothing is ever away)
+    class Counted(behaviour.Memoryless):
+        def remaining(self, state):
+            return self.population(state) + 1
+
+    rr = bernoulli.RandomizedResponse([0.5, 2.0])
+    a = engine.simulate(rr, Counted(q=0.3, r=0.6), T=5, n0=50, trials=3, seed=2)
+    b = engine.simulate(rr, behaviour.Memoryless(q=0.3, r=0.6), T=5, n0=50, trials=3, seed=2)
+    assert np.array_equal(a.population, b.population) and np.array_equal(a.sq_error, b.sq_error)

@@ -216,6 +216,7 @@ EXEMPT_METHODS = {
     "mean_field_step": "the mean field's state (its p: test_behaviour)",
     "mean_field_bound": "the mean field's state (floor and cap: test_behaviour)",
     "population": "a behaviour state",
+    "remaining": "a behaviour state",
     "spent": "a behaviour state",
     "by_class": "a behaviour state",
     "leave_probability": "a behaviour state",
