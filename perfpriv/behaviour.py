@@ -192,6 +192,27 @@ class AgentModel:
         return int(rng.choice(len(self.weights), p=self.weights))
 
 
+def _bound_first_type(state, n, floor, cap):
+    """``state`` with its first type's count moved so that the population ``n`` is in [floor, cap].
+
+    The cap removes at most the first type's count; ``floor=None`` means no floor. With one type
+    this is ``clip(n, floor, cap)`` (an infinite count included).
+    """
+    if state.shape[-1] == 1:
+        n = state[..., 0]
+        if cap is not None:
+            n = np.minimum(n, cap)
+        if floor is not None:
+            n = np.maximum(n, floor)
+        return n[..., None]
+    first = state[..., 0]
+    removed = 0 if cap is None else np.minimum(np.maximum(n - cap, 0), first)
+    added = 0 if floor is None else np.maximum(floor - (n - removed), 0)
+    out = np.array(state, dtype=np.result_type(state, removed, added))
+    out[..., 0] = first - removed + added
+    return out
+
+
 class Behaviour:
     """Base class of user behaviours (the interface :mod:`perfpriv.engine` uses).
 
@@ -339,14 +360,15 @@ class Behaviour:
         return flat_state.reshape(batch + per_run).astype(state.dtype)
 
     def bound(self, state, floor, cap, keys=None):
-        """Apply the population floor and cap to a state (one type: clip the count)."""
+        """Apply the population floor and cap to a state, through its first type.
+
+        The excess of :meth:`population` over ``cap`` is turned away from the first type's
+        count (the newest users; never below 0), and a population below ``floor`` (0: no
+        floor) regains fresh users in the first type. For one type of user this clips the
+        count; a behaviour with several types keeps its other counts as they are.
+        """
         _check_bounds(floor, cap)
-        n = state[..., 0]
-        if cap is not None:
-            n = np.minimum(n, cap)
-        if floor:
-            n = np.maximum(n, floor)
-        return n[..., None]
+        return _bound_first_type(state, self.population(state), floor if floor else None, cap)
 
     def agent_model(self) -> AgentModel:
         """The users of this behaviour one at a time, for :func:`perfpriv.engine.simulate_agents`.
@@ -391,14 +413,9 @@ class Behaviour:
         raise NotImplementedError
 
     def mean_field_bound(self, state, floor, cap):
-        """Floor and cap of a mean-field state (one type: clip the count)."""
+        """Floor and cap of a mean-field state, through its first type as :meth:`bound` (``floor=None``: no floor)."""
         _check_bounds(floor, cap)
-        n = state[..., 0]
-        if cap is not None:
-            n = np.minimum(n, cap)
-        if floor is not None:
-            n = np.maximum(n, floor)
-        return n[..., None]
+        return _bound_first_type(state, self.population(state), floor, cap)
 
     def mean_field_step_grad(self, n, p):  # pragma: no cover - interface
         """Derivatives of a one-type step: (d n'/d n at fixed p, d n'/d p)."""

@@ -243,3 +243,23 @@ def test_the_default_critical_leak_probability_is_where_the_growth_factor_crosse
     q, r, s = 0.4, 0.3, 0.6
     assert _AwayAndBack(q=q, r=r, s=s).critical_leak_probability() == pytest.approx(r / (r + q * (1 - s)),
                                                                                      rel=1e-12)
+
+
+class _TwoTypes(Behaviour):
+    """Two types of users whose population is their sum; the defaults of bound and mean_field_bound."""
+
+    types = 2
+
+    def step(self, state, leaked, keys, context=None):   # pragma: no cover - not called
+        return state
+
+
+def test_the_default_bound_moves_the_first_types_count_and_keeps_the_others():
+    b = _TwoTypes()
+    state = np.array([[30, 70], [5, 3], [0, 50]])
+    assert b.bound(state, 10, 60).tolist() == [[0, 70], [7, 3], [0, 50]]    # the cap takes at most the first count
+    assert b.mean_field_bound(state.astype(float), None, 60).tolist() == [[0.0, 70.0], [5.0, 3.0], [0.0, 50.0]]
+    assert b.bound(state, 0, None).tolist() == state.tolist()                # floor 0: no floor
+    one = Memoryless(q=0.3, r=0.6)                                           # one type: a clip of the count
+    assert one.bound(np.array([[5], [500]]), 10, 100).tolist() == [[10], [100]]
+    assert one.mean_field_bound(np.array([[np.inf]]), None, None).tolist() == [[np.inf]]
