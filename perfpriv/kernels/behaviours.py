@@ -26,7 +26,7 @@ from .streams import child, child_hashed
 
 __all__ = ["MEMORYLESS", "LEAK_COUNT", "HETEROGENEOUS", "BUDGET_AWARE", "CONTAGION", "PURPOSES",
            "memoryless_step", "leak_count_step", "heterogeneous_step", "budget_aware_step", "contagion_step",
-           "behaviour_step", "step_batch", "work_size", "split_chain", "split_multinomial", "split_by_halves"]
+           "behaviour_step", "step_batch", "work_size"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -72,7 +72,7 @@ def _policy(m, cap, floor):
 
 # ------------------------------------------------------------------ exact splits of one stream
 @njit(**_JIT)
-def split_chain(a, b, counts, nsample, out):
+def _split_chain(a, b, counts, nsample, out):
     r"""``nsample`` items drawn without replacement from classes of sizes ``counts`` (the chain rule).
 
     Class j receives :math:`\mathrm{Hypergeometric}(N_j, N_{j+1} + \dots + N_{S-1}, \text{remaining})` items, with N = ``counts``,
@@ -95,7 +95,7 @@ def split_chain(a, b, counts, nsample, out):
 
 
 @njit(**_JIT)
-def split_multinomial(a, b, total, weights, out):
+def _split_multinomial(a, b, total, weights, out):
     """Multinomial(total; weights), exact, by the chain of conditional binomials (class j: child j)."""
     S = weights.size
     left = np.int64(total)
@@ -115,7 +115,7 @@ def split_multinomial(a, b, total, weights, out):
 
 
 @njit(**_JIT)
-def split_by_halves(a, b, counts, nsample, take, prefix):
+def _split_by_halves(a, b, counts, nsample, take, prefix):
     """``nsample`` items drawn without replacement from classes ``counts``, down a binary tree.
 
     The multivariate hypergeometric law: the items of a node split between
@@ -170,7 +170,7 @@ def _cap_recruits(state_total, recruits, cap, a, b, removed):
     total = np.int64(0)
     for j in range(recruits.size):
         total += recruits[j]
-    split_chain(a, b, recruits, min(excess, total), removed)
+    _split_chain(a, b, recruits, min(excess, total), removed)
     for j in range(recruits.size):
         recruits[j] -= removed[j]
 
@@ -221,7 +221,7 @@ def leak_count_step(params, state, leaked, a, b, purposes, t, cost, cap, floor, 
     k = state.size
     counts, by_type, recruits, removed, n = _typed_counts(state, work)
     sa, sb = _key(a, b, purposes, _SPLIT)
-    split_chain(sa, sb, counts, leaked, by_type)
+    _split_chain(sa, sb, counts, leaked, by_type)
     la, lb = _key(a, b, purposes, _LEAVE)
     leave = binomial(la, lb, by_type[k - 1], params[0])
     pool = n - leaked if params[2] != 0.0 else n
@@ -266,7 +266,7 @@ def heterogeneous_step(params, state, leaked, a, b, purposes, t, cost, cap, floo
     w = params[3 + S:3 + 2 * S]
     counts, by_class, recruits, removed, n = _typed_counts(state, work)
     sa, sb = _key(a, b, purposes, _SPLIT)
-    split_chain(sa, sb, counts, leaked, by_class)
+    _split_chain(sa, sb, counts, leaked, by_class)
     la, lb = _key(a, b, purposes, _LEAVE)
     for j in range(S):
         if j == 0:
@@ -278,20 +278,20 @@ def heterogeneous_step(params, state, leaked, a, b, purposes, t, cost, cap, floo
     ja, jb = _key(a, b, purposes, _JOIN)
     join = binomial(ja, jb, pool, params[0])
     ra, rb = _key(a, b, purposes, 3)
-    split_multinomial(ra, rb, join, w, recruits)
+    _split_multinomial(ra, rb, join, w, recruits)
     total = np.int64(0)
     for j in range(S):
         counts[j] += recruits[j]
         total += counts[j]
     ca, cb = _key(a, b, purposes, 4)
     if cap >= 0 and total > cap:
-        split_chain(ca, cb, recruits, min(total - cap, join), removed)
+        _split_chain(ca, cb, recruits, min(total - cap, join), removed)
         for j in range(S):
             counts[j] -= removed[j]
             total -= removed[j]
     if floor and total < floor:
         fa, fb = _key(a, b, purposes, 5)
-        split_multinomial(fa, fb, floor - total, w, removed)
+        _split_multinomial(fa, fb, floor - total, w, removed)
         for j in range(S):
             counts[j] += removed[j]
         total = floor
@@ -307,7 +307,7 @@ def budget_aware_step(params, state, leaked, a, b, purposes, t, cost, cap, floor
     ``params = (q, r, leak_rule, C, tol_0 .. tol_{C-1}, w_0 .. w_{C-1})``; the state holds C rows of
     S = T + 1 cohort counts (class c, cohort s at :math:`c\cdot S + s`) and one row of the privacy each cohort has
     spent. Every cohort present in round ``t`` (s < t) pays ``cost``; Binomial(K, q) leaked users leave
-    ("leave"), a uniformly random set of the present users (:func:`split_by_halves`, "split"); the
+    ("leave"), a uniformly random set of the present users (``_split_by_halves``, "split"); the
     cohorts whose spending exceeds a class's tolerance lose that class; Binomial(pool, r) recruits
     ("join", classes by "classes") join cohort t, those beyond the cap turned away at random ("cap");
     fresh users bring a population below the floor back to it ("floor").
@@ -337,7 +337,7 @@ def budget_aware_step(params, state, leaked, a, b, purposes, t, cost, cap, floor
         take = work[C * live:C * live + width]
         prefix = work[C * live + width:2 * C * live + width + 1]
         sa, sb = _key(a, b, purposes, _SPLIT)
-        split_by_halves(sa, sb, flat, gone, take, prefix)
+        _split_by_halves(sa, sb, flat, gone, take, prefix)
         for c in range(C):
             for s in range(live):
                 state[c * S + s] -= take[c * live + s]
@@ -347,7 +347,7 @@ def budget_aware_step(params, state, leaked, a, b, purposes, t, cost, cap, floor
     recruits = work[:C]
     removed = work[C:2 * C]
     ra, rb = _key(a, b, purposes, 3)
-    split_multinomial(ra, rb, join, w, recruits)
+    _split_multinomial(ra, rb, join, w, recruits)
     total = np.int64(0)
     for c in range(C):
         for s in range(S):
@@ -362,7 +362,7 @@ def budget_aware_step(params, state, leaked, a, b, purposes, t, cost, cap, floor
         total += recruits[c]
     if floor and total < floor:
         fa, fb = _key(a, b, purposes, 5)
-        split_multinomial(fa, fb, floor - total, w, removed)
+        _split_multinomial(fa, fb, floor - total, w, removed)
         for c in range(C):
             state[c * S + cohort] += removed[c]
         total = floor

@@ -41,7 +41,7 @@ from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat
 
 from .streams import HEAD, child_hashed, ndtri, stream_increment, tail_words, uniform
 
-__all__ = ["PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_reduce", "pairwise_sum", "sum_squares",
+__all__ = ["PURPOSES", "RECORDS_PURPOSES", "along_normals", "pairwise_sum", "sum_squares",
            "parabola",
            "roots", "llr_coefficients", "group_round", "records_group_round", "draw_groups"]
 
@@ -178,7 +178,7 @@ def _pairwise_block(x, lo, n):
 
 
 @njit(**_JIT)
-def pairwise_reduce(x, lo, n):
+def _pairwise_reduce(x, lo, n):
     """x[lo] + ... + x[lo + n − 1] in numpy's pairwise order (that of ``np.add.reduce``, ``x.sum()``).
 
     Blocks of at most 128 numbers with eight accumulators, split in halves
@@ -233,11 +233,11 @@ def pairwise_sum(x, lo, n):
     """x[lo] + ... + x[lo + n − 1] in the order of ``np.add.reduceat`` on the slice.
 
     ``reduceat`` starts from the first element and adds the pairwise sum of
-    the others (:func:`pairwise_reduce`).
+    the others (``_pairwise_reduce``).
     """
     if n <= 0:
         return 0.0
-    return x[lo] + pairwise_reduce(x, lo + 1, n - 1)
+    return x[lo] + _pairwise_reduce(x, lo + 1, n - 1)
 
 
 @njit(**_JIT)
@@ -774,7 +774,7 @@ def records_group_round(params, gammas, users, a, b, purposes, need_error, err, 
     stream and the release of a level with N users is the mean of its first N records plus
     η = ξ γ/√N. Its error is :math:`\|L^{-1}(o - μ)\|^{2}` and a record leaks when Λ (the coefficients of
     :func:`llr_coefficients`) exceeds τ; a lone user leaks. Sums run in record order (the mean
-    of d = 1 records in numpy's pairwise order, :func:`pairwise_reduce`), squared norms as
+    of d = 1 records in numpy's pairwise order, ``_pairwise_reduce``), squared norms as
     :func:`sum_squares`, other dot products in coordinate order.
     Returns the number of normals drawn.
     """
@@ -833,7 +833,7 @@ def records_group_round(params, gammas, users, a, b, purposes, need_error, err, 
         if d == 1:
             for i in range(n):
                 col[i] = Z[i, 0]
-            mean[0] = pairwise_reduce(col, 0, n) / n
+            mean[0] = _pairwise_reduce(col, 0, n) / n
         else:
             for j in range(d):
                 mean[j] = Z[0, j]

@@ -36,10 +36,10 @@ from .behaviours import behaviour_step
 from .mechanisms import mechanism_round
 from .streams import child
 
-__all__ = ["run", "run_serial", "run_group"]
+__all__ = ["run", "run_serial"]
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+def _run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
               init_state, cost_table,
               cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
               population, sq_error, leaked_out, alive, details):
@@ -129,7 +129,7 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
         (``details`` of rounds without an error draw are left as given).
     """
     for g in prange(cell_a.size * trials):
-        run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+        _run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
                   init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
                   population, sq_error, leaked_out, alive, details)
 
@@ -141,6 +141,6 @@ def run_serial(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh
     """:func:`run` on one thread (the same numbers): for a batch with a single (cell, trial) group, where a
     parallel loop would only wait for its idle threads."""
     for g in range(cell_a.size * trials):
-        run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
+        _run_group(g, mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params, beh_purposes,
                   init_state, cost_table, cell_a, cell_b, n_levels, trials, T, n0, cap, floor, stop, record_all,
                   population, sq_error, leaked_out, alive, details)

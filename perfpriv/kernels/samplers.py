@@ -24,8 +24,8 @@ from numba import njit
 
 from .streams import gammaln, stream_increment, uniform
 
-__all__ = ["stirling_tail", "binomial", "binomial_inversion", "binomial_btrs", "hypergeometric",
-           "binomial_array", "hypergeometric_array", "STIRLING_TABLE", "BTRS_MIN_MEAN"]
+__all__ = ["stirling_tail", "binomial", "hypergeometric",
+           "binomial_array", "hypergeometric_array"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -33,11 +33,11 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 #: :math:`1/(1188 (k+1)^9)` is below 1e-14 (at k = 10 it is 3.5e-13, so a table to 9 is not enough).
 STIRLING_EXACT = 15
 #: log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for k = 0 .. STIRLING_EXACT, from lgamma.
-STIRLING_TABLE = np.array([math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0)
+_STIRLING_TABLE = np.array([math.lgamma(k + 1.0) - ((k + 0.5) * math.log(k + 1.0) - (k + 1.0)
                                                    + 0.5 * math.log(2 * math.pi))
                            for k in range(STIRLING_EXACT + 1)])
 #: Smallest mean n·min(p, 1 − p) drawn by BTRS; below it, inversion by geometric waiting times.
-BTRS_MIN_MEAN = 10.0
+_BTRS_MIN_MEAN = 10.0
 
 
 @njit(**_JIT)
@@ -48,14 +48,14 @@ def stirling_tail(k):
     beyond (error below 1e-14: the first omitted term is :math:`1/(1188 (k+1)^9)`).
     """
     if k <= STIRLING_EXACT:
-        return STIRLING_TABLE[int(k)]
+        return _STIRLING_TABLE[int(k)]
     kp1 = k + 1.0
     inv2 = 1.0 / (kp1 * kp1)
     return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - inv2 / 1680) * inv2) * inv2) / kp1
 
 
 @njit(**_JIT)
-def binomial_inversion(a, gamma, n, p):
+def _binomial_inversion(a, gamma, n, p):
     r"""Binomial(n, p) as the number of geometric waiting times that fit in n trials (n·p small).
 
     Waiting time j uses the stream's uniform j: :math:`G_j = \lceil \log U_j / \log(1 - p) \rceil`
@@ -76,7 +76,7 @@ def binomial_inversion(a, gamma, n, p):
 
 
 @njit(**_JIT)
-def binomial_btrs(a_key, gamma, n, p):
+def _binomial_btrs(a_key, gamma, n, p):
     r"""Hörmann's BTRS for n·p >= 10, p <= 1/2, with the exact acceptance test.
 
     Attempt j uses the stream's uniforms 2j and 2j + 1. The test is the log
@@ -120,17 +120,17 @@ def binomial(a, b, n, p):
     r"""One exact Binomial(n, p) draw from the stream of key (a, b).
 
     :math:`p > 1/2` draws :math:`n - \mathrm{Binomial}(n, 1 - p)`; a mean n·min(p, 1 − p)
-    below :data:`BTRS_MIN_MEAN` uses inversion, larger means BTRS.
+    below ``_BTRS_MIN_MEAN`` (10) uses inversion, larger means BTRS.
     """
     flip = p > 0.5
     q = 1.0 - p if flip else p
     out = np.int64(0)
     if n > 0 and q > 0:
         gamma = stream_increment(b)
-        if n * q < BTRS_MIN_MEAN:
-            out = binomial_inversion(a, gamma, n, q)
+        if n * q < _BTRS_MIN_MEAN:
+            out = _binomial_inversion(a, gamma, n, q)
         else:
-            out = binomial_btrs(a, gamma, n, q)
+            out = _binomial_btrs(a, gamma, n, q)
     return n - out if flip else out
 
 
