@@ -71,9 +71,9 @@ from scipy import optimize, special
 from . import engine, keyed, leakage
 from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism,
-                        check_seed, key_normals, mechanism_options, one_round_check, round_groups,
+                        key_normals, mechanism_options, one_round_check, round_groups,
                         stable)
-from ._stats import euclidean_norms, log_normal_density, standard_error
+from ._stats import euclidean_norms, log_normal_density
 from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
                         check_real, check_rng)
 from .behaviour import Memoryless
@@ -104,8 +104,6 @@ __all__ = [
     "ols_excess_risk",
     "RidgeRelease",
     "simulate",
-    "GammaStarMap",
-    "optimal_gamma_map",
     "PublishedPrivacy",
     "published_privacy",
     "OneRoundCheck",
@@ -1594,146 +1592,6 @@ def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventio
     mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
     rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-# ------------------------------------------------------------------ gamma*
-@dataclass(frozen=True, eq=False)
-class GammaStarMap:
-    """γ* over a (q, r) grid, from the mean field and (optionally) from simulation.
-
-    Attributes
-    ----------
-    q, r : numpy.ndarray
-        The grid (rows: q, columns: r).
-    gammas : numpy.ndarray
-        The candidate noise multipliers.
-    theory : numpy.ndarray, shape (len(q), len(r))
-        γ minimizing the mean-field cumulative error over ``gammas``.
-    theory_values : numpy.ndarray, shape (len(q), len(r), len(gammas))
-    simulated : numpy.ndarray or None
-        γ minimizing the mean simulated cumulative error (``trials > 0``).
-    simulated_values, simulated_se : numpy.ndarray or None
-        Mean cumulative error and its standard error over trials.
-    T, n0, trials, seed, conventions, mechanism
-        Provenance.
-    simulated_runs : numpy.ndarray or None, shape (len(q), len(r), len(gammas), trials)
-        The cumulative error of every simulated run (runs of a cell share their random numbers
-        across γ, so differences between levels are paired).
-    """
-
-    q: np.ndarray
-    r: np.ndarray
-    gammas: np.ndarray
-    theory: np.ndarray
-    theory_values: np.ndarray
-    simulated: Any
-    simulated_values: Any
-    simulated_se: Any
-    T: int
-    n0: int
-    trials: int
-    seed: Any
-    conventions: str
-    mechanism: Any
-    simulated_runs: Any = None
-
-    def __repr__(self):
-        return (f"GammaStarMap(q={len(self.q)} values, r={len(self.r)} values, gammas={len(self.gammas)}, "
-                f"T={self.T}, n0={self.n0}, trials={self.trials}, conventions={self.conventions!r})")
-
-    def paired_gain(self, level=0):
-        """Simulated cumulative error at ``gammas[level]`` minus that at the theory's γ*, per cell.
-
-        Each run is scored at both levels with the same random numbers, so the
-        standard error is that of the per-run differences (the paired one). The
-        theory's γ* is chosen without the simulation, so the difference is not
-        biased by choosing the best simulated level.
-
-        Returns
-        -------
-        mean, se : numpy.ndarray, shape (len(q), len(r))
-        """
-        if self.simulated_runs is None:
-            raise AttributeError("no simulation in this map (trials=0)")
-        level = check_int("level", level, low=0, high=len(self.gammas) - 1)
-        best = np.searchsorted(self.gammas, self.theory)[..., None, None]
-        runs = self.simulated_runs
-        diff = runs[..., level, :] - np.take_along_axis(runs, best, axis=-2)[..., 0, :]
-        return diff.mean(axis=-1), standard_error(diff, axis=-1)
-
-    @property
-    def agreement(self):
-        """Fraction of cells where the simulated γ* is within one grid step of the theory's."""
-        if self.simulated is None:
-            raise AttributeError("no simulation in this map (trials=0)")
-        it = np.searchsorted(self.gammas, self.theory)
-        isim = np.searchsorted(self.gammas, self.simulated)
-        return float(np.mean(np.abs(it - isim) <= 1))
-
-
-def optimal_gamma_map(qs, rs, gammas, *, tau, T, n0, trials=0, d=12, conventions="paper", seed=None,
-                      mechanism=None, cap=20000):
-    """γ* of the regression task over a (q, r) grid: mean-field theory and simulation.
-
-    The theory runs :func:`perfpriv.engine.mean_field` for every cell and
-    candidate at once and takes the γ with the smallest cumulative error
-    :math:`Σ_t e(N_{t-1}, γ)`; the simulation runs :func:`perfpriv.engine.simulate`
-    with ``trials`` runs per (cell, γ) (common random numbers across γ)
-    and takes the γ with the smallest mean cumulative error. The paper's
-    Figs. 4-5 for mean estimation; the authors' regression heatmaps.
-
-    Parameters
-    ----------
-    qs, rs : 1-D array_like
-        Leave and recruit probabilities.
-    gammas : 1-D array_like
-        Candidate noise multipliers (increasing), in [1e-100, 1e100] (:data:`PATH_GAMMA`).
-    tau : float
-    T, n0 : int
-    trials : int
-        Simulated runs per (cell, γ); 0: theory only.
-    d : int
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-    mechanism : dict, optional
-        Further :class:`RidgeRelease` arguments.
-    cap : int
-        Population cap (both the mean field and the simulation).
-
-    Returns
-    -------
-    GammaStarMap
-
-    Examples
-    --------
-    >>> m = optimal_gamma_map([0.2, 0.8], [0.5], [0.003, 0.01, 0.03], tau=0.02, T=5, n0=100)
-    >>> m.theory.shape
-    (2, 1)
-    """
-    qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
-    rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
-    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=PATH_GAMMA[0], high=PATH_GAMMA[1]),
-                                       float))
-    if gammas.ndim != 1 or np.any(np.diff(gammas) <= 0):
-        raise ValueError("gammas must be a 1-D increasing grid of noise multipliers")
-    trials = check_int("trials", trials, low=0)
-    check_seed(seed)
-    mech = RidgeRelease(gammas, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease")).resolved(conventions)
-    rule = Memoryless(q=qs[:, None], r=rs[None, :])
-    mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap, conventions=conventions)
-    values = np.asarray(mf.cumulative_error, float)
-    theory = gammas[np.argmin(values, axis=-1)]
-    sim = sim_values = sim_se = None
-    if trials:
-        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap),
-                              conventions=conventions, seed=seed)
-        total = run.cumulative_error                       # (Q, R, L, K)
-        sim_values = total.mean(axis=-1)
-        sim_se = standard_error(total, axis=-1)
-        sim = gammas[np.argmin(sim_values, axis=-1)]
-    return GammaStarMap(q=qs, r=rs, gammas=gammas, theory=theory, theory_values=values, simulated=sim,
-                        simulated_values=sim_values, simulated_se=sim_se, T=T, n0=n0, trials=trials, seed=seed,
-                        conventions=conventions, mechanism=mech, simulated_runs=None if not trials else total)
 
 
 # ------------------------------------------------------- the published variant

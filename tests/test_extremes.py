@@ -469,8 +469,6 @@ OVERSIZED = {
                                                                                           y_bound=5.0, grid=_BIG)),
     "regression.simulate(d)": ("d", lambda: regression.simulate(0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2,
                                                                 d=_BIG, seed=0)),
-    "regression.optimal_gamma_map(d)": ("d", lambda: regression.optimal_gamma_map([0.2], [0.5], [0.003, 0.03],
-                                                                                  tau=0.02, T=2, n0=20, d=_BIG)),
     "regression.RidgeRelease(table_records)": ("table_records", lambda: regression.RidgeRelease(
         0.01, tau=0.02, d=3, table_records=_BIG)),
     "regression.one_round_check(ns)": ("ns", lambda: regression.one_round_check(_ridge(), [_BIG], trials=2, seed=0)),

@@ -204,6 +204,14 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
             _check(explorer._draw(**values), f"{name} with {key}={value!r}")
 
 
+def _ridge_searches(qs, rs, gammas, *, T, n0, trials, d, seed, cap):
+    """The simulated and mean-field γ* searches of the ridge release over a (q, r) grid (chapter 09's map)."""
+    mech = regression.RidgeRelease(gammas, tau=0.02, d=d)
+    cells = behaviour.Memoryless(q=np.asarray(qs, float)[:, None], r=np.asarray(rs, float)[None, :])
+    return (optimize.level_search(mech, cells, T=T, n0=n0, trials=trials, seed=seed, policy=Policy(cap=cap)),
+            optimize.level_search(mech, cells, T=T, n0=n0, method="mean_field", policy=Policy(cap=cap)))
+
+
 def _schedule_figure():
     best = optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=12, R=10.0),
                                      behaviour.Memoryless(q=0.3, r=0.6), T=6, n0=200, starts="constant", polish=0)
@@ -328,8 +336,9 @@ FIGURES_CH09 = {
         regression.sensitivity_profile([10, 100], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, seed=1)),
     "figure_one_round": lambda: plots.figure_one_round(regression.one_round_check(
         regression.RidgeRelease(np.geomspace(0.001, 0.064, 3), tau=0.02, d=3), [16, 128], trials=10, seed=2)),
-    "figure_gamma_star_map": lambda: plots.figure_gamma_star_map(regression.optimal_gamma_map(
-        [0.2, 0.6], [0.2, 0.6], np.r_[1e-4, 0.001, 0.01], tau=0.02, T=4, n0=50, trials=3, d=3, seed=3, cap=200)),
+    "figure_gamma_star_map": lambda: plots.figure_gamma_star_map(
+        *_ridge_searches([0.2, 0.6], [0.2, 0.6], np.r_[1e-4, 0.001, 0.01], T=4, n0=50, trials=3, d=3, seed=3, cap=200),
+        q=[0.2, 0.6], r=[0.2, 0.6]),
     "figure_published_privacy": lambda: plots.figure_published_privacy(
         regression.published_privacy(np.geomspace(0.2, 20, 3), tau=0.02, n=100, d=3, records=200, seed=4)),
     "figure_gd_utility": lambda: plots.figure_gd_utility(

@@ -53,6 +53,9 @@ RIDGE = regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records
 #: RidgeRelease's further arguments for the functions that build their own: a table of 50 records and 2 data sets
 #: (the default table, 4000 records x 64 data sets, takes seconds a call; ``mechanism=None`` is in the pool)
 RIDGE_OPTIONS = dict(table_records=50, table_datasets=2)
+#: a γ* map of the ridge release (plots.figure_gamma_star_map): two searches over the same cells
+_RIDGE_MAP = regression.RidgeRelease([0.001, 0.01], tau=0.02, d=2, **RIDGE_OPTIONS)
+_RIDGE_CELLS = behaviour.Memoryless(q=np.array([[0.2], [0.6]]), r=np.array([[0.6]]))
 PGD = gradient.PrivateGD(1.0, tau=0.02, d=3, steps=3, table_records=50, table_runs=2)
 PGD_OPTIONS = dict(d=3, steps=3, table_records=50, table_runs=2)          # PrivateGD's further arguments
 
@@ -82,9 +85,6 @@ TYP = {
                                     table_records=50, table_datasets=2, table_seed=0),
  (regression, "simulate"): dict(gamma=0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2, d=3, conventions="paper",
                                 seed=0, mechanism=RIDGE_OPTIONS),
- (regression, "optimal_gamma_map"): dict(qs=[0.2], rs=[0.5], gammas=[0.003, 0.03], tau=0.02, T=2, n0=20,
-                                         trials=0, d=3, conventions="paper", seed=None, mechanism=RIDGE_OPTIONS,
-                                         cap=20000),
  (regression, "published_privacy"): dict(gammas=[1.0], tau=0.02, n=50, d=3, y_bound=10.0, records=20, seed=0),
  (regression, "one_round_check"): dict(mechanism=RIDGE, ns=[50], trials=2, seed=0, conventions="paper"),
  # --- gradient
@@ -166,7 +166,7 @@ SUMMARY = dict(bernoulli_maps=_MAPS, gaussian_maps=_GMAPS)
 
 #: Frozen result dataclasses that the library builds and users never construct (nothing to fuzz).
 EXEMPT = {
-    (regression, "WorstCase"), (regression, "SensitivityProfile"), (regression, "GammaStarMap"),
+    (regression, "WorstCase"), (regression, "SensitivityProfile"),
     (regression, "PublishedPrivacy"), (regression, "OneRoundCheck"),
     (gradient, "GDRun"), (gradient, "TranscriptCheck"), (gradient, "UtilityCheck"), (gradient, "LongRunUtility"),
     (gradient, "OneRoundCheck"),
@@ -331,9 +331,12 @@ PLOT_TYP = {
      [10, 50], d=2, lam=0.05, x_bound=5.0, y_bound=5.0, records=20, seed=1), title=None),
  (plots, "figure_one_round"): dict(check=regression.one_round_check(RIDGE, [16, 32], trials=2, seed=2),
                                    symbol=r"\gamma", title=None),
- (plots, "figure_gamma_star_map"): dict(result=regression.optimal_gamma_map(
-     [0.2, 0.6], [0.6], [0.001, 0.01], tau=0.02, T=2, n0=20, trials=2, d=2, seed=3, cap=200,
-     mechanism=RIDGE_OPTIONS), title=None),
+ (plots, "figure_gamma_star_map"): dict(
+     simulated=optimize.level_search(_RIDGE_MAP, _RIDGE_CELLS, T=2, n0=20, trials=2, seed=3,
+                                     policy=Policy(cap=200)),
+     theory=optimize.level_search(_RIDGE_MAP, _RIDGE_CELLS, T=2, n0=20, method="mean_field",
+                                  policy=Policy(cap=200)),
+     q=[0.2, 0.6], r=[0.6], title=None),
  (plots, "figure_published_privacy"): dict(result=regression.published_privacy(
      [0.2, 20.0], tau=0.02, n=50, d=2, records=20, seed=4), title=None),
  (plots, "figure_gd_utility"): dict(checks=[gradient.utility_check([2.0, 20.0], loss="squared", n=20, d=2, steps=3,

@@ -78,8 +78,6 @@ INSTANCES = {
     "StepRule": federated.StepRule(beta=2.0, offset=4.0, kind="decaying"),
     "BilevelRegression": BILEVEL,
     "BilevelPath": bilevel.fbi_rrm(BILEVEL, rounds=12),
-    "GammaStarMap": regression.optimal_gamma_map(qs=[0.2], rs=[0.5], gammas=[0.003, 0.03], tau=0.02, T=2, n0=20,
-                                                 trials=2, d=3, seed=0),
     "Agreement": experiments.mc_agreement(np.arange(20.0), 9.5),
 }
 
@@ -197,7 +195,6 @@ TABLE.update({
     ("BilevelRegression", "bound_threshold"): dict(),
     ("BilevelRegression", "stable_point"): dict(attracting=True),
     ("BilevelPath", "rate"): dict(last=5),
-    ("GammaStarMap", "paired_gain"): dict(level=0),
     ("Agreement", "check"): dict(label="the mean"),
 })
 

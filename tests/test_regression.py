@@ -18,6 +18,7 @@ from perfpriv import engine, keyed, leakage
 from perfpriv import regression as RG
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
+from perfpriv.optimize import level_search
 
 Z_TOL = 4.5  # tolerance in Monte Carlo standard errors
 
@@ -457,16 +458,21 @@ def test_expected_error_is_the_fit_error_plus_the_noise_term():
     np.testing.assert_allclose(e[1] - e[0], 12 * (sigma[1] ** 2 - sigma[0] ** 2), rtol=1e-10)
 
 
-def test_gamma_star_map_takes_the_argmin_of_the_mean_field_in_every_cell():
+def test_a_gamma_star_map_of_the_ridge_release_takes_the_argmin_of_each_cell():
+    """Chapter 09's γ* map: one level search over a (q, r) grid of cells equals a search cell by cell."""
     gammas = np.array([0.003, 0.01, 0.03])
-    res = RG.optimal_gamma_map([0.2, 0.8], [0.2, 0.6], gammas, tau=0.02, T=5, n0=100, trials=3, seed=1)
-    mech = RG.RidgeRelease(gammas, tau=0.02).resolved("paper")
+    mech = RG.RidgeRelease(gammas, tau=0.02)
+    cells = Memoryless(q=np.array([[0.2], [0.8]]), r=np.array([[0.2, 0.6]]))
+    theory = level_search(mech, cells, T=5, n0=100, method="mean_field")
+    sim = level_search(mech, cells, T=5, n0=100, trials=3, seed=1)
     for i, q in enumerate([0.2, 0.8]):
         for j, r in enumerate([0.2, 0.6]):
-            mf = engine.mean_field(mech, Memoryless(q=q, r=r), T=5, n0=100)
-            assert res.theory[i, j] == gammas[np.argmin(mf.cumulative_error)]
-            np.testing.assert_allclose(res.theory_values[i, j], mf.cumulative_error)
-    assert res.simulated.shape == (2, 2) and 0.0 <= res.agreement <= 1.0
+            mf = engine.mean_field(mech.resolved("paper"), Memoryless(q=q, r=r), T=5, n0=100)
+            assert theory.level[i, j] == gammas[np.argmin(mf.cumulative_error)]
+            np.testing.assert_allclose(theory.values[i, j], mf.cumulative_error)
+    runs = sim.outcome.cumulative_error
+    assert sim.level.shape == (2, 2) and runs.shape == (2, 2, 3, 3)
+    np.testing.assert_allclose(runs.mean(axis=-1), sim.values)
 
 
 # -------------------------------------------------------------- bad input
@@ -485,7 +491,6 @@ def test_gamma_star_map_takes_the_argmin_of_the_mean_field_in_every_cell():
     (lambda: RG.leak_probability(0.1, 0.1, tau=0.02, statistic="exact", kappa=0.5, d=2), "kappa must be"),
     (lambda: RG.leak_probability(0.1, 0.1, tau=0.02, statistic="exact", kappa=1.5), "d must be given"),
     (lambda: RG.ols_excess_risk(5, d=5), "n must be"),
-    (lambda: RG.optimal_gamma_map([0.5], [0.5], [0.1, 0.01], tau=0.02, T=2, n0=10), "increasing"),
     (lambda: RG.simulate(0.01, tau=0.02, q=1.5, r=0.5, T=2, n0=10), "q must be"),
     (lambda: RG.simulate(0.01, tau=0.02, q=0.5, r=0.5, T=2, n0=10, colapse="floor"), "unexpected keyword"),
 ])
@@ -558,30 +563,18 @@ def test_figures_and_the_explorer_draw():
 
     prof = RG.sensitivity_profile([20, 200], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, records=200, seed=0)
     chk = RG.one_round_check(RG.RidgeRelease([0.004, 0.03], tau=0.02, d=3), [32], trials=5, seed=1)
-    star = RG.optimal_gamma_map([0.2, 0.8], [0.3, 0.7], [1e-3, 1e-2], tau=0.02, T=3, n0=40, trials=2, d=3, seed=1)
+    ridge, cells = RG.RidgeRelease([1e-3, 1e-2], tau=0.02, d=3), Memoryless(q=np.array([[0.2], [0.8]]),
+                                                                            r=np.array([[0.3, 0.7]]))
+    star = (level_search(ridge, cells, T=3, n0=40, trials=2, seed=1),
+            level_search(ridge, cells, T=3, n0=40, method="mean_field"))
     pub = RG.published_privacy([0.5, 2.0], n=50, d=3, records=100, seed=0)
-    for fig in (plots.figure_ridge_sensitivity(prof), plots.figure_one_round(chk), plots.figure_gamma_star_map(star),
+    for fig in (plots.figure_ridge_sensitivity(prof), plots.figure_one_round(chk), plots.figure_gamma_star_map(*star, q=[0.2, 0.8], r=[0.3, 0.7]),
                 plots.figure_published_privacy(pub)):
         assert isinstance(fig, Figure)
     with pytest.raises(TypeError, match="SensitivityProfile"):
         plots.figure_ridge_sensitivity(chk)
     fig = widgets.draw_learning(q=0.5, r=0.5, gamma=0.0056, T=3, n0=50, cap=200)
     assert isinstance(fig, Figure)
-
-
-def test_paired_gain_is_the_mean_and_standard_error_of_per_run_differences():
-    m = RG.optimal_gamma_map([0.5], [0.3, 0.7], [1e-4, 0.003, 0.01], tau=0.02, T=4, n0=60, trials=6, seed=4, cap=500)
-    mean, se = m.paired_gain()
-    runs = m.simulated_runs
-    assert runs.shape == (1, 2, 3, 6)
-    for j in range(2):
-        k = int(np.flatnonzero(m.gammas == m.theory[0, j])[0])
-        diff = runs[0, j, 0] - runs[0, j, k]
-        assert mean[0, j] == pytest.approx(diff.mean())
-        assert se[0, j] == pytest.approx(diff.std(ddof=1) / math.sqrt(6))
-    np.testing.assert_allclose(runs.mean(-1), m.simulated_values)
-    with pytest.raises(AttributeError, match="no simulation"):
-        RG.optimal_gamma_map([0.5], [0.5], [1e-4, 0.01], tau=0.02, T=2, n0=30).paired_gain()
 
 
 def _exact_shifts(X, y, lam, keep_penalty):

@@ -37,8 +37,8 @@ def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
     for bad in (1e-300, 1e300):
         with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):
             regression.simulate(bad, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
-        with pytest.raises(ValueError, match="gammas"):
-            regression.optimal_gamma_map([0.2], [0.5], [0.003, bad], tau=0.02, T=2, n0=20)
+        with pytest.raises(ValueError, match="gamma"):
+            regression.RidgeRelease([0.003, bad], tau=0.02, d=2)
 
 
 def test_published_privacy_rho_is_the_true_limit_beyond_the_doubles():

@@ -62,8 +62,6 @@ def test_arguments_a_branch_does_not_use_are_checked_all_the_same():
     with pytest.raises(ValueError, match="tau"):                   # trajectories(mechanism="bernoulli", tau=nan)
         feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=2,
                               tau=float("nan"))
-    with pytest.raises(TypeError, match="seed"):                   # optimal_gamma_map(trials=0, seed=nan)
-        regression.optimal_gamma_map([0.3], [0.5], [0.01, 0.1], tau=0.02, T=2, n0=20, d=2, seed=float("nan"))
     with pytest.raises(TypeError, match="seed"):                   # repeated_risk_minimization(samples=None, seed=nan)
         repeated_risk_minimization(PerformativeProblem.squared(m=1.0, A=0.5), [0.0], T=2, seed=float("nan"))
 

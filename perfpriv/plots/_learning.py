@@ -108,29 +108,43 @@ def figure_one_round(check, *, symbol=r"\gamma", title=None):
     return fig
 
 
-def figure_gamma_star_map(result, *, title=None):
-    """γ* over (q, r): the simulated grid search next to the mean-field theory, and one row of each.
+def figure_gamma_star_map(simulated, theory, *, q, r, title=None):
+    r"""γ* over (q, r): the simulated grid search next to the mean-field theory, and one row of each.
 
     Parameters
     ----------
-    result : perfpriv.regression.GammaStarMap
-        With a simulation (``trials > 0``).
+    simulated, theory : perfpriv.optimize.LevelOptimum
+        :func:`perfpriv.optimize.level_search` of the same mechanism (a grid
+        of γ) and the same :class:`perfpriv.behaviour.Memoryless` grid of
+        cells (``q`` down the rows, ``r`` across the columns), by simulation
+        and by mean field.
+    q, r : 1-D array_like
+        The leave and recruit probabilities of the rows and columns.
     title : str, optional
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    check_type(result, "result", "GammaStarMap")
-    m = result
-    if m.simulated is None:
-        raise ValueError("result has no simulation (computed with trials=0)")
+    check_type(simulated, "simulated", "LevelOptimum")
+    check_type(theory, "theory", "LevelOptimum")
+    if simulated.method != "simulation" or theory.method != "mean_field":
+        raise ValueError(f"simulated must be a search by simulation and theory one by mean field; got "
+                         f"{simulated.method!r} and {theory.method!r}")
+    q = np.asarray(q, float).ravel()
+    r = np.asarray(r, float).ravel()
+    shape = (q.size, r.size)
+    if np.shape(simulated.level) != shape or np.shape(theory.level) != shape:
+        raise ValueError(f"the searches must have one level per (q, r) cell, shape {shape}; got "
+                         f"{np.shape(simulated.level)} and {np.shape(theory.level)}")
+    gammas = np.asarray(theory.levels, float)
     fig, axes = new_figure(1, 3, width=2.95, height=3.0)
-    norm = LogNorm(vmin=float(m.gammas[0]), vmax=float(m.gammas[-1]))
+    norm = LogNorm(vmin=float(gammas[0]), vmax=float(gammas[-1]))
     mesh = None
-    for ax, values, name in ((axes[0, 0], m.simulated, f"simulated ({m.trials} runs per cell)"),
-                             (axes[0, 1], m.theory, "mean-field theory")):
-        mesh = ax.pcolormesh(m.q, m.r, values.T, norm=norm, shading="nearest", cmap="viridis")
+    trials = simulated.settings["trials"]
+    for ax, values, name in ((axes[0, 0], simulated.level, f"simulated ({trials} runs per cell)"),
+                             (axes[0, 1], theory.level, "mean-field theory")):
+        mesh = ax.pcolormesh(q, r, values.T, norm=norm, shading="nearest", cmap="viridis")
         ax.set_xlabel(r"leave probability $q$")
         ax.set_ylabel(r"recruit probability $r$")
         ax.set_title(name, fontsize=9)
@@ -138,15 +152,16 @@ def figure_gamma_star_map(result, *, title=None):
     bar = fig.colorbar(mesh, ax=axes[0, :2].tolist(), pad=0.02, shrink=0.9)
     bar.set_label(r"$\gamma^*$  ($\rho^* = 1/(2\gamma^{*2})$)")
     cx = axes[0, 2]
-    for k, i in enumerate(sorted({0, len(m.q) // 2, len(m.q) - 1})):
+    for k, i in enumerate(sorted({0, len(q) // 2, len(q) - 1})):
         col = _C[k]
-        cx.semilogy(m.r, m.theory[i], "-", color=col, label=rf"$q$={m.q[i]:.2g}")
-        cx.semilogy(m.r, m.simulated[i], "o", color=col, ms=5, mfc="none")
+        cx.semilogy(r, theory.level[i], "-", color=col, label=rf"$q$={q[i]:.2g}")
+        cx.semilogy(r, simulated.level[i], "o", color=col, ms=5, mfc="none")
     cx.set_xlabel(r"recruit probability $r$")
     cx.set_ylabel(r"$\gamma^*$ (line: theory, circles: simulated)", fontsize=8)
-    cx.set_ylim(float(m.gammas[0]) / 1.5, float(m.gammas[-1]) * 30)
+    cx.set_ylim(float(gammas[0]) / 1.5, float(gammas[-1]) * 30)
     cx.legend(loc="upper center", fontsize=7, ncol=3, handlelength=1.2, columnspacing=0.8)
-    fig.suptitle(title or rf"private ridge regression: $\gamma^*$, $T$={m.T}, $N_0$={m.n0}")
+    settings = theory.settings
+    fig.suptitle(title or rf"private ridge regression: $\gamma^*$, $T$={settings['T']}, $N_0$={settings['n0']}")
     return fig
 
 
