@@ -29,7 +29,7 @@ from _timing import median_seconds
 QUICK = "--quick" in sys.argv
 
 # r > q and strong privacy: the population stays at the cap (20000) throughout
-COMMON = dict(q=0.3, r=0.6, model="leak", cap=20000)
+COMMON = dict(q=0.3, r=0.6, rule="leak", cap=20000)
 
 
 def main():

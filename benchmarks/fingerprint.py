@@ -64,7 +64,7 @@ def cases():
     b = dict(T=30, n0=400, trials=4, seed=5)
     eps = np.geomspace(0.01, 20.0, 7)
     yield "bernoulli leak", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, **b)
-    yield "bernoulli agnostic", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, model="agnostic", **b)
+    yield "bernoulli agnostic", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, rule="agnostic", **b)
     yield "bernoulli authors", lambda: bernoulli.simulate(eps, q=0.9, r=0.1, conventions="authors", **b)
     rr = bernoulli.RandomizedResponse([0.5, 2.0])
     yield "engine cells", lambda: engine.simulate(rr, behaviour.Memoryless(q=np.array([[0.1], [0.5]]),

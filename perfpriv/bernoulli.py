@@ -6,10 +6,10 @@ answers through randomized response (RR): the true answer is kept with
 probability :math:`1/2 + \beta` and flipped otherwise.  A kept answer is a *leak*.
 Users react to leaks, which changes the population used at the next round:
 
-``model="leak"`` (§3, Lemma 2)
+``rule="leak"`` (§3, Lemma 2)
     a leaked user leaves with probability ``q``; a user whose answer was
     flipped recruits one new user with probability ``r``.
-``model="agnostic"`` (appendix B)
+``rule="agnostic"`` (appendix B)
     a leaked user leaves with probability ``q``; *every* user recruits one new
     user with probability ``r``.
 
@@ -106,11 +106,11 @@ __all__ = [
     "simulate",
     "simulate_agents",
     "mean_field",
-    "MODELS",
+    "RULES",
 ]
 
 #: Growth rules: ``"leak"`` (§3) and ``"agnostic"`` (appendix B).
-MODELS = ("leak", "agnostic")
+RULES = ("leak", "agnostic")
 
 
 # --------------------------------------------------------------------------
@@ -125,8 +125,8 @@ def _check_beta(beta, *, positive=False, name="beta"):
     return check_real(name, beta, low=0.0, high=0.5, low_open=positive)
 
 
-def _check_model(model):
-    return check_choice("model", model, MODELS)
+def _check_rule(rule):
+    return check_choice("rule", rule, RULES)
 
 
 def _check_mu_law(mu):
@@ -411,14 +411,14 @@ def estimator_variance(mu, beta, n):
 # --------------------------------------------------------------------------
 # population growth (Lemma 2, eq. 4, appendix B, Theorem 1)
 # --------------------------------------------------------------------------
-def growth_factor(beta, *, q, r, model="leak"):
+def growth_factor(beta, *, q, r, rule="leak"):
     r"""Expected one-round growth factor :math:`C(\beta) = \mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}`.
 
-    ``model="leak"`` (Lemma 2, eq. 4)::
+    ``rule="leak"`` (Lemma 2, eq. 4)::
 
         C(beta) = 1 - q (1/2 + beta) + r (1/2 - beta) = 1 + (r - q)/2 - beta (q + r)
 
-    ``model="agnostic"`` (appendix B)::
+    ``rule="agnostic"`` (appendix B)::
 
         C(beta) = 1 - q (1/2 + beta) + r
 
@@ -431,7 +431,7 @@ def growth_factor(beta, *, q, r, model="leak"):
     r : float or array_like
         Recruiting probability, in [0, 1] (of a non-leaked user for
         ``"leak"``, of every user for ``"agnostic"``).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
 
     Returns
@@ -457,18 +457,18 @@ def growth_factor(beta, *, q, r, model="leak"):
     --------
     >>> round(growth_factor(0.1, q=0.3, r=0.6), 4)
     1.06
-    >>> round(growth_factor(0.1, q=0.3, r=0.6, model="agnostic"), 4)
+    >>> round(growth_factor(0.1, q=0.3, r=0.6, rule="agnostic"), 4)
     1.42
     """
     b = np.asarray(_check_beta(beta))
-    rule = Memoryless(q=q, r=r, rule=_check_model(model))
-    return rule.growth_factor(0.5 + b)
+    users = Memoryless(q=q, r=r, rule=_check_rule(rule))
+    return users.growth_factor(0.5 + b)
 
 
-def critical_beta(*, q, r, model="leak"):
+def critical_beta(*, q, r, rule="leak"):
     r"""Largest β keeping the population from shrinking in expectation (:math:`C(\beta) \ge 1`).
 
-    ``model="leak"`` (Theorem 1, eq. 5): ``beta_c = max{0, (r - q) / (2 (q + r))}``.
+    ``rule="leak"`` (Theorem 1, eq. 5): ``beta_c = max{0, (r - q) / (2 (q + r))}``.
     ``C`` decreases in β, so :math:`C(\beta) \ge 1` iff :math:`\beta \le \beta_c` -- when
     :math:`r \ge q`.  When :math:`q > r` the clip at 0 hides that *no* β survives:
     :math:`C(0) = 1 - (q - r)/2 < 1` (collapse at every privacy level).
@@ -477,7 +477,7 @@ def critical_beta(*, q, r, model="leak"):
     non-private β = 1/2, keeps :math:`C \ge 1`), consistently with the limit
     :math:`q \to 0` at fixed :math:`r > 0`.
 
-    ``model="agnostic"`` (appendix B): :math:`C = 1 - q (1/2 + \beta) + r \ge 1` iff
+    ``rule="agnostic"`` (appendix B): :math:`C = 1 - q (1/2 + \beta) + r \ge 1` iff
     :math:`\beta \le r/q - 1/2`; returned clipped to [0, 1/2].  So :math:`\beta_c = 1/2`
     (any privacy level survives) when :math:`q \le r` (also for :math:`q = 0`), and
     :math:`\beta_c = 0` with collapse at every β when :math:`r < q/2`.  In between
@@ -488,7 +488,7 @@ def critical_beta(*, q, r, model="leak"):
     ----------
     q, r : float or array_like
         Leaving and recruiting probabilities in [0, 1] (broadcast).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
 
     Returns
@@ -508,14 +508,14 @@ def critical_beta(*, q, r, model="leak"):
     0.0
     >>> critical_beta(q=0.0, r=0.0)
     0.5
-    >>> round(critical_beta(q=0.6, r=0.4, model="agnostic"), 4)
+    >>> round(critical_beta(q=0.6, r=0.4, rule="agnostic"), 4)
     0.1667
     """
     qq = np.asarray(check_probability("q", q), dtype=float)
     rr = np.asarray(check_probability("r", r), dtype=float)
-    model = _check_model(model)
+    rule = _check_rule(rule)
     qq, rr = np.broadcast_arrays(qq, rr)
-    if model == "leak":
+    if rule == "leak":
         s = qq + rr
         empty = s == 0
         raw = (rr - qq) / (2.0 * np.where(empty, 1.0, s))
@@ -528,7 +528,7 @@ def critical_beta(*, q, r, model="leak"):
     return float(out) if out.ndim == 0 else out
 
 
-def critical_epsilon(*, q, r, model="leak"):
+def critical_epsilon(*, q, r, rule="leak"):
     r"""Privacy budget at the survival threshold: ``epsilon_from_beta(critical_beta(q=q, r=r))``.
 
     Every :math:`ε \le ε_c` keeps :math:`C \ge 1` when such ε exist.  ``0`` when :math:`q > r`
@@ -539,7 +539,7 @@ def critical_epsilon(*, q, r, model="leak"):
     ----------
     q, r : float or array_like
         Leaving and recruiting probabilities in [0, 1].
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
 
     Returns
@@ -558,14 +558,14 @@ def critical_epsilon(*, q, r, model="leak"):
     >>> critical_epsilon(q=0.0, r=0.5)
     inf
     """
-    beta = critical_beta(q=q, r=r, model=model)  # checks the arguments; its edge cases are kept
+    beta = critical_beta(q=q, r=r, rule=rule)  # checks the arguments; its edge cases are kept
     qq, rr = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(r, dtype=float))
     b = np.asarray(beta, dtype=float)
     # 2 artanh(2β_c) in closed form, as a difference of logs: ln(r/q) (leak model) or
     # ln(r/(q − r)) (agnostic model), so that a tiny q neither rounds β_c to 1/2 (ε_c = inf)
     # nor loses digits in 1 − 2β_c
     # (the interior 0 < β_c < 1/2 from q and r themselves: β_c may round to 1/2)
-    if _check_model(model) == "leak":
+    if _check_rule(rule) == "leak":
         low, inner = qq, (rr > qq) & (qq > 0)
     else:
         low, inner = qq - rr, (rr < qq) & (rr > 0.5 * qq)
@@ -788,7 +788,7 @@ def _eps_dbeta(eps):
 # --------------------------------------------------------------------------
 # front ends
 # --------------------------------------------------------------------------
-def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None, policy=None,
+def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", mu=(0.0, 1.0), clip_estimate=None, policy=None,
              conventions="paper", seed=None, record="all", common_numbers=True):
     """Simulate repeated private mean estimation with a reacting population (§3, appendix B).
 
@@ -797,7 +797,7 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
     :class:`perfpriv.behaviour.Memoryless`: every round, :math:`N_{t-1}` users answer
     by randomized response, the platform releases eq. 1's estimate, each
     leaked user leaves with probability q, and each non-leaked user
-    (``model="leak"``) or every user (``model="agnostic"``) recruits one
+    (``rule="leak"``) or every user (``rule="agnostic"``) recruits one
     more with probability r. Exact in distribution; all levels and trials
     of one call are simulated together, from keyed random streams (a level
     or trial gives the same numbers alone or in any batch; runs that differ
@@ -818,7 +818,7 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
         Initial population :math:`N_0` (>= 1).
     trials : int
         Independent repetitions.
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule (§3 / appendix B).
     mu : float or (float, float)
         Law of :math:`μ_t` (see :class:`RandomizedResponse`).
@@ -860,7 +860,7 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), cl
     """
     mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate)
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
-                      rule=_check_model(model))
+                      rule=_check_rule(rule))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
                            record=record, common_numbers=common_numbers)
 
@@ -895,7 +895,7 @@ def curve_script_options(conventions="paper", *, cap=20000):
     return dict(conventions=conventions, policy=engine.Policy(cap=cap))
 
 
-def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1.0), clip_estimate=None,
+def simulate_agents(epsilon, *, q, r, T, n0, trials=30, rule="leak", mu=(0.0, 1.0), clip_estimate=None,
                     policy=None, conventions="paper", seed=None):
     """The model of :func:`simulate`, one explicit agent at a time (the slow reference).
 
@@ -907,7 +907,7 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
 
     Parameters
     ----------
-    epsilon, q, r, T, n0, trials, model, mu, clip_estimate, policy, conventions, seed
+    epsilon, q, r, T, n0, trials, rule, mu, clip_estimate, policy, conventions, seed
         As in :func:`simulate` (``epsilon`` a number or a Schedule of one row).
 
     Returns
@@ -922,12 +922,12 @@ def simulate_agents(epsilon, *, q, r, T, n0, trials=30, model="leak", mu=(0.0, 1
     (2, 4)
     """
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
-                      rule=_check_model(model))
+                      rule=_check_rule(rule))
     return engine.simulate_agents(RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate), rule, T=T,
                                   n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
-def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
+def mean_field(epsilon, *, q, r, T, n0, rule="leak", cap=20000, floor=1, mu=(0.0, 1.0)):
     r"""The mean-field path of randomized response: population and expected error of each round.
 
     The population follows :math:`N_t = \mathrm{clip}(N_{t-1} C(β_t), \mathrm{floor}, \mathrm{cap})`, :math:`t = 0, \dots, T`:
@@ -945,7 +945,7 @@ def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.
 
     This front end builds the model's objects -- a
     :class:`RandomizedResponse` at the levels ``epsilon`` and a
-    :class:`perfpriv.behaviour.Memoryless` of ``q``, ``r``, ``model`` -- and
+    :class:`perfpriv.behaviour.Memoryless` of ``q``, ``r``, ``rule`` -- and
     runs :func:`perfpriv.engine.mean_field` on them.
 
     Parameters
@@ -959,7 +959,7 @@ def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.
         Number of rounds (>= 1).
     n0 : int
         Initial population (>= 1).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
     cap, floor : float or None
         Population clip.
@@ -986,5 +986,5 @@ def mean_field(epsilon, *, q, r, T, n0, model="leak", cap=20000, floor=1, mu=(0.
     """
     n0 = check_int("n0", n0, low=1)  # an initial population of users (the engine's recursion takes reals)
     mech = RandomizedResponse(epsilon, mu=mu)
-    return engine.mean_field(mech, Memoryless(q=q, r=r, rule=_check_model(model)), T=T, n0=n0, cap=cap,
+    return engine.mean_field(mech, Memoryless(q=q, r=r, rule=_check_rule(rule)), T=T, n0=n0, cap=cap,
                              floor=floor)

@@ -573,16 +573,16 @@ def _from_settings(settings):
                 **settings["policy"])
 
 
-def _curves(model, s, seed, conventions, checkpoint=lambda k: None):
+def _curves(rule, s, seed, conventions, checkpoint=lambda k: None):
     from . import bernoulli, plots
 
     runs = []
     for k, (q, r) in enumerate(s["settings"]):
         runs.append(bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"],
-                                       model=model, mu=s["mu"], seed=seed + k,
+                                       rule=rule, mu=s["mu"], seed=seed + k,
                                        **bernoulli.curve_script_options(conventions, cap=s["cap"])))
         checkpoint(0)
-    draw = plots.figure1 if model == "leak" else plots.figure6
+    draw = plots.figure1 if rule == "leak" else plots.figure6
     fig = draw(runs, settings=s["settings"], window=s["window"], cap=s["cap"], mu=s["mu"])
     data = {"epsilons": np.asarray(s["epsilons"], float), "window": s["window"]}
     for k, ((q, r), run) in enumerate(zip(s["settings"], runs)):
@@ -592,23 +592,23 @@ def _curves(model, s, seed, conventions, checkpoint=lambda k: None):
     run = runs[0]
     conv = dict(statistic=None, clip_estimate=bool(run.mechanism.clip_estimate), **run.policy.describe(),
                 script=_authors_script(conventions, "curves"))
-    return {f"figure{1 if model == 'leak' else 6}": (fig, data)}, conv
+    return {f"figure{1 if rule == 'leak' else 6}": (fig, data)}, conv
 
 
-def _map(model, s, seed, conventions, checkpoint=None):
+def _map(rule, s, seed, conventions, checkpoint=None):
     from . import optimize, plots
 
     g = np.asarray(s["grid"], float)
     Q, R = np.meshgrid(g, g, indexing="ij")
-    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], model=model,
+    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], rule=rule,
                                    mu=s["mu"], seed=seed, conventions=conventions, progress=False,
                                    on_cells=checkpoint)
-    draw = plots.figure2 if model == "leak" else plots.figure7
+    draw = plots.figure2 if rule == "leak" else plots.figure7
     fig = draw(res, grid=g)
     data = {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "values": res.values,
             "se": res.se}
     conv = dict(_bernoulli_conventions(conventions, n0=s["n0"], mu=s["mu"]), script=_authors_script(conventions, "maps"))
-    return {f"figure{2 if model == 'leak' else 7}": (fig, data)}, conv
+    return {f"figure{2 if rule == 'leak' else 7}": (fig, data)}, conv
 
 
 def _figure3a(s, seed, conventions, checkpoint=None):

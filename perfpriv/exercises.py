@@ -218,7 +218,7 @@ def _first_round_at_floor() -> float:
 def _agnostic_survival_edge(beta: float) -> float:
     """ch02-ex-threshold: the r at which the agnostic growth factor at this beta crosses 1 (q = 0.7)."""
     bern = _bernoulli()
-    return _bisect(lambda r: bern.growth_factor(beta, q=0.7, r=r, model="agnostic") < 1.0, 0.0, 1.0)
+    return _bisect(lambda r: bern.growth_factor(beta, q=0.7, r=r, rule="agnostic") < 1.0, 0.0, 1.0)
 
 
 def _strip_edge(T: int) -> float:
@@ -227,7 +227,7 @@ def _strip_edge(T: int) -> float:
 
     eps = np.r_[np.geomspace(0.05, 10.0, 40), np.inf]
     r = np.linspace(0.5, 0.6, 101)
-    res = optimize.mean_field_optimal_epsilon(q=np.full_like(r, 0.5), r=r, epsilons=eps, T=T, n0=400, model="agnostic")
+    res = optimize.mean_field_optimal_epsilon(q=np.full_like(r, 0.5), r=r, epsilons=eps, T=T, n0=400, rule="agnostic")
     return float(r[np.isfinite(res.epsilon)].max())
 
 
@@ -296,9 +296,9 @@ _ENTRIES = [
              "(same run)", 0.5433155633584393, lambda: _regret_optima()[1], rtol=0.05),
     # chapter 02 -- the agnostic threshold by hand (q = 0.7, r = 0.4: a pair the chapter's tables do not print)
     Exercise("ch02-ex-threshold.beta_c", "critical beta of the agnostic rule for q = 0.7, r = 0.4",
-             1 / 14, lambda: float(_bernoulli().critical_beta(q=0.7, r=0.4, model="agnostic"))),
+             1 / 14, lambda: float(_bernoulli().critical_beta(q=0.7, r=0.4, rule="agnostic"))),
     Exercise("ch02-ex-threshold.epsilon_c", "critical epsilon of the agnostic rule for q = 0.7, r = 0.4",
-             math.log(4 / 3), lambda: float(_bernoulli().critical_epsilon(q=0.7, r=0.4, model="agnostic"))),
+             math.log(4 / 3), lambda: float(_bernoulli().critical_epsilon(q=0.7, r=0.4, rule="agnostic"))),
     Exercise("ch02-ex-threshold.r_no_privacy", "smallest r at which the agnostic population survives without "
              "privacy (q = 0.7)", 0.7, lambda: _agnostic_survival_edge(0.5)),
     Exercise("ch02-ex-threshold.r_collapse", "r below which the agnostic population collapses at every budget "

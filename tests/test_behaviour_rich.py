@@ -361,8 +361,8 @@ def _leakcount_three(q, r):
 def test_search_behaviour_argument_is_checked():
     with pytest.raises(TypeError, match="behaviour"):
         optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, behaviour=3)
-    with pytest.raises(ValueError, match="model"):
-        optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, model="agnostic", behaviour=_leakcount_one)
+    with pytest.raises(ValueError, match="rule and behaviour are exclusive"):
+        optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, rule="agnostic", behaviour=_leakcount_one)
     with pytest.raises(ValueError, match="objective"):
         optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=5, n0=50, d=12, R=10.0, behaviour=_leakcount_one)
     with pytest.raises(TypeError, match="Behaviour"):

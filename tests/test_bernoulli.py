@@ -165,15 +165,15 @@ def test_growth_factor_eq4_form_equals_balance_form_and_broadcasts():
     c = B.growth_factor(beta, q=q, r=r)
     assert c.shape == (6, 5, 4)
     np.testing.assert_allclose(c, 1 + (r - q) / 2 - beta * (q + r), atol=1e-15)
-    ca = B.growth_factor(beta, q=q, r=r, model="agnostic")
+    ca = B.growth_factor(beta, q=q, r=r, rule="agnostic")
     np.testing.assert_allclose(ca, 1 - q * (0.5 + beta) + r, atol=1e-15)
 
 
-def _one_round_moments(beta, q, r, n, model):
+def _one_round_moments(beta, q, r, n, rule):
     """Exact mean and variance of N_1 - N_0 = A - D given N_0 = n (no clip)."""
     keep = 0.5 + beta
     a = keep * q  # a user leaks and leaves
-    if model == "leak":
+    if rule == "leak":
         b = (1 - keep) * r  # a user is not leaked and recruits (disjoint from a)
         mean = n * (b - a)
         var = n * (a * (1 - a) + b * (1 - b) + 2 * a * b)  # multinomial counts
@@ -183,17 +183,17 @@ def _one_round_moments(beta, q, r, n, model):
     return mean, var
 
 
-@pytest.mark.parametrize("model", ["leak", "agnostic"])
+@pytest.mark.parametrize("rule", ["leak", "agnostic"])
 @pytest.mark.parametrize("eps", [0.3, 2.0, np.inf])
-def test_one_round_expected_growth_is_growth_factor_times_population(model, eps):
+def test_one_round_expected_growth_is_growth_factor_times_population(rule, eps):
     q, r, n0, trials = 0.35, 0.55, 5000, 4000
-    run = B.simulate(eps, q=q, r=r, T=1, n0=n0, trials=trials, model=model, policy=Policy(cap=10**7), seed=7)
+    run = B.simulate(eps, q=q, r=r, T=1, n0=n0, trials=trials, rule=rule, policy=Policy(cap=10**7), seed=7)
     n1 = run.population[:, 1].astype(float)
     beta = B.beta_from_epsilon(eps)
-    c = B.growth_factor(beta, q=q, r=r, model=model)
+    c = B.growth_factor(beta, q=q, r=r, rule=rule)
     assert zscore(n1.mean(), c * n0, n1.std(ddof=1) / np.sqrt(trials)) < Z
     # the fast simulator also has the exact one-round variance of the agent model
-    _, var = _one_round_moments(beta, q, r, n0, model)
+    _, var = _one_round_moments(beta, q, r, n0, rule)
     d = n1 - n1.mean()
     se_var = np.sqrt((np.mean(d**4) - np.mean(d**2) ** 2) / trials)
     assert zscore(np.mean(d**2), var, se_var) < Z
@@ -202,31 +202,31 @@ def test_one_round_expected_growth_is_growth_factor_times_population(model, eps)
 def test_expected_population_after_several_rounds_is_c_power_t():
     # E[N_t] = C^t n0 exactly while neither bound binds (the conditional mean is linear)
     q, r, n0, T, trials = 0.4, 0.5, 3000, 6, 3000
-    for model in ("leak", "agnostic"):
-        run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, model=model, policy=Policy(cap=10**7), seed=8)
+    for rule in ("leak", "agnostic"):
+        run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, rule=rule, policy=Policy(cap=10**7), seed=8)
         assert run.population.min() > 1
-        mf = B.mean_field(1.0, q=q, r=r, T=T, n0=n0, model=model, cap=10**7).population
+        mf = B.mean_field(1.0, q=q, r=r, T=T, n0=n0, rule=rule, cap=10**7).population
         pop = run.population.astype(float)
         se = pop.std(axis=0, ddof=1) / np.sqrt(trials)
         assert np.all(zscore(pop.mean(axis=0)[1:], mf[1:], se[1:]) < Z)
 
 
-@pytest.mark.parametrize("model", ["leak", "agnostic"])
-def test_agent_simulator_one_round_growth_is_growth_factor(model):
+@pytest.mark.parametrize("rule", ["leak", "agnostic"])
+def test_agent_simulator_one_round_growth_is_growth_factor(rule):
     q, r, n0, trials = 0.35, 0.55, 300, 400
-    run = B.simulate_agents(0.8, q=q, r=r, T=1, n0=n0, trials=trials, model=model, policy=Policy(cap=10**6), seed=3)
+    run = B.simulate_agents(0.8, q=q, r=r, T=1, n0=n0, trials=trials, rule=rule, policy=Policy(cap=10**6), seed=3)
     n1 = run.population[:, 1].astype(float)
-    c = B.growth_factor(B.beta_from_epsilon(0.8), q=q, r=r, model=model)
+    c = B.growth_factor(B.beta_from_epsilon(0.8), q=q, r=r, rule=rule)
     assert zscore(n1.mean(), c * n0, n1.std(ddof=1) / np.sqrt(trials)) < Z
 
 
-@pytest.mark.parametrize("model", ["leak", "agnostic"])
-def test_error_of_round_t_is_driven_by_population_before_the_round(model):
+@pytest.mark.parametrize("rule", ["leak", "agnostic"])
+def test_error_of_round_t_is_driven_by_population_before_the_round(rule):
     # timing convention: E[sq_error_t | N_{t-1}] = E_mu[Var] / N_{t-1} exactly
     # (eq. 1 is unbiased; the law of mu_t does not depend on N).  The residuals are
     # martingale differences, so their pooled mean has the usual standard error.
     eps, q, r = 1.0, 0.6, 0.3  # a fast-shrinking population: N_t differs from N_{t-1}
-    run = B.simulate(eps, q=q, r=r, T=8, n0=400, trials=2000, model=model, seed=12)
+    run = B.simulate(eps, q=q, r=r, T=8, n0=400, trials=2000, rule=rule, seed=12)
     per_user = B.mean_field(eps, q=0.0, r=0.0, T=1, n0=1).sq_error[0]  # E_mu[Var] with N = 1
     pop = run.population.astype(float)
     res = run.sq_error - per_user / pop[:, :-1]
@@ -270,14 +270,14 @@ def test_critical_beta_when_nobody_moves_is_one_half():
 def test_agnostic_threshold_is_r_over_q_minus_one_half_clipped():
     q = np.array([0.6, 0.6, 0.6, 0.6, 0.0, 0.3])
     r = np.array([0.1, 0.3, 0.4, 0.7, 0.2, 0.0])
-    bc = B.critical_beta(q=q, r=r, model="agnostic")
+    bc = B.critical_beta(q=q, r=r, rule="agnostic")
     np.testing.assert_allclose(bc, [0.0, 0.0, 1 / 6, 0.5, 0.5, 0.0])
     # where the threshold is interior, C(beta_c) = 1 and C shrinks past it
     i = 2
-    assert B.growth_factor(bc[i], q=q[i], r=r[i], model="agnostic") == pytest.approx(1.0)
-    assert B.growth_factor(bc[i] + 1e-3, q=q[i], r=r[i], model="agnostic") < 1
+    assert B.growth_factor(bc[i], q=q[i], r=r[i], rule="agnostic") == pytest.approx(1.0)
+    assert B.growth_factor(bc[i] + 1e-3, q=q[i], r=r[i], rule="agnostic") < 1
     # unlike the leak model, q > r does not force collapse when r >= q/2
-    assert B.growth_factor(0.0, q=0.6, r=0.4, model="agnostic") > 1
+    assert B.growth_factor(0.0, q=0.6, r=0.4, rule="agnostic") > 1
 
 
 def test_critical_epsilon_matches_closed_form():
@@ -330,10 +330,10 @@ def test_simulate_same_seed_same_numbers_and_other_seed_differs():
 def test_simulate_epsilon_grid_equals_one_epsilon_at_a_time():
     eps = [0.05, 0.7, 2.0, np.inf]
     kw = dict(T=25, n0=60, trials=6, seed=42)
-    for model in ("leak", "agnostic"):
-        grid = B.simulate(eps, q=0.3, r=0.6, model=model, **kw)
+    for rule in ("leak", "agnostic"):
+        grid = B.simulate(eps, q=0.3, r=0.6, rule=rule, **kw)
         for i, e in enumerate(eps):
-            alone = B.simulate(e, q=0.3, r=0.6, model=model, **kw)
+            alone = B.simulate(e, q=0.3, r=0.6, rule=rule, **kw)
             for name in ("population", "estimate", "truth", "sq_error"):
                 assert np.array_equal(getattr(grid, name)[i], getattr(alone, name)), (e, name)
     # adding values to the grid does not change the others
@@ -433,10 +433,10 @@ def _compare(fast, slow):
     return p
 
 
-@pytest.mark.parametrize("model,eps,q,r", [("leak", 1.0, 0.3, 0.6), ("leak", np.inf, 0.2, 0.5),
+@pytest.mark.parametrize("rule,eps,q,r", [("leak", 1.0, 0.3, 0.6), ("leak", np.inf, 0.2, 0.5),
                                            ("agnostic", 0.5, 0.6, 0.3)])
-def test_fast_simulator_and_agent_simulator_agree_in_distribution(model, eps, q, r):
-    kw = dict(T=10, n0=50, trials=400, model=model, mu=(0.0, 1.0), policy=Policy(cap=400))
+def test_fast_simulator_and_agent_simulator_agree_in_distribution(rule, eps, q, r):
+    kw = dict(T=10, n0=50, trials=400, rule=rule, mu=(0.0, 1.0), policy=Policy(cap=400))
     fast = B.simulate(eps, q=q, r=r, seed=100, **kw)
     slow = B.simulate_agents(eps, q=q, r=r, seed=200, **kw)
     assert min(_compare(fast, slow)) > P_MIN
@@ -445,8 +445,8 @@ def test_fast_simulator_and_agent_simulator_agree_in_distribution(model, eps, q,
 def test_two_sample_check_detects_a_wrong_growth_rule():
     # power check of the test above: the other growth rule must be rejected
     kw = dict(T=10, n0=50, trials=100, mu=(0.0, 1.0), policy=Policy(cap=150))
-    fast = B.simulate(1.0, q=0.3, r=0.6, model="leak", seed=100, **kw)
-    wrong = B.simulate_agents(1.0, q=0.3, r=0.6, model="agnostic", seed=200, **kw)
+    fast = B.simulate(1.0, q=0.3, r=0.6, rule="leak", seed=100, **kw)
+    wrong = B.simulate_agents(1.0, q=0.3, r=0.6, rule="agnostic", seed=200, **kw)
     assert min(_compare(fast, wrong)) < P_MIN
 
 
@@ -465,11 +465,11 @@ def test_simulate_agents_is_seeded_and_takes_one_level_only():
 # ---------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------
-GOOD = dict(epsilon=1.0, q=0.3, r=0.6, T=5, n0=10, trials=2, model="leak", cap=100)
+GOOD = dict(epsilon=1.0, q=0.3, r=0.6, T=5, n0=10, trials=2, rule="leak", cap=100)
 BAD = [
     ("epsilon", -0.5), ("epsilon", np.nan), ("epsilon", 0.0), ("epsilon", -np.inf),
     ("q", -0.1), ("q", 1.2), ("q", np.nan), ("r", -0.01), ("r", 1.5),
-    ("T", 0), ("n0", 0), ("trials", 0), ("cap", 9), ("model", "other"),
+    ("T", 0), ("n0", 0), ("trials", 0), ("cap", 9), ("rule", "other"),
 ]
 
 
@@ -507,8 +507,8 @@ def test_formulas_reject_bad_input_naming_the_parameter():
         B.growth_factor(0.1, q=1.3, r=0.6)
     with pytest.raises(ValueError, match="r"):
         B.critical_beta(q=0.3, r=-0.6)
-    with pytest.raises(ValueError, match="model"):
-        B.critical_epsilon(q=0.3, r=0.6, model="leaky")
+    with pytest.raises(ValueError, match="rule"):
+        B.critical_epsilon(q=0.3, r=0.6, rule="leaky")
     with pytest.raises(ValueError, match="mu"):
         B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, mu=(0.2, 0.5, 0.7))
     with pytest.raises(ValueError, match="seed"):
@@ -547,15 +547,15 @@ def test_critical_epsilon_is_ln_r_over_q(q):
 def test_critical_epsilon_agnostic_is_ln_r_over_q_minus_r(q, r):
     # agnostic model: β_c = r/q − 1/2, so ε_c = ln(r/(q − r)) for q/2 < r < q
     want = float(mpmath.log(mpmath.mpf(r) / (mpmath.mpf(q) - mpmath.mpf(r))))
-    assert B.critical_epsilon(q=q, r=r, model="agnostic") == pytest.approx(want, rel=1e-10)
+    assert B.critical_epsilon(q=q, r=r, rule="agnostic") == pytest.approx(want, rel=1e-10)
 
 
 def test_critical_epsilon_edge_cases_unchanged():
     assert B.critical_epsilon(q=0.0, r=0.5) == math.inf
     assert B.critical_epsilon(q=0.0, r=0.0) == math.inf
     assert B.critical_epsilon(q=0.6, r=0.3) == 0.0
-    assert B.critical_epsilon(q=0.6, r=0.3, model="agnostic") == 0.0
-    assert B.critical_epsilon(q=0.6, r=0.6, model="agnostic") == math.inf
+    assert B.critical_epsilon(q=0.6, r=0.3, rule="agnostic") == 0.0
+    assert B.critical_epsilon(q=0.6, r=0.6, rule="agnostic") == math.inf
     np.testing.assert_allclose(B.critical_epsilon(q=[1e-17, 0.3], r=0.5),
                                [math.log(0.5e17), math.log(0.5 / 0.3)], rtol=1e-14)
 

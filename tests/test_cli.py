@@ -131,7 +131,7 @@ def test_figure2_numbers_are_those_of_the_library_call(book_run):
         # three cells, alone: a cell's numbers do not depend on the grid around it
         i, j = np.array([0, 5, 11]), np.array([11, 2, 7])
         res = optimize.optimal_epsilon(q=data["q"][i], r=data["r"][j], epsilons=s["epsilons"], T=s["T"], n0=s["n0"],
-                                       trials=s["trials"], model="leak", mu=s["mu"], seed=0)
+                                       trials=s["trials"], rule="leak", mu=s["mu"], seed=0)
         assert np.array_equal(data["values"][i, j], res.values) and np.array_equal(data["se"][i, j], res.se)
         assert np.array_equal(data["epsilon_star"][i, j], res.epsilon)
 

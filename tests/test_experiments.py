@@ -453,7 +453,7 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.compare_schedules({"a": [1.0, -1.0]}, **SCHED), "schedules"),
     (lambda: experiments.compare_schedules({"a": [1.0]}, collapse="never", **SCHED), "collapse"),
     (lambda: experiments.compare_schedules({}, **SCHED), "schedules"),
-    (lambda: experiments.final_error_curve(q=0.3, r=0.6, model="other"), "model"),
+    (lambda: experiments.final_error_curve(q=0.3, r=0.6, rule="other"), "rule"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):

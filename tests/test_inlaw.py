@@ -40,9 +40,9 @@ def homogeneity_p(a, b):
 
 # ------------------------------------------------------------- Bernoulli model
 @pytest.mark.parametrize("n0", [1, 2, 3])
-@pytest.mark.parametrize("model", ["leak", "agnostic"])
-def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n0, model):
-    kw = dict(q=0.4, r=0.7, T=2, n0=n0, trials=3000, model=model, mu=(0.0, 1.0), policy=Policy(floor=0))
+@pytest.mark.parametrize("rule", ["leak", "agnostic"])
+def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n0, rule):
+    kw = dict(q=0.4, r=0.7, T=2, n0=n0, trials=3000, rule=rule, mu=(0.0, 1.0), policy=Policy(floor=0))
     fast = bernoulli.simulate(0.8, seed=1, **kw)
     slow = bernoulli.simulate_agents(0.8, seed=2, **kw)
     rows = lambda run: np.column_stack([run.population[:, 1], run.leaked[:, 0], run.population[:, 2]])  # noqa: E731
@@ -58,8 +58,8 @@ def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(
 
 def test_bernoulli_homogeneity_check_has_power_against_the_other_growth_rule():
     kw = dict(q=0.4, r=0.7, T=2, n0=2, trials=3000, mu=(0.0, 1.0), policy=Policy(floor=0))
-    fast = bernoulli.simulate(0.8, model="leak", seed=1, **kw)
-    wrong = bernoulli.simulate_agents(0.8, model="agnostic", seed=2, **kw)
+    fast = bernoulli.simulate(0.8, rule="leak", seed=1, **kw)
+    wrong = bernoulli.simulate_agents(0.8, rule="agnostic", seed=2, **kw)
     rows = lambda run: np.column_stack([run.population[:, 1], run.leaked[:, 0], run.population[:, 2]])  # noqa: E731
     assert homogeneity_p(rows(fast), rows(wrong)) < P_MIN
 

@@ -121,12 +121,12 @@ def test_optimal_epsilon_falls_as_the_leaving_rate_rises():
 def test_agnostic_model_prefers_no_privacy_when_r_exceeds_q():
     # appendix B: recruits do not depend on leaks, the population fills the cap anyway
     eps = np.array([0.1, 0.5, 1.0, 2.0, np.inf])
-    res = O.optimal_epsilon(q=0.1, r=0.5, epsilons=eps, model="agnostic", trials=200, seed=0)
+    res = O.optimal_epsilon(q=0.1, r=0.5, epsilons=eps, rule="agnostic", trials=200, seed=0)
     assert res.epsilon == np.inf
     # eps = inf beats every eps <= 1 by more than Z standard errors
     gap = res.values[:3] - res.values[-1]
     assert np.all(gap > Z * np.hypot(res.se[:3], res.se[-1]))
-    assert O.mean_field_optimal_epsilon(q=0.1, r=0.5, epsilons=eps, model="agnostic").epsilon == np.inf
+    assert O.mean_field_optimal_epsilon(q=0.1, r=0.5, epsilons=eps, rule="agnostic").epsilon == np.inf
 
 
 def test_clip_estimate_bounds_the_error_as_in_the_authors_code():
@@ -140,7 +140,7 @@ def test_clip_estimate_bounds_the_error_as_in_the_authors_code():
 
 def test_mean_field_optimum_is_argmin_of_mean_field_error():
     q, r = np.array([0.2, 0.5]), np.array([0.7, 0.9])
-    res = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=50, n0=100, model="leak", mu=(0.0, 1.0))
+    res = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=50, n0=100, rule="leak", mu=(0.0, 1.0))
     errs = B.mean_field(EPS, q=q, r=r, T=50, n0=100, mu=(0.0, 1.0)).sq_error[..., -1]
     np.testing.assert_allclose(res.values, errs)
     assert np.array_equal(res.epsilon, EPS[np.argmin(errs, axis=-1)])
@@ -165,7 +165,7 @@ def test_epsilon_inf_alone_works():
     (dict(n0=0), "n0"),
     (dict(trials=0), "trials"),
     (dict(cap=5), "cap"),
-    (dict(model="other"), "model"),
+    (dict(rule="other"), "rule"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(kwargs, name):
     args = dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=5, n0=10, trials=2, cap=100)

@@ -88,7 +88,7 @@ def test_a_figure_given_a_result_of_the_wrong_type_names_it():
 def test_sequences_and_mappings_of_a_figure_are_checked_before_drawing():
     # was: 'int' object is not iterable / not subscriptable, IndexError: list index out of range
     for call, word in [(lambda: plots.growth_factor_figure(settings=0.5), "settings"),
-                       (lambda: plots.growth_factor_figure(models=2), "models"),
+                       (lambda: plots.growth_factor_figure(rules=2), "rules"),
                        (lambda: plots.growth_factor_figure(epsilon_range=[]), "epsilon_range"),
                        (lambda: plots.roc_figure([0.5, 1.0], labels=[]), "labels"),
                        (lambda: plots.roc_figure([0.5, 1.0], empirical=1.0), "empirical"),

@@ -70,23 +70,23 @@ def test_beta_is_in_zero_half_and_increasing(eps):
 
 
 @FAST
-@given(beta=st.floats(0.0, 0.5), q=probs, r=probs, model=st.sampled_from(bernoulli.MODELS))
-def test_bernoulli_growth_factor_lies_in_one_minus_q_one_plus_r(beta, q, r, model):
-    C = bernoulli.growth_factor(beta, q=q, r=r, model=model)
+@given(beta=st.floats(0.0, 0.5), q=probs, r=probs, rule=st.sampled_from(bernoulli.RULES))
+def test_bernoulli_growth_factor_lies_in_one_minus_q_one_plus_r(beta, q, r, rule):
+    C = bernoulli.growth_factor(beta, q=q, r=r, rule=rule)
     assert 1 - q - 1e-15 <= C <= 1 + r + 1e-15
     # C decreases in β (more leaks)
-    assert bernoulli.growth_factor(beta / 2, q=q, r=r, model=model) >= C - 1e-15
+    assert bernoulli.growth_factor(beta / 2, q=q, r=r, rule=rule) >= C - 1e-15
 
 
 @FAST
-@given(q=probs, r=probs, model=st.sampled_from(bernoulli.MODELS))
-def test_critical_beta_keeps_the_population_and_is_in_range(q, r, model):
-    beta_c = bernoulli.critical_beta(q=q, r=r, model=model)
+@given(q=probs, r=probs, rule=st.sampled_from(bernoulli.RULES))
+def test_critical_beta_keeps_the_population_and_is_in_range(q, r, rule):
+    beta_c = bernoulli.critical_beta(q=q, r=r, rule=rule)
     assert 0.0 <= beta_c <= 0.5
-    eps_c = bernoulli.critical_epsilon(q=q, r=r, model=model)
+    eps_c = bernoulli.critical_epsilon(q=q, r=r, rule=rule)
     assert eps_c >= 0.0 and not math.isnan(eps_c)
-    if bernoulli.growth_factor(0.0, q=q, r=r, model=model) >= 1:  # some β survives: β_c does
-        assert bernoulli.growth_factor(beta_c, q=q, r=r, model=model) >= 1 - 1e-12
+    if bernoulli.growth_factor(0.0, q=q, r=r, rule=rule) >= 1:  # some β survives: β_c does
+        assert bernoulli.growth_factor(beta_c, q=q, r=r, rule=rule) >= 1 - 1e-12
 
 
 @FAST

@@ -327,7 +327,7 @@ def test_the_mechanism_level_is_a_template_and_its_settings_and_the_rule_are_use
     res = O.optimal_schedule(mech, beh, T=6, n0=100, cap=None)
     path = engine.mean_field(B.RandomizedResponse(Schedule(res.epsilon), mu=0.3), beh, T=6, n0=100, cap=None)
     assert res.regret == path.cumulative_error and res.regret <= res.constant_regret
-    assert res.settings["model"] == "agnostic" and res.settings["mu"] == (0.3, 0.3)
+    assert res.settings["rule"] == "agnostic" and res.settings["mu"] == (0.3, 0.3)
     other = O.optimal_schedule(B.RandomizedResponse(2.0), users(0.6, 0.3), T=6, n0=100, cap=None)
     assert other.regret != res.regret
 

@@ -44,9 +44,9 @@ def test_check_int(bad, exc):
 
 
 def test_check_choice_lists_the_allowed_values():
-    assert v.check_choice("model", "leak", ("leak", "agnostic")) == "leak"
-    with pytest.raises(ValueError, match="model must be one of 'leak', 'agnostic'; got 'lek'"):
-        v.check_choice("model", "lek", ("leak", "agnostic"))
+    assert v.check_choice("rule", "leak", ("leak", "agnostic")) == "leak"
+    with pytest.raises(ValueError, match="rule must be one of 'leak', 'agnostic'; got 'lek'"):
+        v.check_choice("rule", "lek", ("leak", "agnostic"))
 
 
 def test_check_rng_normalizes_seeds_reproducibly():

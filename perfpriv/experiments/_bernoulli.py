@@ -34,7 +34,7 @@ class FinalErrors(Result):
     epsilon_c : float
         Theorem 1's critical budget (:func:`perfpriv.bernoulli.critical_epsilon`).
     q, r : float
-    model : str
+    rule : str
     T, n0, trials : int
     settings : dict
         Provenance: cap, mu, seed, conventions, clip_estimate, policy.
@@ -50,14 +50,14 @@ class FinalErrors(Result):
     epsilon_c: float
     q: float
     r: float
-    model: str
+    rule: str
     T: int
     n0: int
     trials: int
     settings: dict
 
 
-def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trials=30, cap=20000, mu=(0.0, 1.0),
+def final_error_curve(*, q, r, epsilons=None, rule="leak", T=100, n0=400, trials=30, cap=20000, mu=(0.0, 1.0),
                       conventions="paper", seed=0, fine=None) -> FinalErrors:
     """The squared error of round T against ε, by simulation and from the mean field (§3's objective).
 
@@ -74,7 +74,7 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
         Leaving and recruiting probabilities (keyword-only).
     epsilons : array_like, optional
         Simulated ε (default 15 values in [0.01, 20] and inf).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
     T, n0, trials, cap : int
         Horizon, initial population, trials per ε, population cap.
@@ -103,7 +103,7 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
     """
     q = check_probability("q", q, scalar=True)
     r = check_probability("r", r, scalar=True)
-    model = check_choice("model", model, RULES)
+    rule = check_choice("rule", rule, RULES)
     eps = np.asarray(tuple(np.geomspace(0.01, 20.0, 15)) + (np.inf,) if epsilons is None
                      else np.atleast_1d(np.asarray(check_real("epsilons", epsilons, low=0, low_open=True,
                                                               allow_inf=True), float)))
@@ -112,13 +112,13 @@ def final_error_curve(*, q, r, epsilons=None, model="leak", T=100, n0=400, trial
         top = max(20.0, float(finite.max())) if finite.size else 20.0
         fine = np.geomspace(max(0.01, float(finite.min())) if finite.size else 0.01, top, 200)
     fine = np.atleast_1d(np.asarray(check_real("fine", fine, low=0, low_open=True), float))
-    res = optimize.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, model=model, mu=mu, seed=seed,
+    res = optimize.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, rule=rule, mu=mu, seed=seed,
                                    conventions=conventions, policy=engine.Policy(cap=cap), progress=False)
-    mf = dict(q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu)
+    mf = dict(q=q, r=r, T=T, n0=n0, rule=rule, cap=cap, mu=mu)
     theory = np.asarray(bernoulli.mean_field(fine, **mf).sq_error, float)[..., -1]
     theory_inf = float(bernoulli.mean_field(np.inf, **mf).sq_error[-1])
-    ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
+    ec = float(bernoulli.critical_epsilon(q=q, r=r, rule=rule))
     settings = dict(cap=cap, mu=mu, seed=seed, **bernoulli_provenance(conventions, n0=n0, mu=mu,
                                                                               policy=engine.Policy(cap=cap)))
     return FinalErrors(eps, np.asarray(res.values, float), np.asarray(res.se, float), float(res.epsilon), fine,
-                       theory, theory_inf, ec, q, r, model, int(T), int(n0), int(trials), settings)
+                       theory, theory_inf, ec, q, r, rule, int(T), int(n0), int(trials), settings)

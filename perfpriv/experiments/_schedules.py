@@ -47,7 +47,7 @@ class ScheduleComparison(Result):
     trials : int
         Simulated runs per schedule.
     settings : dict
-        Provenance: q, r, n0, model or data, cap, seed, conventions, policy.
+        Provenance: q, r, n0, rule or data, cap, seed, conventions, policy.
     """
 
     names: tuple
@@ -171,7 +171,7 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     return _compare(names, scheds, mf, run.cumulative_error, reference, settings)
 
 
-def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None, model="leak", cap=20000,
+def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None, rule="leak", cap=20000,
                               mu=(0.0, 1.0), conventions="paper", seed=None):
     r"""Mean-field and simulated regret of named ε schedules (randomized response).
 
@@ -194,7 +194,7 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
         Simulated runs.
     reference : str, optional
         Schedule the differences are taken against (default: the first).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
     cap : int
         Population cap.
@@ -224,12 +224,12 @@ def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None
     r = check_probability("r", r, scalar=True)
     trials = check_int("trials", trials, low=1)
     T = eps.shape[1]
-    mf = np.asarray(bernoulli.mean_field(Schedule(eps), q=q, r=r, T=T, n0=n0, model=model, cap=cap, mu=mu).sq_error,
+    mf = np.asarray(bernoulli.mean_field(Schedule(eps), q=q, r=r, T=T, n0=n0, rule=rule, cap=cap, mu=mu).sq_error,
                     float).sum(axis=-1)
     policy = engine.Policy(cap=cap)
-    run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, model=model, mu=mu, policy=policy,
+    run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, rule=rule, mu=mu, policy=policy,
                              conventions=conventions, seed=seed)
-    settings = dict(q=q, r=r, n0=n0, model=model, cap=cap, mu=mu, seed=seed,
+    settings = dict(q=q, r=r, n0=n0, rule=rule, cap=cap, mu=mu, seed=seed,
                     **bernoulli_provenance(conventions, n0=n0, mu=mu, policy=policy))
     return _compare(names, eps, mf, run.cumulative_error, reference, settings)
 

@@ -45,21 +45,21 @@ def unique_cells(qq, rr):
     return pairs[0], pairs[1], np.ravel(inverse).reshape(qq.shape)
 
 
-def users_of_cells(behaviour, q, r, model):
+def users_of_cells(behaviour, q, r, rule):
     """The users of a batch of cells: the paper's, or those of the callable ``behaviour(q, r)`` (checked).
 
     Parameters
     ----------
     behaviour : callable or None
         ``behaviour(q, r) -> Behaviour`` given arrays of one shape; ``None``:
-        ``Memoryless(q=q, r=r, rule=model)``.
+        ``Memoryless(q=q, r=r, rule=rule)``.
     q, r : numpy.ndarray
         The cells' coordinates.
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule of the paper's users.
     """
     if behaviour is None:
-        return Memoryless(q=q, r=r, rule=model)
+        return Memoryless(q=q, r=r, rule=rule)
     users = behaviour(q, r)
     if not isinstance(users, Behaviour):
         raise TypeError(f"behaviour must be a callable (q, r) -> perfpriv.behaviour.Behaviour; it returned "
@@ -70,14 +70,14 @@ def users_of_cells(behaviour, q, r, model):
     return users
 
 
-def check_behaviour(behaviour, model):
-    """A ``behaviour`` argument of a search: None or a callable, and not combined with ``model``."""
+def check_behaviour(behaviour, rule):
+    """A ``behaviour`` argument of a search: None or a callable, and not combined with ``rule``."""
     if behaviour is not None:
         if not callable(behaviour):
             raise TypeError(f"behaviour must be None or a callable (q, r) -> Behaviour; got {behaviour!r:.60}")
-        if model != "leak":
-            raise ValueError("model and behaviour are exclusive: the behaviour callable chooses its own rule "
-                             f"(got model={model!r})")
+        if rule != "leak":
+            raise ValueError("rule and behaviour are exclusive: the behaviour callable chooses its own rule "
+                             f"(got rule={rule!r})")
 
 
 def check_leak_options(method, samples, seed):

@@ -59,7 +59,7 @@ class EpsilonOptimum:
     objective : str
         ``"simulation"`` or ``"mean_field"``.
     settings : dict
-        Provenance: T, n0, trials, model, mu, conventions, policy, seed.
+        Provenance: T, n0, trials, rule, mu, conventions, policy, seed.
     """
 
     epsilon: object
@@ -94,16 +94,16 @@ def _pick(shape, eps, values):
     return float(best) if shape == () else best
 
 
-def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, model, mu, clip_estimate, conventions, policy,
+def _final_error_cells(q, r, *, keys, epsilons, T, n0, trials, rule, mu, clip_estimate, conventions, policy,
                        behaviour=None):
     """Mean final-round error and its standard error for a batch of cells: shape (cells, 2, E)."""
     mech = RandomizedResponse(epsilons, mu=mu, clip_estimate=clip_estimate)
-    best = level_search(mech, users_of_cells(behaviour, q, r, model), T=T, n0=n0, trials=trials, score="final",
+    best = level_search(mech, users_of_cells(behaviour, q, r, rule), T=T, n0=n0, trials=trials, score="final",
                         policy=policy, conventions=conventions, seed=keys)
     return np.stack([best.values, best.se], axis=1)
 
 
-def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", mu=(0.5, 1.0), seed=None,
+def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, rule="leak", mu=(0.5, 1.0), seed=None,
                     clip_estimate=None, policy=None, conventions="paper", n_jobs=None, progress="auto", chunk=64,
                     behaviour=None, on_cells=None):
     r"""ε in a grid minimizing the mean final-round squared error, by simulation.
@@ -126,7 +126,7 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
         Initial population.
     trials : int
         Runs per (cell, ε).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule (Fig. 2 / Fig. 7).
     mu : float or (float, float)
         Law of :math:`μ_t` (default Uniform(0.5, 1), as in the paper's maps).
@@ -147,8 +147,8 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
         ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of
         the cells, given arrays of (q, r) (one chunk of cells at a time;
         e.g. ``lambda q, r: behaviour.LeakCount(k=3, q=q, r=r)``). ``None``
-        (default): the paper's users, ``Memoryless(q=q, r=r, rule=model)``.
-        Exclusive with a non-default ``model``. Must be picklable for
+        (default): the paper's users, ``Memoryless(q=q, r=r, rule=rule)``.
+        Exclusive with a non-default ``rule``. Must be picklable for
         ``n_jobs`` > 1 (a module-level function or class, not a lambda).
     on_cells : callable, optional
         Called with the number of (distinct) cells of each chunk as it
@@ -177,26 +177,26 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, model="leak", m
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=1)
     trials = check_int("trials", trials, low=1)
-    model = check_choice("model", model, RULES)
-    check_behaviour(behaviour, model)
+    rule = check_choice("rule", rule, RULES)
+    check_behaviour(behaviour, rule)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     policy = engine.check_policy(policy)
     RandomizedResponse(eps, mu=mu, clip_estimate=clip_estimate)  # checks mu, clip_estimate now
     uq, ur, inverse = unique_cells(qq, rr)
-    run = Execution(n_jobs=n_jobs, chunk=chunk, progress=progress, description=f"epsilon* ({model})",
+    run = Execution(n_jobs=n_jobs, chunk=chunk, progress=progress, description=f"epsilon* ({rule})",
                     on_cells=on_cells)
     out = map_grid(_final_error_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), options=run, epsilons=eps,
-                   T=T, n0=n0, trials=trials, model=model, mu=mu, clip_estimate=clip_estimate,
+                   T=T, n0=n0, trials=trials, rule=rule, mu=mu, clip_estimate=clip_estimate,
                    conventions=conventions, policy=policy, **({} if behaviour is None else {"behaviour": behaviour}))
     values, se = out[inverse, 0], out[inverse, 1]
-    settings = dict(T=T, n0=n0, trials=trials, model=model, mu=mu, conventions=conventions, policy=policy.describe(),
+    settings = dict(T=T, n0=n0, trials=trials, rule=rule, mu=mu, conventions=conventions, policy=policy.describe(),
                     clip_estimate=clip_estimate, seed=seed)
     if behaviour is not None:
         settings["behaviour"] = behaviour
     return EpsilonOptimum(_pick(shape, eps, values), values, eps, se, "simulation", settings)
 
 
-def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, model="leak", cap=20000, floor=1,
+def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, rule="leak", cap=20000, floor=1,
                                mu=(0.5, 1.0), behaviour=None):
     r"""ε in a grid minimizing the mean-field final-round error (theory).
 
@@ -208,7 +208,7 @@ def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, model="leak", c
 
     Parameters
     ----------
-    q, r, epsilons, T, n0, model, mu
+    q, r, epsilons, T, n0, rule, mu
         As in :func:`optimal_epsilon`.
     cap, floor : float or None
         Population clip of the mean field.
@@ -233,12 +233,12 @@ def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, model="leak", c
     """
     qq, rr, shape = check_cells(q, r)
     eps = _check_epsilons(epsilons)
-    model = check_choice("model", model, RULES)
-    check_behaviour(behaviour, model)
-    path = engine.mean_field(RandomizedResponse(eps, mu=mu), users_of_cells(behaviour, qq, rr, model), T=T, n0=n0,
+    rule = check_choice("rule", rule, RULES)
+    check_behaviour(behaviour, rule)
+    path = engine.mean_field(RandomizedResponse(eps, mu=mu), users_of_cells(behaviour, qq, rr, rule), T=T, n0=n0,
                              cap=cap, floor=floor)
     values = path.sq_error[..., -1]
-    settings = dict(T=T, n0=n0, model=model, mu=mu, cap=cap, floor=floor)
+    settings = dict(T=T, n0=n0, rule=rule, mu=mu, cap=cap, floor=floor)
     if behaviour is not None:
         settings["behaviour"] = behaviour
     return EpsilonOptimum(_pick(shape, eps, values), values, eps, np.zeros(values.shape), "mean_field", settings)

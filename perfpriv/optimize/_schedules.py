@@ -220,7 +220,7 @@ def _rr_problem(mech, behaviour, n0, cap, floor):
     q, r = _users(behaviour, "epsilon")
     n0 = check_int("n0", n0, low=1)
     cap, floor = _check_cap_floor(cap, floor, n0)
-    settings = dict(q=q, r=r, n0=n0, model=behaviour.rule, cap=cap, floor=floor, mu=mech.mu)
+    settings = dict(q=q, r=r, n0=n0, rule=behaviour.rule, cap=cap, floor=floor, mu=mech.mu)
     return _Problem(lambda lv: RandomizedResponse(lv, mu=mech.mu, clip_estimate=mech.clip_estimate), behaviour,
                     n0, cap, floor, "epsilon", ("rr",), settings)
 

@@ -121,7 +121,7 @@ def _panel_letter(k: int) -> str:
 # Figs. 1 and 6: squared error and population against the round
 # --------------------------------------------------------------------------
 
-def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons, cap, mu, conventions, seed, title):
+def _curves(results, settings, *, rule, scale, T, n0, trials, window, epsilons, cap, mu, conventions, seed, title):
     sizes = _sizes(CURVE_SCALES, scale, T=T, n0=n0, trials=trials, window=window, epsilons=epsilons)
     check_int("window", sizes["window"], low=1)
     eps = _check_epsilons(sizes["epsilons"])
@@ -129,7 +129,7 @@ def _curves(results, settings, *, model, scale, T, n0, trials, window, epsilons,
     seed = check_seed(seed)
     if results is None:
         results = [
-            bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], model=model,
+            bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], rule=rule,
                                mu=mu, seed=None if seed is None else seed + k,
                                **bernoulli.curve_script_options(conventions, cap=cap))
             for k, (q, r) in enumerate(settings)
@@ -240,7 +240,7 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     >>> len(fig.axes) >= 4
     True
     """
-    return _curves(results, settings, model="leak", scale=scale, T=T, n0=n0, trials=trials,
+    return _curves(results, settings, rule="leak", scale=scale, T=T, n0=n0, trials=trials,
                    window=window, epsilons=epsilons, cap=cap, mu=mu, conventions=conventions, seed=seed,
                    title="Leak model (Fig. 1)")
 
@@ -250,7 +250,7 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     """Fig. 6 of the paper: the panels of :func:`figure1` under the agnostic growth rule.
 
     Parameters (and the errors raised) are those of :func:`figure1`; the simulations use
-    ``model="agnostic"`` (every participant recruits with probability r).
+    ``rule="agnostic"`` (every participant recruits with probability r).
 
     Returns
     -------
@@ -266,7 +266,7 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     >>> len(fig.axes) >= 4
     True
     """
-    return _curves(results, settings, model="agnostic", scale=scale, T=T, n0=n0, trials=trials,
+    return _curves(results, settings, rule="agnostic", scale=scale, T=T, n0=n0, trials=trials,
                    window=window, epsilons=epsilons, cap=cap, mu=mu, conventions=conventions, seed=seed,
                    title="Agnostic model (Fig. 6)")
 
@@ -275,7 +275,7 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
 # Figs. 2 and 7: the optimal privacy budget over the (r, q) square
 # --------------------------------------------------------------------------
 
-def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, conventions, seed):
+def _map_result(result, *, rule, scale, T, n0, trials, grid, epsilons, mu, conventions, seed):
     """Run (or take) :func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid; the result and its 1-D grid."""
     sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials, grid=grid, epsilons=epsilons)
     g = check_values("grid", sizes["grid"], low=0, high=1)     # the values of q and of r
@@ -289,11 +289,11 @@ def _map_result(result, *, model, scale, T, n0, trials, grid, epsilons, mu, conv
     Q, R = np.meshgrid(g, g, indexing="ij")      # rows: q, columns: r
     kwargs = {} if mu is None else {"mu": mu}
     res = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
-                                   model=model, seed=seed, conventions=conventions, **kwargs)
+                                   rule=rule, seed=seed, conventions=conventions, **kwargs)
     return res, g
 
 
-def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, colorbar=True,
+def epsilon_star_map(result, *, q, r, ax=None, rule="leak", thresholds=True, colorbar=True,
                      title=None):
     """Draw an ε* map: a result of :func:`perfpriv.optimize.optimal_epsilon` on a (q, r) grid.
 
@@ -313,7 +313,7 @@ def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, co
         The grids of leaving and recruiting rates.
     ax : matplotlib Axes, optional
         Where to draw; a new one-panel figure otherwise.
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Which threshold lines to draw.
     thresholds : bool
         Draw the threshold lines.
@@ -348,7 +348,7 @@ def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, co
     if np.shape(result.epsilon) != (q.size, r.size):
         raise ValueError(f"result.epsilon must have shape (len(q), len(r)) = ({q.size}, {r.size}); "
                          f"got {np.shape(result.epsilon)}")
-    check_choice("model", model, ("leak", "agnostic"))
+    check_choice("rule", rule, ("leak", "agnostic"))
     if ax is None:
         fig, axes = new_figure(1, 1, width=4.6, height=3.8)
         ax = axes[0, 0]
@@ -366,7 +366,7 @@ def epsilon_star_map(result, *, q, r, ax=None, model="leak", thresholds=True, co
     line = np.linspace(0.0, 1.0, 2)
     if thresholds:
         ax.plot(line, line, ls="--", color="white", lw=1.2, label="$r = q$")
-        if model == "agnostic":
+        if rule == "agnostic":
             ax.plot(line / 2.0, line, ls=":", color="white", lw=1.4, label="$r = q/2$")
     dr = 0.5 * (r[1] - r[0]) if r.size > 1 else 0.05
     dq = 0.5 * (q[1] - q[0]) if q.size > 1 else 0.05
@@ -404,7 +404,7 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     ----------
     result : perfpriv.optimize.EpsilonOptimum, optional
         A result of :func:`perfpriv.optimize.optimal_epsilon` over a (q, r)
-        grid (``model="leak"``). If omitted it is computed here.
+        grid (``rule="leak"``). If omitted it is computed here.
     scale : {"book", "paper"}
         Default sizes (:data:`MAP_SCALES`); explicit arguments override them.
     T, n0, trials : int, optional
@@ -444,9 +444,9 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     >>> len(fig.axes)
     2
     """
-    res, g = _map_result(result, model="leak", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions, grid=grid,
+    res, g = _map_result(result, rule="leak", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions, grid=grid,
                          epsilons=epsilons, mu=mu, seed=seed)
-    return epsilon_star_map(res, q=g, r=g, model="leak", thresholds=thresholds,
+    return epsilon_star_map(res, q=g, r=g, rule="leak", thresholds=thresholds,
                             title=r"Leak model: $\varepsilon^*$ (Fig. 2)")
 
 
@@ -472,9 +472,9 @@ def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     >>> len(fig.axes)
     2
     """
-    res, g = _map_result(result, model="agnostic", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions,
+    res, g = _map_result(result, rule="agnostic", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions,
                          grid=grid, epsilons=epsilons, mu=mu, seed=seed)
-    return epsilon_star_map(res, q=g, r=g, model="agnostic", thresholds=thresholds,
+    return epsilon_star_map(res, q=g, r=g, rule="agnostic", thresholds=thresholds,
                             title=r"Agnostic model: $\varepsilon^*$ (Fig. 7)")
 
 
@@ -502,7 +502,7 @@ def _inf_axis(ax, finite_max=20.0):
 
 
 def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
-                         models=("leak", "agnostic"), epsilon_range=(0.01, 20.0)):
+                         rules=("leak", "agnostic"), epsilon_range=(0.01, 20.0)):
     """Growth factor C against ε for several (q, r), one panel per growth rule.
 
     Lines are :func:`perfpriv.bernoulli.growth_factor` at β = β(ε) (Lemma 1);
@@ -515,7 +515,7 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     ----------
     settings : sequence of (q, r)
         Leaving and recruiting rates.
-    models : sequence of {"leak", "agnostic"}
+    rules : sequence of {"leak", "agnostic"}
         One panel per growth rule.
     epsilon_range : (float, float)
         Finite ε range of the horizontal axis, 0 < low < high <= 1e100 (ε = inf is drawn apart).
@@ -541,32 +541,32 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     # margin stays a double
     lo = check_real("epsilon_range[0]", pair[0], low=0.0, low_open=True, high=1e100, scalar=True)
     hi = check_real("epsilon_range[1]", pair[1], low=lo, low_open=True, high=1e100, scalar=True)
-    models = check_sequence("models", models)
-    for model in models:
-        check_choice("models", model, ("leak", "agnostic"))
+    rules = check_sequence("rules", rules)
+    for rule in rules:
+        check_choice("rules", rule, ("leak", "agnostic"))
     settings = check_settings("settings", settings)
     eps = np.geomspace(lo, hi, 300)
-    fig, axes = new_figure(1, len(models), width=4.2, height=3.2, sharey=True)
+    fig, axes = new_figure(1, len(rules), width=4.2, height=3.2, sharey=True)
     colors = ["C0", "C1", "C2", "C3", "C4", "C5"]
-    for ax, model in zip(axes[0], models):
+    for ax, rule in zip(axes[0], rules):
         for k, (q, r) in enumerate(settings):
             color = colors[k % len(colors)]
-            C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q=q, r=r, model=model)
+            C = bernoulli.growth_factor(bernoulli.beta_from_epsilon(eps), q=q, r=r, rule=rule)
             ax.plot(eps, C, color=color, label=params(q=q, r=r))
-            ax.plot([_inf_x(hi)], [bernoulli.growth_factor(0.5, q=q, r=r, model=model)], "o", color=color, ms=4)
-            ec = float(bernoulli.critical_epsilon(q=q, r=r, model=model))
+            ax.plot([_inf_x(hi)], [bernoulli.growth_factor(0.5, q=q, r=r, rule=rule)], "o", color=color, ms=4)
+            ec = float(bernoulli.critical_epsilon(q=q, r=r, rule=rule))
             if 0.0 < ec < np.inf and lo <= ec <= hi:
                 ax.plot([ec], [1.0], "D", color=color, ms=6, mec="black")
         ax.axhline(1.0, color="0.4", lw=1)
         _inf_axis(ax, hi)
         ax.set_xlabel(r"privacy budget $\varepsilon$")
-        ax.set_title(f"{model} rule")
+        ax.set_title(f"{rule} rule")
     axes[0, 0].set_ylabel(r"growth factor $C(\beta(\varepsilon))$")
     axes[0, 0].legend(loc="best")
     return fig
 
 
-def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=None, n0=None,
+def final_error_figure(settings=((0.3, 0.6),), *, rule="leak", scale="book", T=None, n0=None,
                        trials=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0,
                        results=None):
     r"""Final-round squared error against ε: simulation next to the mean-field prediction.
@@ -581,7 +581,7 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
     ----------
     settings : sequence of (q, r)
         One panel per setting (pairs of probabilities).
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
     scale : {"book", "paper"}
         Default T, n0, trials (those of :data:`MAP_SCALES`).
@@ -628,7 +628,7 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
         settings = check_settings("settings", settings)
         epsilons = None if epsilons is None else _check_epsilons(epsilons)
         sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials)
-        results = [experiments.final_error_curve(q=q, r=r, epsilons=epsilons, model=model, T=sizes["T"],
+        results = [experiments.final_error_curve(q=q, r=r, epsilons=epsilons, rule=rule, T=sizes["T"],
                                                  n0=sizes["n0"], trials=sizes["trials"], cap=cap, mu=mu,
                                                  conventions=conventions, seed=seed)
                    for q, r in settings]
@@ -650,6 +650,6 @@ def final_error_figure(settings=((0.3, 0.6),), *, model="leak", scale="book", T=
         _inf_axis(ax, finite_max)
         ax.set_xlabel(r"privacy budget $\varepsilon$")
         ax.set_ylabel(f"squared error at round $T={res.T}$")
-        ax.set_title(f"{res.model} rule, {params(q=res.q, r=res.r)}")
+        ax.set_title(f"{res.rule} rule, {params(q=res.q, r=res.r)}")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     return fig

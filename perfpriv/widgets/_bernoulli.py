@@ -24,7 +24,7 @@ __all__ = ["bernoulli_explorer", "bernoulli_draw"]
 _INF_COLOR = (0.80, 0.10, 0.10, 1.0)
 
 
-def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="leak", seed=0, window=15):
+def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, rule="leak", seed=0, window=15):
     """Figure of one explorer state: population (left) and squared error (right).
 
     Parameters
@@ -37,7 +37,7 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
         Leaving and recruiting probabilities (keyword-only).
     T, n0, trials : int
         Rounds, initial population, trials.
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule.
     seed : int
         Seed of :func:`perfpriv.bernoulli.simulate` (the same for every redraw,
@@ -55,7 +55,7 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     >>> len(fig.axes)
     2
     """
-    model = check_choice("model", model, bernoulli.MODELS)
+    rule = check_choice("rule", rule, bernoulli.RULES)
     no_privacy = check_flag("no_privacy", no_privacy)
     # below 1e-100 the randomized response's squared errors overflow their moving average (inf - inf)
     epsilon = check_real("epsilon", epsilon, low=1e-100, allow_inf=True, scalar=True)
@@ -63,8 +63,8 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     window = check_int("window", window, low=1)
     eps = np.inf if no_privacy else float(epsilon)
     values = [eps] if no_privacy else [eps, np.inf]
-    run = bernoulli.simulate(np.array(values), q=q, r=r, T=T, n0=n0, trials=trials, model=model, seed=seed)
-    path = bernoulli.mean_field(np.array(values), q=q, r=r, T=T, n0=n0, model=model)
+    run = bernoulli.simulate(np.array(values), q=q, r=r, T=T, n0=n0, trials=trials, rule=rule, seed=seed)
+    path = bernoulli.mean_field(np.array(values), q=q, r=r, T=T, n0=n0, rule=rule)
     pop_mf, err_mf = path.population, path.sq_error
     ma = run.moving_average(window=min(window, T))
     rounds = np.arange(T + 1)
@@ -97,16 +97,16 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, model="lea
     ax_err.set_xlabel("round $t$")
     ax_err.set_ylabel("squared error")
     beta = bernoulli.beta_from_epsilon(eps)
-    C = bernoulli.growth_factor(beta, q=q, r=r, model=model)
-    ec = bernoulli.critical_epsilon(q=q, r=r, model=model)
+    C = bernoulli.growth_factor(beta, q=q, r=r, rule=rule)
+    ec = bernoulli.critical_epsilon(q=q, r=r, rule=rule)
     growth = assign(r"C(\beta)", C, ".3f")
-    fig.suptitle(f"{model} rule: {params('.3f', beta=beta)}, {growth}, {assign('epsilon_c', ec)}\n"
+    fig.suptitle(f"{rule} rule: {params('.3f', beta=beta)}, {growth}, {assign('epsilon_c', ec)}\n"
                  f"{trials} trials (thin), their mean (thick), mean field (dashed); "
                  f"errors averaged over {min(window, T)} rounds")
     return fig
 
 
-def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=400, trials=10,
+def bernoulli_explorer(rule="leak", *, epsilon=None, q=None, r=None, T=100, n0=400, trials=10,
                        seed=0):
     """Sliders for ε, q, r, T, n0 and the number of trials over a live simulation.
 
@@ -117,7 +117,7 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
 
     Parameters
     ----------
-    model : {"leak", "agnostic"}
+    rule : {"leak", "agnostic"}
         Growth rule (§3 or appendix B).
     epsilon, q, r : float, optional
         Initial values; defaults show a case where privacy pays (leak:
@@ -142,8 +142,8 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
     >>> ex
     <Bernoulli (leak rule) explorer: epsilon=0.5, no_privacy=False, q=0.3, r=0.6, T=100, n0=400, trials=10>
     """
-    model = check_choice("model", model, bernoulli.MODELS)
-    defaults = {"leak": (0.5, 0.3, 0.6), "agnostic": (0.5, 0.6, 0.4)}[model]
+    rule = check_choice("rule", rule, bernoulli.RULES)
+    defaults = {"leak": (0.5, 0.3, 0.6), "agnostic": (0.5, 0.6, 0.4)}[rule]
     epsilon = defaults[0] if epsilon is None else epsilon
     q = defaults[1] if q is None else q
     r = defaults[2] if r is None else r
@@ -158,13 +158,13 @@ def bernoulli_explorer(model="leak", *, epsilon=None, q=None, r=None, T=100, n0=
     }
 
     def draw(**values):
-        return bernoulli_draw(**values, model=model, seed=seed)
+        return bernoulli_draw(**values, rule=rule, seed=seed)
 
     # kernel-free version: the budget across its threshold, and r on both sides of q
     grid = {"leak": {"epsilon": [0.1, 0.2, 0.5, 0.7, 1.0, 2.0], "r": [0.3, 0.45, 0.6]},
-            "agnostic": {"epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 5.0], "r": [0.25, 0.4, 0.7]}}[model]
+            "agnostic": {"epsilon": [0.1, 0.2, 0.5, 1.0, 2.0, 5.0], "r": [0.25, 0.4, 0.7]}}[rule]
     if (epsilon, r) != defaults[::2]:
         grid = {"epsilon": sorted({*grid["epsilon"], epsilon}), "r": sorted({*grid["r"], r})}
-    return Explorer(f"Bernoulli ({model} rule)", controls, draw, columns=4,
+    return Explorer(f"Bernoulli ({rule} rule)", controls, draw, columns=4,
                     plotted="the population over the rounds (left) and the squared error of the estimate (right), private run against no privacy",
-                    source=f"perfpriv.widgets.bernoulli_draw(model={model!r})", static_grid=grid)
+                    source=f"perfpriv.widgets.bernoulli_draw(rule={rule!r})", static_grid=grid)
