@@ -571,6 +571,8 @@ def test_figures_and_the_explorer_draw():
     for fig in (plots.figure_ridge_sensitivity(prof), plots.figure_one_round(chk), plots.figure_gamma_star_map(*star, q=[0.2, 0.8], r=[0.3, 0.7]),
                 plots.figure_published_privacy(pub)):
         assert isinstance(fig, Figure)
+    label = plots.figure_gamma_star_map(*star, q=[0.2, 0.8], r=[0.3, 0.7]).axes[-1].get_ylabel()
+    assert f"= {RG.rho_from_gamma(1.0):g}/" in label                  # the colorbar states the library's ρ(γ)
     with pytest.raises(TypeError, match="SensitivityProfile"):
         plots.figure_ridge_sensitivity(chk)
     fig = widgets.draw_learning(q=0.5, r=0.5, gamma=0.0056, T=3, n0=50, cap=200)

@@ -150,7 +150,7 @@ def figure_gamma_star_map(simulated, theory, *, q, r, title=None):
         ax.set_title(name, fontsize=9)
         ax.grid(False)
     bar = fig.colorbar(mesh, ax=axes[0, :2].tolist(), pad=0.02, shrink=0.9)
-    bar.set_label(r"$\gamma^*$  ($\rho^* = 1/(2\gamma^{*2})$)")
+    bar.set_label(r"$\gamma^*$  ($\rho^* = 2/\gamma^{*2}$, replace-one zCDP)")
     cx = axes[0, 2]
     for k, i in enumerate(sorted({0, len(q) // 2, len(q) - 1})):
         col = _C[k]
