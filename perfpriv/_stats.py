@@ -25,9 +25,11 @@ _TINY = 1e-140
 def mean_se(x, axis=-1):
     """Mean and standard error of the mean (ddof = 1) along ``axis``.
 
-    One sample gives a NaN standard error (no spread to estimate from), an
-    infinite sample an infinite mean and standard error; finite samples too
-    large to square are scaled by their largest value first.
+    One sample gives an infinite standard error (no spread to estimate
+    from: no difference is resolved against it), a sample holding NaN a NaN
+    mean and standard error, an infinite sample an infinite mean and standard
+    error; finite samples too large to square are scaled by their largest
+    value first.
 
     Examples
     --------
@@ -35,12 +37,13 @@ def mean_se(x, axis=-1):
     >>> mean.tolist(), se.tolist()
     ([2.0, inf, 2e+300], [1.0, inf, 1e+300])
     >>> float(mean_se([2.0])[1])
-    nan
+    inf
     """
     x = np.asarray(x, dtype=float)
     m = x.shape[axis]
     if m < 2:
-        return x.mean(axis=axis), np.full(np.delete(x.shape, axis if axis >= 0 else x.ndim + axis), np.nan)
+        mean = x.mean(axis=axis)
+        return mean, np.where(np.isnan(mean), np.nan, np.inf)
     plain = np.abs(x) <= _PLAIN
     if plain.all():                                       # every ordinary sample: numpy's numbers, unchanged
         return x.mean(axis=axis), x.std(axis=axis, ddof=1) / math.sqrt(m)
@@ -68,16 +71,14 @@ def mean_se(x, axis=-1):
 def standard_error(values, axis=-1):
     """Standard error of the mean along ``axis``: ``inf`` (no estimate) from a single run.
 
+    The standard error of :func:`mean_se`, without the mean.
+
     Examples
     --------
     >>> standard_error([[1.0, 3.0]]).tolist(), standard_error([[2.0]]).tolist()
     ([1.0], [inf])
     """
-    values = np.asarray(values, float)
-    count = values.shape[axis]
-    if count < 2:
-        return np.full(np.delete(values.shape, axis % values.ndim), np.inf)
-    return values.std(axis=axis, ddof=1) / math.sqrt(count)
+    return mean_se(values, axis=axis)[1]
 
 
 def euclidean_norms(x):

@@ -30,3 +30,15 @@ def test_euclidean_norms_of_moderate_rows_are_the_plain_ones_bit_for_bit():
     rows = np.random.default_rng(0).normal(size=(1000, 3)) * np.geomspace(1e-100, 1e100, 1000)[:, None]
     np.testing.assert_array_equal(euclidean_norms(rows), np.sqrt(np.einsum("ij,ij->i", rows, rows)))
     assert euclidean_norms(np.zeros((2, 4))).tolist() == [0.0, 0.0]
+
+
+def test_one_standard_error_convention_a_single_run_resolves_nothing():
+    """mean_se and standard_error agree everywhere: inf from one run, NaN from a NaN, scaled huge samples."""
+    from perfpriv._stats import mean_se, standard_error
+    samples = np.array([[2.0, np.nan], [1e300, 3e300], [np.inf, 1.0], [1.0, 3.0]])
+    np.testing.assert_array_equal(standard_error(samples), mean_se(samples)[1])
+    assert standard_error(samples).tolist()[1:] == [1e300, np.inf, 1.0]
+    assert np.isnan(standard_error(samples)[0])
+    one = mean_se(np.array([[2.0], [np.nan]]))
+    assert one[1][0] == np.inf and np.isnan(one[1][1])
+    assert standard_error([[2.0]]).tolist() == [np.inf]

@@ -22,7 +22,7 @@ class FinalErrors(Result):
         Simulated budgets (``inf``: no privacy).
     mean, se : numpy.ndarray, shape (E,)
         Mean over trials of the squared error of the last estimate (round T)
-        and its standard error (NaN from one trial).
+        and its standard error (inf from one trial).
     epsilon_star : float
         The simulated ε* (grid argmin of ``mean``).
     fine : numpy.ndarray

@@ -54,7 +54,7 @@ class EpsilonOptimum:
     epsilons : numpy.ndarray
         The ε grid searched.
     se : numpy.ndarray
-        Monte Carlo standard error of ``values`` (0 for the mean field, NaN
+        Monte Carlo standard error of ``values`` (0 for the mean field, inf
         for one trial).
     objective : str
         ``"simulation"`` or ``"mean_field"``.

@@ -45,7 +45,7 @@ class LevelOptimum:
         The score of every level, shape ``cells + (L,)``: the mean over
         trials (simulation) or the mean-field value.
     se : numpy.ndarray
-        Monte Carlo standard error of ``values`` (NaN for one trial; 0 for the mean field).
+        Monte Carlo standard error of ``values`` (inf for one trial; 0 for the mean field).
     levels : numpy.ndarray
         The levels searched, shape ``(L,)`` (or ``(L, T)`` for schedules).
     method, score : str
