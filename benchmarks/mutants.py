@@ -121,7 +121,7 @@ MUTANTS = [
       T_DYN, "Theorem 4: K without its factors 2"),
     M("dynamics.thm4_B", "dynamics.py", "z = (R - M) / (2 * math.sqrt(lam_max_sigma))",
       "z = (R - M) / (math.sqrt(lam_max_sigma))", T_DYN, "Theorem 4: clipping bias B(R)"),
-    M("dynamics.thm2", "dynamics.py", "scale = 2 * R * np.sqrt(n) / (n - 1)", "scale = 2 * R * np.sqrt(n) / n",
+    M("dynamics.thm2", "dynamics.py", "scale = 2 * mech.R * np.sqrt(n) / (n - 1)", "scale = 2 * mech.R * np.sqrt(n) / n",
       T_DYN, "Theorem 2: 2R√N/(N−1)"),
     M("dynamics.probit", "dynamics.py", "fac = np.where(x >= 0, (x + root) / (2 * tau), 1.0 / (root - x))",
       "fac = np.where(x >= 0, (x + root) / (2.2 * tau), 1.0 / (root - x))", T_DYN, "Theorem 2 probit factor"),

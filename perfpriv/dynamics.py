@@ -12,32 +12,35 @@ and its one mean-field recursion (:func:`perfpriv.engine.mean_field`):
   :func:`exact_critical_gamma`;
 * the finite-sample error bounds of Theorem 3, :func:`kappa` and
   :func:`error_bounds`;
-* the mean-field path :math:`N_t = N_{t-1} C(γ; N_{t-1})` with the error of each
-  round and their sum, :func:`mean_field`;
 * Lemma 9's cumulative error bound, :func:`cumulative_error_bound`;
 * the long-run limit that corrects Remark 2, :func:`infinite_horizon_gamma`;
 * Theorem 4's PAC horizon, :func:`pac_radius` and :func:`pac_rounds`.
 
-Conventions shared by every function
-------------------------------------
-``gamma`` is the per-user noise scale γ (the release is the clipped mean
-plus :math:`\mathcal{N}(0, γ^{2}/N I_d)`), ``tau`` the leak threshold τ on the log-likelihood
-ratio, ``q`` the probability that a leaked user leaves and ``r`` the
-probability that a non-leaked user recruits one more; ``q``, ``r`` and
-``tau`` are keyword-only. ``d``, ``R``, ``mu`` and ``Sigma`` describe the
-data (dimension, clipping radius, mean and covariance of the Gaussian
-records, defaults 0 and I), and ``statistic`` chooses the membership
-statistic ("paper": Lemma 6; "exact": the exact remove-one likelihood
-ratio). ``method``, ``samples`` and ``seed`` say how :math:`p_τ` is evaluated
-(:func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo :math:`p_τ` uses
-one fixed seed, so it is a deterministic function of γ and n).
+The model is the engine's two objects
+-------------------------------------
+Every function takes the model as the engine does
+(:func:`perfpriv.engine.simulate`, :func:`perfpriv.engine.mean_field`):
+
+* ``mechanism``, a :class:`perfpriv.gaussian.GaussianMean`: the leak
+  threshold τ, the data (dimension d, clipping radius R, mean μ and
+  covariance Σ of the Gaussian records), the membership statistic (a
+  mechanism whose ``statistic`` is None uses the paper's, Lemma 6) and how
+  :math:`p_τ` is evaluated (``leak_method``, ``leak_samples``,
+  ``leak_seed``; a Monte Carlo :math:`p_τ` uses one fixed seed, so it is a
+  deterministic function of γ and n). Its level γ (the release is the
+  clipped mean plus :math:`\mathcal{N}(0, γ^{2}/N I_d)`) is the noise scale
+  the functions evaluate, unless an explicit ``gamma`` is given;
+* ``behaviour``, a :class:`perfpriv.behaviour.Memoryless`: q, the
+  probability that a leaked user leaves, and r, the probability that a
+  user recruits one more (arrays of q and r are cells).
+
+The mean-field path itself is :func:`perfpriv.engine.mean_field` on the
+same two objects.
 
 Pointwise functions (:func:`growth_factor`, :func:`error_bounds`,
-:func:`cumulative_error_bound`) broadcast ``gamma``, ``q``, ``r`` and ``n``
-as numpy does. The mean-field path (:func:`mean_field`) follows
-:mod:`perfpriv.engine`: array ``q``, ``r`` are cells
-(leading axes), a 1-D ``gamma`` is a grid of levels (next axis) and a
-:class:`perfpriv.engine.Schedule` one level per round.
+:func:`cumulative_error_bound`, :func:`critical_gamma`) broadcast γ (the
+mechanism's level, a number or a 1-D grid, or an explicit ``gamma`` of any
+shape), the behaviour's ``q`` and ``r`` and ``n`` as numpy does.
 
 Population sizes may be real numbers (the mean field is a real-valued
 recursion): :math:`p_τ` is evaluated at real n >= 2; at n = 1 the leak probability
@@ -54,17 +57,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from . import engine, keyed
+from . import engine
+from ._bisect import bisect_log_boundary
 from ._validate import (
     check_allocation,
     check_bracket,
-    check_choice,
     check_int,
-    check_probability,
     check_real,
     check_same_shape,
 )
-from .behaviour import Memoryless
+from .behaviour import Behaviour, Memoryless
 from .gaussian import GaussianMean
 
 __all__ = [
@@ -74,7 +76,6 @@ __all__ = [
     "kappa",
     "ErrorBounds",
     "error_bounds",
-    "mean_field",
     "cumulative_error_bound",
     "InfiniteHorizonGamma",
     "infinite_horizon_gamma",
@@ -82,71 +83,69 @@ __all__ = [
     "pac_rounds",
 ]
 
-_ROUNDS = ("algorithm", "paper")
-
-
 def _out(x):
     """Python float for 0-d results, array otherwise."""
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
 
 
-def _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed):
-    """The GaussianMean of a data model (its levels ``gamma``; the :math:`p_τ` options).
+def _model(mechanism, behaviour, kind=Memoryless):
+    """Check the model objects (``kind=None``: no behaviour); the mechanism with its statistic resolved.
 
-    ``method``, ``samples`` and ``seed`` are checked here, under the names this module's
-    functions give them (GaussianMean calls them ``leak_method``, ``leak_samples``, ``leak_seed``).
+    A mechanism whose ``statistic`` is None uses the paper's (Lemma 6).
     """
-    method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
-    if samples is not None:
-        samples = check_int("samples", samples, low=1)
-    if not isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
-        keyed.as_seed_sequence(seed, name="seed")  # checked under its name here (read, not consumed)
-    return GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
-                        statistic=check_choice("statistic", statistic, ("paper", "exact")),
-                        leak_method=method, leak_samples=samples, leak_seed=seed)
+    if not isinstance(mechanism, GaussianMean):
+        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
+    if kind is not None and not isinstance(behaviour, kind):
+        raise TypeError(f"behaviour must be a perfpriv.behaviour.{kind.__name__}"
+                        + (" (the paper's users, q and r)" if kind is Memoryless else "")
+                        + f"; got {type(behaviour).__name__}")
+    return mechanism.resolved("paper")
 
 
-def _check_common(gamma, tau, q, r):
-    gamma = check_real("gamma", gamma, low=0, low_open=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    q = check_probability("q", q)
-    r = check_probability("r", r)
-    return gamma, tau, q, r
+def _check_leak_rule(behaviour, what):
+    if behaviour.rule != "leak":
+        raise ValueError(f"behaviour: {what} is stated for the paper's leak rule (a leaked user leaves "
+                         f"w.p. q, the others recruit w.p. r); got rule={behaviour.rule!r}")
+
+
+def _gamma(mechanism, gamma):
+    """The noise scale evaluated: an explicit ``gamma`` (any shape), else the mechanism's level."""
+    if gamma is not None:
+        return check_real("gamma", gamma, low=0, low_open=True)
+    levels = mechanism.levels
+    if levels.per_round or isinstance(levels.given, engine.PerCell):
+        raise ValueError("gamma: the mechanism's levels are a schedule or one level per cell; pass gamma= "
+                         "(a number or an array of noise scales > 0) to evaluate this pointwise formula")
+    return levels.describe()
 
 
 # --------------------------------------------------------------------------
 # growth factor and survival threshold
 # --------------------------------------------------------------------------
-def growth_factor(gamma, *, tau, q, r, n, d, R, mu=None, Sigma=None, statistic="paper",
-                  method="auto", samples=None, seed=None):
+def growth_factor(mechanism, behaviour, n, gamma=None):
     r"""Expected growth factor :math:`C(γ) = 1 + r - (q + r) p_τ` (eq. 13).
 
     The expected ratio :math:`\mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}` of Lemma 8 when the
     previous round had ``n`` = :math:`N_{t-1}` records: the marginal leak probability
     of :meth:`perfpriv.gaussian.GaussianMean.leak_probability` inside the
-    paper's growth rule (:meth:`perfpriv.behaviour.Memoryless.growth_factor`).
+    users' growth rule (:meth:`perfpriv.behaviour.Memoryless.growth_factor`).
 
     Parameters
     ----------
-    gamma : float or array_like
-        γ > 0, per-user noise scale.
-    tau : float
-        τ > 0, leak threshold on the log-likelihood ratio.
-    q, r : float or array_like
-        q, probability that a leaked user leaves; r, probability that a
-        non-leaked user recruits one more (both in [0, 1]).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release and the data (τ, d, R, μ, Σ, statistic, :math:`p_τ` evaluation).
+    behaviour : perfpriv.behaviour.Memoryless
+        The users (q, r; arrays are cells).
     n : float or array_like
         :math:`N_{t-1} \ge 1`, population of the previous round (real values allowed).
-    d, R, mu, Sigma, statistic
-        Data model (module docstring).
-    method, samples, seed
-        Evaluation of :math:`p_τ`.
+    gamma : float or array_like, optional
+        γ > 0; default: the mechanism's level (a number or a 1-D grid).
 
     Returns
     -------
     float or numpy.ndarray
-        C, broadcast over ``gamma``, ``q``, ``r`` and ``n``.
+        C, broadcast over γ, ``q``, ``r`` and ``n``.
 
     References
     ----------
@@ -154,15 +153,17 @@ def growth_factor(gamma, *, tau, q, r, n, d, R, mu=None, Sigma=None, statistic="
 
     Examples
     --------
-    >>> round(growth_factor(5.0, tau=0.02, q=0.3, r=0.6, n=1000, d=12, R=10, method="quadrature"), 3)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(5.0, tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> round(growth_factor(mech, Memoryless(q=0.3, r=0.6), n=1000), 3)
     1.444
     """
-    gamma, tau, q, r = _check_common(gamma, tau, q, r)
+    mech = _model(mechanism, behaviour)
+    gamma = _gamma(mech, gamma)
     n = check_real("n", n, low=1)
-    check_same_shape(gamma=gamma, q=q, r=r, n=n)
-    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
-    p = mech.leak_probability(n, gamma)
-    return _out(Memoryless(q=q, r=r).growth_factor(p))
+    check_same_shape(gamma=gamma, q=behaviour.q, r=behaviour.r, n=n)
+    return _out(behaviour.growth_factor(mech.leak_probability(n, gamma)))
 
 
 def _probit_factor(q, r, tau):
@@ -183,7 +184,7 @@ def _probit_factor(q, r, tau):
     return np.where(both_zero, 0.0, fac)
 
 
-def critical_gamma(*, q, r, tau, n, R):
+def critical_gamma(mechanism, behaviour, n):
     r"""Sufficient survival threshold :math:`\gamma_c` of Theorem 2 (explicit form).
 
     .. math::
@@ -209,14 +210,12 @@ def critical_gamma(*, q, r, tau, n, R):
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leave and recruit probabilities, in [0, 1].
-    tau : float
-        tau > 0, leak threshold.
+    mechanism : perfpriv.gaussian.GaussianMean
+        Its threshold τ and clipping radius R are used (its level is not).
+    behaviour : perfpriv.behaviour.Memoryless
+        The users (q, r; arrays are cells), under the leak rule of the theorem.
     n : float or array_like
         :math:`N_{t-1} > 1`, population size at which :math:`C_t` must be >= 1.
-    R : float
-        R > 0, clipping radius.
 
     Returns
     -------
@@ -229,60 +228,70 @@ def critical_gamma(*, q, r, tau, n, R):
 
     Examples
     --------
-    >>> from perfpriv.dynamics import critical_gamma
-    >>> round(critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, R=10), 3)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10)
+    >>> round(critical_gamma(mech, Memoryless(q=0.3, r=0.6), n=1000), 3)
     0.699
-    >>> critical_gamma(q=0.0, r=0.5, tau=0.02, n=1000, R=10), critical_gamma(q=0.5, r=0.0, tau=0.02, n=1000, R=10)
+    >>> critical_gamma(mech, Memoryless(q=0.0, r=0.5), 1000), critical_gamma(mech, Memoryless(q=0.5, r=0.0), 1000)
     (0.0, inf)
     """
-    q = check_probability("q", q)
-    r = check_probability("r", r)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    mech = _model(mechanism, behaviour)
+    _check_leak_rule(behaviour, "critical_gamma (Theorem 2)")
     n = check_real("n", n, low=1, low_open=True)
-    R = check_real("R", R, low=0, low_open=True, scalar=True)
+    q, r = behaviour.q, behaviour.r
     check_same_shape(q=q, r=r, n=n)
     n = np.asarray(n, float)
-    scale = 2 * R * np.sqrt(n) / (n - 1)
-    fac = _probit_factor(q, r, tau)
+    scale = 2 * mech.R * np.sqrt(n) / (n - 1)
+    fac = _probit_factor(q, r, mech.tau)
     with np.errstate(invalid="ignore"):
         out = np.where(fac == 0, 0.0, scale * fac)
     return _out(out)
 
 
-def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="paper",
-                         method="auto", samples=None, seed=None, bracket=(1e-6, 1e8)):
+def exact_critical_gamma(mechanism, behaviour, n, *, bracket=(1e-6, 1e8)):
     r"""The noise scale at which the expected growth factor is exactly 1.
 
-    Solves :math:`p_{\tau}(\gamma) = r / (q + r)`, i.e. C(gamma) = 1 (eq. 13), with
-    :func:`scipy.optimize.brentq` on log gamma. :math:`p_{\tau}` decreases in gamma, so
-    C >= 1 exactly for gamma at or above the returned value; comparing with
+    Solves :math:`p_{\tau}(\gamma) = p_c`, the users' critical leak probability
+    (:meth:`perfpriv.behaviour.Memoryless.critical_leak_probability`:
+    :math:`r / (q + r)` under the leak rule, so that C(γ) = 1 in eq. 13), with
+    :func:`scipy.optimize.brentq` on log γ. :math:`p_{\tau}` decreases in γ, so
+    C >= 1 exactly for γ at or above the returned value; comparing with
     :func:`critical_gamma` shows how conservative Theorem 2 is.
 
-    Edge cases: :math:`q = 0` (or :math:`q = r = 0`) gives 0 (C >= 1 for all gamma);
-    :math:`r = 0 < q` gives inf. If :math:`p_{\tau}` stays above r / (q + r) up to
-    ``bracket[1]`` (possible with ``statistic="exact"`` at small n, whose
-    constant (d/2) log(n/(n-1)) can exceed tau) the result is inf; if it is
-    already below at ``bracket[0]`` the result is ``bracket[0]``.
+    Users who count the privacy they spend
+    (:class:`perfpriv.behaviour.BudgetAware`, ``uses_cost``) also pay
+    :math:`ρ = 2R^{2}/γ^{2}` per round (:meth:`perfpriv.gaussian.GaussianMean.privacy_cost`),
+    so more noise both lowers the leaks and lengthens their stay; their
+    threshold is the smallest γ whose reproduction number
+    (:meth:`perfpriv.behaviour.Behaviour.reproduction_number`) is at least 1,
+    found by bisection on log γ (:math:`p_τ` held at ``n``).
+
+    Edge cases: :math:`p_c = 1` (nobody leaves, q = 0, or q = r = 0) gives 0
+    (C >= 1 for all γ); :math:`p_c = 0` (r = 0 < q) gives inf. If
+    :math:`p_{\tau}` stays above :math:`p_c` up to ``bracket[1]`` (possible with
+    the exact statistic at small n, whose constant (d/2) log(n/(n-1)) can
+    exceed τ) the result is inf; if it is already below at ``bracket[0]``
+    the result is ``bracket[0]``.
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leave and recruit probabilities, in [0, 1].
-    tau : float
-        tau > 0, leak threshold.
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release and the data (its level is not used). A Monte Carlo
+        :math:`p_{\tau}` uses one fixed seed for every γ, so the root is that of a
+        deterministic function.
+    behaviour : perfpriv.behaviour.Behaviour
+        The users (arrays of parameters are cells): the paper's
+        :class:`~perfpriv.behaviour.Memoryless` or any other behaviour.
     n : float
         :math:`N_{t-1} \ge 2`, population size.
-    d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and :math:`p_{\tau}` evaluation (module docstring). A Monte Carlo
-        :math:`p_{\tau}` uses one fixed seed for every gamma, so the root is that of a
-        deterministic function.
     bracket : tuple of float
-        Search interval for gamma.
+        Search interval for γ.
 
     Returns
     -------
     float or numpy.ndarray
-        The exact threshold, broadcast over ``q`` and ``r``.
+        The exact threshold, one per cell of the behaviour.
 
     References
     ----------
@@ -290,40 +299,47 @@ def exact_critical_gamma(*, q, r, tau, n, d, R, mu=None, Sigma=None, statistic="
 
     Examples
     --------
-    >>> from perfpriv.dynamics import critical_gamma, exact_critical_gamma
-    >>> g = exact_critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10, method="quadrature")
-    >>> round(g, 3), round(critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, R=10) / g, 2)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> users = Memoryless(q=0.3, r=0.6)
+    >>> g = exact_critical_gamma(mech, users, n=1000)
+    >>> round(g, 3), round(critical_gamma(mech, users, n=1000) / g, 2)
     (0.118, 5.94)
     """
-    q = check_probability("q", q)
-    r = check_probability("r", r)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    model = _model(mechanism, behaviour, kind=Behaviour)
     n = check_real("n", n, low=2, scalar=True)
     lo, hi = check_bracket(bracket)
-    shape = check_same_shape(q=q, r=r)
-    model = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
-    qb, rb = np.broadcast_to(q, shape), np.broadcast_to(r, shape)
+    shape = tuple(behaviour.shape)
+    if behaviour.uses_cost:
+        def survives(g):
+            p = np.asarray(model.leak_probability(np.full(np.shape(g), n), g), float)
+            return np.asarray(behaviour.reproduction_number(p, cost=model.privacy_cost(g)), float) >= 1.0
+
+        g = bisect_log_boundary(survives, lo, hi, shape, increasing=True, iterations=50)
+        return _out(np.where(survives(np.full(shape, lo)), lo, np.where(survives(np.full(shape, hi)), g, np.inf)))
+    pc = np.broadcast_to(np.asarray(behaviour.critical_leak_probability(), float), shape)
     out = np.empty(shape)
     cache: dict[float, float] = {}
     for idx in np.ndindex(shape):
-        qi, ri = float(qb[idx]), float(rb[idx])
-        if qi == 0:
+        target = float(pc[idx])
+        if target >= 1.0:
             out[idx] = 0.0
-        elif ri == 0:
+        elif target <= 0.0:
             out[idx] = np.inf
         else:
-            out[idx] = _solve_p_equals(ri / (qi + ri), n, model, lo, hi, qi + ri, cache)
+            out[idx] = _solve_p_equals(target, n, model, lo, hi, cache)
     return _out(out)
 
 
-def _solve_p_equals(target, n, model, lo, hi, qr, cache):
-    r"""Root of (q + r)(target - :math:`p_{\tau}(e^u)`) = C - 1 in u = log gamma."""
+def _solve_p_equals(target, n, model, lo, hi, cache):
+    r"""Root of target - :math:`p_{\tau}(e^u)` in u = log γ."""
     key = round(target, 15)
     if key in cache:
         return cache[key]
 
     def f(u):
-        return float(qr * (target - model.leak_probability(n, math.exp(u))))
+        return float(target - model.leak_probability(n, math.exp(u)))
 
     a, b = math.log(lo), math.log(hi)
     fa, fb = f(a), f(b)
@@ -334,7 +350,7 @@ def _solve_p_equals(target, n, model, lo, hi, qr, cache):
     else:
         # shrink the bracket on a coarse log grid first (p_tau is monotone)
         grid = np.linspace(a, b, 29)
-        vals = qr * (target - model.leak_probability(n, np.exp(grid)))
+        vals = target - model.leak_probability(n, np.exp(grid))
         k = int(np.argmax(vals >= 0))
         a, b = grid[k - 1], grid[k]
         u = optimize.brentq(f, a, b, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200)
@@ -347,8 +363,8 @@ def _solve_p_equals(target, n, model, lo, hi, qr, cache):
 # --------------------------------------------------------------------------
 # Theorem 3
 # --------------------------------------------------------------------------
-def kappa(*, q, r):
-    r"""Kantorovich constant of Theorem :math:`3, (2 + r - q)^2 / (4 (1 - q)(1 + r))`.
+def kappa(behaviour):
+    r"""Kantorovich constant of Theorem 3, :math:`(2 + r - q)^2 / (4 (1 - q)(1 + r))`.
 
     The ratio sup E[1/X] E[X] over random variables X with values in
     [1 - q, 1 + r]; it is attained by the two-point law putting mass 1/2 on
@@ -356,8 +372,9 @@ def kappa(*, q, r):
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leave and recruit probabilities, in [0, 1].
+    behaviour : perfpriv.behaviour.Memoryless
+        The users: one round moves the population by a factor in
+        [1 - q, 1 + r] under either growth rule.
 
     Returns
     -------
@@ -370,14 +387,14 @@ def kappa(*, q, r):
 
     Examples
     --------
+    >>> from perfpriv.behaviour import Memoryless
     >>> from perfpriv.dynamics import kappa
-    >>> round(kappa(q=0.3, r=0.6), 4), kappa(q=0.0, r=0.0), kappa(q=1.0, r=0.5)
+    >>> round(kappa(Memoryless(q=0.3, r=0.6)), 4), kappa(Memoryless(q=0.0, r=0.0)), kappa(Memoryless(q=1.0, r=0.5))
     (1.1808, 1.0, inf)
     """
-    q = check_probability("q", q)
-    r = check_probability("r", r)
-    check_same_shape(q=q, r=r)
-    q, r = np.asarray(q, float), np.asarray(r, float)
+    if not isinstance(behaviour, Memoryless):
+        raise TypeError(f"behaviour must be a perfpriv.behaviour.Memoryless (q, r); got {type(behaviour).__name__}")
+    q, r = np.asarray(behaviour.q, float), np.asarray(behaviour.r, float)
     # (2 + r - q)^2 = 4 (1 - q)(1 + r) + (q + r)^2: written as 1 + (q + r)^2 / (4 (1 - q)(1 + r))
     # it is >= 1 in floating point too (the direct ratio rounds below 1 for tiny q + r)
     with np.errstate(divide="ignore"):
@@ -415,8 +432,7 @@ class ErrorBounds:
 
 
 
-def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statistic="paper",
-                 method="auto", samples=None, seed=None):
+def error_bounds(mechanism, behaviour, n_prev, gamma=None):
     r"""Theorem 3: lower and upper bounds on the expected error of round t.
 
     .. math::
@@ -431,12 +447,12 @@ def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statist
 
     Parameters
     ----------
-    gamma, tau, q, r
-        As in :func:`growth_factor`.
+    mechanism, behaviour
+        The model, as in :func:`growth_factor`.
     n_prev : float or array_like
         :math:`N_{t-1} \ge 1`.
-    d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and :math:`p_τ` evaluation (module docstring).
+    gamma : float or array_like, optional
+        γ > 0; default: the mechanism's level.
 
     Returns
     -------
@@ -449,16 +465,19 @@ def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statist
 
     Examples
     --------
-    >>> lo, hi = error_bounds(2.0, tau=0.02, q=0.3, r=0.6, n_prev=1000, d=12, R=10, method="quadrature")
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(2.0, tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> lo, hi = error_bounds(mech, Memoryless(q=0.3, r=0.6), n_prev=1000)
     >>> round(lo, 4), round(hi, 4)
     (0.047, 0.0555)
     """
-    gamma, tau, q, r = _check_common(gamma, tau, q, r)
+    mech = _model(mechanism, behaviour)
+    gamma = _gamma(mech, gamma)
     n_prev = check_real("n_prev", n_prev, low=1)
-    check_same_shape(gamma=gamma, q=q, r=r, n_prev=n_prev)
-    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
-    C = np.asarray(Memoryless(q=q, r=r).growth_factor(mech.leak_probability(n_prev, gamma)), float)
-    k = np.asarray(kappa(q=q, r=r), float)
+    check_same_shape(gamma=gamma, q=behaviour.q, r=behaviour.r, n_prev=n_prev)
+    C = np.asarray(behaviour.growth_factor(mech.leak_probability(n_prev, gamma)), float)
+    k = np.asarray(kappa(behaviour), float)
     with np.errstate(divide="ignore"):
         lower = np.asarray(mech.expected_error(n_prev, gamma), float) / C
     with np.errstate(invalid="ignore"):
@@ -467,93 +486,9 @@ def error_bounds(gamma, *, tau, q, r, n_prev, d, R, mu=None, Sigma=None, statist
 
 
 # --------------------------------------------------------------------------
-# mean field (the engine's recursion)
-# --------------------------------------------------------------------------
-def mean_field(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper", cap=20000, floor=1,
-               rounds="algorithm", method="auto", samples=None, seed=None):
-    r"""The mean-field path of the Gaussian model: population, error of each round and their sum.
-
-    The expected-value recursion of Lemma 8 with the random population
-    replaced by its mean at every step (the paper's "mean-field
-    approximation"), :math:`N_t = N_{t-1} C(γ; N_{t-1})`, clipped to
-    ``[floor, cap]``. :math:`p_τ` is re-evaluated at every :math:`N_{t-1}`, so :math:`C_t` changes
-    with the population (Lemma 12: it rises while the population grows).
-    With ``cap=None`` a population growing past the double range becomes
-    ``inf`` :math:`(p_τ(\infty) = 0)` and stays there; with ``floor=None`` a dying one
-    reaches 0.
-
-    The expected error of a round is Lemma 3's :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d) / N`. Two
-    indexings of the T releases exist:
-
-    * ``rounds="algorithm"`` (default; Algorithm 1 and
-      :func:`perfpriv.gaussian.simulate`): round t uses the :math:`N_{t-1}` users
-      present at its start, so the first release uses the :math:`N_0` initial users.
-    * ``rounds="paper"`` (the proof of Lemma 9): the release of round t uses
-      :math:`N_t = N_0 C_1 \dots C_t` records, one round of growth ahead.
-
-    The path's ``cumulative_error`` is the :math:`E_{\mathrm{total}}` that Lemma 9 bounds (with
-    ``rounds="paper"``, ``cap=None``), computed along the mean-field
-    trajectory instead of with :math:`C_1` frozen.
-
-    This front end builds the model's objects -- a
-    :class:`perfpriv.gaussian.GaussianMean` at the levels ``gamma`` and a
-    :class:`perfpriv.behaviour.Memoryless` of ``q``, ``r`` -- and runs
-    :func:`perfpriv.engine.mean_field` on them.
-
-    Parameters
-    ----------
-    gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        γ > 0: one level, a grid, or one level per round.
-    tau, q, r
-        As in :func:`growth_factor` (array ``q``, ``r`` are cells).
-    T : int
-        Number of rounds (T >= 1).
-    n0 : int
-        :math:`N_0 \ge 2`, initial population.
-    d, R, mu, Sigma, statistic
-        Data model.
-    cap, floor : float or None
-        Population clip (20000 and 1 in the simulations).
-    rounds : {"algorithm", "paper"}
-        Which populations the T releases use (see above).
-    method, samples, seed
-        :math:`p_τ` evaluation (module docstring).
-
-    Returns
-    -------
-    perfpriv.engine.MeanFieldPath
-        ``population`` (shape ``cells + levels + (T + 1,)``: :math:`N_0`, ..., :math:`N_T`),
-        ``sq_error`` and ``leak_probability`` (shape ``cells + levels + (T,)``)
-        and ``cumulative_error`` (shape ``cells + levels``).
-
-    References
-    ----------
-    Paper, Lemma 8, eq. (12)-(13); §4.5 (mean field); Lemma 3 (eq. 7);
-    Lemma 9 (definition of :math:`E_{\mathrm{total}}`); Lemma 12.
-
-    Examples
-    --------
-    >>> path = mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, method="quadrature")
-    >>> [round(float(x)) for x in path.population]
-    [1000, 1277, 1653, 2174]
-    >>> [round(float(x), 4) for x in path.sq_error]
-    [0.06, 0.047, 0.0363]
-    >>> round(mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10, rounds="paper",
-    ...                  method="quadrature").cumulative_error, 4)
-    0.1109
-    """
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    n0 = check_int("n0", n0, low=2)
-    rounds = check_choice("rounds", rounds, _ROUNDS)
-    mech = _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed)
-    return engine.mean_field(mech, Memoryless(q=q, r=r), T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
-
-
-# --------------------------------------------------------------------------
 # Lemma 9
 # --------------------------------------------------------------------------
-def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None, statistic="paper",
-                           method="auto", samples=None, seed=None):
+def cumulative_error_bound(mechanism, behaviour, *, T, n0, gamma=None):
     r"""Lemma 9's closed-form cumulative error :math:`Ê_{\mathrm{total}}(γ)` (eq. 16 / 23).
 
     .. math::
@@ -573,14 +508,14 @@ def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None
 
     Parameters
     ----------
-    gamma, tau, q, r
-        As in :func:`growth_factor` (broadcast).
+    mechanism, behaviour
+        The model, as in :func:`growth_factor`.
     T : int
         T >= 1, horizon.
     n0 : int
         :math:`N_0 \ge 2`, initial population (:math:`C_1` is evaluated at :math:`N_0`).
-    d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and :math:`p_τ` evaluation.
+    gamma : float or array_like, optional
+        γ > 0; default: the mechanism's level.
 
     Returns
     -------
@@ -593,16 +528,19 @@ def cumulative_error_bound(gamma, *, tau, q, r, T, n0, d, R, mu=None, Sigma=None
 
     Examples
     --------
-    >>> round(cumulative_error_bound(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=1000, d=12, R=10,
-    ...                              method="quadrature"), 4)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(2.0, tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> round(cumulative_error_bound(mech, Memoryless(q=0.3, r=0.6), T=3, n0=1000), 4)
     0.1126
     """
-    gamma, tau, q, r = _check_common(gamma, tau, q, r)
+    mech = _model(mechanism, behaviour)
+    gamma = _gamma(mech, gamma)
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=2)
-    check_same_shape(gamma=gamma, q=q, r=r)
-    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, method, samples, seed)
-    return _bound_from_p(mech, gamma, q, r, mech.leak_probability(n0, gamma), T, n0)
+    check_same_shape(gamma=gamma, q=behaviour.q, r=behaviour.r)
+    excess = np.asarray(behaviour.growth_factor(mech.leak_probability(n0, gamma)), float) - 1.0
+    return _out(np.asarray(mech.expected_error(n0, gamma), float) * _inverse_geometric_sum(excess, T))
 
 
 def _inverse_geometric_sum(excess, T):
@@ -627,12 +565,6 @@ def _inverse_geometric_sum(excess, T):
     return out
 
 
-
-
-def _bound_from_p(mech, gamma, q, r, p, T, n0):
-    r""":math:`Ê_{\mathrm{total}}` from the leak probability :math:`p = p_τ(γ; N_0)` (eq. 16)."""
-    excess = np.asarray(Memoryless(q=q, r=r).growth_factor(np.asarray(p, float)), float) - 1.0
-    return _out(np.asarray(mech.expected_error(n0, gamma), float) * _inverse_geometric_sum(excess, T))
 
 
 # --------------------------------------------------------------------------
@@ -672,8 +604,7 @@ class InfiniteHorizonGamma:
                 + (f", reason={self.reason!r}" if self.reason else "") + ")")
 
 
-def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statistic="paper",
-                           bracket=(1e-2, 1e3), rounds_max=2000, grid=41):
+def infinite_horizon_gamma(mechanism, behaviour, n0, *, bracket=(1e-2, 1e3), rounds_max=2000, grid=41):
     r"""The noise scale minimizing the long-run limit of the uncapped per-round error.
 
     Without a cap the mean-field population grows like :math:`(1 + r)^t` once it is
@@ -709,12 +640,15 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
 
     Parameters
     ----------
-    q, r, tau
-        Behaviour and threshold (keyword-only).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release and the data (its level is not used). The product
+        needs thousands of :math:`p_τ` evaluations: the quadrature's
+        (``leak_method="auto"`` uses it wherever it is exact, and
+        ``"quadrature"`` insists on it), not a Monte Carlo's.
+    behaviour : perfpriv.behaviour.Memoryless
+        The users (one scalar q and r).
     n0 : float
         :math:`N_0 \ge 2`.
-    d, R, mu, Sigma, statistic
-        Data model.
     bracket : (float, float)
         Range of γ searched.
     rounds_max : int
@@ -734,20 +668,24 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
 
     Examples
     --------
-    >>> res = infinite_horizon_gamma(q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10.0, leak_method="quadrature")
+    >>> res = infinite_horizon_gamma(mech, Memoryless(q=0.3, r=0.6), n0=1000)
     >>> res.finite, 0.1 < res.gamma < 100
     (True, True)
     """
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    mech = _model(mechanism, behaviour)
+    if behaviour.shape != ():
+        raise ValueError(f"behaviour: infinite_horizon_gamma takes one cell (scalar q and r); got cells of shape "
+                         f"{behaviour.shape}")
+    q, r = float(behaviour.q), float(behaviour.r)
     n0 = check_real("n0", n0, low=2, scalar=True)
     lo, hi = check_bracket(bracket)
     rounds_max = check_int("rounds_max", rounds_max, low=10)
     grid = check_int("grid", grid, low=5)
     check_allocation("the mean-field paths of the grid (grid x rounds_max populations)", float(grid) * rounds_max,
                      name="grid" if grid >= rounds_max else "rounds_max")
-    mech = _mechanism(1.0, tau, d, R, mu, Sigma, statistic, "quadrature", None, None)
     gammas = np.geomspace(lo, hi, grid)
     if r == 0 and q > 0:
         inf = np.full(grid, np.inf)
@@ -755,7 +693,7 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
                                     "r = 0 < q: nobody joins, the population shrinks for every noise level")
 
     def log_p(g):
-        return _log_growth_product(mech, np.atleast_1d(g), q, r, n0, rounds_max)
+        return _log_growth_product(mech, behaviour, np.atleast_1d(g), n0, rounds_max)
 
     lp = log_p(gammas)
     num = np.log(np.asarray(mech.one_record_error(gammas), float)) + math.log1p(r) - math.log(n0)
@@ -763,7 +701,7 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
     finite = np.isfinite(limits)
     if not finite.any():
         reason = ("the population never reaches the growth regime for any noise level in the bracket"
-                  + (" (the exact statistic's leak floor keeps C <= 1)" if statistic == "exact" else ""))
+                  + (" (the exact statistic's leak floor keeps C <= 1)" if mech.statistic == "exact" else ""))
         return InfiniteHorizonGamma(np.nan, np.inf, False, gammas, limits, np.exp(lp), reason)
     k = int(np.nanargmin(np.where(finite, limits, np.inf)))
     if 0 < k < grid - 1 and finite[k - 1] and finite[k + 1]:
@@ -784,9 +722,9 @@ def infinite_horizon_gamma(*, q, r, tau, n0, d, R, mu=None, Sigma=None, statisti
     return InfiniteHorizonGamma(g_star, value, True, gammas, limits, np.exp(lp))
 
 
-def _log_growth_product(mech, gammas, q, r, n0, rounds_max):
+def _log_growth_product(mech, beh, gammas, n0, rounds_max):
     r""":math:`\log Π_k C_k(γ)/(1 + r)` along the uncapped mean field (−inf if the population does not grow)."""
-    beh = Memoryless(q=q, r=r)
+    q, r = float(beh.q), float(beh.r)
     n = np.full(gammas.shape, float(n0))
     total = np.zeros(gammas.shape)
     active = np.ones(gammas.shape, bool)
@@ -837,7 +775,7 @@ def _pac_constants(gamma, delta, model):
     return B, A
 
 
-def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
+def pac_radius(mechanism, n, gamma=None, *, delta):
     r"""Theorem 4's high-probability radius for the Mahalanobis error at n records.
 
     With probability at least 1 - delta a release from ``n`` records
@@ -853,12 +791,12 @@ def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
 
     Parameters
     ----------
-    gamma : float or array_like
-        gamma > 0, noise scale.
+    mechanism : perfpriv.gaussian.GaussianMean
+        The data model (d, R, μ, Σ).
     n : float or array_like
         Number of records (>= 1).
-    d, R, mu, Sigma
-        Data model.
+    gamma : float or array_like, optional
+        γ > 0; default: the mechanism's level.
     delta : float
         Failure probability in (0, 1).
 
@@ -874,20 +812,20 @@ def pac_radius(gamma, n, *, d, R, mu=None, Sigma=None, delta):
     Examples
     --------
     >>> from perfpriv.dynamics import pac_radius
-    >>> round(pac_radius(1.0, 10_000, d=2, R=10, delta=0.05), 4)
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> round(pac_radius(GaussianMean(1.0, tau=0.02, d=2, R=10), 10_000, delta=0.05), 4)
     0.6306
     """
-    gamma = check_real("gamma", gamma, low=0, low_open=True)
+    model = _model(mechanism, None, kind=None)
+    gamma = _gamma(model, gamma)
     n = check_real("n", n, low=1)
     delta = check_real("delta", delta, low=0, high=1, low_open=True, high_open=True, scalar=True)
     check_same_shape(gamma=gamma, n=n)
-    model = _mechanism(1.0, 1.0, d, R, mu, Sigma, "paper", "quadrature", None, None)
     B, A = _pac_constants(gamma, delta, model)
     return _out(B + A / np.sqrt(np.asarray(n, float)))
 
 
-def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delta, statistic="paper",
-               method="auto", samples=None, seed=None):
+def pac_rounds(mechanism, behaviour, n0, *, epsilon, delta, gamma=None):
     r"""Theorem 4: rounds after which :math:`\|o_t - \mu\|_{\Sigma^{-1}} \le \varepsilon` w.p. >= 1 - delta.
 
     .. math::
@@ -901,16 +839,16 @@ def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delt
 
     Parameters
     ----------
-    gamma, tau, q, r
-        Scalars, as in :func:`growth_factor`.
+    mechanism, behaviour
+        The model, as in :func:`growth_factor` (one cell: scalar q and r).
     n0 : int
         :math:`N_0 \ge 2; C_1` is evaluated at :math:`N_0`.
-    d, R, mu, Sigma, statistic, method, samples, seed
-        Data model and :math:`p_{\tau}` evaluation.
     epsilon : float
         Target radius; must exceed the clipping bias B(R).
     delta : float
         Failure probability in (0, 1).
+    gamma : float, optional
+        γ > 0; default: the mechanism's level (one number).
 
     Returns
     -------
@@ -931,22 +869,24 @@ def pac_rounds(gamma, *, tau, q, r, n0, d, R, mu=None, Sigma=None, epsilon, delt
     Examples
     --------
     >>> from perfpriv.dynamics import pac_rounds
-    >>> pac_rounds(2.0, tau=0.02, q=0.3, r=0.6, n0=1000, d=12, R=10, epsilon=1.0, delta=0.05,
-    ...            method="quadrature")
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(2.0, tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> pac_rounds(mech, Memoryless(q=0.3, r=0.6), n0=1000, epsilon=1.0, delta=0.05)
     7
     """
-    gamma, tau, q, r = _check_common(gamma, tau, q, r)
-    for name, v in (("gamma", gamma), ("q", q), ("r", r)):
+    model = _model(mechanism, behaviour)
+    gamma = _gamma(model, gamma)
+    for name, v in (("gamma", gamma), ("behaviour's q", behaviour.q), ("behaviour's r", behaviour.r)):
         if np.ndim(v):
             raise TypeError(f"{name} must be a single number; got an array of shape {np.shape(v)}")
     n0 = check_int("n0", n0, low=2)
     epsilon = check_real("epsilon", epsilon, low=0, low_open=True, scalar=True)
     delta = check_real("delta", delta, low=0, high=1, low_open=True, high_open=True, scalar=True)
-    model = _mechanism(gamma, tau, d, R, mu, Sigma, statistic, method, samples, seed)
     B, A = _pac_constants(gamma, delta, model)
     if epsilon <= B:
         raise ValueError(f"epsilon must exceed the clipping bias B(R) = {B:.4g} (Theorem 4); got {epsilon!r}")
-    excess = float(Memoryless(q=q, r=r).growth_factor(model.leak_probability(n0, gamma))) - 1.0
+    excess = float(behaviour.growth_factor(model.leak_probability(n0, gamma))) - 1.0
     if excess <= 0:
         raise ValueError(
             f"gamma = {gamma!r} gives C_1(gamma) = {1 + excess:.6g} <= 1: Theorem 4 needs a growing "

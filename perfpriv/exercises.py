@@ -158,10 +158,16 @@ def _gradient():
     return gradient
 
 
+def _model(q, r, tau=0.02, statistic=None):
+    """The chapters' Gaussian model (d = 12, R = 10) at threshold ``tau`` and users (q, r)."""
+    return (_gaussian().GaussianMean(1.0, tau=tau, d=12, R=10.0, statistic=statistic),
+            _behaviour().Memoryless(q=q, r=r))
+
+
 def _threshold_ratio() -> float:
     dyn = _dynamics()
-    small = dyn.exact_critical_gamma(q=0.5, r=0.5, tau=0.02, n=50, d=12, R=10.0)
-    large = dyn.exact_critical_gamma(q=0.5, r=0.5, tau=0.02, n=1000, d=12, R=10.0)
+    small = dyn.exact_critical_gamma(*_model(0.5, 0.5), n=50)
+    large = dyn.exact_critical_gamma(*_model(0.5, 0.5), n=1000)
     return float(small / large)
 
 
@@ -173,8 +179,7 @@ def _fpr_by_hand() -> float:
 
 
 def _critical_1000(statistic: str) -> float:
-    return float(_dynamics().exact_critical_gamma(q=0.45, r=0.11, tau=0.02, n=1000, d=12, R=10.0,
-                                                  statistic=statistic))
+    return float(_dynamics().exact_critical_gamma(*_model(0.45, 0.11, statistic=statistic), n=1000))
 
 
 def _floor_r_min() -> float:
@@ -190,23 +195,23 @@ def _survival_gamma() -> float:
 
 def _growth_at_sixth() -> float:
     dyn = _dynamics()
-    gc = dyn.critical_gamma(q=0.2, r=0.6, tau=0.05, n=250, R=10.0)
-    return float(dyn.growth_factor(gc / 6, tau=0.05, q=0.2, r=0.6, n=250, d=12, R=10.0))
+    model = _model(0.2, 0.6, tau=0.05)
+    gc = dyn.critical_gamma(*model, n=250)
+    return float(dyn.growth_factor(*model, n=250, gamma=gc / 6))
 
 
 def _sim_thresholds() -> tuple:
     dyn = _dynamics()
-    return (float(dyn.exact_critical_gamma(q=0.4, r=0.6, tau=0.02, n=1000, d=12, R=10.0)),
-            float(dyn.critical_gamma(q=0.4, r=0.6, tau=0.02, n=1000, R=10.0)))
+    return (float(dyn.exact_critical_gamma(*_model(0.4, 0.6), n=1000)),
+            float(dyn.critical_gamma(*_model(0.4, 0.6), n=1000)))
 
 
 def _sim_growth(which: int) -> float:
-    return float(_dynamics().growth_factor(_sim_thresholds()[which], tau=0.02, q=0.4, r=0.6, n=1000, d=12, R=10.0))
+    return float(_dynamics().growth_factor(*_model(0.4, 0.6), n=1000, gamma=_sim_thresholds()[which]))
 
 
 def _limit_ratio() -> float:
-    ends = _dynamics().infinite_horizon_gamma(q=0.2, r=0.5, tau=0.02, n0=1000, d=12, R=10.0, bracket=(5.0, 20.0),
-                                              grid=5)
+    ends = _dynamics().infinite_horizon_gamma(*_model(0.2, 0.5), n0=1000, bracket=(5.0, 20.0), grid=5)
     return float(ends.limits[-1] / ends.limits[0])
 
 
@@ -344,8 +349,8 @@ _ENTRIES = [
     Exercise("ch04-ex-critical.gamma_exact", "noise scale with growth factor 1 under the exact statistic",
              4.575962350382254, lambda: _critical_1000("exact"), rtol=0.004),
     Exercise("ch04-ex-critical.growth", "expected growth factor at that noise scale",
-             1.0, lambda: float(_dynamics().growth_factor(_critical_1000("paper"), tau=0.02, q=0.45, r=0.11, n=1000,
-                                                          d=12, R=10.0)), rtol=0.0, atol=0.005),
+             1.0, lambda: float(_dynamics().growth_factor(*_model(0.45, 0.11), n=1000,
+                                                          gamma=_critical_1000("paper"))), rtol=0.0, atol=0.005),
     # chapter 04 -- the exact statistic's floor by hand (d = 12, tau = 0.035: the chapter works at tau = 0.02)
     Exercise("ch04-ex-floor.n_max", "largest N whose exact-statistic leak floor is positive (d = 12, tau = 0.035)",
              171.0, lambda: float(np.floor(1.0 / (1.0 - math.exp(-2 * 0.035 / 12)))), rtol=0.0, atol=0.5),
@@ -355,7 +360,7 @@ _ENTRIES = [
              0.020745299494719063, lambda: _floor_r_min(), rtol=0.01),
     # chapter 05 -- the threshold by hand, the two thresholds simulated, the smallest population, the long run
     Exercise("ch05-ex-hand.gamma_c", "Theorem 5.1's gamma_c for R = 10, N = 250, tau = 0.05, q = 0.2, r = 0.6",
-             0.8947188375177185, lambda: float(_dynamics().critical_gamma(q=0.2, r=0.6, tau=0.05, n=250, R=10.0)),
+             0.8947188375177185, lambda: float(_dynamics().critical_gamma(*_model(0.2, 0.6, tau=0.05), n=250)),
              rtol=0.01),
     Exercise("ch05-ex-hand.growth", "growth factor C at gamma_c / 6 (same settings, d = 12): below or above one?",
              0.9995259261154967, _growth_at_sixth, rtol=0.0, atol=3e-4),
@@ -374,7 +379,7 @@ _ENTRIES = [
              rtol=0.01),
     Exercise("ch05-ex-limit.gamma", "noise level minimizing the long-run limit of the uncapped per-round error "
              "(same settings)", 2.130429765086129, lambda: float(_dynamics().infinite_horizon_gamma(
-                 q=0.2, r=0.5, tau=0.02, n0=1000, d=12, R=10.0).gamma), rtol=0.02),
+                 *_model(0.2, 0.5), n0=1000).gamma), rtol=0.02),
     # chapter 06 -- Lemma 9 by hand; the other membership statistic
     Exercise("ch06-ex-hand.bound", "Lemma 9's E_total hat for d = 12, Sigma = I, gamma = 1, N0 = 200, T = 10 "
              "and C_1 = 1.2", 0.5030966502660926, lambda: _lemma9_by_hand(10)),

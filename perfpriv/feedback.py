@@ -11,8 +11,9 @@ figures are in :mod:`perfpriv.plots`, the explorer in :mod:`perfpriv.widgets`.
 * :class:`Family` -- a behaviour as a function of the map's coordinates
   (q, r), with its own parameter (memory k, spread of sensitivities,
   tolerance, contagion strength κ) and its neutral setting (the paper's users);
-* :func:`critical_epsilon`, :func:`critical_gamma` -- survival thresholds
-  :math:`(ε_c, γ_c)` under a behaviour, from its long-run growth factor;
+* :func:`critical_epsilon` -- the survival threshold :math:`ε_c` under a
+  behaviour, from its long-run growth factor (the Gaussian model's
+  :math:`γ_c` under any behaviour is :func:`perfpriv.dynamics.exact_critical_gamma`);
 * :func:`threshold_table` -- those thresholds next to the paper's over (q, r);
 * :func:`trajectories` -- population paths under a behaviour and under the
   paper's users, theory next to simulation;
@@ -34,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from . import bernoulli, dynamics, engine, gaussian, optimize
+from ._bisect import bisect_log_boundary
 from ._stats import standard_error
-from ._validate import check_bracket, check_choice, check_int, check_probability, check_real
+from ._validate import check_choice, check_int, check_probability, check_real
 from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
 
 __all__ = [
@@ -45,7 +47,6 @@ __all__ = [
     "family",
     "two_classes",
     "critical_epsilon",
-    "critical_gamma",
     "ThresholdTable",
     "threshold_table",
     "Trajectories",
@@ -64,6 +65,9 @@ __all__ = [
 FAMILIES = ("paper", "memory", "heterogeneous", "budget", "contagion")
 
 #: The parameter of each family, its neutral value (the paper's users) and its meaning.
+#: Search interval of the Gaussian thresholds γ_c of :func:`threshold_table`.
+_GAMMA_BRACKET = (1e-4, 1e4)
+
 _PARAMETERS = {
     "paper": (None, None, ""),
     "memory": ("k", 1, "users tolerate k − 1 leaks"),
@@ -215,20 +219,6 @@ def _as_family(users):
 
 
 # ------------------------------------------------------------------ thresholds
-def _bisect_level(survives, lo, hi, shape, *, increasing, iterations=80):
-    """Boundary of a monotone survival set on log level between ``lo`` and ``hi`` (vectorized)."""
-    a = np.full(shape, math.log(lo))
-    b = np.full(shape, math.log(hi))
-    for _ in range(iterations):
-        mid = 0.5 * (a + b)
-        ok = survives(np.exp(mid))
-        if increasing:           # survival for levels >= the threshold (noise γ)
-            b, a = np.where(ok, mid, b), np.where(ok, a, mid)
-        else:                    # survival for levels <= the threshold (budget ε)
-            a, b = np.where(ok, mid, a), np.where(ok, b, mid)
-    return np.exp(b if increasing else a)
-
-
 def critical_epsilon(users, *, q, r):
     r""":math:`ε_c` under a behaviour: randomized response keeps the population from shrinking for :math:`ε \le ε_c`.
 
@@ -269,60 +259,9 @@ def critical_epsilon(users, *, q, r):
         return np.asarray(beh.reproduction_number(p, cost=eps), float) >= 1.0
 
     lo, hi = 1e-8, 1e4
-    eps = _bisect_level(survives, lo, hi, shape, increasing=False)
+    eps = bisect_log_boundary(survives, lo, hi, shape, increasing=False)
     eps = np.where(survives(np.full(shape, np.inf)), np.inf, np.where(survives(np.full(shape, lo)), eps, 0.0))
     return _out(eps)
-
-
-def critical_gamma(users, *, q, r, tau, n, d, R, statistic="paper", bracket=(1e-4, 1e4)):
-    r""":math:`γ_c` under a behaviour at population n: the long-run growth factor is at least 1 for :math:`γ \ge γ_c`.
-
-    For users who react to leaks only, :math:`γ_c` solves :math:`p_τ(n, γ) = p_c`, the
-    behaviour's critical leak probability (the paper's C(γ) = 1 with
-    r/(q + r) replaced by :math:`p_c`; :func:`perfpriv.dynamics.exact_critical_gamma`).
-    Budget-aware users also pay :math:`ρ = 2R^{2}/γ^{2}` per round, so more noise both
-    lowers the leaks and lengthens their stay; :math:`γ_c` is found by bisection on
-    the reproduction number. :math:`p_τ` at n is held fixed (the threshold of the
-    round at that population, as in the paper's Theorem 2).
-
-    Parameters
-    ----------
-    users : Family
-    q, r : float or array_like
-        Leaving and recruiting probabilities (cells).
-    tau, n, d, R, statistic
-        The Gaussian model: τ, the population N, dimension, clipping radius,
-        membership statistic.
-    bracket : (float, float)
-        Search interval of γ.
-
-    Returns
-    -------
-    float or numpy.ndarray
-
-    Examples
-    --------
-    >>> g = critical_gamma(family("paper"), q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10)
-    >>> round(g, 3)          # dynamics.exact_critical_gamma
-    0.118
-    """
-    users = _as_family(users)
-    beh = users(q, r)
-    shape = tuple(beh.shape)
-    lo, hi = check_bracket(bracket)
-    if not users.uses_cost:
-        pc = np.broadcast_to(np.asarray(beh.critical_leak_probability(), float), shape)
-        return _out(dynamics.exact_critical_gamma(q=1.0 - pc, r=pc, tau=tau, n=n, d=d, R=R, statistic=statistic,
-                                                  bracket=(lo, hi)))
-    mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic)
-
-    def survives(g):
-        p = np.asarray(mech.leak_probability(np.full(np.shape(g), float(n)), g), float)
-        return np.asarray(beh.reproduction_number(p, cost=mech.privacy_cost(g)), float) >= 1.0
-
-    g = _bisect_level(survives, lo, hi, shape, increasing=True, iterations=50)
-    g = np.where(survives(np.full(shape, lo)), lo, np.where(survives(np.full(shape, hi)), g, np.inf))
-    return _out(g)
 
 
 @dataclass(frozen=True, eq=False)
@@ -382,9 +321,9 @@ def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12,
         gam = gam0 = np.full(q.shape, np.nan)
     else:
         gu = users if gaussian_users is None else _as_family(gaussian_users)
-        kw = dict(tau=tau, n=n, d=d, R=R, statistic=statistic)
-        gam = np.asarray(critical_gamma(gu, q=q, r=r, **kw), float)
-        gam0 = np.asarray(critical_gamma(gu.neutral, q=q, r=r, **kw), float)
+        mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic)
+        gam = np.asarray(dynamics.exact_critical_gamma(mech, gu(q, r), n=n, bracket=_GAMMA_BRACKET), float)
+        gam0 = np.asarray(dynamics.exact_critical_gamma(mech, gu.neutral(q, r), n=n, bracket=_GAMMA_BRACKET), float)
     return ThresholdTable(users, q, r, eps, eps0, gam, gam0, dict(tau=tau, n=n, d=d, R=R, statistic=statistic))
 
 

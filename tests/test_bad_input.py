@@ -28,7 +28,13 @@ INT_POS = [0, -1, 2.5, NAN, INF, True, "3", 2**64]      # integers >= 1
 BAD_POLICY = ["x", 100, {"cap": 5}, (100, 1)]            # a population policy is an engine.Policy
 STAT = ["Paper", "", None, 3]
 
-QUAD = dict(d=3, R=10.0, method="quadrature")
+#: The model of perfpriv.dynamics: a mechanism and the paper's users (and what is neither).
+GM = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0, leak_method="quadrature")
+MEM = behaviour.Memoryless(q=0.3, r=0.6)
+NOT_MECHANISM = [None, 1.0, "x", bernoulli.RandomizedResponse(1.0), MEM]
+NOT_BEHAVIOUR = [None, 0.3, "x", GM]
+NOT_MEMORYLESS = NOT_BEHAVIOUR + [behaviour.LeakCount(k=2, q=0.3, r=0.6)]
+GAMMA = [v for v in POSITIVE if v is not None]          # an explicit gamma (None: the mechanism's level)
 
 
 def _grid_cells(a, keys):
@@ -78,37 +84,47 @@ CASES = {
         {"n": BIG_N, "gamma": POSITIVE, "tau": POSITIVE, "d": INT_POS, "R": POSITIVE,
          "mu": [[0.0, 0.0], [NAN, 0.0, 0.0], "abc"], "Sigma": [NOT_PD, NOT_SYM, np.eye(2), [[NAN] * 3] * 3],
          "statistic": STAT, "method": ["quad", None], "samples": INT_POS, "seed": [-1, "x", 1.5]}),
-    "dynamics.growth_factor": (dynamics.growth_factor, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n=100, **QUAD),
-                               {"gamma": POSITIVE, "tau": POSITIVE + [[0.1, 0.2]], "q": PROB, "r": PROB,
-                                "n": [0.5, -1.0, NAN, INF, "x"], "d": INT_POS, "R": POSITIVE,
-                                "statistic": STAT, "method": ["mc"], "Sigma": [NOT_PD]}),
-    "dynamics.critical_gamma": (dynamics.critical_gamma, dict(q=0.3, r=0.6, tau=0.02, n=100, R=10.0),
-                                {"q": PROB, "r": PROB, "tau": POSITIVE, "n": [1.0, 0.5, NAN, INF, "x"],
-                                 "R": POSITIVE}),
+    # dynamics: the model is two objects (their values are the constructors' -- gaussian.GaussianMean and
+    # behaviour.Memoryless below); a gamma of None is the mechanism's level
+    "dynamics.growth_factor": (dynamics.growth_factor, dict(mechanism=GM, behaviour=MEM, n=100, gamma=1.0),
+                               {"mechanism": NOT_MECHANISM, "behaviour": NOT_MEMORYLESS, "gamma": GAMMA,
+                                "n": [0.5, -1.0, NAN, INF, "x"]}),
+    "dynamics.critical_gamma": (dynamics.critical_gamma, dict(mechanism=GM, behaviour=MEM, n=100),
+                                {"mechanism": NOT_MECHANISM,
+                                 "behaviour": NOT_MEMORYLESS + [behaviour.Memoryless(q=0.3, r=0.6, rule="agnostic")],
+                                 "n": [1.0, 0.5, NAN, INF, "x"]}),
     "dynamics.exact_critical_gamma": (
-        dynamics.exact_critical_gamma, dict(q=0.3, r=0.6, tau=0.02, n=100, **QUAD),
-        {"q": PROB, "r": PROB, "tau": POSITIVE, "n": BIG_N + [[10.0, 20.0]],
+        dynamics.exact_critical_gamma, dict(mechanism=GM, behaviour=MEM, n=100),
+        {"mechanism": NOT_MECHANISM, "behaviour": NOT_BEHAVIOUR, "n": BIG_N + [[10.0, 20.0]],
          "bracket": [(1.0,), (2.0, 1.0), (0.0, 1.0), (1.0, INF), "ab", None]}),
-    "dynamics.kappa": (dynamics.kappa, dict(q=0.3, r=0.6), {"q": PROB, "r": PROB}),
-    "dynamics.error_bounds": (dynamics.error_bounds, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n_prev=100, **QUAD),
-                              {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB,
+    "dynamics.kappa": (dynamics.kappa, dict(behaviour=MEM), {"behaviour": NOT_MEMORYLESS}),
+    "dynamics.error_bounds": (dynamics.error_bounds, dict(mechanism=GM, behaviour=MEM, n_prev=100, gamma=1.0),
+                              {"mechanism": NOT_MECHANISM, "behaviour": NOT_MEMORYLESS, "gamma": GAMMA,
                                "n_prev": [0.5, NAN, INF, "x"]}),
-    "dynamics.mean_field": (
-        dynamics.mean_field, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
-        {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS,
-         "n0": [1, 0, 2.5, NAN, "x"], "cap": [50.0, NAN, "x"], "floor": [-0.5, 200.0, NAN],
-         "rounds": ["both", None]}),
     "dynamics.cumulative_error_bound": (
-        dynamics.cumulative_error_bound, dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=100, **QUAD),
-        {"gamma": POSITIVE, "tau": POSITIVE, "q": PROB, "r": PROB, "T": INT_POS, "n0": [1, 0, 2.5, "x"]}),
-    "dynamics.pac_radius": (dynamics.pac_radius, dict(gamma=1.0, n=100, d=3, R=10.0, delta=0.05),
-                            {"gamma": POSITIVE, "n": [0.5, NAN, INF], "R": POSITIVE,
-                             "delta": [0.0, 1.0, NAN, "x"], "d": INT_POS}),
+        dynamics.cumulative_error_bound, dict(mechanism=GM, behaviour=MEM, T=3, n0=100, gamma=1.0),
+        {"mechanism": NOT_MECHANISM, "behaviour": NOT_MEMORYLESS, "gamma": GAMMA, "T": INT_POS,
+         "n0": [1, 0, 2.5, "x"]}),
+    "dynamics.infinite_horizon_gamma": (
+        dynamics.infinite_horizon_gamma, dict(mechanism=GM, behaviour=MEM, n0=100, grid=5, rounds_max=50),
+        {"mechanism": NOT_MECHANISM, "behaviour": NOT_MEMORYLESS + [behaviour.Memoryless(q=[0.3, 0.4], r=0.6)],
+         "n0": [1.5, NAN, INF, "x"], "bracket": [(2.0, 1.0), (0.0, 1.0)], "grid": [4, 2.5, "x"],
+         "rounds_max": [9, 2.5]}),
+    "dynamics.pac_radius": (dynamics.pac_radius, dict(mechanism=GM, n=100, gamma=1.0, delta=0.05),
+                            {"mechanism": NOT_MECHANISM, "gamma": GAMMA, "n": [0.5, NAN, INF],
+                             "delta": [0.0, 1.0, NAN, "x"]}),
     "dynamics.pac_rounds": (
         dynamics.pac_rounds,
-        dict(gamma=2.0, tau=0.02, q=0.3, r=0.6, n0=1000, epsilon=1.0, delta=0.05, d=12, R=10.0,
-             method="quadrature"),
-        {"gamma": POSITIVE + [[1.0, 2.0]], "q": PROB, "epsilon": POSITIVE, "delta": [0.0, 1.0, NAN]}),
+        dict(mechanism=gaussian.GaussianMean(2.0, tau=0.02, d=12, R=10.0, leak_method="quadrature"), behaviour=MEM,
+             n0=1000, epsilon=1.0, delta=0.05, gamma=2.0),
+        {"mechanism": NOT_MECHANISM, "behaviour": NOT_MEMORYLESS + [behaviour.Memoryless(q=[0.3, 0.4], r=0.6)],
+         "gamma": GAMMA + [[1.0, 2.0]], "epsilon": POSITIVE, "delta": [0.0, 1.0, NAN]}),
+    "gaussian.GaussianMean": (
+        gaussian.GaussianMean, dict(gamma=1.0, tau=0.02, d=3, R=10.0, leak_method="quadrature"),
+        {"gamma": POSITIVE + [1e300, [[1.0, 2.0]]], "tau": POSITIVE + [[0.1, 0.2]], "d": INT_POS, "R": POSITIVE,
+         "mu": [[0.0, 0.0], [NAN, 0.0, 0.0], "abc"], "Sigma": [NOT_PD, NOT_SYM, np.eye(2), [[NAN] * 3] * 3],
+         "statistic": [s for s in STAT if s is not None], "draw": ["fast", None], "leak_method": ["mc", None],
+         "leak_samples": INT_POS, "leak_seed": [-1, "x", 1.5]}),
     "bernoulli.beta_from_epsilon": (bernoulli.beta_from_epsilon, dict(epsilon=1.0),
                                     {"epsilon": [-1.0, NAN, -INF, *NOT_REAL]}),
     "bernoulli.epsilon_from_beta": (bernoulli.epsilon_from_beta, dict(beta=0.2),
@@ -223,9 +239,9 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
 
 @pytest.mark.parametrize("call, pattern", [
     (lambda: leakage.leak_probability(1.0, 10, 0.0, tau=0.5), r"gamma must be in \(0, inf\); got 0\.0"),
-    (lambda: dynamics.growth_factor(1.0, tau=0.02, q=1.5, r=0.6, n=100, **QUAD), r"q must be in \[0, 1\]; got 1\.5"),
+    (lambda: dynamics.growth_factor(GM, behaviour.Memoryless(q=1.5, r=0.6), n=100), r"q must be in \[0, 1\]; got 1\.5"),
     (lambda: leakage.leak_probability(1.0, 1.5, 1.0, tau=0.5), r"n must be in \[2, inf\); got 1\.5"),
-    (lambda: dynamics.mean_field(1.0, tau=0.02, q=0.3, r=0.6, T=2**64, n0=100, **QUAD).population,
+    (lambda: engine.mean_field(GM, MEM, T=2**64, n0=100).population,
      r"T must be an integer >= 1 and at most 2\*\*63 - 1; got 18446744073709551616"),   # never the int64 maximum as a float
     (lambda: leakage.marginal_leak_probability(10, 1.0, tau=0.02, d=3, R=10.0, Sigma=NOT_PD),
      "Sigma must be symmetric positive definite; its smallest eigenvalue is -1"),
@@ -258,5 +274,6 @@ def test_monte_carlo_refuses_datasets_too_large_to_simulate_instead_of_exhaustin
 
 def test_pac_rounds_with_an_infinite_radius_constant_raises_instead_of_overflowing():
     with pytest.raises(ValueError, match="no finite number of rounds"):
-        dynamics.pac_rounds(2.0, tau=0.02, q=0.3, r=0.6, n0=1000, d=12, R=1e308, epsilon=1.0, delta=0.05,
-                            method="montecarlo", samples=2000, seed=0)
+        dynamics.pac_rounds(gaussian.GaussianMean(2.0, tau=0.02, d=12, R=1e308, leak_method="montecarlo",
+                                                  leak_samples=2000, leak_seed=0),
+                            MEM, n0=1000, epsilon=1.0, delta=0.05)

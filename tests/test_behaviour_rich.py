@@ -453,8 +453,12 @@ def test_critical_levels_of_the_paper_and_of_memory_match_the_closed_forms():
     qe = Q / (1 + 2 * Q)
     np.testing.assert_allclose(feedback.critical_epsilon(feedback.family("memory", 3), q=Q, r=R),
                                bernoulli.critical_epsilon(q=qe, r=R), rtol=1e-12)
-    g = feedback.critical_gamma(feedback.family("paper"), q=Q, r=R, tau=0.02, n=500, d=12, R=10.0)
-    np.testing.assert_allclose(g, dynamics.exact_critical_gamma(q=Q, r=R, tau=0.02, n=500, d=12, R=10.0), rtol=1e-9)
+    # the Gaussian threshold under a family's users: dynamics.exact_critical_gamma on the family's behaviour
+    mech = gaussian.GaussianMean(1.0, **GAUSS)
+    g = dynamics.exact_critical_gamma(mech, feedback.family("paper")(Q, R), n=500)
+    np.testing.assert_allclose(g, dynamics.exact_critical_gamma(mech, Memoryless(q=Q, r=R), n=500), rtol=1e-9)
+    g = dynamics.exact_critical_gamma(mech, feedback.family("memory", 3)(Q, R), n=500)
+    np.testing.assert_allclose(g, dynamics.exact_critical_gamma(mech, Memoryless(q=qe, r=R), n=500), rtol=1e-9)
     # contagion: randomized response can save the population iff q < r (1 - kappa / 2)
     eps = feedback.critical_epsilon(feedback.family("contagion", 0.8), q=Q, r=R)
     np.testing.assert_array_equal(eps > 0, Q < R * (1 - 0.4))
@@ -470,13 +474,13 @@ def test_budget_thresholds_are_where_the_reproduction_number_crosses_one():
     # no privacy is fatal for them (eps = inf costs inf): eps_c is finite even for q = 0, agnostic rule
     assert np.isfinite(feedback.critical_epsilon(feedback.family("budget", 5.0, rule="agnostic"), q=0.0, r=0.7))
     fam_g = feedback.family("budget", 1000.0)
-    g_c = feedback.critical_gamma(fam_g, q=0.2, r=0.7, tau=0.02, n=300, d=12, R=10.0)
     mech = gaussian.GaussianMean(1.0, **GAUSS)
+    g_c = dynamics.exact_critical_gamma(mech, fam_g(0.2, 0.7), n=300, bracket=(1e-4, 1e4))
     u = fam_g(0.2, 0.7)
     r0 = [u.reproduction_number(float(mech.leak_probability(300.0, g)), cost=mech.privacy_cost(g))
           for g in (g_c * (1 + 1e-4), g_c * (1 - 1e-4))]
     assert r0[0] >= 1 > r0[1]
-    paper = feedback.critical_gamma(feedback.family("paper"), q=0.2, r=0.7, tau=0.02, n=300, d=12, R=10.0)
+    paper = dynamics.exact_critical_gamma(mech, feedback.family("paper")(0.2, 0.7), n=300, bracket=(1e-4, 1e4))
     assert g_c > paper                                         # budget-aware users need more noise
 
 

@@ -13,8 +13,17 @@ until epsilon_search, gamma_search and sweep are ported):
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, dynamics, gaussian, leakage
+from perfpriv import bernoulli, dynamics, engine, gaussian, leakage
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
+from perfpriv.gaussian import GaussianMean
+
+USERS = Memoryless(q=0.3, r=0.6)
+
+
+def _mc(gamma, seed):
+    """A Gaussian mechanism whose p_tau is Monte Carlo with the seed ``seed``."""
+    return GaussianMean(gamma, tau=0.02, d=3, R=1.5, leak_method="montecarlo", leak_samples=2000, leak_seed=seed)
 
 
 def _fields(result):
@@ -69,10 +78,8 @@ SAME_SEED_CALLS = {
                                                                        R=10.0, trials=2, seed=seed),
     "leakage.marginal_leak_probability[mc]": lambda seed: leakage.marginal_leak_probability(
         [20, 50], 1.0, tau=0.02, d=3, R=1.5, samples=2000, seed=seed),
-    "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(
-        [1.0, 2.0], tau=0.02, q=0.3, r=0.6, n=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed),
-    "dynamics.mean_field[mc]": lambda seed: dynamics.mean_field(
-        2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=40, d=3, R=1.5, method="montecarlo", samples=2000, seed=seed).population,
+    "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(_mc(1.0, seed), USERS, n=40, gamma=[1.0, 2.0]),
+    "engine.mean_field[gaussian, mc]": lambda seed: engine.mean_field(_mc(2.0, seed), USERS, T=3, n0=40).population,
     "gaussian.simulate[records]": lambda seed: gaussian.simulate(2.0, tau=0.02, q=0.3, r=0.6, T=4, n0=30, d=3,
                                                                   R=10.0, trials=2, draw="records", seed=seed),
 }
@@ -130,14 +137,15 @@ def test_leak_probabilities_over_arrays_equal_one_value_at_a_time():
 
 def test_gaussian_mean_field_over_a_gamma_grid_equals_each_gamma_alone():
     gam = np.array([0.05, 0.5, 2.0, 20.0])
-    kw = dict(T=40, n0=500, d=4, R=1e3, method="quadrature")
-    together = dynamics.mean_field(gam, tau=0.02, q=0.3, r=0.6, **kw).population
+    def gm(gamma):
+        return GaussianMean(gamma, tau=0.02, d=4, R=1e3, leak_method="quadrature")
+
+    together = engine.mean_field(gm(gam), USERS, T=40, n0=500).population
     for j, g in enumerate(gam):
-        assert np.array_equal(together[j], dynamics.mean_field(g, tau=0.02, q=0.3, r=0.6, **kw).population)
-    bound = dynamics.cumulative_error_bound(gam, tau=0.02, q=0.3, r=0.6, T=40, n0=500, d=4, R=1e3, method="quadrature")
+        assert np.array_equal(together[j], engine.mean_field(gm(g), USERS, T=40, n0=500).population)
+    bound = dynamics.cumulative_error_bound(gm(gam), USERS, T=40, n0=500)
     for j, g in enumerate(gam):
-        assert bound[j] == dynamics.cumulative_error_bound(g, tau=0.02, q=0.3, r=0.6, T=40, n0=500, d=4, R=1e3,
-                                                           method="quadrature")
+        assert bound[j] == dynamics.cumulative_error_bound(gm(g), USERS, T=40, n0=500)
 
 
 @pytest.mark.parametrize("module", ["bernoulli", "gaussian"])

@@ -29,6 +29,11 @@ Z = 4.5
 D, R = 12, 10.0
 
 
+def gm(tau, gamma=1.0, **kw):
+    """The Gaussian mechanism of the paper's data model (d = 12, R = 10) at threshold ``tau``."""
+    return gaussian.GaussianMean(gamma, tau=tau, d=D, R=R, **kw)
+
+
 # ---------------------------------------------------------------- results
 def _small_results():
     return [
@@ -147,7 +152,7 @@ def test_first_round_growth_agrees_with_eq_13():
     c = experiments.growth_curves(q=0.45, r=0.11, taus=(0.02, 0.05), gammas=[0.3, 1.5, 8.0], n0=500, trials=60,
                                   seed=1)
     for k, tau in enumerate((0.02, 0.05)):
-        th = dynamics.growth_factor(c.gammas, tau=tau, q=0.45, r=0.11, n=500, d=D, R=R)
+        th = dynamics.growth_factor(gm(tau), Memoryless(q=0.45, r=0.11), n=500, gamma=c.gammas)
         assert np.array_equal(c.theory[k], th)
     assert np.all(np.abs(c.empirical - c.theory) <= Z * c.se)
 
@@ -164,7 +169,7 @@ def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
         assert c.empirical[0, j] == pytest.approx(ratios.mean(), rel=1e-12)
         assert c.se[0, j] == pytest.approx(ratios.std(ddof=1) / math.sqrt(ratios.size), rel=1e-10)
         # path theory: eq. 13 at the population each counted ratio started from
-        C = dynamics.growth_factor(g, tau=0.05, q=0.11, r=0.52, n=pop[j, :, :-1][run.alive[j]], d=D, R=R)
+        C = dynamics.growth_factor(gm(0.05, g), Memoryless(q=0.11, r=0.52), n=pop[j, :, :-1][run.alive[j]])
         assert c.path_theory[0, j] == pytest.approx(np.mean(C), rel=1e-12)
         assert c.residual_se[0, j] == pytest.approx((ratios - C).std(ddof=1) / math.sqrt(ratios.size), rel=1e-10)
 
@@ -213,22 +218,22 @@ def test_theorem3_inverse_population_agrees_with_the_agent_reference():
 def test_theorem3_bounds_are_lemma_3_bounds_over_the_one_record_error():
     sizes = np.array([5, 50, 500])
     chk = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=sizes, trials=300, seed=3)
-    b = dynamics.error_bounds(2.0, tau=0.02, q=0.3, r=0.6, n_prev=sizes.astype(float), d=D, R=R)
+    b = dynamics.error_bounds(gm(0.02, 2.0), Memoryless(q=0.3, r=0.6), n_prev=sizes.astype(float))
     one = 2.0**2 * D + D
     np.testing.assert_allclose(chk.lower, b.lower / one, rtol=1e-14)
     np.testing.assert_allclose(chk.upper, b.upper / one, rtol=1e-14)
-    assert chk.kappa == dynamics.kappa(q=0.3, r=0.6)
+    assert chk.kappa == dynamics.kappa(Memoryless(q=0.3, r=0.6))
     # in the growth regime with populations that never reach zero, Jensen's lower bound holds
     assert np.all(chk.holds_lower) and np.all(chk.inverse >= chk.lower - Z * chk.se)
 
 
 def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
     m = experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, trials=2, seed=8)
-    kw = dict(tau=0.02, q=0.3, r=0.6, T=12, n0=300, d=D, R=R)
-    assert np.array_equal(m.free, dynamics.mean_field(1.0, cap=experiments.UNCAPPED, **kw).population)
-    assert np.array_equal(m.capped, dynamics.mean_field(1.0, cap=20000, **kw).population)
-    assert np.array_equal(m.growth_free, dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=m.free[:-1], d=D,
-                                                                R=R))
+    mech, users = gm(0.02, 1.0), Memoryless(q=0.3, r=0.6)
+    kw = dict(T=12, n0=300)
+    assert np.array_equal(m.free, engine.mean_field(mech, users, cap=experiments.UNCAPPED, **kw).population)
+    assert np.array_equal(m.capped, engine.mean_field(mech, users, cap=20000, **kw).population)
+    assert np.array_equal(m.growth_free, dynamics.growth_factor(mech, users, n=m.free[:-1]))
     assert np.all(np.diff(m.growth_free) > 0)            # Lemma 12: C_t rises with the population
     assert np.all(np.diff(m.p) < 0)                      # p_τ falls with N
     run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, d=D, R=R, trials=2,
@@ -246,7 +251,7 @@ def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
     for (q, r, g), sim, bound, shifted, c1 in zip(chk.cases, chk.simulated, chk.bound, chk.shifted, chk.growth):
         i, j, k = [0.1, 0.3].index(q), [0.6, 0.9].index(r), [0.5, 2.0].index(g)
         assert sim == emp.values[i, j, k]
-        assert bound == dynamics.cumulative_error_bound(g, tau=0.02, q=q, r=r, T=6, n0=80, d=D, R=R)
+        assert bound == dynamics.cumulative_error_bound(gm(0.02, g), Memoryless(q=q, r=r), T=6, n0=80)
         by_hand = sum((g**2 * D + D) / (80 * c1**t) for t in range(6))   # Σ_{t=0}^{T-1}, Algorithm 1's indexing
         assert shifted == pytest.approx(by_hand, rel=1e-12)
     assert np.array_equal(chk.holds, chk.simulated <= chk.bound)
@@ -259,7 +264,7 @@ def test_horizon_curves_hold_the_library_optima():
     emp = optimize.optimal_gamma_empirical(q=0.3, r=0.6, gammas=[0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
                                            seed=1)
     assert np.array_equal(h.simulated, emp.values) and h.gamma_empirical == emp.gamma
-    assert h.gamma_c == dynamics.critical_gamma(q=0.3, r=0.6, tau=0.02, n=80, R=R)
+    assert h.gamma_c == dynamics.critical_gamma(gm(0.02), Memoryless(q=0.3, r=0.6), n=80)
     theory = experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 1.0, 2.0], T=5, n0=80,
                                         empirical=False)
     assert np.all(np.isnan(theory.simulated)) and np.array_equal(theory.mean_field, h.mean_field)
@@ -351,7 +356,7 @@ def test_pac_coverage_is_the_chi_square_law_of_a_release_at_theorem_4s_round():
     g, n0, trials, eps = 2.0, 600, 400, np.array([0.25, 0.3, 0.35, 0.45])
     pac = experiments.pac_coverage(g, tau=0.02, q=0.0, r=0.6, epsilons=eps, delta=0.1, T=17, n0=n0, cap=n0,
                                    trials=trials, d=D, R=R, seed=5)
-    rounds = [dynamics.pac_rounds(g, tau=0.02, q=0.0, r=0.6, n0=n0, d=D, R=R, epsilon=e, delta=0.1) for e in eps]
+    rounds = [dynamics.pac_rounds(gm(0.02, g), Memoryless(q=0.0, r=0.6), n0, epsilon=e, delta=0.1) for e in eps]
     assert np.array_equal(pac.rounds, rounds) and np.all(pac.rounds < 17)
     p = stats.chi2.cdf(eps**2 * n0 / (1 + g**2), D)                       # 0.18, 0.45, 0.74, 0.98
     assert np.all(np.abs(pac.coverage - p) <= Z * np.sqrt(p * (1 - p) / trials)), (pac.coverage, p)
@@ -389,8 +394,8 @@ def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_leve
                             policy=Policy(stop=1))
     assert cmp.simulated[0] == run.cumulative_error.mean()
     for k, row in enumerate(cmp.schedules):
-        assert cmp.mean_field[k] == dynamics.mean_field(
-            Schedule(row), tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, rounds="algorithm").cumulative_error
+        assert cmp.mean_field[k] == engine.mean_field(
+            gm(0.02, Schedule(row)), Memoryless(q=0.3, r=0.6), T=4, n0=80, rounds="algorithm").cumulative_error
 
 
 def test_schedule_comparison_charges_collapsed_rounds_the_one_record_error_like_the_mean_field():

@@ -15,7 +15,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, dynamics, gaussian, leakage
+from perfpriv import bernoulli, dynamics, engine, gaussian, leakage
+from perfpriv.behaviour import Memoryless
+from perfpriv.gaussian import GaussianMean
 
 mp.mp.dps = 40
 TINY = 1e-300  # below this a probability is compared in log space only
@@ -257,10 +259,15 @@ T_LONG = 100_000
 QUAD = dict(d=12, R=1e3, method="quadrature")  # R large: clipping negligible at every n
 
 
+def gm(gamma=1.0, tau=0.02):
+    """The Gaussian mechanism of QUAD's data model (for perfpriv.dynamics and engine.mean_field)."""
+    return GaussianMean(gamma, tau=tau, d=QUAD["d"], R=QUAD["R"], leak_method=QUAD["method"])
+
+
 @pytest.mark.parametrize("q, r, gamma", [(0.3, 0.6, 2.0), (0.9, 0.01, 2.0), (0.0, 0.0, 2.0), (1.0, 0.0, 0.05),
                                          (0.5, 0.5, 0.118)])
 def test_cumulative_error_bound_over_a_long_horizon_matches_the_exact_geometric_sum(q, r, gamma):
-    got = dynamics.cumulative_error_bound(gamma, tau=0.02, q=q, r=r, T=T_LONG, n0=1000, **QUAD)
+    got = dynamics.cumulative_error_bound(gm(gamma), Memoryless(q=q, r=r), T=T_LONG, n0=1000)
     p = leakage.marginal_leak_probability(1000, gamma, tau=0.02, **QUAD).p
     C = 1 + mp.mpf(r) - (mp.mpf(q) + mp.mpf(r)) * mp.mpf(p)
     num = (mp.mpf(gamma) ** 2 * 12 + 12) / 1000
@@ -284,7 +291,7 @@ def test_inverse_geometric_sum_near_growth_one_and_for_huge_horizons():
 
 
 def test_uncapped_mean_field_population_overflows_to_inf_without_warnings():
-    N = dynamics.mean_field(2.0, tau=0.02, q=0.0, r=1.0, T=T_LONG, n0=1000, cap=None, **QUAD).population
+    N = engine.mean_field(gm(2.0), Memoryless(q=0.0, r=1.0), T=T_LONG, n0=1000, cap=None).population
     assert N.shape == (T_LONG + 1,)
     assert np.all(N[1:] >= N[:-1]) and N[-1] == np.inf
     first_inf = int(np.argmax(np.isinf(N)))
@@ -294,16 +301,16 @@ def test_uncapped_mean_field_population_overflows_to_inf_without_warnings():
 
 
 def test_mean_field_population_dying_out_reaches_zero_and_infinite_error():
-    N = dynamics.mean_field(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD).population
+    N = engine.mean_field(gm(0.05), Memoryless(q=1.0, r=0.0), T=T_LONG, n0=1000, cap=None, floor=None).population
     assert N[-1] == 0.0 and np.all(np.diff(N) <= 0)
-    err = dynamics.mean_field(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, cap=None, floor=None, **QUAD).sq_error
+    err = engine.mean_field(gm(0.05), Memoryless(q=1.0, r=0.0), T=T_LONG, n0=1000, cap=None, floor=None).sq_error
     assert err[-1] == np.inf and not np.isnan(err).any()
-    floored = dynamics.mean_field(0.05, tau=0.02, q=1.0, r=0.0, T=T_LONG, n0=1000, **QUAD).population
+    floored = engine.mean_field(gm(0.05), Memoryless(q=1.0, r=0.0), T=T_LONG, n0=1000).population
     assert floored[-1] == 1.0
 
 
 def test_mean_field_population_at_the_cap_stays_there():
-    N = dynamics.mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=T_LONG, n0=1000, cap=20000, **QUAD).population
+    N = engine.mean_field(gm(2.0), Memoryless(q=0.3, r=0.6), T=T_LONG, n0=1000, cap=20000).population
     assert N.max() == 20000.0 and N[-1] == 20000.0
     assert np.all(np.diff(N) >= 0)
 
@@ -366,17 +373,19 @@ def test_growth_rules_and_thresholds_at_q_one_r_zero_and_q_plus_r_zero():
     assert bernoulli.growth_factor(0.2, q=0.0, r=0.0) == 1.0
     assert bernoulli.critical_beta(q=0.0, r=0.0) == 0.5 and bernoulli.critical_epsilon(q=0.0, r=0.0) == np.inf
     assert bernoulli.critical_beta(q=1.0, r=0.0) == 0.0 and bernoulli.critical_epsilon(q=1.0, r=0.0) == 0.0
-    assert dynamics.critical_gamma(q=0.0, r=0.0, tau=0.02, n=1000, R=10) == 0.0
-    assert dynamics.critical_gamma(q=1.0, r=0.0, tau=0.02, n=1000, R=10) == np.inf
-    assert dynamics.exact_critical_gamma(q=1.0, r=0.0, tau=0.02, n=1000, **QUAD) == np.inf
-    assert dynamics.exact_critical_gamma(q=0.0, r=0.0, tau=0.02, n=1000, **QUAD) == 0.0
-    assert dynamics.kappa(q=1.0, r=0.0) == np.inf and dynamics.kappa(q=0.0, r=0.0) == 1.0
-    C = dynamics.growth_factor(1e-3, tau=0.02, q=1.0, r=0.0, n=1000, **QUAD)
+    none, all_leave = Memoryless(q=0.0, r=0.0), Memoryless(q=1.0, r=0.0)
+    at_r10 = GaussianMean(1.0, tau=0.02, d=12, R=10)        # Theorem 2 reads tau and R only
+    assert dynamics.critical_gamma(at_r10, none, n=1000) == 0.0
+    assert dynamics.critical_gamma(at_r10, all_leave, n=1000) == np.inf
+    assert dynamics.exact_critical_gamma(gm(), all_leave, n=1000) == np.inf
+    assert dynamics.exact_critical_gamma(gm(), none, n=1000) == 0.0
+    assert dynamics.kappa(all_leave) == np.inf and dynamics.kappa(none) == 1.0
+    C = dynamics.growth_factor(gm(1e-3), all_leave, n=1000)
     assert C == pytest.approx(0.0, abs=1e-12)
-    lo, hi = dynamics.error_bounds(1e-3, tau=0.02, q=1.0, r=0.0, n_prev=1000, **QUAD)
+    lo, hi = dynamics.error_bounds(gm(1e-3), all_leave, n_prev=1000)
     assert lo > 0 and hi == np.inf
-    assert dynamics.growth_factor(2.0, tau=0.02, q=0.0, r=0.0, n=1000, **QUAD) == 1.0
-    assert dynamics.cumulative_error_bound(2.0, tau=0.02, q=0.0, r=0.0, T=10, n0=1000, **QUAD) == pytest.approx(
+    assert dynamics.growth_factor(gm(2.0), none, n=1000) == 1.0
+    assert dynamics.cumulative_error_bound(gm(2.0), none, T=10, n0=1000) == pytest.approx(
         10 * (4 * 12 + 12) / 1000)
 
 
@@ -434,11 +443,12 @@ _BIG = 10**12
 
 @pytest.mark.parametrize("call", [
     lambda q: feedback.critical_epsilon(feedback.family("paper"), q=q, r=0.6),
-    lambda q: feedback.critical_gamma(feedback.family("paper"), q=q, r=0.6, tau=0.02, n=100, d=3, R=10.0),
+    lambda q: dynamics.exact_critical_gamma(GaussianMean(1.0, tau=0.02, d=3, R=10.0), feedback.family("paper")(q, 0.6),
+                                            n=100),
     lambda q: feedback.trajectories(feedback.family("paper"), [0.5], q=q, r=0.6, T=2, n0=10, trials=1, seed=0),
     lambda q: feedback.threshold_curve("contagion", [0.0], q=q, r=0.6),
     lambda q: feedback.compare_gaussian(feedback.family("paper"), q=q, r=0.6, T=2, n0=10, d=3, trials=1),
-], ids=["critical_epsilon", "critical_gamma", "trajectories", "threshold_curve", "compare_gaussian"])
+], ids=["critical_epsilon", "exact_critical_gamma", "trajectories", "threshold_curve", "compare_gaussian"])
 def test_feedback_refuses_a_boolean_q_instead_of_reading_it_as_one(call):
     with pytest.raises(TypeError, match="^q must be a real number"):
         call(True)

@@ -3,7 +3,10 @@
 Every public function of :mod:`perfpriv.dynamics`, :mod:`perfpriv.leakage`,
 :mod:`perfpriv.bernoulli`, :mod:`perfpriv.gaussian` and :mod:`perfpriv.projected`
 (the table below holds one typical call of each; a test checks that the table
-is complete) is called with one argument at a time replaced by a typical,
+is complete), and the constructor of :class:`perfpriv.gaussian.GaussianMean`
+(the mechanism that the functions of :mod:`perfpriv.dynamics` take, whose values
+are fuzzed there; their users, :class:`perfpriv.behaviour.Memoryless`, are
+fuzzed in ``test_fuzz_upper.py``), is called with one argument at a time replaced by a typical,
 boundary or invalid value, and must do one of two things:
 
 * return, with no warning (the suite runs warnings as errors) and no NaN in any
@@ -34,20 +37,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from perfpriv import bernoulli, dynamics, gaussian, leakage, projected
+from perfpriv.behaviour import Memoryless
 
 MODULES = (dynamics, leakage, bernoulli, gaussian, projected)
 
+#: The model of perfpriv.dynamics: the mechanism (τ, d, R, ...) and the paper's users (q, r).
+GM = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0)
+MEM = Memoryless(q=0.3, r=0.6)
+
 TYP = {
- (dynamics, "growth_factor"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0),
- (dynamics, "critical_gamma"): dict(q=0.3, r=0.6, tau=0.02, n=100, R=10.0),
- (dynamics, "exact_critical_gamma"): dict(q=0.3, r=0.6, tau=0.02, n=100, d=3, R=10.0),
- (dynamics, "kappa"): dict(q=0.3, r=0.6),
- (dynamics, "error_bounds"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n_prev=100, d=3, R=10.0),
- (dynamics, "mean_field"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0),
- (dynamics, "cumulative_error_bound"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=100, d=3, R=10.0),
- (dynamics, "infinite_horizon_gamma"): dict(q=0.3, r=0.6, tau=0.02, n0=100, d=3, R=10.0, grid=5),
- (dynamics, "pac_radius"): dict(gamma=1.0, n=100, d=3, R=10.0, delta=0.1),
- (dynamics, "pac_rounds"): dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, n0=100, d=3, R=10.0, epsilon=0.5, delta=0.1),
+ (dynamics, "growth_factor"): dict(mechanism=GM, behaviour=MEM, n=100, gamma=1.0),
+ (dynamics, "critical_gamma"): dict(mechanism=GM, behaviour=MEM, n=100),
+ (dynamics, "exact_critical_gamma"): dict(mechanism=GM, behaviour=MEM, n=100),
+ (dynamics, "kappa"): dict(behaviour=MEM),
+ (dynamics, "error_bounds"): dict(mechanism=GM, behaviour=MEM, n_prev=100, gamma=1.0),
+ (dynamics, "cumulative_error_bound"): dict(mechanism=GM, behaviour=MEM, T=5, n0=100, gamma=1.0),
+ (dynamics, "infinite_horizon_gamma"): dict(mechanism=GM, behaviour=MEM, n0=100, grid=5),
+ (dynamics, "pac_radius"): dict(mechanism=GM, n=100, gamma=1.0, delta=0.1),
+ (dynamics, "pac_rounds"): dict(mechanism=GM, behaviour=MEM, n0=100, epsilon=0.5, delta=0.1, gamma=1.0),
+ (gaussian, "GaussianMean"): dict(gamma=1.0, tau=0.02, d=3, R=10.0, mu=None, Sigma=None, statistic=None,
+                                  draw="auto", leak_method="auto", leak_samples=None, leak_seed=None),
  (leakage, "exact_llr_offset"): dict(n=100, d=3),
  (leakage, "llr_moments"): dict(s=1.0, n=100, gamma=1.0),
  (leakage, "leak_probability"): dict(s=1.0, n=100, gamma=1.0, tau=0.02),

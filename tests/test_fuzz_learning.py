@@ -145,8 +145,6 @@ TYP = {
  (feedback, "family"): dict(name="memory", parameter=3, rule="leak"),
  (feedback, "two_classes"): dict(q=0.3, spread=0.5),
  (feedback, "critical_epsilon"): dict(users=MEMORY, q=0.3, r=0.6),
- (feedback, "critical_gamma"): dict(users=PAPER, q=0.3, r=0.6, tau=0.02, n=20, d=2, R=10.0, statistic="paper",
-                                    bracket=(1e-4, 1e4)),
  (feedback, "threshold_table"): dict(users=MEMORY, q=[0.3], r=[0.6], gaussian_users=None, tau=0.02, n=20, d=2,
                                      R=10.0, statistic="paper"),
  (feedback, "trajectories"): dict(users=feedback.family("contagion", 1.0), levels=[0.5], q=0.2, r=0.6, T=3, n0=20,

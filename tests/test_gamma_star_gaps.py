@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from perfpriv import dynamics, experiments
+from perfpriv.behaviour import Memoryless
+from perfpriv.gaussian import GaussianMean
 from perfpriv.experiments import GammaStarMap
 
 BOOK_DATA = Path(__file__).resolve().parents[1] / "book" / "data"
@@ -101,7 +103,7 @@ def test_capped_rounds_counts_releases_at_the_cap_along_a_hand_rolled_mean_field
         gamma, n, count = float(m.bound[0, k]), float(n0), 0
         for _ in range(T):                      # release from n, then the population moves
             count += n >= cap
-            c = float(dynamics.growth_factor(gamma, tau=tau, q=0.3, r=r, n=n, d=12, R=10.0))
+            c = float(dynamics.growth_factor(GaussianMean(gamma, tau=tau, d=12, R=10.0), Memoryless(q=0.3, r=r), n=n))
             n = min(cap, max(1.0, n * c))
         assert got[0, k] == count, (r, got[0, k], count)
     assert got[0, 0] == 0 and got[0, 2] > got[0, 1] > 0    # r = 0.1 shrinks; faster growth, earlier cap

@@ -11,6 +11,7 @@ from scipy import stats
 from perfpriv import dynamics
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
 
 Z_TOL = 4.5  # tolerance in Monte Carlo standard errors
@@ -331,7 +332,8 @@ def test_a_clip_probability_far_from_the_ball_selects_no_shortcut():
     res = L.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=mu, samples=2000, seed=0)
     assert res.method == "montecarlo" and res.p == 0.0
     # then C = (1 - p q)(1 + r (1 - p)) = 1 + r exactly
-    g = dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0, mu=mu, samples=2000, seed=0)
+    mech = G.GaussianMean(1.0, tau=0.02, d=3, R=10.0, mu=mu, leak_samples=2000, leak_seed=0)
+    g = dynamics.growth_factor(mech, Memoryless(q=0.3, r=0.6), n=100)
     assert g == pytest.approx(1.6, abs=1e-12)
     assert G.GaussianMean(1.0, tau=0.02, d=3, R=10.0, mu=mu).draw_method == "records"
 

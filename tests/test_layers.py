@@ -5,7 +5,7 @@
   ``from .x import name``, ``from perfpriv.x import name``);
 * no module uses another module's private names (``other._name`` through an
   imported module, or ``from .other import _name``); the shared helper modules
-  ``_validate``, ``keyed`` (public: the keyed random streams), ``_records`` and ``_stats`` are
+  ``_validate``, ``keyed`` (public: the keyed random streams), ``_records``, ``_stats`` and ``_bisect`` are
   imported everywhere, their public names only.
 
 Failures list every offender (file:line and the name) so that they can be fixed at once.
@@ -21,7 +21,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "perfpriv"
 
 #: The shared helper modules of the lowest layer above the kernels (their *public* names are used everywhere).
-SHARED_HELPERS = {"_validate", "keyed", "_records", "_stats"}
+SHARED_HELPERS = {"_validate", "keyed", "_records", "_stats", "_bisect"}
 
 
 def _module_name(path: Path) -> str:
@@ -201,7 +201,7 @@ def test_kernels_import_nothing_of_perfpriv_above_them():
 #: its own layer or of a lower one; within a layer the cycle test above keeps the imports acyclic.
 LAYERS = (
     {"kernels"},                                          # compiled kernels (numba): streams, samplers, rounds
-    {"_validate", "keyed", "_records", "_stats"},         # shared helpers
+    {"_validate", "keyed", "_records", "_stats", "_bisect"},   # shared helpers
     {"leakage", "behaviour", "sweep"},                    # formulas of one round; users; reproducible grids
     {"engine", "projected"},                              # the one performative loop; the batched round draw
     {"bernoulli", "gaussian", "regression", "gradient", "_learning"},   # mechanisms (+ their front ends)

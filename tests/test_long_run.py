@@ -14,10 +14,21 @@ import mpmath
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, dynamics, gaussian, leakage
+from perfpriv import bernoulli, dynamics, engine, gaussian, leakage
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
+from perfpriv.gaussian import GaussianMean
 
 Z = 4.5
+
+
+def gm(gamma=1.0, **kw):
+    """The paper's Gaussian mechanism (tau = 0.02, d = 12, R = 10) at the level(s) ``gamma``."""
+    return GaussianMean(gamma, tau=0.02, d=12, R=10.0, **kw)
+
+
+#: infinite_horizon_gamma's model: it evaluated p_tau by quadrature (exact here), now the mechanism's method
+QUAD = gm(leak_method="quadrature")
 
 
 def _floor_mpmath(n, d, tau):
@@ -78,44 +89,43 @@ def test_exact_leak_floor_rejects_bad_input():
 
 # ------------------------------------------------------------------ Remark 2 corrected
 def test_two_noise_levels_keep_a_constant_error_ratio_without_a_cap():
-    e = dynamics.mean_field([5.0, 20.0], tau=0.02, q=0.3, r=0.6, T=200, n0=1000, d=12, R=10.0, cap=None).sq_error
+    e = engine.mean_field(gm([5.0, 20.0]), Memoryless(q=0.3, r=0.6), T=200, n0=1000, cap=None).sq_error
     ratio = e[1] / e[0]
     # the larger noise never catches up: the ratio settles at a constant > 1
     np.testing.assert_allclose(ratio[[59, 99, 199]], ratio[19], rtol=1e-9)
     # it is the noise ratio (γ² Tr Σ⁻¹ + d) shrunk by the extra growth the larger noise bought,
     # which is finite: the populations grow at the same rate 1 + r once leaks vanish
     noise_ratio = (20.0**2 * 12 + 12) / (5.0**2 * 12 + 12)
-    N = dynamics.mean_field([5.0, 20.0], tau=0.02, q=0.3, r=0.6, T=200, n0=1000, d=12, R=10.0,
-                                       cap=None).population
+    N = engine.mean_field(gm([5.0, 20.0]), Memoryless(q=0.3, r=0.6), T=200, n0=1000, cap=None).population
     assert 1.0 < ratio[-1] < noise_ratio
     assert ratio[-1] == pytest.approx(noise_ratio * N[0, -2] / N[1, -2], rel=1e-12)
     np.testing.assert_allclose(N[:, -1] / N[:, -2], 1.6, rtol=1e-12)
 
 
 def test_infinite_horizon_limit_equals_the_rescaled_error_of_a_long_mean_field():
-    kw = dict(q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0)
-    res = dynamics.infinite_horizon_gamma(**kw)
+    users = Memoryless(q=0.3, r=0.6)
+    res = dynamics.infinite_horizon_gamma(QUAD, users, n0=1000)
     assert res.finite
     T = 120
-    e = dynamics.mean_field(res.gamma, T=T, cap=None, **kw).sq_error
-    rescaled = e * (1 + kw["r"]) ** np.arange(1, T + 1)
+    e = engine.mean_field(gm(res.gamma), users, T=T, n0=1000, cap=None).sq_error
+    rescaled = e * (1 + 0.6) ** np.arange(1, T + 1)
     assert rescaled[-1] == pytest.approx(res.limit, rel=1e-8)
     assert rescaled[-1] == pytest.approx(rescaled[-20], rel=1e-10)   # converged
 
 
 def test_infinite_horizon_gamma_is_the_argmin_on_a_fine_grid():
-    kw = dict(q=0.3, r=0.6, tau=0.02, n0=1000, d=12, R=10.0)
-    res = dynamics.infinite_horizon_gamma(**kw)
+    users = Memoryless(q=0.3, r=0.6)
+    res = dynamics.infinite_horizon_gamma(QUAD, users, n0=1000)
     grid = np.geomspace(res.gamma / 1.5, res.gamma * 1.5, 121)
     T = 150
-    e = dynamics.mean_field(grid, T=T, cap=None, **kw).sq_error[:, -1] * (1 + kw["r"]) ** T
+    e = engine.mean_field(gm(grid), users, T=T, n0=1000, cap=None).sq_error[:, -1] * (1 + 0.6) ** T
     best = grid[np.argmin(e)]
     assert best == pytest.approx(res.gamma, rel=0.01)
     assert res.limit <= e.min() * (1 + 1e-9)
 
 
 def test_infinite_horizon_limit_is_infinite_when_nobody_joins():
-    res = dynamics.infinite_horizon_gamma(q=0.3, r=0.0, tau=0.02, n0=1000, d=12, R=10.0)
+    res = dynamics.infinite_horizon_gamma(QUAD, Memoryless(q=0.3, r=0.0), n0=1000)
     assert not res.finite and math.isinf(res.limit) and math.isnan(res.gamma)
     assert "nobody joins" in res.reason
 
@@ -125,10 +135,11 @@ def test_infinite_horizon_limit_is_infinite_below_the_exact_statistics_floor():
     # q = 0.9, r = 0.5 the expected growth 1 + r − (q + r) p stays below 1 forever
     floor = leakage.exact_leak_floor(30, d=12, tau=0.02)
     assert 1 + 0.5 - (0.9 + 0.5) * floor < 1
-    res = dynamics.infinite_horizon_gamma(q=0.9, r=0.5, tau=0.02, n0=30, d=12, R=10.0, statistic="exact")
+    users = Memoryless(q=0.9, r=0.5)
+    res = dynamics.infinite_horizon_gamma(gm(statistic="exact", leak_method="quadrature"), users, n0=30)
     assert not res.finite and math.isinf(res.limit)
     # the paper's statistic has no floor: the same setting has a finite optimum
-    assert dynamics.infinite_horizon_gamma(q=0.9, r=0.5, tau=0.02, n0=30, d=12, R=10.0).finite
+    assert dynamics.infinite_horizon_gamma(QUAD, users, n0=30).finite
 
 
 # ----------------------------------------------------------------- a long run of a small population

@@ -16,11 +16,28 @@ from scipy import optimize
 from perfpriv import keyed
 from perfpriv import optimize as O
 from perfpriv import dynamics as D
-from perfpriv import gaussian
+from perfpriv import engine, gaussian
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
+from perfpriv.gaussian import GaussianMean
 from perfpriv.optimize import GammaOptimum, optimal_gamma, optimal_gamma_empirical
 
 SMALL = dict(d=3, R=8.0, method="quadrature")
+
+
+def gm(tau, gamma=1.0):
+    """The Gaussian mechanism of SMALL's data model (perfpriv.dynamics, engine.mean_field) at the level(s) gamma."""
+    return GaussianMean(gamma, tau=tau, d=SMALL["d"], R=SMALL["R"], leak_method=SMALL["method"])
+
+
+def bound(g, *, tau, q, r, T, n0):
+    """Lemma 9's closed form at the noise scale(s) g."""
+    return D.cumulative_error_bound(gm(tau), Memoryless(q=q, r=r), T=T, n0=n0, gamma=g)
+
+
+def mean_field(g, *, tau, q, r, **kw):
+    """The mean-field cumulative error at the noise scale(s) g."""
+    return engine.mean_field(gm(tau, g), Memoryless(q=q, r=r), **kw).cumulative_error
 FINE = np.geomspace(1e-2, 1e3, 4001)  # log step 2.9e-3
 STEP = math.log(FINE[1] / FINE[0])
 
@@ -41,22 +58,22 @@ def test_one_public_home_in_optimize():
 @pytest.mark.parametrize("q,r,tau", [(0.3, 0.6, 0.05), (0.6, 0.3, 0.05), (0.9, 0.05, 0.2), (0.05, 0.9, 0.01),
                                      (0.5, 0.0, 0.05), (0.0, 0.5, 0.05)])
 def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
-    kw = dict(T=20, n0=100, **SMALL)
-    res = optimal_gamma(q=q, r=r, tau=tau, **kw)
-    gb, vb = brute(lambda g: D.cumulative_error_bound(g, tau=tau, q=q, r=r, **kw))
+    kw = dict(T=20, n0=100)
+    res = optimal_gamma(q=q, r=r, tau=tau, **kw, **SMALL)
+    gb, vb = brute(lambda g: bound(g, tau=tau, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
-    assert res.value == pytest.approx(D.cumulative_error_bound(res.gamma, tau=tau, q=q, r=r, **kw), rel=1e-14)
+    assert res.value == pytest.approx(bound(res.gamma, tau=tau, q=q, r=r, **kw), rel=1e-14)
     assert abs(math.log(res.gamma / gb)) <= 2 * STEP or res.value >= vb * (1 - 1e-9)
 
 
 @pytest.mark.parametrize("q,r,cap,rounds", [(0.3, 0.6, None, "paper"), (0.6, 0.3, 400, "algorithm"),
                                             (0.7, 0.1, None, "paper"), (0.5, 0.01, 400, "algorithm")])
 def test_mean_field_objective_agrees_with_brute_force_on_a_fine_grid(q, r, cap, rounds):
-    kw = dict(T=12, n0=100, cap=cap, rounds=rounds, **SMALL)
-    res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", **kw)
-    gb, vb = brute(lambda g: D.mean_field(g, tau=0.05, q=q, r=r, **kw).cumulative_error)
+    kw = dict(T=12, n0=100, cap=cap, rounds=rounds)
+    res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", **kw, **SMALL)
+    gb, vb = brute(lambda g: mean_field(g, tau=0.05, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
-    assert res.value == pytest.approx(D.mean_field(res.gamma, tau=0.05, q=q, r=r, **kw).cumulative_error, rel=1e-14)
+    assert res.value == pytest.approx(mean_field(res.gamma, tau=0.05, q=q, r=r, **kw), rel=1e-14)
     assert abs(math.log(res.gamma / gb)) <= 2 * STEP or res.value >= vb * (1 - 1e-9)
 
 
@@ -64,7 +81,7 @@ def test_two_local_minima_the_grid_finds_the_global_one():
     # small r, large q: the mean-field objective has a shallow minimum at small gamma
     # (fast collapse, cheap releases) and a deeper one at large gamma (survival)
     q, r, kw = 0.5, 0.01, dict(T=20, n0=100, **SMALL)
-    f = lambda g: D.mean_field(g, tau=0.05, q=q, r=r, **kw).cumulative_error  # noqa: E731
+    f = lambda g: mean_field(g, tau=0.05, q=q, r=r, T=20, n0=100)  # noqa: E731
     v = f(FINE)
     local = [i for i in range(1, FINE.size - 1) if v[i] < v[i - 1] and v[i] <= v[i + 1]]
     assert FINE[local[0]] < 1 < 3 < FINE[local[-1]] and v[local[-1]] < 0.7 * v[local[0]]
@@ -97,7 +114,7 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
     kw = dict(T=10, n0=100, objective=objective, **SMALL)
     free = optimal_gamma(q=q, r=r, tau=0.05, **kw)
     cons = optimal_gamma(q=q, r=r, tau=0.05, constrained=True, **kw)
-    gc = D.critical_gamma(q=q, r=r, tau=0.05, n=100, R=8.0) * np.ones(cons.gamma.shape)
+    gc = D.critical_gamma(gm(0.05), Memoryless(q=q, r=r), n=100) * np.ones(cons.gamma.shape)
     ok = np.isfinite(gc) & (gc <= 1e3)
     assert np.all(np.isnan(cons.gamma[~ok])) and np.all(np.isnan(cons.gamma[1:, 0]))  # r = 0 < q: gamma_c = inf
     assert np.all(cons.gamma[ok] >= gc[ok])
@@ -109,16 +126,17 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
     # cells whose free optimum is inadmissible: brute force over gamma >= gamma_c
     i, j = np.argwhere(ok & (free.gamma < gc))[0]
     grid = FINE[FINE >= gc[i, j]]
-    cell = dict(tau=0.05, q=float(q[i, 0]), r=float(r[j]), T=10, n0=100, **SMALL)
-    vals = (D.cumulative_error_bound(grid, **cell) if objective == "bound"
-            else D.mean_field(grid, cap=20000, **cell).cumulative_error)
+    cell = dict(tau=0.05, q=float(q[i, 0]), r=float(r[j]), T=10, n0=100)
+    vals = (bound(grid, **cell) if objective == "bound"
+            else mean_field(grid, cap=20000, **cell))
     assert cons.value[i, j] <= vals.min() * (1 + 1e-12)
 
 
 def test_theorem_2_constraint_is_conservative_at_paper_settings():
     # gamma_c is several times the exact threshold: the constraint often binds
     res = optimal_gamma(q=0.3, r=0.6, tau=0.02, T=50, n0=1000, d=12, R=10.0, method="quadrature")
-    exact = D.exact_critical_gamma(q=0.3, r=0.6, tau=0.02, n=1000, d=12, R=10.0, method="quadrature")
+    exact = D.exact_critical_gamma(GaussianMean(1.0, tau=0.02, d=12, R=10.0, leak_method="quadrature"),
+                                   Memoryless(q=0.3, r=0.6), n=1000)
     assert res.gamma_c / exact > 3
     assert exact < res.gamma < res.gamma_c
 

@@ -28,8 +28,10 @@ from hypothesis.configuration import set_hypothesis_home_dir
 # (an error under filterwarnings = error). Keep its storage out of the checkout.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "perfpriv-hypothesis")
 
-from perfpriv import bernoulli, dynamics, gaussian, keyed, leakage
+from perfpriv import bernoulli, dynamics, engine, gaussian, keyed, leakage
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
+from perfpriv.gaussian import GaussianMean
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 FAST = settings(max_examples=100, **SETTINGS)
@@ -206,29 +208,34 @@ def test_log_likelihood_ratio_is_finite_for_released_noise(seed, n, d, gamma, st
 
 # ---------------------------------------------------------------- dynamics
 
-QUAD = dict(d=6, R=1e3, method="quadrature")
+QUAD = dict(d=6, R=1e3, leak_method="quadrature")
+
+
+def mech(tau, **model):
+    """The Gaussian mechanism at threshold ``tau`` (its level is not used: the calls give gamma)."""
+    return GaussianMean(1.0, tau=tau, **model)
 
 
 @SLOW
 @given(gamma=gammas, tau=log_uniform(1e-3, 10.0), q=probs, r=probs, n=log_uniform(1.0, 1e9))
 def test_gaussian_growth_factor_lies_in_one_minus_q_one_plus_r(gamma, tau, q, r, n):
-    C = dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=n, **QUAD)
+    C = dynamics.growth_factor(mech(tau, **QUAD), Memoryless(q=q, r=r), n=n, gamma=gamma)
     assert 1 - q - 1e-12 <= C <= 1 + r + 1e-12
 
 
 @FAST
 @given(q=probs, r=probs, tau=taus, n=log_uniform(1.0 + 1e-6, 1e9), R=log_uniform(1e-3, 1e3))
 def test_critical_gamma_is_nonnegative_and_decreasing_in_q_over_r(q, r, tau, n, R):
-    g = dynamics.critical_gamma(q=q, r=r, tau=tau, n=n, R=R)
+    g = dynamics.critical_gamma(mech(tau, d=3, R=R), Memoryless(q=q, r=r), n=n)
     assert g >= 0.0 and not math.isnan(g)
-    assert dynamics.critical_gamma(q=q / 2, r=r, tau=tau, n=n, R=R) <= g * (1 + 1e-12)
+    assert dynamics.critical_gamma(mech(tau, d=3, R=R), Memoryless(q=q / 2, r=r), n=n) <= g * (1 + 1e-12)
 
 
 @FAST
 @given(q=probs, r=probs)
 @example(q=0.0, r=2.220446049250313e-16)  # once rounded to 0.9999999999999998 < 1
 def test_kappa_is_at_least_one(q, r):
-    k = dynamics.kappa(q=q, r=r)
+    k = dynamics.kappa(Memoryless(q=q, r=r))
     assert k >= 1.0 - 1e-15 and not math.isnan(k)
 
 
@@ -236,7 +243,7 @@ def test_kappa_is_at_least_one(q, r):
 @given(gamma=gammas, tau=log_uniform(1e-3, 10.0), q=probs, r=probs, n=log_uniform(1.0, 1e6))
 @example(gamma=1.0, tau=1.0, q=0.0, r=2.220446049250313e-16, n=1.0)
 def test_error_bounds_are_ordered(gamma, tau, q, r, n):
-    b = dynamics.error_bounds(gamma, tau=tau, q=q, r=r, n_prev=n, **QUAD)
+    b = dynamics.error_bounds(mech(tau, **QUAD), Memoryless(q=q, r=r), n_prev=n, gamma=gamma)
     assert 0.0 < b.lower <= b.upper
     assert b.kappa >= 1.0
 
@@ -245,14 +252,15 @@ def test_error_bounds_are_ordered(gamma, tau, q, r, n):
 @given(gamma=log_uniform(1e-2, 1e2), tau=log_uniform(1e-3, 1.0), q=probs, r=probs, T=st.integers(1, 30),
        n0=st.integers(2, 5000), cap=st.one_of(st.none(), st.just(20000.0)))
 def test_mean_field_population_and_cumulative_bound_are_in_range(gamma, tau, q, r, T, n0, cap):
-    N = dynamics.mean_field(gamma, tau=tau, q=q, r=r, T=T, n0=n0, cap=cap, **QUAD).population
+    users = Memoryless(q=q, r=r)
+    N = engine.mean_field(GaussianMean(gamma, tau=tau, **QUAD), users, T=T, n0=n0, cap=cap).population
     assert N[0] == n0 and np.all(N >= 1) and not np.isnan(N).any()
     if cap is not None:
         assert np.all(N <= cap)
-    bound = dynamics.cumulative_error_bound(gamma, tau=tau, q=q, r=r, T=T, n0=n0, **QUAD)
+    bound = dynamics.cumulative_error_bound(mech(tau, **QUAD), users, T=T, n0=n0, gamma=gamma)
     assert bound > 0.0 and not math.isnan(bound)
     # with C_1 fixed the bound is the sum over T rounds: between T e/N0 max(C,1)^-T and T e/N0 min(C,1)^-T
-    C = dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=n0, **QUAD)
+    C = dynamics.growth_factor(mech(tau, **QUAD), users, n=n0, gamma=gamma)
     per_round = gaussian.mahalanobis_error(gamma, n0, d=QUAD["d"])
     if C > 0:
         with np.errstate(over="ignore"):
@@ -263,10 +271,11 @@ def test_mean_field_population_and_cumulative_bound_are_in_range(gamma, tau, q, 
 @FAST
 @given(gamma=gammas, n=log_uniform(1.0, 1e12), R=log_uniform(1e-2, 1e3), delta=st.floats(1e-12, 0.999))
 def test_pac_radius_is_positive_decreasing_in_n_and_increasing_in_gamma(gamma, n, R, delta):
-    rad = dynamics.pac_radius(gamma, n, d=3, R=R, delta=delta)
+    m = mech(0.02, d=3, R=R)
+    rad = dynamics.pac_radius(m, n, gamma=gamma, delta=delta)
     assert rad > 0.0 and math.isfinite(rad)
-    assert dynamics.pac_radius(gamma, 2 * n, d=3, R=R, delta=delta) <= rad
-    assert dynamics.pac_radius(2 * gamma, n, d=3, R=R, delta=delta) >= rad
+    assert dynamics.pac_radius(m, 2 * n, gamma=gamma, delta=delta) <= rad
+    assert dynamics.pac_radius(m, n, gamma=2 * gamma, delta=delta) >= rad
 
 
 @FAST
@@ -320,8 +329,10 @@ def test_nonpositive_or_nonfinite_gamma_and_tau_are_rejected(bad, which):
     kwargs[which] = bad
     with pytest.raises(ValueError, match=which):
         leakage.leak_probability(**kwargs)
-    with pytest.raises(ValueError, match=which):
-        dynamics.growth_factor(kwargs["gamma"], tau=kwargs["tau"], q=0.3, r=0.6, n=100, **QUAD)
+    with pytest.raises(ValueError, match=which):     # an explicit gamma; tau: the mechanism's constructor
+        dynamics.growth_factor(mech(kwargs["tau"], **QUAD), Memoryless(q=0.3, r=0.6), n=100, gamma=kwargs["gamma"])
+    with pytest.raises(ValueError, match=which):     # the mechanism's level (the functions' default gamma)
+        GaussianMean(kwargs["gamma"], tau=kwargs["tau"], **QUAD)
 
 
 @FAST
@@ -330,9 +341,11 @@ def test_probabilities_outside_the_unit_interval_are_rejected_everywhere(bad, wh
     qr = {"q": 0.3, "r": 0.6, which: bad}
     for call in (lambda: bernoulli.growth_factor(0.1, q=qr["q"], r=qr["r"]),
                  lambda: bernoulli.critical_beta(q=qr["q"], r=qr["r"]),
-                 lambda: dynamics.kappa(q=qr["q"], r=qr["r"]),
-                 lambda: dynamics.critical_gamma(q=qr["q"], r=qr["r"], tau=0.02, n=100, R=10.0),
-                 lambda: dynamics.cumulative_error_bound(1.0, tau=0.02, q=qr["q"], r=qr["r"], T=2, n0=10, **QUAD)):
+                 # dynamics' users: the behaviour's constructor refuses them
+                 lambda: dynamics.kappa(Memoryless(q=qr["q"], r=qr["r"])),
+                 lambda: dynamics.critical_gamma(mech(0.02, d=3, R=10.0), Memoryless(q=qr["q"], r=qr["r"]), n=100),
+                 lambda: dynamics.cumulative_error_bound(mech(0.02, **QUAD), Memoryless(q=qr["q"], r=qr["r"]), T=2,
+                                                         n0=10)):
         with pytest.raises(ValueError, match=rf"{which} must be .*\[0, 1\]"):
             call()
 
@@ -374,7 +387,7 @@ def test_wrong_shapes_of_mu_and_sigma_are_rejected(shape):
     with pytest.raises(ValueError, match="mu must be a vector of length d=3"):
         leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=np.zeros(shape), seed=0)
     with pytest.raises(ValueError, match="Sigma must be a 3x3 matrix"):
-        dynamics.growth_factor(1.0, tau=0.02, q=0.3, r=0.6, n=100, d=3, R=10.0, Sigma=np.ones(shape))
+        dynamics.growth_factor(mech(0.02, d=3, R=10.0, Sigma=np.ones(shape)), Memoryless(q=0.3, r=0.6), n=100)
 
 
 @FAST

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from perfpriv import bernoulli as B
-from perfpriv import dynamics, engine
+from perfpriv import engine
 from perfpriv import gaussian as G
 from perfpriv import optimize as O
 from perfpriv import schedules as S
@@ -42,8 +42,8 @@ def users(q, r, rule="leak"):
 def regret(gammas, q, r, tau=TAU, n0=200, cap=20000):
     """Mean-field regret of γ schedules (shape (T,) or (L, T)): the engine's cumulative error."""
     g = np.asarray(gammas, float)
-    return dynamics.mean_field(Schedule(g), tau=tau, q=q, r=r, T=g.shape[-1], n0=n0, cap=cap,
-                                                rounds="algorithm", **DATA).cumulative_error
+    return engine.mean_field(G.GaussianMean(Schedule(g), tau=tau, **DATA), users(q, r), T=g.shape[-1], n0=n0,
+                             cap=cap, rounds="algorithm").cumulative_error
 
 
 def eps_regret(eps, q, r, n0=100):
@@ -137,8 +137,8 @@ def test_constant_schedule_regret_equals_the_constant_level_exactly(gamma, q, r,
     # two code paths of the engine's mean field: per-round levels and one constant level (which
     # stops at a fixed point such as the cap and repeats it)
     T = 8
-    assert regret(np.full(T, gamma), q, r, n0=n0) == dynamics.mean_field(
-        gamma, tau=TAU, q=q, r=r, T=T, n0=n0, rounds="algorithm", **DATA).cumulative_error
+    assert regret(np.full(T, gamma), q, r, n0=n0) == engine.mean_field(
+        G.GaussianMean(gamma, tau=TAU, **DATA), users(q, r), T=T, n0=n0, rounds="algorithm").cumulative_error
 
 
 def test_best_constant_matches_optimize_optimal_gamma_mean_field_with_algorithm_rounds():

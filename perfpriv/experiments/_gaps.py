@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import dynamics, engine
+from .. import engine
+from ..behaviour import Memoryless
+from ..gaussian import GaussianMean
 from .._validate import check_choice, check_path, check_real
 from ._common import Result, result
 from ._horizon import THEORY_MAPS, GammaStarMap
@@ -157,7 +159,7 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     """Releases made from a population at the cap, along the mean field at a map's γ* (cell by cell).
 
     For every (q, r) cell, the mean-field population (:math:`p_τ` re-evaluated every
-    round, :func:`perfpriv.dynamics.mean_field`) is run at the
+    round, :func:`perfpriv.engine.mean_field`) is run at the
     cell's γ* of the map ``at``, with the map's T, n0, d, R, cap and
     statistic; the count is the number of the T releases (Algorithm 1's
     indexing: from :math:`N_0`, ..., :math:`N_{T-1}`) made while the population is at the
@@ -196,8 +198,9 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     ok = np.isfinite(gamma) & (gamma > 0)
     Q, Rr = np.meshgrid(m.qs, m.rs, indexing="ij")
     T, cap = int(s["T"]), float(s["cap"])
-    pop = dynamics.mean_field(engine.PerCell(np.where(ok, gamma, 1.0)), tau=m.tau, q=Q, r=Rr, T=T, n0=int(s["n0"]),
-                              d=s["d"], R=s["R"], statistic=s.get("statistic") or "paper", cap=cap).population
+    mech = GaussianMean(engine.PerCell(np.where(ok, gamma, 1.0)), tau=m.tau, d=s["d"], R=s["R"],
+                        statistic=s.get("statistic") or "paper")
+    pop = engine.mean_field(mech, Memoryless(q=Q, r=Rr), T=T, n0=int(s["n0"]), cap=cap).population
     at_cap = pop[..., :T] >= cap * (1 - 1e-9)          # releases use N_0, ..., N_{T-1}
     return np.where(ok, at_cap.sum(axis=-1), 0).astype(int)
 

@@ -7,6 +7,7 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from .. import dynamics, engine, gaussian, keyed, optimize
+from ..behaviour import Memoryless
 from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_probability, check_real
 from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
 
@@ -151,10 +152,11 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
     G = np.broadcast_to(gammas, sim.shape)
     QQ = np.broadcast_to(Q[..., None], sim.shape)
     RR = np.broadcast_to(Rr[..., None], sim.shape)
-    data = dict(tau=tau, d=d, R=R, statistic=st)
-    c1 = np.asarray(dynamics.growth_factor(G, q=QQ, r=RR, n=n0, **data), float)
-    bound = np.asarray(dynamics.cumulative_error_bound(G, q=QQ, r=RR, T=T, n0=n0, **data), float)
-    mf = np.asarray(dynamics.mean_field(gammas, q=Q, r=Rr, T=T, n0=n0, cap=cap, **data).cumulative_error, float)
+    mech = gaussian.GaussianMean(gammas, tau=tau, d=d, R=R, statistic=st)
+    users = Memoryless(q=QQ, r=RR)
+    c1 = np.asarray(dynamics.growth_factor(mech, users, n=n0, gamma=G), float)
+    bound = np.asarray(dynamics.cumulative_error_bound(mech, users, T=T, n0=n0, gamma=G), float)
+    mf = np.asarray(engine.mean_field(mech, Memoryless(q=Q, r=Rr), T=T, n0=n0, cap=cap).cumulative_error, float)
     keep = c1 > 1
     shifted = c1 * bound
     cases = np.stack([QQ[keep], RR[keep], G[keep]], axis=1)
@@ -260,10 +262,11 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
     fine = _grid(fine, "fine", np.geomspace(gammas.min(), gammas.max(), 40))
     statistic = check_statistic(statistic)
     prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
-    data = dict(tau=tau, q=q, r=r, d=d, R=R, statistic=prov["statistic"])
-    bound = np.asarray(dynamics.cumulative_error_bound(fine, T=T, n0=n0, **data), float)
-    growth = np.asarray(dynamics.growth_factor(fine, n=n0, **data), float)
-    mf = np.asarray(dynamics.mean_field(fine, T=T, n0=n0, cap=cap, **data).cumulative_error, float)
+    mech = gaussian.GaussianMean(fine, tau=tau, d=d, R=R, statistic=prov["statistic"])
+    users = Memoryless(q=q, r=r)
+    bound = np.asarray(dynamics.cumulative_error_bound(mech, users, T=T, n0=n0), float)
+    growth = np.asarray(dynamics.growth_factor(mech, users, n=n0), float)
+    mf = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=cap).cumulative_error, float)
     opt = optimize.optimal_gamma(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
@@ -273,7 +276,7 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
                                                conventions=conventions, seed=seed, progress=False)
         sim, se, g_emp = np.asarray(res.values, float), np.asarray(res.se, float), float(res.gamma)
     g_mf = float(fine[int(np.nanargmin(mf))]) if np.isfinite(mf).any() else float("nan")
-    gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
+    gc = float(dynamics.critical_gamma(mech, users, n=n0))
     settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, empirical=bool(empirical), **prov)
     return HorizonCurves(fine, bound, growth, mf, gammas, sim, se, g_emp, float(opt.gamma), g_mf, gc, q, r, tau,
                          int(T), int(n0), collapse, settings)
@@ -538,8 +541,9 @@ def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
     statistic = check_statistic(statistic)
     prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
                                policy=engine.Policy(cap=cap))
-    rounds = np.array([float(dynamics.pac_rounds(gamma, tau=tau, q=q, r=r, epsilon=e, delta=delta, n0=n0, d=d,
-                                                 R=R, statistic=prov["statistic"])) for e in eps])
+    mech = gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=prov["statistic"])
+    rounds = np.array([float(dynamics.pac_rounds(mech, Memoryless(q=q, r=r), n0, epsilon=e, delta=delta))
+                       for e in eps])
     run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
                             policy=engine.Policy(cap=cap), conventions=conventions,
                             seed=keyed.cell_key(seed, gamma, tau, q, r))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import bernoulli, dynamics, engine, optimize
+from .. import bernoulli, engine, optimize
 from .._stats import mean_se
 from .._validate import check_choice, check_int, check_probability, check_real
 from ..behaviour import Memoryless
@@ -101,7 +101,7 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     random numbers round by round, so the differences between schedules are
     measured over paired trials. A run's regret is the sum over the T rounds
     of the squared Mahalanobis error of its releases; the mean field is
-    :func:`perfpriv.dynamics.mean_field`'s cumulative error of the schedule
+    :func:`perfpriv.engine.mean_field`'s cumulative error of the schedule
     (Algorithm 1's indexing, population floored at one user).
 
     A run whose population falls to one user stops (a lone user always
@@ -162,10 +162,11 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
     T = scheds.shape[1]
     policy = empirical_policy(conventions, collapse, cap)
     prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, policy=policy)
-    mf = dynamics.mean_field(Schedule(scheds), tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, mu=mu, Sigma=Sigma,
-                             statistic=prov["statistic"], cap=cap, floor=1).cumulative_error
+    users = Memoryless(q=q, r=r)
+    mf = engine.mean_field(GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
+                                        statistic=prov["statistic"]), users, T=T, n0=n0, cap=cap, floor=1).cumulative_error
     mech = GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic)
-    run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, policy=policy,
+    run = engine.simulate(mech, users, T=T, n0=n0, trials=trials, policy=policy,
                           conventions=conventions, seed=seed)
     settings = dict(q=q, r=r, tau=tau, n0=n0, d=d, R=R, cap=cap, collapse=collapse, seed=seed, **prov)
     return _compare(names, scheds, mf, run.cumulative_error, reference, settings)

@@ -84,10 +84,10 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
     for i, t in enumerate(np.atleast_1d(tau)):
         mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
         # a trial down to one user stops (a lone user always leaks): its later rounds say nothing of C
-        run = engine.simulate(mech, Memoryless(q=q, r=r), T=T, n0=n0, trials=trials,
+        users = Memoryless(q=q, r=r)
+        run = engine.simulate(mech, users, T=T, n0=n0, trials=trials,
                               policy=engine.Policy(cap=cap, floor=floor, stop=1), conventions=conventions,
                               seed=keys[i])
-        st = run.mechanism.statistic
         pop = np.asarray(run.population, float)                             # (G, trials, T + 1)
         alive = np.asarray(run.alive, bool)                                 # (G, trials, T)
         prev = pop[..., :-1]
@@ -95,8 +95,8 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
         C = np.zeros_like(x)
         for j, g in enumerate(gammas):                                      # eq. 13 at every N_{t-1} that ran
             sizes, inverse = np.unique(prev[j][alive[j]], return_inverse=True)
-            C[j][alive[j]] = np.asarray(dynamics.growth_factor(float(g), tau=float(t), q=q, r=r, n=sizes, d=d, R=R,
-                                                               statistic=st), float)[inverse]
+            C[j][alive[j]] = np.asarray(dynamics.growth_factor(run.mechanism, users, n=sizes, gamma=float(g)),
+                                        float)[inverse]
         count = alive.sum(axis=(-2, -1))
         rows = []
         for y in (x, x - C):
@@ -185,8 +185,10 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
     floor = (1 if conventions == "authors" else 0) if floor is None else check_int("floor", floor, low=0, high=1)
     prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic,
                                policy=engine.Policy(cap=cap, floor=floor, stop=1))
-    theory = np.stack([np.asarray(dynamics.growth_factor(gammas, tau=float(t), q=q, r=r, n=n0, d=d, R=R,
-                                                         statistic=prov["statistic"]), float) for t in taus])
+    users = Memoryless(q=q, r=r)
+    theory = np.stack([np.asarray(dynamics.growth_factor(
+        gaussian.GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=prov["statistic"]), users, n=n0), float)
+        for t in taus])
     T_run = 1 if ratio == "first" else T
     run = Execution(n_jobs=n_jobs, progress=False)
     out = map_grid(_growth_cells, {"tau": taus}, seed=keyed.root_key(seed), options=run, gammas=gammas, q=q, r=r,
@@ -321,8 +323,8 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     out = map_grid(_one_round_cells, {"n": sizes}, seed=keyed.root_key(seed), options=run, gamma=gamma, tau=tau,
                    q=q, r=r, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions)
     inv, se, outside = out[:, 0], out[:, 1], out[:, 2]
-    bounds = dynamics.error_bounds(gamma, tau=tau, q=q, r=r, n_prev=sizes.astype(float), d=d, R=R,
-                                   statistic=prov["statistic"])
+    bounds = dynamics.error_bounds(gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=prov["statistic"]),
+                                   Memoryless(q=q, r=r), n_prev=sizes.astype(float))
     one_record = float(gaussian.mahalanobis_error(gamma, 1, d=d))
     lower = np.asarray(bounds.lower, float) / one_record
     upper = np.asarray(bounds.upper, float) / one_record
@@ -420,11 +422,10 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
     prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
                                policy=engine.Policy(cap=cap))
     st = prov["statistic"]
-    common = dict(tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, statistic=st)
-    free = np.asarray(dynamics.mean_field(gamma, cap=UNCAPPED, **common).population, float)
-    capped = np.asarray(dynamics.mean_field(gamma, cap=cap, **common).population, float)
-    grow = lambda path: np.asarray(dynamics.growth_factor(gamma, tau=tau, q=q, r=r, n=path[:-1], d=d, R=R,  # noqa: E731
-                                                           statistic=st), float)
+    mech, users = gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=st), Memoryless(q=q, r=r)
+    free = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=UNCAPPED).population, float)
+    capped = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=cap).population, float)
+    grow = lambda path: np.asarray(dynamics.growth_factor(mech, users, n=path[:-1]), float)  # noqa: E731
     if trials:
         run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials,
                                 policy=engine.Policy(cap=cap), statistic=statistic, conventions=conventions,

@@ -19,6 +19,7 @@ from scipy import optimize
 
 from .. import dynamics, engine, keyed
 from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
+from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import Execution, map_grid
 from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, check_leak_options, unique_cells, users_of_cells
@@ -186,9 +187,8 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
         g = np.asarray(gam, float)
         if objective == "bound":
             qa, ra = (qq[..., None], rr[..., None]) if on_grid else (qq, rr)
-            return np.asarray(dynamics.cumulative_error_bound(g, tau=tau, q=qa, r=ra, T=T, n0=n0, d=d, R=R, mu=mu,
-                                                              Sigma=Sigma, statistic=statistic, method=method,
-                                                              samples=samples, seed=seed), float)
+            return np.asarray(dynamics.cumulative_error_bound(GaussianMean(1.0, **base), Memoryless(q=qa, r=ra),
+                                                              T=T, n0=n0, gamma=g), float)
         level = g if (on_grid or shape == ()) else engine.PerCell(np.broadcast_to(g, shape))
         path = engine.mean_field(GaussianMean(float(g) if (shape == () and not on_grid) else level, **base), beh,
                                  T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
@@ -196,7 +196,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
 
     gammas = np.geomspace(lo, hi, grid)
     values = evaluate(gammas, on_grid=True)
-    gamma_c = np.asarray(dynamics.critical_gamma(q=qq, r=rr, tau=tau, n=n0, R=R), float)
+    gamma_c = np.asarray(dynamics.critical_gamma(GaussianMean(1.0, **base), Memoryless(q=qq, r=rr), n=n0), float)
     if constrained:
         values = np.where(gammas < gamma_c[..., None], np.inf, values)
     a = np.maximum(lo, gamma_c) if constrained else np.full(shape, lo)
@@ -378,7 +378,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     k = np.argmin(values, axis=-1)
     best_g = gammas[k]
     best_v = np.take_along_axis(values, k[..., None], axis=-1)[..., 0]
-    gamma_c = dynamics.critical_gamma(q=qq, r=rr, tau=tau, n=n0, R=R)
+    gamma_c = dynamics.critical_gamma(GaussianMean(1.0, tau=tau, d=d, R=R), Memoryless(q=qq, r=rr), n=n0)
     settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions,
                     policy=policy.describe(), draw=draw, seed=seed)
     if behaviour is not None:

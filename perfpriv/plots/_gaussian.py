@@ -657,7 +657,7 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
     q, r : float, optional
         Leave and recruit probabilities of the simulated populations; when
         given with ``run_gamma``, the mean-field trajectories of
-        :func:`perfpriv.dynamics.mean_field` are drawn (dotted).
+        :func:`perfpriv.engine.mean_field` are drawn (dotted).
 
     Returns
     -------
@@ -706,10 +706,8 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
             pop = np.asarray(populations[st], dtype=float)
             ax.plot(np.arange(pop.shape[1]), pop.mean(axis=0), color=color, ls=ls, lw=1.8, label=f"{st}, simulated")
             if run_gamma is not None and q is not None and r is not None:
-                from .. import dynamics
-
-                mf = dynamics.mean_field(run_gamma, tau=tau, q=q, r=r, T=pop.shape[1] - 1, n0=int(pop[0, 0]),
-                                         d=d, R=R, statistic=st).population
+                mf = engine.mean_field(gaussian.GaussianMean(run_gamma, tau=tau, d=d, R=R, statistic=st),
+                                       Memoryless(q=q, r=r), T=pop.shape[1] - 1, n0=int(pop[0, 0])).population
                 ax.plot(np.arange(pop.shape[1]), mf, color=color, ls=":", lw=1.2, label=f"{st}, mean field")
         ax.set_xlabel("round $t$")
         ax.set_ylabel("mean population $N_t$")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamics, experiments
+from .. import dynamics, engine, experiments
+from ..behaviour import Memoryless
+from ..gaussian import GaussianMean
 from .._validate import check_allocation, check_int, check_real
 from ..plots import figure_horizon, new_figure, plain_log
 from ..plots import assign
@@ -49,18 +51,18 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     check_allocation("the mean-field paths (2 x (T + 1) rounds)", 2 * (T + 1), name="T")
     fig, axes = new_figure(1, 2, width=4.3, height=3.4)
     ax = axes[0, 0]
-    data = dict(tau=tau, q=q, r=r, d=d, R=R)
-    c_all = np.asarray(dynamics.growth_factor(np.append(_GAMMAS, gamma), n=n0, **data), dtype=float)
+    mech, users = GaussianMean(gamma, tau=tau, d=d, R=R), Memoryless(q=q, r=r)
+    c_all = np.asarray(dynamics.growth_factor(mech, users, n=n0, gamma=np.append(_GAMMAS, gamma)), dtype=float)
     c, c_here = c_all[:-1], float(c_all[-1])
     ax.plot(_GAMMAS, c, "-", lw=2, label=r"$C(\gamma)$ at $N = N_0$")
     ax.plot([gamma], [c_here], "o", color="k", label=f"{assign('gamma', gamma)}: {assign('C', c_here, '.3f')}")
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
     ax.axhline(1 - q, color="firebrick", lw=0.8, label="$1 - q$")
     ax.axhline(1 + r, color="forestgreen", lw=0.8, label="$1 + r$")
-    gc = float(dynamics.critical_gamma(q=q, r=r, tau=tau, n=n0, R=R))
+    gc = float(dynamics.critical_gamma(mech, users, n=n0))
     if 0 < gc <= _MAX_LOG:
         ax.axvline(gc, color="tab:red", ls="--", lw=1.2, label=f"Thm 2: {assign('gamma_c', gc)}")
-    ge = float(dynamics.exact_critical_gamma(n=n0, **data))
+    ge = float(dynamics.exact_critical_gamma(mech, users, n=n0))
     if 0 < ge <= _MAX_LOG:
         ax.axvline(ge, color="tab:green", ls="-.", lw=1.2, label=f"exact $C = 1$ at {assign('gamma', ge)}")
     ax.set_xscale("log")
@@ -71,8 +73,8 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9)
     ax = axes[0, 1]
     t = np.arange(T + 1)
-    free = np.asarray(dynamics.mean_field(gamma, T=T, n0=n0, cap=experiments.UNCAPPED, **data).population, float)
-    capped = np.asarray(dynamics.mean_field(gamma, T=T, n0=n0, cap=cap, **data).population, float)
+    free = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=experiments.UNCAPPED).population, float)
+    capped = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=cap).population, float)
     ax.plot(t, free, "-", lw=2, label="mean field, no cap (stops at $10^8$)")
     ax.plot(t, capped, "--", lw=2, label=f"mean field, cap {cap}")
     ax.set_yscale("log")

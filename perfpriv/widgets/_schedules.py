@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamics, optimize
+from .. import engine, optimize
 from .._validate import check_int
 from ..behaviour import Memoryless
 from ..engine import Schedule
@@ -40,10 +40,11 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     2
     """
     T = check_int("T", T, low=1)
-    res = optimize.optimal_schedule(GaussianMean(1.0, tau=tau, d=d, R=R), Memoryless(q=q, r=r), T=T, n0=n0, cap=cap,
+    users = Memoryless(q=q, r=r)
+    res = optimize.optimal_schedule(GaussianMean(1.0, tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap,
                                     starts="constant", polish=0)
     both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
-    errors = dynamics.mean_field(both, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap).sq_error   # (2, T)
+    errors = engine.mean_field(GaussianMean(both, tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap).sq_error  # (2, T)
     rounds = np.arange(1, T + 1)
     fig, axes = new_figure(1, 2, width=4.3, height=3.2)
     ax, bx = axes[0, 0], axes[0, 1]
