@@ -557,7 +557,7 @@ def _bernoulli_conventions(conventions, *, n0, mu=(0.0, 1.0)):
 def _gaussian_conventions(conventions, *, n0, tau=0.02, d=12, R=10.0):
     from . import engine, gaussian
 
-    mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R).resolved(conventions)
+    mech = gaussian.GaussianMean(tau=tau, d=d, R=R).resolved(conventions)
     pol = engine.Policy().resolve(mech, conventions, n0=n0)
     return dict(statistic=mech.statistic, clip_estimate=None, **pol.describe())
 

@@ -114,6 +114,9 @@ def _gamma(mechanism, gamma):
     if gamma is not None:
         return check_real("gamma", gamma, low=0, low_open=True)
     levels = mechanism.levels
+    if levels is None:
+        raise ValueError("gamma: the mechanism was built without a noise scale; give it one "
+                         "(GaussianMean(gamma, ...)) or pass gamma= (a number or an array of noise scales > 0)")
     if levels.per_round or isinstance(levels.given, engine.PerCell):
         raise ValueError("gamma: the mechanism's levels are a schedule or one level per cell; pass gamma= "
                          "(a number or an array of noise scales > 0) to evaluate this pointwise formula")
@@ -211,7 +214,8 @@ def critical_gamma(mechanism, behaviour, n):
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        Its threshold τ and clipping radius R are used (its level is not).
+        Its threshold τ and clipping radius R are used; it needs no noise
+        scale (``GaussianMean(tau=..., d=..., R=...)``; a level it has is not used).
     behaviour : perfpriv.behaviour.Memoryless
         The users (q, r; arrays are cells), under the leak rule of the theorem.
     n : float or array_like
@@ -230,7 +234,7 @@ def critical_gamma(mechanism, behaviour, n):
     --------
     >>> from perfpriv.behaviour import Memoryless
     >>> from perfpriv.gaussian import GaussianMean
-    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10)
+    >>> mech = GaussianMean(tau=0.02, d=12, R=10)
     >>> round(critical_gamma(mech, Memoryless(q=0.3, r=0.6), n=1000), 3)
     0.699
     >>> critical_gamma(mech, Memoryless(q=0.0, r=0.5), 1000), critical_gamma(mech, Memoryless(q=0.5, r=0.0), 1000)
@@ -277,7 +281,8 @@ def exact_critical_gamma(mechanism, behaviour, n, *, bracket=(1e-6, 1e8)):
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        The release and the data (its level is not used). A Monte Carlo
+        The release and the data; it needs no noise scale (a level it has is
+        not used). A Monte Carlo
         :math:`p_{\tau}` uses one fixed seed for every γ, so the root is that of a
         deterministic function.
     behaviour : perfpriv.behaviour.Behaviour
@@ -301,7 +306,7 @@ def exact_critical_gamma(mechanism, behaviour, n, *, bracket=(1e-6, 1e8)):
     --------
     >>> from perfpriv.behaviour import Memoryless
     >>> from perfpriv.gaussian import GaussianMean
-    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> mech = GaussianMean(tau=0.02, d=12, R=10, leak_method="quadrature")
     >>> users = Memoryless(q=0.3, r=0.6)
     >>> g = exact_critical_gamma(mech, users, n=1000)
     >>> round(g, 3), round(critical_gamma(mech, users, n=1000) / g, 2)
@@ -641,7 +646,8 @@ def infinite_horizon_gamma(mechanism, behaviour, n0, *, bracket=(1e-2, 1e3), rou
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        The release and the data (its level is not used). The product
+        The release and the data; it needs no noise scale (a level it has is
+        not used). The product
         needs thousands of :math:`p_τ` evaluations: the quadrature's
         (``leak_method="auto"`` uses it wherever it is exact, and
         ``"quadrature"`` insists on it), not a Monte Carlo's.
@@ -670,7 +676,7 @@ def infinite_horizon_gamma(mechanism, behaviour, n0, *, bracket=(1e-2, 1e3), rou
     --------
     >>> from perfpriv.behaviour import Memoryless
     >>> from perfpriv.gaussian import GaussianMean
-    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10.0, leak_method="quadrature")
+    >>> mech = GaussianMean(tau=0.02, d=12, R=10.0, leak_method="quadrature")
     >>> res = infinite_horizon_gamma(mech, Memoryless(q=0.3, r=0.6), n0=1000)
     >>> res.finite, 0.1 < res.gamma < 100
     (True, True)

@@ -483,8 +483,9 @@ class RoundOutcome:
 class Mechanism:
     """Base class of the mechanisms the engine runs (the interface).
 
-    A mechanism holds its privacy levels (:attr:`levels`, a :class:`Levels`)
-    and implements, for a batch of populations, one round of simulation
+    A mechanism holds its privacy levels (:attr:`levels`, a :class:`Levels`;
+    ``None`` for a mechanism that describes the model only, whose level a
+    search or a threshold chooses) and implements, for a batch of populations, one round of simulation
     (:meth:`draw_round`) and the mean-field quantities of a round
     (:meth:`leak_probability`, :meth:`expected_error`). Subclasses set
     :attr:`name` and :attr:`level_name`.
@@ -492,7 +493,7 @@ class Mechanism:
 
     name = "mechanism"
     level_name = "level"
-    levels: Levels
+    levels: Levels | None
 
     def resolved(self, conventions: str) -> "Mechanism":
         """This mechanism with the options it left open filled in from ``conventions``."""
@@ -799,6 +800,10 @@ def _check_parts(mechanism, behaviour):
     if not isinstance(behaviour, Behaviour):
         raise TypeError(f"behaviour must be a perfpriv behaviour (e.g. behaviour.Memoryless(q=..., r=...)); "
                         f"got {behaviour!r:.80}")
+    if mechanism.levels is None:
+        raise ValueError(f"mechanism: {type(mechanism).__name__} was built without a privacy level; give it "
+                         f"its {mechanism.level_name} (a number, a 1-D grid or a Schedule) to simulate it or "
+                         f"take its mean field")
 
 
 def _keys_for_cells(seed, cells: tuple, behaviour) -> keyed.Key:

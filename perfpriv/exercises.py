@@ -160,7 +160,7 @@ def _gradient():
 
 def _model(q, r, tau=0.02, statistic=None):
     """The chapters' Gaussian model (d = 12, R = 10) at threshold ``tau`` and users (q, r)."""
-    return (_gaussian().GaussianMean(1.0, tau=tau, d=12, R=10.0, statistic=statistic),
+    return (_gaussian().GaussianMean(tau=tau, d=12, R=10.0, statistic=statistic),
             _behaviour().Memoryless(q=q, r=r))
 
 
@@ -265,7 +265,7 @@ def _lemma9_by_hand(terms: int) -> float:
 
 def _ch07_schedule(q, r, T, **options):
     """The chapter-07 optimal gamma schedule (tau = 0.02, N0 = 200, d = 12, R = 10, cap 20000)."""
-    return _optimize().optimal_schedule(_gaussian().GaussianMean(1.0, tau=0.02, d=12, R=10.0),
+    return _optimize().optimal_schedule(_gaussian().GaussianMean(tau=0.02, d=12, R=10.0),
                                         _behaviour().Memoryless(q=q, r=r), T=T, n0=200, cap=20000, **options)
 
 

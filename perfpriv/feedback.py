@@ -321,7 +321,7 @@ def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12,
         gam = gam0 = np.full(q.shape, np.nan)
     else:
         gu = users if gaussian_users is None else _as_family(gaussian_users)
-        mech = gaussian.GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic)
+        mech = gaussian.GaussianMean(tau=tau, d=d, R=R, statistic=statistic)
         gam = np.asarray(dynamics.exact_critical_gamma(mech, gu(q, r), n=n, bracket=_GAMMA_BRACKET), float)
         gam0 = np.asarray(dynamics.exact_critical_gamma(mech, gu.neutral(q, r), n=n, bracket=_GAMMA_BRACKET), float)
     return ThresholdTable(users, q, r, eps, eps0, gam, gam0, dict(tau=tau, n=n, d=d, R=R, statistic=statistic))

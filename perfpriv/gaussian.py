@@ -300,8 +300,12 @@ class GaussianMean(engine.Mechanism):
 
     Parameters
     ----------
-    gamma : float, 1-D array_like or perfpriv.engine.Schedule
+    gamma : float, 1-D array_like, perfpriv.engine.Schedule or None
         Per-user noise scale(s) γ in [1e-100, 1e100] (``GAMMA_RANGE``).
+        ``None`` (the default): a mechanism that describes the model only,
+        for the functions that choose γ themselves (the survival thresholds
+        of :mod:`perfpriv.dynamics`, the schedule searches of
+        :mod:`perfpriv.optimize`); simulating it asks for a level.
     tau : float
         Vulnerability threshold τ > 0.
     d : int
@@ -355,9 +359,10 @@ class GaussianMean(engine.Mechanism):
     #: At least 8 bytes of numbers per record and round: 10**8 records is 0.8 GB (engine.Mechanism.max_population).
     max_population = 10**8
 
-    def __init__(self, gamma, *, tau, d, R, mu=None, Sigma=None, statistic=None, draw="auto",
+    def __init__(self, gamma=None, *, tau, d, R, mu=None, Sigma=None, statistic=None, draw="auto",
                  leak_method="auto", leak_samples=None, leak_seed=None):
-        self.levels = engine.make_levels(gamma, "gamma", low=GAMMA_RANGE[0], high=GAMMA_RANGE[1])
+        self.levels = None if gamma is None else engine.make_levels(gamma, "gamma", low=GAMMA_RANGE[0],
+                                                                    high=GAMMA_RANGE[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
         self.R = check_real("R", R, low=0, low_open=True, scalar=True)
@@ -403,8 +408,9 @@ class GaussianMean(engine.Mechanism):
 
     def __repr__(self) -> str:
         lv = self.levels
-        g = lv.describe()
-        text = f"{g:g}" if isinstance(g, float) else f"<{'schedule' if lv.per_round else 'grid'} {np.shape(g)}>"
+        g = None if lv is None else lv.describe()
+        text = "None" if g is None else f"{g:g}" if isinstance(g, float) else \
+            f"<{'schedule' if lv.per_round else 'grid'} {np.shape(g)}>"
         return (f"GaussianMean(gamma={text}, tau={self.tau:g}, d={self.d}, R={self.R:g}, "
                 f"statistic={self.statistic!r}, draw={self.draw_method!r})")
 

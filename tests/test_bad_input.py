@@ -34,7 +34,7 @@ MEM = behaviour.Memoryless(q=0.3, r=0.6)
 NOT_MECHANISM = [None, 1.0, "x", bernoulli.RandomizedResponse(1.0), MEM]
 NOT_BEHAVIOUR = [None, 0.3, "x", GM]
 NOT_MEMORYLESS = NOT_BEHAVIOUR + [behaviour.LeakCount(k=2, q=0.3, r=0.6)]
-GAMMA = [v for v in POSITIVE if v is not None]          # an explicit gamma (None: the mechanism's level)
+GAMMA = [v for v in POSITIVE if v is not None]          # a gamma (None: the mechanism's level; GaussianMean: no level)
 
 
 def _grid_cells(a, keys):
@@ -121,7 +121,7 @@ CASES = {
          "gamma": GAMMA + [[1.0, 2.0]], "epsilon": POSITIVE, "delta": [0.0, 1.0, NAN]}),
     "gaussian.GaussianMean": (
         gaussian.GaussianMean, dict(gamma=1.0, tau=0.02, d=3, R=10.0, leak_method="quadrature"),
-        {"gamma": POSITIVE + [1e300, [[1.0, 2.0]]], "tau": POSITIVE + [[0.1, 0.2]], "d": INT_POS, "R": POSITIVE,
+        {"gamma": GAMMA + [1e300, [[1.0, 2.0]]], "tau": POSITIVE + [[0.1, 0.2]], "d": INT_POS, "R": POSITIVE,
          "mu": [[0.0, 0.0], [NAN, 0.0, 0.0], "abc"], "Sigma": [NOT_PD, NOT_SYM, np.eye(2), [[NAN] * 3] * 3],
          "statistic": [s for s in STAT if s is not None], "draw": ["fast", None], "leak_method": ["mc", None],
          "leak_samples": INT_POS, "leak_seed": [-1, "x", 1.5]}),

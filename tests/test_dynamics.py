@@ -659,3 +659,29 @@ def test_critical_gamma_uses_the_upper_tail_of_the_probit(r):
 def test_exact_critical_gamma_is_the_lower_end_of_the_bracket_when_nothing_leaks():
     # τ = 1e300: nothing leaks at any γ, so C(γ) = 1 + r > 1 already at the lower end of the bracket
     assert D.exact_critical_gamma(mech(1e300, d=3, R=10.0), users(0.3, 0.6), n=100) == 1e-6
+
+
+# ----------------------------------------------------------------- a mechanism without a noise scale
+def test_the_thresholds_take_a_mechanism_without_a_noise_scale_and_agree_with_one_that_has_any():
+    # the thresholds choose gamma themselves: the model alone (tau, d, R) is their whole input
+    bare = GaussianMean(tau=0.02, d=12, R=10.0, leak_method="quadrature")
+    users = Memoryless(q=np.array([0.3, 0.5]), r=0.6)
+    for level in (0.01, 7.0, [1.0, 2.0]):
+        with_level = GaussianMean(level, tau=0.02, d=12, R=10.0, leak_method="quadrature")
+        np.testing.assert_array_equal(D.critical_gamma(bare, users, n=1000), D.critical_gamma(with_level, users, n=1000))
+        np.testing.assert_array_equal(D.exact_critical_gamma(bare, users, n=1000),
+                                      D.exact_critical_gamma(with_level, users, n=1000))
+    one = Memoryless(q=0.3, r=0.6)
+    a = D.infinite_horizon_gamma(bare, one, n0=100, grid=5, rounds_max=50)
+    b = D.infinite_horizon_gamma(GaussianMean(3.0, tau=0.02, d=12, R=10.0, leak_method="quadrature"), one, n0=100,
+                                 grid=5, rounds_max=50)
+    assert (a.gamma, a.limit) == (b.gamma, b.limit)
+    # and the pointwise formulas evaluate it at an explicit gamma
+    assert D.growth_factor(bare, one, n=1000, gamma=2.0) == D.growth_factor(
+        GaussianMean(2.0, tau=0.02, d=12, R=10.0, leak_method="quadrature"), one, n=1000)
+
+
+@pytest.mark.parametrize("name", ["growth_factor", "error_bounds", "cumulative_error_bound", "pac_radius", "pac_rounds"])
+def test_a_pointwise_formula_on_a_mechanism_without_a_noise_scale_asks_for_gamma(name):
+    with pytest.raises(ValueError, match=r"^gamma: the mechanism was built without a noise scale"):
+        CALLS[name](GaussianMean(tau=0.02, d=3, R=8.0), MEM)

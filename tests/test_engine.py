@@ -629,3 +629,17 @@ def test_a_behaviour_that_counts_away_users_runs_round_by_round():
     a = engine.simulate(rr, Counted(q=0.3, r=0.6), T=5, n0=50, trials=3, seed=2)
     b = engine.simulate(rr, behaviour.Memoryless(q=0.3, r=0.6), T=5, n0=50, trials=3, seed=2)
     assert np.array_equal(a.population, b.population) and np.array_equal(a.sq_error, b.sq_error)
+
+
+@pytest.mark.parametrize("run", [
+    lambda m, u: engine.simulate(m, u, T=2, n0=10, trials=2, seed=0),
+    lambda m, u: engine.simulate_agents(m, u, T=2, n0=10, trials=2, seed=0),
+    lambda m, u: engine.mean_field(m, u, T=2, n0=10),
+], ids=["simulate", "simulate_agents", "mean_field"])
+def test_a_mechanism_built_without_a_level_is_refused_naming_it_before_any_work(run):
+    # GaussianMean(gamma=None) describes the model only (thresholds and searches choose gamma)
+    bare = GaussianMean(tau=0.02, d=3, R=8.0)
+    assert repr(bare).startswith("GaussianMean(gamma=None,")
+    with pytest.raises(ValueError, match=r"^mechanism: GaussianMean was built without a privacy level; give it "
+                                         r"its gamma"):
+        run(bare, Memoryless(q=0.3, r=0.6))

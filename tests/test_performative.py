@@ -397,6 +397,9 @@ def test_level_response_bad_input():
     with pytest.raises(ValueError, match="scalar parameters"):
         stateful.level_response(bernoulli.RandomizedResponse([1.0, 2.0]), behaviour.Memoryless(q=[0.3, 0.4], r=0.6),
                                 T=5, n0=10)
+    from perfpriv.gaussian import GaussianMean     # a mechanism built without a level has no grid to respond to
+    with pytest.raises(ValueError, match=r"^the mechanism's gamma must be a 1-D grid .*got None"):
+        stateful.level_response(GaussianMean(tau=0.02, d=3, R=8.0), behaviour.Memoryless(q=0.3, r=0.6), T=5, n0=10)
 
 
 # ------------------------------------------------------------ participation

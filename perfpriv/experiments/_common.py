@@ -72,7 +72,7 @@ def gaussian_provenance(conventions, *, n0, tau, d, R, statistic=None, policy=No
     population ``policy`` (a :class:`perfpriv.engine.Policy`) resolved under ``conventions``.
     """
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech = GaussianMean(1.0, tau=tau, d=d, R=R, statistic=statistic).resolved(conventions)
+    mech = GaussianMean(tau=tau, d=d, R=R, statistic=statistic).resolved(conventions)
     pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     return dict(conventions=conventions, statistic=mech.statistic, policy=pol.describe())
 

@@ -175,7 +175,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     method, samples, seed = check_leak_options(method, samples, seed)
     base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
                 leak_samples=samples, leak_seed=0 if seed is None else seed)
-    engine.Policy(cap=cap, floor=floor).resolve(GaussianMean(1.0, **base), "paper", n0=n0)  # checks, before any work
+    engine.Policy(cap=cap, floor=floor).resolve(GaussianMean(**base), "paper", n0=n0)  # checks, before any work
     check_behaviour(behaviour, "leak")
     if behaviour is not None and objective != "mean_field":
         raise ValueError(f"behaviour needs objective='mean_field' (Lemma 9's bound holds for the paper's users "
@@ -187,7 +187,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
         g = np.asarray(gam, float)
         if objective == "bound":
             qa, ra = (qq[..., None], rr[..., None]) if on_grid else (qq, rr)
-            return np.asarray(dynamics.cumulative_error_bound(GaussianMean(1.0, **base), Memoryless(q=qa, r=ra),
+            return np.asarray(dynamics.cumulative_error_bound(GaussianMean(**base), Memoryless(q=qa, r=ra),
                                                               T=T, n0=n0, gamma=g), float)
         level = g if (on_grid or shape == ()) else engine.PerCell(np.broadcast_to(g, shape))
         path = engine.mean_field(GaussianMean(float(g) if (shape == () and not on_grid) else level, **base), beh,
@@ -196,7 +196,7 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
 
     gammas = np.geomspace(lo, hi, grid)
     values = evaluate(gammas, on_grid=True)
-    gamma_c = np.asarray(dynamics.critical_gamma(GaussianMean(1.0, **base), Memoryless(q=qq, r=rr), n=n0), float)
+    gamma_c = np.asarray(dynamics.critical_gamma(GaussianMean(**base), Memoryless(q=qq, r=rr), n=n0), float)
     if constrained:
         values = np.where(gammas < gamma_c[..., None], np.inf, values)
     a = np.maximum(lo, gamma_c) if constrained else np.full(shape, lo)
@@ -378,7 +378,7 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     k = np.argmin(values, axis=-1)
     best_g = gammas[k]
     best_v = np.take_along_axis(values, k[..., None], axis=-1)[..., 0]
-    gamma_c = dynamics.critical_gamma(GaussianMean(1.0, tau=tau, d=d, R=R), Memoryless(q=qq, r=rr), n=n0)
+    gamma_c = dynamics.critical_gamma(GaussianMean(tau=tau, d=d, R=R), Memoryless(q=qq, r=rr), n=n0)
     settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions,
                     policy=policy.describe(), draw=draw, seed=seed)
     if behaviour is not None:

@@ -201,7 +201,7 @@ def _gauss_problem(mech, behaviour, n0, cap, floor):
     del opts["draw"]                               # the mean field draws nothing
     seed = 0 if opts["leak_seed"] is None else opts["leak_seed"]
     opts.update(statistic=opts["statistic"] or "paper", leak_seed=seed)
-    proto = GaussianMean(1.0, **opts)
+    proto = GaussianMean(**opts)
     key = (proto.tau, proto.d, proto.R, proto.mu.tobytes(), proto.Sigma.tobytes(), proto.statistic,
            proto.leak_method, proto.leak_samples, proto.leak_seed)
     settings = dict(q=q, r=r, tau=proto.tau, n0=n0, d=proto.d, R=proto.R, statistic=proto.statistic, cap=cap,
@@ -623,7 +623,7 @@ def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", cap=20000, f
     >>> from perfpriv.behaviour import Memoryless
     >>> from perfpriv.bernoulli import RandomizedResponse
     >>> from perfpriv.gaussian import GaussianMean
-    >>> gauss, users = GaussianMean(1.0, tau=0.02, d=12, R=10), Memoryless(q=0.3, r=0.6)
+    >>> gauss, users = GaussianMean(tau=0.02, d=12, R=10), Memoryless(q=0.3, r=0.6)
     >>> res = optimal_schedule(gauss, users, T=4, n0=200)
     >>> bool(res.regret <= res.constant_regret), res.gamma.shape, round(res.gain, 3)
     (True, (4,), 0.031)

@@ -105,9 +105,9 @@ def level_response(mechanism, behaviour, *, T, n0, cap=20000, floor=1, conventio
     if not isinstance(mechanism, engine.Mechanism):
         raise TypeError(f"mechanism must be a perfpriv mechanism; got {mechanism!r:.60}")
     levels = mechanism.levels
-    if levels.per_round or levels.shape == ():
-        raise ValueError(f"the mechanism's {levels.name} must be a 1-D grid of constant levels (at least two); "
-                         f"got {levels.describe()!r:.60}")
+    if levels is None or levels.per_round or levels.shape == ():
+        raise ValueError(f"the mechanism's {mechanism.level_name} must be a 1-D grid of constant levels (at least "
+                         f"two); got {None if levels is None else levels.describe()!r:.60}")
     if getattr(behaviour, "shape", ()) != ():
         raise ValueError(f"behaviour must have scalar parameters (one cell); got parameters of shape {behaviour.shape}")
     path = engine.mean_field(mechanism, behaviour, T=T, n0=n0, cap=cap, floor=floor, conventions=conventions)

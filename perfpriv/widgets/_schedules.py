@@ -41,7 +41,7 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     """
     T = check_int("T", T, low=1)
     users = Memoryless(q=q, r=r)
-    res = optimize.optimal_schedule(GaussianMean(1.0, tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap,
+    res = optimize.optimal_schedule(GaussianMean(tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap,
                                     starts="constant", polish=0)
     both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
     errors = engine.mean_field(GaussianMean(both, tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap).sq_error  # (2, T)
