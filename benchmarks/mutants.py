@@ -7,6 +7,13 @@ against the copy with ``-x -q``; a failing run *kills* the mutant. A table of ki
 surviving mutants is printed at the end. Survivors that no test can kill are listed, with
 the reason, in CONTRIBUTING.md ("Mutation testing").
 
+A mutant is *broken*, not run, when its original text does not occur exactly once (the
+formula was rewritten: ``tests/test_benchmark_scripts.py`` checks this without running
+anything), and a run is *broken* when the tests imported another perfpriv than the
+mutated copy (a plugin records which one; otherwise every mutant would silently survive).
+Formulas that live in the compiled kernels (``perfpriv/kernels/``) are mutated there: the
+copy then compiles its kernels afresh (other mutants reuse numba's cache, see ``_ignore``).
+
 Usage (from the repository root)::
 
     python benchmarks/mutants.py               # every mutant, 2 at a time
@@ -58,37 +65,41 @@ MUTANTS = [
       "beta = 0.5 * np.tanh(np.asarray(eps) / 2.1)", T_BERN, "Lemma 1: tanh(ε/2.1)"),
     M("bernoulli.eq1", "bernoulli.py", "return (nu - 0.5 + beta) / (2.0 * beta)",
       "return (nu - 0.5 + 1.02 * beta) / (2.0 * beta)", T_BERN, "eq. 1 debiasing off by 2% of β"),
-    M("bernoulli.variance", "bernoulli.py", "return (0.25 - beta**2 * s2) / (4.0 * beta**2)",
-      "return (0.25 - beta**2 * s2 * 1.05) / (4.0 * beta**2)", T_BERN, "Lemma 10 variance: 5% on the μ term"),
+    M("bernoulli.variance", "bernoulli.py", "(0.25 - beta**2 * s2) / (4.0 * np.maximum(beta, 1e-150) ** 2)",
+      "(0.25 - beta**2 * s2 * 1.05) / (4.0 * np.maximum(beta, 1e-150) ** 2)", T_BERN,
+      "Lemma 10 variance: 5% on the μ term"),
     M("bernoulli.mu_moment", "bernoulli.py", "return (u * u + u * v + v * v) / 3.0",
       "return (u * u + u * v + v * v) / 3.1", T_BERN, "E[(2μ−1)²] of Uniform(a, b)"),
     M("bernoulli.theorem1", "bernoulli.py", "raw = (rr - qq) / (2.0 * np.where(empty, 1.0, s))",
       "raw = (rr - qq) / (2.1 * np.where(empty, 1.0, s))", T_BERN, "Theorem 1: β_c"),
     M("bernoulli.responses", "bernoulli.py", "responses = ones_kept + (users - leaked - ones_flipped)",
       "responses = ones_kept + ones_flipped", T_BERN, "simulated responses: flipped bits not flipped"),
-    M("bernoulli.error_grad", "bernoulli.py", "-(eps * dbeta) / (8.0 * beta**3 * n)",
-      "-(eps * dbeta) / (8.0 * beta**2 * n)", T_BERN, "adjoint input de/dlog ε: β³ → β²"),
-    M("bernoulli.leak_grad", "bernoulli.py", "np.broadcast_to(eps * dbeta, p.shape)",
-      "np.broadcast_to(dbeta, p.shape)", T_BERN, "adjoint input dp/dlog ε: ε dropped"),
+    M("bernoulli.error_grad", "bernoulli.py", "slope = -_eps_dbeta(eps) / (8.0 * beta**3 * n)",
+      "slope = -_eps_dbeta(eps) / (8.0 * beta**2 * n)", T_BERN, "adjoint input de/dlog ε: β³ → β²"),
+    M("bernoulli.leak_grad", "bernoulli.py", "np.broadcast_to(_eps_dbeta(eps), p.shape)",
+      "np.broadcast_to(_eps_dbeta(eps) / np.where(eps > 0, eps, 1.0), p.shape)", T_BERN,
+      "adjoint input dp/dlog ε: ε dropped (β′ for εβ′)"),
     # ---------------------------------------------------------------- gaussian
     M("gaussian.lemma3", "gaussian.py", "np.asarray(gamma, float) ** 2 * trace_inv + d",
       "np.asarray(gamma, float) * trace_inv + d", T_GAUSS, "Lemma 3 with γ for γ²"),
     M("gaussian.zcdp", "gaussian.py", "out = np.asarray(R, float) * np.sqrt(2.0 / np.asarray(rho, float))",
       "out = np.asarray(R, float) * np.sqrt(2.1 / np.asarray(rho, float))", T_GAUSS, "γ = R√(2/ρ)"),
-    M("gaussian.records_noise", "gaussian.py", "eta = xi * (gg[p] / math.sqrt(N))",
-      "eta = xi * (gg[p] / math.sqrt(N - 1 if N > 1 else 1))", T_GAUSS, "records draw noise γ²/(N−1)"),
-    M("gaussian.lone_user", "gaussian.py", "                    leaked[p] = 1\n",
-      "                    leaked[p] = 0\n", T_GAUSS, "records draw: a lone user does not leak"),
+    # the records draw is one compiled kernel (kernels/gaussian_mean.py: records_group_round)
+    M("gaussian.records_noise", "kernels/gaussian_mean.py", "scale = gammas[lv] / math.sqrt(n)",
+      "scale = gammas[lv] / math.sqrt(n - 1 if n > 1 else 1)", T_GAUSS, "records draw noise γ²/(N−1)"),
+    M("gaussian.lone_user", "kernels/gaussian_mean.py",
+      "        if n == 1:\n            leaked[lv] = 1\n            continue\n        mm = 0.0",
+      "        if n == 1:\n            leaked[lv] = 0\n            continue\n        mm = 0.0", T_GAUSS,
+      "records draw: a lone user does not leak"),
     M("gaussian.error_grad", "gaussian.py", "return e, -e, 2.0 * g**2 * self._trace_inv",
       "return e, -e, 1.0 * g**2 * self._trace_inv", T_GAUSS, "adjoint input de/dlog γ"),
     M("gaussian.p_interp", "gaussian.py", "out[low] = (1.0 - w) + w * vals[k:]",
       "out[low] = w + (1.0 - w) * vals[k:]", T_GAUSS, "p_τ between n = 1 and 2"),
-    M("gaussian.records_deviation", "gaussian.py", "dev_sq = np.maximum(sq[:N] - 2.0 * (Zn @ mean) + float(mean @ mean), 0.0)",
-      "dev_sq = np.maximum(sq[:N] - 2.0 * (Zn @ mean) + 1.05 * float(mean @ mean), 0.0)", T_GAUSS,
-      "records draw: ‖z − z̄‖² off"),
+    M("gaussian.records_deviation", "kernels/gaussian_mean.py", "dev = sq[i] - 2.0 * zm[i] + mm",
+      "dev = sq[i] - 2.0 * zm[i] + 1.05 * mm", T_GAUSS, "records draw: ‖z − z̄‖² off"),
     # ---------------------------------------------------------------- leakage
-    M("leakage.llr_A_paper", "leakage.py", "return n / ((n - 1) ** 2 * g2), 2.0 * n",
-      "return n / ((n - 1) ** 2 * g2 * 1.03), 2.0 * n", T_LEAK, "Lemma 6 quadratic coefficient (3%)"),
+    M("leakage.llr_A_paper", "leakage.py", "a = n / ((n - 1) ** 2 * g2)\n",
+      "a = n / ((n - 1) ** 2 * g2 * 1.03)\n", T_LEAK, "Lemma 6 quadratic coefficient (3%)"),
     M("leakage.llr_B_exact", "leakage.py", "return 1.0 / ((n - 1) * g2), 2.0 / g2,",
       "return 1.0 / ((n - 1) * g2), 2.06 / g2,", T_LEAK, "exact statistic, linear coefficient (3%)"),
     M("leakage.offset", "leakage.py", "return 0.5 * d * np.log1p(1.0 / (np.asarray(n, dtype=float) - 1.0))",
@@ -102,18 +113,22 @@ MUTANTS = [
     M("leakage.renyi", "leakage.py", "return _out(alpha * llr_moments(s, n, gamma).mean)",
       "return _out((alpha + 0.05) * llr_moments(s, n, gamma).mean)", T_LEAK, "Lemma 11 D_α"),
     # ---------------------------------------------------------------- projected
-    M("projected.bias3", "projected.py", "err = along * along + hbar_sq", "err = 1.03 * (along * along + hbar_sq)",
-      T_PROJ, "+3% bias of the projected draw's error"),
-    M("projected.noise_norm", "projected.py", "eta_norm = gamma * xi_norm[gid] / np.sqrt(n)",
-      "eta_norm = gamma * xi_norm[gid] / np.sqrt(n + 1)", T_PROJ, "‖η‖ = γ‖ξ‖/√(N+1)"),
-    M("projected.spread", "projected.py", "spread * np.sqrt(np.maximum(n[owners] - m, 0))[:, None]",
-      "spread * np.sqrt(np.maximum(n[owners] - m + 1, 0))[:, None]", T_PROJ, "rest of h̄: N − m + 1 records"),
-    M("projected.band_quantile", "projected.py", "t_n = (1.0 - 1.0 / nm) * _band_quantile(d)",
-      "t_n = (1.0 - 1.0 / nm) * 0.5 * _band_quantile(d)", T_PROJ, "skip quantile halved"),
-    M("projected.hbar", "projected.py", "hbar_sq = np.einsum(\"gi,gi->g\", rest, rest)[gid] / n if d > 1",
-      "hbar_sq = np.einsum(\"gi,gi->g\", rest, rest)[gid] / (n + 1) if d > 1", T_PROJ, "‖h̄‖² over N+1"),
-    M("projected.lone", "projected.py", "leaked = np.where(lone, 1, np.where(all_leak, n, sure))",
-      "leaked = np.where(lone, 0, np.where(all_leak, n, sure))", T_PROJ, "a lone user does not leak"),
+    # the projected draw is one compiled kernel (kernels/gaussian_mean.py: group_round)
+    M("projected.bias3", "kernels/gaussian_mean.py", "err[lv] = al * al + (rest_sq / n if w > 0 else 0.0)",
+      "err[lv] = 1.03 * (al * al + (rest_sq / n if w > 0 else 0.0))", T_PROJ,
+      "+3% bias of the projected draw's error"),
+    M("projected.noise_norm", "kernels/gaussian_mean.py", "eta_norm = gammas[lv] * xi_norm / math.sqrt(n)",
+      "eta_norm = gammas[lv] * xi_norm / math.sqrt(n + 1)", T_PROJ, "‖η‖ = γ‖ξ‖/√(N+1)"),
+    M("projected.spread", "kernels/gaussian_mean.py", "scale = math.sqrt(np.float64(max(n - m, 0)))",
+      "scale = math.sqrt(np.float64(max(n - m + 1, 0)))", T_PROJ, "rest of h̄: N − m + 1 records"),
+    M("projected.band_quantile", "kernels/gaussian_mean.py", "roots(k0 - (1.0 - 1.0 / n) * t_band, k1)",
+      "roots(k0 - (1.0 - 1.0 / n) * 0.5 * t_band, k1)", T_PROJ, "skip quantile halved"),
+    M("projected.hbar", "kernels/gaussian_mean.py", "(rest_sq / n if w > 0 else 0.0)",
+      "(rest_sq / (n + 1) if w > 0 else 0.0)", T_PROJ, "the error's ‖h̄‖² over N+1"),
+    M("projected.lone", "kernels/gaussian_mean.py",
+      "        if n == 1:\n            leaked[lv] = 1\n            continue\n        k0, k1 = parabola(",
+      "        if n == 1:\n            leaked[lv] = 0\n            continue\n        k0, k1 = parabola(", T_PROJ,
+      "a lone user does not leak"),
     # ---------------------------------------------------------------- dynamics
     M("dynamics.thm4_V", "dynamics.py", "math.log(4 / delta)", "math.log(2 / delta)", T_DYN,
       "Theorem 4: V with ln(2/δ)"),
@@ -135,8 +150,9 @@ MUTANTS = [
     # ---------------------------------------------------------------- behaviour
     M("behaviour.agnostic", "behaviour.py", "excess = r - (q + r) * p if self.rule == \"leak\" else r - q * p",
       "excess = r - (q + r) * p if self.rule == \"leak\" else r - q * p * 0.97", T_BEH, "appendix B growth (3%)"),
-    M("behaviour.pool", "behaviour.py", "pool = n - leaked if self.rule == \"leak\" else n", "pool = n",
-      T_BEH, "leak rule: leaked users recruit too"),
+    M("behaviour.pool", "kernels/behaviours.py",   # Memoryless's round: kernels/behaviours.py memoryless_step
+      "    pool = n - leaked if params[2] != 0.0 else n\n    la, lb = child_hashed(",
+      "    pool = n\n    la, lb = child_hashed(", T_BEH, "leak rule: leaked users recruit too"),
     M("behaviour.grad", "behaviour.py", "dp = -(q + r) * n if self.rule == \"leak\" else -q * n",
       "dp = -q * n if self.rule == \"leak\" else -q * n", T_BEH + T_ENG, "mean-field step derivative in p"),
     # ---------------------------------------------------------------- engine
@@ -155,20 +171,55 @@ MUTANTS = [
     M("engine.adjoint_paper", "engine.py", "            lam = lam + de_dN\n",
       "            lam = lam + 0.0 * de_dN\n", T_ENG, "adjoint, rounds='paper': error of N_t dropped"),
     # ---------------------------------------------------------------- keyed
-    M("random.uniform_half", "keyed.py", "    u += 0.5\n", "    u += 0.25\n", T_RAND, "uniform offset 1/2 → 1/4"),
-    M("random.normal_scale", "keyed.py", "return special.ndtri(self.uniform(size))",
-      "return special.ndtri(self.uniform(size)) * 1.01", T_RAND, "normals 1% too wide"),
-    M("random.inversion_round", "keyed.py", "g = np.ceil(np.log(u) * inv_log_q[active, None])",
-      "g = np.round(np.log(u) * inv_log_q[active, None])", T_RAND, "geometric waiting time rounded"),
-    M("random.btrs_vr", "keyed.py", "v_r = 0.92 - 4.2 / b", "v_r = 0.96 - 4.2 / b", T_RAND,
+    # keyed's streams and samplers are compiled kernels (kernels/streams.py, kernels/samplers.py)
+    M("random.uniform_half", "kernels/streams.py",
+      "return (np.float64(bits(a, gamma, counter) >> S11) + 0.5) * TWO_M53",
+      "return (np.float64(bits(a, gamma, counter) >> S11) + 0.25) * TWO_M53", T_RAND, "uniform offset 1/2 → 1/4"),
+    M("random.normal_scale", "kernels/streams.py", "out[i] = ndtri(uniform(a[i], gamma[i], counters[i]))",
+      "out[i] = ndtri(uniform(a[i], gamma[i], counters[i])) * 1.01", T_RAND, "Key.normal's normals 1% too wide"),
+    M("random.inversion_round", "kernels/samplers.py",
+      "total += np.ceil(math.log(uniform(a, gamma, j)) * inv_log_q)",
+      "total += np.rint(math.log(uniform(a, gamma, j)) * inv_log_q)", T_RAND, "geometric waiting time rounded"),
+    M("random.btrs_vr", "kernels/samplers.py", "v_r = 0.92 - 4.2 / b", "v_r = 0.96 - 4.2 / b", T_RAND,
       "BTRS quick-acceptance region too large"),
-    M("random.btrs_bound", "keyed.py", "accept[rows, cols] = lv <= bound", "accept[rows, cols] = lv <= bound + 0.02",
+    M("random.btrs_bound", "kernels/samplers.py", "        if lv <= bound:\n", "        if lv <= bound + 0.02:\n",
       T_RAND, "BTRS acceptance test 2% loose"),
-    M("random.stirling", "keyed.py", "series = (1.0 / 12 - (1.0 / 360", "series = (1.0 / 11 - (1.0 / 360",
+    M("random.stirling", "kernels/samplers.py", "return (1.0 / 12 - (1.0 / 360", "return (1.0 / 11 - (1.0 / 360",
       T_RAND, "Stirling series first term"),
-    M("random.mix_gamma", "keyed.py", "z ^= z >> _S33\n        z *= _U64(0xC4CEB9FE1A85EC53)",
-      "z ^= z >> _S31\n        z *= _U64(0xC4CEB9FE1A85EC53)", T_RAND, "stream increment mixer"),
+    M("random.mix_gamma", "kernels/streams.py", "    z ^= z >> S33\n    z *= G2", "    z ^= z >> S31\n    z *= G2",
+      T_RAND, "stream increment mixer"),
 ]
+
+
+#: A pytest plugin, written beside each mutated copy and loaded with ``-p``: it records the file of
+#: the perfpriv the tests imported, so that a run that tested the checkout instead of the copy is
+#: reported as broken, never as a surviving mutant.
+_GUARD = "_perfpriv_mutant_guard"
+_GUARD_SOURCE = """import os
+import sys
+
+
+def pytest_sessionfinish(session, exitstatus):
+    module = sys.modules.get("perfpriv")
+    with open(os.environ["PERFPRIV_MUTANT_WHERE"], "w") as out:
+        out.write(getattr(module, "__file__", None) or "")
+"""
+
+
+def _ignore(folder, names):
+    """What the copy leaves out: every ``__pycache__`` but numba's cached kernels.
+
+    The kernels' cache (``perfpriv/kernels/__pycache__``, ``*.nbi``/``*.nbc`` and the stamp of
+    :func:`perfpriv.kernels.drop_stale_caches`) is copied with the sources' times, so a mutant
+    outside the kernels loads them instead of compiling them again (a minute and more per run);
+    a mutated kernel changes the digest of the kernels' sources, and the copy then drops the
+    whole cache on import and compiles afresh. Python's bytecode is never copied.
+    """
+    here = Path(folder)
+    if here.name == "__pycache__":
+        keep = here.parent.name == "kernels"
+        return [name for name in names if not (keep and name.endswith((".nbi", ".nbc", ".stamp")))]
+    return [name for name in names if name == "__pycache__" and here.name != "kernels"]
 
 
 def run_mutant(m: Mutant, python: str, timeout: float) -> tuple:
@@ -178,25 +229,29 @@ def run_mutant(m: Mutant, python: str, timeout: float) -> tuple:
     if count != 1:
         return m, "broken", f"the original text occurs {count} times", 0.0
     with tempfile.TemporaryDirectory(prefix="perfpriv-mutant-") as tmp:
-        shutil.copytree(ROOT / "perfpriv", Path(tmp) / "perfpriv",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "perfpriv", Path(tmp) / "perfpriv", ignore=_ignore)
         (Path(tmp) / "perfpriv" / m.file).write_text(text.replace(m.old, m.new))
-        env = dict(os.environ, PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1")
-        # run from the copy's folder: `python -m` puts the working directory first on sys.path,
-        # so the mutated copy is imported, never the checkout or the installed package
-        where = subprocess.run([python, "-c", "import perfpriv; print(perfpriv.__file__)"], cwd=tmp, env=env,
-                               capture_output=True, text=True).stdout.strip()
-        if not where.startswith(tmp):
-            return m, "broken", f"the copy is not imported ({where})", 0.0
+        where_file = Path(tmp) / "imported-perfpriv.txt"
+        (Path(tmp) / f"{_GUARD}.py").write_text(_GUARD_SOURCE)
+        env = dict(os.environ, PYTHONPATH=tmp, PYTHONDONTWRITEBYTECODE="1", PERFPRIV_MUTANT_WHERE=str(where_file))
+        # run from the copy's folder (`python -m` puts the working directory first on sys.path), and
+        # load no conftest.py above tests/: pytest's default import mode puts the folder of each
+        # conftest.py it loads first on sys.path, and the root conftest.py would put the checkout's
+        # perfpriv before the copy. The guard plugin records which perfpriv the tests imported.
         cmd = [python, "-m", "pytest", *(str(ROOT / t) for t in m.tests), "-x", "-q", "-p", "no:cacheprovider",
-               "-o", "addopts=", "--rootdir", str(ROOT)]
+               "-o", "addopts=", "--rootdir", str(ROOT), "--confcutdir", str(ROOT / "tests"), "-p", _GUARD]
         start = time.perf_counter()
         try:
             proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return m, "killed", "timeout", time.perf_counter() - start
         took = time.perf_counter() - start
+        where = where_file.read_text() if where_file.exists() else ""
+        if where and not os.path.realpath(where).startswith(os.path.realpath(tmp) + os.sep):
+            return m, "broken", f"the tests imported {where}, not the mutated copy", took
         if proc.returncode == 0:
+            if not where:
+                return m, "broken", "the tests never imported perfpriv", took
             return m, "survived", "", took
         tail = [line for line in proc.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
         first = tail[0] if tail else proc.stdout.strip().splitlines()[-1]
@@ -214,7 +269,7 @@ def main(argv=None):
     chosen = [m for m in MUTANTS if args.k in m.id]
     if args.list:
         for m in chosen:
-            print(f"{m.id:28s} {m.file:14s} {m.what}")
+            print(f"{m.id:28s} {m.file:24s} {m.what}")
         return 0
     print(f"{len(chosen)} mutants, {args.jobs} at a time", flush=True)
     start = time.perf_counter()
@@ -227,7 +282,7 @@ def main(argv=None):
     survived = [r[0].id for r in results if r[1] == "survived"]
     broken = [r[0].id for r in results if r[1] == "broken"]
     print(f"\nkilled {killed}/{len(results)}; survived {len(survived)}: {', '.join(survived) or '-'}"
-          + (f"; broken (original text not found once): {', '.join(broken)}" if broken else "")
+          + (f"; broken (not applied, or the copy not tested; see above): {', '.join(broken)}" if broken else "")
           + f"; {time.perf_counter() - start:.0f} s")
     return 1 if broken else 0
 

@@ -114,3 +114,32 @@ def test_the_memory_benchmark_subprocess_runs_at_a_tiny_size():
         out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True).stdout
         kb, seconds = out.split()
         assert int(kb) > 0 and float(seconds) >= 0
+
+
+def _mutants():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("mutants")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_every_mutant_applies_to_the_current_source():
+    """Each mutant's original text occurs exactly once in its file (else the script reports it broken).
+
+    A refactor that rewrites a formula leaves its mutant stale; this catches it
+    without running any mutant (benchmarks/mutants.py, CONTRIBUTING.md "Mutation testing").
+    """
+    mutants = _mutants()
+    package = BENCH.parent / "perfpriv"
+    ids = [m.id for m in mutants.MUTANTS]
+    assert len(ids) == len(set(ids)), f"duplicate mutant ids: {sorted({i for i in ids if ids.count(i) > 1})}"
+    stale = []
+    for m in mutants.MUTANTS:
+        assert m.new != m.old, f"{m.id}: the mutation changes nothing"
+        count = (package / m.file).read_text().count(m.old)
+        if count != 1:
+            stale.append(f"{m.id} ({m.file}): original text found {count} times")
+        for test in m.tests:
+            assert (BENCH.parent / test).is_file(), f"{m.id}: no test file {test}"
+    assert not stale, "stale mutants in benchmarks/mutants.py:\n" + "\n".join(stale)
