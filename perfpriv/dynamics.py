@@ -34,6 +34,11 @@ Every function takes the model as the engine does
   probability that a leaked user leaves, and r, the probability that a
   user recruits one more (arrays of q and r are cells).
 
+The thresholds (:func:`critical_gamma`, :func:`exact_critical_gamma`,
+:func:`infinite_horizon_gamma`) choose γ themselves: their mechanism needs no
+level (``GaussianMean(tau=..., d=..., R=...)``). :func:`exact_critical_gamma`
+takes any :class:`perfpriv.behaviour.Behaviour`, the others the paper's users.
+
 The mean-field path itself is :func:`perfpriv.engine.mean_field` on the
 same two objects.
 
