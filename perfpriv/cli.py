@@ -76,7 +76,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validate import check_choice, check_flag, check_int, check_path, check_root_seed
+from ._validate import check_choice, check_flag, check_path, check_root_seed
 
 __all__ = ["main", "build_parser", "SCALES", "FIGURES", "FORMATS", "TAUS", "DATA_DOC", "BOOK_SECONDS", "BOOK_TIME",
            "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles", "finished_gamma_star_maps"]
@@ -622,13 +622,15 @@ def _figure3a(s, seed, conventions, checkpoint=None):
 
 
 def _figure3bc(s, seed, conventions, checkpoint=lambda k: None):
-    from . import experiments, plots
+    from . import behaviour, engine, experiments, gaussian, plots
 
+    mechs = [gaussian.GaussianMean(s["gammas"], tau=t, d=s["d"], R=s["R"]) for t in s["taus"]]
     curves = []
     for k, (qr, t) in enumerate(zip((s["small"], s["large"]), s["T"])):
-        curves.append(experiments.growth_curves(q=qr[0], r=qr[1], taus=s["taus"], gammas=s["gammas"], n0=s["n0"],
-                                                T=t, trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
-                                                ratio=s["ratio"], conventions=conventions, seed=seed + k))
+        curves.append(experiments.growth_curves(mechs, behaviour.Memoryless(q=qr[0], r=qr[1]), n0=s["n0"], T=t,
+                                                trials=s["trials"], ratio=s["ratio"],
+                                                policy=engine.Policy(cap=s["cap"]), conventions=conventions,
+                                                seed=seed + k))
         if k == 0:
             checkpoint(0)
     curves = tuple(curves)

@@ -272,8 +272,8 @@ def _ch07_schedule(q, r, T, **options):
 def _ch07_runs_needed() -> float:
     mild = _ch07_schedule(0.3, 0.6, 10, starts="constant")
     pilot = _experiments().compare_schedules({"constant": np.full(10, mild.constant), "optimal": mild.gamma},
-                                             q=0.3, r=0.6, tau=0.02, n0=200, d=12, R=10.0, cap=20000, trials=100,
-                                             seed=9)
+                                             _gaussian().GaussianMean(tau=0.02, d=12, R=10.0),
+                                             _behaviour().Memoryless(q=0.3, r=0.6), n0=200, trials=100, seed=9)
     spread = pilot.difference_se[1] * math.sqrt(pilot.trials)
     return float((1.96 * spread / (mild.regret - mild.constant_regret)) ** 2)
 

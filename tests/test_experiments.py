@@ -34,23 +34,33 @@ def gm(tau, gamma=1.0, **kw):
     return gaussian.GaussianMean(gamma, tau=tau, d=D, R=R, **kw)
 
 
+#: The paper's users of most checks here.
+USERS = Memoryless(q=0.3, r=0.6)
+
+
+def cells(qs, rs):
+    """The users of a (q, r) grid (lemma9_check's cells): q along the first axis, r along the second."""
+    return Memoryless(q=np.asarray(qs, float)[:, None], r=np.asarray(rs, float)[None, :])
+
+
 # ---------------------------------------------------------------- results
 def _small_results():
     return [
         experiments.figure3a_simulation(30, [1.0], [0.1], rounds=3, seed=1),
         experiments.leak_dispersion(2.0, tau=0.02, n=30, trials=5),
         experiments.exact_floor_check([20, 400], rounds=4),
-        experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2),
-        experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(5,), trials=4),
-        experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, trials=1),
-        experiments.lemma9_check(qs=(0.3,), rs=(0.6,), gammas=(2.0,), T=3, n0=50, trials=2),
-        experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[1.0, 2.0], T=3, n0=50, trials=2),
+        experiments.growth_curves(gm(0.02, [1.0]), USERS, n0=30, trials=2),
+        experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(5,), trials=4),
+        experiments.mean_field_paths(gm(0.02, 1.0), USERS, T=3, n0=50, trials=1),
+        experiments.lemma9_check(gm(0.02, (2.0,)), cells((0.3,), (0.6,)), T=3, n0=50, trials=2),
+        experiments.horizon_curves(gm(0.02, [1.0, 2.0]), USERS, T=3, n0=50, trials=2),
         experiments.gamma_star_map([0.3], [0.6], tau=0.05, gammas=[1.0, 2.0], T=3, n0=30, trials=2,
                                    theory=("bound",)),
-        experiments.pac_coverage(2.0, tau=0.02, q=0.3, r=0.6, epsilons=(1.0,), T=4, n0=300, trials=3),
+        experiments.pac_coverage(gm(0.02, 2.0), USERS, epsilons=(1.0,), T=4, n0=300, trials=3),
         experiments.final_error_curve(q=0.3, r=0.6, epsilons=[1.0], T=3, n0=20, trials=2),
-        experiments.compare_schedules({"a": [1.0, 1.0]}, q=0.3, r=0.6, tau=0.02, n0=30, d=D, R=R, trials=2, seed=0),
-        experiments.compare_epsilon_schedules({"a": [1.0, 1.0]}, q=0.3, r=0.6, n0=30, trials=2, seed=0),
+        experiments.compare_schedules({"a": [1.0, 1.0]}, gm(0.02, None), USERS, n0=30, trials=2, seed=0),
+        experiments.compare_schedules({"a": [1.0, 1.0]}, bernoulli.RandomizedResponse(1.0), USERS, n0=30, trials=2,
+                                      seed=0),
         experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3], [0.6], T=3, n0=30),
     ]
 
@@ -69,9 +79,8 @@ def test_every_result_is_frozen_compared_by_identity_with_a_short_repr_and_prove
 
 
 def test_gaussian_results_record_the_conventions_and_every_setting_behind_them():
-    paper = experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2)
-    authors = experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[1.0], n0=30, trials=2,
-                                        conventions="authors")
+    paper = experiments.growth_curves(gm(0.02, [1.0]), USERS, n0=30, trials=2)
+    authors = experiments.growth_curves(gm(0.02, [1.0]), USERS, n0=30, trials=2, conventions="authors")
     assert (paper.settings["conventions"], paper.settings["statistic"]) == ("paper", "paper")
     assert (authors.settings["conventions"], authors.settings["statistic"]) == ("authors", "exact")
     assert authors.settings["policy"]["stop"] == 1 and authors.settings["policy"]["collapse"] == "ran"
@@ -149,8 +158,8 @@ def test_exact_floor_check_simulates_the_closed_form_floor_and_is_the_keyed_run_
 
 
 def test_first_round_growth_agrees_with_eq_13():
-    c = experiments.growth_curves(q=0.45, r=0.11, taus=(0.02, 0.05), gammas=[0.3, 1.5, 8.0], n0=500, trials=60,
-                                  seed=1)
+    c = experiments.growth_curves([gm(tau, [0.3, 1.5, 8.0]) for tau in (0.02, 0.05)], Memoryless(q=0.45, r=0.11),
+                                  n0=500, trials=60, seed=1)
     for k, tau in enumerate((0.02, 0.05)):
         th = dynamics.growth_factor(gm(tau), Memoryless(q=0.45, r=0.11), n=500, gamma=c.gammas)
         assert np.array_equal(c.theory[k], th)
@@ -159,8 +168,8 @@ def test_first_round_growth_agrees_with_eq_13():
 
 def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
     # the rounds that ran, a run stopping once it is down to one user (as in the authors' code)
-    c = experiments.growth_curves(q=0.11, r=0.52, taus=(0.05,), gammas=[0.5, 4.0], n0=100, T=6, trials=3,
-                                  ratio="rounds", cap=400, seed=8)
+    c = experiments.growth_curves(gm(0.05, [0.5, 4.0]), Memoryless(q=0.11, r=0.52), n0=100, T=6, trials=3,
+                                  ratio="rounds", policy=Policy(cap=400), seed=8)
     run = engine.simulate(gaussian.GaussianMean([0.5, 4.0], tau=0.05, d=D, R=R), Memoryless(q=0.11, r=0.52), T=6,
                           n0=100, trials=3, policy=Policy(cap=400, floor=0, stop=1), seed=keyed.cell_key(8, 0.05))
     pop = run.population.astype(float)
@@ -175,7 +184,7 @@ def test_all_round_growth_ratio_is_the_pooled_ratio_of_the_keyed_run():
 
 
 def test_first_round_path_theory_is_eq_13_at_n0():
-    c = experiments.growth_curves(q=0.3, r=0.6, taus=(0.02,), gammas=[0.5, 2.0], n0=300, trials=20, seed=2)
+    c = experiments.growth_curves(gm(0.02, [0.5, 2.0]), USERS, n0=300, trials=20, seed=2)
     np.testing.assert_allclose(c.path_theory, c.theory, rtol=1e-13)
     np.testing.assert_allclose(c.residual_se, c.se, rtol=1e-13)
 
@@ -183,12 +192,16 @@ def test_first_round_path_theory_is_eq_13_at_n0():
 def test_unfloored_pooled_ratios_match_eq_13_along_their_paths_and_the_authors_floor_raises_them():
     # collapsing runs (q = 0.45, r = 0.11, small noise, N0 = 100): Lemma 8 holds round by round without a
     # floor; the floor at one user turns the ratio 0 of an emptying round into 1/N_{t-1}
-    kw = dict(q=0.45, r=0.11, taus=(0.02,), gammas=[0.2, 0.5], n0=100, T=20, trials=800, ratio="rounds", seed=5)
-    paper = experiments.growth_curves(**kw)
-    unfloored = experiments.growth_curves(conventions="authors", floor=0, **kw)
-    authors = experiments.growth_curves(conventions="authors", **kw)
+    # (the floor is the policy's: Policy(floor=0) under the authors' conventions was the argument floor=0)
+    mech, users = gm(0.02, [0.2, 0.5]), Memoryless(q=0.45, r=0.11)
+    kw = dict(n0=100, T=20, trials=800, ratio="rounds", seed=5)
+    paper = experiments.growth_curves(mech, users, **kw)
+    unfloored = experiments.growth_curves(mech, users, conventions="authors", policy=Policy(floor=0), **kw)
+    authors = experiments.growth_curves(mech, users, conventions="authors", **kw)
     assert paper.settings["policy"]["floor"] == 0 and authors.settings["policy"]["floor"] == 1
+    assert unfloored.settings["policy"] == dict(authors.settings["policy"], floor=0)   # only the floor is set
     assert authors.settings["statistic"] == unfloored.settings["statistic"] == "exact"
+    assert not np.array_equal(unfloored.empirical, authors.empirical)
     for c in (paper, unfloored):
         assert np.all(np.abs(c.empirical - c.path_theory) <= Z * c.residual_se)
     assert np.all(authors.empirical - authors.path_theory > Z * authors.residual_se)
@@ -200,6 +213,8 @@ def test_unfloored_pooled_ratios_match_eq_13_along_their_paths_and_the_authors_f
     pop = run.population.astype(float)
     for j in range(2):
         prev, new, alive = pop[j, :, :-1], pop[j, :, 1:], run.alive[j]
+        # the unfloored curve is the pooled ratio of this raw run, number for number
+        assert unfloored.empirical[0, j] == pytest.approx((new / np.maximum(prev, 1.0))[alive].mean(), rel=1e-12)
         lift = np.where(alive & (new == 0), 1.0 / np.maximum(prev, 1.0), 0.0).sum() / alive.sum()
         assert lift > 0
         assert authors.empirical[0, j] - unfloored.empirical[0, j] == pytest.approx(lift, rel=1e-9)
@@ -208,7 +223,7 @@ def test_unfloored_pooled_ratios_match_eq_13_along_their_paths_and_the_authors_f
 def test_theorem3_inverse_population_agrees_with_the_agent_reference():
     # the agent-by-agent Algorithm 1 is written independently of the engine
     gamma, tau, q, r, n, trials = 1.0, 0.05, 0.5, 0.4, 4, 600
-    chk = experiments.theorem3_check(gamma, tau=tau, q=q, r=r, sizes=(n,), trials=trials, seed=3)
+    chk = experiments.theorem3_check(gm(tau, gamma), Memoryless(q=q, r=r), sizes=(n,), trials=trials, seed=3)
     ref = gaussian.simulate_agents(gamma, tau=tau, q=q, r=r, T=1, n0=n, d=D, R=R, trials=trials,
                                    policy=Policy(floor=0, cap=None), seed=9)
     inv = 1.0 / np.maximum(ref.population[:, 1], 1.0)
@@ -217,7 +232,7 @@ def test_theorem3_inverse_population_agrees_with_the_agent_reference():
 
 def test_theorem3_bounds_are_lemma_3_bounds_over_the_one_record_error():
     sizes = np.array([5, 50, 500])
-    chk = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=sizes, trials=300, seed=3)
+    chk = experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=sizes, trials=300, seed=3)
     b = dynamics.error_bounds(gm(0.02, 2.0), Memoryless(q=0.3, r=0.6), n_prev=sizes.astype(float))
     one = 2.0**2 * D + D
     np.testing.assert_allclose(chk.lower, b.lower / one, rtol=1e-14)
@@ -228,7 +243,7 @@ def test_theorem3_bounds_are_lemma_3_bounds_over_the_one_record_error():
 
 
 def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
-    m = experiments.mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=12, n0=300, trials=2, seed=8)
+    m = experiments.mean_field_paths(gm(0.02, 1.0), USERS, T=12, n0=300, trials=2, seed=8)
     mech, users = gm(0.02, 1.0), Memoryless(q=0.3, r=0.6)
     kw = dict(T=12, n0=300)
     assert np.array_equal(m.free, engine.mean_field(mech, users, cap=experiments.UNCAPPED, **kw).population)
@@ -244,7 +259,7 @@ def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
 # ---------------------------------------------------------------- Lemma 9, horizon, Figs. 4-5, Theorem 4
 def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
     kw = dict(tau=0.02, T=6, n0=80, trials=4, seed=2)
-    chk = experiments.lemma9_check(qs=(0.1, 0.3), rs=(0.6, 0.9), gammas=(0.5, 2.0), **kw)
+    chk = experiments.lemma9_check(gm(0.02, (0.5, 2.0)), cells((0.1, 0.3), (0.6, 0.9)), T=6, n0=80, trials=4, seed=2)
     assert np.all(chk.growth > 1) and chk.cases.shape == (chk.bound.size, 3)
     emp = optimize.optimal_gamma_empirical(q=np.array([[0.1], [0.3]]), r=np.array([0.6, 0.9]), gammas=[0.5, 2.0], d=D,
                                            R=R, policy=Policy(cap=20000), **kw)
@@ -258,15 +273,14 @@ def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
 
 
 def test_horizon_curves_hold_the_library_optima():
-    h = experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 1.0, 2.0], T=5, n0=80, trials=4, seed=1)
+    h = experiments.horizon_curves(gm(0.02, [0.5, 1.0, 2.0]), USERS, T=5, n0=80, trials=4, seed=1)
     assert h.gamma_bound == optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=5, n0=80, d=D, R=R).gamma
     assert h.gamma_mean_field == h.fine[np.argmin(h.mean_field)]
     emp = optimize.optimal_gamma_empirical(q=0.3, r=0.6, gammas=[0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
                                            seed=1)
     assert np.array_equal(h.simulated, emp.values) and h.gamma_empirical == emp.gamma
     assert h.gamma_c == dynamics.critical_gamma(gm(0.02), Memoryless(q=0.3, r=0.6), n=80)
-    theory = experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 1.0, 2.0], T=5, n0=80,
-                                        empirical=False)
+    theory = experiments.horizon_curves(gm(0.02, [0.5, 1.0, 2.0]), USERS, T=5, n0=80, empirical=False)
     assert np.all(np.isnan(theory.simulated)) and np.array_equal(theory.mean_field, h.mean_field)
 
 
@@ -332,17 +346,18 @@ def test_experiments_do_not_depend_on_n_jobs_or_the_chunk_size():
     ref = experiments.gamma_star_map(QS, RS, theory=(), chunk=4, n_jobs=1, **GSM)
     other = experiments.gamma_star_map(QS, RS, theory=(), chunk=1, n_jobs=2, store={}, **GSM)
     assert np.array_equal(ref.values, other.values) and np.array_equal(ref.se, other.se)
-    kw = dict(taus=(0.02, 0.05), gammas=[0.5, 2.0], n0=60, T=3, trials=3, ratio="rounds", seed=2)
-    one = experiments.growth_curves(q=0.3, r=0.6, n_jobs=1, **kw)
-    two = experiments.growth_curves(q=0.3, r=0.6, n_jobs=2, **kw)
+    kw = dict(n0=60, T=3, trials=3, ratio="rounds", seed=2)
+    mechs = [gm(tau, [0.5, 2.0]) for tau in (0.02, 0.05)]
+    one = experiments.growth_curves(mechs, USERS, n_jobs=1, **kw)
+    two = experiments.growth_curves(mechs, USERS, n_jobs=2, **kw)
     assert np.array_equal(one.empirical, two.empirical) and np.array_equal(one.se, two.se)
-    alone = experiments.growth_curves(q=0.3, r=0.6, **dict(kw, taus=(0.05,), gammas=[2.0]))
+    alone = experiments.growth_curves(gm(0.05, [2.0]), USERS, **kw)
     assert alone.empirical[0, 0] == one.empirical[1, 1]         # a τ cell and a γ alone: the same numbers
     a = experiments.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2, 0.5], rounds=5, seed=3, n_jobs=1)
     b = experiments.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2, 0.5], rounds=5, seed=3, n_jobs=2)
     assert np.array_equal(a.p, b.p) and np.array_equal(a.se, b.se)
-    t1 = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(3, 30), trials=20, n_jobs=1)
-    t2 = experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(3, 30), trials=20, n_jobs=2)
+    t1 = experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(3, 30), trials=20, n_jobs=1)
+    t2 = experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(3, 30), trials=20, n_jobs=2)
     assert np.array_equal(t1.inverse, t2.inverse)
     g1 = experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3, 0.6], [0.6], T=5, n0=50, n_jobs=1)
     g2 = experiments.gain_map(bernoulli.RandomizedResponse(1.0), [0.3, 0.6], [0.6], T=5, n0=50, n_jobs=2)
@@ -354,8 +369,8 @@ def test_pac_coverage_is_the_chi_square_law_of_a_release_at_theorem_4s_round():
     # records (Σ = I; clipping at R = 10 is below 1e-14 in d = 12) plus noise of variance γ²/n0, so its squared
     # error is (1 + γ²)/n0 · χ²_d at every round, and the coverage at Theorem 4's round a chi-square probability
     g, n0, trials, eps = 2.0, 600, 400, np.array([0.25, 0.3, 0.35, 0.45])
-    pac = experiments.pac_coverage(g, tau=0.02, q=0.0, r=0.6, epsilons=eps, delta=0.1, T=17, n0=n0, cap=n0,
-                                   trials=trials, d=D, R=R, seed=5)
+    pac = experiments.pac_coverage(gm(0.02, g), Memoryless(q=0.0, r=0.6), epsilons=eps, delta=0.1, T=17, n0=n0,
+                                   policy=Policy(cap=n0), trials=trials, seed=5)
     rounds = [dynamics.pac_rounds(gm(0.02, g), Memoryless(q=0.0, r=0.6), n0, epsilon=e, delta=0.1) for e in eps]
     assert np.array_equal(pac.rounds, rounds) and np.all(pac.rounds < 17)
     p = stats.chi2.cdf(eps**2 * n0 / (1 + g**2), D)                       # 0.18, 0.45, 0.74, 0.98
@@ -382,12 +397,14 @@ def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field(
 
 
 # ---------------------------------------------------------------- schedules
-SCHED = dict(q=0.3, r=0.6, tau=0.02, n0=80, d=D, R=R)
+#: The Gaussian template of the schedule comparisons (its level is replaced by the schedules) and its users.
+SCHED_MODEL = (gaussian.GaussianMean(tau=0.02, d=D, R=R), USERS)
+SCHED = dict(n0=80)
 
 
 def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_level_alone():
     sched = {"constant": np.full(4, 1.0), "same": np.full(4, 1.0), "decay": [2.0, 1.0, 0.7, 0.5]}
-    cmp = experiments.compare_schedules(sched, trials=40, seed=4, **SCHED)
+    cmp = experiments.compare_schedules(sched, *SCHED_MODEL, trials=40, seed=4, **SCHED)
     assert cmp.difference[1] == 0.0 and cmp.difference_se[1] == 0.0      # same schedule, same draws
     assert cmp.difference_se[2] < math.hypot(cmp.se[0], cmp.se[2])      # pairing cancels variance
     run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, trials=40, seed=4,
@@ -401,9 +418,10 @@ def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_leve
 def test_schedule_comparison_charges_collapsed_rounds_the_one_record_error_like_the_mean_field():
     # q = 1, r = 0 and tiny noise: everyone leaks and leaves in round 1, the next rounds are collapsed
     sched = {"tiny": np.full(4, 0.01), "decay": [0.01, 0.02, 0.04, 0.08]}
-    kw = dict(q=1.0, r=0.0, tau=0.02, n0=5, trials=8, seed=5, d=3, R=50.0)
-    floor = experiments.compare_schedules(sched, **kw)
-    repeat = experiments.compare_schedules(sched, collapse="repeat", **kw)
+    model = (gaussian.GaussianMean(tau=0.02, d=3, R=50.0), Memoryless(q=1.0, r=0.0))
+    kw = dict(n0=5, trials=8, seed=5)
+    floor = experiments.compare_schedules(sched, *model, **kw)
+    repeat = experiments.compare_schedules(sched, *model, policy=Policy(collapse="repeat"), **kw)
     for k, g in enumerate(sched.values()):
         g = np.asarray(g, float)
         run = gaussian.simulate(Schedule(g), tau=0.02, q=1.0, r=0.0, T=4, trials=8, seed=5, n0=5, d=3, R=50.0)
@@ -419,11 +437,28 @@ def test_schedule_comparison_charges_collapsed_rounds_the_one_record_error_like_
 def test_epsilon_schedule_comparison_agrees_with_the_mean_field_in_a_large_population():
     eps = {"two-phase": np.r_[np.full(5, 0.5), np.full(5, 2.0)], "constant": np.full(10, 1.0),
            "none": np.full(10, np.inf)}
-    cmp = experiments.compare_epsilon_schedules(eps, q=0.3, r=0.6, n0=2000, trials=600, seed=3)
+    cmp = experiments.compare_schedules(eps, bernoulli.RandomizedResponse(1.0), USERS, n0=2000, trials=600, seed=3)
     assert np.all(np.abs(cmp.simulated - cmp.mean_field) <= Z * cmp.se + 0.01 * cmp.mean_field)
     run = bernoulli.simulate(Schedule(np.stack(list(eps.values()))), q=0.3, r=0.6, T=10, n0=2000, trials=600,
                              seed=3)
     assert np.array_equal(cmp.simulated, run.cumulative_error.mean(axis=-1))
+
+
+@pytest.mark.parametrize("rule, mu, cap", [("leak", (0.0, 1.0), None), ("agnostic", (0.2, 0.7), 150)])
+def test_epsilon_schedule_comparison_is_bernoullis_mean_field_summed_over_rounds(rule, mu, cap):
+    # a RandomizedResponse template (its ε = 3 replaced by the schedules; its law of μ_t, the users' rule and the
+    # policy's cap kept): the mean-field column is bernoulli.mean_field of the schedules, summed over the rounds
+    eps = {"two-phase": np.r_[np.full(4, 0.5), np.full(4, 2.0)], "constant": np.full(8, 1.0),
+           "none": np.full(8, np.inf)}
+    cmp = experiments.compare_schedules(eps, bernoulli.RandomizedResponse(3.0, mu=mu),
+                                        Memoryless(q=0.3, r=0.6, rule=rule), n0=100, trials=3, seed=1,
+                                        policy=None if cap is None else Policy(cap=cap))
+    mf = bernoulli.mean_field(Schedule(np.stack(list(eps.values()))), q=0.3, r=0.6, T=8, n0=100, rule=rule, mu=mu,
+                              cap=20000 if cap is None else cap)
+    np.testing.assert_allclose(cmp.mean_field, mf.sq_error.sum(axis=-1), rtol=1e-13)
+    np.testing.assert_array_equal(cmp.schedules, np.stack(list(eps.values())))
+    assert cmp.settings["rule"] == rule and (cmp.settings["q"], cmp.settings["r"]) == (0.3, 0.6)
+    assert cmp.settings["policy"]["cap"] == (20000 if cap is None else cap)
 
 
 def test_gain_map_cells_are_the_optimizers_results():
@@ -438,10 +473,10 @@ def test_gain_map_cells_are_the_optimizers_results():
 
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize("call, name", [
-    (lambda: experiments.growth_curves(q=1.5, r=0.5), "q"),
-    (lambda: experiments.growth_curves(q=0.5, r=0.5, ratio="all"), "ratio"),
-    (lambda: experiments.growth_curves(q=0.5, r=0.5, taus=(0.0,)), "taus"),
-    (lambda: experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(1,)), "sizes"),
+    (lambda: experiments.growth_curves(gm(0.02, [1.0]), Memoryless(q=1.5, r=0.5)), "q"),      # the users refuse it
+    (lambda: experiments.growth_curves(gm(0.02, [1.0]), Memoryless(q=0.5, r=0.5), ratio="all"), "ratio"),
+    (lambda: experiments.growth_curves(gm(0.0, [1.0]), Memoryless(q=0.5, r=0.5)), "tau"),    # the mechanism does
+    (lambda: experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(1,)), "sizes"),
     (lambda: experiments.leak_dispersion(2.0, tau=-1.0), "tau"),
     (lambda: experiments.leak_dispersion(2.0, tau=0.02, trials=2), "trials"),
     (lambda: experiments.figure3a_simulation(1, [1.0], [0.1], rounds=5), "n"),
@@ -452,12 +487,15 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, conventions="code"), "conventions"),
     (lambda: experiments.gamma_star_map([0.3], [1.2], tau=0.02), "rs"),
     (lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, theory=("guess",)), "theory"),
-    (lambda: experiments.lemma9_check(tau=0.0), "tau"),
-    (lambda: experiments.compare_schedules({"a": [1.0]}, reference="b", **SCHED), "reference"),
-    (lambda: experiments.compare_schedules({"a": [1.0], "b": [1.0, 2.0]}, **SCHED), "same number of rounds"),
-    (lambda: experiments.compare_schedules({"a": [1.0, -1.0]}, **SCHED), "schedules"),
-    (lambda: experiments.compare_schedules({"a": [1.0]}, collapse="never", **SCHED), "collapse"),
-    (lambda: experiments.compare_schedules({}, **SCHED), "schedules"),
+    (lambda: experiments.lemma9_check(gm(0.0, [1.0]), USERS), "tau"),
+    (lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, reference="b", **SCHED), "reference"),
+    (lambda: experiments.compare_schedules({"a": [1.0], "b": [1.0, 2.0]}, *SCHED_MODEL, **SCHED),
+     "same number of rounds"),
+    (lambda: experiments.compare_schedules({"a": [1.0, -1.0]}, *SCHED_MODEL, **SCHED), "schedules"),
+    (lambda: experiments.compare_schedules({"a": [np.inf]}, *SCHED_MODEL, **SCHED), "schedules"),  # ε only
+    (lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, policy=Policy(collapse="never"), **SCHED),
+     "collapse"),
+    (lambda: experiments.compare_schedules({}, *SCHED_MODEL, **SCHED), "schedules"),
     (lambda: experiments.final_error_curve(q=0.3, r=0.6, rule="other"), "rule"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
@@ -468,21 +506,110 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 @pytest.mark.parametrize("call", [
     lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, store=[]),
     lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, on_cells=3),
-    lambda: experiments.theorem3_check(2.0, 0.02, 0.3, 0.6),       # q, r, tau are keyword-only
-    lambda: experiments.compare_schedules({"a": [1.0]}, 0.3, 0.6, 0.02, n0=30, d=D, R=R),
+    lambda: experiments.theorem3_check(gm(0.02, 2.0), USERS, (2, 10)),       # sizes is keyword-only
+    lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, 30),    # n0 is keyword-only
 ])
 def test_wrong_types_and_positional_behaviour_raise_type_error(call):
     with pytest.raises(TypeError):
         call()
 
 
+# ---------------------------------------------------------------- the model objects (issue 31)
+_ONE = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=R)
+_GRID = gaussian.GaussianMean([1.0, 3.0], tau=0.02, d=3, R=R)
+#: name -> (its mechanism parameter, a small call's other arguments, whether it needs one γ, one (q, r) pair)
+OBJECT_STUDIES = {
+    "growth_curves": ("mechanisms", dict(n0=30, trials=2), False, True),
+    "theorem3_check": ("mechanism", dict(sizes=[2, 10], trials=2), True, True),
+    "mean_field_paths": ("mechanism", dict(T=3, n0=30, trials=0), True, True),
+    "lemma9_check": ("mechanism", dict(T=3, n0=30, trials=2), False, False),
+    "horizon_curves": ("mechanism", dict(T=3, n0=30, empirical=False), False, True),
+    "pac_coverage": ("mechanism", dict(epsilons=[1.0], T=3, n0=30, trials=2), True, True),
+}
+
+
+def _study(name, mechanism, users):
+    param, kwargs, _, _ = OBJECT_STUDIES[name]
+    return getattr(experiments, name)(**{param: mechanism, "users": users}, **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(OBJECT_STUDIES))
+def test_a_study_takes_a_gaussian_mechanism_and_memoryless_users_and_names_what_it_refuses(name):
+    param, _, one_gamma, one_pair = OBJECT_STUDIES[name]
+    good = _ONE if one_gamma else _GRID
+    _study(name, good, USERS)                                                   # the valid call runs
+    for bad in (1.0, "gaussian", None, bernoulli.RandomizedResponse(1.0), regression.RidgeRelease(0.01, tau=0.02, d=3)):
+        with pytest.raises(TypeError, match=rf"^{param} must"):
+            _study(name, bad, USERS)
+    for bad in (None, (0.3, 0.6), {"q": 0.3, "r": 0.6}):
+        with pytest.raises(TypeError, match=r"^users must"):
+            _study(name, good, bad)
+    # a mechanism without a level (a template), with a schedule or with levels per cell: no γ to study
+    for bad in (gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+                gaussian.GaussianMean(Schedule([1.0, 2.0, 3.0]), tau=0.02, d=3, R=R),
+                gaussian.GaussianMean(engine.PerCell([1.0, 2.0]), tau=0.02, d=3, R=R)):
+        with pytest.raises(ValueError, match=rf"^{param} must hold"):
+            _study(name, bad, USERS)
+    if one_gamma:                                                  # a γ grid where one γ is needed
+        with pytest.raises(ValueError, match=rf"^{param} must hold one noise scale"):
+            _study(name, _GRID, USERS)
+    else:                                                          # a grid, or one γ as a grid of one
+        assert _study(name, gaussian.GaussianMean([1.0], tau=0.02, d=3, R=R), USERS) is not None
+    cells_users = cells([0.3, 0.5], [0.6])
+    if one_pair:                                                   # array rates where one (q, r) pair is needed
+        with pytest.raises(ValueError, match=r"^users must have one leaving rate q and one joining rate r"):
+            _study(name, good, cells_users)
+    else:                                                          # lemma9_check: the users' cells are its grid
+        assert _study(name, good, cells_users).cases.shape[1] == 3
+
+
+@pytest.mark.parametrize("name", sorted(k for k, v in OBJECT_STUDIES.items() if not v[2]))
+def test_a_study_of_a_gamma_grid_takes_one_gamma_given_as_a_number(name):
+    res = _study(name, _ONE, USERS)
+    grid = _study(name, gaussian.GaussianMean([1.0], tau=0.02, d=3, R=R), USERS)
+    for field in dataclasses.fields(res):
+        if field.name != "settings":
+            np.testing.assert_array_equal(getattr(res, field.name), getattr(grid, field.name), err_msg=field.name)
+
+
+def test_growth_curves_draw_one_curve_per_mechanism_of_distinct_tau_on_one_gamma_grid():
+    two = experiments.growth_curves([gm(0.02, [1.0, 3.0]), gm(0.05, [1.0, 3.0])], USERS, n0=30, trials=2)
+    assert two.taus.tolist() == [0.02, 0.05] and two.gammas.tolist() == [1.0, 3.0] and two.theory.shape == (2, 2)
+    with pytest.raises(ValueError, match=r"^mechanisms must have distinct thresholds tau"):
+        experiments.growth_curves([gm(0.02, [1.0, 3.0]), gm(0.02, [1.0, 3.0])], USERS, n0=30, trials=2)
+    for other in ([1.0, 4.0], [1.0], [1.0, 3.0, 10.0]):
+        with pytest.raises(ValueError, match=r"^mechanisms must share their noise scales"):
+            experiments.growth_curves([gm(0.02, [1.0, 3.0]), gm(0.05, other)], USERS, n0=30, trials=2)
+    for bad in ([], (), [gm(0.02, [1.0]), "x"]):
+        with pytest.raises(TypeError, match=r"^mechanisms must"):
+            experiments.growth_curves(bad, USERS, n0=30, trials=2)
+
+
+def test_compare_schedules_takes_a_mechanism_template_and_one_pair_of_rates():
+    for bad in (1.0, "bernoulli", None, regression.RidgeRelease(0.01, tau=0.02, d=3)):
+        with pytest.raises(TypeError, match=r"^mechanism must"):
+            experiments.compare_schedules({"a": [1.0, 1.0]}, bad, USERS, n0=30, trials=2)
+    for mech in SCHED_MODEL[0], bernoulli.RandomizedResponse(1.0):
+        with pytest.raises(TypeError, match=r"^users must"):
+            experiments.compare_schedules({"a": [1.0, 1.0]}, mech, (0.3, 0.6), n0=30, trials=2)
+        with pytest.raises(ValueError, match=r"^users must have one leaving rate q"):
+            experiments.compare_schedules({"a": [1.0, 1.0]}, mech, cells([0.3, 0.5], [0.6]), n0=30, trials=2)
+    # the template's own level, if any, is replaced by the schedules: the same numbers with or without it
+    plain = experiments.compare_schedules({"a": [1.0, 2.0]}, gm(0.02, None), USERS, n0=30, trials=3, seed=1)
+    level = experiments.compare_schedules({"a": [1.0, 2.0]}, gm(0.02, 5.0), USERS, n0=30, trials=3, seed=1)
+    assert np.array_equal(plain.simulated, level.simulated) and np.array_equal(plain.mean_field, level.mean_field)
+
+
 # ---------------------------------------------------------------- robustness (issue 32)
 SMALL_RUNS = {
     "figure3a_simulation": dict(n=30, gammas=[1.0], taus=[0.02], rounds=2, d=3),
     "exact_floor_check": dict(ns=[10, 20], taus=[0.02], gamma=1e4, rounds=2, d=3),
-    "growth_curves": dict(q=0.3, r=0.6, taus=[0.02], gammas=[1.0], n0=30, T=1, trials=2, d=3),
-    "theorem3_check": dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, sizes=[2, 10], trials=2, d=3),
-    "lemma9_check": dict(qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], T=3, n0=30, trials=2, d=3),
+    "growth_curves": dict(mechanisms=gaussian.GaussianMean([1.0], tau=0.02, d=3, R=R), users=USERS, n0=30, T=1,
+                          trials=2),
+    "theorem3_check": dict(mechanism=gaussian.GaussianMean(1.0, tau=0.02, d=3, R=R), users=USERS, sizes=[2, 10],
+                           trials=2),
+    "lemma9_check": dict(mechanism=gaussian.GaussianMean([1.0, 3.0], tau=0.02, d=3, R=R), users=cells([0.3], [0.6]),
+                         T=3, n0=30, trials=2),
     "gamma_star_map": dict(qs=[0.3], rs=[0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=30, trials=2, d=3,
                            theory=()),
     "gain_map": dict(mechanism=bernoulli.RandomizedResponse(1.0), qs=[0.3], rs=[0.6], T=3, n0=30),
@@ -546,9 +673,9 @@ def test_exact_floor_check_refuses_populations_it_cannot_draw():
 
 
 def test_a_missing_grid_names_its_parameter():
-    # experiments.lemma9_check(qs=None): "q must not be empty"
-    with pytest.raises(TypeError, match="qs"):
-        experiments.lemma9_check(qs=None, T=3, n0=50, trials=2, d=3)
+    # experiments.lemma9_check(qs=None): "q must not be empty"; the (q, r) grid is now the users' cells
+    with pytest.raises(TypeError, match="^users must"):
+        experiments.lemma9_check(gaussian.GaussianMean([1.0], tau=0.02, d=3, R=R), None, T=3, n0=50, trials=2)
 
 
 def test_figure3a_simulation_reports_each_finished_threshold_and_can_be_stopped_there():

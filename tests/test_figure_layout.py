@@ -221,9 +221,16 @@ def _schedule_figure():
 def _schedule_comparison_figure():
     T = 10
     cmp = experiments.compare_schedules({"constant": np.full(T, 0.7), "decay": np.geomspace(1.1, 0.3, T),
-                                         "no privacy": np.full(T, 1e-3)}, q=0.5, r=0.4, tau=0.02, n0=200, d=12,
-                                        R=10.0, trials=50, seed=7)
+                                         "no privacy": np.full(T, 1e-3)}, gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+                                        behaviour.Memoryless(q=0.5, r=0.4), n0=200, trials=50, seed=7)
     return plots.figure_schedule_comparison(cmp, title="test", exclude=("no privacy",))
+
+
+def _figure3bc():
+    """Figs. 3b-3c at small sizes: the paper's two (q, r) panels (seeds 0 and 1), τ = 0.02 and 0.05."""
+    mechs = [gaussian.GaussianMean([0.5, 5.0], tau=tau, d=12, R=10.0) for tau in (0.02, 0.05)]
+    return plots.figure3bc([experiments.growth_curves(mechs, behaviour.Memoryless(q=q, r=r), n0=200, trials=2, seed=k)
+                            for k, (q, r) in enumerate(((0.11, 0.52), (0.45, 0.11)))])
 
 
 FIGURES = {
@@ -252,13 +259,18 @@ FIGURES = {
     "conventions_figure": lambda: plots.conventions_figure(
         {c: gaussian.simulate(1.0, tau=0.05, q=0.5, r=0.1, T=8, n0=30, d=12, R=10.0, trials=3, conventions=c, seed=0)
          for c in ("paper", "authors")}, gamma=1.0, d=12),
-    "figure3bc": lambda: plots.figure3bc(trials=2, gammas=[0.5, 5.0], n0=200),
-    "figure_theorem3": lambda: plots.figure_theorem3([experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6,
-                                                                                 sizes=(2, 100), trials=20)] * 3),
+    "figure3bc": _figure3bc,
+    "figure_theorem3": lambda: plots.figure_theorem3([experiments.theorem3_check(
+        gaussian.GaussianMean(2.0, tau=0.02, d=12, R=10.0), behaviour.Memoryless(q=0.3, r=0.6), sizes=(2, 100),
+        trials=20)] * 3),
     "figure_leak_dispersion": lambda: plots.figure_leak_dispersion([experiments.leak_dispersion(2.0, tau=0.02, n=100,
                                                                                                 trials=20)] * 2),
-    "figure_mean_field": lambda: plots.figure_mean_field(2.0, tau=0.02, q=0.3, r=0.6, T=5, trials=2, sizes=[10, 1000]),
-    "figure_horizon": lambda: plots.figure_horizon(q=0.3, r=0.6, tau=0.02, empirical=False),
+    "figure_mean_field": lambda: plots.figure_mean_field(experiments.mean_field_paths(
+        gaussian.GaussianMean(2.0, tau=0.02, d=12, R=10.0), behaviour.Memoryless(q=0.3, r=0.6), T=5, trials=2,
+        sizes=[10, 1000])),
+    "figure_horizon": lambda: plots.figure_horizon(experiments.horizon_curves(
+        gaussian.GaussianMean(np.geomspace(0.2, 20, 10), tau=0.02, d=12, R=10.0), behaviour.Memoryless(q=0.3, r=0.6),
+        empirical=False)),
     "figure_gamma_star": lambda: plots.figure_gamma_star([experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02,
                                                                                      empirical=False)]),
     "figure_schedules": _schedule_figure,

@@ -236,8 +236,21 @@ _TRANSCRIPTS = [gradient.simulate_transcripts(XL, YL, index=0, runs=4, clip=c, s
                                               loss="logistic", lam=1.0, steps=3, rho=0.1) for c in (0.05, 2.0)]
 _SCHED = optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0),
                                    behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50, starts="constant", polish=0)
-_CMP = experiments.compare_schedules({"constant": np.full(3, 0.7), "no privacy": np.full(3, 1e-3)}, q=0.5, r=0.4,
-                                     tau=0.02, n0=20, d=3, R=10.0, trials=2, seed=7)
+_CMP = experiments.compare_schedules({"constant": np.full(3, 0.7), "no privacy": np.full(3, 1e-3)},
+                                     gaussian.GaussianMean(tau=0.02, d=3, R=10.0), behaviour.Memoryless(q=0.5, r=0.4),
+                                     n0=20, trials=2, seed=7)
+#: the results the survival and horizon figures draw (they take only a result): Figs. 3b-3c's two panels
+#: (small q, large q; seeds 0 and 1), the mean-field paths and the theory-only horizon curves
+_GROWTH = tuple(experiments.growth_curves(gaussian.GaussianMean([0.5, 5.0], tau=0.02, d=3, R=10.0),
+                                          behaviour.Memoryless(q=q, r=r), n0=20, T=1, trials=2, ratio="first",
+                                          policy=Policy(cap=200), seed=k)
+                for k, (q, r) in enumerate(((0.11, 0.52), (0.45, 0.11))))
+_PATHS = experiments.mean_field_paths(gaussian.GaussianMean(2.0, tau=0.02, d=3, R=10.0),
+                                      behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50, policy=Policy(cap=200),
+                                      trials=2, seed=0, sizes=[10, 100])
+_HORIZON = experiments.horizon_curves(gaussian.GaussianMean([0.5, 5.0], tau=0.02, d=3, R=10.0),
+                                      behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=50, policy=Policy(cap=200),
+                                      trials=2, seed=0, empirical=False)
 
 
 class _GainMap:
@@ -300,17 +313,13 @@ PLOT_TYP = {
                                      taus=(0.02,)),
  (plots, "conventions_figure"): dict(runs={"paper": _G}, gamma=1.0, d=3, Sigma=None, title=None, level=None),
  (plots, "llr_law_figure"): dict(s=3.5, n=100, gamma=1.0, tau=0.3, taus=None),
- (plots, "figure3bc"): dict(small=(0.11, 0.52), large=(0.45, 0.11), taus=(0.02,), gammas=[0.5, 5.0], n0=20,
-                            T=(1, 1), trials=2, d=3, R=10.0, cap=200, ratio="first", statistic=None,
-                            conventions="paper", seed=0, curves=None),
- (plots, "figure_theorem3"): dict(checks=[experiments.theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(2, 20),
-                                                                     trials=2)] * 3),
+ (plots, "figure3bc"): dict(curves=_GROWTH),
+ (plots, "figure_theorem3"): dict(checks=[experiments.theorem3_check(
+     gaussian.GaussianMean(2.0, tau=0.02, d=12, R=10.0), behaviour.Memoryless(q=0.3, r=0.6), sizes=(2, 20),
+     trials=2)] * 3),
  (plots, "figure_leak_dispersion"): dict(results=[experiments.leak_dispersion(2.0, tau=0.02, n=20, trials=3)] * 2),
- (plots, "figure_mean_field"): dict(gamma=2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, d=3, R=10.0, cap=200, trials=2,
-                                    statistic=None, conventions="paper", seed=0, sizes=[10, 100], paths=None),
- (plots, "figure_horizon"): dict(q=0.3, r=0.6, tau=0.02, gammas=[0.5, 5.0], T=3, n0=50, d=3, R=10.0, cap=200,
-                                 trials=2, collapse="floor", statistic=None, conventions="paper", seed=0,
-                                 empirical=False, curves=None),
+ (plots, "figure_mean_field"): dict(paths=_PATHS),
+ (plots, "figure_horizon"): dict(curves=_HORIZON),
  (plots, "figure_gamma_star"): dict(maps=[experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02,
                                                                      empirical=False)], q_line=None, theory="bound"),
  (plots, "figure4"): dict(taus=(0.02,), gammas=[0.5, 5.0], n0=20, trials=2, d=3, cap=200),
@@ -410,6 +419,7 @@ CHECKED = {
     "draw_feedback", "learning_explorer", "draw_learning", "participation_explorer", "draw_participation",
     # fourth pass: the figures that run a whole experiment of the model layers (seconds a call at the book's
     # sizes), checked up front where they receive their arguments, and the schedule explorer's figure
+    # (figure3bc, figure_mean_field and figure_horizon take only a result since issue 31)
     "figure1", "figure2", "figure6", "figure7", "final_error_figure", "figure3a", "algorithm1_runs",
     "exact_floor_figure", "figure3bc", "figure4", "figure5", "figure_mean_field", "figure_horizon", "draw_schedule",
 }
@@ -422,13 +432,16 @@ HELPERS = {"new_figure", "style", "display_width", "plain_log", "math", "number"
            "llr_histogram", "tail_bounds_figure", "llr_law_figure", "roc_figure", "figure_gamma_star",
            "finish_horizon_axes", "figure_schedule_comparison", "draw_participation",
            # fourth pass: two that run their experiment at the table's sizes in about a second a sweep
-           "final_error_figure", "figure3a"}
+           "final_error_figure", "figure3a",
+           # the survival and horizon figures, which now take only a result (issue 31): one argument each
+           "figure3bc", "figure_mean_field", "figure_horizon"}
 #: Every plot and widget function is fuzzed (the fourth pass took the last ones; a test keeps this empty).
 UNCHECKED = {name for _, name in PLOT_TYP} - CHECKED
 
 #: (function, parameter) -> why it still fails: the cause is known and reported, the fix is not done yet.
 #: Strict: a case that starts to pass must leave this table. (draw_participation's step = 1e300 left it when
-#: diverging local steps became a ValueError naming step.)
+#: diverging local steps became a ValueError naming step.) A sampled figure's known case leaves the sample
+#: and is swept whole, as a strict xfail, by test_known_failures_of_the_sampled_figures.
 KNOWN: dict = {}
 
 
@@ -437,7 +450,7 @@ def _cases(table, names=None):
 
 
 CASES = _cases(TYP) + _cases(PLOT_TYP, HELPERS)
-FIGURE_CASES = _cases(PLOT_TYP, CHECKED - HELPERS)
+FIGURE_CASES = [c for c in _cases(PLOT_TYP, CHECKED - HELPERS) if (c[1], c[2]) not in KNOWN]
 
 
 #: Values left out of a few sweeps for the time budget, with what the fuzzer measured:
@@ -446,9 +459,10 @@ _INVALID_AND_HUGE = [v for v in POOL if not (isinstance(v, (int, float)) and not
 POOL_OF = {
     # a small clipping radius makes the gamma search of a map ~10x slower (4 s a call at R <= 2, 0.4 s at R = 10)
     ("gamma_map", "R"): _INVALID_AND_HUGE, ("threshold_table", "R"): _INVALID_AND_HUGE,
-    # (a small R also makes p_tau a Monte Carlo integral in draw_schedule, figure3a and figure_horizon: 4-5 s,
-    # 1.3-1.8 s and 1.8-2.2 s a call at R in {1e-300, 0.5, 1, 2} since the Monte Carlo evaluates Lemma 7
-    # unchecked and the schedule surrogate fits 20000 records; they take the whole pool in the sampled test)
+    # (a small R also makes p_tau a Monte Carlo integral in draw_schedule and figure3a: 4-5 s and 1.3-1.8 s a
+    # call at R in {1e-300, 0.5, 1, 2} since the Monte Carlo evaluates Lemma 7 unchecked and the schedule
+    # surrogate fits 20000 records; they take the whole pool in the sampled test. figure_horizon, 1.8-2.2 s,
+    # takes a result only since issue 31: its R is the mechanism's, fuzzed through GaussianMean)
     # workers (n_jobs = 2, or -1: every core) cost seconds to start; 1 and None run the same code in this process
     ("epsilon_map", "n_jobs"): [0, 1, 1.5, True, None, "x"], ("gamma_map", "n_jobs"): [0, 1, 1.5, True, None, "x"],
 }
@@ -514,6 +528,14 @@ def test_figures_with_one_argument_replaced_by_a_pool_value(case, index):
     value = pool[index % len(pool)]
     problem = _call(getattr(mod, name), dict(PLOT_TYP[(mod, name)], **{param: value}), param)
     assert problem is None, f"{mod.__name__}.{name}({param}={value!r:.30}): {problem}"
+
+
+@pytest.mark.parametrize("mod, name, param", [_mark(*c) for c in _cases(PLOT_TYP, CHECKED - HELPERS)
+                                              if (c[1], c[2]) in KNOWN])
+def test_known_failures_of_the_sampled_figures(mod, name, param):
+    """The known cases left out of the sample, swept whole (strict xfails: a fixed one must leave KNOWN)."""
+    problems = _sweep(mod, name, param, PLOT_TYP)
+    assert not problems, f"{mod.__name__}.{name}: " + "; ".join(problems)
 
 
 #: Real parameters of the cheap closed forms, driven over every double.

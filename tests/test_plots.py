@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from perfpriv import experiments, feedback, gaussian, leakage, plots, widgets
+from perfpriv.behaviour import Memoryless
 from perfpriv._validate import check_root_seed
 from perfpriv.performative import PerformativeProblem
 from perfpriv.plots import new_figure
@@ -161,8 +162,9 @@ def test_no_empty_legend_when_nothing_is_labelled():
 
 def test_schedule_comparison_checks_z_and_exclude():
     # was: 'xerr' must not contain negative values, overflow in exp at z = 1e300, argument of type 'int' ...
-    cmp = experiments.compare_schedules({"constant": np.full(2, 0.7), "no privacy": np.full(2, 1e-3)}, q=0.5,
-                                        r=0.4, tau=0.02, n0=20, d=3, R=10.0, trials=2, seed=7)
+    cmp = experiments.compare_schedules({"constant": np.full(2, 0.7), "no privacy": np.full(2, 1e-3)},
+                                        gaussian.GaussianMean(tau=0.02, d=3, R=10.0), Memoryless(q=0.5, r=0.4), n0=20,
+                                        trials=2, seed=7)
     for kwargs, word in [(dict(z=-1), "z"), (dict(z=1e300), "z"), (dict(z="x"), "z"), (dict(exclude=0), "exclude")]:
         with pytest.raises((TypeError, ValueError), match=word):
             plots.figure_schedule_comparison(cmp, **kwargs)
@@ -222,6 +224,7 @@ _SMALL = {"T": 3, "n0": 20, "trials": 2}
     ("figure_mean_field", "paths"), ("figure_horizon", "curves")])
 def test_a_figure_that_runs_an_experiment_given_a_result_of_the_wrong_type_names_it(name, param):
     # they read its fields deep inside: AttributeError ('int' object has no attribute 'epsilon') or len() errors
+    # (figure3bc, figure_mean_field and figure_horizon take only a result since issue 31)
     figure = getattr(plots, name)
     for bad in (0, "x", [[1.0], [1.0, 2.0]]):
         with pytest.raises(TypeError, match=param):
@@ -234,9 +237,7 @@ def test_a_figure_that_runs_an_experiment_given_a_result_of_the_wrong_type_names
 @pytest.mark.parametrize("call, param", [
     (lambda v: plots.figure1(settings=v, epsilons=[1.0], **_SMALL), "settings"),
     (lambda v: plots.final_error_figure(settings=v, epsilons=[1.0], **_SMALL), "settings"),
-    (lambda v: plots.growth_factor_figure(settings=v), "settings"),
-    (lambda v: plots.figure3bc(small=v, gammas=[1.0], n0=20, trials=2), "small"),
-    (lambda v: plots.figure3bc(large=v, gammas=[1.0], n0=20, trials=2), "large")])
+    (lambda v: plots.growth_factor_figure(settings=v), "settings")])
 def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
     # 'int' object is not iterable, not enough values to unpack, 'float' object is not subscriptable
     pair = [(0.6, 0.3)] if param == "settings" else (0.6, 0.3)
@@ -253,23 +254,44 @@ def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
     (lambda v: plots.exact_floor_figure(ns=v, gammas=[1.0]), "ns", [1, 100]),        # "n must be in [2, inf)"
     (lambda v: plots.figure4(taus=v, qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], n0=20, trials=2, d=3), "taus", "x"),
     (lambda v: plots.figure2(grid=v, epsilons=[1.0], **_SMALL), "grid", [0.2, 2.0]),  # "q must be in [0, 1]"
-    (lambda v: plots.figure3bc(T=v, gammas=[1.0], n0=20, trials=2), "T", 1),          # 'int' object is not iterable
     (lambda v: plots.figure1(seed=v, epsilons=[1.0], **_SMALL), "seed", "x"),          # seed + k: str + int
-    (lambda v: plots.figure_mean_field(sizes=v, gamma=2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=50, trials=0), "sizes",
-     []),                                                                              # "n must not be empty"
     (lambda v: plots.algorithm1_runs(gammas=v, T=3, n0=20, trials=2), "gammas", [1.0, 1e-300]),  # "gamma must ..."
     (lambda v: plots.figure3a(gammas=v, n=20, taus=[0.05], rounds=2), "gammas", [1.0, 1e-300]),
-    (lambda v: plots.figure3bc(gammas=v, n0=20, trials=2), "gammas", [1.0, 1e-300]),
-    (lambda v: plots.figure_horizon(gammas=v, q=0.3, r=0.6, tau=0.02, T=3, n0=50, trials=2), "gammas", [1.0, 1e-300]),
     (lambda v: widgets.draw_schedule(T=v), "T", 1.5)])                          # int(1.5) drew one round
 def test_an_argument_a_figure_passes_on_is_named_as_the_figure_names_it(call, param, bad):
     with pytest.raises((ValueError, TypeError), match=rf"^{param} must"):
         call(bad)
 
 
-def test_figure3bc_runs_unseeded_with_seed_none():
-    # seed=None was None + k inside (a TypeError); each panel is then unseeded
-    assert len(plots.figure3bc(seed=None, taus=(0.02,), gammas=[1.0], n0=20, trials=2).axes) == 2
+# The survival and horizon figures take only a result (issue 31): what they passed on to their experiment is
+# now the experiment's argument, or the model object's, and refused there by the name the caller writes.
+_MEAN = dict(tau=0.02, d=12, R=10.0)
+
+
+@pytest.mark.parametrize("call, param, bad", [
+    (lambda v: experiments.mean_field_paths(gaussian.GaussianMean(2.0, **_MEAN), Memoryless(q=0.3, r=0.6), T=3,
+                                            n0=50, trials=0, sizes=v), "sizes", []),   # "n must not be empty"
+    (lambda v: experiments.growth_curves(gaussian.GaussianMean(v, **_MEAN), Memoryless(q=0.3, r=0.6), n0=20,
+                                         trials=2), "gamma", [1.0, 1e-300]),        # was figure3bc's gammas
+    (lambda v: experiments.horizon_curves(gaussian.GaussianMean(v, **_MEAN), Memoryless(q=0.3, r=0.6), T=3, n0=50,
+                                          trials=2), "gamma", [1.0, 1e-300]),       # was figure_horizon's gammas
+    (lambda v: experiments.growth_curves(gaussian.GaussianMean([1.0], **_MEAN), Memoryless(q=0.3, r=0.6), n0=20,
+                                         T=v, trials=2), "T", 1.5),
+    (lambda v: experiments.growth_curves(gaussian.GaussianMean([1.0], **_MEAN), Memoryless(q=v[0], r=v[1]),
+                                         n0=20, trials=2), "r", (0.6, 2.0))])       # was figure3bc's small/large
+def test_an_argument_of_the_experiment_behind_a_figure_is_named_as_the_caller_names_it(call, param, bad):
+    with pytest.raises((ValueError, TypeError), match=rf"^{param} must"):
+        call(bad)
+
+
+def test_figure3bc_draws_a_pair_of_unseeded_curves():
+    # seed=None was None + k inside figure3bc (a TypeError); each panel is now its own growth_curves run
+    curves = [experiments.growth_curves(gaussian.GaussianMean([1.0], **_MEAN), Memoryless(q=q, r=r), n0=20,
+                                        trials=2, seed=None) for q, r in ((0.11, 0.52), (0.45, 0.11))]
+    assert len(plots.figure3bc(curves).axes) == 2
+    for bad in (curves[:1], curves * 2):
+        with pytest.raises(ValueError, match=r"^curves must be a pair"):
+            plots.figure3bc(bad)
 
 
 @pytest.mark.parametrize("name", ["figure1", "final_error_figure", "figure2"])

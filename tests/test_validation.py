@@ -104,8 +104,9 @@ def test_objects_passed_where_results_or_names_belong_are_refused_by_name():
     # compare_schedules(reference=[]), sweep.map_grid(options={}): AttributeError / "unhashable" / "not iterable"
     for call, word in [(lambda: experiments.capped_rounds(0), "m"), (lambda: experiments.gamma_star_gaps(0), "maps"),
                        (lambda: experiments.gamma_star_map([0.3], [0.6], tau=0.02, theory=0), "theory"),
-                       (lambda: experiments.compare_epsilon_schedules({"a": [1.0]}, q=0.3, r=0.6, n0=50, trials=2,
-                                                                      reference=[]), "reference"),
+                       (lambda: experiments.compare_schedules({"a": [1.0]}, bernoulli.RandomizedResponse(1.0),
+                                                              behaviour.Memoryless(q=0.3, r=0.6), n0=50, trials=2,
+                                                              reference=[]), "reference"),
                        (lambda: sweep.map_grid(lambda a, keys: a, {"a": [1.0]}, options={}), "options")]:
         with pytest.raises((TypeError, ValueError), match=word):
             call()
@@ -125,7 +126,9 @@ def test_flags_are_real_booleans():
     # experiments.gamma_star_map(empirical=0) ran the theory only; exercises.check(quiet=1), cli.CellFiles(read=1),
     # sweep.Execution(progress=0) took numbers as flags
     ex = exercises.exercise_ids()[0]
-    for call, word in [(lambda: experiments.horizon_curves(q=0.3, r=0.6, tau=0.02, empirical=0), "empirical"),
+    for call, word in [(lambda: experiments.horizon_curves(
+                            gaussian.GaussianMean(np.geomspace(0.2, 20, 10), tau=0.02, d=12, R=10.0),
+                            behaviour.Memoryless(q=0.3, r=0.6), empirical=0), "empirical"),
                        (lambda: exercises.check(ex, 1.0, quiet=1), "quiet"),
                        (lambda: cli.CellFiles("cells", read=1), "read"),
                        (lambda: sweep.Execution(progress=0), "progress"),

@@ -36,8 +36,8 @@ Finite horizon (chapter 06)
 Bernoulli (chapters 01-02)
     :func:`final_error_curve` (the final-round error against ε).
 Privacy schedules (chapter 07)
-    :func:`compare_schedules`, :func:`compare_epsilon_schedules` (paired
-    simulation against the mean field), :func:`gain_map`.
+    :func:`compare_schedules` (γ or ε schedules, paired simulation against
+    the mean field), :func:`gain_map`.
 Monte Carlo agreement (every chapter's checks)
     :func:`mc_agreement` (a sample's mean against its expected value),
     :func:`paired_agreement` (two samples on common random numbers, with the
@@ -62,7 +62,7 @@ from ._horizon import (
 from ._gaps import GAP_PROBABILITIES, GammaStarGaps, capped_rounds, gamma_star_gaps, read_gamma_star_maps
 from ._leakage import (ExactFloorCheck, LeakDispersion, LeakFractions, exact_floor_check, figure3a_simulation,
                        leak_dispersion)
-from ._schedules import GainMap, ScheduleComparison, compare_epsilon_schedules, compare_schedules, gain_map
+from ._schedules import GainMap, ScheduleComparison, compare_schedules, gain_map
 from ._survival import (
     UNCAPPED,
     GrowthCurves,
@@ -81,6 +81,6 @@ __all__ = [
     "THEORY_MAPS", "PacCoverage", "pac_coverage",
     "read_gamma_star_maps", "capped_rounds", "GammaStarGaps", "gamma_star_gaps", "GAP_PROBABILITIES",
     "FinalErrors", "final_error_curve",
-    "ScheduleComparison", "compare_schedules", "compare_epsilon_schedules", "GainMap", "gain_map",
+    "ScheduleComparison", "compare_schedules", "GainMap", "gain_map",
     "Agreement", "agreement", "mc_agreement", "paired_agreement",
 ]

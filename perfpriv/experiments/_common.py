@@ -9,11 +9,13 @@ import numpy as np
 from .. import engine
 from .._stats import mean_se  # noqa: F401  (re-exported: the experiments' mean and standard error)
 from .._validate import check_choice
+from ..behaviour import Memoryless
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
 
 __all__ = ["result", "Result", "check_statistic", "gaussian_provenance", "bernoulli_provenance", "run_provenance",
-           "empirical_policy", "mean_se", "BOOK", "PAPER_GAMMAS"]
+           "empirical_policy", "mean_se", "BOOK", "PAPER_GAMMAS", "gaussian_levels", "on_grid", "memoryless_rates", "mechanism_provenance",
+           "with_defaults"]
 
 #: The paper's Gaussian data model and population cap (the paper's §4; :data:`perfpriv.cli.SCALES`).
 BOOK = dict(d=12, R=10.0, cap=20000)
@@ -57,6 +59,54 @@ class Result:
         return f"{type(self).__name__}({text if len(text) <= 300 else text[:297] + '...'})"
 
 
+def gaussian_levels(mechanism, *, name="mechanism", one=False) -> np.ndarray:
+    """The noise scales of a :class:`perfpriv.gaussian.GaussianMean` that a study runs on.
+
+    ``one=True``: the mechanism must hold one γ (returned as a float);
+    otherwise a number or a 1-D grid (returned as a 1-D array). A
+    mechanism without levels, with a schedule or with levels per cell is
+    a ``ValueError`` naming ``name``; another object a ``TypeError``.
+    """
+    if not isinstance(mechanism, GaussianMean):
+        raise TypeError(f"{name} must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
+    levels = mechanism.levels
+    what = "one noise scale (GaussianMean(gamma, ...))" if one else \
+        "a noise scale or a 1-D grid of them (GaussianMean(gammas, ...))"
+    if levels is None or levels.per_round or isinstance(levels.given, engine.PerCell) or \
+            (one and levels.shape != ()):
+        kind = "no noise scale" if levels is None else "a schedule" if levels.per_round else \
+            "levels per cell" if isinstance(levels.given, engine.PerCell) else f"{levels.count} noise scales"
+        raise ValueError(f"{name} must hold {what}; got a mechanism with {kind}")
+    return float(levels.values[0]) if one else np.asarray(levels.values, float).copy()
+
+
+def on_grid(mechanism):
+    """A :class:`perfpriv.gaussian.GaussianMean` whose levels are a 1-D grid: ``mechanism`` itself, or,
+    for one noise scale given as a number, the same mechanism with the grid of that one value."""
+    levels = gaussian_levels(mechanism)
+    if mechanism.levels.shape != ():
+        return mechanism
+    return GaussianMean(levels, **mechanism.options())
+
+
+def memoryless_rates(behaviour, *, name="behaviour") -> tuple:
+    """``(q, r)`` as floats of a :class:`perfpriv.behaviour.Memoryless` with one leaving and one joining rate."""
+    if not isinstance(behaviour, Memoryless):
+        raise TypeError(f"{name} must be a perfpriv.behaviour.Memoryless (the paper's users, q and r); "
+                        f"got {type(behaviour).__name__}")
+    if np.ndim(behaviour.q) or np.ndim(behaviour.r):
+        raise ValueError(f"{name} must have one leaving rate q and one joining rate r (numbers); got arrays of "
+                         f"shapes {np.shape(behaviour.q)} and {np.shape(behaviour.r)}")
+    return float(behaviour.q), float(behaviour.r)
+
+
+def with_defaults(policy, **defaults) -> engine.Policy:
+    """``policy`` (None or a :class:`perfpriv.engine.Policy`) with its unset fields taken from ``defaults``."""
+    fields = dict(defaults)
+    fields.update(engine.check_policy(policy).describe())
+    return engine.Policy(**fields)
+
+
 def check_statistic(statistic):
     """``None`` (from the conventions), ``"paper"`` or ``"exact"``."""
     if statistic is None:
@@ -71,8 +121,14 @@ def gaussian_provenance(conventions, *, n0, tau, d, R, statistic=None, policy=No
     :class:`perfpriv.gaussian.GaussianMean` resolves from ``conventions`` and the
     population ``policy`` (a :class:`perfpriv.engine.Policy`) resolved under ``conventions``.
     """
+    return mechanism_provenance(GaussianMean(tau=tau, d=d, R=R, statistic=statistic), conventions, n0=n0,
+                                policy=policy)
+
+
+def mechanism_provenance(mechanism, conventions, *, n0, policy=None) -> dict:
+    """:func:`gaussian_provenance` of a :class:`perfpriv.gaussian.GaussianMean`: ``{"conventions", "statistic", "policy"}``."""
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    mech = GaussianMean(tau=tau, d=d, R=R, statistic=statistic).resolved(conventions)
+    mech = mechanism.resolved(conventions)
     pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     return dict(conventions=conventions, statistic=mech.statistic, policy=pol.describe())
 

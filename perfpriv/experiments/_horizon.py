@@ -9,7 +9,9 @@ import numpy as np
 from .. import dynamics, engine, gaussian, keyed, optimize
 from ..behaviour import Memoryless
 from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_probability, check_real
-from ._common import Result, check_statistic, empirical_policy, gaussian_provenance, result
+from ..gaussian import GaussianMean
+from ._common import (Result, check_statistic, empirical_policy, gaussian_levels, gaussian_provenance,
+                      mechanism_provenance, on_grid, memoryless_rates, result, with_defaults)
 
 __all__ = ["Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
            "PacCoverage", "pac_coverage", "THEORY_MAPS"]
@@ -74,7 +76,7 @@ class Lemma9Check(Result):
     T, n0 : int
     collapse : str
     settings : dict
-        Provenance: trials, d, R, cap, seed, conventions, statistic, policy.
+        Provenance: trials, d, R, seed, conventions, statistic, policy.
     """
 
     cases: np.ndarray
@@ -93,8 +95,21 @@ class Lemma9Check(Result):
     settings: dict
 
 
-def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.0, 3.0, 10.0), T=10, n0=200,
-                 trials=5, d=12, R=10.0, cap=20000, collapse="floor", statistic=None, conventions="paper", seed=0,
+def _search_model(mechanism) -> dict:
+    """The data model of a GaussianMean as keywords of :mod:`perfpriv.optimize`'s γ searches."""
+    options = mechanism.options()
+    return dict(tau=mechanism.tau, d=mechanism.d, R=mechanism.R, mu=options["mu"], Sigma=options["Sigma"])
+
+
+def _cumulative_policy(policy, mechanism, conventions, *, n0):
+    """The policy of simulated cumulative errors: unset fields ``stop=1`` (a lone user always leaks),
+    cap 20000, then the preset of ``conventions`` (collapse ``"floor"``, or ``"ran"`` under ``"authors"``)."""
+    policy = with_defaults(policy, stop=1, cap=20000)
+    prov = mechanism_provenance(mechanism, conventions, n0=n0, policy=policy)
+    return policy, engine.Policy(**prov["policy"]), prov
+
+
+def lemma9_check(mechanism, users, *, T=10, n0=200, trials=5, policy=None, conventions="paper", seed=0,
                  n_jobs=None) -> Lemma9Check:
     r"""Does Lemma 9's :math:`Ê_{\mathrm{total}}` bound the simulated cumulative error? Measured on a (q, r, γ) grid.
 
@@ -106,17 +121,20 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
 
     Parameters
     ----------
-    tau : float
-        Threshold τ (keyword-only).
-    qs, rs, gammas : sequences of float
-        Grid of leaving and joining probabilities and noise scales (γ in [1e-100, 1e100]).
-    T, n0, trials, cap : int
-        Horizon, initial population, runs per point, population cap.
-    collapse : {"floor", "ran", "repeat", "penalty"}
-        How rounds after a collapse count
-        (:func:`perfpriv.optimize.optimal_gamma_empirical`).
-    d, R, statistic, conventions
-        Data model and membership statistic (``None``: from ``conventions``).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release; its levels are the grid of noise scales γ (a number or
+        a 1-D grid; its membership statistic ``None``: from ``conventions``).
+    users : perfpriv.behaviour.Memoryless
+        Its cells are the (q, r) grid: e.g. ``Memoryless(q=qs[:, None], r=rs[None, :])``.
+    T, n0, trials : int
+        Horizon, initial population, runs per point.
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs and of the mean field; unset fields:
+        ``stop=1`` (a run down to one user stops: a lone user always leaks),
+        cap 20000, then the preset of ``conventions`` (floor 1; rounds after
+        a collapse scored by ``collapse="floor"``, ``"ran"`` under
+        ``"authors"``; see :func:`perfpriv.optimize.optimal_gamma_empirical`).
+    conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed (each (q, r) cell is keyed by its coordinates).
     n_jobs : int, optional
@@ -132,38 +150,41 @@ def lemma9_check(*, tau=0.02, qs=(0.1, 0.3, 0.5), rs=(0.3, 0.6, 0.9), gammas=(1.
 
     Examples
     --------
-    >>> c = lemma9_check(qs=(0.3,), rs=(0.6,), gammas=(1.0, 3.0), T=5, n0=100, trials=3)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean([1.0, 3.0], tau=0.02, d=12, R=10.0)
+    >>> c = lemma9_check(mech, Memoryless(q=0.3, r=0.6), T=5, n0=100, trials=3)
     >>> c.cases.shape[1], bool(np.all(c.growth > 1))
     (3, True)
     """
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    qs = _probabilities(qs, "qs", ())
-    rs = _probabilities(rs, "rs", ())
-    gammas = _grid(gammas, "gammas", ())
-    statistic = check_statistic(statistic)
+    gammas = gaussian_levels(mechanism)
+    mechanism = on_grid(mechanism)
+    if not isinstance(users, Memoryless):
+        raise TypeError(f"users must be a perfpriv.behaviour.Memoryless (the paper's users, q and r); "
+                        f"got {type(users).__name__}")
     n_jobs = check_n_jobs(n_jobs)
-    prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
-    st = prov["statistic"]
-    Q, Rr = np.meshgrid(qs, rs, indexing="ij")
-    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
-                                           policy=empirical_policy(conventions, collapse, cap), statistic=statistic,
-                                           conventions=conventions, seed=seed, n_jobs=n_jobs, progress=False)
-    sim, se = emp.values, emp.se                                           # (q, r, G)
+    policy, pol, prov = _cumulative_policy(policy, mechanism, conventions, n0=n0)
+    Q, Rr = (np.asarray(x, float) for x in users.cell_coordinates())
+    emp = optimize.optimal_gamma_empirical(gammas, q=Q, r=Rr, T=T, n0=n0, trials=trials, statistic=mechanism.statistic,
+                                           draw=mechanism.draw, policy=policy, conventions=prov["conventions"],
+                                           seed=seed, n_jobs=n_jobs, progress=False, **_search_model(mechanism))
+    sim, se = emp.values, emp.se                                           # cells + (G,)
     G = np.broadcast_to(gammas, sim.shape)
     QQ = np.broadcast_to(Q[..., None], sim.shape)
     RR = np.broadcast_to(Rr[..., None], sim.shape)
-    mech = gaussian.GaussianMean(gammas, tau=tau, d=d, R=R, statistic=st)
-    users = Memoryless(q=QQ, r=RR)
-    c1 = np.asarray(dynamics.growth_factor(mech, users, n=n0, gamma=G), float)
-    bound = np.asarray(dynamics.cumulative_error_bound(mech, users, T=T, n0=n0, gamma=G), float)
-    mf = np.asarray(engine.mean_field(mech, Memoryless(q=Q, r=Rr), T=T, n0=n0, cap=cap).cumulative_error, float)
+    mech = mechanism.resolved(prov["conventions"])
+    grid_users = Memoryless(q=QQ, r=RR, rule=users.rule)
+    c1 = np.asarray(dynamics.growth_factor(mech, grid_users, n=n0, gamma=G), float)
+    bound = np.asarray(dynamics.cumulative_error_bound(mech, grid_users, T=T, n0=n0, gamma=G), float)
+    mf = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=pol.cap, floor=pol.floor).cumulative_error,
+                    float)
     keep = c1 > 1
     shifted = c1 * bound
     cases = np.stack([QQ[keep], RR[keep], G[keep]], axis=1)
-    settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, **prov)
+    settings = dict(trials=trials, d=mechanism.d, R=mechanism.R, seed=seed, **prov)
     return Lemma9Check(cases, c1[keep], bound[keep], sim[keep], se[keep], mf[keep], shifted[keep],
-                       sim[keep] <= bound[keep], sim[keep] <= shifted[keep], tau, int(T), int(n0), collapse,
-                       settings)
+                       sim[keep] <= bound[keep], sim[keep] <= shifted[keep], mechanism.tau, int(T), int(n0),
+                       pol.collapse, settings)
 
 
 # ---------------------------------------------------------------- cumulative error against γ
@@ -194,7 +215,7 @@ class HorizonCurves(Result):
     T, n0 : int
     collapse : str
     settings : dict
-        Provenance: trials, d, R, cap, seed, conventions, statistic, policy.
+        Provenance: trials, d, R, seed, conventions, statistic, policy.
     """
 
     fine: np.ndarray
@@ -217,29 +238,31 @@ class HorizonCurves(Result):
     settings: dict
 
 
-def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20000, trials=5, collapse="floor",
-                   statistic=None, conventions="paper", seed=0, empirical=True, fine=None) -> HorizonCurves:
+def horizon_curves(mechanism, users, *, T=10, n0=200, trials=5, policy=None, conventions="paper", seed=0,
+                   empirical=True, fine=None) -> HorizonCurves:
     """The cumulative error against γ from Lemma 9's bound, the mean field and Algorithm 1.
 
     Parameters
     ----------
-    q, r, tau : float
-        Leaving and joining probabilities, threshold (keyword-only).
-    gammas : array_like, optional
-        Grid of the simulated points (default 10 values on geomspace(0.2, 20)), in [1e-100, 1e100]
-        (:data:`perfpriv.gaussian.GAMMA_RANGE`).
-    T, n0, trials, cap : int
-        Horizon, initial population, runs per γ, population cap.
-    collapse : {"floor", "ran", "repeat", "penalty"}
-        How rounds after a collapse count (:func:`perfpriv.optimize.optimal_gamma_empirical`).
-    d, R, statistic, conventions
-        Data model and membership statistic (``None``: from ``conventions``).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release; its levels are the grid of the simulated points (a
+        number or a 1-D grid of noise scales; its membership statistic
+        ``None``: from ``conventions``).
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q and one joining probability r.
+    T, n0, trials : int
+        Horizon, initial population, runs per γ.
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs and of the mean field (unset fields as
+        in :func:`lemma9_check`: ``stop=1``, cap 20000, then the preset).
+    conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed of the simulation (keyed by (q, r)).
     empirical : bool
         Simulate Algorithm 1 (the slow part); theory only otherwise.
     fine : array_like, optional
-        Dense grid of the theory curves (default 40 values spanning ``gammas``), in [1e-100, 1e100].
+        Dense grid of the theory curves (default 40 values spanning the
+        mechanism's levels), in [1e-100, 1e100].
 
     Returns
     -------
@@ -251,35 +274,35 @@ def horizon_curves(*, q, r, tau, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20
 
     Examples
     --------
-    >>> h = horizon_curves(q=0.3, r=0.6, tau=0.02, empirical=False)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(np.geomspace(0.2, 20.0, 10), tau=0.02, d=12, R=10.0)
+    >>> h = horizon_curves(mech, Memoryless(q=0.3, r=0.6), empirical=False)
     >>> h.fine.size, bool(np.isnan(h.gamma_empirical)), bool(h.gamma_bound > 0)
     (40, True, True)
     """
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    gammas = _grid(gammas, "gammas", np.geomspace(0.2, 20.0, 10))
+    gammas = gaussian_levels(mechanism)
+    q, r = memoryless_rates(users, name="users")
     fine = _grid(fine, "fine", np.geomspace(gammas.min(), gammas.max(), 40))
-    statistic = check_statistic(statistic)
-    prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
-    mech = gaussian.GaussianMean(fine, tau=tau, d=d, R=R, statistic=prov["statistic"])
-    users = Memoryless(q=q, r=r)
+    policy, pol, prov = _cumulative_policy(policy, mechanism, conventions, n0=n0)
+    model = _search_model(mechanism)
+    mech = GaussianMean(fine, **dict(mechanism.resolved(prov["conventions"]).options()))
     bound = np.asarray(dynamics.cumulative_error_bound(mech, users, T=T, n0=n0), float)
     growth = np.asarray(dynamics.growth_factor(mech, users, n=n0), float)
-    mf = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=cap).cumulative_error, float)
-    opt = optimize.optimal_gamma(q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"], objective="bound")
+    mf = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=pol.cap, floor=pol.floor).cumulative_error, float)
+    opt = optimize.optimal_gamma(q=q, r=r, T=T, n0=n0, statistic=prov["statistic"], objective="bound", **model)
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
     if check_flag("empirical", empirical):
-        res = optimize.optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
-                                               policy=empirical_policy(conventions, collapse, cap), statistic=statistic,
-                                               conventions=conventions, seed=seed, progress=False)
+        res = optimize.optimal_gamma_empirical(gammas, q=q, r=r, T=T, n0=n0, trials=trials,
+                                               statistic=mechanism.statistic, draw=mechanism.draw, policy=policy,
+                                               conventions=prov["conventions"], seed=seed, progress=False, **model)
         sim, se, g_emp = np.asarray(res.values, float), np.asarray(res.se, float), float(res.gamma)
     g_mf = float(fine[int(np.nanargmin(mf))]) if np.isfinite(mf).any() else float("nan")
     gc = float(dynamics.critical_gamma(mech, users, n=n0))
-    settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, empirical=bool(empirical), **prov)
-    return HorizonCurves(fine, bound, growth, mf, gammas, sim, se, g_emp, float(opt.gamma), g_mf, gc, q, r, tau,
-                         int(T), int(n0), collapse, settings)
+    settings = dict(trials=trials, d=mechanism.d, R=mechanism.R, seed=seed, empirical=bool(empirical), **prov)
+    return HorizonCurves(fine, bound, growth, mf, gammas, sim, se, g_emp, float(opt.gamma), g_mf, gc, q, r,
+                         mechanism.tau, int(T), int(n0), pol.collapse, settings)
 
 
 # ---------------------------------------------------------------- Figs. 4-5
@@ -485,7 +508,7 @@ class PacCoverage(Result):
     delta : float
     trials : int
     settings : dict
-        Provenance: gamma, tau, q, r, T, n0, d, R, cap, seed, conventions, statistic, policy.
+        Provenance: gamma, tau, q, r, T, n0, d, R, seed, conventions, statistic, policy.
     """
 
     epsilons: np.ndarray
@@ -498,24 +521,27 @@ class PacCoverage(Result):
     settings: dict
 
 
-def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20, n0=200, trials=50, d=12, R=10.0,
-                 cap=20000, statistic=None, conventions="paper", seed=0) -> PacCoverage:
+def pac_coverage(mechanism, users, *, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20, n0=200, trials=50, policy=None,
+                 conventions="paper", seed=0) -> PacCoverage:
     """Check Theorem 4: at its round t, is the Mahalanobis error below ε with probability >= 1 − δ?
 
     Parameters
     ----------
-    gamma : float
-        Noise scale γ (Theorem 4 needs :math:`C_1(γ) > 1`).
-    tau, q, r : float
-        Threshold and behaviour (keyword-only).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release, with one noise scale γ (Theorem 4 needs :math:`C_1(γ) > 1`;
+        its membership statistic ``None``: from ``conventions``).
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q and one joining probability r.
     epsilons : sequence of float
         Target radii ε.
     delta : float
         Failure probability δ.
-    T, n0, trials, cap : int
-        Horizon, initial population, runs, population cap.
-    d, R, statistic, conventions
-        Data model and membership statistic (``None``: from ``conventions``).
+    T, n0, trials : int
+        Horizon, initial population, runs.
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs (unset fields: the preset of
+        ``conventions``, cap 20000).
+    conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed; the runs are keyed by (γ, τ, q, r).
 
@@ -529,24 +555,35 @@ def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
 
     Examples
     --------
-    >>> c = pac_coverage(2.0, tau=0.02, q=0.3, r=0.6, epsilons=(1.0,), T=10, n0=500, trials=10)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> mech = GaussianMean(2.0, tau=0.02, d=12, R=10.0)
+    >>> c = pac_coverage(mech, Memoryless(q=0.3, r=0.6), epsilons=(1.0,), T=10, n0=500, trials=10)
     >>> c.rounds.shape, c.coverage.shape
     ((1,), (1,))
     """
-    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    gamma = gaussian_levels(mechanism, one=True)
+    q, r = memoryless_rates(users, name="users")
     eps = np.atleast_1d(np.asarray(check_real("epsilons", epsilons, low=0, low_open=True), float))
     T = check_int("T", T, low=1)
     trials = check_int("trials", trials, low=1)
-    statistic = check_statistic(statistic)
-    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
-                               policy=engine.Policy(cap=cap))
-    mech = gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=prov["statistic"])
-    rounds = np.array([float(dynamics.pac_rounds(mech, Memoryless(q=q, r=r), n0, epsilon=e, delta=delta))
-                       for e in eps])
-    run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic,
-                            policy=engine.Policy(cap=cap), conventions=conventions,
-                            seed=keyed.cell_key(seed, gamma, tau, q, r))
+    prov = mechanism_provenance(mechanism, conventions, n0=n0, policy=policy)
+    mech = mechanism.resolved(prov["conventions"])
+    n0 = check_int("n0", n0, low=2)
+    growth = float(dynamics.growth_factor(mech, users, n=n0))
+    if not growth > 1:
+        raise ValueError(f"mechanism: Theorem 4 needs a growing population, C_1(γ) > 1 at n0 = {n0}; γ = {gamma:g} "
+                         f"gives C_1 = {growth:.6g} with these users (raise γ above "
+                         f"dynamics.exact_critical_gamma, or n0)")
+    rounds = np.empty(eps.size)
+    for k, e in enumerate(eps):
+        try:
+            rounds[k] = dynamics.pac_rounds(mech, users, n0, epsilon=e, delta=delta)
+        except ValueError as err:
+            raise ValueError(f"epsilons: Theorem 4 gives no number of rounds for epsilon = {e!r} with this "
+                             f"mechanism and delta = {delta!r} ({err})") from None
+    run = engine.simulate(mechanism, users, T=T, n0=n0, trials=trials, policy=engine.Policy(**prov["policy"]),
+                          conventions=prov["conventions"], seed=keyed.cell_key(seed, gamma, mechanism.tau, q, r))
     # column t of sq_error is the release made from population[:, t] users; Theorem 4's
     # N_t >= N_0 C_1^t refers to that population, so round t of the theorem is column t.
     dist = np.sqrt(np.asarray(run.sq_error, float))
@@ -562,5 +599,6 @@ def pac_coverage(gamma, *, tau, q, r, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
         if tail_ok.any():
             need[k] = int(np.argmax(tail_ok))
     cov_se = np.sqrt(cov * (1 - cov) / trials)
-    settings = dict(gamma=gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap, seed=seed, **prov)
+    settings = dict(gamma=gamma, tau=mechanism.tau, q=q, r=r, T=T, n0=n0, d=mechanism.d, R=mechanism.R, seed=seed,
+                    **prov)
     return PacCoverage(eps, rounds, cov, need, cov_se, float(delta), int(trials), settings)

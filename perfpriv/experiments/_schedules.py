@@ -15,9 +15,9 @@ from ..behaviour import Memoryless
 from ..engine import Schedule
 from ..gaussian import GaussianMean
 from ..sweep import Execution, map_grid
-from ._common import Result, bernoulli_provenance, check_statistic, empirical_policy, gaussian_provenance, result
+from ._common import Result, memoryless_rates, result, run_provenance, with_defaults
 
-__all__ = ["ScheduleComparison", "compare_schedules", "compare_epsilon_schedules", "GainMap", "gain_map"]
+__all__ = ["ScheduleComparison", "compare_schedules", "GainMap", "gain_map"]
 
 
 @result
@@ -47,7 +47,9 @@ class ScheduleComparison(Result):
     trials : int
         Simulated runs per schedule.
     settings : dict
-        Provenance: q, r, n0, rule or data, cap, seed, conventions, policy.
+        Provenance: q, r, rule, n0, seed, the mechanism template, conventions,
+        policy, and the mechanism's resolved options (statistic and draw, or
+        clip_estimate).
     """
 
     names: tuple
@@ -92,45 +94,50 @@ def _compare(names, scheds, mf, per_trial, reference, settings):
                               mean, se, dmean, dse, reference, trials, settings)
 
 
-def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=None, mu=None, Sigma=None,
-                      statistic=None, cap=20000, collapse="floor", conventions="paper", seed=None):
-    r"""Mean-field and simulated regret of named γ schedules (Gaussian model, Algorithm 1).
+def compare_schedules(schedules, mechanism, users, *, n0, trials=100, reference=None, policy=None,
+                      conventions="paper", seed=None):
+    r"""Mean-field and simulated regret of named privacy schedules (Algorithm 1 or randomized response).
 
     All schedules are simulated in one :func:`perfpriv.engine.simulate` call
     (a grid of :class:`perfpriv.engine.Schedule` rows): they share their
-    random numbers round by round, so the differences between schedules are
-    measured over paired trials. A run's regret is the sum over the T rounds
-    of the squared Mahalanobis error of its releases; the mean field is
+    random numbers round by round (the :math:`μ_t` path of randomized
+    response included), so the differences between schedules are measured
+    over paired trials. A run's regret is the sum over the T rounds of the
+    squared error of its releases (Mahalanobis for the Gaussian mechanism,
+    :math:`(\hat μ_t - μ_t)^{2}` for randomized response); the mean field is
     :func:`perfpriv.engine.mean_field`'s cumulative error of the schedule
-    (Algorithm 1's indexing, population floored at one user).
+    (Algorithm 1's indexing).
 
-    A run whose population falls to one user stops (a lone user always
-    leaks, so it never recovers), as in the γ* search of
-    :func:`perfpriv.optimize.optimal_gamma_empirical`, and its remaining
-    rounds are scored by ``collapse``: ``"floor"`` (default) charges each the
-    expected error of a one-record release at that round's γ,
-    :math:`γ_t^{2} \mathrm{Tr} Σ^{-1} + d` -- what the mean field's floor of one user charges, so
-    the two columns compare like with like; ``"repeat"`` repeats the last
-    release's error (the platform keeps serving it).
+    Under the Gaussian mechanism a run whose population falls to one user
+    stops (a lone user always leaks, so it never recovers), as in the γ*
+    search of :func:`perfpriv.optimize.optimal_gamma_empirical`, and its
+    remaining rounds are scored by the policy's ``collapse``: ``"floor"``
+    (the paper's preset) charges each the expected error of a one-record
+    release at that round's γ, :math:`γ_t^{2} \mathrm{Tr} Σ^{-1} + d` -- what
+    the mean field's floor of one user charges, so the two columns compare
+    like with like; ``"repeat"`` repeats the last release's error (the
+    platform keeps serving it).
 
     Parameters
     ----------
     schedules : dict of str to array_like
-        Name -> schedule :math:`γ_1..γ_T` (all of one length T).
-    q, r, tau : float
-        Behaviour and threshold (keyword-only).
+        Name -> schedule (:math:`γ_1..γ_T` or :math:`ε_1..ε_T`, all of one
+        length T; ``np.inf`` is ε without privacy).
+    mechanism : perfpriv.gaussian.GaussianMean or perfpriv.bernoulli.RandomizedResponse
+        The release (data model, membership statistic or law of :math:`μ_t`);
+        its own level, if any, is a template replaced by the schedules.
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q and one joining probability r (either rule).
     n0 : int
         :math:`N_0 \ge 2`.
-    d, R, mu, Sigma, statistic
-        Data model and membership statistic (``None``: from ``conventions``).
     trials : int
         Simulated runs (>= 2 for standard errors).
     reference : str, optional
         Schedule the differences are taken against (default: the first).
-    cap : int
-        Population cap (simulation and mean field).
-    collapse : {"floor", "repeat", "ran", "penalty"}
-        Cost of the rounds after a collapse (see above).
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs and of the mean field. Unset fields:
+        cap 20000, ``stop=1`` under the Gaussian mechanism, then the preset
+        of ``conventions``.
     conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed of the simulation.
@@ -141,98 +148,38 @@ def compare_schedules(schedules, *, q, r, tau, n0, d, R, trials=100, reference=N
 
     References
     ----------
-    Paper §5 (time-varying privacy), Algorithm 1, Lemma 3.
+    Paper §5 (time-varying privacy), Algorithm 1, Lemma 3; §3 (eq. 1, Lemma 2).
 
     Examples
     --------
-    >>> cmp = compare_schedules({"constant": [1.0] * 3, "decay": [2.0, 1.0, 0.5]}, q=0.3, r=0.6, tau=0.02,
-    ...                         n0=100, d=12, R=10, trials=5, seed=0)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> users = Memoryless(q=0.3, r=0.6)
+    >>> cmp = compare_schedules({"constant": [1.0] * 3, "decay": [2.0, 1.0, 0.5]},
+    ...                         GaussianMean(tau=0.02, d=12, R=10), users, n0=100, trials=5, seed=0)
     >>> cmp.simulated.shape, cmp.reference
     ((2,), 'constant')
-    """
-    names, reference, scheds = _named(schedules, reference, allow_inf=False)
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    n0 = check_int("n0", n0, low=2)
-    trials = check_int("trials", trials, low=1)
-    statistic = check_statistic(statistic)
-    collapse = check_choice("collapse", collapse, engine.COLLAPSE)
-    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    T = scheds.shape[1]
-    policy = empirical_policy(conventions, collapse, cap)
-    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic, policy=policy)
-    users = Memoryless(q=q, r=r)
-    mf = engine.mean_field(GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma,
-                                        statistic=prov["statistic"]), users, T=T, n0=n0, cap=cap, floor=1).cumulative_error
-    mech = GaussianMean(Schedule(scheds), tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic)
-    run = engine.simulate(mech, users, T=T, n0=n0, trials=trials, policy=policy,
-                          conventions=conventions, seed=seed)
-    settings = dict(q=q, r=r, tau=tau, n0=n0, d=d, R=R, cap=cap, collapse=collapse, seed=seed, **prov)
-    return _compare(names, scheds, mf, run.cumulative_error, reference, settings)
-
-
-def compare_epsilon_schedules(schedules, *, q, r, n0, trials=100, reference=None, rule="leak", cap=20000,
-                              mu=(0.0, 1.0), conventions="paper", seed=None):
-    r"""Mean-field and simulated regret of named ε schedules (randomized response).
-
-    All schedules are simulated in one :func:`perfpriv.bernoulli.simulate`
-    call (a grid of :class:`perfpriv.engine.Schedule` rows, sharing their
-    random numbers round by round, :math:`μ_t` path included); a run's regret is the
-    sum over rounds of :math:`(\hat μ_t - μ_t)^{2}`. The mean field is the sum of
-    :func:`perfpriv.bernoulli.mean_field`'s errors over the rounds. ``np.inf``
-    entries mean no privacy.
-
-    Parameters
-    ----------
-    schedules : dict of str to array_like
-        Name -> schedule :math:`ε_1..ε_T`.
-    q, r : float
-        Leaving and recruiting probabilities (keyword-only).
-    n0 : int
-        :math:`N_0 \ge 1`.
-    trials : int
-        Simulated runs.
-    reference : str, optional
-        Schedule the differences are taken against (default: the first).
-    rule : {"leak", "agnostic"}
-        Growth rule.
-    cap : int
-        Population cap.
-    mu : float or (float, float)
-        Law of :math:`μ_t`.
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed.
-
-    Returns
-    -------
-    ScheduleComparison
-
-    References
-    ----------
-    Paper §3 (eq. 1, Lemma 2) and §5.
-
-    Examples
-    --------
-    >>> cmp = compare_epsilon_schedules({"eps=1": [1.0] * 20, "none": [np.inf] * 20}, q=0.3, r=0.6, n0=100,
-    ...                                 trials=20, seed=0)
+    >>> cmp = compare_schedules({"eps=1": [1.0] * 20, "none": [np.inf] * 20}, bernoulli.RandomizedResponse(1.0),
+    ...                         users, n0=100, trials=20, seed=0)
     >>> bool(cmp.mean_field[1] > cmp.mean_field[0])   # over 20 rounds privacy wins
     True
     """
-    names, reference, eps = _named(schedules, reference, allow_inf=True)
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
+    if not isinstance(mechanism, (GaussianMean, bernoulli.RandomizedResponse)):
+        raise TypeError("mechanism must be a perfpriv.gaussian.GaussianMean or a perfpriv.bernoulli.RandomizedResponse; "
+                        f"got {type(mechanism).__name__}")
+    gaussian_model = isinstance(mechanism, GaussianMean)
+    names, reference, scheds = _named(schedules, reference, allow_inf=not gaussian_model)
+    q, r = memoryless_rates(users, name="users")
+    n0 = check_int("n0", n0, low=2)
     trials = check_int("trials", trials, low=1)
-    T = eps.shape[1]
-    mf = np.asarray(bernoulli.mean_field(Schedule(eps), q=q, r=r, T=T, n0=n0, rule=rule, cap=cap, mu=mu).sq_error,
-                    float).sum(axis=-1)
-    policy = engine.Policy(cap=cap)
-    run = bernoulli.simulate(Schedule(eps), q=q, r=r, T=T, n0=n0, trials=trials, rule=rule, mu=mu, policy=policy,
-                             conventions=conventions, seed=seed)
-    settings = dict(q=q, r=r, n0=n0, rule=rule, cap=cap, mu=mu, seed=seed,
-                    **bernoulli_provenance(conventions, n0=n0, mu=mu, policy=policy))
-    return _compare(names, eps, mf, run.cumulative_error, reference, settings)
+    conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
+    T = scheds.shape[1]
+    policy = with_defaults(policy, cap=20000, **(dict(stop=1) if gaussian_model else {}))
+    mech = type(mechanism)(Schedule(scheds), **mechanism.options())
+    run = engine.simulate(mech, users, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
+    mf = engine.mean_field(mech.resolved(conventions), users, T=T, n0=n0, cap=run.policy.cap,
+                           floor=run.policy.floor).cumulative_error
+    settings = dict(q=q, r=r, rule=users.rule, n0=n0, seed=seed, mechanism=repr(mechanism), **run_provenance(run))
+    return _compare(names, scheds, mf, run.cumulative_error, reference, settings)
 
 
 @result

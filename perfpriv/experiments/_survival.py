@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamics, engine, gaussian, keyed, leakage
-from .._validate import check_array_size, check_choice, check_int, check_int_array, check_probability, check_real
-from ..behaviour import Memoryless
+from .. import dynamics, engine, keyed
+from .._validate import check_array_size, check_choice, check_int, check_int_array
 from ..gaussian import GaussianMean
 from ..sweep import Execution, map_grid
-from ._common import Result, check_statistic, gaussian_provenance, mean_se, result
+from ._common import (Result, gaussian_levels, mean_se, on_grid, mechanism_provenance,
+                      memoryless_rates, result, with_defaults)
 
 __all__ = ["GrowthCurves", "growth_curves", "Theorem3Check", "theorem3_check", "MeanFieldPaths",
            "mean_field_paths", "UNCAPPED"]
@@ -55,7 +55,7 @@ class GrowthCurves(Result):
     n0, T : int
     ratio : str
     settings : dict
-        Provenance: trials, d, R, cap, seed, conventions, statistic, policy.
+        Provenance: trials, d, R, seed, conventions, statistic, policy.
     """
 
     gammas: np.ndarray
@@ -74,7 +74,7 @@ class GrowthCurves(Result):
     settings: dict
 
 
-def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, conventions, cap, floor, ratio):
+def _growth_cells(tau, *, keys, mechanisms, users, T, n0, trials, conventions, policy):
     """Simulated growth ratios against eq. 13 along their own paths, one τ per cell: (cells, 5, G).
 
     Rows: mean ratio, spread, standard error, mean of :math:`C(N_{t-1})` over the same
@@ -82,11 +82,9 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
     """
     out = []
     for i, t in enumerate(np.atleast_1d(tau)):
-        mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
-        # a trial down to one user stops (a lone user always leaks): its later rounds say nothing of C
-        users = Memoryless(q=q, r=r)
-        run = engine.simulate(mech, users, T=T, n0=n0, trials=trials,
-                              policy=engine.Policy(cap=cap, floor=floor, stop=1), conventions=conventions,
+        mech = mechanisms[float(t)]
+        gammas = mech.levels.values
+        run = engine.simulate(mech, users, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions,
                               seed=keys[i])
         pop = np.asarray(run.population, float)                             # (G, trials, T + 1)
         alive = np.asarray(run.alive, bool)                                 # (G, trials, T)
@@ -110,47 +108,62 @@ def _growth_cells(tau, *, keys, gammas, q, r, T, n0, d, R, trials, statistic, co
     return np.stack(out)
 
 
-def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=5, d=12, R=10.0, cap=20000,
-                  ratio="first", statistic=None, conventions="paper", floor=None, seed=0,
-                  n_jobs=None) -> GrowthCurves:
+def _curve_mechanisms(mechanisms):
+    """One GaussianMean per curve, with distinct τ and the same 1-D grid of noise scales."""
+    mechs = [mechanisms] if isinstance(mechanisms, GaussianMean) else mechanisms
+    if not isinstance(mechs, (list, tuple)) or not mechs:
+        raise TypeError(f"mechanisms must be a perfpriv.gaussian.GaussianMean or a non-empty list of them (one "
+                        f"curve each); got {type(mechanisms).__name__}")
+    grids = [gaussian_levels(m, name="mechanisms") for m in mechs]
+    mechs = [on_grid(m) for m in mechs]
+    if any(g.shape != grids[0].shape or np.any(g != grids[0]) for g in grids[1:]):
+        raise ValueError("mechanisms must share their noise scales (the curves are drawn on one γ grid); "
+                         f"got grids of sizes {[g.size for g in grids]}")
+    taus = np.array([m.tau for m in mechs])
+    if np.unique(taus).size != taus.size:
+        raise ValueError(f"mechanisms must have distinct thresholds tau (each curve is keyed by its τ); "
+                         f"got tau = {taus.tolist()}")
+    return mechs, taus, grids[0]
+
+
+def growth_curves(mechanisms, users, *, n0=1000, T=1, trials=5, ratio="first", policy=None, conventions="paper",
+                  seed=0, n_jobs=None) -> GrowthCurves:
     r"""Growth factor against γ, from eq. 13 and from simulations of Algorithm 1 (Figs. 3b-3c).
 
     Parameters
     ----------
-    q, r : float
-        Leaving probability q of a leaked record, joining probability r (keyword-only).
-    taus : sequence of float
-        Thresholds τ of the likelihood-ratio test (one curve each).
-    gammas : array_like, optional
-        Noise scales γ (default: 10 values on ``geomspace(0.2, 20)``), in [1e-100, 1e100]
-        (:data:`perfpriv.gaussian.GAMMA_RANGE`).
+    mechanisms : perfpriv.gaussian.GaussianMean or list of them
+        One curve each: its levels are the γ grid of the curve (the same
+        grid for every mechanism), its threshold τ (distinct across the
+        mechanisms), data model and membership statistic (``None``: from
+        ``conventions``) the model simulated.
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q of a leaked record and one joining probability r.
     n0 : int
         Initial population :math:`N_0`; the theory curve is C evaluated at N = n0.
     T : int
         Rounds simulated with ``ratio="rounds"`` (``"first"`` simulates one).
     trials : int
         Independent runs per (τ, γ).
-    d, R, cap : int, float, int
-        Dimension, clipping radius, population cap.
     ratio : {"first", "rounds"}
         ``"first"``: the observed ratio is :math:`N_1/N_0`, whose mean is exactly C at
         n0 (Lemma 8); ``"rounds"``: every ratio :math:`N_t/N_{t-1}` of the rounds that
         ran, as in the authors' experiment code (mixes populations of all sizes
         the run went through, cap included; a run down to one user stops
         there, as theirs does, so frozen lone-user rounds do not count).
-    statistic : {None, "paper", "exact"}
-        Membership statistic (``None``: from ``conventions``).
+    policy : perfpriv.engine.Policy, optional
+        Population policy. Its unset fields are the cap of 20000, a trial
+        stopped once it is down to N <= 1 user (``stop=1``, as the authors'
+        code), and the floor below. The paper's text states no floor for
+        Fig. 3, and Lemma 8 gives the mean of the unfloored :math:`N_t`, so
+        under ``"paper"`` the floor is 0: a round that empties the platform
+        counts as the ratio 0. The authors' code floors at one user
+        (``"authors"``: floor 1), which turns that ratio into :math:`1/N_{t-1}`
+        and raises the expected ratio of a round by
+        :math:`P(N_t = 0 \mid N_{t-1})/N_{t-1}` (see ``path_theory``).
     conventions : {"paper", "authors"}
         The paper's text or the authors' code (exact statistic, population
-        floored at one user). Either way a trial stops once it is down to
-        N <= 1 user, as the authors' does.
-    floor : {None, 0, 1}
-        Population floor (``None``: from ``conventions``). The paper's text
-        states none for Fig. 3, and Lemma 8 gives the mean of the unfloored
-        :math:`N_t`, so ``"paper"`` uses 0: a round that empties the platform counts
-        as the ratio 0. The authors' code floors at one user, which turns
-        that ratio into :math:`1/N_{t-1}` and raises the expected ratio of a round by
-        :math:`P(N_t = 0 \mid N_{t-1})/N_{t-1}` (see ``path_theory``).
+        floored at one user).
     seed : None, int, SeedSequence or Generator
         Root seed; each τ is keyed by its value, and all γ of one τ share
         their random numbers (one engine call with a grid of levels).
@@ -167,35 +180,30 @@ def growth_curves(*, q, r, taus=(0.02, 0.05), gammas=None, n0=1000, T=1, trials=
 
     Examples
     --------
-    >>> c = growth_curves(q=0.11, r=0.52, taus=(0.02,), gammas=[1.0, 10.0], n0=200, trials=2)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = GaussianMean([1.0, 10.0], tau=0.02, d=12, R=10.0)
+    >>> c = growth_curves(mech, Memoryless(q=0.11, r=0.52), n0=200, trials=2)
     >>> c.theory.shape, c.empirical.shape
     ((1, 2), (1, 2))
     """
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
+    mechs, taus, gammas = _curve_mechanisms(mechanisms)
+    q, r = memoryless_rates(users, name="users")
     ratio = check_choice("ratio", ratio, ("first", "rounds"))
     T = check_int("T", T, low=1)
     trials = check_int("trials", trials, low=1)
     n0 = check_int("n0", n0, low=2)
-    statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0.0, low_open=True), float))
-    gammas = np.geomspace(0.2, 20.0, 10) if gammas is None else np.atleast_1d(
-        np.asarray(check_real("gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1]), float))
-    floor = (1 if conventions == "authors" else 0) if floor is None else check_int("floor", floor, low=0, high=1)
-    prov = gaussian_provenance(conventions, n0=n0, tau=float(taus[0]), d=d, R=R, statistic=statistic,
-                               policy=engine.Policy(cap=cap, floor=floor, stop=1))
-    users = Memoryless(q=q, r=r)
-    theory = np.stack([np.asarray(dynamics.growth_factor(
-        gaussian.GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=prov["statistic"]), users, n=n0), float)
-        for t in taus])
+    policy = with_defaults(policy, cap=20000, floor=1 if conventions == "authors" else 0, stop=1)
+    prov = mechanism_provenance(mechs[0], conventions, n0=n0, policy=policy)
+    theory = np.stack([np.asarray(dynamics.growth_factor(m.resolved(conventions), users, n=n0), float)
+                       for m in mechs])
     T_run = 1 if ratio == "first" else T
     run = Execution(n_jobs=n_jobs, progress=False)
-    out = map_grid(_growth_cells, {"tau": taus}, seed=keyed.root_key(seed), options=run, gammas=gammas, q=q, r=r,
-                   T=T_run, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions, cap=cap,
-                   floor=floor, ratio=ratio)
+    out = map_grid(_growth_cells, {"tau": taus}, seed=keyed.root_key(seed), options=run,
+                   mechanisms={float(m.tau): m for m in mechs}, users=users, T=T_run, n0=n0, trials=trials,
+                   conventions=conventions, policy=policy)
     emp, spread, se, path, res_se = (out[:, k] for k in range(5))
-    settings = dict(trials=trials, d=d, R=R, cap=cap, seed=seed, **prov)
+    settings = dict(trials=trials, d=mechs[0].d, R=mechs[0].R, seed=seed, **prov)
     return GrowthCurves(gammas, taus, theory, emp, spread, se, path, res_se, q, r, n0, T_run, ratio, settings)
 
 
@@ -225,7 +233,7 @@ class Theorem3Check(Result):
         Whether each bound holds beyond Monte Carlo noise (4.5 standard errors).
     gamma, tau, q, r, kappa : float
     settings : dict
-        Provenance: trials, d, R, seed, conventions, statistic.
+        Provenance: trials, d, R, seed, conventions, statistic, policy.
     """
 
     sizes: np.ndarray
@@ -245,14 +253,14 @@ class Theorem3Check(Result):
     settings: dict
 
 
-def _one_round_cells(n, *, keys, gamma, tau, q, r, d, R, trials, statistic, conventions):
+def _one_round_cells(n, *, keys, mechanism, users, trials, conventions):
     r""":math:`1/\max(N_1, 1)` (mean, se) and the share of ratios outside [1 − q, 1 + r], one n per cell: (cells, 3)."""
+    q, r = float(users.q), float(users.r)
     out = []
     for i, size in enumerate(np.atleast_1d(n)):
         size = int(size)
-        mech = GaussianMean(gamma, tau=tau, d=d, R=R, statistic=statistic)
         # floor 0 and no cap: N_1 as drawn (the inverse is floored at one user explicitly)
-        run = engine.simulate(mech, Memoryless(q=q, r=r), T=1, n0=size, trials=trials,
+        run = engine.simulate(mechanism, users, T=1, n0=size, trials=trials,
                               policy=engine.Policy(cap=None, floor=0, stop=0), conventions=conventions, seed=keys[i])
         n1 = np.asarray(run.population[:, 1], float)
         mean, se = mean_se(1.0 / np.maximum(n1, 1.0))
@@ -262,8 +270,8 @@ def _one_round_cells(n, *, keys, gamma, tau, q, r, d, R, trials, statistic, conv
     return np.asarray(out, float)
 
 
-def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000), trials=2000, d=12, R=10.0,
-                   statistic=None, conventions="paper", seed=0, n_jobs=None) -> Theorem3Check:
+def theorem3_check(mechanism, users, *, sizes=(2, 3, 5, 10, 30, 100, 300, 1000), trials=2000, conventions="paper",
+                   seed=0, n_jobs=None) -> Theorem3Check:
     r"""Compare Theorem 3's bounds with one simulated round of Algorithm 1 from :math:`N_{t-1} = n`.
 
     Theorem 3 bounds the expected error of round t by
@@ -271,21 +279,23 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     (Kantorovich, assuming :math:`N_t / N_{t-1}` in [1 − q, 1 + r]); both come from
     bounds on :math:`\mathbb{E}[1/N_t \mid N_{t-1} = n]`, which this checks by simulation. The
     bounds are :func:`perfpriv.dynamics.error_bounds` divided by the
-    one-record error :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d`.
+    one-record error :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d`. The round runs
+    without a cap or a floor: :math:`N_t` as drawn.
 
     Parameters
     ----------
-    gamma : float
-        Noise scale γ.
-    tau, q, r : float
-        Threshold τ, leaving and joining probabilities (keyword-only).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release, with one noise scale γ (its membership statistic
+        ``None``: from ``conventions``).
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q and one joining probability r.
     sizes : sequence of int
         Values n of :math:`N_{t-1}` (at least 2; n x d at most 2**29, the records
         one call may hold).
     trials : int
         Simulated rounds per size.
-    d, R, statistic, conventions
-        Data model and membership statistic (``None``: from ``conventions``).
+    conventions : {"paper", "authors"}
+        Resolves the membership statistic when the mechanism leaves it open.
     seed : None, int, SeedSequence or Generator
         Root seed; each size is keyed by n.
     n_jobs : int, optional
@@ -301,37 +311,36 @@ def theorem3_check(gamma, *, tau, q, r, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
 
     Examples
     --------
-    >>> c = theorem3_check(2.0, tau=0.02, q=0.3, r=0.6, sizes=(10, 100), trials=50)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = GaussianMean(2.0, tau=0.02, d=12, R=10.0)
+    >>> c = theorem3_check(mech, Memoryless(q=0.3, r=0.6), sizes=(10, 100), trials=50)
     >>> bool(c.kappa > 1), c.inverse.shape
     (True, (2,))
     """
-    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
+    gamma = gaussian_levels(mechanism, one=True)
+    q, r = memoryless_rates(users, name="users")
     sizes = np.atleast_1d(check_int_array("sizes", sizes, low=2))
     if sizes.ndim != 1:
         raise ValueError(f"sizes must be a 1-D sequence of populations; got an array of shape {sizes.shape}")
-    d = check_int("d", d, low=1)
+    d = mechanism.d
     # a round draws the n records of its largest size: refused up front, by name (was numpy's or the
     # compiled kernel's allocation failure)
     check_array_size("the records of a round at the largest size (n x d values)", sizes=float(sizes.max()), d=d)
     trials = check_int("trials", trials, low=2)
-    statistic = check_statistic(statistic)
-    prov = gaussian_provenance(conventions, n0=int(sizes.min()), tau=tau, d=d, R=R, statistic=statistic)
+    prov = mechanism_provenance(mechanism, conventions, n0=int(sizes.min()))
     run = Execution(n_jobs=n_jobs, progress=False)
-    out = map_grid(_one_round_cells, {"n": sizes}, seed=keyed.root_key(seed), options=run, gamma=gamma, tau=tau,
-                   q=q, r=r, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions)
+    out = map_grid(_one_round_cells, {"n": sizes}, seed=keyed.root_key(seed), options=run, mechanism=mechanism,
+                   users=users, trials=trials, conventions=prov["conventions"])
     inv, se, outside = out[:, 0], out[:, 1], out[:, 2]
-    bounds = dynamics.error_bounds(gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=prov["statistic"]),
-                                   Memoryless(q=q, r=r), n_prev=sizes.astype(float))
-    one_record = float(gaussian.mahalanobis_error(gamma, 1, d=d))
+    bounds = dynamics.error_bounds(mechanism.resolved(prov["conventions"]), users, n_prev=sizes.astype(float))
+    one_record = float(mechanism.expected_error(1, gamma))
     lower = np.asarray(bounds.lower, float) / one_record
     upper = np.asarray(bounds.upper, float) / one_record
     tol = 4.5 * se
-    settings = dict(trials=trials, d=d, R=R, seed=seed, **prov)
+    settings = dict(trials=trials, d=d, R=mechanism.R, seed=seed, **prov)
     return Theorem3Check(sizes, inv, se, lower, upper, np.asarray(bounds.growth, float), outside,
-                         inv >= lower - tol, inv <= upper + tol, gamma, tau, q, r, float(bounds.kappa), settings)
+                         inv >= lower - tol, inv <= upper + tol, gamma, mechanism.tau, q, r, float(bounds.kappa),
+                         settings)
 
 
 # ---------------------------------------------------------------- mean-field paths
@@ -354,7 +363,7 @@ class MeanFieldPaths(Result):
     gamma, tau, q, r : float
     cap : int
     settings : dict
-        Provenance: T, n0, d, R, trials, seed, statistic.
+        Provenance: T, n0, d, R, trials, seed, conventions, statistic, policy.
     """
 
     free: np.ndarray
@@ -372,24 +381,26 @@ class MeanFieldPaths(Result):
     settings: dict
 
 
-def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000, trials=5, statistic=None,
-                     conventions="paper", seed=0, sizes=None) -> MeanFieldPaths:
+def mean_field_paths(mechanism, users, *, T=20, n0=1000, policy=None, trials=5, conventions="paper", seed=0,
+                     sizes=None) -> MeanFieldPaths:
     r"""The mean-field population with and without the cap, :math:`C_t` along it, :math:`p_τ` against N (Lemma 12).
 
     Parameters
     ----------
-    gamma : float
-        Noise scale γ.
-    tau, q, r : float
-        Threshold and behaviour (keyword-only).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The release, with one noise scale γ (its membership statistic
+        ``None``: from ``conventions``).
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q and one joining probability r.
     T, n0 : int
         Horizon and :math:`N_0`.
-    d, R, cap : int, float, int
-        Data model and population cap.
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the capped path and of the simulated runs
+        (unset fields: the preset of ``conventions``, cap 20000 and floor 1).
+        The other path has no cap (it stops at :data:`UNCAPPED`).
     trials : int
         Simulated runs of Algorithm 1 drawn beside the mean field (0: none).
-    statistic, conventions
-        Membership statistic (``None``: from ``conventions``).
+    conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed; the runs are keyed by (γ, τ, q, r).
     sizes : array_like of int, optional
@@ -405,35 +416,32 @@ def mean_field_paths(gamma, *, tau, q, r, T=20, n0=1000, d=12, R=10.0, cap=20000
 
     Examples
     --------
-    >>> m = mean_field_paths(1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=200, trials=0)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = GaussianMean(1.0, tau=0.02, d=12, R=10.0)
+    >>> m = mean_field_paths(mech, Memoryless(q=0.3, r=0.6), T=5, n0=200, trials=0)
     >>> m.free.shape, bool(np.all(np.diff(m.growth_free) > 0))
     ((6,), True)
     """
-    gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
+    gamma = gaussian_levels(mechanism, one=True)
+    q, r = memoryless_rates(users, name="users")
     trials = check_int("trials", trials, low=0)
-    statistic = check_statistic(statistic)
     sizes = (np.unique(np.geomspace(10, 100000, 9).astype(int)) if sizes is None
              else np.atleast_1d(check_int_array("sizes", sizes, low=2)))
     if sizes.ndim != 1:
         raise ValueError(f"sizes must be a population or a 1-D sequence of populations; got shape {sizes.shape}")
-    prov = gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
-                               policy=engine.Policy(cap=cap))
-    st = prov["statistic"]
-    mech, users = gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=st), Memoryless(q=q, r=r)
-    free = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=UNCAPPED).population, float)
-    capped = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=cap).population, float)
+    prov = mechanism_provenance(mechanism, conventions, n0=n0, policy=policy)
+    conventions, pol = prov["conventions"], engine.Policy(**prov["policy"])
+    mech = mechanism.resolved(conventions)
+    free = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=UNCAPPED, floor=pol.floor).population, float)
+    capped = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=pol.cap, floor=pol.floor).population, float)
     grow = lambda path: np.asarray(dynamics.growth_factor(mech, users, n=path[:-1]), float)  # noqa: E731
     if trials:
-        run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials,
-                                policy=engine.Policy(cap=cap), statistic=statistic, conventions=conventions,
-                                seed=keyed.cell_key(seed, gamma, tau, q, r))
+        run = engine.simulate(mechanism, users, T=T, n0=n0, trials=trials, policy=pol, conventions=conventions,
+                              seed=keyed.cell_key(seed, gamma, mechanism.tau, q, r))
         simulated = np.asarray(run.population, float)
     else:
         simulated = np.empty((0, T + 1))
-    p = np.asarray(leakage.marginal_leak_probability(sizes, gamma, tau=tau, d=d, R=R, statistic=st).p, float)
-    settings = dict(T=T, n0=n0, d=d, R=R, trials=trials, seed=seed, **prov)
-    return MeanFieldPaths(free, capped, grow(free), grow(capped), simulated, sizes, p, gamma, tau, q, r, cap,
-                          settings)
+    p = np.asarray(mech.leak_probability(sizes, gamma), float)
+    settings = dict(T=T, n0=n0, d=mechanism.d, R=mechanism.R, trials=trials, seed=seed, **prov)
+    return MeanFieldPaths(free, capped, grow(free), grow(capped), simulated, sizes, p, gamma, mechanism.tau, q, r,
+                          pol.cap, settings)

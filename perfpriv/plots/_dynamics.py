@@ -1,9 +1,10 @@
 """Figures of the survival and finite-horizon chapters (paper §4.5, Lemma 9, appendices A, D-E).
 
 Each function returns a :class:`matplotlib.figure.Figure` and never calls
-``plt.show``. The numbers come from :mod:`perfpriv.experiments`: a figure
-either takes an experiment's result or runs the experiment with the
-parameters it is given.
+``plt.show``. The numbers come from :mod:`perfpriv.experiments`: the figures of
+one experiment take its result (the model objects go to the experiment);
+the γ* maps of Figs. 4-5 run their experiment with the parameters they
+are given.
 
 Defaults are *book scale* (small grids, a handful of trials: each figure in
 seconds); the paper's settings (:data:`perfpriv.cli.SCALES`) are one argument
@@ -16,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import experiments
-from .._validate import check_choice, check_int, check_probability, check_real
-from ._common import (MAX_LOG_VALUE, check_axes, assign, check_items, check_rates, check_seed, check_sequence,
-                      check_type, check_values, new_figure, params, plain_log)
+from .._validate import check_choice, check_probability, check_real
+from ._common import (MAX_LOG_VALUE, check_axes, assign, check_items, check_type, check_values, new_figure, params,
+                      plain_log)
 
 __all__ = [
     "figure3bc",
@@ -54,23 +55,16 @@ def _draw_growth(ax, curves, title: str):
     ax.set_title(title)
 
 
-def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gammas=None, n0=1000,
-              T=(1, 1), trials=5, d=12, R=10.0, cap=20000, ratio="first", statistic=None, conventions="paper",
-              seed=0, curves=None):
+def figure3bc(curves):
     """Figures 3b and 3c: growth factor C(γ) against γ, theory and simulation.
 
     Parameters
     ----------
-    small, large : (float, float)
-        (q, r) of the small-q panel (3b) and of the large-q panel (3c), pairs of
-        probabilities. The defaults are the two pairs of the authors' stored results.
-    T : (int, int)
-        Rounds of each panel, at least 1 (paper: 50 and 10 with ``ratio="rounds"``).
-    curves : (GrowthCurves, GrowthCurves), optional
-        Results of :func:`perfpriv.experiments.growth_curves` (the other
-        arguments are then ignored).
-    Other parameters are those of :func:`perfpriv.experiments.growth_curves`;
-    panel k uses ``seed + k`` (``seed``: None or an int >= 0).
+    curves : (GrowthCurves, GrowthCurves)
+        Results of :func:`perfpriv.experiments.growth_curves` for the small-q
+        panel (3b) and the large-q panel (3c); the paper's pairs (q, r) are
+        (0.11, 0.52) and (0.45, 0.11), as in the authors' stored results
+        (``python -m perfpriv reproduce --figure 3`` runs both).
 
     Returns
     -------
@@ -79,23 +73,10 @@ def figure3bc(small=(0.11, 0.52), large=(0.45, 0.11), *, taus=(0.02, 0.05), gamm
     Raises
     ------
     TypeError
-        If ``curves``, ``small``, ``large`` or ``T`` is not a sequence, or an entry of ``curves`` not a
-        GrowthCurves.
+        If ``curves`` is not a sequence of GrowthCurves.
     ValueError
-        If one of them is not a pair, or a rate, horizon, seed or another argument of the simulation is
-        out of range.
+        If it is not a pair.
     """
-    if curves is None:
-        panels = (check_rates("small", small), check_rates("large", large))
-        T = check_sequence("T", T, empty=True)
-        if len(T) != 2:
-            raise ValueError(f"T must be a pair (T_b, T_c): the rounds of each panel; got {T!r:.60}")
-        T = [check_int("T", t, low=1) for t in T]
-        seed = check_seed(seed)
-        curves = tuple(experiments.growth_curves(q=q, r=r, taus=taus, gammas=gammas, n0=n0, T=t, trials=trials,
-                                                 d=d, R=R, cap=cap, ratio=ratio, statistic=statistic,
-                                                 conventions=conventions, seed=None if seed is None else seed + k)
-                       for k, ((q, r), t) in enumerate(zip(panels, T)))
     curves = check_items("curves", curves, "GrowthCurves")
     if len(curves) != 2:
         raise ValueError(f"curves must be a pair (small-q panel, large-q panel) of GrowthCurves; got {len(curves)}")
@@ -181,8 +162,7 @@ def figure_leak_dispersion(results):
 # Mean-field trajectories and Lemma 12
 # ---------------------------------------------------------------------------
 
-def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=12, R=10.0, cap=20000, trials=5,
-                      statistic=None, conventions="paper", seed=0, sizes=None, paths=None):
+def figure_mean_field(paths):
     r"""Mean-field population with and without the cap, :math:`C_t` along it, and :math:`p_τ` against N.
 
     Left: the mean-field population :math:`N_0 Π C_k` (:math:`p_τ` re-evaluated at each
@@ -193,10 +173,8 @@ def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=
 
     Parameters
     ----------
-    gamma, tau, q, r, T, n0, d, R, cap, trials, statistic, conventions, seed, sizes
-        As in :func:`perfpriv.experiments.mean_field_paths` (run when ``paths`` is not given).
-    paths : perfpriv.experiments.MeanFieldPaths, optional
-        A result to draw.
+    paths : perfpriv.experiments.MeanFieldPaths
+        A result of :func:`perfpriv.experiments.mean_field_paths`.
 
     Returns
     -------
@@ -207,10 +185,6 @@ def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=
     TypeError
         If ``paths`` is not a MeanFieldPaths.
     """
-    if paths is None:
-        paths = experiments.mean_field_paths(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, cap=cap,
-                                             trials=trials, statistic=statistic, conventions=conventions,
-                                             seed=seed, sizes=sizes)
     m = check_type(paths, "paths", "MeanFieldPaths")
     fig, axes = new_figure(1, 3, width=8.6 / 3, height=3.1)
     t = np.arange(m.free.size)
@@ -240,16 +214,14 @@ def figure_mean_field(gamma=None, *, tau=None, q=None, r=None, T=20, n0=1000, d=
 # Lemma 9 and the cumulative error against gamma
 # ---------------------------------------------------------------------------
 
-def figure_horizon(*, q=None, r=None, tau=None, gammas=None, T=10, n0=200, d=12, R=10.0, cap=20000, trials=5,
-                   collapse="floor", statistic=None, conventions="paper", seed=0, empirical=True, curves=None):
+def figure_horizon(curves):
     """Cumulative error against γ: Lemma 9's bound, mean field, simulation; γ* and :math:`γ_c` marked.
 
     Parameters
     ----------
-    q, r, tau, gammas, T, n0, d, R, cap, trials, collapse, statistic, conventions, seed, empirical
-        As in :func:`perfpriv.experiments.horizon_curves` (run when ``curves`` is not given).
-    curves : perfpriv.experiments.HorizonCurves, optional
-        A result to draw (the simulated points are drawn if it has them).
+    curves : perfpriv.experiments.HorizonCurves
+        A result of :func:`perfpriv.experiments.horizon_curves` (the
+        simulated points are drawn if it has them).
 
     Returns
     -------
@@ -260,10 +232,6 @@ def figure_horizon(*, q=None, r=None, tau=None, gammas=None, T=10, n0=200, d=12,
     TypeError
         If ``curves`` is not a HorizonCurves.
     """
-    if curves is None:
-        curves = experiments.horizon_curves(q=q, r=r, tau=tau, gammas=gammas, T=T, n0=n0, d=d, R=R, cap=cap,
-                                            trials=trials, collapse=collapse, statistic=statistic,
-                                            conventions=conventions, seed=seed, empirical=empirical)
     h = check_type(curves, "curves", "HorizonCurves")
     fig, axes = new_figure(1, 1, width=8.0, height=3.8)
     ax = axes[0, 0]

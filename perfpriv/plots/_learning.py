@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from scipy import stats
 
-from .._validate import check_real
+from .._validate import check_probability, check_real
 from ._common import check_items, check_type, new_figure, plain_log
 
 __all__ = [
@@ -131,8 +131,11 @@ def figure_gamma_star_map(simulated, theory, *, q, r, title=None):
     if simulated.method != "simulation" or theory.method != "mean_field":
         raise ValueError(f"simulated must be a search by simulation and theory one by mean field; got "
                          f"{simulated.method!r} and {theory.method!r}")
-    q = np.asarray(q, float).ravel()
-    r = np.asarray(r, float).ravel()
+    q, r = (np.atleast_1d(np.asarray(check_probability(name, v), float)) for name, v in (("q", q), ("r", r)))
+    for name, v in (("q", q), ("r", r)):
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D sequence of probabilities (the map's "
+                             f"{'rows' if name == 'q' else 'columns'}); got shape {v.shape}")
     shape = (q.size, r.size)
     if np.shape(simulated.level) != shape or np.shape(theory.level) != shape:
         raise ValueError(f"the searches must have one level per (q, r) cell, shape {shape}; got "

@@ -82,8 +82,7 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     Parameters
     ----------
     comparison : perfpriv.experiments.ScheduleComparison
-        A result of :func:`perfpriv.experiments.compare_schedules` or
-        :func:`perfpriv.experiments.compare_epsilon_schedules`.
+        A result of :func:`perfpriv.experiments.compare_schedules`.
     title : str, optional
     z : float
         Width of the error bars in standard errors (1.96: 95% intervals).

@@ -123,9 +123,9 @@ def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=2000
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=2)
     check_allocation("the mean-field paths (one of T + 1 rounds per noise scale)", len(_GAMMAS) * (T + 1), name="T")
-    curves = experiments.horizon_curves(q=q, r=r, tau=tau, gammas=_GAMMAS, fine=_GAMMAS, T=T, n0=n0,
-                                        d=d, R=R, cap=cap, empirical=False)
-    return figure_horizon(curves=curves)
+    curves = experiments.horizon_curves(GaussianMean(_GAMMAS, tau=tau, d=d, R=R), Memoryless(q=q, r=r), T=T, n0=n0,
+                                        policy=engine.Policy(cap=cap), empirical=False, fine=_GAMMAS)
+    return figure_horizon(curves)
 
 
 def horizon_explorer():
