@@ -316,35 +316,54 @@ def _deletion_shifts(X, y, A, beta, resid, lam, keep_penalty):
 
 
 def _ridge_lstsq(X, y, penalty):
-    r"""The ridge fit :math:`\arg\min_β \|Xβ - y\|^{2} + p\|β\|^{2}` (p = ``penalty``) by least squares on the augmented rows :math:`[X; \sqrt p\, I]`.
+    r"""The ridge fit :math:`\arg\min_β \|Xβ - y\|^{2} + p\|β\|^{2}` (p = ``penalty`` > 0) by least squares on the augmented rows :math:`[X; \sqrt p\, I]`.
 
-    Orthogonal factorization, not the normal equations: its error grows with the condition number of
-    :math:`[X; \sqrt p\, I]`, not with its square, so a record that dominates the others is fitted accurately.
+    One dataset (m, d) or a stack (..., m, d), solved together. Orthogonal factorization (QR), not the
+    normal equations: its error grows with the condition number of :math:`[X; \sqrt p\, I]`, not with its
+    square, so a record that dominates the others is fitted accurately. R is triangular and, with p > 0,
+    invertible.
     """
-    d = X.shape[-1]
-    rows = np.vstack([X, math.sqrt(penalty) * np.eye(d)])
-    return np.linalg.lstsq(rows, np.concatenate([y, np.zeros(d)]), rcond=None)[0]
+    m, d = X.shape[-2:]
+    rows = np.concatenate([X, np.broadcast_to(math.sqrt(penalty) * np.eye(d), X.shape[:-2] + (d, d))], axis=-2)
+    Q, R = np.linalg.qr(rows)
+    qty = np.einsum("...mi,...m->...i", Q[..., :m, :], y)      # the penalty rows' right-hand side is 0
+    return np.linalg.solve(R, qty[..., None])[..., 0]
 
 
-def _shift_by_refits(X, y, i, lam, keep_penalty, full):
-    r""":math:`δ_i = \hat β - \hat β_{-i}` of one dataset from two least-squares fits (``full``: :math:`\hat β` by :func:`_ridge_lstsq`)."""
-    n = X.shape[-2]
+#: Values of the datasets held at once by :func:`_refit_shifts` (each refit copies its dataset).
+_REFIT_VALUES = 2_000_000
+
+
+def _refit_shifts(X, y, sets, records, lam, keep_penalty, full):
+    r""":math:`δ_i = \hat β - \hat β_{-i}` of record ``records[k]`` of dataset ``sets[k]``, each from a least-squares refit.
+
+    ``X`` (K, n, d) and ``y`` (K, n) are the datasets, ``full`` (K, d) their fits :math:`\hat β`
+    (:func:`_ridge_lstsq`); :math:`\hat β_{-i}` is the fit of the n − 1 other records (penalty
+    :math:`(n - 1)λ`, or nλ with ``keep_penalty``; the empty fit is 0). The refits are solved in batches.
+    """
+    K, n, d = X.shape
+    out = np.empty((len(sets), d))
     if n == 1:
-        return full                                     # the empty fit is 0
-    others = np.arange(n) != i
-    return full - _ridge_lstsq(X[others], y[others], (n if keep_penalty else n - 1) * lam)
+        out[:] = full[sets]
+        return out
+    penalty = (n if keep_penalty else n - 1) * lam
+    step = max(1, _REFIT_VALUES // (n * d))
+    for start in range(0, len(sets), step):
+        f, i = sets[start:start + step], records[start:start + step]
+        keep = np.arange(n) != i[:, None]                               # (batch, n): every row but record i
+        others = X[f][keep].reshape(len(f), n - 1, d)
+        out[start:start + step] = full[f] - _ridge_lstsq(others, y[f][keep].reshape(len(f), n - 1), penalty)
+    return out
 
 
 def _loo_by_refits(X, y, lam, keep_penalty):
     """Every shift of :func:`_loo` as the difference of two least-squares fits (:func:`_ridge_lstsq`), and β̂."""
-    n = X.shape[-2]
-    beta = np.empty(X.shape[:-2] + X.shape[-1:])
-    shifts = np.empty(X.shape)
-    for stack in np.ndindex(X.shape[:-2]):
-        beta[stack] = _ridge_lstsq(X[stack], y[stack], n * lam)
-        for i in range(n):
-            shifts[stack + (i,)] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, beta[stack])
-    return shifts, beta
+    n, d = X.shape[-2:]
+    Xf, yf = X.reshape(-1, n, d), y.reshape(-1, n)
+    full = _ridge_lstsq(Xf, yf, n * lam)
+    sets, records = np.repeat(np.arange(len(Xf)), n), np.tile(np.arange(n), len(Xf))
+    shifts = _refit_shifts(Xf, yf, sets, records, lam, keep_penalty, full)
+    return shifts.reshape(X.shape), full.reshape(X.shape[:-2] + (d,))
 
 
 def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
@@ -352,20 +371,20 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
 
     The deletion formula divides by :math:`1 - h_i`, which cancels for a record that dominates the others (:math:`h_i` → 1):
     with one row 1e8 times the others, it returned ±inf, or the shift 20 times off with ``keep_penalty``.
-    Such records are rare (:math:`Σ h_i \le d`, so fewer than 2d of them), and each is refitted from its complement.
+    Such records are rare at large n (:math:`Σ h_i \le d`, so fewer than 2d of them) and most records at
+    small n; each is refitted from its complement, in batches, and :math:`\hat β` once per dataset concerned.
     """
-    flagged = np.argwhere(h > 0.5)
-    if not flagged.size:
+    n, d = X.shape[-2:]
+    sets, records = np.nonzero(h.reshape(-1, n) > 0.5)
+    if not sets.size:
         return shifts
-    shifts = shifts.copy()
-    n = X.shape[-2]
-    fulls = {}      # β̂ of each dataset, fitted once for all its flagged records (at small n, nearly all of them)
-    for index in map(tuple, flagged):
-        stack, i = index[:-1], index[-1]
-        if stack not in fulls:
-            fulls[stack] = _ridge_lstsq(X[stack], y[stack], n * lam)
-        shifts[index] = _shift_by_refits(X[stack], y[stack], i, lam, keep_penalty, fulls[stack])
-    return shifts
+    Xf, yf = X.reshape(-1, n, d), y.reshape(-1, n)
+    concerned = np.unique(sets)
+    full = np.zeros((len(Xf), d))
+    full[concerned] = _ridge_lstsq(Xf[concerned], yf[concerned], n * lam)
+    out = shifts.reshape(-1, n, d).copy()
+    out[sets, records] = _refit_shifts(Xf, yf, sets, records, lam, keep_penalty, full)
+    return out.reshape(shifts.shape)
 
 
 def leave_one_out(X, y, *, lam, keep_penalty=False):
