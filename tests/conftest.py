@@ -176,11 +176,14 @@ def pytest_collection_modifyitems(config, items):
     worker (``--dist loadgroup``; the group runs from the start, beside the other files, so it does not
     finish alone at the end). A page's tests run module by module in the order of
     :data:`RENDERED_BOOK_MODULES`, each module's in the order written; tests without a page come last.
-    Every other file keeps its order and stays on one worker (pytest-xdist's scope of a test without a
-    group is its module).
+    Every other file keeps its order and is a group of its own, so that it stays on one worker as with
+    ``--dist loadfile`` (a notebook's cells in order, as nbval needs; a module's fixtures made once).
     """
     rank = {name: k for k, name in enumerate(RENDERED_BOOK_MODULES)}
     book = [item for item in items if item.path.stem in rank]
+    for item in items:
+        if item.path.stem not in rank:    # loadgroup schedules an ungrouped test on its own: group by file
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if not book:
         return
 

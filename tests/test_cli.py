@@ -1,14 +1,26 @@
 """The command line ``python -m perfpriv``: book-scale reproduction, the record, interruption and resume, faults.
 
 The full book-scale reproduction runs once per module (a subprocess in a
-temporary folder, warnings turned into errors) and the tests inspect what it
-wrote. The resume test interrupts a run with SIGINT (what Ctrl-C sends) once
-its first γ* cell is on disk, resumes it with another number of workers, and
-compares every file with those of an uninterrupted run, byte for byte.
+temporary folder, warnings turned into errors, seed :data:`SEED`) and the tests
+inspect what it wrote. The resume test interrupts a run of Fig. 4 with SIGINT
+(what Ctrl-C sends) once its first γ* cell is on disk, resumes it with another
+number of workers, and compares every file with those of an uninterrupted run,
+byte for byte; so do the tests that stop the last figure (Fig. 7). The
+uninterrupted run of a figure is that figure's files in the full reproduction
+(same scale, seed, conventions and formats: each figure's numbers depend only
+on those, and its files are the same bytes whether it runs alone or among the
+others), and its record is the full run's with that figure's entry alone
+(:func:`uninterrupted_run_of`).
+
+The file is one pytest-xdist group (``--dist loadgroup`` otherwise spreads its
+tests one by one over the workers, and each worker would run the full
+reproduction for itself).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -16,6 +28,8 @@ import subprocess
 import sys
 import threading
 import time
+import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +43,9 @@ EXPECTED = {
 PANELS = {"figure1": "abcd", "figure6": "abcd", "figure3bc": "bc", "figure4": "abcdef", "figure5": "abcdefghi"}
 #: book scale: 4 x 4 (q, r) cells per tau; Fig. 4 has 2 taus, Fig. 5 three
 CELLS = {"4": 32, "5": 48}
+#: the seed of the full book-scale run and of the runs compared with its figures (not the default, 0, so that a
+#: seed lost on the way -- by a resume, say -- shows)
+SEED = 3
 
 
 #: the checkout these tests belong to: the commands they start import its perfpriv, not an installed one
@@ -46,8 +63,42 @@ def run_cli(*args, timeout=600):
                           text=True, timeout=timeout, env=checkout_env())
 
 
+def run_main(*args):
+    """``python -m perfpriv ARGS`` in this process, warnings turned into errors (as ``-W error``).
+
+    For the commands refused before any work: a subprocess would only add the interpreter's start-up and
+    the library's import (seconds), which every other command of this file goes through.
+    """
+    from perfpriv import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        warnings.simplefilter("error")
+        code = cli.main(list(args))
+    return types.SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+
+
 def files_of(folder):
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def uninterrupted_run_of(book_run, number):
+    """The files of ``reproduce --figure NUMBER --scale book --seed SEED``, uninterrupted, from the full run.
+
+    Its figure files and γ* cells are those of the full run (the same bytes, whether the figure runs alone
+    or among the others); its record is the full run's with that figure's entry alone, written as the
+    command writes it; ``timings.json`` (seconds) is not comparable between two runs: None.
+    """
+    out, _ = book_run
+    names = tuple(EXPECTED[number])
+    files = {name: data for name, data in files_of(out).items()
+             if name.startswith(names) or name.startswith(f"cells/figure{number}/")}
+    assert f"{names[0]}.png" in files
+    record = json.loads((out / "run.json").read_text())
+    record["figures"] = {number: record["figures"][number]}
+    files["run.json"] = (json.dumps(record, indent=2) + "\n").encode()
+    files["timings.json"] = None
+    return files
 
 
 def one_line_error(proc, *words):
@@ -60,7 +111,7 @@ def one_line_error(proc, *words):
 @pytest.fixture(scope="module")
 def book_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("figures")
-    proc = run_cli("reproduce", "--figure", "all", "--scale", "book", "--out", str(out), "--seed", "0")
+    proc = run_cli("reproduce", "--figure", "all", "--scale", "book", "--out", str(out), "--seed", str(SEED))
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
@@ -96,7 +147,7 @@ def test_no_unexpected_files_and_nothing_on_stderr_without_a_terminal(book_run):
 def test_run_record_holds_settings_conventions_seed_and_versions(book_run):
     out, _ = book_run
     record = json.loads((out / "run.json").read_text())
-    assert record["scale"] == "book" and record["seed"] == 0 and record["conventions"] == "paper"
+    assert record["scale"] == "book" and record["seed"] == SEED and record["conventions"] == "paper"
     assert set(record["versions"]) >= {"perfpriv", "numpy", "matplotlib", "python"}
     keys = {"statistic", "collapse", "floor", "stop", "clip_estimate", "cap", "penalty"}
     assert set(record["conventions_settings"]["bernoulli"]) == keys
@@ -131,7 +182,7 @@ def test_figure2_numbers_are_those_of_the_library_call(book_run):
         # three cells, alone: a cell's numbers do not depend on the grid around it
         i, j = np.array([0, 5, 11]), np.array([11, 2, 7])
         res = optimize.optimal_epsilon(q=data["q"][i], r=data["r"][j], epsilons=s["epsilons"], T=s["T"], n0=s["n0"],
-                                       trials=s["trials"], rule="leak", mu=s["mu"], seed=0)
+                                       trials=s["trials"], rule="leak", mu=s["mu"], seed=SEED)
         assert np.array_equal(data["values"][i, j], res.values) and np.array_equal(data["se"][i, j], res.se)
         assert np.array_equal(data["epsilon_star"][i, j], res.epsilon)
 
@@ -154,10 +205,9 @@ def test_every_gamma_star_cell_file_holds_its_cell_of_the_map(book_run):
 
 
 # ---------------------------------------------------------------- interruption and resume
-def test_an_interrupted_run_resumed_writes_exactly_the_files_of_an_uninterrupted_one(tmp_path):
-    args = ["reproduce", "--figure", "4", "--scale", "book", "--seed", "3"]
-    whole = run_cli(*args, "--out", str(tmp_path / "whole"))
-    assert whole.returncode == 0, whole.stderr
+def test_an_interrupted_run_resumed_writes_exactly_the_files_of_an_uninterrupted_one(tmp_path, book_run):
+    args = ["reproduce", "--figure", "4", "--scale", "book", "--seed", str(SEED)]
+    a = uninterrupted_run_of(book_run, "4")              # the uninterrupted run of the same command
     cut = tmp_path / "cut"
     proc = subprocess.Popen([sys.executable, "-W", "error", "-m", "perfpriv", *args, "--out", str(cut)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=checkout_env())
@@ -174,10 +224,10 @@ def test_an_interrupted_run_resumed_writes_exactly_the_files_of_an_uninterrupted
     assert not any(n.startswith(".") for n in names)     # no partial file left behind
     assert "figure4.png" not in names and 0 < len(list(cut.glob("cells/figure4/*.npz"))) < CELLS["4"]
     record = json.loads((cut / "run.json").read_text())   # the record was written before the work
-    assert record["figures"]["4"]["status"] == "pending" and record["seed"] == 3
+    assert record["figures"]["4"]["status"] == "pending" and record["seed"] == SEED
     resumed = run_cli(*args, "--out", str(cut), "--resume", "--n-jobs", "2")
     assert resumed.returncode == 0, resumed.stderr
-    a, b = files_of(tmp_path / "whole"), files_of(cut)
+    b = files_of(cut)
     assert sorted(a) == sorted(b)
     assert [name for name in a if name != "timings.json" and a[name] != b[name]] == []
     assert json.loads(b["timings.json"])["figures"]["4"]["resumed"] is True
@@ -209,9 +259,9 @@ def test_a_killed_job_stops_as_cleanly_as_ctrl_c(tmp_path):
 def test_a_folder_holding_another_run_is_refused_and_left_as_it_was(book_run, change, word):
     out, _ = book_run
     before = files_of(out)
-    args = {"--figure": "6", "--scale": "book", "--seed": "0"}
+    args = {"--figure": "6", "--scale": "book", "--seed": str(SEED)}
     args.update(dict(zip(change[::2], change[1::2])))
-    proc = run_cli("reproduce", *[x for kv in args.items() for x in kv], "--out", str(out))
+    proc = run_main("reproduce", *[x for kv in args.items() for x in kv], "--out", str(out))
     assert proc.returncode == 2
     one_line_error(proc, "holds another run", word)
     assert files_of(out) == before
@@ -219,7 +269,7 @@ def test_a_folder_holding_another_run_is_refused_and_left_as_it_was(book_run, ch
 
 def test_a_folder_with_figure_files_but_no_record_is_refused(tmp_path):
     (tmp_path / "figure1.png").write_bytes(b"not ours")
-    proc = run_cli("reproduce", "--figure", "6", "--out", str(tmp_path))
+    proc = run_main("reproduce", "--figure", "6", "--out", str(tmp_path))
     assert proc.returncode == 2
     one_line_error(proc, "run.json")
 
@@ -241,13 +291,19 @@ def test_authors_conventions_are_recorded_with_every_setting_behind_them(tmp_pat
 
 
 # ---------------------------------------------------------------- help and faults
-def test_help_documents_the_command_and_every_option():
+@pytest.fixture(scope="module")
+def reproduce_help():
+    """``python -m perfpriv reproduce --help`` (read by two tests)."""
+    return run_cli("reproduce", "--help")
+
+
+def test_help_documents_the_command_and_every_option(reproduce_help):
     proc = run_cli("--help")
     assert proc.returncode == 0
     for word in ("reproduce", "--figure", "--scale", "--out", "--n-jobs", "--seed", "--conventions", "--resume",
                  "book", "paper", "authors", "all"):
         assert word in proc.stdout
-    sub = run_cli("reproduce", "--help")
+    sub = reproduce_help
     assert sub.returncode == 0 and "--figure {1..7,all}" in sub.stdout
 
 
@@ -325,13 +381,13 @@ def test_a_panel_keeps_its_colour_key():
                        for box in boxes), "a colour bar is outside every panel's box"
 
 
-def test_stated_times_and_file_names_agree_between_help_and_readme():
+def test_stated_times_and_file_names_agree_between_help_and_readme(reproduce_help):
     from pathlib import Path
 
     from perfpriv import cli
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    help_text = run_cli("reproduce", "--help").stdout
+    help_text = reproduce_help.stdout
     assert cli.BOOK_TIME in readme and cli.BOOK_TIME in " ".join(help_text.split())
     for number, time in cli.PAPER_TIMES.items():
         row = next(line for line in readme.splitlines() if line.startswith(f"| {number} "))
@@ -343,7 +399,7 @@ def test_stated_times_and_file_names_agree_between_help_and_readme():
 
 # ---------------------------------------------------------------- a stop sent to the main process alone
 #: the last (and only) figure of the runs below: Fig. 7 at book scale, a few seconds, three chunks of ε* cells
-LAST = ("reproduce", "--figure", "7", "--scale", "book", "--seed", "2")
+LAST = ("reproduce", "--figure", "7", "--scale", "book", "--seed", str(SEED))
 
 
 class Stderr:
@@ -377,11 +433,9 @@ class Stderr:
 
 
 @pytest.fixture(scope="module")
-def last_figure_whole(tmp_path_factory):
-    out = tmp_path_factory.mktemp("whole")
-    proc = run_cli(*LAST, "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    return files_of(out)
+def last_figure_whole(book_run):
+    """The files of ``LAST`` run uninterrupted (Fig. 7 of the full run, :func:`uninterrupted_run_of`)."""
+    return uninterrupted_run_of(book_run, "7")
 
 
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted:"), (signal.SIGTERM, 143, "terminated:")])
