@@ -22,8 +22,8 @@ from perfpriv import performative as pf
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
 from perfpriv.engine import Policy
 
-# the explorers and the ends of their sliders, as test_widgets moves them
-from test_widgets import EXPLORERS, _close_figures, _extremes  # noqa: E402,F401  (fixture: autouse)
+# the explorers, moved to the ends of their sliders by test_widgets' redraws
+from test_widgets import EXPLORERS, _close_figures, _redraw_at_every_extreme  # noqa: E402,F401  (fixture: autouse)
 
 
 # plain-text symbols that must be mathtext: subscripted names, Greek letters outside $...$
@@ -96,15 +96,26 @@ def _annotation_problems(fig, tolerance=1.0, *, drawn=False) -> list[str]:
     return found
 
 
-def _check(fig, what):
+def _failures(fig, what) -> list[str]:
+    """What :func:`_check` finds wrong with ``fig``: one line per failed check (empty when it is clean)."""
     # layout_problems draws the figure (the costly part: constrained layout and mathtext); the texts inside
     # the panels are measured on that same drawing
+    failures = []
     problems = layout_problems(fig)
     problems += _annotation_problems(fig, drawn=True)
-    assert not problems, f"{what}: " + "; ".join(problems)
+    if problems:
+        failures.append(f"{what}: " + "; ".join(problems))
     raw = _raw_symbols(fig)
-    assert not raw, f"{what}: symbols outside mathtext: {raw[:5]}"
-    assert fig.get_figwidth() <= COLUMN_WIDTH + 1e-9, f"{what}: {fig.get_figwidth():.2f} in is wider than the column"
+    if raw:
+        failures.append(f"{what}: symbols outside mathtext: {raw[:5]}")
+    if not fig.get_figwidth() <= COLUMN_WIDTH + 1e-9:
+        failures.append(f"{what}: {fig.get_figwidth():.2f} in is wider than the column")
+    return failures
+
+
+def _check(fig, what):
+    failures = _failures(fig, what)
+    assert not failures, "\n".join(failures)
 
 
 def test_layout_problems_sees_a_label_cut_by_the_edge_and_overlapping_ticks():
@@ -192,16 +203,21 @@ ACTS_UNDER = {("feedback_explorer", "spread"): ("behaviour", "heterogeneous (spr
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
-    explorer = getattr(widgets, name)()
-    defaults = dict(explorer.values)
-    _check(explorer._draw(**defaults), f"{name} at its defaults")
-    for key, control in explorer.controls.items():
-        for value in _extremes(control):
-            if value == defaults[key]:
-                continue      # a menu's default entry: the figure at the defaults, checked above
-            values = dict(defaults, **dict([ACTS_UNDER[name, key]] if (name, key) in ACTS_UNDER else []),
-                          **{key: value})
-            _check(explorer._draw(**values), f"{name} with {key}={value!r}")
+    # test_widgets' redraws at every slider extreme, with all their checks, and the layout of each figure checked as
+    # it is drawn: one drawing of each explorer serves both (test_widgets' own test skips itself in a run with this
+    # one). The layout failures are reported together at the end, so that none hides a redraw check that follows.
+    failures = []
+
+    def at_extreme(explorer, defaults, key, value):
+        if value == defaults[key]:
+            return    # a menu's default entry: the figure at the defaults, checked above
+        values = dict(defaults, **dict([ACTS_UNDER[name, key]] if (name, key) in ACTS_UNDER else []), **{key: value})
+        # the figure the redraw just drew (kept by test_widgets._draw_once), or, under ACTS_UNDER, a new drawing
+        failures.extend(_failures(explorer._draw(**values), f"{name} with {key}={value!r}"))
+
+    _redraw_at_every_extreme(name, at_defaults=lambda fig: failures.extend(_failures(fig, f"{name} at its defaults")),
+                             at_extreme=at_extreme)
+    assert not failures, "\n".join(failures)
 
 
 def _ridge_searches(qs, rs, gammas, *, T, n0, trials, d, seed, cap):

@@ -3,6 +3,10 @@
 A slider range that makes perfpriv raise would show readers a red error line
 instead of a figure; this test moves each control to its extremes, one at a
 time, and requires a clean redraw (no message) and a matplotlib Figure.
+
+test_figure_layout checks the layout of the same figures: its explorer test
+makes these redraws too (:func:`_redraw_at_every_extreme`) and checks each
+figure it draws, so that a run with both tests draws each explorer once.
 """
 
 import ipywidgets
@@ -34,20 +38,66 @@ def _extremes(control):
     return []
 
 
-@pytest.mark.parametrize("name", EXPLORERS)
-def test_explorer_redraws_cleanly_at_every_slider_extreme(name):
-    explorer = getattr(widgets, name)()
+def _draw_once(explorer):
+    """``explorer``, its drawing function made to draw each combination of values once.
+
+    The figure of every combination drawn is kept and given again when the
+    controls come back to those values (moving a control back to its default
+    draws the defaults' figure again; the layout test asks for the figure the
+    last redraw drew). The drawings have fixed seeds: a second drawing would
+    be the same figure. Every other step of a redraw (the observer, the error
+    message, the figure's alt text) runs as before.
+    """
+    draw, drawn = explorer._draw, {}
+
+    def draw_once(**values):
+        key = tuple(sorted((name, repr(value)) for name, value in values.items()))
+        if key not in drawn:
+            drawn[key] = draw(**values)
+        return drawn[key]
+
+    explorer._draw = draw_once
+    return explorer
+
+
+def _redraw_at_every_extreme(name, at_defaults=None, at_extreme=None):
+    """Build the explorer ``name`` and move each control to its extremes, one at a time: the checks of the test below.
+
+    ``at_defaults(figure)`` is called with the figure at the defaults, ``at_extreme(explorer, defaults, key, value)``
+    after each move (and its redraw); test_figure_layout checks the layout of the figures there.
+    """
+    explorer = _draw_once(getattr(widgets, name)())
     assert isinstance(explorer, widgets.Explorer)
     text = repr(explorer)
     assert text.startswith("<") and "explorer" in text and "\n" not in text
     defaults = dict(explorer.values)
-    assert isinstance(explorer._draw(**defaults), Figure)
+    fig = explorer._draw(**defaults)
+    assert isinstance(fig, Figure)
+    if at_defaults is not None:
+        at_defaults(fig)
     for key, control in explorer.controls.items():
         for value in _extremes(control):
             control.value = value          # triggers a redraw through the observer (an error would show here)
             assert explorer.message.value == "", f"{name}: {key}={value!r}: {explorer.message.value}"
+            if at_extreme is not None:
+                at_extreme(explorer, defaults, key, value)
         control.value = defaults[key]
     assert explorer.values == defaults
+
+
+#: The test of test_figure_layout that makes the redraws of the test below as well (with the layout of each figure)
+WITH_LAYOUT = ("test_figure_layout.py", "test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme")
+
+
+@pytest.mark.parametrize("name", EXPLORERS)
+def test_explorer_redraws_cleanly_at_every_slider_extreme(name, request):
+    # in a run that has test_figure_layout's test of this explorer too (on this worker or another), the redraws are
+    # made and checked there, through the same _redraw_at_every_extreme, on the figures whose layout it checks
+    for item in request.session.items:
+        if (item.path.name, getattr(item, "originalname", None)) == WITH_LAYOUT and \
+                item.callspec.params.get("name") == name:
+            pytest.skip(f"redrawn and checked with its layout by {WITH_LAYOUT[0]}::{item.name} in this run")
+    _redraw_at_every_extreme(name)
 
 
 def test_explorers_import_plots_through_its_public_names_only():
