@@ -495,12 +495,21 @@ LAW_CASES = {
 }
 
 
+# trials of the agent reference: 500, except the heterogeneous users, whose reference is the slowest (one class
+# draw per candidate recruit; at the cap from round 4 on) and whose comparison has power to spare. With 500 its
+# last-round tolerance 4.5 se was 0.16 of a 5% change of the leaks (se 0.51 on a mean of 287; the population is
+# pinned at the cap, se 0); with 150 it is 0.28 (se 0.90: 4.5 se = 4.0 < 0.05 x 287 = 14.4), and 0.28-0.31 with
+# seeds (1, 2), (3, 4), (5, 6), largest |z| over rounds 0.9-2.3 there. The test still sees a 5% (indeed a 1.5%)
+# change; the in-test power assertion below checks it for the committed seeds.
+AGENT_TRIALS = {"heterogeneous": 150}
+
+
 @pytest.mark.parametrize("case", sorted(LAW_CASES))
 def test_a_typed_behaviours_compiled_run_agrees_in_law_with_the_agent_reference(case):
     # independent truth: every user one at a time (engine.simulate_agents); means within 4.5 se per round
     users, kw, bounds = LAW_CASES[case], dict(T=6, n0=150), dict(cap=500, floor=1)
-    agents = engine.simulate_agents(bernoulli.RandomizedResponse(0.3), users, trials=500, seed=41,
-                                    policy=Policy(**bounds), **kw)
+    agents = engine.simulate_agents(bernoulli.RandomizedResponse(0.3), users, trials=AGENT_TRIALS.get(case, 500),
+                                    seed=41, policy=Policy(**bounds), **kw)
     run = engine.simulate(bernoulli.RandomizedResponse(0.3), users, trials=4000, seed=42, policy=Policy(**bounds),
                           **kw)
     for a, b in ((agents.population, run.population), (agents.leaked, run.leaked)):

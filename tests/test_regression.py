@@ -85,8 +85,12 @@ def _free_search(n, d, lam, bx, by, starts, rng):
     best = 0.0
     for _ in range(starts):
         p0 = (rng.uniform(-1, 1, (n, d + 1)) * np.r_[[bx] * d, by] * rng.uniform(0.05, 1)).ravel()
+        # stop on the value alone (fatol): the test uses the largest shift, never where it is. The projection
+        # leaves directions in which the shift is flat, where the simplex need not shrink to xatol = 1e-10 and
+        # went on shrinking (or ran to maxiter); each start's value is the same to 4 digits (the best to 1e-13),
+        # for 33%, 44%, 42% fewer evaluations in the cases (2, 1), (3, 1), (3, 2) (the others run to maxiter anyway)
         res = optimize.minimize(lambda p: -_shift(*project(p), lam), p0, method="Nelder-Mead",
-                                options=dict(maxiter=2500, xatol=1e-10, fatol=1e-13))
+                                options=dict(maxiter=2500, xatol=np.inf, fatol=1e-13))
         best = max(best, -res.fun)
     return best
 
@@ -392,9 +396,16 @@ def test_engine_agrees_with_the_one_user_at_a_time_reference(conventions):
     g = 0.02 if conventions == "paper" else 1.0
     if conventions == "authors":
         kw["mechanism"] = dict(test_size=50)
-    fast = RG.simulate(g, trials=1500, seed=1, **kw)
+    # trials balanced for the cost: the engine is not much cheaper per trial here than the reference (both loop
+    # over the trials: ~3.4 and ~5.4 ms per trial with "paper", ~3.6 and ~4.7 ms with "authors"), so 1500 + 400
+    # spent most of the time on the side that least reduces the standard error. 650 + 620 trials give a smaller
+    # one: 1/650 + 1/620 = 0.00315 <= 1/1500 + 1/400 = 0.00317 (both laws have the same variance when they agree),
+    # so the expected se, and with it each 4.5 se tolerance, is not larger, for about 25% less work. Largest |z| here
+    # 1.6 (paper) and 0.9 (authors); with other seed pairs <= 1.7 (paper: (3, 4), (5, 6)) and <= 2.6 (authors:
+    # (5, 6) to (13, 14)), but 3.8 for authors with (3, 4) -- 4.4 with the old 1500 + 400: those draws, not the split
+    fast = RG.simulate(g, trials=650, seed=1, **kw)
     slow = engine.simulate_agents(RG.RidgeRelease(g, tau=0.02, d=3, **kw.get("mechanism", {})),
-                                  Memoryless(q=0.5, r=0.3), T=3, n0=16, trials=400, seed=2, conventions=conventions)
+                                  Memoryless(q=0.5, r=0.3), T=3, n0=16, trials=620, seed=2, conventions=conventions)
     for t in range(3):
         assert _compare(fast.population[:, t + 1].astype(float), slow.population[:, t + 1].astype(float)) < Z_TOL
     assert _compare(fast.leaked[:, 0].astype(float), slow.leaked[:, 0].astype(float)) < Z_TOL
