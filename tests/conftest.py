@@ -170,20 +170,16 @@ RENDERED_BOOK_MODULES = ("test_rendered_book_text", "test_rendered_book_html", "
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The rendered-book tests first, page by page across their modules, as one pytest-xdist group.
+    """The rendered-book tests first, page by page across their modules (one pytest-xdist group: ../conftest.py).
 
     Each page then loads and typesets once for all its tests (``visit(page, shared=True)``), on one
     worker (``--dist loadgroup``; the group runs from the start, beside the other files, so it does not
     finish alone at the end). A page's tests run module by module in the order of
     :data:`RENDERED_BOOK_MODULES`, each module's in the order written; tests without a page come last.
-    Every other file keeps its order and is a group of its own, so that it stays on one worker as with
-    ``--dist loadfile`` (a notebook's cells in order, as nbval needs; a module's fixtures made once).
+    Every other file keeps its order.
     """
     rank = {name: k for k, name in enumerate(RENDERED_BOOK_MODULES)}
     book = [item for item in items if item.path.stem in rank]
-    for item in items:
-        if item.path.stem not in rank:    # loadgroup schedules an ungrouped test on its own: group by file
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if not book:
         return
 
@@ -204,7 +200,5 @@ def pytest_collection_modifyitems(config, items):
         return (0, first_seen[page]) if page is not None else (1, 0), rank[item.path.stem], position
 
     ordered = [item for _, item in sorted(indexed, key=order)]
-    for item in ordered:
-        item.add_marker(pytest.mark.xdist_group("rendered_book"))
     chosen = set(map(id, book))
     items[:] = ordered + [item for item in items if id(item) not in chosen]
