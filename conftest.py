@@ -1,16 +1,9 @@
-"""Test tiers and the workers' groups.
+"""Test tiers: ``python -m pytest -m "not slow"`` is the fast tier of the edit-test loop.
 
-``python -m pytest -m "not slow"`` is the fast tier of the edit-test loop.
 The full command (``python -m pytest``) runs everything and is what CI runs.
 The slow tier is, by file: the chapters re-executed by nbval, the browser
 tests of the built book, the fuzz sweeps, the long-run reproducers and the
 command line's end-to-end runs; and any test marked ``@pytest.mark.slow``.
-
-Every file is a pytest-xdist group of its own (``--dist loadgroup``, which
-would schedule an ungrouped test on its own): a notebook's cells run in
-order in one worker, as nbval needs, and a module's fixtures are made
-once. The rendered-book modules form one group together, so that each page
-loads once for all their tests (``tests/conftest.py`` orders them).
 """
 
 from pathlib import Path
@@ -30,11 +23,8 @@ SLOW_TESTS = ("explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme"
               "agrees_in_law_with_the_agent_reference[gaussian-contagion]")
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.fspath))
         if path.suffix == ".ipynb" or path.name in SLOW_FILES or any(part in item.name for part in SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
-        group = "rendered_book" if path.name.startswith("test_rendered_book_") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))

@@ -132,11 +132,10 @@ def shared_visits(browser):
 def visit(browser, server, shared_visits, request):
     """Open a page of the book offline: ``visit(page, viewport=...)`` returns a :class:`rendered.Visit`.
 
-    ``shared=True``: the page as the previous test left it, if that test opened the same page with the same
-    viewport (a page loads and typesets in seconds; the rendered-book tests of all modules read it in turn:
-    ``pytest_collection_modifyitems`` below runs them page by page, the modules in the order of
-    :data:`RENDERED_BOOK_MODULES` and each module's tests in the order written, so that a test that clicks or
-    changes the page comes after those that only read it). Otherwise a fresh tab.
+    ``shared=True``: the page as the previous test of the same module left it, if that test opened the same
+    page with the same viewport (a page loads and typesets in seconds; the rendered-book tests read it in
+    turn: ``pytest_collection_modifyitems`` below runs a module's tests page by page, in the order they are
+    written, so a test that clicks or changes the page comes last for its page). Otherwise a fresh tab.
     """
     from rendered import Visit, html_path
 
@@ -144,7 +143,7 @@ def visit(browser, server, shared_visits, request):
 
     def open_page(page, shared=False, viewport=(1280, 900)):
         url = f"{server}/{html_path(page)}"
-        key = (url, tuple(viewport))
+        key = (request.module.__name__, url, tuple(viewport))
         if shared and key in shared_visits:
             return shared_visits[key]
         v = Visit(browser, url, local_prefix=server, viewport=viewport)
@@ -162,43 +161,22 @@ def visit(browser, server, shared_visits, request):
         v.close()
 
 
-#: The rendered-book test modules, in the order their tests of one page run: those that only read the page
-#: first; ``pages`` clicks open a proof and a solution, ``explorers`` moves sliders and marks the kernel ready.
-RENDERED_BOOK_MODULES = ("test_rendered_book_text", "test_rendered_book_html", "test_rendered_book_accessibility",
-                         "test_rendered_book_pages", "test_rendered_book_explorers")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """The rendered-book tests first, page by page across their modules (one pytest-xdist group: ../conftest.py).
-
-    Each page then loads and typesets once for all its tests (``visit(page, shared=True)``), on one
-    worker (``--dist loadgroup``; the group runs from the start, beside the other files, so it does not
-    finish alone at the end). A page's tests run module by module in the order of
-    :data:`RENDERED_BOOK_MODULES`, each module's in the order written; tests without a page come last.
-    Every other file keeps its order.
-    """
-    rank = {name: k for k, name in enumerate(RENDERED_BOOK_MODULES)}
-    book = [item for item in items if item.path.stem in rank]
-    if not book:
-        return
-
-    def page_of(item):
+def pytest_collection_modifyitems(items):
+    """The rendered-book tests of a module page by page (tests of one page in the order written), so that the
+    tests of one page share its visit; the module's tests without a page come last, in their order.
+    Other files keep their order."""
+    def page_order(item):
         callspec = getattr(item, "callspec", None)
-        return callspec.params.get("page") if callspec else None
+        page = callspec.params.get("page") if callspec else None
+        return (0, first_seen.setdefault(page, len(first_seen))) if page is not None else (1, 0)
 
-    # the modules in RENDERED_BOOK_MODULES order, each in the order written; pages numbered as first met
-    indexed = sorted(enumerate(book), key=lambda pair: (rank[pair[1].path.stem], pair[0]))
-    first_seen = {}
-    for _, item in indexed:
-        if page_of(item) is not None:
-            first_seen.setdefault(page_of(item), len(first_seen))
-
-    def order(pair):
-        position, item = pair
-        page = page_of(item)
-        return (0, first_seen[page]) if page is not None else (1, 0), rank[item.path.stem], position
-
-    ordered = [item for _, item in sorted(indexed, key=order)]
-    chosen = set(map(id, book))
-    items[:] = ordered + [item for item in items if id(item) not in chosen]
+    start = 0
+    while start < len(items):
+        path = items[start].path
+        end = start
+        while end < len(items) and items[end].path == path:
+            end += 1
+        if path.name.startswith("test_rendered_book_"):
+            first_seen = {}
+            items[start:end] = sorted(items[start:end], key=page_order)     # a stable sort
+        start = end

@@ -2,8 +2,8 @@
 
 The fixtures built on these (``html_dir``, ``server``, ``visit``, ``screenshot_dir``,
 ``axe_source``) are in ``tests/conftest.py``; the tests are split by concern over
-``tests/test_rendered_book_*.py``; they run as one pytest-xdist group, page by page, so that each page
-loads once for all of them (``tests/conftest.py``). The book is built once per run: the
+``tests/test_rendered_book_*.py`` so that pytest-xdist spreads them over the cores
+(``--dist loadfile`` keeps a file on one worker). The book is built once per run: the
 first worker to need it builds it under a file lock in the run's shared temporary
 folder, the others wait and reuse it; ``PERFPRIV_BOOK_HTML`` names an existing build
 instead (CI builds the book first and sets it).
