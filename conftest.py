@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 #: Test files whose every test belongs to the slow tier.
-SLOW_FILES = {"test_rendered_book_html.py", "test_rendered_book_pages.py", "test_rendered_book_explorers.py",
-              "test_rendered_book_text.py", "test_rendered_book_accessibility.py", "test_static_explorer.py",
+SLOW_FILES = {"test_rendered_book_html.py", "test_rendered_book_browser_1.py", "test_rendered_book_browser_2.py",
+              "test_static_explorer.py",
               "test_long_run.py", "test_cli.py", "test_fuzz.py", "test_fuzz_upper.py", "test_fuzz_learning.py",
               "test_notebook.py"}
 

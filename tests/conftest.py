@@ -1,6 +1,6 @@
 """Shared test configuration: a non-interactive matplotlib backend, Debian's Chromium, the rendered book.
 
-The browser tests (``test_rendered_book_*.py``, ``test_static_explorer.py``)
+The browser tests (``test_rendered_book_browser_*.py``, ``test_static_explorer.py``)
 drive ``/usr/bin/chromium`` through Playwright's Python package; nothing is
 downloaded (never ``playwright install``). Without Chromium they are skipped,
 except under CI, where a missing browser is an error. The rendered book's
@@ -79,7 +79,7 @@ def no_warnings():
 
 
 
-# ------------------------------------------------ the rendered book (tests/test_rendered_book_*.py, tests/rendered.py)
+# ---------------------------- the rendered book (tests/test_rendered_book_*.py, rendered_checks.py, rendered.py)
 
 
 @pytest.fixture(scope="session")
@@ -117,6 +117,30 @@ def server(html_dir):
 @pytest.fixture(scope="session")
 def screenshot_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's script (``node_modules``, from ``npm ci --ignore-scripts``), to inject into a page."""
+    from rendered import ROOT
+
+    path = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+    if not path.exists():
+        pytest.fail("axe-core is missing: run `npm ci --ignore-scripts` (package.json lists it)")
+    return path.read_text(encoding="utf-8")
+
+
+def pytest_generate_tests(metafunc):
+    """The page checks of ``tests/rendered_checks.py`` on the pages of the module's share: those of
+    ``check.pages`` whose position in ``rendered.ALL_PAGES`` is k modulo n, for ``PAGE_SHARE = (k, n)``."""
+    share = getattr(metafunc.module, "PAGE_SHARE", None)
+    pages = getattr(metafunc.function, "pages", None)
+    if share is None or pages is None or "page" not in metafunc.fixturenames:
+        return
+    from rendered import ALL_PAGES
+
+    k, n = share
+    metafunc.parametrize("page", [p for i, p in enumerate(ALL_PAGES) if i % n == k and p in pages])
 
 
 @pytest.fixture(scope="session")

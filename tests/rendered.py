@@ -1,9 +1,11 @@
 """What the tests of the rendered book share: its pages, a warning-free build made once per run, and a page opened offline.
 
 The fixtures built on these (``html_dir``, ``server``, ``visit``, ``screenshot_dir``,
-``axe_source``) are in ``tests/conftest.py``; the tests are split by concern over
-``tests/test_rendered_book_*.py`` so that pytest-xdist spreads them over the cores
-(``--dist loadfile`` keeps a file on one worker). The book is built once per run: the
+``axe_source``) are in ``tests/conftest.py``. The browser checks are in ``tests/rendered_checks.py``
+and run page by page, all checks of a page on one load of it, from two modules
+(``tests/test_rendered_book_browser_{1,2}.py``, each with half of the pages) that pytest-xdist runs on
+two cores (``--dist loadfile`` keeps a module on one worker); the checks of the HTML files are in
+``tests/test_rendered_book_html.py``. The book is built once per run: the
 first worker to need it builds it under a file lock in the run's shared temporary
 folder, the others wait and reuse it; ``PERFPRIV_BOOK_HTML`` names an existing build
 instead (CI builds the book first and sets it).

@@ -2,7 +2,7 @@
 values and what the drawn curves do, follows the sliders, and is read correctly off a figure of known lines.
 
 The page copies the text of an explorer's visually hidden ``.pp-figure-alt`` element to its figure's alt
-(``book/_static/perfpriv.js``); ``tests/test_rendered_book_accessibility.py`` checks that in the browser.
+(``book/_static/perfpriv.js``); ``tests/rendered_checks.py`` checks that in the browser.
 """
 
 import html
