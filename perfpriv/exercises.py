@@ -228,11 +228,13 @@ def _agnostic_survival_edge(beta: float) -> float:
 
 def _strip_edge(T: int) -> float:
     """ch02-ex-strip: the largest r of the stated grid at which the mean-field optimal budget is finite."""
-    from . import optimize
+    from . import behaviour, bernoulli, optimize
 
     eps = np.r_[np.geomspace(0.05, 10.0, 40), np.inf]
     r = np.linspace(0.5, 0.6, 101)
-    res = optimize.mean_field_optimal_epsilon(q=np.full_like(r, 0.5), r=r, epsilons=eps, T=T, n0=400, rule="agnostic")
+    res = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)),
+                                              behaviour.Memoryless(q=np.full_like(r, 0.5), r=r, rule="agnostic"),
+                                              T=T, n0=400)
     return float(r[np.isfinite(res.epsilon)].max())
 
 
@@ -390,8 +392,8 @@ _ENTRIES = [
              0.12, lambda: float(_gaussian().mahalanobis_error(1.0, 200, np.eye(12)))),
     Exercise("ch06-ex-sim.bound_exact", "gamma* of Lemma 9's bound under the exact statistic, q = 0.3, r = 0.2, "
              "tau = 0.02, T = 10, N0 = 100 (d = 12, R = 10)", 0.5459024416341064,
-             lambda: float(_optimize().optimal_gamma(q=0.3, r=0.2, tau=0.02, T=10, n0=100, d=12, R=10.0,
-                                                     statistic="exact").gamma)),
+             lambda: float(_optimize().optimal_gamma(_gaussian().GaussianMean(tau=0.02, d=12, R=10.0, statistic="exact"),
+                                                     _behaviour().Memoryless(q=0.3, r=0.2), T=10, n0=100).gamma)),
     Exercise("ch06-ex-sim.floor", "leak probability that no noise removes under the exact statistic at N = 100, "
              "d = 12, tau = 0.02", 0.21960755183760647,
              lambda: float(_leakage().exact_leak_floor(100, d=12, tau=0.02))),

@@ -654,7 +654,8 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
                           np.inf])
     sim = optimize.optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed,
                                    policy=engine.Policy(cap=cap), behaviour=users, n_jobs=n_jobs, progress=False)
-    theory = optimize.mean_field_optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, mu=mu, cap=cap, behaviour=users)
+    theory = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=mu), users(Q, Rr), T=T, n0=n0,
+                                                 policy=engine.Policy(cap=cap))
     none = int(np.flatnonzero(np.isinf(eps))[0])
     private = np.where(np.arange(eps.size) != none, theory.values, np.inf)
     best = np.argmin(private, axis=-1)
@@ -707,9 +708,9 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
     sim = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
                                            seed=seed, policy=engine.Policy(cap=cap), behaviour=users, n_jobs=n_jobs,
                                            progress=False)
-    theory = optimize.optimal_gamma(q=Q, r=Rr, tau=tau, T=T, n0=n0, d=d, R=R, objective="mean_field",
-                                    rounds="algorithm", cap=cap, behaviour=users, grid=31,
-                                    bracket=(float(grid[1]) / 4, float(grid[-1]) * 4))
+    search = gaussian.GaussianMean(np.geomspace(float(grid[1]) / 4, float(grid[-1]) * 4, 31), tau=tau, d=d, R=R)
+    theory = optimize.optimal_gamma(search, users(Q, Rr), T=T, n0=n0, objective="mean_field", rounds="algorithm",
+                                    policy=engine.Policy(cap=cap))
     mech = gaussian.GaussianMean(NO_PRIVACY_GAMMA, tau=tau, d=d, R=R)
     none_value = np.asarray(engine.mean_field(mech, users(Q, Rr), T=T, n0=n0, cap=cap).cumulative_error, float)
     theory_value = np.asarray(theory.value, float)

@@ -333,20 +333,22 @@ def test_searches_default_unchanged_and_callable_reproduces_it():
     base = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, **kw)
     same = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, behaviour=_leakcount_one, **kw)
     np.testing.assert_array_equal(base.values, same.values)
-    mf = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=eps, T=20, n0=100)
-    mf2 = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=eps, T=20, n0=100, behaviour=_leakcount_one)
+    rr = bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0))
+    mf = optimize.mean_field_optimal_epsilon(rr, Memoryless(q=Q, r=R), T=20, n0=100)
+    mf2 = optimize.mean_field_optimal_epsilon(rr, _leakcount_one(Q, R), T=20, n0=100)
     np.testing.assert_allclose(mf.values, mf2.values, rtol=1e-12)
     gkw = dict(tau=0.02, T=5, n0=50, d=12, R=10.0, trials=3, seed=4, progress=False)
     g = optimize.optimal_gamma_empirical(q=Q, r=R, gammas=[0.3, 1.0], **gkw)
     g2 = optimize.optimal_gamma_empirical(q=Q, r=R, gammas=[0.3, 1.0], behaviour=_leakcount_one, **gkw)
     np.testing.assert_array_equal(g.values, g2.values)
-    tkw = dict(tau=0.02, T=5, n0=50, d=12, R=10.0, objective="mean_field", grid=9)
-    t = optimize.optimal_gamma(q=Q, r=R, **tkw)
-    t2 = optimize.optimal_gamma(q=Q, r=R, behaviour=_leakcount_one, **tkw)
+    grid = gaussian.GaussianMean(np.geomspace(1e-2, 1e3, 9), tau=0.02, d=12, R=10.0)
+    tkw = dict(T=5, n0=50, objective="mean_field")
+    t = optimize.optimal_gamma(grid, Memoryless(q=Q, r=R), **tkw)
+    t2 = optimize.optimal_gamma(grid, _leakcount_one(Q, R), **tkw)
     np.testing.assert_allclose(t.values, t2.values, rtol=1e-12)      # the objective, to rounding
     np.testing.assert_allclose(t.gamma, t2.gamma, rtol=1e-6)         # its minimizer, to the search's tolerance
     # a richer behaviour changes the answer
-    t3 = optimize.optimal_gamma(q=Q, r=R, behaviour=_leakcount_three, **tkw)
+    t3 = optimize.optimal_gamma(grid, _leakcount_three(Q, R), **tkw)
     assert not np.allclose(t.values, t3.values)
 
 
@@ -363,13 +365,23 @@ def test_search_behaviour_argument_is_checked():
         optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, behaviour=3)
     with pytest.raises(ValueError, match="rule and behaviour are exclusive"):
         optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, rule="agnostic", behaviour=_leakcount_one)
-    with pytest.raises(ValueError, match="objective"):
-        optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=5, n0=50, d=12, R=10.0, behaviour=_leakcount_one)
-    with pytest.raises(TypeError, match="Behaviour"):
-        optimize.mean_field_optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, behaviour=lambda q, r: "users")
-    with pytest.raises(ValueError, match="one cell per"):
-        optimize.mean_field_optimal_epsilon(q=[0.3, 0.4], r=[0.6, 0.6], epsilons=[1.0], T=5, n0=10,
-                                            behaviour=lambda q, r: Memoryless(q=0.3, r=0.6))
+    # the theory searches take the Behaviour itself: Lemma 9's bound (the default objective) and Theorem 2's
+    # γ_c refuse a richer behaviour by naming users, the mean field takes it
+    gm = gaussian.GaussianMean(tau=0.02, d=12, R=10.0)
+    for kw in (dict(), dict(objective="bound"), dict(objective="mean_field", constrained=True)):
+        with pytest.raises(ValueError, match="^users must be the paper's"):
+            optimize.optimal_gamma(gm, _leakcount_one(0.3, 0.6), T=5, n0=50, **kw)
+    assert np.isfinite(optimize.optimal_gamma(gm, _leakcount_one(0.3, 0.6), T=5, n0=50, objective="mean_field").gamma)
+    # what is not a Behaviour (the old callable, or what one returned) is refused by naming users
+    for users in ("users", _leakcount_one, (0.3, 0.6)):
+        with pytest.raises(TypeError, match="^users must be a perfpriv.behaviour.Behaviour"):
+            optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([1.0]), users, T=5, n0=10)
+        with pytest.raises(TypeError, match="^users must be a perfpriv.behaviour.Behaviour"):
+            optimize.optimal_gamma(gm, users, T=5, n0=50, objective="mean_field")
+    # the users' cells are the search's cells (there is no second (q, r) grid for them to disagree with)
+    cells = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([1.0, np.inf]),
+                                                LeakCount(k=2, q=[0.3, 0.4], r=[0.6, 0.6]), T=5, n0=10)
+    assert cells.epsilon.shape == (2,) and cells.values.shape == (2, 2)
 
 
 # ----------------------------------------------------------------- arguments
@@ -498,7 +510,8 @@ def test_maps_and_summary_are_consistent_with_the_searches():
     fam = feedback.family("memory", 2)
     m = feedback.epsilon_map(fam, qs, rs, [0.2, 1.0], T=15, n0=100, trials=8, seed=2)
     Q, R = np.meshgrid(qs, rs, indexing="ij")
-    mf = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=[0.2, 1.0, np.inf], T=15, n0=100, behaviour=fam)
+    mf = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([0.2, 1.0, np.inf], mu=(0.5, 1.0)),
+                                             fam(Q, R), T=15, n0=100)
     np.testing.assert_allclose(m.theory_none, mf.values[..., -1])
     assert np.isinf(m.levels[m.none]) and m.values.shape == (2, 2, 3)
     np.testing.assert_array_equal(m.pays_theory, np.isfinite(m.theory))

@@ -363,10 +363,12 @@ def test_a_panel_keeps_its_colour_key():
     """The colour bar of a heatmap, or of a row of panels, is inside the box of the panel it belongs to."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from perfpriv import cli, experiments, optimize, plots
+    from perfpriv import bernoulli, cli, experiments, optimize, plots
+    from perfpriv.behaviour import Memoryless
 
     Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
-    res = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=[0.5, np.inf], T=5)
+    res = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf], mu=(0.5, 1.0)),
+                                              Memoryless(q=Q, r=R), T=5)
     for fig in (plots.figure1(T=5, trials=2, epsilons=[0.5, np.inf]), plots.epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6]),
                 plots.figure_gamma_star(experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02, empirical=False))):
         canvas = FigureCanvasAgg(fig)

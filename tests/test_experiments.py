@@ -274,7 +274,8 @@ def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
 
 def test_horizon_curves_hold_the_library_optima():
     h = experiments.horizon_curves(gm(0.02, [0.5, 1.0, 2.0]), USERS, T=5, n0=80, trials=4, seed=1)
-    assert h.gamma_bound == optimize.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=5, n0=80, d=D, R=R).gamma
+    assert h.gamma_bound == optimize.optimal_gamma(gaussian.GaussianMean(tau=0.02, d=D, R=R), Memoryless(q=0.3, r=0.6),
+                                                   T=5, n0=80).gamma
     assert h.gamma_mean_field == h.fine[np.argmin(h.mean_field)]
     emp = optimize.optimal_gamma_empirical(q=0.3, r=0.6, gammas=[0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
                                            seed=1)
@@ -295,12 +296,14 @@ def test_gamma_star_map_is_the_argmin_of_the_search_and_the_theory_of_optimize()
                                            **{k: v for k, v in GSM.items() if k != "gammas"})
     assert np.array_equal(m.values, emp.values) and np.array_equal(m.se, emp.se)
     assert np.array_equal(m.empirical, emp.gamma)
-    th = dict(tau=0.05, T=5, n0=40, d=D, R=R)
-    assert np.array_equal(m.bound, optimize.optimal_gamma(q=Q, r=Rr, objective="bound", **th).gamma)
-    assert np.array_equal(m.constrained, optimize.optimal_gamma(q=Q, r=Rr, constrained=True, **th).gamma,
+    model = (gaussian.GaussianMean(tau=0.05, d=D, R=R), Memoryless(q=Q, r=Rr))
+    th = dict(T=5, n0=40)
+    assert np.array_equal(m.bound, optimize.optimal_gamma(*model, objective="bound", **th).gamma)
+    assert np.array_equal(m.constrained, optimize.optimal_gamma(*model, constrained=True, **th).gamma,
                           equal_nan=True)
-    assert np.array_equal(m.mean_field, optimize.optimal_gamma(q=Q, r=Rr, objective="mean_field", cap=20000,
-                                                              rounds="algorithm", **th).gamma)
+    assert np.array_equal(m.mean_field, optimize.optimal_gamma(*model, objective="mean_field",
+                                                              policy=Policy(cap=20000), rounds="algorithm",
+                                                              **th).gamma)
 
 
 class CountingStore(dict):

@@ -13,11 +13,18 @@ import numpy as np
 import pytest
 
 from perfpriv import bernoulli as B
+from perfpriv import engine
 from perfpriv import optimize as O
-from perfpriv.engine import Policy
+from perfpriv.behaviour import LeakCount, Memoryless
+from perfpriv.engine import Policy, Schedule
 
 Z = 4.5
 EPS = np.array([0.05, 0.15, 0.4, 1.0, 2.5, 6.0, np.inf])
+
+
+def rr(epsilons=EPS, mu=(0.5, 1.0)):
+    """The mechanism of the mean-field search: its levels are the grid of budgets (the simulated search's mu)."""
+    return B.RandomizedResponse(epsilons, mu=mu)
 
 
 def test_one_public_home_in_optimize():
@@ -50,7 +57,7 @@ def test_scalar_and_grid_shapes():
     grid = O.optimal_epsilon(q=q, r=r, epsilons=EPS, T=30, n0=50, trials=4, seed=0)
     assert grid.epsilon.shape == (3, 2) and grid.values.shape == (3, 2, EPS.size)
     assert np.all(grid.epsilon == EPS[grid.index])
-    mf = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=30, n0=50)
+    mf = O.mean_field_optimal_epsilon(rr(), Memoryless(q=q, r=r), T=30, n0=50)
     assert mf.epsilon.shape == (3, 2) and np.all(mf.se == 0)
 
 
@@ -105,14 +112,14 @@ def test_finite_epsilon_wins_when_r_much_larger_than_q():
     gap = res.values[-1] - res.values[i]
     assert gap > Z * np.hypot(res.se[-1], res.se[i])
     # the mean-field prediction picks the same grid point here
-    assert O.mean_field_optimal_epsilon(q=0.1, r=0.9, epsilons=EPS).epsilon == res.epsilon
+    assert O.mean_field_optimal_epsilon(rr(), Memoryless(q=0.1, r=0.9)).epsilon == res.epsilon
 
 
 def test_optimal_epsilon_falls_as_the_leaving_rate_rises():
     # the paper's claim (Fig. 2): where eps* is finite it decreases with q
     eps = np.geomspace(0.02, 20, 25)
     qs = np.array([0.1, 0.3, 0.5, 0.7])
-    mf = O.mean_field_optimal_epsilon(q=qs, r=0.9, epsilons=eps)
+    mf = O.mean_field_optimal_epsilon(rr(eps), Memoryless(q=qs, r=0.9))
     assert np.all(np.diff(mf.epsilon) < 0)
     sim = O.optimal_epsilon(q=qs, r=np.full(4, 0.9), epsilons=eps, trials=10, seed=2)
     assert sim.epsilon[0] > sim.epsilon[-1]
@@ -126,7 +133,7 @@ def test_agnostic_model_prefers_no_privacy_when_r_exceeds_q():
     # eps = inf beats every eps <= 1 by more than Z standard errors
     gap = res.values[:3] - res.values[-1]
     assert np.all(gap > Z * np.hypot(res.se[:3], res.se[-1]))
-    assert O.mean_field_optimal_epsilon(q=0.1, r=0.5, epsilons=eps, rule="agnostic").epsilon == np.inf
+    assert O.mean_field_optimal_epsilon(rr(eps), Memoryless(q=0.1, r=0.5, rule="agnostic")).epsilon == np.inf
 
 
 def test_clip_estimate_bounds_the_error_as_in_the_authors_code():
@@ -140,7 +147,7 @@ def test_clip_estimate_bounds_the_error_as_in_the_authors_code():
 
 def test_mean_field_optimum_is_argmin_of_mean_field_error():
     q, r = np.array([0.2, 0.5]), np.array([0.7, 0.9])
-    res = O.mean_field_optimal_epsilon(q=q, r=r, epsilons=EPS, T=50, n0=100, rule="leak", mu=(0.0, 1.0))
+    res = O.mean_field_optimal_epsilon(rr(mu=(0.0, 1.0)), Memoryless(q=q, r=r, rule="leak"), T=50, n0=100)
     errs = B.mean_field(EPS, q=q, r=r, T=50, n0=100, mu=(0.0, 1.0)).sq_error[..., -1]
     np.testing.assert_allclose(res.values, errs)
     assert np.array_equal(res.epsilon, EPS[np.argmin(errs, axis=-1)])
@@ -177,9 +184,55 @@ def test_bad_input_raises_value_error_naming_the_parameter(kwargs, name):
     if name == "trials":  # the mean-field search has no trials
         return
     args.pop("trials")
-    args["cap"] = cap
-    with pytest.raises(ValueError, match=name):
-        O.mean_field_optimal_epsilon(q=q, r=r, epsilons=eps, **args)
+    rule = args.pop("rule", "leak")
+    name = {"epsilons": "epsilon"}.get(name, name)       # the mechanism's own name for its budgets
+    with pytest.raises(ValueError, match=name):  # the budgets, cells and cap are checked where they enter
+        O.mean_field_optimal_epsilon(rr(eps), Memoryless(q=q, r=r, rule=rule), policy=Policy(cap=cap), **args)
+
+
+@pytest.mark.parametrize("mechanism", [None, [0.5, 1.0], 1.0, "rr"])
+def test_mean_field_search_refuses_a_mechanism_that_is_not_randomized_response(mechanism):
+    from perfpriv.gaussian import GaussianMean
+
+    mechanism = GaussianMean([0.5, 1.0, 2.0], tau=0.02, d=3, R=10.0) if mechanism == "rr" else mechanism
+    with pytest.raises(TypeError, match=r"^mechanism must be a perfpriv\.bernoulli\.RandomizedResponse"):
+        O.mean_field_optimal_epsilon(mechanism, Memoryless(q=0.3, r=0.6), T=5, n0=10)
+
+
+@pytest.mark.parametrize("users", [None, (0.3, 0.6), dict(q=0.3, r=0.6), lambda q, r: Memoryless(q=q, r=r)])
+def test_mean_field_search_refuses_users_that_are_not_a_behaviour(users):
+    # the old behaviour callable (q, r) -> Behaviour is refused too: the Behaviour itself is the map
+    with pytest.raises(TypeError, match=r"^users must be a perfpriv\.behaviour\.Behaviour"):
+        O.mean_field_optimal_epsilon(rr(), users, T=5, n0=10)
+
+
+def test_mean_field_search_refuses_a_mechanism_without_a_grid_of_budgets():
+    import copy
+
+    cases = [(rr(Schedule([0.5, 1.0, 2.0])), "a schedule"),
+             (rr(engine.PerCell(np.array([0.5, 2.0]))), "levels per cell")]
+    bare = copy.copy(rr([1.0]))
+    bare.levels = None                     # a mechanism without levels (no public constructor makes one)
+    cases.append((bare, "no budget"))
+    for mech, kind in cases:
+        with pytest.raises(ValueError, match=rf"^mechanism must hold the budgets to search.*{kind}"):
+            O.mean_field_optimal_epsilon(mech, Memoryless(q=[0.3, 0.4], r=0.6), T=3, n0=10)
+
+
+def test_mean_field_search_takes_the_policy_and_any_behaviour_and_records_them():
+    users = Memoryless(q=[0.2, 0.6], r=0.7, rule="agnostic")
+    res = O.mean_field_optimal_epsilon(rr(mu=(0.0, 1.0)), users, T=12, n0=60, policy=Policy(cap=80, floor=0))
+    path = B.mean_field(EPS, q=[0.2, 0.6], r=0.7, T=12, n0=60, rule="agnostic", mu=(0.0, 1.0), cap=80, floor=0)
+    np.testing.assert_array_equal(res.values, path.sq_error[..., -1])
+    assert res.settings == dict(T=12, n0=60, rule="agnostic", mu=(0.0, 1.0), cap=80, floor=0, users=users)
+    default = O.mean_field_optimal_epsilon(rr(), Memoryless(q=0.3, r=0.6), T=5, n0=50)
+    assert default.settings["cap"] == 20000 and default.settings["floor"] == 1 and default.settings["rule"] == "leak"
+    with pytest.raises(ValueError, match="cap must be >= n0"):
+        O.mean_field_optimal_epsilon(rr(), Memoryless(q=0.3, r=0.6), T=5, n0=50, policy=Policy(cap=10))
+    with pytest.raises(TypeError, match="policy"):
+        O.mean_field_optimal_epsilon(rr(), Memoryless(q=0.3, r=0.6), T=5, n0=50, policy=dict(cap=100))
+    leaky = O.mean_field_optimal_epsilon(rr(), LeakCount(k=3, q=0.3, r=0.6), T=5, n0=50)
+    assert leaky.settings["users"].k == 3 and not np.array_equal(leaky.values, default.values)
 
 
 def test_q_and_r_of_different_shapes_that_do_not_broadcast_are_rejected():
@@ -233,7 +286,7 @@ def test_a_mean_field_too_long_to_record_is_refused_before_any_work():
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="rounds"):
-            O.mean_field_optimal_epsilon([1.0], q=0.3, r=0.6, T=10**9)
+            O.mean_field_optimal_epsilon(rr([1.0]), Memoryless(q=0.3, r=0.6), T=10**9)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

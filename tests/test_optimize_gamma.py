@@ -16,8 +16,8 @@ from scipy import optimize
 from perfpriv import keyed
 from perfpriv import optimize as O
 from perfpriv import dynamics as D
-from perfpriv import engine, gaussian
-from perfpriv.behaviour import Memoryless
+from perfpriv import bernoulli, engine, gaussian
+from perfpriv.behaviour import LeakCount, Memoryless
 from perfpriv.engine import Policy
 from perfpriv.gaussian import GaussianMean
 from perfpriv.optimize import GammaOptimum, optimal_gamma, optimal_gamma_empirical
@@ -28,6 +28,11 @@ SMALL = dict(d=3, R=8.0, method="quadrature")
 def gm(tau, gamma=1.0):
     """The Gaussian mechanism of SMALL's data model (perfpriv.dynamics, engine.mean_field) at the level(s) gamma."""
     return GaussianMean(gamma, tau=tau, d=SMALL["d"], R=SMALL["R"], leak_method=SMALL["method"])
+
+
+def search(tau, gammas=None):
+    """optimal_gamma's mechanism: SMALL's data model, its grid ``gammas`` (None: the search's default grid)."""
+    return GaussianMean(gammas, tau=tau, d=SMALL["d"], R=SMALL["R"], leak_method=SMALL["method"])
 
 
 def bound(g, *, tau, q, r, T, n0):
@@ -59,7 +64,7 @@ def test_one_public_home_in_optimize():
                                      (0.5, 0.0, 0.05), (0.0, 0.5, 0.05)])
 def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
     kw = dict(T=20, n0=100)
-    res = optimal_gamma(q=q, r=r, tau=tau, **kw, **SMALL)
+    res = optimal_gamma(search(tau), Memoryless(q=q, r=r), **kw)
     gb, vb = brute(lambda g: bound(g, tau=tau, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
     assert res.value == pytest.approx(bound(res.gamma, tau=tau, q=q, r=r, **kw), rel=1e-14)
@@ -70,7 +75,8 @@ def test_bound_objective_agrees_with_brute_force_on_a_fine_grid(q, r, tau):
                                             (0.7, 0.1, None, "paper"), (0.5, 0.01, 400, "algorithm")])
 def test_mean_field_objective_agrees_with_brute_force_on_a_fine_grid(q, r, cap, rounds):
     kw = dict(T=12, n0=100, cap=cap, rounds=rounds)
-    res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", **kw, **SMALL)
+    res = optimal_gamma(search(0.05), Memoryless(q=q, r=r), objective="mean_field", T=12, n0=100,
+                        policy=Policy(cap=cap), rounds=rounds)
     gb, vb = brute(lambda g: mean_field(g, tau=0.05, q=q, r=r, **kw))
     assert res.value <= vb * (1 + 1e-12)
     assert res.value == pytest.approx(mean_field(res.gamma, tau=0.05, q=q, r=r, **kw), rel=1e-14)
@@ -80,12 +86,13 @@ def test_mean_field_objective_agrees_with_brute_force_on_a_fine_grid(q, r, cap, 
 def test_two_local_minima_the_grid_finds_the_global_one():
     # small r, large q: the mean-field objective has a shallow minimum at small gamma
     # (fast collapse, cheap releases) and a deeper one at large gamma (survival)
-    q, r, kw = 0.5, 0.01, dict(T=20, n0=100, **SMALL)
+    q, r, kw = 0.5, 0.01, dict(T=20, n0=100)
     f = lambda g: mean_field(g, tau=0.05, q=q, r=r, T=20, n0=100)  # noqa: E731
     v = f(FINE)
     local = [i for i in range(1, FINE.size - 1) if v[i] < v[i - 1] and v[i] <= v[i + 1]]
     assert FINE[local[0]] < 1 < 3 < FINE[local[-1]] and v[local[-1]] < 0.7 * v[local[0]]
-    res = optimal_gamma(q=q, r=r, tau=0.05, objective="mean_field", rounds="algorithm", **kw)   # f's indexing
+    res = optimal_gamma(search(0.05), Memoryless(q=q, r=r), objective="mean_field", rounds="algorithm",
+                        **kw)   # f's indexing
     assert res.gamma > 3 and res.value <= v.min() * (1 + 1e-12)
     # a bounded scalar solver alone on the whole bracket gets trapped
     naive = optimize.minimize_scalar(lambda u: math.log(f(math.exp(u))), bounds=(math.log(1e-2), math.log(1e3)),
@@ -97,12 +104,12 @@ def test_arrays_give_one_optimum_per_cell_equal_to_the_scalar_search():
     q = np.array([[0.1], [0.5], [0.9]])
     r = np.array([0.05, 0.4, 0.8])
     for objective in ("bound", "mean_field"):
-        kw = dict(T=15, n0=100, objective=objective, **SMALL)
-        res = optimal_gamma(q=q, r=r, tau=0.05, **kw)
+        kw = dict(T=15, n0=100, objective=objective)
+        res = optimal_gamma(search(0.05), Memoryless(q=q, r=r), **kw)
         assert isinstance(res, GammaOptimum) and res.gamma.shape == (3, 3)
         assert res.values.shape == (3, 3, res.gammas.size)
         for i, j in [(0, 0), (1, 2), (2, 1)]:
-            one = optimal_gamma(q=float(q[i, 0]), r=float(r[j]), tau=0.05, **kw)
+            one = optimal_gamma(search(0.05), Memoryless(q=float(q[i, 0]), r=float(r[j])), **kw)
             assert one.value == pytest.approx(res.value[i, j], rel=1e-10)
             assert one.gamma == pytest.approx(res.gamma[i, j], rel=1e-4)
 
@@ -111,9 +118,9 @@ def test_arrays_give_one_optimum_per_cell_equal_to_the_scalar_search():
 def test_constrained_search_never_goes_below_critical_gamma(objective):
     q = np.array([[0.0], [0.05], [0.5], [0.95]])  # q = 0: gamma_c = 0, the constraint is void
     r = np.array([0.0, 0.1, 0.5, 0.9])
-    kw = dict(T=10, n0=100, objective=objective, **SMALL)
-    free = optimal_gamma(q=q, r=r, tau=0.05, **kw)
-    cons = optimal_gamma(q=q, r=r, tau=0.05, constrained=True, **kw)
+    kw = dict(T=10, n0=100, objective=objective)
+    free = optimal_gamma(search(0.05), Memoryless(q=q, r=r), **kw)
+    cons = optimal_gamma(search(0.05), Memoryless(q=q, r=r), constrained=True, **kw)
     gc = D.critical_gamma(gm(0.05), Memoryless(q=q, r=r), n=100) * np.ones(cons.gamma.shape)
     ok = np.isfinite(gc) & (gc <= 1e3)
     assert np.all(np.isnan(cons.gamma[~ok])) and np.all(np.isnan(cons.gamma[1:, 0]))  # r = 0 < q: gamma_c = inf
@@ -134,7 +141,8 @@ def test_constrained_search_never_goes_below_critical_gamma(objective):
 
 def test_theorem_2_constraint_is_conservative_at_paper_settings():
     # gamma_c is several times the exact threshold: the constraint often binds
-    res = optimal_gamma(q=0.3, r=0.6, tau=0.02, T=50, n0=1000, d=12, R=10.0, method="quadrature")
+    res = optimal_gamma(GaussianMean(tau=0.02, d=12, R=10.0, leak_method="quadrature"), Memoryless(q=0.3, r=0.6),
+                        T=50, n0=1000)
     exact = D.exact_critical_gamma(GaussianMean(1.0, tau=0.02, d=12, R=10.0, leak_method="quadrature"),
                                    Memoryless(q=0.3, r=0.6), n=1000)
     assert res.gamma_c / exact > 3
@@ -205,8 +213,10 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
     gammas = np.geomspace(0.05, 20, 14)
     emp = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, trials=20, seed=2,
                                   policy=Policy(cap=kw["cap"]), **{k: v for k, v in kw.items() if k != "cap"})
-    mf = optimal_gamma(q=q, r=r, tau=tau, objective="mean_field", rounds="algorithm", method="quadrature", **kw)
-    bound = optimal_gamma(q=q, r=r, tau=tau, T=10, n0=30, d=2, R=7.0, method="quadrature")
+    theory = GaussianMean(tau=tau, d=2, R=7.0, leak_method="quadrature")
+    mf = optimal_gamma(theory, Memoryless(q=q, r=r), T=10, n0=30, objective="mean_field", rounds="algorithm",
+                       policy=Policy(cap=kw["cap"]))
+    bound = optimal_gamma(theory, Memoryless(q=q, r=r), T=10, n0=30)
     ratio_mf = emp.gamma / mf.gamma
     ratio_bound = emp.gamma / bound.gamma
     assert np.all((ratio_mf > 1 / 3) & (ratio_mf < 3)), ratio_mf
@@ -217,13 +227,29 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
 @pytest.mark.parametrize(
     "call,name",
     [
-        (lambda: optimal_gamma(q=1.2, r=0.3, tau=0.05, T=5, n0=50, **SMALL), "q"),
-        (lambda: optimal_gamma(q=0.2, r=0.3, tau=-1, T=5, n0=50, **SMALL), "tau"),
-        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=0, n0=50, **SMALL), "T"),
-        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, objective="x", **SMALL), "objective"),
-        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, bracket=(0, 1), **SMALL), "bracket"),
-        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, grid=2, **SMALL), "grid"),
-        (lambda: optimal_gamma(q=0.2, r=0.3, tau=0.05, T=5, n0=50, rounds="x", **SMALL), "rounds"),
+        # the cells and the data model are checked where they enter, on the way into the search
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=1.2, r=0.3), T=5, n0=50), "q"),
+        (lambda: optimal_gamma(search(-1), Memoryless(q=0.2, r=0.3), T=5, n0=50), "tau"),
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3), T=0, n0=50), "T"),
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3), T=5, n0=1), "n0"),
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3), T=5, n0=50, objective="x"), "objective"),
+        # was bracket=(0, 1) / grid=2: the grid is the mechanism's levels now (three or more, increasing)
+        (lambda: optimal_gamma(search(0.05, [1.0, 0.5, 0.1]), Memoryless(q=0.2, r=0.3), T=5, n0=50), "mechanism"),
+        (lambda: optimal_gamma(search(0.05, [0.1, 0.1, 1.0]), Memoryless(q=0.2, r=0.3), T=5, n0=50), "mechanism"),
+        (lambda: optimal_gamma(search(0.05, [0.1, 1.0]), Memoryless(q=0.2, r=0.3), T=5, n0=50), "mechanism"),
+        (lambda: optimal_gamma(search(0.05, 1.0), Memoryless(q=0.2, r=0.3), T=5, n0=50), "mechanism"),
+        (lambda: optimal_gamma(search(0.05, engine.Schedule([0.1, 1.0, 10.0])), Memoryless(q=0.2, r=0.3), T=3,
+                               n0=50, objective="mean_field"), "mechanism"),
+        (lambda: optimal_gamma(search(0.05, engine.PerCell(np.array([[0.1, 1.0, 10.0], [0.2, 2.0, 20.0]]))),
+                               Memoryless(q=[0.2, 0.4], r=0.3), T=5, n0=50, objective="mean_field"), "mechanism"),
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3), T=5, n0=50, rounds="x"), "rounds"),
+        # was behaviour= with objective="bound": Lemma 9's bound and γ_c hold for the paper's users only
+        (lambda: optimal_gamma(search(0.05), LeakCount(k=3, q=0.2, r=0.3), T=5, n0=50), "users"),
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3, rule="agnostic"), T=5, n0=50), "users"),
+        (lambda: optimal_gamma(search(0.05), LeakCount(k=3, q=0.2, r=0.3), T=5, n0=50, objective="mean_field",
+                               constrained=True), "users"),
+        (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3, rule="agnostic"), T=5, n0=50,
+                               objective="mean_field", constrained=True), "users"),
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1, -1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3), "gammas"),
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=1), "trials"),
         (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3,
@@ -287,15 +313,101 @@ def test_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance(
 # ---------------------------------------------------------------------------------------- bad input
 
 
+THREE = GaussianMean([0.01, 1.0, 1e3], tau=0.02, d=3, R=10.0)   # the old grid=3 of the default bracket
+
+
 def test_optimal_gamma_checks_the_population_policy_of_every_objective():
-    # O.optimal_gamma(cap=nan) (objective="bound" never used it): NaN kept in the settings
+    # O.optimal_gamma(cap=nan) (objective="bound" never used it): NaN kept in the settings. The cap and the
+    # floor are a Policy's now, checked where they enter; the search checks the policy against n0 for every
+    # objective, and refuses anything else than a Policy
     for kwargs, word in [(dict(cap=float("nan")), "cap"), (dict(floor=float("nan")), "floor")]:
         with pytest.raises((TypeError, ValueError), match=word):
-            O.optimal_gamma(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3, **kwargs)
+            Policy(**kwargs)
+    for objective in ("bound", "mean_field"):
+        with pytest.raises(ValueError, match="cap must be >= n0"):
+            O.optimal_gamma(THREE, Memoryless(q=0.3, r=0.6), T=3, n0=50, objective=objective, policy=Policy(cap=10))
+        for bad in (dict(cap=float("nan")), 20000, "cap"):
+            with pytest.raises(TypeError, match="policy"):
+                O.optimal_gamma(THREE, Memoryless(q=0.3, r=0.6), T=3, n0=50, objective=objective, policy=bad)
 
 
-def test_optimal_gamma_mean_field_bracket_is_checked_the_bound_keeps_its_range():
-    kwargs = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3)
-    with pytest.raises(ValueError, match="^bracket must"):
-        O.optimal_gamma(**kwargs, objective="mean_field", bracket=(1e-300, 1e3))
-    assert np.isfinite(O.optimal_gamma(**kwargs, objective="bound", bracket=(1e-300, 1e3)).gamma)
+@pytest.mark.parametrize("grid", [(1e-100, 1e-3, 1e3), (1e-3, 1.0, 1e100)])
+def test_optimal_gamma_mean_field_grid_is_checked_the_bound_keeps_its_range(grid):
+    # was bracket=(1e-300, 1e3): the mechanism holds [1e-100, 1e100], the mean-field search [1e-99, 1e99]
+    mech = GaussianMean(grid, tau=0.02, d=3, R=10.0)
+    kwargs = dict(T=3, n0=50)
+    with pytest.raises(ValueError, match=r"^mechanism's grid must .*1e-99 <= low < high <= 1e\+99"):
+        O.optimal_gamma(mech, Memoryless(q=0.3, r=0.6), objective="mean_field", **kwargs)
+    res = O.optimal_gamma(mech, Memoryless(q=0.3, r=0.6), objective="bound", **kwargs)
+    assert np.isfinite(res.gamma) and res.settings["bracket"] == (grid[0], grid[-1])
+
+
+@pytest.mark.parametrize("mechanism", [None, 1.0, (0.01, 1e3), bernoulli.RandomizedResponse([0.1, 1.0, 10.0])])
+def test_optimal_gamma_refuses_a_mechanism_that_is_not_a_gaussian_mean(mechanism):
+    with pytest.raises(TypeError, match=r"^mechanism must be a perfpriv\.gaussian\.GaussianMean"):
+        O.optimal_gamma(mechanism, Memoryless(q=0.3, r=0.6), T=3, n0=50)
+
+
+@pytest.mark.parametrize("users", [None, (0.3, 0.6), dict(q=0.3, r=0.6), lambda q, r: Memoryless(q=q, r=r)])
+@pytest.mark.parametrize("objective", ["bound", "mean_field"])
+def test_optimal_gamma_refuses_users_that_are_not_a_behaviour(users, objective):
+    # the old behaviour callable (q, r) -> Behaviour is refused as well: the Behaviour itself is the map
+    with pytest.raises(TypeError, match=r"^users must be a perfpriv\.behaviour\.Behaviour"):
+        O.optimal_gamma(THREE, users, T=3, n0=50, objective=objective)
+
+
+def test_optimal_gamma_refuses_a_grid_too_large_for_its_cells_up_front():
+    # 10**4 noise scales x 10**6 cells (a 1000 x 1000 meshgrid held as two vectors): 80 GB of objective values
+    import tracemalloc
+
+    mech = GaussianMean(np.geomspace(0.01, 1e3, 10**4), tau=0.02, d=3, R=10.0)
+    users = Memoryless(q=np.full((1000, 1), 0.3), r=np.full((1, 1000), 0.6))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="^mechanism is too large"):
+            O.optimal_gamma(mech, users, T=3, n0=50, objective="mean_field")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20
+
+
+def test_the_grid_is_the_mechanisms_levels_or_the_default_and_the_settings_describe_the_search():
+    users = Memoryless(q=0.3, r=0.6)
+    default = O.optimal_gamma(GaussianMean(tau=0.02, d=3, R=10.0, leak_method="quadrature"), users, T=4, n0=50)
+    assert np.array_equal(default.gammas, np.geomspace(1e-2, 1e3, 61))
+    mine = np.geomspace(0.05, 50.0, 13)
+    res = O.optimal_gamma(GaussianMean(mine, tau=0.02, d=3, R=10.0, leak_method="quadrature", statistic="exact"),
+                          users, T=4, n0=50, objective="mean_field", policy=Policy(cap=400), rounds="algorithm")
+    assert np.array_equal(res.gammas, mine) and res.values.shape == (13,) and 0.05 <= res.gamma <= 50.0
+    assert res.settings == dict(tau=0.02, T=4, n0=50, d=3, R=10.0, statistic="exact", cap=400, floor=1,
+                                rounds="algorithm", bracket=(0.05, 50.0), grid=13, method="quadrature", users=users)
+    assert default.settings["cap"] == 20000 and default.settings["floor"] == 1
+    assert default.settings["bracket"] == (0.01, 1000.0) and default.settings["grid"] == 61
+
+
+def test_gamma_c_is_theorem_2s_for_the_papers_users_and_nan_for_others():
+    q, r = np.array([[0.3], [0.6]]), np.array([0.3, 0.6])
+    kw = dict(T=4, n0=50, objective="mean_field")
+    paper = O.optimal_gamma(search(0.05), Memoryless(q=q, r=r), **kw)
+    want = D.critical_gamma(gm(0.05), Memoryless(q=q, r=r), n=50)
+    np.testing.assert_array_equal(paper.gamma_c, want)
+    assert np.all(np.isfinite(paper.gamma_c))
+    other = O.optimal_gamma(search(0.05), LeakCount(k=3, q=q, r=r), **kw)
+    assert other.gamma_c.shape == (2, 2) and np.all(np.isnan(other.gamma_c))
+    assert np.all(np.isfinite(other.gamma))
+    agnostic = O.optimal_gamma(search(0.05), Memoryless(q=0.3, r=0.6, rule="agnostic"), **kw)
+    assert math.isnan(agnostic.gamma_c) and math.isfinite(agnostic.gamma)
+
+
+def test_a_monte_carlo_p_tau_uses_the_mechanisms_leak_seed_and_zero_without_one():
+    # was seed=None -> 0: a mechanism without leak_seed searches as with leak_seed=0, deterministically
+    def run(**seed):
+        mech = GaussianMean([0.1, 0.5, 2.0, 8.0], tau=0.05, d=3, R=8.0, leak_method="montecarlo", leak_samples=300,
+                            **seed)
+        return O.optimal_gamma(mech, Memoryless(q=0.4, r=0.5), T=3, n0=40, objective="mean_field")
+
+    none, zero, one = run(), run(leak_seed=0), run(leak_seed=1)
+    assert np.array_equal(none.values, zero.values) and none.gamma == zero.gamma
+    assert np.array_equal(none.values, run().values)
+    assert not np.array_equal(one.values, zero.values)

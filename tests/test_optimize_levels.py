@@ -46,7 +46,8 @@ def test_mean_field_values_are_those_of_engine_mean_field(score):
 def test_the_mean_field_final_score_reproduces_the_papers_epsilon_star_search():
     q, r = np.array([0.2, 0.4, 0.6]), np.array([0.7, 0.5, 0.2])
     eps = np.geomspace(0.05, 5.0, 15)
-    paper = optimize.mean_field_optimal_epsilon(eps, q=q, r=r, T=60, n0=300)
+    paper = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)),
+                                                behaviour.Memoryless(q=q, r=r), T=60, n0=300)
     mine = level_search(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)), behaviour.Memoryless(q=q, r=r), T=60,
                         n0=300, method="mean_field", score="final", policy=engine.Policy(cap=20000))
     np.testing.assert_allclose(mine.values, paper.values, rtol=1e-12, atol=0)

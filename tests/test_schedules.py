@@ -144,7 +144,8 @@ def test_constant_schedule_regret_equals_the_constant_level_exactly(gamma, q, r,
 def test_best_constant_matches_optimize_optimal_gamma_mean_field_with_algorithm_rounds():
     T, n0 = 6, 200
     res = O.optimal_schedule(gauss(), users(0.3, 0.6), T=T, n0=n0, starts="constant", polish=0)
-    ref = O.optimal_gamma(q=0.3, r=0.6, tau=TAU, T=T, n0=n0, objective="mean_field", rounds="algorithm", **DATA)
+    ref = O.optimal_gamma(G.GaussianMean(tau=TAU, **DATA), users(0.3, 0.6), T=T, n0=n0, objective="mean_field",
+                          rounds="algorithm")
     assert res.constant == ref.gamma
     assert res.constant_regret == pytest.approx(ref.value, rel=1e-12)
 
@@ -372,12 +373,13 @@ EPS_SMALL = dict(T=3, n0=50, maxiter=3)
 @pytest.mark.parametrize("name, bad", [("method", "x"), ("samples", -1), ("samples", 1.5), ("seed", "x"),
                                        ("seed", -3)])
 def test_p_tau_options_are_named_as_the_caller_spells_them(name, bad):
-    # was: leak_method / leak_samples / leak_seed (the mechanism's names) for method / samples / seed
-    kwargs = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0, grid=3)
+    # was: leak_method / leak_samples / leak_seed (the mechanism's names) for optimal_gamma's method / samples /
+    # seed. optimal_gamma takes them from its mechanism now: the caller spells them leak_method / leak_samples /
+    # leak_seed, and the refusal names them so
     with pytest.raises((ValueError, TypeError)) as info:
-        O.optimal_gamma(**dict(kwargs, **{name: bad}))
-    assert str(info.value).startswith(f"{name} must"), str(info.value)
-    assert "leak_" not in str(info.value)
+        O.optimal_gamma(G.GaussianMean([0.01, 1.0, 1e3], tau=0.02, d=3, R=10.0, **{f"leak_{name}": bad}), MEM,
+                        T=3, n0=50)
+    assert str(info.value).startswith(f"leak_{name} must"), str(info.value)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -147,13 +147,18 @@ def test_run_figure_checks_its_arguments_before_any_work():
 
 def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
     # schedules.constant(T=1e9), optimize.optimal_gamma(d=1e9 / grid=1e9), optimal_schedule(T=1e9; two-phase
-    # family or randomized response): MemoryError inside numpy (check_mean's zeros(d), a (K, 41, 41, T) grid)
-    base = dict(q=0.3, r=0.6, tau=0.02, T=3, n0=50, d=3, R=10.0)
+    # family or randomized response): MemoryError inside numpy (check_mean's zeros(d), a (K, 41, 41, T) grid).
+    # optimal_gamma's data model and grid are its mechanism's now: d is refused where it enters, and a grid
+    # too large for its cells (10**4 noise scales x a 1000 x 1000 meshgrid: 80 GB) by naming the mechanism
     gm, rr = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0), bernoulli.RandomizedResponse(1.0)
     users = behaviour.Memoryless(q=0.3, r=0.6)
+    fine = gaussian.GaussianMean(np.geomspace(0.01, 1e3, 10**4), tau=0.02, d=3, R=10.0)
+    mesh = behaviour.Memoryless(q=np.full((1000, 1), 0.3), r=np.full((1, 1000), 0.6))
     for call, word in [(lambda: schedules.constant(1.0, T=10**12), "T"),
-                       (lambda: optimize.optimal_gamma(**dict(base, d=10**12)), "d"),
-                       (lambda: optimize.optimal_gamma(**base, grid=10**12), "grid"),
+                       (lambda: optimize.optimal_gamma(gaussian.GaussianMean(tau=0.02, d=10**12, R=10.0), users,
+                                                       T=3, n0=50), "d"),
+                       (lambda: optimize.optimal_gamma(fine, mesh, T=3, n0=50), "mechanism"),
+                       (lambda: optimize.optimal_gamma(fine, mesh, T=3, n0=50, objective="mean_field"), "mechanism"),
                        (lambda: optimize.optimal_schedule(gm, users, T=10**5, n0=50, family="two_phase"), "T"),
                        (lambda: optimize.optimal_schedule(rr, users, T=10**12, n0=50), "T")]:
         with pytest.raises(ValueError, match=f"{word} is too large"):
@@ -202,7 +207,16 @@ POSITIVE = [0.0, -1.0, NAN, INF, -INF, "0.5", None, 1 + 2j]
 INT_POS = [0, -1, 2.5, NAN, INF, True, "3", 2**64]
 
 
-QUAD = dict(d=3, R=10.0, method="quadrature")
+QUAD = dict(d=3, R=10.0, leak_method="quadrature")
+GAMMA_GRID = gaussian.GaussianMean(np.geomspace(1e-2, 1e3, 5), tau=0.02, **QUAD)   # the old grid=5
+NOT_A_BEHAVIOUR = [None, (0.3, 0.6), dict(q=0.3, r=0.6), lambda q, r: behaviour.Memoryless(q=q, r=r), "leak"]
+
+
+def _optimal_gamma_of_a_model(*, q, r, tau, **kwargs):
+    """optimize.optimal_gamma of the model of loose parameters (as its old signature took them): a bad q or tau is
+    refused by name where it enters (Memoryless, GaussianMean), on the way into the search."""
+    return optimize.optimal_gamma(gaussian.GaussianMean(np.geomspace(1e-2, 1e3, 5), tau=tau, **QUAD),
+                                  behaviour.Memoryless(q=q, r=r), **kwargs)
 
 
 CASES = {
@@ -211,9 +225,24 @@ CASES = {
         optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2,
                                         policy=Policy(cap=100), seed=0),
         {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
+    "optimize.optimal_gamma(model)": (
+        _optimal_gamma_of_a_model, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100),
+        {"q": PROB, "tau": POSITIVE}),
     "optimize.optimal_gamma": (
-        optimize.optimal_gamma, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100, grid=5, **QUAD),
-        {"q": PROB, "tau": POSITIVE, "T": INT_POS, "objective": ["best"]}),
+        optimize.optimal_gamma, dict(mechanism=GAMMA_GRID, users=behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=100),
+        {"mechanism": [None, 1.0, (1e-2, 1e3), bernoulli.RandomizedResponse([0.5, 1.0, 2.0]),
+                       gaussian.GaussianMean([0.1, 1.0], tau=0.02, **QUAD),
+                       gaussian.GaussianMean([1.0, 0.1, 10.0], tau=0.02, **QUAD),
+                       gaussian.GaussianMean(engine.Schedule([0.1, 1.0, 10.0]), tau=0.02, **QUAD)],
+         "users": NOT_A_BEHAVIOUR + [behaviour.LeakCount(k=2, q=0.3, r=0.6)],
+         "T": INT_POS, "objective": ["best"]}),
+    "optimize.mean_field_optimal_epsilon": (
+        optimize.mean_field_optimal_epsilon,
+        dict(mechanism=bernoulli.RandomizedResponse([0.5, 1.0]), users=behaviour.Memoryless(q=0.3, r=0.6), T=3,
+             n0=10),
+        {"mechanism": [None, [0.5, 1.0], gaussian.GaussianMean([0.5, 1.0, 2.0], tau=0.02, **QUAD),
+                       bernoulli.RandomizedResponse(engine.Schedule([0.5, 1.0, 2.0]))],
+         "users": NOT_A_BEHAVIOUR, "T": INT_POS, "n0": INT_POS}),
 }
 
 

@@ -290,7 +290,7 @@ def horizon_curves(mechanism, users, *, T=10, n0=200, trials=5, policy=None, con
     bound = np.asarray(dynamics.cumulative_error_bound(mech, users, T=T, n0=n0), float)
     growth = np.asarray(dynamics.growth_factor(mech, users, n=n0), float)
     mf = np.asarray(engine.mean_field(mech, users, T=T, n0=n0, cap=pol.cap, floor=pol.floor).cumulative_error, float)
-    opt = optimize.optimal_gamma(q=q, r=r, T=T, n0=n0, statistic=prov["statistic"], objective="bound", **model)
+    opt = optimize.optimal_gamma(GaussianMean(statistic=prov["statistic"], **model), users, T=T, n0=n0)
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
     if check_flag("empirical", empirical):
@@ -438,12 +438,13 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
         emp = gammas[k]
     else:
         emp = nan
-    common = dict(tau=tau, T=T, n0=n0, d=d, R=R, statistic=prov["statistic"])
-    bnd = optimize.optimal_gamma(q=Q, r=Rr, objective="bound", **common).gamma if "bound" in theory else nan
-    con = (optimize.optimal_gamma(q=Q, r=Rr, objective="bound", constrained=True, **common).gamma
+    theory_model = (GaussianMean(tau=tau, d=d, R=R, statistic=prov["statistic"]), Memoryless(q=Q, r=Rr))
+    common = dict(T=T, n0=n0)
+    bnd = optimize.optimal_gamma(*theory_model, **common).gamma if "bound" in theory else nan
+    con = (optimize.optimal_gamma(*theory_model, constrained=True, **common).gamma
            if "constrained" in theory else nan)
-    mf = (optimize.optimal_gamma(q=Q, r=Rr, objective="mean_field", cap=cap, rounds="algorithm", **common).gamma
-          if "mean_field" in theory else nan)
+    mf = (optimize.optimal_gamma(*theory_model, objective="mean_field", policy=engine.Policy(cap=cap),
+                                 rounds="algorithm", **common).gamma if "mean_field" in theory else nan)
     emp, bnd, con, mf = (np.asarray(x, float).reshape(Q.shape) for x in (emp, bnd, con, mf))
     settings = dict(T=T, n0=n0, trials=trials, d=d, R=R, cap=cap, collapse=collapse, seed=seed,
                     empirical=bool(empirical), theory=theory, **prov)

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import keyed
 from ..behaviour import Behaviour, Memoryless
-from .._validate import check_choice, check_int, check_probability, check_same_shape
+from .._validate import check_probability, check_same_shape
 
-__all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour", "check_leak_options",
+__all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour",
            "GAMMA_SEARCH_RANGE"]
 
 #: Where a searched γ may lie: the mechanism's range (``perfpriv.gaussian.GAMMA_RANGE``, [1e-100, 1e100])
@@ -78,34 +77,3 @@ def check_behaviour(behaviour, rule):
         if rule != "leak":
             raise ValueError("rule and behaviour are exclusive: the behaviour callable chooses its own rule "
                              f"(got rule={rule!r})")
-
-
-def check_leak_options(method, samples, seed):
-    """The :math:`p_τ` options of a Gaussian search, checked under the names the search gives them.
-
-    :class:`perfpriv.gaussian.GaussianMean` calls them ``leak_method``,
-    ``leak_samples`` and ``leak_seed``; a search calls them ``method``,
-    ``samples`` and ``seed``, and its messages must name those.
-
-    Returns
-    -------
-    method, samples, seed
-        ``samples`` as an int (or None); ``method`` and ``seed`` as given
-        (a :class:`perfpriv.keyed.Key` passes unchanged: the schedule
-        search gives the mechanism's own seed that way).
-
-    Examples
-    --------
-    >>> check_leak_options("auto", 1000.0, 0)
-    ('auto', 1000, 0)
-    >>> check_leak_options("auto", -1, 0)
-    Traceback (most recent call last):
-    ...
-    ValueError: samples must be an integer >= 1; got -1
-    """
-    method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
-    if samples is not None:
-        samples = check_int("samples", samples, low=1)
-    if not isinstance(seed, (np.random.Generator, np.random.BitGenerator, keyed.Key)):
-        keyed.as_seed_sequence(seed, name="seed")          # checked (read, not consumed)
-    return method, samples, seed

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import engine, keyed
 from .._validate import check_choice, check_int
-from ..behaviour import RULES
+from ..behaviour import RULES, Behaviour
 from ..bernoulli import RandomizedResponse
 from ..sweep import Execution, map_grid
 from ._cells import check_behaviour, check_cells, unique_cells, users_of_cells
@@ -196,8 +196,19 @@ def optimal_epsilon(epsilons, *, q, r, T=200, n0=400, trials=10, rule="leak", mu
     return EpsilonOptimum(_pick(shape, eps, values), values, eps, se, "simulation", settings)
 
 
-def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, rule="leak", cap=20000, floor=1,
-                               mu=(0.5, 1.0), behaviour=None):
+def _epsilon_grid(mechanism):
+    """The ε grid of a search: the levels of a :class:`perfpriv.bernoulli.RandomizedResponse` (one or more)."""
+    if not isinstance(mechanism, RandomizedResponse):
+        raise TypeError(f"mechanism must be a perfpriv.bernoulli.RandomizedResponse; got {type(mechanism).__name__}")
+    levels = mechanism.levels
+    if levels is None or levels.per_round or isinstance(levels.given, engine.PerCell):
+        kind = "no budget" if levels is None else "a schedule" if levels.per_round else "levels per cell"
+        raise ValueError(f"mechanism must hold the budgets to search (RandomizedResponse(epsilons, ...), a number "
+                         f"or a 1-D grid); got a mechanism with {kind}")
+    return np.atleast_1d(np.asarray(levels.values, float))
+
+
+def mean_field_optimal_epsilon(mechanism, users, *, T=200, n0=400, policy=None):
     r"""ε in a grid minimizing the mean-field final-round error (theory).
 
     The objective is the mean-field error of round T,
@@ -208,13 +219,15 @@ def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, rule="leak", ca
 
     Parameters
     ----------
-    q, r, epsilons, T, n0, rule, mu
-        As in :func:`optimal_epsilon`.
-    cap, floor : float or None
-        Population clip of the mean field.
-    behaviour : callable, optional
-        ``behaviour(q, r) -> Behaviour`` (see :func:`optimal_epsilon`);
-        ``None``: the paper's users.
+    mechanism : perfpriv.bernoulli.RandomizedResponse
+        Its budgets are the grid searched (``np.inf``, no privacy, may be
+        among them); its ``mu`` the law of :math:`μ_t`.
+    users : perfpriv.behaviour.Behaviour
+        One ε* per cell (e.g. ``Memoryless(q=Q, r=R)`` over a meshgrid; any behaviour).
+    T, n0 : int
+        Horizon and initial population.
+    policy : perfpriv.engine.Policy, optional
+        Its ``cap`` and ``floor`` clip the mean field; unset, the paper's 20000 and 1.
 
     Returns
     -------
@@ -227,18 +240,21 @@ def mean_field_optimal_epsilon(epsilons, *, q, r, T=200, n0=400, rule="leak", ca
 
     Examples
     --------
-    >>> res = mean_field_optimal_epsilon(q=0.3, r=0.6, epsilons=[0.1, 0.5, np.inf], n0=100)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> res = mean_field_optimal_epsilon(RandomizedResponse([0.1, 0.5, np.inf]), Memoryless(q=0.3, r=0.6), n0=100)
     >>> res.epsilon, res.values.round(5).tolist()
     (0.5, [0.005, 0.0002, 0.16667])
     """
-    qq, rr, shape = check_cells(q, r)
-    eps = _check_epsilons(epsilons)
-    rule = check_choice("rule", rule, RULES)
-    check_behaviour(behaviour, rule)
-    path = engine.mean_field(RandomizedResponse(eps, mu=mu), users_of_cells(behaviour, qq, rr, rule), T=T, n0=n0,
-                             cap=cap, floor=floor)
+    eps = _epsilon_grid(mechanism)
+    if not isinstance(users, Behaviour):
+        raise TypeError(f"users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., r=...)); "
+                        f"got {type(users).__name__}")
+    n0 = check_int("n0", n0, low=1)
+    resolved = engine.check_policy(policy).resolve(mechanism, "paper", n0=n0)
+    grid = RandomizedResponse(eps, **mechanism.options())
+    path = engine.mean_field(grid, users, T=T, n0=n0, cap=resolved.cap, floor=resolved.floor)
     values = path.sq_error[..., -1]
-    settings = dict(T=T, n0=n0, rule=rule, mu=mu, cap=cap, floor=floor)
-    if behaviour is not None:
-        settings["behaviour"] = behaviour
-    return EpsilonOptimum(_pick(shape, eps, values), values, eps, np.zeros(values.shape), "mean_field", settings)
+    settings = dict(T=T, n0=n0, rule=users.rule, mu=mechanism.mu, cap=resolved.cap, floor=resolved.floor,
+                    users=users)
+    return EpsilonOptimum(_pick(tuple(users.shape), eps, values), values, eps, np.zeros(values.shape), "mean_field",
+                          settings)

@@ -19,15 +19,17 @@ from scipy import optimize
 
 from .. import dynamics, engine, keyed
 from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
-from ..behaviour import Memoryless
+from ..behaviour import Behaviour, Memoryless
 from ..gaussian import GAMMA_RANGE, GaussianMean
 from ..sweep import Execution, map_grid
-from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, check_leak_options, unique_cells, users_of_cells
+from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, unique_cells, users_of_cells
 from ._levels import level_search
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
 _OBJECTIVES = ("bound", "mean_field")
+#: The grid of :func:`optimal_gamma` for a mechanism without levels: 61 log-spaced noise scales of [0.01, 1000].
+_DEFAULT_GAMMAS = np.geomspace(1e-2, 1e3, 61)
 _HUGE = 1e300
 
 
@@ -82,68 +84,79 @@ def _out(x):
     return float(x) if x.ndim == 0 else x
 
 
-def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="paper", objective="bound",
-                  constrained=False, cap=20000, floor=1, rounds="paper", bracket=(1e-2, 1e3), grid=61,
-                  method="auto", samples=None, seed=None, behaviour=None):
+def _search_grid(mechanism):
+    """The coarse grid of a γ* search: the mechanism's levels (a sorted 1-D grid of at least three), or,
+    for a mechanism without levels, 61 log-spaced noise scales of [0.01, 1000]."""
+    if not isinstance(mechanism, GaussianMean):
+        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
+    levels = mechanism.levels
+    if levels is None:
+        return _DEFAULT_GAMMAS.copy()
+    if levels.per_round or isinstance(levels.given, engine.PerCell) or levels.shape == () or levels.count < 3:
+        raise ValueError("mechanism must hold the search's grid of noise scales (GaussianMean(gammas, ...), at least "
+                         "three increasing values) or no level (the default grid); got "
+                         f"{mechanism.levels.describe()!r:.80}")
+    gammas = np.asarray(levels.values, float)
+    if np.any(np.diff(gammas) <= 0):
+        raise ValueError(f"mechanism's noise scales must increase (the search refines between grid neighbours); "
+                         f"got {gammas!r:.80}")
+    return gammas
+
+
+def optimal_gamma(mechanism, users, *, T, n0, objective="bound", constrained=False, policy=None, rounds="paper"):
     r"""γ* from theory: minimize a deterministic cumulative-error objective over γ.
 
     ``objective="bound"`` minimizes Lemma 9's
     :math:`Ê_{\mathrm{total}}(γ) = (γ^{2} \mathrm{Tr} Σ^{-1} + d)(1 - C_1^{-T}) / (N_0 (C_1 - 1))` (Remark 3,
     :func:`perfpriv.dynamics.cumulative_error_bound`); ``"mean_field"``
     minimizes the mean-field cumulative error of
-    :func:`perfpriv.engine.mean_field` (:math:`p_τ` re-evaluated at every :math:`N_t`, ``cap``
-    and ``floor`` applied, releases indexed by ``rounds``).
+    :func:`perfpriv.engine.mean_field` (:math:`p_τ` re-evaluated at every :math:`N_t`, the policy's ``cap``
+    and ``floor`` applied, releases indexed by ``rounds``), for any behaviour.
 
-    The search runs on log γ: the objective is evaluated on ``grid``
-    log-spaced points of ``bracket`` (this catches the second local minimum
-    that appears for small r and large q), then refined between the
+    The search runs on log γ: the objective is evaluated on the
+    mechanism's grid of noise scales (default: 61 log-spaced points of
+    [0.01, 1000]; a fine grid catches the second local
+    minimum that appears for small r and large q), then refined between the
     neighbours of the best grid point -- by a bounded Brent search for one
     cell, by a golden-section search vectorized over all cells for a heatmap
     (one mean-field pass per iteration for the whole grid, the refined γ of
     each cell given per cell, :class:`perfpriv.engine.PerCell`); both locate
-    the minimum to ~1e-8 in log γ.
+    the minimum to ~1e-8 in log γ. γ* lies between the grid's ends.
 
     ``constrained=True`` keeps :math:`γ \ge γ_c` (Theorem 2 at :math:`N_0`), the literal
     reading of Remark 3. It is off by default: :math:`γ_c` is only a sufficient
     condition for growth -- several times larger than the γ at which :math:`C_1 = 1`
     (:func:`perfpriv.dynamics.exact_critical_gamma`) -- and the authors' own
-    code minimizes without it. When :math:`γ_c` exceeds the bracket (e.g. r = 0) the
+    code minimizes without it. When :math:`γ_c` exceeds the grid (e.g. r = 0) the
     result is NaN.
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leave and recruit probabilities in [0, 1] (one γ* per cell).
-    tau : float
-        τ > 0, leak threshold (keyword-only).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The data model (τ, d, R, μ, Σ, statistic) and the :math:`p_τ` options
+        (``leak_method``, ``leak_samples``, ``leak_seed``: a Monte Carlo
+        :math:`p_τ` uses one fixed seed for every evaluation, 0 when the
+        mechanism has none, so the objective is deterministic); its levels,
+        if any, are the search's grid (at least three increasing values).
+    users : perfpriv.behaviour.Behaviour
+        One γ* per cell. Lemma 9's bound is a statement about the paper's
+        users: ``objective="bound"`` and ``constrained=True`` take a
+        :class:`perfpriv.behaviour.Memoryless` with ``rule="leak"``;
+        the mean field takes any behaviour.
     T : int
         Horizon T >= 1.
     n0 : int
         :math:`N_0 \ge 2`.
-    d, R, mu, Sigma, statistic
-        Data model (see :mod:`perfpriv.dynamics`).
     objective : {"bound", "mean_field"}
         Objective to minimize.
     constrained : bool
         Restrict to :math:`γ \ge γ_c`.
-    cap, floor, rounds
-        Mean-field options (``objective="mean_field"`` only), see
-        :func:`perfpriv.engine.mean_field`; ``rounds="paper"`` is Lemma 9's
-        indexing (the default here, as the bound's own), ``"algorithm"``
-        Algorithm 1's.
-    bracket : tuple of float
-        Search interval (low, high) for γ; inside [1e-99, 1e99] for
-        ``objective="mean_field"`` (the mechanism's range of γ, with a margin).
-    grid : int
-        Number of log-spaced grid points (>= 3).
-    method, samples, seed
-        :math:`p_τ` evaluation; a Monte Carlo :math:`p_τ` uses one fixed seed for every
-        evaluation, so the objective is deterministic.
-    behaviour : callable, optional
-        ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
-        cells (arrays of q and r), for ``objective="mean_field"`` only
-        (Lemma 9's bound is a statement about the paper's users). ``None``:
-        the paper's users.
+    policy : perfpriv.engine.Policy, optional
+        Its ``cap`` and ``floor`` clip the mean field (``objective="mean_field"``
+        only); unset, the paper's 20000 and 1.
+    rounds : {"paper", "algorithm"}
+        Release indexing of the mean field: ``"paper"`` is Lemma 9's (the
+        default here, as the bound's own), ``"algorithm"`` Algorithm 1's.
 
     Returns
     -------
@@ -155,48 +168,56 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
 
     Examples
     --------
-    >>> res = optimal_gamma(q=0.3, r=0.6, tau=0.02, T=50, n0=1000, d=12, R=10, method="quadrature")
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = GaussianMean(tau=0.02, d=12, R=10, leak_method="quadrature")
+    >>> res = optimal_gamma(mech, Memoryless(q=0.3, r=0.6), T=50, n0=1000)
     >>> round(res.gamma, 3)
     0.557
     """
-    qq, rr, shape = check_cells(q, r)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
+    gammas = _search_grid(mechanism)
+    if not isinstance(users, Behaviour):
+        raise TypeError(f"users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., r=...)); "
+                        f"got {type(users).__name__}")
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=2)
     objective = check_choice("objective", objective, _OBJECTIVES)
     rounds = check_choice("rounds", rounds, ("paper", "algorithm"))
     if not isinstance(constrained, (bool, np.bool_)):
         raise TypeError(f"constrained must be True or False; got {constrained!r}")
-    lo, hi = check_bracket(bracket)
-    grid = check_int("grid", grid, low=3)
-    check_allocation("the objective on the grid (grid x cells values)", float(grid) * max(qq.size, 1), name="grid")
+    if (objective == "bound" or constrained) and not (isinstance(users, Memoryless) and users.rule == "leak"):
+        raise ValueError(f"users must be the paper's (Memoryless, rule='leak') for objective='bound' or "
+                         f"constrained=True: Lemma 9's bound and Theorem 2's γ_c are about them; got {users!r:.80}")
+    shape = tuple(users.shape)
+    check_allocation("the objective on the grid (grid x cells values)", float(gammas.size) * max(math.prod(shape), 1),
+                     name="mechanism")
+    lo, hi = float(gammas[0]), float(gammas[-1])
     if objective == "mean_field":          # the mechanism's range (the bound is a formula, defined beyond it)
-        check_bracket(bracket, within=GAMMA_SEARCH_RANGE, what="gamma")
-    method, samples, seed = check_leak_options(method, samples, seed)
-    base = dict(tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, leak_method=method,
-                leak_samples=samples, leak_seed=0 if seed is None else seed)
-    engine.Policy(cap=cap, floor=floor).resolve(GaussianMean(**base), "paper", n0=n0)  # checks, before any work
-    check_behaviour(behaviour, "leak")
-    if behaviour is not None and objective != "mean_field":
-        raise ValueError(f"behaviour needs objective='mean_field' (Lemma 9's bound holds for the paper's users "
-                         f"only); got objective={objective!r}")
-    beh = users_of_cells(behaviour, qq, rr, "leak")
+        check_bracket((lo, hi), name="mechanism's grid", within=GAMMA_SEARCH_RANGE, what="gamma")
+    options = mechanism.options()
+    if options["leak_seed"] is None:
+        options["leak_seed"] = 0
+    resolved = engine.check_policy(policy).resolve(GaussianMean(**options), "paper", n0=n0)  # checks, before any work
+    grid = gammas.size
+    if isinstance(users, Memoryless):
+        qq, rr = users.cell_coordinates()
+    else:
+        qq = rr = None
 
     def evaluate(gam, on_grid=False):
         """Objective at γ: a 1-D grid shared by the cells (``on_grid``: -> cells + (G,)), or one γ per cell."""
         g = np.asarray(gam, float)
         if objective == "bound":
             qa, ra = (qq[..., None], rr[..., None]) if on_grid else (qq, rr)
-            return np.asarray(dynamics.cumulative_error_bound(GaussianMean(**base), Memoryless(q=qa, r=ra),
+            return np.asarray(dynamics.cumulative_error_bound(GaussianMean(**options), Memoryless(q=qa, r=ra),
                                                               T=T, n0=n0, gamma=g), float)
         level = g if (on_grid or shape == ()) else engine.PerCell(np.broadcast_to(g, shape))
-        path = engine.mean_field(GaussianMean(float(g) if (shape == () and not on_grid) else level, **base), beh,
-                                 T=T, n0=n0, cap=cap, floor=floor, rounds=rounds)
+        path = engine.mean_field(GaussianMean(float(g) if (shape == () and not on_grid) else level, **options),
+                                 users, T=T, n0=n0, cap=resolved.cap, floor=resolved.floor, rounds=rounds)
         return np.asarray(path.cumulative_error, float)
 
-    gammas = np.geomspace(lo, hi, grid)
     values = evaluate(gammas, on_grid=True)
-    gamma_c = np.asarray(dynamics.critical_gamma(GaussianMean(**base), Memoryless(q=qq, r=rr), n=n0), float)
+    gamma_c = (np.asarray(dynamics.critical_gamma(GaussianMean(**options), Memoryless(q=qq, r=rr), n=n0), float)
+               if qq is not None and users.rule == "leak" else np.full(shape, np.nan))
     if constrained:
         values = np.where(gammas < gamma_c[..., None], np.inf, values)
     a = np.maximum(lo, gamma_c) if constrained else np.full(shape, lo)
@@ -226,10 +247,9 @@ def optimal_gamma(*, q, r, tau, T, n0, d, R, mu=None, Sigma=None, statistic="pap
     best_v = np.take_along_axis(cv, k[None], axis=0)[0]
     best_g = np.where(feasible, best_g, np.nan)
     best_v = np.where(feasible, best_v, np.nan)
-    settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, statistic=statistic, cap=cap, floor=floor, rounds=rounds,
-                    bracket=(lo, hi), grid=grid, method=method)
-    if behaviour is not None:
-        settings["behaviour"] = behaviour
+    settings = dict(tau=mechanism.tau, T=T, n0=n0, d=mechanism.d, R=mechanism.R, statistic=mechanism.statistic,
+                    cap=resolved.cap, floor=resolved.floor, rounds=rounds, bracket=(lo, hi), grid=grid,
+                    method=mechanism.leak_method, users=users)
     return GammaOptimum(_out(best_g), _out(best_v), gammas, values, np.zeros(values.shape), _out(gamma_c),
                         objective, bool(constrained), settings)
 

@@ -153,7 +153,7 @@ class _Problem:
     key: tuple            # identifies the p_τ model (surrogate cache)
     settings: dict
     make_coarse: object = None   # levels -> mechanism whose p_τ the surrogate is fitted to (None: make)
-    constant_args: dict = field(default_factory=dict)   # optimal_gamma's arguments for γ* (Gaussian model)
+    constant_args: dict = field(default_factory=dict)   # optimal_gamma's mechanism and users (Gaussian model)
 
     def path(self, levels, *, gradient=False, leak_probability=None):
         """Mean-field path of schedules ``levels`` (shape (T,) or (L, T))."""
@@ -209,9 +209,8 @@ def _gauss_problem(mech, behaviour, n0, cap, floor):
     # the surrogate only guides the search: a Monte Carlo p_τ (clipped data) is fitted from
     # SURROGATE_SAMPLES records per population instead of the exact objective's (the quadrature ignores it)
     coarse = dict(opts, leak_samples=min(mech.leak_samples or SURROGATE_SAMPLES, SURROGATE_SAMPLES))
-    # optimal_gamma's arguments for γ* (the same data model, p_τ and seed)
-    const = dict(q=q, r=r, tau=proto.tau, d=proto.d, R=proto.R, mu=opts["mu"], Sigma=opts["Sigma"],
-                 statistic=proto.statistic, method=proto.leak_method, samples=proto.leak_samples, seed=seed)
+    # optimal_gamma's model for γ* (the same data model, p_τ and seed): the mechanism without levels, the users
+    const = dict(mechanism=GaussianMean(**opts), users=behaviour)
     return _Problem(lambda lv: GaussianMean(lv, **opts), behaviour, n0, cap, floor, "gamma", key, settings,
                     lambda lv: GaussianMean(lv, **coarse), const)
 
@@ -426,8 +425,10 @@ def _constant(pb, T, bracket, lo, hi):
     """The best constant level (γ* by :func:`perfpriv.optimize.optimal_gamma`, ε* by a log grid then bounded
     Brent) and its regret, on the same objective (mean field, Algorithm 1's indexing)."""
     if pb.parameter == "gamma":
-        res = optimal_gamma(T=T, n0=pb.n0, objective="mean_field", cap=pb.cap, floor=pb.floor, rounds="algorithm",
-                            bracket=bracket, **pb.constant_args)
+        model = pb.constant_args
+        grid = GaussianMean(np.geomspace(*bracket, 61), **model["mechanism"].options())
+        res = optimal_gamma(grid, model["users"], T=T, n0=pb.n0, objective="mean_field",
+                            policy=engine.Policy(cap=pb.cap, floor=pb.floor), rounds="algorithm")
         level = float(res.gamma)
     else:
         grid = np.linspace(lo, hi, 121)

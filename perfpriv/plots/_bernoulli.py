@@ -328,9 +328,10 @@ def epsilon_star_map(result, *, q, r, ax=None, rule="leak", thresholds=True, col
 
     Examples
     --------
-    >>> from perfpriv import optimize
+    >>> from perfpriv import behaviour, bernoulli, optimize
     >>> Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
-    >>> res = optimize.mean_field_optimal_epsilon(q=Q, r=R, epsilons=[0.5, np.inf], T=5)
+    >>> res = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf]),
+    ...                                           behaviour.Memoryless(q=Q, r=R), T=5)
     >>> fig = epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6])
     >>> len(fig.axes)
     2
