@@ -183,12 +183,19 @@ def test_the_table_holds_every_public_function_of_the_model_layers():
         assert _call_or_clear_error(getattr(mod, name), kwargs, "") is None, name
 
 
+def _is_typical(value, typical):
+    """Whether ``value`` is the typical call's own value (same type, equal): that call is the completeness test's."""
+    return type(value) is type(typical) and not isinstance(value, (list, dict)) and value == typical
+
+
 @pytest.mark.parametrize("mod, name, param", CASES, ids=[f"{m.__name__.split('.')[-1]}.{n}-{p}" for m, n, p in CASES])
 def test_each_argument_replaced_by_typical_boundary_and_invalid_values(mod, name, param):
     func = getattr(mod, name)
     pool = SIZE_POOL if param in SIZES else POOL
     problems = []
     for value in pool:
+        if _is_typical(value, TYP[(mod, name)][param]):
+            continue           # the typical call itself: test_the_table_holds_every_public_function_... checks it
         kwargs = dict(TYP[(mod, name)], **{param: value})
         problem = _call_or_clear_error(func, kwargs, param)
         if problem:
