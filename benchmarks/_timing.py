@@ -1,4 +1,4 @@
-"""The one timing helper of the benchmark scripts (imported as ``_timing``)."""
+"""The timing helper of the benchmark scripts and the paper-scale cell they time (imported as ``_timing``)."""
 
 import statistics
 import time
@@ -12,3 +12,15 @@ def median_seconds(fn, repeats):
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def paper_cell(settings, tau, q, r):
+    """The paper-scale γ* search of one (τ, q, r) cell of Figs. 4-5 (``settings``: ``cli.SCALES[...]["gamma_maps"]``),
+    one worker, seed 0: what ``reproduce --scale paper`` runs for that cell."""
+    from perfpriv import behaviour, gaussian, optimize
+    from perfpriv.engine import Policy
+
+    mech = gaussian.GaussianMean(settings["gammas"], tau=tau, d=settings["d"], R=settings["R"])
+    return optimize.optimal_gamma_empirical(mech, behaviour.Memoryless(q=[q], r=[r]), T=settings["T"],
+                                            n0=settings["n0"], trials=settings["trials"],
+                                            policy=Policy(cap=settings["cap"]), seed=0)

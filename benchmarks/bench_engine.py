@@ -36,7 +36,8 @@ import sys
 
 import numpy as np
 
-from perfpriv import bernoulli, gaussian, keyed, optimize, projected
+from perfpriv import behaviour, bernoulli, gaussian, keyed, optimize, projected
+from perfpriv.engine import Policy
 from perfpriv.kernels import gaussian_mean
 from _timing import median_seconds
 
@@ -89,10 +90,14 @@ def bernoulli_grid():
 
 def gamma_grid():
     gammas = np.geomspace(0.2, 20.0, 30)
-    kw = dict(tau=0.02, T=10, n0=1000, d=12, R=10.0, trials=20, cap=20000, seed=1, progress=False)
-    many = median_seconds(lambda: optimize.optimal_gamma_empirical(q=0.0, r=0.0, gammas=gammas, **kw), 3 if QUICK else 7)
-    one = median_seconds(lambda: optimize.optimal_gamma_empirical(q=0.0, r=0.0, gammas=gammas[15:16], **kw),
-                         3 if QUICK else 7)
+    kw = dict(T=10, n0=1000, trials=20, policy=Policy(cap=20000), seed=1)
+    users = behaviour.Memoryless(q=0.0, r=0.0)
+
+    def search(grid):
+        return optimize.optimal_gamma_empirical(gaussian.GaussianMean(grid, tau=0.02, d=12, R=10.0), users, **kw)
+
+    many = median_seconds(lambda: search(gammas), 3 if QUICK else 7)
+    one = median_seconds(lambda: search(gammas[15:16]), 3 if QUICK else 7)
     ratio = many / one
     print(f"[3] gamma* search at one cell, 30 gamma vs 1 (20 trials, T=10, n0=1000, q=r=0): {many * 1e3:.0f} ms "
           f"vs {one * 1e3:.0f} ms -> ratio {ratio:.1f} (target <= 5): {_verdict(ratio <= 5)}")
@@ -150,8 +155,8 @@ def versus_published():
     for name, (q, r) in cells.items():
         n0 = 50 if name.startswith("small") else 1000
         ours = median_seconds(lambda: optimize.optimal_gamma_empirical(
-            q=q, r=r, gammas=gammas, tau=0.02, T=T, n0=n0, d=12, R=10.0, trials=max(trials, 2), conventions="authors",
-            seed=1, progress=False), 1 if QUICK else 3)
+            gaussian.GaussianMean(gammas, tau=0.02, d=12, R=10.0), behaviour.Memoryless(q=q, r=r), T=T, n0=n0,
+            trials=max(trials, 2), conventions="authors", seed=1), 1 if QUICK else 3)
         theirs = median_seconds(lambda: published_method(q, r, gammas, trials=trials, T=T, n0=n0), 1)
         ratio = theirs / ours
         print(f"[5] vs the published method, {name}, 30 gamma x {trials} trials, T={T}: {ours:.2f} s vs "
@@ -193,12 +198,13 @@ def versus_published_epsilon():
     cells = {"growing (q=0.1, r=0.9)": (0.1, 0.9), "shrinking (q=0.9, r=0.1)": (0.9, 0.1),
              "balanced (q=0.5, r=0.5)": (0.5, 0.5)}
     T = 50 if QUICK else 200
-    optimize.optimal_epsilon(eps[:2], q=0.5, r=0.5, T=5, n0=40, trials=2, conventions="authors", seed=0,
-                             progress=False)   # load the compiled kernels (first-call cost) before timing
+    def search(grid, q, r, **kw):
+        return optimize.optimal_epsilon(bernoulli.RandomizedResponse(grid, mu=(0.5, 1.0)), behaviour.Memoryless(q=q, r=r),
+                                        conventions="authors", **kw)
+
+    search(eps[:2], 0.5, 0.5, T=5, n0=40, trials=2, seed=0)   # load the compiled kernels (first-call cost) before timing
     for name, (q, r) in cells.items():
-        ours = median_seconds(lambda: optimize.optimal_epsilon(eps, q=q, r=r, T=T, n0=400, trials=10,
-                                                               conventions="authors", seed=1, progress=False),
-                              1 if QUICK else 3)
+        ours = median_seconds(lambda: search(eps, q, r, T=T, n0=400, trials=10, seed=1), 1 if QUICK else 3)
         theirs = median_seconds(lambda: published_epsilon_cell(q, r, eps, T=T), 1)
         ratio = theirs / ours
         print(f"[5] vs the published eps* map code, Bernoulli cell {name}, 30 eps x 10 trials, T={T}: "

@@ -1,14 +1,13 @@
 """import os, sys, time
 import numpy as np
-from perfpriv import cli, kernels, optimize
-from perfpriv.engine import Policy
+from perfpriv import cli, kernels
+from _timing import paper_cell
 s = cli.SCALES["paper"]["gamma_maps"]
 kernels.warm()
 cells = [(0.02, 0.01, 0.99), (0.02, 0.12, 0.5), (0.05, 0.34, 0.2)]
 t0 = time.perf_counter(); c0 = time.process_time()
 for tau, q, r in cells:
-    optimize.optimal_gamma_empirical(q=np.array([q]), r=np.array([r]), gammas=s["gammas"], tau=tau, T=s["T"],
-        n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"], policy=Policy(cap=s["cap"]), seed=0, n_jobs=1, progress=False)
+    paper_cell(s, tau, q, r)
 print(os.environ.get("NUMBA_NUM_THREADS"), f"wall {time.perf_counter()-t0:.2f} cpu {time.process_time()-c0:.2f} load {os.getloadavg()[0]:.1f}", flush=True)
 """
 
@@ -17,10 +16,9 @@ from __future__ import annotations
 import os
 import time
 
-import numpy as np
 
-from perfpriv import cli, kernels, optimize
-from perfpriv.engine import Policy
+from perfpriv import cli, kernels
+from _timing import paper_cell
 
 #: (tau, q, r) of three paper-scale Fig. 4 cells: growing to the cap, balanced, shrinking.
 CELLS = ((0.02, 0.01, 0.99), (0.02, 0.12, 0.5), (0.05, 0.34, 0.2))
@@ -31,9 +29,7 @@ def main():
     kernels.warm()
     wall, cpu = time.perf_counter(), time.process_time()
     for tau, q, r in CELLS:
-        optimize.optimal_gamma_empirical(q=np.array([q]), r=np.array([r]), gammas=s["gammas"], tau=tau, T=s["T"],
-                                         n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"],
-                                         policy=Policy(cap=s["cap"]), seed=0, n_jobs=1, progress=False)
+        paper_cell(s, tau, q, r)
     print(f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}: "
           f"wall {time.perf_counter() - wall:.2f} s cpu {time.process_time() - cpu:.2f} s "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from perfpriv import cli, kernels, optimize
-from perfpriv.engine import Policy
+from perfpriv import cli, kernels
+from _timing import paper_cell
 
 TARGET_MINUTES = {"4": 15, "5": 45}
 
@@ -45,9 +45,7 @@ def main():
     seconds = []
     for tau, q, r in cells:
         start = time.perf_counter()
-        optimize.optimal_gamma_empirical(q=np.array([q]), r=np.array([r]), gammas=s["gammas"], tau=tau, T=s["T"],
-                                         n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"],
-                                         policy=Policy(cap=s["cap"]), seed=0, n_jobs=1, progress=False)
+        paper_cell(s, tau, q, r)
         seconds.append(time.perf_counter() - start)
         print(f"  tau={tau:<5} q={q:.3f} r={r:.3f}: {seconds[-1]:6.2f} s")
     mean = float(np.mean(seconds))

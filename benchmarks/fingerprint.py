@@ -82,11 +82,11 @@ def cases():
     yield "behaviour Contagion gaussian", lambda: engine.simulate(gm, behaviour.Contagion(q=0.3, r=0.5, kappa=0.2),
                                                                   T=8, n0=200, trials=3, seed=4)
     yield "optimal_gamma_empirical", lambda: optimize.optimal_gamma_empirical(
-        np.geomspace(0.2, 20.0, 8), q=0.3, r=0.6, tau=0.02, T=8, n0=300, d=6, R=10.0, trials=4, seed=1,
-        progress=False)
+        gaussian.GaussianMean(np.geomspace(0.2, 20.0, 8), tau=0.02, d=6, R=10.0), behaviour.Memoryless(q=0.3, r=0.6),
+        T=8, n0=300, trials=4, seed=1)
     yield "optimal_gamma_empirical authors", lambda: optimize.optimal_gamma_empirical(
-        np.geomspace(0.2, 20.0, 8), q=0.99, r=0.01, tau=0.02, T=8, n0=50, d=12, R=10.0, trials=3, seed=1,
-        conventions="authors", progress=False)
+        gaussian.GaussianMean(np.geomspace(0.2, 20.0, 8), tau=0.02, d=12, R=10.0),
+        behaviour.Memoryless(q=0.99, r=0.01), T=8, n0=50, trials=3, seed=1, conventions="authors")
     yield "mean_field bernoulli", lambda: engine.mean_field(rr, behaviour.Memoryless(q=0.3, r=0.6), T=20, n0=400)
     yield "mean_field gaussian", lambda: engine.mean_field(gm, behaviour.Memoryless(q=0.3, r=0.6), T=20, n0=400)
 

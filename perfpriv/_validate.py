@@ -502,7 +502,9 @@ def check_same_shape(**arrays: Any) -> tuple:
         return np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
-        raise ValueError(f"arguments must broadcast together; got shapes {shapes}") from None
+        names = list(arrays)
+        both = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        raise ValueError(f"{both} must broadcast together; got shapes {shapes}") from None
 
 
 def check_path(name: str, value: Any, *, file: bool = False):

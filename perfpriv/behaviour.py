@@ -40,6 +40,8 @@ leaks in a round; ``cost`` — the privacy a round costs each participant
 
 from __future__ import annotations
 
+import inspect
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +49,7 @@ import numpy as np
 from . import keyed
 from .kernels import behaviours as _behaviours
 from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
-                        check_probability, check_real, check_shape)
+                        check_probability, check_real, check_same_shape, check_shape)
 
 __all__ = ["Behaviour", "Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagion", "RULES",
            "AgentModel"]
@@ -247,6 +249,70 @@ class Behaviour:
         """The values that identify each cell (arrays of :attr:`shape`): the engine keys a cell's
         random numbers by them, so that a cell's numbers do not depend on its neighbours."""
         return ()
+
+    #: The constructor's arguments that hold one value per cell, each with the number of its trailing
+    #: axes that are not cells (:class:`Heterogeneous`'s ``q``: one, its classes). :meth:`take` reads
+    #: them; the constructor's other arguments are passed on as they were given. A subclass whose
+    #: parameters may be arrays of cells declares them here.
+    cell_parameters: dict = {}
+
+    def __new__(cls, *args, **kwargs):
+        obj = super().__new__(cls)
+        obj._given = (args, kwargs)      # the constructor's arguments as given (for take)
+        return obj
+
+    def take(self, index):
+        """The behaviour of some of the cells: those at the flat positions ``index`` of :attr:`shape`.
+
+        The searches of :mod:`perfpriv.optimize` run a heatmap's cells in
+        batches this way. Every argument named in :attr:`cell_parameters`
+        is broadcast to the cells and indexed; the others are passed to the
+        constructor as they were given (so the part's numbers are those of
+        the whole, bit for bit).
+
+        Parameters
+        ----------
+        index : 1-D array_like of int
+            At least one position in the cells flattened in C order, each
+            in ``[0, prod(shape))``.
+
+        Returns
+        -------
+        Behaviour
+            Of the same class, with cell shape ``(len(index),)`` (a behaviour
+            with one cell and no :attr:`cell_parameters` returns itself).
+
+        Examples
+        --------
+        >>> users = Memoryless(q=[[0.1, 0.2], [0.3, 0.4]], r=0.6)
+        >>> part = users.take([3, 0])
+        >>> part.q.tolist(), part.r.tolist(), part.shape
+        ([0.4, 0.1], [0.6, 0.6], (2,))
+        """
+        shape = tuple(self.shape)
+        size = math.prod(shape)
+        try:
+            idx = np.asarray(index)
+            ok = idx.ndim == 1 and idx.size > 0 and idx.dtype.kind in "iu"
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or (idx.size and (idx.min() < 0 or idx.max() >= size)):
+            raise ValueError(f"index must be a non-empty 1-D sequence of cell positions in [0, {size}); "
+                             f"got {index!r:.80}")
+        if not self.cell_parameters:
+            if shape == ():
+                return self
+            raise TypeError(f"{type(self).__name__} has cells of shape {shape} but declares no cell_parameters "
+                            "(the constructor's arguments that hold one value per cell)")
+        given_args, given_kwargs = self._given
+        bound = inspect.signature(type(self).__init__).bind(self, *given_args, **given_kwargs)
+        bound.apply_defaults()
+        args = {n: v for n, v in bound.arguments.items() if n != "self"}
+        for name, tail in self.cell_parameters.items():
+            value = np.asarray(args[name])
+            trailing = value.shape[value.ndim - tail:] if tail else ()
+            args[name] = np.broadcast_to(value, shape + trailing).reshape((size,) + trailing)[idx]
+        return type(self)(**args)
 
     # --------------------------------------------------------- simulation
     def initial_state(self, n0: int, batch: tuple, T: int | None = None) -> np.ndarray:
@@ -581,11 +647,13 @@ class Memoryless(Behaviour):
     0.6667
     """
 
+    cell_parameters = {"q": 0, "r": 0}
+
     def __init__(self, *, q, r, rule: str = "leak"):
         self.q = check_probability("q", q)
         self.r = check_probability("r", r)
         self.rule = check_choice("rule", rule, RULES)
-        self._shape = np.broadcast_shapes(np.shape(self.q), np.shape(self.r))
+        self._shape = check_same_shape(q=self.q, r=self.r)
 
     def __repr__(self) -> str:
         return f"Memoryless(q={_short(self.q)}, r={_short(self.r)}, rule={self.rule!r})"
@@ -772,6 +840,8 @@ class LeakCount(_Typed):
     0.4737
     """
 
+    cell_parameters = {"q": 0, "r": 0}
+
     def __init__(self, *, k, q, r, rule="leak"):
         self.k = check_int("k", k, low=1)
         self._memoryless = Memoryless(q=q, r=r, rule=rule)
@@ -917,6 +987,8 @@ class Heterogeneous(_Typed):
     0.18
     """
 
+    cell_parameters = {"q": 1, "r": 0}
+
     def __init__(self, *, q, weights, r, rule="leak"):
         q = np.atleast_1d(np.asarray(check_probability("q", q), dtype=float))
         self.q = q
@@ -924,7 +996,7 @@ class Heterogeneous(_Typed):
         self.r = check_probability("r", r)
         self.rule = check_choice("rule", rule, RULES)
         self.types = int(q.shape[-1])
-        self._shape = np.broadcast_shapes(q.shape[:-1], np.shape(self.r))
+        self._shape = check_same_shape(**{"q (its cell axes)": q[..., 0], "r": self.r})
 
     def __repr__(self):
         q = np.round(self.q, 4).tolist() if self.q.ndim == 1 else f"array{self.q.shape}"
@@ -1085,6 +1157,8 @@ class BudgetAware(_Typed):
     uses_cost = True
     types = None
 
+    cell_parameters = {"q": 0, "r": 0}
+
     def __init__(self, *, tolerance, r, q=0.0, weights=None, rule="leak"):
         tol = np.atleast_1d(np.asarray(check_real("tolerance", tolerance, low=0, low_open=True, allow_inf=True),
                                        dtype=float))
@@ -1096,7 +1170,7 @@ class BudgetAware(_Typed):
         self.q = check_probability("q", q)
         self.rule = check_choice("rule", rule, RULES)
         self.classes = int(tol.size)
-        self._shape = np.broadcast_shapes(np.shape(self.q), np.shape(self.r))
+        self._shape = check_same_shape(q=self.q, r=self.r)
 
     def __repr__(self):
         tol = self.tolerance.tolist() if self.classes > 1 else float(self.tolerance[0])
@@ -1316,12 +1390,14 @@ class Contagion(_Typed):
 
     types = 3
 
+    cell_parameters = {"q": 0, "r": 0, "kappa": 0}
+
     def __init__(self, *, q, r, kappa, rule="leak"):
         self.q = check_probability("q", q)
         self.r = check_probability("r", r)
         self.kappa = check_real("kappa", kappa, low=0)
         self.rule = check_choice("rule", rule, RULES)
-        self._shape = np.broadcast_shapes(np.shape(self.q), np.shape(self.r), np.shape(self.kappa))
+        self._shape = check_same_shape(q=self.q, r=self.r, kappa=self.kappa)
 
     def __repr__(self):
         return f"Contagion(q={_short(self.q)}, r={_short(self.r)}, kappa={_short(self.kappa)}, rule={self.rule!r})"

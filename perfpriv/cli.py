@@ -596,13 +596,14 @@ def _curves(rule, s, seed, conventions, checkpoint=lambda k: None):
 
 
 def _map(rule, s, seed, conventions, checkpoint=None):
-    from . import optimize, plots
+    from . import behaviour, bernoulli, optimize, plots, sweep
 
     g = np.asarray(s["grid"], float)
     Q, R = np.meshgrid(g, g, indexing="ij")
-    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=s["epsilons"], T=s["T"], n0=s["n0"], trials=s["trials"], rule=rule,
-                                   mu=s["mu"], seed=seed, conventions=conventions, progress=False,
-                                   on_cells=checkpoint)
+    res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(s["epsilons"], mu=s["mu"]),
+                                   behaviour.Memoryless(q=Q, r=R, rule=rule), T=s["T"], n0=s["n0"],
+                                   trials=s["trials"], seed=seed, conventions=conventions,
+                                   options=sweep.Execution(chunk=64, progress=False, on_cells=checkpoint))
     draw = plots.figure2 if rule == "leak" else plots.figure7
     fig = draw(res, grid=g)
     data = {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "values": res.values,
@@ -644,12 +645,15 @@ def _figure3bc(s, seed, conventions, checkpoint=lambda k: None):
 
 def _gamma_star_map(number, s, tau, seed, conventions, store, on_cells=None):
     """One threshold's map of Fig. 4 or 5 with the settings ``s`` of a scale (stored cells read from ``store``)."""
-    from . import experiments
+    from . import behaviour, engine, experiments, gaussian, sweep
 
-    qs = s["qs_fig4"] if number == "4" else s["qs"]
-    return experiments.gamma_star_map(qs, s["rs"], tau=tau, gammas=s["gammas"], T=s["T"], n0=s["n0"],
-                                      trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
-                                      conventions=conventions, seed=seed, store=store, on_cells=on_cells)
+    qs = np.asarray(s["qs_fig4"] if number == "4" else s["qs"], float)
+    mech = gaussian.GaussianMean(s["gammas"], tau=tau, d=s["d"], R=s["R"])
+    users = behaviour.Memoryless(q=qs[:, None], r=np.asarray(s["rs"], float)[None, :])
+    return experiments.gamma_star_map(mech, users, T=s["T"], n0=s["n0"], trials=s["trials"],
+                                      policy=engine.Policy(cap=s["cap"]), conventions=conventions, seed=seed,
+                                      options=sweep.Execution(chunk=4, progress=False, on_cells=on_cells,
+                                                              store=store))
 
 
 def _gamma_maps(number, s, seed, conventions, store, on_cells):

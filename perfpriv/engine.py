@@ -121,6 +121,8 @@ from ._validate import (check_array_size, check_choice, check_flag, check_int, c
 from .behaviour import Behaviour
 
 __all__ = [
+    "cell_keys",
+    "level_grid",
     "check_record_size",
     "MAX_AGENTS",
     "Schedule",
@@ -279,6 +281,52 @@ class Levels:
         if self.shape == ():
             return float(self.values[0])
         return self.values.copy()
+
+
+def level_grid(mechanism, *, kind=None, name="mechanism") -> np.ndarray:
+    """The privacy levels of a mechanism as a 1-D grid of candidates: what a search or a study runs on.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Holding a number or a 1-D grid of levels.
+    kind : type, optional
+        The mechanism class required (e.g. :class:`perfpriv.gaussian.GaussianMean`).
+    name : str
+        Parameter name for error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The levels, 1-D (a number gives a grid of one).
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a ``kind``.
+    ValueError
+        If it holds no level, a schedule or levels per cell.
+
+    Examples
+    --------
+    >>> from perfpriv.bernoulli import RandomizedResponse
+    >>> level_grid(RandomizedResponse(0.5)).tolist(), level_grid(RandomizedResponse([0.5, np.inf])).tolist()
+    ([0.5], [0.5, inf])
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (the parameter named in messages); got {name!r:.60}")
+    if kind is not None and not (isinstance(kind, type) and issubclass(kind, Mechanism)):
+        raise TypeError(f"kind must be a mechanism class (e.g. perfpriv.gaussian.GaussianMean) or None; got {kind!r:.60}")
+    if kind is not None and not isinstance(mechanism, kind):
+        raise TypeError(f"{name} must be a {kind.__module__}.{kind.__name__}; got {type(mechanism).__name__}")
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"{name} must be a perfpriv mechanism; got {type(mechanism).__name__}")
+    levels = mechanism.levels
+    if levels is None or levels.per_round or isinstance(levels.given, PerCell):
+        held = "no level" if levels is None else "a schedule" if levels.per_round else "levels per cell"
+        raise ValueError(f"{name} must hold the {mechanism.level_name} values to run (a number or a 1-D grid); got "
+                         f"a {type(mechanism).__name__} with {held}")
+    return np.array(levels.values, dtype=float, ndmin=1)       # a copy: results do not share the mechanism's
 
 
 def make_levels(value, name: str, **bounds) -> Levels:
@@ -806,16 +854,41 @@ def _check_parts(mechanism, behaviour):
                          f"take its mean field")
 
 
-def _keys_for_cells(seed, cells: tuple, behaviour) -> keyed.Key:
-    """Root key(s) of a call: one per cell, from the root seed and the cell's own coordinates.
+def cell_keys(seed, behaviour) -> keyed.Key:
+    """Root key(s) of a call: one per cell of ``behaviour``, from the root seed and the cell's own coordinates.
 
     A cell's key is ``perfpriv.keyed.cell_key(seed, *coordinates)`` with the
     coordinates its behaviour reports (:meth:`perfpriv.behaviour.Behaviour.cell_coordinates`,
     e.g. its q and r), so a cell gets the same numbers wherever it sits in
     the arrays and whatever cells are simulated with it -- the keys of
-    :func:`perfpriv.sweep.map_grid` too. A Key array of the cells' shape
-    gives each cell that key instead.
+    :func:`perfpriv.sweep.map_grid` too. :func:`simulate` and the searches of
+    :mod:`perfpriv.optimize` key their cells this way.
+
+    Parameters
+    ----------
+    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
+        The root seed; a :class:`perfpriv.keyed.Key` array of the behaviour's
+        cell shape gives each cell that key instead.
+    behaviour : perfpriv.behaviour.Behaviour
+        The cells (its :attr:`~perfpriv.behaviour.Behaviour.shape`).
+
+    Returns
+    -------
+    perfpriv.keyed.Key
+        Of the behaviour's cell shape (one key when it has one cell). A
+        behaviour that reports no coordinates gives every cell the root key.
+
+    Examples
+    --------
+    >>> from perfpriv.behaviour import Memoryless
+    >>> keys, one = cell_keys(7, Memoryless(q=[0.3, 0.5], r=0.6)), keyed.cell_key(7, 0.5, 0.6)
+    >>> keys.shape, (int(keys.a[1]), int(keys.b[1])) == (int(one.a), int(one.b))
+    ((2,), True)
     """
+    if not isinstance(behaviour, Behaviour):
+        raise TypeError(f"behaviour must be a perfpriv behaviour (e.g. behaviour.Memoryless(q=..., r=...)); "
+                        f"got {behaviour!r:.80}")
+    cells = tuple(behaviour.shape)
     if isinstance(seed, keyed.Key):
         if seed.shape == cells:
             return seed
@@ -914,7 +987,7 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, policy=None, conventions=
                                  f"round, so a population above {limit:.0e} does not fit in memory; use "
                                  f"{name} <= {limit:.0e}")
     common_numbers = check_flag("common_numbers", common_numbers)
-    root = _keys_for_cells(seed, cells, behaviour)
+    root = cell_keys(seed, behaviour)
     if not common_numbers:
         root = _level_keys(root, levels)                                                # cells + (L,)
     trial_keys = keyed.Key(root.a[..., None], root.b[..., None]).child(np.arange(trials))  # cells [+ (L,)] + (K,)

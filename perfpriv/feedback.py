@@ -39,6 +39,7 @@ from ._bisect import bisect_log_boundary
 from ._stats import standard_error
 from ._validate import check_choice, check_int, check_probability, check_real
 from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
+from .sweep import Execution
 
 __all__ = [
     "FAMILIES",
@@ -103,8 +104,8 @@ class Family:
     """A behaviour as a function of the (q, r) coordinates of a map, with one parameter of its own.
 
     Calling it with arrays q and r (one shape) gives the behaviour of those
-    cells -- the callable the searches of :mod:`perfpriv.optimize` take as
-    ``behaviour=``:
+    cells (``family("memory", 3)(Q, R)``: the users of a whole map, which
+    the searches of :mod:`perfpriv.optimize` take as ``users``):
 
     * ``"paper"``: :class:`~perfpriv.behaviour.Memoryless` (q, r);
     * ``"memory"``: :class:`~perfpriv.behaviour.LeakCount` with ``k`` (q, r);
@@ -515,9 +516,12 @@ class FeedbackMap:
         The simulated optimum per cell (on ``levels``).
     values, se : numpy.ndarray, shape (q, r, L)
         Simulated objective per level and its standard error.
-    z : float
-        Standard errors a private level must win by to count in :attr:`pays_simulated`.
     settings : dict
+    z : float
+        Standard errors a private level must win by to count in :attr:`pays_simulated`
+        (and to be :attr:`confirmed` or :attr:`contradicted`); 3 by default.
+        It judges the result and changes nothing computed:
+        ``dataclasses.replace(m, z=2.0)`` reads the same map at another z.
     """
 
     family: Family
@@ -532,8 +536,11 @@ class FeedbackMap:
     simulated: np.ndarray
     values: np.ndarray
     se: np.ndarray
-    z: float
     settings: dict
+    z: float = 3.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "z", check_real("z", self.z, low=0, scalar=True))
 
     @property
     def symbol(self) -> str:
@@ -599,10 +606,28 @@ class FeedbackMap:
                 f"privacy pays: theory {int(self.pays_theory.sum())}, confirmed {int(self.confirmed.sum())})")
 
 
-def _map_settings(z, trials):
-    """z >= 0 and trials >= 2: a map compares levels by their standard errors, which one run cannot give."""
-    return (check_real("z", z, low=0, scalar=True),
-            check_int("trials", trials, low=2))
+def _map_settings(trials, policy, mechanism, n0):
+    """trials >= 2 (a map compares levels by their standard errors, which one run cannot give) and the
+    policy, resolved for the mean field (unset fields: the paper's, cap 20000 and floor 1)."""
+    trials = check_int("trials", trials, low=2)
+    n0 = check_int("n0", n0, low=2)
+    policy = engine.check_policy(policy)
+    return trials, policy, policy.resolve(mechanism, "paper", n0=n0)
+
+
+def _map_keys(seed, Q, Rr):
+    """Each cell's key from the root seed and the map's (q, r), whatever the family's parameters
+    (:func:`perfpriv.engine.cell_keys` of the paper's users on the map)."""
+    return engine.cell_keys(seed, Memoryless(q=Q, r=Rr))
+
+
+def _run(options, chunk):
+    """The execution options of a map's simulated search (default: ``chunk`` cells a batch, no progress bar)."""
+    if options is None:
+        return Execution(chunk=chunk, progress=False)
+    if not isinstance(options, Execution):
+        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    return options
 
 
 def _grid(qs, rs):
@@ -614,34 +639,34 @@ def _grid(qs, rs):
     return qs, rs, Q, Rr
 
 
-def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.0), cap=20000, z=3.0, seed=None,
-                n_jobs=None):
+def epsilon_map(users, mechanism, qs, rs, *, T=50, n0=200, trials=40, policy=None, seed=None, options=None):
     """ε* under a behaviour over a (q, r) grid: theory, simulation, and where a finite ε beats no privacy.
 
     The objective is the paper's Fig. 2 one: the error of the last round's
-    estimate, :math:`μ_T` ~ Uniform(0.5, 1) (:func:`perfpriv.optimize.optimal_epsilon`
-    and :func:`perfpriv.optimize.mean_field_optimal_epsilon` with
-    ``behaviour=users``). ``inf`` (no privacy) is added to the grid if absent.
+    estimate (:func:`perfpriv.optimize.optimal_epsilon` and
+    :func:`perfpriv.optimize.mean_field_optimal_epsilon`, with the family's
+    users on every cell). ``inf`` (no privacy) is added to the grid if absent.
 
     Parameters
     ----------
     users : Family
+        The users of every cell: ``users(q, r)``.
+    mechanism : perfpriv.bernoulli.RandomizedResponse
+        Its budgets are the simulated grid, its ``mu`` the law of
+        :math:`μ_t` (the paper's maps: ``mu=(0.5, 1.0)``).
     qs, rs : 1-D array_like
-        Grid of leaving and recruiting probabilities.
-    epsilons : 1-D array_like
-        Candidate ε values.
+        Grid of leaving and joining probabilities.
     T, n0, trials : int
-        Horizon, initial population, runs per (cell, ε) (paper: 200, 400, 10).
-    mu : float or (float, float)
-        Law of :math:`μ_t`.
-    cap : int
-        Population cap (floor 1).
-    z : float
-        Standard errors a private level must win by (:attr:`FeedbackMap.pays_simulated`).
+        Horizon, initial population, runs per (cell, ε) (>= 2: the map
+        compares levels by their standard errors).
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs; its cap and floor clip the mean field
+        (unset: the paper's, cap 20000).
     seed : int, optional
-        Root seed; every cell is keyed by its coordinates.
-    n_jobs : int, optional
-        Parallel cells (:func:`perfpriv.sweep.map_grid`; the result does not depend on it).
+        Root seed; every cell is keyed by the map's (q, r), whatever the family.
+    options : perfpriv.sweep.Execution, optional
+        Workers and cells per batch (:func:`perfpriv.sweep.map_grid`; the
+        result does not depend on them).
 
     Returns
     -------
@@ -649,13 +674,13 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     """
     users = _as_family(users)
     qs, rs, Q, Rr = _grid(qs, rs)
-    z, trials = _map_settings(z, trials)
-    eps = np.unique(np.r_[np.atleast_1d(check_real("epsilons", epsilons, low=0, low_open=True, allow_inf=True)),
-                          np.inf])
-    sim = optimize.optimal_epsilon(q=Q, r=Rr, epsilons=eps, T=T, n0=n0, trials=trials, mu=mu, seed=seed,
-                                   policy=engine.Policy(cap=cap), behaviour=users, n_jobs=n_jobs, progress=False)
-    theory = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=mu), users(Q, Rr), T=T, n0=n0,
-                                                 policy=engine.Policy(cap=cap))
+    grid = engine.level_grid(mechanism, kind=bernoulli.RandomizedResponse)
+    eps = np.unique(np.r_[grid, np.inf])
+    mech = bernoulli.RandomizedResponse(eps, **mechanism.options())
+    trials, policy, resolved = _map_settings(trials, policy, mech, n0)
+    sim = optimize.optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, trials=trials, seed=_map_keys(seed, Q, Rr),
+                                   policy=policy, options=_run(options, 64))
+    theory = optimize.mean_field_optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, policy=policy)
     none = int(np.flatnonzero(np.isinf(eps))[0])
     private = np.where(np.arange(eps.size) != none, theory.values, np.inf)
     best = np.argmin(private, axis=-1)
@@ -663,12 +688,12 @@ def epsilon_map(users, qs, rs, epsilons, *, T=50, n0=200, trials=40, mu=(0.5, 1.
     theory_none = theory.values[..., none]
     star = np.where(theory_value < theory_none * (1 - 1e-9), eps[best], np.inf)
     return FeedbackMap(users, "bernoulli", qs, rs, eps, none, star, np.minimum(theory_value, theory_none),
-                       theory_none, np.asarray(sim.epsilon, float), sim.values, sim.se, float(z),
-                       dict(T=T, n0=n0, trials=trials, mu=mu, cap=cap, seed=seed))
+                       theory_none, np.asarray(sim.epsilon, float), sim.values, sim.se,
+                       dict(T=T, n0=n0, trials=trials, mu=mechanism.mu, cap=resolved.cap, policy=policy.describe(),
+                            seed=seed))
 
 
-def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12, R=10.0, cap=20000, z=3.0,
-              seed=None, n_jobs=None):
+def gamma_map(users, mechanism, qs, rs, *, T=10, n0=100, trials=20, policy=None, seed=None, options=None):
     """γ* under a behaviour over a (q, r) grid: theory, simulation, and where noise beats no privacy.
 
     The objective is the cumulative squared Mahalanobis error over the T
@@ -682,16 +707,14 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
     Parameters
     ----------
     users : Family
+        The users of every cell: ``users(q, r)``.
+    mechanism : perfpriv.gaussian.GaussianMean
+        The Gaussian model (τ, d, R, ...); its noise scales are the
+        simulated grid.
     qs, rs : 1-D array_like
-    gammas : 1-D array_like
-        Candidate noise scales.
-    tau, d, R : float, int, float
-        Gaussian model (τ, dimension, clipping radius).
     T, n0, trials : int
         Horizon, initial population, runs per (cell, γ) (paper: 50, 1000, 50).
-    cap : int
-    z : float
-    seed, n_jobs
+    policy, seed, options
         As in :func:`epsilon_map`.
 
     Returns
@@ -700,24 +723,28 @@ def gamma_map(users, qs, rs, gammas, *, tau=0.02, T=10, n0=100, trials=20, d=12,
     """
     users = _as_family(users)
     qs, rs, Q, Rr = _grid(qs, rs)
-    z, trials = _map_settings(z, trials)
-    grid = np.unique(np.r_[NO_PRIVACY_GAMMA, np.atleast_1d(check_real("gammas", gammas, low=0, low_open=True))])
+    gammas = engine.level_grid(mechanism, kind=gaussian.GaussianMean)
+    grid = np.unique(np.r_[NO_PRIVACY_GAMMA, gammas])
     if grid.size < 2:
-        raise ValueError(f"gammas must hold at least one noise scale other than NO_PRIVACY_GAMMA = "
+        raise ValueError(f"mechanism must hold at least one noise scale other than NO_PRIVACY_GAMMA = "
                          f"{NO_PRIVACY_GAMMA:g}; got {gammas!r:.60}")
-    sim = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=grid, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials,
-                                           seed=seed, policy=engine.Policy(cap=cap), behaviour=users, n_jobs=n_jobs,
-                                           progress=False)
-    search = gaussian.GaussianMean(np.geomspace(float(grid[1]) / 4, float(grid[-1]) * 4, 31), tau=tau, d=d, R=R)
+    model = {k: v for k, v in mechanism.options().items()}
+    trials, policy, resolved = _map_settings(trials, policy, gaussian.GaussianMean(grid, **model), n0)
+    sim = optimize.optimal_gamma_empirical(gaussian.GaussianMean(grid, **model), users(Q, Rr), T=T, n0=n0,
+                                           trials=trials, seed=_map_keys(seed, Q, Rr), policy=policy,
+                                           options=_run(options, 4))
+    search = gaussian.GaussianMean(np.geomspace(float(grid[1]) / 4, float(grid[-1]) * 4, 31), **model)
     theory = optimize.optimal_gamma(search, users(Q, Rr), T=T, n0=n0, objective="mean_field", rounds="algorithm",
-                                    policy=engine.Policy(cap=cap))
-    mech = gaussian.GaussianMean(NO_PRIVACY_GAMMA, tau=tau, d=d, R=R)
-    none_value = np.asarray(engine.mean_field(mech, users(Q, Rr), T=T, n0=n0, cap=cap).cumulative_error, float)
+                                    policy=policy)
+    mech = gaussian.GaussianMean(NO_PRIVACY_GAMMA, **model)
+    none_value = np.asarray(engine.mean_field(mech, users(Q, Rr), T=T, n0=n0, cap=resolved.cap,
+                                              floor=resolved.floor).cumulative_error, float)
     theory_value = np.asarray(theory.value, float)
     star = np.where(theory_value < none_value * (1 - 1e-9), np.asarray(theory.gamma, float), NO_PRIVACY_GAMMA)
     return FeedbackMap(users, "gaussian", qs, rs, grid, 0, star, np.minimum(theory_value, none_value), none_value,
-                       np.asarray(sim.gamma, float), sim.values, sim.se, float(z),
-                       dict(tau=tau, T=T, n0=n0, trials=trials, d=d, R=R, cap=cap, seed=seed))
+                       np.asarray(sim.gamma, float), sim.values, sim.se,
+                       dict(tau=mechanism.tau, T=T, n0=n0, trials=trials, d=mechanism.d, R=mechanism.R,
+                            cap=resolved.cap, policy=policy.describe(), seed=seed))
 
 
 # ------------------------------------------------------------------ the chapter's answer

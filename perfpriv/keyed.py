@@ -681,10 +681,11 @@ def cell_key(seed: Any, *coordinates: Any) -> Key:
     >>> bool(np.array_equal(a, cell_key(7, 0.1 + 0.2, 0.6).uniform(1)))
     True
     >>> from perfpriv import bernoulli, behaviour, engine, optimize
-    >>> eps = [0.5, 2.0]
-    >>> grid = optimize.optimal_epsilon(eps, q=[0.3, 0.6], r=[0.6, 0.3], T=20, n0=100, trials=5, seed=7)
-    >>> one = engine.simulate(bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0)), behaviour.Memoryless(q=0.6, r=0.3),
-    ...                       T=20, n0=100, trials=5, seed=cell_key(7, 0.6, 0.3))
+    >>> mech = bernoulli.RandomizedResponse([0.5, 2.0], mu=(0.5, 1.0))
+    >>> grid = optimize.optimal_epsilon(mech, behaviour.Memoryless(q=[0.3, 0.6], r=[0.6, 0.3]), T=20, n0=100,
+    ...                                 trials=5, seed=7)
+    >>> one = engine.simulate(mech, behaviour.Memoryless(q=0.6, r=0.3), T=20, n0=100, trials=5,
+    ...                       seed=cell_key(7, 0.6, 0.3))
     >>> bool(np.allclose(one.sq_error[..., -1].mean(axis=-1), grid.values[1]))
     True
     """

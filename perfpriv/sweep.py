@@ -31,7 +31,7 @@ import inspect
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, MutableMapping
 
 import numpy as np
 
@@ -72,6 +72,11 @@ class Execution:
     on_cells : callable, optional
         Called in the calling process with the number of cells of each chunk
         as its result arrives (a progress count, or a place to stop cleanly).
+    store : MutableMapping, optional
+        Where a study that can resume keeps its finished cells
+        (:func:`perfpriv.experiments.gamma_star_map` says how it keys them):
+        cells found there are not run again, and each new cell is put there
+        as its chunk finishes. :func:`map_grid` itself does not read it.
 
     Examples
     --------
@@ -88,6 +93,7 @@ class Execution:
     progress: str | bool = "auto"
     description: str | None = None
     on_cells: Callable[[int], Any] | None = None
+    store: MutableMapping | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "n_jobs", check_n_jobs(self.n_jobs))
@@ -98,6 +104,8 @@ class Execution:
             raise TypeError(f"description must be a str (or None); got {self.description!r:.80}")
         if self.on_cells is not None and not callable(self.on_cells):
             raise TypeError(f"on_cells must be a callable (or None); got {self.on_cells!r:.80}")
+        if self.store is not None and not isinstance(self.store, MutableMapping):
+            raise TypeError(f"store must be a mutable mapping (e.g. a dict; or None); got {self.store!r:.60}")
 
 
 def _check_accepts(func: Callable[..., Any], names: list) -> None:
@@ -174,7 +182,10 @@ def map_grid(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = 
         ``product=True`` the axes of a grid, whose cells are their Cartesian
         product in order (the last axis varying fastest).
     seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        Root seed (``None``: fresh entropy, not reproducible).
+        Root seed (``None``: fresh entropy, not reproducible); or a Key array
+        with one key per cell (in the cells' order, or of the grid's shape),
+        which the cells get instead of the keys of their coordinates (e.g.
+        :func:`perfpriv.engine.cell_keys` of a behaviour).
     product : bool
         Whether ``cells`` holds the axes of a product grid.
     options : Execution, optional
@@ -213,11 +224,17 @@ def map_grid(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = 
         raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
     cols, shape = _check_cells(cells, bool(product))
     _check_accepts(func, [*cols, *fixed, "keys"])
-    root = keyed.root_key(seed)
     count = math.prod(shape)
-    keys = [keyed.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]
-    ka = np.array([int(k.a) for k in keys], dtype=np.uint64)
-    kb = np.array([int(k.b) for k in keys], dtype=np.uint64)
+    if isinstance(seed, keyed.Key) and seed.shape != ():
+        if seed.shape not in {(count,), shape}:
+            raise ValueError(f"seed must be one root key or one key per cell ({count} cells); got keys of shape "
+                             f"{seed.shape}")
+        ka, kb = seed.a.reshape(-1), seed.b.reshape(-1)
+    else:
+        root = keyed.root_key(seed)
+        keys = [keyed.cell_key(root, *(cols[k][i].item() for k in cols)) for i in range(count)]
+        ka = np.array([int(k.a) for k in keys], dtype=np.uint64)
+        kb = np.array([int(k.b) for k in keys], dtype=np.uint64)
     chunk = options.chunk
     if chunk is None:
         workers = max(1, joblib.effective_n_jobs(options.n_jobs))

@@ -14,10 +14,12 @@ Law tests compare means with Z = 4.5 (standard errors from the trials, fixed see
 own power: 4.5 standard errors of the difference are below 5% of the compared value.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, engine, gaussian, keyed, optimize
+from perfpriv import bernoulli, engine, gaussian, keyed, optimize, sweep
 from perfpriv.behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
 
 Z = 4.5
@@ -329,17 +331,18 @@ def test_floored_user_class_follows_the_recruits_law():
 def test_searches_default_unchanged_and_callable_reproduces_it():
     Q, R = np.meshgrid([0.2, 0.6], [0.3, 0.7], indexing="ij")
     eps = [0.1, 0.5, 2.0, np.inf]
-    kw = dict(T=20, n0=100, trials=5, seed=3, progress=False)
-    base = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, **kw)
-    same = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, behaviour=_leakcount_one, **kw)
-    np.testing.assert_array_equal(base.values, same.values)
     rr = bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0))
+    kw = dict(T=20, n0=100, trials=5, seed=3, options=sweep.Execution(progress=False))
+    base = optimize.optimal_epsilon(rr, Memoryless(q=Q, r=R), **kw)
+    same = optimize.optimal_epsilon(rr, _leakcount_one(Q, R), **kw)
+    np.testing.assert_array_equal(base.values, same.values)
     mf = optimize.mean_field_optimal_epsilon(rr, Memoryless(q=Q, r=R), T=20, n0=100)
     mf2 = optimize.mean_field_optimal_epsilon(rr, _leakcount_one(Q, R), T=20, n0=100)
     np.testing.assert_allclose(mf.values, mf2.values, rtol=1e-12)
-    gkw = dict(tau=0.02, T=5, n0=50, d=12, R=10.0, trials=3, seed=4, progress=False)
-    g = optimize.optimal_gamma_empirical(q=Q, r=R, gammas=[0.3, 1.0], **gkw)
-    g2 = optimize.optimal_gamma_empirical(q=Q, r=R, gammas=[0.3, 1.0], behaviour=_leakcount_one, **gkw)
+    gkw = dict(T=5, n0=50, trials=3, seed=4, options=sweep.Execution(progress=False))
+    gmech = gaussian.GaussianMean([0.3, 1.0], tau=0.02, d=12, R=10.0)
+    g = optimize.optimal_gamma_empirical(gmech, Memoryless(q=Q, r=R), **gkw)
+    g2 = optimize.optimal_gamma_empirical(gmech, _leakcount_one(Q, R), **gkw)
     np.testing.assert_array_equal(g.values, g2.values)
     grid = gaussian.GaussianMean(np.geomspace(1e-2, 1e3, 9), tau=0.02, d=12, R=10.0)
     tkw = dict(T=5, n0=50, objective="mean_field")
@@ -361,10 +364,23 @@ def _leakcount_three(q, r):
 
 
 def test_search_behaviour_argument_is_checked():
-    with pytest.raises(TypeError, match="behaviour"):
-        optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, behaviour=3)
-    with pytest.raises(ValueError, match="rule and behaviour are exclusive"):
-        optimize.optimal_epsilon(q=0.3, r=0.6, epsilons=[1.0], T=5, n0=10, rule="agnostic", behaviour=_leakcount_one)
+    # the simulated searches take the users themselves (was: behaviour=, a callable (q, r) -> Behaviour):
+    # what is not a Behaviour -- a number, the old callable -- is refused by naming users
+    rr1, g1 = bernoulli.RandomizedResponse([1.0]), gaussian.GaussianMean([1.0], tau=0.02, d=12, R=10.0)
+    for users in (3, _leakcount_one):
+        with pytest.raises(TypeError, match="^users must be a perfpriv.behaviour.Behaviour"):
+            optimize.optimal_epsilon(rr1, users, T=5, n0=10)
+        with pytest.raises(TypeError, match="^users must be a perfpriv.behaviour.Behaviour"):
+            optimize.optimal_gamma_empirical(g1, users, T=5, n0=10, trials=2)
+    # and the rule is the users' own (was: rule= and behaviour= were exclusive): LeakCount(k=1) with the
+    # agnostic rule is Memoryless with the agnostic rule, number for number
+    rr2 = bernoulli.RandomizedResponse([0.5, np.inf])
+    agn = optimize.optimal_epsilon(rr2, LeakCount(k=1, q=0.3, r=0.6, rule="agnostic"), T=5, n0=10, trials=3, seed=1)
+    mem = optimize.optimal_epsilon(rr2, Memoryless(q=0.3, r=0.6, rule="agnostic"), T=5, n0=10, trials=3, seed=1)
+    leak = optimize.optimal_epsilon(rr2, Memoryless(q=0.3, r=0.6), T=5, n0=10, trials=3, seed=1)
+    assert agn.settings["rule"] == mem.settings["rule"] == "agnostic" and leak.settings["rule"] == "leak"
+    np.testing.assert_array_equal(agn.values, mem.values)
+    assert not np.array_equal(agn.values, leak.values)
     # the theory searches take the Behaviour itself: Lemma 9's bound (the default objective) and Theorem 2's
     # γ_c refuse a richer behaviour by naming users, the mean field takes it
     gm = gaussian.GaussianMean(tau=0.02, d=12, R=10.0)
@@ -508,7 +524,8 @@ def test_trajectories_effective_q_of_the_paper_is_q():
 def test_maps_and_summary_are_consistent_with_the_searches():
     qs, rs = [0.2, 0.7], [0.3, 0.9]
     fam = feedback.family("memory", 2)
-    m = feedback.epsilon_map(fam, qs, rs, [0.2, 1.0], T=15, n0=100, trials=8, seed=2)
+    m = feedback.epsilon_map(fam, bernoulli.RandomizedResponse([0.2, 1.0], mu=(0.5, 1.0)), qs, rs, T=15, n0=100,
+                             trials=8, seed=2)
     Q, R = np.meshgrid(qs, rs, indexing="ij")
     mf = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([0.2, 1.0, np.inf], mu=(0.5, 1.0)),
                                              fam(Q, R), T=15, n0=100)
@@ -516,15 +533,21 @@ def test_maps_and_summary_are_consistent_with_the_searches():
     assert np.isinf(m.levels[m.none]) and m.values.shape == (2, 2, 3)
     np.testing.assert_array_equal(m.pays_theory, np.isfinite(m.theory))
     assert not np.any(m.confirmed & ~m.pays_theory)
-    g = feedback.gamma_map(fam, qs, rs, [0.5, 1.5], T=4, n0=50, trials=4, seed=3)
+    # z judges the map (a field of the result, 3 by default): another z re-reads the same numbers
+    assert m.z == 3.0 and np.array_equal(m.pays_simulated, m.advantage > 3.0 * m.advantage_se)
+    m0 = dataclasses.replace(m, z=0.0)
+    assert m0.values is m.values and np.array_equal(m0.pays_simulated, m.advantage > 0)
+    g = feedback.gamma_map(fam, gaussian.GaussianMean([0.5, 1.5], **GAUSS), qs, rs, T=4, n0=50, trials=4, seed=3)
     assert g.levels[g.none] == feedback.NO_PRIVACY_GAMMA and g.values.shape == (2, 2, 3)
-    paper = feedback.epsilon_map(feedback.family("paper"), qs, rs, [0.2, 1.0], T=15, n0=100, trials=8, seed=2)
+    rr = bernoulli.RandomizedResponse([0.2, 1.0], mu=(0.5, 1.0))
+    paper = feedback.epsilon_map(feedback.family("paper"), rr, qs, rs, T=15, n0=100, trials=8, seed=2)
     s = feedback.summary([paper, m], [None, g])
     assert s.cells == 4 and s.gaussian_theory[0] == -1 and s.gaussian_theory[1] == int(g.pays_theory.sum())
     assert s.bernoulli_theory[1] == int(m.pays_theory.sum()) and np.isnan(s.gamma_ratio[1])
     assert "memory (k = 2)" in s.table()
     with pytest.raises(ValueError, match="same number of cells"):
-        feedback.summary([paper, feedback.epsilon_map(fam, [0.2], rs, [1.0], T=5, n0=50, trials=2, seed=1)])
+        feedback.summary([paper, feedback.epsilon_map(fam, bernoulli.RandomizedResponse([1.0], mu=(0.5, 1.0)), [0.2],
+                                                      rs, T=5, n0=50, trials=2, seed=1)])
 
 
 def test_compare_gaussian_at_a_neutral_setting_gives_the_paper():
@@ -563,7 +586,8 @@ def test_feedback_figures_draw():
     assert len(plots.figure_feedback_paths(tr).axes) == 1
     curves = {"memory": (feedback.family("memory", 1), [1, 2, 3], feedback.threshold_curve("memory", [1, 2, 3], q=0.3, r=0.6))}
     assert len(plots.figure_thresholds(curves, paper=0.69).axes) == 1
-    m = feedback.epsilon_map(feedback.family("memory", 2), [0.2, 0.7], [0.3, 0.9], [0.5], T=5, n0=50, trials=3, seed=1)
+    m = feedback.epsilon_map(feedback.family("memory", 2), bernoulli.RandomizedResponse([0.5], mu=(0.5, 1.0)),
+                             [0.2, 0.7], [0.3, 0.9], T=5, n0=50, trials=3, seed=1)
     fig = plots.figure_feedback_maps([m, m])
     assert len(fig.axes) == 5                                  # 2 x 2 panels and the colour bar
     with pytest.raises(ValueError, match="maps"):

@@ -173,7 +173,8 @@ def test_run_record_holds_settings_conventions_seed_and_versions(book_run):
 
 
 def test_figure2_numbers_are_those_of_the_library_call(book_run):
-    from perfpriv import optimize
+    from perfpriv import bernoulli, optimize
+    from perfpriv.behaviour import Memoryless
     from perfpriv.cli import SCALES
 
     out, _ = book_run
@@ -181,8 +182,9 @@ def test_figure2_numbers_are_those_of_the_library_call(book_run):
     with np.load(out / "figure2.npz") as data:
         # three cells, alone: a cell's numbers do not depend on the grid around it
         i, j = np.array([0, 5, 11]), np.array([11, 2, 7])
-        res = optimize.optimal_epsilon(q=data["q"][i], r=data["r"][j], epsilons=s["epsilons"], T=s["T"], n0=s["n0"],
-                                       trials=s["trials"], rule="leak", mu=s["mu"], seed=SEED)
+        res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(s["epsilons"], mu=s["mu"]),
+                                       Memoryless(q=data["q"][i], r=data["r"][j], rule="leak"), T=s["T"], n0=s["n0"],
+                                       trials=s["trials"], seed=SEED)
         assert np.array_equal(data["values"][i, j], res.values) and np.array_equal(data["se"][i, j], res.se)
         assert np.array_equal(data["epsilon_star"][i, j], res.epsilon)
 
@@ -363,14 +365,17 @@ def test_a_panel_keeps_its_colour_key():
     """The colour bar of a heatmap, or of a row of panels, is inside the box of the panel it belongs to."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from perfpriv import bernoulli, cli, experiments, optimize, plots
+    from perfpriv import bernoulli, cli, experiments, gaussian, optimize, plots
     from perfpriv.behaviour import Memoryless
 
     Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
     res = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf], mu=(0.5, 1.0)),
                                               Memoryless(q=Q, r=R), T=5)
     for fig in (plots.figure1(T=5, trials=2, epsilons=[0.5, np.inf]), plots.epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6]),
-                plots.figure_gamma_star(experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02, empirical=False))):
+                plots.figure_gamma_star(experiments.gamma_star_map(
+                    gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+                    Memoryless(q=np.array([0.1, 0.5])[:, None], r=np.array([0.2, 0.6])[None, :]),
+                    maps=experiments.THEORY_MAPS))):
         canvas = FigureCanvasAgg(fig)
         canvas.draw()
         renderer = canvas.get_renderer()

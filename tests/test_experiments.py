@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfpriv import bernoulli, dynamics, engine, experiments, gaussian, keyed, leakage, optimize, regression
+from perfpriv import bernoulli, dynamics, engine, experiments, gaussian, keyed, leakage, optimize, regression, sweep
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Schedule
 from perfpriv.engine import Policy
@@ -54,8 +54,8 @@ def _small_results():
         experiments.mean_field_paths(gm(0.02, 1.0), USERS, T=3, n0=50, trials=1),
         experiments.lemma9_check(gm(0.02, (2.0,)), cells((0.3,), (0.6,)), T=3, n0=50, trials=2),
         experiments.horizon_curves(gm(0.02, [1.0, 2.0]), USERS, T=3, n0=50, trials=2),
-        experiments.gamma_star_map([0.3], [0.6], tau=0.05, gammas=[1.0, 2.0], T=3, n0=30, trials=2,
-                                   theory=("bound",)),
+        experiments.gamma_star_map(gm(0.05, [1.0, 2.0]), cells([0.3], [0.6]), T=3, n0=30, trials=2,
+                                   maps=("empirical", "bound")),
         experiments.pac_coverage(gm(0.02, 2.0), USERS, epsilons=(1.0,), T=4, n0=300, trials=3),
         experiments.final_error_curve(q=0.3, r=0.6, epsilons=[1.0], T=3, n0=20, trials=2),
         experiments.compare_schedules({"a": [1.0, 1.0]}, gm(0.02, None), USERS, n0=30, trials=2, seed=0),
@@ -84,7 +84,7 @@ def test_gaussian_results_record_the_conventions_and_every_setting_behind_them()
     assert (paper.settings["conventions"], paper.settings["statistic"]) == ("paper", "paper")
     assert (authors.settings["conventions"], authors.settings["statistic"]) == ("authors", "exact")
     assert authors.settings["policy"]["stop"] == 1 and authors.settings["policy"]["collapse"] == "ran"
-    m = experiments.gamma_star_map([0.3], [0.6], tau=0.05, gammas=[1.0], T=3, n0=30, trials=2, theory=())
+    m = experiments.gamma_star_map(gm(0.05, [1.0]), cells([0.3], [0.6]), T=3, n0=30, trials=2, maps=("empirical",))
     assert m.settings["policy"]["stop"] == 1 and m.settings["policy"]["collapse"] == "floor"
 
 
@@ -258,11 +258,12 @@ def test_mean_field_paths_are_the_dynamics_paths_and_lemma_12_holds():
 
 # ---------------------------------------------------------------- Lemma 9, horizon, Figs. 4-5, Theorem 4
 def test_lemma9_check_holds_the_search_values_the_bound_and_its_shifted_sum():
-    kw = dict(tau=0.02, T=6, n0=80, trials=4, seed=2)
+    kw = dict(T=6, n0=80, trials=4, seed=2)
     chk = experiments.lemma9_check(gm(0.02, (0.5, 2.0)), cells((0.1, 0.3), (0.6, 0.9)), T=6, n0=80, trials=4, seed=2)
     assert np.all(chk.growth > 1) and chk.cases.shape == (chk.bound.size, 3)
-    emp = optimize.optimal_gamma_empirical(q=np.array([[0.1], [0.3]]), r=np.array([0.6, 0.9]), gammas=[0.5, 2.0], d=D,
-                                           R=R, policy=Policy(cap=20000), **kw)
+    emp = optimize.optimal_gamma_empirical(gm(0.02, [0.5, 2.0]), Memoryless(q=np.array([[0.1], [0.3]]),
+                                                                            r=np.array([0.6, 0.9])),
+                                           policy=Policy(cap=20000), **kw)
     for (q, r, g), sim, bound, shifted, c1 in zip(chk.cases, chk.simulated, chk.bound, chk.shifted, chk.growth):
         i, j, k = [0.1, 0.3].index(q), [0.6, 0.9].index(r), [0.5, 2.0].index(g)
         assert sim == emp.values[i, j, k]
@@ -277,7 +278,7 @@ def test_horizon_curves_hold_the_library_optima():
     assert h.gamma_bound == optimize.optimal_gamma(gaussian.GaussianMean(tau=0.02, d=D, R=R), Memoryless(q=0.3, r=0.6),
                                                    T=5, n0=80).gamma
     assert h.gamma_mean_field == h.fine[np.argmin(h.mean_field)]
-    emp = optimize.optimal_gamma_empirical(q=0.3, r=0.6, gammas=[0.5, 1.0, 2.0], tau=0.02, T=5, n0=80, d=D, R=R, trials=4,
+    emp = optimize.optimal_gamma_empirical(gm(0.02, [0.5, 1.0, 2.0]), Memoryless(q=0.3, r=0.6), T=5, n0=80, trials=4,
                                            seed=1)
     assert np.array_equal(h.simulated, emp.values) and h.gamma_empirical == emp.gamma
     assert h.gamma_c == dynamics.critical_gamma(gm(0.02), Memoryless(q=0.3, r=0.6), n=80)
@@ -285,15 +286,18 @@ def test_horizon_curves_hold_the_library_optima():
     assert np.all(np.isnan(theory.simulated)) and np.array_equal(theory.mean_field, h.mean_field)
 
 
-GSM = dict(tau=0.05, gammas=[0.3, 1.0, 4.0], T=5, n0=40, trials=3, seed=5)
+GSM = dict(T=5, n0=40, trials=3, seed=5)
 QS, RS = np.array([0.2, 0.6]), np.array([0.3, 0.5, 0.8])
+#: the mechanism and the (q, r) grid of the γ* maps here
+GSM_MODEL = (gm(0.05, [0.3, 1.0, 4.0]), cells(QS, RS))
+EMPIRICAL = ("empirical",)
 
 
 def test_gamma_star_map_is_the_argmin_of_the_search_and_the_theory_of_optimize():
-    m = experiments.gamma_star_map(QS, RS, **GSM)
+    m = experiments.gamma_star_map(*GSM_MODEL, **GSM)
     Q, Rr = np.meshgrid(QS, RS, indexing="ij")
-    emp = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=GSM["gammas"], d=D, R=R, policy=Policy(cap=20000),
-                                           **{k: v for k, v in GSM.items() if k != "gammas"})
+    emp = optimize.optimal_gamma_empirical(gm(0.05, [0.3, 1.0, 4.0]), Memoryless(q=Q, r=Rr), policy=Policy(cap=20000),
+                                           **GSM)
     assert np.array_equal(m.values, emp.values) and np.array_equal(m.se, emp.se)
     assert np.array_equal(m.empirical, emp.gamma)
     model = (gaussian.GaussianMean(tau=0.05, d=D, R=R), Memoryless(q=Q, r=Rr))
@@ -315,7 +319,7 @@ class CountingStore(dict):
 
 
 def test_an_interrupted_gamma_star_map_resumes_from_its_store_to_the_same_numbers():
-    whole = experiments.gamma_star_map(QS, RS, theory=(), **GSM)
+    whole = experiments.gamma_star_map(*GSM_MODEL, maps=EMPIRICAL, **GSM)
     store = {}
 
     def stop_after_first_batch(count):
@@ -323,14 +327,16 @@ def test_an_interrupted_gamma_star_map_resumes_from_its_store_to_the_same_number
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        experiments.gamma_star_map(QS, RS, theory=(), store=store, on_cells=stop_after_first_batch, chunk=1,
-                                   n_jobs=1, **GSM)
+        experiments.gamma_star_map(*GSM_MODEL, maps=EMPIRICAL, **GSM,
+                                   options=sweep.Execution(store=store, on_cells=stop_after_first_batch, chunk=1,
+                                                           n_jobs=1))
     assert 2 <= len(store) < QS.size * RS.size
     kept = dict(store)
     counted = CountingStore(store)
     CountingStore.writes = 0
     done = []
-    again = experiments.gamma_star_map(QS, RS, theory=(), store=counted, on_cells=done.append, **GSM)
+    again = experiments.gamma_star_map(*GSM_MODEL, maps=EMPIRICAL, **GSM,
+                                       options=sweep.Execution(store=counted, on_cells=done.append))
     assert CountingStore.writes == QS.size * RS.size - len(kept)           # the stored cells are not simulated again
     assert sum(done) == QS.size * RS.size
     assert np.array_equal(again.values, whole.values) and np.array_equal(again.se, whole.se)
@@ -341,13 +347,14 @@ def test_an_interrupted_gamma_star_map_resumes_from_its_store_to_the_same_number
     # a stored value of the wrong shape is computed again
     bad = dict(counted)
     bad[(0.05, 0.2, 0.3)] = np.zeros(5)
-    fixed = experiments.gamma_star_map(QS, RS, theory=(), store=bad, **GSM)
+    fixed = experiments.gamma_star_map(*GSM_MODEL, maps=EMPIRICAL, **GSM, options=sweep.Execution(store=bad))
     assert np.array_equal(fixed.values, whole.values) and bad[(0.05, 0.2, 0.3)].shape == (2, 3)
 
 
 def test_experiments_do_not_depend_on_n_jobs_or_the_chunk_size():
-    ref = experiments.gamma_star_map(QS, RS, theory=(), chunk=4, n_jobs=1, **GSM)
-    other = experiments.gamma_star_map(QS, RS, theory=(), chunk=1, n_jobs=2, store={}, **GSM)
+    ref = experiments.gamma_star_map(*GSM_MODEL, maps=EMPIRICAL, **GSM, options=sweep.Execution(chunk=4, n_jobs=1))
+    other = experiments.gamma_star_map(*GSM_MODEL, maps=EMPIRICAL, **GSM,
+                                       options=sweep.Execution(chunk=1, n_jobs=2, store={}))
     assert np.array_equal(ref.values, other.values) and np.array_equal(ref.se, other.se)
     kw = dict(n0=60, T=3, trials=3, ratio="rounds", seed=2)
     mechs = [gm(tau, [0.5, 2.0]) for tau in (0.02, 0.05)]
@@ -390,7 +397,8 @@ def test_pac_coverage_is_the_chi_square_law_of_a_release_at_theorem_4s_round():
 def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field():
     eps = np.array([0.5, 2.0, np.inf])
     f = experiments.final_error_curve(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, seed=3)
-    res = optimize.optimal_epsilon(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, mu=(0.0, 1.0), seed=3)
+    res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=(0.0, 1.0)), Memoryless(q=0.1, r=0.9), T=15,
+                                   n0=2000, trials=200, seed=3)
     assert np.array_equal(f.mean, res.values) and f.epsilon_star == res.epsilon
     assert np.array_equal(f.theory, bernoulli.mean_field(f.fine, q=0.1, r=0.9, T=15, n0=2000).sq_error[..., -1])
     mf = bernoulli.mean_field(eps, q=0.1, r=0.9, T=15, n0=2000).sq_error[..., -1]
@@ -488,8 +496,10 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.exact_floor_check([10], rounds=1), "rounds"),
     (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, statistic="other"), "statistic"),
     (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, conventions="code"), "conventions"),
-    (lambda: experiments.gamma_star_map([0.3], [1.2], tau=0.02), "rs"),
-    (lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, theory=("guess",)), "theory"),
+    # the (q, r) grid is the users' cells: a joining rate out of [0, 1] is refused by the users (was: "rs")
+    (lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [1.2])), "r must"),
+    (lambda: experiments.gamma_star_map(gm(0.02), Memoryless(q=[[0.3, 0.4]], r=[[0.5, 0.6]])), "^users must span"),
+    (lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [0.5]), maps=("empirical", "guess")), "^maps"),
     (lambda: experiments.lemma9_check(gm(0.0, [1.0]), USERS), "tau"),
     (lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, reference="b", **SCHED), "reference"),
     (lambda: experiments.compare_schedules({"a": [1.0], "b": [1.0, 2.0]}, *SCHED_MODEL, **SCHED),
@@ -507,8 +517,13 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 
 
 @pytest.mark.parametrize("call", [
-    lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, store=[]),
-    lambda: experiments.gamma_star_map([0.3], [0.5], tau=0.02, on_cells=3),
+    lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [0.5]), options=sweep.Execution(store=[])),
+    lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [0.5]), options=sweep.Execution(on_cells=3)),
+    lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [0.5]), options={"store": {}}),
+    lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [0.5]), maps=3),
+    lambda: experiments.gamma_star_map(gm(0.02), (0.3, 0.5)),                        # users: not a Memoryless
+    lambda: experiments.gamma_star_map(gm(0.02), Memoryless(q=0.3, r=0.5, rule="agnostic")),  # nor the leak rule
+    lambda: experiments.gamma_star_map(1.0, cells([0.3], [0.5])),                    # mechanism: not a GaussianMean
     lambda: experiments.theorem3_check(gm(0.02, 2.0), USERS, (2, 10)),       # sizes is keyword-only
     lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, 30),    # n0 is keyword-only
 ])
@@ -613,8 +628,8 @@ SMALL_RUNS = {
                            trials=2),
     "lemma9_check": dict(mechanism=gaussian.GaussianMean([1.0, 3.0], tau=0.02, d=3, R=R), users=cells([0.3], [0.6]),
                          T=3, n0=30, trials=2),
-    "gamma_star_map": dict(qs=[0.3], rs=[0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=30, trials=2, d=3,
-                           theory=()),
+    "gamma_star_map": dict(mechanism=gaussian.GaussianMean([1.0, 3.0, 10.0], tau=0.02, d=3, R=R),
+                           users=cells([0.3], [0.6]), T=3, n0=30, trials=2, maps=("empirical",)),
     "gain_map": dict(mechanism=bernoulli.RandomizedResponse(1.0), qs=[0.3], rs=[0.6], T=3, n0=30),
 }
 
@@ -625,7 +640,10 @@ def test_n_jobs_is_checked_by_every_experiment_before_any_work(name, bad):
     # was: "'<' not supported between instances of 'str' and 'int'", joblib's "n_jobs == 0 in Parallel has
     # no meaning", and 10**12 accepted (that many worker processes)
     with pytest.raises((ValueError, TypeError), match=r"^n_jobs must be None, -1 \(every core\) or an integer"):
-        getattr(experiments, name)(**SMALL_RUNS[name], n_jobs=bad)
+        if name == "gamma_star_map":          # its workers come in options=sweep.Execution(n_jobs=...)
+            experiments.gamma_star_map(**SMALL_RUNS[name], options=sweep.Execution(n_jobs=bad))
+        else:
+            getattr(experiments, name)(**SMALL_RUNS[name], n_jobs=bad)
 
 
 def test_theorem3_check_bounds_its_sizes_up_front():

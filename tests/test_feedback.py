@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from perfpriv import feedback
+from perfpriv import bernoulli, feedback
 
 
 def test_the_standard_error_of_a_single_trial_is_infinite_not_nan():
@@ -14,7 +14,8 @@ def test_the_standard_error_of_a_single_trial_is_infinite_not_nan():
         tr = feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=1, seed=0)
     assert np.all(np.isposinf(tr.se))
     with pytest.raises(ValueError, match="trials"):                # a map compares standard errors: two runs at least
-        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], [1.0], T=2, n0=10, trials=1)
+        feedback.epsilon_map(feedback.family("paper"), bernoulli.RandomizedResponse([1.0], mu=(0.5, 1.0)), [0.3], [0.6],
+                             T=2, n0=10, trials=1)
 
 
 def test_contagion_threshold_with_a_huge_kappa_does_not_overflow():

@@ -287,8 +287,10 @@ FIGURES = {
     "figure_horizon": lambda: plots.figure_horizon(experiments.horizon_curves(
         gaussian.GaussianMean(np.geomspace(0.2, 20, 10), tau=0.02, d=12, R=10.0), behaviour.Memoryless(q=0.3, r=0.6),
         empirical=False)),
-    "figure_gamma_star": lambda: plots.figure_gamma_star([experiments.gamma_star_map([0.1, 0.5], [0.2, 0.6], tau=0.02,
-                                                                                     empirical=False)]),
+    "figure_gamma_star": lambda: plots.figure_gamma_star([experiments.gamma_star_map(
+        gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+        behaviour.Memoryless(q=np.array([0.1, 0.5])[:, None], r=np.array([0.2, 0.6])[None, :]),
+        maps=experiments.THEORY_MAPS)]),
     "figure_schedules": _schedule_figure,
     "figure_schedule_comparison": _schedule_comparison_figure,
 }
@@ -300,7 +302,8 @@ def _fb_paths():
 
 def _fb_maps():
     g = np.linspace(0.2, 0.8, 2)
-    return [feedback.epsilon_map(feedback.family(n, p), g, g, [0.5, 2.0], T=8, n0=50, trials=4, seed=8)
+    rr = bernoulli.RandomizedResponse([0.5, 2.0], mu=(0.5, 1.0))
+    return [feedback.epsilon_map(feedback.family(n, p), rr, g, g, T=8, n0=50, trials=4, seed=8)
             for n, p in (("paper", None), ("memory", 3), ("contagion", 1.0))]
 
 def _thresholds():

@@ -111,6 +111,7 @@ BEHAVIOUR_CALLS = {
     "growth_factor": dict(p=0.1, cost=None),
     "critical_leak_probability": dict(cost=None),
     "agent_model": dict(),
+    "take": dict(index=[0]),
 }
 #: BudgetAware's users count a per-round privacy cost: its methods need one.
 BUDGET_COST = {"expected_stay", "reproduction_number", "growth_factor", "critical_leak_probability"}

@@ -58,9 +58,7 @@ GM_GRID13 = gaussian.GaussianMean([1.0, 3.0], tau=0.02, d=3, R=10.0)
 GM_GRID3 = gaussian.GaussianMean([1.0, 3.0, 10.0], tau=0.02, d=3, R=10.0)
 GM_TEMPLATE = gaussian.GaussianMean(tau=0.02, d=3, R=10.0)
 SMALL = dict(T=3, n0=50, d=3, R=10.0)
-GAUSS = dict(q=0.3, r=0.6, tau=0.02, **SMALL)
-MAP = experiments.gamma_star_map([0.3], [0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=50, trials=2, d=3,
-                                 R=10.0, seed=0)
+MAP = experiments.gamma_star_map(GM_GRID3, MEM, T=3, n0=50, trials=2, seed=0)
 STORED = Path(__file__).parents[1] / "book" / "data" / "figure4_paper.npz"
 EXERCISE = exercises.exercise_ids()[0]
 TMP = Path(tempfile.gettempdir()) / "perfpriv_fuzz_cells"   # CellFiles writes only when a cell is stored
@@ -74,6 +72,8 @@ TYP = {
  (engine, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (engine, "PerCell"): dict(values=[0.5, 2.0]),
  (engine, "make_levels"): dict(value=1.0, name="value"),
+ (engine, "level_grid"): dict(mechanism=GM_GRID3, kind=gaussian.GaussianMean, name="mechanism"),
+ (engine, "cell_keys"): dict(seed=0, behaviour=behaviour.Memoryless(q=[0.3, 0.5], r=0.6)),
  (engine, "Policy"): dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0),
  (engine, "check_policy"): dict(policy=engine.Policy(cap=20000)),
  (engine, "simulate"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, trials=2, policy=engine.Policy(cap=20000, floor=1),
@@ -87,8 +87,9 @@ TYP = {
  (behaviour, "Heterogeneous"): dict(q=[0.1, 0.5], weights=[0.5, 0.5], r=0.6, rule="leak"),
  (behaviour, "BudgetAware"): dict(tolerance=[1.0, 3.0], r=0.6, q=0.1, weights=[0.5, 0.5], rule="leak"),
  (behaviour, "Contagion"): dict(q=0.3, r=0.6, kappa=0.5, rule="leak"),
- (optimize, "optimal_epsilon"): dict(epsilons=[0.5, 1.0], q=0.3, r=0.6, T=3, n0=50, trials=2, rule="leak",
-                                     mu=(0.5, 1.0), seed=0, conventions="paper", progress=False, chunk=64),
+ (optimize, "optimal_epsilon"): dict(mechanism=bernoulli.RandomizedResponse([0.5, 1.0], mu=(0.5, 1.0)), users=MEM,
+                                     T=3, n0=50, trials=2, policy=engine.Policy(cap=20000), conventions="paper",
+                                     seed=0, options=sweep.Execution(chunk=64, progress=False)),
  (optimize, "level_search"): dict(mechanism=bernoulli.RandomizedResponse([0.5, 2.0]),
                                   behaviour=MEM, T=3, n0=50, method="simulation", score="cumulative", trials=2,
                                   policy=engine.Policy(cap=20000), conventions="paper", seed=0),
@@ -96,14 +97,14 @@ TYP = {
                                                 users=MEM, T=5, n0=50, policy=engine.Policy(cap=20000, floor=1)),
  (optimize, "optimal_gamma"): dict(mechanism=GM_GRID3, users=MEM, T=3, n0=50, objective="bound", constrained=False,
                                    policy=engine.Policy(cap=20000, floor=1), rounds="paper"),
- (optimize, "optimal_gamma_empirical"): dict(gammas=[1.0, 3.0, 10.0], **GAUSS, trials=2,
-                                             policy=engine.Policy(collapse="floor"),
-                                             conventions="paper", seed=0, progress=False, chunk=4),
+ (optimize, "optimal_gamma_empirical"): dict(mechanism=GM_GRID3, users=MEM, T=3, n0=50, trials=2,
+                                             policy=engine.Policy(collapse="floor"), conventions="paper", seed=0,
+                                             options=sweep.Execution(chunk=4, progress=False)),
  (optimize, "optimal_schedule"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, family="free", cap=20000, floor=1,
                                       bracket=(0.01, 1000.0), maxiter=3, polish=2, starts="auto", switches=None),
  (experiments, "figure3a_simulation"): dict(n=50, gammas=[1.0, 2.0], taus=[0.02, 0.05], rounds=2, d=3, R=10.0,
                                             conventions="paper", seed=0),
- (experiments, "leak_dispersion"): dict(gamma=1.0, tau=0.02, n=50, trials=2, d=3, R=10.0, conventions="paper",
+ (experiments, "leak_dispersion"): dict(gamma=1.0, tau=0.02, n=50, trials=3, d=3, R=10.0, conventions="paper",
                                         seed=0),
  (experiments, "exact_floor_check"): dict(ns=[10, 20], taus=[0.02], gamma=10000.0, rounds=2, d=3, R=10.0, seed=0),
  (experiments, "growth_curves"): dict(mechanisms=GM_GRID2, users=MEM, n0=50, T=1, trials=2, ratio="first",
@@ -116,9 +117,9 @@ TYP = {
  (experiments, "horizon_curves"): dict(mechanism=GM_GRID3, users=MEM, T=3, n0=50, trials=2,
                                        policy=engine.Policy(cap=20000, collapse="floor"), conventions="paper", seed=0,
                                        empirical=True, fine=[1.0, 2.0, 5.0]),
- (experiments, "gamma_star_map"): dict(qs=[0.3], rs=[0.6], tau=0.02, gammas=[1.0, 3.0, 10.0], T=3, n0=50, trials=2,
-                                       d=3, R=10.0, cap=20000, collapse="floor", conventions="paper", seed=0,
-                                       empirical=True, theory=("bound",), chunk=4),
+ (experiments, "gamma_star_map"): dict(mechanism=GM_GRID3, users=MEM, T=3, n0=50, trials=2,
+                                       policy=engine.Policy(cap=20000, collapse="floor"), conventions="paper", seed=0,
+                                       maps=("empirical", "bound"), options=sweep.Execution(chunk=4, progress=False)),
  (experiments, "pac_coverage"): dict(mechanism=GM, users=MEM, epsilons=[1.0, 0.5], delta=0.1, T=3, n0=50, trials=2,
                                      policy=engine.Policy(cap=20000), conventions="paper", seed=0),
  (experiments, "read_gamma_star_maps"): dict(path=STORED, record=None),
@@ -153,7 +154,7 @@ TYP = {
  (keyed, "check_batch"): dict(n=np.array([5, 10]), keys=keyed.root_key(0).child(np.arange(2)), per_record=True),
  (sweep, "map_grid"): dict(func=_batched, cells={"q": [0.1, 0.2, 0.3]}, seed=0, product=False,
                            options=sweep.Execution(chunk=2, progress=False)),
- (sweep, "Execution"): dict(n_jobs=1, chunk=2, progress=False, description="cells", on_cells=_on_cells),
+ (sweep, "Execution"): dict(n_jobs=1, chunk=2, progress=False, description="cells", on_cells=_on_cells, store=None),
  (schedules, "Schedule"): dict(values=[1.0, 2.0, 3.0]),
  (schedules, "constant"): dict(level=1.0, T=3),
  (schedules, "two_phase"): dict(first=2.0, then=1.0, switch=1, T=3),

@@ -12,6 +12,7 @@ import pytest
 
 from perfpriv import dynamics, experiments
 from perfpriv.behaviour import Memoryless
+from perfpriv.engine import Policy
 from perfpriv.gaussian import GaussianMean
 from perfpriv.experiments import GammaStarMap
 
@@ -97,7 +98,8 @@ def test_maps_without_stored_values_give_nan_noise_and_outlier_diagnostics():
 
 def test_capped_rounds_counts_releases_at_the_cap_along_a_hand_rolled_mean_field():
     qs, rs, tau, T, n0, cap = np.array([0.3]), np.array([0.1, 0.6, 0.9]), 0.02, 12, 1000, 3000
-    m = experiments.gamma_star_map(qs, rs, tau=tau, T=T, n0=n0, cap=cap, empirical=False, theory=("bound",))
+    m = experiments.gamma_star_map(GaussianMean(tau=tau, d=12, R=10.0), Memoryless(q=qs[:, None], r=rs[None, :]),
+                                   T=T, n0=n0, policy=Policy(cap=cap), maps=("bound",))
     got = experiments.capped_rounds(m)
     for k, r in enumerate(rs):
         gamma, n, count = float(m.bound[0, k]), float(n0), 0
@@ -110,8 +112,9 @@ def test_capped_rounds_counts_releases_at_the_cap_along_a_hand_rolled_mean_field
 
 
 def test_gap_statistics_compute_the_cap_from_the_maps_settings_by_default():
-    m = experiments.gamma_star_map([0.3], [0.1, 0.9], tau=0.02, gammas=[0.2, 0.4, 0.8], T=10, n0=1000, cap=2000,
-                                   trials=3, seed=0)
+    m = experiments.gamma_star_map(GaussianMean([0.2, 0.4, 0.8], tau=0.02, d=12, R=10.0),
+                                   Memoryless(q=np.array([[0.3]]), r=np.array([[0.1, 0.9]])), T=10, n0=1000,
+                                   policy=Policy(cap=2000), trials=3, seed=0)
     g = experiments.gamma_star_gaps(m)
     assert g.cap_cells[0].tolist() == (experiments.capped_rounds(m) > 0).tolist() == [[False, True]]
 
@@ -254,9 +257,9 @@ def test_a_stored_paper_scale_cell_is_recomputed_to_rounding(figure, cell):
     tau, q, r = (float(x) for x in key)
     assert tau in TAUS[figure]
     s = SCALES["paper"]["gamma_maps"]
-    m = experiments.gamma_star_map(np.array([q]), np.array([r]), tau=tau, gammas=s["gammas"], T=s["T"],
-                                   n0=s["n0"], trials=s["trials"], d=s["d"], R=s["R"], cap=s["cap"],
-                                   conventions="paper", seed=0)
+    m = experiments.gamma_star_map(GaussianMean(s["gammas"], tau=tau, d=s["d"], R=s["R"]),
+                                   Memoryless(q=np.array([[q]]), r=np.array([[r]])), T=s["T"], n0=s["n0"],
+                                   trials=s["trials"], policy=Policy(cap=s["cap"]), conventions="paper", seed=0)
     recomputed = np.stack([m.values[0, 0], m.se[0, 0]])
     np.testing.assert_allclose(recomputed, stored, rtol=1e-12, atol=0)
     assert np.argmin(recomputed[0]) == np.argmin(stored[0])

@@ -16,8 +16,8 @@ from scipy import optimize
 from perfpriv import keyed
 from perfpriv import optimize as O
 from perfpriv import dynamics as D
-from perfpriv import bernoulli, engine, gaussian
-from perfpriv.behaviour import LeakCount, Memoryless
+from perfpriv import bernoulli, engine, gaussian, sweep
+from perfpriv.behaviour import Heterogeneous, LeakCount, Memoryless
 from perfpriv.engine import Policy
 from perfpriv.gaussian import GaussianMean
 from perfpriv.optimize import GammaOptimum, optimal_gamma, optimal_gamma_empirical
@@ -150,12 +150,24 @@ def test_theorem_2_constraint_is_conservative_at_paper_settings():
 
 
 # ---------------------------------------------------------------- simulation
-EMP = dict(T=8, n0=30, d=2, R=7.0, trials=12, policy=Policy(cap=300))
+MODEL = dict(d=2, R=7.0)                                          # the data model of the simulated searches
+RUN = dict(T=8, n0=30, trials=12, policy=Policy(cap=300))         # the simulated searches' run
+EMP = dict(RUN, **MODEL)                                          # both, as gaussian.simulate takes them
+
+
+def emp_mech(gammas, tau=0.05, **model):
+    """The mechanism of the simulated search (was gammas=, tau=, d=, R=, statistic=, ... of the search)."""
+    return GaussianMean(gammas, tau=tau, **dict(MODEL, **model))
+
+
+def emp(q, r, gammas, tau=0.05, *, statistic=None, **kw):
+    """optimal_gamma_empirical on the paper's users Memoryless(q, r) (the γ search always used the leak rule)."""
+    return optimal_gamma_empirical(emp_mech(gammas, tau, statistic=statistic), Memoryless(q=q, r=r), **kw)
 
 
 def emp_with(**policy):
-    """EMP with further policy fields (``collapse``, ...)."""
-    return dict(EMP, policy=Policy(cap=300, **policy))
+    """RUN with further policy fields (``collapse``, ...)."""
+    return dict(RUN, policy=Policy(cap=300, **policy))
 
 
 def manual_cumulative(q, r, tau, g, seed, collapse):
@@ -178,7 +190,7 @@ def manual_cumulative(q, r, tau, g, seed, collapse):
 @pytest.mark.parametrize("collapse", ["floor", "ran"])
 def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_convention(collapse):
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0, 6.0])
-    res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, seed=5, **emp_with(collapse=collapse))
+    res = emp(q, r, gammas, tau, seed=5, **emp_with(collapse=collapse))
     for j, g in enumerate(gammas):
         per = manual_cumulative(q, r, tau, g, 5, collapse)
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
@@ -188,8 +200,8 @@ def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_con
 
 def test_collapse_convention_matters_only_when_populations_collapse():
     gammas = np.array([0.05, 1.0, 6.0])
-    floor = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, seed=5, **emp_with(collapse="floor"))
-    ran = optimal_gamma_empirical(q=0.7, r=0.1, gammas=gammas, tau=0.05, seed=5, **emp_with(collapse="ran"))
+    floor = emp(0.7, 0.1, gammas, 0.05, seed=5, **emp_with(collapse="floor"))
+    ran = emp(0.7, 0.1, gammas, 0.05, seed=5, **emp_with(collapse="ran"))
     # tiny noise: everyone leaks, the population collapses, "ran" hides the dead rounds
     assert floor.values[0] > 2 * ran.values[0]
     # large noise: nobody collapses within the horizon, identical objectives
@@ -198,10 +210,10 @@ def test_collapse_convention_matters_only_when_populations_collapse():
 
 def test_each_cell_is_seeded_from_its_own_coordinates():
     gammas = np.array([0.3, 3.0])
-    grid = optimal_gamma_empirical(q=np.array([[0.2], [0.6]]), r=np.array([0.3, 0.7]), gammas=gammas, tau=0.05, seed=9, **EMP)
-    alone = optimal_gamma_empirical(q=0.6, r=0.3, gammas=gammas, tau=0.05, seed=9, **EMP)
+    grid = emp(np.array([[0.2], [0.6]]), np.array([0.3, 0.7]), gammas, 0.05, seed=9, **RUN)
+    alone = emp(0.6, 0.3, gammas, 0.05, seed=9, **RUN)
     np.testing.assert_array_equal(grid.values[1, 0], alone.values)
-    other = optimal_gamma_empirical(q=0.6, r=0.3, gammas=gammas, tau=0.05, seed=10, **EMP)
+    other = emp(0.6, 0.3, gammas, 0.05, seed=10, **RUN)
     assert not np.array_equal(other.values, alone.values)
 
 
@@ -211,14 +223,14 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
     r = np.array([0.3, 0.6])
     tau, kw = 0.05, dict(T=10, n0=30, d=2, R=7.0, cap=300)
     gammas = np.geomspace(0.05, 20, 14)
-    emp = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, trials=20, seed=2,
-                                  policy=Policy(cap=kw["cap"]), **{k: v for k, v in kw.items() if k != "cap"})
+    found = optimal_gamma_empirical(GaussianMean(gammas, tau=tau, d=kw["d"], R=kw["R"]), Memoryless(q=q, r=r),
+                                    T=kw["T"], n0=kw["n0"], trials=20, seed=2, policy=Policy(cap=kw["cap"]))
     theory = GaussianMean(tau=tau, d=2, R=7.0, leak_method="quadrature")
     mf = optimal_gamma(theory, Memoryless(q=q, r=r), T=10, n0=30, objective="mean_field", rounds="algorithm",
                        policy=Policy(cap=kw["cap"]))
     bound = optimal_gamma(theory, Memoryless(q=q, r=r), T=10, n0=30)
-    ratio_mf = emp.gamma / mf.gamma
-    ratio_bound = emp.gamma / bound.gamma
+    ratio_mf = found.gamma / mf.gamma
+    ratio_bound = found.gamma / bound.gamma
     assert np.all((ratio_mf > 1 / 3) & (ratio_mf < 3)), ratio_mf
     assert np.all((ratio_bound > 1 / 3) & (ratio_bound < 3)), ratio_bound
 
@@ -250,11 +262,30 @@ def test_empirical_and_theoretical_gamma_star_agree_within_a_factor_of_three():
                                constrained=True), "users"),
         (lambda: optimal_gamma(search(0.05), Memoryless(q=0.2, r=0.3, rule="agnostic"), T=5, n0=50,
                                objective="mean_field", constrained=True), "users"),
-        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1, -1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3), "gammas"),
-        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=1), "trials"),
-        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3,
-                                         policy=Policy(collapse="x")), "collapse"),
-        (lambda: optimal_gamma_empirical(q=0.2, r=0.3, gammas=[0.1], tau=0.05, T=5, n0=20, d=2, R=5, trials=3, seed=-1), "seed"),
+        # the simulated search's grid is its mechanism's levels (named as the mechanism names them, "gamma")
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1, -1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=20, trials=3), "gamma"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=1.2, r=0.3), T=5,
+                                         n0=20, trials=3), "q"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=20, trials=1), "trials"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=1, trials=3), "n0"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=20, trials=3, policy=Policy(collapse="x")), "collapse"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=20, trials=3, policy=Policy(cap=10)), "cap"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=20, trials=3, seed=-1), "seed"),
+        (lambda: optimal_gamma_empirical(GaussianMean([0.1], tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5,
+                                         n0=20, trials=3, conventions="x"), "conventions"),
+        # a mechanism that holds no grid of noise scales
+        (lambda: optimal_gamma_empirical(GaussianMean(tau=0.05, d=2, R=5), Memoryless(q=0.2, r=0.3), T=5, n0=20,
+                                         trials=3), "mechanism"),
+        (lambda: optimal_gamma_empirical(GaussianMean(engine.Schedule([0.1, 1.0, 10.0]), tau=0.05, d=2, R=5),
+                                         Memoryless(q=0.2, r=0.3), T=3, n0=20, trials=3), "mechanism"),
+        (lambda: optimal_gamma_empirical(GaussianMean(engine.PerCell(np.array([0.1, 1.0])), tau=0.05, d=2, R=5),
+                                         Memoryless(q=[0.2, 0.4], r=0.3), T=3, n0=20, trials=3), "mechanism"),
     ],
 )
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
@@ -268,29 +299,102 @@ TINY_G = np.array([0.3, 3.0])
 
 
 def test_empirical_bit_identical_for_one_and_two_jobs():
-    one = optimal_gamma_empirical(q=TINY_Q, r=TINY_R, gammas=TINY_G, tau=0.05, seed=4, n_jobs=1, **EMP)
-    two = optimal_gamma_empirical(q=TINY_Q, r=TINY_R, gammas=TINY_G, tau=0.05, seed=4, n_jobs=2, **EMP)
+    one = emp(TINY_Q, TINY_R, TINY_G, 0.05, seed=4, options=sweep.Execution(n_jobs=1), **RUN)
+    two = emp(TINY_Q, TINY_R, TINY_G, 0.05, seed=4, options=sweep.Execution(n_jobs=2), **RUN)
     assert np.array_equal(one.values, two.values) and np.array_equal(one.se, two.se)
     assert np.array_equal(one.gamma, two.gamma)
     # paired (non-meshgrid) cells and any chunk give the same cell values
-    paired = optimal_gamma_empirical(q=np.array([0.2, 0.6]), r=np.array([0.7, 0.3]), gammas=TINY_G, tau=0.05, seed=4,
-                                     chunk=1, **EMP)
+    paired = emp(np.array([0.2, 0.6]), np.array([0.7, 0.3]), TINY_G, 0.05, seed=4,
+                 options=sweep.Execution(chunk=1), **RUN)
     assert np.array_equal(paired.values, np.stack([one.values[0, 1], one.values[1, 0]]))
-    assert np.array_equal(optimal_gamma_empirical(q=TINY_Q, r=TINY_R, gammas=TINY_G, tau=0.05, seed=4, chunk=3, **EMP).values,
+    assert np.array_equal(emp(TINY_Q, TINY_R, TINY_G, 0.05, seed=4, options=sweep.Execution(chunk=3), **RUN).values,
                           one.values)
 
 
 def test_empirical_accepts_a_seed_sequence_root():
-    a = optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=np.random.SeedSequence(4), **EMP)
-    b = optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP)
+    a = emp(0.6, 0.3, TINY_G, 0.05, seed=np.random.SeedSequence(4), **RUN)
+    b = emp(0.6, 0.3, TINY_G, 0.05, seed=4, **RUN)
     assert np.array_equal(a.values, b.values)
+
+
+def test_empirical_takes_a_key_array_seed_one_key_per_cell():
+    users = Memoryless(q=TINY_Q, r=TINY_R)
+    own = engine.cell_keys(4, users)
+    assert own.shape == (2, 2)
+    plain = emp(TINY_Q, TINY_R, TINY_G, 0.05, seed=4, **RUN)
+    assert np.array_equal(optimal_gamma_empirical(emp_mech(TINY_G), users, seed=own, **RUN).values, plain.values)
+    # other keys: each cell gets the key given (the numbers of that cell alone with that key)
+    mine = keyed.root_key(8).child(np.arange(4).reshape(2, 2))
+    res = optimal_gamma_empirical(emp_mech(TINY_G), users, seed=mine, **RUN)
+    one = O.level_search(emp_mech(TINY_G), Memoryless(q=0.6, r=0.7), seed=keyed.Key(mine.a[1, 1], mine.b[1, 1]),
+                         policy=Policy(cap=300, stop=1, collapse="floor"), T=RUN["T"], n0=RUN["n0"],
+                         trials=RUN["trials"])
+    assert np.array_equal(res.values[1, 1], one.values) and np.array_equal(res.se[1, 1], one.se)
+    assert not np.array_equal(res.values, plain.values)
+    with pytest.raises(ValueError, match="seed"):
+        optimal_gamma_empirical(emp_mech(TINY_G), users, seed=keyed.root_key(8).child(np.arange(4)), **RUN)
+
+
+@pytest.mark.parametrize("mechanism", [None, 1.0, [0.3, 3.0], bernoulli.RandomizedResponse([0.3, 3.0])])
+def test_empirical_refuses_a_mechanism_that_is_not_a_gaussian_mean(mechanism):
+    # was gammas=, tau=, d=, R=, ... of the search
+    with pytest.raises(TypeError, match=r"^mechanism must be a perfpriv\.gaussian\.GaussianMean"):
+        optimal_gamma_empirical(mechanism, Memoryless(q=0.3, r=0.6), **RUN)
+
+
+@pytest.mark.parametrize("users", [None, (0.3, 0.6), dict(q=0.3, r=0.6), lambda q, r: Memoryless(q=q, r=r)])
+def test_empirical_refuses_users_that_are_not_a_behaviour(users):
+    # was q=, r= and behaviour=callable (q, r) -> Behaviour: the Behaviour itself is the map now
+    with pytest.raises(TypeError, match=r"^users must be a perfpriv\.behaviour\.Behaviour"):
+        optimal_gamma_empirical(emp_mech(TINY_G), users, **RUN)
+
+
+@pytest.mark.parametrize("options", [dict(n_jobs=2), 4, "loky"])
+def test_empirical_refuses_options_that_are_not_an_execution(options):
+    # was n_jobs=, chunk=, progress= of the search
+    with pytest.raises(TypeError, match=r"^options must be a perfpriv\.sweep\.Execution"):
+        optimal_gamma_empirical(emp_mech(TINY_G), Memoryless(q=0.3, r=0.6), options=options, **RUN)
+
+
+def test_empirical_searches_any_users_with_gamma_c_only_for_the_papers():
+    # was behaviour=lambda q, r: LeakCount(k=2, q=q, r=r): keyed by (q, r) as before (LeakCount reports them)
+    users = LeakCount(k=2, q=TINY_Q, r=TINY_R)
+    res = optimal_gamma_empirical(emp_mech(TINY_G), users, seed=4, **RUN)
+    paper = emp(TINY_Q, TINY_R, TINY_G, 0.05, seed=4, **RUN)
+    assert res.values.shape == (2, 2, 2) and np.all(np.isfinite(res.gamma))
+    assert not np.array_equal(res.values, paper.values)
+    one = O.level_search(emp_mech(TINY_G), LeakCount(k=2, q=0.6, r=0.3), seed=keyed.cell_key(4, 0.6, 0.3),
+                         policy=Policy(cap=300, stop=1, collapse="floor"), T=RUN["T"], n0=RUN["n0"],
+                         trials=RUN["trials"])
+    assert np.array_equal(res.values[1, 0], one.values)
+    assert res.gamma_c.shape == (2, 2) and np.all(np.isnan(res.gamma_c))
+    agnostic = optimal_gamma_empirical(emp_mech(TINY_G), Memoryless(q=0.6, r=0.3, rule="agnostic"), seed=4, **RUN)
+    assert math.isnan(agnostic.gamma_c)
+    # the paper's users: Theorem 2's threshold at n0 with the mechanism's full data model
+    want = D.critical_gamma(emp_mech(1.0), Memoryless(q=TINY_Q, r=TINY_R), n=RUN["n0"])
+    np.testing.assert_array_equal(paper.gamma_c, want)
+    assert np.all(np.isfinite(paper.gamma_c))
+
+
+def test_empirical_users_without_coordinates_keep_the_old_numbers_with_the_keys_of_the_maps_q_and_r():
+    # was behaviour=lambda q, r: Heterogeneous(q=..., r=r): Heterogeneous reports no coordinates, so the keys of
+    # the map's (q, r) are given as seed=engine.cell_keys(seed, Memoryless(q=Q, r=R))
+    Q, R = np.broadcast_arrays(TINY_Q, TINY_R)
+    users = Heterogeneous(q=np.stack([Q, Q / 2], axis=-1), weights=[0.5, 0.5], r=R)
+    res = optimal_gamma_empirical(emp_mech(TINY_G), users, seed=engine.cell_keys(4, Memoryless(q=Q, r=R)), **RUN)
+    for cell in np.ndindex(Q.shape):
+        alone = Heterogeneous(q=[Q[cell], Q[cell] / 2], weights=[0.5, 0.5], r=R[cell])
+        one = O.level_search(emp_mech(TINY_G), alone, seed=keyed.cell_key(4, Q[cell], R[cell]),
+                             policy=Policy(cap=300, stop=1, collapse="floor"), T=RUN["T"], n0=RUN["n0"],
+                             trials=RUN["trials"])
+        assert np.array_equal(res.values[cell], one.values) and np.array_equal(res.se[cell], one.se)
 
 
 def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
     # conventions="authors": exact statistic, stop at N <= 1, collapse="ran" -- the manual "ran" score
     # of a raw run with the exact statistic
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0])
-    res = optimal_gamma_empirical(q=q, r=r, gammas=gammas, tau=tau, conventions="authors", seed=5, **EMP)
+    res = emp(q, r, gammas, tau, conventions="authors", seed=5, **RUN)
     for j, g in enumerate(gammas):
         run = gaussian.simulate(g, tau=tau, q=q, r=r, statistic="exact", seed=keyed.cell_key(5, q, r), **EMP)
         live = run.population[:, :-1] >= 2
@@ -302,10 +406,10 @@ def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
 def test_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance():
     import dataclasses
 
-    res = optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP)
+    res = emp(0.6, 0.3, TINY_G, 0.05, seed=4, **RUN)
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.gamma = 1.0
-    assert res != optimal_gamma_empirical(q=0.6, r=0.3, gammas=TINY_G, tau=0.05, seed=4, **EMP) and res == res
+    assert res != emp(0.6, 0.3, TINY_G, 0.05, seed=4, **RUN) and res == res
     assert "\n" not in repr(res) and len(repr(res)) < 200
     assert res.settings["seed"] == 4 and res.settings["T"] == EMP["T"] and res.settings["tau"] == 0.05
 

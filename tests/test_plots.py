@@ -252,7 +252,8 @@ def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
 
 @pytest.mark.parametrize("call, param, bad", [
     (lambda v: plots.exact_floor_figure(ns=v, gammas=[1.0]), "ns", [1, 100]),        # "n must be in [2, inf)"
-    (lambda v: plots.figure4(taus=v, qs=[0.3], rs=[0.6], gammas=[1.0, 3.0], n0=20, trials=2, d=3), "taus", "x"),
+    (lambda v: plots.figure4(gaussian.GaussianMean([1.0, 3.0], tau=0.02, d=3, R=10.0),
+                             Memoryless(q=[[0.3]], r=[[0.6]]), taus=v, n0=20, trials=2), "taus", "x"),
     (lambda v: plots.figure2(grid=v, epsilons=[1.0], **_SMALL), "grid", [0.2, 2.0]),  # "q must be in [0, 1]"
     (lambda v: plots.figure1(seed=v, epsilons=[1.0], **_SMALL), "seed", "x"),          # seed + k: str + int
     (lambda v: plots.algorithm1_runs(gammas=v, T=3, n0=20, trials=2), "gammas", [1.0, 1e-300]),  # "gamma must ..."

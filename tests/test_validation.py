@@ -80,15 +80,33 @@ def test_object_arguments_are_checked_up_front():
 def test_shapes_and_grids_are_checked_before_indexing():
     with pytest.raises(ValueError, match="shifts"):                # membership_llr(shifts=0.5): IndexError
         regression.membership_llr(0.5, [0.5], 1.0)
-    with pytest.raises(ValueError, match="gammas"):                # gamma_map(gammas=[]): IndexError
-        feedback.gamma_map(feedback.family("paper"), [0.3], [0.6], [], T=2, n0=10, trials=2, d=2)
-    with pytest.raises(TypeError, match="epsilons"):               # epsilon_map(epsilons="x"): numpy's message
-        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], "x", T=2, n0=10, trials=2)
-    with pytest.raises(ValueError, match="z"):                     # epsilon_map(z=nan): NaN in the result
-        feedback.epsilon_map(feedback.family("paper"), [0.3], [0.6], [1.0], T=2, n0=10, trials=2, z=float("nan"))
+    # gamma_map(gammas=[]): IndexError. The grid is the mechanism's now, refused where it enters (as "gamma")
+    with pytest.raises(ValueError, match="gamma must not be empty"):
+        feedback.gamma_map(feedback.family("paper"), gaussian.GaussianMean([], tau=0.02, d=2, R=10.0), [0.3], [0.6],
+                           T=2, n0=10, trials=2)
+    # epsilon_map(epsilons="x"): numpy's message. The budgets are the mechanism's, named as it names them
+    with pytest.raises(TypeError, match="epsilon"):
+        feedback.epsilon_map(feedback.family("paper"), bernoulli.RandomizedResponse("x", mu=(0.5, 1.0)), [0.3], [0.6],
+                             T=2, n0=10, trials=2)
+    # and a grid that is no mechanism is refused by name
+    with pytest.raises(TypeError, match="^mechanism must be a perfpriv.gaussian.GaussianMean"):
+        feedback.gamma_map(feedback.family("paper"), [], [0.3], [0.6], T=2, n0=10, trials=2)
+    with pytest.raises(TypeError, match="^mechanism must be a perfpriv.bernoulli.RandomizedResponse"):
+        feedback.epsilon_map(feedback.family("paper"), "x", [0.3], [0.6], T=2, n0=10, trials=2)
     out = feedback.compare_gaussian(feedback.family("memory", 3), q=0.3, r=0.6, T=2, n0=10, d=2, trials=2,
                                     gammas=2.0)                    # a single gamma: IndexError
     assert out.gamma_star == 2.0
+
+
+def test_a_feedback_maps_z_is_checked():
+    # epsilon_map(z=nan): NaN in the result. z is a field of the map now (it judges, computes nothing)
+    import dataclasses
+
+    m = feedback.epsilon_map(feedback.family("paper"), bernoulli.RandomizedResponse([1.0], mu=(0.5, 1.0)), [0.3],
+                             [0.6], T=2, n0=10, trials=2)
+    assert m.z == 3.0
+    with pytest.raises(ValueError, match="z"):
+        dataclasses.replace(m, z=float("nan"))
 
 
 def test_size_arrays_must_hold_integers_in_the_int64_range():
@@ -103,7 +121,12 @@ def test_objects_passed_where_results_or_names_belong_are_refused_by_name():
     # experiments.capped_rounds(m=0), gamma_star_gaps(maps=0), gamma_star_map(theory=0),
     # compare_schedules(reference=[]), sweep.map_grid(options={}): AttributeError / "unhashable" / "not iterable"
     for call, word in [(lambda: experiments.capped_rounds(0), "m"), (lambda: experiments.gamma_star_gaps(0), "maps"),
-                       (lambda: experiments.gamma_star_map([0.3], [0.6], tau=0.02, theory=0), "theory"),
+                       (lambda: experiments.gamma_star_map(gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+                                                           behaviour.Memoryless(q=[[0.3]], r=[[0.6]]), maps=0),
+                        "maps"),                                  # was gamma_star_map(theory=0)
+                       (lambda: experiments.gamma_star_map(gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+                                                           behaviour.Memoryless(q=[[0.3]], r=[[0.6]]),
+                                                           options={}), "options"),
                        (lambda: experiments.compare_schedules({"a": [1.0]}, bernoulli.RandomizedResponse(1.0),
                                                               behaviour.Memoryless(q=0.3, r=0.6), n0=50, trials=2,
                                                               reference=[]), "reference"),
@@ -219,12 +242,48 @@ def _optimal_gamma_of_a_model(*, q, r, tau, **kwargs):
                                   behaviour.Memoryless(q=q, r=r), **kwargs)
 
 
+def _optimal_epsilon_of_a_model(*, q, r, epsilon, **kwargs):
+    """optimize.optimal_epsilon of the model of loose parameters (as its old signature took them, epsilons= now
+    spelled as the mechanism names its budgets): a bad q or budget is refused by name where it enters
+    (Memoryless, RandomizedResponse), on the way into the search."""
+    return optimize.optimal_epsilon(bernoulli.RandomizedResponse(epsilon, mu=(0.5, 1.0)),
+                                    behaviour.Memoryless(q=q, r=r), **kwargs)
+
+
+def _optimal_gamma_empirical_of_a_model(*, q, r, gamma, tau, **kwargs):
+    """optimize.optimal_gamma_empirical of the model of loose parameters (its old signature: gammas=, q=, r=, tau=)."""
+    return optimize.optimal_gamma_empirical(gaussian.GaussianMean(gamma, tau=tau, d=2, R=10.0),
+                                            behaviour.Memoryless(q=q, r=r), **kwargs)
+
+
+RR_GRID = bernoulli.RandomizedResponse([0.5, 1.0], mu=(0.5, 1.0))
+NOT_AN_EXECUTION = [{}, dict(n_jobs=2), 2, "loky"]
+
+
 CASES = {
     # models owned by other helpers: their arguments are checked too
+    "optimize.optimal_epsilon(model)": (
+        _optimal_epsilon_of_a_model, dict(q=0.3, r=0.6, epsilon=[0.5, 1.0], T=3, n0=10, trials=2,
+                                          policy=Policy(cap=100), seed=0),
+        {"q": PROB, "epsilon": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
     "optimize.optimal_epsilon": (
-        optimize.optimal_epsilon, dict(q=0.3, r=0.6, epsilons=[0.5, 1.0], T=3, n0=10, trials=2,
-                                        policy=Policy(cap=100), seed=0),
-        {"q": PROB, "epsilons": [[], [0.0, 1.0], [NAN], [[1.0, 2.0]]], "trials": INT_POS}),
+        optimize.optimal_epsilon, dict(mechanism=RR_GRID, users=behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=10,
+                                       trials=2, policy=Policy(cap=100), seed=0),
+        {"mechanism": [None, [0.5, 1.0], 1.0, gaussian.GaussianMean([0.5, 1.0, 2.0], tau=0.02, **QUAD),
+                       bernoulli.RandomizedResponse(engine.Schedule([0.5, 1.0, 2.0])),
+                       bernoulli.RandomizedResponse(engine.PerCell([0.5, 1.0]))],
+         "users": NOT_A_BEHAVIOUR, "options": NOT_AN_EXECUTION, "trials": INT_POS}),
+    "optimize.optimal_gamma_empirical(model)": (
+        _optimal_gamma_empirical_of_a_model, dict(q=0.3, r=0.6, gamma=[0.5, 2.0], tau=0.02, T=3, n0=10, trials=2,
+                                                  policy=Policy(cap=100), seed=0),
+        {"q": PROB, "gamma": [[], [0.0, 1.0], [NAN], [INF], [[1.0, 2.0]]], "tau": POSITIVE}),
+    "optimize.optimal_gamma_empirical": (
+        optimize.optimal_gamma_empirical, dict(mechanism=gaussian.GaussianMean([0.5, 2.0], tau=0.02, d=2, R=10.0),
+                                               users=behaviour.Memoryless(q=0.3, r=0.6), T=3, n0=10, trials=2,
+                                               policy=Policy(cap=100), seed=0),
+        {"mechanism": [None, [0.5, 2.0], 1.0, RR_GRID, gaussian.GaussianMean(tau=0.02, d=2, R=10.0),
+                       gaussian.GaussianMean(engine.Schedule([0.5, 1.0, 2.0]), tau=0.02, d=2, R=10.0)],
+         "users": NOT_A_BEHAVIOUR, "options": NOT_AN_EXECUTION, "trials": INT_POS + [1]}),
     "optimize.optimal_gamma(model)": (
         _optimal_gamma_of_a_model, dict(q=0.3, r=0.6, tau=0.02, T=3, n0=100),
         {"q": PROB, "tau": POSITIVE}),
@@ -248,6 +307,16 @@ CASES = {
 
 PARAMS = [pytest.param(key, name, bad, id=f"{key}-{name}-{i}")
           for key, (_, _, table) in CASES.items() for name, bads in table.items() for i, bad in enumerate(bads)]
+
+
+@pytest.mark.parametrize("key", CASES)
+def test_the_typical_call_of_each_case_runs(key):
+    # so that a bad argument, not the call itself (an unknown keyword names itself too), is what a case refuses
+    func, kwargs, table = CASES[key]
+    func(**kwargs)
+    import inspect
+
+    inspect.signature(func).bind(**dict(kwargs, **dict.fromkeys(table)))   # every name of the table is a parameter
 
 
 @pytest.mark.parametrize("key, name, bad", PARAMS)

@@ -50,6 +50,7 @@ from ._agreement import Agreement, agreement, mc_agreement, paired_agreement
 from ._bernoulli import FinalErrors, final_error_curve
 from ._horizon import (
     THEORY_MAPS,
+    MAPS,
     GammaStarMap,
     HorizonCurves,
     Lemma9Check,
@@ -78,7 +79,7 @@ __all__ = [
     "GrowthCurves", "growth_curves", "Theorem3Check", "theorem3_check", "MeanFieldPaths", "mean_field_paths",
     "UNCAPPED",
     "Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
-    "THEORY_MAPS", "PacCoverage", "pac_coverage",
+    "THEORY_MAPS", "MAPS", "PacCoverage", "pac_coverage",
     "read_gamma_star_maps", "capped_rounds", "GammaStarGaps", "gamma_star_gaps", "GAP_PROBABILITIES",
     "FinalErrors", "final_error_curve",
     "ScheduleComparison", "compare_schedules", "GainMap", "gain_map",

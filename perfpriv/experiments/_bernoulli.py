@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import bernoulli, engine, optimize
 from .._validate import check_choice, check_probability, check_real
-from ..behaviour import RULES
+from ..behaviour import RULES, Memoryless
+from ..sweep import Execution
 from ._common import Result, bernoulli_provenance, result
 
 __all__ = ["FinalErrors", "final_error_curve"]
@@ -112,8 +113,9 @@ def final_error_curve(*, q, r, epsilons=None, rule="leak", T=100, n0=400, trials
         top = max(20.0, float(finite.max())) if finite.size else 20.0
         fine = np.geomspace(max(0.01, float(finite.min())) if finite.size else 0.01, top, 200)
     fine = np.atleast_1d(np.asarray(check_real("fine", fine, low=0, low_open=True), float))
-    res = optimize.optimal_epsilon(q=q, r=r, epsilons=eps, T=T, n0=n0, trials=trials, rule=rule, mu=mu, seed=seed,
-                                   conventions=conventions, policy=engine.Policy(cap=cap), progress=False)
+    res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=mu), Memoryless(q=q, r=r, rule=rule), T=T,
+                                   n0=n0, trials=trials, seed=seed, conventions=conventions,
+                                   policy=engine.Policy(cap=cap), options=Execution(chunk=64, progress=False))
     mf = dict(q=q, r=r, T=T, n0=n0, rule=rule, cap=cap, mu=mu)
     theory = np.asarray(bernoulli.mean_field(fine, **mf).sq_error, float)[..., -1]
     theory_inf = float(bernoulli.mean_field(np.inf, **mf).sq_error[-1])

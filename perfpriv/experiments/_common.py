@@ -14,7 +14,7 @@ from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
 
 __all__ = ["result", "Result", "check_statistic", "gaussian_provenance", "bernoulli_provenance", "run_provenance",
-           "empirical_policy", "mean_se", "BOOK", "PAPER_GAMMAS", "gaussian_levels", "on_grid", "memoryless_rates", "mechanism_provenance",
+           "mean_se", "BOOK", "PAPER_GAMMAS", "gaussian_levels", "on_grid", "memoryless_rates", "mechanism_provenance",
            "with_defaults"]
 
 #: The paper's Gaussian data model and population cap (the paper's §4; :data:`perfpriv.cli.SCALES`).
@@ -143,20 +143,6 @@ def bernoulli_provenance(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, 
     mech = RandomizedResponse(1.0, mu=mu, clip_estimate=clip_estimate).resolved(conventions)
     pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
     return dict(conventions=conventions, clip_estimate=bool(mech.clip_estimate), policy=pol.describe())
-
-
-def empirical_policy(conventions, collapse, cap) -> engine.Policy:
-    """The population policy of simulated cumulative errors (γ* search, schedule comparisons).
-
-    A run stops once its population is down to one user (``stop=1``: a lone
-    user always leaks, so the population never recovers) and its remaining
-    rounds are scored by ``collapse`` -- under ``conventions="authors"`` the
-    default ``"floor"`` gives way to the preset's ``"ran"``, as in
-    :func:`perfpriv.optimize.optimal_gamma_empirical`.
-    """
-    if conventions == "paper" or collapse != "floor":
-        return engine.Policy(stop=1, cap=cap, collapse=collapse)
-    return engine.Policy(stop=1, cap=cap)
 
 
 def run_provenance(run) -> dict:

@@ -180,9 +180,11 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
 
     Examples
     --------
-    >>> from perfpriv import experiments
-    >>> m = experiments.gamma_star_map([0.3], [0.1, 0.9], tau=0.02, T=10, n0=1000, cap=2000, empirical=False,
-    ...                                theory=("bound",))
+    >>> from perfpriv import engine, experiments
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> m = experiments.gamma_star_map(GaussianMean(tau=0.02, d=12, R=10.0), Memoryless(q=[[0.3]], r=[[0.1, 0.9]]),
+    ...                                T=10, n0=1000, policy=engine.Policy(cap=2000), maps=("bound",))
     >>> capped_rounds(m).tolist()   # r = 0.9 reaches 2000 users after 3 rounds; r = 0.1 shrinks
     [[0, 7]]
     """
@@ -412,8 +414,10 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
     Examples
     --------
     >>> from perfpriv import experiments
-    >>> m = experiments.gamma_star_map([0.3, 0.5], [0.4, 0.8], tau=0.05, gammas=[0.25, 0.5, 1.0, 2.0], T=5,
-    ...                                n0=100, trials=4, seed=1)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> from perfpriv.gaussian import GaussianMean
+    >>> m = experiments.gamma_star_map(GaussianMean([0.25, 0.5, 1.0, 2.0], tau=0.05, d=12, R=10.0),
+    ...                                Memoryless(q=[[0.3], [0.5]], r=[[0.4, 0.8]]), T=5, n0=100, trials=4, seed=1)
     >>> g = gamma_star_gaps(m, capped=False)
     >>> g.cells.tolist(), g.step.round(3).tolist()
     ([4], [2.0])

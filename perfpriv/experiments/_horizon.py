@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+import dataclasses
 
 import numpy as np
 
 from .. import dynamics, engine, gaussian, keyed, optimize
 from ..behaviour import Memoryless
-from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_probability, check_real
+from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_real
 from ..gaussian import GaussianMean
-from ._common import (Result, check_statistic, empirical_policy, gaussian_levels, gaussian_provenance,
-                      mechanism_provenance, on_grid, memoryless_rates, result, with_defaults)
+from ..sweep import Execution
+from ._common import (Result, gaussian_levels, mechanism_provenance, on_grid, memoryless_rates, result,
+                      with_defaults)
 
 __all__ = ["Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
-           "PacCoverage", "pac_coverage", "THEORY_MAPS"]
+           "PacCoverage", "pac_coverage", "THEORY_MAPS", "MAPS"]
 
 #: The theoretical γ* maps :func:`gamma_star_map` can compute.
 THEORY_MAPS = ("bound", "constrained", "mean_field")
+#: Every map :func:`gamma_star_map` can compute: the simulated one and the theoretical ones.
+MAPS = ("empirical",) + THEORY_MAPS
+#: The empirical grid of :func:`gamma_star_map` for a mechanism without noise scales.
+_DEFAULT_MAP_GAMMAS = np.geomspace(0.2, 20.0, 10)
 
 
 def _grid(values, name, default):
@@ -29,23 +34,6 @@ def _grid(values, name, default):
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D sequence; got shape {arr.shape}")
     return arr
-
-
-def _probabilities(values, name, default):
-    if values is None:
-        if not len(default):
-            raise TypeError(f"{name} must be a non-empty 1-D sequence of probabilities; got None")
-        return np.asarray(default, float)
-    arr = np.atleast_1d(np.asarray(check_probability(name, values), float))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of probabilities; got shape {arr.shape}")
-    return arr
-
-
-def _empirical_provenance(conventions, collapse, *, n0, tau, d, R, statistic, cap):
-    """The conventions of :func:`perfpriv.optimize.optimal_gamma_empirical`'s runs, resolved."""
-    return gaussian_provenance(conventions, n0=n0, tau=tau, d=d, R=R, statistic=statistic,
-                               policy=empirical_policy(conventions, collapse, cap))
 
 
 # ---------------------------------------------------------------- Lemma 9
@@ -165,9 +153,9 @@ def lemma9_check(mechanism, users, *, T=10, n0=200, trials=5, policy=None, conve
     n_jobs = check_n_jobs(n_jobs)
     policy, pol, prov = _cumulative_policy(policy, mechanism, conventions, n0=n0)
     Q, Rr = (np.asarray(x, float) for x in users.cell_coordinates())
-    emp = optimize.optimal_gamma_empirical(gammas, q=Q, r=Rr, T=T, n0=n0, trials=trials, statistic=mechanism.statistic,
-                                           draw=mechanism.draw, policy=policy, conventions=prov["conventions"],
-                                           seed=seed, n_jobs=n_jobs, progress=False, **_search_model(mechanism))
+    emp = optimize.optimal_gamma_empirical(mechanism, users, T=T, n0=n0,
+                                           trials=trials, policy=policy, conventions=prov["conventions"], seed=seed,
+                                           options=Execution(n_jobs=n_jobs, chunk=4, progress=False))
     sim, se = emp.values, emp.se                                           # cells + (G,)
     G = np.broadcast_to(gammas, sim.shape)
     QQ = np.broadcast_to(Q[..., None], sim.shape)
@@ -294,9 +282,9 @@ def horizon_curves(mechanism, users, *, T=10, n0=200, trials=5, policy=None, con
     nan = np.full(gammas.shape, np.nan)
     sim, se, g_emp = nan, nan, float("nan")
     if check_flag("empirical", empirical):
-        res = optimize.optimal_gamma_empirical(gammas, q=q, r=r, T=T, n0=n0, trials=trials,
-                                               statistic=mechanism.statistic, draw=mechanism.draw, policy=policy,
-                                               conventions=prov["conventions"], seed=seed, progress=False, **model)
+        res = optimize.optimal_gamma_empirical(on_grid(mechanism), users, T=T, n0=n0, trials=trials,
+                                               policy=policy, conventions=prov["conventions"], seed=seed,
+                                               options=Execution(chunk=4, progress=False))
         sim, se, g_emp = np.asarray(res.values, float), np.asarray(res.se, float), float(res.gamma)
     g_mf = float(fine[int(np.nanargmin(mf))]) if np.isfinite(mf).any() else float("nan")
     gc = float(dynamics.critical_gamma(mech, users, n=n0))
@@ -348,52 +336,76 @@ class GammaStarMap(Result):
     settings: dict
 
 
-def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5, d=12, R=10.0, cap=20000,
-                   collapse="floor", statistic=None, conventions="paper", seed=0, empirical=True,
-                   theory=THEORY_MAPS, n_jobs=None, chunk=4, store=None, on_cells=None) -> GammaStarMap:
+def _map_axes(users):
+    """The (q, r) axes of the paper's users over a grid: ``Memoryless(q=qs[:, None], r=rs[None, :])``."""
+    if not isinstance(users, Memoryless) or users.rule != "leak":
+        raise TypeError(f"users must be the paper's users over a (q, r) grid, Memoryless(q=qs[:, None], "
+                        f"r=rs[None, :]) with rule='leak'; got {users!r:.80}")
+    Q, Rr = (np.asarray(x, float) for x in users.cell_coordinates())
+    if Q.ndim == 0:
+        Q, Rr = Q.reshape(1, 1), Rr.reshape(1, 1)
+    if Q.ndim != 2 or np.any(Q != Q[:, :1]) or np.any(Rr != Rr[:1, :]):
+        raise ValueError(f"users must span a (q, r) grid: q varying along the first axis only, r along the second "
+                         f"(Memoryless(q=qs[:, None], r=rs[None, :])); got cells of shape {Q.shape}")
+    return Q[:, 0].copy(), Rr[0, :].copy(), Q, Rr
+
+
+def _check_maps(maps):
+    """The maps a :func:`gamma_star_map` call computes: names of :data:`MAPS`."""
+    if isinstance(maps, str):
+        maps = (maps,)
+    if not isinstance(maps, (tuple, list)):
+        raise TypeError(f"maps must be a name or a sequence of names from {MAPS}; got {maps!r:.80}")
+    return tuple(check_choice("maps", m, MAPS) for m in maps)
+
+
+def gamma_star_map(mechanism, users, *, T=10, n0=200, trials=5, policy=None, conventions="paper", seed=0,
+                   maps=MAPS, options=None) -> GammaStarMap:
     r"""γ* from simulation (grid search) and from theory (Remark 3) over a (q, r) grid (Figs. 4-5).
 
     The empirical map is :func:`perfpriv.optimize.optimal_gamma_empirical`
-    on the meshgrid of ``qs`` and ``rs`` (every γ of a cell simulated in one
-    batched engine call, so they share their random numbers; each cell keyed
-    by the root seed and its own (q, r), so its value does not depend on the
-    rest of the grid, on ``chunk`` or on ``n_jobs``). The theoretical maps
-    are :func:`perfpriv.optimize.optimal_gamma` with Lemma 9's bound
-    (``"bound"``, and ``"constrained"`` to :math:`γ \ge γ_c`) and with the mean-field
-    cumulative error (``"mean_field"``).
+    on the grid's cells (every γ of a cell simulated in one batched engine
+    call, so they share their random numbers; each cell keyed by the root
+    seed and its own (q, r), so its value does not depend on the rest of the
+    grid, on the batches or on the workers). The theoretical maps are
+    :func:`perfpriv.optimize.optimal_gamma` with Lemma 9's bound
+    (``"bound"``, and ``"constrained"`` to :math:`γ \ge γ_c`) and with the
+    mean-field cumulative error (``"mean_field"``: the policy's cap,
+    Algorithm 1's round indexing).
 
     Parameters
     ----------
-    qs, rs : array_like, optional
-        Leaving and joining probabilities (default ``linspace(0.1, 0.9, 5)`` each).
-    tau : float
-        Threshold τ (keyword-only).
-    gammas : array_like, optional
-        Grid of the empirical search (default 10 values on geomspace(0.2, 20)), in [1e-100, 1e100]
-        (:data:`perfpriv.gaussian.GAMMA_RANGE`).
-    T, n0, trials, cap : int
-        Horizon, initial population, runs per γ, population cap.
-    collapse : {"floor", "ran", "repeat", "penalty"}
-        How rounds after a collapse count (:func:`perfpriv.optimize.optimal_gamma_empirical`).
-    d, R, statistic, conventions
-        Data model and membership statistic (``None``: from ``conventions``).
+    mechanism : perfpriv.gaussian.GaussianMean
+        τ, d, R, μ, Σ and the membership statistic (``None``: from
+        ``conventions``); its noise scales are the empirical search's grid
+        (a number or a 1-D grid; none: 10 values on geomspace(0.2, 20)).
+    users : perfpriv.behaviour.Memoryless
+        The paper's users over the grid: ``Memoryless(q=qs[:, None], r=rs[None, :])``
+        (the maps have shape (len(qs), len(rs))).
+    T, n0, trials : int
+        Horizon, initial population, runs per (cell, γ).
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs; unset fields: ``stop=1``, cap 20000,
+        then the preset of ``conventions`` (rounds after a collapse scored
+        by ``collapse="floor"``, ``"ran"`` under ``"authors"``; see
+        :func:`perfpriv.optimize.optimal_gamma_empirical`). Its cap also
+        caps the mean-field map.
+    conventions : {"paper", "authors"}
     seed : None, int, SeedSequence or Generator
         Root seed.
-    empirical : bool
-        Simulate (the slow part); the empirical map is NaN otherwise.
-    theory : sequence of {"bound", "constrained", "mean_field"}
-        Which theoretical maps to compute (the others are NaN).
-    n_jobs, chunk : int, optional
-        Workers and cells per batch of the simulation; the result does not depend on them.
-    store : MutableMapping, optional
-        Finished cells: ``store[(tau, q, r)]`` holds the array ``[values, se]``
-        (shape (2, len(gammas))) of a cell. Cells found there are not simulated
-        again, and every newly simulated cell is put there as soon as its batch
-        finishes -- so that an interrupted map resumes where it stopped (the
-        command line keeps one file per cell). A stored array of another shape
-        is recomputed.
-    on_cells : callable, optional
-        Called with the number of cells just finished (progress reporting).
+    maps : sequence of {"empirical", "bound", "constrained", "mean_field"}
+        Which maps to compute (the others are NaN; ``"empirical"``, the
+        simulation, is the slow part).
+    options : perfpriv.sweep.Execution, optional
+        Workers and cells per batch (default 4) of the simulation; the
+        result does not depend on them. Its ``on_cells`` hears of the cells
+        as they finish, and its ``store`` (a mutable mapping) keeps the
+        finished cells: ``store[(tau, q, r)]`` holds the array ``[values, se]``
+        (shape (2, len(gammas))) of a cell. Cells found there are not
+        simulated again, and every newly simulated cell is put there as soon
+        as its batch finishes -- so that an interrupted map resumes where it
+        stopped (the command line keeps one file per cell). A stored array
+        of another shape is recomputed.
 
     Returns
     -------
@@ -405,57 +417,51 @@ def gamma_star_map(qs=None, rs=None, *, tau, gammas=None, T=10, n0=200, trials=5
 
     Examples
     --------
-    >>> m = gamma_star_map([0.3], [0.6], tau=0.05, gammas=[0.5, 2.0, 8.0], T=5, n0=50, trials=3, seed=1)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = GaussianMean([0.5, 2.0, 8.0], tau=0.05, d=12, R=10.0)
+    >>> m = gamma_star_map(mech, Memoryless(q=0.3, r=0.6), T=5, n0=50, trials=3, seed=1)
     >>> m.empirical.shape, float(m.empirical[0, 0]) in (0.5, 2.0, 8.0)
     ((1, 1), True)
     """
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    qs = _probabilities(qs, "qs", np.linspace(0.1, 0.9, 5))
-    rs = _probabilities(rs, "rs", np.linspace(0.1, 0.9, 5))
-    gammas = _grid(gammas, "gammas", np.geomspace(0.2, 20.0, 10))
-    statistic = check_statistic(statistic)
-    if isinstance(theory, str):
-        theory = (theory,)
-    if not isinstance(theory, (tuple, list)):
-        raise TypeError(f"theory must be a name or a sequence of names from {THEORY_MAPS}; got {theory!r:.80}")
-    theory = tuple(check_choice("theory", t, THEORY_MAPS) for t in theory)
-    if store is not None and not isinstance(store, MutableMapping):
-        raise TypeError(f"store must be a mutable mapping (e.g. a dict); got {store!r:.60}")
-    if on_cells is not None and not callable(on_cells):
-        raise TypeError(f"on_cells must be callable; got {on_cells!r:.60}")
-    n_jobs = check_n_jobs(n_jobs)
-    prov = _empirical_provenance(conventions, collapse, n0=n0, tau=tau, d=d, R=R, statistic=statistic, cap=cap)
-    Q, Rr = np.meshgrid(qs, rs, indexing="ij")
+    if not isinstance(mechanism, GaussianMean):
+        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
+    mechanism = GaussianMean(_DEFAULT_MAP_GAMMAS, **mechanism.options()) if mechanism.levels is None \
+        else on_grid(mechanism)
+    gammas = gaussian_levels(mechanism)
+    qs, rs, Q, Rr = _map_axes(users)
+    maps = _check_maps(maps)
+    run = Execution(chunk=4, progress=False) if options is None else options
+    if not isinstance(run, Execution):
+        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    policy, pol, prov = _cumulative_policy(policy, mechanism, conventions, n0=n0)
     nan = np.full(Q.shape, np.nan)
     values = np.full(Q.shape + gammas.shape, np.nan)
     se = np.full(Q.shape + gammas.shape, np.nan)
-    if check_flag("empirical", empirical):
-        search = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, policy=empirical_policy(conventions, collapse, cap),
-                      statistic=statistic, conventions=conventions, seed=seed, n_jobs=n_jobs, chunk=chunk,
-                      progress=False)
-        values, se = _empirical_cells(Q, Rr, gammas, search, store, on_cells)
-        k = np.argmin(values, axis=-1)
-        emp = gammas[k]
+    if "empirical" in maps:
+        search = dict(T=T, n0=n0, trials=trials, policy=policy, conventions=prov["conventions"], seed=seed,
+                      options=dataclasses.replace(run, progress=False, store=None, on_cells=None))
+        values, se = _empirical_cells(mechanism, Q, Rr, search, run.store, run.on_cells)
+        emp = gammas[np.argmin(values, axis=-1)]
     else:
         emp = nan
-    theory_model = (GaussianMean(tau=tau, d=d, R=R, statistic=prov["statistic"]), Memoryless(q=Q, r=Rr))
+    theory_model = (GaussianMean(**dict(mechanism.options(), statistic=prov["statistic"])), Memoryless(q=Q, r=Rr))
     common = dict(T=T, n0=n0)
-    bnd = optimize.optimal_gamma(*theory_model, **common).gamma if "bound" in theory else nan
-    con = (optimize.optimal_gamma(*theory_model, constrained=True, **common).gamma
-           if "constrained" in theory else nan)
-    mf = (optimize.optimal_gamma(*theory_model, objective="mean_field", policy=engine.Policy(cap=cap),
-                                 rounds="algorithm", **common).gamma if "mean_field" in theory else nan)
+    bnd = optimize.optimal_gamma(*theory_model, **common).gamma if "bound" in maps else nan
+    con = optimize.optimal_gamma(*theory_model, constrained=True, **common).gamma if "constrained" in maps else nan
+    mf = (optimize.optimal_gamma(*theory_model, objective="mean_field", policy=engine.Policy(cap=pol.cap),
+                                 rounds="algorithm", **common).gamma if "mean_field" in maps else nan)
     emp, bnd, con, mf = (np.asarray(x, float).reshape(Q.shape) for x in (emp, bnd, con, mf))
-    settings = dict(T=T, n0=n0, trials=trials, d=d, R=R, cap=cap, collapse=collapse, seed=seed,
-                    empirical=bool(empirical), theory=theory, **prov)
-    return GammaStarMap(qs, rs, emp, bnd, con, mf, tau, gammas, values, se, settings)
+    settings = dict(T=T, n0=n0, trials=trials, d=mechanism.d, R=mechanism.R, cap=pol.cap, collapse=pol.collapse,
+                    seed=seed, empirical="empirical" in maps, theory=tuple(m for m in maps if m in THEORY_MAPS),
+                    **prov)
+    return GammaStarMap(qs, rs, emp, bnd, con, mf, mechanism.tau, gammas, values, se, settings)
 
 
-def _empirical_cells(Q, Rr, gammas, search, store, on_cells):
+def _empirical_cells(mechanism, Q, Rr, search, store, on_cells):
     """Mean cumulative error and se of every cell, through ``store`` when given: shapes Q.shape + (G,)."""
-    tau = search["tau"]
+    tau, gammas = mechanism.tau, np.atleast_1d(mechanism.levels.values)
     if store is None and on_cells is None:
-        res = optimize.optimal_gamma_empirical(q=Q, r=Rr, gammas=gammas, **search)
+        res = optimize.optimal_gamma_empirical(mechanism, Memoryless(q=Q, r=Rr), **search)
         return np.asarray(res.values, float), np.asarray(res.se, float)
     import joblib
 
@@ -472,12 +478,13 @@ def _empirical_cells(Q, Rr, gammas, search, store, on_cells):
             todo.append(idx)
     if on_cells is not None and len(todo) < Q.size:
         on_cells(Q.size - len(todo))
-    group = max(1, search["chunk"]) * max(1, joblib.effective_n_jobs(search["n_jobs"]))
+    run = search["options"]
+    group = (run.chunk or 4) * max(1, joblib.effective_n_jobs(run.n_jobs))
     for start in range(0, len(todo), group):
         batch = todo[start:start + group]
         qb = np.array([Q[i] for i in batch])
         rb = np.array([Rr[i] for i in batch])
-        res = optimize.optimal_gamma_empirical(q=qb, r=rb, gammas=gammas, **search)
+        res = optimize.optimal_gamma_empirical(mechanism, Memoryless(q=qb, r=rb), **search)
         for k, idx in enumerate(batch):
             values[idx], se[idx] = res.values[k], res.se[k]
             if store is not None:

@@ -1,20 +1,30 @@
-"""The (q, r) cells of a heatmap search: which to evaluate, and their layout.
+"""The cells of a heatmap search: every cell of a behaviour searched in batches, each with its own key.
 
-Shared by the ε* and γ* searches: a search receives ``q`` and ``r`` as
-arrays of one shape (e.g. a meshgrid), evaluates every *distinct* (q, r)
-pair once -- batched, through :func:`perfpriv.sweep.map_grid`, each cell
-keyed by its own coordinates -- and scatters the results back.
+Shared by the simulated ε* and γ* searches. A search receives the users of
+a whole map (a behaviour whose parameters are arrays of cells, e.g.
+``Memoryless(q=Q, r=R)`` over a meshgrid), gives every cell its key
+(:func:`perfpriv.engine.cell_keys`: the root seed and the cell's own
+coordinates), and runs the cells in batches through
+:func:`perfpriv.sweep.map_grid`, each batch one call of
+:func:`perfpriv.optimize.level_search` on the behaviour's cells of that
+batch (:meth:`perfpriv.behaviour.Behaviour.take`). A cell's numbers are
+those it gets alone: they do not depend on the map around it, on the batch
+size or on the workers.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
-from ..behaviour import Behaviour, Memoryless
-from .._validate import check_probability, check_same_shape
+from .. import engine, keyed
+from ..behaviour import Behaviour
+from ..sweep import Execution, map_grid
+from ._levels import level_search
 
-__all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour",
-           "GAMMA_SEARCH_RANGE"]
+__all__ = ["search_cells", "check_users", "check_options", "GAMMA_SEARCH_RANGE"]
 
 #: Where a searched γ may lie: the mechanism's range (``perfpriv.gaussian.GAMMA_RANGE``, [1e-100, 1e100])
 #: with a margin, since a search moves in log γ (exp(log(1e-100)) < 1e-100) and its surrogate spans
@@ -22,58 +32,60 @@ __all__ = ["check_cells", "unique_cells", "users_of_cells", "check_behaviour",
 GAMMA_SEARCH_RANGE = (1e-99, 1e99)
 
 
-def check_cells(q, r):
-    """q and r as float arrays of one (broadcast) shape, validated."""
-    qq = np.asarray(check_probability("q", q), dtype=float)
-    rr = np.asarray(check_probability("r", r), dtype=float)
-    shape = check_same_shape(q=qq, r=rr)
-    return np.broadcast_to(qq, shape), np.broadcast_to(rr, shape), shape
-
-
-def unique_cells(qq, rr):
-    """Distinct (q, r) pairs of two same-shape arrays and the index of each entry.
-
-    Returns
-    -------
-    uq, ur : numpy.ndarray
-        The distinct pairs (1-D, in lexicographic order).
-    inverse : numpy.ndarray of int
-        Shape of ``qq``: the position of each entry's pair in ``uq``, ``ur``.
-    """
-    pairs, inverse = np.unique(np.stack([qq.reshape(-1), rr.reshape(-1)]), axis=1, return_inverse=True)
-    return pairs[0], pairs[1], np.ravel(inverse).reshape(qq.shape)
-
-
-def users_of_cells(behaviour, q, r, rule):
-    """The users of a batch of cells: the paper's, or those of the callable ``behaviour(q, r)`` (checked).
-
-    Parameters
-    ----------
-    behaviour : callable or None
-        ``behaviour(q, r) -> Behaviour`` given arrays of one shape; ``None``:
-        ``Memoryless(q=q, r=r, rule=rule)``.
-    q, r : numpy.ndarray
-        The cells' coordinates.
-    rule : {"leak", "agnostic"}
-        Growth rule of the paper's users.
-    """
-    if behaviour is None:
-        return Memoryless(q=q, r=r, rule=rule)
-    users = behaviour(q, r)
+def check_users(users):
+    """The users of a search: a :class:`perfpriv.behaviour.Behaviour` (refused by name otherwise)."""
     if not isinstance(users, Behaviour):
-        raise TypeError(f"behaviour must be a callable (q, r) -> perfpriv.behaviour.Behaviour; it returned "
-                        f"{users!r:.60}")
-    if tuple(users.shape) != np.shape(q):
-        raise ValueError(f"behaviour(q, r) must give one cell per (q, r) pair (shape {np.shape(q)}); "
-                         f"got a behaviour of cell shape {tuple(users.shape)}")
+        raise TypeError(f"users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., r=...)); "
+                        f"got {type(users).__name__}")
     return users
 
 
-def check_behaviour(behaviour, rule):
-    """A ``behaviour`` argument of a search: None or a callable, and not combined with ``rule``."""
-    if behaviour is not None:
-        if not callable(behaviour):
-            raise TypeError(f"behaviour must be None or a callable (q, r) -> Behaviour; got {behaviour!r:.60}")
-        if rule != "leak":
-            raise ValueError("rule and behaviour are exclusive: the behaviour callable chooses its own rule "
-                             f"(got rule={rule!r})")
+def check_options(options, chunk, description):
+    """A search's :class:`perfpriv.sweep.Execution`, with the search's default chunk and label where unset."""
+    if options is None:
+        return Execution(chunk=chunk, description=description)
+    if not isinstance(options, Execution):
+        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    return options if options.description is not None else dataclasses.replace(options, description=description)
+
+
+def _batch(cell, *, keys, mechanism, users, search):
+    """Scores of a batch of cells (flat positions ``cell``): shape (cells, 2, L), mean and standard error."""
+    part = users.take(cell)
+    best = level_search(mechanism, part, seed=keys if part.shape else keys[0], **search)
+    size = len(cell)
+    return np.stack([np.reshape(best.values, (size, -1)), np.reshape(best.se, (size, -1))], axis=1)
+
+
+def search_cells(mechanism, users, *, seed, options, **search):
+    """Mean score and its standard error of every level for every cell of ``users``, cell by cell keyed.
+
+    Parameters
+    ----------
+    mechanism : perfpriv.engine.Mechanism
+        With its candidate levels (L of them).
+    users : perfpriv.behaviour.Behaviour
+        The map's cells.
+    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
+        Root seed, or one key per cell (:func:`perfpriv.engine.cell_keys`).
+    options : perfpriv.sweep.Execution
+        Batches and workers.
+    **search
+        Passed to :func:`perfpriv.optimize.level_search` (T, n0, trials, score, policy, conventions).
+
+    Returns
+    -------
+    values, se : numpy.ndarray
+        Shape ``users.shape + (L,)``.
+    """
+    shape = tuple(users.shape)
+    # a one-cell map is keyed by its coordinates too (as a cell of a larger map would be)
+    cells = users if shape else users.take(np.zeros(1, int))
+    keys = engine.cell_keys(seed, cells)
+    count = math.prod(shape)
+    # users without coordinates: every cell the root's numbers, as it would get alone
+    flat = keyed.Key(*(np.broadcast_to(k, tuple(cells.shape)).reshape(count) for k in (keys.a, keys.b)))
+    out = map_grid(_batch, {"cell": np.arange(count)}, seed=flat, options=options, mechanism=mechanism,
+                   users=users, search=search)
+    levels = out.shape[-1]
+    return out[:, 0].reshape(shape + (levels,)), out[:, 1].reshape(shape + (levels,))

@@ -17,13 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .. import dynamics, engine, keyed
-from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
-from ..behaviour import Behaviour, Memoryless
-from ..gaussian import GAMMA_RANGE, GaussianMean
-from ..sweep import Execution, map_grid
-from ._cells import GAMMA_SEARCH_RANGE, check_behaviour, check_cells, unique_cells, users_of_cells
-from ._levels import level_search
+from .. import dynamics, engine
+from .._validate import check_allocation, check_bracket, check_choice, check_int
+from ..behaviour import Memoryless
+from ..gaussian import GaussianMean
+from ._cells import GAMMA_SEARCH_RANGE, check_options, check_users, search_cells
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
@@ -175,9 +173,7 @@ def optimal_gamma(mechanism, users, *, T, n0, objective="bound", constrained=Fal
     0.557
     """
     gammas = _search_grid(mechanism)
-    if not isinstance(users, Behaviour):
-        raise TypeError(f"users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., r=...)); "
-                        f"got {type(users).__name__}")
+    users = check_users(users)
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=2)
     objective = check_choice("objective", objective, _OBJECTIVES)
@@ -216,8 +212,7 @@ def optimal_gamma(mechanism, users, *, T, n0, objective="bound", constrained=Fal
         return np.asarray(path.cumulative_error, float)
 
     values = evaluate(gammas, on_grid=True)
-    gamma_c = (np.asarray(dynamics.critical_gamma(GaussianMean(**options), Memoryless(q=qq, r=rr), n=n0), float)
-               if qq is not None and users.rule == "leak" else np.full(shape, np.nan))
+    gamma_c = _reference_gamma_c(options, users, n0)
     if constrained:
         values = np.where(gammas < gamma_c[..., None], np.inf, values)
     a = np.maximum(lo, gamma_c) if constrained else np.full(shape, lo)
@@ -292,22 +287,20 @@ def _golden(fun, left, right, iterations=40):
     return np.exp(np.where(fc <= fd, c, d))
 
 
-def _cumulative_cells(q, r, *, keys, gammas, tau, T, n0, d, R, trials, mu, Sigma, statistic, draw, conventions,
-                      policy, behaviour=None):
-    """Mean cumulative error and its standard error for every γ, a batch of cells: (cells, 2, G)."""
-    mech = GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
-    best = level_search(mech, users_of_cells(behaviour, q, r, "leak"), T=T, n0=n0, trials=trials, seed=keys,
-                        policy=policy, conventions=conventions)
-    return np.stack([best.values, best.se], axis=1)
+def _reference_gamma_c(options, users, n0):
+    """Theorem 2's γ_c at n0 for the paper's users (the users' cell shape), NaN for other users."""
+    if isinstance(users, Memoryless) and users.rule == "leak":
+        qq, rr = users.cell_coordinates()
+        return np.asarray(dynamics.critical_gamma(GaussianMean(**options), Memoryless(q=qq, r=rr), n=n0), float)
+    return np.full(tuple(users.shape), np.nan)
 
 
-def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, Sigma=None, statistic=None,
-                            policy=None, conventions="paper", draw="auto", seed=None, n_jobs=None,
-                            progress="auto", chunk=4, behaviour=None):
+def optimal_gamma_empirical(mechanism, users, *, T, n0, trials, policy=None, conventions="paper", seed=None,
+                            options=None):
     r"""γ* from simulation: grid search of Algorithm 1's mean cumulative error.
 
-    For every γ of ``gammas`` and every (q, r) cell, ``trials`` runs of
-    Algorithm 1 (:func:`perfpriv.engine.simulate` with
+    For every γ of the mechanism's grid and every cell of ``users``,
+    ``trials`` runs of Algorithm 1 (:func:`perfpriv.engine.simulate` with
     :class:`perfpriv.gaussian.GaussianMean`) are made and the cumulative
     squared Mahalanobis error :math:`Σ_t \|o_t - μ\|^{2}_{Σ^{-1}}` of each run is averaged;
     γ* is the grid point with the smallest mean. All γ of a cell share their
@@ -333,33 +326,34 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leave and recruit probabilities (one γ* per cell).
-    gammas : array_like
-        Candidate noise scales (> 0), 1-D.
-    tau : float
-        τ > 0 (keyword-only).
-    T, n0, d, R, trials, mu, Sigma, statistic, draw
-        As in :func:`perfpriv.gaussian.simulate` (``trials`` >= 2).
+    mechanism : perfpriv.gaussian.GaussianMean
+        Its noise scales are the grid searched (a number or a 1-D grid); it
+        holds the data model (τ, d, R, μ, Σ), the statistic and the draw.
+    users : perfpriv.behaviour.Behaviour
+        One γ* per cell (e.g. ``Memoryless(q=Q, r=R)`` over a meshgrid; any behaviour).
+    T, n0 : int
+        Horizon T >= 1 and :math:`N_0 \ge 2`.
+    trials : int
+        Runs per (cell, γ), >= 2.
     policy : perfpriv.engine.Policy, optional
         Population policy (cap 20000 by default; ``stop`` 1 and ``collapse``
         as above unless set).
     conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed; each cell has its own key from its coordinates, so a
-        cell's value does not depend on the grid around it, on ``chunk``,
-        ``n_jobs`` or the joblib backend.
-    n_jobs, progress, chunk
-        Parallel evaluation of the cells (:func:`perfpriv.sweep.map_grid`).
-    behaviour : callable, optional
-        ``behaviour(q, r) -> perfpriv.behaviour.Behaviour``: the users of the
-        cells (see :func:`perfpriv.optimize.optimal_epsilon`); ``None``: the
-        paper's users.
+    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
+        Root seed; each cell has its own key from its coordinates
+        (:func:`perfpriv.engine.cell_keys`), so a cell's value does not
+        depend on the grid around it, on the batches or on the workers; a Key
+        array of the users' cell shape gives each cell its key.
+    options : perfpriv.sweep.Execution, optional
+        Workers, cells per batch (default 4), progress and a per-batch
+        callback (:func:`perfpriv.sweep.map_grid`).
+
     Returns
     -------
     GammaOptimum
         ``values``/``se``: mean cumulative error and its standard error,
-        shape ``cells + (len(gammas),)``.
+        shape ``users.shape + (len(gammas),)``; ``gamma_c`` is Theorem 2's
+        threshold at :math:`N_0` for the paper's users (NaN for others).
 
     References
     ----------
@@ -367,17 +361,15 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
 
     Examples
     --------
+    >>> from perfpriv.behaviour import Memoryless
     >>> from perfpriv.engine import Policy
-    >>> kw = dict(tau=0.05, T=20, n0=30, d=2, R=5, trials=10, policy=Policy(cap=200), seed=1)
-    >>> optimal_gamma_empirical(q=0.6, r=0.3, gammas=[0.1, 2.0, 20.0], **kw).gamma
+    >>> mech = GaussianMean([0.1, 2.0, 20.0], tau=0.05, d=2, R=5)
+    >>> kw = dict(T=20, n0=30, trials=10, policy=Policy(cap=200), seed=1)
+    >>> optimal_gamma_empirical(mech, Memoryless(q=0.6, r=0.3), **kw).gamma
     2.0
     """
-    qq, rr, shape = check_cells(q, r)
-    tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1]),
-                                      dtype=float))
-    if gammas.ndim != 1:
-        raise ValueError(f"gammas must be a 1-D array of noise scales; got shape {gammas.shape}")
+    gammas = engine.level_grid(mechanism, kind=GaussianMean)
+    users = check_users(users)
     T = check_int("T", T, low=1)
     n0 = check_int("n0", n0, low=2)
     trials = check_int("trials", trials, low=2)
@@ -386,22 +378,17 @@ def optimal_gamma_empirical(gammas, *, q, r, tau, T, n0, d, R, trials, mu=None, 
     policy = dataclasses.replace(
         policy, stop=1 if policy.stop is engine.UNSET else policy.stop,
         collapse="floor" if policy.collapse is engine.UNSET and conventions == "paper" else policy.collapse)
-    GaussianMean(gammas, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)  # checks
-    check_behaviour(behaviour, "leak")
-    uq, ur, inverse = unique_cells(qq, rr)
-    run = Execution(n_jobs=n_jobs, chunk=chunk, progress=progress, description=f"gamma* (tau={tau:g})")
-    out = map_grid(_cumulative_cells, {"q": uq, "r": ur}, seed=keyed.root_key(seed), options=run, gammas=gammas,
-                   tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, mu=mu, Sigma=Sigma, statistic=statistic,
-                   draw=draw, conventions=conventions, policy=policy,
-                   **({} if behaviour is None else {"behaviour": behaviour}))
-    values, se = out[inverse, 0], out[inverse, 1]
+    policy.resolve(mechanism, conventions, n0=n0)        # checks the policy against n0, before any work
+    options = check_options(options, 4, f"gamma* (tau={mechanism.tau:g})")
+    model = mechanism.options()
+    values, se = search_cells(GaussianMean(gammas, **model), users, seed=seed, options=options, T=T, n0=n0,
+                              trials=trials, policy=policy, conventions=conventions)
     k = np.argmin(values, axis=-1)
     best_g = gammas[k]
     best_v = np.take_along_axis(values, k[..., None], axis=-1)[..., 0]
-    gamma_c = dynamics.critical_gamma(GaussianMean(tau=tau, d=d, R=R), Memoryless(q=qq, r=rr), n=n0)
-    settings = dict(tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, statistic=statistic, conventions=conventions,
-                    policy=policy.describe(), draw=draw, seed=seed)
-    if behaviour is not None:
-        settings["behaviour"] = behaviour
+    gamma_c = _reference_gamma_c(model, users, n0)
+    settings = dict(tau=mechanism.tau, T=T, n0=n0, d=mechanism.d, R=mechanism.R, trials=trials,
+                    statistic=mechanism.statistic, conventions=conventions, policy=policy.describe(),
+                    draw=mechanism.draw, seed=seed, users=users)
     return GammaOptimum(_out(best_g), _out(best_v), gammas, values, se, _out(gamma_c), "simulation", False,
                         settings)

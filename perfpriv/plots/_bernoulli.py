@@ -24,6 +24,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from .. import bernoulli, experiments, optimize
+from ..behaviour import Memoryless
 from .._validate import check_choice, check_flag, check_int, check_probability, check_real, interval_text
 from ._common import (MAX_LOG_VALUE, check_axes, check_items, check_seed, check_sequence, check_settings,
                       check_text, check_type, check_values, new_figure, params)
@@ -287,9 +288,9 @@ def _map_result(result, *, rule, scale, T, n0, trials, grid, epsilons, mu, conve
         return result, g
     eps = _check_epsilons(sizes["epsilons"])
     Q, R = np.meshgrid(g, g, indexing="ij")      # rows: q, columns: r
-    kwargs = {} if mu is None else {"mu": mu}
-    res = optimize.optimal_epsilon(q=Q, r=R, epsilons=eps, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
-                                   rule=rule, seed=seed, conventions=conventions, **kwargs)
+    mech = bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0) if mu is None else mu)
+    res = optimize.optimal_epsilon(mech, Memoryless(q=Q, r=R, rule=rule), T=sizes["T"], n0=sizes["n0"],
+                                   trials=sizes["trials"], seed=seed, conventions=conventions)
     return res, g
 
 
