@@ -4,17 +4,19 @@ Run: ``python benchmarks/bench_gaussian.py``. Prints ratios measured side by
 side in this one process (wall-clock medians over repeats), never absolute
 thresholds: the machines are shared and noisy.
 
-1. One round of :func:`perfpriv.gaussian.simulate` at N = 20000, d = 10 vs
-   drawing the N x d standard normals alone with numpy (target: <= 1.5x --
-   the simulator is bound by random-number generation, not by Python), for
-   both ways of drawing a round: ``method="records"`` (the N x d records) and
-   the default ``"projected"`` (about one normal per record,
+1. One round of :func:`perfpriv.engine.simulate` with a
+   :class:`perfpriv.gaussian.GaussianMean` and the paper's users at N = 20000,
+   d = 10 vs drawing the N x d standard normals alone with numpy (target:
+   <= 1.5x -- the simulator is bound by random-number generation, not by
+   Python), for both ways of drawing a round: ``draw="records"`` (the N x d
+   records) and the default's ``"projected"`` (about one normal per record,
    :mod:`perfpriv.projected`). The round cost is the time of a T-round run
    with the population held at the cap (r > q, large noise: nobody leaks),
    divided by T, so argument checks and result allocation are included but
    spread over the rounds of a realistic run.
-2. ``simulate`` (default method) vs ``simulate_agents`` at N = 2000, d = 10,
-   same setting (target: >= 100x faster); the records method and its
+2. ``engine.simulate`` (default draw) vs the agent reference
+   ``engine.simulate_agents`` on the same model at N = 2000, d = 10, same
+   setting (target: >= 100x faster); the records draw and its
    ceiling (a simulator that did nothing but draw the N x d normals) for
    comparison.
 3. The same ratio where leaks are frequent (population held at N = 2000 by
@@ -27,13 +29,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfpriv import gaussian
+from perfpriv import engine, gaussian
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
 from _timing import median_seconds
 
 N_BIG, D = 20000, 10
+
+
+def _model(gamma, *, q, r, draw="auto"):
+    """The mechanism (τ = 0.02, d = D, R = 10) and the paper's users of a run."""
+    return gaussian.GaussianMean(gamma, tau=0.02, d=D, R=10.0, draw=draw), Memoryless(q=q, r=r)
+
+
 # r > q and a large noise scale: no one leaks, the population stays at the cap
-HOLD = dict(gamma=20.0, tau=0.02, q=0.1, r=0.5, d=D, R=10.0)
+HOLD = dict(gamma=20.0, q=0.1, r=0.5)
 
 
 def _verdict(ok):
@@ -44,10 +54,11 @@ def round_vs_normals(rng):
     T = 20
     draws = median_seconds(lambda: rng.standard_normal((N_BIG, D)), 15 * T)
     for method in ("records", "projected"):
-        run = gaussian.simulate(T=T, n0=N_BIG, trials=1, policy=Policy(cap=N_BIG), seed=0, method=method, **HOLD)
+        model = _model(draw=method, **HOLD)
+        run = engine.simulate(*model, T=T, n0=N_BIG, trials=1, policy=Policy(cap=N_BIG), seed=0)
         assert np.all(run.population == N_BIG), "population must stay at the cap for this benchmark"
-        per_round = median_seconds(lambda: gaussian.simulate(T=T, n0=N_BIG, trials=1, policy=Policy(cap=N_BIG),
-                                                             seed=1, method=method, **HOLD), 15) / T
+        per_round = median_seconds(lambda: engine.simulate(*model, T=T, n0=N_BIG, trials=1,
+                                                           policy=Policy(cap=N_BIG), seed=1), 15) / T
         ratio = per_round / draws
         print(f"[1] one Algorithm 1 round ({method}) vs N*d normals alone (N={N_BIG}, d={D}): "
               f"round {per_round * 1e3:.2f} ms, normals {draws * 1e3:.2f} ms -> ratio {ratio:.2f} "
@@ -56,11 +67,11 @@ def round_vs_normals(rng):
 
 def simulate_vs_agents(rng):
     n, T2, trials = 2000, 10, 2
-    kw = dict(T=T2, n0=n, trials=trials, cap=n, **HOLD)
-    fast = median_seconds(lambda: gaussian.simulate(seed=2, **kw), 30)
-    records = median_seconds(lambda: gaussian.simulate(seed=2, method="records", **kw), 30)
-    slow = median_seconds(lambda: gaussian.simulate_agents(seed=2, **kw), 3)
-    method = gaussian.simulate(seed=2, **kw).method
+    model, kw = _model(**HOLD), dict(T=T2, n0=n, trials=trials, policy=Policy(cap=n))
+    fast = median_seconds(lambda: engine.simulate(*model, seed=2, **kw), 30)
+    records = median_seconds(lambda: engine.simulate(*_model(draw="records", **HOLD), seed=2, **kw), 30)
+    slow = median_seconds(lambda: engine.simulate_agents(*model, seed=2, **kw), 3)
+    method = engine.simulate(*model, seed=2, **kw).method
     print(f"[2] simulate ({method}, the default) vs simulate_agents, N={n}, d={D}, T={T2}, trials={trials}: "
           f"fast {fast * 1e3:.2f} ms, agents {slow * 1e3:.0f} ms -> {slow / fast:,.0f}x faster "
           f"(target >= 100x): {_verdict(slow / fast >= 100)}")
@@ -74,10 +85,10 @@ def simulate_vs_agents(rng):
 def frequent_leaks():
     n, T2, trials = 2000, 10, 2
     for gamma in (0.2, 1.0, 5.0):
-        kw = dict(gamma=gamma, tau=0.02, q=0.0, r=0.0, d=D, R=10.0, T=T2, n0=n, trials=trials, cap=n)
-        fast = median_seconds(lambda: gaussian.simulate(seed=3, **kw), 20)
-        slow = median_seconds(lambda: gaussian.simulate_agents(seed=3, **kw), 3)
-        leak = gaussian.simulate(seed=3, **kw).leak_fraction.mean()
+        model, kw = _model(gamma, q=0.0, r=0.0), dict(T=T2, n0=n, trials=trials, policy=Policy(cap=n))
+        fast = median_seconds(lambda: engine.simulate(*model, seed=3, **kw), 20)
+        slow = median_seconds(lambda: engine.simulate_agents(*model, seed=3, **kw), 3)
+        leak = engine.simulate(*model, seed=3, **kw).leak_fraction.mean()
         print(f"[3] gamma={gamma:g} (leak fraction {leak:.2f}), N={n}: simulate {fast * 1e3:.2f} ms, "
               f"agents {slow * 1e3:.0f} ms -> {slow / fast:,.0f}x faster")
 

@@ -21,10 +21,11 @@ Lemma 10), :func:`estimator_variance`, :func:`growth_factor` (Lemma 2, eq. 4,
 appendix B), :func:`critical_beta`, :func:`critical_epsilon` (Theorem 1).
 
 Simulation: :class:`RandomizedResponse`, the mechanism of :mod:`perfpriv.engine`,
-and the front ends :func:`simulate` (the engine's loop with the paper's users,
-:class:`perfpriv.behaviour.Memoryless`) and :func:`simulate_agents` (one explicit
-agent at a time, the slow reference), both returning a
-:class:`perfpriv.engine.SimulationRun`.
+and the front end :func:`simulate` (the engine's loop with the paper's users,
+:class:`perfpriv.behaviour.Memoryless`), returning a
+:class:`perfpriv.engine.SimulationRun`. The slow reference, one explicit agent
+at a time, is :func:`perfpriv.engine.simulate_agents` with a
+:class:`RandomizedResponse` and a :class:`perfpriv.behaviour.Memoryless`.
 
 Theory next to simulation: :func:`mean_field`, the path of the engine's
 mean-field recursion (population and expected error of each round).
@@ -104,7 +105,6 @@ __all__ = [
     "critical_epsilon",
     "RandomizedResponse",
     "simulate",
-    "simulate_agents",
     "mean_field",
     "RULES",
 ]
@@ -893,38 +893,6 @@ def curve_script_options(conventions="paper", *, cap=20000):
     if conventions == "authors":
         return dict(conventions="paper", clip_estimate=True, policy=engine.Policy(cap=cap, floor=1, stop=0))
     return dict(conventions=conventions, policy=engine.Policy(cap=cap))
-
-
-def simulate_agents(epsilon, *, q, r, T, n0, trials=30, rule="leak", mu=(0.0, 1.0), clip_estimate=None,
-                    policy=None, conventions="paper", seed=None):
-    """The model of :func:`simulate`, one explicit agent at a time (the slow reference).
-
-    :func:`perfpriv.engine.simulate_agents` with a :class:`RandomizedResponse` and a
-    :class:`perfpriv.behaviour.Memoryless`: every user draws her bit and her answer
-    (:meth:`RandomizedResponse.agent_round`) and decides alone whether she leaves or recruits. It
-    agrees with :func:`simulate` in distribution, not number by number. Use small ``n0``, ``cap``
-    and ``T``.
-
-    Parameters
-    ----------
-    epsilon, q, r, T, n0, trials, rule, mu, clip_estimate, policy, conventions, seed
-        As in :func:`simulate` (``epsilon`` a number or a Schedule of one row).
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"``.
-
-    Examples
-    --------
-    >>> run = simulate_agents(1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, seed=0)
-    >>> run.population.shape
-    (2, 4)
-    """
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
-                      rule=_check_rule(rule))
-    return engine.simulate_agents(RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate), rule, T=T,
-                                  n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
 def mean_field(epsilon, *, q, r, T, n0, rule="leak", cap=20000, floor=1, mu=(0.0, 1.0)):

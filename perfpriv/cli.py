@@ -574,16 +574,15 @@ def _from_settings(settings):
 
 
 def _curves(rule, s, seed, conventions, checkpoint=lambda k: None):
-    from . import bernoulli, plots
+    from . import behaviour, bernoulli, engine, experiments, plots, sweep
 
-    runs = []
-    for k, (q, r) in enumerate(s["settings"]):
-        runs.append(bernoulli.simulate(s["epsilons"], q=q, r=r, T=s["T"], n0=s["n0"], trials=s["trials"],
-                                       rule=rule, mu=s["mu"], seed=seed + k,
-                                       **bernoulli.curve_script_options(conventions, cap=s["cap"])))
-        checkpoint(0)
+    users = [behaviour.Memoryless(q=q, r=r, rule=rule) for q, r in s["settings"]]
+    runs = experiments.curve_runs(bernoulli.RandomizedResponse(s["epsilons"], mu=s["mu"]), users, T=s["T"],
+                                  n0=s["n0"], trials=s["trials"], policy=engine.Policy(cap=s["cap"]),
+                                  conventions=conventions, seed=seed,
+                                  options=sweep.Execution(progress=False, on_cells=checkpoint))
     draw = plots.figure1 if rule == "leak" else plots.figure6
-    fig = draw(runs, settings=s["settings"], window=s["window"], cap=s["cap"], mu=s["mu"])
+    fig = draw(runs, window=s["window"])
     data = {"epsilons": np.asarray(s["epsilons"], float), "window": s["window"]}
     for k, ((q, r), run) in enumerate(zip(s["settings"], runs)):
         data.update({f"q_{k}": q, f"r_{k}": r, f"mean_population_{k}": run.mean_population,
@@ -605,7 +604,7 @@ def _map(rule, s, seed, conventions, checkpoint=None):
                                    trials=s["trials"], seed=seed, conventions=conventions,
                                    options=sweep.Execution(chunk=64, progress=False, on_cells=checkpoint))
     draw = plots.figure2 if rule == "leak" else plots.figure7
-    fig = draw(res, grid=g)
+    fig = draw(res)
     data = {"q": g, "r": g, "epsilons": res.epsilons, "epsilon_star": res.epsilon, "values": res.values,
             "se": res.se}
     conv = dict(_bernoulli_conventions(conventions, n0=s["n0"], mu=s["mu"]), script=_authors_script(conventions, "maps"))
@@ -613,11 +612,12 @@ def _map(rule, s, seed, conventions, checkpoint=None):
 
 
 def _figure3a(s, seed, conventions, checkpoint=None):
-    from . import experiments, plots
+    from . import experiments, gaussian, plots, sweep
 
-    sim = experiments.figure3a_simulation(s["n"], s["gammas"], s["taus"], rounds=s["rounds"], d=s["d"], R=s["R"],
-                                          conventions=conventions, seed=seed, on_cells=checkpoint)
-    fig = plots.figure3a(simulated=sim)
+    mech = gaussian.GaussianMean(s["gammas"], tau=s["taus"][0], d=s["d"], R=s["R"])
+    sim = experiments.figure3a_simulation(mech, s["n"], s["taus"], rounds=s["rounds"], conventions=conventions,
+                                          seed=seed, options=sweep.Execution(progress=False, on_cells=checkpoint))
+    fig = plots.figure3a(sim)
     data = {"taus": sim.taus, "gammas": sim.gammas, "p": sim.p, "se": sim.se, "theory": sim.theory, "n": sim.n}
     return {"figure3a": (fig, data)}, _from_settings(sim.settings)
 

@@ -137,7 +137,7 @@ def _performative():
 def _sampling_ratio() -> float:
     pf = _performative()
     unit = pf.GaussianClients(np.zeros((25, 1)), np.zeros(25), None, 1.0)
-    d = {s: pf.expected_distance(unit, T=1, scheme=s, K=k, steps=1.0).sq_distance[1]
+    d = {s: pf.expected_distance(unit, pf.FedAvg(scheme=s, K=k, steps=1.0), T=1).sq_distance[1]
          for s, k in (("full", None), ("I", 10), ("II", 10))}
     return float((d["II"] - d["full"]) / (d["I"] - d["full"]))
 
@@ -146,6 +146,8 @@ def _threshold_growth() -> float:
     mech = _performative().PrivateFederatedRound(1.0, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3)
     g = mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2)
     return float(g[1] / g[0])
+
+
 def _regression():
     from . import regression
 
@@ -265,10 +267,11 @@ def _lemma9_by_hand(terms: int) -> float:
     return float(error * np.sum(1.2 ** -np.arange(1, terms + 1)))
 
 
-def _ch07_schedule(q, r, T, **options):
+def _ch07_schedule(q, r, T, bracket=None, **search):
     """The chapter-07 optimal gamma schedule (tau = 0.02, N0 = 200, d = 12, R = 10, cap 20000)."""
     return _optimize().optimal_schedule(_gaussian().GaussianMean(tau=0.02, d=12, R=10.0),
-                                        _behaviour().Memoryless(q=q, r=r), T=T, n0=200, cap=20000, **options)
+                                        _behaviour().Memoryless(q=q, r=r), T=T, n0=200, bracket=bracket,
+                                        search=search)
 
 
 def _ch07_runs_needed() -> float:

@@ -402,8 +402,7 @@ class Trajectories:
         st = self.settings
         beh = self.family(st["q"], st["r"])
         p = self.leak_probability[..., -1]
-        mech = _mechanism(self.mechanism, self.levels, tau=st["tau"], d=st["d"], R=st["R"])
-        cost = mech.privacy_cost(self.levels)
+        cost = _mechanism(self.mechanism, self.levels, st["options"]).privacy_cost(self.levels)
         lam = np.asarray(beh.growth_factor(p, cost=cost), float)
         return (1.0 + np.asarray(beh.recruit_rate(p), float) - lam) / p
 
@@ -411,38 +410,53 @@ class Trajectories:
         return f"Trajectories({self.family.label!r}, {self.mechanism}, levels={self.levels.size}, T={self.settings['T']})"
 
 
-def _mechanism(kind, levels, *, tau=0.02, d=12, R=10.0, mu=(0.0, 1.0), statistic="paper"):
+def _mechanism(kind, levels, options):
+    """The mechanism ``kind`` (``"bernoulli"`` or ``"gaussian"``) at ``levels`` with the settings ``options``."""
     if kind == "bernoulli":
-        return bernoulli.RandomizedResponse(levels, mu=mu)
-    return gaussian.GaussianMean(levels, tau=tau, d=d, R=R, statistic=statistic)
+        return bernoulli.RandomizedResponse(levels, **options)
+    return gaussian.GaussianMean(levels, **options)
 
 
-def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", tau=0.02, d=12, R=10.0, cap=None,
-                 floor=0, seed=None):
+def _kind(mechanism):
+    """``"bernoulli"`` or ``"gaussian"``: the kind of a mechanism of this module's studies."""
+    if isinstance(mechanism, bernoulli.RandomizedResponse):
+        return "bernoulli"
+    if isinstance(mechanism, gaussian.GaussianMean):
+        return "gaussian"
+    raise TypeError(f"mechanism must be a perfpriv.bernoulli.RandomizedResponse or a perfpriv.gaussian.GaussianMean; "
+                    f"got {type(mechanism).__name__}")
+
+
+#: The policy of :func:`trajectories` by default: no cap and no floor (the mean field is then exact).
+_UNCLIPPED = engine.Policy(cap=None, floor=0)
+
+
+def trajectories(users, mechanism, *, q, r, T, n0, trials, policy=_UNCLIPPED, seed=None):
     """Simulated and mean-field population paths under ``users`` and under the paper's users.
 
     Both simulations use the same seed (common random numbers): their
     difference is the behaviour's. Without cap and floor (the default) the
     mean field of a constant leak probability (randomized response) is the
-    exact expected population of the linear behaviours.
+    exact expected population of the linear behaviours (Lemma 2's growth
+    factor, eq. 4, with the behaviour's departures).
 
     Parameters
     ----------
     users : Family
-    levels : array_like
-        ε values in (0, inf] (``mechanism="bernoulli"``) or γ values in [1e-100, 1e100]
-        (``"gaussian"``), 1-D.
+        The behaviour: its users of the cell are ``users(q, r)``, and ``users.neutral(q, r)`` the
+        paper's users beside them.
+    mechanism : perfpriv.bernoulli.RandomizedResponse or perfpriv.gaussian.GaussianMean
+        Its levels (ε or γ; a number or a 1-D grid) are the paths' levels; its
+        other settings (``mu``; τ, d, R, ...) the model.
     q, r : float
-        The cell.
+        The cell: leaving and recruiting probabilities.
     T, n0, trials : int
         Horizon, initial population, simulated runs per level.
-    mechanism : {"bernoulli", "gaussian"}
-    tau, d, R : float, int, float
-        Gaussian model.
-    cap : int, optional
-        Population cap (``None``: none).
-    floor : {0, 1}
-        Population floor of the simulation (the mean field's is ``None`` for 0).
+    policy : perfpriv.engine.Policy
+        Population policy of the simulations; its resolved cap and floor
+        clip the mean field (a floor of 0: none). Default
+        ``Policy(cap=None, floor=0)``: no clip; a field left unset takes the
+        paper's preset (cap 20000, floor 1).
     seed : int, optional
 
     Returns
@@ -451,40 +465,33 @@ def trajectories(users, levels, *, q, r, T, n0, trials, mechanism="bernoulli", t
 
     Examples
     --------
-    >>> tr = trajectories(family("contagion", 1.0), [0.5], q=0.2, r=0.6, T=30, n0=1000, trials=50, seed=1)
+    >>> tr = trajectories(family("contagion", 1.0), bernoulli.RandomizedResponse(0.5), q=0.2, r=0.6, T=30,
+    ...                   n0=1000, trials=50, seed=1)
     >>> theory, simulated = tr.effective_q         # q_t -> q* = q / (1 - kappa p), p = 1/2 + tanh(1/4)/2
     >>> round(float(theory[0, -1]), 3), round(float(Contagion(q=0.2, r=0.6, kappa=1.0)
     ...                                           .stationary_leave_probability(0.5 + 0.5 * np.tanh(0.25))), 3)
     (0.53, 0.53)
     """
     users = _as_family(users)
-    mechanism = check_choice("mechanism", mechanism, ("bernoulli", "gaussian"))
-    bounds = dict(low=0.0, low_open=True, allow_inf=True) if mechanism == "bernoulli" else \
-        dict(low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1])
-    levels = np.atleast_1d(np.asarray(check_real("levels", levels, **bounds), float))
-    if levels.ndim != 1:
-        raise ValueError(f"levels must be a number or a 1-D grid of levels; got shape {levels.shape}")
-    # the Gaussian model's settings are checked (and kept in the result) whichever mechanism runs
-    check_real("tau", tau, low=0, low_open=True, scalar=True)
-    check_int("d", d, low=1)
-    check_real("R", R, low=0, low_open=True, scalar=True)
-    trials = check_int("trials", trials, low=1)
-    mech = _mechanism(mechanism, levels, tau=tau, d=d, R=R)
+    kind = _kind(mechanism)
+    levels = engine.level_grid(mechanism)
+    mech = _mechanism(kind, levels, mechanism.options())
+    policy = engine.check_policy(policy)
+    resolved = policy.resolve(mech, "paper", n0=n0)
     out = {}
     for tag, fam in (("", users), ("_paper", users.neutral)):
         beh = fam(q, r)
-        run = engine.simulate(mech, beh, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap, floor=floor),
-                              seed=seed)
-        path = engine.mean_field(mech, beh, T=T, n0=n0, cap=cap, floor=floor if floor else None)
+        run = engine.simulate(mech, beh, T=T, n0=n0, trials=trials, policy=policy, seed=seed)
+        path = engine.mean_field(mech, beh, T=T, n0=n0, cap=resolved.cap, floor=resolved.floor or None)
         pop = run.population.astype(float)
         out["simulated" + tag] = pop.mean(axis=-2)
         out["se" + tag] = standard_error(pop, axis=-2)
         out["leaks" + tag] = run.leaked.mean(axis=-2)
         out["mean_field" + tag] = path.population
         out["leak_probability" + tag] = path.leak_probability
-    return Trajectories(users, levels, mechanism=mechanism, settings=dict(q=q, r=r, T=T, n0=n0, trials=trials,
-                                                                           tau=tau, d=d, R=R, cap=cap, floor=floor,
-                                                                           seed=seed), **out)
+    return Trajectories(users, levels, mechanism=kind, settings=dict(
+        q=q, r=r, T=T, n0=n0, trials=trials, cap=resolved.cap, floor=resolved.floor, policy=policy.describe(),
+        seed=seed, options=mech.options()), **out)
 
 
 # ------------------------------------------------------------------ maps
@@ -968,21 +975,34 @@ class GaussianComparison:
                 f"paper gamma*={self.gamma_star_paper:.3g})")
 
 
-def compare_gaussian(users, *, q, r, tau=0.02, T=10, n0=100, d=12, R=10.0, trials=20, cap=20000,
-                     gammas=None, seed=0):
+#: The noise scales of :func:`compare_gaussian` for a mechanism without levels: 25 log-spaced values of [0.05, 20].
+_COMPARE_GAMMAS = np.geomspace(0.05, 20.0, 25)
+
+
+def compare_gaussian(users, mechanism, *, q, r, T=10, n0=100, trials=20, policy=None, seed=0):
     """The Gaussian model under ``users`` and under the paper's users: γ curves, γ*, and paths at γ*.
 
-    Sized for a live redraw: a mean-field curve over ``gammas`` (default 25
-    values in [0.05, 20]) and ``trials`` simulated runs at the behaviour's γ*.
+    Sized for a live redraw: the mean-field cumulative error (Fig. 4's
+    objective, from the recursion of :func:`perfpriv.engine.mean_field` with
+    Lemma 8's :math:`p_τ`, eq. 11) over the mechanism's noise scales, its minimizer γ* on them,
+    and ``trials`` simulated runs at the behaviour's γ* (the same seed for
+    both users: common random numbers).
 
     Parameters
     ----------
     users : Family
-    q, r, tau : float
-    T, n0, d : int
-    R : float
-    trials, cap : int
-    gammas : array_like, optional
+        The behaviour: ``users(q, r)``, against the paper's users ``users.neutral(q, r)``.
+    mechanism : perfpriv.gaussian.GaussianMean
+        The data model (τ, d, R, ...); its levels, a 1-D grid, are the
+        noise scales of the curves (no level: 25 log-spaced values of
+        [0.05, 20]).
+    q, r : float
+        The cell.
+    T, n0, trials : int
+        Horizon, initial population, simulated runs.
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the runs; its resolved cap and floor clip the
+        mean field (unset: the paper's, cap 20000 and floor 1).
     seed : int
 
     Returns
@@ -990,25 +1010,30 @@ def compare_gaussian(users, *, q, r, tau=0.02, T=10, n0=100, d=12, R=10.0, trial
     GaussianComparison
     """
     users = _as_family(users)
-    g = np.geomspace(0.05, 20.0, 25) if gammas is None else np.atleast_1d(check_real(
-        "gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1]))
-    if g.ndim != 1:
-        raise ValueError(f"gammas must be a 1-D grid of noise scales; got shape {g.shape}")
-    mech = gaussian.GaussianMean(g, tau=tau, d=d, R=R)
+    if not isinstance(mechanism, gaussian.GaussianMean):
+        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
+    g = _COMPARE_GAMMAS.copy() if mechanism.levels is None else engine.level_grid(mechanism)
+    model = mechanism.options()
+    mech = gaussian.GaussianMean(g, **model)
+    policy = engine.check_policy(policy)
+    resolved = policy.resolve(mech, "paper", n0=n0)
     err = {}
     for tag, fam in (("", users), ("_paper", users.neutral)):
-        err[tag] = np.asarray(engine.mean_field(mech, fam(q, r), T=T, n0=n0, cap=cap).cumulative_error, float)
+        err[tag] = np.asarray(engine.mean_field(mech, fam(q, r), T=T, n0=n0, cap=resolved.cap,
+                                                floor=resolved.floor).cumulative_error, float)
     star = float(g[int(np.argmin(err[""]))])
     star0 = float(g[int(np.argmin(err["_paper"]))])
-    one = gaussian.GaussianMean(star, tau=tau, d=d, R=R)
+    one = gaussian.GaussianMean(star, **model)
     out = {}
     for tag, fam in (("", users), ("_paper", users.neutral)):
         beh = fam(q, r)
-        out["mean_field" + tag] = engine.mean_field(one, beh, T=T, n0=n0, cap=cap).population
-        out["simulated" + tag] = engine.simulate(one, beh, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap),
+        out["mean_field" + tag] = engine.mean_field(one, beh, T=T, n0=n0, cap=resolved.cap,
+                                                    floor=resolved.floor).population
+        out["simulated" + tag] = engine.simulate(one, beh, T=T, n0=n0, trials=trials, policy=policy,
                                                  seed=seed).population
     return GaussianComparison(users, g, err[""], err["_paper"], star, star0, settings=dict(
-        q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap, seed=seed), **out)
+        q=q, r=r, tau=mechanism.tau, T=T, n0=n0, d=mechanism.d, R=mechanism.R, trials=trials, cap=resolved.cap,
+        policy=policy.describe(), seed=seed), **out)
 
 
 def _out(x):

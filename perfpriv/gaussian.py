@@ -15,8 +15,9 @@ log-likelihood ratio exceeds ``tau`` has leaked.
 loop of :mod:`perfpriv.engine`; :func:`simulate` runs Algorithm 1 with the
 paper's users (:class:`perfpriv.behaviour.Memoryless`: a leaked user leaves
 with probability ``q``, the others recruit one new user with probability
-``r``) and :func:`simulate_agents` runs it one user at a time, the slow
-reference the tests compare against.
+``r``); :func:`perfpriv.engine.simulate_agents` with a :class:`GaussianMean`
+and a :class:`perfpriv.behaviour.Memoryless` runs it one user at a time, the
+slow reference the tests compare against.
 
 Choices the paper leaves open (the book states them): a lone user (N = 1)
 has an empty remove-one dataset, so the release itself proves their
@@ -63,7 +64,6 @@ __all__ = [
     "clip_probability",
     "GaussianMean",
     "simulate",
-    "simulate_agents",
     "STATISTICS",
     "DRAWS",
     "GAMMA_RANGE",
@@ -696,36 +696,3 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
     rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
     return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
-
-
-def simulate_agents(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic=None,
-                    policy=None, conventions="paper", seed=None):
-    """Algorithm 1 one user at a time: the slow reference of :func:`simulate`.
-
-    :func:`perfpriv.engine.simulate_agents` with a :class:`GaussianMean` (each record's
-    log-likelihood ratio from its definition, :meth:`GaussianMean.agent_round`) and a
-    :class:`perfpriv.behaviour.Memoryless`; each user flips the coin of line 13 or 15 alone. It
-    agrees with :func:`simulate` in distribution (not draw by draw). Use it only for small populations.
-
-    Parameters
-    ----------
-    gamma : float or perfpriv.engine.Schedule
-        One noise scale or one schedule.
-    tau, q, r, T, n0, d, R, trials, mu, Sigma, statistic, policy, conventions, seed
-        As in :func:`simulate`.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        With ``method="agents"``.
-
-    Examples
-    --------
-    >>> run = simulate_agents(5.0, tau=0.02, q=0.3, r=0.6, T=3, n0=10, d=2, R=10.0, trials=2, seed=0)
-    >>> run.population[:, 0].tolist()
-    [10, 10]
-    """
-    mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw="records")
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate_agents(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions,
-                                  seed=seed)

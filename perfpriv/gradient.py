@@ -11,7 +11,8 @@ gradient to the ℓ2 ball of radius C and releases the noisy sum
     :math:`ĝ_t = Σ_i \\mathrm{clip}_C(∇ℓ_i(θ_t)) + σ ξ_t`,    :math:`ξ_t \\sim \\mathcal{N}(0, I_d)`,
 
 then moves :math:`θ_{t+1} = Π_B(θ_t - η_t(ĝ_t + λθ_t))` (:math:`Π_B`: projection on the
-ball of radius B, or none). One step is the Gaussian mechanism on a sum of
+ball of radius B, or none). A :class:`Training` holds this configuration of a run
+(loss, λ, C, the K steps and their schedule, B); :func:`noisy_gd` runs it once. One step is the Gaussian mechanism on a sum of
 ℓ2-sensitivity C (add/remove one record), hence :math:`C^{2}/(2σ^{2})`-zCDP, and K steps
 compose to :math:`ρ = KC^{2}/(2σ^{2})` (:func:`zcdp_cost`). (K is the number of gradient
 steps of one training run; paper 001 calls it T, which the book keeps for the
@@ -38,7 +39,8 @@ measures. The worst case is :math:`μ = \\sqrt{KC^{2}}/σ = \\sqrt{2ρ}`.
 
 :class:`PrivateGD` is the retraining task as a mechanism of
 :mod:`perfpriv.engine`: each round the current users' fresh records are
-trained on, records with :math:`Λ_i > τ` leak, and the behaviour decides who stays.
+trained on, records with :math:`Λ_i > τ` leak, and the behaviour decides who stays
+(``engine.simulate(PrivateGD(rho, tau=...), Memoryless(q=..., r=...), T=..., n0=..., trials=...)``).
 
 Symbols: ``rho`` — ρ, zCDP budget of one training run; ``clip`` — C;
 ``sigma`` — σ; ``steps`` — K (gradient steps of a run, not rounds T of the
@@ -79,11 +81,12 @@ __all__ = [
     "quadratic_expected_excess",
     "gdp_leak_probability",
     "GDRun",
+    "Training",
     "noisy_gd",
     "TranscriptCheck",
     "simulate_transcripts",
     "PrivateGD",
-    "simulate",
+    "UtilityData",
     "UtilityCheck",
     "utility_check",
     "LongRunUtility",
@@ -550,22 +553,6 @@ class GDRun:
 CLIP_RANGE = (1e-100, 1e100)
 
 
-def _check_run(loss, lam, clip, steps, schedule, step_size, radius, strong_convexity):
-    loss = check_choice("loss", loss, LOSSES)
-    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
-    clip = check_real("clip", clip, low=CLIP_RANGE[0], high=CLIP_RANGE[1], scalar=True)
-    steps = check_int("steps", steps, low=1)
-    schedule = check_choice("schedule", schedule, SCHEDULES)
-    if schedule == "constant":
-        if step_size is None:
-            raise ValueError("step_size (eta > 0) must be given for schedule='constant'")
-        step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
-    radius = None if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
-    mu = lam if strong_convexity is None else check_real("strong_convexity", strong_convexity, low=lam,
-                                                          scalar=True)
-    return loss, lam, clip, steps, schedule, step_size, radius, mu
-
-
 def _check_penalty_step(schedule, step_size, lam):
     r"""The stability rule of clipped GD: η λ <= 2 for the constant schedule.
 
@@ -579,34 +566,113 @@ def _check_penalty_step(schedule, step_size, lam):
                          f"(|1 - step_size * lam| <= 1); got step_size={step_size:g}, lam={lam:g}")
 
 
-def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="constant", step_size=None,
-             radius=None, strong_convexity=None, theta0=None, seed=None):
-    """Run noisy full-batch gradient descent once, with every record's privacy accounting.
+@dataclass(frozen=True)
+class Training:
+    r"""One training run of noisy gradient descent: its objective, clipping, steps and projection.
+
+    The configuration that :func:`noisy_gd`, :func:`simulate_transcripts` and
+    :func:`quadratic_expected_excess` share: the objective
+    :math:`J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)\|θ\|^{2}` (``loss``, ``lam``), the per-record
+    clipping bound C of the released gradient sums, the K steps and their schedule
+    (:data:`SCHEDULES`), and the projection :math:`Π_B` on the ball of radius B (paper 001's
+    private GD; the schedules of Lacoste-Julien, Schmidt and Bach 2012). The noise
+    (σ, or the budget ρ of the run) and the start :math:`θ_0` are not part of it: they are
+    the arguments of a run. Every value is checked here, once.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-    y : array_like, shape (n,)
     loss : {"logistic", "squared"}
+        ℓ (:data:`LOSSES`).
     lam : float
         λ > 0.
     clip : float
         Per-record gradient bound C in [1e-100, 1e100] (:data:`CLIP_RANGE`).
     steps : int
         Gradient steps K >= 1.
+    schedule : {"constant", "strongly_convex"}
+        Step sizes (:data:`SCHEDULES`).
+    step_size : float, optional
+        η > 0 of the constant schedule (required there); the stability rule η λ <= 2 (beyond it the
+        penalty term θ ← (1 − ηλ)θ expands while the clipped gradients stay bounded: the run diverges).
+    radius : float, optional
+        B > 0 of the projection (required by paper 001's bound); ``None``: no projection.
+    strong_convexity : float, optional
+        μ >= λ of the ``"strongly_convex"`` schedule (default λ).
+
+    Examples
+    --------
+    >>> Training(loss="logistic", lam=1.0, clip=1.0, steps=20, step_size=0.02)
+    Training(loss='logistic', lam=1.0, clip=1.0, steps=20, schedule='constant', step_size=0.02, radius=None, strong_convexity=None)
+    """
+
+    loss: str
+    lam: float
+    clip: float
+    steps: int
+    schedule: str = "constant"
+    step_size: Any = None
+    radius: Any = None
+    strong_convexity: Any = None
+
+    def __post_init__(self):
+        loss = check_choice("loss", self.loss, LOSSES)
+        lam = check_real("lam", self.lam, low=0, low_open=True, scalar=True)
+        clip = check_real("clip", self.clip, low=CLIP_RANGE[0], high=CLIP_RANGE[1], scalar=True)
+        steps = check_int("steps", self.steps, low=1)
+        schedule = check_choice("schedule", self.schedule, SCHEDULES)
+        step_size = self.step_size
+        if schedule == "constant":
+            if step_size is None:
+                raise ValueError("step_size (eta > 0) must be given for schedule='constant'")
+            step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
+        radius = None if self.radius is None else check_real("radius", self.radius, low=0, low_open=True,
+                                                               scalar=True)
+        mu = None if self.strong_convexity is None else check_real("strong_convexity", self.strong_convexity,
+                                                                   low=lam, scalar=True)
+        _check_penalty_step(schedule, step_size, lam)
+        for name, value in (("loss", loss), ("lam", lam), ("clip", clip), ("steps", steps), ("schedule", schedule),
+                            ("step_size", step_size), ("radius", radius), ("strong_convexity", mu)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def mu(self) -> float:
+        """μ of the strongly convex schedule: ``strong_convexity``, or λ when it is not given."""
+        return self.lam if self.strong_convexity is None else self.strong_convexity
+
+    def _etas(self) -> np.ndarray:
+        r""":math:`η_0, \dots, η_{K-1}`: η every step (constant), or :math:`2/(μ(k + 2))` at step k (strongly convex)."""
+        return _step_sizes(self.schedule, self.steps, self.step_size, self.mu)
+
+    def _output_weights(self) -> np.ndarray:
+        r"""Weights of :math:`θ_0, \dots, θ_K` in the output (the last iterate, or Lacoste-Julien et al.'s average)."""
+        return _weights(self.schedule, self.steps)
+
+    def _provenance(self) -> dict:
+        """The run's provenance: loss, lam, clip, steps, schedule, step_size, radius."""
+        return dict(loss=self.loss, lam=self.lam, clip=self.clip, steps=self.steps, schedule=self.schedule,
+                    step_size=self.step_size, radius=self.radius)
+
+
+def _check_training(training, name="training"):
+    if not isinstance(training, Training):
+        raise TypeError(f"{name} must be a perfpriv.gradient.Training (loss, lam, clip, steps, schedule, ...); "
+                        f"got {training!r:.60}")
+    return training
+
+
+def noisy_gd(X, y, training, *, sigma=None, rho=None, theta0=None, seed=None):
+    """Run noisy full-batch gradient descent once, with every record's privacy accounting.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    training : Training
+        The objective, the clipping bound C, the K steps and their schedule, the projection.
     sigma : float, optional
         Noise σ >= 0 of each step (0: no privacy).
     rho : float, optional
         Alternatively, the run's zCDP budget ρ (σ from :func:`sigma_for_rho`; ``inf``: σ = 0).
-    schedule : {"constant", "strongly_convex"}
-        Step sizes (:data:`SCHEDULES`).
-    step_size : float
-        η of the constant schedule; the stability rule η λ <= 2 (beyond it the penalty term
-        θ ← (1 − ηλ)θ expands while the clipped gradients stay bounded: the run diverges).
-    radius : float, optional
-        B of the projection (required by paper 001's bound).
-    strong_convexity : float, optional
-        μ of the ``"strongly_convex"`` schedule (default λ).
     theta0 : array_like, optional
         Start (default 0).
     seed : None, int, SeedSequence or numpy.random.Generator
@@ -619,37 +685,32 @@ def noisy_gd(X, y, *, loss, lam, clip, steps, sigma=None, rho=None, schedule="co
     --------
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((50, 3)); y = np.sign(X[:, 0] + 0.1)
-    >>> run = noisy_gd(X, y, loss="logistic", lam=1.0, clip=1.0, steps=20, rho=1.0, step_size=0.02, seed=1)
+    >>> training = Training(loss="logistic", lam=1.0, clip=1.0, steps=20, step_size=0.02)
+    >>> run = noisy_gd(X, y, training, rho=1.0, seed=1)
     >>> round(run.rho, 6), bool(np.all(run.mu <= np.sqrt(2 * run.rho) + 1e-9))
     (1.0, True)
     """
-    loss, lam, clip, steps, schedule, step_size, radius, mu_sc = _check_run(
-        loss, lam, clip, steps, schedule, step_size, radius, strong_convexity)
-    _check_penalty_step(schedule, step_size, lam)
-    X, y = _check_xy(X, y, loss)
+    tr = _check_training(training)
+    X, y = _check_xy(X, y, tr.loss)
     n, d = X.shape
     if (sigma is None) == (rho is None):
         raise ValueError("give exactly one of sigma (noise of a step, >= 0) and rho (zCDP budget of the run, > 0)")
     if sigma is None:
-        sigma = sigma_for_rho(rho, steps=steps, clip=clip)
+        sigma = sigma_for_rho(rho, steps=tr.steps, clip=tr.clip)
     sigma = check_real("sigma", sigma, low=0, scalar=True)
     theta0 = np.zeros(d) if theta0 is None else _theta(theta0, d, "theta0")
-    check_array_size("the noise of the run (steps x d normals)", steps=steps, d=d)
+    check_array_size("the noise of the run (steps x d normals)", steps=tr.steps, d=d)
     rng = check_rng(seed)
-    xi = rng.standard_normal((1, steps, d))
-    out, A, S, clipped = _gd(X[None], y[None], xi, np.array([sigma]), loss=loss, lam=lam, clip=clip,
-                             etas=_step_sizes(schedule, steps, step_size, mu_sc),
-                             weights=_weights(schedule, steps), radius=radius, theta0=theta0)
-    rho_run = math.inf if sigma == 0 else zcdp_cost(steps, clip=clip, sigma=sigma)
+    xi = rng.standard_normal((1, tr.steps, d))
+    out, A, S, clipped = _gd(X[None], y[None], xi, np.array([sigma]), loss=tr.loss, lam=tr.lam, clip=tr.clip,
+                             etas=tr._etas(), weights=tr._output_weights(), radius=tr.radius, theta0=theta0)
+    rho_run = math.inf if sigma == 0 else zcdp_cost(tr.steps, clip=tr.clip, sigma=sigma)
     return GDRun(theta=out[0], mu=_mu_from(S, [sigma])[0], llr=_llr_from(A, S, [sigma])[0], clipped=clipped[0],
-                 sigma=float(sigma), rho=float(rho_run),
-                 settings=dict(loss=loss, lam=lam, clip=clip, steps=steps, schedule=schedule, step_size=step_size,
-                               radius=radius, seed=seed))
+                 sigma=float(sigma), rho=float(rho_run), settings=dict(tr._provenance(), seed=seed))
 
 
 # ---------------------------------------------- the quadratic case, exactly
-def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", step_size=None,
-                              strong_convexity=None, theta0=None):
+def quadratic_expected_excess(X, y, training, *, sigma, theta0=None):
     r"""Exact :math:`\mathbb{E}[J(\hat θ)] - \min J` of noisy GD on the squared loss without clipping or projection.
 
     With :math:`H = X^\top X + λI` the recursion :math:`e_{t+1} = (I - η_t H) e_t - η_t σ ξ_t` of
@@ -661,7 +722,8 @@ def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", s
         :math:`\mathbb{E}[J(\hat θ)] - J(θ^*) = \tfrac12 Σ_k h_k (D_k^{2} + σ^{2} Σ_s c_{s,k}^{2})`.
 
     Valid when no gradient is clipped and nothing is projected (check
-    ``GDRun.clipped`` of a run); the chapter compares it with simulation.
+    ``GDRun.clipped`` of a run of :func:`noisy_gd` with the same ``training``, whose
+    clipping bound C the formula does not read); the chapter compares it with simulation.
 
     The constant schedule must satisfy :math:`η \le 2/L`, :math:`L = h_{\max}` the largest
     eigenvalue of H (the smoothness of J): the coordinate
@@ -673,12 +735,12 @@ def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", s
     ----------
     X, y : array_like
         The dataset.
-    lam : float
-        λ > 0.
+    training : Training
+        A run of the squared loss without projection (``loss="squared"``, ``radius=None``): λ, the K
+        steps and their schedule.
     sigma : float
         σ >= 0.
-    steps : int
-    schedule, step_size, strong_convexity, theta0
+    theta0 : array_like, optional
         As in :func:`noisy_gd`.
 
     Returns
@@ -688,16 +750,24 @@ def quadratic_expected_excess(X, y, *, lam, sigma, steps, schedule="constant", s
     Examples
     --------
     >>> X = np.eye(2); y = np.array([1.0, 1.0])
-    >>> round(quadratic_expected_excess(X, y, lam=1.0, sigma=0.0, steps=1, step_size=0.5), 6)   # one exact step
+    >>> one_step = Training(loss="squared", lam=1.0, clip=1.0, steps=1, step_size=0.5)
+    >>> round(quadratic_expected_excess(X, y, one_step, sigma=0.0), 6)   # one exact step
     0.0
     """
+    tr = _check_training(training)
+    if tr.loss != "squared" or tr.radius is not None:
+        raise ValueError(f"training must be a run of the squared loss without projection (loss='squared', "
+                         f"radius=None) for the exact excess; got loss={tr.loss!r}, radius={tr.radius!r}")
     X, y = _check_xy(X, y, "squared")
-    lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
     sigma = check_real("sigma", sigma, low=0, scalar=True)
-    _, lam, _, steps, schedule, step_size, _, mu_sc = _check_run("squared", lam, 1.0, steps, schedule, step_size,
-                                                                 None, strong_convexity)
     d = X.shape[1]
     theta0 = np.zeros(d) if theta0 is None else _theta(theta0, d, "theta0")
+    return _quadratic_excess(X, y, tr.lam, sigma, tr.steps, tr.schedule, tr.step_size, tr.mu, theta0)
+
+
+def _quadratic_excess(X, y, lam, sigma, steps, schedule, step_size, mu_sc, theta0):
+    """:func:`quadratic_expected_excess` on checked values (its formula, and the rule η <= 2/L)."""
+    d = X.shape[1]
     H = X.T @ X + lam * np.eye(d)
     h, V = np.linalg.eigh(H)
     if schedule == "constant" and step_size * h[-1] > 2.0:
@@ -773,8 +843,7 @@ class TranscriptCheck:
         return (self.llr - 0.5 * self.mu ** 2) / self.mu
 
 
-def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, schedule="constant", step_size=None,
-                         radius=None, strong_convexity=None, seed=None):
+def simulate_transcripts(X, y, training, *, index, runs, rho, seed=None):
     """Rerun noisy GD ``runs`` times on the same data and record one record's transcript Λ.
 
     Each run draws fresh noise; Λ is the exact log-likelihood ratio of the
@@ -788,11 +857,13 @@ def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, sche
     ----------
     X, y : array_like
         The dataset (record ``index`` included).
+    training : Training
+        As in :func:`noisy_gd`.
     index : int
         The target record.
     runs : int
-    loss, lam, clip, steps, rho, schedule, step_size, radius, strong_convexity
-        As in :func:`noisy_gd` (``rho`` finite).
+    rho : float
+        The zCDP budget ρ > 0 of a run (finite).
     seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
@@ -803,35 +874,30 @@ def simulate_transcripts(X, y, *, index, runs, loss, lam, clip, steps, rho, sche
     --------
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((30, 2)); y = np.sign(X[:, 0])
-    >>> chk = simulate_transcripts(X, y, index=0, runs=200, loss="logistic", lam=1.0, clip=0.05, steps=10,
-    ...                            rho=2.0, step_size=0.05, seed=3)
+    >>> training = Training(loss="logistic", lam=1.0, clip=0.05, steps=10, step_size=0.05)
+    >>> chk = simulate_transcripts(X, y, training, index=0, runs=200, rho=2.0, seed=3)
     >>> chk.clipped_fraction
     1.0
     """
-    loss, lam, clip, steps, schedule, step_size, radius, mu_sc = _check_run(
-        loss, lam, clip, steps, schedule, step_size, radius, strong_convexity)
-    _check_penalty_step(schedule, step_size, lam)
-    X, y = _check_xy(X, y, loss)
+    tr = _check_training(training)
+    X, y = _check_xy(X, y, tr.loss)
     n, d = X.shape
     index = check_int("index", index, low=0, high=n - 1)
     runs = check_int("runs", runs, low=2)
-    check_array_size("the noise of the runs (runs x steps x d normals)", runs=runs, steps=steps, d=d)
+    check_array_size("the noise of the runs (runs x steps x d normals)", runs=runs, steps=tr.steps, d=d)
     check_array_size("the runs' records (runs x n values)", runs=runs, n=n)
     rho = check_real("rho", rho, low=0, low_open=True, scalar=True)
-    sigma = float(sigma_for_rho(rho, steps=steps, clip=clip))
+    sigma = float(sigma_for_rho(rho, steps=tr.steps, clip=tr.clip))
     rng = check_rng(seed)
-    xi = rng.standard_normal((runs, steps, d))
+    xi = rng.standard_normal((runs, tr.steps, d))
     Xb = np.broadcast_to(X, (runs, n, d))
     yb = np.broadcast_to(y, (runs, n))
-    _, A, S, clipped = _gd(Xb, yb, xi, np.full(runs, sigma), loss=loss, lam=lam, clip=clip,
-                           etas=_step_sizes(schedule, steps, step_size, mu_sc), weights=_weights(schedule, steps),
-                           radius=radius, theta0=np.zeros(d))
+    _, A, S, clipped = _gd(Xb, yb, xi, np.full(runs, sigma), loss=tr.loss, lam=tr.lam, clip=tr.clip,
+                           etas=tr._etas(), weights=tr._output_weights(), radius=tr.radius, theta0=np.zeros(d))
     llr = _llr_from(A, S, np.full(runs, sigma))[:, index]
     mu = _mu_from(S, np.full(runs, sigma))[:, index]
-    return TranscriptCheck(llr=llr, mu=mu, clipped_fraction=float(clipped[:, index].sum() / (runs * steps)),
-                           index=index, runs=runs, sigma=sigma, rho=rho, seed=seed,
-                           settings=dict(loss=loss, lam=lam, clip=clip, steps=steps, schedule=schedule,
-                                         step_size=step_size, radius=radius))
+    return TranscriptCheck(llr=llr, mu=mu, clipped_fraction=float(clipped[:, index].sum() / (runs * tr.steps)),
+                           index=index, runs=runs, sigma=sigma, rho=rho, seed=seed, settings=tr._provenance())
 
 
 # -------------------------------------------------------------- mechanism
@@ -1101,40 +1167,52 @@ class PrivateGD(TabulatedMechanism):
                 for l in range(L)]
 
 
-# ------------------------------------------------------------------ front ends
-def simulate(rho, *, tau, q, r, T, n0, trials=10, policy=None, conventions="paper", seed=None, mechanism=None):
-    """Retraining rounds with private GD and users who leave: :func:`perfpriv.engine.simulate` with :class:`PrivateGD`.
+# ------------------------------------------------------------------ experiments
+@dataclass(frozen=True)
+class UtilityData:
+    r"""The synthetic dataset of :func:`utility_check`: n records in d dimensions, features and label noise.
+
+    Features :math:`x \sim \mathcal{N}(0, I_d)` clipped to the ball of radius :math:`B_x` = ``x_bound``;
+    labels :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`, s = ``noise_sd``, :math:`θ = 1/\sqrt d`
+    (squared loss), or logistic labels :math:`P(y = 1 \mid x) = σ(x^\top θ)` with
+    :math:`θ = 2ξ/\sqrt d`, :math:`ξ \sim \mathcal{N}(0, I_d)` (logistic loss, which does not read
+    ``noise_sd``). The records are drawn by :func:`utility_check` from its seed. Every value
+    is checked here, once.
 
     Parameters
     ----------
-    rho : float, 1-D array_like or perfpriv.engine.Schedule
-        zCDP budget(s) of each training run.
-    tau, q, r : float
-    T, n0, trials : int
-        Rounds (retrainings), initial users, runs.
-    policy : perfpriv.engine.Policy, optional
-        Population policy; unset fields come from ``conventions``.
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-    mechanism : dict, optional
-        Further :class:`PrivateGD` arguments.
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
+    n : int
+        Records n >= 1.
+    d : int
+        Dimension d >= 1.
+    x_bound : float
+        Feature clipping radius :math:`B_x` in (0, 1e50].
+    noise_sd : float
+        Label noise s in [0, 1e50] (squared loss). The excess grows like :math:`B_x^{2}`
+        (:math:`C = 4 B_x`, σ ∝ C) and :math:`s^{2}`, and its squared spread over the runs must stay finite.
 
     Examples
     --------
-    >>> run = simulate([1.0, 10.0], tau=0.02, q=0.5, r=0.3, T=3, n0=50, trials=2, seed=0)
-    >>> run.population.shape
-    (2, 2, 4)
+    >>> UtilityData(n=100, d=3)
+    UtilityData(n=100, d=3, x_bound=2.0, noise_sd=0.5)
     """
-    mech = PrivateGD(rho, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
-    rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
+
+    n: int = 100
+    d: int = 3
+    x_bound: float = 2.0
+    noise_sd: float = 0.5
+
+    def __post_init__(self):
+        n = check_int("n", self.n, low=1)
+        d = check_int("d", self.d, low=1)
+        x_bound = check_real("x_bound", self.x_bound, low=0, low_open=True, high=1e50, scalar=True)
+        noise_sd = check_real("noise_sd", self.noise_sd, low=0, high=1e50, scalar=True)
+        check_array_size("the data (n x d normals)", n=n, d=d)
+        check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
+        for name, value in (("n", n), ("d", d), ("x_bound", x_bound), ("noise_sd", noise_sd)):
+            object.__setattr__(self, name, value)
 
 
-# ------------------------------------------------------------------ experiments
 @dataclass(frozen=True, eq=False)
 class UtilityCheck:
     """Simulated excess objective of private GD against ρ, next to the exact value and the bounds.
@@ -1180,8 +1258,7 @@ class UtilityCheck:
                 f"rho={np.round(self.rho, 4).tolist()}, runs={self.runs})")
 
 
-def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noise_sd=0.5, steps=50, runs=500,
-                  radius=None, seed=0):
+def utility_check(rhos, data=UtilityData(), *, loss="squared", lam=1.0, steps=50, runs=500, radius=None, seed=0):
     r"""Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
 
     ``loss="squared"``: ridge data (:math:`y = x^\top θ` + noise, :math:`θ = 1/\sqrt d`), constant
@@ -1192,18 +1269,18 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     Lipschitz constant: clipping never binds), projection on the ball of
     radius ``radius`` and the strongly convex schedule with μ = λ -- the
     setting of :func:`utility_bound`, which is reported with the SGD bound it
-    rests on.
+    rests on. The :class:`Training` of the runs is built from these (its step and clipping
+    bound depend on the data).
 
     Parameters
     ----------
     rhos : 1-D array_like
         zCDP budgets of a run, at least 1e-100 (:math:`σ = C\sqrt{K/(2ρ)}` and the runs' squared errors stay finite).
+    data : UtilityData
+        n, d, the feature bound :math:`B_x` and the label noise (default: 100 records, d = 3, :math:`B_x` = 2,
+        noise 0.5).
     loss : {"squared", "logistic"}
-    n, d : int
     lam : float
-    x_bound, noise_sd : float
-        Feature clipping radius and label noise (squared loss), at most 1e50: the excess grows like
-        :math:`B_x^{2}` (:math:`C = 4 B_x, σ` ∝ C) and :math:`σ_ε^{2}`, and its squared spread over the runs must stay finite.
     steps, runs : int
     radius : float, optional
         B (logistic; default 2).
@@ -1220,18 +1297,15 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
     ((2,), True)
     """
     rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=1e-100), float))
+    if not isinstance(data, UtilityData):
+        raise TypeError(f"data must be a perfpriv.gradient.UtilityData (n, d, x_bound, noise_sd); got {data!r:.60}")
     loss = check_choice("loss", loss, LOSSES)
-    n = check_int("n", n, low=1)
-    d = check_int("d", d, low=1)
+    n, d, x_bound, noise_sd = data.n, data.d, data.x_bound, data.noise_sd
     lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
-    x_bound = check_real("x_bound", x_bound, low=0, low_open=True, high=1e50, scalar=True)
-    noise_sd = check_real("noise_sd", noise_sd, low=0, high=1e50, scalar=True)
     steps = check_int("steps", steps, low=1)
     runs = check_int("runs", runs, low=2)
     # checked whichever loss reads it (the squared loss runs unprojected)
     radius = None if radius is None else check_real("radius", radius, low=0, low_open=True, scalar=True)
-    check_array_size("the data (n x d normals)", n=n, d=d)
-    check_allocation("the normal equations (d x d values)", float(d) ** 2, name="d")
     check_array_size("the noise of the runs (runs x steps x d normals)", runs=runs, steps=steps, d=d)
     check_array_size("the runs' data (runs x n x d values)", runs=runs, n=n, d=d)
     rng = check_rng(seed)
@@ -1267,8 +1341,8 @@ def utility_check(rhos, *, loss="squared", n=100, d=3, lam=1.0, x_bound=2.0, noi
         clipped_fraction.append(clipped.sum() / (runs * steps * n))
     exact = ljsb = bound = None
     if loss == "squared":
-        exact = np.array([quadratic_expected_excess(X, y, lam=lam, sigma=float(C * math.sqrt(steps / (2 * rho))),
-                                                    steps=steps, step_size=step_size) for rho in rhos])
+        exact = np.array([_quadratic_excess(X, y, lam, float(C * math.sqrt(steps / (2 * rho))), steps, "constant",
+                                            float(step_size), lam, np.zeros(d)) for rho in rhos])
     else:
         sigma2 = C ** 2 * steps / (2.0 * rhos)
         ljsb = 2.0 * ((n * C + lam * radius_) ** 2 + d * sigma2) / (mu_sc * (steps + 1.0))

@@ -47,8 +47,9 @@ the role of :math:`(\bar z - μ_{\bar z})/(n - 1)`: :func:`leak_probability` map
 those variables and calls :func:`perfpriv.leakage.leak_probability`.
 
 :class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
-:func:`simulate` and :func:`perfpriv.engine.mean_field` run it with
-:class:`perfpriv.behaviour.Memoryless` users; :meth:`RidgeRelease.agent_round` is its round in
+:func:`perfpriv.engine.simulate` and :func:`perfpriv.engine.mean_field` run it with
+:class:`perfpriv.behaviour.Memoryless` users (``engine.simulate(RidgeRelease(gamma, tau=...),
+Memoryless(q=..., r=...), T=..., n0=..., trials=...)``); :meth:`RidgeRelease.agent_round` is its round in
 :func:`perfpriv.engine.simulate_agents`, the slow reference (one user, one refit at a time).
 
 Symbols: ``n`` — N, population (dataset) size; ``d`` — dimension; ``lam`` —
@@ -71,12 +72,11 @@ from scipy import optimize, special
 from . import engine, keyed, leakage
 from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism,
-                        key_normals, mechanism_options, one_round_check, round_groups,
+                        key_normals, one_round_check, round_groups,
                         stable)
 from ._stats import euclidean_norms, log_normal_density
-from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array, check_probability,
+from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array,
                         check_real, check_rng)
-from .behaviour import Memoryless
 
 __all__ = [
     "STATISTICS",
@@ -103,7 +103,6 @@ __all__ = [
     "leak_probability",
     "ols_excess_risk",
     "RidgeRelease",
-    "simulate",
     "PublishedPrivacy",
     "published_privacy",
     "OneRoundCheck",
@@ -1572,45 +1571,6 @@ def _share_summary(key, summary):
     while len(_SHARED_SUMMARIES) > 1 and sum(v[0].nbytes for v in _SHARED_SUMMARIES.values()) > \
             _SHARED_SUMMARY_BYTES:
         _SHARED_SUMMARIES.popitem(last=False)
-
-
-# ------------------------------------------------------------------ front ends
-def simulate(gamma, *, tau, q, r, T, n0, trials=10, d=12, policy=None, conventions="paper", seed=None,
-             mechanism=None):
-    """The performative loop of the regression task: :func:`perfpriv.engine.simulate` with :class:`RidgeRelease`.
-
-    Each round the :math:`N_{t-1}` users' fresh dataset is fitted and released,
-    :math:`K_t` records leak, and
-    :math:`N_t = \\operatorname{bound}(N_{t-1} - \\mathrm{Binomial}(K_t, q) + \\mathrm{Binomial}(N_{t-1} - K_t, r))`.
-
-    Parameters
-    ----------
-    gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Noise multiplier(s) in [1e-100, 1e100] (:class:`RidgeRelease`).
-    tau, q, r : float
-        Threshold τ > 0; leave and recruit probabilities in [0, 1].
-    T, n0, trials : int
-    d : int
-    policy : perfpriv.engine.Policy, optional
-        Population policy; unset fields come from ``conventions``.
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-    mechanism : dict, optional
-        Further :class:`RidgeRelease` arguments (``x_bound``, ``lam``, ``statistic``, ...).
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-
-    Examples
-    --------
-    >>> run = simulate(0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2, d=3, seed=0)
-    >>> run.population.shape, run.population[:, 0].tolist()
-    ((2, 4), [40, 40])
-    """
-    mech = RidgeRelease(gamma, tau=tau, d=d, **mechanism_options(mechanism, "RidgeRelease"))
-    rule = Memoryless(q=check_probability("q", q), r=check_probability("r", r))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
 
 
 # ------------------------------------------------------- the published variant

@@ -161,15 +161,10 @@ CASES = {
                            "statistic": ["Paper", "", 3], "Sigma": [NOT_PD, np.eye(3)], "mu": [[0.0], [NAN, 0.0]],
                            "seed": [-1, "x", 1.5, True], "draw": ["fast", None], "policy": BAD_POLICY,
                            "conventions": ["both", None]}),
-    "gaussian.simulate_agents": (gaussian.simulate_agents,
-                                 dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, seed=0),
-                                 {"gamma": POSITIVE + [[1.0, 2.0]], "tau": POSITIVE, "q": PROB, "T": INT_POS,
-                                  "n0": [0, 2.5], "seed": [-1, "x"], "policy": BAD_POLICY}),
-    "bernoulli.simulate_agents": (bernoulli.simulate_agents,
-                                  dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=engine.Policy(cap=100),
-                                       seed=0),
-                                  {"epsilon": [0.0, -1.0, NAN, [1.0, 2.0]], "q": PROB, "r": PROB, "T": INT_POS,
-                                   "n0": [0, 2.5, 200], "seed": [-1, "x"], "rule": ["Leak"]}),
+    # (the agent reference is engine.simulate_agents, below; its model's values are checked by the constructors)
+    "bernoulli.RandomizedResponse": (bernoulli.RandomizedResponse, dict(epsilon=1.0),
+                                     {"epsilon": [0.0, -1.0, NAN, -INF, "x"],
+                                      "mu": [(0.7, 0.2), 1.5, NAN, (0.0, 1.0, 2.0)], "clip_estimate": ["yes", 2]}),
     "projected.draw_round": (projected.draw_round, dict(n=10, gamma=1.0, tau=0.02, d=3, seed=0),
                              {"n": INT_POS, "gamma": POSITIVE, "tau": POSITIVE, "d": INT_POS,
                               "sigma2": POSITIVE, "statistic": STAT, "seed": [-1, "x", 1.5]}),
@@ -256,8 +251,8 @@ def test_messages_give_the_value_received_and_the_allowed_range(call, pattern):
 @pytest.mark.parametrize("policy, name", [(engine.Policy(cap=5), "cap"), (engine.Policy(stop=10), "stop")])
 def test_a_policy_that_does_not_fit_the_initial_population_is_refused_naming_both(policy, name):
     for run in (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=policy, seed=0),
-                lambda: gaussian.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=10, d=2, R=10.0, trials=1,
-                                                 policy=policy, seed=0)):
+                lambda: engine.simulate_agents(gaussian.GaussianMean(1.0, tau=0.02, d=2, R=10.0), MEM, T=2, n0=10,
+                                               trials=1, policy=policy, seed=0)):
         with pytest.raises(ValueError, match=rf"{name}.*n0|n0.*{name}"):
             run()
 

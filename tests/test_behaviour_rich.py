@@ -513,7 +513,8 @@ def test_budget_thresholds_are_where_the_reproduction_number_crosses_one():
 
 
 def test_trajectories_effective_q_of_the_paper_is_q():
-    tr = feedback.trajectories(feedback.family("paper"), [0.4, 2.0], q=0.3, r=0.6, T=12, n0=2000, trials=200, seed=5)
+    tr = feedback.trajectories(feedback.family("paper"), bernoulli.RandomizedResponse([0.4, 2.0]), q=0.3, r=0.6, T=12,
+                               n0=2000, trials=200, seed=5)
     theory, simulated = tr.effective_q
     np.testing.assert_allclose(theory, 0.3, rtol=1e-12)
     np.testing.assert_allclose(tr.long_run_q, 0.3, rtol=1e-12)
@@ -551,8 +552,9 @@ def test_maps_and_summary_are_consistent_with_the_searches():
 
 
 def test_compare_gaussian_at_a_neutral_setting_gives_the_paper():
-    res = feedback.compare_gaussian(feedback.family("contagion", 0.0), q=0.3, r=0.6, T=5, n0=60, trials=3,
-                                    gammas=[0.3, 1.0, 3.0])
+    res = feedback.compare_gaussian(feedback.family("contagion", 0.0),
+                                    gaussian.GaussianMean([0.3, 1.0, 3.0], tau=0.02, d=12, R=10.0), q=0.3, r=0.6, T=5,
+                                    n0=60, trials=3)
     np.testing.assert_allclose(res.error, res.error_paper, rtol=1e-12)
     np.testing.assert_array_equal(res.simulated, res.simulated_paper)
     assert res.gamma_star == res.gamma_star_paper
@@ -569,10 +571,12 @@ def test_chapter_08_self_checks_hold_their_computed_answers():
         assert exercises.check(i, value, quiet=True)
 
 
-@pytest.mark.parametrize("name", ["memory (k)", "heterogeneous (spread)", "budget-aware (tolerance ρ)", "contagion (κ)"])
-def test_feedback_explorer_draws_every_behaviour(name):
+@pytest.mark.parametrize("name, parameter", [("memory", 3), ("heterogeneous", 0.8), ("budget", 2000.0),
+                                             ("contagion", 1.0)])
+def test_feedback_explorer_draws_every_behaviour(name, parameter):
     from perfpriv import widgets
-    fig = widgets.draw_feedback(name, T=4, n0=40, trials=3)
+    fig = widgets.draw_feedback(feedback.family(name, parameter), gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
+                                q=0.3, r=0.6, T=4, n0=40, trials=3)
     assert len(fig.axes) == 2
     ax = fig.axes[0]
     assert len(ax.get_lines()) >= 4 and ax.get_xscale() == "log"
@@ -580,8 +584,8 @@ def test_feedback_explorer_draws_every_behaviour(name):
 
 def test_feedback_figures_draw():
     from perfpriv import plots
-    tr = feedback.trajectories(feedback.family("memory", 2), [0.5, np.inf], q=0.3, r=0.6, T=5, n0=100, trials=5,
-                               seed=1)
+    tr = feedback.trajectories(feedback.family("memory", 2), bernoulli.RandomizedResponse([0.5, np.inf]), q=0.3,
+                               r=0.6, T=5, n0=100, trials=5, seed=1)
     assert len(plots.figure_effective_q([tr]).axes) == 1
     assert len(plots.figure_feedback_paths(tr).axes) == 1
     curves = {"memory": (feedback.family("memory", 1), [1, 2, 3], feedback.threshold_curve("memory", [1, 2, 3], q=0.3, r=0.6))}

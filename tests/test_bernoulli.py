@@ -14,6 +14,8 @@ import pytest
 from scipy import integrate, stats
 
 from perfpriv import bernoulli as B
+from perfpriv import engine
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
 
 Z = 4.5
@@ -214,7 +216,8 @@ def test_expected_population_after_several_rounds_is_c_power_t():
 @pytest.mark.parametrize("rule", ["leak", "agnostic"])
 def test_agent_simulator_one_round_growth_is_growth_factor(rule):
     q, r, n0, trials = 0.35, 0.55, 300, 400
-    run = B.simulate_agents(0.8, q=q, r=r, T=1, n0=n0, trials=trials, rule=rule, policy=Policy(cap=10**6), seed=3)
+    run = engine.simulate_agents(B.RandomizedResponse(0.8), Memoryless(q=q, r=r, rule=rule), T=1, n0=n0,
+                                 trials=trials, policy=Policy(cap=10**6), seed=3)
     n1 = run.population[:, 1].astype(float)
     c = B.growth_factor(B.beta_from_epsilon(0.8), q=q, r=r, rule=rule)
     assert zscore(n1.mean(), c * n0, n1.std(ddof=1) / np.sqrt(trials)) < Z
@@ -419,7 +422,7 @@ def test_clip_estimate_keeps_estimates_in_unit_interval():
 
 
 # ---------------------------------------------------------------------------
-# simulate vs simulate_agents (equal in distribution)
+# simulate vs the agent reference engine.simulate_agents (equal in distribution)
 # ---------------------------------------------------------------------------
 def _compare(fast, slow):
     """p-values of two-sample tests on N_T and on the final squared error."""
@@ -436,30 +439,31 @@ def _compare(fast, slow):
 @pytest.mark.parametrize("rule,eps,q,r", [("leak", 1.0, 0.3, 0.6), ("leak", np.inf, 0.2, 0.5),
                                            ("agnostic", 0.5, 0.6, 0.3)])
 def test_fast_simulator_and_agent_simulator_agree_in_distribution(rule, eps, q, r):
-    kw = dict(T=10, n0=50, trials=400, rule=rule, mu=(0.0, 1.0), policy=Policy(cap=400))
-    fast = B.simulate(eps, q=q, r=r, seed=100, **kw)
-    slow = B.simulate_agents(eps, q=q, r=r, seed=200, **kw)
+    mech, users = B.RandomizedResponse(eps, mu=(0.0, 1.0)), Memoryless(q=q, r=r, rule=rule)
+    kw = dict(T=10, n0=50, trials=400, policy=Policy(cap=400))
+    fast = engine.simulate(mech, users, seed=100, **kw)
+    slow = engine.simulate_agents(mech, users, seed=200, **kw)
     assert min(_compare(fast, slow)) > P_MIN
 
 
 def test_two_sample_check_detects_a_wrong_growth_rule():
     # power check of the test above: the other growth rule must be rejected
-    kw = dict(T=10, n0=50, trials=100, mu=(0.0, 1.0), policy=Policy(cap=150))
-    fast = B.simulate(1.0, q=0.3, r=0.6, rule="leak", seed=100, **kw)
-    wrong = B.simulate_agents(1.0, q=0.3, r=0.6, rule="agnostic", seed=200, **kw)
+    mech, kw = B.RandomizedResponse(1.0, mu=(0.0, 1.0)), dict(T=10, n0=50, trials=100, policy=Policy(cap=150))
+    fast = engine.simulate(mech, Memoryless(q=0.3, r=0.6, rule="leak"), seed=100, **kw)
+    wrong = engine.simulate_agents(mech, Memoryless(q=0.3, r=0.6, rule="agnostic"), seed=200, **kw)
     assert min(_compare(fast, wrong)) < P_MIN
 
 
 def test_simulate_agents_is_seeded_and_takes_one_level_only():
-    kw = dict(T=4, n0=15, trials=3, seed=8)
-    a = B.simulate_agents(0.5, q=0.3, r=0.6, **kw)
-    b = B.simulate_agents(0.5, q=0.3, r=0.6, **kw)
+    users, kw = Memoryless(q=0.3, r=0.6), dict(T=4, n0=15, trials=3, seed=8)
+    a = engine.simulate_agents(B.RandomizedResponse(0.5), users, **kw)
+    b = engine.simulate_agents(B.RandomizedResponse(0.5), users, **kw)
     assert np.array_equal(a.population, b.population) and np.array_equal(a.estimate, b.estimate)
-    c = B.simulate_agents(0.5, q=0.3, r=0.6, **dict(kw, seed=9))
+    c = engine.simulate_agents(B.RandomizedResponse(0.5), users, **dict(kw, seed=9))
     assert not np.array_equal(a.estimate, c.estimate)
     assert a.method == "agents"
     with pytest.raises(ValueError, match="^epsilon must be one privacy level"):
-        B.simulate_agents([0.5, np.inf], q=0.3, r=0.6, **kw)
+        engine.simulate_agents(B.RandomizedResponse([0.5, np.inf]), users, **kw)
 
 
 # ---------------------------------------------------------------------------
@@ -473,13 +477,14 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("func", [B.simulate, B.simulate_agents])
 @pytest.mark.parametrize("name,value", BAD)
-def test_simulators_reject_bad_input_naming_the_parameter(func, name, value):
+def test_simulators_reject_bad_input_naming_the_parameter(name, value):
+    # (the agent reference takes the objects, whose constructors check epsilon, q, r and rule; its own T, n0,
+    # trials and policy checks are test_agents')
     args = dict(GOOD, **{name: value})
     eps, q, r = args.pop("epsilon"), args.pop("q"), args.pop("r")
     with pytest.raises(ValueError, match=name):
-        func(eps, q=q, r=r, seed=0, policy=Policy(cap=args.pop("cap")), **args)
+        B.simulate(eps, q=q, r=r, seed=0, policy=Policy(cap=args.pop("cap")), **args)
 
 
 @pytest.mark.parametrize("name,value", [b for b in BAD if b[0] not in ("trials",)])
@@ -517,7 +522,7 @@ def test_formulas_reject_bad_input_naming_the_parameter():
 
 def test_the_authors_curve_script_floors_at_one_never_stops_and_clips():
     # a dying setting of Fig. 1: under the map script the runs die and are charged 10 a round; under the
-    # curve script (what figure1/figure6 use for conventions="authors") they keep one user and run on
+    # curve script (what experiments.curve_runs runs for Figs. 1 and 6 under conventions="authors") they keep one user and run on
     kw = dict(q=0.6, r=0.3, T=200, n0=400, trials=5, seed=4)
     maps = B.simulate(1.0, conventions="authors", **kw)
     curves = B.simulate(1.0, **B.curve_script_options("authors"), **kw)

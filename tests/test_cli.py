@@ -371,7 +371,9 @@ def test_a_panel_keeps_its_colour_key():
     Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
     res = optimize.mean_field_optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf], mu=(0.5, 1.0)),
                                               Memoryless(q=Q, r=R), T=5)
-    for fig in (plots.figure1(T=5, trials=2, epsilons=[0.5, np.inf]), plots.epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6]),
+    runs = experiments.curve_runs(bernoulli.RandomizedResponse([0.5, np.inf]),
+                                  [Memoryless(q=0.6, r=0.3), Memoryless(q=0.3, r=0.6)], T=5, trials=2)
+    for fig in (plots.figure1(runs), plots.epsilon_star_map(res, q=[0.2, 0.6], r=[0.2, 0.6]),
                 plots.figure_gamma_star(experiments.gamma_star_map(
                     gaussian.GaussianMean(tau=0.02, d=12, R=10.0),
                     Memoryless(q=np.array([0.1, 0.5])[:, None], r=np.array([0.2, 0.6])[None, :]),

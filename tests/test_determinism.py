@@ -65,8 +65,8 @@ def assert_identical(a, b):
 SAME_SEED_CALLS = {
     "bernoulli.simulate": lambda seed: bernoulli.simulate([0.5, 2.0], q=0.3, r=0.6, T=6, n0=40, trials=3,
                                                            policy=Policy(cap=200), seed=seed),
-    "bernoulli.simulate_agents": lambda seed: bernoulli.simulate_agents(1.0, q=0.3, r=0.6, T=3, n0=8, trials=2,
-                                                                         policy=Policy(cap=30), seed=seed),
+    "engine.simulate_agents[bernoulli]": lambda seed: engine.simulate_agents(
+        bernoulli.RandomizedResponse(1.0), USERS, T=3, n0=8, trials=2, policy=Policy(cap=30), seed=seed),
     "bernoulli.privatize": lambda seed: bernoulli.privatize([0, 1, 1, 0, 1], 0.2, rng=seed),
     "gaussian.sample_records": lambda seed: gaussian.sample_records(5, d=3, seed=seed),
     "gaussian.release": lambda seed: gaussian.release([[1.0, 0.0], [0.0, 2.0]], 1.0, 1.5, rng=seed),
@@ -74,8 +74,8 @@ SAME_SEED_CALLS = {
                                                          trials=2, seed=seed),
     "gaussian.simulate[exact]": lambda seed: gaussian.simulate(2.0, tau=0.02, q=0.3, r=0.6, T=4, n0=30, d=3, R=10.0,
                                                                 trials=2, statistic="exact", seed=seed),
-    "gaussian.simulate_agents": lambda seed: gaussian.simulate_agents(2.0, tau=0.02, q=0.3, r=0.6, T=3, n0=8, d=2,
-                                                                       R=10.0, trials=2, seed=seed),
+    "engine.simulate_agents[gaussian]": lambda seed: engine.simulate_agents(
+        GaussianMean(2.0, tau=0.02, d=2, R=10.0), USERS, T=3, n0=8, trials=2, seed=seed),
     "leakage.marginal_leak_probability[mc]": lambda seed: leakage.marginal_leak_probability(
         [20, 50], 1.0, tau=0.02, d=3, R=1.5, samples=2000, seed=seed),
     "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(_mc(1.0, seed), USERS, n=40, gamma=[1.0, 2.0]),

@@ -533,10 +533,11 @@ def test_the_agent_reference_takes_a_generator_seed_and_survives_a_vanishing_eps
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        run = bernoulli.simulate_agents(1e-300, q=0.3, r=0.6, T=2, n0=5, trials=2, seed=np.random.default_rng(1))
+        run = engine.simulate_agents(RandomizedResponse(1e-300), Memoryless(q=0.3, r=0.6), T=2, n0=5, trials=2,
+                                     seed=np.random.default_rng(1))
     assert np.all(np.isinf(run.sq_error))
     with pytest.raises(ValueError, match="T=3, trials=1000000000000"):
-        bernoulli.simulate_agents(1.0, q=0.3, r=0.6, T=3, n0=10, trials=10**12, seed=0)
+        engine.simulate_agents(RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6), T=3, n0=10, trials=10**12, seed=0)
 
 
 def test_independent_levels_key_a_level_by_its_value_and_keep_each_levels_law():

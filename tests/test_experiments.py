@@ -46,7 +46,7 @@ def cells(qs, rs):
 # ---------------------------------------------------------------- results
 def _small_results():
     return [
-        experiments.figure3a_simulation(30, [1.0], [0.1], rounds=3, seed=1),
+        experiments.figure3a_simulation(gm(0.1, [1.0]), 30, rounds=3, seed=1),
         experiments.leak_dispersion(2.0, tau=0.02, n=30, trials=5),
         experiments.exact_floor_check([20, 400], rounds=4),
         experiments.growth_curves(gm(0.02, [1.0]), USERS, n0=30, trials=2),
@@ -57,7 +57,7 @@ def _small_results():
         experiments.gamma_star_map(gm(0.05, [1.0, 2.0]), cells([0.3], [0.6]), T=3, n0=30, trials=2,
                                    maps=("empirical", "bound")),
         experiments.pac_coverage(gm(0.02, 2.0), USERS, epsilons=(1.0,), T=4, n0=300, trials=3),
-        experiments.final_error_curve(q=0.3, r=0.6, epsilons=[1.0], T=3, n0=20, trials=2),
+        experiments.final_error_curve(bernoulli.RandomizedResponse([1.0]), USERS, T=3, n0=20, trials=2),
         experiments.compare_schedules({"a": [1.0, 1.0]}, gm(0.02, None), USERS, n0=30, trials=2, seed=0),
         experiments.compare_schedules({"a": [1.0, 1.0]}, bernoulli.RandomizedResponse(1.0), USERS, n0=30, trials=2,
                                       seed=0),
@@ -112,7 +112,7 @@ def test_experiments_import_no_matplotlib_and_no_private_names_of_other_modules(
 # ---------------------------------------------------------------- Fig. 3a, Lemma 8
 def test_leak_fractions_agree_with_lemma_8_and_are_the_keyed_runs_of_each_tau():
     gammas, taus = np.array([0.5, 2.0]), np.array([0.02, 0.3])
-    sim = experiments.figure3a_simulation(60, gammas, taus, rounds=80, seed=4)
+    sim = experiments.figure3a_simulation(gm(0.5, gammas), 60, taus, rounds=80, seed=4)   # each τ replaces 0.5
     theory = leakage.marginal_leak_probability(60, gammas[:, None], tau=taus[None, :], d=D, R=R).p
     assert np.array_equal(sim.theory, theory)
     assert np.all(np.abs(sim.p - theory) <= Z * np.maximum(sim.se, 1e-3))
@@ -124,10 +124,25 @@ def test_leak_fractions_agree_with_lemma_8_and_are_the_keyed_runs_of_each_tau():
 
 
 def test_leak_fractions_under_the_authors_conventions_use_the_exact_statistic():
-    sim = experiments.figure3a_simulation(30, [1.0], [0.05], rounds=40, seed=2, conventions="authors")
+    sim = experiments.figure3a_simulation(gm(0.05, [1.0]), 30, rounds=40, seed=2, conventions="authors")
     assert sim.settings["statistic"] == "exact"
     exact = leakage.marginal_leak_probability(30, 1.0, tau=0.05, d=D, R=R, statistic="exact").p
     assert sim.theory[0, 0] == exact and abs(sim.p[0, 0] - exact) <= Z * sim.se[0, 0]
+
+
+def test_leak_fractions_theory_is_lemma_8_under_the_mechanisms_data_model_and_options_at_any_threshold():
+    # the mechanism holds the data model (an anisotropic Σ: simulated from the records) and the p_τ options
+    Sigma = np.diag([1.0, 2.0, 0.5])
+    mech = gaussian.GaussianMean([1.0, 3.0], tau=0.1, d=3, R=10.0, Sigma=Sigma, leak_method="montecarlo",
+                                 leak_samples=4000, leak_seed=7)
+    sim = experiments.figure3a_simulation(mech, 40, [0.05, 0.3], rounds=300, seed=5)
+    ref = leakage.marginal_leak_probability(40, np.array([[1.0], [3.0]]), tau=np.array([[0.05, 0.3]]), d=3, R=10.0,
+                                            Sigma=Sigma, method="montecarlo", samples=4000, seed=mech.leak_seed)
+    assert np.array_equal(sim.theory, ref.p) and np.array_equal(sim.theory_at([0.05, 0.3]), ref.p)
+    assert np.all(np.abs(sim.p - ref.p) <= Z * np.hypot(sim.se, ref.se))
+    assert sim.theory_at(0.3).shape == (2, 1) and sim.theory_at(0.3)[:, 0].tolist() == ref.p[:, 1].tolist()
+    with pytest.raises(TypeError, match="^mechanism must be a perfpriv.gaussian.GaussianMean"):
+        experiments.figure3a_simulation(bernoulli.RandomizedResponse(1.0), 40, rounds=3)
 
 
 def test_leak_dispersion_counts_are_the_keyed_round_and_their_mean_is_lemma_8():
@@ -224,8 +239,8 @@ def test_theorem3_inverse_population_agrees_with_the_agent_reference():
     # the agent-by-agent Algorithm 1 is written independently of the engine
     gamma, tau, q, r, n, trials = 1.0, 0.05, 0.5, 0.4, 4, 600
     chk = experiments.theorem3_check(gm(tau, gamma), Memoryless(q=q, r=r), sizes=(n,), trials=trials, seed=3)
-    ref = gaussian.simulate_agents(gamma, tau=tau, q=q, r=r, T=1, n0=n, d=D, R=R, trials=trials,
-                                   policy=Policy(floor=0, cap=None), seed=9)
+    ref = engine.simulate_agents(gm(tau, gamma), Memoryless(q=q, r=r), T=1, n0=n, trials=trials,
+                                 policy=Policy(floor=0, cap=None), seed=9)
     inv = 1.0 / np.maximum(ref.population[:, 1], 1.0)
     assert abs(chk.inverse[0] - inv.mean()) <= Z * math.hypot(chk.se[0], inv.std(ddof=1) / math.sqrt(trials))
 
@@ -363,8 +378,10 @@ def test_experiments_do_not_depend_on_n_jobs_or_the_chunk_size():
     assert np.array_equal(one.empirical, two.empirical) and np.array_equal(one.se, two.se)
     alone = experiments.growth_curves(gm(0.05, [2.0]), USERS, **kw)
     assert alone.empirical[0, 0] == one.empirical[1, 1]         # a τ cell and a γ alone: the same numbers
-    a = experiments.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2, 0.5], rounds=5, seed=3, n_jobs=1)
-    b = experiments.figure3a_simulation(30, [0.5, 2.0], [0.02, 0.2, 0.5], rounds=5, seed=3, n_jobs=2)
+    a = experiments.figure3a_simulation(gm(0.02, [0.5, 2.0]), 30, [0.02, 0.2, 0.5], rounds=5, seed=3,
+                                        options=sweep.Execution(n_jobs=1))
+    b = experiments.figure3a_simulation(gm(0.02, [0.5, 2.0]), 30, [0.02, 0.2, 0.5], rounds=5, seed=3,
+                                        options=sweep.Execution(n_jobs=2))
     assert np.array_equal(a.p, b.p) and np.array_equal(a.se, b.se)
     t1 = experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(3, 30), trials=20, n_jobs=1)
     t2 = experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(3, 30), trials=20, n_jobs=2)
@@ -396,7 +413,8 @@ def test_pac_coverage_is_the_chi_square_law_of_a_release_at_theorem_4s_round():
 # ---------------------------------------------------------------- Bernoulli
 def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field():
     eps = np.array([0.5, 2.0, np.inf])
-    f = experiments.final_error_curve(q=0.1, r=0.9, epsilons=eps, T=15, n0=2000, trials=200, seed=3)
+    f = experiments.final_error_curve(bernoulli.RandomizedResponse(eps), Memoryless(q=0.1, r=0.9), T=15, n0=2000,
+                                      trials=200, seed=3)
     res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=(0.0, 1.0)), Memoryless(q=0.1, r=0.9), T=15,
                                    n0=2000, trials=200, seed=3)
     assert np.array_equal(f.mean, res.values) and f.epsilon_star == res.epsilon
@@ -405,6 +423,44 @@ def test_final_error_curve_is_the_search_at_one_cell_and_follows_the_mean_field(
     # a large population: the mean field is within its Monte Carlo error and a 2% Jensen allowance
     assert np.all(np.abs(f.mean - mf) <= Z * f.se + 0.02 * mf)
     assert f.epsilon_c == bernoulli.critical_epsilon(q=0.1, r=0.9)
+
+
+def test_final_error_curve_takes_the_models_law_clip_and_policy_and_its_mean_field_clips_at_the_policy():
+    # μ_T ~ U(0.5, 1), clipped estimates, a cap of 300 under the authors' conventions (floor 0 for the runs): the
+    # simulation is the search with these objects, the mean field bernoulli.mean_field with the cap and floor 1
+    eps = np.array([0.3, 3.0, np.inf])
+    mech, users = bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0), clip_estimate=True), Memoryless(q=0.2, r=0.6,
+                                                                                                  rule="agnostic")
+    f = experiments.final_error_curve(mech, users, T=8, n0=100, trials=20, policy=Policy(cap=300),
+                                      conventions="authors", seed=2, fine=[0.3, 1.0])
+    res = optimize.optimal_epsilon(mech, users, T=8, n0=100, trials=20, policy=Policy(cap=300), conventions="authors",
+                                   seed=2)
+    assert np.array_equal(f.mean, res.values) and np.array_equal(f.se, res.se)
+    mf = dict(q=0.2, r=0.6, T=8, n0=100, rule="agnostic", cap=300, floor=1, mu=(0.5, 1.0))
+    assert np.array_equal(f.theory, bernoulli.mean_field([0.3, 1.0], **mf).sq_error[..., -1])
+    assert f.theory_inf == bernoulli.mean_field(np.inf, **mf).sq_error[-1] and f.rule == "agnostic"
+    assert f.settings["cap"] == 300 and f.settings["clip_estimate"] and f.settings["policy"]["floor"] == 0
+
+
+def test_curve_runs_are_the_engine_runs_of_each_users_seeded_in_turn():
+    eps = [0.5, np.inf]
+    users = [Memoryless(q=0.6, r=0.3), Memoryless(q=0.3, r=0.6, rule="agnostic")]
+    heard = []
+    runs = experiments.curve_runs(bernoulli.RandomizedResponse(eps), users, T=6, n0=50, trials=3, seed=4,
+                                  options=sweep.Execution(on_cells=heard.append))
+    assert len(runs) == 2 and heard == [1, 1]                 # one report per run, a safe point for the command line
+    for k, (run, u) in enumerate(zip(runs, users)):
+        ref = bernoulli.simulate(eps, q=u.q, r=u.r, rule=u.rule, T=6, n0=50, trials=3, seed=4 + k)
+        assert np.array_equal(run.population, ref.population) and np.array_equal(run.sq_error, ref.sq_error)
+    # the authors' curve script, not their map script: floor 1, no stop, estimates clipped to [0, 1]
+    script = experiments.curve_runs(bernoulli.RandomizedResponse(eps), users[:1], T=6, n0=50, trials=3, seed=4,
+                                    conventions="authors", policy=Policy(cap=80))[0]
+    ref = bernoulli.simulate(eps, q=0.6, r=0.3, T=6, n0=50, trials=3, seed=4,
+                             **bernoulli.curve_script_options("authors", cap=80))
+    assert np.array_equal(script.population, ref.population) and np.array_equal(script.sq_error, ref.sq_error)
+    assert script.policy.describe() == dict(cap=80, floor=1, stop=0, collapse="floor", penalty=0.0)
+    estimate = script.details["estimate"]
+    assert script.mechanism.clip_estimate and np.all((estimate >= 0) & (estimate <= 1))
 
 
 # ---------------------------------------------------------------- schedules
@@ -490,12 +546,14 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.theorem3_check(gm(0.02, 2.0), USERS, sizes=(1,)), "sizes"),
     (lambda: experiments.leak_dispersion(2.0, tau=-1.0), "tau"),
     (lambda: experiments.leak_dispersion(2.0, tau=0.02, trials=2), "trials"),
-    (lambda: experiments.figure3a_simulation(1, [1.0], [0.1], rounds=5), "n"),
+    (lambda: experiments.figure3a_simulation(gm(0.1, [1.0]), 1, rounds=5), "n"),
     (lambda: experiments.exact_floor_check([1], rounds=5), "ns"),
     (lambda: experiments.exact_floor_check([10.5], rounds=5), "ns"),
     (lambda: experiments.exact_floor_check([10], rounds=1), "rounds"),
-    (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, statistic="other"), "statistic"),
-    (lambda: experiments.figure3a_simulation(10, [1.0], [0.1], rounds=5, conventions="code"), "conventions"),
+    (lambda: experiments.figure3a_simulation(gm(0.1, [1.0], statistic="other"), 10, rounds=5), "statistic"),
+    (lambda: experiments.figure3a_simulation(gm(0.1, [1.0]), 10, rounds=5, conventions="code"), "conventions"),
+    (lambda: experiments.figure3a_simulation(gm(0.1, Schedule([1.0, 2.0])), 10, rounds=5), "^mechanism must hold"),
+    (lambda: experiments.figure3a_simulation(gm(0.1, [1.0]), 10, [[0.1, 0.2]], rounds=5), "^taus must"),
     # the (q, r) grid is the users' cells: a joining rate out of [0, 1] is refused by the users (was: "rs")
     (lambda: experiments.gamma_star_map(gm(0.02), cells([0.3], [1.2])), "r must"),
     (lambda: experiments.gamma_star_map(gm(0.02), Memoryless(q=[[0.3, 0.4]], r=[[0.5, 0.6]])), "^users must span"),
@@ -509,7 +567,13 @@ def test_gain_map_cells_are_the_optimizers_results():
     (lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, policy=Policy(collapse="never"), **SCHED),
      "collapse"),
     (lambda: experiments.compare_schedules({}, *SCHED_MODEL, **SCHED), "schedules"),
-    (lambda: experiments.final_error_curve(q=0.3, r=0.6, rule="other"), "rule"),
+    (lambda: experiments.final_error_curve(bernoulli.RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6, rule="other")),
+     "rule"),
+    (lambda: experiments.final_error_curve(bernoulli.RandomizedResponse(1.0), Memoryless(q=[0.3, 0.5], r=0.6)),
+     "^users must have one leaving rate"),
+    (lambda: experiments.final_error_curve(bernoulli.RandomizedResponse(1.0), USERS, fine=[0.0, 1.0]), "^fine"),
+    (lambda: experiments.curve_runs(bernoulli.RandomizedResponse(1.0), []), "^users must hold"),
+    (lambda: experiments.curve_runs(bernoulli.RandomizedResponse(1.0), [USERS], conventions="code"), "conventions"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
@@ -526,6 +590,12 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     lambda: experiments.gamma_star_map(1.0, cells([0.3], [0.5])),                    # mechanism: not a GaussianMean
     lambda: experiments.theorem3_check(gm(0.02, 2.0), USERS, (2, 10)),       # sizes is keyword-only
     lambda: experiments.compare_schedules({"a": [1.0]}, *SCHED_MODEL, 30),    # n0 is keyword-only
+    lambda: experiments.final_error_curve(gm(0.02), USERS),                 # mechanism: not a RandomizedResponse
+    lambda: experiments.final_error_curve(bernoulli.RandomizedResponse(1.0), (0.3, 0.6)),   # users: not a Memoryless
+    lambda: experiments.curve_runs(bernoulli.RandomizedResponse(1.0), USERS),      # users: one run per list entry
+    lambda: experiments.curve_runs(bernoulli.RandomizedResponse(1.0), [(0.3, 0.6)]),
+    lambda: experiments.curve_runs(bernoulli.RandomizedResponse(1.0), [USERS], seed="1"),
+    lambda: experiments.curve_runs(bernoulli.RandomizedResponse(1.0), [USERS], options=print),
 ])
 def test_wrong_types_and_positional_behaviour_raise_type_error(call):
     with pytest.raises(TypeError):
@@ -620,7 +690,7 @@ def test_compare_schedules_takes_a_mechanism_template_and_one_pair_of_rates():
 
 # ---------------------------------------------------------------- robustness (issue 32)
 SMALL_RUNS = {
-    "figure3a_simulation": dict(n=30, gammas=[1.0], taus=[0.02], rounds=2, d=3),
+    "figure3a_simulation": dict(mechanism=gaussian.GaussianMean([1.0], tau=0.02, d=3, R=R), n=30, rounds=2),
     "exact_floor_check": dict(ns=[10, 20], taus=[0.02], gamma=1e4, rounds=2, d=3),
     "growth_curves": dict(mechanisms=gaussian.GaussianMean([1.0], tau=0.02, d=3, R=R), users=USERS, n0=30, T=1,
                           trials=2),
@@ -640,8 +710,8 @@ def test_n_jobs_is_checked_by_every_experiment_before_any_work(name, bad):
     # was: "'<' not supported between instances of 'str' and 'int'", joblib's "n_jobs == 0 in Parallel has
     # no meaning", and 10**12 accepted (that many worker processes)
     with pytest.raises((ValueError, TypeError), match=r"^n_jobs must be None, -1 \(every core\) or an integer"):
-        if name == "gamma_star_map":          # its workers come in options=sweep.Execution(n_jobs=...)
-            experiments.gamma_star_map(**SMALL_RUNS[name], options=sweep.Execution(n_jobs=bad))
+        if name in ("gamma_star_map", "figure3a_simulation"):   # their workers come in options=sweep.Execution(...)
+            getattr(experiments, name)(**SMALL_RUNS[name], options=sweep.Execution(n_jobs=bad))
         else:
             getattr(experiments, name)(**SMALL_RUNS[name], n_jobs=bad)
 
@@ -681,7 +751,7 @@ def test_gain_map_takes_one_of_the_schedule_searchs_mechanisms():
         with pytest.raises(TypeError, match="^mechanism must be"):
             experiments.gain_map(bad, [0.3], [0.6], T=3, n0=30)
     m = experiments.gain_map(gaussian.GaussianMean(1.0, tau=0.05, d=3, R=10.0), [0.3], [0.6], T=3, n0=30)
-    assert m.tau == 0.05 and m.settings["options"] == {"starts": "constant", "polish": 0}
+    assert m.tau == 0.05 and m.settings["search"] == {"starts": "constant", "polish": 0}
 
 
 # ---------------------------------------------------------------------------------------- bad input
@@ -700,10 +770,10 @@ def test_a_missing_grid_names_its_parameter():
 
 
 def test_figure3a_simulation_reports_each_finished_threshold_and_can_be_stopped_there():
-    kwargs = dict(n=50, gammas=[1.0, 4.0], taus=[0.05, 0.2, 0.5], rounds=10, seed=3)
+    kwargs = dict(mechanism=gm(0.05, [1.0, 4.0]), n=50, taus=[0.05, 0.2, 0.5], rounds=10, seed=3)
     plain = experiments.figure3a_simulation(**kwargs)
     heard = []
-    reported = experiments.figure3a_simulation(**kwargs, on_cells=heard.append)
+    reported = experiments.figure3a_simulation(**kwargs, options=sweep.Execution(on_cells=heard.append))
     assert heard == [1, 1, 1]                       # one call per τ, in the calling process
     np.testing.assert_array_equal(reported.p, plain.p)       # keyed by τ: the chunking moves no number
     np.testing.assert_array_equal(reported.se, plain.se)
@@ -717,10 +787,10 @@ def test_figure3a_simulation_reports_each_finished_threshold_and_can_be_stopped_
 
     heard.clear()
     with pytest.raises(Stop):                       # the command line's safe point: a stop after the first τ
-        experiments.figure3a_simulation(**kwargs, on_cells=stop)
+        experiments.figure3a_simulation(**kwargs, options=sweep.Execution(on_cells=stop))
     assert heard == [1]
-    with pytest.raises(TypeError, match=r"^on_cells must be a callable"):
-        experiments.figure3a_simulation(**kwargs, on_cells=1)
+    with pytest.raises(TypeError, match=r"^options must be a perfpriv.sweep.Execution"):
+        experiments.figure3a_simulation(**kwargs, options=heard.append)
 
 
 # ---------------------------------------------------------------- Monte Carlo agreement (the chapters' checks)

@@ -406,21 +406,22 @@ def test_gaussian_population_that_dies_out_stays_at_zero_and_repeats_its_last_er
     assert np.isfinite(run.sq_error).all()
 
 
-@pytest.mark.parametrize("simulator", [gaussian.simulate, gaussian.simulate_agents])
+@pytest.mark.parametrize("simulator", [engine.simulate, engine.simulate_agents])
 def test_gaussian_population_reaches_the_cap_and_never_exceeds_it(simulator):
-    run = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=8, n0=3, d=2, R=10.0, trials=2, policy=Policy(cap=40), seed=2)
+    run = simulator(GaussianMean(1e4, tau=0.02, d=2, R=10.0), Memoryless(q=0.0, r=1.0), T=8, n0=3, trials=2,
+                    policy=Policy(cap=40), seed=2)
     assert run.population.max() == 40 and np.all(run.population <= 40)
     assert np.all(run.population[:, -1] == 40)
 
 
-@pytest.mark.parametrize("simulator", [gaussian.simulate, gaussian.simulate_agents])
+@pytest.mark.parametrize("simulator", [engine.simulate, engine.simulate_agents])
 def test_a_lone_user_counts_as_leaked_and_never_recruits(simulator):
     # documented: N = 1 has an empty remove-one dataset, so the lone user leaks
-    stay = simulator(1e4, tau=0.02, q=0.0, r=1.0, T=5, n0=1, d=2, R=10.0, trials=2, seed=3)
+    mech = GaussianMean(1e4, tau=0.02, d=2, R=10.0)
+    stay = simulator(mech, Memoryless(q=0.0, r=1.0), T=5, n0=1, trials=2, seed=3)
     assert np.all(stay.population == 1) and np.all(stay.leak_fraction == 1.0)
     assert np.isfinite(stay.sq_error).all()
-    leave = simulator(1e4, tau=0.02, q=1.0, r=1.0, T=3, n0=1, d=2, R=10.0, trials=2, seed=3,
-                      policy=Policy(floor=0))
+    leave = simulator(mech, Memoryless(q=1.0, r=1.0), T=3, n0=1, trials=2, seed=3, policy=Policy(floor=0))
     assert np.all(leave.population[:, 1:] == 0) and np.all(leave.alive[:, 0]) and not leave.alive[:, 1:].any()
 
 
@@ -445,9 +446,11 @@ _BIG = 10**12
     lambda q: feedback.critical_epsilon(feedback.family("paper"), q=q, r=0.6),
     lambda q: dynamics.exact_critical_gamma(GaussianMean(1.0, tau=0.02, d=3, R=10.0), feedback.family("paper")(q, 0.6),
                                             n=100),
-    lambda q: feedback.trajectories(feedback.family("paper"), [0.5], q=q, r=0.6, T=2, n0=10, trials=1, seed=0),
+    lambda q: feedback.trajectories(feedback.family("paper"), bernoulli.RandomizedResponse(0.5), q=q, r=0.6, T=2,
+                                    n0=10, trials=1, seed=0),
     lambda q: feedback.threshold_curve("contagion", [0.0], q=q, r=0.6),
-    lambda q: feedback.compare_gaussian(feedback.family("paper"), q=q, r=0.6, T=2, n0=10, d=3, trials=1),
+    lambda q: feedback.compare_gaussian(feedback.family("paper"), GaussianMean(tau=0.02, d=3, R=10.0), q=q, r=0.6,
+                                        T=2, n0=10, trials=1),
 ], ids=["critical_epsilon", "exact_critical_gamma", "trajectories", "threshold_curve", "compare_gaussian"])
 def test_feedback_refuses_a_boolean_q_instead_of_reading_it_as_one(call):
     with pytest.raises(TypeError, match="^q must be a real number"):
@@ -477,22 +480,26 @@ OVERSIZED = {
                                                                                     y_bound=5.0, grid=3)),
     "regression.worst_case_dataset(grid)": ("grid", lambda: regression.worst_case_dataset(100, lam=0.05, x_bound=5.0,
                                                                                           y_bound=5.0, grid=_BIG)),
-    "regression.simulate(d)": ("d", lambda: regression.simulate(0.01, tau=0.02, q=0.3, r=0.3, T=3, n0=40, trials=2,
-                                                                d=_BIG, seed=0)),
+    "regression.RidgeRelease(d)": ("d", lambda: regression.RidgeRelease(0.01, tau=0.02, d=_BIG)),
     "regression.RidgeRelease(table_records)": ("table_records", lambda: regression.RidgeRelease(
         0.01, tau=0.02, d=3, table_records=_BIG)),
     "regression.one_round_check(ns)": ("ns", lambda: regression.one_round_check(_ridge(), [_BIG], trials=2, seed=0)),
     "gradient.one_round_check(ns)": ("ns", lambda: gradient.one_round_check(_pgd(), [_BIG], trials=2, seed=0)),
-    "gradient.noisy_gd(steps)": ("steps", lambda: gradient.noisy_gd(_X, _Y, loss="logistic", lam=1.0, clip=1.0,
-                                                                    steps=_BIG, rho=1.0, step_size=0.1)),
+    "gradient.noisy_gd(steps)": ("steps", lambda: gradient.noisy_gd(_X, _Y, gradient.Training(
+        loss="logistic", lam=1.0, clip=1.0, steps=_BIG, step_size=0.1), rho=1.0)),
     "gradient.simulate_transcripts(runs)": ("runs", lambda: gradient.simulate_transcripts(
-        _X, _Y, index=0, runs=_BIG, loss="logistic", lam=1.0, clip=0.05, steps=3, rho=1.0, step_size=0.1)),
+        _X, _Y, gradient.Training(loss="logistic", lam=1.0, clip=0.05, steps=3, step_size=0.1), index=0, runs=_BIG,
+        rho=1.0)),
     "gradient.simulate_transcripts(steps)": ("steps", lambda: gradient.simulate_transcripts(
-        _X, _Y, index=0, runs=4, loss="logistic", lam=1.0, clip=0.05, steps=_BIG, rho=1.0, step_size=0.1)),
-    "gradient.utility_check(n)": ("n", lambda: gradient.utility_check([1.0], n=_BIG, d=3, steps=3, runs=2)),
-    "gradient.utility_check(d)": ("d", lambda: gradient.utility_check([1.0], n=20, d=_BIG, steps=3, runs=2)),
-    "gradient.utility_check(runs)": ("runs", lambda: gradient.utility_check([1.0], n=20, d=3, steps=3, runs=_BIG)),
-    "gradient.utility_check(steps)": ("steps", lambda: gradient.utility_check([1.0], n=20, d=3, steps=_BIG, runs=2)),
+        _X, _Y, gradient.Training(loss="logistic", lam=1.0, clip=0.05, steps=_BIG, step_size=0.1), index=0, runs=4,
+        rho=1.0)),
+    # n and d are the data's now: refused where the UtilityData is built, before the check runs
+    "gradient.UtilityData(n)": ("n", lambda: gradient.UtilityData(n=_BIG, d=3)),
+    "gradient.UtilityData(d)": ("d", lambda: gradient.UtilityData(n=20, d=_BIG)),
+    "gradient.utility_check(runs)": ("runs", lambda: gradient.utility_check([1.0], gradient.UtilityData(n=20, d=3),
+                                                                            steps=3, runs=_BIG)),
+    "gradient.utility_check(steps)": ("steps", lambda: gradient.utility_check([1.0], gradient.UtilityData(n=20, d=3),
+                                                                              steps=_BIG, runs=2)),
     "gradient.PrivateGD.sample_data(n)": ("n", lambda: _pgd().sample_data(_BIG)),
     "gradient.PrivateGD(table_records)": ("table_records", lambda: gradient.PrivateGD(1.0, tau=0.02,
                                                                                       table_records=_BIG)),

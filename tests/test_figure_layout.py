@@ -16,8 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from perfpriv import (behaviour, bernoulli, experiments, feedback, gaussian, gradient, optimize, plots, regression,
-                      widgets)
+from perfpriv import (behaviour, bernoulli, engine, experiments, feedback, gaussian, gradient, optimize, plots,
+                      regression, widgets)
 from perfpriv import performative as pf
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
 from perfpriv.engine import Policy
@@ -230,7 +230,8 @@ def _ridge_searches(qs, rs, gammas, *, T, n0, trials, d, seed, cap):
 
 def _schedule_figure():
     best = optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=12, R=10.0),
-                                     behaviour.Memoryless(q=0.3, r=0.6), T=6, n0=200, starts="constant", polish=0)
+                                     behaviour.Memoryless(q=0.3, r=0.6), T=6, n0=200,
+                                     search=dict(starts="constant", polish=0))
     return plots.figure_schedules({"optimal": best}, title="test")
 
 
@@ -249,19 +250,42 @@ def _figure3bc():
                             for k, (q, r) in enumerate(((0.11, 0.52), (0.45, 0.11)))])
 
 
+def _figure1():
+    """Fig. 1 at small sizes: the paper's two (q, r) rows (seeds 0 and 1) over 20 rounds from N_0 = 400."""
+    users = [behaviour.Memoryless(q=q, r=r) for q, r in ((0.6, 0.3), (0.3, 0.6))]
+    return plots.figure1(experiments.curve_runs(bernoulli.RandomizedResponse([0.1, 1.0, np.inf]), users, T=20,
+                                                trials=2))
+
+
+def _epsilon_star_figure(rule):
+    """Fig. 2 (leak) or 7 (agnostic) on a 3 x 3 grid of (q, r) over 10 rounds, μ_T ~ U(0.5, 1)."""
+    Q, R = np.meshgrid([0.2, 0.5, 0.8], [0.2, 0.5, 0.8], indexing="ij")
+    best = optimize.optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf], mu=(0.5, 1.0)),
+                                    behaviour.Memoryless(q=Q, r=R, rule=rule), T=10, n0=400, trials=2, seed=0)
+    return (plots.figure2 if rule == "leak" else plots.figure7)(best)
+
+
+def _final_error_figure():
+    """The final error against ε of two (q, r) panels over 10 rounds from N_0 = 400."""
+    return plots.final_error_figure([experiments.final_error_curve(bernoulli.RandomizedResponse([0.1, 1.0, np.inf]),
+                                                                   behaviour.Memoryless(q=q, r=r), T=10, trials=3)
+                                     for q, r in ((0.3, 0.6), (0.6, 0.3))])
+
+
 FIGURES = {
-    "figure1": lambda: plots.figure1(T=20, trials=2, epsilons=[0.1, 1.0, np.inf]),
-    "figure2": lambda: plots.figure2(T=10, trials=2, grid=[0.2, 0.5, 0.8], epsilons=[0.5, np.inf]),
-    "figure7": lambda: plots.figure7(T=10, trials=2, grid=[0.2, 0.5, 0.8], epsilons=[0.5, np.inf]),
+    "figure1": _figure1,
+    "figure2": lambda: _epsilon_star_figure("leak"),
+    "figure7": lambda: _epsilon_star_figure("agnostic"),
     "growth_factor_figure": lambda: plots.growth_factor_figure(),
-    "final_error_figure": lambda: plots.final_error_figure(((0.3, 0.6), (0.6, 0.3)), T=10, trials=3,
-                                                           epsilons=[0.1, 1.0, np.inf]),
+    "final_error_figure": _final_error_figure,
     "clipping_figure": lambda: plots.clipping_figure(np.random.default_rng(0).normal(0, 2, (40, 2)), 2.0),
-    "algorithm1_runs": lambda: plots.algorithm1_runs(T=5, trials=2),
+    "algorithm1_runs": lambda: plots.algorithm1_runs(gaussian.simulate([0.5, 2.0, 8.0], tau=0.05, q=0.5, r=0.2, T=5,
+                                                                       n0=200, d=12, R=10.0, trials=2, seed=0)),
     "llr_histogram": lambda: plots.llr_histogram(np.random.default_rng(0).normal(0.5, 1, (200, 3)),
                                                  [2.0, 3.0, 5.0], 100, 1.0),
     "tail_bounds_figure": lambda: plots.tail_bounds_figure(3.0, 100, 1.0),
-    "figure3a": lambda: plots.figure3a(rounds=3, taus=[0.05, 0.5]),
+    "figure3a": lambda: plots.figure3a(experiments.figure3a_simulation(
+        gaussian.GaussianMean([0.5, 1.0, 2.0, 4.0], tau=0.05, d=12, R=10.0), 100, [0.05, 0.5], rounds=3)),
     "roc_figure": lambda: plots.roc_figure([0.5, 1.0, 2.0]),
     "outlier_figure": lambda: plots.outlier_figure(np.random.default_rng(0).gamma(3, 1, 300),
                                                    np.random.default_rng(1).random(300) < 0.3, 100, 1.0, tau=0.3),
@@ -297,7 +321,8 @@ FIGURES = {
 
 
 def _fb_paths():
-    return [feedback.trajectories(feedback.family(n, p), [0.3], q=0.2, r=0.8, T=6, n0=200, trials=4, seed=3)
+    return [feedback.trajectories(feedback.family(n, p), bernoulli.RandomizedResponse([0.3]), q=0.2, r=0.8, T=6, n0=200,
+                                  trials=4, seed=3)
             for n, p in (("memory", 3), ("contagion", 1.0))]
 
 def _fb_maps():
@@ -323,8 +348,8 @@ def _clients():
 FIGURES_BEYOND = {
     "figure_effective_q": lambda: plots.figure_effective_q(_fb_paths()),
     "figure_feedback_paths": lambda: plots.figure_feedback_paths(
-        feedback.trajectories(feedback.family("memory", 3), [0.3, np.inf], q=0.3, r=0.6, T=6, n0=100, trials=4,
-                              seed=4)),
+        feedback.trajectories(feedback.family("memory", 3), bernoulli.RandomizedResponse([0.3, np.inf]), q=0.3,
+                              r=0.6, T=6, n0=100, trials=4, seed=4)),
     "figure_thresholds": lambda: plots.figure_thresholds(_thresholds(), paper=bernoulli.critical_epsilon(q=0.3, r=0.6)),
     "figure_feedback_maps": lambda: plots.figure_feedback_maps(_fb_maps(), title=r"$\varepsilon^*$ maps"),
     "figure_retraining": lambda: plots.figure_retraining(*_retraining(), title="retraining"),
@@ -332,34 +357,37 @@ FIGURES_BEYOND = {
         pf.level_response(gaussian.GaussianMean(np.geomspace(0.01, 10, 8), tau=0.02, d=12, R=10.0),
                           behaviour.Memoryless(q=0.3, r=0.6), T=10, n0=500), deployed=[2, 5], title="levels"),
     "figure_fedavg_convergence": lambda: plots.figure_fedavg_convergence(
-        {"full": pf.expected_distance(_clients(), T=200, E=2)},
-        {"full": pf.p_fedavg(_clients(), T=50, E=2, trials=5, seed=3)}, title="P-FedAvg"),
+        {"full": pf.expected_distance(_clients(), pf.FedAvg(E=2), T=200)},
+        {"full": pf.p_fedavg(_clients(), pf.FedAvg(E=2), T=50, trials=5, seed=3)}, title="P-FedAvg"),
     "figure_fedavg_factors": lambda: plots.figure_fedavg_factors(
-        {"local steps $E$": ([1, 2, 5], {"full": [pf.expected_distance(_clients(), T=100, E=E).sq_distance[-1]
+        {"local steps $E$": ([1, 2, 5], {"full": [pf.expected_distance(_clients(), pf.FedAvg(E=E), T=100).sq_distance[-1]
                                                    for E in (1, 2, 5)]}),
-         "clients $K$": ([2, 5], {"II": [pf.expected_distance(_clients(), T=100, E=2, scheme="II", K=K).sq_distance[-1]
-                                         for K in (2, 5)]}),
+         "clients $K$": ([2, 5], {"II": [pf.expected_distance(_clients(), pf.FedAvg(E=2, scheme="II", K=K),
+                                                              T=100).sq_distance[-1] for K in (2, 5)]}),
          "spread": ([0, 2], {"data": [1.0, 2.0]})}, title="factors"),
     "figure_bilevel": lambda: (lambda mixed: plots.figure_bilevel(
         {"$s = 0.5\\,s^*$": pf.fbi_rrm(mixed.with_sensitivities(0.25 * mixed.threshold(), 1.5 * mixed.threshold()),
                                        rounds=20)}, mixed, title="FBi-RRM"))(
         pf.BilevelRegression.synthetic(eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)),
     "figure_participation": lambda: plots.figure_participation(
-        {"$s_\\varepsilon$ = 0": pf.simulate_participation(np.geomspace(0.15, 8, 4), tau=0.3, R=10.0, q=0.5, r=0.2,
-                                                           T=8, n0=20, policy=Policy(cap=60), trials=3, seed=1, m=2.0,
-                                                           eps=0.8)},
+        {"$s_\\varepsilon$ = 0": engine.simulate(pf.PrivateFederatedRound(np.geomspace(0.15, 8, 4), tau=0.3, R=10.0,
+                                                                          m=2.0, eps=0.8),
+                                                 behaviour.Memoryless(q=0.5, r=0.2), T=8, n0=20, policy=Policy(cap=60),
+                                                 trials=3, seed=1)},
         title="both loops"),
 }
 def _gd_run():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 3)); y = np.sign(rng.standard_normal(30))
-    return gradient.noisy_gd(X, y, loss="logistic", lam=1.0, clip=2.0, steps=4, rho=1.0, step_size=0.1, seed=1)
+    return gradient.noisy_gd(X, y, gradient.Training(loss="logistic", lam=1.0, clip=2.0, steps=4, step_size=0.1),
+                             rho=1.0, seed=1)
 
 def _transcripts():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((20, 3)); y = np.sign(rng.standard_normal(20))
-    return [gradient.simulate_transcripts(X, y, index=0, runs=200, clip=c, step_size=0.1, seed=2, loss="logistic",
-                                          lam=1.0, steps=4, rho=0.1) for c in (0.05, 2.0)]
+    return [gradient.simulate_transcripts(X, y, gradient.Training(loss="logistic", lam=1.0, clip=c, steps=4,
+                                                                  step_size=0.1), index=0, runs=200, rho=0.1, seed=2)
+            for c in (0.05, 2.0)]
 
 #: figures of chapter 09 (learning tasks beyond the mean), at toy sizes
 FIGURES_CH09 = {
@@ -373,7 +401,8 @@ FIGURES_CH09 = {
     "figure_published_privacy": lambda: plots.figure_published_privacy(
         regression.published_privacy(np.geomspace(0.2, 20, 3), tau=0.02, n=100, d=3, records=200, seed=4)),
     "figure_gd_utility": lambda: plots.figure_gd_utility(
-        [gradient.utility_check([2.0, 20.0], loss="squared", n=30, d=2, steps=5, runs=10, seed=5)]),
+        [gradient.utility_check([2.0, 20.0], gradient.UtilityData(n=30, d=2), loss="squared", steps=5, runs=10,
+                                seed=5)]),
     "figure_individual_privacy": lambda: plots.figure_individual_privacy(_gd_run(), tau=0.02),
     "figure_transcript_checks": lambda: plots.figure_transcript_checks(_transcripts(), ["clipped", "driven"],
                                                                         tau=0.02),

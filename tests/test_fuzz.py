@@ -98,9 +98,9 @@ TYP = {
 
 #: Functions whose arguments are arrays of records or observations (their inputs are fuzzed in test_bad_input).
 NOT_SCALAR = {(leakage, "llr_coefficients"), (leakage, "record_deviations"), (leakage, "log_likelihood_ratio"),
-              (bernoulli, "privatize"), (bernoulli, "estimate_mean"), (bernoulli, "simulate_agents"),
+              (bernoulli, "privatize"), (bernoulli, "estimate_mean"),
               (gaussian, "clip"), (gaussian, "release"), (gaussian, "squared_mahalanobis"),
-              (gaussian, "simulate_agents"), (projected, "draw_rounds")}
+              (projected, "draw_rounds")}
 SIZES = {"n", "n0", "T", "trials", "d", "n_prev", "grid", "rounds_max"}
 POOL = [0, -1, 1e-300, 1e300, float("nan"), float("inf"), -float("inf"), True, None, "x", [], [[1.0], [1.0, 2.0]],
         0.5, 2, 1.0]

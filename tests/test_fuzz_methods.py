@@ -68,17 +68,21 @@ INSTANCES = {
     "Key": keyed.root_key(0).child(np.arange(3)),
     "Policy": engine.Policy(cap=20000, floor=1),
     "SimulationRun": engine.simulate(bernoulli.RandomizedResponse(1.0), MEM, T=5, n0=50, trials=2, seed=0),
-    "GDRun": gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=1),
-    "TranscriptCheck": gradient.simulate_transcripts(XL, YL, index=0, runs=4, loss="logistic", lam=1.0,
-                                                 clip=2.0, steps=3, rho=1.0, step_size=0.1, seed=2),
+    "GDRun": gradient.noisy_gd(XL, YL, gradient.Training(loss="logistic", lam=1.0, clip=2.0, steps=3, step_size=0.1),
+                               rho=1.0, seed=1),
+    "TranscriptCheck": gradient.simulate_transcripts(XL, YL, gradient.Training(loss="logistic", lam=1.0, clip=2.0,
+                                                                               steps=3, step_size=0.1),
+                                                     index=0, runs=4, rho=1.0, seed=2),
     "ScheduleOptimum": optimize.optimal_schedule(gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0), MEM, T=3, n0=50,
-                                                 starts="constant", polish=0),
+                                                 search=dict(starts="constant", polish=0)),
     "PerformativeProblem": prediction.PerformativeProblem.squared(m=1.0, A=0.5),
     "GaussianClients": CLIENTS,
     "StepRule": federated.StepRule(beta=2.0, offset=4.0, kind="decaying"),
     "BilevelRegression": BILEVEL,
     "BilevelPath": bilevel.fbi_rrm(BILEVEL, rounds=12),
     "Agreement": experiments.mc_agreement(np.arange(20.0), 9.5),
+    "LeakFractions": experiments.figure3a_simulation(gaussian.GaussianMean([1.0, 2.0], tau=0.05, d=3, R=10.0), 30,
+                                                     rounds=2, seed=0),
 }
 
 # ------------------------------------------------------------------ one typical call of each method
@@ -197,6 +201,7 @@ TABLE.update({
     ("BilevelRegression", "stable_point"): dict(attracting=True),
     ("BilevelPath", "rate"): dict(last=5),
     ("Agreement", "check"): dict(label="the mean"),
+    ("LeakFractions", "theory_at"): dict(taus=[0.05, 0.5]),
 })
 
 #: Methods not called here, by name, and why: each takes the engine's own state arrays, random keys and batch

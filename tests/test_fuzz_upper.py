@@ -48,6 +48,9 @@ def _on_cells(count):
 
 
 RR = bernoulli.RandomizedResponse(1.0)
+#: The Bernoulli experiments' budgets (what their epsilons were; the mechanism's own values and its μ law are fuzzed
+#: through RandomizedResponse's constructor in test_fuzz.py, the users' q, r and rule through Memoryless's here).
+RR_GRID = bernoulli.RandomizedResponse([0.5, 1.0, np.inf])
 GM = gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0)
 MEM = behaviour.Memoryless(q=0.3, r=0.6)
 #: The experiments' mechanisms of a γ grid (what their γ grids were) and the level-less template of
@@ -100,10 +103,11 @@ TYP = {
  (optimize, "optimal_gamma_empirical"): dict(mechanism=GM_GRID3, users=MEM, T=3, n0=50, trials=2,
                                              policy=engine.Policy(collapse="floor"), conventions="paper", seed=0,
                                              options=sweep.Execution(chunk=4, progress=False)),
- (optimize, "optimal_schedule"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, family="free", cap=20000, floor=1,
-                                      bracket=(0.01, 1000.0), maxiter=3, polish=2, starts="auto", switches=None),
- (experiments, "figure3a_simulation"): dict(n=50, gammas=[1.0, 2.0], taus=[0.02, 0.05], rounds=2, d=3, R=10.0,
-                                            conventions="paper", seed=0),
+ (optimize, "optimal_schedule"): dict(mechanism=GM, behaviour=MEM, T=3, n0=50, family="free",
+                                      policy=engine.Policy(cap=20000, floor=1), bracket=(0.01, 1000.0),
+                                      search=dict(maxiter=3, polish=2, starts="auto", switches=None)),
+ (experiments, "figure3a_simulation"): dict(mechanism=GM_GRID2, n=50, taus=[0.02, 0.05], rounds=2, conventions="paper",
+                                            seed=0, options=sweep.Execution(progress=False)),
  (experiments, "leak_dispersion"): dict(gamma=1.0, tau=0.02, n=50, trials=3, d=3, R=10.0, conventions="paper",
                                         seed=0),
  (experiments, "exact_floor_check"): dict(ns=[10, 20], taus=[0.02], gamma=10000.0, rounds=2, d=3, R=10.0, seed=0),
@@ -126,14 +130,17 @@ TYP = {
  (experiments, "capped_rounds"): dict(m=MAP, at="bound"),
  (experiments, "gamma_star_gaps"): dict(maps=[MAP], theory="bound", z=2.0, outlier_factor=3.0,
                                         bands=(0.4, 0.6, 0.8)),
- (experiments, "final_error_curve"): dict(q=0.3, r=0.6, epsilons=[0.5, 1.0, np.inf], rule="leak", T=3, n0=50,
-                                          trials=2, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0,
+ (experiments, "curve_runs"): dict(mechanism=RR_GRID, users=[MEM, behaviour.Memoryless(q=0.6, r=0.3)], T=3, n0=50,
+                                   trials=2, policy=engine.Policy(cap=20000), conventions="paper", seed=0,
+                                   options=sweep.Execution(on_cells=_on_cells)),
+ (experiments, "final_error_curve"): dict(mechanism=RR_GRID, users=MEM, T=3, n0=50, trials=2,
+                                          policy=engine.Policy(cap=20000), conventions="paper", seed=0,
                                           fine=[0.5, 1.0, 2.0]),
  (experiments, "compare_schedules"): dict(schedules={"a": [1.0, 1.0, 1.0], "b": [3.0, 2.0, 1.0]},
                                           mechanism=GM_TEMPLATE, users=MEM, n0=50, trials=2, reference="a",
                                           policy=engine.Policy(cap=20000, collapse="floor"), conventions="paper",
                                           seed=0),
- (experiments, "gain_map"): dict(mechanism=RR, qs=[0.3], rs=[0.6], T=3, n0=50, cap=20000),
+ (experiments, "gain_map"): dict(mechanism=RR, qs=[0.3], rs=[0.6], T=3, n0=50, policy=engine.Policy(cap=20000)),
  (experiments, "agreement"): dict(estimate=1.0, expected=1.0, se=0.1, z=4.5, side="both"),
  (experiments, "mc_agreement"): dict(samples=[0.9, 1.1, 1.0], expected=1.0, z=4.5, axis=-1, side="both"),
  (experiments, "paired_agreement"): dict(a=[0.9, 1.1, 1.0], b=[1.0, 1.0, 1.2], expected=0.0, z=4.5, axis=-1,
@@ -287,14 +294,18 @@ def test_each_argument_replaced_by_typical_boundary_and_invalid_values(mod, name
 #: randomized-response template of compare_schedules (which replaced compare_epsilon_schedules).
 VARIANTS = {
     "gaussian-two_phase": (optimize, "optimal_schedule",
-                           dict(TYP[(optimize, "optimal_schedule")], family="two_phase", switches=[1, 2])),
+                           dict(TYP[(optimize, "optimal_schedule")], family="two_phase",
+                                search=dict(TYP[(optimize, "optimal_schedule")]["search"], switches=[1, 2]))),
     "gaussian-geometric": (optimize, "optimal_schedule", dict(TYP[(optimize, "optimal_schedule")], family="geometric")),
-    "rr-free": (optimize, "optimal_schedule", dict(mechanism=RR, behaviour=MEM, T=3, n0=50, family="free", cap=20000,
-                                                   floor=1, bracket=(0.01, 50.0), maxiter=3, polish=None,
-                                                   starts="auto", switches=None)),
+    "rr-free": (optimize, "optimal_schedule", dict(mechanism=RR, behaviour=MEM, T=3, n0=50, family="free",
+                                                   policy=engine.Policy(cap=20000, floor=1),
+                                                   bracket=(0.01, 50.0),
+                                                   search=dict(maxiter=3, polish=None, starts="auto",
+                                                               switches=None))),
 }
 VARIANTS["rr-two_phase"] = (optimize, "optimal_schedule", dict(VARIANTS["rr-free"][2], family="two_phase",
-                                                               switches=[1, 2]))
+                                                               search=dict(VARIANTS["rr-free"][2]["search"],
+                                                                           switches=[1, 2])))
 VARIANTS["rr-geometric"] = (optimize, "optimal_schedule", dict(VARIANTS["rr-free"][2], family="geometric"))
 VARIANTS["rr-compare_schedules"] = (experiments, "compare_schedules",
                                     dict(TYP[(experiments, "compare_schedules")],

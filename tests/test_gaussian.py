@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfpriv import dynamics
+from perfpriv import dynamics, engine
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
 from perfpriv.behaviour import Memoryless
@@ -146,9 +146,10 @@ def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
     ("paper", 0.3, 0.1, SIGMA3),
 ])
 def test_fast_simulator_and_agent_reference_agree_in_distribution(statistic, gamma, tau, Sigma):
-    kw = dict(T=5, n0=30, d=3, R=3.0, mu=[0.2, 0.0, 0.0], Sigma=Sigma, statistic=statistic)
-    fast = G.simulate(gamma, tau=tau, q=0.4, r=0.3, trials=400, seed=10, **kw)
-    slow = G.simulate_agents(gamma, tau=tau, q=0.4, r=0.3, trials=400, seed=11, **kw)
+    mech = G.GaussianMean(gamma, tau=tau, d=3, R=3.0, mu=[0.2, 0.0, 0.0], Sigma=Sigma, statistic=statistic)
+    users, kw = Memoryless(q=0.4, r=0.3), dict(T=5, n0=30, trials=400)
+    fast = engine.simulate(mech, users, seed=10, **kw)
+    slow = engine.simulate_agents(mech, users, seed=11, **kw)
     for a, b in [(fast.population[:, -1], slow.population[:, -1]), (fast.sq_error[:, -1], slow.sq_error[:, -1]),
                  (fast.sq_error[:, 0], slow.sq_error[:, 0]), (fast.leak_fraction[:, 0], slow.leak_fraction[:, 0])]:
         assert stats.ks_2samp(a, b).pvalue > 1e-3
@@ -181,16 +182,17 @@ def test_floor_zero_collapse_is_recorded_with_alive_mask_and_scored_by_the_rule(
         assert np.all(run.population[i, first:] == 0)
 
 
-@pytest.mark.parametrize("sim", [G.simulate, G.simulate_agents])
+@pytest.mark.parametrize("sim", [engine.simulate, engine.simulate_agents])
 def test_a_lone_user_counts_as_leaked(sim):
     q = 0.3
+    mech, users = G.GaussianMean(1.0, tau=0.1, d=2, R=5.0), Memoryless(q=q, r=0.9)
     # floor=0 so that a departure is visible (the default floor of 1 would refill it)
-    run = sim(1.0, tau=0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=1500, seed=13, policy=Policy(floor=0))
+    run = sim(mech, users, T=1, n0=1, trials=1500, seed=13, policy=Policy(floor=0))
     assert np.all(run.leak_fraction[:, 0] == 1.0)
     n1 = run.population[:, 1]
     assert set(np.unique(n1)) <= {0, 1}  # a leaked user never recruits
     assert abs(np.mean(n1 == 0) - q) < Z_TOL * np.sqrt(q * (1 - q) / n1.size)
-    floored = sim(1.0, tau=0.1, q=q, r=0.9, T=1, n0=1, d=2, R=5.0, trials=50, seed=13)
+    floored = sim(mech, users, T=1, n0=1, trials=50, seed=13)
     assert np.all(floored.population == 1) and np.all(floored.leaked == 1)
 
 
@@ -208,8 +210,10 @@ def test_same_seed_same_run_and_different_seed_different_run():
     np.testing.assert_array_equal(a.population, b.population)
     np.testing.assert_array_equal(a.sq_error, b.sq_error)
     assert not np.array_equal(a.sq_error, c.sq_error)
-    ag = G.simulate_agents(1.0, tau=0.05, q=0.3, r=0.6, seed=15, **kw)
-    np.testing.assert_array_equal(ag.population, G.simulate_agents(1.0, tau=0.05, q=0.3, r=0.6, seed=15, **kw).population)
+    model = (G.GaussianMean(1.0, tau=0.05, d=3, R=4.0), Memoryless(q=0.3, r=0.6))
+    ag = engine.simulate_agents(*model, T=3, n0=50, trials=4, seed=15)
+    again = engine.simulate_agents(*model, T=3, n0=50, trials=4, seed=15)
+    np.testing.assert_array_equal(ag.population, again.population)
 
 
 def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
@@ -244,7 +248,7 @@ def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=0, R=1.0), "d"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=-1.0), "R"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, statistic="x"), "statistic"),
-    (lambda: G.simulate_agents(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, Sigma=np.eye(3)), "Sigma"),
+    (lambda: G.GaussianMean(1.0, tau=0.1, d=2, R=1.0, Sigma=np.eye(3)), "Sigma"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
@@ -252,12 +256,12 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
 
 
 def test_the_agent_reference_takes_integral_d_a_generator_seed_and_refuses_oversized_runs():
-    from perfpriv import gaussian as G
-    kw = dict(tau=0.02, q=0.3, r=0.6, R=10.0, T=2, n0=10, trials=2)
-    run = G.simulate_agents(1.0, d=3.0, seed=np.random.default_rng(0), **kw)
+    users, kw = Memoryless(q=0.3, r=0.6), dict(T=2, n0=10, trials=2)
+    run = engine.simulate_agents(G.GaussianMean(1.0, tau=0.02, d=3.0, R=10.0), users, seed=np.random.default_rng(0),
+                                 **kw)
     assert run.population.shape == (2, 3)
     with pytest.raises(ValueError, match="T=2, trials=1000000000000"):
-        G.simulate_agents(1.0, d=3, seed=0, **dict(kw, trials=10**12))
+        engine.simulate_agents(G.GaussianMean(1.0, tau=0.02, d=3, R=10.0), users, seed=0, **dict(kw, trials=10**12))
 
 
 def test_draw_rounds_refuses_a_live_mask_that_is_not_boolean():
@@ -363,18 +367,20 @@ def test_records_too_large_for_memory_are_refused_up_front():
 
 
 def test_the_agent_reference_never_builds_sigma_for_isotropic_data():
-    # gaussian.simulate_agents(..., d=100000): np.linalg.cholesky(np.eye(d)), a 75 GiB identity
+    # the agent reference at d = 100000 built np.linalg.cholesky(np.eye(d)), a 75 GiB identity
     import tracemalloc
 
     tracemalloc.start()
     try:
-        run = G.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=100_000, R=10.0, trials=1, seed=0)
+        run = engine.simulate_agents(G.GaussianMean(1.0, tau=0.02, d=100_000, R=10.0, draw="records"),
+                                     Memoryless(q=0.3, r=0.6), T=2, n0=5, trials=1, seed=0)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert np.all(np.isfinite(run.sq_error)) and peak < 200 * 2**20
     with pytest.raises(ValueError, match="d is too large"):     # what no run can hold is refused up front
-        G.simulate_agents(1.0, tau=0.02, q=0.3, r=0.6, T=5, n0=1000, d=10**6, R=10.0, trials=1, seed=0)
+        engine.simulate_agents(G.GaussianMean(1.0, tau=0.02, d=10**6, R=10.0, draw="records"),
+                               Memoryless(q=0.3, r=0.6), T=5, n0=1000, trials=1, seed=0)
 
 
 def test_expected_error_is_inf_without_a_warning_where_it_exceeds_every_double():

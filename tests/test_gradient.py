@@ -70,7 +70,7 @@ def test_zcdp_cost_composes_over_steps_and_inverts():
 
 def test_each_record_is_at_most_as_exposed_as_the_worst_case():
     X, y = _logistic_data(100, 3, 2)
-    run = GD.noisy_gd(X, y, loss="logistic", lam=1.0, clip=0.5, steps=30, rho=2.0, step_size=0.01, seed=3)
+    run = GD.noisy_gd(X, y, GD.Training(loss="logistic", lam=1.0, clip=0.5, steps=30, step_size=0.01), rho=2.0, seed=3)
     assert np.all(run.mu <= math.sqrt(2 * run.rho) * (1 + 1e-12))
     # records that were clipped at every step reach the worst case exactly
     always = run.clipped == 30
@@ -83,7 +83,7 @@ def test_realized_llr_is_the_transcript_likelihood_ratio_from_the_gaussian_densi
     X, y = _logistic_data(12, 2, 4)
     lam, C, T, eta = 1.0, 0.4, 6, 0.05
     rng = np.random.default_rng(9)
-    run = GD.noisy_gd(X, y, loss="logistic", lam=lam, clip=C, steps=T, sigma=0.7, step_size=eta, seed=rng)
+    run = GD.noisy_gd(X, y, GD.Training(loss="logistic", lam=lam, clip=C, steps=T, step_size=eta), sigma=0.7, seed=rng)
     xi = np.random.default_rng(9).standard_normal((1, T, 2))[0]
     theta = np.zeros(2)
     llr = np.zeros(12)
@@ -103,8 +103,8 @@ def test_realized_llr_is_the_transcript_likelihood_ratio_from_the_gaussian_densi
 
 def test_llr_is_exactly_gaussian_when_every_gradient_of_the_record_is_clipped():
     X, y = _logistic_data(40, 3, 5)
-    chk = GD.simulate_transcripts(X, y, index=0, runs=40_000, loss="logistic", lam=1.0, clip=0.05, steps=15,
-                                  rho=0.5, step_size=0.05, seed=6)
+    chk = GD.simulate_transcripts(X, y, GD.Training(loss="logistic", lam=1.0, clip=0.05, steps=15, step_size=0.05),
+                                  index=0, runs=40_000, rho=0.5, seed=6)
     assert chk.clipped_fraction == 1.0
     mu = math.sqrt(2 * 0.5)
     np.testing.assert_allclose(chk.mu, mu, rtol=1e-12)          # the norms do not depend on the noise
@@ -125,8 +125,8 @@ def test_gaussian_accounting_is_close_when_the_path_barely_depends_on_the_noise(
     # 1024 records, steps 2/n: the noise moves the iterates little, the record's gradients
     # are almost those of the noiseless path, and Λ is close to N(μ²/2, μ²) with the run's μ
     X, y = _data_bounded(1024, 5, 1)
-    chk = GD.simulate_transcripts(X, y, index=0, runs=3000, loss="logistic", lam=1.0, clip=2.0, steps=20,
-                                  rho=0.1, step_size=2.0 / 1024, seed=2)
+    chk = GD.simulate_transcripts(X, y, GD.Training(loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0 / 1024),
+                                  index=0, runs=3000, rho=0.1, seed=2)
     assert chk.clipped_fraction == 0.0 and chk.mu.std() > 0
     freq, se = chk.leak_frequency(tau=0.02)
     assert abs(freq - chk.predicted(tau=0.02)) < 0.02 and se < 0.01
@@ -136,8 +136,8 @@ def test_gaussian_accounting_is_off_when_the_noise_drives_the_path():
     # 20 records: each step's noise moves θ a lot, later gradients of the record depend on it,
     # and the frequency of Λ > τ is far from the Gaussian prediction with the run's own μ
     X, y = _data_bounded(20, 5, 1)
-    chk = GD.simulate_transcripts(X, y, index=0, runs=20_000, loss="logistic", lam=1.0, clip=2.0, steps=20,
-                                  rho=0.1, step_size=2.0 / 20, seed=2)
+    chk = GD.simulate_transcripts(X, y, GD.Training(loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0 / 20),
+                                  index=0, runs=20_000, rho=0.1, seed=2)
     assert chk.clipped_fraction == 0.0
     freq, se = chk.leak_frequency(tau=0.02)
     assert freq - chk.predicted(tau=0.02) > 0.05 + Z_TOL * se
@@ -155,10 +155,11 @@ def test_gdp_leak_probability_is_lemma_7():
 def test_quadratic_expected_excess_matches_monte_carlo(schedule):
     X, y = _squared_data(30, 3, 8)
     lam, sigma, T = 2.0, 3.0, 25
-    kw = dict(lam=lam, sigma=sigma, steps=T, schedule=schedule,
-              step_size=0.02 if schedule == "constant" else None,
-              strong_convexity=None if schedule == "constant" else lam + np.linalg.eigvalsh(X.T @ X)[0])
-    exact = GD.quadratic_expected_excess(X, y, **kw)
+    # no gradient is clipped at C = 1e9 (checked on every run below), which the exact excess assumes
+    training = GD.Training(loss="squared", lam=lam, clip=1e9, steps=T, schedule=schedule,
+                           step_size=0.02 if schedule == "constant" else None,
+                           strong_convexity=None if schedule == "constant" else lam + np.linalg.eigvalsh(X.T @ X)[0])
+    exact = GD.quadratic_expected_excess(X, y, training, sigma=sigma)
     star = GD.minimize_objective(X, y, loss="squared", lam=lam)
     J_star = GD.objective(star, X, y, loss="squared", lam=lam)
     # K runs per call: full-batch GD on the block-diagonal stack of K copies of (X, y) is K independent runs on
@@ -169,15 +170,14 @@ def test_quadratic_expected_excess_matches_monte_carlo(schedule):
     # the run on (X, y)); the noise is iid over the coordinates, hence over the blocks
     K = 25
     Xk, yk = np.kron(np.eye(K), X), np.tile(y, K)
-    assert GD.quadratic_expected_excess(Xk, yk, **kw) == pytest.approx(K * exact, rel=1e-12)
-    noiseless = dict(kw, sigma=0.0)
-    np.testing.assert_allclose(GD.noisy_gd(Xk, yk, loss="squared", clip=1e9, **noiseless).theta.reshape(K, -1),
-                               np.tile(GD.noisy_gd(X, y, loss="squared", clip=1e9, **noiseless).theta, (K, 1)),
+    assert GD.quadratic_expected_excess(Xk, yk, training, sigma=sigma) == pytest.approx(K * exact, rel=1e-12)
+    np.testing.assert_allclose(GD.noisy_gd(Xk, yk, training, sigma=0.0).theta.reshape(K, -1),
+                               np.tile(GD.noisy_gd(X, y, training, sigma=0.0).theta, (K, 1)),
                                rtol=1e-12, atol=1e-14)
     rng = np.random.default_rng(1)
     thetas = []
     for _ in range(320):
-        run = GD.noisy_gd(Xk, yk, loss="squared", clip=1e9, seed=rng, **kw)
+        run = GD.noisy_gd(Xk, yk, training, sigma=sigma, seed=rng)
         assert run.clipped.sum() == 0
         thetas.append(run.theta.reshape(K, -1))
     thetas = np.concatenate(thetas)
@@ -192,11 +192,11 @@ def test_quadratic_expected_excess_matches_monte_carlo(schedule):
 
 def test_quadratic_expected_excess_without_noise_is_the_deterministic_run():
     X, y = _squared_data(20, 3, 2)
-    run = GD.noisy_gd(X, y, loss="squared", lam=1.0, clip=1e9, steps=7, sigma=0.0, step_size=0.03, seed=0)
+    training = GD.Training(loss="squared", lam=1.0, clip=1e9, steps=7, step_size=0.03)
+    run = GD.noisy_gd(X, y, training, sigma=0.0, seed=0)
     star = GD.minimize_objective(X, y, loss="squared", lam=1.0)
     gap = GD.objective(run.theta, X, y, loss="squared", lam=1.0) - GD.objective(star, X, y, loss="squared", lam=1.0)
-    assert GD.quadratic_expected_excess(X, y, lam=1.0, sigma=0.0, steps=7, step_size=0.03) == pytest.approx(gap,
-                                                                                                         rel=1e-9)
+    assert GD.quadratic_expected_excess(X, y, training, sigma=0.0) == pytest.approx(gap, rel=1e-9)
 
 
 def test_paper_001_bound_holds_for_projected_private_gd():
@@ -214,8 +214,8 @@ def test_paper_001_bound_holds_for_projected_private_gd():
     # that no run beats J*, stays >= 8e-4 >> 1e-9. (The bounds are 3 orders of magnitude above the excess: no
     # sample size makes this a 5% check of their constants.)
     for rho, T in [(0.5, 200), (5.0, 200), (5.0, 1000)]:
-        excess = np.array([GD.objective(GD.noisy_gd(X, y, loss="logistic", lam=lam, clip=L, steps=T, rho=rho,
-                                                    schedule="strongly_convex", radius=B, seed=rng).theta,
+        training = GD.Training(loss="logistic", lam=lam, clip=L, steps=T, schedule="strongly_convex", radius=B)
+        excess = np.array([GD.objective(GD.noisy_gd(X, y, training, rho=rho, seed=rng).theta,
                                         X, y, loss="logistic", lam=lam) - J_star for _ in range(20)])
         sigma2 = GD.sigma_for_rho(rho, steps=T, clip=L) ** 2
         ljsb = 2 * ((n * L + lam * B) ** 2 + d * sigma2) / (lam * (T + 1))    # the SGD bound it rests on
@@ -234,13 +234,14 @@ def _compare(a, b):
 def test_engine_agrees_with_the_step_by_step_reference(loss):
     # the squared loss has curvature up to x_bound^2 per record: a smaller step keeps N = 1 contracting
     step = {} if loss == "logistic" else dict(step_size=1.0, step_offset=17.0)
-    kw = dict(tau=0.02, q=0.5, r=0.3, T=2, n0=12, mechanism=dict(loss=loss, steps=4, d=3, **step))
+    mechanism = dict(loss=loss, steps=4, d=3, **step)
     # trials balanced for the cost: the engine costs ~1.8 ms a trial here, the reference ~1.3 ms, so 2000 + 400
     # spent most of the time where it least reduced the standard error. 650 + 690 trials: 1/650 + 1/690 = 0.00299
     # <= 1/2000 + 1/400 = 0.00300 (the two laws have one variance when they agree), so the expected se, and with it
     # each 4.5 se tolerance, is not larger, for half the work; |z| <= 1.5 (2.1 once in 24) with seeds 3-8
-    fast = GD.simulate(0.5, trials=650, seed=1, **kw)
-    slow = engine.simulate_agents(GD.PrivateGD(0.5, tau=0.02, **kw["mechanism"]), Memoryless(q=0.5, r=0.3), T=2,
+    fast = engine.simulate(GD.PrivateGD(0.5, tau=0.02, **mechanism), Memoryless(q=0.5, r=0.3), T=2, n0=12,
+                           trials=650, seed=1)
+    slow = engine.simulate_agents(GD.PrivateGD(0.5, tau=0.02, **mechanism), Memoryless(q=0.5, r=0.3), T=2,
                                   n0=12, trials=690, seed=2)
     for t in range(2):
         assert _compare(fast.population[:, t + 1].astype(float), slow.population[:, t + 1].astype(float)) < Z_TOL
@@ -249,7 +250,7 @@ def test_engine_agrees_with_the_step_by_step_reference(loss):
 
 
 def test_no_privacy_leaks_every_record():
-    run = GD.simulate(np.inf, tau=0.02, q=1.0, r=0.0, T=1, n0=50, trials=3, seed=0)
+    run = engine.simulate(GD.PrivateGD(np.inf, tau=0.02), Memoryless(q=1.0, r=0.0), T=1, n0=50, trials=3, seed=0)
     assert np.all(run.leaked[:, 0] == 50) and np.all(run.population[:, 1] == 1)
 
 
@@ -270,9 +271,10 @@ def test_mean_field_table_matches_a_simulated_round():
 
 
 def test_a_budget_gives_the_same_run_alone_or_in_a_grid():
-    kw = dict(tau=0.02, q=0.4, r=0.4, T=3, n0=30, trials=3, seed=9)
-    alone = GD.simulate(1.0, **kw)
-    grid = GD.simulate([0.1, 1.0], **kw)
+    kw = dict(T=3, n0=30, trials=3, seed=9)
+    users = Memoryless(q=0.4, r=0.4)
+    alone = engine.simulate(GD.PrivateGD(1.0, tau=0.02), users, **kw)
+    grid = engine.simulate(GD.PrivateGD([0.1, 1.0], tau=0.02), users, **kw)
     np.testing.assert_array_equal(grid.population[1], alone.population)
     np.testing.assert_allclose(grid.sq_error[1], alone.sq_error, rtol=1e-12)
 
@@ -281,17 +283,26 @@ def test_a_budget_gives_the_same_run_alone_or_in_a_grid():
 @pytest.mark.parametrize("call,match", [
     (lambda: GD.per_example_gradients([0.0], [[1.0]], [0.5], loss="logistic"), "labels in"),
     (lambda: GD.per_example_gradients([0.0], [[1.0]], [1.0], loss="hinge"), "loss must be one of"),
-    (lambda: GD.noisy_gd([[1.0]], [1.0], loss="squared", lam=1.0, clip=1.0, steps=3, step_size=0.1),
+    (lambda: GD.noisy_gd([[1.0]], [1.0], GD.Training(loss="squared", lam=1.0, clip=1.0, steps=3, step_size=0.1)),
      "exactly one of sigma"),
-    (lambda: GD.noisy_gd([[1.0]], [1.0], loss="squared", lam=1.0, clip=1.0, steps=3, rho=1.0), "step_size"),
-    (lambda: GD.noisy_gd([[1.0]], [1.0], loss="squared", lam=0.0, clip=1.0, steps=3, rho=1.0, step_size=0.1),
-     "lam must be"),
+    (lambda: GD.Training(loss="squared", lam=1.0, clip=1.0, steps=3), "step_size"),
+    (lambda: GD.Training(loss="squared", lam=0.0, clip=1.0, steps=3, step_size=0.1), "lam must be"),
+    (lambda: GD.noisy_gd([[1.0]], [1.0], dict(loss="squared", lam=1.0, clip=1.0, steps=3, step_size=0.1), rho=1.0),
+     "training must be a perfpriv.gradient.Training"),
+    (lambda: GD.quadratic_expected_excess([[1.0]], [1.0], GD.Training(loss="logistic", lam=1.0, clip=1.0, steps=3,
+                                                                      step_size=0.1), sigma=0.0),
+     "loss='squared'"),
+    (lambda: GD.quadratic_expected_excess([[1.0]], [1.0], GD.Training(loss="squared", lam=1.0, clip=1.0, steps=3,
+                                                                      step_size=0.1, radius=2.0), sigma=0.0),
+     "without projection"),
+    (lambda: GD.utility_check([1.0], dict(n=10, d=2), runs=2), "data must be a perfpriv.gradient.UtilityData"),
     (lambda: GD.zcdp_cost(0, clip=1.0, sigma=1.0), "steps must be"),
     (lambda: GD.sigma_for_rho(-1.0, steps=1, clip=1.0), "rho must be"),
     (lambda: GD.utility_bound(10, lipschitz=1.0, lam=1.0, radius=1.0, d=2, rho=1.0, steps=5, strong_convexity=0.5),
      "strong_convexity must be"),
-    (lambda: GD.simulate_transcripts([[1.0], [2.0]], [1.0, -1.0], index=5, runs=10, loss="logistic", lam=1.0,
-                                     clip=1.0, steps=2, rho=1.0, step_size=0.1), "index must be"),
+    (lambda: GD.simulate_transcripts([[1.0], [2.0]], [1.0, -1.0], GD.Training(loss="logistic", lam=1.0, clip=1.0,
+                                                                                steps=2, step_size=0.1),
+                                     index=5, runs=10, rho=1.0), "index must be"),
     (lambda: GD.PrivateGD(0.0, tau=0.02), "rho must be"),
     (lambda: engine.simulate_agents(GD.PrivateGD(np.inf, tau=0.02), Memoryless(q=0.5, r=0.5), T=1, n0=5, trials=1),
      "finite rho"),
@@ -306,7 +317,7 @@ def test_utility_check_reports_the_exact_excess_and_the_bounds():
     quad = GD.utility_check([3.0, 300.0], loss="squared", runs=300, seed=1)
     assert np.all(quad.clipped_fraction < 1e-5)
     assert np.all(np.abs(quad.simulated - quad.exact) < Z_TOL * quad.se)
-    logi = GD.utility_check([1.0], loss="logistic", lam=10.0, steps=200, runs=40, seed=2)
+    logi = GD.utility_check([1.0], GD.UtilityData(), loss="logistic", lam=10.0, steps=200, runs=40, seed=2)
     assert logi.exact is None and np.all(logi.simulated <= logi.ljsb) and np.all(logi.ljsb <= logi.bound)
 
 
@@ -326,9 +337,9 @@ def test_figures_of_private_gd_draw():
     from matplotlib.figure import Figure
 
     X, y = _logistic_data(60, 3, 0)
-    run = GD.noisy_gd(X, y, loss="logistic", lam=1.0, clip=1.0, steps=5, rho=1.0, step_size=0.02, seed=0)
-    chk = GD.simulate_transcripts(X, y, index=0, runs=50, loss="logistic", lam=1.0, clip=1.0, steps=5, rho=1.0,
-                                  step_size=0.02, seed=1)
+    training = GD.Training(loss="logistic", lam=1.0, clip=1.0, steps=5, step_size=0.02)
+    run = GD.noisy_gd(X, y, training, rho=1.0, seed=0)
+    chk = GD.simulate_transcripts(X, y, training, index=0, runs=50, rho=1.0, seed=1)
     util = GD.utility_check([1.0, 10.0], runs=20, seed=0)
     lr = GD.long_run_utility([0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=30, trials=2, cap=100, seed=0)
     for fig in (plots.figure_individual_privacy(run, tau=0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
@@ -429,7 +440,7 @@ def test_retraining_step_contracts_for_a_record_on_the_clipping_sphere():
 def test_noiseless_retraining_error_stays_bounded_at_one_user():
     # with the stable step a lone user's noiseless fit errs like predicting 0 (||theta||^2 = 4), not hundreds
     mech = GD.PrivateGD(np.inf, tau=0.02)
-    run = GD.simulate(np.inf, tau=0.02, q=0.0, r=0.0, T=1, n0=1, trials=400, seed=3)
+    run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=1, trials=400, seed=3)
     assert run.sq_error[:, 0].mean() < 2 * mech.theta_norm ** 2
 
 
@@ -446,7 +457,8 @@ def test_strongly_convex_average_is_the_cited_one():
     # Lacoste-Julien et al.: x_t (t = 1..K) is where step 2/(mu(t + 1)) is taken; output sum 2t x_t/(K(K + 1))
     X, y = _logistic_data(20, 3, 5)
     lam, K = 2.0, 6
-    run = GD.noisy_gd(X, y, loss="logistic", lam=lam, clip=1e9, steps=K, sigma=0.0, schedule="strongly_convex", seed=0)
+    run = GD.noisy_gd(X, y, GD.Training(loss="logistic", lam=lam, clip=1e9, steps=K, schedule="strongly_convex"),
+                      sigma=0.0, seed=0)
     x, avg = np.zeros(3), np.zeros(3)
     for t in range(1, K + 1):
         avg += 2.0 * t * x / (K * (K + 1))

@@ -24,43 +24,48 @@ YL = np.where(XL[:, 0] > 0, 1.0, -1.0)
 
 
 def test_clipped_gd_refuses_step_times_penalty_above_two():
-    kw = dict(loss="logistic", clip=1.0, steps=5, rho=1.0, seed=1)
-    gradient.noisy_gd(XL, YL, lam=1.0, step_size=2.0, **kw)          # η λ = 2: bounded
+    kw = dict(loss="logistic", clip=1.0, steps=5)
+    gradient.noisy_gd(XL, YL, gradient.Training(lam=1.0, step_size=2.0, **kw), rho=1.0, seed=1)   # η λ = 2: bounded
     for lam, step in ((1e300, 0.02), (1.0, 1e300), (1.0, 2.1)):
         with pytest.raises(ValueError, match=r"step_size \* lam must be at most 2"):
-            gradient.noisy_gd(XL, YL, lam=lam, step_size=step, **kw)
+            gradient.Training(lam=lam, step_size=step, **kw)           # refused where it is given, for every run
     with pytest.raises(ValueError, match="step_size"):
-        gradient.simulate_transcripts(XL, YL, index=0, runs=4, loss="logistic", lam=1.0, clip=0.05, steps=3,
-                                      rho=1.0, step_size=1e300)
+        gradient.Training(loss="logistic", lam=1.0, clip=0.05, steps=3, step_size=1e300)
 
 
 def test_quadratic_excess_refuses_steps_above_two_over_the_smoothness():
     H = np.array(X2).T @ np.array(X2) + np.eye(2)
     L = float(np.linalg.eigvalsh(H)[-1])
-    ok = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=0.5, steps=3, step_size=2.0 / L)
+    run = dict(loss="squared", clip=1.0, steps=3)
+    ok = gradient.quadratic_expected_excess(X2, Y2, gradient.Training(lam=1.0, step_size=2.0 / L, **run), sigma=0.5)
     assert math.isfinite(ok)
-    for lam, step in ((1.0, 2.0 / L * 1.01), (1e300, 0.5), (1.0, 1e300)):
-        with pytest.raises(ValueError, match="step_size must be at most 2/L"):
-            gradient.quadratic_expected_excess(X2, Y2, lam=lam, sigma=0.5, steps=3, step_size=step)
+    with pytest.raises(ValueError, match="step_size must be at most 2/L"):
+        gradient.quadratic_expected_excess(X2, Y2, gradient.Training(lam=1.0, step_size=2.0 / L * 1.01, **run),
+                                           sigma=0.5)
+    # η λ > 2 (so η L > 2 as well, L >= λ) is refused by the Training itself, before any data
+    for lam, step in ((1e300, 0.5), (1.0, 1e300)):
+        with pytest.raises(ValueError, match="step_size"):
+            gradient.quadratic_expected_excess(X2, Y2, gradient.Training(lam=lam, step_size=step, **run), sigma=0.5)
 
 
 def test_quadratic_excess_of_a_huge_noise_is_inf_not_an_overflow():
-    assert gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1e300, steps=3, step_size=0.5) == math.inf
-    a = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1e100, steps=3, step_size=0.5)
-    b = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=0.0, steps=3, step_size=0.5)
-    c = gradient.quadratic_expected_excess(X2, Y2, lam=1.0, sigma=1.0, steps=3, step_size=0.5)
+    training = gradient.Training(loss="squared", lam=1.0, clip=1.0, steps=3, step_size=0.5)
+    assert gradient.quadratic_expected_excess(X2, Y2, training, sigma=1e300) == math.inf
+    a = gradient.quadratic_expected_excess(X2, Y2, training, sigma=1e100)
+    b = gradient.quadratic_expected_excess(X2, Y2, training, sigma=0.0)
+    c = gradient.quadratic_expected_excess(X2, Y2, training, sigma=1.0)
     assert a == pytest.approx(b + (c - b) * 1e200, rel=1e-12)
 
 
 def test_noisy_gd_states_its_range_of_clipping_bounds():
     for clip in (1e-100, 1e100):
-        run = gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=clip, steps=5, rho=1.0, step_size=0.02,
-                                seed=1)
+        run = gradient.noisy_gd(XL, YL, gradient.Training(loss="logistic", lam=1.0, clip=clip, steps=5,
+                                                          step_size=0.02), rho=1.0, seed=1)
         assert np.all(np.isfinite(run.mu)) and np.all(np.isfinite(run.llr))
         assert np.all(run.mu <= math.sqrt(2 * run.rho) * (1 + 1e-9))
     for clip in (1e-300, 1e300):
         with pytest.raises(ValueError, match=r"clip must be in \[1e-100, 1e\+100\]"):
-            gradient.noisy_gd(XL, YL, loss="logistic", lam=1.0, clip=clip, steps=5, rho=1.0, step_size=0.02)
+            gradient.Training(loss="logistic", lam=1.0, clip=clip, steps=5, step_size=0.02)
 
 
 def test_gd_agents_oracle_survives_a_tiny_budget():
@@ -73,12 +78,16 @@ def test_gd_agents_oracle_survives_a_tiny_budget():
 @pytest.mark.parametrize("name, bad, good", [("rhos", [1e-300], [1e-100]), ("x_bound", 1e300, 1e50),
                                              ("noise_sd", 1e300, 1e50)])
 def test_utility_check_states_its_ranges(name, bad, good):
-    kw = dict(rhos=[1.0, 100.0], n=20, d=3, steps=5, runs=2, seed=0)
+    def call(loss, value):
+        data = dict(n=20, d=3, **({name: value} if name != "rhos" else {}))
+        rhos = value if name == "rhos" else [1.0, 100.0]
+        return gradient.utility_check(rhos, gradient.UtilityData(**data), loss=loss, steps=5, runs=2, seed=0)
+
     for loss in ("squared", "logistic"):
-        c = gradient.utility_check(**dict(kw, loss=loss, **{name: good}))
+        c = call(loss, good)
         assert np.all(np.isfinite(c.simulated)) and np.all(np.isfinite(c.se))
         with pytest.raises(ValueError, match=name):
-            gradient.utility_check(**dict(kw, loss=loss, **{name: bad}))
+            call(loss, bad)
 
 
 def test_closed_forms_at_extreme_valid_values_are_finite_limits_without_warnings():
@@ -124,4 +133,5 @@ def test_utility_check_checks_the_radius_under_either_loss():
     # the squared loss runs unprojected and ignored radius=-1
     for loss in ("squared", "logistic"):
         with pytest.raises(ValueError, match=r"radius must be in \(0, inf\)"):
-            gradient.utility_check([1.0], loss=loss, n=20, d=2, steps=2, runs=2, radius=-1.0, seed=0)
+            gradient.utility_check([1.0], gradient.UtilityData(n=20, d=2), loss=loss, steps=2, runs=2, radius=-1.0,
+                                   seed=0)

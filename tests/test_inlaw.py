@@ -42,9 +42,10 @@ def homogeneity_p(a, b):
 @pytest.mark.parametrize("n0", [1, 2, 3])
 @pytest.mark.parametrize("rule", ["leak", "agnostic"])
 def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n0, rule):
-    kw = dict(q=0.4, r=0.7, T=2, n0=n0, trials=3000, rule=rule, mu=(0.0, 1.0), policy=Policy(floor=0))
-    fast = bernoulli.simulate(0.8, seed=1, **kw)
-    slow = bernoulli.simulate_agents(0.8, seed=2, **kw)
+    mech, users = bernoulli.RandomizedResponse(0.8, mu=(0.0, 1.0)), Memoryless(q=0.4, r=0.7, rule=rule)
+    kw = dict(T=2, n0=n0, trials=3000, policy=Policy(floor=0))
+    fast = engine.simulate(mech, users, seed=1, **kw)
+    slow = engine.simulate_agents(mech, users, seed=2, **kw)
     rows = lambda run: np.column_stack([run.population[:, 1], run.leaked[:, 0], run.population[:, 2]])  # noqa: E731
     assert homogeneity_p(rows(fast), rows(slow)) > P_MIN
     # the estimate takes finitely many values at N <= 3: the squared errors' means agree too
@@ -57,17 +58,18 @@ def test_bernoulli_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(
 
 
 def test_bernoulli_homogeneity_check_has_power_against_the_other_growth_rule():
-    kw = dict(q=0.4, r=0.7, T=2, n0=2, trials=3000, mu=(0.0, 1.0), policy=Policy(floor=0))
-    fast = bernoulli.simulate(0.8, rule="leak", seed=1, **kw)
-    wrong = bernoulli.simulate_agents(0.8, rule="agnostic", seed=2, **kw)
+    mech, kw = bernoulli.RandomizedResponse(0.8, mu=(0.0, 1.0)), dict(T=2, n0=2, trials=3000, policy=Policy(floor=0))
+    fast = engine.simulate(mech, Memoryless(q=0.4, r=0.7, rule="leak"), seed=1, **kw)
+    wrong = engine.simulate_agents(mech, Memoryless(q=0.4, r=0.7, rule="agnostic"), seed=2, **kw)
     rows = lambda run: np.column_stack([run.population[:, 1], run.leaked[:, 0], run.population[:, 2]])  # noqa: E731
     assert homogeneity_p(rows(fast), rows(wrong)) < P_MIN
 
 
 def test_bernoulli_authors_conventions_agree_with_the_agent_reference():
-    kw = dict(q=0.9, r=0.5, T=6, n0=4, trials=2000, conventions="authors")
-    fast = bernoulli.simulate(1.0, seed=3, **kw)
-    slow = bernoulli.simulate_agents(1.0, seed=4, **kw)
+    mech, users = bernoulli.RandomizedResponse(1.0), Memoryless(q=0.9, r=0.5)
+    kw = dict(T=6, n0=4, trials=2000, conventions="authors")
+    fast = engine.simulate(mech, users, seed=3, **kw)
+    slow = engine.simulate_agents(mech, users, seed=4, **kw)
     for run in (fast, slow):
         assert run.policy.floor == 0 and run.mechanism.clip_estimate
         assert np.all(run.sq_error[~run.alive] == 10.0) and (~run.alive).any() and run.alive[:, -1].any()
@@ -86,9 +88,10 @@ def test_gaussian_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n
     # small γ and a large τ: the across-noise term β decides many leaks (0, 1 and 2 leaks each
     # have probability 1/4 or more at N = 2), so a draw of β that ignored the records'
     # dependence (at N = 2 the two deviations are opposite) fails
-    kw = dict(tau=10.0, q=0.5, r=0.6, T=2, n0=n0, trials=2000, statistic=statistic, policy=Policy(floor=0), **SMALL)
-    fast = gaussian.simulate(0.3, draw=draw, seed=5, **kw)
-    slow = gaussian.simulate_agents(0.3, seed=6, **kw)
+    mech = GaussianMean(0.3, tau=10.0, statistic=statistic, draw=draw, **SMALL)
+    users, kw = Memoryless(q=0.5, r=0.6), dict(T=2, n0=n0, trials=2000, policy=Policy(floor=0))
+    fast = engine.simulate(mech, users, seed=5, **kw)
+    slow = engine.simulate_agents(mech, users, seed=6, **kw)
     assert fast.method == draw and slow.method == "agents"
     rows = lambda run: np.column_stack([run.leaked[:, 0], run.population[:, 1], run.population[:, 2]])  # noqa: E731
     assert homogeneity_p(rows(fast), rows(slow)) > P_MIN
@@ -99,9 +102,9 @@ def test_gaussian_engine_and_agents_agree_on_the_joint_law_at_tiny_populations(n
 
 def test_gaussian_homogeneity_check_has_power_against_a_wrong_threshold_at_n_equal_two():
     # the agent reference with τ 20% lower is a different law; the check above must see it
-    kw = dict(q=0.5, r=0.6, T=2, n0=2, trials=2000, policy=Policy(floor=0), **SMALL)
-    fast = gaussian.simulate(0.3, tau=10.0, seed=5, **kw)
-    other = gaussian.simulate_agents(0.3, tau=8.0, seed=6, **kw)
+    users, kw = Memoryless(q=0.5, r=0.6), dict(T=2, n0=2, trials=2000, policy=Policy(floor=0))
+    fast = engine.simulate(GaussianMean(0.3, tau=10.0, **SMALL), users, seed=5, **kw)
+    other = engine.simulate_agents(GaussianMean(0.3, tau=8.0, **SMALL), users, seed=6, **kw)
     rows = lambda run: np.column_stack([run.leaked[:, 0], run.population[:, 1], run.population[:, 2]])  # noqa: E731
     assert homogeneity_p(rows(fast), rows(other)) < P_MIN
 
@@ -156,8 +159,8 @@ def test_records_draw_with_a_covariance_and_a_mean_is_lemma_3_and_exact_p():
 def test_agent_reference_mean_error_and_leak_fraction_are_exact(statistic):
     # the oracle itself, checked absolutely (coarser: it is slow)
     gamma, n, d, tau = 0.8, 8, 4, 0.05
-    run = gaussian.simulate_agents(gamma, tau=tau, q=0.0, r=0.0, T=10, n0=n, d=d, R=1e3, trials=300,
-                                   statistic=statistic, seed=11)
+    run = engine.simulate_agents(GaussianMean(gamma, tau=tau, d=d, R=1e3, statistic=statistic),
+                                 Memoryless(q=0.0, r=0.0), T=10, n0=n, trials=300, seed=11)
     err, lf = run.sq_error.ravel(), run.leak_fraction.ravel()
     assert abs(err.mean() - gaussian.mahalanobis_error(gamma, n, d=d)) < Z * err.std() / math.sqrt(err.size)
     p = leakage.marginal_leak_probability(n, gamma, tau=tau, d=d, R=1e3, statistic=statistic, method="quadrature").p

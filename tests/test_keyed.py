@@ -21,7 +21,8 @@ import pytest
 from scipy import special, stats
 
 from perfpriv import keyed as R
-from perfpriv import bernoulli, gaussian
+from perfpriv import bernoulli, engine, gaussian
+from perfpriv.behaviour import Memoryless
 from perfpriv.kernels import streams
 
 Z = 4.5
@@ -460,16 +461,20 @@ def test_binomial_draws_equal_a_scalar_reference_of_the_sampler_draw_by_draw(n, 
 def test_a_seed_sequence_passed_twice_gives_the_same_run():
     kw = dict(tau=0.02, q=0.3, r=0.6, T=4, n0=10, d=2, R=10.0, trials=2)
     ss = np.random.SeedSequence(5)
-    runs = [gaussian.simulate_agents(1.0, seed=ss, **kw) for _ in range(2)]
-    fresh = gaussian.simulate_agents(1.0, seed=np.random.SeedSequence(5), **kw)
+    users, run = Memoryless(q=0.3, r=0.6), dict(T=4, n0=10, trials=2)
+    agents = lambda seed: engine.simulate_agents(gaussian.GaussianMean(1.0, tau=0.02, d=2, R=10.0),  # noqa: E731
+                                                 users, seed=seed, **run)
+    runs = [agents(ss) for _ in range(2)]
+    fresh = agents(np.random.SeedSequence(5))
     assert np.array_equal(runs[0].sq_error, runs[1].sq_error)
     assert np.array_equal(runs[0].sq_error, fresh.sq_error)
     a, b = (gaussian.simulate(1.0, seed=ss, **kw) for _ in range(2))
     assert np.array_equal(a.sq_error, b.sq_error)
     bkw = dict(q=0.3, r=0.6, T=4, n0=10, trials=2)
-    for simulate in (bernoulli.simulate, bernoulli.simulate_agents):
-        x, y = (simulate(1.0, seed=ss, **bkw) for _ in range(2))
-        assert np.array_equal(x.sq_error, y.sq_error)
+    x, y = (bernoulli.simulate(1.0, seed=ss, **bkw) for _ in range(2))
+    assert np.array_equal(x.sq_error, y.sq_error)
+    x, y = (engine.simulate_agents(bernoulli.RandomizedResponse(1.0), users, seed=ss, **run) for _ in range(2))
+    assert np.array_equal(x.sq_error, y.sq_error)
     assert ss.n_children_spawned == 0
     assert R.as_seed_sequence(ss) is not ss
 

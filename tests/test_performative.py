@@ -179,9 +179,9 @@ def test_example_clients_have_the_requested_weighted_moments():
 def test_simulator_matches_the_exact_moments(scheme, K, uniform, scaled):
     p = None if uniform else np.array([0.3, 0.25, 0.15, 0.1, 0.1, 0.1])
     c = GaussianClients.example(N=6, m_mean=2.0, m_sd=1.0, eps_mean=0.5, eps_sd=0.3, p=p, sigma=1.0, seed=1)
-    kw = dict(T=40, E=3, scheme=scheme, K=K, steps=0.15, scaled=scaled)
-    exact = federated.expected_distance(c, **kw)
-    run = federated.p_fedavg(c, trials=20000, seed=11, **kw)
+    fedavg = federated.FedAvg(E=3, scheme=scheme, K=K, steps=0.15, scaled=scaled)
+    exact = federated.expected_distance(c, fedavg, T=40)
+    run = federated.p_fedavg(c, fedavg, T=40, trials=20000, seed=11)
     for t in (3, 10, 21, 40):
         assert abs(run.mean_sq_distance[t] - exact.sq_distance[t]) < 4.5 * run.se[t], t
         np.testing.assert_allclose(run.theta[:, t].mean(axis=0), exact.mean[t],
@@ -195,14 +195,14 @@ def test_constant_steps_leave_the_stationary_variance_of_the_averaged_recursion(
     eta = 0.1
     a = 1 - eta * (1 - 0.5)
     floor = eta**2 * 4.0 * (p @ p) / (1 - a**2)
-    mom = federated.expected_distance(c, T=3000, E=1, steps=eta)
+    mom = federated.expected_distance(c, federated.FedAvg(E=1, steps=eta), T=3000)
     assert mom.sq_distance[-1] == pytest.approx(floor, rel=1e-9)
 
 
 def test_decaying_steps_give_the_one_over_t_rate():
     c = GaussianClients.example(N=10, m_mean=10.0, m_sd=1.0, eps_mean=0.9, eps_sd=0.02)
     for scheme, K in (("full", None), ("I", 5), ("II", 5)):
-        mom = federated.expected_distance(c, T=32000, E=5, scheme=scheme, K=K)
+        mom = federated.expected_distance(c, federated.FedAvg(E=5, scheme=scheme, K=K), T=32000)
         g = mom.steps.offset
         scaled = [mom.sq_distance[t] * (t + g) for t in (8000, 16000, 32000)]
         assert abs(scaled[2] / scaled[1] - 1) < 0.05 and abs(scaled[1] / scaled[0] - 1) < 0.2
@@ -214,14 +214,14 @@ def test_homogeneous_clients_make_the_number_of_local_steps_irrelevant():
     c = GaussianClients.example(N=8, m_mean=2.0, eps_mean=0.7, sigma=1.0)
     steps = StepRule.decaying(4.0, 30.0)
     for scheme, K in (("full", None), ("I", 3), ("II", 3)):
-        ref = federated.expected_distance(c, T=600, E=1, scheme=scheme, K=K, steps=steps).sq_distance
+        ref = federated.expected_distance(c, federated.FedAvg(E=1, scheme=scheme, K=K, steps=steps), T=600).sq_distance
         for E in (2, 5, 10, 50):
-            other = federated.expected_distance(c, T=600, E=E, scheme=scheme, K=K, steps=steps).sq_distance
+            other = federated.expected_distance(c, federated.FedAvg(E=E, scheme=scheme, K=K, steps=steps), T=600).sq_distance
             np.testing.assert_allclose(other[::E * 2][1:], ref[::E * 2][1:], rtol=1e-9)
     # heterogeneous data: E matters once clients are sampled
     het = GaussianClients.example(N=8, m_mean=2.0, m_sd=1.0, eps_mean=0.7, sigma=1.0)
-    one = federated.expected_distance(het, T=600, E=1, scheme="I", K=3, steps=steps).sq_distance[-1]
-    ten = federated.expected_distance(het, T=600, E=10, scheme="I", K=3, steps=steps).sq_distance[-1]
+    one = federated.expected_distance(het, federated.FedAvg(E=1, scheme="I", K=3, steps=steps), T=600).sq_distance[-1]
+    ten = federated.expected_distance(het, federated.FedAvg(E=10, scheme="I", K=3, steps=steps), T=600).sq_distance[-1]
     assert abs(ten / one - 1) > 0.05
 
 
@@ -230,7 +230,7 @@ def test_data_heterogeneity_costs_nothing_under_full_participation():
     base = GaussianClients.example(N=8, m_mean=2.0, eps_mean=0.7)
     data = GaussianClients.example(N=8, m_mean=2.0, m_sd=3.0, eps_mean=0.7)
     shift = GaussianClients.example(N=8, m_mean=2.0, eps_mean=0.7, eps_sd=0.2)
-    d0, d1, d2 = (federated.expected_distance(c, T=500, E=5, steps=steps).sq_distance for c in (base, data, shift))
+    d0, d1, d2 = (federated.expected_distance(c, federated.FedAvg(E=5, steps=steps), T=500).sq_distance for c in (base, data, shift))
     np.testing.assert_allclose(d1, d0, rtol=1e-9)
     assert np.max(np.abs(d2[50:] / d0[50:] - 1)) > 0.05
 
@@ -238,11 +238,11 @@ def test_data_heterogeneity_costs_nothing_under_full_participation():
 def test_scheme_two_beats_scheme_one_with_equal_weights():
     c = GaussianClients.example(N=10, m_mean=2.0, m_sd=1.0, eps_mean=0.6, eps_sd=0.1)
     for K in (2, 5, 9):
-        one = federated.expected_distance(c, T=400, E=4, scheme="I", K=K).sq_distance
-        two = federated.expected_distance(c, T=400, E=4, scheme="II", K=K).sq_distance
+        one = federated.expected_distance(c, federated.FedAvg(E=4, scheme="I", K=K), T=400).sq_distance
+        two = federated.expected_distance(c, federated.FedAvg(E=4, scheme="II", K=K), T=400).sq_distance
         assert np.all(two[4::4] <= one[4::4] * (1 + 1e-12))
-    full = federated.expected_distance(c, T=400, E=4).sq_distance
-    np.testing.assert_allclose(federated.expected_distance(c, T=400, E=4, scheme="II", K=10).sq_distance, full,
+    full = federated.expected_distance(c, federated.FedAvg(E=4), T=400).sq_distance
+    np.testing.assert_allclose(federated.expected_distance(c, federated.FedAvg(E=4, scheme="II", K=10), T=400).sq_distance, full,
                                rtol=1e-9)
 
 
@@ -265,7 +265,7 @@ def test_aggregation_weights_have_the_moments_the_recursion_uses():
     for scheme, W, scaled in (("I", W1, False), ("II", W2, True)):
         x0 = np.array([1.0, -2.0, 3.0, 0.5])
         cl = GaussianClients(x0[:, None], np.zeros(N), p, 0.0)   # m_i = x0, eps = 0: one step of size 1 lands on m
-        mom = federated.expected_distance(cl, T=1, E=1, scheme=scheme, K=K, steps=1.0, scaled=scaled)
+        mom = federated.expected_distance(cl, federated.FedAvg(E=1, scheme=scheme, K=K, steps=1.0, scaled=scaled), T=1)
         # steps=1, eps=0, sigma=0: every client jumps to c_i m_i (c_i = 1, or p_i N when scaled)
         jump = x0 * (p * N if scaled else 1.0)
         wbar = np.full(N, 1.0 / N) if scaled else p     # E w of the scheme (both sum to one in expectation)
@@ -277,25 +277,25 @@ def test_aggregation_weights_have_the_moments_the_recursion_uses():
 def test_federated_bad_input():
     c = GaussianClients.example(N=5, eps_mean=0.5, p=[0.3, 0.3, 0.2, 0.1, 0.1])
     with pytest.raises(ValueError, match="p_i = 1/N"):
-        federated.p_fedavg(c, T=5, scheme="II", K=2, trials=2)
+        federated.p_fedavg(c, federated.FedAvg(scheme="II", K=2), T=5, trials=2)
     with pytest.raises(ValueError, match="needs K"):
-        federated.expected_distance(c, T=5, scheme="I")
+        federated.expected_distance(c, federated.FedAvg(scheme="I"), T=5)
     with pytest.raises(ValueError, match="K \\(the number"):
-        federated.expected_distance(c, T=5, K=3)
+        federated.expected_distance(c, federated.FedAvg(K=3), T=5)
     with pytest.raises(ValueError, match="K must be"):
-        federated.expected_distance(GaussianClients.example(N=5, eps_mean=0.5), T=5, scheme="II", K=6)
+        federated.expected_distance(GaussianClients.example(N=5, eps_mean=0.5), federated.FedAvg(scheme="II", K=6), T=5)
     with pytest.raises(ValueError, match="scaled=True"):
-        federated.expected_distance(c, T=5, scheme="I", K=2, scaled=True)
+        federated.expected_distance(c, federated.FedAvg(scheme="I", K=2, scaled=True), T=5)
     with pytest.raises(ValueError, match="p must sum to 1"):
         federated.stable_point([1.0, 2.0], [0.1, 0.2], [0.5, 0.6])
     with pytest.raises(ValueError, match="eps must hold one"):
         federated.stable_point([1.0, 2.0], [0.1, 0.2, 0.3])
     with pytest.raises(TypeError, match="steps must be"):
-        federated.p_fedavg(c, T=5, steps="fast", trials=2)
+        federated.p_fedavg(c, federated.FedAvg(steps="fast"), T=5, trials=2)
     with pytest.raises(ValueError, match="beta"):
         StepRule.decaying(-1.0, 2.0)
     with pytest.raises(ValueError, match="scheme must be one of"):
-        federated.p_fedavg(c, T=5, scheme="III", trials=2)
+        federated.p_fedavg(c, federated.FedAvg(scheme="III"), T=5, trials=2)
 
 
 # ----------------------------------------------------------------- bilevel
@@ -403,17 +403,15 @@ def test_level_response_bad_input():
 
 
 # ------------------------------------------------------------ participation
-SMALL = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=8, n0=15, policy=Policy(cap=40), m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3,
-             E=2, step=0.2)
+SMALL = dict(tau=0.3, R=5.0, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3, E=2, step=0.2)     # the mechanism's options
 
 
 @pytest.mark.parametrize("gamma", [0.3, 1.0])
 def test_engine_mechanism_agrees_with_the_agent_reference(gamma):
-    options = {k: v for k, v in SMALL.items() if k not in ("tau", "R", "q", "r", "T", "n0", "policy")}
-    agents = engine.simulate_agents(participation.PrivateFederatedRound(gamma, tau=0.3, R=5.0, **options),
-                                    behaviour.Memoryless(q=0.5, r=0.3), T=8, n0=15, trials=300,
-                                    policy=SMALL["policy"], seed=2)
-    fast = participation.simulate_participation(gamma, trials=3000, seed=3, **SMALL)
+    mech = participation.PrivateFederatedRound(gamma, **SMALL)
+    users, loop = behaviour.Memoryless(q=0.5, r=0.3), dict(T=8, n0=15, policy=Policy(cap=40))
+    agents = engine.simulate_agents(mech, users, trials=300, seed=2, **loop)
+    fast = engine.simulate(mech, users, trials=3000, seed=3, **loop)
     checks = [(agents.population[:, -1], fast.population[:, -1]), (agents.sq_error[:, -1], fast.sq_error[:, -1]),
               (agents.leak_fraction.mean(axis=1), fast.leak_fraction.mean(axis=1)),
               (agents.details["theta"][:, -1], fast.details["theta"][:, -1])]
@@ -425,8 +423,9 @@ def test_engine_mechanism_agrees_with_the_agent_reference(gamma):
 def test_model_error_follows_its_exact_second_moment_recursion():
     # q = r = 0: n clients every round; E = 1, no clipping: e' = a e + h·noise, Var = (s_m² + σ² + γ² + s_ε² θ²)/n
     n, gamma, h, eps, m, sm, se_, sig, T = 30, 0.8, 0.4, 0.5, 1.0, 1.0, 0.3, 1.0, 12
-    run = participation.simulate_participation(gamma, tau=0.3, R=1e4, q=0.0, r=0.0, T=T, n0=n, trials=6000, seed=4,
-                                               m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig, E=1, step=h)
+    mech = participation.PrivateFederatedRound(gamma, tau=0.3, R=1e4, m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig,
+                                               E=1, step=h)
+    run = engine.simulate(mech, behaviour.Memoryless(q=0.0, r=0.0), T=T, n0=n, trials=6000, seed=4)
     ps, a = m / (1 - eps), 1 - h * (1 - eps)
     e1, e2 = -ps, ps**2
     for t in range(T):
@@ -440,8 +439,9 @@ def test_model_error_follows_its_exact_second_moment_recursion():
 def test_leak_probability_is_the_books_at_standardized_noise():
     gam = np.array([0.5, 1.0, 2.0])
     for theta0 in (0.0, 4.0):
-        run = participation.simulate_participation(gam, tau=0.3, R=1e6, q=0.0, r=0.0, T=1, n0=40, trials=3000, seed=6,
-                                                   m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3, E=1, step=0.5, theta0=theta0)
+        run = engine.simulate(participation.PrivateFederatedRound(gam, tau=0.3, R=1e6, m=1.0, m_sd=1.0, eps=0.5,
+                                                                  eps_sd=0.3, E=1, step=0.5, theta0=theta0),
+                              behaviour.Memoryless(q=0.0, r=0.0), T=1, n0=40, trials=3000, seed=6)
         mech = run.mechanism
         lf = run.leak_fraction[..., 0]
         p = mech.leak_probability_at(theta0, 40, gam)
@@ -464,9 +464,11 @@ def test_survival_threshold_sets_the_growth_factor_to_one_and_scales_with_the_sp
 
 
 def test_a_level_alone_equals_its_row_in_a_grid_and_the_given_mechanism_keeps_no_state():
-    kw = dict(tau=0.3, R=5.0, q=0.5, r=0.3, T=6, n0=12, policy=Policy(cap=30), m_sd=1.0, eps_sd=0.2, E=2, seed=9)
-    grid = participation.simulate_participation([0.4, 1.5], trials=5, **kw)
-    alone = participation.simulate_participation(1.5, trials=5, **kw)
+    law = dict(tau=0.3, R=5.0, m_sd=1.0, eps_sd=0.2, E=2)
+    kw = dict(T=6, n0=12, policy=Policy(cap=30), trials=5, seed=9)
+    users = behaviour.Memoryless(q=0.5, r=0.3)
+    grid = engine.simulate(participation.PrivateFederatedRound([0.4, 1.5], **law), users, **kw)
+    alone = engine.simulate(participation.PrivateFederatedRound(1.5, **law), users, **kw)
     np.testing.assert_array_equal(grid.population[1], alone.population)
     np.testing.assert_array_equal(grid.sq_error[1], alone.sq_error)
     mech = participation.PrivateFederatedRound([0.4, 1.5], tau=0.3, R=5.0)
@@ -496,11 +498,9 @@ def test_participation_bad_input():
     with pytest.raises(ValueError, match="gamma"):
         participation.PrivateFederatedRound(0.0, tau=0.3, R=5.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'Q'"):
-        participation.simulate_participation(1.0, tau=0.3, R=5.0, q=0.5, r=0.2, T=3, n0=5, Q=1)
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, Q=1)
     with pytest.raises(TypeError, match="step must be"):
         participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, step="big")
-    with pytest.raises(ValueError, match="q must be"):
-        participation.simulate_participation(1.0, tau=0.3, R=5.0, q=1.5, r=0.2, T=3, n0=5)
 
 
 def test_stationary_error_is_the_limit_of_the_recursion_and_of_the_simulation():
@@ -516,9 +516,9 @@ def test_stationary_error_is_the_limit_of_the_recursion_and_of_the_simulation():
             e2 = a**2 * e2 + h**2 * (sm**2 + sig**2 + g**2 + se_**2 * theta2) / n
             e1 = a * e1
         assert formula == pytest.approx(e2, rel=1e-10)
-    run = participation.simulate_participation(gam, tau=0.3, R=1e4, q=0.0, r=0.0, T=60, n0=n, trials=3000, seed=8,
-                                               m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig, E=1, step=h,
-                                               theta0=ps)
+    run = engine.simulate(participation.PrivateFederatedRound(gam, tau=0.3, R=1e4, m=m, m_sd=sm, eps=eps, eps_sd=se_,
+                                                              sigma=sig, E=1, step=h, theta0=ps),
+                          behaviour.Memoryless(q=0.0, r=0.0), T=60, n0=n, trials=3000, seed=8)
     last = run.sq_error[..., -1]
     assert np.all(np.abs(last.mean(axis=1) - mech.stationary_error(n, gam))
                   < 4 * last.std(axis=1, ddof=1) / math.sqrt(last.shape[1]))
@@ -550,8 +550,9 @@ def test_every_figure_returns_a_figure_and_refuses_empty_input():
     mom = {"full": federated.expected_distance(c, T=50)}
     runs = {"full": federated.p_fedavg(c, T=50, trials=5, seed=0)}
     prob = bilevel.BilevelRegression.synthetic(M=3, n=10, d=2, eps_c=0.5, eps_d=0.5)
-    part = {"a": participation.simulate_participation([0.5, 2.0], tau=0.3, R=10.0, q=0.5, r=0.2, T=25, n0=20,
-                                                      trials=3, policy=Policy(cap=50), seed=0, E=1, step=0.5)}
+    part = {"a": engine.simulate(participation.PrivateFederatedRound([0.5, 2.0], tau=0.3, R=10.0, E=1, step=0.5),
+                                 behaviour.Memoryless(q=0.5, r=0.2), T=25, n0=20, trials=3, policy=Policy(cap=50),
+                                 seed=0)}
     figs = [plots.figure_retraining(paths, lin), plots.figure_level_response(level, deployed=[0]),
             plots.figure_fedavg_convergence(mom, runs), plots.figure_fedavg_factors({"E": ([1, 2], {"x": [1.0, 0.5]})}),
             plots.figure_bilevel({"p": bilevel.fbi_rrm(prob, rounds=5)}, prob, eps_c=np.linspace(0, 2, 5),
@@ -570,7 +571,15 @@ def test_explorer_draws_its_default_and_reports_its_values():
     _, widgets = _faces()
     from matplotlib.figure import Figure
 
-    assert isinstance(widgets.draw_participation(gamma=0.3, trials=2, T=10), Figure)
+    mech = participation.PrivateFederatedRound(0.3, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3, step=0.5)
+    assert isinstance(widgets.draw_participation(mech, behaviour.Memoryless(q=0.5, r=0.2), trials=2, T=10), Figure)
+    with pytest.raises(ValueError, match="one noise scale"):
+        widgets.draw_participation(participation.PrivateFederatedRound([0.3, 1.0], tau=0.3, R=10.0),
+                                   behaviour.Memoryless(q=0.5, r=0.2))
+    with pytest.raises(TypeError, match="users must be"):
+        widgets.draw_participation(mech, behaviour.LeakCount(k=2, q=0.5, r=0.2))
+    with pytest.raises(ValueError, match="users must hold one q"):
+        widgets.draw_participation(mech, behaviour.Memoryless(q=[0.5, 0.3], r=0.2))
     ex = widgets.participation_explorer()
     assert repr(ex).startswith("<Private federated rounds explorer: gamma=0.6")
 
@@ -604,7 +613,7 @@ def test_flags_are_booleans_not_truthy_values():
     with pytest.raises(ValueError, match="E"):
         federated.StepRule.default(clients, float("nan"))
     with pytest.raises(TypeError, match="scaled"):
-        federated.p_fedavg(clients, T=3, scaled=0)
+        federated.p_fedavg(clients, federated.FedAvg(scaled=0), T=3)
 
 
 def test_survival_threshold_at_extreme_thresholds_is_zero_or_infinite():

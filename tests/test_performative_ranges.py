@@ -9,7 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-from perfpriv.performative import BilevelRegression, federated, simulate_participation
+from perfpriv import engine
+from perfpriv.behaviour import Memoryless
+from perfpriv.performative import BilevelRegression, federated
 from perfpriv.performative.participation import PrivateFederatedRound
 from perfpriv.engine import Policy
 
@@ -19,7 +21,8 @@ pytestmark = pytest.mark.usefixtures("no_warnings")
 def test_expected_distance_states_the_range_of_the_start():
     clients = federated.GaussianClients.example(N=4, m_mean=1.0, eps_mean=0.5, m_sd=0.5)
     for scheme, K in (("full", None), ("I", 2), ("II", 2)):
-        mom = federated.expected_distance(clients, T=3, scheme=scheme, K=K, steps=1.0, theta0=-1e100)
+        mom = federated.expected_distance(clients, federated.FedAvg(scheme=scheme, K=K, steps=1.0), T=3,
+                                          theta0=-1e100)
         assert np.all(np.isfinite(mom.sq_distance)) and mom.sq_distance[0] == pytest.approx(1e200, rel=1e-12)
     for bad in (1e300, -1e300):
         with pytest.raises(ValueError, match=r"theta0 must be in \[-1e\+100, 1e\+100\]"):
@@ -36,12 +39,14 @@ def test_participation_round_states_the_range_of_its_locations_and_spreads():
 def test_diverging_local_steps_of_private_federated_rounds_are_a_clear_error_not_nan():
     # a local step eta multiplies a client's model by 1 - eta(1 - eps_i); at eta = 1e300 the local
     # models overflow in round 1 (they used to give overflow warnings and NaN squared errors)
-    kwargs = dict(tau=0.3, R=10.0, q=0.5, r=0.2, T=3, n0=20, policy=Policy(cap=60), trials=2, seed=1, eps=0.8, eps_sd=0.3)
+    law = dict(tau=0.3, R=10.0, eps=0.8, eps_sd=0.3)
+    kwargs = dict(T=3, n0=20, policy=Policy(cap=60), trials=2, seed=1)
+    users = Memoryless(q=0.5, r=0.2)
     with pytest.raises(ValueError, match=r"^step: .*overflowed in round 1"):
-        simulate_participation([1e-3, 0.6], step=1e300, **kwargs)
+        engine.simulate(PrivateFederatedRound([1e-3, 0.6], step=1e300, **law), users, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        run = simulate_participation([1e-3, 0.6], step=1e100, **kwargs)   # huge, but finite: a value
+        run = engine.simulate(PrivateFederatedRound([1e-3, 0.6], step=1e100, **law), users, **kwargs)   # huge, but finite
     assert np.all(np.isfinite(run.sq_error)) and np.all(run.sq_error > 1e150)
 
 
@@ -52,11 +57,11 @@ def test_local_steps_that_amplify_the_models_are_refused_by_name():
     for call in (federated.p_fedavg, federated.expected_distance):
         kw = dict(T=2, trials=2) if call is federated.p_fedavg else dict(T=2)
         with pytest.raises(ValueError, match="steps must keep the local iterations stable"):
-            call(c, steps=1e300, **kw)
+            call(c, federated.FedAvg(steps=1e300), **kw)
         with pytest.raises(ValueError, match="steps"):
-            call(c, steps=4.0 * (1 + 1e-12), **kw)
+            call(c, federated.FedAvg(steps=4.0 * (1 + 1e-12)), **kw)
     # at the edge η = 2/0.5 = 4 the local factor is a = 1 − 4·0.5 = −1: θ ← −θ + η m (noiseless, equal clients)
-    mom = federated.expected_distance(c, T=2, steps=4.0, theta0=1.0)
+    mom = federated.expected_distance(c, federated.FedAvg(steps=4.0), T=2, theta0=1.0)
     m = float(c.m[0, 0])
     assert mom.mean.ravel().tolist() == [1.0, -1.0 + 4.0 * m, -(-1.0 + 4.0 * m) + 4.0 * m]
 

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from perfpriv import experiments, feedback, gaussian, leakage, plots, widgets
+from perfpriv import bernoulli, engine, experiments, feedback, gaussian, leakage, optimize, plots, widgets
 from perfpriv.behaviour import Memoryless
 from perfpriv._validate import check_root_seed
 from perfpriv.performative import PerformativeProblem
@@ -186,13 +186,19 @@ def test_llr_histogram_takes_integral_float_bins_and_refuses_bad_ones():
             plots.llr_histogram(samples, [3.0], 10, 1.0, bins=bad)
 
 
-@pytest.mark.parametrize("figure", ["figure1", "figure6"])
-def test_figure1_and_6_take_a_generator_seed(figure):
+@pytest.mark.parametrize("rule", ["leak", "agnostic"])
+def test_the_runs_of_figures_1_and_6_take_a_generator_seed(rule):
+    # the seed was figure1's and figure6's until they took only their runs (issue 31): now experiments.curve_runs'
+    mech, users = bernoulli.RandomizedResponse([1.0]), [Memoryless(q=0.6, r=0.3, rule=rule), Memoryless(q=0.3, r=0.6,
+                                                                                                      rule=rule)]
     with pytest.raises(TypeError, match=r"^seed "):
-        getattr(plots, figure)(seed="1")
+        experiments.curve_runs(mech, users, seed="1", T=3, n0=20, trials=2)
     # the generator gives one integer root seed: the same generator state, the same figure data
     a = check_root_seed(np.random.default_rng(5))
     assert a == check_root_seed(np.random.default_rng(5)) and a >= 0
+    drawn = experiments.curve_runs(mech, users, seed=np.random.default_rng(5), T=3, n0=20, trials=2)
+    again = experiments.curve_runs(mech, users, seed=a, T=3, n0=20, trials=2)
+    assert all(np.array_equal(x.sq_error, y.sq_error) for x, y in zip(drawn, again))
 
 
 def test_clipping_figure_refuses_records_beyond_what_an_axis_draws():
@@ -221,10 +227,11 @@ _SMALL = {"T": 3, "n0": 20, "trials": 2}
 @pytest.mark.parametrize("name, param", [
     ("figure1", "results"), ("figure6", "results"), ("final_error_figure", "results"), ("figure2", "result"),
     ("figure7", "result"), ("figure3a", "simulated"), ("exact_floor_figure", "check"), ("figure3bc", "curves"),
+    ("algorithm1_runs", "run"),
     ("figure_mean_field", "paths"), ("figure_horizon", "curves")])
 def test_a_figure_that_runs_an_experiment_given_a_result_of_the_wrong_type_names_it(name, param):
     # they read its fields deep inside: AttributeError ('int' object has no attribute 'epsilon') or len() errors
-    # (figure3bc, figure_mean_field and figure_horizon take only a result since issue 31)
+    # (figure3bc, figure_mean_field, figure_horizon, figure3a and algorithm1_runs take only a result since issue 31)
     figure = getattr(plots, name)
     for bad in (0, "x", [[1.0], [1.0, 2.0]]):
         with pytest.raises(TypeError, match=param):
@@ -235,8 +242,6 @@ def test_a_figure_that_runs_an_experiment_given_a_result_of_the_wrong_type_names
 
 
 @pytest.mark.parametrize("call, param", [
-    (lambda v: plots.figure1(settings=v, epsilons=[1.0], **_SMALL), "settings"),
-    (lambda v: plots.final_error_figure(settings=v, epsilons=[1.0], **_SMALL), "settings"),
     (lambda v: plots.growth_factor_figure(settings=v), "settings")])
 def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
     # 'int' object is not iterable, not enough values to unpack, 'float' object is not subscriptable
@@ -250,14 +255,51 @@ def test_pairs_of_rates_are_checked_before_they_are_unpacked(call, param):
     call(pair)                                                  # a valid pair draws
 
 
+def test_figures_1_and_6_read_q_and_r_from_their_runs_and_refuse_runs_they_cannot_draw():
+    # their settings= pairs (checked above until issue 31) are now the users of the runs: q and r come from there
+    mech = bernoulli.RandomizedResponse([1.0, np.inf])
+    leak = experiments.curve_runs(mech, [Memoryless(q=0.6, r=0.3), Memoryless(q=0.3, r=0.6)], **_SMALL)
+    fig = plots.figure1(leak)
+    assert plots.params(q=0.6, r=0.3) in fig.axes[0].get_title() and plots.params(q=0.3, r=0.6) in fig.axes[2].get_title()
+    with pytest.raises(ValueError, match=r"^each entry of results must be a result of the agnostic rule"):
+        plots.figure6(leak)
+    gauss = gaussian.simulate(1.0, q=0.3, r=0.6, **_SMALL, **_MEAN)
+    with pytest.raises(TypeError, match=r"^each entry of results must be a run of a perfpriv.bernoulli"):
+        plots.figure1([gauss])
+    cells = engine.simulate(mech, Memoryless(q=[0.6, 0.3], r=0.3), **_SMALL, seed=0)
+    with pytest.raises(ValueError, match=r"^each entry of results must be a result for one leaving rate"):
+        plots.figure1([cells])
+    other = experiments.curve_runs(bernoulli.RandomizedResponse([2.0, np.inf]), [Memoryless(q=0.3, r=0.6)], **_SMALL)
+    with pytest.raises(ValueError, match=r"^results must be runs of the same budgets"):
+        plots.figure1([leak[0], other[0]])
+    scheduled = engine.simulate(bernoulli.RandomizedResponse(engine.Schedule([1.0, 2.0, 3.0])), Memoryless(q=0.6, r=0.3),
+                                **_SMALL, seed=0)
+    with pytest.raises(ValueError, match=r"^each entry of results must be a run of constant budgets"):
+        plots.figure1([scheduled])
+    with pytest.raises(ValueError, match=r"^window must"):
+        plots.figure1(leak, window=0)
+
+
+def test_figures_2_and_7_read_the_grid_from_the_maps_users_and_refuse_a_map_they_cannot_draw():
+    # their grid= (the q and r values, once checked against the result's shape) is now the users' cells
+    Q, R = np.meshgrid([0.2, 0.5, 0.8], [0.3, 0.6], indexing="ij")
+    best = optimize.optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf]), Memoryless(q=Q, r=R), **_SMALL, seed=0)
+    ax = plots.figure2(best).axes[0]
+    np.testing.assert_allclose([ax.get_ylim(), ax.get_xlim()], [(0.05, 0.95), (0.15, 0.75)])  # q, r and half a cell
+    with pytest.raises(ValueError, match=r"^result must be an epsilon\* map of the agnostic rule"):
+        plots.figure7(best)
+    with pytest.raises(ValueError, match=r"^result must be a map over a \(q, r\) grid"):
+        plots.figure2(optimize.optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf]),
+                                               Memoryless(q=Q.T, r=R.T), **_SMALL, seed=0))
+    from perfpriv.behaviour import LeakCount
+    counted = optimize.optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf]), LeakCount(q=Q, r=R, k=2),
+                                       **_SMALL, seed=0)
+    with pytest.raises(TypeError, match=r"^result must be an epsilon\* map of the paper's users"):
+        plots.figure2(counted)
+
+
 @pytest.mark.parametrize("call, param, bad", [
     (lambda v: plots.exact_floor_figure(ns=v, gammas=[1.0]), "ns", [1, 100]),        # "n must be in [2, inf)"
-    (lambda v: plots.figure4(gaussian.GaussianMean([1.0, 3.0], tau=0.02, d=3, R=10.0),
-                             Memoryless(q=[[0.3]], r=[[0.6]]), taus=v, n0=20, trials=2), "taus", "x"),
-    (lambda v: plots.figure2(grid=v, epsilons=[1.0], **_SMALL), "grid", [0.2, 2.0]),  # "q must be in [0, 1]"
-    (lambda v: plots.figure1(seed=v, epsilons=[1.0], **_SMALL), "seed", "x"),          # seed + k: str + int
-    (lambda v: plots.algorithm1_runs(gammas=v, T=3, n0=20, trials=2), "gammas", [1.0, 1e-300]),  # "gamma must ..."
-    (lambda v: plots.figure3a(gammas=v, n=20, taus=[0.05], rounds=2), "gammas", [1.0, 1e-300]),
     (lambda v: widgets.draw_schedule(T=v), "T", 1.5)])                          # int(1.5) drew one round
 def test_an_argument_a_figure_passes_on_is_named_as_the_figure_names_it(call, param, bad):
     with pytest.raises((ValueError, TypeError), match=rf"^{param} must"):
@@ -279,7 +321,15 @@ _MEAN = dict(tau=0.02, d=12, R=10.0)
     (lambda v: experiments.growth_curves(gaussian.GaussianMean([1.0], **_MEAN), Memoryless(q=0.3, r=0.6), n0=20,
                                          T=v, trials=2), "T", 1.5),
     (lambda v: experiments.growth_curves(gaussian.GaussianMean([1.0], **_MEAN), Memoryless(q=v[0], r=v[1]),
-                                         n0=20, trials=2), "r", (0.6, 2.0))])       # was figure3bc's small/large
+                                         n0=20, trials=2), "r", (0.6, 2.0)),        # was figure3bc's small/large
+    (lambda v: optimize.optimal_epsilon(bernoulli.RandomizedResponse([1.0]), Memoryless(
+        q=np.asarray(v)[:, None], r=np.asarray(v)[None, :]), **_SMALL), "q", [0.2, 2.0]),   # was figure2's grid
+    (lambda v: experiments.curve_runs(bernoulli.RandomizedResponse([1.0]), [Memoryless(q=0.6, r=0.3)], seed=v,
+                                      **_SMALL), "seed", "x"),                             # was figure1's seed
+    (lambda v: experiments.figure3a_simulation(gaussian.GaussianMean(v, **_MEAN), 20, [0.05], rounds=2), "gamma",
+     [1.0, 1e-300]),                                                                # was figure3a's gammas
+    (lambda v: gaussian.simulate(v, q=0.5, r=0.2, T=3, n0=20, trials=2, **_MEAN), "gamma",
+     [1.0, 1e-300])])                                                               # was algorithm1_runs' gammas
 def test_an_argument_of_the_experiment_behind_a_figure_is_named_as_the_caller_names_it(call, param, bad):
     with pytest.raises((ValueError, TypeError), match=rf"^{param} must"):
         call(bad)
@@ -295,16 +345,56 @@ def test_figure3bc_draws_a_pair_of_unseeded_curves():
             plots.figure3bc(bad)
 
 
+def test_algorithm1_runs_draws_each_noise_scale_of_a_gaussian_run():
+    from perfpriv import bernoulli
+
+    kw = dict(q=0.5, r=0.2, T=3, n0=20, trials=2, seed=0, **_MEAN)
+    grid = plots.algorithm1_runs(gaussian.simulate([0.5, 2.0], **kw))
+    one = plots.algorithm1_runs(gaussian.simulate(2.0, **kw))
+    means = [line.get_ydata() for line in grid.axes[0].get_lines()]
+    assert len(means) == 2 and np.array_equal(one.axes[0].get_lines()[0].get_ydata(), means[1])  # the γ alone
+    assert "$q = 0.5$, $r = 0.2$" in grid._suptitle.get_text()
+    with pytest.raises(TypeError, match=r"^run.mechanism must be a perfpriv.gaussian.GaussianMean"):
+        plots.algorithm1_runs(bernoulli.simulate(1.0, q=0.5, r=0.2, T=3, n0=20, trials=2))
+    cells = engine.simulate(gaussian.GaussianMean(2.0, **_MEAN), Memoryless(q=[0.3, 0.5], r=0.2), T=3, n0=20,
+                            trials=2)
+    with pytest.raises(ValueError, match=r"^run must be of one cell of users"):
+        plots.algorithm1_runs(cells)
+
+
+def test_figure3a_draws_the_theory_of_the_simulated_mechanism():
+    mech = gaussian.GaussianMean([0.5, 2.0], tau=0.05, d=3, R=10.0, statistic="exact")
+    sim = experiments.figure3a_simulation(mech, 30, [0.05, 0.5], rounds=3)
+    curves = [line for line in plots.figure3a(sim).axes[0].get_lines() if len(line.get_xdata()) == 200]
+    assert len(curves) == 2
+    dense = curves[0].get_xdata()
+    assert np.array_equal(curves[1].get_ydata(), leakage.marginal_leak_probability(
+        30, 2.0, tau=dense, d=3, R=10.0, statistic="exact").p)
+
+
+_Q, _R = np.meshgrid([0.3, 0.6], [0.3, 0.6], indexing="ij")
+#: The experiment behind each Bernoulli figure (they take only its result since issue 31), at a grid of budgets.
+_BERNOULLI_RESULTS = {
+    "figure1": lambda eps: (experiments.curve_runs(bernoulli.RandomizedResponse(eps), [Memoryless(q=0.6, r=0.3)],
+                                                   **_SMALL),),
+    "final_error_figure": lambda eps: ([experiments.final_error_curve(bernoulli.RandomizedResponse(eps),
+                                                                      Memoryless(q=0.3, r=0.6), **_SMALL)],),
+    "figure2": lambda eps: (optimize.optimal_epsilon(bernoulli.RandomizedResponse(eps), Memoryless(q=_Q, r=_R),
+                                                     **_SMALL, seed=0),),
+}
+
+
 @pytest.mark.parametrize("name", ["figure1", "final_error_figure", "figure2"])
 def test_budgets_a_bernoulli_figure_draws_are_stated(name):
     # epsilon = 1e-300: the squared errors overflow (inf - inf in the moving average / error bars); 1e300: the log
-    # colour scale and the log epsilon axis overflow; at 1e-100 and 1e100 they draw without a warning
-    figure = getattr(plots, name)
-    kw = dict(_SMALL, **({"grid": [0.3, 0.6]} if name == "figure2" else {}))
-    figure(epsilons=[1e-100, 1e100, np.inf], **kw)
+    # colour scale and the log epsilon axis overflow; at 1e-100 and 1e100 they draw without a warning. The
+    # experiments run at every budget; the figure refuses, by the name of its result, the ones it cannot draw.
+    figure, results = getattr(plots, name), _BERNOULLI_RESULTS[name]
+    figure(*results([1e-100, 1e100, np.inf]))
+    param = "result" if name == "figure2" else "results"
     for bad in (1e-300, [1.0, 1e300]):
-        with pytest.raises(ValueError, match=r"epsilons must be inf or in \[1e-100, 1e\+100\]"):
-            figure(epsilons=bad, **kw)
+        with pytest.raises(ValueError, match=rf"^{param} must hold budgets epsilon inf or in \[1e-100, 1e\+100\]"):
+            figure(*results(bad))
 
 
 def test_exact_floor_figure_draws_a_tiny_threshold_without_a_warning():

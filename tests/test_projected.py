@@ -4,7 +4,7 @@
   against :func:`perfpriv.leakage.log_likelihood_ratio` (the definition);
 * the skip quantile against mpmath's incomplete gamma function;
 * the joint law of a round against the records method and the agent
-  reference (``simulate_agents``), with tolerances from standard errors --
+  reference (``engine.simulate_agents``), with tolerances from standard errors --
   including N = 2, where the band's β are perfectly correlated and a draw of
   independent β would be wrong;
 * the choice of ``method="auto"`` and the errors of ``draw="projected"``.
@@ -21,10 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from perfpriv import keyed
+from perfpriv import engine, keyed
 from perfpriv import gaussian as G
 from perfpriv import leakage as L
 from perfpriv import projected as P
+from perfpriv.behaviour import Memoryless
 
 Z_TOL = 4.5
 
@@ -103,7 +104,8 @@ def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
     kw = dict(T=1, n0=2, d=3, R=50.0, trials=6000, statistic="paper")
     gamma, tau = 0.3, 10.0  # small γ, large τ: the β term decides most leaks
     projected = G.simulate(gamma, tau=tau, q=0.0, r=0.0, seed=3, draw="projected", **kw)
-    agents = G.simulate_agents(gamma, tau=tau, q=0.0, r=0.0, seed=4, **kw)
+    agents = engine.simulate_agents(G.GaussianMean(gamma, tau=tau, d=3, R=50.0, statistic="paper"),
+                                    Memoryless(q=0.0, r=0.0), T=1, n0=2, trials=kw["trials"], seed=4)
     freq = {}
     for value in (0.0, 0.5, 1.0):
         a = np.mean(projected.leak_fraction[:, 0] == value)
@@ -141,7 +143,9 @@ def test_auto_uses_projected_only_for_isotropic_sigma_and_negligible_clipping():
     assert G.clip_probability(3, 2.0) > P.CLIP_NEGLIGIBLE
     assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=2.0, **kw).method == "records"
     assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, draw="records", **kw).method == "records"
-    assert G.simulate_agents(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, **kw).method == "agents"
+    agents = engine.simulate_agents(G.GaussianMean(1.0, tau=0.05, d=3, R=10.0), Memoryless(q=0.3, r=0.3), T=2, n0=20,
+                                    trials=2, seed=6)
+    assert agents.method == "agents"
 
 
 def test_projected_refuses_what_it_cannot_draw_exactly():

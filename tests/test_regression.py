@@ -392,10 +392,8 @@ def _compare(a, b):
 
 @pytest.mark.parametrize("conventions", ["paper", "authors"])
 def test_engine_agrees_with_the_one_user_at_a_time_reference(conventions):
-    kw = dict(tau=0.02, q=0.5, r=0.3, T=3, n0=16, d=3, conventions=conventions)
     g = 0.02 if conventions == "paper" else 1.0
-    if conventions == "authors":
-        kw["mechanism"] = dict(test_size=50)
+    mech = RG.RidgeRelease(g, tau=0.02, d=3, **(dict(test_size=50) if conventions == "authors" else {}))
     # trials balanced for the cost: the engine is not much cheaper per trial here than the reference (both loop
     # over the trials: ~3.4 and ~5.4 ms per trial with "paper", ~3.6 and ~4.7 ms with "authors"), so 1500 + 400
     # spent most of the time on the side that least reduces the standard error. 650 + 620 trials give a smaller
@@ -403,9 +401,9 @@ def test_engine_agrees_with_the_one_user_at_a_time_reference(conventions):
     # so the expected se, and with it each 4.5 se tolerance, is not larger, for about 25% less work. Largest |z| here
     # 1.6 (paper) and 0.9 (authors); with other seed pairs <= 1.7 (paper: (3, 4), (5, 6)) and <= 2.6 (authors:
     # (5, 6) to (13, 14)), but 3.8 for authors with (3, 4) -- 4.4 with the old 1500 + 400: those draws, not the split
-    fast = RG.simulate(g, trials=650, seed=1, **kw)
-    slow = engine.simulate_agents(RG.RidgeRelease(g, tau=0.02, d=3, **kw.get("mechanism", {})),
-                                  Memoryless(q=0.5, r=0.3), T=3, n0=16, trials=620, seed=2, conventions=conventions)
+    fast = engine.simulate(mech, Memoryless(q=0.5, r=0.3), T=3, n0=16, trials=650, seed=1, conventions=conventions)
+    slow = engine.simulate_agents(mech, Memoryless(q=0.5, r=0.3), T=3, n0=16, trials=620, seed=2,
+                                  conventions=conventions)
     for t in range(3):
         assert _compare(fast.population[:, t + 1].astype(float), slow.population[:, t + 1].astype(float)) < Z_TOL
     assert _compare(fast.leaked[:, 0].astype(float), slow.leaked[:, 0].astype(float)) < Z_TOL
@@ -413,9 +411,10 @@ def test_engine_agrees_with_the_one_user_at_a_time_reference(conventions):
 
 
 def test_a_level_gives_the_same_run_alone_or_in_a_grid():
-    kw = dict(tau=0.02, q=0.4, r=0.4, T=4, n0=30, trials=3, d=3, seed=9)
-    alone = RG.simulate(0.01, **kw)
-    grid = RG.simulate([0.003, 0.01], **kw)
+    kw = dict(T=4, n0=30, trials=3, seed=9)
+    users = Memoryless(q=0.4, r=0.4)
+    alone = engine.simulate(RG.RidgeRelease(0.01, tau=0.02, d=3), users, **kw)
+    grid = engine.simulate(RG.RidgeRelease([0.003, 0.01], tau=0.02, d=3), users, **kw)
     np.testing.assert_array_equal(grid.population[1], alone.population)
     np.testing.assert_array_equal(grid.sq_error[1], alone.sq_error)
 
@@ -502,8 +501,8 @@ def test_a_gamma_star_map_of_the_ridge_release_takes_the_argmin_of_each_cell():
     (lambda: RG.leak_probability(0.1, 0.1, tau=0.02, statistic="exact", kappa=0.5, d=2), "kappa must be"),
     (lambda: RG.leak_probability(0.1, 0.1, tau=0.02, statistic="exact", kappa=1.5), "d must be given"),
     (lambda: RG.ols_excess_risk(5, d=5), "n must be"),
-    (lambda: RG.simulate(0.01, tau=0.02, q=1.5, r=0.5, T=2, n0=10), "q must be"),
-    (lambda: RG.simulate(0.01, tau=0.02, q=0.5, r=0.5, T=2, n0=10, colapse="floor"), "unexpected keyword"),
+    (lambda: engine.simulate(RG.RidgeRelease(0.01, tau=0.02), Memoryless(q=0.5, r=0.5), T=2, n0=10, colapse="floor"),
+     "unexpected keyword"),
 ])
 def test_bad_input_is_refused_with_a_message_naming_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

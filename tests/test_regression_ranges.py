@@ -32,11 +32,13 @@ def test_worst_case_dataset_states_its_range_of_bounds(name):
 def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
     agents = engine.simulate_agents(regression.RidgeRelease(gamma, tau=0.02, d=2), Memoryless(q=0.3, r=0.3), T=2,
                                     n0=15, trials=2, seed=0)
-    for run in (regression.simulate(gamma, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0), agents):
+    fast = engine.simulate(regression.RidgeRelease(gamma, tau=0.02, d=2), Memoryless(q=0.3, r=0.3), T=2, n0=15,
+                           trials=2, seed=0)
+    for run in (fast, agents):
         assert np.all(np.isfinite(run.sq_error))
     for bad in (1e-300, 1e300):
         with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):
-            regression.simulate(bad, tau=0.02, q=0.3, r=0.3, T=2, n0=15, trials=2, d=2, seed=0)
+            regression.RidgeRelease(bad, tau=0.02, d=2)
         with pytest.raises(ValueError, match="gamma"):
             regression.RidgeRelease([0.003, bad], tau=0.02, d=2)
 

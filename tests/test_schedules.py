@@ -70,9 +70,9 @@ def test_gaussian_constant_schedule_reproduces_constant_gamma_draw_for_draw():
     a = G.simulate(2.0, **kw)
     b = G.simulate(S.constant(2.0, 4), **kw)
     assert np.array_equal(a.population, b.population) and np.array_equal(a.sq_error, b.sq_error)
-    kw = dict(tau=TAU, q=0.3, r=0.6, T=2, n0=8, trials=2, seed=5, d=2, R=10.0)
-    a = G.simulate_agents(2.0, **kw)
-    b = G.simulate_agents(Schedule([2.0, 2.0]), **kw)
+    users, kw = Memoryless(q=0.3, r=0.6), dict(T=2, n0=8, trials=2, seed=5)
+    a = engine.simulate_agents(G.GaussianMean(2.0, tau=TAU, d=2, R=10.0), users, **kw)
+    b = engine.simulate_agents(G.GaussianMean(Schedule([2.0, 2.0]), tau=TAU, d=2, R=10.0), users, **kw)
     assert np.array_equal(a.population, b.population) and np.array_equal(a.sq_error, b.sq_error)
 
 
@@ -100,11 +100,12 @@ def test_bernoulli_constant_schedules_reproduce_the_constant_grid_draw_for_draw(
 
 
 def test_bernoulli_agents_accept_a_schedule():
-    kw = dict(q=0.3, r=0.6, T=3, n0=10, trials=2, seed=1)
-    a = B.simulate_agents(1.0, **kw)
-    b = B.simulate_agents(S.constant(1.0, 3), **kw)
+    users, kw = Memoryless(q=0.3, r=0.6), dict(T=3, n0=10, trials=2, seed=1)
+    a = engine.simulate_agents(B.RandomizedResponse(1.0), users, **kw)
+    b = engine.simulate_agents(B.RandomizedResponse(S.constant(1.0, 3)), users, **kw)
     assert np.array_equal(a.sq_error, b.sq_error)
-    assert B.simulate_agents(Schedule([0.5, 1.0, 3.0]), **kw).population.shape == (2, 4)
+    c = engine.simulate_agents(B.RandomizedResponse(Schedule([0.5, 1.0, 3.0])), users, **kw)
+    assert c.population.shape == (2, 4)
 
 
 def test_bernoulli_schedule_mean_field_population_uses_eps_t_in_round_t():
@@ -143,7 +144,7 @@ def test_constant_schedule_regret_equals_the_constant_level_exactly(gamma, q, r,
 
 def test_best_constant_matches_optimize_optimal_gamma_mean_field_with_algorithm_rounds():
     T, n0 = 6, 200
-    res = O.optimal_schedule(gauss(), users(0.3, 0.6), T=T, n0=n0, starts="constant", polish=0)
+    res = O.optimal_schedule(gauss(), users(0.3, 0.6), T=T, n0=n0, search=dict(starts="constant", polish=0))
     ref = O.optimal_gamma(G.GaussianMean(tau=TAU, **DATA), users(0.3, 0.6), T=T, n0=n0, objective="mean_field",
                           rounds="algorithm")
     assert res.constant == ref.gamma
@@ -262,7 +263,7 @@ def test_epsilon_schedule_protects_first_then_spends_the_budget():
 
 
 def test_a_one_round_horizon_has_no_switch_the_best_constant_is_returned():
-    res = O.optimal_schedule(RR, users(0.3, 0.6), T=1, n0=10, cap=100, family="two_phase")
+    res = O.optimal_schedule(RR, users(0.3, 0.6), T=1, n0=10, policy=engine.Policy(cap=100), family="two_phase")
     assert res.params["switch"] == 0 and res.regret == res.constant_regret
 
 
@@ -284,18 +285,19 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     (gauss(), users(0.3, 0.6, "agnostic"), {}, "behaviour"),           # Algorithm 1's rule only
     (gauss(), users(0.3, 0.6), dict(n0=1), "n0"),
     (RR, users(0.3, 0.6), dict(n0=0), "n0"),
-    (RR, users(0.3, 0.6), dict(cap=50), "cap"),
+    (RR, users(0.3, 0.6), dict(policy=engine.Policy(cap=50)), "cap"),   # below n0
     (gauss(), users(0.3, 0.6), dict(T=0), "T"),
     (gauss(), users(0.3, 0.6), dict(family="free_form"), "family"),
-    (gauss(), users(0.3, 0.6), dict(starts="best"), "starts"),
-    (gauss(), users(0.3, 0.6), dict(starts="constant", family="geometric"), "starts"),
+    (gauss(), users(0.3, 0.6), dict(search=dict(starts="best")), r'search\["starts"\]'),
+    (gauss(), users(0.3, 0.6), dict(search=dict(starts="constant"), family="geometric"), r'search\["starts"\]'),
     (gauss(), users(0.3, 0.6), dict(bracket=(2, 1)), "bracket"),
-    (gauss(), users(0.3, 0.6), dict(family="two_phase", switches=[5]), "switches"),
-    (RR, users(0.3, 0.6), dict(switches=[1]), "switches"),              # the two-phase family's
-    (RR, users(0.3, 0.6), dict(polish=5), "polish"),                    # nothing to polish
-    (RR, users(0.3, 0.6), dict(polish=True), "polish"),
+    (gauss(), users(0.3, 0.6), dict(family="two_phase", search=dict(switches=[5])), r'search\["switches"\]'),
+    (RR, users(0.3, 0.6), dict(search=dict(switches=[1])), r'search\["switches"\]'),              # the two-phase family's
+    (RR, users(0.3, 0.6), dict(search=dict(polish=5)), r'search\["polish"\]'),                    # nothing to polish
+    (RR, users(0.3, 0.6), dict(search=dict(polish=True)), r'search\["polish"\]'),
 ])
 def test_the_search_refuses_bad_input_naming_the_parameter(mechanism, behaviour, kwargs, name):
+    # a search setting is named by its key in ``search``
     with pytest.raises(ValueError, match=f"^{name} must"):
         O.optimal_schedule(mechanism, behaviour, **dict(dict(T=3, n0=100), **kwargs))
 
@@ -312,6 +314,31 @@ def test_a_mechanism_or_users_of_another_kind_are_refused_by_name(mechanism, beh
         O.optimal_schedule(mechanism, behaviour, T=3, n0=100)
 
 
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(policy=dict(cap=100)), TypeError, "^policy must be None or a perfpriv.engine.Policy"),
+    (dict(search=[3]), TypeError, "^search must be None or a dict"),
+    (dict(search="constant"), TypeError, "^search must be None or a dict"),
+    (dict(search=dict(maxiters=3)), ValueError, r"^search has no key 'maxiters'; its keys are \['maxiter'"),
+])
+def test_a_policy_or_search_settings_of_another_kind_are_refused_by_name(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        O.optimal_schedule(RR, users(0.3, 0.6), T=3, n0=100, **kwargs)
+
+
+def test_the_policy_clips_the_mean_field_and_an_unset_field_takes_the_paper_preset():
+    # the default is the paper's cap 20000 and floor 1; a policy's cap and floor are the mean field's clip
+    default = O.optimal_schedule(RR, users(0.6, 0.3), T=6, n0=100)
+    assert (default.settings["cap"], default.settings["floor"]) == (20000, 1)
+    free = O.optimal_schedule(gauss(), users(0.3, 0.6), T=6, n0=200, search=dict(starts="constant", polish=0))
+    capped = O.optimal_schedule(gauss(), users(0.3, 0.6), T=6, n0=200, policy=engine.Policy(cap=250, floor=0),
+                                search=dict(starts="constant", polish=0))
+    assert (capped.settings["cap"], capped.settings["floor"]) == (250, 0) and free.population.max() > 250
+    path = engine.mean_field(G.GaussianMean(Schedule(capped.gamma), tau=TAU, **DATA), users(0.3, 0.6), T=6, n0=200,
+                             cap=250, floor=0, rounds="algorithm")
+    assert capped.regret == path.cumulative_error and path.population.max() == 250   # the cap binds
+    assert capped.regret > free.regret
+
+
 def test_the_horizon_and_the_options_are_keyword_only():
     with pytest.raises(TypeError):
         O.optimal_schedule(gauss(), users(0.3, 0.6), 3, 100)
@@ -325,11 +352,12 @@ def test_the_mechanism_level_is_a_template_and_its_settings_and_the_rule_are_use
     # randomized response: the law of mu and the growth rule are the objects' (the regret is the engine's
     # mean field with them)
     mech, beh = B.RandomizedResponse(2.0, mu=0.3), users(0.6, 0.3, "agnostic")
-    res = O.optimal_schedule(mech, beh, T=6, n0=100, cap=None)
+    res = O.optimal_schedule(mech, beh, T=6, n0=100, policy=engine.Policy(cap=None))
     path = engine.mean_field(B.RandomizedResponse(Schedule(res.epsilon), mu=0.3), beh, T=6, n0=100, cap=None)
     assert res.regret == path.cumulative_error and res.regret <= res.constant_regret
     assert res.settings["rule"] == "agnostic" and res.settings["mu"] == (0.3, 0.3)
-    other = O.optimal_schedule(B.RandomizedResponse(2.0), users(0.6, 0.3), T=6, n0=100, cap=None)
+    other = O.optimal_schedule(B.RandomizedResponse(2.0), users(0.6, 0.3), T=6, n0=100,
+                               policy=engine.Policy(cap=None))
     assert other.regret != res.regret
 
 
@@ -341,7 +369,7 @@ def test_a_monte_carlo_p_tau_uses_the_mechanism_seed_or_zero():
     # (n <= n0 (1 + r)^T ~ 205) instead of n up to the default cap 20000, whose Monte Carlo datasets of
     # up to 20000 records were almost all of the test's time; the cap never binds here (205 < 20000), so
     # every regret is the same mean field as with the default, and the seed under test is used the same way
-    search = dict(T=3, n0=50, family="geometric", maxiter=3, polish=2, cap=None)
+    search = dict(T=3, n0=50, family="geometric", search=dict(maxiter=3, polish=2), policy=engine.Policy(cap=None))
     unseeded = O.optimal_schedule(G.GaussianMean(1.0, **kw), users(0.3, 0.6), **search)
     zero = O.optimal_schedule(G.GaussianMean(1.0, leak_seed=0, **kw), users(0.3, 0.6), **search)
     five = O.optimal_schedule(G.GaussianMean(1.0, leak_seed=5, **kw), users(0.3, 0.6), **search)
@@ -355,7 +383,7 @@ def test_a_monte_carlo_p_tau_uses_the_mechanism_seed_or_zero():
 
 def test_randomized_response_starts_from_the_constant_and_the_geometric_schedule():
     auto = O.optimal_schedule(RR, users(0.3, 0.6), T=20, n0=100)
-    only = O.optimal_schedule(RR, users(0.3, 0.6), T=20, n0=100, starts="constant")
+    only = O.optimal_schedule(RR, users(0.3, 0.6), T=20, n0=100, search=dict(starts="constant"))
     assert only.params["start"] == "constant" and only.regret <= only.constant_regret
     assert auto.params["start"] in ("constant", "geometric") and auto.regret <= only.regret
 
@@ -366,8 +394,8 @@ def test_randomized_response_starts_from_the_constant_and_the_geometric_schedule
 FAMILIES = ("free", "two_phase", "geometric")
 GM_SMALL = G.GaussianMean(1.0, tau=0.02, d=3, R=10.0)
 MEM = Memoryless(q=0.3, r=0.6)
-GAUSS_SMALL = dict(T=3, n0=50, maxiter=3, polish=2)
-EPS_SMALL = dict(T=3, n0=50, maxiter=3)
+GAUSS_SMALL = dict(T=3, n0=50, search=dict(maxiter=3, polish=2))
+EPS_SMALL = dict(T=3, n0=50, search=dict(maxiter=3))
 
 
 @pytest.mark.parametrize("name, bad", [("method", "x"), ("samples", -1), ("samples", 1.5), ("seed", "x"),
@@ -403,11 +431,11 @@ def test_an_epsilon_bracket_beyond_what_the_gradient_holds_names_bracket(family,
 def test_maxiter_beyond_a_million_evaluations_is_refused_by_name(mechanism, family):
     # was: OverflowError: value too large to convert to int (SciPy's C counter)
     kwargs = dict(GAUSS_SMALL if mechanism is GM_SMALL else EPS_SMALL, family=family)
-    with pytest.raises(ValueError, match=r"^maxiter must be an integer in \[1, 1000000\]; got 1000000000000"):
-        O.optimal_schedule(mechanism, MEM, **dict(kwargs, maxiter=10**12))
+    with pytest.raises(ValueError, match=r'^search\["maxiter"\] must be an integer in \[1, 1000000\]; got 1000000000000'):
+        O.optimal_schedule(mechanism, MEM, **dict(kwargs, search=dict(kwargs["search"], maxiter=10**12)))
     if mechanism is GM_SMALL:
-        with pytest.raises(ValueError, match="^polish must"):
-            O.optimal_schedule(mechanism, MEM, **dict(kwargs, polish=10**12))
+        with pytest.raises(ValueError, match=r'^search\["polish"\] must'):
+            O.optimal_schedule(mechanism, MEM, **dict(kwargs, search=dict(kwargs["search"], polish=10**12)))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -419,6 +447,6 @@ def test_the_ends_of_the_epsilon_range_run_without_warnings(family):
 
 
 def test_a_one_round_two_phase_schedule_is_the_constant_optimum():
-    two = O.optimal_schedule(RR, MEM, T=1, n0=10, cap=100, family="two_phase")
+    two = O.optimal_schedule(RR, MEM, T=1, n0=10, policy=engine.Policy(cap=100), family="two_phase")
     assert np.shape(two.epsilon) == (1,) and two.gain == 0.0
     assert two.epsilon[0] == two.constant and two.regret == two.constant_regret

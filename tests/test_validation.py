@@ -16,7 +16,7 @@ import pytest
 from perfpriv import (behaviour, bernoulli, cli, engine, exercises, experiments, feedback, gaussian, gradient,
                       leakage, optimize, regression, schedules, sweep)
 from perfpriv._validate import check_int_array
-from perfpriv.performative import GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
+from perfpriv.performative import FedAvg, GaussianClients, PerformativeProblem, p_fedavg, repeated_risk_minimization
 from perfpriv.performative.participation import PrivateFederatedRound
 from perfpriv.engine import Policy
 
@@ -55,13 +55,17 @@ def test_messages_name_the_parameter_of_the_call_not_an_internal_name():
     with pytest.raises(ValueError, match="values"):                # threshold_curve(values=-1) said "kappa"
         feedback.threshold_curve("contagion", [-1.0], q=0.2, r=0.6)
     with pytest.raises(ValueError, match="steps"):                 # p_fedavg(steps=0) said "beta"
-        p_fedavg(GaussianClients.example(N=3, eps_mean=0.5), T=2, steps=0.0, trials=2)
+        p_fedavg(GaussianClients.example(N=3, eps_mean=0.5), FedAvg(steps=0.0), T=2, trials=2)
 
 
 def test_arguments_a_branch_does_not_use_are_checked_all_the_same():
-    with pytest.raises(ValueError, match="tau"):                   # trajectories(mechanism="bernoulli", tau=nan)
-        feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=2,
-                              tau=float("nan"))
+    # trajectories(mechanism="bernoulli", tau=nan) passed: the mechanism is an object now, holding only its own
+    # settings (checked in its constructor); anything else is refused by name
+    with pytest.raises(ValueError, match="tau"):
+        feedback.trajectories(feedback.family("memory", 3), gaussian.GaussianMean([0.5], tau=float("nan"), d=2, R=10.0),
+                              q=0.3, r=0.6, T=2, n0=10, trials=2)
+    with pytest.raises(TypeError, match="^mechanism must be a perfpriv.bernoulli.RandomizedResponse or"):
+        feedback.trajectories(feedback.family("memory", 3), [0.5], q=0.3, r=0.6, T=2, n0=10, trials=2)
     with pytest.raises(TypeError, match="seed"):                   # repeated_risk_minimization(samples=None, seed=nan)
         repeated_risk_minimization(PerformativeProblem.squared(m=1.0, A=0.5), [0.0], T=2, seed=float("nan"))
 
@@ -93,9 +97,11 @@ def test_shapes_and_grids_are_checked_before_indexing():
         feedback.gamma_map(feedback.family("paper"), [], [0.3], [0.6], T=2, n0=10, trials=2)
     with pytest.raises(TypeError, match="^mechanism must be a perfpriv.bernoulli.RandomizedResponse"):
         feedback.epsilon_map(feedback.family("paper"), "x", [0.3], [0.6], T=2, n0=10, trials=2)
-    out = feedback.compare_gaussian(feedback.family("memory", 3), q=0.3, r=0.6, T=2, n0=10, d=2, trials=2,
-                                    gammas=2.0)                    # a single gamma: IndexError
-    assert out.gamma_star == 2.0
+    out = feedback.compare_gaussian(feedback.family("memory", 3), gaussian.GaussianMean(2.0, tau=0.02, d=2, R=10.0),
+                                    q=0.3, r=0.6, T=2, n0=10, trials=2)   # a single gamma: IndexError
+    assert out.gamma_star == 2.0 and out.gammas.tolist() == [2.0]
+    with pytest.raises(TypeError, match="^mechanism must be a perfpriv.gaussian.GaussianMean"):
+        feedback.compare_gaussian(feedback.family("memory", 3), 2.0, q=0.3, r=0.6, T=2, n0=10, trials=2)
 
 
 def test_a_feedback_maps_z_is_checked():
@@ -191,8 +197,8 @@ def test_sizes_of_the_upper_layers_no_call_can_hold_are_refused_up_front():
 
 MEMORYLESS = behaviour.Memoryless(q=0.3, r=0.6)
 AGENT_REFERENCES = {
-    "bernoulli": lambda **kw: bernoulli.simulate_agents(1.0, q=0.3, r=0.6, **kw),
-    "gaussian": lambda **kw: gaussian.simulate_agents(2.0, tau=0.02, d=3, R=10.0, q=0.3, r=0.6, **kw),
+    "bernoulli": lambda **kw: engine.simulate_agents(bernoulli.RandomizedResponse(1.0), MEMORYLESS, **kw),
+    "gaussian": lambda **kw: engine.simulate_agents(gaussian.GaussianMean(2.0, tau=0.02, d=3, R=10.0), MEMORYLESS, **kw),
     "regression": lambda **kw: engine.simulate_agents(regression.RidgeRelease(1.0, tau=0.02, d=3), MEMORYLESS, **kw),
     "gradient": lambda **kw: engine.simulate_agents(gradient.PrivateGD(1.0, tau=0.02), MEMORYLESS, **kw),
     "participation": lambda **kw: engine.simulate_agents(PrivateFederatedRound(1.0, tau=0.3, R=10.0), MEMORYLESS, **kw),

@@ -114,12 +114,20 @@ def test_explorers_import_plots_through_its_public_names_only():
 # ---------------------------------------------------------------- bad input of the drawing functions (issue 32)
 
 
-def test_draw_feedback_refuses_a_memory_k_that_is_not_an_integer():
+@pytest.fixture(scope="module")
+def feedback_controls():
+    """The feedback explorer's drawing from its control values (behaviour, k, spread, tolerance, kappa, q, r, tau)."""
+    explorer = widgets.feedback_explorer()
+    return explorer._draw, dict(explorer.values)
+
+
+def test_the_feedback_explorer_refuses_a_memory_k_that_is_not_an_integer(feedback_controls):
     # k = 1.5 was read as int(1.5) = 1: a memory of one round, silently
+    draw, values = feedback_controls
     with pytest.raises(ValueError, match=r"\bk must be an integer.*1\.5"):
-        widgets.draw_feedback("memory", k=1.5)
+        draw(**dict(values, k=1.5))
     with pytest.raises(TypeError, match=r"\bk\b"):
-        widgets.draw_feedback("memory", k=True)
+        draw(**dict(values, k=True))
 
 
 @pytest.mark.parametrize("name, value, error", [
@@ -127,10 +135,20 @@ def test_draw_feedback_refuses_a_memory_k_that_is_not_an_integer():
     ("kappa", -1.0, ValueError), ("kappa", float("nan"), ValueError), ("kappa", True, TypeError),
     ("spread", 1.5, ValueError),
 ])
-def test_draw_feedback_checks_tolerance_kappa_and_spread_by_name(name, value, error):
+def test_the_feedback_explorer_checks_tolerance_kappa_and_spread_by_name(feedback_controls, name, value, error):
     # each behaviour's parameter is checked even when another behaviour is chosen (no bare float())
+    draw, values = feedback_controls
     with pytest.raises(error, match=rf"^{name}\b"):
-        widgets.draw_feedback("memory", **{name: value})
+        draw(**dict(values, behaviour="memory (k)", **{name: value}))
+
+
+def test_draw_feedback_takes_the_model_objects_and_refuses_a_family_name():
+    from perfpriv import feedback, gaussian
+
+    with pytest.raises(TypeError, match="^users must be a perfpriv.feedback.Family"):
+        widgets.draw_feedback("memory", gaussian.GaussianMean(tau=0.02, d=3, R=10.0), q=0.3, r=0.6)
+    with pytest.raises(TypeError, match="^mechanism must be a perfpriv.gaussian.GaussianMean"):
+        widgets.draw_feedback(feedback.family("memory", 3), 0.02, q=0.3, r=0.6)
 
 
 def test_draw_survival_refuses_an_impossible_horizon_by_name():

@@ -3,7 +3,8 @@
 import matplotlib.pyplot as plt
 import pytest
 
-from perfpriv import plots, widgets
+from perfpriv import gaussian, plots, widgets
+from perfpriv.behaviour import LeakCount, Memoryless
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +61,26 @@ def test_an_explorer_names_its_own_parameter_when_a_slider_refuses_it():
     with pytest.raises(ValueError, match="epsilon"):
         widgets.bernoulli_explorer(epsilon=0, T=10, n0=20, trials=1)
     with pytest.raises(ValueError, match="gamma"):
-        widgets.mia_explorer(gamma=1e300)
+        widgets.mia_explorer(gaussian.GaussianMean(50.0, tau=0.05, d=12, R=10.0))   # beyond the slider's 30
+
+
+def test_the_algorithm_1_explorer_starts_from_one_model_and_names_what_it_cannot_draw():
+    # the slider start values are a mechanism and users (issue 31: they were 12 loose parameters)
+    mech = gaussian.GaussianMean(2.0, tau=0.05, d=12, R=10.0)
+    for call, error, word in [
+            (lambda: widgets.mia_explorer(gaussian.GaussianMean([1.0, 2.0], tau=0.05, d=12, R=10.0)), ValueError,
+             "^mechanism must hold one noise scale"),
+            (lambda: widgets.mia_explorer(gaussian.GaussianMean(2.0, tau=0.05, d=2, R=10.0, mu=[1.0, 0.0])),
+             ValueError, "^mechanism must have the paper's data model"),
+            (lambda: widgets.mia_explorer(mech, Memoryless(q=[0.3, 0.5], r=0.2)), TypeError, "^users must"),
+            (lambda: widgets.mia_explorer(mech, LeakCount(k=2, q=0.3, r=0.2)), TypeError, "^users must"),
+            (lambda: widgets.mia_explorer("gaussian"), TypeError, "^mechanism must"),
+            (lambda: widgets.mia_draw(mech, Memoryless(q=[0.3, 0.5], r=0.2), n0=20, T=3, trials=2), ValueError,
+             "^users must be one cell"),
+            (lambda: widgets.mia_draw(mech, Memoryless(q=0.3, r=0.2), n0=20, T=3, trials=2, policy=5000), TypeError,
+             "^policy must")]:
+        with pytest.raises(error, match=word):
+            call()
 
 
 def test_explorer_refresh_names_raise_errors():

@@ -34,6 +34,7 @@ Finite horizon (chapter 06)
     read back (:func:`read_gamma_star_maps`) and the theory/simulation gap
     measured on them, per τ (:func:`gamma_star_gaps`, :func:`capped_rounds`).
 Bernoulli (chapters 01-02)
+    :func:`curve_runs` (Figs. 1 and 6: error and population against the round),
     :func:`final_error_curve` (the final-round error against ε).
 Privacy schedules (chapter 07)
     :func:`compare_schedules` (γ or ε schedules, paired simulation against
@@ -47,7 +48,7 @@ Monte Carlo agreement (every chapter's checks)
 """
 
 from ._agreement import Agreement, agreement, mc_agreement, paired_agreement
-from ._bernoulli import FinalErrors, final_error_curve
+from ._bernoulli import FinalErrors, curve_runs, final_error_curve
 from ._horizon import (
     THEORY_MAPS,
     MAPS,
@@ -81,7 +82,7 @@ __all__ = [
     "Lemma9Check", "lemma9_check", "HorizonCurves", "horizon_curves", "GammaStarMap", "gamma_star_map",
     "THEORY_MAPS", "MAPS", "PacCoverage", "pac_coverage",
     "read_gamma_star_maps", "capped_rounds", "GammaStarGaps", "gamma_star_gaps", "GAP_PROBABILITIES",
-    "FinalErrors", "final_error_curve",
+    "curve_runs", "FinalErrors", "final_error_curve",
     "ScheduleComparison", "compare_schedules", "GainMap", "gain_map",
     "Agreement", "agreement", "mc_agreement", "paired_agreement",
 ]

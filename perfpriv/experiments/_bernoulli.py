@@ -1,16 +1,102 @@
-"""Experiments of the Bernoulli chapters (paper §3, appendix B): the final-round error against ε."""
+"""Experiments of the Bernoulli chapters (paper §3, appendix B): the runs of Figs. 1 and 6, the final-round error
+against ε."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import bernoulli, engine, optimize
-from .._validate import check_choice, check_probability, check_real
-from ..behaviour import RULES, Memoryless
+from .._validate import check_real, check_root_seed
+from ..behaviour import Behaviour
 from ..sweep import Execution
-from ._common import Result, bernoulli_provenance, result
+from ._common import Result, bernoulli_provenance, memoryless_rates, result, with_defaults
 
-__all__ = ["FinalErrors", "final_error_curve"]
+__all__ = ["curve_runs", "FinalErrors", "final_error_curve"]
+
+
+def _check_users_list(users):
+    """A non-empty list or tuple of :class:`perfpriv.behaviour.Behaviour`, one run each."""
+    if not isinstance(users, (list, tuple)):
+        raise TypeError(f"users must be a list of perfpriv.behaviour.Behaviour (one run each, e.g. "
+                        f"[Memoryless(q=0.6, r=0.3), Memoryless(q=0.3, r=0.6)]); got {users!r:.80}")
+    if not users:
+        raise ValueError("users must hold at least one behaviour; got an empty list")
+    for entry in users:
+        if not isinstance(entry, Behaviour):
+            raise TypeError(f"each entry of users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., "
+                            f"r=...)); got {type(entry).__name__}")
+    return list(users)
+
+
+def curve_runs(mechanism, users, *, T=100, n0=400, trials=30, policy=None, conventions="paper", seed=0,
+               options=None) -> list:
+    r"""The runs behind Figs. 1 and 6: every privacy level simulated for each of a list of users.
+
+    Entry k of ``users`` is one :func:`perfpriv.engine.simulate` run of all
+    the mechanism's budgets (sharing their random numbers), seeded
+    ``seed + k``: the squared error of eq. 1's estimate and the population
+    :math:`N_t` of every round, which :func:`perfpriv.plots.figure1` and
+    :func:`perfpriv.plots.figure6` draw. The paper's sizes are
+    ``perfpriv.cli.SCALES[scale]["curves"]`` (``"book"``: T = 100,
+    ``"paper"``: T = 200, both with 10 budgets on [0.01, 5] and inf, 30 trials).
+
+    Parameters
+    ----------
+    mechanism : perfpriv.bernoulli.RandomizedResponse
+        Its budgets ε (a number or a 1-D grid; ``np.inf``: no privacy) and
+        the law of :math:`μ_t` (the paper's curves: ``mu=(0.0, 1.0)``).
+    users : list of perfpriv.behaviour.Behaviour
+        One run per entry; the paper's rows are ``Memoryless(q=0.6, r=0.3)``
+        and ``Memoryless(q=0.3, r=0.6)``, with ``rule="agnostic"`` for Fig. 6.
+    T, n0, trials : int
+        Horizon, initial population :math:`N_0`, trials per budget.
+    policy : perfpriv.engine.Policy, optional
+        Population policy; unset fields come from ``conventions`` (cap 20000).
+    conventions : {"paper", "authors"}
+        ``"authors"`` follows the authors' curve script
+        (:func:`perfpriv.bernoulli.curve_script_options`: floor 1, no stop,
+        estimates clipped unless the mechanism says otherwise), not their
+        ε* map script.
+    seed : None, int >= 0, SeedSequence or Generator
+        Root seed: entry k uses ``seed + k`` (a SeedSequence or Generator
+        gives one integer, :func:`perfpriv._validate.check_root_seed`).
+    options : perfpriv.sweep.Execution, optional
+        Its ``on_cells`` is called with 1 after each run (a progress count,
+        or a place to stop cleanly); the runs do not depend on it.
+
+    Returns
+    -------
+    list of perfpriv.engine.SimulationRun
+        One per entry of ``users``, in order.
+
+    References
+    ----------
+    Paper §3 ("Empirical simulation", Fig. 1) and appendix B (Fig. 6).
+
+    Examples
+    --------
+    >>> from perfpriv.behaviour import Memoryless
+    >>> runs = curve_runs(bernoulli.RandomizedResponse([0.5, np.inf]),
+    ...                   [Memoryless(q=0.6, r=0.3), Memoryless(q=0.3, r=0.6)], T=5, n0=50, trials=2)
+    >>> len(runs), runs[0].population.shape, runs[1].seed
+    (2, (2, 2, 6), 1)
+    """
+    eps = engine.level_grid(mechanism, kind=bernoulli.RandomizedResponse)
+    users = _check_users_list(users)
+    seed = check_root_seed(seed)
+    if options is not None and not isinstance(options, Execution):
+        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    script = bernoulli.curve_script_options(conventions)       # checks conventions
+    policy = with_defaults(policy, **script["policy"].describe())
+    clip = script.get("clip_estimate") if mechanism.clip_estimate is None else mechanism.clip_estimate
+    mech = bernoulli.RandomizedResponse(eps, mu=mechanism.mu, clip_estimate=clip)
+    runs = []
+    for k, entry in enumerate(users):
+        runs.append(engine.simulate(mech, entry, T=T, n0=n0, trials=trials, policy=policy,
+                                    conventions=script["conventions"], seed=None if seed is None else seed + k))
+        if options is not None and options.on_cells is not None:
+            options.on_cells(1)
+    return runs
 
 
 @result
@@ -29,7 +115,7 @@ class FinalErrors(Result):
     fine : numpy.ndarray
         Dense ε grid of the mean-field curve.
     theory : numpy.ndarray
-        Mean-field error of round T on ``fine`` (:func:`perfpriv.bernoulli.mean_field`).
+        Mean-field error of round T on ``fine`` (:func:`perfpriv.engine.mean_field`).
     theory_inf : float
         The same at ε = inf.
     epsilon_c : float
@@ -58,31 +144,35 @@ class FinalErrors(Result):
     settings: dict
 
 
-def final_error_curve(*, q, r, epsilons=None, rule="leak", T=100, n0=400, trials=30, cap=20000, mu=(0.0, 1.0),
-                      conventions="paper", seed=0, fine=None) -> FinalErrors:
+def final_error_curve(mechanism, users, *, T=100, n0=400, trials=30, policy=None, conventions="paper", seed=0,
+                      fine=None) -> FinalErrors:
     """The squared error of round T against ε, by simulation and from the mean field (§3's objective).
 
     The simulated points are :func:`perfpriv.optimize.optimal_epsilon` at one
     (q, r) cell (all ε of the grid in one batched engine call, sharing their
     random numbers; the cell keyed by the root seed and (q, r)); the curve is
     the mean-field error :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})` of
-    :func:`perfpriv.bernoulli.mean_field` (floor 1, the paper's
-    conventions).
+    :func:`perfpriv.engine.mean_field` (Lemma 2's expected growth, clipped to
+    the policy's cap and floor: floor 1, the paper's, unless the policy sets one).
 
     Parameters
     ----------
-    q, r : float
-        Leaving and recruiting probabilities (keyword-only).
-    epsilons : array_like, optional
-        Simulated ε (default 15 values in [0.01, 20] and inf).
-    rule : {"leak", "agnostic"}
-        Growth rule.
-    T, n0, trials, cap : int
-        Horizon, initial population, trials per ε, population cap.
-    mu : float or (float, float)
-        Law of :math:`μ_t`.
+    mechanism : perfpriv.bernoulli.RandomizedResponse
+        Its budgets are the simulated ε (a number or a 1-D grid; ``np.inf``:
+        no privacy; the book's: 15 values on ``geomspace(0.01, 20)`` and
+        inf), its ``mu`` the law of :math:`μ_t`, its ``clip_estimate`` the
+        estimator's clipping (``None``: from ``conventions``).
+    users : perfpriv.behaviour.Memoryless
+        One leaving probability q, one recruiting probability r and the
+        growth rule (``"leak"`` or ``"agnostic"``).
+    T, n0, trials : int
+        Horizon, initial population, trials per ε.
+    policy : perfpriv.engine.Policy, optional
+        Population policy of the simulation (unset fields from
+        ``conventions``, cap 20000); its cap and floor (unset: 20000 and 1)
+        clip the mean field.
     conventions : {"paper", "authors"}
-        Of the simulation (:func:`perfpriv.bernoulli.simulate`).
+        Of the simulation (:func:`perfpriv.optimize.optimal_epsilon`).
     seed : None, int, SeedSequence or Generator
         Root seed.
     fine : array_like, optional
@@ -98,29 +188,32 @@ def final_error_curve(*, q, r, epsilons=None, rule="leak", T=100, n0=400, trials
 
     Examples
     --------
-    >>> f = final_error_curve(q=0.3, r=0.6, epsilons=[0.1, 1.0, np.inf], T=5, n0=50, trials=3)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = bernoulli.RandomizedResponse([0.1, 1.0, np.inf])
+    >>> f = final_error_curve(mech, Memoryless(q=0.3, r=0.6), T=5, n0=50, trials=3)
     >>> f.mean.shape, f.theory.shape
     ((3,), (200,))
     """
-    q = check_probability("q", q, scalar=True)
-    r = check_probability("r", r, scalar=True)
-    rule = check_choice("rule", rule, RULES)
-    eps = np.asarray(tuple(np.geomspace(0.01, 20.0, 15)) + (np.inf,) if epsilons is None
-                     else np.atleast_1d(np.asarray(check_real("epsilons", epsilons, low=0, low_open=True,
-                                                              allow_inf=True), float)))
+    eps = engine.level_grid(mechanism, kind=bernoulli.RandomizedResponse)
+    q, r = memoryless_rates(users, name="users")
+    policy = engine.check_policy(policy)
     finite = eps[np.isfinite(eps)]
     if fine is None:
         top = max(20.0, float(finite.max())) if finite.size else 20.0
         fine = np.geomspace(max(0.01, float(finite.min())) if finite.size else 0.01, top, 200)
     fine = np.atleast_1d(np.asarray(check_real("fine", fine, low=0, low_open=True), float))
-    res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(eps, mu=mu), Memoryless(q=q, r=r, rule=rule), T=T,
-                                   n0=n0, trials=trials, seed=seed, conventions=conventions,
-                                   policy=engine.Policy(cap=cap), options=Execution(chunk=64, progress=False))
-    mf = dict(q=q, r=r, T=T, n0=n0, rule=rule, cap=cap, mu=mu)
-    theory = np.asarray(bernoulli.mean_field(fine, **mf).sq_error, float)[..., -1]
-    theory_inf = float(bernoulli.mean_field(np.inf, **mf).sq_error[-1])
-    ec = float(bernoulli.critical_epsilon(q=q, r=r, rule=rule))
-    settings = dict(cap=cap, mu=mu, seed=seed, **bernoulli_provenance(conventions, n0=n0, mu=mu,
-                                                                              policy=engine.Policy(cap=cap)))
+    prov = bernoulli_provenance(conventions, n0=n0, mu=mechanism.mu, clip_estimate=mechanism.clip_estimate,
+                                policy=policy)
+    res = optimize.optimal_epsilon(bernoulli.RandomizedResponse(eps, **mechanism.options()), users, T=T, n0=n0,
+                                   trials=trials, seed=seed, conventions=conventions, policy=policy,
+                                   options=Execution(chunk=64, progress=False))
+    clip = policy.resolve(mechanism, "paper", n0=n0)            # the mean field's clip: the paper's preset
+    mf = dict(T=T, n0=n0, cap=clip.cap, floor=clip.floor)
+    theory = np.asarray(engine.mean_field(bernoulli.RandomizedResponse(fine, mu=mechanism.mu), users,
+                                          **mf).sq_error, float)[..., -1]
+    theory_inf = float(engine.mean_field(bernoulli.RandomizedResponse(np.inf, mu=mechanism.mu), users,
+                                         **mf).sq_error[-1])
+    ec = float(bernoulli.critical_epsilon(q=q, r=r, rule=users.rule))
+    settings = dict(cap=prov["policy"]["cap"], mu=mechanism.mu, seed=seed, **prov)
     return FinalErrors(eps, np.asarray(res.values, float), np.asarray(res.se, float), float(res.epsilon), fine,
-                       theory, theory_inf, ec, q, r, rule, int(T), int(n0), int(trials), settings)
+                       theory, theory_inf, ec, q, r, users.rule, int(T), int(n0), int(trials), settings)

@@ -9,9 +9,10 @@ import numpy as np
 from .. import engine, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_real
 from ..behaviour import Memoryless
-from ..gaussian import GAMMA_RANGE, GaussianMean
+from ..gaussian import GaussianMean
 from ..sweep import Execution, map_grid
-from ._common import Result, check_statistic, gaussian_provenance, mean_se, result, run_provenance
+from ._common import (Result, check_statistic, gaussian_levels, gaussian_provenance, mean_se, mechanism_provenance,
+                      on_grid, result, run_provenance)
 
 __all__ = ["LeakFractions", "figure3a_simulation", "LeakDispersion", "leak_dispersion", "ExactFloorCheck",
            "exact_floor_check"]
@@ -31,11 +32,13 @@ class LeakFractions(Result):
         Mean leak fraction over ``rounds`` independent rounds and its standard error.
     theory : numpy.ndarray, shape (G, K)
         Lemma 8's marginal leak probability :math:`p_τ` at the same (γ, τ)
-        (:func:`perfpriv.leakage.marginal_leak_probability`, same statistic).
+        (:meth:`theory_at`).
     n, rounds : int
         Population of every round and rounds per (γ, τ).
     settings : dict
-        Provenance: d, R, seed, conventions, statistic, policy.
+        Provenance: d, R, seed, conventions, statistic, policy, and the
+        ``mechanism`` simulated (its statistic resolved; its τ replaced by
+        each of ``taus``).
     """
 
     taus: np.ndarray
@@ -47,31 +50,70 @@ class LeakFractions(Result):
     rounds: int
     settings: dict
 
+    def theory_at(self, taus) -> np.ndarray:
+        """Lemma 8's :math:`p_τ(n, γ)` (eq. 11) at this result's n and noise scales, for thresholds ``taus``.
 
-def _check_population(n, conventions, **model):
+        The data model, membership statistic and :math:`p_τ` options of the
+        simulated mechanism (:func:`perfpriv.leakage.marginal_leak_probability`).
+
+        Parameters
+        ----------
+        taus : array_like
+            Thresholds τ > 0, a number or a 1-D grid.
+
+        Returns
+        -------
+        numpy.ndarray, shape (G, len(taus))
+        """
+        taus = _thresholds(taus)
+        return _p_tau(self.settings["mechanism"], self.n, self.gammas, taus)
+
+
+def _thresholds(taus):
+    """Thresholds τ > 0 as a 1-D float array (a number is a grid of one)."""
+    taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
+    if taus.ndim != 1:
+        raise ValueError(f"taus must be a number or a 1-D grid; got shape {taus.shape}")
+    return taus
+
+
+def _p_tau(mechanism, n, gammas, taus):
+    """Lemma 8's :math:`p_τ` at every (γ, τ), shape (G, K): a resolved GaussianMean's data model and options."""
+    options = mechanism.options()
+    model = {k: options[k] for k in ("mu", "Sigma") if options[k] is not None}
+    if mechanism.leak_samples is not None:
+        model["samples"] = mechanism.leak_samples
+    return np.asarray(leakage.marginal_leak_probability(n, gammas[:, None], tau=taus[None, :], d=mechanism.d,
+                                                        R=mechanism.R, statistic=mechanism.statistic,
+                                                        method=mechanism.leak_method, seed=mechanism.leak_seed,
+                                                        **model).p, float)
+
+
+def _check_population(n, conventions, mechanism):
     """``n`` (a round's population, nobody joining) at most the population cap of ``conventions``, by name.
 
     (Was the engine's "cap must be >= n0", naming neither ``n`` nor the function's own argument.)
     """
-    cap = gaussian_provenance(conventions, n0=2, **model)["policy"]["cap"]
+    cap = mechanism_provenance(mechanism, conventions, n0=2)["policy"]["cap"]
     if cap is not None and n > cap:
         raise ValueError(f"n must be an integer in [2, {cap}] (the population cap of conventions="
                          f"{conventions!r}); got {n}")
 
 
-def _leak_fraction_cells(tau, *, keys, gammas, n, rounds, d, R, statistic, conventions):
+def _leak_fraction_cells(tau, *, keys, mechanism, n, rounds, conventions):
     """Mean and standard error of the leak fraction of one-round runs, one τ per cell: (cells, 2, G)."""
     out = []
+    levels = gaussian_levels(mechanism)
     for i, t in enumerate(np.atleast_1d(tau)):
-        mech = GaussianMean(gammas, tau=float(t), d=d, R=R, statistic=statistic)
+        mech = GaussianMean(levels, **dict(mechanism.options(), tau=float(t)))
         run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n, trials=rounds, conventions=conventions,
                               seed=keys[i])
         out.append(np.stack(mean_se(run.leak_fraction[..., 0])))           # (2, G)
     return np.stack(out)
 
 
-def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None, conventions="paper", seed=0,
-                        n_jobs=None, on_cells=None) -> LeakFractions:
+def figure3a_simulation(mechanism, n, taus=None, *, rounds, conventions="paper", seed=0,
+                        options=None) -> LeakFractions:
     """Leak fraction of Algorithm 1 rounds at a fixed population N, against τ (the points of Fig. 3a).
 
     For every τ, ``rounds`` independent one-round runs of Algorithm 1 with
@@ -83,28 +125,27 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
 
     Parameters
     ----------
+    mechanism : perfpriv.gaussian.GaussianMean
+        Its levels are the noise scales γ (a number or a 1-D grid), its data
+        model (d, R; the paper's d = 12, R = 10, μ = 0, Σ = I), membership
+        statistic (``None``: from ``conventions``) and :math:`p_τ` options
+        (for ``LeakFractions.theory``) the model simulated; its threshold
+        τ is the one simulated unless ``taus`` is given.
     n : int
         Population N, from 2 to the population cap (20000; 100 in the paper's caption).
-    gammas : array_like
-        Noise scales γ in [1e-100, 1e100] (:data:`perfpriv.gaussian.GAMMA_RANGE`).
-    taus : array_like
-        Thresholds τ > 0.
+    taus : array_like, optional
+        Thresholds τ > 0, each replacing the mechanism's (default: the mechanism's τ alone).
     rounds : int
         Rounds per (γ, τ), >= 2.
-    d, R : int, float
-        Dimension and clipping radius (12 and 10 in the paper).
-    statistic : {None, "paper", "exact"}
-        Membership statistic (``None``: from ``conventions``).
     conventions : {"paper", "authors"}
         The paper's text or the authors' code (the exact statistic).
     seed : None, int, SeedSequence or Generator
         Root seed; each τ is keyed by its value (:func:`perfpriv.sweep.map_grid`).
-    n_jobs : int, optional
-        Workers over the τ values; the result does not depend on it.
-    on_cells : callable, optional
-        Called in the calling process with 1 as each τ is finished (a
-        progress count, or a place where the command line stops cleanly);
-        the result does not depend on it.
+    options : perfpriv.sweep.Execution, optional
+        Workers over the τ values and a callback ``on_cells``, called in the
+        calling process with 1 as each τ is finished (a progress count, or a
+        place where the command line stops cleanly); default: joblib's
+        default workers, no progress bar. The result does not depend on them.
 
     Returns
     -------
@@ -116,28 +157,29 @@ def figure3a_simulation(n, gammas, taus, *, rounds, d=12, R=10.0, statistic=None
 
     Examples
     --------
-    >>> sim = figure3a_simulation(50, [1.0, 4.0], [0.05, 0.5], rounds=20, seed=1)
+    >>> mech = GaussianMean([1.0, 4.0], tau=0.05, d=12, R=10.0)
+    >>> sim = figure3a_simulation(mech, 50, [0.05, 0.5], rounds=20, seed=1)
     >>> sim.p.shape, bool(np.all(np.abs(sim.p - sim.theory) < 5 * sim.se + 0.02))
     ((2, 2), True)
     """
+    gammas = gaussian_levels(mechanism)
+    mechanism = on_grid(mechanism)
     n = check_int("n", n, low=2)
+    taus = np.array([mechanism.tau]) if taus is None else _thresholds(taus)
     rounds = check_int("rounds", rounds, low=2)
-    gammas = np.atleast_1d(np.asarray(check_real("gammas", gammas, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1]), float))
-    taus = np.atleast_1d(np.asarray(check_real("taus", taus, low=0, low_open=True), float))
-    if gammas.ndim != 1 or taus.ndim != 1:
-        raise ValueError(f"gammas and taus must be numbers or 1-D grids; got shapes {gammas.shape} and {taus.shape}")
-    statistic = check_statistic(statistic)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    _check_population(n, conventions, tau=float(taus[0]), d=d, R=R, statistic=statistic)
-    run = Execution(n_jobs=n_jobs, progress=False, on_cells=on_cells)
-    out = map_grid(_leak_fraction_cells, {"tau": taus}, seed=keyed.root_key(seed), options=run, gammas=gammas, n=n,
-                   rounds=rounds, d=d, R=R, statistic=statistic, conventions=conventions)
+    if options is None:
+        options = Execution(progress=False)
+    elif not isinstance(options, Execution):
+        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    _check_population(n, conventions, mechanism)
+    out = map_grid(_leak_fraction_cells, {"tau": taus}, seed=keyed.root_key(seed), options=options,
+                   mechanism=mechanism, n=n, rounds=rounds, conventions=conventions)
     p, se = out[:, 0].T, out[:, 1].T                                          # (G, K)
-    prov = gaussian_provenance(conventions, n0=n, tau=float(taus[0]), d=d, R=R, statistic=statistic)
-    theory = leakage.marginal_leak_probability(n, gammas[:, None], tau=taus[None, :], d=d, R=R,
-                                               statistic=prov["statistic"]).p
-    settings = dict(d=d, R=R, seed=seed, **prov)
-    return LeakFractions(taus, gammas, p, se, np.asarray(theory, float), n, rounds, settings)
+    prov = mechanism_provenance(mechanism, conventions, n0=n)
+    resolved = mechanism.resolved(conventions)
+    settings = dict(d=mechanism.d, R=mechanism.R, seed=seed, **prov, mechanism=resolved)
+    return LeakFractions(taus, gammas, p, se, _p_tau(resolved, n, gammas, taus), n, rounds, settings)
 
 
 @result
@@ -219,8 +261,8 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
     tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
     n = check_int("n", n, low=2)
     trials = check_int("trials", trials, low=3)
-    _check_population(n, conventions, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
     mech = GaussianMean(gamma, tau=tau, d=d, R=R, statistic=check_statistic(statistic))
+    _check_population(n, conventions, mech)
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n, trials=trials, conventions=conventions,
                           seed=keyed.cell_key(seed, gamma, tau, n))
     counts = np.asarray(run.leaked[:, 0], dtype=np.int64)

@@ -200,7 +200,7 @@ class GainMap(Result):
     tau : float
         NaN for the Bernoulli model.
     settings : dict
-        Provenance: the mechanism, n0, cap, optimizer options.
+        Provenance: the mechanism, n0, family, policy, bracket and search settings.
     """
 
     qs: np.ndarray
@@ -214,19 +214,19 @@ class GainMap(Result):
     settings: dict
 
 
-def _gain_cells(q, r, *, keys, mechanism, T, n0, cap, opts):
+def _gain_cells(q, r, *, keys, mechanism, T, n0, search):
     """Gain, best constant, first and last level of the optimal schedule of each cell: (cells, 4).
 
     The schedule search is deterministic: the cells' ``keys`` are not used.
     """
     out = []
     for qi, ri in zip(q.tolist(), r.tolist()):
-        res = optimize.optimal_schedule(mechanism, Memoryless(q=qi, r=ri), T=T, n0=n0, cap=cap, **opts)
+        res = optimize.optimal_schedule(mechanism, Memoryless(q=qi, r=ri), T=T, n0=n0, **search)
         out.append([res.gain, res.constant, res.schedule[0], res.schedule[-1]])
     return np.asarray(out, float)
 
 
-def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
+def gain_map(mechanism, qs, rs, *, T, n0, family="free", policy=None, bracket=None, search=None, n_jobs=None):
     """Gain of the optimal schedule over the best constant on a (q, r) grid.
 
     Parameters
@@ -235,17 +235,17 @@ def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
         The mechanism whose schedules :func:`perfpriv.optimize.optimal_schedule`
         searches (its own level is a template, replaced by the search). The
         Gaussian mechanism is searched with ``starts="constant"`` and
-        ``polish=0`` (the fast setting) unless ``kwargs`` say otherwise. The
-        users of every cell are the paper's (rule "leak").
+        ``polish=0`` (the fast setting) unless ``search`` says otherwise.
+        The users of every cell are the paper's (rule "leak").
     qs, rs : array_like
         Values of q and r (1-D).
-    T, n0, cap
-        Horizon, initial population, population cap.
+    T, n0
+        Horizon and initial population.
+    family, policy, bracket, search
+        As in :func:`perfpriv.optimize.optimal_schedule` (the policy's cap
+        and floor clip the mean field; unset: cap 20000, floor 1).
     n_jobs : int, optional
         Workers over the cells (:func:`perfpriv.sweep.map_grid`); deterministic.
-    **kwargs
-        Passed to :func:`perfpriv.optimize.optimal_schedule` (``family``,
-        ``floor``, ``bracket``, ``maxiter``, ``polish``, ``starts``, ...).
 
     Returns
     -------
@@ -269,11 +269,14 @@ def gain_map(mechanism, qs, rs, *, T, n0, cap=20000, n_jobs=None, **kwargs):
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), dtype=float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), dtype=float))
     T = check_int("T", T, low=1)
-    opts = dict(starts="constant", polish=0) if gaussian_model else {}
-    opts.update(kwargs)
+    if search is not None and not isinstance(search, dict):
+        raise TypeError(f"search must be None or a dict (optimize.optimal_schedule's); got {type(search).__name__}")
+    chosen = dict(dict(starts="constant", polish=0) if gaussian_model else {}, **(search or {}))
+    policy = engine.check_policy(policy)
     res = map_grid(_gain_cells, {"q": qs, "r": rs}, seed=0, product=True, options=run, mechanism=mechanism, T=T,
-                   n0=n0, cap=cap, opts=opts)
+                   n0=n0, search=dict(family=family, policy=policy, bracket=bracket, search=chosen))
     gain, const, first, last = np.moveaxis(res, -1, 0)
-    settings = dict(mechanism=mechanism, n0=n0, cap=cap, options=opts)
+    settings = dict(mechanism=mechanism, n0=n0, family=family, policy=policy.describe(), bracket=bracket,
+                    search=chosen)
     return GainMap(qs, rs, gain, const, first, last, T, float(mechanism.tau) if gaussian_model else float("nan"),
                    settings)

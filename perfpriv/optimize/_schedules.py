@@ -52,7 +52,7 @@ from scipy import optimize as _opt
 from scipy.interpolate import RectBivariateSpline
 
 from .. import engine
-from .._validate import check_allocation, check_bracket, check_choice, check_int, check_real
+from .._validate import check_allocation, check_bracket, check_choice, check_int
 from ..behaviour import Memoryless
 from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
@@ -169,14 +169,27 @@ class _Problem:
         return vals.reshape(arr.shape[:-1])
 
 
-def _check_cap_floor(cap, floor, n0):
-    if cap is not None:
-        cap = check_real("cap", cap, low=1, scalar=True)
-        if cap < n0:
-            raise ValueError(f"cap must be >= n0; got cap={cap!r}, n0={n0!r}")
-    if floor is not None:
-        floor = check_real("floor", floor, low=0, scalar=True)
-    return cap, floor
+#: The keys of :func:`optimal_schedule`'s ``search`` and their defaults (None: the family's default).
+SEARCH_SETTINGS = {"maxiter": None, "polish": None, "starts": "auto", "switches": None}
+
+
+def _search_settings(search):
+    """``(maxiter, polish, starts, switches)`` of :func:`optimal_schedule`'s ``search`` (values checked later)."""
+    if search is None:
+        search = {}
+    if not isinstance(search, dict):
+        raise TypeError(f"search must be None or a dict with keys among {sorted(SEARCH_SETTINGS)}; "
+                        f"got {type(search).__name__}")
+    unknown = sorted(map(str, set(search) - set(SEARCH_SETTINGS)))
+    if unknown:
+        raise ValueError(f"search has no key {unknown[0]!r}; its keys are {sorted(SEARCH_SETTINGS)}")
+    return tuple(search.get(key, default) for key, default in SEARCH_SETTINGS.items())
+
+
+def _cap_floor(policy, mechanism, n0):
+    """The cap and floor of the mean field: ``policy``'s, unset fields from the paper's preset."""
+    resolved = policy.resolve(mechanism, "paper", n0=n0)
+    return resolved.cap, resolved.floor
 
 
 def _users(behaviour, parameter):
@@ -191,10 +204,10 @@ def _users(behaviour, parameter):
     return float(behaviour.q), float(behaviour.r)
 
 
-def _gauss_problem(mech, behaviour, n0, cap, floor):
+def _gauss_problem(mech, behaviour, n0, policy):
     q, r = _users(behaviour, "gamma")
     n0 = check_int("n0", n0, low=2)
-    cap, floor = _check_cap_floor(cap, floor, n0)
+    cap, floor = _cap_floor(policy, mech, n0)
     # a Monte Carlo p_τ uses one fixed seed: the mechanism's if it was given one, else 0 (a Key carries the
     # mechanism's seed through unchanged: GaussianMean derives leak_seed from the seed it is given)
     opts = mech.options()
@@ -215,10 +228,10 @@ def _gauss_problem(mech, behaviour, n0, cap, floor):
                     lambda lv: GaussianMean(lv, **coarse), const)
 
 
-def _rr_problem(mech, behaviour, n0, cap, floor):
+def _rr_problem(mech, behaviour, n0, policy):
     q, r = _users(behaviour, "epsilon")
     n0 = check_int("n0", n0, low=1)
-    cap, floor = _check_cap_floor(cap, floor, n0)
+    cap, floor = _cap_floor(policy, mech, n0)
     settings = dict(q=q, r=r, n0=n0, rule=behaviour.rule, cap=cap, floor=floor, mu=mech.mu)
     return _Problem(lambda lv: RandomizedResponse(lv, mu=mech.mu, clip_estimate=mech.clip_estimate), behaviour,
                     n0, cap, floor, "epsilon", ("rr",), settings)
@@ -303,8 +316,8 @@ def _common_args(T, bracket, maxiter, polish=0, *, parameter="gamma"):
     T = check_int("T", T, low=1)
     check_allocation("the constant schedules of the search (121 x T levels)", 121.0 * T, name="T")
     lo, hi = check_bracket(bracket, within=GAMMA_SEARCH_RANGE if parameter == "gamma" else EPS_RANGE, what=parameter)
-    maxiter = check_int("maxiter", maxiter, low=1, high=MAX_EVALUATIONS)
-    check_int("polish", polish, low=0, high=MAX_EVALUATIONS)
+    maxiter = check_int('search["maxiter"]', maxiter, low=1, high=MAX_EVALUATIONS)
+    check_int('search["polish"]', polish, low=0, high=MAX_EVALUATIONS)
     return T, math.log(lo), math.log(hi), maxiter
 
 
@@ -494,9 +507,10 @@ def _check_switches(switches, T):
         switches = list(range(1, T))
     else:
         # (object array: ragged nesting reaches check_int, which names switches, instead of numpy's message)
-        switches = [check_int("switches", k, low=0, high=T) for k in np.atleast_1d(np.asarray(switches, dtype=object))]
+        switches = [check_int('search["switches"]', k, low=0, high=T)
+                    for k in np.atleast_1d(np.asarray(switches, dtype=object))]
     check_allocation("the two-phase grid (switches x 41 x 41 x T levels)", len(switches) * 1681.0 * T,
-                     name="switches" if len(switches) > T else "T")
+                     name='search["switches"]' if len(switches) > T else "T")
     return switches
 
 
@@ -510,8 +524,7 @@ _DEFAULTS = {("gamma", "free"): ((1e-2, 1e3), 200, 40), ("gamma", "two_phase"): 
 _RATIO_SPAN = {"gamma": 10.0, "epsilon": 8.0}
 
 
-def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", cap=20000, floor=1, bracket=None,
-                     maxiter=None, polish=None, starts="auto", switches=None):
+def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", policy=None, bracket=None, search=None):
     r"""The privacy schedule of a family minimizing the mean-field regret, for either mechanism.
 
     The regret of a schedule :math:`(ℓ_1, …, ℓ_T)` (:math:`ℓ_t = γ_t` for the
@@ -558,34 +571,39 @@ def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", cap=20000, f
         :math:`N_0`: at least 2 (Gaussian mechanism) or 1 (randomized response).
     family : {"free", "two_phase", "geometric"}
         The schedules searched.
-    cap, floor : float or None
-        Population clip of the mean field: ``cap >= n0`` or None; ``floor``
-        >= 0 or None (randomized response), 0 or 1 (Gaussian mechanism).
+    policy : perfpriv.engine.Policy, optional
+        The population clip of the mean field: its ``cap`` (at least
+        ``n0``, or None for no cap) and ``floor``. Unset fields take the
+        paper's preset (cap 20000, floor 1); ``stop``, ``collapse`` and
+        ``penalty`` concern simulated runs and are not read.
     bracket : (float, float), optional
         Box for every level (and for the best constant), inside
         [1e-99, 1e99] for γ (the mechanism's range with a margin for the
         search's steps in log γ) and [1e-50, 500] for ε (``EPS_RANGE``;
         the upper end stands for "almost no privacy"). Default (None):
         (1e-2, 1e3) for γ, (1e-2, 50) for ε.
-    maxiter : int, optional
-        Limit on the objective evaluations of each TNC run (on the
-        surrogate, for the Gaussian mechanism), in [1, 10**6]. Default
-        (None): 200 for ``"free"``, 100 for the other families.
-    polish : int, optional
-        Gaussian mechanism: limit on the exact objective evaluations of the
-        final TNC run, in [0, 10**6] (0: no polish; the result is still
-        evaluated exactly). Default (None): 40 for ``"free"``, 20 for the
-        other families. Randomized response searches the exact objective
-        and has nothing to polish: None or 0 only.
-    starts : {"auto", "constant"}
-        Starts of the ``"free"`` descent. ``"auto"``: the best constant and
-        the best geometric schedule, and for the Gaussian mechanism also
-        the best two-phase schedule (both found on the surrogate);
-        ``"constant"``: the best constant only (faster; used by the
-        explorer). Another family takes ``"auto"`` only.
-    switches : array_like of int, optional
-        Family ``"two_phase"`` only: candidate lengths of the first phase,
-        each in 0..T (default 1..T−1).
+    search : dict, optional
+        Settings of the search, in the manner of ``scipy.optimize.minimize``'s
+        ``options`` (keys left out take their defaults):
+
+        * ``"maxiter"`` (int): limit on the objective evaluations of each
+          TNC run (on the surrogate, for the Gaussian mechanism), in
+          [1, 10**6]. Default: 200 for ``"free"``, 100 for the other
+          families.
+        * ``"polish"`` (int): Gaussian mechanism, limit on the exact
+          objective evaluations of the final TNC run, in [0, 10**6] (0: no
+          polish; the result is still evaluated exactly). Default: 40 for
+          ``"free"``, 20 for the other families. Randomized response
+          searches the exact objective and has nothing to polish: 0 only.
+        * ``"starts"`` (``"auto"`` or ``"constant"``): starts of the
+          ``"free"`` descent. ``"auto"`` (default): the best constant and
+          the best geometric schedule, and for the Gaussian mechanism also
+          the best two-phase schedule (both found on the surrogate);
+          ``"constant"``: the best constant only (faster; used by the
+          explorer). Another family takes ``"auto"`` only.
+        * ``"switches"`` (array_like of int): family ``"two_phase"`` only,
+          the candidate lengths of the first phase, each in 0..T (default
+          1..T−1).
 
     Returns
     -------
@@ -601,18 +619,19 @@ def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", cap=20000, f
     TypeError
         If ``mechanism`` is neither a ``GaussianMean`` nor a
         ``RandomizedResponse``, ``behaviour`` is not a ``Memoryless``, or
-        an integer argument is not a number (``T="x"``; with the Gaussian
-        mechanism also ``floor=None``).
+        ``policy`` is not a :class:`perfpriv.engine.Policy`, ``search``
+        is not a dict, or an integer argument is not a number
+        (``T="x"``).
     ValueError
         Naming the parameter and its allowed range: ``behaviour`` with
         arrays of q or r, or (Gaussian mechanism) a rule other than
         "leak"; ``family`` not one of the three; ``T < 1``; ``n0`` below
-        its least value; ``cap < n0`` or ``floor`` out of range;
-        ``bracket`` not a pair low < high inside the range above;
-        ``maxiter`` or ``polish`` out of range; ``starts`` not "auto" or
-        "constant", or "constant" with another family; ``switches``
-        outside 0..T, or given with another family; a ``T`` (or number of
-        switches) too large for the search's arrays.
+        its least value; the policy's ``cap < n0``; ``bracket`` not a pair
+        low < high inside the range above; a ``search`` key not one of
+        the four; ``maxiter`` or ``polish`` out of range; ``starts`` not
+        "auto" or "constant", or "constant" with another family;
+        ``switches`` outside 0..T, or given with another family; a ``T``
+        (or number of switches) too large for the search's arrays.
 
     References
     ----------
@@ -651,26 +670,27 @@ def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", cap=20000, f
         raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean or a "
                         f"perfpriv.bernoulli.RandomizedResponse; got {type(mechanism).__name__}")
     family = check_choice("family", family, FAMILIES)
+    maxiter, polish, starts, switches = _search_settings(search)
     default_bracket, default_maxiter, default_polish = _DEFAULTS[parameter, family]
     bracket = default_bracket if bracket is None else bracket
     if parameter == "epsilon" and polish is not None and (isinstance(polish, (bool, np.bool_)) or not (
             isinstance(polish, numbers.Number) and polish == 0)):
-        raise ValueError(f"polish must be None or 0 with randomized response (its search runs on the exact "
-                         f"objective); got {polish!r}")
+        raise ValueError(f"search[\"polish\"] must be 0 or left out with randomized response (its search runs "
+                         f"on the exact objective); got {polish!r}")
     polish = default_polish if polish is None else polish
     T, lo, hi, maxiter = _common_args(T, bracket, default_maxiter if maxiter is None else maxiter, polish,
                                       parameter=parameter)
-    starts = check_choice("starts", starts, ("auto", "constant"))
+    starts = check_choice('search["starts"]', starts, ("auto", "constant"))
     if family != "free" and starts != "auto":
-        raise ValueError(f"starts must be 'auto' with family={family!r} (it chooses the starts of the free "
-                         f"search); got starts={starts!r}")
+        raise ValueError(f"search[\"starts\"] must be 'auto' with family={family!r} (it chooses the starts of "
+                         f"the free search); got {starts!r}")
     if family != "two_phase" and switches is not None:
-        raise ValueError(f"switches must be None with family={family!r} (it is the two-phase family's); "
-                         f"got {switches!r}")
+        raise ValueError(f"search[\"switches\"] must be left out with family={family!r} (it is the two-phase "
+                         f"family's); got {switches!r}")
     if family == "two_phase":
         switches = _check_switches(switches, T)
     make = _gauss_problem if parameter == "gamma" else _rr_problem
-    pb = make(mechanism, behaviour, n0, cap, floor)
+    pb = make(mechanism, behaviour, n0, engine.check_policy(policy))
     const, const_regret = _constant(pb, T, bracket, lo, hi)
     sur = _surrogate(pb, lo, hi, T) if parameter == "gamma" and (family != "two_phase" or switches) else None
     if family == "free":

@@ -36,6 +36,7 @@ from __future__ import annotations
 from . import bilevel, federated, participation, prediction, stateful
 from .bilevel import BilevelRegression, BilevelPath, fbi_rrm
 from .federated import (
+    FedAvg,
     FedAvgMoments,
     FedAvgRun,
     GaussianClients,
@@ -48,7 +49,6 @@ from .federated import (
 from .participation import (
     PrivateFederatedRound,
     StatefulMechanism,
-    simulate_participation,
 )
 from .prediction import (
     PerformativePath,
@@ -61,9 +61,9 @@ from .stateful import LevelResponse, level_response
 __all__ = [
     "prediction", "federated", "bilevel", "stateful", "participation",
     "PerformativeProblem", "PerformativePath", "repeated_risk_minimization", "repeated_gradient_descent",
-    "GaussianClients", "StepRule", "FedAvgRun", "FedAvgMoments", "stable_point", "average_sensitivity",
+    "GaussianClients", "StepRule", "FedAvg", "FedAvgRun", "FedAvgMoments", "stable_point", "average_sensitivity",
     "p_fedavg", "expected_distance",
     "BilevelRegression", "BilevelPath", "fbi_rrm",
     "LevelResponse", "level_response",
-    "StatefulMechanism", "PrivateFederatedRound", "simulate_participation",
+    "StatefulMechanism", "PrivateFederatedRound",
 ]

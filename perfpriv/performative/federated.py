@@ -16,7 +16,9 @@ averages them with weights 1/K; scheme II draws K distinct clients
 uniformly and weights client k by :math:`p_k N/K`, which sums to one only when
 every :math:`p_k = 1/N` -- otherwise each client's objective is rescaled to
 :math:`p_k N f_k` and the K models are averaged with weights 1/K (``scaled=True``).
-Step sizes decay as :math:`η_t = β/(t + t_0)`.
+Step sizes decay as :math:`η_t = β/(t + t_0)` (:class:`StepRule`). A :class:`FedAvg` holds
+this configuration of the algorithm (E, the scheme and K, the steps, the minibatch, the rescaled
+objectives); :func:`p_fedavg` and :func:`expected_distance` take the clients and it.
 
 The worked example of the P-FedAvg paper (its §5) is implemented in full: the loss
 :math:`ℓ(θ; Z) = ½\\|θ - Z\\|^{2}` and :math:`D_i(θ) = \\mathcal{N}(m_i + ε_i θ, σ^{2} I)` (:class:`GaussianClients`).
@@ -53,7 +55,7 @@ from .._validate import check_array_size, check_choice, check_flag, check_int, c
 from ._checks import model_vector
 from .prediction import PerformativeProblem
 
-__all__ = ["GaussianClients", "StepRule", "FedAvgRun", "FedAvgMoments", "average_sensitivity",
+__all__ = ["GaussianClients", "StepRule", "FedAvg", "FedAvgRun", "FedAvgMoments", "average_sensitivity",
            "stable_point", "p_fedavg", "expected_distance", "SCHEMES", "THETA0_BOUND"]
 
 #: Participation schemes: every client, scheme I (with replacement, by :math:`p_i`), scheme II (uniform, without).
@@ -342,6 +344,70 @@ class StepRule:
         return self.beta / (t + self.offset) if self.kind == "decaying" else np.full(t.shape, self.beta)
 
 
+# --------------------------------------------------------------- the algorithm
+@dataclass(frozen=True)
+class FedAvg:
+    r"""How P-FedAvg runs: local iterations, participation, step sizes, minibatch and objectives.
+
+    Every E local iterations the server averages the local models of all clients (``"full"``), of K
+    draws with replacement by :math:`p_i` (scheme ``"I"``) or of K distinct uniform clients (scheme
+    ``"II"``), the schemes of Li et al. (2020) that the P-FedAvg paper analyses (its Theorems 3.1-3.3).
+    Every value is checked here, once; what depends on the clients (K <= N for scheme II, its equal
+    weights, the default steps and their stability) is checked by :func:`p_fedavg` and
+    :func:`expected_distance`, which take the clients and this object.
+
+    Parameters
+    ----------
+    E : int
+        Local iterations between aggregations, E >= 1.
+    scheme : {"full", "I", "II"}
+        Participation (:data:`SCHEMES`).
+    K : int, optional
+        Sampled clients per aggregation, K >= 1 (schemes I and II only; K <= N for scheme II).
+    steps : StepRule or float, optional
+        Step sizes (default :meth:`StepRule.default` for the clients); a number is a constant step.
+    batch : int
+        Data points per local gradient, >= 1.
+    scaled : bool
+        Scheme II with the objectives rescaled to :math:`p_i N f_i` (needed when the weights are unequal).
+
+    Examples
+    --------
+    >>> FedAvg(E=5, scheme="I", K=10)
+    FedAvg(E=5, scheme='I', K=10, steps=None, batch=1, scaled=False)
+    >>> FedAvg(steps=0.1).steps
+    StepRule(beta=0.1, offset=0.0, kind='constant')
+    """
+
+    E: int = 1
+    scheme: str = "full"
+    K: Any = None
+    steps: Any = None
+    batch: int = 1
+    scaled: bool = False
+
+    def __post_init__(self):
+        E = check_int("E", self.E, low=1)
+        scheme = check_choice("scheme", self.scheme, SCHEMES)
+        batch = check_int("batch", self.batch, low=1)
+        scaled = check_flag("scaled", self.scaled)
+        K = self.K
+        if scheme == "full":
+            if K is not None:
+                raise ValueError("K (the number of sampled clients) is used by schemes 'I' and 'II' only; "
+                                 "full participation averages all N clients")
+        else:
+            if K is None:
+                raise ValueError(f"scheme {scheme!r} needs K, the number of sampled clients")
+            K = check_int("K", K, low=1)
+        if scaled and scheme != "II":
+            raise ValueError("scaled=True (objectives rescaled to p_i N f_i) belongs to scheme 'II'")
+        steps = None if self.steps is None else StepRule.coerce(self.steps, "steps")
+        for name, value in (("E", E), ("scheme", scheme), ("K", K), ("steps", steps), ("batch", batch),
+                            ("scaled", scaled)):
+            object.__setattr__(self, name, value)
+
+
 # --------------------------------------------------------------- settings
 #: The largest absolute value of a coordinate of a start :math:`θ_0` (its squares, in the exact moments,
 #: stay below ~1e200).
@@ -364,31 +430,23 @@ def _check_stable_steps(steps, drift):
                          f"max_i c_i |1 - eps_i| = {worst:g} must be at most 2; got {steps!r:.80}")
 
 
-def _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled):
+def _settings(clients, fedavg, T, theta0):
     if not isinstance(clients, GaussianClients):
         raise TypeError(f"clients must be a GaussianClients; got {clients!r:.60}")
+    if not isinstance(fedavg, FedAvg):
+        raise TypeError(f"fedavg must be a perfpriv.performative.FedAvg (E, scheme, K, steps, batch, scaled); "
+                        f"got {fedavg!r:.60}")
     T = check_int("T", T, low=1)
-    E = check_int("E", E, low=1)
-    scheme = check_choice("scheme", scheme, SCHEMES)
-    batch = check_int("batch", batch, low=1)
-    scaled = check_flag("scaled", scaled)
+    E, scheme, K, batch, scaled = fedavg.E, fedavg.scheme, fedavg.K, fedavg.batch, fedavg.scaled
     N = clients.N
-    if scheme == "full":
-        if K is not None:
-            raise ValueError("K (the number of sampled clients) is used by schemes 'I' and 'II' only; "
-                             "full participation averages all N clients")
-    else:
-        if K is None:
-            raise ValueError(f"scheme {scheme!r} needs K, the number of sampled clients")
-        K = check_int("K", K, low=1, high=N if scheme == "II" else None)
+    if scheme == "II":
+        K = check_int("K", K, low=1, high=N)
     uniform = np.allclose(clients.p, 1.0 / N, rtol=0, atol=1e-12)
-    if scaled and scheme != "II":
-        raise ValueError("scaled=True (objectives rescaled to p_i N f_i) belongs to scheme 'II'")
     if scheme == "II" and not uniform and not scaled:
         raise ValueError("scheme 'II' needs p_i = 1/N (its weights p_k N/K do not sum to 1 otherwise); "
                          "pass scaled=True to rescale the objectives to p_i N f_i and average with 1/K")
     theta_ps = clients.stable_point  # raises for eps_bar >= 1
-    steps = StepRule.default(clients, E, scaled=scaled) if steps is None else StepRule.coerce(steps, "steps")
+    steps = StepRule.default(clients, E, scaled=scaled) if fedavg.steps is None else fedavg.steps
     th0 = model_vector("theta0", theta0, clients.d, low=-THETA0_BOUND, high=THETA0_BOUND)
     # gradient scale of each client, and the weights of the global (virtual) model
     scale = clients.p * N if scaled else np.ones(N)
@@ -500,8 +558,7 @@ class FedAvgMoments:
 
 
 # ---------------------------------------------------------------- run
-def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, batch=1, scaled=False,
-             trials=100, seed=None):
+def p_fedavg(clients, fedavg=FedAvg(), *, T, theta0=0.0, trials=100, seed=None):
     r"""Simulate P-FedAvg on the Gaussian example (P-FedAvg paper, §2-3 and §5).
 
     Each local iteration t = 0, ..., T − 1 every client i draws a minibatch
@@ -516,23 +573,15 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
     Parameters
     ----------
     clients : GaussianClients
+    fedavg : FedAvg
+        E, the participation scheme and its K, the step sizes, the minibatch, the rescaled objectives
+        (default ``FedAvg()``: full participation, E = 1, the steps of :meth:`StepRule.default`).
     T : int
         Local iterations.
-    E : int
-        Local iterations between aggregations.
-    scheme : {"full", "I", "II"}
-    K : int, optional
-        Sampled clients per aggregation (schemes I and II).
-    steps : StepRule or float, optional
-        Step sizes (default :meth:`StepRule.default`); a number is constant.
     theta0 : float or array_like
         Initial model of every client, coordinates in [-1e100, 1e100] (:data:`THETA0_BOUND`: the exact
         moments of :func:`expected_distance` square it, and the second moment :math:`E y^{2}` of an aggregation
         must stay finite for its variance :math:`E y^{2} - (E y)^{2}`).
-    batch : int
-        Data points per local gradient.
-    scaled : bool
-        Scheme II with the objectives rescaled to :math:`p_i N f_i`.
     trials : int
         Independent runs.
     seed : None, int, SeedSequence or Generator
@@ -551,11 +600,11 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
     Examples
     --------
     >>> c = GaussianClients.example(N=5, m_mean=1.0, eps_mean=0.5, m_sd=0.5)
-    >>> run = p_fedavg(c, T=400, E=5, trials=50, seed=1)
+    >>> run = p_fedavg(c, FedAvg(E=5), T=400, trials=50, seed=1)
     >>> run.theta.shape, bool(run.mean_sq_distance[-1] < 0.01 * run.mean_sq_distance[0])
     ((50, 401, 1), True)
     """
-    s = _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled)
+    s = _settings(clients, fedavg, T, theta0)
     trials = check_int("trials", trials, low=1)
     N, d = clients.N, clients.d
     check_array_size("the paths (trials x (T + 1) x d values)", trials=trials, T=s["T"] + 1, d=d)
@@ -591,7 +640,7 @@ def p_fedavg(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, 
                      s["scaled"], trials, seed)
 
 
-def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, theta0=0.0, batch=1, scaled=False):
+def expected_distance(clients, fedavg=FedAvg(), *, T, theta0=0.0):
     r"""Exact :math:`\mathbb{E}\|\bar θ_t - θ_{\mathrm{PS}}\|^{2}` of P-FedAvg on the Gaussian example, for every t (no simulation).
 
     One local iteration maps client i's model linearly,
@@ -617,7 +666,7 @@ def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, the
 
     Parameters
     ----------
-    clients, T, E, scheme, K, steps, theta0, batch, scaled
+    clients, fedavg, T, theta0
         As in :func:`p_fedavg`.
 
     Returns
@@ -627,11 +676,11 @@ def expected_distance(clients, *, T, E=1, scheme="full", K=None, steps=None, the
     Examples
     --------
     >>> c = GaussianClients.example(N=4, m_mean=1.0, eps_mean=0.5, sigma=0.0)
-    >>> mom = expected_distance(c, T=2, steps=1.0)   # noiseless, η = 1: θ ← m̄ + ε̄θ
+    >>> mom = expected_distance(c, FedAvg(steps=1.0), T=2)   # noiseless, η = 1: θ ← m̄ + ε̄θ
     >>> mom.mean.ravel().round(4).tolist()
     [0.0, 1.0, 1.5]
     """
-    s = _settings(clients, T, E, scheme, K, steps, theta0, batch, scaled)
+    s = _settings(clients, fedavg, T, theta0)
     N, d = clients.N, clients.d
     c = s["scale"]
     g, ps = s["weights"], s["theta_ps"]

@@ -22,6 +22,9 @@ is here one aggregation period of P-FedAvg with N current clients:
 
 The round's error is :math:`\|θ' - θ_{\mathrm{PS}}\|^{2}`, :math:`θ_{\mathrm{PS}} = m/(1 - ε)` the stable point of
 the clients' law (:func:`perfpriv.performative.stable_point`).
+Both loops at once are one call of the engine with the model's objects,
+``engine.simulate(PrivateFederatedRound(gamma, tau=..., R=..., ...), Memoryless(q=..., r=...),
+T=..., n0=..., trials=..., policy=...)``.
 Clients are drawn afresh every round (the analogue of the book's
 Assumption 1: fresh records every round), so that the population is a
 count, as the engine expects.
@@ -51,12 +54,11 @@ import numpy as np
 from .. import engine, keyed, leakage
 from .._stats import log_normal_density
 from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
-from ..behaviour import Memoryless
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
 from .federated import THETA0_BOUND, StepRule, stable_point
 
-__all__ = ["StatefulMechanism", "PrivateFederatedRound", "simulate_participation"]
+__all__ = ["StatefulMechanism", "PrivateFederatedRound"]
 
 
 class StatefulMechanism(engine.Mechanism):
@@ -485,60 +487,3 @@ class PrivateFederatedRound(StatefulMechanism):
         var_out = var_in if self.statistic == "paper" else g ** 2 / (n - 1)
         lam = log_normal_density(o, mean_in, var_in) - log_normal_density(o, (total - Zc) / (n - 1), var_out)
         return engine.AgentRound(lam > self.tau, float(diff @ diff), details, theta)
-
-
-def _mechanism_args(kwargs):
-    allowed = ("m", "m_sd", "eps", "eps_sd", "sigma", "E", "step", "batch", "theta0", "d", "statistic")
-    for k in kwargs:
-        if k not in allowed:
-            hint = " (the population policy is policy=perfpriv.engine.Policy(...))" if k in engine.Policy.FIELDS else ""
-            raise TypeError(f"unexpected keyword argument {k!r}: the mechanism takes {', '.join(allowed)}{hint}")
-    return kwargs
-
-
-def simulate_participation(gamma, *, tau, R, q, r, T, n0, trials=20, policy=None, conventions="paper", seed=None,
-                           **options):
-    r"""Private P-FedAvg with leaking clients who leave: the two feedback loops on the engine.
-
-    :func:`perfpriv.engine.simulate` with :class:`PrivateFederatedRound` and
-    :class:`perfpriv.behaviour.Memoryless` clients: each round, of the :math:`N_{t-1}`
-    clients :math:`K_t` leak; :math:`N_t = N_{t-1} - \mathrm{Binomial}(K_t, q) + \mathrm{Binomial}(N_{t-1} - K_t, r)`,
-    bounded by the population policy.
-
-    Parameters
-    ----------
-    gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Per-client noise scale(s) (a grid is simulated side by side, with
-        common random numbers).
-    tau, R : float
-        Membership threshold and clipping radius.
-    q, r : float
-        Leaving probability of a leaked client, recruiting probability of the others.
-    T, n0, trials : int
-        Rounds, initial clients, independent runs.
-    policy : perfpriv.engine.Policy, optional
-        Population policy; unset fields come from ``conventions``.
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-    **options
-        Mechanism options of :class:`PrivateFederatedRound` (``m``, ``m_sd``,
-        ``eps``, ``eps_sd``, ``sigma``, ``E``, ``step``, ``batch``, ``theta0``,
-        ``d``, ``statistic``).
-
-    Returns
-    -------
-    perfpriv.engine.SimulationRun
-        ``population``, ``sq_error`` (:math:`\|θ_t - θ_{\mathrm{PS}}\|^2`), ``leaked``, and
-        ``details["theta"]`` (first coordinate of :math:`θ_t`), ``details["spread"]``
-        (mean squared deviation of the records), ``details["clipped"]``.
-
-    Examples
-    --------
-    >>> run = simulate_participation([0.5, 2.0], tau=0.5, R=20.0, q=0.5, r=0.2, T=10, n0=40, trials=3,
-    ...                              policy=engine.Policy(cap=100), seed=1)
-    >>> run.population.shape
-    (2, 3, 11)
-    """
-    mech = PrivateFederatedRound(gamma, tau=tau, R=R, **_mechanism_args(options))
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)

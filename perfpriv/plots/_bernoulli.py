@@ -1,16 +1,14 @@
 """Figures of the Bernoulli warm-up (paper §3, Figs. 1-2) and of the agnostic model (appendix B, Figs. 6-7).
 
 Every function returns a :class:`matplotlib.figure.Figure` built with
-:func:`perfpriv.plots.new_figure` and never calls ``plt.show``. The
-experiments behind a figure are run by :mod:`perfpriv.bernoulli` and
-:mod:`perfpriv.optimize`; a figure function either receives their result
-(so that a chapter can compute once, check its claims on the numbers and then
-draw them) or runs them itself from size arguments.
-
-Sizes default to the book's scale, which draws each figure in a few seconds.
-``scale="paper"`` switches every default to the settings of the paper (its
-text, and for Figs. 2 and 7 the authors' published code); explicit keyword
-arguments override either.
+:func:`perfpriv.plots.new_figure` and never calls ``plt.show``. A figure only
+draws: it receives the result of the experiment behind it
+(:func:`perfpriv.experiments.curve_runs` for Figs. 1 and 6,
+:func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid for Figs. 2 and
+7, :func:`perfpriv.experiments.final_error_curve`), which carries its model
+and sizes, so that a chapter computes once, checks its claims on the numbers
+and then draws them. The sizes of the paper's figures are
+:data:`perfpriv.cli.SCALES`.
 """
 
 from __future__ import annotations
@@ -23,15 +21,13 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
-from .. import bernoulli, experiments, optimize
+from .. import bernoulli
 from ..behaviour import Memoryless
 from .._validate import check_choice, check_flag, check_int, check_probability, check_real, interval_text
-from ._common import (MAX_LOG_VALUE, check_axes, check_items, check_seed, check_sequence, check_settings,
-                      check_text, check_type, check_values, new_figure, params)
+from ._common import (MAX_LOG_VALUE, check_axes, check_items, check_sequence, check_settings, check_text,
+                      check_type, check_values, new_figure, params)
 
 __all__ = [
-    "CURVE_SCALES",
-    "MAP_SCALES",
     "figure1",
     "figure2",
     "figure6",
@@ -44,54 +40,22 @@ __all__ = [
 _INF_COLOR = (0.80, 0.10, 0.10, 1.0)   # the non-private baseline, as in the paper
 _CMAP = "viridis"
 
-#: Default sizes of the population/error curves (Figs. 1 and 6).
-#: ``"book"`` runs in about a second; ``"paper"`` follows the paper's text
-#: (10 values of epsilon, 30 trials, window 15) with the horizon of the
-#: authors' code; ``"code"`` is the authors' published script
-#: (epsilon in {0.01, 0.1, 1, 5}, 50 trials, window 10).
-CURVE_SCALES = {
-    "book": dict(T=100, n0=400, trials=30, window=15,
-                 epsilons=tuple(np.geomspace(0.01, 5.0, 10)) + (np.inf,)),
-    "paper": dict(T=200, n0=400, trials=30, window=15,
-                  epsilons=tuple(np.geomspace(0.01, 5.0, 10)) + (np.inf,)),
-    "code": dict(T=200, n0=400, trials=50, window=10,
-                 epsilons=(0.01, 0.1, 1.0, 5.0)),
-}
-
-#: Default sizes of the epsilon* maps (Figs. 2 and 7). ``"paper"`` is the
-#: authors' published code: a 30 x 30 grid of (q, r) in [0.01, 0.99],
-#: 30 values of epsilon in [0.01, 20] (no infinity), 10 trials, T = 200.
-MAP_SCALES = {
-    "book": dict(T=100, n0=400, trials=30, grid=np.linspace(0.05, 0.95, 12),
-                 epsilons=tuple(np.geomspace(0.01, 20.0, 10)) + (np.inf,)),
-    "paper": dict(T=200, n0=400, trials=10, grid=np.linspace(0.01, 0.99, 30),
-                  epsilons=tuple(np.geomspace(0.01, 20.0, 30))),
-}
-
-
-def _sizes(table, scale, **given):
-    check_choice("scale", scale, tuple(table))
-    sizes = dict(table[scale])
-    sizes.update({k: v for k, v in given.items() if v is not None})
-    return sizes
-
-
 #: Finite privacy budgets the figures of this module draw: below 1e-100 the randomized response's squared
 #: errors overflow (their moving averages and error bars are inf - inf); above :data:`MAX_LOG_VALUE` the log
 #: colour scale and the log ε axis overflow.
 _EPSILON_RANGE = (1e-100, MAX_LOG_VALUE)
 
 
-def _check_epsilons(epsilons):
-    r"""Budgets a figure draws: a number or a 1-D sequence, each inf or in :math:`_\mathrm{EPSILON}_{\mathrm{RANGE}}`, as a float array."""
-    eps = check_values("epsilons", epsilons, low=0, low_open=True, allow_inf=True)
+def _check_epsilons(epsilons, name):
+    r"""Budgets of the result ``name`` that a figure draws: each inf or in :data:`_EPSILON_RANGE`, as a 1-D float array."""
+    eps = check_values(name, epsilons, low=0, low_open=True, allow_inf=True)
     finite = eps[np.isfinite(eps)]
     lo, hi = _EPSILON_RANGE
     outside = finite[(finite < lo) | (finite > hi)]
     if outside.size:
         more = f" and {outside.size - 1} more outside" if outside.size > 1 else ""
-        raise ValueError(f"epsilons must be inf or in {interval_text(lo, hi)} (the budgets a figure can draw); "
-                         f"got {outside[0]:.3g}{more}")
+        raise ValueError(f"{name} must hold budgets epsilon inf or in {interval_text(lo, hi)} (the budgets a figure "
+                         f"can draw); got {outside[0]:.3g}{more}")
     return eps
 
 
@@ -122,29 +86,39 @@ def _panel_letter(k: int) -> str:
 # Figs. 1 and 6: squared error and population against the round
 # --------------------------------------------------------------------------
 
-def _curves(results, settings, *, rule, scale, T, n0, trials, window, epsilons, cap, mu, conventions, seed, title):
-    sizes = _sizes(CURVE_SCALES, scale, T=T, n0=n0, trials=trials, window=window, epsilons=epsilons)
-    check_int("window", sizes["window"], low=1)
-    eps = _check_epsilons(sizes["epsilons"])
-    settings = check_settings("settings", settings)
-    seed = check_seed(seed)
-    if results is None:
-        results = [
-            bernoulli.simulate(eps, q=q, r=r, T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"], rule=rule,
-                               mu=mu, seed=None if seed is None else seed + k,
-                               **bernoulli.curve_script_options(conventions, cap=cap))
-            for k, (q, r) in enumerate(settings)
-        ]
-    else:
-        results = check_items("results", results, "SimulationRun")
-        if len(results) != len(settings):
-            raise ValueError(f"results must hold one simulation per (q, r) setting ({len(settings)}); "
-                             f"got {len(results)}")
-        # sizes of the given runs (the title must describe what is drawn)
-        first = results[0]
-        eps = np.atleast_1d(np.asarray(first.level, dtype=float))
-        pop = np.asarray(first.population)
-        sizes.update(T=pop.shape[-1] - 1, trials=pop.shape[-2], n0=int(pop[..., 0].flat[0]))
+def _paper_users(users, rule, name):
+    """(q, r) of a result's users: the paper's :class:`perfpriv.behaviour.Memoryless`, one cell, the figure's rule."""
+    if not isinstance(users, Memoryless):
+        raise TypeError(f"{name} must be a result for the paper's users, a perfpriv.behaviour.Memoryless; got "
+                        f"{type(users).__name__}")
+    if np.ndim(users.q) or np.ndim(users.r):
+        raise ValueError(f"{name} must be a result for one leaving rate q and one joining rate r; got users with "
+                         f"q and r of shapes {np.shape(users.q)} and {np.shape(users.r)}")
+    if users.rule != rule:
+        raise ValueError(f"{name} must be a result of the {rule} rule (the figure's model); got rule={users.rule!r}")
+    return float(users.q), float(users.r)
+
+
+def _curves(results, *, rule, window, title):
+    results = check_items("results", results, "SimulationRun")
+    window = check_int("window", window, low=1)
+    settings = []
+    for run in results:
+        if type(run.mechanism).__name__ != "RandomizedResponse":
+            raise TypeError(f"each entry of results must be a run of a perfpriv.bernoulli.RandomizedResponse "
+                            f"(experiments.curve_runs); got a run of {type(run.mechanism).__name__}")
+        if run.mechanism.levels.per_round:
+            raise ValueError("each entry of results must be a run of constant budgets (a number or a grid), "
+                             "not of a schedule")
+        settings.append(_paper_users(run.behaviour, rule, "each entry of results"))
+    # the budgets and sizes of the given runs (the title must describe what is drawn)
+    first = results[0]
+    eps = _check_epsilons(np.atleast_1d(np.asarray(first.level, dtype=float)), "results")
+    for run in results[1:]:
+        if not np.array_equal(np.atleast_1d(np.asarray(run.level, dtype=float)), eps):
+            raise ValueError("results must be runs of the same budgets (one colour per budget, shared by the rows); "
+                             f"got {eps.size} and {np.size(run.level)} budgets")
+    sizes = dict(T=first.T, trials=first.trials, n0=first.n0, window=window)
     norm = _epsilon_norm(eps)
     fig, axes = new_figure(len(settings), 2, width=4.1, height=2.9)
     for row, ((q, r), res) in enumerate(zip(settings, results)):
@@ -185,39 +159,26 @@ def _curves(results, settings, *, rule, scale, T, n0, trials, window, epsilons, 
     return fig
 
 
-def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
-            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0):
+def figure1(results, *, window=15):
     r"""Fig. 1 of the paper: moving-averaged squared error and population against the round.
 
-    One row per ``(q, r)`` setting (the paper's (0.6, 0.3) then (0.3, 0.6)):
-    the left panel is the squared error of the unbiased estimator (eq. 1)
+    One row per run (the paper's (q, r) = (0.6, 0.3) then (0.3, 0.6)): the
+    left panel is the squared error of the unbiased estimator (eq. 1)
     averaged over a moving window and over trials, the right panel the mean
     population :math:`N_t`. Finite privacy levels are coloured on a log scale (colour
     bar); epsilon = inf, the non-private baseline, is red (the top end of the bar).
+    The settings, budgets and sizes drawn are those of the runs.
 
     Parameters
     ----------
-    results : sequence of perfpriv.engine.SimulationRun, optional
-        One :func:`perfpriv.bernoulli.simulate` result per setting, run over
-        the grid ``epsilons``. If omitted they are simulated here.
-    settings : sequence of (q, r)
-        Leaving rate q and recruiting rate r of each row (probabilities).
-    scale : {"book", "paper", "code"}
-        Default sizes (:data:`CURVE_SCALES`); explicit arguments override them.
-    T, n0, trials, window : int, optional
-        Horizon T, initial population :math:`N_0`, number of trials, moving-average window.
-    epsilons : sequence of float, optional
-        Privacy levels: ``np.inf`` or finite values in [1e-100, 1e100] (below, the squared errors
-        overflow; above, the log colour scale).
-    cap : int
-        Upper bound on the population (20000 in the paper).
-    mu : (float, float)
-        :math:`\mu_t` is drawn uniformly on this interval each round.
-    conventions : {"paper", "authors"}
-        Of the simulations: ``"authors"`` follows the authors' curve script (floor 1, no stop,
-        clipped estimates; :func:`perfpriv.bernoulli.curve_script_options`).
-    seed : int >= 0 or None
-        Row k uses ``seed + k``.
+    results : sequence of perfpriv.engine.SimulationRun
+        One run per row, each of a :class:`perfpriv.bernoulli.RandomizedResponse`
+        over the same budgets (``np.inf`` or finite values in [1e-100, 1e100]: below, the
+        squared errors overflow; above, the log colour scale) and of
+        ``Memoryless(q=, r=, rule="leak")`` users: :func:`perfpriv.experiments.curve_runs`
+        (or :func:`perfpriv.bernoulli.simulate`).
+    window : int
+        Moving-average window, in rounds (the paper's text: 15; the authors' script: 10).
 
     Returns
     -------
@@ -226,10 +187,10 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
     Raises
     ------
     TypeError
-        If ``results`` or ``settings`` is not a sequence, or an entry of ``results`` not a simulation run.
+        If ``results`` is not a sequence of runs of randomized response for the paper's users.
     ValueError
-        If an entry of ``settings`` is not a pair (q, r) of probabilities, ``results`` does not hold one
-        run per setting, or a size, budget or seed is out of range.
+        If ``results`` is empty, holds runs of another growth rule, of several (q, r) cells, of a
+        schedule or of different budgets, or a budget or ``window`` is out of range.
 
     References
     ----------
@@ -237,21 +198,22 @@ def figure1(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
 
     Examples
     --------
-    >>> fig = figure1(T=5, trials=2, epsilons=[0.5, np.inf])
+    >>> from perfpriv import behaviour, experiments
+    >>> runs = experiments.curve_runs(bernoulli.RandomizedResponse([0.5, np.inf]),
+    ...                               [behaviour.Memoryless(q=0.6, r=0.3), behaviour.Memoryless(q=0.3, r=0.6)],
+    ...                               T=5, trials=2)
+    >>> fig = figure1(runs)
     >>> len(fig.axes) >= 4
     True
     """
-    return _curves(results, settings, rule="leak", scale=scale, T=T, n0=n0, trials=trials,
-                   window=window, epsilons=epsilons, cap=cap, mu=mu, conventions=conventions, seed=seed,
-                   title="Leak model (Fig. 1)")
+    return _curves(results, rule="leak", window=window, title="Leak model (Fig. 1)")
 
 
-def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=None, n0=None,
-            trials=None, window=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0):
+def figure6(results, *, window=15):
     """Fig. 6 of the paper: the panels of :func:`figure1` under the agnostic growth rule.
 
-    Parameters (and the errors raised) are those of :func:`figure1`; the simulations use
-    ``rule="agnostic"`` (every participant recruits with probability r).
+    Parameters (and the errors raised) are those of :func:`figure1`; the runs are of
+    ``Memoryless(q=, r=, rule="agnostic")`` users (every participant recruits with probability r).
 
     Returns
     -------
@@ -263,35 +225,38 @@ def figure6(results=None, *, settings=((0.6, 0.3), (0.3, 0.6)), scale="book", T=
 
     Examples
     --------
-    >>> fig = figure6(T=5, trials=2, epsilons=[0.5, np.inf])
-    >>> len(fig.axes) >= 4
+    >>> from perfpriv import behaviour, experiments
+    >>> runs = experiments.curve_runs(bernoulli.RandomizedResponse([0.5, np.inf]),
+    ...                               [behaviour.Memoryless(q=0.6, r=0.3, rule="agnostic")], T=5, trials=2)
+    >>> fig = figure6(runs)
+    >>> len(fig.axes) >= 2
     True
     """
-    return _curves(results, settings, rule="agnostic", scale=scale, T=T, n0=n0, trials=trials,
-                   window=window, epsilons=epsilons, cap=cap, mu=mu, conventions=conventions, seed=seed,
-                   title="Agnostic model (Fig. 6)")
+    return _curves(results, rule="agnostic", window=window, title="Agnostic model (Fig. 6)")
 
 
 # --------------------------------------------------------------------------
 # Figs. 2 and 7: the optimal privacy budget over the (r, q) square
 # --------------------------------------------------------------------------
 
-def _map_result(result, *, rule, scale, T, n0, trials, grid, epsilons, mu, conventions, seed):
-    """Run (or take) :func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid; the result and its 1-D grid."""
-    sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials, grid=grid, epsilons=epsilons)
-    g = check_values("grid", sizes["grid"], low=0, high=1)     # the values of q and of r
-    if result is not None:
-        shape = np.shape(check_type(result, "result", "EpsilonOptimum").epsilon)
-        if shape != (g.size, g.size):
-            raise ValueError(f"grid must be the 1-D grid of q and r values used for result "
-                             f"(length {shape[0] if shape else 0}); got length {g.size}")
-        return result, g
-    eps = _check_epsilons(sizes["epsilons"])
-    Q, R = np.meshgrid(g, g, indexing="ij")      # rows: q, columns: r
-    mech = bernoulli.RandomizedResponse(eps, mu=(0.5, 1.0) if mu is None else mu)
-    res = optimize.optimal_epsilon(mech, Memoryless(q=Q, r=R, rule=rule), T=sizes["T"], n0=sizes["n0"],
-                                   trials=sizes["trials"], seed=seed, conventions=conventions)
-    return res, g
+def _map_axes(result, rule):
+    """The 1-D grids (q, r) of an ε* map: from the users of a search over ``Memoryless(q=qs[:, None], r=rs[None, :])``."""
+    check_type(result, "result", "EpsilonOptimum")
+    users = result.settings.get("users")
+    if not isinstance(users, Memoryless):
+        raise TypeError(f"result must be an epsilon* map of the paper's users, Memoryless(q=..., r=...) over a (q, r) "
+                        f"grid; got a search over {type(users).__name__}")
+    if users.rule != rule:
+        raise ValueError(f"result must be an epsilon* map of the {rule} rule (the figure's model); "
+                         f"got rule={users.rule!r}")
+    Q, R = (np.asarray(x, float) for x in users.cell_coordinates())
+    if Q.ndim == 0:
+        Q, R = Q.reshape(1, 1), R.reshape(1, 1)
+    if Q.ndim != 2 or np.any(Q != Q[:, :1]) or np.any(R != R[:1, :]):
+        raise ValueError(f"result must be a map over a (q, r) grid: q varying along the first axis only, r along the "
+                         f"second (np.meshgrid(qs, rs, indexing='ij')); got cells of shape {Q.shape}")
+    _check_epsilons(result.epsilons, "result")
+    return Q[:, 0].copy(), R[0, :].copy()
 
 
 def epsilon_star_map(result, *, q, r, ax=None, rule="leak", thresholds=True, colorbar=True,
@@ -398,29 +363,19 @@ def epsilon_star_map(result, *, q, r, ax=None, rule="leak", thresholds=True, col
     return fig
 
 
-def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
-            mu=None, conventions="paper", seed=0, thresholds=True):
+def figure2(result, *, thresholds=True):
     r"""Fig. 2 of the paper: the privacy budget ε* minimizing the final squared error, leak model.
+
+    Draws :func:`epsilon_star_map` with the (q, r) grid of the result's users.
 
     Parameters
     ----------
-    result : perfpriv.optimize.EpsilonOptimum, optional
-        A result of :func:`perfpriv.optimize.optimal_epsilon` over a (q, r)
-        grid (``rule="leak"``). If omitted it is computed here.
-    scale : {"book", "paper"}
-        Default sizes (:data:`MAP_SCALES`); explicit arguments override them.
-    T, n0, trials : int, optional
-        Horizon, initial population, trials per (q, r, ε).
-    grid : array_like, optional
-        Values used for both q and r (probabilities; the grid of ``result`` when it is given).
-    epsilons : array_like, optional
-        ε values compared: ``np.inf`` or finite values in [1e-100, 1e100] (the log colour scale).
-    mu : optional
-        Law of :math:`\mu_t` passed on to the optimizer (its default if None).
-    conventions : {"paper", "authors"}
-        Of the optimizer's simulations (:func:`perfpriv.optimize.optimal_epsilon`).
-    seed : int
-        Seed of the optimizer.
+    result : perfpriv.optimize.EpsilonOptimum
+        A result of :func:`perfpriv.optimize.optimal_epsilon` (or
+        :func:`perfpriv.optimize.mean_field_optimal_epsilon`) for
+        ``Memoryless(q=Q, r=R, rule="leak")`` over a grid,
+        ``Q, R = np.meshgrid(qs, rs, indexing="ij")``; its budgets ``np.inf``
+        or finite values in [1e-100, 1e100] (the log colour scale).
     thresholds : bool
         Draw the line r = q.
 
@@ -431,10 +386,9 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
     Raises
     ------
     TypeError
-        If ``result`` is not an EpsilonOptimum.
+        If ``result`` is not an EpsilonOptimum of the paper's users.
     ValueError
-        If ``grid`` is not a grid of probabilities (of the size of ``result``), or a budget or size is out
-        of range.
+        If ``result`` is a map of the other growth rule, not over a (q, r) grid, or of a budget out of range.
 
     References
     ----------
@@ -442,23 +396,25 @@ def figure2(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
 
     Examples
     --------
-    >>> fig = figure2(T=5, trials=2, grid=[0.2, 0.6], epsilons=[0.5, np.inf])
+    >>> from perfpriv import behaviour, optimize
+    >>> Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
+    >>> best = optimize.optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf], mu=(0.5, 1.0)),
+    ...                                 behaviour.Memoryless(q=Q, r=R), T=5, trials=2, seed=0)
+    >>> fig = figure2(best)
     >>> len(fig.axes)
     2
     """
-    res, g = _map_result(result, rule="leak", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions, grid=grid,
-                         epsilons=epsilons, mu=mu, seed=seed)
-    return epsilon_star_map(res, q=g, r=g, rule="leak", thresholds=thresholds,
+    q, r = _map_axes(result, "leak")
+    return epsilon_star_map(result, q=q, r=r, rule="leak", thresholds=thresholds,
                             title=r"Leak model: $\varepsilon^*$ (Fig. 2)")
 
 
-def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=None, epsilons=None,
-            mu=None, conventions="paper", seed=0, thresholds=True):
+def figure7(result, *, thresholds=True):
     """Fig. 7 of the paper: the ε* map of :func:`figure2` under the agnostic growth rule.
 
-    Parameters (and the errors raised) are those of :func:`figure2`; ``thresholds`` draws r = q and
-    r = q/2, between which the agnostic population survives only with enough
-    privacy.
+    Parameters (and the errors raised) are those of :func:`figure2`, with users of
+    ``rule="agnostic"``; ``thresholds`` draws r = q and r = q/2, between which the agnostic
+    population survives only with enough privacy.
 
     Returns
     -------
@@ -470,13 +426,16 @@ def figure7(result=None, *, scale="book", T=None, n0=None, trials=None, grid=Non
 
     Examples
     --------
-    >>> fig = figure7(T=5, trials=2, grid=[0.2, 0.6], epsilons=[0.5, np.inf])
+    >>> from perfpriv import behaviour, optimize
+    >>> Q, R = np.meshgrid([0.2, 0.6], [0.2, 0.6], indexing="ij")
+    >>> best = optimize.optimal_epsilon(bernoulli.RandomizedResponse([0.5, np.inf], mu=(0.5, 1.0)),
+    ...                                 behaviour.Memoryless(q=Q, r=R, rule="agnostic"), T=5, trials=2, seed=0)
+    >>> fig = figure7(best)
     >>> len(fig.axes)
     2
     """
-    res, g = _map_result(result, rule="agnostic", scale=scale, T=T, n0=n0, trials=trials, conventions=conventions,
-                         grid=grid, epsilons=epsilons, mu=mu, seed=seed)
-    return epsilon_star_map(res, q=g, r=g, rule="agnostic", thresholds=thresholds,
+    q, r = _map_axes(result, "agnostic")
+    return epsilon_star_map(result, q=q, r=r, rule="agnostic", thresholds=thresholds,
                             title=r"Agnostic model: $\varepsilon^*$ (Fig. 7)")
 
 
@@ -568,40 +527,20 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
     return fig
 
 
-def final_error_figure(settings=((0.3, 0.6),), *, rule="leak", scale="book", T=None, n0=None,
-                       trials=None, epsilons=None, cap=20000, mu=(0.0, 1.0), conventions="paper", seed=0,
-                       results=None):
+def final_error_figure(results):
     r"""Final-round squared error against ε: simulation next to the mean-field prediction.
 
-    Dots: mean over trials of the squared error of the last estimate
-    (round T), with bars of two standard errors. Line: the mean-field error
-    of round T on a fine ε grid; the point above '∞' is the non-private
-    baseline. A dotted vertical line marks :math:`ε_c` (Theorem 1) when finite. The
-    numbers are :func:`perfpriv.experiments.final_error_curve`.
+    One panel per result. Dots: mean over trials of the squared error of the
+    last estimate (round T), with bars of two standard errors. Line: the
+    mean-field error of round T on a fine ε grid; the point above '∞' is the
+    non-private baseline. A dotted vertical line marks :math:`ε_c` (Theorem 1) when finite.
 
     Parameters
     ----------
-    settings : sequence of (q, r)
-        One panel per setting (pairs of probabilities).
-    rule : {"leak", "agnostic"}
-        Growth rule.
-    scale : {"book", "paper"}
-        Default T, n0, trials (those of :data:`MAP_SCALES`).
-    T, n0, trials : int, optional
-        Horizon, initial population, trials per ε.
-    epsilons : array_like, optional
-        ε values simulated (default 15 values in [0.01, 20] and inf): ``np.inf`` or finite values in
-        [1e-100, 1e100] (below, the squared errors overflow; above, the log ε axis).
-    cap : int
-        Population cap.
-    mu : float or (float, float)
-        Law of :math:`\mu_t`.
-    conventions : {"paper", "authors"}
-        Of the simulations.
-    seed : int
-        Root seed (each setting keyed by its (q, r)).
-    results : sequence of perfpriv.experiments.FinalErrors, optional
-        Results to draw instead (``settings`` and the sizes are then ignored).
+    results : sequence of perfpriv.experiments.FinalErrors
+        One :func:`perfpriv.experiments.final_error_curve` per panel; its budgets
+        (simulated and of the mean-field curve) ``np.inf`` or finite values in [1e-100, 1e100]
+        (below, the squared errors overflow; above, the log ε axis).
 
     Returns
     -------
@@ -610,10 +549,9 @@ def final_error_figure(settings=((0.3, 0.6),), *, rule="leak", scale="book", T=N
     Raises
     ------
     TypeError
-        If ``results`` or ``settings`` is not a sequence, or an entry of ``results`` not a FinalErrors.
+        If ``results`` is not a sequence, or an entry not a FinalErrors.
     ValueError
-        If an entry of ``settings`` is not a pair (q, r) of probabilities, or a budget or size is out of
-        range.
+        If ``results`` is empty or a budget is out of range.
 
     References
     ----------
@@ -622,19 +560,17 @@ def final_error_figure(settings=((0.3, 0.6),), *, rule="leak", scale="book", T=N
 
     Examples
     --------
-    >>> fig = final_error_figure(T=5, trials=3, epsilons=[0.1, 1.0, np.inf])
+    >>> from perfpriv import behaviour, experiments
+    >>> curve = experiments.final_error_curve(bernoulli.RandomizedResponse([0.1, 1.0, np.inf]),
+    ...                                       behaviour.Memoryless(q=0.3, r=0.6), T=5, trials=3)
+    >>> fig = final_error_figure([curve])
     >>> len(fig.axes)
     1
     """
-    if results is None:
-        settings = check_settings("settings", settings)
-        epsilons = None if epsilons is None else _check_epsilons(epsilons)
-        sizes = _sizes(MAP_SCALES, scale, T=T, n0=n0, trials=trials)
-        results = [experiments.final_error_curve(q=q, r=r, epsilons=epsilons, rule=rule, T=sizes["T"],
-                                                 n0=sizes["n0"], trials=sizes["trials"], cap=cap, mu=mu,
-                                                 conventions=conventions, seed=seed)
-                   for q, r in settings]
     results = check_items("results", results, "FinalErrors")
+    for res in results:
+        _check_epsilons(res.epsilons, "results")
+        _check_epsilons(res.fine, "results")
     fig, axes = new_figure(1, len(results), width=4.3, height=3.3)
     for k, res in enumerate(results):
         ax = axes[0, k]

@@ -2,15 +2,17 @@
 
 Each function returns a :class:`matplotlib.figure.Figure` and never calls
 ``plt.show``. The numbers come from :mod:`perfpriv.experiments`: the figures of
-one experiment take its result (the model objects go to the experiment);
-the γ* maps of Figs. 4-5 run their experiment, one map per threshold τ,
-with the model and the parameters they are given.
+one experiment take its result (the model objects go to the experiment).
+The γ* maps of Figs. 4-5 are :func:`figure_gamma_star` of one
+:func:`perfpriv.experiments.gamma_star_map` per threshold τ, e.g. at the
+paper's settings (:data:`perfpriv.cli.SCALES`)::
 
-Defaults are *book scale* (small grids, a handful of trials: each figure in
-seconds); the paper's settings (:data:`perfpriv.cli.SCALES`) are one argument
-away, e.g. ``figure4(GaussianMean(np.geomspace(0.2, 20, 30), tau=0.02, d=12, R=10.0),
-Memoryless(q=np.linspace(0.01, 0.99, 10)[:, None], r=np.linspace(0.01, 0.99, 30)[None, :]),
-n0=1000, T=50, trials=50)``.
+    maps = [experiments.gamma_star_map(
+                GaussianMean(np.geomspace(0.2, 20, 30), tau=tau, d=12, R=10.0),
+                Memoryless(q=np.linspace(0.01, 0.99, 10)[:, None], r=np.linspace(0.01, 0.99, 30)[None, :]),
+                n0=1000, T=50, trials=50)
+            for tau in (0.02, 0.05)]
+    figure_gamma_star(maps)
 """
 
 from __future__ import annotations
@@ -18,11 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import experiments
-from ..behaviour import Memoryless
-from ..gaussian import GaussianMean
 from .._validate import check_choice, check_probability, check_real
-from ._common import (MAX_LOG_VALUE, check_axes, assign, check_items, check_type, check_values, new_figure, params,
-                      plain_log)
+from ._common import (MAX_LOG_VALUE, check_axes, assign, check_items, check_type, new_figure, params, plain_log)
 
 __all__ = [
     "figure3bc",
@@ -31,8 +30,6 @@ __all__ = [
     "figure_mean_field",
     "figure_horizon",
     "figure_gamma_star",
-    "figure4",
-    "figure5",
     "finish_horizon_axes",
 ]
 
@@ -347,60 +344,3 @@ def figure_gamma_star(maps, *, q_line=None, theory="bound"):
     # the line panels share their styles: one legend below the figure, off the data
     fig.legend(*axes[0, 2].get_legend_handles_labels(), loc="outside lower center", ncol=4)
     return fig
-
-
-#: The (q, r) grid of :func:`figure4` and :func:`figure5` when no users are given.
-_BOOK_GRID = np.linspace(0.1, 0.9, 5)
-
-
-def _gamma_star_maps(taus, mechanism, users, kwargs):
-    """One :func:`perfpriv.experiments.gamma_star_map` per threshold of ``taus`` (τ > 0), drawn in rows."""
-    taus = check_values("taus", taus, low=0, low_open=True)
-    if mechanism is None:
-        mechanism = GaussianMean(tau=float(taus[0]), d=12, R=10.0)
-    if not isinstance(mechanism, GaussianMean):
-        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean (its τ is replaced by each of taus); "
-                        f"got {type(mechanism).__name__}")
-    if users is None:
-        users = Memoryless(q=_BOOK_GRID[:, None], r=_BOOK_GRID[None, :])
-    given = None if mechanism.levels is None else mechanism.levels.given
-    return figure_gamma_star([experiments.gamma_star_map(GaussianMean(given, **dict(mechanism.options(), tau=float(t))),
-                                                         users, **kwargs) for t in taus])
-
-
-def figure4(mechanism=None, users=None, *, taus=(0.02, 0.05), **kwargs):
-    """Figure 4 (τ = 0.02 and 0.05) at book scale: one row of maps of
-    :func:`perfpriv.experiments.gamma_star_map` per threshold.
-
-    Parameters
-    ----------
-    mechanism : perfpriv.gaussian.GaussianMean, optional
-        The model (d, R, μ, Σ, statistic) and the empirical grid of noise
-        scales; its τ is replaced by each threshold. Default: d = 12, R = 10
-        and the map's default grid.
-    users : perfpriv.behaviour.Memoryless, optional
-        The paper's users over the (q, r) grid (default: q and r each on
-        ``linspace(0.1, 0.9, 5)``).
-    taus : sequence of float
-        Thresholds τ > 0, one row of maps each.
-    **kwargs
-        The other arguments of :func:`perfpriv.experiments.gamma_star_map`.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    return _gamma_star_maps(taus, mechanism, users, kwargs)
-
-
-def figure5(mechanism=None, users=None, *, taus=(0.01, 0.2, 0.1), **kwargs):
-    """Figure 5 (τ = 0.01, 0.2, 0.1) at book scale; keyword arguments go to
-    :func:`perfpriv.experiments.gamma_star_map`.
-
-    Parameters are those of :func:`figure4`.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    return _gamma_star_maps(taus, mechanism, users, kwargs)

@@ -3,14 +3,13 @@
 Every function returns a ``matplotlib.figure.Figure`` built with
 :func:`perfpriv.plots.new_figure` and never calls ``plt.show``. The numbers
 come from :mod:`perfpriv.gaussian` and :mod:`perfpriv.leakage`. Figures that
-compare a formula with a simulation either receive the simulated values (so
-that a chapter simulates once, checks its claims on the numbers, then draws
-them) or simulate themselves from size arguments.
-
-Sizes default to the book's scale (each figure in well under a few seconds);
-``scale="paper"`` switches the defaults of :func:`figure3a` and
-:func:`algorithm1_runs` to the settings of the paper and of the authors'
-published code; explicit keyword arguments override either.
+compare a formula with a simulation receive the simulated values (a
+:class:`perfpriv.engine.SimulationRun`, an experiment's result), so that a
+chapter simulates once, checks its claims on the numbers, then draws them;
+the model objects go to the simulation, e.g. ``algorithm1_runs(gaussian.simulate([0.5, 2.0, 8.0],
+tau=0.05, q=0.5, r=0.2, T=50, n0=1000, d=12, R=10.0, trials=50))`` at the
+paper's sizes, or ``figure3a(experiments.figure3a_simulation(GaussianMean([0.2, 0.5, 1.0, 2.0, 8.0, 20.0],
+tau=0.01, d=12, R=10.0), 100, np.linspace(0.01, 5.0, 40), rounds=1000))`` (:data:`perfpriv.cli.SCALES`).
 """
 
 from __future__ import annotations
@@ -18,15 +17,13 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps
 
-from .. import engine, experiments, gaussian, leakage
-from .._validate import check_choice, check_flag, check_int, check_int_array, check_real
+from .. import engine, gaussian, leakage
+from .._validate import check_flag, check_int, check_int_array, check_real
 from ..behaviour import Memoryless
 from ._common import (MAX_LOG_VALUE, check_axes, check_figure, check_text, assign, check_items, check_sequence,
                       check_type, check_values, math, new_figure, number, params, plain_log)
 
 __all__ = [
-    "FIGURE3A_SCALES",
-    "RUN_SCALES",
     "clipping_figure",
     "algorithm1_runs",
     "population_error",
@@ -41,30 +38,7 @@ __all__ = [
     "llr_law_figure",
 ]
 
-#: Default sizes of Fig. 3a (:math:`p_{\tau}` against tau). ``"book"`` simulates 100
-#: rounds per noise scale; ``"paper"`` uses the caption's N = 100, the noise
-#: scales of the authors' script ``ptau_generation.py`` and 1000 rounds.
-FIGURE3A_SCALES = {
-    "book": dict(n=100, gammas=(0.5, 1.0, 2.0, 4.0), rounds=100, taus=np.linspace(0.01, 1.0, 12)),
-    "paper": dict(n=100, gammas=(0.2, 0.5, 1.0, 2.0, 8.0, 20.0), rounds=1000,
-                  taus=np.linspace(0.01, 5.0, 40)),
-}
-
-#: Default sizes of the Algorithm 1 runs. ``"paper"``: N0 = 1000, T = 50,
-#: 50 trials, cap 20000 (the authors' code).
-RUN_SCALES = {
-    "book": dict(T=30, n0=200, trials=10, cap=20000),
-    "paper": dict(T=50, n0=1000, trials=50, cap=20000),
-}
-
 _D, _R = 12, 10.0   # the paper's dimension and clipping radius
-
-
-def _sizes(table, scale, **given):
-    check_choice("scale", scale, tuple(table))
-    sizes = dict(table[scale])
-    sizes.update({k: v for k, v in given.items() if v is not None})
-    return sizes
 
 
 def _fixed_figure(ncols, *, width, height, left=0.8, right=0.15, bottom=0.6, top=0.4, wspace=0.8):
@@ -258,51 +232,60 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     return fig
 
 
-def algorithm1_runs(gammas=(0.5, 2.0, 8.0), *, tau=0.05, q=0.5, r=0.2, T=None, n0=None, d=_D, R=_R,
-                    trials=None, cap=None, statistic=None, conventions="paper", scale="book", seed=0):
+def algorithm1_runs(run):
     r"""Population and error of Algorithm 1 for several noise scales (§4.2).
 
-    One :func:`perfpriv.engine.simulate` call over the grid of γ (records
-    :math:`\mathcal{N}(0, I_d)`, the paper's data model; the γ share their random numbers) and
-    :func:`population_error` for each.
+    :func:`population_error` for each noise scale of one run of
+    :class:`perfpriv.gaussian.GaussianMean` (a grid of γ in one
+    :func:`perfpriv.engine.simulate` call shares its random numbers): the
+    mean population and the mean squared Mahalanobis error per round, with
+    Lemma 3 at the mean population (dashed).
 
     Parameters
     ----------
-    gammas : sequence of float
-        Noise scales γ in [1e-100, 1e100] (:data:`perfpriv.gaussian.GAMMA_RANGE`).
-    tau, q, r : float
-        Threshold τ, leaving and recruiting probabilities (keyword-only).
-    T, n0, trials, cap : int, optional
-        Sizes; defaults from ``RUN_SCALES[scale]``.
-    d : int
-        Dimension (12 in the paper).
-    R : float
-        Clipping radius (10 in the paper).
-    statistic : {None, "paper", "exact"}
-        Membership statistic (``None``: from ``conventions``).
-    conventions : {"paper", "authors"}
-    scale : {"book", "paper"}
-        Default sizes.
-    seed : None, int, SeedSequence or Generator
-        Root seed.
+    run : perfpriv.engine.SimulationRun
+        A run of :func:`perfpriv.gaussian.simulate` or of
+        :func:`perfpriv.engine.simulate` with a ``GaussianMean`` over one γ
+        or a 1-D grid of them, of one cell of users (the title names q and r
+        of :class:`perfpriv.behaviour.Memoryless` users).
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not a SimulationRun of a GaussianMean.
+    ValueError
+        If its levels are a schedule or its users span several cells.
+
+    Examples
+    --------
+    >>> run = gaussian.simulate([0.5, 8.0], tau=0.05, q=0.5, r=0.2, T=3, n0=20, d=3, R=10.0, trials=2, seed=0)
+    >>> len(algorithm1_runs(run).axes)
+    2
     """
-    sizes = _sizes(RUN_SCALES, scale, T=T, n0=n0, trials=trials, cap=cap)
-    gammas = check_values("gammas", gammas, low=gaussian.GAMMA_RANGE[0], high=gaussian.GAMMA_RANGE[1])
-    mech = gaussian.GaussianMean(gammas, tau=tau, d=d, R=R, statistic=statistic)
-    run = engine.simulate(mech, Memoryless(q=q, r=r), T=sizes["T"], n0=sizes["n0"], trials=sizes["trials"],
-                          policy=engine.Policy(cap=sizes["cap"]), conventions=conventions, seed=seed)
+    _check_run(run)
+    mech = run.mechanism
+    gammas = engine.level_grid(mech, kind=gaussian.GaussianMean, name="run.mechanism")
+    grid = mech.levels.shape != ()
+    if np.ndim(run.population) != 2 + grid:
+        raise ValueError(f"run must be of one cell of users (levels x trials x rounds); got a population of shape "
+                         f"{np.shape(run.population)}")
+    sigma = mech.options()["Sigma"]
+    model = dict(d=mech.d) if sigma is None else dict(Sigma=sigma)
     fig, axes = new_figure(1, 2, width=4.0, height=3.0)
     for i, (g, color) in enumerate(zip(gammas, _colors(len(gammas), "plasma"))):
-        population_error(run, gamma=float(g), d=d, fig_axes=(fig, axes[0]), color=color,
-                         label=assign("gamma", g), trial_lines=False, level=i)
+        population_error(run, gamma=float(g), **model, fig_axes=(fig, axes[0]), color=color,
+                         label=assign("gamma", g), trial_lines=False, level=i if grid else None)
     axes[0, 0].legend(loc="best")
     axes[0, 1].set_title("dashed: Lemma 3 at the mean $N_t$")
-    fig.suptitle(f"Algorithm 1: {params(tau=tau, q=q, r=r, d=d, R=R)}, "
-                 f"{sizes['trials']} trials")
+    users = run.behaviour
+    rates = dict(q=float(users.q), r=float(users.r)) if isinstance(users, Memoryless) and \
+        np.ndim(users.q) == 0 and np.ndim(users.r) == 0 else {}
+    fig.suptitle(f"Algorithm 1: {params(tau=mech.tau, **rates, d=mech.d, R=mech.R)}, "
+                 f"{run.trials} trials")
     return fig
 
 
@@ -442,38 +425,20 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
     return fig
 
 
-def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statistic=None, conventions="paper",
-             scale="book", seed=0, simulated=None):
+def figure3a(simulated):
     """Fig. 3a: marginal leak probability :math:`p_τ` against τ, theory and simulation.
 
-    Theory: :func:`perfpriv.leakage.marginal_leak_probability` (exact 1-D
+    Theory: Lemma 8 (eq. 11) on a dense grid of τ
+    (:meth:`perfpriv.experiments.LeakFractions.theory_at`: exact 1-D
     quadrature for the paper's isotropic, practically unclipped data).
-    Simulation: :func:`perfpriv.experiments.figure3a_simulation`, the leak
-    fraction of ``rounds`` independent rounds of Algorithm 1 at a fixed
-    population ``n``, ± 2 standard errors over rounds.
+    Simulation: the leak fraction of the result's independent rounds of
+    Algorithm 1 at its fixed population, ± 2 standard errors over rounds.
 
     Parameters
     ----------
-    n : int, optional
-        Population size (100 in the paper's caption).
-    gammas : sequence of float, optional
-        Noise scales γ.
-    taus : array_like, optional
-        Thresholds of the simulated points (the theory curve is dense).
-    rounds : int, optional
-        Simulated rounds per γ and τ.
-    d, R : int, float
-        Dimension and clipping radius (12 and 10 in the paper).
-    statistic : {None, "paper", "exact"}
-        Membership statistic (``None``: from ``conventions``).
-    conventions : {"paper", "authors"}
-    scale : {"book", "paper"}
-        Default sizes (``FIGURE3A_SCALES``).
-    seed : None, int, SeedSequence or Generator
-        Root seed.
-    simulated : perfpriv.experiments.LeakFractions, optional
-        A result of :func:`perfpriv.experiments.figure3a_simulation` to draw
-        instead of simulating (its n, γ, τ and statistic are drawn).
+    simulated : perfpriv.experiments.LeakFractions
+        A result of :func:`perfpriv.experiments.figure3a_simulation` (its n,
+        γ, τ, data model and statistic are drawn).
 
     Returns
     -------
@@ -483,17 +448,19 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
     ------
     TypeError
         If ``simulated`` is not a LeakFractions.
+
+    Examples
+    --------
+    >>> from perfpriv import experiments
+    >>> sim = experiments.figure3a_simulation(gaussian.GaussianMean([0.5, 2.0], tau=0.05, d=12, R=10.0), 50,
+    ...                                       [0.05, 0.5], rounds=5)
+    >>> len(figure3a(sim).axes)
+    1
     """
-    if simulated is None:
-        sizes = _sizes(FIGURE3A_SCALES, scale, n=n, gammas=gammas, rounds=rounds, taus=taus)
-        simulated = experiments.figure3a_simulation(sizes["n"], sizes["gammas"], sizes["taus"],
-                                                    rounds=sizes["rounds"], d=d, R=R, statistic=statistic,
-                                                    conventions=conventions, seed=seed)
     sim = check_type(simulated, "simulated", "LeakFractions")
     statistic = sim.settings["statistic"]
     dense = np.linspace(min(sim.taus.min(), 0.005), sim.taus.max(), 200)
-    theory = leakage.marginal_leak_probability(sim.n, sim.gammas[:, None], tau=dense[None, :], d=sim.settings["d"],
-                                               R=sim.settings["R"], statistic=statistic).p
+    theory = sim.theory_at(dense)
     fig, axes = new_figure(1, 1, width=5.6, height=3.8)
     ax = axes[0, 0]
     for i, (g, color) in enumerate(zip(sim.gammas, _colors(len(sim.gammas), "Blues_r", 0.65))):
@@ -503,8 +470,11 @@ def figure3a(n=None, gammas=None, *, taus=None, rounds=None, d=_D, R=_R, statist
     ax.plot([], [], color="0.4", lw=1.8, label="theory (Lemma 8, eq. 11)")
     ax.set_xlabel(r"threshold $\tau$")
     ax.set_ylabel(r"marginal leak probability $p_\tau$")
+    model = sim.settings["mechanism"].options()
+    data = r"$\mu = 0$, $\Sigma = I$" if model["mu"] is None and model["Sigma"] is None else \
+        r"given $\mu$, $\Sigma$"
     ax.set_title(f"Fig. 3a: {params(n=sim.n, d=sim.settings['d'], R=sim.settings['R'])}, "
-                 + r"$\mu = 0$, $\Sigma = I$" + f" ({statistic} statistic)")
+                 + data + f" ({statistic} statistic)")
     ax.legend(loc="upper right")
     return fig
 
@@ -599,7 +569,10 @@ def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=No
     matplotlib.figure.Figure
     """
     s = np.asarray(check_real("s", s, low=0), dtype=float).ravel()
-    leaked = np.asarray(leaked, dtype=bool).ravel()
+    try:
+        leaked = np.asarray(leaked, dtype=bool).ravel()
+    except ValueError:          # a ragged list: numpy's "setting an array element with a sequence"
+        raise ValueError(f"leaked must be an array of booleans, one per record; got {leaked!r:.60}") from None
     if s.shape != leaked.shape:
         raise ValueError(f"s and leaked must have the same length; got {s.size} and {leaked.size}")
     bins = check_int("bins", bins, low=1, high=max(1, s.size // 2))      # at least two records a bin

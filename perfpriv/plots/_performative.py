@@ -288,8 +288,8 @@ def figure_participation(runs, *, show=None, paths_of=None, last=20, theory=True
     Parameters
     ----------
     runs : dict of str to perfpriv.engine.SimulationRun
-        Label -> run of :func:`perfpriv.performative.simulate_participation`
-        over one grid of γ (levels axis first, then trials).
+        Label -> run of :func:`perfpriv.engine.simulate` with a
+        :class:`perfpriv.performative.PrivateFederatedRound` over one grid of γ (levels axis first, then trials).
     show : sequence of int, optional
         Indices of the γ grid drawn over the rounds (default: four spread over
         the grid).

@@ -21,27 +21,28 @@ BEHAVIOURS = {"memory (k)": "memory", "heterogeneous (spread)": "heterogeneous",
               "budget-aware (tolerance ρ)": "budget", "contagion (κ)": "contagion"}
 
 
-def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1.0, *, q=0.3, r=0.6, tau=0.02,
-                  T=10, n0=100, d=12, R=10.0, trials=20, cap=20000, seed=0):
-    """Draw the feedback explorer's figure for one set of control values.
+def draw_feedback(users, mechanism, *, q, r, T=10, n0=100, trials=20, policy=None, seed=0):
+    """Draw the feedback explorer's figure: one behaviour against the paper's users in the Gaussian model.
 
-    Left: the mean-field cumulative error as a function of γ under the
-    chosen behaviour (solid) and the paper's users (dashed), with their γ*.
+    Left: the mean-field cumulative error as a function of γ under
+    ``users`` (solid) and the paper's users (dashed), with their γ*.
     Right: the population at the behaviour's γ*: simulated runs (thin),
-    their mean and the mean field, for both.
+    their mean and the mean field, for both
+    (:func:`perfpriv.feedback.compare_gaussian`).
 
     Parameters
     ----------
-    behaviour : str
-        A family name (``"memory"``, ``"heterogeneous"``, ``"budget"``,
-        ``"contagion"``) or a menu entry of :data:`BEHAVIOURS`.
-    k, spread, tolerance, kappa : float
-        The parameter of each behaviour (only the chosen one is used;
-        ``tolerance`` is in zCDP ρ, the Gaussian mechanism's unit).
-    q, r, tau : float
-        Leaving and recruiting probabilities, leak threshold τ.
-    T, n0, d, R, trials, cap, seed
-        Size of the experiment (book scale by default).
+    users : perfpriv.feedback.Family
+        The behaviour, e.g. ``feedback.family("memory", 3)`` (a budget's
+        tolerance is in zCDP ρ, the Gaussian mechanism's unit).
+    mechanism : perfpriv.gaussian.GaussianMean
+        The data model (τ, d, R); its levels are the noise scales of the
+        curve (no level: 25 log-spaced values of [0.05, 20]).
+    q, r : float
+        Leaving and recruiting probabilities.
+    T, n0, trials, policy, seed
+        Size of the experiment and population policy (book scale by
+        default; the policy's unset fields: the paper's, cap 20000).
 
     Returns
     -------
@@ -49,19 +50,7 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
     """
     from .. import feedback
 
-    choices = (*BEHAVIOURS, *BEHAVIOURS.values())
-    if not isinstance(behaviour, str) or behaviour not in choices:
-        raise ValueError(f"behaviour must be one of {', '.join(map(repr, choices))}; got {behaviour!r:.40}")
-    name = BEHAVIOURS.get(behaviour, behaviour)
-    # every behaviour's parameter is checked, the chosen one or not, with the ranges of perfpriv.feedback.family
-    # (k = 1.5 must be refused, not read as memory 1)
-    parameters = {"memory": check_int("k", k, low=1),
-                  "heterogeneous": check_real("spread", spread, low=0, high=1, scalar=True),
-                  "budget": check_real("tolerance", tolerance, low=0, low_open=True, allow_inf=True, scalar=True),
-                  "contagion": check_real("kappa", kappa, low=0, scalar=True)}
-    parameter = parameters[name]
-    users = feedback.family(name, parameter)
-    res = feedback.compare_gaussian(users, q=q, r=r, tau=tau, T=T, n0=n0, d=d, R=R, trials=trials, cap=cap,
+    res = feedback.compare_gaussian(users, mechanism, q=q, r=r, T=T, n0=n0, trials=trials, policy=policy,
                                     seed=seed)
     fig, axes = new_figure(1, 2, width=4.3, height=3.3)
     ax, bx = axes[0, 0], axes[0, 1]
@@ -75,7 +64,7 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
     ax.set_ylabel("mean-field cumulative error")
     ax.legend(loc="upper center", frameon=False, fontsize=8)
     ax.set_title(rf"$\gamma^*$ = {res.gamma_star:.2g} (paper's users: {res.gamma_star_paper:.2g})", fontsize=9)
-    rounds = np.arange(T + 1)
+    rounds = np.arange(res.simulated.shape[-1])
     for sims, path, color, ls, lab in ((res.simulated, res.mean_field, "tab:blue", "-", family_label(users)),
                                        (res.simulated_paper, res.mean_field_paper, "k", "--", "paper's users")):
         for run in sims:
@@ -85,9 +74,31 @@ def draw_feedback(behaviour="memory", k=3, spread=0.8, tolerance=2000.0, kappa=1
     bx.set_yscale("log")
     bx.set_xlabel("round $t$")
     bx.set_ylabel("population $N_t$")
-    bx.set_title(rf"at $\gamma$ = {res.gamma_star:.2g}: $q$ = {q:g}, $r$ = {r:g}, $\tau$ = {tau:g}", fontsize=9)
+    bx.set_title(rf"at $\gamma$ = {res.gamma_star:.2g}: $q$ = {q:g}, $r$ = {r:g}, $\tau$ = {mechanism.tau:g}",
+                 fontsize=9)
     bx.legend(loc="best", frameon=False, fontsize=7)
     return fig
+
+
+def _draw_controls(behaviour, k, spread, tolerance, kappa, q, r, tau):
+    """The explorer's drawing: its control values as the model's objects, drawn by :func:`draw_feedback`.
+
+    ``behaviour`` is a family name or a menu entry of :data:`BEHAVIOURS`; every behaviour's
+    parameter is checked, the chosen one or not, with the ranges of :func:`perfpriv.feedback.family`
+    (k = 1.5 is refused, not read as memory 1); the data model is the paper's (d = 12, R = 10).
+    """
+    from .. import feedback, gaussian
+
+    choices = (*BEHAVIOURS, *BEHAVIOURS.values())
+    if not isinstance(behaviour, str) or behaviour not in choices:
+        raise ValueError(f"behaviour must be one of {', '.join(map(repr, choices))}; got {behaviour!r:.40}")
+    name = BEHAVIOURS.get(behaviour, behaviour)
+    parameters = {"memory": check_int("k", k, low=1),
+                  "heterogeneous": check_real("spread", spread, low=0, high=1, scalar=True),
+                  "budget": check_real("tolerance", tolerance, low=0, low_open=True, allow_inf=True, scalar=True),
+                  "contagion": check_real("kappa", kappa, low=0, scalar=True)}
+    return draw_feedback(feedback.family(name, parameters[name]), gaussian.GaussianMean(tau=tau, d=12, R=10.0),
+                         q=q, r=r)
 
 
 def feedback_explorer():
@@ -109,6 +120,6 @@ def feedback_explorer():
         "tau": named_control("tau", log_slider, r"threshold $\tau$", 0.02, 0.005, 0.5),
     }
     # the static page: every behaviour (at its default parameter) for three leaving probabilities
-    return Explorer("Richer feedback", controls, draw_feedback, columns=4, source="perfpriv.widgets.draw_feedback",
+    return Explorer("Richer feedback", controls, _draw_controls, columns=4, source="perfpriv.widgets.draw_feedback",
                     plotted="the mean-field cumulative error against the noise scale γ under the chosen users and the paper's (left) and the population at the best γ* (right)",
                     static_grid={"behaviour": list(BEHAVIOURS), "q": [0.1, 0.3, 0.9]})

@@ -1,7 +1,7 @@
 """Explorers of the Gaussian model (paper §4.1-4.4).
 
 :func:`mia_explorer` (chapter 03) reruns a short Algorithm 1 with
-:func:`perfpriv.gaussian.simulate` whenever a slider is released and redraws
+:func:`perfpriv.engine.simulate` whenever a slider is released and redraws
 the population and the squared Mahalanobis error per round.
 :func:`llr_explorer` (chapter 04) draws the conditional law of the
 membership statistic Λ (Lemma 6), its exact tail above τ (Lemma 7) and the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine, gaussian
+from ..behaviour import Behaviour, Memoryless
 from ..plots import assign
 from ..plots import llr_law_figure, population_error
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
@@ -20,27 +21,58 @@ from ._common import Explorer, named_control, float_slider, int_slider, log_slid
 __all__ = ["mia_explorer", "mia_draw", "llr_explorer"]
 
 
-def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=None, seed=0):
+#: The population cap of the explorer's short runs (:func:`mia_draw`, :func:`mia_explorer`).
+_CAP = engine.Policy(cap=5000)
+
+
+def _one_gamma(mechanism, role):
+    """The one noise scale γ of a :class:`perfpriv.gaussian.GaussianMean` (refused by name otherwise)."""
+    if not isinstance(mechanism, gaussian.GaussianMean):
+        raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
+    levels = mechanism.levels
+    if levels is None or levels.per_round or levels.shape != ():
+        raise ValueError(f"mechanism must hold one noise scale (GaussianMean(gamma, ...)), {role}; got "
+                         f"{mechanism!r:.120}")
+    return float(levels.values[0])
+
+
+def _start_model(mechanism, users):
+    """The explorer's start values: ``(γ, GaussianMean, Memoryless)``, the paper's model where not given."""
+    mechanism = gaussian.GaussianMean(2.0, tau=0.05, d=12, R=10.0) if mechanism is None else mechanism
+    users = Memoryless(q=0.5, r=0.2) if users is None else users
+    gamma = _one_gamma(mechanism, "the start of the gamma slider")
+    options = mechanism.options()
+    if options["mu"] is not None or options["Sigma"] is not None:
+        raise ValueError("mechanism must have the paper's data model mu = 0, Sigma = I: the explorer's slider "
+                         "changes the dimension d")
+    if not isinstance(users, Memoryless) or users.shape != ():
+        raise TypeError(f"users must be a perfpriv.behaviour.Memoryless with one q and one r (or None), the start "
+                        f"of the q and r sliders; got {users!r:.80}")
+    return gamma, mechanism, users
+
+
+def mia_draw(mechanism, users, *, n0, T=25, trials=4, policy=_CAP, seed=0):
     r"""Figure of one :func:`mia_explorer` state: population and error of Algorithm 1.
+
+    One run of :func:`perfpriv.engine.simulate` drawn by
+    :func:`perfpriv.plots.population_error`.
 
     Parameters
     ----------
-    gamma : float
-        Noise scale γ (the title shows the per-contribution :math:`ρ = 2R^{2}/γ^{2}`).
-    tau : float
-        Threshold τ.
-    d : int
-        Dimension; records are :math:`\mathcal{N}(0, I_d)`.
-    R : float
-        Clipping radius.
+    mechanism : perfpriv.gaussian.GaussianMean
+        One noise scale γ (the title shows the per-contribution
+        :math:`ρ = 2R^{2}/γ^{2}`), the threshold τ, the dimension d and the
+        clipping radius R; records are :math:`\mathcal{N}(μ, Σ)` of the
+        mechanism (the explorer's: :math:`\mathcal{N}(0, I_d)`).
+    users : perfpriv.behaviour.Behaviour
+        The users (the explorer's: ``Memoryless(q=..., r=...)``, leaving and
+        recruiting probabilities).
     n0 : int
         Initial population :math:`N_0`.
-    q, r : float
-        Leaving and recruiting probabilities.
-    T, trials, cap : int
-        Rounds, trials and population cap of the short run.
-    statistic : {None, "paper", "exact"}
-        Membership statistic (``None``: the paper's).
+    T, trials : int
+        Rounds and trials of the short run.
+    policy : perfpriv.engine.Policy
+        Population policy (default: a cap of 5000; unset fields from the paper's conventions).
     seed : int
         Seed (the same for every redraw, so that moving one slider changes
         only what that parameter changes).
@@ -51,32 +83,49 @@ def mia_draw(gamma, *, tau, d, R, n0, q, r, T=25, trials=4, cap=5000, statistic=
 
     Examples
     --------
-    >>> fig = mia_draw(2.0, tau=0.05, d=4, R=10.0, n0=50, q=0.5, r=0.2, T=5, trials=2)
+    >>> from perfpriv.behaviour import Memoryless
+    >>> mech = gaussian.GaussianMean(2.0, tau=0.05, d=4, R=10.0)
+    >>> fig = mia_draw(mech, Memoryless(q=0.5, r=0.2), n0=50, T=5, trials=2)
     >>> len(fig.axes)
     2
     """
-    run = gaussian.simulate(gamma, tau=tau, q=q, r=r, T=T, n0=n0, d=d, R=R, trials=trials,
-                            policy=engine.Policy(cap=cap), statistic=statistic, seed=seed)
-    rho = gaussian.rho_from_gamma(gamma, R)
+    gamma = _one_gamma(mechanism, "the run drawn")
+    if not isinstance(users, Behaviour):
+        raise TypeError(f"users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., r=...)); got "
+                        f"{type(users).__name__}")
+    if users.shape != ():
+        raise ValueError(f"users must be one cell of users (parameters that are numbers); got cells of shape "
+                         f"{users.shape}")
+    run = engine.simulate(mechanism, users, T=T, n0=n0, trials=trials, policy=policy, seed=seed)
+    rho = gaussian.rho_from_gamma(gamma, mechanism.R)
     final = float(np.mean(np.asarray(run.population)[:, -1]))
-    return population_error(run, gamma=gamma, d=d,
+    sigma = mechanism.options()["Sigma"]
+    model = dict(d=mechanism.d) if sigma is None else dict(Sigma=sigma)
+    return population_error(run, gamma=gamma, **model,
                             title=f"{assign('gamma', gamma)} ({assign('rho', rho)} per contribution), "
                                   f"mean {assign(f'N_{{{T}}}', final, '.0f')}")
 
 
-def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=25, trials=4, cap=5000,
-                 statistic=None, seed=0):
+def mia_explorer(mechanism=None, users=None, *, n0=200, T=25, trials=4, policy=_CAP, seed=0):
     """Sliders for :math:`γ, τ, d, R, N_0, q, r` over a short run of Algorithm 1 (chapter 03).
 
     Parameters
     ----------
-    gamma, tau, d, R, n0, q, r : optional
-        Initial slider values.
-    T, trials, cap : int
+    mechanism : perfpriv.gaussian.GaussianMean, optional
+        The start of the γ, τ, d and R sliders (one noise scale; μ = 0 and
+        Σ = I, the paper's data model) and the membership statistic of every
+        rerun (``None``: the paper's). Default ``GaussianMean(2.0, tau=0.05,
+        d=12, R=10.0)``.
+    users : perfpriv.behaviour.Memoryless, optional
+        The start of the q and r sliders (one q and one r) and the growth
+        rule of every rerun (default ``Memoryless(q=0.5, r=0.2)``, the leak rule).
+    n0 : int
+        The start of the :math:`N_0` slider.
+    T, trials : int
         Size of each rerun (kept small so that a redraw stays well under a
         second).
-    statistic : {None, "paper", "exact"}
-        Membership statistic (``None``: the paper's).
+    policy : perfpriv.engine.Policy
+        Population policy of every rerun (default: a cap of 5000).
     seed : int
         Seed of every rerun.
 
@@ -84,6 +133,9 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
     -------
     perfpriv.widgets.Explorer
     """
+    gamma, mechanism, users = _start_model(mechanism, users)
+    tau, d, R, statistic = mechanism.tau, mechanism.d, mechanism.R, mechanism.statistic
+    q, r, rule = float(users.q), float(users.r), users.rule
     controls = {
         "gamma": named_control("gamma", log_slider, r"noise $\gamma$", gamma, 0.1, 30.0),
         "tau": named_control("tau", log_slider, r"threshold $\tau$", tau, 0.005, 2.0),
@@ -94,8 +146,9 @@ def mia_explorer(*, gamma=2.0, tau=0.05, d=12, R=10.0, n0=200, q=0.5, r=0.2, T=2
         "r": named_control("r", float_slider, "$r$ (recruit)", r, 0.0, 1.0, 0.01),
     }
 
-    def draw(**values):
-        return mia_draw(**values, T=T, trials=trials, cap=cap, statistic=statistic, seed=seed)
+    def draw(gamma, tau, d, R, n0, q, r):
+        return mia_draw(gaussian.GaussianMean(gamma, tau=tau, d=d, R=R, statistic=statistic),
+                        Memoryless(q=q, r=r, rule=rule), n0=n0, T=T, trials=trials, policy=policy, seed=seed)
 
     return Explorer("Algorithm 1", controls, draw, columns=4,
                     plotted="the population over the rounds (left) and the squared Mahalanobis error of each release (right), one curve per run", source="perfpriv.widgets.mia_draw",

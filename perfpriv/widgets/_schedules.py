@@ -2,7 +2,7 @@
 
 Theory only (mean-field regret). For speed the optimal schedule is the
 descent started from the best constant γ* on the spline surrogate of :math:`p_τ`,
-evaluated exactly (``optimize.optimal_schedule(..., starts="constant", polish=0)``);
+evaluated exactly (``optimize.optimal_schedule(..., search=dict(starts="constant", polish=0))``);
 the chapter uses the full multi-start search.
 """
 
@@ -41,8 +41,8 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
     """
     T = check_int("T", T, low=1)
     users = Memoryless(q=q, r=r)
-    res = optimize.optimal_schedule(GaussianMean(tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap,
-                                    starts="constant", polish=0)
+    res = optimize.optimal_schedule(GaussianMean(tau=tau, d=d, R=R), users, T=T, n0=n0,
+                                    policy=engine.Policy(cap=cap), search=dict(starts="constant", polish=0))
     both = Schedule(np.stack([res.gamma, np.full(T, res.constant)]))
     errors = engine.mean_field(GaussianMean(both, tau=tau, d=d, R=R), users, T=T, n0=n0, cap=cap).sq_error  # (2, T)
     rounds = np.arange(1, T + 1)
