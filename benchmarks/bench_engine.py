@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-from perfpriv import behaviour, bernoulli, gaussian, keyed, optimize, projected
+from perfpriv import behaviour, bernoulli, engine, gaussian, keyed, optimize, projected
 from perfpriv.engine import Policy
 from perfpriv.kernels import gaussian_mean
 from _timing import median_seconds
@@ -65,7 +65,7 @@ def _normals_consumed(n, gamma, T, trials, d, tau, seed):
 def small_population():
     rng = np.random.default_rng(0)
     T, trials, N, d = 20, 50, 100, 12
-    kw = dict(tau=0.02, q=0.0, r=0.0, T=T, n0=N, d=d, R=10.0, trials=trials, cap=N)
+    kw = dict(tau=0.02, q=0.0, r=0.0, T=T, n0=N, d=d, R=10.0, trials=trials, policy=Policy(cap=N))
     count = _normals_consumed(N, 2.0, T, trials, d, 0.02, seed=1)
     sim = median_seconds(lambda: gaussian.simulate(2.0, seed=1, **kw), 5 if QUICK else 15)
     bare = median_seconds(lambda: rng.standard_normal(count), 30)
@@ -106,13 +106,13 @@ def gamma_grid():
 def large_round():
     rng = np.random.default_rng(0)
     N, d, T = 20000, 10, 10
-    hold = dict(tau=0.02, q=0.1, r=0.5, d=d, R=10.0, T=T, n0=N, trials=1, cap=N)
+    users, hold = behaviour.Memoryless(q=0.1, r=0.5), dict(T=T, n0=N, trials=1, policy=Policy(cap=N))
     bare = median_seconds(lambda: rng.standard_normal((N, d)), 40)
     for draw, previous in (("projected", 0.2), ("records", 1.3)):
-        run = gaussian.simulate(20.0, seed=0, draw=draw, **hold)
+        mech = gaussian.GaussianMean(20.0, tau=0.02, d=d, R=10.0, draw=draw)
+        run = engine.simulate(mech, users, seed=0, **hold)
         assert np.all(run.population == N), "the population must stay at the cap"
-        per_round = median_seconds(lambda: gaussian.simulate(20.0, seed=1, draw=draw, **hold),
-                                   3 if QUICK else 9) / T
+        per_round = median_seconds(lambda: engine.simulate(mech, users, seed=1, **hold), 3 if QUICK else 9) / T
         ratio = per_round / bare
         print(f"[4] one Algorithm 1 round ({draw}), N={N}, d={d}: {per_round * 1e3:.2f} ms vs the N*d normals "
               f"{bare * 1e3:.2f} ms -> ratio {ratio:.2f} (target <= {previous}): {_verdict(ratio <= previous)}")

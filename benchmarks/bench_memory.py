@@ -1,8 +1,9 @@
 """Peak memory of a paper-scale run of Algorithm 1 (issue target in the verdict line).
 
 Run: ``python benchmarks/bench_memory.py``. Runs, each in a fresh subprocess,
-:func:`perfpriv.gaussian.simulate` at the paper's scale -- cap 20000, d = 10,
-30 trials, T = 50 -- with the population held at the cap for the whole run
+:func:`perfpriv.engine.simulate` of a :class:`perfpriv.gaussian.GaussianMean`
+at the paper's scale -- cap 20000, d = 10, 30 trials, T = 50 -- with the
+population held at the cap for the whole run
 (N_0 = cap, r > q and a large noise scale, so nobody leaks: the worst case for
 memory), and reads the peak resident set size with ``resource.getrusage``.
 Both draws are measured (the default ``"projected"`` and ``"records"``).
@@ -21,12 +22,13 @@ CAP, D, TRIALS, T = 20000, 10, 30, 50
 _CHILD = """
 import resource, sys, time
 import numpy as np
-from perfpriv import gaussian
+from perfpriv import behaviour, engine, gaussian
 from perfpriv.engine import Policy
 start = time.perf_counter()
 if sys.argv[1] != "import":
-    run = gaussian.simulate(20.0, tau=0.02, q=0.1, r=0.5, T={T}, n0={cap}, d={d}, R=10.0, trials={trials},
-                            policy=Policy(cap={cap}), seed=0, draw=sys.argv[1])
+    run = engine.simulate(gaussian.GaussianMean(20.0, tau=0.02, d={d}, R=10.0, draw=sys.argv[1]),
+                          behaviour.Memoryless(q=0.1, r=0.5), T={T}, n0={cap}, trials={trials},
+                          policy=Policy(cap={cap}), seed=0)
     assert int(run.population.min()) == {cap}, "the population must stay at the cap"
 seconds = time.perf_counter() - start
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, seconds)

@@ -54,13 +54,19 @@ def digest(obj) -> str:
 
 def cases():
     g = dict(tau=0.02, d=6, R=10.0, T=12, trials=5, seed=3)
-    yield "gaussian projected", lambda: gaussian.simulate([0.5, 2.0, 8.0], q=0.3, r=0.6, n0=300, draw="projected", **g)
-    yield "gaussian records", lambda: gaussian.simulate([0.5, 2.0, 8.0], q=0.3, r=0.6, n0=300, draw="records", **g)
-    yield "gaussian exact", lambda: gaussian.simulate([1.0, 4.0], q=0.5, r=0.5, n0=80, statistic="exact", **g)
+    m, run = dict(tau=0.02, d=6, R=10.0), dict(T=12, trials=5, seed=3)   # g's mechanism and run settings
+    users = behaviour.Memoryless(q=0.3, r=0.6)
+    yield "gaussian projected", lambda: engine.simulate(gaussian.GaussianMean([0.5, 2.0, 8.0], draw="projected", **m),
+                                                        users, n0=300, **run)
+    yield "gaussian records", lambda: engine.simulate(gaussian.GaussianMean([0.5, 2.0, 8.0], draw="records", **m),
+                                                      users, n0=300, **run)
+    yield "gaussian exact", lambda: engine.simulate(gaussian.GaussianMean([1.0, 4.0], statistic="exact", **m),
+                                                    behaviour.Memoryless(q=0.5, r=0.5), n0=80, **run)
     yield "gaussian authors", lambda: gaussian.simulate([1.0, 4.0], q=0.99, r=0.01, n0=200, conventions="authors", **g)
     yield "gaussian small N", lambda: gaussian.simulate(2.0, q=0.0, r=0.0, n0=100, policy=Policy(cap=100), **g)
-    yield "gaussian big N", lambda: gaussian.simulate(20.0, tau=0.02, q=0.1, r=0.5, d=10, R=10.0, T=3, n0=20000,
-                                                      trials=1, policy=Policy(cap=20000), seed=1, draw="projected")
+    big = gaussian.GaussianMean(20.0, tau=0.02, d=10, R=10.0, draw="projected")
+    yield "gaussian big N", lambda: engine.simulate(big, behaviour.Memoryless(q=0.1, r=0.5), T=3, n0=20000, trials=1,
+                                                    policy=Policy(cap=20000), seed=1)
     b = dict(T=30, n0=400, trials=4, seed=5)
     eps = np.geomspace(0.01, 20.0, 7)
     yield "bernoulli leak", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, **b)

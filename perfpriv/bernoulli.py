@@ -788,62 +788,33 @@ def _eps_dbeta(eps):
 # --------------------------------------------------------------------------
 # front ends
 # --------------------------------------------------------------------------
-def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", mu=(0.0, 1.0), clip_estimate=None, policy=None,
-             conventions="paper", seed=None, record="all", common_numbers=True):
+def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", policy=None, conventions="paper", seed=None):
     """Simulate repeated private mean estimation with a reacting population (§3, appendix B).
 
-    The loop of :func:`perfpriv.engine.simulate` with the mechanism
-    :class:`RandomizedResponse` and the behaviour
-    :class:`perfpriv.behaviour.Memoryless`: every round, :math:`N_{t-1}` users answer
-    by randomized response, the platform releases eq. 1's estimate, each
-    leaked user leaves with probability q, and each non-leaked user
-    (``rule="leak"``) or every user (``rule="agnostic"``) recruits one
-    more with probability r. Exact in distribution; all levels and trials
-    of one call are simulated together, from keyed random streams (a level
-    or trial gives the same numbers alone or in any batch; runs that differ
-    only in ε share their random numbers, including the :math:`μ_t` path).
+    The paper's front end of :func:`perfpriv.engine.simulate`: it builds the
+    mechanism :class:`RandomizedResponse` (ε, :math:`μ_t \\sim` Uniform(0, 1))
+    and the users :class:`perfpriv.behaviour.Memoryless` (q, r, ``rule``) and
+    runs the loop. The model's other settings (the law of :math:`μ_t`, clipped
+    estimates) are the mechanism's, and the engine's options (``record``,
+    ``common_numbers``) are :func:`perfpriv.engine.simulate`'s: call it with
+    the objects for those.
 
     Parameters
     ----------
     epsilon : float, 1-D array_like or perfpriv.engine.Schedule
-        Privacy budget(s) ε in (0, inf] (``np.inf``: no privacy). A 1-D
-        array is a grid of constant budgets; a Schedule gives one ε per round.
-    q : float
-        Leaving probability of a leaked user, in [0, 1].
-    r : float
-        Recruiting probability, in [0, 1].
-    T : int
-        Number of rounds (>= 1).
-    n0 : int
-        Initial population :math:`N_0` (>= 1).
-    trials : int
-        Independent repetitions.
+        Privacy budget(s) ε in (0, inf] (:class:`RandomizedResponse`).
+    q, r : float or array_like
+        Leaving and recruiting probabilities (:class:`perfpriv.behaviour.Memoryless`).
+    T, n0, trials : int
+        Rounds, initial population :math:`N_0`, independent repetitions.
     rule : {"leak", "agnostic"}
-        Growth rule (§3 / appendix B).
-    mu : float or (float, float)
-        Law of :math:`μ_t` (see :class:`RandomizedResponse`).
-    clip_estimate : bool, optional
-        Clip estimates to [0, 1] (default: from ``conventions``).
-    policy : perfpriv.engine.Policy, optional
-        Population policy (cap, floor, stop, collapse, penalty); unset fields
-        come from ``conventions``.
-    conventions : {"paper", "authors"}
-        ``"paper"``: population clipped to [1, cap] (cap 20000);
-        ``"authors"``: the published ε* maps' conventions (floor 0, a dead
-        trial stops and is charged the error 10 per remaining round, clipped
-        estimates).
-    seed : None, int, SeedSequence or Generator
-        Root of the keyed streams (same seed, same numbers).
-    record : {"all", "final"}
-        Compute every round's error, or only the last one's.
-    common_numbers : bool
-        Whether the levels of a grid share their random numbers (default) or each draws its own,
-        as the published scripts do (:func:`perfpriv.engine.simulate`).
+        Who recruits: the users who did not leak (§3) or all of them (appendix B).
+    policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate`.
+
     Returns
     -------
     perfpriv.engine.SimulationRun
-        ``population`` (levels..., trials, T+1), ``sq_error``, ``estimate``,
-        ``truth`` (levels..., trials, T).
 
     References
     ----------
@@ -858,15 +829,12 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", mu=(0.0, 1.0), cli
     >>> bool(np.array_equal(alone.population, run.population[1]))   # the same numbers in a grid
     True
     """
-    mech = RandomizedResponse(epsilon, mu=mu, clip_estimate=clip_estimate)
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True),
-                      rule=_check_rule(rule))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed,
-                           record=record, common_numbers=common_numbers)
+    return engine.simulate(RandomizedResponse(epsilon), Memoryless(q=q, r=r, rule=rule), T=T, n0=n0, trials=trials,
+                           policy=policy, conventions=conventions, seed=seed)
 
 
 def curve_script_options(conventions="paper", *, cap=20000):
-    """The :func:`simulate` options of the error and population curves (Figs. 1 and 6) under ``conventions``.
+    """The run options of the error and population curves (Figs. 1 and 6) under ``conventions``.
 
     ``"authors"`` follows the authors' published curve script, which differs from
     their ε* map script (what ``conventions="authors"`` means elsewhere): the
@@ -882,7 +850,8 @@ def curve_script_options(conventions="paper", *, cap=20000):
     Returns
     -------
     dict
-        Keyword arguments of :func:`simulate`.
+        ``conventions`` and ``policy`` of :func:`perfpriv.engine.simulate` and, for
+        ``"authors"``, ``clip_estimate`` of :class:`RandomizedResponse`.
 
     Examples
     --------

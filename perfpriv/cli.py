@@ -14,8 +14,8 @@ number, ``X`` a panel letter):
 * ``figureK_panel_X.png`` (and ``.svg``, ``.pdf``) -- each panel of a
   multi-panel figure with its colour key (colour bar), cut from the whole
   figure; panels are lettered a, b, ... in reading order;
-* ``figureK.npz`` -- the numbers behind the figure (named arrays, see
-  :data:`DATA_DOC`), computed by the same library calls the figure draws;
+* ``figureK.npz`` -- the numbers behind the figure (named arrays, described
+  by the figure's ``data`` entry in ``run.json``), computed by the same library calls the figure draws;
 * ``cells/figureK/`` (Figs. 4-5) -- one file per finished (τ, q, r) cell of
   the simulated γ* maps, the long part of a paper-scale run;
 * ``run.json`` -- the record: command, scale, conventions and every setting
@@ -48,10 +48,11 @@ and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
 (a-d), Fig. 4 six and Fig. 5 nine (three per tau).
 
 ``--scale book`` uses the chapters' default sizes: all seven figures in
-:data:`BOOK_TIME` (:data:`BOOK_SECONDS` seconds alone on a 2-core machine). ``--scale paper`` uses the
+about a minute on two cores. ``--scale paper`` uses the
 paper's settings (:data:`SCALES`), from seconds to minutes for Figs.
 1-3, 6 and 7 and hours for the simulated γ* maps of Figs. 4-5 with
-``--n-jobs 2`` (:data:`PAPER_TIMES`, all measured; see ``benchmarks/README.md``).
+``--n-jobs 2`` (``python -m perfpriv --help`` gives the measured times of both
+scales; see ``benchmarks/README.md``).
 ``--conventions authors`` follows the authors' published code where the
 paper's text leaves a choice open (:data:`perfpriv.engine.CONVENTIONS`), the
 script behind each figure: their curve script for Figs. 1 and 6 (floor 1, no
@@ -78,8 +79,7 @@ import numpy as np
 
 from ._validate import check_choice, check_flag, check_path, check_root_seed
 
-__all__ = ["main", "build_parser", "SCALES", "FIGURES", "FORMATS", "TAUS", "DATA_DOC", "BOOK_SECONDS", "BOOK_TIME",
-           "PAPER_TIMES", "run_figure", "save_figure", "panel_boxes", "CellFiles", "finished_gamma_star_maps"]
+__all__ = ["main", "SCALES", "finished_gamma_star_maps"]
 
 FIGURES = ("1", "2", "3", "4", "5", "6", "7")
 #: File formats of ``--format``: PNG (pixels) and the vector formats for print.
@@ -520,7 +520,7 @@ def finished_gamma_star_maps(out, figure) -> list:
     Returns
     -------
     list of perfpriv.experiments.GammaStarMap
-        In the figure's order of τ (:data:`TAUS`); empty if no threshold is complete.
+        In the figure's order of τ; empty if no threshold is complete.
     """
     figure = check_choice("figure", str(figure), tuple(TAUS))
     out = check_path("out", out)
@@ -844,7 +844,7 @@ def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", format
     first_letter : str
         Letter of the first panel (one lowercase letter; ``"b"`` for Fig. 3's b and c).
     formats : str or sequence of str
-        Among :data:`FORMATS`; a single name (``"png"``) is one format.
+        Among ``"png"``, ``"svg"`` and ``"pdf"``; a single name (``"png"``) is one format.
 
     Returns
     -------

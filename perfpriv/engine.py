@@ -123,17 +123,12 @@ from .behaviour import Behaviour
 __all__ = [
     "cell_keys",
     "level_grid",
-    "check_record_size",
-    "MAX_AGENTS",
     "Schedule",
     "PerCell",
     "Levels",
     "make_levels",
     "Policy",
-    "check_policy",
-    "UNSET",
     "CONVENTIONS",
-    "COLLAPSE",
     "RoundOutcome",
     "Mechanism",
     "SimulationRun",
@@ -372,7 +367,7 @@ class Policy:
     """What happens to the population between rounds, and how a collapse is scored.
 
     The third object of the loop, beside the mechanism and the behaviour.
-    A field left :data:`UNSET` takes the preset of the run's
+    A field left unset takes the preset of the run's
     ``conventions`` (:meth:`Mechanism.policy_preset`); :func:`simulate`
     stores the policy it used, every field set, as ``run.policy``. Each
     field is checked here, where it enters.
@@ -388,8 +383,13 @@ class Policy:
     stop : int
         A trial stops once its population is at or below ``stop`` (0: only
         a dead population stops; the authors' Algorithm 1 code stops at 1).
-    collapse : str
-        How the rounds of a stopped trial are scored (:data:`COLLAPSE`).
+    collapse : {"floor", "repeat", "ran", "penalty"}
+        How the rounds of a stopped trial are scored: ``"floor"``, the
+        expected error of a one-user release (the mean field's convention);
+        ``"repeat"``, the platform keeps serving its last release (its error
+        repeats); ``"ran"``, over the rounds the trial ran (each missing round
+        is charged the mean error of the rounds it ran, so a sum over rounds
+        is that mean times T); ``"penalty"``, a fixed error per missing round.
     penalty : float
         Error charged per missing round when ``collapse="penalty"``.
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._validate import check_flag, check_real
 
-__all__ = ["Exercise", "check", "exercise_ids", "describe", "register", "EXERCISES"]
+__all__ = ["Exercise", "check", "exercise_ids", "describe", "register"]
 
 
 @dataclass(frozen=True)

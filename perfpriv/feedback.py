@@ -43,7 +43,6 @@ from .sweep import Execution
 
 __all__ = [
     "FAMILIES",
-    "NO_PRIVACY_GAMMA",
     "Family",
     "family",
     "two_classes",
@@ -511,7 +510,7 @@ class FeedbackMap:
         Grid coordinates.
     levels : numpy.ndarray
         The simulated grid of levels; ``levels[none]`` is "no privacy"
-        (ε = inf, or γ = :data:`NO_PRIVACY_GAMMA`).
+        (ε = inf, or :math:`γ = 10^{-3}`).
     none : int
         Index of the no-privacy level.
     theory : numpy.ndarray
@@ -709,7 +708,7 @@ def gamma_map(users, mechanism, qs, rs, *, T=10, n0=100, trials=20, policy=None,
     Algorithm 1's round indexing), a continuous search. Simulation: the
     grid search of :func:`perfpriv.optimize.optimal_gamma_empirical`, with
     collapsed runs scored by the floor convention. "No privacy" is
-    γ = :data:`NO_PRIVACY_GAMMA`, added to the grid.
+    :math:`γ = 10^{-3}` (as in chapters 06 and 07), added to the grid.
 
     Parameters
     ----------

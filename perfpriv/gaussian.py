@@ -45,7 +45,6 @@ from ._validate import (
     check_covariance,
     check_int,
     check_mean,
-    check_probability,
     check_real,
     check_rng,
 )
@@ -65,7 +64,6 @@ __all__ = [
     "GaussianMean",
     "simulate",
     "STATISTICS",
-    "DRAWS",
     "GAMMA_RANGE",
 ]
 
@@ -616,73 +614,41 @@ class GaussianMean(engine.Mechanism):
 
 
 # ------------------------------------------------------------------ front ends
-def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, statistic=None, draw="auto",
-             policy=None, conventions="paper", seed=None):
+def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, policy=None, conventions="paper", seed=None):
     """Run Algorithm 1: private mean estimation with membership-inference departures.
 
-    The loop of :func:`perfpriv.engine.simulate` with the mechanism
-    :class:`GaussianMean` and the paper's users
-    (:class:`perfpriv.behaviour.Memoryless`, leak rule). Each round t, with
-    :math:`N_{t-1}` users: draw a fresh dataset, release :math:`o_t` (eq. 6), find the :math:`K_t`
-    records with Λ > τ (eq. 8); each leaked user leaves with probability q
-    and each of the other :math:`N_{t-1} - K_t` recruits one new user with
-    probability r, so
-
-    .. math::
-
-        N_t = \\operatorname{bound}\\big(N_{t-1} - \\mathrm{Binomial}(K_t, q) + \\mathrm{Binomial}(N_{t-1} - K_t, r)\\big).
-
-    **A single user (N = 1).** Λ needs a remove-one dataset, and for a lone
-    user it is empty: the counterfactual mechanism releases nothing, so the
-    release itself reveals membership. The lone user counts as leaked (the
-    limit of the exact statistic, whose counterfactual noise variance
-    :math:`γ^{2}/(N - 1)` is infinite at N = 1, and the conservative reading of §4.2);
-    the round's release is still made and its error recorded.
+    The paper's front end of :func:`perfpriv.engine.simulate`: it builds the
+    mechanism :class:`GaussianMean` (γ, τ, d, R; data :math:`\\mathcal{N}(0, I_d)`)
+    and the paper's users :class:`perfpriv.behaviour.Memoryless` (q, r, leak
+    rule) and runs the loop: each round releases :math:`o_t` (eq. 6) from the
+    :math:`N_{t-1}` users, the :math:`K_t` records with Λ > τ (eq. 8) leak,
+    each leaked user leaves with probability q and each other user recruits
+    one with probability r. It takes the paper's eight symbols besides the
+    run's four settings, hence 12 parameters, a documented exception to the
+    limit of 10: the model's other settings (μ, Σ, the statistic, the draw)
+    are the mechanism's, see :func:`perfpriv.engine.simulate`.
 
     Parameters
     ----------
     gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Per-user noise scale(s): a number, a grid of constant levels (one
-        simulation per level, sharing their random numbers), or a Schedule
-        (one γ per round).
-    tau : float
-        Vulnerability threshold τ > 0.
-    q : float
-        Probability that a leaked user leaves, in [0, 1].
-    r : float
-        Probability that a non-leaked user recruits one user, in [0, 1].
-    T : int
-        Number of rounds T >= 1.
-    n0 : int
-        Initial population :math:`1 \\le N_0 \\le \\mathrm{cap}`.
-    d : int
-        Dimension d >= 1.
-    R : float
-        Clipping radius R > 0.
-    trials : int
-        Independent repetitions.
-    mu, Sigma : array_like, optional
-        Data mean (default 0) and covariance (default identity).
-    statistic : {"paper", "exact"}, optional
-        Membership statistic (default: from ``conventions``).
-    draw : {"auto", "projected", "records"}
-        How rounds are drawn (:class:`GaussianMean`).
-    policy : perfpriv.engine.Policy, optional
-        Population policy (cap, floor, stop, collapse, penalty); unset fields
-        come from ``conventions`` (cap 20000, floor 1).
-    conventions : {"paper", "authors"}
-        The paper's text or the authors' published code (:class:`GaussianMean`, Notes).
-    seed : None, int, SeedSequence or Generator
-        Root of the keyed streams; same seed, same numbers.
+        Per-user noise scale(s) γ (:class:`GaussianMean`).
+    tau, d, R : float, int, float
+        Vulnerability threshold τ, dimension d, clipping radius R (:class:`GaussianMean`).
+    q, r : float or array_like
+        Leaving and recruiting probabilities (:class:`perfpriv.behaviour.Memoryless`).
+    T, n0, trials : int
+        Rounds, initial population :math:`N_0`, independent repetitions.
+    policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (``conventions`` also picks the
+        membership statistic, :class:`GaussianMean`).
+
     Returns
     -------
     perfpriv.engine.SimulationRun
-        ``population`` (levels..., trials, T+1), ``sq_error``, ``leaked``,
-        ``alive`` (levels..., trials, T), and ``method`` (the draw used).
 
     References
     ----------
-    Paper Algorithm 1, eq. 6, Lemma 6, Lemma 8.
+    Paper Algorithm 1, eq. 6, eq. 8, Lemma 6, Lemma 8.
 
     Examples
     --------
@@ -693,6 +659,5 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, mu=None, Sigma=None, s
     >>> bool(np.array_equal(grid.population[1], run.population))   # a level alone or in a grid
     True
     """
-    mech = GaussianMean(gamma, tau=tau, d=d, R=R, mu=mu, Sigma=Sigma, statistic=statistic, draw=draw)
-    rule = Memoryless(q=check_probability("q", q, scalar=True), r=check_probability("r", r, scalar=True))
-    return engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=policy, conventions=conventions, seed=seed)
+    return engine.simulate(GaussianMean(gamma, tau=tau, d=d, R=R), Memoryless(q=q, r=r), T=T, n0=n0, trials=trials,
+                           policy=policy, conventions=conventions, seed=seed)

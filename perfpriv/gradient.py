@@ -68,8 +68,6 @@ from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
 
 __all__ = [
-    "LOSSES",
-    "SCHEDULES",
     "per_example_gradients",
     "ADJACENCIES",
     "zcdp_cost",
@@ -573,8 +571,8 @@ class Training:
     The configuration that :func:`noisy_gd`, :func:`simulate_transcripts` and
     :func:`quadratic_expected_excess` share: the objective
     :math:`J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)\|θ\|^{2}` (``loss``, ``lam``), the per-record
-    clipping bound C of the released gradient sums, the K steps and their schedule
-    (:data:`SCHEDULES`), and the projection :math:`Π_B` on the ball of radius B (paper 001's
+    clipping bound C of the released gradient sums, the K steps and their schedule,
+    and the projection :math:`Π_B` on the ball of radius B (paper 001's
     private GD; the schedules of Lacoste-Julien, Schmidt and Bach 2012). The noise
     (σ, or the budget ρ of the run) and the start :math:`θ_0` are not part of it: they are
     the arguments of a run. Every value is checked here, once.
@@ -582,7 +580,7 @@ class Training:
     Parameters
     ----------
     loss : {"logistic", "squared"}
-        ℓ (:data:`LOSSES`).
+        The per-record loss ℓ.
     lam : float
         λ > 0.
     clip : float
@@ -590,7 +588,10 @@ class Training:
     steps : int
         Gradient steps K >= 1.
     schedule : {"constant", "strongly_convex"}
-        Step sizes (:data:`SCHEDULES`).
+        Step sizes: ``"constant"``: :math:`η_t` = ``step_size``, the output is the last
+        iterate; ``"strongly_convex"``: :math:`η_k = 2/(μ(k + 2))` at step k = 0..K−1, the
+        output is the weighted average :math:`Σ_{k<K} 2(k + 1) θ_k/(K(K + 1))`
+        (Lacoste-Julien et al. 2012, their :math:`x_t = θ_{t-1}`).
     step_size : float, optional
         η > 0 of the constant schedule (required there); the stability rule η λ <= 2 (beyond it the
         penalty term θ ← (1 − ηλ)θ expands while the clipped gradients stay bounded: the run diverges).

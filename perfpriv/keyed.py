@@ -92,21 +92,17 @@ __all__ = [
     "as_seed_sequence",
     "cell_key",
     "coordinate_key",
-    "purpose_id",
-    "purpose_hashes",
     "binomial",
     "binomials",
     "hypergeometric",
     "multivariate_hypergeometric",
-    "SEED_TYPES_TEXT",
-    "check_batch",
 ]
 
 _U64 = np.uint64
 _TWO53 = 2.0 ** -53
 
 #: What a ``seed`` argument accepts, for error messages.
-SEED_TYPES_TEXT = "None, an int >= 0, a sequence of ints, a numpy SeedSequence, Generator or BitGenerator"
+_SEED_TYPES_TEXT = "None, an int >= 0, a sequence of ints, a numpy SeedSequence, Generator or BitGenerator"
 
 
 def _flat_u64(x, shape):
@@ -590,9 +586,9 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
     if seed is None:
         return np.random.SeedSequence()
     if isinstance(seed, (bool, np.bool_)):
-        raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r}")
+        raise TypeError(f"{name} must be {_SEED_TYPES_TEXT}; got {seed!r}")
     if isinstance(seed, np.random.RandomState):
-        raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got a legacy numpy RandomState "
+        raise TypeError(f"{name} must be {_SEED_TYPES_TEXT}; got a legacy numpy RandomState "
                         "(use numpy.random.default_rng)")
     if isinstance(seed, numbers.Integral):
         if int(seed) < 0:
@@ -602,11 +598,11 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
         try:
             arr = np.asarray(seed)
         except ValueError:   # ragged nested sequences
-            raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}") from None
+            raise TypeError(f"{name} must be {_SEED_TYPES_TEXT}; got {seed!r:.60}") from None
         if arr.size and (arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 0)):
-            raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
+            raise TypeError(f"{name} must be {_SEED_TYPES_TEXT}; got {seed!r:.60}")
         return np.random.SeedSequence([int(v) for v in arr.reshape(-1)])
-    raise TypeError(f"{name} must be {SEED_TYPES_TEXT}; got {seed!r:.60}")
+    raise TypeError(f"{name} must be {_SEED_TYPES_TEXT}; got {seed!r:.60}")
 
 
 #: Resolution at which coordinate values are identified: two grids whose

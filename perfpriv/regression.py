@@ -80,9 +80,6 @@ from ._validate import (check_allocation, check_array_size, check_choice, check_
 
 __all__ = [
     "STATISTICS",
-    "NOISE_FORMS",
-    "ERRORS",
-    "PRESETS",
     "sample_data",
     "ridge_fit",
     "leave_one_out",
@@ -1250,12 +1247,15 @@ class RidgeRelease(TabulatedMechanism):
     d : int
         Dimension (default 12, the paper's).
     x_bound, y_bound, lam : float, optional
-        :math:`B_x, B_y, λ`; ``None``: from ``conventions`` (:data:`PRESETS`).
+        :math:`B_x, B_y, λ`; ``None``: from ``conventions`` (Notes).
     noise : {"calibrated", "sqrt_n"}, optional
     statistic : {"paper", "exact"}, optional
     error : {"excess", "test_mse"}, optional
     loo : {"refit", "keep_penalty"}, optional
-        Options; ``None``: from ``conventions``.
+        Options; ``None``: from ``conventions``. ``noise``: :math:`σ_N = γΔ(N)`
+        (``"calibrated"``: ρ = 2/γ²-zCDP, replace-one) or :math:`σ_N = γ/\sqrt N`
+        (``"sqrt_n"``, the authors'); ``error``: :math:`\|o - θ\|^{2}` (``"excess"``) or the
+        mean squared error on a fresh test set (``"test_mse"``, the authors').
     noise_sd : float
         Label noise :math:`σ_ε` (default 1).
     theta : array_like, optional

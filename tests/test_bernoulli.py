@@ -346,12 +346,13 @@ def test_simulate_epsilon_grid_equals_one_epsilon_at_a_time():
 
 
 def test_simulate_truth_path_is_shared_across_epsilon_and_follows_mu_law():
-    run = B.simulate([0.5, 1.0], q=0.2, r=0.3, T=200, n0=20, trials=50, mu=(0.5, 1.0), seed=3)
+    run = engine.simulate(B.RandomizedResponse([0.5, 1.0], mu=(0.5, 1.0)), Memoryless(q=0.2, r=0.3), T=200, n0=20,
+                          trials=50, seed=3)
     assert np.array_equal(run.truth[0], run.truth[1])
     t = run.truth[0].ravel()
     assert t.min() >= 0.5 and t.max() <= 1.0
     assert stats.kstest(t, stats.uniform(0.5, 0.5).cdf, method="asymp").pvalue > P_MIN
-    const = B.simulate(1.0, q=0.2, r=0.3, T=5, n0=20, trials=2, mu=0.25, seed=3)
+    const = engine.simulate(B.RandomizedResponse(1.0, mu=0.25), Memoryless(q=0.2, r=0.3), T=5, n0=20, trials=2, seed=3)
     assert np.all(const.truth == 0.25)
 
 
@@ -370,7 +371,8 @@ def test_mean_squared_error_at_fixed_population_matches_mean_field_error():
     # q = r = 0 keeps N_t = n0, where the mean-field error is exact
     n0, T, trials = 30, 50, 400
     for eps, mu in [(0.8, (0.0, 1.0)), (2.5, (0.5, 1.0)), (np.inf, 0.3)]:
-        run = B.simulate(eps, q=0.0, r=0.0, T=T, n0=n0, trials=trials, mu=mu, seed=17)
+        run = engine.simulate(B.RandomizedResponse(eps, mu=mu), Memoryless(q=0.0, r=0.0), T=T, n0=n0, trials=trials,
+                              seed=17)
         assert np.all(run.population == n0)
         mf = B.mean_field(eps, q=0.0, r=0.0, T=T, n0=n0, mu=mu).sq_error
         assert np.allclose(mf, mf[0])
@@ -417,7 +419,8 @@ def test_moving_average_is_trailing_mean_with_shrinking_start():
 def test_clip_estimate_keeps_estimates_in_unit_interval():
     run = B.simulate(0.2, q=0.3, r=0.6, T=10, n0=20, trials=10, seed=4)
     assert run.estimate.min() < 0 or run.estimate.max() > 1  # eq. 1 is not clipped
-    clipped = B.simulate(0.2, q=0.3, r=0.6, T=10, n0=20, trials=10, seed=4, clip_estimate=True)
+    clipped = engine.simulate(B.RandomizedResponse(0.2, clip_estimate=True), Memoryless(q=0.3, r=0.6), T=10, n0=20,
+                              trials=10, seed=4)
     assert np.array_equal(clipped.estimate, np.clip(run.estimate, 0, 1))
 
 
@@ -515,7 +518,7 @@ def test_formulas_reject_bad_input_naming_the_parameter():
     with pytest.raises(ValueError, match="rule"):
         B.critical_epsilon(q=0.3, r=0.6, rule="leaky")
     with pytest.raises(ValueError, match="mu"):
-        B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, mu=(0.2, 0.5, 0.7))
+        B.RandomizedResponse(1.0, mu=(0.2, 0.5, 0.7))
     with pytest.raises(ValueError, match="seed"):
         B.simulate(1.0, q=0.3, r=0.6, T=2, n0=5, seed=-3)
 
@@ -525,7 +528,9 @@ def test_the_authors_curve_script_floors_at_one_never_stops_and_clips():
     # curve script (what experiments.curve_runs runs for Figs. 1 and 6 under conventions="authors") they keep one user and run on
     kw = dict(q=0.6, r=0.3, T=200, n0=400, trials=5, seed=4)
     maps = B.simulate(1.0, conventions="authors", **kw)
-    curves = B.simulate(1.0, **B.curve_script_options("authors"), **kw)
+    script = B.curve_script_options("authors")
+    curves = engine.simulate(B.RandomizedResponse(1.0, clip_estimate=script["clip_estimate"]), Memoryless(q=0.6, r=0.3),
+                             T=200, n0=400, trials=5, policy=script["policy"], conventions=script["conventions"], seed=4)
     assert not maps.alive[..., -1].any() and np.all(maps.sq_error[..., -1] == 10.0)
     assert curves.alive.all() and np.all(curves.population >= 1)
     est = curves.details["estimate"]

@@ -10,6 +10,10 @@ until epsilon_search, gamma_search and sweep are ported):
   the runs of each value alone with the same seed.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -72,16 +76,16 @@ SAME_SEED_CALLS = {
     "gaussian.release": lambda seed: gaussian.release([[1.0, 0.0], [0.0, 2.0]], 1.0, 1.5, rng=seed),
     "gaussian.simulate": lambda seed: gaussian.simulate(2.0, tau=0.02, q=0.3, r=0.6, T=4, n0=30, d=3, R=10.0,
                                                          trials=2, seed=seed),
-    "gaussian.simulate[exact]": lambda seed: gaussian.simulate(2.0, tau=0.02, q=0.3, r=0.6, T=4, n0=30, d=3, R=10.0,
-                                                                trials=2, statistic="exact", seed=seed),
+    "engine.simulate[gaussian, exact]": lambda seed: engine.simulate(
+        GaussianMean(2.0, tau=0.02, d=3, R=10.0, statistic="exact"), USERS, T=4, n0=30, trials=2, seed=seed),
     "engine.simulate_agents[gaussian]": lambda seed: engine.simulate_agents(
         GaussianMean(2.0, tau=0.02, d=2, R=10.0), USERS, T=3, n0=8, trials=2, seed=seed),
     "leakage.marginal_leak_probability[mc]": lambda seed: leakage.marginal_leak_probability(
         [20, 50], 1.0, tau=0.02, d=3, R=1.5, samples=2000, seed=seed),
     "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(_mc(1.0, seed), USERS, n=40, gamma=[1.0, 2.0]),
     "engine.mean_field[gaussian, mc]": lambda seed: engine.mean_field(_mc(2.0, seed), USERS, T=3, n0=40).population,
-    "gaussian.simulate[records]": lambda seed: gaussian.simulate(2.0, tau=0.02, q=0.3, r=0.6, T=4, n0=30, d=3,
-                                                                  R=10.0, trials=2, draw="records", seed=seed),
+    "engine.simulate[gaussian, records]": lambda seed: engine.simulate(
+        GaussianMean(2.0, tau=0.02, d=3, R=10.0, draw="records"), USERS, T=4, n0=30, trials=2, seed=seed),
 }
 
 
@@ -166,3 +170,37 @@ def test_generator_seeds_give_the_numbers_of_their_state_and_none_is_fresh(modul
 def assert_identical_runs(a, b):
     for name in ("population", "sq_error", "leaked", "alive"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+#: Runs of every compiled path (both mechanisms' kernels, the projected and the records draw, every behaviour's
+#: step), printed as one digest of their numbers: batches of several levels x trials, which the round loop
+#: spreads over numba's threads.
+_THREADS_SCRIPT = """
+import hashlib
+import numpy as np
+from perfpriv import behaviour, bernoulli, engine, gaussian
+digest = hashlib.sha256()
+rr = bernoulli.RandomizedResponse([0.3, 1.0, np.inf])
+for users in (behaviour.Memoryless(q=0.3, r=0.6), behaviour.LeakCount(k=2, q=0.4, r=0.5),
+              behaviour.Contagion(q=0.3, r=0.6, kappa=0.5), behaviour.BudgetAware(tolerance=[2.0, 5.0], r=0.6),
+              behaviour.Heterogeneous(q=[0.1, 0.6], weights=[0.5, 0.5], r=0.6)):
+    run = engine.simulate(rr, users, T=12, n0=60, trials=7, seed=5)
+    digest.update(run.sq_error.tobytes() + run.population.tobytes())
+for draw in ("projected", "records"):
+    mech = gaussian.GaussianMean([0.5, 2.0, 8.0], tau=0.05, d=4, R=10.0, draw=draw)
+    run = engine.simulate(mech, behaviour.Memoryless(q=0.5, r=0.2), T=6, n0=40, trials=5, seed=6)
+    digest.update(run.sq_error.tobytes() + run.population.tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_the_numbers_do_not_depend_on_numbas_thread_count():
+    # the round loop spreads a batch over numba's threads, as many as the machine has cores: fresh processes
+    # with 1 and 2 threads must give the same numbers, bit for bit
+    digests = {}
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+        out = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True,
+                             timeout=600, check=True)
+        digests[threads] = out.stdout.strip()
+    assert len(digests["1"]) == 64 and digests["1"] == digests["2"], digests

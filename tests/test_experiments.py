@@ -455,8 +455,9 @@ def test_curve_runs_are_the_engine_runs_of_each_users_seeded_in_turn():
     # the authors' curve script, not their map script: floor 1, no stop, estimates clipped to [0, 1]
     script = experiments.curve_runs(bernoulli.RandomizedResponse(eps), users[:1], T=6, n0=50, trials=3, seed=4,
                                     conventions="authors", policy=Policy(cap=80))[0]
-    ref = bernoulli.simulate(eps, q=0.6, r=0.3, T=6, n0=50, trials=3, seed=4,
-                             **bernoulli.curve_script_options("authors", cap=80))
+    opts = bernoulli.curve_script_options("authors", cap=80)
+    ref = engine.simulate(bernoulli.RandomizedResponse(eps, clip_estimate=opts["clip_estimate"]), users[0], T=6, n0=50,
+                          trials=3, policy=opts["policy"], conventions=opts["conventions"], seed=4)
     assert np.array_equal(script.population, ref.population) and np.array_equal(script.sq_error, ref.sq_error)
     assert script.policy.describe() == dict(cap=80, floor=1, stop=0, collapse="floor", penalty=0.0)
     estimate = script.details["estimate"]

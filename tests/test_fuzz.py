@@ -431,6 +431,12 @@ THIRD_LAYERS = {
     "sweep": "perfpriv.sweep", "cli": "perfpriv.cli", "plots": "perfpriv.plots",
 }
 THIRD_PLOTS = ("_common", "_bernoulli", "_gaussian", "_dynamics")
+#: Internal helpers of these layers, outside ``__all__`` since issue 31 (plumbing, not API), still swept here.
+THIRD_INTERNAL = {
+    "plots": ("style", "png_bytes", "display_width", "layout_problems", "plain_log", "math", "number", "assign",
+              "params", "html", "population_error", "finish_horizon_axes"),
+    "cli": ("build_parser", "run_figure", "save_figure", "panel_boxes"),
+}
 EXTRA_POOL = [-1e-300, -1e300, False, [[0.5, 0.5], [0.5, 0.5]], np.array([]), 0.0, 1.0]
 EXTRA_SIZE_POOL = [10**12, 1e12, 2.0, False, [[2, 3], [4, 5]]]
 #: Pairs sampled per function (all of them when fewer): enough to reach every parameter of most functions
@@ -450,7 +456,7 @@ def _third_module(layer):
 
 def _third_functions(layer):
     mod = _third_module(layer)
-    names = [n for n in mod.__all__ if inspect.isfunction(getattr(mod, n))]
+    names = [n for n in (*mod.__all__, *THIRD_INTERNAL.get(layer, ())) if inspect.isfunction(getattr(mod, n))]
     if layer == "plots":
         names = [n for n in names if getattr(mod, n).__module__.rsplit(".", 1)[-1] in THIRD_PLOTS]
     return sorted(names)

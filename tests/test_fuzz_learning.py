@@ -451,6 +451,10 @@ HELPERS = {"new_figure", "style", "display_width", "plain_log", "math", "number"
            "final_error_figure", "figure3a",
            # the survival, horizon and Algorithm 1 figures, which now take only a result (issue 31): one argument each
            "figure3bc", "figure_mean_field", "figure_horizon", "algorithm1_runs"}
+#: Drawing helpers and controls outside ``__all__`` since issue 31 (plumbing, not API), still fuzzed by their entries.
+INTERNAL = {"style", "png_bytes", "display_width", "layout_problems", "plain_log", "math", "number", "assign", "params",
+            "html", "population_error", "finish_horizon_axes", "family_label", "Grid", "checkbox", "label_html",
+            "log_slider"}
 #: Every plot and widget function is fuzzed (the fourth pass took the last ones; a test keeps this empty).
 UNCHECKED = {name for _, name in PLOT_TYP} - CHECKED
 
@@ -508,6 +512,7 @@ def _sweep(mod, name, param, table):
 def test_every_plot_and_widget_function_is_fuzzed():
     assert UNCHECKED == set()
     assert CHECKED <= {name for _, name in PLOT_TYP}                   # no stale name
+    assert INTERNAL <= CHECKED and not INTERNAL & (_public(plots) | _public(widgets))
 
 
 def test_the_tables_hold_every_public_function_and_class_of_these_layers():

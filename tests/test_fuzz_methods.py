@@ -232,8 +232,6 @@ EXEMPT_METHODS = {
     "static": "widgets: renders every slider position (test_static_explorer)",
     "image": "widgets: a static explorer's rendered figures (test_static_explorer)",
     "position": "widgets: a static explorer's rendered figures (test_static_explorer)",
-    "label_html": "widgets: a grid's label (test_widgets_validation)",
-    "text": "widgets: a grid's read-out of one value (test_widgets_validation)",
 }
 #: Methods that refuse every call by design, with the reason, checked as such: the tabulated and stateful
 #: mechanisms have no compiled loop, the typed behaviours no schedule gradient, and the federated round's error

@@ -74,7 +74,8 @@ def test_release_is_the_clipped_mean_plus_noise_of_variance_gamma2_over_n():
 def test_lemma3_expected_mahalanobis_error_by_simulation():
     n, gamma, mu = 40, 2.0, np.array([0.5, 0.0, -1.0])
     # q = r = 0 keeps N = n: every round is an independent release of a fresh dataset
-    run = G.simulate(gamma, tau=0.1, q=0.0, r=0.0, T=4, n0=n, d=3, R=1e6, mu=mu, Sigma=SIGMA3, trials=800, seed=4)
+    run = engine.simulate(G.GaussianMean(gamma, tau=0.1, d=3, R=1e6, mu=mu, Sigma=SIGMA3), Memoryless(q=0.0, r=0.0),
+                          T=4, n0=n, trials=800, seed=4)
     errs = run.sq_error.ravel()
     truth = G.mahalanobis_error(gamma, n, SIGMA3)
     assert truth == pytest.approx((gamma**2 * np.trace(np.linalg.inv(SIGMA3)) + 3) / n)
@@ -121,7 +122,8 @@ def test_clip_probability_is_exact_when_isotropic_and_an_upper_bound_otherwise()
 @pytest.mark.parametrize("statistic", ["paper", "exact"])
 def test_lemma8_expected_next_population(statistic):
     n0, gamma, tau, q, r = 60, 0.8, 0.05, 0.4, 0.3
-    run = G.simulate(gamma, tau=tau, q=q, r=r, T=1, n0=n0, d=3, R=50.0, trials=4000, statistic=statistic, seed=7)
+    run = engine.simulate(G.GaussianMean(gamma, tau=tau, d=3, R=50.0, statistic=statistic), Memoryless(q=q, r=r), T=1,
+                          n0=n0, trials=4000, seed=7)
     p = L.marginal_leak_probability(n0, gamma, tau=tau, d=3, R=50.0, statistic=statistic)
     assert p.method == "quadrature"
     n1 = run.population[:, 1]
@@ -132,7 +134,8 @@ def test_lemma8_expected_next_population(statistic):
 
 def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
     n0, gamma, tau, q, r, R = 40, 0.5, 0.05, 0.5, 0.2, 1.0
-    run = G.simulate(gamma, tau=tau, q=q, r=r, T=1, n0=n0, d=3, R=R, mu=[0.5, 0, 0], trials=4000, seed=8)
+    run = engine.simulate(G.GaussianMean(gamma, tau=tau, d=3, R=R, mu=[0.5, 0, 0]), Memoryless(q=q, r=r), T=1, n0=n0,
+                          trials=4000, seed=8)
     p = L.marginal_leak_probability(n0, gamma, tau=tau, d=3, R=R, mu=[0.5, 0, 0], samples=40_000, seed=9)
     assert p.method == "montecarlo"
     n1 = run.population[:, 1]
@@ -247,7 +250,7 @@ def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, policy=Policy(cap=5)), "cap"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=0, R=1.0), "d"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=-1.0), "R"),
-    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, statistic="x"), "statistic"),
+    (lambda: G.GaussianMean(1.0, tau=0.1, d=2, R=1.0, statistic="x"), "statistic"),
     (lambda: G.GaussianMean(1.0, tau=0.1, d=2, R=1.0, Sigma=np.eye(3)), "Sigma"),
 ])
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):

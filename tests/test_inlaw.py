@@ -168,9 +168,9 @@ def test_agent_reference_mean_error_and_leak_fraction_are_exact(statistic):
 
 
 def test_projected_and_records_draws_agree_on_population_paths():
-    kw = dict(tau=0.02, q=0.3, r=0.5, T=6, n0=60, d=12, R=40.0, trials=800)
-    a = gaussian.simulate(0.7, draw="projected", seed=12, **kw)
-    b = gaussian.simulate(0.7, draw="records", seed=13, **kw)
+    users, kw = Memoryless(q=0.3, r=0.5), dict(T=6, n0=60, trials=800)
+    a = engine.simulate(GaussianMean(0.7, tau=0.02, d=12, R=40.0, draw="projected"), users, seed=12, **kw)
+    b = engine.simulate(GaussianMean(0.7, tau=0.02, d=12, R=40.0, draw="records"), users, seed=13, **kw)
     for t in (1, 3, 6):
         x, y = a.population[:, t].astype(float), b.population[:, t].astype(float)
         assert abs(x.mean() - y.mean()) < Z * math.hypot(x.std(), y.std()) / math.sqrt(x.size)

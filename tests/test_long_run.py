@@ -14,7 +14,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from perfpriv import bernoulli, dynamics, engine, gaussian, leakage
+from perfpriv import bernoulli, dynamics, engine, leakage
 from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
 from perfpriv.gaussian import GaussianMean
@@ -69,8 +69,8 @@ def test_exact_leak_floor_against_simulation_at_large_noise(draw):
     # γ = 1e4: Λ is c − χ²_d/(2N) up to ~1e-8, so the whole round leaks or not (one χ² per round);
     # the round's leak fraction is 0/1 with the floor's probability
     n, T, trials = 60, 40, 60 if draw == "projected" else 25
-    run = gaussian.simulate(1e4, tau=0.02, q=0.0, r=0.0, T=T, n0=n, d=12, R=10.0, trials=trials, policy=Policy(cap=n),
-                            statistic="exact", draw=draw, seed=11)
+    mech = GaussianMean(1e4, tau=0.02, d=12, R=10.0, statistic="exact", draw=draw)
+    run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=T, n0=n, trials=trials, policy=Policy(cap=n), seed=11)
     frac = run.leak_fraction.reshape(-1)
     floor = float(leakage.exact_leak_floor(n, d=12, tau=0.02))
     se = math.sqrt(floor * (1 - floor) / frac.size)

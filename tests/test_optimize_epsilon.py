@@ -2,7 +2,7 @@
 
 Truth: the argmin of the reported objective, the mean-field error of
 perfpriv.bernoulli (its own tests pin it), independent runs of
-perfpriv.bernoulli.simulate (in distribution, and number for number under the
+perfpriv.engine.simulate (in distribution, and number for number under the
 documented keying of a cell), and the paper's qualitative claims, asserted
 beyond Monte Carlo error.
 """
@@ -94,7 +94,7 @@ def test_errors_equal_in_distribution_to_simulate_final_round_error():
     # must agree with that of independent full runs of simulate (difference-of-means z-test)
     eps, q, r, T, n0, trials = [0.4, 2.0], 0.3, 0.6, 30, 100, 800
     res = O.optimal_epsilon(rr(eps), Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, seed=3)
-    run = B.simulate(eps, q=q, r=r, T=T, n0=n0, trials=trials, mu=(0.5, 1.0), seed=4)
+    run = engine.simulate(rr(eps), Memoryless(q=q, r=r), T=T, n0=n0, trials=trials, seed=4)
     final = run.sq_error[..., -1]
     se = np.sqrt(res.se**2 + final.var(axis=-1, ddof=1) / trials)
     assert np.all(zscore(res.values, final.mean(axis=-1), se) < Z)
@@ -281,9 +281,9 @@ Q_TINY, R_TINY = np.meshgrid([0.2, 0.6], [0.3, 0.8, 0.5], indexing="ij")
 
 
 def test_a_cell_is_simulate_with_the_key_of_its_coordinates_number_for_number():
-    # the documented contract: a cell's numbers are those of bernoulli.simulate with the cell's key
+    # the documented contract: a cell's numbers are those of engine.simulate with the cell's key
     res = O.optimal_epsilon(rr(), Memoryless(q=0.6, r=0.8), **TINY)
-    run = B.simulate(EPS, q=0.6, r=0.8, T=15, n0=40, trials=3, mu=(0.5, 1.0), seed=keyed.cell_key(21, 0.6, 0.8))
+    run = engine.simulate(rr(), Memoryless(q=0.6, r=0.8), T=15, n0=40, trials=3, seed=keyed.cell_key(21, 0.6, 0.8))
     final = run.sq_error[..., -1]
     assert np.array_equal(res.values, final.mean(axis=-1))
     assert np.allclose(res.se, final.std(axis=-1, ddof=1) / np.sqrt(3), rtol=1e-12, atol=0)

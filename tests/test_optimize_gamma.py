@@ -396,7 +396,8 @@ def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
     q, r, tau, gammas = 0.7, 0.1, 0.05, np.array([0.05, 1.0])
     res = emp(q, r, gammas, tau, conventions="authors", seed=5, **RUN)
     for j, g in enumerate(gammas):
-        run = gaussian.simulate(g, tau=tau, q=q, r=r, statistic="exact", seed=keyed.cell_key(5, q, r), **EMP)
+        run = engine.simulate(emp_mech(g, tau, statistic="exact"), Memoryless(q=q, r=r), seed=keyed.cell_key(5, q, r),
+                              **RUN)
         live = run.population[:, :-1] >= 2
         per = np.where(live, run.sq_error, 0.0).sum(axis=1) / live.sum(axis=1) * EMP["T"]
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)

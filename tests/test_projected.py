@@ -88,9 +88,10 @@ def _moments_agree(x, y):
          Sigma=np.eye(3) * 2.0),
 ])
 def test_projected_and_records_methods_agree_in_law(kw):
-    common = dict(T=3, trials=1500, R=30.0, **kw)
-    records = G.simulate(seed=1, draw="records", **common)
-    projected = G.simulate(seed=2, draw="projected", **common)
+    kw = dict(kw)
+    users, n0 = Memoryless(q=kw.pop("q"), r=kw.pop("r")), kw.pop("n0")
+    records = engine.simulate(G.GaussianMean(R=30.0, draw="records", **kw), users, T=3, n0=n0, trials=1500, seed=1)
+    projected = engine.simulate(G.GaussianMean(R=30.0, draw="projected", **kw), users, T=3, n0=n0, trials=1500, seed=2)
     assert (records.method, projected.method) == ("records", "projected")
     for x, y in [(records.leak_fraction[:, 0], projected.leak_fraction[:, 0]),
                  (records.sq_error[:, 0], projected.sq_error[:, 0]),
@@ -101,9 +102,10 @@ def test_projected_and_records_methods_agree_in_law(kw):
 
 def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
     # at N = 2 the deviations are opposite, β_1 = β_2: both records are in the band together
-    kw = dict(T=1, n0=2, d=3, R=50.0, trials=6000, statistic="paper")
+    kw = dict(T=1, n0=2, trials=6000)
     gamma, tau = 0.3, 10.0  # small γ, large τ: the β term decides most leaks
-    projected = G.simulate(gamma, tau=tau, q=0.0, r=0.0, seed=3, draw="projected", **kw)
+    projected = engine.simulate(G.GaussianMean(gamma, tau=tau, d=3, R=50.0, statistic="paper", draw="projected"),
+                                Memoryless(q=0.0, r=0.0), seed=3, **kw)
     agents = engine.simulate_agents(G.GaussianMean(gamma, tau=tau, d=3, R=50.0, statistic="paper"),
                                     Memoryless(q=0.0, r=0.0), T=1, n0=2, trials=kw["trials"], seed=4)
     freq = {}
@@ -127,7 +129,8 @@ def test_two_records_share_their_beta_exactly_as_in_the_agent_reference():
 
 
 def test_lone_user_round_draws_the_full_record_error():
-    run = G.simulate(3.0, tau=0.05, q=0.0, r=0.0, T=1, n0=1, d=4, R=50.0, trials=4000, seed=5, draw="projected")
+    run = engine.simulate(G.GaussianMean(3.0, tau=0.05, d=4, R=50.0, draw="projected"), Memoryless(q=0.0, r=0.0), T=1,
+                          n0=1, trials=4000, seed=5)
     assert np.all(run.leak_fraction == 1.0)
     err = run.sq_error[:, 0]
     truth = G.mahalanobis_error(3.0, 1, d=4)  # (γ² + 1) d for one record
@@ -135,27 +138,28 @@ def test_lone_user_round_draws_the_full_record_error():
 
 
 def test_auto_uses_projected_only_for_isotropic_sigma_and_negligible_clipping():
-    kw = dict(T=2, n0=20, d=3, trials=2, seed=6)
-    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, **kw).method == "projected"
-    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=30.0, Sigma=3.0 * np.eye(3), **kw).method == "projected"
+    users, kw = Memoryless(q=0.3, r=0.3), dict(T=2, n0=20, trials=2, seed=6)
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, d=3, **kw).method == "projected"
+    assert engine.simulate(G.GaussianMean(1.0, tau=0.05, d=3, R=30.0, Sigma=3.0 * np.eye(3)), users,
+                           **kw).method == "projected"
     aniso = np.diag([1.0, 2.0, 3.0])
-    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, Sigma=aniso, **kw).method == "records"
+    assert engine.simulate(G.GaussianMean(1.0, tau=0.05, d=3, R=10.0, Sigma=aniso), users, **kw).method == "records"
     assert G.clip_probability(3, 2.0) > P.CLIP_NEGLIGIBLE
-    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=2.0, **kw).method == "records"
-    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, draw="records", **kw).method == "records"
+    assert G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=2.0, d=3, **kw).method == "records"
+    assert engine.simulate(G.GaussianMean(1.0, tau=0.05, d=3, R=10.0, draw="records"), users, **kw).method == "records"
     agents = engine.simulate_agents(G.GaussianMean(1.0, tau=0.05, d=3, R=10.0), Memoryless(q=0.3, r=0.3), T=2, n0=20,
                                     trials=2, seed=6)
     assert agents.method == "agents"
 
 
 def test_projected_refuses_what_it_cannot_draw_exactly():
-    kw = dict(T=2, n0=20, d=3, trials=2, seed=7, draw="projected")
+    kw = dict(tau=0.05, d=3)
     with pytest.raises(ValueError, match="draw='projected' is exact only .*Sigma is not isotropic"):
-        G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, Sigma=np.diag([1.0, 2.0, 3.0]), **kw)
+        G.GaussianMean(1.0, R=10.0, Sigma=np.diag([1.0, 2.0, 3.0]), draw="projected", **kw)
     with pytest.raises(ValueError, match="clipped"):
-        G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=2.0, **kw)
+        G.GaussianMean(1.0, R=2.0, draw="projected", **kw)
     with pytest.raises(ValueError, match="draw must be one of"):
-        G.simulate(1.0, tau=0.05, q=0.3, r=0.3, R=10.0, T=2, n0=20, d=3, draw="fast")
+        G.GaussianMean(1.0, R=10.0, draw="fast", **kw)
 
 
 @pytest.mark.parametrize("call, name", [
@@ -182,8 +186,8 @@ def test_draw_round_is_seeded_and_matches_simulate():
     assert a == P.draw_round(200, 1.5, tau=0.02, d=6, seed=9)
     assert a != P.draw_round(200, 1.5, tau=0.02, d=6, seed=8)
     # trial k, round t of simulate(seed=s) draws from the key root(s) -> trial k -> round t
-    run = G.simulate(1.5, tau=0.02, q=0.3, r=0.6, T=3, n0=200, d=6, R=50.0, trials=4, seed=10,
-                     draw="projected")
+    run = engine.simulate(G.GaussianMean(1.5, tau=0.02, d=6, R=50.0, draw="projected"), Memoryless(q=0.3, r=0.6), T=3,
+                          n0=200, trials=4, seed=10)
     for k in range(4):
         for t in (1, 2, 3):
             key = keyed.root_key(10).child(k).child(t)
@@ -209,25 +213,28 @@ def test_a_round_draws_the_same_numbers_whatever_the_horizon_and_earlier_rounds(
 
 @pytest.mark.parametrize("draw", ["projected", "records"])
 def test_runs_with_nearby_noise_scales_share_their_random_numbers_round_by_round(draw):
-    kw = dict(tau=0.02, q=0.3, r=0.6, T=12, n0=200, d=12, R=10.0, trials=20, seed=12)
+    users, kw = Memoryless(q=0.3, r=0.6), dict(T=12, n0=200, trials=20, seed=12)
     late = slice(6, None)
+
+    def mechanism(g, draw):
+        return G.GaussianMean(g, tau=0.02, d=12, R=10.0, draw=draw)
 
     def late_relative_errors(draw):
         out = []
         for g in (2.0, 2.1):
-            run = G.simulate(g, draw=draw, **kw)
+            run = engine.simulate(mechanism(g, draw), users, **kw)
             # error over its expectation given the round's population: what is left is the draws
             expected = G.mahalanobis_error(g, np.maximum(run.population[:, :-1], 1), d=12)
             out.append((run.sq_error / expected)[:, late].ravel())
         return out, run
 
     (a, b), run = late_relative_errors(draw)
-    assert np.mean(run.population[:, 1:] != G.simulate(2.0, draw=draw, **kw).population[:, 1:]) > 0.5
+    assert np.mean(run.population[:, 1:] != engine.simulate(mechanism(2.0, draw), users, **kw).population[:, 1:]) > 0.5
     # the populations drifted apart, yet late rounds still share their draws (keyed streams:
     # the level is not part of the key), for both draws
     assert np.corrcoef(a, b)[0, 1] > 0.9
     # the check has teeth: different seeds give uncorrelated late errors
-    other = G.simulate(2.1, draw=draw, **dict(kw, seed=13))
+    other = engine.simulate(mechanism(2.1, draw), users, **dict(kw, seed=13))
     c = (other.sq_error / G.mahalanobis_error(2.1, np.maximum(other.population[:, :-1], 1), d=12))[:, late]
     assert abs(np.corrcoef(a, c.ravel())[0, 1]) < 0.3
 

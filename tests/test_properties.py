@@ -378,7 +378,7 @@ def test_covariances_that_are_not_positive_definite_are_rejected(eig, seed):
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
         leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=d, R=10.0, Sigma=Sigma, seed=0)
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
-        gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=1, n0=5, d=d, R=10.0, trials=1, Sigma=Sigma, seed=0)
+        GaussianMean(1.0, tau=0.02, d=d, R=10.0, Sigma=Sigma)
 
 
 @FAST

@@ -38,8 +38,8 @@ list item, so the list has children it does not allow (axe-core's
 ``aria-required-children``, critical). Each entry becomes a ``listitem``.
 
 5. Document the constants that a package of the library reference takes from
-its private submodules (``perfpriv.plots.STYLE``, defined in
-``perfpriv/plots/_common.py``): autodoc reads a constant's ``#:`` comment in
+its private submodules (``perfpriv.experiments.GAP_PROBABILITIES``, defined in
+``perfpriv/experiments/_gaps.py``): autodoc reads a constant's ``#:`` comment in
 the module it documents, where an import has none, and falls back on the
 docstring of the value's type (``dict``). Their ``.. autodata::`` entries
 (``book/_templates/autosummary/module.rst``) get the comment of the private

@@ -56,7 +56,7 @@ from ._checks import model_vector
 from .prediction import PerformativeProblem
 
 __all__ = ["GaussianClients", "StepRule", "FedAvg", "FedAvgRun", "FedAvgMoments", "average_sensitivity",
-           "stable_point", "p_fedavg", "expected_distance", "SCHEMES", "THETA0_BOUND"]
+           "stable_point", "p_fedavg", "expected_distance", "THETA0_BOUND"]
 
 #: Participation schemes: every client, scheme I (with replacement, by :math:`p_i`), scheme II (uniform, without).
 SCHEMES = ("full", "I", "II")
@@ -361,7 +361,8 @@ class FedAvg:
     E : int
         Local iterations between aggregations, E >= 1.
     scheme : {"full", "I", "II"}
-        Participation (:data:`SCHEMES`).
+        Participation: every client (``"full"``), scheme I (with replacement, by
+        :math:`p_i`) or scheme II (uniform, without replacement).
     K : int, optional
         Sampled clients per aggregation, K >= 1 (schemes I and II only; K <= N for scheme II).
     steps : StepRule or float, optional

@@ -8,8 +8,10 @@ In a notebook, display one with :func:`perfpriv.plots.show`, which emits the
 PNG only.
 """
 
-from ._common import (COLUMN_WIDTH, DISPLAY_DPI, PIXEL_DENSITY, STYLE, SYMBOLS, assign, display_width, html,
-                      layout_problems, math, new_figure, number, params, plain_log, png_bytes, show, style)
+from ._common import new_figure, show
+# drawing helpers shared with perfpriv.widgets and the tests (plumbing, not public: they are not in __all__)
+from ._common import (COLUMN_WIDTH, PIXEL_DENSITY, assign, display_width, html, layout_problems,  # noqa: F401
+                      math, number, params, plain_log, png_bytes, style)
 # argument checks shared with perfpriv.widgets (not public: they are not in __all__)
 from ._common import MAX_LOG_VALUE, check_callable, check_items, check_sequence, check_text  # noqa: F401
 from ._bernoulli import *  # noqa: F401,F403
@@ -26,7 +28,10 @@ from ._performative import *  # noqa: F401,F403
 from ._performative import __all__ as _performative_all
 from ._learning import *  # noqa: F401,F403
 from ._learning import __all__ as _learning_all
+# panels and labels that the explorers of perfpriv.widgets draw with (not public: not in __all__)
+from ._dynamics import finish_horizon_axes  # noqa: F401
+from ._feedback import family_label  # noqa: F401
+from ._gaussian import population_error  # noqa: F401
 
-__all__ = ["STYLE", "new_figure", "show", "style", "png_bytes", "display_width", "layout_problems", "plain_log",
-           "COLUMN_WIDTH", "DISPLAY_DPI", "PIXEL_DENSITY", "SYMBOLS", "math", "number", "assign", "params", "html",
+__all__ = ["new_figure", "show",
            *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all, *_feedback_all, *_learning_all, *_performative_all]

@@ -215,8 +215,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
 
     The figure is detached from pyplot's state machine (it is not shown
     automatically by the inline backend), so a notebook cell displays it only
-    when it is passed to :func:`show`. A figure is never wider than
-    :data:`COLUMN_WIDTH` (the panels are narrowed to fit), so that the book
+    when it is passed to :func:`show`. A figure is never wider than the
+    book's text column (the panels are narrowed to fit), so that the book
     shows its text at its nominal size.
 
     Examples
@@ -289,15 +289,15 @@ class LayoutWarning(UserWarning):
 def show(fig, *, check_layout: bool = True) -> None:
     """Display ``fig`` in a notebook as a PNG image only.
 
-    The PNG holds :data:`PIXEL_DENSITY` pixels per CSS pixel and is shown at
-    :func:`display_width` pixels (the ``width`` of the output's metadata, which
+    The PNG is stored at a high pixel density (sharp on high-density screens)
+    and shown at the figure's natural width (the ``width`` of the output's metadata, which
     JupyterLab and the book honour). Unlike the default display of a figure
     this emits no ``<Figure size ...>`` text, whose format changes across
     matplotlib versions (nbval compares the text outputs of stored notebooks).
 
-    With ``check_layout`` (the default) a figure whose text is cut or
-    overlaps (:func:`layout_problems`) raises a :class:`LayoutWarning`, which
-    shows under the cell: every figure of the book is checked as it is drawn,
+    With ``check_layout`` (the default) a figure whose text is cut by its
+    edge or overlaps other text raises a ``LayoutWarning``, which shows under
+    the cell: every figure of the book is checked as it is drawn,
     and nbval fails on a new warning. The explorers check their first drawing
     only (a redraw must stay fast).
     """

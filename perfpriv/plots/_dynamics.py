@@ -30,7 +30,6 @@ __all__ = [
     "figure_mean_field",
     "figure_horizon",
     "figure_gamma_star",
-    "finish_horizon_axes",
 ]
 
 

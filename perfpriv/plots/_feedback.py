@@ -16,8 +16,7 @@ from matplotlib.colors import LogNorm
 from .._validate import check_real
 from ._common import assign, check_items, check_type, new_figure
 
-__all__ = ["figure_effective_q", "figure_feedback_paths", "figure_thresholds", "figure_feedback_maps",
-           "family_label"]
+__all__ = ["figure_effective_q", "figure_feedback_paths", "figure_thresholds", "figure_feedback_maps"]
 
 _COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink")
 _SYMBOL = {"k": "$k$", "spread": "spread $h$", "tolerance": "tolerance $b$", "kappa": r"$\kappa$"}

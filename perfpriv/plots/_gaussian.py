@@ -26,7 +26,6 @@ from ._common import (MAX_LOG_VALUE, check_axes, check_figure, check_text, assig
 __all__ = [
     "clipping_figure",
     "algorithm1_runs",
-    "population_error",
     "llr_histogram",
     "tail_bounds_figure",
     "figure3a",
@@ -235,7 +234,7 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
 def algorithm1_runs(run):
     r"""Population and error of Algorithm 1 for several noise scales (§4.2).
 
-    :func:`population_error` for each noise scale of one run of
+    The population and error panels for each noise scale of one run of
     :class:`perfpriv.gaussian.GaussianMean` (a grid of γ in one
     :func:`perfpriv.engine.simulate` call shares its random numbers): the
     mean population and the mean squared Mahalanobis error per round, with
@@ -784,7 +783,7 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
 def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=None):
     """Algorithm 1 runs side by side: mean population and error per round, one colour per run.
 
-    Draws :func:`population_error` for every run into the same two panels
+    Draws the population and error panels of every run into the same two
     (rounds after a stopped trial are left out of the error's average), e.g.
     one cell simulated with ``conventions="paper"`` and ``"authors"``.
 

@@ -8,8 +8,11 @@ precomputed over a grid of its main controls' values, switched by the browser
 on the published page and offline.
 """
 
-from ._common import Explorer, checkbox, float_slider, int_slider, label_html, log_slider
-from ._static import MAX_BYTES, Grid, StaticExplorer, grid
+from ._common import Explorer, float_slider, int_slider
+from ._static import StaticExplorer, grid
+# control builders of the explorers, used by the tests (plumbing, not public: they are not in __all__)
+from ._common import checkbox, label_html, log_slider  # noqa: F401
+from ._static import Grid  # noqa: F401
 from ._bernoulli import *  # noqa: F401,F403
 from ._bernoulli import __all__ as _bernoulli_all
 from ._gaussian import *  # noqa: F401,F403
@@ -25,6 +28,5 @@ from ._performative import __all__ as _performative_all
 from ._learning import *  # noqa: F401,F403
 from ._learning import __all__ as _learning_all
 
-__all__ = ["Explorer", "StaticExplorer", "Grid", "grid", "MAX_BYTES", "checkbox", "float_slider", "int_slider",
-           "label_html", "log_slider",
+__all__ = ["Explorer", "StaticExplorer", "grid", "float_slider", "int_slider",
            *_bernoulli_all, *_gaussian_all, *_dynamics_all, *_schedules_all, *_feedback_all, *_learning_all, *_performative_all]

@@ -245,8 +245,7 @@ class Explorer(widgets.VBox):
         Parameters
         ----------
         max_bytes : int, optional
-            Size limit of the stored images (default
-            :data:`perfpriv.widgets.MAX_BYTES`, about 1 MB).
+            Size limit of the stored images (default about 1 MB).
         **values : sequence
             Control name -> the values its slider steps through.
 

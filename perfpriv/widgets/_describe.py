@@ -65,7 +65,7 @@ def plain_text(text: str) -> str:
     return " ".join(out.replace("\\", "").split())
 
 
-#: TeX commands of the figures' labels that :func:`perfpriv.plots.html` does not write, as plain text
+#: TeX commands of the figures' labels that ``perfpriv.plots.html`` does not write, as plain text
 _TEX_PLAIN = {r"\mid": "|", r"\sim": "~", r"\leq": "≤", r"\geq": "≥", r"\|": "‖", r"\theta": "θ",
               r"\psi": "ψ", r"\phi": "φ", r"\Phi": "Φ", r"\Delta": "Δ", r"\ell": "ℓ", r"\pi": "π",
               r"\chi": "χ", r"\xi": "ξ", r"\omega": "ω", r"\partial": "∂", r"\to": "→", r"\pm": "±"}

@@ -54,8 +54,9 @@ def _start_model(mechanism, users):
 def mia_draw(mechanism, users, *, n0, T=25, trials=4, policy=_CAP, seed=0):
     r"""Figure of one :func:`mia_explorer` state: population and error of Algorithm 1.
 
-    One run of :func:`perfpriv.engine.simulate` drawn by
-    :func:`perfpriv.plots.population_error`.
+    One run of :func:`perfpriv.engine.simulate`: its mean population and mean
+    squared error per round, with Lemma 3 at the mean population (the panels of
+    :func:`perfpriv.plots.algorithm1_runs`).
 
     Parameters
     ----------

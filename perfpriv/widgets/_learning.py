@@ -17,7 +17,7 @@ from .._validate import check_int, check_real
 from ..plots import new_figure
 from ._common import Explorer, named_control, float_slider, int_slider, log_slider
 
-__all__ = ["learning_explorer", "draw_learning", "LEARNING_GAMMAS"]
+__all__ = ["learning_explorer", "draw_learning"]
 
 #: The noise multipliers of the explorer: the values of its log slider (:math:`10^{-4}` .. :math:`10^{-1}`, step :math:`10^{0.05}`).
 LEARNING_GAMMAS = 10.0 ** np.round(np.arange(-4.0, -1.0 + 1e-9, 0.05), 2)

@@ -161,7 +161,7 @@ class StaticExplorer:
         Largest total size of the stored images; a larger grid raises a
         ``ValueError`` (use fewer values).
     colors : int
-        Colours of each stored PNG (:func:`perfpriv.plots.png_bytes`): 64 keeps
+        Colours of each stored PNG (a palette without dithering): 64 keeps
         line plots indistinguishable from the full-colour figure at half its
         size; use 256 for colour scales and heatmaps.
 
