@@ -1,13 +1,13 @@
-"""Same seed, same numbers: across calls, and vectorized vs one at a time.
+"""Same seed, same numbers: across calls, across thread counts, and vectorized vs one at a time.
 
 Every random function of perfpriv takes its randomness only through ``seed=``
-(or ``rng=``). These tests pin two promises of the keyed streams for the migrated
-modules (the searches' n_jobs tests live in ``test_unmigrated_determinism.py``
-until epsilon_search, gamma_search and sweep are ported):
+(or ``rng=``). These tests pin the promises of the keyed streams (the searches'
+``n_jobs`` and grid-cell tests live in ``test_optimize_determinism.py``):
 
 * two calls with the same seed give bit-identical results;
 * a run vectorized over ε (or γ, or a (q, r) grid) equals, value by value,
-  the runs of each value alone with the same seed.
+  the runs of each value alone with the same seed;
+* the compiled round gives the same numbers on one numba thread or two.
 """
 
 import os

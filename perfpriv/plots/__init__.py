@@ -2,8 +2,11 @@
 
 One function per figure (or panel group); each returns a
 :class:`matplotlib.figure.Figure`. Figures only draw: their numbers come from
-:mod:`perfpriv.experiments` (and the library below it) -- a figure takes an
-experiment's result or runs the experiment with the parameters it is given.
+:mod:`perfpriv.experiments` (and the library below it). A figure of
+simulations draws the result it is given (the experiment runs first, with the
+model's objects); the figures of closed forms (growth factors, tail bounds,
+the statistics' leak probabilities) evaluate them from their arguments, and
+:func:`exact_floor_figure` runs its check when it is not given one.
 In a notebook, display one with :func:`perfpriv.plots.show`, which emits the
 PNG only.
 """
