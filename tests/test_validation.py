@@ -30,7 +30,7 @@ _G = dict(tau=0.02, q=0.3, r=0.6, T=2, n0=10, d=3, R=10.0)
 @pytest.mark.parametrize("call, error, words", [
     (lambda: bernoulli.growth_factor(0.1, q=True, r=0.6), TypeError, ("q", "True")),
     (lambda: gaussian.simulate(True, **_G, seed=0), TypeError, ("gamma", "True")),
-    (lambda: gaussian.simulate(1.0, **_G, seed=0, clip_estimate="yes"), TypeError, ("clip_estimate",)),
+    (lambda: bernoulli.RandomizedResponse(1.0, clip_estimate="yes"), TypeError, ("clip_estimate", "True or False")),
     (lambda: bernoulli.privatize([0, 1, 1, 0], 0.2, rng=0, return_kept=2), TypeError, ("return_kept", "True or False")),
     (lambda: bernoulli.privatize([0, 1, 1, 0], [0.1, 0.2, 0.3], rng=0), ValueError, ("x (4,)", "beta (3,)")),
     (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=2, n0=10, trials=None), TypeError, ("trials", "None")),
