@@ -665,6 +665,38 @@ class Memoryless(Behaviour):
     def cell_coordinates(self) -> tuple:
         return (np.broadcast_to(self.q, self._shape), np.broadcast_to(self.r, self._shape))
 
+    def grid_axes(self) -> tuple:
+        """The axes ``(qs, rs)`` of users whose cells form a (q, r) grid.
+
+        A grid is ``Memoryless(q=qs[:, None], r=rs[None, :])`` (or any q and r
+        that broadcast to it): q varies along the first cell axis only, r
+        along the second only. One cell is a 1 x 1 grid. The ε* and γ* maps
+        are searched over such users and drawn on these axes.
+
+        Returns
+        -------
+        qs, rs : numpy.ndarray
+            1-D, of lengths ``shape[0]`` and ``shape[1]``.
+
+        Raises
+        ------
+        ValueError
+            If the cells are not such a grid (naming ``users`` and the cells' shape).
+
+        Examples
+        --------
+        >>> qs, rs = Memoryless(q=[[0.1], [0.5]], r=[[0.2, 0.4, 0.6]]).grid_axes()
+        >>> qs.tolist(), rs.tolist()
+        ([0.1, 0.5], [0.2, 0.4, 0.6])
+        """
+        Q, R = (np.asarray(x, float) for x in self.cell_coordinates())
+        if Q.ndim == 0:
+            Q, R = Q.reshape(1, 1), R.reshape(1, 1)
+        if Q.ndim != 2 or np.any(Q != Q[:, :1]) or np.any(R != R[:1, :]):
+            raise ValueError(f"users must span a (q, r) grid: q varying along the first axis only, r along the "
+                             f"second (Memoryless(q=qs[:, None], r=rs[None, :])); got cells of shape {Q.shape}")
+        return Q[:, 0].copy(), R[0, :].copy()
+
     def _qr(self, ndim):
         """q and r with trailing axes for a batch of ``ndim`` axes after the cell axes."""
         return _at(self.q, self._shape, ndim), _at(self.r, self._shape, ndim)

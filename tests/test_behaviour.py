@@ -263,3 +263,14 @@ def test_the_default_bound_moves_the_first_types_count_and_keeps_the_others():
     one = Memoryless(q=0.3, r=0.6)                                           # one type: a clip of the count
     assert one.bound(np.array([[5], [500]]), 10, 100).tolist() == [[10], [100]]
     assert one.mean_field_bound(np.array([[np.inf]]), None, None).tolist() == [[np.inf]]
+
+
+def test_grid_axes_reads_the_q_and_r_axes_of_a_grid_of_cells_and_refuses_other_cells():
+    qs, rs = Memoryless(q=[[0.1], [0.5]], r=[[0.2, 0.4, 0.6]]).grid_axes()
+    assert qs.tolist() == [0.1, 0.5] and rs.tolist() == [0.2, 0.4, 0.6]
+    Q, R = np.meshgrid([0.3, 0.7], [0.1, 0.9], indexing="ij")          # the full arrays give the same axes
+    assert [a.tolist() for a in Memoryless(q=Q, r=R).grid_axes()] == [[0.3, 0.7], [0.1, 0.9]]
+    assert [a.tolist() for a in Memoryless(q=0.3, r=0.6).grid_axes()] == [[0.3], [0.6]]    # one cell: 1 x 1
+    for q, r in ((Q.T, R.T), ([0.1, 0.2], 0.6), (np.full((2, 2, 2), 0.3), 0.6)):        # transposed, 1-D, 3-D
+        with pytest.raises(ValueError, match=r"^users must span a \(q, r\) grid: .*got cells of shape"):
+            Memoryless(q=q, r=r).grid_axes()

@@ -131,6 +131,7 @@ for _cls in ("Memoryless", "LeakCount", "Heterogeneous", "BudgetAware", "Contagi
 TABLE.update({
     ("LeakCount", "effective_q"): dict(),
     ("LeakCount", "reactive_share"): dict(p=0.1),
+    ("Memoryless", "grid_axes"): dict(),
     ("Heterogeneous", "effective_q"): dict(),
     ("Heterogeneous", "stationary_mix"): dict(p=0.1),
     ("BudgetAware", "lifetimes"): dict(cost=0.5),

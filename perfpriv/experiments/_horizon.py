@@ -341,13 +341,9 @@ def _map_axes(users):
     if not isinstance(users, Memoryless) or users.rule != "leak":
         raise TypeError(f"users must be the paper's users over a (q, r) grid, Memoryless(q=qs[:, None], "
                         f"r=rs[None, :]) with rule='leak'; got {users!r:.80}")
-    Q, Rr = (np.asarray(x, float) for x in users.cell_coordinates())
-    if Q.ndim == 0:
-        Q, Rr = Q.reshape(1, 1), Rr.reshape(1, 1)
-    if Q.ndim != 2 or np.any(Q != Q[:, :1]) or np.any(Rr != Rr[:1, :]):
-        raise ValueError(f"users must span a (q, r) grid: q varying along the first axis only, r along the second "
-                         f"(Memoryless(q=qs[:, None], r=rs[None, :])); got cells of shape {Q.shape}")
-    return Q[:, 0].copy(), Rr[0, :].copy(), Q, Rr
+    qs, rs = users.grid_axes()
+    Q, Rr = np.meshgrid(qs, rs, indexing="ij")
+    return qs, rs, Q, Rr
 
 
 def _check_maps(maps):

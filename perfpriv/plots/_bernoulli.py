@@ -249,14 +249,12 @@ def _map_axes(result, rule):
     if users.rule != rule:
         raise ValueError(f"result must be an epsilon* map of the {rule} rule (the figure's model); "
                          f"got rule={users.rule!r}")
-    Q, R = (np.asarray(x, float) for x in users.cell_coordinates())
-    if Q.ndim == 0:
-        Q, R = Q.reshape(1, 1), R.reshape(1, 1)
-    if Q.ndim != 2 or np.any(Q != Q[:, :1]) or np.any(R != R[:1, :]):
-        raise ValueError(f"result must be a map over a (q, r) grid: q varying along the first axis only, r along the "
-                         f"second (np.meshgrid(qs, rs, indexing='ij')); got cells of shape {Q.shape}")
+    try:
+        axes = users.grid_axes()
+    except ValueError as err:
+        raise ValueError(f"result must be a map over a (q, r) grid: its {err}") from None
     _check_epsilons(result.epsilons, "result")
-    return Q[:, 0].copy(), R[0, :].copy()
+    return axes
 
 
 def epsilon_star_map(result, *, q, r, ax=None, rule="leak", thresholds=True, colorbar=True,
