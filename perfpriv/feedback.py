@@ -39,7 +39,7 @@ from ._bisect import bisect_log_boundary
 from ._stats import standard_error
 from ._validate import check_choice, check_int, check_probability, check_real
 from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
-from .sweep import Execution
+from .sweep import check_execution
 
 __all__ = [
     "FAMILIES",
@@ -627,15 +627,6 @@ def _map_keys(seed, Q, Rr):
     return engine.cell_keys(seed, Memoryless(q=Q, r=Rr))
 
 
-def _run(options, chunk):
-    """The execution options of a map's simulated search (default: ``chunk`` cells a batch, no progress bar)."""
-    if options is None:
-        return Execution(chunk=chunk, progress=False)
-    if not isinstance(options, Execution):
-        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
-    return options
-
-
 def _grid(qs, rs):
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
@@ -685,7 +676,7 @@ def epsilon_map(users, mechanism, qs, rs, *, T=50, n0=200, trials=40, policy=Non
     mech = bernoulli.RandomizedResponse(eps, **mechanism.options())
     trials, policy, resolved = _map_settings(trials, policy, mech, n0)
     sim = optimize.optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, trials=trials, seed=_map_keys(seed, Q, Rr),
-                                   policy=policy, options=_run(options, 64))
+                                   policy=policy, options=check_execution(options, chunk=64, progress=False))
     theory = optimize.mean_field_optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, policy=policy)
     none = int(np.flatnonzero(np.isinf(eps))[0])
     private = np.where(np.arange(eps.size) != none, theory.values, np.inf)
@@ -738,7 +729,7 @@ def gamma_map(users, mechanism, qs, rs, *, T=10, n0=100, trials=20, policy=None,
     trials, policy, resolved = _map_settings(trials, policy, gaussian.GaussianMean(grid, **model), n0)
     sim = optimize.optimal_gamma_empirical(gaussian.GaussianMean(grid, **model), users(Q, Rr), T=T, n0=n0,
                                            trials=trials, seed=_map_keys(seed, Q, Rr), policy=policy,
-                                           options=_run(options, 4))
+                                           options=check_execution(options, chunk=4, progress=False))
     search = gaussian.GaussianMean(np.geomspace(float(grid[1]) / 4, float(grid[-1]) * 4, 31), **model)
     theory = optimize.optimal_gamma(search, users(Q, Rr), T=T, n0=n0, objective="mean_field", rounds="algorithm",
                                     policy=policy)

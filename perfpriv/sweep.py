@@ -27,6 +27,7 @@ cell of a grid. :func:`map_grid` does that once, for all of them:
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import sys
@@ -158,6 +159,22 @@ def _check_cells(cells, product):
     return cols, (sizes.pop(),)
 
 
+def check_execution(options: Any, **defaults: Any) -> Execution:
+    """``options`` as an :class:`Execution`: the one check of a study's ``options`` argument.
+
+    ``None`` gives ``Execution(**defaults)``; a given :class:`Execution` is used
+    as it is, its ``description`` (a label only) taken from ``defaults`` when it
+    has none. Anything else is a TypeError naming ``options``.
+    """
+    if options is None:
+        return Execution(**defaults)
+    if not isinstance(options, Execution):
+        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    if options.description is None and defaults.get("description") is not None:
+        return dataclasses.replace(options, description=defaults["description"])
+    return options
+
+
 def map_grid(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = None, product: bool = False,
              options: Execution | None = None, **fixed: Any) -> np.ndarray:
     """Evaluate a batched ``func`` on the cells of a grid, each cell keyed by the seed and its coordinates.
@@ -218,10 +235,7 @@ def map_grid(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = 
         raise TypeError(f"func must be callable; got {func!r:.80}")
     if not isinstance(product, (bool, np.bool_)):
         raise TypeError(f"product must be True or False; got {product!r:.80}")
-    if options is None:
-        options = Execution()
-    elif not isinstance(options, Execution):
-        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    options = check_execution(options)
     cols, shape = _check_cells(cells, bool(product))
     _check_accepts(func, [*cols, *fixed, "keys"])
     count = math.prod(shape)

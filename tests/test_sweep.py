@@ -6,7 +6,7 @@ import pytest
 
 from perfpriv import keyed
 from perfpriv.keyed import coordinate_key
-from perfpriv.sweep import Execution, map_grid
+from perfpriv.sweep import Execution, check_execution, map_grid
 
 
 def first_uniforms(q, r, keys, size=3):
@@ -176,3 +176,16 @@ def test_coordinates_and_arguments_the_function_does_not_take_are_refused_before
     assert map_grid(cell, {"x": [1.0, 2.0]}).tolist() == [1.0, 2.0]
     # a function taking **kwargs takes anything
     assert map_grid(lambda keys, **kw: kw["zz"], {"zz": [3.0]}).tolist() == [3.0]
+
+
+def test_check_execution_is_the_one_check_of_a_studys_options():
+    assert check_execution(None, chunk=4, progress=False) == Execution(chunk=4, progress=False)
+    given = Execution(n_jobs=1, chunk=2)
+    assert check_execution(given, chunk=4, progress=False) is given          # a given one is used as it is
+    # its label is the only field filled in, and only when it has none
+    assert check_execution(given, chunk=4, description="gamma*") == Execution(n_jobs=1, chunk=2, description="gamma*")
+    labelled = Execution(description="mine")
+    assert check_execution(labelled, description="gamma*") is labelled
+    for bad in ({"n_jobs": 2}, 2, "serial"):
+        with pytest.raises(TypeError, match=r"^options must be a perfpriv.sweep.Execution \(or None\)"):
+            check_execution(bad)

@@ -8,7 +8,7 @@ import numpy as np
 from .. import bernoulli, engine, optimize
 from .._validate import check_real, check_root_seed
 from ..behaviour import Behaviour
-from ..sweep import Execution
+from ..sweep import Execution, check_execution
 from ._common import Result, bernoulli_provenance, memoryless_rates, result, with_defaults
 
 __all__ = ["curve_runs", "FinalErrors", "final_error_curve"]
@@ -84,8 +84,7 @@ def curve_runs(mechanism, users, *, T=100, n0=400, trials=30, policy=None, conve
     eps = engine.level_grid(mechanism, kind=bernoulli.RandomizedResponse)
     users = _check_users_list(users)
     seed = check_root_seed(seed)
-    if options is not None and not isinstance(options, Execution):
-        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    options = check_execution(options)
     script = bernoulli.curve_script_options(conventions)       # checks conventions
     policy = with_defaults(policy, **script["policy"].describe())
     clip = script.get("clip_estimate") if mechanism.clip_estimate is None else mechanism.clip_estimate
@@ -94,7 +93,7 @@ def curve_runs(mechanism, users, *, T=100, n0=400, trials=30, policy=None, conve
     for k, entry in enumerate(users):
         runs.append(engine.simulate(mech, entry, T=T, n0=n0, trials=trials, policy=policy,
                                     conventions=script["conventions"], seed=None if seed is None else seed + k))
-        if options is not None and options.on_cells is not None:
+        if options.on_cells is not None:
             options.on_cells(1)
     return runs
 

@@ -10,7 +10,7 @@ from .. import dynamics, engine, gaussian, keyed, optimize
 from ..behaviour import Memoryless
 from .._validate import check_choice, check_flag, check_int, check_n_jobs, check_real
 from ..gaussian import GaussianMean
-from ..sweep import Execution
+from ..sweep import Execution, check_execution
 from ._common import (Result, gaussian_levels, mechanism_provenance, on_grid, memoryless_rates, result,
                       with_defaults)
 
@@ -426,9 +426,7 @@ def gamma_star_map(mechanism, users, *, T=10, n0=200, trials=5, policy=None, con
     gammas = gaussian_levels(mechanism)
     qs, rs, Q, Rr = _map_axes(users)
     maps = _check_maps(maps)
-    run = Execution(chunk=4, progress=False) if options is None else options
-    if not isinstance(run, Execution):
-        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    run = check_execution(options, chunk=4, progress=False)
     policy, pol, prov = _cumulative_policy(policy, mechanism, conventions, n0=n0)
     nan = np.full(Q.shape, np.nan)
     values = np.full(Q.shape + gammas.shape, np.nan)

@@ -10,7 +10,7 @@ from .. import engine, keyed, leakage
 from .._validate import check_array_size, check_choice, check_int, check_real
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
-from ..sweep import Execution, map_grid
+from ..sweep import Execution, check_execution, map_grid
 from ._common import (Result, check_statistic, gaussian_levels, gaussian_provenance, mean_se, mechanism_provenance,
                       on_grid, result, run_provenance)
 
@@ -168,10 +168,7 @@ def figure3a_simulation(mechanism, n, taus=None, *, rounds, conventions="paper",
     taus = np.array([mechanism.tau]) if taus is None else _thresholds(taus)
     rounds = check_int("rounds", rounds, low=2)
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
-    if options is None:
-        options = Execution(progress=False)
-    elif not isinstance(options, Execution):
-        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
+    options = check_execution(options, progress=False)
     _check_population(n, conventions, mechanism)
     out = map_grid(_leak_fraction_cells, {"tau": taus}, seed=keyed.root_key(seed), options=options,
                    mechanism=mechanism, n=n, rounds=rounds, conventions=conventions)

@@ -14,17 +14,16 @@ size or on the workers.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 
 from .. import engine, keyed
 from ..behaviour import Behaviour
-from ..sweep import Execution, map_grid
+from ..sweep import map_grid
 from ._levels import level_search
 
-__all__ = ["search_cells", "check_users", "check_options", "GAMMA_SEARCH_RANGE"]
+__all__ = ["search_cells", "check_users", "GAMMA_SEARCH_RANGE"]
 
 #: Where a searched γ may lie: the mechanism's range (``perfpriv.gaussian.GAMMA_RANGE``, [1e-100, 1e100])
 #: with a margin, since a search moves in log γ (exp(log(1e-100)) < 1e-100) and its surrogate spans
@@ -38,15 +37,6 @@ def check_users(users):
         raise TypeError(f"users must be a perfpriv.behaviour.Behaviour (e.g. Memoryless(q=..., r=...)); "
                         f"got {type(users).__name__}")
     return users
-
-
-def check_options(options, chunk, description):
-    """A search's :class:`perfpriv.sweep.Execution`, with the search's default chunk and label where unset."""
-    if options is None:
-        return Execution(chunk=chunk, description=description)
-    if not isinstance(options, Execution):
-        raise TypeError(f"options must be a perfpriv.sweep.Execution (or None); got {options!r:.80}")
-    return options if options.description is not None else dataclasses.replace(options, description=description)
 
 
 def _batch(cell, *, keys, mechanism, users, search):

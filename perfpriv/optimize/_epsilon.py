@@ -31,9 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import engine
+from ..sweep import check_execution
 from .._validate import check_choice, check_int
 from ..bernoulli import RandomizedResponse
-from ._cells import check_options, check_users, search_cells
+from ._cells import check_users, search_cells
 
 __all__ = ["EpsilonOptimum", "optimal_epsilon", "mean_field_optimal_epsilon"]
 
@@ -154,7 +155,7 @@ def optimal_epsilon(mechanism, users, *, T=200, n0=400, trials=10, policy=None, 
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     policy = engine.check_policy(policy)
     policy.resolve(mechanism, conventions, n0=n0)        # checks the policy against n0, before any work
-    options = check_options(options, 64, f"epsilon* ({users.rule})")
+    options = check_execution(options, chunk=64, description=f"epsilon* ({users.rule})")
     values, se = search_cells(RandomizedResponse(eps, **mechanism.options()), users, seed=seed, options=options,
                               T=T, n0=n0, trials=trials, score="final", policy=policy, conventions=conventions)
     settings = dict(T=T, n0=n0, trials=trials, rule=users.rule, mu=mechanism.mu, conventions=conventions,

@@ -18,10 +18,11 @@ import numpy as np
 from scipy import optimize
 
 from .. import dynamics, engine
+from ..sweep import check_execution
 from .._validate import check_allocation, check_bracket, check_choice, check_int
 from ..behaviour import Memoryless
 from ..gaussian import GaussianMean
-from ._cells import GAMMA_SEARCH_RANGE, check_options, check_users, search_cells
+from ._cells import GAMMA_SEARCH_RANGE, check_users, search_cells
 
 __all__ = ["GammaOptimum", "optimal_gamma", "optimal_gamma_empirical"]
 
@@ -379,7 +380,7 @@ def optimal_gamma_empirical(mechanism, users, *, T, n0, trials, policy=None, con
         policy, stop=1 if policy.stop is engine.UNSET else policy.stop,
         collapse="floor" if policy.collapse is engine.UNSET and conventions == "paper" else policy.collapse)
     policy.resolve(mechanism, conventions, n0=n0)        # checks the policy against n0, before any work
-    options = check_options(options, 4, f"gamma* (tau={mechanism.tau:g})")
+    options = check_execution(options, chunk=4, description=f"gamma* (tau={mechanism.tau:g})")
     model = mechanism.options()
     values, se = search_cells(GaussianMean(gammas, **model), users, seed=seed, options=options, T=T, n0=n0,
                               trials=trials, policy=policy, conventions=conventions)
