@@ -38,7 +38,7 @@ import numpy as np
 
 from perfpriv import behaviour, bernoulli, engine, gaussian, keyed, optimize, projected
 from perfpriv.engine import Policy
-from perfpriv.kernels import gaussian_mean
+from perfpriv._kernels import gaussian_mean
 from _timing import median_seconds
 
 QUICK = "--quick" in sys.argv

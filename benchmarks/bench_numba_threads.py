@@ -1,9 +1,9 @@
 """import os, sys, time
 import numpy as np
-from perfpriv import cli, kernels
+from perfpriv import cli, engine
 from _timing import paper_cell
 s = cli.SCALES["paper"]["gamma_maps"]
-kernels.warm()
+engine.compile_kernels()
 cells = [(0.02, 0.01, 0.99), (0.02, 0.12, 0.5), (0.05, 0.34, 0.2)]
 t0 = time.perf_counter(); c0 = time.process_time()
 for tau, q, r in cells:
@@ -17,7 +17,7 @@ import os
 import time
 
 
-from perfpriv import cli, kernels
+from perfpriv import cli, engine
 from _timing import paper_cell
 
 #: (tau, q, r) of three paper-scale Fig. 4 cells: growing to the cap, balanced, shrinking.
@@ -26,7 +26,7 @@ CELLS = ((0.02, 0.01, 0.99), (0.02, 0.12, 0.5), (0.05, 0.34, 0.2))
 
 def main():
     s = cli.SCALES["paper"]["gamma_maps"]
-    kernels.warm()
+    engine.compile_kernels()
     wall, cpu = time.perf_counter(), time.process_time()
     for tau, q, r in CELLS:
         paper_cell(s, tau, q, r)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from perfpriv import cli, kernels
+from perfpriv import cli, engine
 from _timing import paper_cell
 
 TARGET_MINUTES = {"4": 15, "5": 45}
@@ -40,7 +40,7 @@ def main():
     parser.add_argument("--cells", type=int, default=12)
     args = parser.parse_args()
     s = cli.SCALES["paper"]["gamma_maps"]
-    kernels.warm()
+    engine.compile_kernels()
     cells, total = sample_cells(args.figure, args.cells)
     seconds = []
     for tau, q, r in cells:

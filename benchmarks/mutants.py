@@ -11,7 +11,7 @@ A mutant is *broken*, not run, when its original text does not occur exactly onc
 formula was rewritten: ``tests/test_benchmark_scripts.py`` checks this without running
 anything), and a run is *broken* when the tests imported another perfpriv than the
 mutated copy (a plugin records which one; otherwise every mutant would silently survive).
-Formulas that live in the compiled kernels (``perfpriv/kernels/``) are mutated there: the
+Formulas that live in the compiled kernels (``perfpriv/_kernels/``) are mutated there: the
 copy then compiles its kernels afresh (other mutants reuse numba's cache, see ``_ignore``).
 
 Usage (from the repository root)::
@@ -84,10 +84,10 @@ MUTANTS = [
       "np.asarray(gamma, float) * trace_inv + d", T_GAUSS, "Lemma 3 with γ for γ²"),
     M("gaussian.zcdp", "gaussian.py", "out = np.asarray(R, float) * np.sqrt(2.0 / np.asarray(rho, float))",
       "out = np.asarray(R, float) * np.sqrt(2.1 / np.asarray(rho, float))", T_GAUSS, "γ = R√(2/ρ)"),
-    # the records draw is one compiled kernel (kernels/gaussian_mean.py: records_group_round)
-    M("gaussian.records_noise", "kernels/gaussian_mean.py", "scale = gammas[lv] / math.sqrt(n)",
+    # the records draw is one compiled kernel (_kernels/gaussian_mean.py: records_group_round)
+    M("gaussian.records_noise", "_kernels/gaussian_mean.py", "scale = gammas[lv] / math.sqrt(n)",
       "scale = gammas[lv] / math.sqrt(n - 1 if n > 1 else 1)", T_GAUSS, "records draw noise γ²/(N−1)"),
-    M("gaussian.lone_user", "kernels/gaussian_mean.py",
+    M("gaussian.lone_user", "_kernels/gaussian_mean.py",
       "        if n == 1:\n            leaked[lv] = 1\n            continue\n        mm = 0.0",
       "        if n == 1:\n            leaked[lv] = 0\n            continue\n        mm = 0.0", T_GAUSS,
       "records draw: a lone user does not leak"),
@@ -95,7 +95,7 @@ MUTANTS = [
       "return e, -e, 1.0 * g**2 * self._trace_inv", T_GAUSS, "adjoint input de/dlog γ"),
     M("gaussian.p_interp", "gaussian.py", "out[low] = (1.0 - w) + w * vals[k:]",
       "out[low] = w + (1.0 - w) * vals[k:]", T_GAUSS, "p_τ between n = 1 and 2"),
-    M("gaussian.records_deviation", "kernels/gaussian_mean.py", "dev = sq[i] - 2.0 * zm[i] + mm",
+    M("gaussian.records_deviation", "_kernels/gaussian_mean.py", "dev = sq[i] - 2.0 * zm[i] + mm",
       "dev = sq[i] - 2.0 * zm[i] + 1.05 * mm", T_GAUSS, "records draw: ‖z − z̄‖² off"),
     # ---------------------------------------------------------------- leakage
     M("leakage.llr_A_paper", "leakage.py", "a = n / ((n - 1) ** 2 * g2)\n",
@@ -113,19 +113,19 @@ MUTANTS = [
     M("leakage.renyi", "leakage.py", "return _out(alpha * llr_moments(s, n, gamma).mean)",
       "return _out((alpha + 0.05) * llr_moments(s, n, gamma).mean)", T_LEAK, "Lemma 11 D_α"),
     # ---------------------------------------------------------------- projected
-    # the projected draw is one compiled kernel (kernels/gaussian_mean.py: group_round)
-    M("projected.bias3", "kernels/gaussian_mean.py", "err[lv] = al * al + (rest_sq / n if w > 0 else 0.0)",
+    # the projected draw is one compiled kernel (_kernels/gaussian_mean.py: group_round)
+    M("projected.bias3", "_kernels/gaussian_mean.py", "err[lv] = al * al + (rest_sq / n if w > 0 else 0.0)",
       "err[lv] = 1.03 * (al * al + (rest_sq / n if w > 0 else 0.0))", T_PROJ,
       "+3% bias of the projected draw's error"),
-    M("projected.noise_norm", "kernels/gaussian_mean.py", "eta_norm = gammas[lv] * xi_norm / math.sqrt(n)",
+    M("projected.noise_norm", "_kernels/gaussian_mean.py", "eta_norm = gammas[lv] * xi_norm / math.sqrt(n)",
       "eta_norm = gammas[lv] * xi_norm / math.sqrt(n + 1)", T_PROJ, "‖η‖ = γ‖ξ‖/√(N+1)"),
-    M("projected.spread", "kernels/gaussian_mean.py", "scale = math.sqrt(np.float64(max(n - m, 0)))",
+    M("projected.spread", "_kernels/gaussian_mean.py", "scale = math.sqrt(np.float64(max(n - m, 0)))",
       "scale = math.sqrt(np.float64(max(n - m + 1, 0)))", T_PROJ, "rest of h̄: N − m + 1 records"),
-    M("projected.band_quantile", "kernels/gaussian_mean.py", "roots(k0 - (1.0 - 1.0 / n) * t_band, k1)",
+    M("projected.band_quantile", "_kernels/gaussian_mean.py", "roots(k0 - (1.0 - 1.0 / n) * t_band, k1)",
       "roots(k0 - (1.0 - 1.0 / n) * 0.5 * t_band, k1)", T_PROJ, "skip quantile halved"),
-    M("projected.hbar", "kernels/gaussian_mean.py", "(rest_sq / n if w > 0 else 0.0)",
+    M("projected.hbar", "_kernels/gaussian_mean.py", "(rest_sq / n if w > 0 else 0.0)",
       "(rest_sq / (n + 1) if w > 0 else 0.0)", T_PROJ, "the error's ‖h̄‖² over N+1"),
-    M("projected.lone", "kernels/gaussian_mean.py",
+    M("projected.lone", "_kernels/gaussian_mean.py",
       "        if n == 1:\n            leaked[lv] = 1\n            continue\n        k0, k1 = parabola(",
       "        if n == 1:\n            leaked[lv] = 0\n            continue\n        k0, k1 = parabola(", T_PROJ,
       "a lone user does not leak"),
@@ -150,7 +150,7 @@ MUTANTS = [
     # ---------------------------------------------------------------- behaviour
     M("behaviour.agnostic", "behaviour.py", "excess = r - (q + r) * p if self.rule == \"leak\" else r - q * p",
       "excess = r - (q + r) * p if self.rule == \"leak\" else r - q * p * 0.97", T_BEH, "appendix B growth (3%)"),
-    M("behaviour.pool", "kernels/behaviours.py",   # Memoryless's round: kernels/behaviours.py memoryless_step
+    M("behaviour.pool", "_kernels/behaviours.py",   # Memoryless's round: _kernels/behaviours.py memoryless_step
       "    pool = n - leaked if params[2] != 0.0 else n\n    la, lb = child_hashed(",
       "    pool = n\n    la, lb = child_hashed(", T_BEH, "leak rule: leaked users recruit too"),
     M("behaviour.grad", "behaviour.py", "dp = -(q + r) * n if self.rule == \"leak\" else -q * n",
@@ -171,22 +171,22 @@ MUTANTS = [
     M("engine.adjoint_paper", "engine.py", "            lam = lam + de_dN\n",
       "            lam = lam + 0.0 * de_dN\n", T_ENG, "adjoint, rounds='paper': error of N_t dropped"),
     # ---------------------------------------------------------------- keyed
-    # keyed's streams and samplers are compiled kernels (kernels/streams.py, kernels/samplers.py)
-    M("random.uniform_half", "kernels/streams.py",
+    # keyed's streams and samplers are compiled kernels (_kernels/streams.py, kernels/samplers.py)
+    M("random.uniform_half", "_kernels/streams.py",
       "return (np.float64(bits(a, gamma, counter) >> S11) + 0.5) * TWO_M53",
       "return (np.float64(bits(a, gamma, counter) >> S11) + 0.25) * TWO_M53", T_RAND, "uniform offset 1/2 → 1/4"),
-    M("random.normal_scale", "kernels/streams.py", "out[i] = ndtri(uniform(a[i], gamma[i], counters[i]))",
+    M("random.normal_scale", "_kernels/streams.py", "out[i] = ndtri(uniform(a[i], gamma[i], counters[i]))",
       "out[i] = ndtri(uniform(a[i], gamma[i], counters[i])) * 1.01", T_RAND, "Key.normal's normals 1% too wide"),
-    M("random.inversion_round", "kernels/samplers.py",
+    M("random.inversion_round", "_kernels/samplers.py",
       "total += np.ceil(math.log(uniform(a, gamma, j)) * inv_log_q)",
       "total += np.rint(math.log(uniform(a, gamma, j)) * inv_log_q)", T_RAND, "geometric waiting time rounded"),
-    M("random.btrs_vr", "kernels/samplers.py", "v_r = 0.92 - 4.2 / b", "v_r = 0.96 - 4.2 / b", T_RAND,
+    M("random.btrs_vr", "_kernels/samplers.py", "v_r = 0.92 - 4.2 / b", "v_r = 0.96 - 4.2 / b", T_RAND,
       "BTRS quick-acceptance region too large"),
-    M("random.btrs_bound", "kernels/samplers.py", "        if lv <= bound:\n", "        if lv <= bound + 0.02:\n",
+    M("random.btrs_bound", "_kernels/samplers.py", "        if lv <= bound:\n", "        if lv <= bound + 0.02:\n",
       T_RAND, "BTRS acceptance test 2% loose"),
-    M("random.stirling", "kernels/samplers.py", "return (1.0 / 12 - (1.0 / 360", "return (1.0 / 11 - (1.0 / 360",
+    M("random.stirling", "_kernels/samplers.py", "return (1.0 / 12 - (1.0 / 360", "return (1.0 / 11 - (1.0 / 360",
       T_RAND, "Stirling series first term"),
-    M("random.mix_gamma", "kernels/streams.py", "    z ^= z >> S33\n    z *= G2", "    z ^= z >> S31\n    z *= G2",
+    M("random.mix_gamma", "_kernels/streams.py", "    z ^= z >> S33\n    z *= G2", "    z ^= z >> S31\n    z *= G2",
       T_RAND, "stream increment mixer"),
 ]
 
@@ -209,17 +209,17 @@ def pytest_sessionfinish(session, exitstatus):
 def _ignore(folder, names):
     """What the copy leaves out: every ``__pycache__`` but numba's cached kernels.
 
-    The kernels' cache (``perfpriv/kernels/__pycache__``, ``*.nbi``/``*.nbc`` and the stamp of
-    :func:`perfpriv.kernels.drop_stale_caches`) is copied with the sources' times, so a mutant
+    The kernels' cache (``perfpriv/_kernels/__pycache__``, ``*.nbi``/``*.nbc`` and the stamp of
+    :func:`perfpriv._kernels.drop_stale_caches`) is copied with the sources' times, so a mutant
     outside the kernels loads them instead of compiling them again (a minute and more per run);
     a mutated kernel changes the digest of the kernels' sources, and the copy then drops the
     whole cache on import and compiles afresh. Python's bytecode is never copied.
     """
     here = Path(folder)
     if here.name == "__pycache__":
-        keep = here.parent.name == "kernels"
+        keep = here.parent.name == "_kernels"
         return [name for name in names if not (keep and name.endswith((".nbi", ".nbc", ".stamp")))]
-    return [name for name in names if name == "__pycache__" and here.name != "kernels"]
+    return [name for name in names if name == "__pycache__" and here.name != "_kernels"]
 
 
 def run_mutant(m: Mutant, python: str, timeout: float) -> tuple:

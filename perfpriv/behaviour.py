@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import keyed
-from .kernels import behaviours as _behaviours
+from ._kernels import behaviours as _behaviours
 from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
                         check_probability, check_real, check_same_shape, check_shape)
 
@@ -222,7 +222,7 @@ class Behaviour:
     ``batch + (types,)`` (:class:`BudgetAware`: a float array holding whole
     numbers, see there); its mean-field state a float array of the same
     layout. Subclasses implement :meth:`kernel_step` (their simulation
-    step, one compiled function of :mod:`perfpriv.kernels.behaviours` that
+    step, one compiled function of :mod:`perfpriv._kernels.behaviours` that
     the engine's compiled loop runs and :meth:`step` applies to a batch) and
     :meth:`mean_field_step` (and, for schedule gradients,
     :meth:`mean_field_step_grad`), and the theory of a constant leak
@@ -367,7 +367,7 @@ class Behaviour:
     def step(self, state, leaked, keys, context=None):
         """Next state after one round's departures and recruits: the compiled step on every element.
 
-        The behaviour's step of :func:`perfpriv.kernels.behaviours.behaviour_step` (:meth:`kernel_step`)
+        The behaviour's step of :func:`perfpriv._kernels.behaviours.behaviour_step` (:meth:`kernel_step`)
         applied to each element of a batch (the one implementation: the engine's compiled loop runs the
         same step). The context's ``cap`` and ``floor`` (default: none) are applied inside the step;
         ``t`` (default 1) and ``cost`` (the round's privacy cost, for behaviours that count it) are read
@@ -459,7 +459,7 @@ class Behaviour:
     def kernel_step(self):
         """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.
 
-        ``kind`` selects the step of :func:`perfpriv.kernels.behaviours.behaviour_step`; ``params`` is a
+        ``kind`` selects the step of :func:`perfpriv._kernels.behaviours.behaviour_step`; ``params`` is a
         float array of shape ``(cells, Q)``: the parameters of every cell (the cells flattened in C
         order). The compiled step reads one run's state as :meth:`initial_state` lays it out, flattened.
         Every behaviour of perfpriv has one; a behaviour without one cannot be simulated.
@@ -740,7 +740,7 @@ class Memoryless(Behaviour):
 
     # --------------------------------------------------------- simulation
     def kernel_step(self):
-        """:func:`perfpriv.kernels.behaviours.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
+        """:func:`perfpriv._kernels.behaviours.memoryless_step`, with ``(q, r, leak rule)`` per cell."""
         return _behaviours.MEMORYLESS, _pack(self._shape, self.q, self.r, self._leak_rule())
 
     # --------------------------------------------------------- mean field
@@ -894,7 +894,7 @@ class LeakCount(_Typed):
         return self._memoryless._qr(ndim)
 
     def kernel_step(self):
-        """:func:`perfpriv.kernels.behaviours.leak_count_step`, with ``(q, r, leak rule, k)`` per cell."""
+        """:func:`perfpriv._kernels.behaviours.leak_count_step`, with ``(q, r, leak rule, k)`` per cell."""
         return _behaviours.LEAK_COUNT, _pack(self.shape, self.q, self.r, self._leak_rule(), self.k)
 
     def mean_field_step(self, state, p, context=None):
@@ -1052,7 +1052,7 @@ class Heterogeneous(_Typed):
         return np.broadcast_to(float(n0) * self.weights, tuple(batch) + (self.types,)).copy()
 
     def kernel_step(self):
-        """:func:`perfpriv.kernels.behaviours.heterogeneous_step`, with ``(r, leak rule, S, q_0.., w_0..)`` per cell.
+        """:func:`perfpriv._kernels.behaviours.heterogeneous_step`, with ``(r, leak rule, S, q_0.., w_0..)`` per cell.
 
         Class 0 leaves by the stream :class:`Memoryless` uses, so that one class reproduces it exactly.
         """
@@ -1253,7 +1253,7 @@ class BudgetAware(_Typed):
         return self._check_state(state)[..., :-1, :].sum(axis=-1)
 
     def kernel_step(self):
-        """:func:`perfpriv.kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
+        """:func:`perfpriv._kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
 
         With an infinite tolerance the departures are drawn as :class:`Memoryless` draws them
         ("leave"), then spread over the cohorts: the paper's users, number for number.
@@ -1465,7 +1465,7 @@ class Contagion(_Typed):
         return _out(np.minimum(1.0, q + kappa * frac))
 
     def kernel_step(self):
-        """:func:`perfpriv.kernels.behaviours.contagion_step`, with ``(q, r, kappa, leak rule)`` per cell."""
+        """:func:`perfpriv._kernels.behaviours.contagion_step`, with ``(q, r, kappa, leak rule)`` per cell."""
         return _behaviours.CONTAGION, _pack(self._shape, self.q, self.r, self.kappa, self._leak_rule())
 
     def mean_field_step(self, state, p, context=None):

@@ -78,7 +78,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine, keyed
-from .kernels import mechanisms as _mechanisms
+from ._kernels import mechanisms as _mechanisms
 from ._validate import (
     check_choice,
     check_population,
@@ -726,7 +726,7 @@ class RandomizedResponse(engine.Mechanism):
         return engine.AgentRound(kept, miss * miss, {"estimate": est, "truth": mu_t})
 
     def kernel_draw(self):
-        """:func:`perfpriv.kernels.mechanisms.randomized_response_draw`, with ``(mu_low, mu_high, clip)``."""
+        """:func:`perfpriv._kernels.mechanisms.randomized_response_draw`, with ``(mu_low, mu_high, clip)``."""
         a, b = self.mu
         return _mechanisms.RANDOMIZED_RESPONSE, np.array([a, b, 1.0 if self.clip_estimate else 0.0])
 

@@ -113,14 +113,16 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import keyed
-from .kernels import behaviours as _behaviours
-from .kernels import mechanisms as _mechanisms
-from .kernels import rounds as _rounds
+from ._kernels import behaviours as _behaviours
+from ._kernels import mechanisms as _mechanisms
+from ._kernels import rounds as _rounds
+from ._kernels import warm as _warm_kernels
 from ._validate import (check_array_size, check_choice, check_flag, check_int, check_order, check_population,
                         check_real)
 from .behaviour import Behaviour
 
 __all__ = [
+    "compile_kernels",
     "cell_keys",
     "level_grid",
     "Schedule",
@@ -571,7 +573,7 @@ class Mechanism:
     def kernel_draw(self):
         """The compiled draw of this mechanism, if it has one: ``(kind, params)`` or ``None``.
 
-        ``kind`` selects the draw of :func:`perfpriv.kernels.mechanisms.mechanism_round` and ``params``
+        ``kind`` selects the draw of :func:`perfpriv._kernels.mechanisms.mechanism_round` and ``params``
         (a float array) holds the mechanism's constants; :meth:`kernel_levels` gives its per-level
         quantities. ``None`` (the default): the engine calls :meth:`draw_round` round by round.
         """
@@ -854,6 +856,20 @@ def _check_parts(mechanism, behaviour):
                          f"take its mean field")
 
 
+
+def compile_kernels():
+    """Compile numba's kernels of the round loop once, or load them from numba's on-disk cache.
+
+    Nothing needs to call it: each kernel compiles at its first use (about half a minute for all of
+    them after installing or upgrading perfpriv, then a second or two from the cache). Calling it up
+    front moves that wait out of the first simulation: ``binder/postBuild`` and the CI script do.
+
+    Examples
+    --------
+    >>> compile_kernels()
+    """
+    _warm_kernels()
+
 def cell_keys(seed, behaviour) -> keyed.Key:
     """Root key(s) of a call: one per cell of ``behaviour``, from the root seed and the cell's own coordinates.
 
@@ -1048,7 +1064,7 @@ def _level_keys(root, levels):
 
 def _run_compiled(compiled, mech, behaviour, levels, root, cells, L, trials, T, n0, policy, record,
                   common_numbers=True):
-    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv.kernels.rounds.run`.
+    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv._kernels.rounds.run`.
 
     With independent numbers per level (``common_numbers=False``, ``root`` of shape cells + (L,)),
     every (cell, level) becomes a cell of its own, with its own key and one level. Every element

@@ -49,8 +49,8 @@ from ._validate import (
     check_rng,
 )
 from .behaviour import Memoryless
-from .kernels import gaussian_mean as _gaussian_kernel
-from .kernels import mechanisms as _mechanisms
+from ._kernels import gaussian_mean as _gaussian_kernel
+from ._kernels import mechanisms as _mechanisms
 
 __all__ = [
     "clip",
@@ -443,9 +443,9 @@ class GaussianMean(engine.Mechanism):
 
     # ---------------------------------------------------------- simulation
     def kernel_draw(self):
-        """The compiled round: :func:`perfpriv.kernels.mechanisms.gaussian_mean_round` (projected draw,
+        """The compiled round: :func:`perfpriv._kernels.mechanisms.gaussian_mean_round` (projected draw,
         ``params = (tau, d, sigma2, exact, band_quantile)``) or
-        :func:`perfpriv.kernels.gaussian_mean.records_group_round` (records draw)."""
+        :func:`perfpriv._kernels.gaussian_mean.records_group_round` (records draw)."""
         if self.draw_method != "projected":
             return _mechanisms.GAUSSIAN_RECORDS, self._records_params()
         return _mechanisms.GAUSSIAN_MEAN, projected.kernel_params(
@@ -481,7 +481,7 @@ class GaussianMean(engine.Mechanism):
         stream (record i: numbers i·d .. i·d + d − 1), the noise direction
         ξ its ``"noise"`` stream, as in the projected draw; pairs with fewer
         users use a prefix of the records. The compiled round
-        (:func:`perfpriv.kernels.gaussian_mean.records_group_round`) is the one
+        (:func:`perfpriv._kernels.gaussian_mean.records_group_round`) is the one
         implementation, shared with the engine's compiled loop.
         """
         n, live = keyed.check_batch(n, keys, live)

@@ -26,7 +26,7 @@ arrays of keys at once). The root key comes from
 :class:`numpy.random.SeedSequence` (anything :func:`numpy.random.default_rng`
 accepts; :func:`root_key`); a child key mixes its parent with one more
 integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
-:func:`perfpriv.kernels.streams.mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
+:func:`perfpriv._kernels.streams.mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
 with seed ``a`` and an odd increment ("gamma") derived from ``b``:
 
     :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),    :math:`u_i = \operatorname{mix64}(x_i)`,
@@ -82,8 +82,8 @@ import numpy as np
 
 from ._validate import (check_allocation, check_flag, check_int, check_int_array, check_probability,
                         check_same_shape)
-from .kernels import samplers as _samplers
-from .kernels import streams as _streams
+from ._kernels import samplers as _samplers
+from ._kernels import streams as _streams
 
 __all__ = [
     "Key",
@@ -121,7 +121,7 @@ def _flat_as(x, shape, dtype):
 
 
 def _mix_gamma(b):
-    """Odd increment of the streams of second key words ``b`` (:func:`perfpriv.kernels.streams.stream_increment`)."""
+    """Odd increment of the streams of second key words ``b`` (:func:`perfpriv._kernels.streams.stream_increment`)."""
     b = np.asarray(b, dtype=_U64)
     out = np.empty(b.shape, dtype=_U64)
     _streams.stream_increment_array(np.ascontiguousarray(b).reshape(-1), out.reshape(-1))
@@ -218,7 +218,7 @@ def purpose_hashes(name: str) -> tuple:
     --------
     >>> k = root_key(1)
     >>> a, b = purpose_hashes("noise")
-    >>> from perfpriv.kernels import streams
+    >>> from perfpriv._kernels import streams
     >>> child = streams.child_hashed(k.a[()], k.b[()], np.uint64(a), np.uint64(b))
     >>> (int(child[0]), int(child[1])) == (int(k.child("noise").a), int(k.child("noise").b))
     True
@@ -693,7 +693,7 @@ def cell_key(seed: Any, *coordinates: Any) -> Key:
 def _stirling_tail(k):
     """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for integers k >= 0 (elementwise).
 
-    :func:`perfpriv.kernels.samplers.stirling_tail`: exact (from ``lgamma``) for k <= 15, the
+    :func:`perfpriv._kernels.samplers.stirling_tail`: exact (from ``lgamma``) for k <= 15, the
     Stirling series to :math:`(k+1)^{-7}` beyond (error below 1e-14).
     """
     k = np.asarray(k, dtype=float)

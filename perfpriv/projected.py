@@ -50,7 +50,7 @@ with probability below 6e−10).
 
 **Randomness and batching.** :func:`draw_rounds` simulates every (cell,
 level, trial) pair of a round at once, in compiled code
-(:mod:`perfpriv.kernels.gaussian_mean`, also the round of the engine's
+(:mod:`perfpriv._kernels.gaussian_mean`, also the round of the engine's
 compiled loop: one implementation). Each (cell, trial, round) has one key
 (``perfpriv.keyed``), shared by all levels: ξ is its ``"noise"`` stream,
 S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
@@ -81,7 +81,7 @@ from scipy import stats
 
 from . import keyed, leakage
 from ._validate import check_array_size, check_choice, check_int, check_real
-from .kernels import gaussian_mean as _kernel
+from ._kernels import gaussian_mean as _kernel
 
 __all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
            "draw_rounds", "draw_round"]
@@ -93,7 +93,7 @@ SKIP_PROBABILITY = 2.0**-64
 #: most this probability (and Σ is isotropic).
 CLIP_NEGLIGIBLE = 1e-12
 
-#: The hashes of the stream purposes of a round (:data:`perfpriv.kernels.gaussian_mean.PURPOSES`).
+#: The hashes of the stream purposes of a round (:data:`perfpriv._kernels.gaussian_mean.PURPOSES`).
 _PURPOSE_HASHES = np.array([keyed.purpose_hashes(name) for name in _kernel.PURPOSES], dtype=np.uint64)
 
 
@@ -123,7 +123,7 @@ def _band_quantile(d):
 
 
 def kernel_params(*, tau, d, sigma2=1.0, statistic="paper"):
-    """The constants of the compiled round (:func:`perfpriv.kernels.gaussian_mean.group_round`).
+    """The constants of the compiled round (:func:`perfpriv._kernels.gaussian_mean.group_round`).
 
     Parameters
     ----------

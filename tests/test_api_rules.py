@@ -5,9 +5,9 @@ A swapped positional call such as ``growth_factor(gamma, q, r, tau)`` against
 behavioural parameters keyword-only it cannot be written. The walk covers every
 public module, its public functions, and the public methods and constructors of
 its public classes (result dataclasses excepted: their fields are data, not a
-call signature; the compiled kernels of ``perfpriv.kernels`` excepted: numba
-functions take their scalars by position, and the Python layer above them
-holds the keyword-only front door).
+call signature). The compiled kernels are private (``perfpriv._kernels``):
+numba functions take their scalars by position, and the Python layer above
+them holds the keyword-only front door.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _public_modules():
     names = []
     for info in pkgutil.walk_packages(perfpriv.__path__, prefix="perfpriv."):
         parts = info.name.split(".")[1:]
-        if not any(part.startswith("_") for part in parts) and parts[0] != "kernels":
+        if not any(part.startswith("_") for part in parts):
             names.append(info.name)
     return names
 

@@ -55,6 +55,6 @@ def test_the_root_file_adds_only_build_and_test_tools():
 def test_binder_installs_perfpriv_itself_and_the_same_python():
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert re.search(r"pip install .*-e \.", post_build)
-    assert "kernels.warm()" in post_build, "postBuild must compile the kernels (a warm numba cache)"
+    assert "engine.compile_kernels()" in post_build, "postBuild must compile the kernels (a warm numba cache)"
     assert (ROOT / "binder" / "postBuild").stat().st_mode & 0o111, "postBuild must be executable"
     assert (ROOT / "binder" / "runtime.txt").read_text().strip() == (ROOT / "runtime.txt").read_text().strip()

@@ -264,7 +264,7 @@ def _warm_kernels():
     if not _WARM:
         _WARM.append(True)
         try:
-            from perfpriv import kernels
+            from perfpriv import _kernels as kernels
             kernels.warm()
         except Exception:  # noqa: BLE001 - only an optimization: each kernel compiles at its first call otherwise
             pass

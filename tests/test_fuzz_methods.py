@@ -256,7 +256,7 @@ def _public_methods():
     found = set()
     for info in pkgutil.walk_packages(perfpriv.__path__, prefix="perfpriv."):
         parts = info.name.split(".")[1:]
-        if any(part.startswith("_") for part in parts) or parts[0] == "kernels":
+        if any(part.startswith("_") for part in parts):
             continue
         module = importlib.import_module(info.name)
         for name in getattr(module, "__all__", []):

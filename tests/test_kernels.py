@@ -1,4 +1,4 @@
-"""The compiled kernels (perfpriv.kernels) against their definitions and against the round-by-round loop.
+"""The compiled kernels (perfpriv._kernels) against their definitions and against the round-by-round loop.
 
 * the keyed streams bit for bit against SplitMix64 written out on Python integers;
 * the compiled T-round loop of the engine bit for bit against the engine's round-by-round loop (the
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perfpriv import behaviour, bernoulli, engine, gaussian, keyed
-from perfpriv.kernels import behaviours, gaussian_mean, mechanisms, samplers, streams
+from perfpriv._kernels import behaviours, gaussian_mean, mechanisms, samplers, streams
 from perfpriv.engine import Policy
 
 MASK = (1 << 64) - 1
@@ -278,7 +278,7 @@ class _FakeDispatcher:
 
 
 def test_cached_kernels_are_dropped_when_any_kernel_source_changes(tmp_path):
-    from perfpriv import kernels
+    from perfpriv import _kernels as kernels
 
     disp = [_FakeDispatcher(tmp_path), _FakeDispatcher(tmp_path)]
     assert kernels.drop_stale_caches(disp, digest="old") is True          # no stamp yet: drop, then stamp
@@ -290,7 +290,7 @@ def test_cached_kernels_are_dropped_when_any_kernel_source_changes(tmp_path):
 
 
 def test_the_source_digest_covers_every_kernel_file(tmp_path):
-    from perfpriv import kernels
+    from perfpriv import _kernels as kernels
 
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text("x = 1\n")
@@ -301,7 +301,7 @@ def test_the_source_digest_covers_every_kernel_file(tmp_path):
 
 
 def test_a_batch_of_one_group_runs_serially_with_the_same_numbers():
-    from perfpriv.kernels import rounds
+    from perfpriv._kernels import rounds
 
     mech, users = bernoulli.RandomizedResponse([0.5, 4.0]), behaviour.Memoryless(q=0.4, r=0.5)
     one = engine.simulate(mech, users, T=15, n0=80, trials=1, seed=9)          # one (cell, trial): serial

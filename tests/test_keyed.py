@@ -23,7 +23,7 @@ from scipy import special, stats
 from perfpriv import keyed as R
 from perfpriv import bernoulli, engine, gaussian
 from perfpriv.behaviour import Memoryless
-from perfpriv.kernels import streams
+from perfpriv._kernels import streams
 
 Z = 4.5
 P_MIN = 1e-4  # goodness-of-fit p-values below this reject (fixed keys: these tests are deterministic)

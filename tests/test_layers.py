@@ -187,20 +187,20 @@ def test_the_checker_sees_cycles_and_private_names(tmp_path, monkeypatch):
 @pytest.mark.parametrize("helper", sorted(SHARED_HELPERS))
 def test_shared_helpers_import_no_higher_layer(helper):
     _, edges, _ = _graph()
-    allowed = SHARED_HELPERS | {"kernels"} | {m for m in edges if _top(m) == "kernels"}
+    allowed = SHARED_HELPERS | {"_kernels"} | {m for m in edges if _top(m) == "_kernels"}
     assert edges[helper] <= allowed, f"{helper} imports {sorted(edges[helper] - allowed)}"
 
 
 def test_kernels_import_nothing_of_perfpriv_above_them():
     _, edges, _ = _graph()
-    above = {(m, t) for m, targets in edges.items() if _top(m) == "kernels" for t in targets if _top(t) != "kernels"}
+    above = {(m, t) for m, targets in edges.items() if _top(m) == "_kernels" for t in targets if _top(t) != "_kernels"}
     assert not above, sorted(above)
 
 
 #: The layers of the package, bottom up (CONTRIBUTING.md, "Layers"). A module imports only modules of
 #: its own layer or of a lower one; within a layer the cycle test above keeps the imports acyclic.
 LAYERS = (
-    {"kernels"},                                          # compiled kernels (numba): streams, samplers, rounds
+    {"_kernels"},                                         # compiled kernels (numba): streams, samplers, rounds
     {"_validate", "keyed", "_records", "_stats", "_bisect"},   # shared helpers
     {"leakage", "behaviour", "sweep"},                    # formulas of one round; users; reproducible grids
     {"engine", "projected"},                              # the one performative loop; the batched round draw

@@ -266,7 +266,7 @@ def test_a_level_draws_the_same_band_alone_and_among_levels_that_add_ends(n, d):
     # the records' codes depend on every level's interval ends: a level alone (4 ends) and among 11 others
     # of other populations and noise levels (up to 48 ends, shared records) must give the same leaks,
     # error and band (the number of normals drawn counts the band's records)
-    from perfpriv.kernels import gaussian_mean as K
+    from perfpriv._kernels import gaussian_mean as K
     purposes = np.array([keyed.purpose_hashes(p) for p in K.PURPOSES], dtype=np.uint64)
     others_g = np.geomspace(0.05, 5.0, 11)
     others_n = np.maximum(2, (n * np.linspace(0.3, 1.0, 11)).astype(np.int64))
@@ -293,7 +293,7 @@ def test_a_level_draws_the_same_band_alone_and_among_levels_that_add_ends(n, d):
 def test_record_codes_decide_every_predicate_of_a_level_as_the_comparisons_do(picks, nan_inner, xs, extra):
     # codes 2·#(ends < x) + [x is an end]: the band lo1 < x < hi1 and not lo2 < x < hi2 as runs of codes,
     # and the sure leaks x <= lo1 or x >= hi1, agree with the comparisons, ties with an end included
-    from perfpriv.kernels import gaussian_mean as K
+    from perfpriv._kernels import gaussian_mean as K
     lo1, hi1 = sorted(picks[:2])
     lo2, hi2 = sorted(picks[2:])
     lo2, hi2 = (np.nan if nan_inner[0] else lo2 / 2), (np.nan if nan_inner[1] else hi2 / 2)

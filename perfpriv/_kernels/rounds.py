@@ -9,16 +9,16 @@ level (common random numbers) -- so the elements run in parallel
 
 1. the round key: child ``t`` of the trial key (child ``k`` of the cell's key);
 2. the mechanism's draw from the :math:`N_{t-1}` current users
-   (:func:`perfpriv.kernels.mechanisms.mechanism_round`: squared error, leaked records, details);
-3. the behaviour's step (:func:`perfpriv.kernels.behaviours.behaviour_step`): departures and recruits,
+   (:func:`perfpriv._kernels.mechanisms.mechanism_round`: squared error, leaked records, details);
+3. the behaviour's step (:func:`perfpriv._kernels.behaviours.behaviour_step`): departures and recruits,
    then the population policy's cap and floor, on the behaviour's state of
    that element (a row of typed counts: users by number of past leaks, by
    class, by class and cohort, ...); a trial whose population falls to
    ``stop`` or below makes no further release.
 
 A mechanism or a behaviour joins the compiled loop by one step function of
-scalars and a branch of :func:`~perfpriv.kernels.mechanisms.mechanism_round` or
-:func:`~perfpriv.kernels.behaviours.behaviour_step`
+scalars and a branch of :func:`~perfpriv._kernels.mechanisms.mechanism_round` or
+:func:`~perfpriv._kernels.behaviours.behaviour_step`
 (numba cannot cache a loop that receives functions as arguments, so the
 steps are selected by an integer kind); never by a new loop. The Python
 engine validates, builds the keys and level tables, calls :func:`run` and
@@ -94,15 +94,15 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
     r"""All T rounds of every (cell, level, trial) of a batch (the loop of :func:`perfpriv.engine.simulate`).
 
     The (cell, trial) groups run in parallel; within a group, every round
-    draws the releases of all levels at once (:func:`perfpriv.kernels.mechanisms.mechanism_round`:
+    draws the releases of all levels at once (:func:`perfpriv._kernels.mechanisms.mechanism_round`:
     they share the round's key, so a mechanism can draw what the levels share once), then each
     level's population takes the behaviour's step and the policy.
 
     Parameters
     ----------
     mech_kind, beh_kind : int
-        Kinds of :func:`perfpriv.kernels.mechanisms.mechanism_round` and
-        :func:`perfpriv.kernels.behaviours.behaviour_step`.
+        Kinds of :func:`perfpriv._kernels.mechanisms.mechanism_round` and
+        :func:`perfpriv._kernels.behaviours.behaviour_step`.
     mech_params : float64[:]
         The mechanism's constants.
     level_table : float64[Tn, Cl, L, P]

@@ -6,7 +6,7 @@ function of (key, counter), so that a later ``numba.cuda`` port can reuse
 it. Each hot path has this one implementation: :mod:`perfpriv.keyed`'s
 vectorized streams and samplers call these loops, and the engine runs a
 whole T-round loop of a batch in one call where its mechanism and behaviour
-supply compiled steps (:mod:`perfpriv.kernels.rounds`). The slow, obvious
+supply compiled steps (:mod:`perfpriv._kernels.rounds`). The slow, obvious
 truth they are tested against is the agent-by-agent reference of each
 mechanism and the definitions on Python integers (``tests/test_kernels.py``).
 

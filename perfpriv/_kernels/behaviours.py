@@ -1,6 +1,6 @@
 """Compiled behaviours: how one level's population answers the leaks of a round.
 
-:func:`behaviour_step` is what :func:`perfpriv.kernels.rounds.run` calls for
+:func:`behaviour_step` is what :func:`perfpriv._kernels.rounds.run` calls for
 each level after the release (and what :func:`step_batch` applies to a whole
 batch for the engine's round-by-round loop). A behaviour's state is a row of
 float64 counts -- the behaviour's simulation state of one (cell, level,
@@ -11,8 +11,8 @@ signature of :func:`leak_count_step`, one kind constant, its purposes below
 and one branch of :func:`behaviour_step`: never a new loop.
 
 Every draw is a pure function of the round key and its purpose (the streams
-of :mod:`perfpriv.kernels.streams`, the exact samplers of
-:mod:`perfpriv.kernels.samplers`); the steps allocate nothing (their
+of :mod:`perfpriv._kernels.streams`, the exact samplers of
+:mod:`perfpriv._kernels.samplers`); the steps allocate nothing (their
 temporaries live in the caller's ``work`` buffer, :func:`work_size`).
 """
 

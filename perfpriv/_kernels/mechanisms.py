@@ -1,6 +1,6 @@
 """Compiled mechanisms: the release of one round for every level of a (cell, trial) group.
 
-:func:`mechanism_round` is what :func:`perfpriv.kernels.rounds.run` calls each
+:func:`mechanism_round` is what :func:`perfpriv._kernels.rounds.run` calls each
 round. The levels of a group share the round's key (common random numbers),
 so a mechanism may draw what they share once (the records of the largest
 population, say) and then evaluate every level. A new compiled mechanism is
@@ -101,7 +101,7 @@ def randomized_response_round(params, levels, users, a, b, purposes, need_error,
 
 @njit(**_JIT)
 def gaussian_mean_round(params, levels, users, a, b, purposes, need_error, err, leaked):
-    """Algorithm 1's projected draw for every level of a group (:func:`perfpriv.kernels.gaussian_mean.group_round`).
+    """Algorithm 1's projected draw for every level of a group (:func:`perfpriv._kernels.gaussian_mean.group_round`).
 
     ``params = (tau, d, sigma2, exact, band_quantile)``; ``levels[:, 0]`` holds each level's γ.
     The levels share ξ and the along-normals of the largest live population, and the

@@ -14,7 +14,7 @@ level's band -- and then evaluates every level: its mean ā, the parabola
 0 .. d − 2 of ``"rest"``, the band's S numbers 0 .. d − 2 of ``"spread"``,
 record i's across-normals numbers i(d − 1) .. i(d − 1) + d − 2 of
 ``"across"``, and :math:`a_i` number i of ``"along"``: hash-based (``ndtri`` of the
-keyed uniform) for i < :data:`~perfpriv.kernels.streams.HEAD`, beyond it numpy's ziggurat on a PCG64
+keyed uniform) for i < :data:`~perfpriv._kernels.streams.HEAD`, beyond it numpy's ziggurat on a PCG64
 generator whose state is the key's words, mixed (:func:`along_normals`
 reimplements both exactly, so these are the numbers of
 :meth:`perfpriv.keyed.Key.normal_ragged`).
@@ -28,7 +28,7 @@ fixed point (exact, so order-free). These are the orders of the vectorized
 numpy code this module replaced, so the numbers did not move.
 
 No Python object is used inside: scalars, arrays and the stream functions of
-:mod:`perfpriv.kernels.streams`.
+:mod:`perfpriv._kernels.streams`.
 """
 
 from __future__ import annotations
@@ -131,9 +131,9 @@ def along_normals(a, b, n, out):
 
     They are the numbers of :meth:`perfpriv.keyed.Key.normal_ragged`.
 
-    Positions below :data:`~perfpriv.kernels.streams.HEAD` are ``ndtri`` of the keyed uniforms; the
+    Positions below :data:`~perfpriv._kernels.streams.HEAD` are ``ndtri`` of the keyed uniforms; the
     rest are numpy's ziggurat normals of a PCG64 generator with the state and
-    increment of :func:`perfpriv.kernels.streams.tail_words` (bit for bit the
+    increment of :func:`perfpriv._kernels.streams.tail_words` (bit for bit the
     numbers of ``numpy.random.Generator(PCG64)`` with that state).
     """
     gamma = stream_increment(b)
