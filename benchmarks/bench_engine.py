@@ -65,7 +65,7 @@ def _normals_consumed(n, gamma, T, trials, d, tau, seed):
 def small_population():
     rng = np.random.default_rng(0)
     T, trials, N, d = 20, 50, 100, 12
-    kw = dict(tau=0.02, q=0.0, r=0.0, T=T, n0=N, d=d, R=10.0, trials=trials, policy=Policy(cap=N))
+    kw = dict(tau=0.02, q=0.0, r=0.0, T=T, n0=N, d=d, R=10.0, trials=trials)   # q = r = 0: N stays at 100
     count = _normals_consumed(N, 2.0, T, trials, d, 0.02, seed=1)
     sim = median_seconds(lambda: gaussian.simulate(2.0, seed=1, **kw), 5 if QUICK else 15)
     bare = median_seconds(lambda: rng.standard_normal(count), 30)

@@ -53,8 +53,7 @@ def digest(obj) -> str:
 
 
 def cases():
-    g = dict(tau=0.02, d=6, R=10.0, T=12, trials=5, seed=3)
-    m, run = dict(tau=0.02, d=6, R=10.0), dict(T=12, trials=5, seed=3)   # g's mechanism and run settings
+    m, run = dict(tau=0.02, d=6, R=10.0), dict(T=12, trials=5, seed=3)   # the mechanism's and the run's settings
     users = behaviour.Memoryless(q=0.3, r=0.6)
     yield "gaussian projected", lambda: engine.simulate(gaussian.GaussianMean([0.5, 2.0, 8.0], draw="projected", **m),
                                                         users, n0=300, **run)
@@ -62,8 +61,11 @@ def cases():
                                                       users, n0=300, **run)
     yield "gaussian exact", lambda: engine.simulate(gaussian.GaussianMean([1.0, 4.0], statistic="exact", **m),
                                                     behaviour.Memoryless(q=0.5, r=0.5), n0=80, **run)
-    yield "gaussian authors", lambda: gaussian.simulate([1.0, 4.0], q=0.99, r=0.01, n0=200, conventions="authors", **g)
-    yield "gaussian small N", lambda: gaussian.simulate(2.0, q=0.0, r=0.0, n0=100, policy=Policy(cap=100), **g)
+    yield "gaussian authors", lambda: engine.simulate(gaussian.GaussianMean([1.0, 4.0], **m),
+                                                      behaviour.Memoryless(q=0.99, r=0.01), n0=200,
+                                                      conventions="authors", **run)
+    yield "gaussian small N", lambda: engine.simulate(gaussian.GaussianMean(2.0, **m), behaviour.Memoryless(q=0.0, r=0.0),
+                                                      n0=100, policy=Policy(cap=100), **run)
     big = gaussian.GaussianMean(20.0, tau=0.02, d=10, R=10.0, draw="projected")
     yield "gaussian big N", lambda: engine.simulate(big, behaviour.Memoryless(q=0.1, r=0.5), T=3, n0=20000, trials=1,
                                                     policy=Policy(cap=20000), seed=1)
@@ -71,7 +73,8 @@ def cases():
     eps = np.geomspace(0.01, 20.0, 7)
     yield "bernoulli leak", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, **b)
     yield "bernoulli agnostic", lambda: bernoulli.simulate(eps, q=0.3, r=0.6, rule="agnostic", **b)
-    yield "bernoulli authors", lambda: bernoulli.simulate(eps, q=0.9, r=0.1, conventions="authors", **b)
+    yield "bernoulli authors", lambda: engine.simulate(bernoulli.RandomizedResponse(eps), behaviour.Memoryless(q=0.9, r=0.1),
+                                                       conventions="authors", **b)
     rr = bernoulli.RandomizedResponse([0.5, 2.0])
     yield "engine cells", lambda: engine.simulate(rr, behaviour.Memoryless(q=np.array([[0.1], [0.5]]),
                                                                          r=np.array([[0.3, 0.7]])), **b)

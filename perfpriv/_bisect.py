@@ -24,10 +24,8 @@ def bisect_log_boundary(survives, lo, hi, shape, *, increasing, iterations=80):
     ----------
     survives : callable
         Maps an array of levels of ``shape`` to a boolean array of ``shape``.
-    lo, hi : float
-        0 < lo < hi, the search interval.
-    shape : tuple
-        The cells.
+    lo, hi, shape : float, float, tuple
+        The search interval, 0 < lo < hi, and the shape of the cells.
     increasing : bool
         True: the set is the levels at or above the threshold (a noise scale
         γ); False: at or below it (a budget ε).

@@ -1,25 +1,7 @@
 """What the learning mechanisms (:mod:`perfpriv.regression`, :mod:`perfpriv.gradient`) share.
 
-The mean-field ingredients, tabulated over the population size
-(:class:`TabulatedMechanism`), and the plumbing of a simulated round (:func:`round_groups`, :func:`key_normals`).
-
-For the mean estimation of the paper, the leak probability p(n, level) and
-the expected error e(n, level) of a round with n users have closed forms or
-cheap quadratures. For a learning task -- a ridge fit, a run of private
-gradient descent -- they are expectations over whole datasets and have none.
-:class:`TabulatedMechanism` gives such a mechanism the two functions the
-mean field of :func:`perfpriv.engine.mean_field` needs, from a table: the
-subclass computes (p, e) exactly or by a fixed-seed Monte Carlo at integer
-population sizes on a geometric grid (:data:`GRID_RATIO` apart), each grid
-point once and only when a caller needs it; between grid points both are
-interpolated linearly in log n (p) and in (log n, log e) (e, which decays
-like a power of n).
-
-Conventions shared with :class:`perfpriv.gaussian.GaussianMean`: where a
-lone user's remove-one release is undefined (``lone_user_leaks``), the
-release proves her membership and p(1) = 1, with p linear in log n between
-n = 1 and n = 2 so that the mean field is continuous in n; n = inf (an overflowed uncapped population)
-has p = 0 and e = 0; n < 1 (a population that died out) has e = inf.
+The mean-field ingredients, tabulated over the population size (:class:`TabulatedMechanism`), and the
+plumbing of a simulated round (:func:`round_groups`, :func:`key_normals`).
 """
 
 from __future__ import annotations
@@ -34,8 +16,8 @@ from . import engine, keyed
 from ._validate import MAX_ARRAY_BYTES, check_int, check_int_array, check_population
 from .behaviour import Memoryless
 
-__all__ = ["TabulatedMechanism", "GRID_RATIO", "grid_point", "grid_points", "round_groups", "key_normals",
-           "OneRoundCheck", "one_round_check"]
+__all__ = ["TabulatedMechanism", "Tabulation", "GRID_RATIO", "grid_point", "grid_points", "round_groups",
+           "key_normals", "OneRoundCheck", "one_round_check"]
 
 #: Ratio of consecutive table points (four per doubling of the population).
 GRID_RATIO = 2.0 ** 0.25
@@ -58,13 +40,64 @@ def grid_points(n_max: float) -> np.ndarray:
     return np.array(pts, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class Tabulation:
+    """The Monte Carlo of a learning mechanism's mean-field table: its size and its seed.
+
+    At each table point (a population size n) the mechanism draws at least ``records`` records, in at least
+    ``datasets`` whole datasets of n records, from the streams of ``seed``; what it computes from them and its
+    default table are given by ``table`` of :class:`perfpriv.regression.RidgeRelease` and
+    :class:`perfpriv.gradient.PrivateGD`.
+
+    Parameters
+    ----------
+    records, datasets : int
+        At least ``records`` >= 1 records and ``datasets`` >= 1 datasets per table point.
+    seed : None, int, sequence of int, SeedSequence, Generator, BitGenerator or perfpriv.keyed.Key
+        As :func:`perfpriv.keyed.root_key` takes it (an int: the same table in every process, which
+        releases of the same settings share; a Generator is consumed once here, as the root key does).
+
+    Examples
+    --------
+    >>> Tabulation(records=300, datasets=8)
+    Tabulation(records=300, datasets=8, seed=0)
+    """
+
+    records: int
+    datasets: int
+    seed: Any = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "records", check_int("records", self.records, low=1))
+        object.__setattr__(self, "datasets", check_int("datasets", self.datasets, low=1))
+        keyed.root_key(self.seed, name="seed")   # checked now, used by the table
+
+
+def check_tabulation(table, default, module):
+    """``table`` (a :class:`Tabulation`, or ``None``: ``default``), checked by type, naming ``table``."""
+    if table is None:
+        return default
+    if not isinstance(table, Tabulation):
+        raise TypeError(f"table must be a perfpriv.{module}.Tabulation (records, datasets, seed) or None; "
+                        f"got {table!r:.60}")
+    return table
+
+
 class TabulatedMechanism(engine.Mechanism):
     """An engine mechanism whose mean-field p(n, level) and e(n, level) come from a table.
 
-    Subclasses implement :meth:`_table_points` (the exact or Monte Carlo
-    values at one integer n >= 1 for a batch of levels) and may override
-    :meth:`_extrapolate` beyond the largest table point they accept
-    (:attr:`table_n_max`).
+    For the mean estimation of the paper, p and e have closed forms or cheap quadratures; for a learning task
+    -- a ridge fit, a run of private gradient descent -- they are expectations over whole datasets and have
+    none. Subclasses compute (p, e) exactly or by a fixed-seed Monte Carlo (:meth:`_table_points`, at one
+    integer n >= 1 for a batch of levels) at integer population sizes on a geometric grid (:data:`GRID_RATIO`
+    apart), each grid point once and only when a caller needs it, and may override :meth:`_extrapolate` beyond
+    :attr:`table_n_max`. Between grid points p is interpolated linearly in log n, e in (log n, log e) (e
+    decays like a power of n).
+
+    Conventions shared with :class:`perfpriv.gaussian.GaussianMean`: where a lone user's remove-one release is
+    undefined (``lone_user_leaks``), the release proves her membership and p(1) = 1, with p linear in log n
+    between n = 1 and n = 2 so that the mean field is continuous in n; n = inf (an overflowed uncapped
+    population) has p = 0 and e = 0; n < 1 (a population that died out) has e = inf.
     """
 
     #: Largest population at which the table is computed; beyond, :meth:`_extrapolate`.
@@ -74,10 +107,9 @@ class TabulatedMechanism(engine.Mechanism):
 
     @property
     def max_population(self) -> int:
-        """Largest population whose round (n x (d + 1) numbers per record) fits in one call's memory.
+        """Largest population whose round (n x (d + 1) numbers) fits in one call's memory.
 
-        The engine refuses an ``n0`` or a ``cap`` above it by name (:attr:`perfpriv.engine.Mechanism.max_population`),
-        and :func:`one_round_check` a size of ``ns`` above it.
+        As :attr:`perfpriv.engine.Mechanism.max_population`; :func:`one_round_check` refuses ``ns`` above it.
         """
         return int(MAX_ARRAY_BYTES // (8 * (self.d + 1)))
 
@@ -192,8 +224,7 @@ class TabulatedMechanism(engine.Mechanism):
     def expected_error_grad(self, n, level):
         """(e, de/dlog n, de/dlog level) by central differences of the table (n >= 0).
 
-        Where e is infinite -- n < 1, a population that died out, which the mean field passes by
-        design -- e is constant (inf) and both derivatives are 0 (the differences inf − inf were NaN).
+        Where e = inf (n < 1: a population that died out) both derivatives are 0, not NaN.
         """
         n = check_population("n", n)
         with np.errstate(invalid="ignore"):
@@ -204,32 +235,17 @@ class TabulatedMechanism(engine.Mechanism):
         return e, de_dn, de_dl
 
     def growth_factor(self, n, level, *, q, r):
-        """Expected growth 1 + r − (q + r) p(n, level) of a round with n users (eq. 12's form).
-
-        Uses :meth:`perfpriv.behaviour.Memoryless.growth_factor` (the leak rule).
-        """
+        """Expected growth 1 + r − (q + r) p(n, level) of a round with n users (eq. 12's form, Memoryless)."""
         return Memoryless(q=q, r=r).growth_factor(self.leak_probability(n, level))
-
 
 
 # ------------------------------------------------------------ simulation plumbing
 def round_groups(n, level, keys, live):
     """Flatten one round's batch and group its live (level, trial) pairs by their shared key.
 
-    Parameters
-    ----------
-    n, level, keys, live
-        As :meth:`perfpriv.engine.Mechanism.draw_round` receives them.
-
-    Returns
-    -------
-    shape : tuple
-        The batch shape (results are reshaped to it).
-    nn, ll : numpy.ndarray
-        Populations and levels of the flattened batch.
-    groups : list of (Key, numpy.ndarray)
-        One scalar key per (cell, trial, round) with the flat indices of its live pairs
-        (the levels that share its random numbers).
+    ``n, level, keys, live`` are those of :meth:`perfpriv.engine.Mechanism.draw_round`. Returns the batch
+    shape, the flattened populations and levels, and a list of (scalar key of a (cell, trial, round), flat
+    indices of its live pairs: the levels that share its random numbers).
     """
     n, live = keyed.check_batch(n, keys, live)
     shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
@@ -258,10 +274,8 @@ class OneRoundCheck:
 
     Attributes
     ----------
-    n : numpy.ndarray
-        Population sizes.
-    levels : numpy.ndarray
-        The mechanism's levels.
+    n, levels : numpy.ndarray
+        Population sizes and the mechanism's levels.
     p_theory, p_simulated, p_se : numpy.ndarray, shape (len(n), len(levels))
         Leak probability of the table and the simulated leaked fraction with its standard error.
     e_theory, e_simulated, e_se : numpy.ndarray
@@ -295,14 +309,9 @@ class OneRoundCheck:
 def stable(direct, logarithm):
     """``direct()`` where it is finite and non-zero, else ``exp(logarithm())`` (issue 16).
 
-    The closed forms of the learning layers are products and quotients of their
-    parameters; at extreme but valid values (a bound of 1e300, a budget of
-    1e-300) an intermediate overflows or underflows and the direct formula
-    gives inf/inf, 0/0 or an ``OverflowError``. Their logarithm, a sum of logs,
-    never does: its exponential is the answer, rounded to inf or 0 only where
-    the answer itself is beyond the doubles (to about 1e-13 relative: the
-    rounding of a logarithm of up to ~1400 in magnitude). Inside the range of
-    the direct formula its value is kept unchanged (no number moves).
+    At extreme but valid values (a bound of 1e300, a budget of 1e-300) an intermediate of a closed form
+    overflows or underflows; its logarithm, a sum of logs, does not, and its exponential is the answer to
+    about 1e-13 relative, inf or 0 only where the answer itself is beyond the doubles.
     """
     with np.errstate(all="ignore"):
         try:
@@ -325,11 +334,7 @@ def mechanism_options(mechanism, cls_name, name="mechanism"):
 
 
 def check_seed(seed, name="seed"):
-    """Check ``seed`` (as :func:`perfpriv.keyed.root_key` takes it) without drawing from it.
-
-    For the functions that use their seed only for some arguments (``trials=0``: no
-    simulation): a bad seed is refused whatever the other arguments.
-    """
+    """Check ``seed`` (as :func:`perfpriv.keyed.root_key` takes it) without drawing from it (``trials=0``)."""
     if not isinstance(seed, (keyed.Key, np.random.Generator, np.random.BitGenerator)):
         keyed.as_seed_sequence(seed, name=name)
     return seed
@@ -344,10 +349,8 @@ def one_round_check(mechanism, ns, *, trials, seed=None, conventions="paper"):
         With a 1-D grid of levels (or one level).
     ns : 1-D array_like of int
         Population sizes >= 1.
-    trials : int
-        Simulated rounds per (n, level) (>= 2).
-    seed : None, int, SeedSequence or Generator
-    conventions : {"paper", "authors"}
+    trials, seed, conventions
+        Simulated rounds per (n, level) (>= 2), as in :func:`perfpriv.engine.simulate`.
 
     Returns
     -------

@@ -108,12 +108,9 @@ def sample_records(n, *, d, mu=None, Sigma=None, seed=None):
     ----------
     n : int
         Number of records, n >= 0.
-    d : int
-        Dimension d >= 1.
-    mu : array_like, shape (d,), optional
-        Mean μ (default: the zero vector).
-    Sigma : array_like, shape (d, d), optional
-        Symmetric positive-definite covariance Σ (default: the identity).
+    d, mu, Sigma
+        Dimension d >= 1, mean μ of shape (d,) (default 0) and symmetric positive-definite
+        covariance Σ of shape (d, d) (default identity).
     seed : None, int, SeedSequence or numpy.random.Generator
         Randomness.
 
@@ -144,12 +141,8 @@ def clip_probability(d, R, mu=None, Sigma=None):
 
     Parameters
     ----------
-    d : int
-        Dimension.
-    R : float
-        Clipping radius R > 0.
-    mu, Sigma : array_like, optional
-        Mean (default 0) and covariance (default identity).
+    d, R, mu, Sigma
+        Dimension, clipping radius R > 0, and the law's ``mu`` and ``Sigma`` as in :func:`sample_records`.
 
     Returns
     -------

@@ -1,15 +1,8 @@
 """One place for every argument check of perfpriv.
 
-Each public function calls these helpers on its arguments before doing any
-arithmetic, so that bad input fails early with a :class:`ValueError` (or
-:class:`TypeError` for wrong types) that names the parameter, the value
-received and the allowed range -- never a silent NaN or an exception from deep
-inside numpy.
-
-The helpers return the validated value converted to what the caller needs
-(a float, an ``int``, a float ``numpy.ndarray``, a ``numpy.random.Generator``),
-so that a caller writes ``beta = check_real("beta", beta, low=0, high=0.5)``
-once and then trusts ``beta``.
+Each public function checks its arguments here before any arithmetic: bad input fails early with a
+:class:`ValueError` (:class:`TypeError` for wrong types) naming the parameter, the value received and the
+allowed range. The helpers return the value converted (``beta = check_real("beta", beta, low=0, high=0.5)``).
 """
 
 from __future__ import annotations
@@ -127,26 +120,10 @@ def check_real(
 ):
     r"""Check that ``value`` (scalar or array) is real and inside an interval.
 
-    Parameters
-    ----------
-    name : str
-        Parameter name used in the error message.
-    value : float or array_like
-        Value to check.
-    low, high : float, optional
-        Interval ends (``None`` means unbounded on that side).
-    low_open, high_open : bool
-        Whether the corresponding end is excluded.
-    allow_inf : bool
-        Whether :math:`+\infty` is allowed (for example ``epsilon=np.inf``).
-        NaN is never allowed.
-    scalar : bool
-        Require a single number.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        A Python ``float`` for scalar input, a float array otherwise.
+    ``name`` is the parameter named in messages; ``low`` and ``high`` bound the interval (``None``:
+    unbounded), ``low_open`` / ``high_open`` exclude an end, ``allow_inf`` allows :math:`+\infty`
+    (e.g. ``epsilon=np.inf``; NaN never) and ``scalar`` requires one number. Returns a Python ``float``
+    for scalar input, a float array otherwise.
 
     Raises
     ------
@@ -300,10 +277,8 @@ def check_rng(seed: Any = None, *, name: str = "seed") -> np.random.Generator:
 def check_root_seed(seed: Any, *, name: str = "seed", allow_none: bool = True) -> int | None:
     """An integer root seed (``seed + k`` for the k-th panel or run) from any accepted seed.
 
-    An int >= 0 (integral floats included) is returned as is, ``None`` stays
-    ``None`` (when allowed); a ``SeedSequence`` gives its first 63-bit state
-    word, and a ``Generator`` (or a bit generator) one integer drawn from it,
-    so the same generator state gives the same figures.
+    An int >= 0 (integral floats included) as is, ``None`` (when allowed) stays; a ``SeedSequence``
+    gives its first 63-bit state word, a ``Generator`` (or bit generator) one integer drawn from it.
 
     Examples
     --------
@@ -373,10 +348,8 @@ MAX_ARRAY_BYTES = 2**32
 def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> None:
     """Refuse, up front, an array of ``count`` items that cannot fit in memory (issue 16).
 
-    ``count`` is a product of sizes as a Python int or float (no overflow); the
-    limit is :data:`MAX_ARRAY_BYTES` (4.3 GB) per array, so that an impossible
-    request fails at once with a ``ValueError`` naming the parameter ``name``
-    instead of a ``MemoryError`` (or swapping) inside numpy.
+    ``count`` is a product of sizes as a Python int or float; beyond :data:`MAX_ARRAY_BYTES` (4.3 GB) a
+    ``ValueError`` names the parameter ``name``, instead of a ``MemoryError`` (or swapping) inside numpy.
 
     Examples
     --------
@@ -395,10 +368,8 @@ def check_allocation(what: str, count: Any, *, name: str, itemsize: int = 8) -> 
 def check_array_size(what: str, *, itemsize: int = 8, **sizes: Any) -> None:
     """Refuse, up front, an array whose item count is the product of the named (already checked) sizes.
 
-    The one size check of the functions that allocate ``n x d`` records, :math:`T + 1` rounds of a path or
-    ``runs x steps`` transcripts: :func:`check_allocation` on the product, naming the size that makes
-    the request impossible -- the largest factor (ties: the first one named), so that ``d=10**12`` is
-    reported as ``d`` and not as the ``n`` beside it.
+    :func:`check_allocation` on the product, naming the largest factor (ties: the first named), so that
+    ``d=10**12`` is reported as ``d`` and not as the ``n`` beside it.
 
     Examples
     --------
@@ -419,9 +390,8 @@ def check_array_size(what: str, *, itemsize: int = 8, **sizes: Any) -> None:
 def check_population(name: str, value: Any) -> np.ndarray:
     """A population size (or an array of them) of the mean field: a float array of values in [0, inf].
 
-    The mean field passes 0 for a population that died out and ``inf`` for an overflowed uncapped one, so
-    both pass; NaN, negative values and non-numbers are refused as :func:`check_real` refuses them. Cheap
-    for the numeric arrays of the engine's hot loop (one comparison), which call it every round.
+    0 (a population that died out) and ``inf`` (an overflowed uncapped one) pass; the rest is refused as
+    :func:`check_real` does. One comparison for the engine's numeric arrays.
 
     Examples
     --------

@@ -1,35 +1,19 @@
 """How users react to a round: who leaves after a leak, who brings someone new.
 
-A *behaviour* is the second ingredient of the performative loop of
-:mod:`perfpriv.engine` (the first is a mechanism, the third a population
-policy). Given what a round did to the population -- how many users there
-were and how many of them leaked -- it decides how many users the next
-round has, both in simulation (random departures and recruits, drawn from
-the round's keyed streams of ``perfpriv.keyed``) and in the mean field
-(the same rule applied to expectations).
+A *behaviour* is the second ingredient of the loop of :mod:`perfpriv.engine`:
+from a round's population and its number of leaked users it makes the next
+round's population, in simulation (random departures and recruits from the
+round's keyed streams) and in the mean field (the same rule on expectations).
 
-The paper's rules are :class:`Memoryless`. Richer users keep a small state
-per user *type*: :class:`LeakCount` (users with memory, typed by their
-number of past leaks), :class:`Heterogeneous` (classes of users with
-different sensitivities), :class:`BudgetAware` (users who count the privacy
-they have spent, typed by tolerance class and by the round they joined) and
-:class:`Contagion` (distrust that spreads: last round's departures make the
-others jumpier). A simulation state is an integer array with one trailing
-entry per type, so that every behaviour fits the same loop.
+The paper's users are :class:`Memoryless`; :class:`LeakCount`,
+:class:`Heterogeneous`, :class:`BudgetAware` and :class:`Contagion` keep a
+small state per user *type* (the layout of :class:`Behaviour`).
 
-The renewal view
-----------------
-When every round leaks a user with the same probability p, each behaviour
-has a *long-run growth factor* (:meth:`Behaviour.growth_factor`): the rate
-at which the mean-field population eventually grows or shrinks per round.
-For the behaviours whose users act independently of one another (all but
-:class:`Contagion`) it is decided by one number, the *reproduction number*
-R₀ = ρ(p) · S(p) (:meth:`Behaviour.reproduction_number`): the recruits a
-user brings per round she takes part in, ρ(p) = r(1 − p) (leak rule) or r
-(agnostic rule), times the expected number of rounds she stays, S(p)
-(:meth:`Behaviour.expected_stay`). The population grows in the long run if
-and only if R₀ > 1 (Euler-Lotka); :meth:`Behaviour.critical_leak_probability`
-is the largest p at which it does not shrink.
+At a constant leak probability p each behaviour has a long-run growth factor
+(:meth:`Behaviour.growth_factor`); for users who act independently (all but
+:class:`Contagion`) it exceeds 1 if and only if the reproduction number
+R₀ = ρ(p) · S(p) does (Euler-Lotka; :meth:`Behaviour.reproduction_number`,
+:meth:`Behaviour.critical_leak_probability`).
 
 Symbols: ``q`` — probability that a leaked user leaves; ``r`` — probability
 that a user recruits one new user (a non-leaked user under ``rule="leak"``,
@@ -59,8 +43,8 @@ RULES = ("leak", "agnostic")
 
 
 def _pack(shape, *columns):
-    """The compiled step's parameters: each column broadcast to ``shape`` (+ its own trailing axis, if
-    given as ``(values, width)``), side by side, flattened to ``(cells, Q)``."""
+    """The compiled step's parameters: columns broadcast to ``shape`` (``(values, width)``: with a trailing
+    axis), side by side, flattened to ``(cells, Q)``."""
     parts = []
     for col in columns:
         if isinstance(col, tuple):
@@ -79,23 +63,15 @@ def _purposes(kind):
 
 
 def _at(x, shape, ndim, tail=()):
-    """Parameter ``x`` of cell shape ``shape`` (+ ``tail``), with unit axes for a batch of ``ndim`` axes.
-
-    The engine's batch is ``cells + levels + trials``: a cell parameter must
-    line up with the leading (cell) axes and broadcast over the others.
-    """
+    """Parameter ``x`` of cell shape ``shape`` (+ ``tail``), with unit axes for a batch of ``ndim`` axes
+    (``cells + levels + trials``: a cell parameter lines up with the leading axes)."""
     shape, tail = tuple(shape), tuple(tail)
     arr = np.broadcast_to(np.asarray(x, float), shape + tail)
     return arr.reshape(shape + (1,) * (ndim - len(shape)) + tail)
 
 
 def _check_p(p):
-    """Refuse a leak probability ``p`` (a number or an array) outside [0, 1], naming ``p``; return it as floats.
-
-    The public methods of the behaviours take ``p`` from their users as well as from the engine; the
-    value itself is used unchanged (no number moves for valid input). The engine's float arrays (the mean
-    field calls every step with them) cost one comparison.
-    """
+    """A leak probability ``p`` (number or array) as floats, refused by name outside [0, 1]."""
     if isinstance(p, (np.ndarray, np.floating, float)):
         arr = np.asarray(p, dtype=float)
         if arr.dtype.kind == "f" and bool(((arr >= 0.0) & (arr <= 1.0)).all()):
@@ -119,11 +95,7 @@ def _check_bounds(floor, cap):
 
 
 def _check_start(n0, batch, types, *, mean_field=False):
-    """Check the arguments of ``initial_state`` / ``mean_field_state``; return ``(n0, batch)``.
-
-    ``n0``: a whole number of users >= 0 (any real >= 0, inf included, for the mean field); ``batch``: a
-    shape, a tuple of whole sizes >= 0, whose state fits in memory. Values are returned unchanged.
-    """
+    """``(n0, batch)`` of ``initial_state`` (n0 whole >= 0) or ``mean_field_state`` (real, inf too)."""
     if mean_field:
         n0 = check_real("n0", n0, low=0, allow_inf=True, scalar=True)
     else:
@@ -132,11 +104,7 @@ def _check_start(n0, batch, types, *, mean_field=False):
 
 
 def _check_context(context):
-    """Check a round's context (``None`` or a mapping of ``t``, ``cost``, ``cap``, ``floor``); return it (``{}`` for ``None``).
-
-    ``t`` a round number >= 1, ``cost`` ``None`` or a privacy cost >= 0 (inf allowed: no privacy), ``cap``
-    and ``floor`` as :func:`_check_bounds` takes them. The engine's own contexts cost a few comparisons.
-    """
+    """A round's context (``t`` >= 1, ``cost`` None or >= 0, ``cap``, ``floor``) checked; ``{}`` for None."""
     if context is None:
         return {}
     if not hasattr(context, "get") or not hasattr(context, "keys"):
@@ -195,11 +163,8 @@ class AgentModel:
 
 
 def _bound_first_type(state, n, floor, cap):
-    """``state`` with its first type's count moved so that the population ``n`` is in [floor, cap].
-
-    The cap removes at most the first type's count; ``floor=None`` means no floor. With one type
-    this is ``clip(n, floor, cap)`` (an infinite count included).
-    """
+    """``state`` with its first type's count moved (removed at most to 0) so that the population ``n`` is in
+    [floor, cap] (``floor=None``: none); with one type ``clip(n, floor, cap)``."""
     if state.shape[-1] == 1:
         n = state[..., 0]
         if cap is not None:
@@ -218,19 +183,14 @@ def _bound_first_type(state, n, floor, cap):
 class Behaviour:
     """Base class of user behaviours (the interface :mod:`perfpriv.engine` uses).
 
-    A behaviour's simulation state is an ``int64`` array of shape
-    ``batch + (types,)`` (:class:`BudgetAware`: a float array holding whole
-    numbers, see there); its mean-field state a float array of the same
-    layout. Subclasses implement :meth:`kernel_step` (their simulation
-    step, one compiled function of :mod:`perfpriv._kernels.behaviours` that
-    the engine's compiled loop runs and :meth:`step` applies to a batch) and
-    :meth:`mean_field_step` (and, for schedule gradients,
-    :meth:`mean_field_step_grad`), and the theory of a constant leak
-    probability: :meth:`expected_stay`, and, where the defaults do not hold
-    or a closed form is known, :meth:`growth_factor` (default: the Perron
-    root of the linear map that :meth:`mean_field_step` applies) and
-    :meth:`critical_leak_probability` (default: where that growth factor
-    crosses 1).
+    A simulation state is an ``int64`` array of shape ``batch + (types,)``
+    (:class:`BudgetAware`: floats holding whole numbers), a mean-field state a
+    float array of the same layout. Subclasses implement :meth:`kernel_step`
+    (a compiled step of :mod:`perfpriv._kernels.behaviours`), :meth:`mean_field_step`
+    (and :meth:`mean_field_step_grad` for schedule gradients) and :meth:`expected_stay`;
+    they override :meth:`growth_factor` and :meth:`critical_leak_probability`
+    where a closed form is known or the defaults do not hold. The methods of a
+    subclass document only what they add to the contract here.
     """
 
     #: number of user types the state counts (None: it depends on the horizon)
@@ -242,18 +202,16 @@ class Behaviour:
 
     @property
     def shape(self) -> tuple:
-        """Shape of the behaviour's parameters (a batch of cells when they are arrays)."""
-        return ()
+        """Shape of the behaviour's parameters (a batch of cells when they are arrays; ``_shape`` if set)."""
+        return getattr(self, "_shape", ())
 
     def cell_coordinates(self) -> tuple:
         """The values that identify each cell (arrays of :attr:`shape`): the engine keys a cell's
         random numbers by them, so that a cell's numbers do not depend on its neighbours."""
         return ()
 
-    #: The constructor's arguments that hold one value per cell, each with the number of its trailing
-    #: axes that are not cells (:class:`Heterogeneous`'s ``q``: one, its classes). :meth:`take` reads
-    #: them; the constructor's other arguments are passed on as they were given. A subclass whose
-    #: parameters may be arrays of cells declares them here.
+    #: The constructor's arguments that hold one value per cell (read by :meth:`take`), each with the
+    #: number of its trailing axes that are not cells (:class:`Heterogeneous`'s ``q``: one, its classes).
     cell_parameters: dict = {}
 
     def __new__(cls, *args, **kwargs):
@@ -264,23 +222,11 @@ class Behaviour:
     def take(self, index):
         """The behaviour of some of the cells: those at the flat positions ``index`` of :attr:`shape`.
 
-        The searches of :mod:`perfpriv.optimize` run a heatmap's cells in
-        batches this way. Every argument named in :attr:`cell_parameters`
-        is broadcast to the cells and indexed; the others are passed to the
-        constructor as they were given (so the part's numbers are those of
-        the whole, bit for bit).
-
-        Parameters
-        ----------
-        index : 1-D array_like of int
-            At least one position in the cells flattened in C order, each
-            in ``[0, prod(shape))``.
-
-        Returns
-        -------
-        Behaviour
-            Of the same class, with cell shape ``(len(index),)`` (a behaviour
-            with one cell and no :attr:`cell_parameters` returns itself).
+        ``index`` holds at least one position in ``[0, prod(shape))`` of the cells flattened in C order.
+        The arguments named in :attr:`cell_parameters` are broadcast to the cells and indexed, the others
+        passed on as given (the part's numbers are the whole's, bit for bit): a behaviour of the same
+        class with cells ``(len(index),)`` (one cell and no :attr:`cell_parameters`: itself). The
+        searches of :mod:`perfpriv.optimize` run a heatmap's cells in batches this way.
 
         Examples
         --------
@@ -329,12 +275,9 @@ class Behaviour:
     def remaining(self, state) -> np.ndarray:
         """Users of a state who may still take part: what the population policy's ``stop`` reads.
 
-        By default the population itself. A behaviour whose users can be away for a while
-        and come back (appendix B's returning users) counts them too, so that a run whose
-        active population is empty for a round is not over while someone may return (that
-        round's release is the mechanism's release from no records). The engine runs such a
-        behaviour (one that overrides this method) round by round in Python; its compiled
-        loop reads the population.
+        By default the population. A behaviour whose users can be away and come back (appendix B's
+        returning users) counts them too, and overriding this makes the engine run it round by round
+        in Python (its compiled loop reads the population).
         """
         return self.population(state)
 
@@ -343,12 +286,8 @@ class Behaviour:
         return self.types
 
     def _check_state(self, state):
-        """A state of this behaviour (its public methods take states from their users too), checked by name.
-
-        A numeric array whose trailing axes are one run's state (:attr:`_state_axes` of them, the first of
-        length :meth:`_per_run_rows`) and whose entries are counts in [0, inf]: no NaN, nothing negative.
-        The engine's states cost one comparison over the array.
-        """
+        """A state of this behaviour, checked by name: a numeric array of counts in [0, inf] whose trailing
+        :attr:`_state_axes` axes are one run's state (the first of length :meth:`_per_run_rows`)."""
         rows, axes = self._per_run_rows(), self._state_axes
         if isinstance(state, np.ndarray) and state.dtype.kind in "fiu" and state.ndim >= axes \
                 and state.shape[state.ndim - axes] == rows and bool((state >= 0).all()):
@@ -365,29 +304,11 @@ class Behaviour:
     _state_axes = 1
 
     def step(self, state, leaked, keys, context=None):
-        """Next state after one round's departures and recruits: the compiled step on every element.
+        """Next state after one round's departures and recruits: :meth:`kernel_step` on every element.
 
-        The behaviour's step of :func:`perfpriv._kernels.behaviours.behaviour_step` (:meth:`kernel_step`)
-        applied to each element of a batch (the one implementation: the engine's compiled loop runs the
-        same step). The context's ``cap`` and ``floor`` (default: none) are applied inside the step;
-        ``t`` (default 1) and ``cost`` (the round's privacy cost, for behaviours that count it) are read
-        from it.
-
-        Parameters
-        ----------
-        state : numpy.ndarray
-            Simulation states, shape ``batch + state shape`` (see :meth:`initial_state`).
-        leaked : array_like of int
-            Leaked records of each element (broadcast against the batch).
-        keys : perfpriv.keyed.Key
-            The round keys (broadcast against the batch).
-        context : dict, optional
-            ``t``, ``cost``, ``cap``, ``floor``.
-
-        Returns
-        -------
-        numpy.ndarray
-            The next states, of the batch's shape and the state's dtype.
+        ``state`` (:meth:`initial_state`), ``leaked`` and the round's ``keys`` broadcast together; the
+        engine's ``context`` (:mod:`perfpriv.engine`) gives ``t`` (default 1), ``cost``, and ``cap`` and
+        ``floor`` (default: none; applied inside the step). Returns states of the state's dtype.
         """
         compiled = self.kernel_step()
         if compiled is None:  # pragma: no cover - every behaviour of perfpriv has a compiled step
@@ -428,10 +349,8 @@ class Behaviour:
     def bound(self, state, floor, cap, keys=None):
         """Apply the population floor and cap to a state, through its first type.
 
-        The excess of :meth:`population` over ``cap`` is turned away from the first type's
-        count (the newest users; never below 0), and a population below ``floor`` (0: no
-        floor) regains fresh users in the first type. For one type of user this clips the
-        count; a behaviour with several types keeps its other counts as they are.
+        The excess over ``cap`` is turned away from the first type's count (the newest users; never
+        below 0), and a population below ``floor`` (0: no floor) regains fresh users in the first type.
         """
         _check_bounds(floor, cap)
         return _bound_first_type(state, self.population(state), floor if floor else None, cap)
@@ -439,9 +358,8 @@ class Behaviour:
     def agent_model(self) -> AgentModel:
         """The users of this behaviour one at a time, for :func:`perfpriv.engine.simulate_agents`.
 
-        Read from the parameters the behaviours of this module share (``q``, ``r``, ``rule``, and where
-        they have them ``weights``, ``k``, ``tolerance``, ``kappa``); only for scalar parameters (one
-        cell). A behaviour of another kind overrides it.
+        Read from the parameters of this module's behaviours (``q``, ``r``, ``rule``, ``weights``, ``k``,
+        ``tolerance``, ``kappa``), for one cell; a behaviour of another kind overrides it.
         """
         if type(self).__module__ != __name__:
             raise NotImplementedError(f"{type(self).__name__} has no agent_model: the agent-by-agent reference "
@@ -457,12 +375,11 @@ class Behaviour:
                           tolerance=None if tolerance is None else tuple(tolerance.tolist()))
 
     def kernel_step(self):
-        """The compiled step of this behaviour, if it has one: ``(kind, params)`` or ``None``.
+        """The compiled step, ``(kind, params)``, or ``None`` (a behaviour without one cannot be simulated).
 
-        ``kind`` selects the step of :func:`perfpriv._kernels.behaviours.behaviour_step`; ``params`` is a
-        float array of shape ``(cells, Q)``: the parameters of every cell (the cells flattened in C
-        order). The compiled step reads one run's state as :meth:`initial_state` lays it out, flattened.
-        Every behaviour of perfpriv has one; a behaviour without one cannot be simulated.
+        ``kind`` selects the step of :func:`perfpriv._kernels.behaviours.behaviour_step`; ``params``, floats
+        of shape ``(cells, Q)``, holds every cell's parameters (cells in C order). The step reads one
+        run's state as :meth:`initial_state` lays it out, flattened.
         """
         return None
 
@@ -504,10 +421,9 @@ class Behaviour:
         raise NotImplementedError
 
     def reproduction_number(self, p, cost=None):
-        """R₀ = ρ(p) · S(p): the recruits a new user brings over her whole stay.
+        """R₀ = ρ(p) · S(p): the recruits a new user brings over her whole stay (module docstring).
 
-        The long-run population grows if R₀ > 1 and shrinks if R₀ < 1
-        (:meth:`growth_factor`). ``inf`` when users never leave and recruit.
+        ``inf`` when users never leave and recruit.
         """
         _check_p(p)
         rho = np.asarray(self.recruit_rate(p), float)
@@ -518,26 +434,10 @@ class Behaviour:
     def growth_factor(self, p, cost=None):
         """Long-run growth factor of the mean field per round at a constant leak probability ``p``.
 
-        The default reads it from :meth:`mean_field_step`: at a constant
-        ``p``, a round without cap or floor maps the state
-        :math:`x` (counts per type) to :math:`A(p) x`, so the population
-        grows in the long run by the Perron root of :math:`A(p)` (its
-        largest eigenvalue; the matrix is nonnegative). :math:`A(p)` is read
-        column by column, one unit state per type. A behaviour whose step is
-        not linear in its state, or that has a closed form, overrides this.
-
-        Parameters
-        ----------
-        p : float or array_like
-            Leak probability in [0, 1]; broadcasts against the cells.
-        cost : float or array_like, optional
-            The per-round privacy cost, for behaviours that use it (passed to
-            the step's context as ``"cost"``).
-
-        Returns
-        -------
-        float or numpy.ndarray
-            Shape of the cells broadcast with ``p``.
+        The default: a round without cap or floor maps the counts per type :math:`x` to :math:`A(p) x`
+        (read from :meth:`mean_field_step`, one unit state per type), so the population grows by the
+        Perron root of the nonnegative :math:`A(p)`. ``p`` in [0, 1] broadcasts against the cells
+        (``cost``: module docstring). Returns a float or an array of the cells' shape broadcast with ``p``.
         """
         _check_p(p)
         if self.types is None:
@@ -562,23 +462,10 @@ class Behaviour:
     def critical_leak_probability(self, cost=None):
         r""":math:`p_c`: the population does not shrink in the long run if and only if :math:`p \le p_c`.
 
-        The default finds where :meth:`growth_factor` crosses 1, by bisection
-        on [0, 1] for every cell at once (:attr:`CRITICAL_BISECTIONS` steps):
-        1 when the growth factor stays at or above 1 for every ``p`` (users
-        who never leave), 0 when it is below 1 already at ``p = 0``. It
-        assumes what holds for the library's behaviours, a growth factor that
-        does not increase with ``p`` (more leaks never help a platform keep
-        users); a behaviour with a closed form overrides it.
-
-        Parameters
-        ----------
-        cost : float or array_like, optional
-            Passed to :meth:`growth_factor`.
-
-        Returns
-        -------
-        float or numpy.ndarray
-            Shape of the cells.
+        The default bisects where :meth:`growth_factor` (at ``cost``) crosses 1, for every cell at once
+        (:attr:`CRITICAL_BISECTIONS` steps): 1 if it never falls below 1, 0 if it is below 1 at
+        ``p = 0``. It assumes a growth factor that does not increase with ``p``, as for the library's
+        behaviours. Returns a float or an array of the cells' shape.
         """
         def grows(p):
             return np.asarray(self.growth_factor(p, cost), float) >= 1.0
@@ -618,23 +505,16 @@ class Memoryless(Behaviour):
         agnostic:  N' = N − Binomial(K, q) + Binomial(N, r),
 
     and, when every user leaks with probability p, the expected growth
-    factor is E[N'] / N = 1 + r − (q + r) p (leak; eq. 3 and eq. 12) or
-    1 + r − q p (agnostic).
+    factor is E[N'] / N = 1 + r − (q + r) p (leak; eq. 3-4 and Lemma 8's
+    eq. 12) or 1 + r − q p (agnostic).
 
     Parameters
     ----------
-    q : float or array_like
-        Leaving probability of a leaked user, in [0, 1].
-    r : float or array_like
-        Recruiting probability, in [0, 1]. Arrays of ``q`` and ``r``
+    q, r : float or array_like
+        Leaving probability of a leaked user and recruiting probability, in [0, 1]; arrays
         broadcast to a batch of cells (one engine call simulates them all).
     rule : {"leak", "agnostic"}
         Who recruits.
-
-    References
-    ----------
-    Paper §3 (Lemma 2, eq. 3-4), Algorithm 1 (lines 12-15), Lemma 8
-    (eq. 12), appendix B.
 
     Examples
     --------
@@ -657,10 +537,6 @@ class Memoryless(Behaviour):
 
     def __repr__(self) -> str:
         return f"Memoryless(q={_short(self.q)}, r={_short(self.r)}, rule={self.rule!r})"
-
-    @property
-    def shape(self) -> tuple:
-        return self._shape
 
     def cell_coordinates(self) -> tuple:
         return (np.broadcast_to(self.q, self._shape), np.broadcast_to(self.r, self._shape))
@@ -702,13 +578,10 @@ class Memoryless(Behaviour):
         return _at(self.q, self._shape, ndim), _at(self.r, self._shape, ndim)
 
     def growth_factor(self, p, cost=None):
-        """Expected growth factor E[N']/N when every user leaks with probability ``p``.
+        """:math:`1 + r - (q + r) p` (leak rule, eq. 3 / eq. 12) or :math:`1 + r - q p` (agnostic, app. B).
 
-        :math:`1 + r - (q + r) p` (leak rule, eq. 3 / eq. 12) or :math:`1 + r - q p`
-        (agnostic rule, appendix B), computed as one plus the excess so that
-        nothing cancels; ``p``, ``q`` and ``r`` broadcast as numpy arrays do.
-        It is the same every round: without memory the long-run factor is the
-        one-round factor. ``cost`` is ignored (these users do not count it).
+        Without memory the long-run factor is the one-round factor E[N']/N (computed as one plus the
+        excess, so that nothing cancels).
         """
         _check_p(p)
         return _out(self._growth(np.asarray(p, float), np.asarray(self.q, float), np.asarray(self.r, float)))
@@ -828,21 +701,11 @@ class _Typed(Behaviour):
 class LeakCount(_Typed):
     """Users with memory: a user tolerates k − 1 leaks, and leaves with probability q at each later one.
 
-    A user counts the leaks she has suffered. Her first k − 1 leaks she
-    tolerates; at her k-th leak -- and at every later one -- she leaves with
-    probability q, as the paper's users do at their first. Recruits start
-    with no leak. Users who did not leak recruit with probability r (leak
-    rule) or every user does (agnostic rule), as in :class:`Memoryless`.
-    With k = 1 this *is* :class:`Memoryless` (simulated number for number
-    from the same seed).
-
-    The state counts users by their number of past leaks, capped at k − 1
-    (types 0, ..., k − 1). A round's K leaks fall on a uniformly random set
-    of K users (a user's leak depends on her fresh record and on the noise,
-    not on her history, so the leaks are exchangeable), so they split
-    across types by a multivariate hypergeometric law. Recruits beyond the
-    cap are turned away at random; a platform floored at one user regains a
-    fresh one.
+    Recruits start with no leak and recruit as in :class:`Memoryless`, which
+    k = 1 reproduces number for number from the same seed. The state counts
+    users by their past leaks, capped at k − 1; a round's K leaks fall on a
+    uniformly random set of K users (leaks are exchangeable), split across
+    types by a multivariate hypergeometric law.
 
     Mean field: with leak probability p, type c moves :math:`p n_c` users to type
     c + 1 (c < k − 1); type k − 1 loses :math:`q p n_{k-1}`; recruits r(1 − p)N
@@ -853,9 +716,8 @@ class LeakCount(_Typed):
     ----------
     k : int
         The leak at which users start reacting, k >= 1.
-    q, r : float or array_like
-        Leaving and recruiting probabilities (arrays: cells).
-    rule : {"leak", "agnostic"}
+    q, r, rule
+        As in :class:`Memoryless` (arrays of q and r: cells).
 
     References
     ----------
@@ -950,9 +812,8 @@ class LeakCount(_Typed):
     def growth_factor(self, p, cost=None):
         """Long-run growth factor at leak probability p: the Perron root λ of the k-type recursion.
 
-        :math:`λ = 1 + ρ(p) - q p s_{k-1}`, where :math:`s_{k-1}` (:meth:`reactive_share`)
-        is the long-run share of users who have lived through k − 1 leaks:
-        the paper's factor with q scaled by the share of users who react.
+        :math:`λ = 1 + ρ(p) - q p s_{k-1}`: the paper's factor with q scaled by the share
+        :math:`s_{k-1}` of users who react (:meth:`reactive_share`).
         """
         _check_p(p)
         if self.k == 1:
@@ -983,14 +844,10 @@ class LeakCount(_Typed):
 class Heterogeneous(_Typed):
     """Classes of users with different sensitivities: class j leaves after a leak with probability :math:`q_j`.
 
-    The initial population and the recruits split over S classes with
-    shares ``weights`` (the initial split by largest remainder, recruits'
-    classes drawn independently). A leaked user of class j leaves with
-    probability :math:`q_j`; users who did not leak recruit with probability r (leak
-    rule; every user under the agnostic rule). Because thin-skinned users
-    leave faster, the population's mix drifts toward the thick-skinned
-    classes. One class is :class:`Memoryless` (simulated number for number
-    from the same seed).
+    The initial users (by largest remainder) and the recruits (drawn) split
+    over S classes with shares ``weights``; users recruit as in :class:`Memoryless`,
+    which one class reproduces number for number. Thin-skinned users leave
+    faster, so the mix drifts toward the thick-skinned classes.
 
     Mean field: :math:`n_j' = n_j (1 - q_j p) + w_j r (1 - p) N` (leak rule), so
     the growth factor of a mix with shares :math:`s_j` is :math:`1 + r - (Σ_j s_j q_j + r) p`:
@@ -1003,11 +860,9 @@ class Heterogeneous(_Typed):
         Leaving probability of each class, in [0, 1]; the last axis runs
         over the classes, leading axes (if any) over cells.
     weights : sequence of float
-        Shares of the classes among the initial users and the recruits
-        (normalized to sum to 1).
-    r : float or array_like
-        Recruiting probability (an array: cells).
-    rule : {"leak", "agnostic"}
+        Shares of the classes (normalized to sum to 1).
+    r, rule
+        As in :class:`Memoryless` (an array of r: cells).
 
     Examples
     --------
@@ -1034,10 +889,6 @@ class Heterogeneous(_Typed):
         q = np.round(self.q, 4).tolist() if self.q.ndim == 1 else f"array{self.q.shape}"
         return (f"Heterogeneous(q={q}, weights={np.round(self.weights, 4).tolist()}, "
                 f"r={_short(self.r)}, rule={self.rule!r})")
-
-    @property
-    def shape(self):
-        return self._shape
 
     def _params(self, ndim):
         """Class sensitivities (… + (S,)) and r, with unit axes for a batch of ``ndim`` axes."""
@@ -1083,10 +934,8 @@ class Heterogeneous(_Typed):
 
     # --------------------------------------------------------- theory
     def effective_q(self):
-        """:math:`(Σ_j w_j / q_j)^{-1}`: the recruits' weighted harmonic mean sensitivity (0 if some :math:`q_j = 0`).
-
-        The paper's q with the same survival threshold as this population.
-        """
+        """:math:`(Σ_j w_j / q_j)^{-1}`: the recruits' weighted harmonic mean sensitivity (0 if some
+        :math:`q_j = 0`)."""
         q = np.asarray(self.q, float)
         with np.errstate(divide="ignore"):
             inv = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), np.inf)
@@ -1137,39 +986,26 @@ class BudgetAware(_Typed):
     Every round a user takes part in costs her the mechanism's per-round
     privacy cost (:meth:`perfpriv.engine.Mechanism.privacy_cost`: :math:`ρ = 2R^{2}/γ^{2}`
     of zCDP for the Gaussian mechanism, ε of local DP for randomized
-    response; both compose additively over rounds). After a round, the
-    users whose total cost exceeds their tolerance leave: a user with
-    tolerance b at a constant cost c takes part in L = ⌊b/c⌋ + 1 rounds
-    (she learns that she is over budget after the round that put her
-    there; a user who never exceeds b is the same user with tolerance
-    b − c). This is the budget-based rule the paper chose not to use (it
-    reacts to realized leaks instead). ``q`` adds the paper's reaction to
-    leaks *on top* (q = 0, the default, isolates the budget rule): the two
-    describe different users -- one reads privacy guarantees, the other news
-    of a breach -- and a platform may face both. Users who did not leak
-    recruit with probability r; recruits start with no cost. With an
-    infinite tolerance this is :class:`Memoryless` (with its q), simulated
-    number for number from the same seed: the departures are drawn as the
-    paper's users draw them, then spread over the cohorts.
+    response; both compose additively). A user with tolerance b at a
+    constant cost c takes part in L = ⌊b/c⌋ + 1 rounds (she learns she is
+    over budget after the round that put her there): the budget-based rule
+    the paper chose not to use. ``q`` adds the paper's reaction to leaks on
+    top (q = 0 isolates the budget rule). Recruits start with no cost; an
+    infinite tolerance reproduces :class:`Memoryless` number for number.
 
-    The state counts users by tolerance class and by the round they joined
-    (cohort 0: the initial users; cohort t: recruits of round t): a cohort's
-    accumulated cost is the same for all its users, so whole cohorts leave
-    at once, deterministically.
+    The state counts users by tolerance class and by cohort (the round they
+    joined; 0: the initial users): a cohort's users share their cost, so
+    whole cohorts leave at once, deterministically.
 
     Parameters
     ----------
     tolerance : float or sequence of float
         Privacy tolerance(s) (> 0, ``inf`` allowed), in the mechanism's unit.
         A sequence is a discrete law over users, with ``weights``.
-    r : float or array_like
-        Recruiting probability (an array: cells).
-    q : float or array_like
-        Probability of leaving after a leak, on top of the budget rule (an array: cells).
+    r, q, rule
+        As in :class:`Memoryless` (arrays of r and q: cells); ``q`` acts on top of the budget rule.
     weights : sequence of float, optional
-        Shares of the tolerance classes among the initial users and the
-        recruits (default: equal).
-    rule : {"leak", "agnostic"}
+        Shares of the tolerance classes (default: equal).
 
     Examples
     --------
@@ -1207,10 +1043,6 @@ class BudgetAware(_Typed):
     def __repr__(self):
         tol = self.tolerance.tolist() if self.classes > 1 else float(self.tolerance[0])
         return f"BudgetAware(tolerance={tol}, r={_short(self.r)}, q={_short(self.q)}, rule={self.rule!r})"
-
-    @property
-    def shape(self):
-        return self._shape
 
     # The state, shape (..., classes + 1, T + 1): rows 0..C-1 count the users of each tolerance
     # class by cohort (cohort 0: the initial users, cohort t: recruits of round t); row C holds the
@@ -1255,8 +1087,7 @@ class BudgetAware(_Typed):
     def kernel_step(self):
         """:func:`perfpriv._kernels.behaviours.budget_aware_step`, with ``(q, r, leak rule, C, tolerances, weights)``.
 
-        With an infinite tolerance the departures are drawn as :class:`Memoryless` draws them
-        ("leave"), then spread over the cohorts: the paper's users, number for number.
+        Departures are drawn as :class:`Memoryless` draws them ("leave"), then spread over the cohorts.
         """
         C = self.classes
         return _behaviours.BUDGET_AWARE, _pack(self._shape, self.q, self.r, self._leak_rule(), C,
@@ -1390,23 +1221,17 @@ class Contagion(_Typed):
     In round t a leaked user leaves with probability
     :math:`q_t = \min(1, q + κ \cdot δ_{t-1})`, where :math:`δ_{t-1} = D_{t-1}/N_{t-2}` is the
     share of the previous round's users who left after it (0 in the first
-    round): a wave of departures makes the remaining users jumpier, as in an
-    epidemic of distrust (the paper's §5 suggests epidemic models). Users
-    who did not leak recruit with probability r. With κ = 0 this is
-    :class:`Memoryless` (simulated number for number from the same seed).
-
-    The state is (N, D_prev, N_prev); the population is its first entry.
-    At a constant leak probability p the mean field's :math:`q_t` converges to
-    q* = min(1, q/(1 − κ p)) (κ p < 1; else 1): the paper's users with a
-    larger q (:meth:`stationary_leave_probability`).
+    round): an epidemic of distrust (the paper's §5 suggests epidemic
+    models). κ = 0 reproduces :class:`Memoryless` number for number. The
+    state is (N, D_prev, N_prev). At a constant p the mean field's :math:`q_t`
+    converges to q* (:meth:`stationary_leave_probability`).
 
     Parameters
     ----------
-    q, r : float or array_like
-        Baseline leaving and recruiting probabilities (arrays: cells).
+    q, r, rule
+        As in :class:`Memoryless` (q the baseline; arrays: cells).
     kappa : float or array_like
         Contagion strength κ >= 0.
-    rule : {"leak", "agnostic"}
 
     Examples
     --------
@@ -1434,22 +1259,14 @@ class Contagion(_Typed):
     def __repr__(self):
         return f"Contagion(q={_short(self.q)}, r={_short(self.r)}, kappa={_short(self.kappa)}, rule={self.rule!r})"
 
-    @property
-    def shape(self):
-        return self._shape
-
     def initial_state(self, n0, batch, T=None):
-        n0, batch = _check_start(n0, batch, self.types)
-        state = np.zeros(tuple(batch) + (3,), dtype=np.int64)
-        state[..., 0] = n0
-        state[..., 2] = n0
+        state = super().initial_state(n0, batch, T)
+        state[..., 2] = state[..., 0]
         return state
 
     def mean_field_state(self, n0, batch, T=None):
-        n0, batch = _check_start(n0, batch, self.types, mean_field=True)
-        state = np.zeros(tuple(batch) + (3,))
-        state[..., 0] = n0
-        state[..., 2] = n0
+        state = super().mean_field_state(n0, batch, T)
+        state[..., 2] = state[..., 0]
         return state
 
     def population(self, state):

@@ -4,7 +4,8 @@ At each round :math:`t = 1, \dots , T` a platform with :math:`N_{t-1}` users est
 mean :math:`\mu_t` of a Bernoulli variable.  Each user holds :math:`X \sim B(\mu_t)` and
 answers through randomized response (RR): the true answer is kept with
 probability :math:`1/2 + \beta` and flipped otherwise.  A kept answer is a *leak*.
-Users react to leaks, which changes the population used at the next round:
+Users react to leaks, which changes the population used at the next round
+(``q``, ``r`` in [0, 1], numbers or arrays broadcast together, in every function):
 
 ``rule="leak"`` (§3, Lemma 2)
     a leaked user leaves with probability ``q``; a user whose answer was
@@ -20,50 +21,19 @@ Formulas: :func:`beta_from_epsilon`, :func:`epsilon_from_beta` (Lemma 1),
 Lemma 10), :func:`estimator_variance`, :func:`growth_factor` (Lemma 2, eq. 4,
 appendix B), :func:`critical_beta`, :func:`critical_epsilon` (Theorem 1).
 
-Simulation: :class:`RandomizedResponse`, the mechanism of :mod:`perfpriv.engine`,
-and the front end :func:`simulate` (the engine's loop with the paper's users,
-:class:`perfpriv.behaviour.Memoryless`), returning a
-:class:`perfpriv.engine.SimulationRun`. The slow reference, one explicit agent
-at a time, is :func:`perfpriv.engine.simulate_agents` with a
-:class:`RandomizedResponse` and a :class:`perfpriv.behaviour.Memoryless`.
+Simulation: :class:`RandomizedResponse`, the mechanism of :mod:`perfpriv.engine`, and the front end
+:func:`simulate` (:func:`perfpriv.engine.simulate_agents`: one agent at a time); theory next to it:
+:func:`mean_field`, the path of the engine's mean-field recursion.
 
-Theory next to simulation: :func:`mean_field`, the path of the engine's
-mean-field recursion (population and expected error of each round).
-
-Conventions shared by the simulators
-------------------------------------
-*Timing.*  ``population[..., 0] = n0 = N_0``.  Round ``t`` (:math:`t = 1, \dots, T`) asks
-the :math:`N_{t-1}` current users, produces the estimate ``estimate[..., t-1]`` of
-``truth[..., t-1] = mu_t``, and its leaks and recruits produce
-``population[..., t] = N_t``.  So ``sq_error[..., t-1]`` is driven by
-:math:`N_{t-1}` and the last population :math:`N_T` is never used for an estimate.
-
-*Population policy.*  ``conventions="paper"`` (default): after every round
-:math:`N_t` is clipped to ``[1, cap]`` (§3's text: floor 1, cap 20000).
-``conventions="authors"`` reproduces the published ε* maps: floor 0, a dead
-trial stops and each of its remaining rounds is charged the error 10, and
-estimates are clipped to [0, 1]. The individual settings (``cap``, ``floor``,
-``stop``, ``collapse``, ``penalty``, ``clip_estimate``) override the preset.
-
-*Law of mu_t.*  The paper leaves it open.  ``mu=(a, b)`` draws :math:`\mu_t` i.i.d.
-``Uniform(a, b)`` every round and in every trial (default ``(0, 1)``, as in the
-authors' experiment code); a float keeps :math:`\mu_t` constant.  The population
-process does not depend on :math:`\mu_t` at all: a user leaks with probability
-:math:`1/2 + \beta` whatever her bit.
-
-*Estimates are not clipped* to ``[0, 1]`` under the paper's conventions: eq. 1
-is the unbiased estimator and its squared error has the exact mean
-:func:`estimator_variance`.
-
-*Privacy levels.*  ``epsilon`` is a number, a 1-D grid of constant budgets
-(simulated side by side), or a :class:`perfpriv.engine.Schedule` (one ε per
-round: round t uses ``values[t-1]``; shape (L, T) for L schedules).
-
-*Seeding.*  ``seed`` is anything :func:`numpy.random.default_rng` accepts; it is
-the root of the engine's keyed streams (``perfpriv.keyed``): root ->
-trial -> round -> purpose. The level is not part of the key, so all ε of a
-call share their random numbers round by round (including the :math:`\mu_t` path),
-and a level or trial gives the same numbers alone or in any batch.
+Conventions
+-----------
+Privacy levels (a number, a grid or a :class:`perfpriv.engine.Schedule` of ε), timing, result shapes
+and seeding are the engine's (:mod:`perfpriv.engine`); round t's ``estimate[..., t-1]`` estimates
+``truth[..., t-1]`` = :math:`\mu_t`. The population policy and the law of :math:`\mu_t` (which the
+paper leaves open) are :class:`RandomizedResponse`'s. The population process does not depend on
+:math:`\mu_t` at all: a user leaks with probability :math:`1/2 + \beta` whatever her bit. Under the
+paper's conventions estimates are not clipped: eq. 1 is unbiased and its squared error has the
+exact mean :func:`estimator_variance`.
 
 References
 ----------
@@ -83,17 +53,15 @@ from ._validate import (
     check_choice,
     check_population,
     check_flag,
-    check_order,
     check_int,
     check_probability,
     check_real,
     check_rng,
     check_same_shape,
 )
-from .behaviour import Memoryless
+from .behaviour import RULES, Memoryless
 
 __all__ = [
-    "curve_script_options",
     "beta_from_epsilon",
     "epsilon_from_beta",
     "leak_probability",
@@ -106,16 +74,10 @@ __all__ = [
     "RandomizedResponse",
     "simulate",
     "mean_field",
-    "RULES",
 ]
 
-#: Growth rules: ``"leak"`` (§3) and ``"agnostic"`` (appendix B).
-RULES = ("leak", "agnostic")
 
-
-# --------------------------------------------------------------------------
-# argument checks shared by this module
-# --------------------------------------------------------------------------
+# ------------------------------------ argument checks shared by this module
 def _check_epsilon(epsilon, *, positive=False, name="epsilon"):
     """ε in [0, inf] (or (0, inf] when ``positive``); NaN and negatives fail."""
     return check_real(name, epsilon, low=0.0, low_open=positive, allow_inf=True)
@@ -146,19 +108,7 @@ def _check_mu_law(mu):
     return a, a
 
 
-def _check_sizes(T, n0, cap, trials=None):
-    T = check_int("T", T, low=1)
-    n0 = check_int("n0", n0, low=1)
-    cap = check_int("cap", cap, low=1)
-    check_order("n0", n0, "cap", cap)
-    if trials is not None:
-        trials = check_int("trials", trials, low=1)
-    return T, n0, cap, trials
-
-
-# --------------------------------------------------------------------------
-# randomized response (Lemma 1, eq. 1, Lemma 10)
-# --------------------------------------------------------------------------
+# --------------------------- randomized response (Lemma 1, eq. 1, Lemma 10)
 def beta_from_epsilon(epsilon):
     r"""Randomized-response parameter β that gives ε-local differential privacy.
 
@@ -353,9 +303,7 @@ def estimate_mean(y, beta, *, axis=None):
 def _variance_factor(beta, s2):
     r""":math:`\mathbb{E}[\nu (1 - \nu)] / (4 \beta^2)` given :math:`s2 = \mathbb{E}[(2 \mu - 1)^2]`.
 
-    With :math:`\nu = 2 \beta \mu + 1/2 - \beta = 1/2 + \beta (2 \mu - 1)` one has
-    :math:`\nu (1 - \nu) = 1/4 - \beta^2 (2 \mu - 1)^2`, linear in :math:`(2 \mu - 1)^2`:
-    averaging over a law of mu only needs its second moment ``s2``.
+    :math:`\nu (1 - \nu) = 1/4 - \beta^2 (2 \mu - 1)^2` (:func:`estimator_variance`'s ν) is linear in ``s2``.
     """
     beta = np.asarray(beta, dtype=float)
     with np.errstate(over="ignore", under="ignore"):
@@ -408,9 +356,7 @@ def estimator_variance(mu, beta, n):
     return float(out) if np.ndim(out) == 0 else out
 
 
-# --------------------------------------------------------------------------
-# population growth (Lemma 2, eq. 4, appendix B, Theorem 1)
-# --------------------------------------------------------------------------
+# ---------------- population growth (Lemma 2, eq. 4, appendix B, Theorem 1)
 def growth_factor(beta, *, q, r, rule="leak"):
     r"""Expected one-round growth factor :math:`C(\beta) = \mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}`.
 
@@ -422,32 +368,22 @@ def growth_factor(beta, *, q, r, rule="leak"):
 
         C(beta) = 1 - q (1/2 + beta) + r
 
+    Without privacy (β = 1/2) every answer leaks: the leak model's population shrinks as soon as
+    :math:`q > 0` (:math:`C = 1 - q`).
+
     Parameters
     ----------
     beta : float or array_like
         β in [0, 1/2] (see :func:`beta_from_epsilon`).
-    q : float or array_like
-        Leaving probability of a leaked user, in [0, 1].
-    r : float or array_like
-        Recruiting probability, in [0, 1] (of a non-leaked user for
-        ``"leak"``, of every user for ``"agnostic"``).
-    rule : {"leak", "agnostic"}
-        Growth rule.
+    q, r, rule
+        As in the module docstring.
 
     Returns
     -------
     float or numpy.ndarray
-        ``C``, broadcast over ``beta``, ``q`` and ``r``.  It is exact in
-        expectation (no large-population approximation is needed, whatever
-        appendix C says): departures and recruits are sums of independent
-        Bernoulli indicators.  It is the conditional mean of the unclipped
-        population; the simulators' floor 1 and cap bend it at the bounds.
-
-    Notes
-    -----
-    Without privacy (β = 1/2, ε = inf) every answer leaks: the leak model
-    gives :math:`C = 1 - q` (nobody recruits), so the non-private population
-    shrinks as soon as :math:`q > 0`; the agnostic model gives :math:`C = 1 - q + r`.
+        ``C``, broadcast over ``beta``, ``q`` and ``r``: the exact conditional mean of the unclipped
+        population (departures and recruits are sums of independent indicators: no large-population
+        approximation is needed, whatever appendix C says).
 
     References
     ----------
@@ -468,28 +404,21 @@ def growth_factor(beta, *, q, r, rule="leak"):
 def critical_beta(*, q, r, rule="leak"):
     r"""Largest β keeping the population from shrinking in expectation (:math:`C(\beta) \ge 1`).
 
-    ``rule="leak"`` (Theorem 1, eq. 5): ``beta_c = max{0, (r - q) / (2 (q + r))}``.
-    ``C`` decreases in β, so :math:`C(\beta) \ge 1` iff :math:`\beta \le \beta_c` -- when
-    :math:`r \ge q`.  When :math:`q > r` the clip at 0 hides that *no* β survives:
-    :math:`C(0) = 1 - (q - r)/2 < 1` (collapse at every privacy level).
-    When :math:`q + r = 0` nobody ever leaves or joins, :math:`C = 1` for every β and
-    there is no threshold: we return :math:`\beta_c = 1/2` (every β, including the
-    non-private β = 1/2, keeps :math:`C \ge 1`), consistently with the limit
-    :math:`q \to 0` at fixed :math:`r > 0`.
+    ``rule="leak"`` (Theorem 1, eq. 5): ``beta_c = max{0, (r - q) / (2 (q + r))}``; C decreases
+    in β, so :math:`C(\beta) \ge 1` iff :math:`\beta \le \beta_c` when :math:`r \ge q`. When
+    :math:`q > r` the clip at 0 hides that *no* β survives (:math:`C(0) = 1 - (q - r)/2 < 1`). When
+    :math:`q + r = 0`, C = 1 for every β: :math:`\beta_c = 1/2` (the limit :math:`q \to 0` at fixed
+    :math:`r > 0`).
 
     ``rule="agnostic"`` (appendix B): :math:`C = 1 - q (1/2 + \beta) + r \ge 1` iff
-    :math:`\beta \le r/q - 1/2`; returned clipped to [0, 1/2].  So :math:`\beta_c = 1/2`
-    (any privacy level survives) when :math:`q \le r` (also for :math:`q = 0`), and
-    :math:`\beta_c = 0` with collapse at every β when :math:`r < q/2`.  In between
-    (:math:`q/2 \le r < q`) the agnostic population survives with enough privacy
-    -- unlike the leak model, where :math:`q > r` always means collapse.
+    :math:`\beta \le r/q - 1/2`, clipped to [0, 1/2]: every β survives when :math:`q \le r`, none
+    when :math:`r < q/2`; in between the population survives with enough privacy -- unlike the
+    leak model, where :math:`q > r` always means collapse.
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leaving and recruiting probabilities in [0, 1] (broadcast).
-    rule : {"leak", "agnostic"}
-        Growth rule.
+    q, r, rule
+        As in the module docstring.
 
     Returns
     -------
@@ -537,10 +466,8 @@ def critical_epsilon(*, q, r, rule="leak"):
 
     Parameters
     ----------
-    q, r : float or array_like
-        Leaving and recruiting probabilities in [0, 1].
-    rule : {"leak", "agnostic"}
-        Growth rule.
+    q, r, rule
+        As in the module docstring.
 
     Returns
     -------
@@ -561,10 +488,8 @@ def critical_epsilon(*, q, r, rule="leak"):
     beta = critical_beta(q=q, r=r, rule=rule)  # checks the arguments; its edge cases are kept
     qq, rr = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(r, dtype=float))
     b = np.asarray(beta, dtype=float)
-    # 2 artanh(2β_c) in closed form, as a difference of logs: ln(r/q) (leak model) or
-    # ln(r/(q − r)) (agnostic model), so that a tiny q neither rounds β_c to 1/2 (ε_c = inf)
-    # nor loses digits in 1 − 2β_c
-    # (the interior 0 < β_c < 1/2 from q and r themselves: β_c may round to 1/2)
+    # 2 artanh(2β_c) in closed form, ln(r/q) (leak model) or ln(r/(q − r)) (agnostic), in the interior
+    # 0 < β_c < 1/2 read off q and r: a tiny q neither rounds β_c to 1/2 (ε_c = inf) nor loses digits
     if _check_rule(rule) == "leak":
         low, inner = qq, (rr > qq) & (qq > 0)
     else:
@@ -575,11 +500,12 @@ def critical_epsilon(*, q, r, rule="leak"):
     return float(eps) if eps.ndim == 0 else eps
 
 
-# --------------------------------------------------------------------------
-# the mechanism of the engine
-# --------------------------------------------------------------------------
+# ---------------------------------------------- the mechanism of the engine
 def _mu_second_moment(mu_law):
-    r""":math:`\mathbb{E}[(2 \mu - 1)^2]` for :math:`\mu \sim \mathrm{Uniform}(a, b)` (or a constant when a == b)."""
+    r""":math:`\mathbb{E}[(2μ - 1)^{2}]` for :math:`μ \sim \mathrm{Uniform}(a, b)` (a constant when a == b).
+
+    :math:`(u^{2} + uv + v^{2})/3` with :math:`u = 2a - 1`, :math:`v = 2b - 1`.
+    """
     a, b = mu_law
     u, v = 2.0 * a - 1.0, 2.0 * b - 1.0
     return (u * u + u * v + v * v) / 3.0
@@ -594,11 +520,8 @@ def _check_flag(name, value):
 class RandomizedResponse(engine.Mechanism):
     r"""Randomized response as a mechanism of :mod:`perfpriv.engine` (paper §3).
 
-    Each of the N users of a round holds a bit :math:`X \sim B(μ_t)` and answers
-    through randomized response at level ε (:math:`β = \tanh(ε/2)/2`): the answer is
-    kept -- a *leak* -- with probability 1/2 + β and flipped otherwise. The
-    platform releases the estimate of eq. 1; the round's error is
-    :math:`(\hat μ_t - μ_t)^{2}`.
+    A round as in the module docstring, at level ε (:math:`β = \tanh(ε/2)/2`): the platform
+    releases the estimate of eq. 1, and the round's error is :math:`(\hat μ_t - μ_t)^{2}`.
 
     One round is drawn exactly, from three binomials per (cell, level,
     trial): the leaks :math:`K \sim \mathrm{Binomial}(N, 1/2 + β)`; the ones among the kept
@@ -627,11 +550,9 @@ class RandomizedResponse(engine.Mechanism):
     floored at 0, a trial stops when it dies and each of its remaining
     rounds is charged the error 10, and estimates are clipped.
     ``"paper"``: the population is clipped to [1, 20000] (§3's text).
-    The authors' script behind the Fig. 1 and Fig. 6 curves makes other
-    choices than their map script: it floors the population at 1, never
-    stops a trial and clips the estimates, i.e. ``conventions="paper"`` with
-    ``clip_estimate=True``. Both published scripts draw every ε afresh:
-    ``common_numbers=False`` in :func:`perfpriv.engine.simulate`.
+    The authors' curve script (Figs. 1 and 6) is ``conventions="paper"`` with
+    ``clip_estimate=True`` (``curve_script_options``); both published scripts draw
+    every ε afresh (``common_numbers=False`` in :func:`perfpriv.engine.simulate`).
 
     References
     ----------
@@ -705,8 +626,7 @@ class RandomizedResponse(engine.Mechanism):
     def agent_round(self, n, level, rng, t=1, state=None):
         r"""Each user in turn draws her bit :math:`X \sim B(μ_t)` and keeps it (a leak) with probability 1/2 + β.
 
-        The platform debiases the share of ones (eq. 1); the error is :math:`(\hat μ_t - μ_t)^{2}`
-        (:meth:`perfpriv.engine.Mechanism.agent_round`).
+        Then as :class:`RandomizedResponse` (:meth:`perfpriv.engine.Mechanism.agent_round`).
         """
         n = check_int("n", n, low=1)
         beta = float(beta_from_epsilon(check_real("epsilon", level, low=0, low_open=True, allow_inf=True,
@@ -785,31 +705,22 @@ def _eps_dbeta(eps):
     return np.where(np.isposinf(eps), 0.0, out)
 
 
-# --------------------------------------------------------------------------
-# front ends
-# --------------------------------------------------------------------------
-def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", policy=None, conventions="paper", seed=None):
+# --------------------------------------------------------------- front ends
+def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", seed=None):
     """Simulate repeated private mean estimation with a reacting population (§3, appendix B).
 
-    The paper's front end of :func:`perfpriv.engine.simulate`: it builds the
-    mechanism :class:`RandomizedResponse` (ε, :math:`μ_t \\sim` Uniform(0, 1))
-    and the users :class:`perfpriv.behaviour.Memoryless` (q, r, ``rule``) and
-    runs the loop. The model's other settings (the law of :math:`μ_t`, clipped
-    estimates) are the mechanism's, and the engine's options (``record``,
-    ``common_numbers``) are :func:`perfpriv.engine.simulate`'s: call it with
-    the objects for those.
+    The paper's front end of :func:`perfpriv.engine.simulate`, with the mechanism
+    ``RandomizedResponse(epsilon)`` (:math:`μ_t \\sim` Uniform(0, 1)) and the users
+    ``Memoryless(q=q, r=r, rule=rule)``, under the paper's conventions. For other settings (a
+    :class:`perfpriv.engine.Policy`, the authors' conventions, ...) call it with the objects.
 
     Parameters
     ----------
     epsilon : float, 1-D array_like or perfpriv.engine.Schedule
         Privacy budget(s) ε in (0, inf] (:class:`RandomizedResponse`).
-    q, r : float or array_like
-        Leaving and recruiting probabilities (:class:`perfpriv.behaviour.Memoryless`).
-    T, n0, trials : int
-        Rounds, initial population :math:`N_0`, independent repetitions.
-    rule : {"leak", "agnostic"}
-        Who recruits: the users who did not leak (§3) or all of them (appendix B).
-    policy, conventions, seed
+    q, r, rule
+        As in the module docstring.
+    T, n0, trials, seed
         As in :func:`perfpriv.engine.simulate`.
 
     Returns
@@ -830,16 +741,14 @@ def simulate(epsilon, *, q, r, T, n0, trials=30, rule="leak", policy=None, conve
     True
     """
     return engine.simulate(RandomizedResponse(epsilon), Memoryless(q=q, r=r, rule=rule), T=T, n0=n0, trials=trials,
-                           policy=policy, conventions=conventions, seed=seed)
+                           seed=seed)
 
 
 def curve_script_options(conventions="paper", *, cap=20000):
     """The run options of the error and population curves (Figs. 1 and 6) under ``conventions``.
 
-    ``"authors"`` follows the authors' published curve script, which differs from
-    their ε* map script (what ``conventions="authors"`` means elsewhere): the
-    population is floored at 1, no trial ever stops, and the estimates are
-    clipped to [0, 1]. ``"paper"`` is the paper's text.
+    ``"authors"`` follows the authors' curve script, not their ε* map script (``conventions="authors"``
+    elsewhere): population floored at 1, no trial stopped, estimates clipped to [0, 1].
 
     Parameters
     ----------
@@ -872,43 +781,26 @@ def mean_field(epsilon, *, q, r, T, n0, rule="leak", cap=20000, floor=1, mu=(0.0
     It is not the exact mean of the random population: the clip is
     nonlinear and, near the floor, randomness matters.
 
-    The expected squared error of round t = 1..T is
-    :math:`E_μ[ν(1 - ν)] / (4β_t^{2} N_{t-1})`, with the average over the law of :math:`μ_t` in
-    closed form (:math:`ν(1 - ν) = 1/4 - β^{2}(2μ - 1)^{2}`; for Uniform(a, b),
-    :math:`\mathbb{E}[(2μ - 1)^{2}] = (u^{2} + uv + v^{2})/3` with :math:`u = 2a - 1`, :math:`v = 2b - 1`). The exact
-    expected error is :math:`\mathbb{E}[\mathrm{Var}/N_{t-1}]` over the random population; by Jensen
-    E[1/N] >= 1/E[N], so this tends to be optimistic, most when the
-    population is small or collapsing. Estimates are not clipped.
+    The expected squared error of round t = 1..T is :math:`E_μ[ν(1 - ν)] / (4β_t^{2} N_{t-1})`
+    (:meth:`RandomizedResponse.expected_error`; estimates not clipped). The exact one is
+    :math:`\mathbb{E}[\mathrm{Var}/N_{t-1}]` over the random population; by Jensen E[1/N] >= 1/E[N],
+    so this tends to be optimistic, most when the population is small or collapsing.
 
-    This front end builds the model's objects -- a
-    :class:`RandomizedResponse` at the levels ``epsilon`` and a
-    :class:`perfpriv.behaviour.Memoryless` of ``q``, ``r``, ``rule`` -- and
-    runs :func:`perfpriv.engine.mean_field` on them.
+    This front end runs :func:`perfpriv.engine.mean_field` on
+    ``RandomizedResponse(epsilon, mu=mu)`` and ``Memoryless(q=q, r=r, rule=rule)``.
 
     Parameters
     ----------
-    epsilon : float, 1-D array_like or perfpriv.engine.Schedule
-        ε in (0, inf] (a grid gives one path per value).
-    q, r : float or array_like
-        Leaving and recruiting probabilities in [0, 1]; arrays are cells
-        (leading axes of the result).
-    T : int
-        Number of rounds (>= 1).
-    n0 : int
-        Initial population (>= 1).
-    rule : {"leak", "agnostic"}
-        Growth rule.
-    cap, floor : float or None
-        Population clip.
-    mu : float or (float, float)
-        Law of :math:`μ_t: a` fixed value or the bounds of a uniform law.
+    epsilon, mu
+        As in :class:`RandomizedResponse` (a grid of ε gives one path per value).
+    q, r, rule
+        As in the module docstring (arrays of q, r are cells: leading axes of the result).
+    T, n0, cap, floor
+        As in :func:`perfpriv.engine.mean_field` (integer n0 >= 1).
 
     Returns
     -------
     perfpriv.engine.MeanFieldPath
-        ``population`` (shape ``cells + levels + (T+1,)``, entry 0 is
-        ``n0``), ``sq_error`` and ``leak_probability`` (shape
-        ``cells + levels + (T,)``) and ``cumulative_error``.
 
     References
     ----------

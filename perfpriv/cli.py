@@ -6,61 +6,39 @@ r"""Command line: regenerate the paper's figures into a folder, resumably.
                                  [--conventions {paper,authors}] [--format png,svg,pdf] [--n-jobs N]
                                  [--seed S] [--resume]
 
-For every requested figure this writes, into ``DIR`` (``K`` is the figure's
-number, ``X`` a panel letter):
+For every requested figure this writes, into ``DIR`` (``K`` the figure's number, ``X`` a panel letter):
 
-* ``figureK.png`` -- the whole figure, as drawn by :mod:`perfpriv.plots`, and
-  ``figureK.svg`` / ``figureK.pdf`` with ``--format`` (vector, for print);
-* ``figureK_panel_X.png`` (and ``.svg``, ``.pdf``) -- each panel of a
-  multi-panel figure with its colour key (colour bar), cut from the whole
-  figure; panels are lettered a, b, ... in reading order;
-* ``figureK.npz`` -- the numbers behind the figure (named arrays, described
-  by the figure's ``data`` entry in ``run.json``), computed by the same library calls the figure draws;
-* ``cells/figureK/`` (Figs. 4-5) -- one file per finished (τ, q, r) cell of
-  the simulated γ* maps, the long part of a paper-scale run;
-* ``run.json`` -- the record: command, scale, conventions and every setting
-  behind them (statistic, collapse, floor, stop, cap, penalty,
-  clip_estimate), seed, versions, and per figure its status, files, data
-  and settings. It is written before any work starts and updated as each
-  figure finishes; it depends only on what was asked, never on the machine
-  or on interruptions;
-* ``timings.json`` -- the wall-clock seconds of each figure and ``n_jobs``
-  (the one file that differs between two runs of the same command).
+* ``figureK.png`` -- the whole figure, drawn by :mod:`perfpriv.plots` (also ``.svg``, ``.pdf`` with
+  ``--format``), and ``figureK_panel_X.png`` (``.svg``, ``.pdf``) -- each panel of a multi-panel
+  figure with its colour bar, lettered a, b, ... in reading order;
+* ``figureK.npz`` -- the numbers behind the figure (described by its ``data`` entry in ``run.json``),
+  from the same library calls the figure draws;
+* ``cells/figureK/`` (Figs. 4-5) -- one file per finished (τ, q, r) cell of the simulated γ* maps;
+* ``run.json`` -- the record: command, scale, conventions and every setting behind them (statistic,
+  collapse, floor, stop, cap, penalty, clip_estimate), seed, versions, and per figure its status,
+  files, data and settings; written before any work starts, updated as each figure finishes, and
+  independent of the machine and of interruptions;
+* ``timings.json`` -- seconds per figure and ``n_jobs`` (the one file that differs between two runs).
 
-Interruptions. Every file is written atomically (to a temporary name in
-``DIR``, then renamed), so an interrupted run leaves no partial file. Ctrl-C
-(exit code 130) and SIGTERM (a killed job, 143) stop cleanly with one line
-saying what finished and the command that resumes, whether the signal
-reached the whole process group or the main process alone (``kill -INT
-PID``). The stop takes effect at the next safe point (the current batch of
-γ* cells stored, the current chunk of ε* cells, run of curves, τ of Fig.
-3a or panel of Fig. 3 finished, the figure computed, or its files written), seconds later
-at book scale and never in the middle of a computation, the last figure's
-included; a second Ctrl-C stops at once. ``--resume`` skips the figures and
-γ* cells already in ``DIR``, so that an interrupted run, resumed, writes
-exactly the files of an uninterrupted one (bit for bit on one machine: each
-cell is keyed by the seed and its own coordinates). A folder holding another
-run (other scale, conventions, seed, settings or library versions) is
-refused instead of mixed.
+Interruptions. Every file is written atomically (a temporary name in ``DIR``, then renamed). Ctrl-C
+(exit code 130) and SIGTERM (143) stop cleanly with one line saying what finished and the command that
+resumes, whether the signal reached the process group or the main process alone (``kill -INT PID``).
+The stop takes effect at the next safe point -- a batch of γ* cells stored, a chunk of ε* cells, a run
+of curves, a τ of Fig. 3a or a panel of Fig. 3 finished, a figure computed or its files written --
+never in the middle of a computation; a second Ctrl-C stops at once. ``--resume`` skips the figures
+and γ* cells already in ``DIR``, so that a resumed run writes exactly the files of an uninterrupted
+one (bit for bit on one machine: each cell is keyed by the seed and its own coordinates). A folder
+holding another run (other scale, conventions, seed, settings or versions) is refused, not mixed.
 
-Fig. 3 is written as two figures, ``figure3a`` (:math:`p_{\tau}` against tau, one panel)
-and ``figure3bc`` (its panels ``b`` and ``c``); Figs. 1 and 6 have four panels
-(a-d), Fig. 4 six and Fig. 5 nine (three per tau).
-
-``--scale book`` uses the chapters' default sizes: all seven figures in
-about a minute on two cores. ``--scale paper`` uses the
-paper's settings (:data:`SCALES`), from seconds to minutes for Figs.
-1-3, 6 and 7 and hours for the simulated γ* maps of Figs. 4-5 with
-``--n-jobs 2`` (``python -m perfpriv --help`` gives the measured times of both
-scales; see ``benchmarks/README.md``).
-``--conventions authors`` follows the authors' published code where the
-paper's text leaves a choice open (:data:`perfpriv.engine.CONVENTIONS`), the
-script behind each figure: their curve script for Figs. 1 and 6 (floor 1, no
-stop, clipped estimates), their map script for Figs. 2 and 7, their Algorithm 1
-code for Figs. 3-5; ``run.json`` records which (``conventions.script``).
-
-``--n-jobs`` sets the joblib workers of the (q, r) sweeps (Figs. 2-5, 7),
-through ``joblib.parallel_config``; the numbers do not depend on it.
+Fig. 3 is written as ``figure3a`` (:math:`p_{\tau}` against tau) and ``figure3bc`` (panels ``b``
+and ``c``); Figs. 1 and 6 have four panels (a-d), Fig. 4 six and Fig. 5 nine (three per tau).
+``--scale book`` uses the chapters' default sizes (all seven figures in about a minute on two cores),
+``--scale paper`` the paper's settings (:data:`SCALES`; hours for the γ* maps of Figs. 4-5: the
+measured times are in ``python -m perfpriv --help``). ``--conventions authors`` follows, where the
+paper's text leaves a choice open, the authors' script behind each figure (``run.json``'s
+``conventions.script``): curves for Figs. 1 and 6 (floor 1, no stop, clipped estimates), maps for
+Figs. 2 and 7, Algorithm 1 for Figs. 3-5. ``--n-jobs`` sets the joblib workers of the (q, r) sweeps
+(Figs. 2-5, 7); the numbers do not depend on it.
 """
 
 from __future__ import annotations
@@ -168,10 +146,9 @@ class _Fault(Exception):
 class _Interrupted(KeyboardInterrupt):
     """Ctrl-C (SIGINT) acted on by the run: exit code 130.
 
-    A subclass, not ``KeyboardInterrupt`` itself: CPython 3.11 ends a ``python -m``
-    process by SIGINT whenever a bare ``KeyboardInterrupt`` has passed through code run by
-    ``exec`` (dataclasses, namedtuples), even once caught, which would turn the clean
-    exit code 130 into a kill.
+    Not ``KeyboardInterrupt`` itself: CPython 3.11 ends a ``python -m`` process by SIGINT whenever a
+    bare ``KeyboardInterrupt`` has passed through code run by ``exec`` (dataclasses, namedtuples),
+    even caught, turning the clean exit code 130 into a kill.
     """
 
 
@@ -179,11 +156,9 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM (a killed job): stopped as cleanly as Ctrl-C, exit code 143."""
 
 
-#: The first Ctrl-C or SIGTERM of a run (its signal number) and whether its stop was raised. A
-#: signal is only noted and raised from a safe point of the program's own code: an exception raised
-#: by a signal handler can land anywhere -- inside an import, inside library code that swallows it
-#: (a bare ``except:``) -- and every later signal is ignored, so that a second one cannot interrupt
-#: the clean stop (its one line and its exit code).
+#: The first Ctrl-C or SIGTERM of a run (its signal number) and whether its stop was raised. A signal is
+#: only noted, and raised from a safe point: raised by the handler it could land anywhere (an import,
+#: library code that swallows it); later signals are ignored so that they cannot interrupt the clean stop.
 _STOP = {"signum": None, "raised": False}
 
 
@@ -207,20 +182,10 @@ def _check_start():
 
 
 class _StopRequests:
-    """Ctrl-C and SIGTERM during a run, acted on at the next safe point.
+    """Ctrl-C and SIGTERM inside the ``with`` block, noted and raised by :meth:`check` at a safe point.
 
-    Inside the ``with`` block a signal is only noted; :meth:`check` raises it
-    (``KeyboardInterrupt`` or :class:`_Terminated`) where the run can stop
-    cleanly: after a batch of γ* cells is stored, between the parts of the
-    other figures (chunks of ε* cells, runs of the curves, the panels of
-    Fig. 3), once a figure is computed and before each of its outputs'
-    files, and after each figure's files and record are written, the last
-    figure's included. A signal raised anywhere else could land between
-    computing a cell and storing it, or inside library code that swallows
-    or misreports it. A second signal stops at once (it is also kept for
-    the next safe point, should library code swallow it); any later one is
-    ignored. Outside the main thread signals cannot be handled and the block
-    does nothing.
+    As the module's "Interruptions" says; a second signal, raised at once, stays noted should library
+    code swallow it. Outside the main thread signals cannot be handled and the block does nothing.
     """
 
     def __init__(self):
@@ -370,16 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# ---------------------------------------------------------------------------
-# atomic files
-# ---------------------------------------------------------------------------
+# -------------------------------------------------------------- atomic files
 
 def _atomic_write(path: Path, write) -> None:
-    """Write ``path`` through a temporary file in the same folder and ``os.replace`` (no partial files).
-
-    Ctrl-C and SIGTERM are held back while a file is written (and delivered
-    right after), so an interrupt never leaves an open or half-written file.
-    """
+    """Write ``path`` through a temporary file in its folder and ``os.replace`` (no partial files),
+    holding Ctrl-C and SIGTERM back meanwhile (delivered right after)."""
     import signal
 
     tmp = path.with_name(f"{_TMP_PREFIX}{path.name}.{os.getpid()}")
@@ -422,17 +382,15 @@ def _remove_partial_files(out: Path) -> None:
 class CellFiles(MutableMapping):
     """Finished cells of a γ* map, one ``.npz`` file each in a folder (written atomically).
 
-    The store :func:`perfpriv.experiments.gamma_star_map` reads and fills
-    (``store=``): key ``(tau, q, r)``, value an array. Each file holds its
-    key, so a file is only ever read back for the cell it was written for.
+    The ``store=`` of :func:`perfpriv.experiments.gamma_star_map`: key ``(tau, q, r)``, value an array.
+    Each file holds its key, so it is only read back for the cell it was written for.
 
     Parameters
     ----------
     folder : pathlib.Path
         Where the cell files live (created on the first write).
     read : bool
-        ``False``: cells already in the folder are ignored (recomputed and
-        overwritten) -- a run without ``--resume``.
+        ``False``: cells already in the folder are ignored and overwritten (a run without ``--resume``).
     """
 
     def __init__(self, folder: Path, *, read: bool = True):
@@ -502,13 +460,10 @@ class _ReadOnlyCells(MutableMapping):
 def finished_gamma_star_maps(out, figure) -> list:
     """The γ* maps (Figs. 4-5) whose every cell a run folder holds, even if the run has not finished.
 
-    A paper-scale Fig. 5 takes hours and is run in pieces with ``--resume``;
-    its thresholds finish one after the other. This reads the run's record
-    (``run.json``: scale, conventions, seed) and, for each τ of the figure
-    whose (q, r) cells are all stored in ``cells/figureK/``, rebuilds the
-    map from those cells and the theory maps, exactly as the finished run
-    would (:func:`perfpriv.experiments.gamma_star_map` with the stored cells;
-    nothing is simulated). Thresholds with missing cells are left out.
+    A paper-scale Fig. 5 takes hours and is run in pieces with ``--resume``. For each τ whose (q, r)
+    cells are all in ``cells/figureK/``, this rebuilds the map exactly as the finished run would, with
+    the record's scale, conventions and seed (:func:`perfpriv.experiments.gamma_star_map` on the stored
+    cells; nothing is simulated). Thresholds with missing cells are left out.
 
     Parameters
     ----------
@@ -542,9 +497,7 @@ def finished_gamma_star_maps(out, figure) -> list:
     return maps
 
 
-# ---------------------------------------------------------------------------
-# one function per figure: (outputs, conventions) from the settings
-# ---------------------------------------------------------------------------
+# ---------- one function per figure: (outputs, conventions) from the settings
 
 def _bernoulli_conventions(conventions, *, n0, mu=(0.0, 1.0)):
     from . import bernoulli, engine
@@ -694,25 +647,20 @@ def run_figure(number, scale, seed, conventions="paper", store=None, on_cells=No
 
     Parameters
     ----------
-    number : {"1", ..., "7"}
-        Figure of the paper.
-    scale : {"book", "paper"}
-        Experiment sizes.
+    number, scale, conventions : str
+        ``"1"`` to ``"7"``; ``"book"`` or ``"paper"``; ``"paper"`` or ``"authors"`` (as on the command line).
     seed : int, SeedSequence or Generator
-        Root seed (an int >= 0; a ``SeedSequence`` or ``Generator`` gives one
-        integer drawn from it, :func:`perfpriv._validate.check_root_seed`).
-    conventions : {"paper", "authors"}
-        The paper's text or the authors' published code.
+        Root seed: an int >= 0, or one integer drawn from a ``SeedSequence`` or ``Generator``.
     store : MutableMapping, optional
-        Finished γ* cells (Figs. 4-5, :func:`perfpriv.experiments.gamma_star_map`).
+        Finished γ* cells of Figs. 4-5 (e.g. :class:`CellFiles`).
     on_cells : callable, optional
         Called with the number of cells (or panel groups) just finished.
 
     Returns
     -------
     dict
-        ``{name: (matplotlib.figure.Figure, dict of arrays)}``, one entry per
-        figure file (``figure3a`` and ``figure3bc`` for Fig. 3).
+        ``{name: (matplotlib.figure.Figure, dict of arrays)}``, one entry per figure file
+        (``figure3a`` and ``figure3bc`` for Fig. 3).
 
     Examples
     --------
@@ -774,18 +722,14 @@ def _check_figure_and_renderer(fig, renderer=None):
 def panel_boxes(fig, renderer) -> list:
     """One box per panel (display pixels): the panel with its colour bar and the figure legends beside it.
 
-    A colour bar belongs to the panel whose image it keys (or, for a bar of
-    several panels, to the nearest panel on its left in the same row); a
-    figure-level legend belongs to the panel that it sits directly above or
-    below and does not extend beyond. So a panel cut out of the figure keeps
-    its colour key.
+    A colour bar belongs to the panel whose image it keys (a bar of several panels: the nearest panel
+    on its left in the same row); a figure legend to the panel it sits directly above or below and does
+    not extend beyond. So a panel cut out of the figure keeps its colour key.
 
     Parameters
     ----------
-    fig : matplotlib.figure.Figure
-        A drawn figure.
-    renderer : matplotlib.backend_bases.RendererBase
-        The renderer it was drawn with (e.g. ``FigureCanvasAgg(fig).get_renderer()``).
+    fig, renderer : matplotlib.figure.Figure, matplotlib.backend_bases.RendererBase
+        A drawn figure and the renderer it was drawn with (e.g. ``FigureCanvasAgg(fig).get_renderer()``).
 
     Returns
     -------
@@ -828,9 +772,8 @@ def panel_boxes(fig, renderer) -> list:
 def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", formats=("png",)) -> list:
     """Write ``name.<format>``, one ``name_panel_X.<format>`` per panel (if several) and ``name.npz``.
 
-    PNG panels are cut from the pixels of one drawing; vector panels are the
-    same regions saved from the figure (``bbox_inches``). Every file is written
-    atomically (temporary name in ``out``, then renamed). Returns the paths.
+    PNG panels are cut from the pixels of one drawing, vector panels are the same regions saved from
+    the figure (``bbox_inches``); every file is written atomically.
 
     Parameters
     ----------
@@ -844,7 +787,7 @@ def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", format
     first_letter : str
         Letter of the first panel (one lowercase letter; ``"b"`` for Fig. 3's b and c).
     formats : str or sequence of str
-        Among ``"png"``, ``"svg"`` and ``"pdf"``; a single name (``"png"``) is one format.
+        Among ``"png"``, ``"svg"`` and ``"pdf"``; a single name is one format.
 
     Returns
     -------
@@ -913,9 +856,7 @@ def save_figure(fig, data, out: Path, name: str, first_letter: str = "a", format
     return paths + [npz]
 
 
-# ---------------------------------------------------------------------------
-# the output folder and its record
-# ---------------------------------------------------------------------------
+# ------------------------------------------ the output folder and its record
 
 def _prepare_out(text: str) -> Path:
     """The output folder, created and checked writable; a :class:`_Fault` otherwise."""
@@ -1125,10 +1066,8 @@ def _reproduce(args) -> int:
 def main(argv=None) -> int:
     """Entry point of ``python -m perfpriv``; returns the exit code.
 
-    Exit codes: 0 done; 1 the output folder failed during the run; 2 a bad
-    command line or output folder (one line on stderr); 130 interrupted
-    (Ctrl-C), 143 terminated (SIGTERM): one line saying what finished and how
-    to resume.
+    0 done; 1 the output folder failed during the run; 2 a bad command line or output folder (one
+    line on stderr); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), as in the module's docstring.
     """
     import signal
     import threading

@@ -1,56 +1,33 @@
 r"""Population dynamics of the Gaussian model: who survives, and at what cost.
 
-Paper §4.5, Lemma 9, Remarks 2-3, Theorem 4 and appendices D.3, D.4 and E.
-The theory of this module sits on the engine's mechanism and behaviour
-(:class:`perfpriv.gaussian.GaussianMean`, :class:`perfpriv.behaviour.Memoryless`)
-and its one mean-field recursion (:func:`perfpriv.engine.mean_field`):
-
-* the expected growth factor :math:`C(γ) = 1 + r - (q + r) p_τ` (eq. 13),
-  :func:`growth_factor`;
-* the sufficient survival threshold :math:`γ_c` of Theorem 2 (worst case
-  s = 2R), :func:`critical_gamma`, and the exact γ at which C = 1,
-  :func:`exact_critical_gamma`;
-* the finite-sample error bounds of Theorem 3, :func:`kappa` and
-  :func:`error_bounds`;
-* Lemma 9's cumulative error bound, :func:`cumulative_error_bound`;
-* the long-run limit that corrects Remark 2, :func:`infinite_horizon_gamma`;
-* Theorem 4's PAC horizon, :func:`pac_radius` and :func:`pac_rounds`.
+Paper §4.5, Lemma 9, Remarks 2-3, Theorem 4 and appendices D.3, D.4 and E, on the engine's mechanism
+and behaviour (:class:`perfpriv.gaussian.GaussianMean`, :class:`perfpriv.behaviour.Memoryless`) and its
+one mean-field recursion (:func:`perfpriv.engine.mean_field`): the growth factor
+:math:`C(γ) = 1 + r - (q + r) p_τ` of eq. 13 (:func:`growth_factor`); Theorem 2's sufficient survival
+threshold :math:`γ_c` (worst case s = 2R) and the exact γ at which C = 1 (:func:`critical_gamma`,
+:func:`exact_critical_gamma`); Theorem 3's bounds (:func:`kappa`, :func:`error_bounds`); Lemma 9's
+cumulative error bound (:func:`cumulative_error_bound`); the long-run limit that corrects Remark 2
+(:func:`infinite_horizon_gamma`); Theorem 4's PAC horizon (:func:`pac_radius`, :func:`pac_rounds`).
 
 The model is the engine's two objects
 -------------------------------------
-Every function takes the model as the engine does
-(:func:`perfpriv.engine.simulate`, :func:`perfpriv.engine.mean_field`):
-
-* ``mechanism``, a :class:`perfpriv.gaussian.GaussianMean`: the leak
-  threshold τ, the data (dimension d, clipping radius R, mean μ and
-  covariance Σ of the Gaussian records), the membership statistic (a
-  mechanism whose ``statistic`` is None uses the paper's, Lemma 6) and how
-  :math:`p_τ` is evaluated (``leak_method``, ``leak_samples``,
-  ``leak_seed``; a Monte Carlo :math:`p_τ` uses one fixed seed, so it is a
-  deterministic function of γ and n). Its level γ (the release is the
-  clipped mean plus :math:`\mathcal{N}(0, γ^{2}/N I_d)`) is the noise scale
-  the functions evaluate, unless an explicit ``gamma`` is given;
-* ``behaviour``, a :class:`perfpriv.behaviour.Memoryless`: q, the
-  probability that a leaked user leaves, and r, the probability that a
-  user recruits one more (arrays of q and r are cells).
+Every function takes the model as :func:`perfpriv.engine.simulate` does: ``mechanism``, a
+:class:`perfpriv.gaussian.GaussianMean` (τ, the data, the membership statistic -- ``None``: the
+paper's, Lemma 6 -- and how :math:`p_τ` is evaluated), whose level γ is the noise scale evaluated
+unless an explicit ``gamma`` is given; and ``behaviour``, a :class:`perfpriv.behaviour.Memoryless`
+(q, r; arrays of q and r are cells).
 
 The thresholds (:func:`critical_gamma`, :func:`exact_critical_gamma`,
 :func:`infinite_horizon_gamma`) choose γ themselves: their mechanism needs no
 level (``GaussianMean(tau=..., d=..., R=...)``). :func:`exact_critical_gamma`
 takes any :class:`perfpriv.behaviour.Behaviour`, the others the paper's users.
 
-The mean-field path itself is :func:`perfpriv.engine.mean_field` on the
-same two objects.
-
 Pointwise functions (:func:`growth_factor`, :func:`error_bounds`,
 :func:`cumulative_error_bound`, :func:`critical_gamma`) broadcast γ (the
 mechanism's level, a number or a 1-D grid, or an explicit ``gamma`` of any
 shape), the behaviour's ``q`` and ``r`` and ``n`` as numpy does.
 
-Population sizes may be real numbers (the mean field is a real-valued
-recursion): :math:`p_τ` is evaluated at real n >= 2; at n = 1 the leak probability
-is 1 -- the n → 1 limit of Lemma 7, where a one-record release *is* the
-record -- and for 1 < n < 2 it is interpolated linearly
+Population sizes may be real numbers (the mean field is a real-valued recursion), down to n = 1
 (:meth:`perfpriv.gaussian.GaussianMean.leak_probability`).
 """
 
@@ -95,10 +72,7 @@ def _out(x):
 
 
 def _model(mechanism, behaviour, kind=Memoryless):
-    """Check the model objects (``kind=None``: no behaviour); the mechanism with its statistic resolved.
-
-    A mechanism whose ``statistic`` is None uses the paper's (Lemma 6).
-    """
+    """Check the model objects (``kind=None``: no behaviour); the mechanism with its statistic resolved."""
     if not isinstance(mechanism, GaussianMean):
         raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
     if kind is not None and not isinstance(behaviour, kind):
@@ -128,27 +102,20 @@ def _gamma(mechanism, gamma):
     return levels.describe()
 
 
-# --------------------------------------------------------------------------
-# growth factor and survival threshold
-# --------------------------------------------------------------------------
+# ------------------------------------- growth factor and survival threshold
 def growth_factor(mechanism, behaviour, n, gamma=None):
     r"""Expected growth factor :math:`C(γ) = 1 + r - (q + r) p_τ` (eq. 13).
 
-    The expected ratio :math:`\mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}` of Lemma 8 when the
-    previous round had ``n`` = :math:`N_{t-1}` records: the marginal leak probability
-    of :meth:`perfpriv.gaussian.GaussianMean.leak_probability` inside the
-    users' growth rule (:meth:`perfpriv.behaviour.Memoryless.growth_factor`).
+    The expected ratio :math:`\mathbb{E}[N_t \mid N_{t-1}] / N_{t-1}` of Lemma 8: the marginal leak
+    probability (:meth:`perfpriv.gaussian.GaussianMean.leak_probability`) at :math:`N_{t-1}` in the users'
+    growth rule (:meth:`perfpriv.behaviour.Memoryless.growth_factor`).
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release and the data (τ, d, R, μ, Σ, statistic, :math:`p_τ` evaluation).
-    behaviour : perfpriv.behaviour.Memoryless
-        The users (q, r; arrays are cells).
+    mechanism, behaviour, gamma
+        The model and the noise scale evaluated (module docstring).
     n : float or array_like
         :math:`N_{t-1} \ge 1`, population of the previous round (real values allowed).
-    gamma : float or array_like, optional
-        γ > 0; default: the mechanism's level (a number or a 1-D grid).
 
     Returns
     -------
@@ -205,24 +172,15 @@ def critical_gamma(mechanism, behaviour, n):
     C >= 1 whatever the data (the marginal :math:`p_{\tau}` is an average over
     s <= 2R of the decreasing-in-gamma Lemma 7 probability).
 
-    Edge cases, all limits of the formula:
-
-    * :math:`q = 0, r > 0`: nobody ever leaves, :math:`C = 1 + r(1 - p_{\tau}) \ge 1` for
-      every gamma; x = -inf and the factor :math:`(x + \sqrt{x^2+2 \tau})/(2 \tau)`
-      tends to 0, so :math:`\gamma_c = 0`. It is computed in the cancellation-free
-      form :math:`1 / (\sqrt{x^2 + 2 \tau} - x)` whenever x < 0.
-    * :math:`r = 0, q > 0`: nobody ever joins, :math:`C = 1 - q p_{\tau} < 1` for every
-      finite :math:`\gamma (p_{\tau} > 0); x = +\infty` and :math:`\gamma_c = \infty`.
-    * :math:`q = r = 0`: C = 1 identically, every gamma keeps the population;
-      :math:`\gamma_c = 0`.
+    The edge cases are limits of the formula: q = 0 < r (nobody leaves,
+    :math:`C = 1 + r(1 - p_{\tau}) \ge 1`) gives x = −inf and :math:`\gamma_c = 0`; r = 0 < q (nobody
+    joins, :math:`C = 1 - q p_{\tau} < 1`) gives :math:`\gamma_c = \infty`; q = r = 0 (C = 1) gives 0.
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        Its threshold τ and clipping radius R are used; it needs no noise
-        scale (``GaussianMean(tau=..., d=..., R=...)``; a level it has is not used).
-    behaviour : perfpriv.behaviour.Memoryless
-        The users (q, r; arrays are cells), under the leak rule of the theorem.
+    mechanism, behaviour
+        The model (module docstring): only τ and R of the mechanism are used, and the
+        users must follow the leak rule of the theorem.
     n : float or array_like
         :math:`N_{t-1} > 1`, population size at which :math:`C_t` must be >= 1.
 
@@ -262,37 +220,28 @@ def exact_critical_gamma(mechanism, behaviour, n, *, bracket=(1e-6, 1e8)):
     r"""The noise scale at which the expected growth factor is exactly 1.
 
     Solves :math:`p_{\tau}(\gamma) = p_c`, the users' critical leak probability
-    (:meth:`perfpriv.behaviour.Memoryless.critical_leak_probability`:
-    :math:`r / (q + r)` under the leak rule, so that C(γ) = 1 in eq. 13), with
-    :func:`scipy.optimize.brentq` on log γ. :math:`p_{\tau}` decreases in γ, so
-    C >= 1 exactly for γ at or above the returned value; comparing with
-    :func:`critical_gamma` shows how conservative Theorem 2 is.
+    (:meth:`perfpriv.behaviour.Memoryless.critical_leak_probability`: :math:`r / (q + r)` under the leak
+    rule, so that C(γ) = 1 in eq. 13), by :func:`scipy.optimize.brentq` on log γ. :math:`p_{\tau}`
+    decreases in γ, so C >= 1 exactly from the returned value on; comparing with :func:`critical_gamma`
+    shows how conservative Theorem 2 is.
 
-    Users who count the privacy they spend
-    (:class:`perfpriv.behaviour.BudgetAware`, ``uses_cost``) also pay
-    :math:`ρ = 2R^{2}/γ^{2}` per round (:meth:`perfpriv.gaussian.GaussianMean.privacy_cost`),
-    so more noise both lowers the leaks and lengthens their stay; their
-    threshold is the smallest γ whose reproduction number
-    (:meth:`perfpriv.behaviour.Behaviour.reproduction_number`) is at least 1,
-    found by bisection on log γ (:math:`p_τ` held at ``n``).
+    Users who count the privacy they spend (:class:`perfpriv.behaviour.BudgetAware`, ``uses_cost``)
+    also pay :math:`ρ = 2R^{2}/γ^{2}` per round (:meth:`perfpriv.gaussian.GaussianMean.privacy_cost`):
+    their threshold is the smallest γ whose reproduction number
+    (:meth:`perfpriv.behaviour.Behaviour.reproduction_number`, :math:`p_τ` held at ``n``) is at least 1,
+    found by bisection on log γ.
 
     Edge cases: :math:`p_c = 1` (nobody leaves, q = 0, or q = r = 0) gives 0
     (C >= 1 for all γ); :math:`p_c = 0` (r = 0 < q) gives inf. If
-    :math:`p_{\tau}` stays above :math:`p_c` up to ``bracket[1]`` (possible with
-    the exact statistic at small n, whose constant (d/2) log(n/(n-1)) can
-    exceed τ) the result is inf; if it is already below at ``bracket[0]``
-    the result is ``bracket[0]``.
+    :math:`p_{\tau}` stays above :math:`p_c` up to ``bracket[1]`` (possible with the exact statistic at
+    small n: :func:`perfpriv.leakage.exact_leak_floor`) the result is inf; if it is already below at
+    ``bracket[0]`` the result is ``bracket[0]``.
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release and the data; it needs no noise scale (a level it has is
-        not used). A Monte Carlo
-        :math:`p_{\tau}` uses one fixed seed for every γ, so the root is that of a
-        deterministic function.
-    behaviour : perfpriv.behaviour.Behaviour
-        The users (arrays of parameters are cells): the paper's
-        :class:`~perfpriv.behaviour.Memoryless` or any other behaviour.
+    mechanism, behaviour
+        The model (module docstring); the behaviour may be any
+        :class:`perfpriv.behaviour.Behaviour`.
     n : float
         :math:`N_{t-1} \ge 2`, population size.
     bracket : tuple of float
@@ -369,10 +318,7 @@ def _solve_p_equals(target, n, model, lo, hi, cache):
     return root
 
 
-
-# --------------------------------------------------------------------------
-# Theorem 3
-# --------------------------------------------------------------------------
+# ---------------------------------------------------------------- Theorem 3
 def kappa(behaviour):
     r"""Kantorovich constant of Theorem 3, :math:`(2 + r - q)^2 / (4 (1 - q)(1 + r))`.
 
@@ -383,8 +329,7 @@ def kappa(behaviour):
     Parameters
     ----------
     behaviour : perfpriv.behaviour.Memoryless
-        The users: one round moves the population by a factor in
-        [1 - q, 1 + r] under either growth rule.
+        The users (q, r), under either growth rule.
 
     Returns
     -------
@@ -422,10 +367,8 @@ class ErrorBounds:
         :math:`(\gamma^2 \mathrm{Tr} \Sigma^{-1} + d) / (C N_{t-1})` (Jensen).
     upper : float or numpy.ndarray
         ``kappa * lower`` (Kantorovich).
-    growth : float or numpy.ndarray
-        :math:`C = C_t(\gamma)` used in both.
-    kappa : float or numpy.ndarray
-        :math:`\kappa_{q,r}`.
+    growth, kappa : float or numpy.ndarray
+        :math:`C = C_t(\gamma)` used in both, and :math:`\kappa_{q,r}`.
 
     Unpacks as ``lower, upper = error_bounds(...)``.
     """
@@ -438,8 +381,6 @@ class ErrorBounds:
     def __iter__(self):
         yield self.lower
         yield self.upper
-
-
 
 
 def error_bounds(mechanism, behaviour, n_prev, gamma=None):
@@ -457,17 +398,14 @@ def error_bounds(mechanism, behaviour, n_prev, gamma=None):
 
     Parameters
     ----------
-    mechanism, behaviour
-        The model, as in :func:`growth_factor`.
+    mechanism, behaviour, gamma
+        The model and the noise scale evaluated (module docstring).
     n_prev : float or array_like
         :math:`N_{t-1} \ge 1`.
-    gamma : float or array_like, optional
-        γ > 0; default: the mechanism's level.
 
     Returns
     -------
     ErrorBounds
-        ``lower``, ``upper``, ``growth`` and ``kappa``.
 
     References
     ----------
@@ -495,9 +433,7 @@ def error_bounds(mechanism, behaviour, n_prev, gamma=None):
     return ErrorBounds(_out(lower), _out(upper), _out(C), _out(k))
 
 
-# --------------------------------------------------------------------------
-# Lemma 9
-# --------------------------------------------------------------------------
+# ------------------------------------------------------------------ Lemma 9
 def cumulative_error_bound(mechanism, behaviour, *, T, n0, gamma=None):
     r"""Lemma 9's closed-form cumulative error :math:`Ê_{\mathrm{total}}(γ)` (eq. 16 / 23).
 
@@ -512,20 +448,15 @@ def cumulative_error_bound(mechanism, behaviour, *, T, n0, gamma=None):
     +inf when :math:`C_1 = 0`.
 
     The paper proves :math:`Ê_{\mathrm{total}} \ge E_{\mathrm{total}}` only for :math:`C_t > 1` (growth regime,
-    no cap, mean field). For :math:`C_1 \le 1` the same expression is still the
-    finite sum above -- the cumulative error of a population shrinking by
-    the fixed factor :math:`C_1` -- but it bounds nothing the paper proves.
+    no cap, mean field). For :math:`C_1 \le 1` it is still the finite sum above (a population
+    shrinking by the factor :math:`C_1`), but it bounds nothing the paper proves.
 
     Parameters
     ----------
-    mechanism, behaviour
-        The model, as in :func:`growth_factor`.
-    T : int
-        T >= 1, horizon.
-    n0 : int
-        :math:`N_0 \ge 2`, initial population (:math:`C_1` is evaluated at :math:`N_0`).
-    gamma : float or array_like, optional
-        γ > 0; default: the mechanism's level.
+    mechanism, behaviour, gamma
+        The model and the noise scale evaluated (module docstring).
+    T, n0 : int
+        Horizon T >= 1 and initial population :math:`N_0 \ge 2` (where :math:`C_1` is evaluated).
 
     Returns
     -------
@@ -554,11 +485,7 @@ def cumulative_error_bound(mechanism, behaviour, *, T, n0, gamma=None):
 
 
 def _inverse_geometric_sum(excess, T):
-    r""":math:`\sum_{t=1}^T C^{-t}` with C = 1 + excess, stably.
-
-    Equals :math:`(1 - C^{-T}) / (C - 1) = -\operatorname{expm1}(-T \operatorname{log1p}(C - 1)) / (C - 1)`, with
-    the limit T at C = 1 and +inf when C <= 0.
-    """
+    r""":math:`\sum_{t=1}^T C^{-t}` with C = 1 + excess, stably (as :func:`cumulative_error_bound` says)."""
     excess = np.asarray(excess, float)
     out = np.full(excess.shape, np.inf)
     pos = excess > -1.0
@@ -575,11 +502,7 @@ def _inverse_geometric_sum(excess, T):
     return out
 
 
-
-
-# --------------------------------------------------------------------------
-# the long run (corrects Remark 2)
-# --------------------------------------------------------------------------
+# ----------------------------------------- the long run (corrects Remark 2)
 @dataclass(frozen=True, eq=False)
 class InfiniteHorizonGamma:
     r"""The noise scale that is best in the long run, without a cap (:func:`infinite_horizon_gamma`).
@@ -631,43 +554,29 @@ def infinite_horizon_gamma(mechanism, behaviour, n0, *, bracket=(1e-2, 1e3), rou
 
     .. math::
 
-       P(\gamma) = \prod_{k\ge 1} \frac{C_k(\gamma)}{1+r},
+       P(\gamma) = \prod_{k\ge 1} \frac{C_k(\gamma)}{1+r}
 
-    finite and positive whenever the population reaches the growth regime
-    (the product converges because :math:`p_τ` falls faster than geometrically in
-    N). So two noise levels keep a constant error ratio L(γ₁)/L(γ₂) forever:
-    the larger one does *not* eventually win, and infinite noise is not
-    optimal even over an infinite horizon (L → ∞ as γ → ∞). This corrects
-    the paper's Remark 2.
+    finite and positive whenever the population reaches the growth regime. So infinite
+    noise is not optimal even over an infinite horizon (L → ∞ as γ → ∞): this corrects the
+    paper's Remark 2 (proof: the book, chapter 05).
 
-    The limit is infinite (``finite=False``) when the population never
-    grows like :math:`(1 + r)^t: r = 0 < q` (nobody joins, the population shrinks),
-    or -- under the exact statistic -- when the leak probability's floor at
-    small populations (:func:`perfpriv.leakage.exact_leak_floor`) keeps C <= 1
-    for every γ. With q = 0 nobody leaves: P = C-products of 1 + r(1 − p),
-    and the limit is finite for every γ (γ∞ may then be at the bracket's
-    lower end, reported as found).
+    The limit is infinite (``finite=False``) when the population never grows like
+    :math:`(1 + r)^t`: r = 0 < q, or -- under the exact statistic -- when the leak floor
+    (:func:`perfpriv.leakage.exact_leak_floor`) keeps C <= 1 for every γ. With q = 0 it is
+    finite for every γ (γ∞ may then be the bracket's lower end, reported as found).
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release and the data; it needs no noise scale (a level it has is
-        not used). The product
-        needs thousands of :math:`p_τ` evaluations: the quadrature's
-        (``leak_method="auto"`` uses it wherever it is exact, and
-        ``"quadrature"`` insists on it), not a Monte Carlo's.
-    behaviour : perfpriv.behaviour.Memoryless
-        The users (one scalar q and r).
+    mechanism, behaviour
+        The model (module docstring), one cell (scalar q and r). The product needs
+        thousands of :math:`p_τ` evaluations: use the quadrature, not a Monte Carlo.
     n0 : float
         :math:`N_0 \ge 2`.
     bracket : (float, float)
         Range of γ searched.
-    rounds_max : int
-        Longest mean-field path used to evaluate the product (it stops as
-        soon as the remaining factors are 1 to double precision).
-    grid : int
-        Points of the log grid that brackets the optimum before the
-        bounded refinement.
+    rounds_max, grid : int
+        Longest mean-field path evaluating the product (it stops once the remaining factors are 1
+        to double precision); points of the log grid bracketing the optimum before refinement.
 
     Returns
     -------
@@ -762,10 +671,7 @@ def _log_growth_product(mech, beh, gammas, n0, rounds_max):
     return total
 
 
-
-# --------------------------------------------------------------------------
-# Theorem 4
-# --------------------------------------------------------------------------
+# ---------------------------------------------------------------- Theorem 4
 def _pac_constants(gamma, delta, model):
     r""":math:`(B(R), V_{\delta/2} + \gamma \sqrt{\lambda_{\max}(\Sigma^{-1}) K_{\delta/2}})` of Theorem 4."""
     Sigma, mu, d, R = model.Sigma, model.mu, model.d, model.R
@@ -802,12 +708,10 @@ def pac_radius(mechanism, n, gamma=None, *, delta):
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The data model (d, R, μ, Σ).
+    mechanism, gamma
+        The data model (d, R, μ, Σ) and the noise scale evaluated (module docstring).
     n : float or array_like
         Number of records (>= 1).
-    gamma : float or array_like, optional
-        γ > 0; default: the mechanism's level.
     delta : float
         Failure probability in (0, 1).
 
@@ -851,13 +755,11 @@ def pac_rounds(mechanism, behaviour, n0, *, epsilon, delta, gamma=None):
     Parameters
     ----------
     mechanism, behaviour
-        The model, as in :func:`growth_factor` (one cell: scalar q and r).
+        The model (module docstring), one cell (scalar q and r).
     n0 : int
         :math:`N_0 \ge 2; C_1` is evaluated at :math:`N_0`.
-    epsilon : float
-        Target radius; must exceed the clipping bias B(R).
-    delta : float
-        Failure probability in (0, 1).
+    epsilon, delta : float
+        Target radius (above the clipping bias B(R)) and failure probability, as in :func:`pac_radius`.
     gamma : float, optional
         γ > 0; default: the mechanism's level (one number).
 

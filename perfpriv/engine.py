@@ -2,95 +2,73 @@
 
 A platform repeatedly computes a private release from its current users;
 what the release reveals changes who takes part next. Every model of the
-book is this loop with three ingredients a reader can name:
+book is this loop with three ingredients:
 
 *mechanism*
     turns one round's population into a release error and a number of
-    leaked records: :class:`perfpriv.bernoulli.RandomizedResponse`,
-    :class:`perfpriv.gaussian.GaussianMean`, ...
+    leaked records (:class:`Mechanism`: :class:`perfpriv.bernoulli.RandomizedResponse`,
+    :class:`perfpriv.gaussian.GaussianMean`, ...);
 *behaviour*
-    turns leaks into departures and recruits:
-    :class:`perfpriv.behaviour.Memoryless` and richer ones;
+    turns leaks into departures and recruits (:class:`perfpriv.behaviour.Memoryless`
+    and richer ones);
 *population policy*
-    the floor and cap of the population, when a trial stops, and how the
-    rounds after a collapse are scored (:class:`Policy`), with the presets
-    of ``conventions="paper" | "authors"``.
+    the population's floor and cap, when a trial stops and how the rounds
+    after a collapse are scored (:class:`Policy`, with the presets of
+    ``conventions="paper" | "authors"``).
 
-:func:`simulate` runs the random loop, batched: one call advances every
-(privacy level, trial) pair -- and every cell, when the behaviour's
-parameters are arrays -- round by round in array operations. Its
-randomness comes from the keyed streams of ``perfpriv.keyed``:
-root seed -> cell -> trial -> round -> purpose. The privacy level is not
-part of the key, so runs that differ only in their level share their
-random numbers round by round (common random numbers), and a (cell, level,
-trial) run gives the same numbers alone or inside any batch.
+:func:`simulate` runs the random loop, batched: every (cell, privacy level,
+trial) advances round by round in array operations, from the keyed streams
+of :mod:`perfpriv.keyed` (common random numbers across levels), so that a
+(cell, level, trial) run gives the same numbers alone or inside any batch.
+:func:`simulate_agents` is the slow, obvious reference the fast loop is
+tested against (one explicit user at a time). :func:`mean_field` runs the
+deterministic recursion that replaces the random population by its
+expectation (the paper's "mean-field approximation"):
+:math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))`
+(:math:`ℓ_t` the round's privacy level), and for schedules the gradient of the
+cumulative error in every round's level (an adjoint pass).
 
-A mechanism may carry a state from one round to the next (a deployed model
-that shifts the data, say): it sets ``stateful = True`` and implements
-``initial_state(batch)`` and ``advance(state, n, level, keys, live, t,
-need_error) -> (RoundOutcome, new_state)``; :func:`simulate` keeps the state
-of every (cell, level, trial), freezes it once a trial stops and returns the
-final one as ``run.mechanism_state``. The mean field follows populations
-only, so it refuses stateful mechanisms.
-
-:func:`simulate_agents` is the slow, obvious truth the fast loop is tested against: the same
-loop with one explicit user at a time, in plain Python and numpy, independent of the compiled
-kernels. A mechanism takes part in it through one method,
-:meth:`Mechanism.agent_round` ``(n, level, rng, t, state) -> AgentRound``: its round drawn record by
-record, which records leaked and the release's error; a behaviour through
-:meth:`perfpriv.behaviour.Behaviour.agent_model`, the parameters of its users one at a time (class
-weights, leaving probabilities, leak count, tolerances, contagion); the reference applies the users'
-decisions and the population policy itself, once for every model.
-
-:func:`mean_field` runs the deterministic recursion that replaces the random
-population by its expectation (the paper's "mean-field approximation"):
-:math:`N_t = \\operatorname{bound}(N_{t-1}\\, C(\\ell_t; N_{t-1}))` (:math:`ℓ_t` the round's
-privacy level), with the mechanism's expected error of each round, and --
-for privacy schedules -- the exact gradient of the cumulative error with
-respect to every round's level (one backward pass, an adjoint).
+A mechanism may carry a state across rounds (a deployed model that shifts
+the data, say): it sets :attr:`Mechanism.stateful` and implements
+:meth:`Mechanism.initial_state` and :meth:`Mechanism.advance`; :func:`simulate`
+freezes the state of a stopped trial and returns the final ones as
+``run.mechanism_state``. The mean field refuses stateful mechanisms.
 
 Privacy levels
 --------------
 A mechanism's level (ε, γ, ...) is a number, a 1-D grid of constant levels
-(simulated side by side), or a :class:`Schedule`: one level per round
-(shape (T,)) or a grid of schedules (shape (L, T)). The same rule holds for
-every mechanism: a plain 1-D array is always a grid, a schedule is always
-wrapped in :class:`Schedule`.
+(simulated side by side), or a :class:`Schedule` (shape (T,) or (L, T)): a
+plain 1-D array is always a grid, a schedule is always wrapped.
 
 Result shapes
 -------------
 ``population`` has shape ``cells + levels + (trials, T + 1)`` for
-:func:`simulate` and ``cells + levels + (T + 1,)`` for :func:`mean_field`,
-where ``cells`` is the shape of the behaviour's parameters (empty for
-scalars) and ``levels`` is ``(L,)`` for a grid and empty for one level (or
-one schedule). Round t = 1..T uses the :math:`N_{t-1}` users present at its start
-(Algorithm 1's indexing): ``sq_error[..., t-1]`` belongs to the release made
-from ``population[..., t-1]`` users.
+:func:`simulate` and ``cells + levels + (T + 1,)`` for :func:`mean_field`:
+``cells`` is the shape of the behaviour's parameters (empty for scalars),
+``levels`` is ``(L,)`` for a grid and empty for one level or schedule. Round
+t = 1..T uses the :math:`N_{t-1}` users present at its start (Algorithm 1's
+indexing): ``sq_error[..., t-1]`` is the release made from ``population[..., t-1]`` users.
 
 The batch a round sees
 ----------------------
-Inside :func:`simulate` a run is a *batch* of shape ``cells + (L, trials)``:
-the behaviour's cells, then one row per privacy level (``L = 1`` for one
-level or one schedule: the axis is always there), then the trials. In round
+Inside :func:`simulate` a run is a *batch* of shape ``cells + (L, trials)``
+(``L = 1`` for one level or schedule: the axis is always there). In round
 ``t`` a mechanism's :meth:`Mechanism.draw_round` (or :meth:`Mechanism.advance`)
 and a behaviour's :meth:`perfpriv.behaviour.Behaviour.step` receive:
 
-* ``n`` and ``live``: the population at the start of the round and whether
-  the trial still runs, both of shape ``cells + (L, trials)``;
-* ``level``: the round's levels with a trailing unit axis, shape ``(L, 1)``
-  (``cells + (1, 1)`` for levels given per cell, :class:`PerCell`);
-* ``keys``: the round's random keys (a ``perfpriv.keyed.Key``), shape
-  ``cells + (1, trials)`` -- one per (cell, trial), broadcast over the
-  levels, which is what gives the levels common random numbers -- or
-  ``cells + (L, trials)`` when the levels draw independent numbers;
-* the behaviour's ``state``: shape ``cells + (L, trials, types)``, and a
-  ``context`` dict with ``t``, ``T``, ``level``, ``cost`` (the mechanism's
-  :meth:`Mechanism.privacy_cost` of ``level``), ``floor`` and ``cap``.
+* ``n`` and ``live``: the population at the round's start and whether the
+  trial still runs, shape ``cells + (L, trials)``;
+* ``level``: shape ``(L, 1)`` (``cells + (1, 1)`` for :class:`PerCell` levels);
+* ``keys``: the round's ``perfpriv.keyed.Key``, shape ``cells + (1, trials)``
+  (broadcast over the levels: common random numbers), or ``cells + (L, trials)``
+  when the levels draw independent numbers;
+* the behaviour's ``state`` (``cells + (L, trials, types)``) and a ``context``
+  dict: ``t``, ``T``, ``level``, ``cost`` (:meth:`Mechanism.privacy_cost`),
+  ``floor`` and ``cap``.
 
-A behaviour's parameters have the shape ``cells``; to meet the batch they
-take ``ndim - len(cells)`` trailing unit axes. A mechanism returns a
-:class:`RoundOutcome` whose arrays broadcast to ``cells + (L, trials)``.
-The mean field has the batch ``cells + (L,)`` and no keys.
+Behaviour parameters (shape ``cells``) take ``ndim - len(cells)`` trailing
+unit axes to meet the batch; a mechanism's :class:`RoundOutcome` arrays
+broadcast to ``cells + (L, trials)``. The mean field's batch is ``cells + (L,)``, without keys.
 
 Examples
 --------
@@ -130,7 +108,6 @@ __all__ = [
     "Levels",
     "make_levels",
     "Policy",
-    "CONVENTIONS",
     "RoundOutcome",
     "Mechanism",
     "SimulationRun",
@@ -145,12 +122,7 @@ __all__ = [
 #: follows the paper's text, ``"authors"`` the authors' published code.
 CONVENTIONS = ("paper", "authors")
 
-#: How a round after a collapse (a stopped trial) is scored:
-#: ``"floor"``: the expected error of a one-user release (the mean field's convention);
-#: ``"repeat"``: the platform keeps serving its last release (its error repeats);
-#: ``"ran"``: the trial is scored over the rounds it ran -- each missing round is charged
-#: the mean error of the rounds it ran, so a sum over rounds is that mean times T;
-#: ``"penalty"``: a fixed error per missing round (``Policy.penalty``).
+#: How a round after a collapse (a stopped trial) is scored: see :attr:`Policy.collapse`.
 COLLAPSE = ("floor", "repeat", "ran", "penalty")
 
 _ROUNDS = ("algorithm", "paper")
@@ -258,10 +230,7 @@ class Levels:
         return int(self.values.shape[-2] if self.per_round else self.values.shape[-1])
 
     def at(self, t: int) -> np.ndarray:
-        """Levels of round t (1-based), shape (L,) (cells + (1,) for per-cell levels).
-
-        t is an integer >= 1, at most the schedule's length for levels that run over the rounds.
-        """
+        """Levels of round t (1 <= t <= a schedule's length), shape (L,) (cells + (1,) for PerCell levels)."""
         t = check_int("t", t, low=1, high=self.values.shape[-1] if self.per_round else None)
         return self.values[..., t - 1] if self.per_round else self.values
 
@@ -332,8 +301,7 @@ def make_levels(value, name: str, **bounds) -> Levels:
     Parameters
     ----------
     value : float, 1-D array_like or Schedule
-        The level(s). A 2-D plain array is refused: schedules must be
-        wrapped in :class:`Schedule` (one explicit way for every mechanism).
+        The level(s); a 2-D plain array is refused (module docstring, "Privacy levels").
     name : str
         Parameter name for messages.
     **bounds
@@ -368,11 +336,9 @@ UNSET = type("Unset", (), {"__repr__": lambda self: "UNSET", "__reduce__": lambd
 class Policy:
     """What happens to the population between rounds, and how a collapse is scored.
 
-    The third object of the loop, beside the mechanism and the behaviour.
-    A field left unset takes the preset of the run's
-    ``conventions`` (:meth:`Mechanism.policy_preset`); :func:`simulate`
-    stores the policy it used, every field set, as ``run.policy``. Each
-    field is checked here, where it enters.
+    A field left unset takes the preset of the run's ``conventions``
+    (:meth:`Mechanism.policy_preset`); :func:`simulate` stores the policy it
+    used, every field set, as ``run.policy``.
 
     Attributes
     ----------
@@ -424,20 +390,9 @@ class Policy:
                 object.__setattr__(self, name, check(value))
 
     def resolve(self, mechanism, conventions: str, *, n0: int) -> "Policy":
-        """This policy with its unset fields taken from the preset of ``conventions`` for ``mechanism``.
+        """This policy, every field set: the unset ones from ``mechanism``'s preset of ``conventions``.
 
-        Parameters
-        ----------
-        mechanism : Mechanism
-            Supplies the preset (:meth:`Mechanism.policy_preset`).
-        conventions : {"paper", "authors"}
-        n0 : int
-            Initial population, at most ``cap`` and above ``stop``.
-
-        Returns
-        -------
-        Policy
-            Every field set.
+        ``n0`` (the initial population) must be at most ``cap`` and above ``stop``.
         """
         if not isinstance(mechanism, Mechanism):
             raise TypeError(f"mechanism must be a perfpriv mechanism (e.g. gaussian.GaussianMean); "
@@ -463,18 +418,10 @@ class Policy:
         return {k: getattr(self, k) for k in self.FIELDS if getattr(self, k) is not UNSET}
 
     def score_stopped(self, sq_error, alive, mechanism, levels) -> None:
-        """Fill, in place, the errors of rounds without a release according to :attr:`collapse`.
+        """Fill, in place, the errors ``sq_error`` (``batch + (T,)``) of rounds without a release.
 
-        Parameters
-        ----------
-        sq_error : numpy.ndarray, shape ``batch + (T,)``
-            Errors of the rounds that ran (others are overwritten).
-        alive : numpy.ndarray of bool, same shape
-            Which rounds had a release.
-        mechanism : Mechanism
-            Supplies the one-user error (``"floor"``).
-        levels : Levels
-            The levels of the batch rows (the level axis is ``batch[-2]``).
+        ``alive`` (same shape) says which rounds had one; the others are scored by :attr:`collapse`
+        (``"floor"``: ``mechanism``'s one-user error at the ``levels`` of the batch rows, axis ``batch[-2]``).
         """
         dead = ~alive
         if not dead.any():
@@ -561,22 +508,15 @@ class Mechanism:
         """Simulate round t for populations ``n`` at levels ``level`` (see module docstring)."""
         raise NotImplementedError
 
-    # A mechanism may carry a state across rounds (e.g. a deployed model that shifts the data):
-    # it then overrides these two; the engine keeps the state of every (cell, level, trial) and
-    # freezes it for stopped trials. The defaults are stateless.
+    #: Whether the mechanism carries a state across rounds (module docstring); the defaults are stateless.
     stateful = False
-    #: Largest population one release can hold in memory (None: no limit). A mechanism that draws
-    #: numbers per record (the Gaussian mechanism: at least one per record and round) sets it; the
-    #: engine refuses an ``n0`` or a ``cap`` above it by name.
+    #: Largest population one release can hold in memory (None: no limit), for mechanisms that draw numbers
+    #: per record; the engine refuses an ``n0`` or a ``cap`` above it by name.
     max_population = None
 
     def kernel_draw(self):
-        """The compiled draw of this mechanism, if it has one: ``(kind, params)`` or ``None``.
-
-        ``kind`` selects the draw of :func:`perfpriv._kernels.mechanisms.mechanism_round` and ``params``
-        (a float array) holds the mechanism's constants; :meth:`kernel_levels` gives its per-level
-        quantities. ``None`` (the default): the engine calls :meth:`draw_round` round by round.
-        """
+        """The compiled draw ``(kind, params)`` of :func:`perfpriv._kernels.mechanisms.mechanism_round`
+        (``params``: the constants; per level: :meth:`kernel_levels`), or ``None`` (:meth:`draw_round`)."""
         return None
 
     def kernel_levels(self, level):
@@ -592,10 +532,10 @@ class Mechanism:
         return self.draw_round(n, level, keys, live, t, need_error), state
 
     def agent_round(self, n, level, rng, t=1, state=None) -> "AgentRound":
-        """Round ``t`` of ``n`` users at the privacy level ``level`` (a number), drawn record by record
-        from the numpy Generator ``rng``, for :func:`simulate_agents`: which records leaked and the
-        release's error (an :class:`AgentRound`; a stateful mechanism starts from ``initial_state(())``
-        and returns its next ``state``). Written independently of :meth:`draw_round` and the kernels."""
+        """Round ``t`` of ``n`` users at one ``level``, record by record from the Generator ``rng``.
+
+        An :class:`AgentRound` for :func:`simulate_agents`, independent of :meth:`draw_round` and the kernels
+        (a stateful mechanism starts from ``initial_state(())``)."""
         raise NotImplementedError(f"{type(self).__name__} has no agent_round: the agent-by-agent reference "
                                   "(perfpriv.engine.simulate_agents) cannot run it")
 
@@ -680,8 +620,7 @@ class SimulationRun:
     alive : numpy.ndarray of bool, same shape as ``sq_error``
         Whether round t had a release (the trial had not stopped).
     details : dict
-        Per-release arrays a mechanism records (Bernoulli: ``estimate``,
-        ``truth``).
+        Per-release arrays a mechanism records (Bernoulli: ``estimate``, ``truth``).
     mechanism, behaviour : object
         The mechanism (with its levels and resolved options) and behaviour.
     level : float, numpy.ndarray
@@ -856,7 +795,6 @@ def _check_parts(mechanism, behaviour):
                          f"take its mean field")
 
 
-
 def compile_kernels():
     """Compile numba's kernels of the round loop once, or load them from numba's on-disk cache.
 
@@ -870,29 +808,14 @@ def compile_kernels():
     """
     _warm_kernels()
 
+
 def cell_keys(seed, behaviour) -> keyed.Key:
     """Root key(s) of a call: one per cell of ``behaviour``, from the root seed and the cell's own coordinates.
 
-    A cell's key is ``perfpriv.keyed.cell_key(seed, *coordinates)`` with the
-    coordinates its behaviour reports (:meth:`perfpriv.behaviour.Behaviour.cell_coordinates`,
-    e.g. its q and r), so a cell gets the same numbers wherever it sits in
-    the arrays and whatever cells are simulated with it -- the keys of
-    :func:`perfpriv.sweep.map_grid` too. :func:`simulate` and the searches of
-    :mod:`perfpriv.optimize` key their cells this way.
-
-    Parameters
-    ----------
-    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        The root seed; a :class:`perfpriv.keyed.Key` array of the behaviour's
-        cell shape gives each cell that key instead.
-    behaviour : perfpriv.behaviour.Behaviour
-        The cells (its :attr:`~perfpriv.behaviour.Behaviour.shape`).
-
-    Returns
-    -------
-    perfpriv.keyed.Key
-        Of the behaviour's cell shape (one key when it has one cell). A
-        behaviour that reports no coordinates gives every cell the root key.
+    A cell's key is :func:`perfpriv.keyed.cell_key` of ``seed`` and its
+    :meth:`perfpriv.behaviour.Behaviour.cell_coordinates` (e.g. q and r; none: the root key), as in
+    :func:`perfpriv.sweep.map_grid`, :func:`simulate` and the searches of :mod:`perfpriv.optimize`. A
+    :class:`perfpriv.keyed.Key` array of the cells' shape as ``seed`` gives each cell its key instead.
 
     Examples
     --------
@@ -927,47 +850,32 @@ def simulate(mechanism, behaviour, *, T, n0, trials=1, policy=None, conventions=
              common_numbers=True):
     r"""Simulate the performative loop: every (cell, level, trial) of one call, round by round.
 
-    Each round t = 1..T: the mechanism makes one release per (cell, level,
-    trial) from the :math:`N_{t-1}` current users and reports its squared error and
-    how many records leaked (:meth:`Mechanism.draw_round`); the behaviour
-    draws departures and recruits (:meth:`perfpriv.behaviour.Behaviour.step`);
-    the population policy applies the cap and floor and stops trials whose
-    population fell to its ``stop``. Stopped trials make no more releases;
-    their rounds are scored by the policy's ``collapse``.
+    Round t = 1..T: one release per (cell, level, trial) from the :math:`N_{t-1}` users, with its
+    squared error and leaked records (:meth:`Mechanism.draw_round`); departures and recruits
+    (:meth:`perfpriv.behaviour.Behaviour.step`); the policy's cap and floor. A trial at or below the
+    policy's ``stop`` makes no more releases; its rounds are scored by the policy's ``collapse``.
 
     Parameters
     ----------
-    mechanism : Mechanism
-        With its privacy level(s): a number, a grid, or a :class:`Schedule`.
-    behaviour : perfpriv.behaviour.Behaviour
-        E.g. ``Memoryless(q=0.3, r=0.6)``; array parameters add cell axes.
-    T : int
-        Number of rounds, T >= 1.
-    n0 : int
-        Initial population :math:`N_0 \ge 1`.
-    trials : int
-        Independent repetitions per (cell, level).
+    mechanism, behaviour : Mechanism, perfpriv.behaviour.Behaviour
+        The model: a mechanism with its level(s) (a number, a grid or a :class:`Schedule`) and users,
+        e.g. ``Memoryless(q=0.3, r=0.6)``, whose array parameters add cell axes.
+    T, n0, trials : int
+        Rounds (>= 1), initial population :math:`N_0 \ge 1` and independent runs per (cell, level).
     policy : Policy, optional
-        Population policy: cap, floor, stop, collapse scoring, penalty. Its
-        unset fields (all of them for ``None``) take the preset of
-        ``conventions``; ``Policy(cap=None)``: no cap.
+        Unset fields (all for ``None``) take the preset of ``conventions``; ``Policy(cap=None)``: no cap.
     conventions : {"paper", "authors"}
-        Preset of the policy and of the options the mechanism left open
-        (e.g. the membership statistic): the paper's text or the authors'
-        published code (see each mechanism's ``policy_preset``).
+        Preset of the policy and of the options the mechanism left open (e.g. the membership
+        statistic): the paper's text or the authors' published code.
     seed : None, int, SeedSequence, Generator, or perfpriv.keyed.Key
-        Root of the keyed streams (``perfpriv.keyed``); a Key array of
-        the behaviour's cell shape gives each cell its own root.
+        Root of the keyed streams; a Key array of the cells' shape: one root per cell (:func:`cell_keys`).
     record : {"all", "final"}
-        ``"final"``: the mechanism computes only the last round's error
-        (faster when only the final error matters; earlier entries are 0).
+        ``"final"``: only the last round's error is computed (earlier entries are 0).
     common_numbers : bool
         ``True`` (default): the levels of a (cell, trial) share their random numbers round by
-        round (common random numbers: differences between levels are measured with less noise,
-        and an argmin over levels is less scattered). ``False``: every level draws its own
-        numbers, from a key that depends on the level's value (a grid's level) or row (a
-        schedule's), as the authors' published scripts do by drawing each level afresh; each
-        level's law is the same either way.
+        round (differences between levels have less noise). ``False``: each level draws its own,
+        keyed by its value (a grid) or row (a schedule), as the authors' scripts draw each level
+        afresh; each level's law is the same either way.
 
     Returns
     -------
@@ -1048,11 +956,8 @@ def _purpose_hashes(names):
 
 
 def _level_keys(root, levels):
-    """One root key per (cell, level) for runs whose levels draw independent numbers.
-
-    A level of a grid is keyed by its value (as a cell by its coordinates: the same numbers in any
-    grid), a schedule by its row; per-cell levels (one level per cell) need nothing more.
-    """
+    """One root key per (cell, level) when levels draw independent numbers: a grid's level keyed by its
+    value (the same numbers in any grid), a schedule by its row; per-cell levels need nothing more."""
     if isinstance(levels.given, PerCell):
         return keyed.Key(root.a[..., None], root.b[..., None])
     if levels.per_round:
@@ -1064,14 +969,8 @@ def _level_keys(root, levels):
 
 def _run_compiled(compiled, mech, behaviour, levels, root, cells, L, trials, T, n0, policy, record,
                   common_numbers=True):
-    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv._kernels.rounds.run`.
-
-    With independent numbers per level (``common_numbers=False``, ``root`` of shape cells + (L,)),
-    every (cell, level) becomes a cell of its own, with its own key and one level. Every element
-    starts from the behaviour's state of ``n0`` users (:meth:`perfpriv.behaviour.Behaviour.initial_state`,
-    flattened); a behaviour that counts privacy (``uses_cost``) reads each round's
-    :meth:`Mechanism.privacy_cost` from a table indexed as the levels'.
-    """
+    """The T rounds of every (cell, level, trial) in one call of :func:`perfpriv._kernels.rounds.run`
+    (``common_numbers=False``, ``root`` of shape cells + (L,): each (cell, level) a cell of its own)."""
     (mech_kind, mech_params), (beh_kind, beh_params) = compiled
     n_cells = int(np.prod(cells, dtype=np.int64))
     if levels.per_round:                        # (L, T): one row of levels per round
@@ -1120,14 +1019,8 @@ def _run_compiled(compiled, mech, behaviour, levels, root, cells, L, trials, T, 
 
 
 def _run_rounds(mech, behaviour, levels, trial_keys, batch, T, n0, policy, record):
-    """The T rounds round by round in Python, for the mechanisms without a compiled draw.
-
-    Kept for the stateful learning mechanisms (``stateful = True``: the regression, gradient and
-    participation tasks carry a deployed model across rounds) and any mechanism without
-    :meth:`Mechanism.kernel_draw`. The behaviour's step is its compiled step all the same
-    (:meth:`perfpriv.behaviour.Behaviour.step` applies it to the batch), so a run's populations are
-    the same numbers in either loop.
-    """
+    """The T rounds in Python (stateful mechanisms, no compiled draw); the behaviour's step is its
+    compiled one all the same, so a run's populations are the same numbers in either loop."""
     state = behaviour.initial_state(n0, batch, T)
     mech_state = mech.initial_state(batch) if mech.stateful else None
     if mech_state is not None:
@@ -1272,48 +1165,26 @@ def _agent_step(agents, flags, model, cost, share, policy, rng):
 def simulate_agents(mechanism, behaviour, *, T, n0, trials, policy=None, conventions="paper", seed=None):
     r"""The loop of :func:`simulate`, one explicit user at a time: the slow reference, for any model.
 
-    Written independently of the compiled kernels and of the behaviours' ``step``, as the tests'
-    oracle. In round t, with the :math:`N_{t-1}` users present (a trial whose population is at
-    or below the policy's ``stop`` makes no more releases), the mechanism draws the round record by
-    record and says which records leaked and the release's error (:meth:`Mechanism.agent_round`);
-    then each user in turn applies her behaviour's rule with her own explicit history -- her class,
-    her leak count, the privacy she has spent (:meth:`perfpriv.behaviour.Behaviour.agent_model`):
-
-    * a leaked user counts the leak and, from her k-th leak on, leaves with probability
-      :math:`q_t = \min(1, q_c + κ\, D_{t-1}/N_{t-2})` (:math:`q_c` her class's q; κ = 0 but
-      for :class:`perfpriv.behaviour.Contagion`, whose :math:`D_{t-1}` counts last round's leak
-      departures);
-    * every user adds the round's privacy cost (:meth:`Mechanism.privacy_cost`) to her spending and
-      leaves once it exceeds her class's tolerance (:class:`perfpriv.behaviour.BudgetAware`);
-    * a user who did not leak (``rule="leak"``), or any user (``"agnostic"``), recruits one new
-      user with probability r.
-
-    The population policy then applies, once: recruits beyond the cap are turned away at random, a
-    population below the floor regains fresh users, and the rounds after a stop are scored by
-    ``policy.collapse``. Randomness: one numpy Generator per trial, the children of the seed's
-    ``SeedSequence`` (:func:`perfpriv.keyed.as_generator`); the reference agrees with
-    :func:`simulate` in law, not number by number. Its cost grows with the population (a Python
-    step per user and round): use small ``n0``, ``cap`` and ``T``.
+    The tests' oracle, written apart from the kernels and the behaviours' ``step``: round t draws the
+    :math:`N_{t-1}` records one by one (:meth:`Mechanism.agent_round`), each user applies her rule
+    (:class:`perfpriv.behaviour.AgentModel`, :meth:`perfpriv.behaviour.Behaviour.agent_model`) with her
+    own class, leaks and spent privacy (:meth:`Mechanism.privacy_cost`), then the policy: recruits
+    beyond the cap turned away at random, fresh users up to the floor, no release at or below ``stop``.
+    One numpy Generator per trial (children of :func:`perfpriv.keyed.as_generator` of the seed): it
+    agrees with :func:`simulate` in law, not number by number. A Python step per user and round: small
+    ``n0``, ``cap`` and ``T``.
 
     Parameters
     ----------
-    mechanism : Mechanism
-        One privacy level (a number or one :class:`Schedule`); it must implement
-        :meth:`Mechanism.agent_round`.
-    behaviour : perfpriv.behaviour.Behaviour
-        With scalar parameters (one cell).
-    T, n0, trials : int
-        Rounds, initial population and independent runs (all >= 1).
-    policy : Policy, optional
-        Population policy; unset fields take the preset of ``conventions``.
-    conventions : {"paper", "authors"}
+    mechanism, behaviour, policy, conventions, T, n0, trials
+        As in :func:`simulate` (``trials`` has no default), with one privacy level (a number or one
+        :class:`Schedule`), a mechanism that implements :meth:`Mechanism.agent_round` and one cell.
     seed : None, int, SeedSequence or Generator
 
     Returns
     -------
     SimulationRun
-        ``population`` (trials, T+1), ``sq_error``, ``leaked``, ``alive`` (trials, T), the
-        mechanism's details (0 after a stop) and ``method="agents"``.
+        Without cell or level axes, ``method="agents"``.
 
     Examples
     --------
@@ -1411,39 +1282,28 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
                leak_probability=None, gradient=False):
     """The mean-field recursion of the loop: expected population, error and leak probability.
 
-    :math:`N_0 = n0` and, for t = 1..T, with :math:`p_t = p(N_{t-1}, \\ell_t)` (:math:`ℓ_t` the round's
-    privacy level) the
-    mechanism's leak probability of a user in a round of :math:`N_{t-1}` users,
-
-        :math:`N_t` = bound(behaviour's expected next state given :math:`p_t`),
-
-    clipped to ``[floor, cap]``; the round's expected error is the
-    mechanism's :meth:`Mechanism.expected_error` at :math:`N_{t-1}`
-    (``rounds="algorithm"``: Algorithm 1's indexing, as in :func:`simulate`)
-    or at :math:`N_t` (``rounds="paper"``: the indexing of the paper's Lemma 9 proof).
+    :math:`N_0 = n0` and, for t = 1..T, with :math:`p_t = p(N_{t-1}, \\ell_t)` the mechanism's leak
+    probability of a user in a round of :math:`N_{t-1}` users, :math:`N_t` is the behaviour's expected
+    next state given :math:`p_t`, clipped to ``[floor, cap]``. The round's expected error is
+    :meth:`Mechanism.expected_error` at :math:`N_{t-1}` (``rounds="algorithm"``: Algorithm 1's
+    indexing, as in :func:`simulate`) or at :math:`N_t` (``rounds="paper"``: the paper's Lemma 9 proof).
 
     Parameters
     ----------
-    mechanism : Mechanism
-        With its level(s): number, grid, or :class:`Schedule`.
-    behaviour : perfpriv.behaviour.Behaviour
-    T : int
-        Horizon, T >= 1.
+    mechanism, behaviour, T, conventions
+        As in :func:`simulate`.
     n0 : float
-        :math:`N_0 \\ge 1`.
+        :math:`N_0 \\ge 1`, a real number.
     cap, floor : float or None
-        Population clip; ``None``: none (an uncapped population may grow to
-        ``inf``, a dying one reach 0 -- then its error is ``inf``).
+        Population clip; ``None``: none (an uncapped population may reach ``inf``, a dying one
+        0 -- then its error is ``inf``).
     rounds : {"algorithm", "paper"}
-    conventions : {"paper", "authors"}
-        Fills the options the mechanism left open (e.g. the statistic).
     leak_probability : callable, optional
-        A stand-in for the mechanism's p(n, level) (e.g. a fast surrogate);
-        it is the only part of the recursion that can be replaced. With
-        ``gradient=True`` it must return ``(p, dp/dlog n, dp/dlog level)``.
+        A stand-in for the mechanism's p(n, level) (e.g. a fast surrogate), the only replaceable
+        part; with ``gradient=True`` it returns ``(p, dp/dlog n, dp/dlog level)``.
     gradient : bool
-        Also return d cumulative_error / d log level_t for every round (an
-        adjoint pass; one-type behaviours only).
+        Also return d cumulative_error / d log level_t for every round (an adjoint pass; one-type
+        behaviours only).
 
     Returns
     -------
@@ -1535,13 +1395,11 @@ def mean_field(mechanism, behaviour, *, T, n0, cap=20000, floor=1, rounds="algor
 def _adjoint(mech, behaviour, N, P, grads, level_b, rounds):
     r"""The derivative of the sum of errors J in :math:`\log ℓ_t` by one backward pass through the recursion.
 
-    Forward: :math:`N_t = \operatorname{bound}(M_t)`, :math:`M_t = N_{t-1} g(p(N_{t-1}, ℓ_t))` with the
-    behaviour's one-type step; the error of round t is :math:`e(N_s, ℓ_t)` with
-    s = t-1 (``"algorithm"``) or t (``"paper"``). With :math:`λ_t = dJ/dN_t`
-    (:math:`λ_T` from the last error only), the chain rule gives
-    :math:`dJ/du_t = ∂e_t/∂u_t + λ_t\, ∂N_t/∂u_t` and
-    :math:`λ_{t-1} = ∂e/∂N_{t-1} + λ_t\, ∂N_t/∂N_{t-1}`, where :math:`u_t = \log ℓ_t` and
-    :math:`∂N_t/∂(\cdot)` vanishes where the cap or floor binds.
+    Forward :math:`N_t = \operatorname{bound}(N_{t-1} g(p(N_{t-1}, ℓ_t)))` (the one-type step), error
+    :math:`e(N_s, ℓ_t)`, s = t-1 (``"algorithm"``) or t (``"paper"``). With :math:`u_t = \log ℓ_t` and
+    :math:`λ_t = dJ/dN_t` (:math:`λ_T` from the last error only):
+    :math:`dJ/du_t = ∂e_t/∂u_t + λ_t\, ∂N_t/∂u_t`, :math:`λ_{t-1} = ∂e/∂N_{t-1} + λ_t\, ∂N_t/∂N_{t-1}`;
+    :math:`∂N_t/∂(\cdot) = 0` where the cap or floor binds.
     """
     T = P.shape[-1]
     grad = np.zeros(P.shape)

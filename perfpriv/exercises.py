@@ -24,6 +24,7 @@ and refuses an answer it does not reproduce.
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -71,40 +72,15 @@ class Exercise:
             object.__setattr__(self, name, check_real(name, getattr(self, name), scalar=True, **kw))
 
 
-def _bernoulli():
-    from . import bernoulli
-
-    return bernoulli
-
-
-def _gaussian():
-    from . import gaussian
-
-    return gaussian
+def _module(name):
+    """An accessor of the perfpriv module ``name``, imported on first use (this module imports fast)."""
+    return lambda: importlib.import_module(f".{name}", __package__)
 
 
-def _leakage():
-    from . import leakage
-
-    return leakage
-
-
-def _dynamics():
-    from . import dynamics
-
-    return dynamics
-
-
-def _behaviour():
-    from . import behaviour
-
-    return behaviour
-
-
-def _feedback():
-    from . import feedback
-
-    return feedback
+(_bernoulli, _gaussian, _leakage, _dynamics, _behaviour, _feedback, _performative, _regression, _gradient,
+ _optimize, _experiments) = map(_module, ("bernoulli", "gaussian", "leakage", "dynamics", "behaviour",
+                                          "feedback", "performative", "regression", "gradient", "optimize",
+                                          "experiments"))
 
 
 def _rr_leak(epsilon: float) -> float:
@@ -128,10 +104,6 @@ def _classes_r_min() -> float:
 def _contagion_kappa_max() -> float:
     beh = _behaviour()
     return _bisect(lambda k: beh.Contagion(q=0.2, r=0.6, kappa=k).critical_leak_probability() > 0.5, 0.0, 4.0)
-def _performative():
-    from . import performative
-
-    return performative
 
 
 def _sampling_ratio() -> float:
@@ -143,21 +115,10 @@ def _sampling_ratio() -> float:
 
 
 def _threshold_growth() -> float:
-    mech = _performative().PrivateFederatedRound(1.0, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3)
+    pf = _performative()
+    mech = pf.PrivateFederatedRound(1.0, tau=0.3, R=10.0, clients=pf.ClientLaw(m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3))
     g = mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2)
     return float(g[1] / g[0])
-
-
-def _regression():
-    from . import regression
-
-    return regression
-
-
-def _gradient():
-    from . import gradient
-
-    return gradient
 
 
 def _model(q, r, tau=0.02, statistic=None):
@@ -247,18 +208,6 @@ def _regret_optima() -> tuple[float, float]:
     final = run.sq_error[..., -1].mean(axis=-1)
     cumulative = run.sq_error.sum(axis=-1).mean(axis=-1)
     return float(eps[np.argmin(final)]), float(eps[np.argmin(cumulative)])
-
-
-def _optimize():
-    from . import optimize
-
-    return optimize
-
-
-def _experiments():
-    from . import experiments
-
-    return experiments
 
 
 def _lemma9_by_hand(terms: int) -> float:

@@ -1,29 +1,9 @@
 """Chapter 08's experiments: does a finite privacy budget still beat no privacy under richer feedback?
 
-The paper's users (:class:`perfpriv.behaviour.Memoryless`) have no memory,
-all react alike, read leaks rather than guarantees and ignore one another.
-This module runs the paper's questions -- the survival threshold, the best
-privacy level, whether it beats no privacy -- for the richer users of
-:mod:`perfpriv.behaviour`, with both mechanisms, from theory (the engine's
-mean field) and from simulation. It computes data only (no matplotlib): the
-figures are in :mod:`perfpriv.plots`, the explorer in :mod:`perfpriv.widgets`.
-
-* :class:`Family` -- a behaviour as a function of the map's coordinates
-  (q, r), with its own parameter (memory k, spread of sensitivities,
-  tolerance, contagion strength κ) and its neutral setting (the paper's users);
-* :func:`critical_epsilon` -- the survival threshold :math:`ε_c` under a
-  behaviour, from its long-run growth factor (the Gaussian model's
-  :math:`γ_c` under any behaviour is :func:`perfpriv.dynamics.exact_critical_gamma`);
-* :func:`threshold_table` -- those thresholds next to the paper's over (q, r);
-* :func:`trajectories` -- population paths under a behaviour and under the
-  paper's users, theory next to simulation;
-* :func:`epsilon_map`, :func:`gamma_map` -- ε* (randomized response) and γ*
-  (Gaussian mechanism) over a (q, r) grid, theory and simulation, and where
-  a finite level beats no privacy (:class:`FeedbackMap`);
-* :func:`summary` -- the chapter's answer across behaviours (:class:`Summary`);
-* :func:`threshold_curve` -- :math:`ε_c` as a behaviour's parameter varies;
-* :func:`compare_gaussian` -- the explorer's experiment: one behaviour
-  against the paper's users in the Gaussian model, live.
+The paper's questions (survival threshold, best privacy level, whether it beats no privacy) for the
+richer users of :mod:`perfpriv.behaviour`, a :class:`Family` each, with both mechanisms, from the
+mean field and from simulation. Data only: figures in :mod:`perfpriv.plots`, explorer in
+:mod:`perfpriv.widgets`.
 """
 
 from __future__ import annotations
@@ -42,7 +22,6 @@ from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryl
 from .sweep import check_execution
 
 __all__ = [
-    "FAMILIES",
     "Family",
     "family",
     "two_classes",
@@ -64,10 +43,9 @@ __all__ = [
 #: The behaviours of the chapter, by name: the paper's users and the four richer ones.
 FAMILIES = ("paper", "memory", "heterogeneous", "budget", "contagion")
 
-#: The parameter of each family, its neutral value (the paper's users) and its meaning.
 #: Search interval of the Gaussian thresholds γ_c of :func:`threshold_table`.
 _GAMMA_BRACKET = (1e-4, 1e4)
-
+#: The parameter of each family, its neutral value (the paper's users) and its meaning.
 _PARAMETERS = {
     "paper": (None, None, ""),
     "memory": ("k", 1, "users tolerate k − 1 leaks"),
@@ -83,8 +61,7 @@ NO_PRIVACY_GAMMA = 1e-3
 def two_classes(*, q, spread):
     """Sensitivities of two equal classes around q: q ± spread · min(q, 1 − q), shape ``q.shape + (2,)``.
 
-    The mean sensitivity stays q and both classes stay in [0, 1]; spread 0
-    gives two identical classes (the paper's users), spread 1 the widest
+    The mean stays q and both stay in [0, 1]; spread 0 gives the paper's users, spread 1 the widest
     pair (one class never leaves when q <= 1/2).
 
     Examples
@@ -102,27 +79,22 @@ def two_classes(*, q, spread):
 class Family:
     """A behaviour as a function of the (q, r) coordinates of a map, with one parameter of its own.
 
-    Calling it with arrays q and r (one shape) gives the behaviour of those
-    cells (``family("memory", 3)(Q, R)``: the users of a whole map, which
-    the searches of :mod:`perfpriv.optimize` take as ``users``):
+    Called with arrays q and r of one shape it gives the behaviour of those cells
+    (``family("memory", 3)(Q, R)``: the ``users`` of a whole map for :mod:`perfpriv.optimize`):
 
     * ``"paper"``: :class:`~perfpriv.behaviour.Memoryless` (q, r);
     * ``"memory"``: :class:`~perfpriv.behaviour.LeakCount` with ``k`` (q, r);
-    * ``"heterogeneous"``: :class:`~perfpriv.behaviour.Heterogeneous`, two
-      classes of equal weight with sensitivities :func:`two_classes` (mean q);
-    * ``"budget"``: :class:`~perfpriv.behaviour.BudgetAware` with
-      ``tolerance`` (in the mechanism's unit: ε or ρ), reacting to leaks with
-      the map's q on top;
+    * ``"heterogeneous"``: :class:`~perfpriv.behaviour.Heterogeneous`, two equal classes with
+      sensitivities :func:`two_classes` (mean q);
+    * ``"budget"``: :class:`~perfpriv.behaviour.BudgetAware` with ``tolerance`` (in the mechanism's
+      unit: ε or ρ), reacting to leaks with the map's q on top;
     * ``"contagion"``: :class:`~perfpriv.behaviour.Contagion` with ``kappa``.
 
     Attributes
     ----------
-    name : str
-        One of :data:`FAMILIES`.
-    parameter : float or None
-        The family's parameter (``None`` for ``"paper"``).
-    rule : {"leak", "agnostic"}
-        Who recruits.
+    name, parameter, rule : str, float or None, str
+        One of :data:`FAMILIES`, its parameter (``None`` for ``"paper"``) and who recruits
+        (``"leak"`` or ``"agnostic"``).
     """
 
     name: str
@@ -142,11 +114,7 @@ class Family:
         _check_parameter(self.name, self.parameter, f"parameter ({key})")
 
     def __call__(self, q, r):
-        """The behaviour of the cells (q, r) (arrays of one shape, or numbers).
-
-        ``q`` and ``r`` are checked (probabilities, no booleans) before any conversion, so that every
-        function of this module that takes a cell refuses ``q=True`` instead of reading it as q = 1.
-        """
+        """The behaviour of the cells (q, r) (arrays of one shape, or numbers; ``q=True`` is refused)."""
         q = np.asarray(check_probability("q", q), float)
         r = check_probability("r", r)
         if self.name == "paper":
@@ -218,23 +186,19 @@ def _as_family(users):
     return users
 
 
-# ------------------------------------------------------------------ thresholds
 def critical_epsilon(users, *, q, r):
     r""":math:`ε_c` under a behaviour: randomized response keeps the population from shrinking for :math:`ε \le ε_c`.
 
-    The long-run growth factor at leak probability p = 1/2 + β(ε) is at
-    least 1 exactly up to :math:`ε_c` (:meth:`perfpriv.behaviour.Behaviour.critical_leak_probability`):
-    :math:`ε_c = 2` artanh(2 :math:`β_c`) with :math:`β_c = \max(0, p_c - 1/2)`. For budget-aware
-    users the threshold also depends on the cost ε of a round (their
-    lifetime ⌊b/ε⌋ + 1 shrinks as ε grows) and is found by bisection on
-    the reproduction number. ``inf``: survival at every ε, including no
-    privacy; 0: at none.
+    The long-run growth factor at leak probability p = 1/2 + β(ε) is at least 1 exactly up to
+    :math:`ε_c` (:meth:`perfpriv.behaviour.Behaviour.critical_leak_probability`): :math:`ε_c = 2`
+    artanh(2 :math:`β_c`) with :math:`β_c = \max(0, p_c - 1/2)`. For budget-aware users (lifetime
+    ⌊b/ε⌋ + 1) it is found by bisection on the reproduction number. ``inf``: survival at every ε,
+    including no privacy; 0: at none.
 
     Parameters
     ----------
-    users : Family
-    q, r : float or array_like
-        Leaving and recruiting probabilities (cells).
+    users, q, r
+        A :class:`Family` and the leaving and recruiting probabilities of its cells.
 
     Returns
     -------
@@ -270,14 +234,12 @@ class ThresholdTable:
 
     Attributes
     ----------
-    family : Family
-    q, r : numpy.ndarray
-        The cells (one shape).
+    family, q, r, settings : Family, numpy.ndarray and dict
+        The behaviour, the cells (arrays of one shape) and the Gaussian model of :math:`γ_c`.
     epsilon, epsilon_paper : numpy.ndarray
         :math:`ε_c` under the behaviour and under the paper's users (Theorem 1).
     gamma, gamma_paper : numpy.ndarray
         :math:`γ_c` at population ``settings["n"]`` under both (NaN when not computed).
-    settings : dict
     """
 
     family: Family
@@ -298,15 +260,13 @@ def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12,
 
     Parameters
     ----------
-    users : Family
-        The behaviour for randomized response.
-    q, r : array_like
-        Cells (broadcast to one shape).
+    users, q, r
+        The behaviour for randomized response and the cells (broadcast to one shape).
     gaussian_users : Family, optional
-        The behaviour for the Gaussian mechanism when it differs (a budget
-        family's tolerance is in ρ there); default ``users``. ``False``: skip :math:`γ_c`.
+        The behaviour for the Gaussian mechanism when it differs (a budget family's tolerance is in ρ
+        there); default ``users``. ``False``: skip :math:`γ_c`.
     tau, n, d, R, statistic
-        The Gaussian model and population of :math:`γ_c`.
+        The Gaussian model and population of :math:`γ_c` (:func:`perfpriv.dynamics.exact_critical_gamma`).
 
     Returns
     -------
@@ -327,29 +287,21 @@ def threshold_table(users, *, q, r, gaussian_users=None, tau=0.02, n=1000, d=12,
     return ThresholdTable(users, q, r, eps, eps0, gam, gam0, dict(tau=tau, n=n, d=d, R=R, statistic=statistic))
 
 
-# ------------------------------------------------------------------ trajectories
 @dataclass(frozen=True, eq=False)
 class Trajectories:
     """Population paths under a behaviour and under the paper's users, theory next to simulation.
 
     Attributes
     ----------
-    family : Family
-    levels : numpy.ndarray
-        The privacy levels (ε or γ), shape (L,).
-    mean_field, mean_field_paper : numpy.ndarray, shape (L, T + 1)
-        Mean-field population :math:`N_t`.
-    simulated, simulated_paper : numpy.ndarray, shape (L, T + 1)
-        Mean simulated population.
-    se, se_paper : numpy.ndarray, shape (L, T + 1)
-        Its standard error over the trials.
-    leaks, leaks_paper : numpy.ndarray, shape (L, T)
-        Mean simulated number of leaked users per round.
-    leak_probability, leak_probability_paper : numpy.ndarray, shape (L, T)
-        The mean field's :math:`p_t`.
-    mechanism : str
-        ``"bernoulli"`` or ``"gaussian"``.
-    settings : dict
+    family, levels, mechanism, settings : Family, numpy.ndarray, str and dict
+        The behaviour, the privacy levels (ε or γ, shape (L,)), ``"bernoulli"`` or ``"gaussian"``, and
+        the inputs.
+    mean_field, simulated, se : numpy.ndarray, shape (L, T + 1)
+        Mean-field population :math:`N_t`, mean simulated population and its standard error.
+    leaks, leak_probability : numpy.ndarray, shape (L, T)
+        Mean simulated number of leaked users per round, and the mean field's :math:`p_t`.
+    mean_field_paper, simulated_paper, se_paper, leaks_paper, leak_probability_paper : numpy.ndarray
+        The same under the paper's users.
     """
 
     family: Family
@@ -379,12 +331,10 @@ class Trajectories:
     def effective_q(self):
         """Departures per leaked user in each round, (mean field, simulation), each of shape (L, T).
 
-        Every behaviour's realized growth is the paper's with q replaced by
-        this :math:`q_t`: :math:`N_t = N_{t-1} + ρ\\text{-recruits} - q_t K_t`. For the paper's users
-        :math:`q_t = q`; it drifts to :math:`q s_{k-1}` (memory), to the mean sensitivity
-        :math:`Σ s_j q_j` (heterogeneous users), to q* (contagion); budget-aware
-        users add their budget departures. Exact without cap and floor (the
-        default of :func:`trajectories`).
+        Every behaviour's growth is the paper's with q replaced by this :math:`q_t`:
+        :math:`N_t = N_{t-1} + ρ\\text{-recruits} - q_t K_t`. It is q for the paper's users and drifts to
+        :math:`q s_{k-1}` (memory), :math:`Σ s_j q_j` (heterogeneous), q* (contagion); budget-aware
+        users add their budget departures. Exact without cap and floor (:func:`trajectories`' default).
         """
         mf_leaks = self.leak_probability * self.mean_field[..., :-1]
         return (self._departures_per_leak(self.mean_field, mf_leaks, False),
@@ -394,9 +344,8 @@ class Trajectories:
     def long_run_q(self) -> np.ndarray:
         """The limit of :attr:`effective_q` per level, from the behaviour's theory: (1 + ρ(p) − λ(p))/p.
 
-        λ is the long-run growth factor (:meth:`perfpriv.behaviour.Behaviour.growth_factor`)
-        at the leak probability and cost of the level (for the Gaussian
-        mechanism, p of the mean field's last round).
+        λ is :meth:`perfpriv.behaviour.Behaviour.growth_factor` at the level's leak probability and cost
+        (Gaussian mechanism: p of the mean field's last round).
         """
         st = self.settings
         beh = self.family(st["q"], st["r"])
@@ -433,30 +382,20 @@ _UNCLIPPED = engine.Policy(cap=None, floor=0)
 def trajectories(users, mechanism, *, q, r, T, n0, trials, policy=_UNCLIPPED, seed=None):
     """Simulated and mean-field population paths under ``users`` and under the paper's users.
 
-    Both simulations use the same seed (common random numbers): their
-    difference is the behaviour's. Without cap and floor (the default) the
-    mean field of a constant leak probability (randomized response) is the
-    exact expected population of the linear behaviours (Lemma 2's growth
-    factor, eq. 4, with the behaviour's departures).
+    Both simulations use the same seed (common random numbers): their difference is the behaviour's.
+    Without cap and floor (the default) the mean field of a constant leak probability (randomized
+    response) is the exact expected population of the linear behaviours (Lemma 2's growth factor,
+    eq. 4, with the behaviour's departures).
 
     Parameters
     ----------
-    users : Family
-        The behaviour: its users of the cell are ``users(q, r)``, and ``users.neutral(q, r)`` the
-        paper's users beside them.
+    users, q, r : Family, float, float
+        The behaviour ``users(q, r)`` of one cell, beside the paper's users ``users.neutral(q, r)``.
     mechanism : perfpriv.bernoulli.RandomizedResponse or perfpriv.gaussian.GaussianMean
-        Its levels (ε or γ; a number or a 1-D grid) are the paths' levels; its
-        other settings (``mu``; τ, d, R, ...) the model.
-    q, r : float
-        The cell: leaving and recruiting probabilities.
-    T, n0, trials : int
-        Horizon, initial population, simulated runs per level.
-    policy : perfpriv.engine.Policy
-        Population policy of the simulations; its resolved cap and floor
-        clip the mean field (a floor of 0: none). Default
-        ``Policy(cap=None, floor=0)``: no clip; a field left unset takes the
-        paper's preset (cap 20000, floor 1).
-    seed : int, optional
+        The model; its levels (ε or γ; a number or a 1-D grid) are the paths' levels.
+    T, n0, trials, policy, seed
+        As in :func:`perfpriv.engine.simulate` (``trials`` runs per level); the policy's resolved cap and
+        floor clip the mean field (floor 0: none; unset fields: cap 20000, floor 1). Default: no clip.
 
     Returns
     -------
@@ -493,41 +432,30 @@ def trajectories(users, mechanism, *, q, r, T, n0, trials, policy=_UNCLIPPED, se
         seed=seed, options=mech.options()), **out)
 
 
-# ------------------------------------------------------------------ maps
 @dataclass(frozen=True, eq=False)
 class FeedbackMap:
     """The best privacy level over a (q, r) grid under one behaviour, and where it beats no privacy.
-
-    Rows of every array are q values, columns r values.
 
     Attributes
     ----------
     family : Family
     mechanism : str
-        ``"bernoulli"`` (ε*, final-round error, the paper's Fig. 2 objective)
-        or ``"gaussian"`` (γ*, cumulative error, Fig. 4's).
+        ``"bernoulli"`` (ε*, final-round error, Fig. 2's objective) or ``"gaussian"`` (γ*, cumulative
+        error, Fig. 4's).
     qs, rs : numpy.ndarray
-        Grid coordinates.
-    levels : numpy.ndarray
-        The simulated grid of levels; ``levels[none]`` is "no privacy"
-        (ε = inf, or :math:`γ = 10^{-3}`).
-    none : int
-        Index of the no-privacy level.
-    theory : numpy.ndarray
-        The mean field's optimum per cell (on ``levels`` for ε; a continuous
-        search for γ).
-    theory_value, theory_none : numpy.ndarray
-        The mean-field objective at the optimum and without privacy.
-    simulated : numpy.ndarray
-        The simulated optimum per cell (on ``levels``).
-    values, se : numpy.ndarray, shape (q, r, L)
-        Simulated objective per level and its standard error.
+        Grid coordinates: the rows and columns of every map.
+    levels, none : numpy.ndarray, int
+        The simulated grid of levels and the index of "no privacy" (ε = inf, or :math:`γ = 10^{-3}`).
+    theory, theory_value, theory_none : numpy.ndarray
+        The mean field's optimum per cell (on ``levels`` for ε; a continuous search for γ), and its
+        objective there and without privacy.
+    simulated, values, se : numpy.ndarray
+        The simulated optimum per cell (on ``levels``), and the simulated objective per level and its
+        standard error (shape (q, r, L)).
     settings : dict
     z : float
-        Standard errors a private level must win by to count in :attr:`pays_simulated`
-        (and to be :attr:`confirmed` or :attr:`contradicted`); 3 by default.
-        It judges the result and changes nothing computed:
-        ``dataclasses.replace(m, z=2.0)`` reads the same map at another z.
+        Standard errors a private level must win by in :attr:`pays_simulated`, :attr:`confirmed` and
+        :attr:`contradicted` (default 3); ``dataclasses.replace(m, z=2.0)`` reads the map at another z.
     """
 
     family: Family
@@ -576,8 +504,7 @@ class FeedbackMap:
 
     @property
     def advantage_se(self) -> np.ndarray:
-        """Standard error of :attr:`advantage` (the two levels' errors combined as if independent: conservative
-        for common random numbers)."""
+        """Standard error of :attr:`advantage`, combined as if independent (conservative here)."""
         se_best = np.take_along_axis(self.se, self.best_private[..., None], axis=-1)[..., 0]
         return np.hypot(se_best, self.se[..., self.none])
 
@@ -621,12 +548,6 @@ def _map_settings(trials, policy, mechanism, n0):
     return trials, policy, policy.resolve(mechanism, "paper", n0=n0)
 
 
-def _map_keys(seed, Q, Rr):
-    """Each cell's key from the root seed and the map's (q, r), whatever the family's parameters
-    (:func:`perfpriv.engine.cell_keys` of the paper's users on the map)."""
-    return engine.cell_keys(seed, Memoryless(q=Q, r=Rr))
-
-
 def _grid(qs, rs):
     qs = np.atleast_1d(np.asarray(check_probability("qs", qs), float))
     rs = np.atleast_1d(np.asarray(check_probability("rs", rs), float))
@@ -639,31 +560,22 @@ def _grid(qs, rs):
 def epsilon_map(users, mechanism, qs, rs, *, T=50, n0=200, trials=40, policy=None, seed=None, options=None):
     """ε* under a behaviour over a (q, r) grid: theory, simulation, and where a finite ε beats no privacy.
 
-    The objective is the paper's Fig. 2 one: the error of the last round's
-    estimate (:func:`perfpriv.optimize.optimal_epsilon` and
-    :func:`perfpriv.optimize.mean_field_optimal_epsilon`, with the family's
-    users on every cell). ``inf`` (no privacy) is added to the grid if absent.
+    The objective is Fig. 2's, the error of the last round's estimate
+    (:func:`perfpriv.optimize.optimal_epsilon`, :func:`perfpriv.optimize.mean_field_optimal_epsilon`).
+    ``inf`` (no privacy) is added to the grid if absent.
 
     Parameters
     ----------
-    users : Family
-        The users of every cell: ``users(q, r)``.
+    users, qs, rs
+        The users of every cell, ``users(q, r)`` (a :class:`Family`), and the 1-D grids of q and r.
     mechanism : perfpriv.bernoulli.RandomizedResponse
-        Its budgets are the simulated grid, its ``mu`` the law of
-        :math:`μ_t` (the paper's maps: ``mu=(0.5, 1.0)``).
-    qs, rs : 1-D array_like
-        Grid of leaving and joining probabilities.
-    T, n0, trials : int
-        Horizon, initial population, runs per (cell, ε) (>= 2: the map
-        compares levels by their standard errors).
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs; its cap and floor clip the mean field
-        (unset: the paper's, cap 20000).
-    seed : int, optional
-        Root seed; every cell is keyed by the map's (q, r), whatever the family.
+        Its budgets are the simulated grid (the paper's maps: ``mu=(0.5, 1.0)``).
+    T, n0, trials, policy, seed
+        As in :func:`perfpriv.engine.simulate`: ``trials`` >= 2 runs per (cell, ε), as levels are
+        compared by their standard errors; the policy's cap and floor clip the mean field (unset: the
+        paper's, cap 20000); every cell is keyed by the map's (q, r), whatever the family.
     options : perfpriv.sweep.Execution, optional
-        Workers and cells per batch (:func:`perfpriv.sweep.map_grid`; the
-        result does not depend on them).
+        Workers and cells per batch (:func:`perfpriv.sweep.map_grid`); the result does not depend on them.
 
     Returns
     -------
@@ -675,7 +587,8 @@ def epsilon_map(users, mechanism, qs, rs, *, T=50, n0=200, trials=40, policy=Non
     eps = np.unique(np.r_[grid, np.inf])
     mech = bernoulli.RandomizedResponse(eps, **mechanism.options())
     trials, policy, resolved = _map_settings(trials, policy, mech, n0)
-    sim = optimize.optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, trials=trials, seed=_map_keys(seed, Q, Rr),
+    sim = optimize.optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, trials=trials,
+                                   seed=engine.cell_keys(seed, Memoryless(q=Q, r=Rr)),   # whatever the family
                                    policy=policy, options=check_execution(options, chunk=64, progress=False))
     theory = optimize.mean_field_optimal_epsilon(mech, users(Q, Rr), T=T, n0=n0, policy=policy)
     none = int(np.flatnonzero(np.isinf(eps))[0])
@@ -693,26 +606,17 @@ def epsilon_map(users, mechanism, qs, rs, *, T=50, n0=200, trials=40, policy=Non
 def gamma_map(users, mechanism, qs, rs, *, T=10, n0=100, trials=20, policy=None, seed=None, options=None):
     """γ* under a behaviour over a (q, r) grid: theory, simulation, and where noise beats no privacy.
 
-    The objective is the cumulative squared Mahalanobis error over the T
-    rounds (Fig. 4's). Theory: the mean field's γ*
-    (:func:`perfpriv.optimize.optimal_gamma`, ``objective="mean_field"``,
-    Algorithm 1's round indexing), a continuous search. Simulation: the
-    grid search of :func:`perfpriv.optimize.optimal_gamma_empirical`, with
-    collapsed runs scored by the floor convention. "No privacy" is
-    :math:`γ = 10^{-3}` (as in chapters 06 and 07), added to the grid.
+    The objective is Fig. 4's cumulative squared Mahalanobis error. Theory: the mean field's γ*, a
+    continuous search (:func:`perfpriv.optimize.optimal_gamma`, ``objective="mean_field"``, Algorithm
+    1's indexing); simulation: :func:`perfpriv.optimize.optimal_gamma_empirical` on the grid, collapsed
+    runs scored by the floor convention. "No privacy" is :data:`NO_PRIVACY_GAMMA`, added to the grid.
 
     Parameters
     ----------
-    users : Family
-        The users of every cell: ``users(q, r)``.
     mechanism : perfpriv.gaussian.GaussianMean
-        The Gaussian model (τ, d, R, ...); its noise scales are the
-        simulated grid.
-    qs, rs : 1-D array_like
-    T, n0, trials : int
-        Horizon, initial population, runs per (cell, γ) (paper: 50, 1000, 50).
-    policy, seed, options
-        As in :func:`epsilon_map`.
+        The model; its noise scales are the simulated grid.
+    users, qs, rs, T, n0, trials, policy, seed, options
+        As in :func:`epsilon_map`, ``trials`` per (cell, γ) (paper: T, n0, trials = 50, 1000, 50).
 
     Returns
     -------
@@ -728,8 +632,9 @@ def gamma_map(users, mechanism, qs, rs, *, T=10, n0=100, trials=20, policy=None,
     model = {k: v for k, v in mechanism.options().items()}
     trials, policy, resolved = _map_settings(trials, policy, gaussian.GaussianMean(grid, **model), n0)
     sim = optimize.optimal_gamma_empirical(gaussian.GaussianMean(grid, **model), users(Q, Rr), T=T, n0=n0,
-                                           trials=trials, seed=_map_keys(seed, Q, Rr), policy=policy,
-                                           options=check_execution(options, chunk=4, progress=False))
+                                           trials=trials, seed=engine.cell_keys(seed, Memoryless(q=Q, r=Rr)),
+                                           policy=policy, options=check_execution(options, chunk=4,
+                                                                                  progress=False))
     search = gaussian.GaussianMean(np.geomspace(float(grid[1]) / 4, float(grid[-1]) * 4, 31), **model)
     theory = optimize.optimal_gamma(search, users(Q, Rr), T=T, n0=n0, objective="mean_field", rounds="algorithm",
                                     policy=policy)
@@ -744,34 +649,26 @@ def gamma_map(users, mechanism, qs, rs, *, T=10, n0=100, trials=20, policy=None,
                             cap=resolved.cap, policy=policy.describe(), seed=seed))
 
 
-# ------------------------------------------------------------------ the chapter's answer
 @dataclass(frozen=True, eq=False)
 class Summary:
     r"""Does a finite privacy level still beat no privacy, and where? One row per behaviour.
-
-    Every count is over the cells of one (q, r) grid (the same for every map).
 
     Attributes
     ----------
     labels : list of str
         The behaviours (rows), with their rule.
     cells : int
-        Cells per map.
-    bernoulli_theory : numpy.ndarray of int
-        Cells where the mean field's best finite ε beats no privacy.
-    bernoulli_confirmed : numpy.ndarray of int
-        Of those, the cells where simulation confirms it beyond ``z`` standard errors.
-    bernoulli_contradicted : numpy.ndarray of int
-        Cells where simulation contradicts the mean field beyond ``z`` standard errors.
+        Cells per map: every count is over the cells of one (q, r) grid, the same for every map.
+    bernoulli_theory, bernoulli_confirmed, bernoulli_contradicted : numpy.ndarray of int
+        Cells where the mean field's best finite ε beats no privacy, those where simulation confirms
+        it, and those where simulation contradicts the mean field (beyond ``z`` standard errors).
     survival : numpy.ndarray of int
-        Cells where privacy decides survival: some ε keeps the population
-        from shrinking but no privacy does not (:math:`0 < ε_c < \infty`, :func:`critical_epsilon`).
+        Cells where privacy decides survival: :math:`0 < ε_c < \infty` (:func:`critical_epsilon`).
     survival_match : numpy.ndarray
         Share of cells where "privacy pays" (mean field) coincides with "0 < :math:`ε_c` < inf".
     epsilon_ratio : numpy.ndarray
-        Median over cells (where both are finite) of the mean field's ε* over
-        the paper's users' ε* (same rule); NaN without a reference row or
-        where no cell has both optima finite and positive.
+        Median over cells of the mean field's ε* over the paper's users' ε* (same rule); NaN without
+        a reference row or where no cell has both optima finite and positive.
     gaussian_theory, gaussian_confirmed, gaussian_contradicted : numpy.ndarray of int
         The same counts for γ in the Gaussian model (-1: not computed).
     gamma_ratio : numpy.ndarray
@@ -855,12 +752,10 @@ def summary(bernoulli_maps, gaussian_maps=None) -> Summary:
     Parameters
     ----------
     bernoulli_maps : sequence of FeedbackMap
-        One ε map per behaviour, all on one (q, r) grid. The paper's users
-        (with each rule used) should be among them: they are the reference
-        of the ratios.
+        One ε map per behaviour, all on one (q, r) grid, among them the paper's users (with each rule
+        used): the reference of the ratios.
     gaussian_maps : sequence of FeedbackMap or None, optional
-        The γ maps of the same behaviours, in the same order (``None``
-        entries: not computed).
+        The γ maps of the same behaviours, in the same order (``None`` entries: not computed).
 
     Returns
     -------
@@ -902,9 +797,8 @@ def threshold_curve(name, values, *, q, r, rule="leak"):
         A family of :data:`FAMILIES` other than ``"paper"``.
     values : 1-D array_like
         Parameter values (k, spread, tolerance in ε, κ).
-    q, r : float
-        The cell.
-    rule : {"leak", "agnostic"}
+    q, r, rule
+        The cell and who recruits (see :class:`Family`).
 
     Returns
     -------
@@ -927,25 +821,20 @@ def threshold_curve(name, values, *, q, r, rule="leak"):
     return np.array([float(critical_epsilon(Family(name, v, rule), q=q, r=r)) for v in values])
 
 
-# ------------------------------------------------------------------ the explorer's experiment
 @dataclass(frozen=True, eq=False)
 class GaussianComparison:
     """One behaviour against the paper's users in the Gaussian model (what the explorer draws).
 
     Attributes
     ----------
-    family : Family
-    gammas : numpy.ndarray
-        Noise scales of the mean-field curves.
-    error, error_paper : numpy.ndarray
-        Mean-field cumulative error at each γ, under the behaviour and the paper's users.
-    gamma_star, gamma_star_paper : float
-        Their minimizers on ``gammas``.
-    mean_field, mean_field_paper : numpy.ndarray, shape (T + 1,)
-        Mean-field population at the behaviour's γ*.
-    simulated, simulated_paper : numpy.ndarray, shape (trials, T + 1)
-        Simulated populations at that γ (common random numbers).
-    settings : dict
+    family, gammas, settings : Family, numpy.ndarray and dict
+        The behaviour, the noise scales of the mean-field curves and the inputs.
+    error, gamma_star : numpy.ndarray, float
+        Mean-field cumulative error at each γ and its minimizer on ``gammas``.
+    mean_field, simulated : numpy.ndarray, shapes (T + 1,) and (trials, T + 1)
+        Mean-field and simulated populations at the behaviour's γ*.
+    error_paper, gamma_star_paper, mean_field_paper, simulated_paper : numpy.ndarray or float
+        The same under the paper's users (populations at the behaviour's γ*, common random numbers).
     """
 
     family: Family
@@ -972,28 +861,19 @@ _COMPARE_GAMMAS = np.geomspace(0.05, 20.0, 25)
 def compare_gaussian(users, mechanism, *, q, r, T=10, n0=100, trials=20, policy=None, seed=0):
     """The Gaussian model under ``users`` and under the paper's users: γ curves, γ*, and paths at γ*.
 
-    Sized for a live redraw: the mean-field cumulative error (Fig. 4's
-    objective, from the recursion of :func:`perfpriv.engine.mean_field` with
-    Lemma 8's :math:`p_τ`, eq. 11) over the mechanism's noise scales, its minimizer γ* on them,
-    and ``trials`` simulated runs at the behaviour's γ* (the same seed for
-    both users: common random numbers).
+    Sized for a live redraw: the mean-field cumulative error (Fig. 4's objective,
+    :func:`perfpriv.engine.mean_field` with Lemma 8's :math:`p_τ`, eq. 11) over the mechanism's noise
+    scales, its minimizer γ*, and ``trials`` runs at the behaviour's γ* (one seed for both users).
 
     Parameters
     ----------
-    users : Family
-        The behaviour: ``users(q, r)``, against the paper's users ``users.neutral(q, r)``.
+    users, q, r
+        As in :func:`trajectories`.
     mechanism : perfpriv.gaussian.GaussianMean
-        The data model (τ, d, R, ...); its levels, a 1-D grid, are the
-        noise scales of the curves (no level: 25 log-spaced values of
-        [0.05, 20]).
-    q, r : float
-        The cell.
-    T, n0, trials : int
-        Horizon, initial population, simulated runs.
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs; its resolved cap and floor clip the
-        mean field (unset: the paper's, cap 20000 and floor 1).
-    seed : int
+        The model; its levels (a 1-D grid; none: 25 log-spaced values of [0.05, 20]) are the noise
+        scales of the curves.
+    T, n0, trials, policy, seed
+        As in :func:`trajectories` (default policy: the paper's preset, cap 20000 and floor 1).
 
     Returns
     -------

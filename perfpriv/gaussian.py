@@ -11,25 +11,14 @@ record. Each user then runs the membership test of §4.2 on the release
 (:func:`perfpriv.leakage.log_likelihood_ratio`): a record whose
 log-likelihood ratio exceeds ``tau`` has leaked.
 
-:class:`GaussianMean` is this mechanism as an ingredient of the performative
-loop of :mod:`perfpriv.engine`; :func:`simulate` runs Algorithm 1 with the
-paper's users (:class:`perfpriv.behaviour.Memoryless`: a leaked user leaves
-with probability ``q``, the others recruit one new user with probability
-``r``); :func:`perfpriv.engine.simulate_agents` with a :class:`GaussianMean`
-and a :class:`perfpriv.behaviour.Memoryless` runs it one user at a time, the
-slow reference the tests compare against.
+:class:`GaussianMean` is this mechanism in the loop of :mod:`perfpriv.engine`; :func:`simulate` runs
+Algorithm 1 with the paper's users (:func:`perfpriv.engine.simulate_agents`: one user at a time, the
+slow reference). A lone user (N = 1, a case the paper leaves open) has an empty remove-one dataset,
+so the release itself proves their membership and they count as leaked.
 
-Choices the paper leaves open (the book states them): a lone user (N = 1)
-has an empty remove-one dataset, so the release itself proves their
-membership and they count as leaked; with ``conventions="paper"`` the
-population is floored at one user (Theorem 3's assumption), so every round
-has a release; ``floor=0`` lets it die out as Algorithm 1 read literally
-does, and ``collapse=`` says how the rounds after that are scored.
-
-Symbols: ``gamma`` — γ, per-user noise scale; ``R`` — clipping radius;
-``rho`` — ρ, zCDP budget; ``tau`` — τ, vulnerability threshold; ``q`` —
-leaving probability of a leaked user; ``r`` — recruiting probability of a
-non-leaked user; ``n`` — population size; ``d`` — dimension.
+Symbols, with the same meaning and range in every function: ``gamma`` — γ > 0, per-user noise scale;
+``R`` — clipping radius R > 0; ``rho`` — ρ > 0, zCDP budget; ``tau`` — τ > 0, vulnerability threshold;
+``n`` — population size; ``d`` — dimension d >= 1.
 """
 
 from __future__ import annotations
@@ -64,12 +53,9 @@ __all__ = [
     "GaussianMean",
     "simulate",
     "STATISTICS",
-    "GAMMA_RANGE",
 ]
 
-#: The membership statistics of the leakage test: ``"paper"`` (Lemma 6: both hypotheses
-#: with noise variance :math:`γ^{2}/n`) and ``"exact"`` (the remove-one likelihood ratio, as in the
-#: authors' published simulations); see :mod:`perfpriv.leakage`.
+#: The membership statistics, ``"paper"`` (Lemma 6) and ``"exact"``: see :mod:`perfpriv.leakage`.
 STATISTICS = leakage.STATISTICS
 #: How a round is drawn: ``"projected"`` (about one normal per record, :mod:`perfpriv.projected`),
 #: ``"records"`` (every record's d coordinates), ``"auto"`` (projected where it is exact).
@@ -89,10 +75,7 @@ def gamma_from_rho(rho, R):
 
     Parameters
     ----------
-    rho : float or array_like
-        zCDP budget ρ > 0.
-    R : float or array_like
-        Clipping radius R > 0.
+    rho, R : float or array_like
 
     Returns
     -------
@@ -120,10 +103,7 @@ def rho_from_gamma(gamma, R):
 
     Parameters
     ----------
-    gamma : float or array_like
-        Per-user noise scale γ > 0.
-    R : float or array_like
-        Clipping radius R > 0.
+    gamma, R : float or array_like
 
     Returns
     -------
@@ -149,10 +129,8 @@ def release(Z, gamma, R, rng=None):
     ----------
     Z : array_like, shape (N, d)
         The dataset, one record per row, N >= 1.
-    gamma : float
-        Per-user noise scale γ > 0; the released noise is :math:`\mathcal{N}(0, γ^{2}/N I_d)`.
-    R : float
-        Clipping radius R > 0.
+    gamma, R : float
+        The released noise is :math:`\mathcal{N}(0, γ^{2}/N I_d)`.
     rng : None, int, SeedSequence or numpy.random.Generator
         Randomness of the noise.
 
@@ -191,10 +169,8 @@ def mahalanobis_error(gamma, n, Sigma=None, *, d=None):
 
     Parameters
     ----------
-    gamma : float or array_like
-        Per-user noise scale γ > 0.
-    n : float or array_like
-        Population size N >= 1 (broadcasts with ``gamma``).
+    gamma, n : float or array_like
+        Broadcast together; N >= 1.
     Sigma : array_like, shape (d, d), optional
         Data covariance Σ (symmetric positive definite); the identity of
         dimension ``d`` when omitted.
@@ -247,10 +223,8 @@ def squared_mahalanobis(o, mu=None, Sigma=None):
     ----------
     o : array_like, shape (..., d)
         Release(s) :math:`o_t`, coordinates along the last axis.
-    mu : array_like, shape (d,), optional
-        True mean μ (default 0).
-    Sigma : array_like, shape (d, d), optional
-        Data covariance Σ (default identity).
+    mu, Sigma : array_like, optional
+        True mean μ (default 0) and data covariance Σ (default identity).
 
     Returns
     -------
@@ -279,8 +253,6 @@ def squared_mahalanobis(o, mu=None, Sigma=None):
     return float(out) if out.ndim == 0 else out
 
 
-
-
 # ------------------------------------------------------- the engine's mechanism
 #: :math:`p_τ` is 1 for a lone user (a one-record release *is* the record) and is interpolated
 #: linearly between n = 1 and n = 2, so that the mean field stays continuous in n.
@@ -290,46 +262,32 @@ _MIN_N = 2.0
 class GaussianMean(engine.Mechanism):
     r"""The Gaussian mechanism of eq. 6 with the membership test of §4.2, for :mod:`perfpriv.engine`.
 
-    A round with N users draws a fresh dataset of N records
-    :math:`z \sim \mathcal{N}(\mu, \Sigma)` (Assumption 1), releases the clipped mean plus
-    :math:`\mathcal{N}(0, γ^{2}/N I_d)` noise, and counts the records whose log-likelihood
-    ratio Λ (eq. 8, :func:`perfpriv.leakage.log_likelihood_ratio`) exceeds
+    A round with N users draws a fresh dataset of N records (Assumption 1), makes the
+    release of eq. 6 (module docstring) and counts the records whose Λ (eq. 8) exceeds
     τ; its error is the squared Mahalanobis distance :math:`\|o - μ\|^{2}_{Σ^{-1}}`.
 
     Parameters
     ----------
     gamma : float, 1-D array_like, perfpriv.engine.Schedule or None
-        Per-user noise scale(s) γ in [1e-100, 1e100] (``GAMMA_RANGE``).
-        ``None`` (the default): a mechanism that describes the model only,
-        for the functions that choose γ themselves (the survival thresholds
-        of :mod:`perfpriv.dynamics`, the schedule searches of
-        :mod:`perfpriv.optimize`); simulating it asks for a level.
-    tau : float
-        Vulnerability threshold τ > 0.
-    d : int
-        Dimension d >= 1.
-    R : float
-        Clipping radius R > 0.
-    mu : array_like, shape (d,), optional
-        Data mean μ (default 0).
-    Sigma : array_like, shape (d, d), optional
-        Data covariance Σ, symmetric positive definite (default identity).
+        Per-user noise scale(s) γ in [1e-100, 1e100] (``GAMMA_RANGE``). ``None`` (the default): the
+        model only, for the functions that choose γ themselves (the survival thresholds of
+        :mod:`perfpriv.dynamics`, the searches of :mod:`perfpriv.optimize`); simulating it asks for a level.
+    tau, d, R : float, int, float
+    mu, Sigma : array_like, optional
+        Data mean μ, shape (d,) (default 0), and covariance Σ, shape (d, d), symmetric
+        positive definite (default identity).
     statistic : {"paper", "exact"}, optional
-        Membership statistic (:mod:`perfpriv.leakage`); ``None``: from
-        ``conventions`` (the paper's Lemma 6 for ``"paper"``, the exact
-        remove-one ratio of the authors' code for ``"authors"``).
+        Membership statistic (:mod:`perfpriv.leakage`); ``None``: from ``conventions``
+        (Notes).
     draw : {"auto", "projected", "records"}
-        How a round is simulated. ``"records"`` draws every record's d
-        coordinates (any Σ and R). ``"projected"`` (:mod:`perfpriv.projected`)
-        draws about one normal per record; it needs an isotropic Σ and
-        records that are clipped with probability at most
-        ``projected.CLIP_NEGLIGIBLE`` (it neglects clipping), and is then
-        exact in law up to :math:`2^{-64}` per record. ``"auto"`` uses it exactly then
-        -- never when the clip probability cannot be computed.
-    leak_method, leak_samples, leak_seed
-        How the mean field evaluates :math:`p_τ` (``method``, ``samples``, ``seed`` of
-        :func:`perfpriv.leakage.marginal_leak_probability`; a Monte Carlo :math:`p_τ`
-        uses one fixed seed, so that it is a deterministic function of n and γ).
+        How a round is simulated: ``"records"`` draws every record's d coordinates (any Σ
+        and R); ``"projected"`` about one normal per record (:mod:`perfpriv.projected`: exact
+        in law up to :math:`2^{-64}` per record for an isotropic Σ and records clipped with
+        probability at most ``projected.CLIP_NEGLIGIBLE``); ``"auto"`` the latter exactly then.
+    leak_method : {"auto", "quadrature", "montecarlo"} or perfpriv.leakage.Integration
+        How the mean field evaluates :math:`p_τ` (``method`` of
+        :func:`perfpriv.leakage.marginal_leak_probability`); a Monte Carlo uses one fixed
+        seed (from the Integration's), so :math:`p_τ` is a deterministic function of n and γ.
 
     Notes
     -----
@@ -358,7 +316,7 @@ class GaussianMean(engine.Mechanism):
     max_population = 10**8
 
     def __init__(self, gamma=None, *, tau, d, R, mu=None, Sigma=None, statistic=None, draw="auto",
-                 leak_method="auto", leak_samples=None, leak_seed=None):
+                 leak_method="auto"):
         self.levels = None if gamma is None else engine.make_levels(gamma, "gamma", low=GAMMA_RANGE[0],
                                                                     high=GAMMA_RANGE[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
@@ -369,12 +327,15 @@ class GaussianMean(engine.Mechanism):
         self._mu_given, self._sigma_given = mu is not None, Sigma is not None
         self.statistic = None if statistic is None else check_choice("statistic", statistic, STATISTICS)
         self.draw = check_choice("draw", draw, DRAWS)
-        self.leak_method = check_choice("leak_method", leak_method, ("auto", "quadrature", "montecarlo"))
-        self.leak_samples = None if leak_samples is None else check_int("leak_samples", leak_samples, low=1)
-        self._leak_seed_given = leak_seed is not None   # (the searches of perfpriv.optimize use 0 if not)
+        if not isinstance(leak_method, leakage.Integration):
+            leak_method = leakage.Integration(check_choice("leak_method", leak_method, leakage.METHODS))
+        self.leak_method, self.leak_samples = leak_method.method, leak_method.samples
+        self._leak_seed_given = leak_method.seed is not None   # (the searches of perfpriv.optimize use 0 if not)
         # one fixed integer: every p_τ evaluation of this mechanism shares its random numbers
-        self.leak_seed = None if leak_seed is None and self.leak_method == "quadrature" else \
-            int(keyed.root_key(leak_seed, name="leak_seed").a)
+        self.leak_seed = None if leak_method.seed is None and self.leak_method == "quadrature" else \
+            int(keyed.root_key(leak_method.seed, name="leak_method.seed").a)
+        #: How this mechanism evaluates p_τ, with its fixed integer seed (a perfpriv.leakage.Integration).
+        self.leak = leakage.Integration(self.leak_method, self.leak_samples, self.leak_seed)
         self._sigma2 = 1.0 if self._Sigma is None else _records.isotropic_variance(self._Sigma)
         self._trace_inv = float(self.d) / self._sigma2 if self._sigma2 is not None else \
             float(np.trace(np.linalg.inv(self.Sigma)))
@@ -428,15 +389,13 @@ class GaussianMean(engine.Mechanism):
     def options(self):
         """The settings of this mechanism as keywords: ``GaussianMean(levels, **m.options())`` is ``m`` at other levels.
 
-        ``mu`` and ``Sigma`` are ``None`` where the defaults (0 and I) were
-        not given, ``draw`` is the draw in use, and ``leak_seed`` is ``None``
-        if none was given, else a key that reproduces the mechanism's
-        :attr:`leak_seed` (its Monte Carlo :math:`p_τ` numbers).
+        ``mu`` and ``Sigma`` are ``None`` where not given, ``draw`` is the draw in use, and ``leak_method`` an
+        :class:`perfpriv.leakage.Integration` whose seed (``None`` if not given) reproduces :attr:`leak_seed`.
         """
         seed = keyed.Key(np.uint64(self.leak_seed), np.uint64(0)) if self._leak_seed_given else None
         return dict(tau=self.tau, d=self.d, R=self.R, mu=self.mu if self._mu_given else None, Sigma=self._Sigma,
-                    statistic=self.statistic, draw=self.draw_method, leak_method=self.leak_method,
-                    leak_samples=self.leak_samples, leak_seed=seed)
+                    statistic=self.statistic, draw=self.draw_method,
+                    leak_method=leakage.Integration(self.leak_method, self.leak_samples, seed))
 
     def _statistic(self):
         return self.statistic or "paper"
@@ -475,14 +434,10 @@ class GaussianMean(engine.Mechanism):
         return engine.RoundOutcome(err, leaked)
 
     def _records_round(self, n, level, keys, live):
-        """A round drawn from every record's coordinates (any Σ; clipping included).
+        """A round drawn from every record's coordinates (any Σ; clipping included; :meth:`kernel_draw`).
 
-        The records of a (cell, trial, round) are numbers of its ``"records"``
-        stream (record i: numbers i·d .. i·d + d − 1), the noise direction
-        ξ its ``"noise"`` stream, as in the projected draw; pairs with fewer
-        users use a prefix of the records. The compiled round
-        (:func:`perfpriv._kernels.gaussian_mean.records_group_round`) is the one
-        implementation, shared with the engine's compiled loop.
+        Record i of a (cell, trial, round) is numbers i·d .. i·d + d − 1 of its ``"records"`` stream, ξ its
+        ``"noise"`` stream (as in the projected draw); pairs with fewer users use a prefix of the records.
         """
         n, live = keyed.check_batch(n, keys, live)
         shape = np.broadcast_shapes(np.shape(n), np.shape(level), keys.shape)
@@ -510,12 +465,9 @@ class GaussianMean(engine.Mechanism):
     def agent_round(self, n, level, rng, t=1, state=None):
         r"""Algorithm 1's lines 7-11 record by record (:meth:`perfpriv.engine.Mechanism.agent_round`).
 
-        Draws the n records :math:`Z_t \sim \mathcal{N}(μ, Σ)` and the release of eq. 6; the error is
-        the squared Mahalanobis distance of the release to μ. Record j leaks when its log-likelihood
-        ratio (eq. 8) exceeds τ, computed from its definition: the log density of :math:`o_t` under the
-        mechanism on :math:`Z_t` (mean of the clipped records, variance :math:`γ^{2}/N`) minus that on
-        :math:`Z_t` without record j (variance :math:`γ^{2}/N` for ``"paper"``, :math:`γ^{2}/(N - 1)`
-        for ``"exact"``). A lone user leaks (her remove-one release is empty).
+        Record j leaks when Λ (eq. 8) exceeds τ, Λ from its definition: the log density of :math:`o_t` on
+        :math:`Z_t` (variance :math:`γ^{2}/N`) minus that on :math:`Z_t` without record j (variance
+        :math:`γ^{2}/N` for ``"paper"``, :math:`γ^{2}/(N - 1)` for ``"exact"``). A lone user leaks.
         """
         n = check_int("n", n, low=1)
         gamma = float(check_real("gamma", level, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1], scalar=True))
@@ -543,10 +495,8 @@ class GaussianMean(engine.Mechanism):
     def leak_probability(self, n, level):
         """:math:`p_τ(n, γ)` of Lemma 8 (eq. 11), for real n >= 1 (mean-field populations).
 
-        From :func:`perfpriv.leakage.marginal_leak_probability` for n >= 2; 1
-        at n = 1 (the n → 1 limit of Lemma 7: a one-record release is the
-        record) and linear in between, so that the mean field is continuous
-        in n; 0 at n = inf (an overflowed uncapped population).
+        :func:`perfpriv.leakage.marginal_leak_probability` for n >= 2, 1 at n = 1 (a one-record release is
+        the record) and linear in between; 0 at n = inf (an overflowed uncapped population).
         """
         n = check_population("n", n)
         check_population("level", level)
@@ -569,14 +519,11 @@ class GaussianMean(engine.Mechanism):
     def _marginal(self, n, g):
         """:math:`p_τ` at the distinct (n, γ) pairs (one vectorized call), n >= 2."""
         pairs, inverse = np.unique(np.stack([n, g]), axis=1, return_inverse=True)
-        kwargs = dict(d=self.d, R=self.R, statistic=self._statistic(), method=self.leak_method,
-                      seed=self.leak_seed)
+        kwargs = dict(d=self.d, R=self.R, statistic=self._statistic(), method=self.leak)
         if self._mu_given:
             kwargs["mu"] = self.mu
         if self._sigma_given:
             kwargs["Sigma"] = self.Sigma
-        if self.leak_samples is not None:
-            kwargs["samples"] = self.leak_samples
         nn = pairs[0]
         if self.leak_method == "montecarlo" or (self.leak_method == "auto" and not np.all(nn == np.rint(nn))):
             # a Monte Carlo p_τ simulates whole datasets: real populations are rounded there
@@ -592,12 +539,8 @@ class GaussianMean(engine.Mechanism):
     def expected_error(self, n, level):
         r""":math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/n`: Lemma 3's expected squared Mahalanobis error.
 
-        ``n >= 0`` and ``level`` (γ) >= 0, arrays broadcast. The error is
-        ``inf`` at n = 0 (a population that died out) and where
-        :math:`γ^{2} \mathrm{Tr} Σ^{-1}` exceeds the largest double (γ above
-        about 1e154 for the identity Σ; :data:`GAMMA_RANGE` lets a mechanism
-        hold up to 1e100, and a direct call may pass more): the true value is
-        then larger than any double, not undefined.
+        ``n >= 0`` and ``level`` (γ) >= 0, arrays broadcast. ``inf`` at n = 0 (a population that died
+        out) and where :math:`γ^{2} \mathrm{Tr} Σ^{-1}` overflows (γ above about 1e154 for the identity Σ).
         """
         n = check_population("n", n)
         check_population("level", level)
@@ -614,33 +557,23 @@ class GaussianMean(engine.Mechanism):
 
 
 # ------------------------------------------------------------------ front ends
-def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, policy=None, conventions="paper", seed=None):
+def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, seed=None):
     """Run Algorithm 1: private mean estimation with membership-inference departures.
 
-    The paper's front end of :func:`perfpriv.engine.simulate`: it builds the
-    mechanism :class:`GaussianMean` (γ, τ, d, R; data :math:`\\mathcal{N}(0, I_d)`)
-    and the paper's users :class:`perfpriv.behaviour.Memoryless` (q, r, leak
-    rule) and runs the loop: each round releases :math:`o_t` (eq. 6) from the
-    :math:`N_{t-1}` users, the :math:`K_t` records with Λ > τ (eq. 8) leak,
-    each leaked user leaves with probability q and each other user recruits
-    one with probability r. It takes the paper's eight symbols besides the
-    run's four settings, hence 12 parameters, a documented exception to the
-    limit of 10: the model's other settings (μ, Σ, the statistic, the draw)
-    are the mechanism's, see :func:`perfpriv.engine.simulate`.
+    The paper's front end of :func:`perfpriv.engine.simulate`, with the mechanism
+    ``GaussianMean(gamma, tau=tau, d=d, R=R)`` (data :math:`\\mathcal{N}(0, I_d)`) and the
+    users ``Memoryless(q=q, r=r)``, under the paper's conventions (its statistic, Lemma 6, and
+    its population policy). For other settings (μ, Σ, the statistic, the draw, a
+    :class:`perfpriv.engine.Policy`, the authors' conventions) call that function with the objects.
 
     Parameters
     ----------
-    gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Per-user noise scale(s) γ (:class:`GaussianMean`).
-    tau, d, R : float, int, float
-        Vulnerability threshold τ, dimension d, clipping radius R (:class:`GaussianMean`).
+    gamma, tau, d, R
+        As in :class:`GaussianMean`.
     q, r : float or array_like
-        Leaving and recruiting probabilities (:class:`perfpriv.behaviour.Memoryless`).
-    T, n0, trials : int
-        Rounds, initial population :math:`N_0`, independent repetitions.
-    policy, conventions, seed
-        As in :func:`perfpriv.engine.simulate` (``conventions`` also picks the
-        membership statistic, :class:`GaussianMean`).
+        As in :class:`perfpriv.behaviour.Memoryless`.
+    T, n0, trials, seed
+        As in :func:`perfpriv.engine.simulate`.
 
     Returns
     -------
@@ -660,4 +593,4 @@ def simulate(gamma, *, tau, q, r, T, n0, d, R, trials=30, policy=None, conventio
     True
     """
     return engine.simulate(GaussianMean(gamma, tau=tau, d=d, R=R), Memoryless(q=q, r=r), T=T, n0=n0, trials=trials,
-                           policy=policy, conventions=conventions, seed=seed)
+                           seed=seed)

@@ -10,41 +10,33 @@ gradient to the ℓ2 ball of radius C and releases the noisy sum
 
     :math:`ĝ_t = Σ_i \\mathrm{clip}_C(∇ℓ_i(θ_t)) + σ ξ_t`,    :math:`ξ_t \\sim \\mathcal{N}(0, I_d)`,
 
-then moves :math:`θ_{t+1} = Π_B(θ_t - η_t(ĝ_t + λθ_t))` (:math:`Π_B`: projection on the
-ball of radius B, or none). A :class:`Training` holds this configuration of a run
-(loss, λ, C, the K steps and their schedule, B); :func:`noisy_gd` runs it once. One step is the Gaussian mechanism on a sum of
-ℓ2-sensitivity C (add/remove one record), hence :math:`C^{2}/(2σ^{2})`-zCDP, and K steps
-compose to :math:`ρ = KC^{2}/(2σ^{2})` (:func:`zcdp_cost`). (K is the number of gradient
-steps of one training run; paper 001 calls it T, which the book keeps for the
-rounds of the performative loop.)
+then moves :math:`θ_{t+1} = Π_B(θ_t - η_t(ĝ_t + λθ_t))` (:math:`Π_B`: projection on the ball of radius B, or
+none). :class:`Training` holds this configuration and :func:`noisy_gd` runs it; K steps are
+:math:`ρ = KC^{2}/(2σ^{2})`-zCDP (:func:`zcdp_cost`). K counts the gradient steps of one training run (paper
+001's T; the book keeps T for the rounds of the performative loop).
 
 Per-record accounting
 ---------------------
-An attacker who sees every :math:`ĝ_t` (equivalently, without projection, every
-iterate) tests whether record i took part. The log-likelihood ratio of the
-transcript, with :math:`g_{i,t} = \\mathrm{clip}_C(∇ℓ_i(θ_t))` evaluated on the observed path, is
+An attacker who sees every :math:`ĝ_t` (equivalently, without projection, every iterate) tests whether
+record i took part. With :math:`g_{i,t} = \\mathrm{clip}_C(∇ℓ_i(θ_t))` on the observed path, the
+log-likelihood ratio of the transcript is
 
 .. math::
 
     \\Lambda_i = \\sum_t \\frac{2\\langle \\sigma\\xi_t, g_{i,t}\\rangle + \\lVert g_{i,t}\\rVert^2}{2\\sigma^2},
 
-exact for any adaptive path (the transcript's density factorizes over the
-steps). If the norms :math:`\\|g_{i,t}\\|` do not depend on the noise -- in particular
-when every gradient of record i is clipped (norm C at every step) -- :math:`Λ_i` is
-exactly :math:`N(μ_i^{2}/2, μ_i^{2})` with :math:`μ_i^{2} = Σ_t \\|g_{i,t}\\|^{2}/σ^{2}`: record i is
-:math:`μ_i`-Gaussian DP and the paper's Lemma 7 gives its leak probability
-:math:`\\bar Φ(τ/μ_i - μ_i/2)`. Otherwise the norms vary with the path and this is an
-approximation (individual privacy accounting), which :func:`simulate_transcripts`
-measures. The worst case is :math:`μ = \\sqrt{KC^{2}}/σ = \\sqrt{2ρ}`.
+exact for any adaptive path (the transcript's density factorizes over the steps). If the norms
+:math:`\\|g_{i,t}\\|` do not depend on the noise (in particular when every gradient of record i is clipped),
+:math:`Λ_i` is exactly :math:`N(μ_i^{2}/2, μ_i^{2})` with :math:`μ_i^{2} = Σ_t \\|g_{i,t}\\|^{2}/σ^{2}`:
+record i is :math:`μ_i`-Gaussian DP and the paper's Lemma 7 gives its leak probability
+(:func:`gdp_leak_probability`). Otherwise this is an approximation (individual privacy accounting), which
+:func:`simulate_transcripts` measures. The worst case is :math:`μ = \\sqrt{KC^{2}}/σ = \\sqrt{2ρ}`.
 
-:class:`PrivateGD` is the retraining task as a mechanism of
-:mod:`perfpriv.engine`: each round the current users' fresh records are
-trained on, records with :math:`Λ_i > τ` leak, and the behaviour decides who stays
-(``engine.simulate(PrivateGD(rho, tau=...), Memoryless(q=..., r=...), T=..., n0=..., trials=...)``).
+Shared parameters: ``X, y`` are a dataset, shapes (n, d) and (n,) (labels ±1 for the logistic loss); ``loss``
+and ``lam`` are ℓ and λ above; a ``seed`` is None, an int, a SeedSequence or a numpy.random.Generator.
+Numbers or arrays broadcast together, and a float comes back for scalar input.
 
-Symbols: ``rho`` — ρ, zCDP budget of one training run; ``clip`` — C;
-``sigma`` — σ; ``steps`` — K (gradient steps of a run, not rounds T of the
-loop); ``lam`` — λ; ``radius`` — B; ``tau`` — τ; ``n`` — number of records.
+:class:`PrivateGD` is the retraining task as a mechanism of :mod:`perfpriv.engine`.
 """
 
 from __future__ import annotations
@@ -58,9 +50,9 @@ from scipy import special
 
 from . import engine, keyed
 from ._records import clip as clip_rows
-from ._learning import (OneRoundCheck, TabulatedMechanism,
-                        check_seed, key_normals, mechanism_options, one_round_check, round_groups,
-                        stable)
+from ._learning import (OneRoundCheck, TabulatedMechanism, Tabulation,
+                        check_seed, check_tabulation, key_normals, mechanism_options, one_round_check,
+                        round_groups, stable)
 from ._stats import log_normal_density, standard_error
 from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
                         check_population, check_rng)
@@ -69,7 +61,6 @@ from .regression import leak_probability as _release_leak_probability
 
 __all__ = [
     "per_example_gradients",
-    "ADJACENCIES",
     "zcdp_cost",
     "zcdp_to_dp",
     "sigma_for_rho",
@@ -83,6 +74,8 @@ __all__ = [
     "noisy_gd",
     "TranscriptCheck",
     "simulate_transcripts",
+    "GDData",
+    "Tabulation",
     "PrivateGD",
     "UtilityData",
     "UtilityCheck",
@@ -94,9 +87,7 @@ __all__ = [
 ]
 
 LOSSES = ("logistic", "squared")
-#: ``"constant"``: :math:`η_t` = step_size, output the last iterate; ``"strongly_convex"``:
-#: :math:`η_k = 2/(μ(k + 2))` at step k = 0..K−1 with the weighted average :math:`Σ_{k<K} 2(k + 1) θ_k/(K(K + 1))`
-#: (Lacoste-Julien et al. 2012, their :math:`x_t = θ_{t-1}`).
+#: Step schedules of :class:`Training`.
 SCHEDULES = ("constant", "strongly_convex")
 
 
@@ -104,8 +95,8 @@ SCHEDULES = ("constant", "strongly_convex")
 #: The largest absolute value of an entry of a dataset or a model θ (the bound of ``x_bound``):
 #: margins xᵀθ stay below ~1e100 d and their squares, the squared loss and :math:`λ\|θ\|^{2}` below the largest double.
 ENTRY_BOUND = 1e50
-#: The largest absolute value of a label (the squared loss's (y − xᵀθ)² stays below :math:`\sim 1e200 d^{2}; a` label
-#: of the squared loss carries noise of sd up to 1e50, the bound of ``noise_sd``, times a normal draw).
+#: The largest absolute value of a label: the squared loss's (y − xᵀθ)² stays below :math:`\sim 1e200 d^{2}`
+#: (a label of the squared loss carries noise of sd up to 1e50, the bound of ``noise_sd``, times a normal).
 LABEL_BOUND = 1e100
 
 
@@ -141,11 +132,8 @@ def per_example_gradients(theta, X, y, *, loss):
 
     Parameters
     ----------
-    theta : array_like, shape (d,)
-    X : array_like, shape (n, d)
-    y : array_like, shape (n,)
-        Labels (±1 for ``"logistic"``).
-    loss : {"logistic", "squared"}
+    theta, X, y, loss
+        The model, shape (d,), and as in the module docstring.
 
     Returns
     -------
@@ -255,32 +243,16 @@ ADJACENCIES = ("add_remove", "replace")
 def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
     r"""zCDP of K noisy gradient steps: :math:`ρ = K C^{2}/(2σ^{2})` (add/remove), 4× that (replace-one).
 
-    One step adds :math:`\mathcal{N}(0, σ^{2}I)` to a sum whose ℓ2-sensitivity under add/remove
-    of one record is C (every clipped gradient has norm at most C), so it is
-    :math:`C^{2}/(2σ^{2})`-zCDP (Bun and Steinke 2016, Prop. 1.6); zCDP composes
-    additively over the K adaptively chosen steps (their Lemma 2.3). The
-    step sizes only decide where the next gradients are evaluated: for a step
-    schedule fixed in advance they are post-processing. :class:`PrivateGD`'s
-    step depends on the population N, so its guarantee is the one of a fixed
-    schedule given N: the size is public, and the dataset without a record
-    is trained with the same steps (which is what the transcript statistic
-    compares). Under replace-one adjacency (n public, one record changed)
-    the sum moves by up to 2C and ρ is four times larger.
+    One step is the Gaussian mechanism of sensitivity C (2C under replace-one), :math:`C^{2}/(2σ^{2})`-zCDP
+    (Bun and Steinke 2016, Prop. 1.6), and zCDP composes over the K adaptive steps (their Lemma 2.3). For
+    :class:`PrivateGD`, whose step depends on N, it holds with N public (proof and discussion: chapter 09).
 
     Parameters
     ----------
-    steps : int or array_like
-        K >= 1.
-    clip : float or array_like
-        C > 0.
-    sigma : float or array_like
-        σ > 0.
+    steps, clip, sigma : float or array_like
+        K >= 1, C > 0 and σ > 0.
     adjacency : {"add_remove", "replace"}
         The neighbouring relation.
-
-    Returns
-    -------
-    float or numpy.ndarray
 
     Examples
     --------
@@ -303,12 +275,11 @@ def zcdp_cost(steps, *, clip, sigma, adjacency="add_remove"):
 def zcdp_to_dp(rho, *, delta):
     r"""(ε, δ)-DP of a ρ-zCDP mechanism: :math:`ε = ρ + 2\sqrt{ρ \log(1/δ)}`.
 
-    Bun and Steinke (2016), Proposition 1.3: ρ-zCDP implies (ε, δ)-DP for
-    every δ > 0 with this ε. Read the other way, a target (ε, δ) is met when
-    :math:`ρ + 2\sqrt{ρ \log(1/δ)} \le ε`; in particular :math:`ρ \le ε^{2}/(8 \log(1/δ))` suffices as
-    long as :math:`ε \le 2(2 - \sqrt 2) \log(1/δ)` (:math:`\approx 2.34 \log(1/δ)`), since then
-    :math:`ρ + ε/\sqrt 2 \le ε`. (An excerpt on private GD states this with the inequality
-    on ρ reversed; a larger ρ is a weaker guarantee.)
+    Bun and Steinke (2016), Proposition 1.3, for every δ > 0. A target (ε, δ) is met when
+    :math:`ρ + 2\sqrt{ρ \log(1/δ)} \le ε`; in particular :math:`ρ \le ε^{2}/(8 \log(1/δ))` suffices as long as
+    :math:`ε \le 2(2 - \sqrt 2) \log(1/δ)` (:math:`\approx 2.34 \log(1/δ)`), since then
+    :math:`ρ + ε/\sqrt 2 \le ε`. (An excerpt on private GD states this with the inequality on ρ reversed; a
+    larger ρ is a weaker guarantee.)
 
     Parameters
     ----------
@@ -316,11 +287,6 @@ def zcdp_to_dp(rho, *, delta):
         ρ >= 0 (``inf`` gives ``inf``).
     delta : float
         δ in (0, 1).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        ε.
 
     Examples
     --------
@@ -353,10 +319,9 @@ def sigma_for_rho(rho, *, steps, clip):
 def gdp_leak_probability(mu, *, tau):
     """Leak probability Φ̄(τ/μ − μ/2) of a μ-Gaussian-DP record (the paper's Lemma 7 in μ).
 
-    The privacy loss of a μ-GDP pair is :math:`N(μ^{2}/2, μ^{2})` under membership, so the
-    chance that it exceeds τ is Φ̄(τ/μ − μ/2) (0 at μ = 0, 1 at μ = inf);
-    computed by :func:`perfpriv.regression.leak_probability` (a shift μ
-    under unit noise), which calls :func:`perfpriv.leakage.leak_probability`.
+    The privacy loss of a μ-GDP pair is :math:`N(μ^{2}/2, μ^{2})` under membership; the probability is 0 at
+    μ = 0 and 1 at μ = inf, computed by :func:`perfpriv.regression.leak_probability` (a shift μ under unit
+    noise).
 
     Examples
     --------
@@ -377,35 +342,22 @@ def utility_bound(n, *, lipschitz, lam, radius, d, rho, steps, strong_convexity=
 
         :math:`\mathbb{E}[J(\hat θ)] - \min_{\|θ\|\le B} J \le 4(nL + λB)^{2}/(μK) + dL^{2}/(μρ)`,
 
-    for K noisy steps calibrated to ρ-zCDP (:math:`σ^{2} = KL^{2}/(2ρ)`), per-record
-    gradients of norm at most L (L-Lipschitz losses, or clipping at C = L),
-    projection on the ball of radius B, and J μ-strongly convex (μ >= λ; the
-    default μ = λ). It follows from the projected-SGD bound :math:`2G^{2}/(μ(K + 1))` of
-    Lacoste-Julien, Schmidt and Bach (2012) (step 2/(μ(t+1)), weighted
-    average) with :math:`G^{2} = (nL + λB)^{2} + dσ^{2} \ge \mathbb{E}\|ĝ_t + λθ_t\|^{2}`.
+    for K noisy steps calibrated to ρ-zCDP (:math:`σ^{2} = KL^{2}/(2ρ)`), per-record gradients of norm at most
+    L (L-Lipschitz losses, or clipping at C = L), projection on the ball of radius B, and J μ-strongly convex.
+    It follows from the projected-SGD bound :math:`2G^{2}/(μ(K + 1))` of Lacoste-Julien, Schmidt and Bach
+    (2012) (step 2/(μ(t+1)), weighted average) with
+    :math:`G^{2} = (nL + λB)^{2} + dσ^{2} \ge \mathbb{E}\|ĝ_t + λθ_t\|^{2}`.
 
     Parameters
     ----------
-    n : int
-        Number of records.
-    lipschitz : float
-        L > 0.
-    lam : float
-        λ > 0.
-    radius : float
-        B > 0.
-    d : int
-        Dimension.
+    n, d, steps : int
+        Number of records, dimension and gradient steps K >= 1.
+    lipschitz, lam, radius : float
+        L > 0, λ > 0 and B > 0.
     rho : float or array_like
         ρ > 0 (``inf``: the non-private first term only).
-    steps : int
-        Gradient steps K >= 1.
     strong_convexity : float, optional
         μ >= λ (default λ).
-
-    Returns
-    -------
-    float or numpy.ndarray
 
     References
     ----------
@@ -440,12 +392,7 @@ def _step_sizes(schedule, steps, step_size, mu):
 
 
 def _weights(schedule, steps):
-    r"""Weights of :math:`θ_0..θ_K` in the output: the last iterate, or 2(k + 1)/(K(K + 1)) on :math:`θ_0..θ_{K-1}`.
-
-    The average of Lacoste-Julien, Schmidt and Bach (2012): their iterates
-    :math:`x_t, t = 1, \dots, K`, are :math:`θ_0..θ_{K-1}` (:math:`x_t` is where the step of size
-    2/(μ(t + 1)) is taken), weighted by t; :math:`θ_K` is not part of it.
-    """
+    r"""Output weights of the iterates: the last one, or 2(k + 1)/(K(K + 1)) on :math:`θ_k`, k < K."""
     w = np.zeros(steps + 1)
     if schedule == "constant":
         w[-1] = 1.0
@@ -511,12 +458,10 @@ class GDRun:
     ----------
     theta : numpy.ndarray, shape (d,)
         The output θ̂ (last iterate or weighted average).
-    mu : numpy.ndarray, shape (n,)
-        Each record's Gaussian-DP parameter :math:`μ_i = \sqrt (Σ_t \|g_{i,t}\|^{2})/σ` along the run.
-    llr : numpy.ndarray, shape (n,)
-        Each record's realized transcript log-likelihood ratio :math:`Λ_i`.
-    clipped : numpy.ndarray, shape (n,)
-        Number of steps at which each record's gradient was clipped.
+    mu, llr, clipped : numpy.ndarray, shape (n,)
+        Each record's Gaussian-DP parameter :math:`μ_i = \sqrt (Σ_t \|g_{i,t}\|^{2})/σ` along the run,
+        realized transcript log-likelihood ratio :math:`Λ_i` and number of steps at which its gradient was
+        clipped.
     sigma, rho : float
         Noise and the run's zCDP budget :math:`KC^{2}/(2σ^{2})`.
     settings : dict
@@ -545,19 +490,15 @@ class GDRun:
         return gdp_leak_probability(self.mu, tau=tau)
 
 
-#: The range of the clipping bound C of a run: 1e-100 <= C <= 1e100 keeps :math:`C^{2}, σ^{2} = K C^{2}/(2ρ)` (for the
-#: budgets of the book) and the records' squared clipped gradient norms inside the doubles (at C = 1e-300
-#: they underflow to 0 and :math:`Λ_i = A_i/σ + S_i/(2σ^{2})` is 0/0).
+#: The range of the clipping bound C of a run: it keeps :math:`C^{2}`, :math:`σ^{2} = K C^{2}/(2ρ)` and the
+#: squared clipped gradient norms in the doubles (at C = 1e-300 :math:`Λ_i = A_i/σ + S_i/(2σ^{2})` was 0/0).
 CLIP_RANGE = (1e-100, 1e100)
 
 
 def _check_penalty_step(schedule, step_size, lam):
-    r"""The stability rule of clipped GD: η λ <= 2 for the constant schedule.
+    r"""Refuse ηλ > 2 for a constant step (:class:`Training`).
 
-    A step is θ ← (1 − ηλ) :math:`θ - η (Σ_i ḡ_i + σ ξ)` with clipped gradients, :math:`\|Σ_i ḡ_i\| \le n C` whatever θ. For
-    \|1 − ηλ| <= 1, i.e. ηλ <= 2, the iterates stay bounded (at most linear growth, at ηλ = 2); for ηλ > 2
-    the penalty's factor |1 − ηλ| > 1 multiplies θ every step while the rest stays bounded, so :math:`\|θ_t\|` grows
-    geometrically: the run diverges. (The strongly convex schedule has :math:`η_t λ \le 2λ/(μ(t + 1)) \le 1.`)
+    The strongly convex schedule has :math:`η_t λ \le 2λ/(μ(t + 1)) \le 1`.
     """
     if schedule == "constant" and step_size * lam > 2.0:
         raise ValueError(f"step_size * lam must be at most 2 for clipped gradient descent to stay bounded "
@@ -569,32 +510,23 @@ class Training:
     r"""One training run of noisy gradient descent: its objective, clipping, steps and projection.
 
     The configuration that :func:`noisy_gd`, :func:`simulate_transcripts` and
-    :func:`quadratic_expected_excess` share: the objective
-    :math:`J(θ) = Σ_i ℓ(θ; x_i, y_i) + (λ/2)\|θ\|^{2}` (``loss``, ``lam``), the per-record
-    clipping bound C of the released gradient sums, the K steps and their schedule,
-    and the projection :math:`Π_B` on the ball of radius B (paper 001's
-    private GD; the schedules of Lacoste-Julien, Schmidt and Bach 2012). The noise
-    (σ, or the budget ρ of the run) and the start :math:`θ_0` are not part of it: they are
-    the arguments of a run. Every value is checked here, once.
+    :func:`quadratic_expected_excess` share (paper 001's private GD, module docstring). The noise (σ, or the
+    budget ρ of the run) and the start :math:`θ_0` are arguments of a run. Every value is checked here, once.
 
     Parameters
     ----------
-    loss : {"logistic", "squared"}
-        The per-record loss ℓ.
-    lam : float
-        λ > 0.
-    clip : float
-        Per-record gradient bound C in [1e-100, 1e100] (:data:`CLIP_RANGE`).
-    steps : int
-        Gradient steps K >= 1.
+    loss, lam
+        The per-record loss ℓ (``"logistic"`` or ``"squared"``) and λ > 0 of the objective :func:`objective`.
+    clip, steps
+        Per-record gradient bound C in [1e-100, 1e100] (:data:`CLIP_RANGE`) and gradient steps K >= 1.
     schedule : {"constant", "strongly_convex"}
         Step sizes: ``"constant"``: :math:`η_t` = ``step_size``, the output is the last
         iterate; ``"strongly_convex"``: :math:`η_k = 2/(μ(k + 2))` at step k = 0..K−1, the
         output is the weighted average :math:`Σ_{k<K} 2(k + 1) θ_k/(K(K + 1))`
         (Lacoste-Julien et al. 2012, their :math:`x_t = θ_{t-1}`).
     step_size : float, optional
-        η > 0 of the constant schedule (required there); the stability rule η λ <= 2 (beyond it the
-        penalty term θ ← (1 − ηλ)θ expands while the clipped gradients stay bounded: the run diverges).
+        η > 0 of the constant schedule (required there), with η λ <= 2 (beyond it the penalty term
+        θ ← (1 − ηλ)θ expands while the clipped gradients stay bounded: the run diverges).
     radius : float, optional
         B > 0 of the projection (required by paper 001's bound); ``None``: no projection.
     strong_convexity : float, optional
@@ -666,17 +598,13 @@ def noisy_gd(X, y, training, *, sigma=None, rho=None, theta0=None, seed=None):
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-    y : array_like, shape (n,)
-    training : Training
-        The objective, the clipping bound C, the K steps and their schedule, the projection.
-    sigma : float, optional
-        Noise σ >= 0 of each step (0: no privacy).
-    rho : float, optional
-        Alternatively, the run's zCDP budget ρ (σ from :func:`sigma_for_rho`; ``inf``: σ = 0).
+    X, y, training, seed
+        A dataset and a seed, as in the module docstring, and a :class:`Training` run.
+    sigma, rho : float, optional
+        Noise σ >= 0 of each step (0: no privacy), or the run's zCDP budget ρ (σ from :func:`sigma_for_rho`;
+        ``inf``: σ = 0); exactly one of them.
     theta0 : array_like, optional
         Start (default 0).
-    seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
     -------
@@ -714,35 +642,23 @@ def noisy_gd(X, y, training, *, sigma=None, rho=None, theta0=None, seed=None):
 def quadratic_expected_excess(X, y, training, *, sigma, theta0=None):
     r"""Exact :math:`\mathbb{E}[J(\hat θ)] - \min J` of noisy GD on the squared loss without clipping or projection.
 
-    With :math:`H = X^\top X + λI` the recursion :math:`e_{t+1} = (I - η_t H) e_t - η_t σ ξ_t` of
-    :math:`e_t = θ_t - θ^*` is linear and Gaussian. In the eigenbasis of H
-    (eigenvalues :math:`h_k`) every coordinate of the output :math:`e = Σ_t w_t e_t` is
-    :math:`D_k + σ Σ_s c_{s,k} ξ_{s,k}` with :math:`D_k = Σ_t w_t P_{0,t} e_{0,k}` and
-    :math:`c_{s,k} = -η_s Σ_{t>s} w_t P_{s+1,t}`, :math:`P_{a,t} = Π_{u=a}^{t-1}(1 - η_u h_k)`, so
+    With :math:`H = X^\top X + λI` (eigenvalues :math:`h_k`), :math:`e_0 = θ_0 - θ^*` in its eigenbasis, the
+    output weights :math:`w_t` and :math:`P_{a,t} = Π_{u=a}^{t-1}(1 - η_u h_k)` (chapter 09, with proof),
 
-        :math:`\mathbb{E}[J(\hat θ)] - J(θ^*) = \tfrac12 Σ_k h_k (D_k^{2} + σ^{2} Σ_s c_{s,k}^{2})`.
+        :math:`\mathbb{E}[J(\hat θ)] - J(θ^*) = \tfrac12 Σ_k h_k (D_k^{2} + σ^{2} Σ_s c_{s,k}^{2})`,
+        :math:`D_k = Σ_t w_t P_{0,t} e_{0,k}`, :math:`c_{s,k} = -η_s Σ_{t>s} w_t P_{s+1,t}`.
 
-    Valid when no gradient is clipped and nothing is projected (check
-    ``GDRun.clipped`` of a run of :func:`noisy_gd` with the same ``training``, whose
-    clipping bound C the formula does not read); the chapter compares it with simulation.
-
-    The constant schedule must satisfy :math:`η \le 2/L`, :math:`L = h_{\max}` the largest
-    eigenvalue of H (the smoothness of J): the coordinate
-    :math:`e_{t+1,k} = (1 - η h_k) e_{t,k} - ησξ_{t,k}` has a mean and a variance that grow at most
-    linearly in t iff :math:`|1 - η h_k| \le 1`, and the worst k is :math:`h_{\max}`: :math:`η h_{\max} \le 2`.
-    Beyond it the top mode grows like :math:`|1 - η L|^t`, the run diverges (refused).
+    Valid when no gradient is clipped and nothing is projected (check ``GDRun.clipped`` of a run of
+    :func:`noisy_gd` with the same ``training``; the formula does not read C). A constant step must satisfy
+    :math:`η \le 2/L`, :math:`L = h_{\max}` the smoothness of J (beyond it the top mode grows like
+    :math:`|1 - η L|^t`: refused).
 
     Parameters
     ----------
-    X, y : array_like
-        The dataset.
-    training : Training
-        A run of the squared loss without projection (``loss="squared"``, ``radius=None``): λ, the K
-        steps and their schedule.
-    sigma : float
-        σ >= 0.
-    theta0 : array_like, optional
+    X, y, sigma, theta0
         As in :func:`noisy_gd`.
+    training : Training
+        A run of the squared loss without projection (``loss="squared"``, ``radius=None``).
 
     Returns
     -------
@@ -791,7 +707,6 @@ def _quadratic_excess(X, y, lam, sigma, steps, schedule, step_size, mu_sc, theta
     # c_s = −η_s Σ_{t>s} w_t Π_{u=s+1}^{t−1} f_u  (noise of step s enters after step s: index s = 0..T−1)
     tail = np.zeros(d)                                          # Σ_{t>s} w_t Π_{u=s+1}^{t−1} f_u, built backwards
     for s in range(steps - 1, -1, -1):
-        # tail(s) = w_{s+1} + f_{s+1} tail(s+1)
         tail = w[s + 1] + (factors[s + 1] * tail if s + 1 < steps else 0.0)
         coef[s] = -etas[s] * tail
     with np.errstate(over="ignore"):        # (σ c)² beyond the doubles (σ near 1e300): inf, the true limit
@@ -805,10 +720,8 @@ class TranscriptCheck:
 
     Attributes
     ----------
-    llr : numpy.ndarray, shape (runs,)
-        The realized transcript log-likelihood ratio of the record in each run.
-    mu : numpy.ndarray, shape (runs,)
-        Its μ along each run.
+    llr, mu : numpy.ndarray, shape (runs,)
+        The record's realized transcript log-likelihood ratio Λ and its μ in each run.
     clipped_fraction : float
         Fraction of (run, step) pairs at which the record's gradient was clipped.
     index, runs, sigma, rho, seed, settings
@@ -847,25 +760,15 @@ class TranscriptCheck:
 def simulate_transcripts(X, y, training, *, index, runs, rho, seed=None):
     """Rerun noisy GD ``runs`` times on the same data and record one record's transcript Λ.
 
-    Each run draws fresh noise; Λ is the exact log-likelihood ratio of the
-    run's transcript (the noisy gradients) with and without record
-    ``index``, evaluated at the observed iterates. Comparing its law with
-    :math:`N(μ^{2}/2, μ^{2})` checks the Gaussian accounting: exact when the record's
-    gradient norms do not depend on the noise (e.g. always clipped),
-    approximate otherwise.
+    Each run draws fresh noise; comparing the law of Λ with :math:`N(μ^{2}/2, μ^{2})` checks the Gaussian
+    accounting of the module docstring (exact when the record's gradient norms do not depend on the noise).
 
     Parameters
     ----------
-    X, y : array_like
-        The dataset (record ``index`` included).
-    training : Training
+    X, y, training, seed
         As in :func:`noisy_gd`.
-    index : int
-        The target record.
-    runs : int
-    rho : float
-        The zCDP budget ρ > 0 of a run (finite).
-    seed : None, int, SeedSequence or numpy.random.Generator
+    index, runs, rho
+        The target record, the number of runs and the finite zCDP budget ρ > 0 of a run.
 
     Returns
     -------
@@ -902,57 +805,79 @@ def simulate_transcripts(X, y, training, *, index, runs, rho, seed=None):
 
 
 # -------------------------------------------------------------- mechanism
+@dataclass(frozen=True)
+class GDData:
+    r"""The data model of :class:`PrivateGD`: the records a round trains on (:meth:`PrivateGD.sample_data`).
+
+    Features :math:`x \sim \mathcal{N}(0, I_d)` clipped to the ℓ2 ball of radius :math:`B_x` = ``x_bound``,
+    θ of norm ``theta_norm`` in a fresh uniform direction every round, labels :math:`y = ±1` with
+    :math:`P(y = 1 \mid x) = σ(x^\top θ)` (``loss="logistic"``) or :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`,
+    s = ``noise_sd`` (``"squared"``; the logistic loss does not read it).
+
+    Parameters
+    ----------
+    d, x_bound
+        Dimension d >= 1 and :math:`B_x` in (0, 1e50].
+    theta_norm, noise_sd : float
+        :math:`\|θ\| \ge 0` and s >= 0.
+
+    Examples
+    --------
+    >>> GDData(d=3)
+    GDData(d=3, x_bound=4.0, theta_norm=2.0, noise_sd=1.0)
+    """
+
+    d: int = 5
+    x_bound: float = 4.0
+    theta_norm: float = 2.0
+    noise_sd: float = 1.0
+
+    def __post_init__(self):
+        d = check_int("d", self.d, low=1)
+        x_bound = check_real("x_bound", self.x_bound, low=0, low_open=True, high=1e50, scalar=True)
+        theta_norm = check_real("theta_norm", self.theta_norm, low=0, scalar=True)
+        noise_sd = check_real("noise_sd", self.noise_sd, low=0, scalar=True)
+        for name, value in (("d", d), ("x_bound", x_bound), ("theta_norm", theta_norm), ("noise_sd", noise_sd)):
+            object.__setattr__(self, name, value)
+
+
+#: The table of private gradient descent when none is given: 8000 records and 128 runs per point, seed 0.
+_DEFAULT_TABLE = Tabulation(records=8000, datasets=128, seed=0)
+
+
 class PrivateGD(TabulatedMechanism):
     r"""Retraining by private gradient descent, with the transcript membership test, for the engine.
 
-    A round with N users draws a fresh dataset -- :math:`x \sim \mathcal{N}(0, I_d)` clipped to
-    ``x_bound``, θ of norm ``theta_norm`` in a fresh direction, labels from
-    the logistic model (``loss="logistic"``) or :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`, s = ``noise_sd``
-    (``"squared"``) -- runs ``steps`` noisy GD steps from 0 with the constant
-    step :math:`η_N` = ``step_size``/(N + ``step_offset``) and noise :math:`σ = C\sqrt{K/(2ρ)}`, counts the records whose
-    transcript Λ exceeds τ, and scores :math:`\|\hat θ - θ\|^{2}`. Records, θ and the noise
-    of a (cell, trial, round) come from its keyed streams, shared by all ρ.
+    A round with N users draws a fresh dataset (:meth:`sample_data`), runs ``steps`` noisy GD steps from 0
+    with the constant step :math:`η_N` = ``step_size``/(N + ``step_offset``) and noise
+    :math:`σ = C\sqrt{K/(2ρ)}`, counts the records whose transcript Λ exceeds τ, and scores
+    :math:`\|\hat θ - θ\|^{2}`. Records, θ and the noise of a (cell, trial, round) come from its keyed
+    streams, shared by all ρ. The step depends on N, so the zCDP guarantee is that of a fixed schedule given N
+    (:func:`zcdp_cost`).
 
-    The step. With clipping, record i's gradient is :math:`\tilde s(x_i^\top θ)\, x_i` with :math:`\tilde s`
-    non-decreasing of slope at most κ (κ = 1/4 for the logistic loss, 1 for
-    the squared loss), so the noiseless map :math:`θ \mapsto θ - η(Σ_i g_i(θ) + λθ)` has a
-    Jacobian with eigenvalues :math:`1 - ηh`, :math:`h ∈ [λ, λ + κ λ_{\max}(X^\top X)]`: it
-    contracts when :math:`η(λ + κ λ_{\max}(X^\top X)) < 2`. At N = 1, :math:`λ_{\max} = \|x\|^{2} \le B_x^{2}`,
-    and the constructor requires :math:`η_1(λ + κB_x^{2}) < 2`, so a lone user's fit
-    contracts for every record; the defaults (step :math:`2/(N + 5)`, :math:`λ = 1`, :math:`B_x = 4`,
-    logistic) give the factor 2/3 there. For N >= 2 the worst case
-    :math:`λ_{\max} = N B_x^{2}` is out of reach of any step of order 1/N, but the data
-    model's :math:`λ_{\max}(X^\top X) \approx (\sqrt N + \sqrt d)^{2}` is far below 4(N + 4) at every N. (The
-    former 2/N had :math:`ηλ = 2` at N = 1: the map :math:`θ \mapsto -θ - 2g` does not contract.)
-    The step depends on N, so the zCDP guarantee is that of a fixed schedule
-    given N: the population size is public (:func:`zcdp_cost`).
+    The step must contract: a noiseless step's Jacobian has eigenvalues :math:`1 - ηh`,
+    :math:`h ∈ [λ, λ + κ λ_{\max}(X^\top X)]` (κ = 1/4 for the logistic loss, 1 for the squared loss), hence
+    the constructor's rule at N = 1, :math:`η_1(λ + κB_x^{2}) < 2`; for N >= 2 the data model's
+    :math:`λ_{\max}(X^\top X) \approx (\sqrt N + \sqrt d)^{2}` stays far below 4(N + 4) (chapter 09).
 
     Parameters
     ----------
     rho : float, 1-D array_like or perfpriv.engine.Schedule
-        zCDP budget(s) of a training run, ρ > 0 (``inf``: no noise, every
-        record with a non-zero gradient leaks).
+        zCDP budget(s) of a training run, ρ > 0 (``inf``: no noise, every record with a non-zero gradient
+        leaks).
     tau : float
         τ > 0.
-    d : int
-    loss : {"logistic", "squared"}
-    lam : float
-        λ > 0 (of the sum objective).
-    clip : float
-        C > 0.
-    steps : int
-        Gradient steps per round.
+    data : GDData, optional
+        The data model (:meth:`sample_data`): d, :math:`B_x`, :math:`\|θ\|` and the label noise (default
+        ``GDData()``: d = 5, :math:`B_x = 4`, :math:`\|θ\| = 2`, s = 1).
+    loss, lam, clip, steps
+        The run as in :class:`Training` (``steps``: gradient steps per round).
     step_size, step_offset : float
         The step is :math:`η_N` = ``step_size / (N + step_offset)`` (the sum objective's curvature grows
-        like N); ``step_size`` > 0, ``step_offset`` >= 0, and the step at N = 1 must contract:
-        :math:`η_1 (λ + κ B_x^{2}) < 2` with :math:`B_x` = ``x_bound``.
-    x_bound, theta_norm, noise_sd : float
-        The data model.
-    table_records, table_runs, table_seed
-        Monte Carlo of the mean field: at each table point at least
-        ``table_runs`` runs and ``table_records`` records; p is the
-        frequency of :math:`Λ_i > τ` (the exact transcript statistic of each run),
-        e the mean of :math:`\|\hat θ - θ\|^{2}`.
+        like N); ``step_size`` > 0, ``step_offset`` >= 0, and the step at N = 1 must contract (above).
+    table : Tabulation, optional
+        Monte Carlo of the mean field, one run per dataset: p is the frequency of :math:`Λ_i > τ`, e the
+        mean of :math:`\|\hat θ - θ\|^{2}` (default ``Tabulation(records=8000, datasets=128, seed=0)``).
 
     Examples
     --------
@@ -967,32 +892,40 @@ class PrivateGD(TabulatedMechanism):
     #: the remove-one transcript of a lone user is GD on no data with the same noise: well defined
     lone_user_leaks = False
 
-    def __init__(self, rho, *, tau, d=5, loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0,
-                 step_offset=5.0, x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=8000, table_runs=128, table_seed=0):
+    def __init__(self, rho, *, tau, data=None, loss="logistic", lam=1.0, clip=2.0, steps=20, step_size=2.0,
+                 step_offset=5.0, table=None):
         self.levels = engine.make_levels(rho, "rho", low=0, low_open=True, allow_inf=True)
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-        self.d = check_int("d", d, low=1)
+        if data is None:
+            data = GDData()
+        elif not isinstance(data, GDData):
+            raise TypeError(f"data must be a perfpriv.gradient.GDData (d, x_bound, theta_norm, noise_sd) or None; "
+                            f"got {data!r:.60}")
+        self.data = data
         self.loss = check_choice("loss", loss, LOSSES)
         self.lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
         self.clip = check_real("clip", clip, low=0, low_open=True, scalar=True)
         self.steps = check_int("steps", steps, low=1)
         self.step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
-        self.x_bound = check_real("x_bound", x_bound, low=0, low_open=True, high=1e50, scalar=True)
         self.step_offset = check_real("step_offset", step_offset, low=0, scalar=True)
         kappa = 0.25 if self.loss == "logistic" else 1.0
         eta1 = self.step_size / (1.0 + self.step_offset)
         if not eta1 * (self.lam + kappa * self.x_bound ** 2) < 2.0:
             raise ValueError(f"step_offset must make the step at N = 1 contract, step_size/(1 + step_offset) * "
                              f"(lam + {kappa:g} x_bound^2) < 2; got step_size={self.step_size:g}, "
-                             f"step_offset={self.step_offset:g}, lam={self.lam:g}, x_bound={self.x_bound:g}")
-        self.theta_norm = check_real("theta_norm", theta_norm, low=0, scalar=True)
-        self.noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
-        self.table_records = check_int("table_records", table_records, low=1)
-        self.table_runs = check_int("table_runs", table_runs, low=1)
-        check_array_size("a dataset of the table (table_records x (d + 1) normals)",
-                         table_records=self.table_records, d=self.d + 1)
-        self.table_seed = table_seed
-        keyed.root_key(table_seed, name="table_seed")
+                             f"step_offset={self.step_offset:g}, lam={self.lam:g}, data.x_bound={self.x_bound:g}")
+        self.table = check_tabulation(table, _DEFAULT_TABLE, "gradient")
+        check_array_size("a dataset of the table (table.records x (d + 1) normals)",
+                         **{"table.records": self.table.records, "data.d": self.d + 1})
+
+    # ------------------------------------------------- data and table
+    d = property(lambda self: self.data.d, doc="Dimension d (``data.d``).")
+    x_bound = property(lambda self: self.data.x_bound, doc=":math:`B_x` (``data.x_bound``).")
+    theta_norm = property(lambda self: self.data.theta_norm, doc=":math:`\\|θ\\|` (``data.theta_norm``).")
+    noise_sd = property(lambda self: self.data.noise_sd, doc="Label noise s (``data.noise_sd``).")
+    table_records = property(lambda self: self.table.records, doc="``table.records``.")
+    table_runs = property(lambda self: self.table.datasets, doc="Runs per table point (``table.datasets``).")
+    table_seed = property(lambda self: self.table.seed, doc="``table.seed``.")
 
     def __repr__(self):
         g = self.levels.describe()
@@ -1001,9 +934,9 @@ class PrivateGD(TabulatedMechanism):
         return f"PrivateGD(rho={text}, tau={self.tau:g}, d={self.d}, loss={self.loss!r}, steps={self.steps})"
 
     def options(self):
-        return dict(tau=self.tau, d=self.d, loss=self.loss, lam=self.lam, clip=self.clip, steps=self.steps,
-                    step_size=self.step_size, step_offset=self.step_offset, x_bound=self.x_bound,
-                    theta_norm=self.theta_norm, noise_sd=self.noise_sd)
+        """The settings as keywords: ``PrivateGD(levels, **m.options())`` is ``m`` at other levels."""
+        return dict(tau=self.tau, data=self.data, loss=self.loss, lam=self.lam, clip=self.clip, steps=self.steps,
+                    step_size=self.step_size, step_offset=self.step_offset, table=self.table)
 
     def eta(self, n):
         """Step size :math:`η_N` = step_size/(N + step_offset) of a round with N users.
@@ -1022,29 +955,22 @@ class PrivateGD(TabulatedMechanism):
         return self.clip * np.sqrt(self.steps / (2.0 * rho))
 
     def sample_data(self, n, *, seed=None):
-        r"""Draw one round's dataset of this data model: what a round of :meth:`draw_round` trains on.
-
-        Features :math:`x \sim \mathcal{N}(0, I_d)` clipped to ``x_bound``, θ of norm ``theta_norm``
-        in a uniform direction, labels :math:`y = ±1` with :math:`P(y = 1 \mid x) = σ(x^\top θ)`
-        (``loss="logistic"``) or :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`, s = ``noise_sd`` (``"squared"``).
+        r"""Draw one round's dataset of this data model (:class:`GDData`): what a round of :meth:`draw_round` trains on.
 
         Parameters
         ----------
         n : int
             Number of records n >= 1.
         seed : None, int, SeedSequence or numpy.random.Generator
-            The records' standard normals, shape (n, d + 1), are drawn first,
-            then θ's direction (d).
+            The records' standard normals, shape (n, d + 1), are drawn first, then θ's direction (d).
 
         Returns
         -------
-        X : numpy.ndarray, shape (n, d)
-        y : numpy.ndarray, shape (n,)
-        theta : numpy.ndarray, shape (d,)
+        X, y, theta : numpy.ndarray, shapes (n, d), (n,) and (d,)
 
         Examples
         --------
-        >>> X, y, theta = PrivateGD(1.0, tau=0.02, d=3).sample_data(50, seed=0)
+        >>> X, y, theta = PrivateGD(1.0, tau=0.02, data=GDData(d=3)).sample_data(50, seed=0)
         >>> X.shape, round(float(np.linalg.norm(theta)), 12), sorted(set(y.tolist()))
         ((50, 3), 2.0, [-1.0, 1.0])
         """
@@ -1094,10 +1020,8 @@ class PrivateGD(TabulatedMechanism):
     def agent_round(self, n, level, rng, t=1, state=None):
         r"""One retraining record by record (:meth:`perfpriv.engine.Mechanism.agent_round`).
 
-        Draws a dataset, runs GD with a Python loop over the records' clipped gradients, and keeps each
-        record's transcript log-likelihood ratio as the sum over steps of
-        :math:`\log N(ĝ_t; S_t, σ^{2}I) - \log N(ĝ_t; S_t - g_{i,t}, σ^{2}I)`, computed from the two
-        Gaussian densities. The error is :math:`\|θ_T - θ^{\star}\|^{2}`. The budget must be finite
+        A Python loop over the records' clipped gradients; each record's Λ is the sum over steps of
+        :math:`\log N(ĝ_t; S_t, σ^{2}I) - \log N(ĝ_t; S_t - g_{i,t}, σ^{2}I)`. The budget must be finite
         (the densities of a noiseless step are degenerate).
         """
         n = check_int("n", n, low=1)
@@ -1177,20 +1101,15 @@ class UtilityData:
     labels :math:`y = x^\top θ + \mathcal{N}(0, s^{2})`, s = ``noise_sd``, :math:`θ = 1/\sqrt d`
     (squared loss), or logistic labels :math:`P(y = 1 \mid x) = σ(x^\top θ)` with
     :math:`θ = 2ξ/\sqrt d`, :math:`ξ \sim \mathcal{N}(0, I_d)` (logistic loss, which does not read
-    ``noise_sd``). The records are drawn by :func:`utility_check` from its seed. Every value
-    is checked here, once.
+    ``noise_sd``). The records are drawn by :func:`utility_check` from its seed.
 
     Parameters
     ----------
-    n : int
-        Records n >= 1.
-    d : int
-        Dimension d >= 1.
-    x_bound : float
-        Feature clipping radius :math:`B_x` in (0, 1e50].
-    noise_sd : float
-        Label noise s in [0, 1e50] (squared loss). The excess grows like :math:`B_x^{2}`
-        (:math:`C = 4 B_x`, σ ∝ C) and :math:`s^{2}`, and its squared spread over the runs must stay finite.
+    n, d : int
+        Records n >= 1 and dimension d >= 1.
+    x_bound, noise_sd : float
+        :math:`B_x` in (0, 1e50] and s in [0, 1e50] (the excess grows like :math:`B_x^{2}` and :math:`s^{2}`,
+        and its squared spread over the runs must stay finite).
 
     Examples
     --------
@@ -1262,30 +1181,21 @@ class UtilityCheck:
 def utility_check(rhos, data=UtilityData(), *, loss="squared", lam=1.0, steps=50, runs=500, radius=None, seed=0):
     r"""Simulate private GD at several budgets and compare with the exact excess or paper 001's bound.
 
-    ``loss="squared"``: ridge data (:math:`y = x^\top θ` + noise, :math:`θ = 1/\sqrt d`), constant
-    step :math:`1/λ_{\max}(H)`, no projection, clipping at :math:`C = 4 B_x` (never reached in
-    practice: the runs are plain noisy GD, which ``clipped_fraction``
-    shows), and the exact excess :func:`quadratic_expected_excess`.
-    ``loss="logistic"``: logistic labels with θ of norm 2, :math:`C = B_x` (the
-    Lipschitz constant: clipping never binds), projection on the ball of
-    radius ``radius`` and the strongly convex schedule with μ = λ -- the
-    setting of :func:`utility_bound`, which is reported with the SGD bound it
-    rests on. The :class:`Training` of the runs is built from these (its step and clipping
-    bound depend on the data).
+    On the data of :class:`UtilityData`. ``loss="squared"``: constant step :math:`1/λ_{\max}(H)`, no
+    projection, clipping at :math:`C = 4 B_x` (never reached in practice: the runs are plain noisy GD, which
+    ``clipped_fraction`` shows), and the exact excess :func:`quadratic_expected_excess`. ``loss="logistic"``:
+    :math:`C = B_x` (the Lipschitz constant: clipping never binds), projection on the ball of radius
+    ``radius`` and the strongly convex schedule with μ = λ -- the setting of :func:`utility_bound`, which is
+    reported with the SGD bound it rests on.
 
     Parameters
     ----------
     rhos : 1-D array_like
         zCDP budgets of a run, at least 1e-100 (:math:`σ = C\sqrt{K/(2ρ)}` and the runs' squared errors stay finite).
-    data : UtilityData
-        n, d, the feature bound :math:`B_x` and the label noise (default: 100 records, d = 3, :math:`B_x` = 2,
-        noise 0.5).
-    loss : {"squared", "logistic"}
-    lam : float
-    steps, runs : int
+    data, loss, lam, steps, runs
+        The dataset (:class:`UtilityData`), the loss ℓ, λ, the gradient steps K and the runs per budget.
     radius : float, optional
         B (logistic; default 2).
-    seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
     -------
@@ -1419,23 +1329,20 @@ def _behaviour_pairs(behaviours):
 def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=None, mechanism=None):
     r"""Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
 
-    For every (q, r) in ``behaviours`` (``(0, 0)``: no participation
-    feedback, the population stays at n0) and every ρ, the cumulative error
-    :math:`Σ_t \|\hat θ_t - θ_t\|^{2}` of T retraining rounds with :class:`PrivateGD`.
+    For every (q, r) in ``behaviours`` (:class:`perfpriv.behaviour.Memoryless`; ``(0, 0)``: no participation
+    feedback, the population stays at n0) and every ρ, the cumulative error :math:`Σ_t \|\hat θ_t - θ_t\|^{2}`
+    of T retraining rounds with :class:`PrivateGD`.
 
     Parameters
     ----------
-    rhos : 1-D array_like
-        Budgets (``inf`` allowed: no noise).
+    rhos, tau, mechanism
+        Budgets (``inf`` allowed: no noise), τ, and a dict of further :class:`PrivateGD` arguments.
     behaviours : sequence of (q, r)
-    tau : float
-    T, n0 : int
-    trials : int
-        Simulated runs per (behaviour, ρ); 0: mean field only.
+    T, n0, trials, seed
+        Rounds, initial population, independent runs per (behaviour, ρ) (0: mean field only) and root seed,
+        as in :func:`perfpriv.engine.simulate`.
     cap : int
-    seed : None, int, SeedSequence or Generator
-    mechanism : dict, optional
-        Further :class:`PrivateGD` arguments.
+        Population cap (:class:`perfpriv.engine.Policy`).
 
     Returns
     -------

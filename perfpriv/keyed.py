@@ -1,67 +1,44 @@
 r"""One randomness scheme for the whole library: keyed, counter-based streams.
 
-Every simulator of perfpriv draws from this module, and so can a new
-behaviour or mechanism (appendix B, "Your own model"): a round hands its
-step the round's keys (:class:`Key`), whose children by purpose give
-uniforms, normals and exact binomial and hypergeometric draws.
-
-Every random number perfpriv's simulators draw is a pure function of a
-*key* and a *counter*:
+Every random number perfpriv's simulators draw -- and a new behaviour's or
+mechanism's (appendix B, "Your own model") -- is a pure function of a *key*
+and a *counter*:
 
     key     = root seed -> cell coordinates -> trial -> round -> purpose
     number  = F(key, counter)
 
-so that any piece of a run -- one (cell, trial, round), one purpose within
-it -- can be regenerated alone, runs that differ only in the privacy level
-share their random numbers round by round (common random numbers: the level
-is *not* part of the key), and a batched or GPU backend can reproduce the
-same draws by evaluating the same function on its own arrays. Nothing
-depends on the order in which draws are made, on how many trials or levels
-are simulated together, on ``n_jobs`` or on the backend.
+so any piece of a run can be regenerated alone, runs that differ only in
+the privacy level share their numbers (common random numbers: the level is
+*not* part of the key), and nothing depends on the order of the draws, on
+how many trials or levels run together, on ``n_jobs`` or on the backend.
 
 The construction
 ----------------
-A key is a pair of 64-bit words ``(a, b)`` (:class:`Key`, which holds whole
-arrays of keys at once). The root key comes from
-:class:`numpy.random.SeedSequence` (anything :func:`numpy.random.default_rng`
-accepts; :func:`root_key`); a child key mixes its parent with one more
-integer or name (:meth:`Key.child`) through the SplitMix64 finalizer
-:func:`perfpriv._kernels.streams.mix64`. The numbers of key ``(a, b)`` are the SplitMix64 sequence
-with seed ``a`` and an odd increment ("gamma") derived from ``b``:
+A key is a pair of 64-bit words ``(a, b)`` (:class:`Key` holds arrays of
+them). The root key comes from the seed (:func:`root_key`), a grid cell's
+from its coordinate values (:func:`cell_key`); a child key mixes its parent
+with one more integer or name (:meth:`Key.child`) through the SplitMix64
+finalizer :func:`perfpriv._kernels.streams.mix64`. The numbers of key
+``(a, b)`` are the SplitMix64 sequence with seed ``a`` and an odd increment
+("gamma") derived from ``b``:
 
     :math:`x_i = a + (i + 1) \cdot \gamma(b)`   (mod :math:`2^{64}`),    :math:`u_i = \operatorname{mix64}(x_i)`,
 
-as in Java's ``SplittableRandom`` (Steele, Lea and Flood, "Fast splittable
-pseudorandom number generators", OOPSLA 2014). A stream-specific gamma
-makes two streams' sequences unable to overlap as shifted copies. The
-64-bit outputs become uniforms on the open interval (0, 1) with 53 random
-bits (:meth:`Key.uniform`), normals by the inverse normal cdf
-(:func:`scipy.special.ndtri`, :meth:`Key.normal`; monotone in the uniform,
-which strengthens common random numbers) and binomials by an exact
-vectorized sampler (:func:`binomial`).
+as in Java's ``SplittableRandom`` (Steele, Lea and Flood 2014); a stream-specific
+gamma keeps two streams from overlapping as shifted copies. The outputs
+become uniforms on (0, 1) with 53 random bits (:meth:`Key.uniform`),
+normals by the inverse normal cdf (:func:`scipy.special.ndtri`,
+:meth:`Key.normal`; monotone in the uniform, which strengthens common random
+numbers) and exact binomials (:func:`binomial`).
 
 Exactness
 ---------
-Every sampler here is exact in law up to floating point: uniforms have 53
-random bits (so normals reach about 8.3 in magnitude: tails below :math:`2^{-53}` are
-cut, as with any double-precision generator); binomials
-use inversion of geometric waiting times when the mean is small and
-Hörmann's BTRS rejection sampler otherwise, with the exact acceptance test.
+Every sampler is exact in law up to floating point: uniforms have 53 random
+bits (normals reach about 8.3 in magnitude: tails below :math:`2^{-53}` are
+cut, as with any double-precision generator); binomials: see :func:`binomial`.
 
-Seeds
------
-``seed=None`` means fresh entropy from the operating system (a run that
-cannot be reproduced), in every function of perfpriv. An ``int``, a
-:class:`~numpy.random.SeedSequence` (never modified) or a sequence of ints
-is hashed by ``SeedSequence``; a :class:`~numpy.random.Generator` or bit
-generator is consumed once (two 64-bit words are drawn from it).
-
-One path leads from a seed to every number: :func:`root_key` (the seed's
-key), :func:`cell_key` (a grid cell's key, from the root key and the cell's
-coordinate values; :func:`perfpriv.sweep.map_grid` hands every cell its
-own), then the keyed streams -- or, for numpy draws outside them,
-:func:`as_generator` of a scalar key (whose :func:`as_seed_sequence` is made
-from the key's two words).
+``seed=None`` means fresh entropy (a run that cannot be reproduced) in every
+function of perfpriv; :func:`root_key` lists the seeds accepted.
 
 References
 ----------
@@ -89,7 +66,6 @@ __all__ = [
     "Key",
     "root_key",
     "as_generator",
-    "as_seed_sequence",
     "cell_key",
     "coordinate_key",
     "binomial",
@@ -99,21 +75,13 @@ __all__ = [
 ]
 
 _U64 = np.uint64
-_TWO53 = 2.0 ** -53
 
 #: What a ``seed`` argument accepts, for error messages.
 _SEED_TYPES_TEXT = "None, an int >= 0, a sequence of ints, a numpy SeedSequence, Generator or BitGenerator"
 
 
-def _flat_u64(x, shape):
-    """``x`` as a contiguous flat uint64 array of ``shape`` (broadcast; no copy when it already is one)."""
-    x = np.asarray(x, dtype=_U64)
-    if x.shape != shape:
-        x = np.broadcast_to(x, shape)
-    return np.ascontiguousarray(x).reshape(-1)
-
-
-def _flat_as(x, shape, dtype):
+def _flat_as(x, shape, dtype=_U64):
+    """``x`` as a contiguous flat ``dtype`` array of ``shape`` (broadcast; no copy when it already is one)."""
     x = np.asarray(x, dtype=dtype)
     if x.shape != shape:
         x = np.broadcast_to(x, shape)
@@ -135,16 +103,12 @@ def _part_hashes(word: int):
     return np.asarray(_U64(ha)), np.asarray(_U64(hb))
 
 
-def _counters(counters):
-    return np.asarray(counters, dtype=np.int64)
-
-
 def _stream_call(kernel, dtype, a, gamma, counters):
     """Apply an elementwise stream kernel to (a, gamma, counters) broadcast together."""
-    c = _counters(counters)
+    c = np.asarray(counters, dtype=np.int64)
     shape = np.broadcast_shapes(np.shape(a), np.shape(gamma), c.shape)
     out = np.empty(shape, dtype=dtype)
-    kernel(_flat_u64(a, shape), _flat_u64(gamma, shape), _flat_as(c, shape, np.int64), out.reshape(-1))
+    kernel(_flat_as(a, shape), _flat_as(gamma, shape), _flat_as(c, shape, np.int64), out.reshape(-1))
     return out
 
 
@@ -285,16 +249,8 @@ class Key:
     def child(self, *parts) -> "Key":
         """Keys one level down: this key mixed with each part in turn.
 
-        Parameters
-        ----------
-        *parts : int, array of ints, or str
-            Integers (cell coordinates, trial or round numbers; arrays
-            broadcast against the key array) or purpose names.
-
-        Returns
-        -------
-        Key
-            Shape: the broadcast of this key's shape and the parts' shapes.
+        A part is an integer (a cell coordinate key, trial or round number), an array of them
+        (broadcast against the keys) or a purpose name.
         """
         a, b = self.a, self.b
         for part in parts:
@@ -308,7 +264,7 @@ class Key:
                 continue
             shape = np.broadcast_shapes(a.shape, w.shape)
             na, nb = np.empty(shape, dtype=_U64), np.empty(shape, dtype=_U64)
-            _streams.child_array(_flat_u64(a, shape), _flat_u64(b, shape), _flat_u64(w, shape),
+            _streams.child_array(_flat_as(a, shape), _flat_as(b, shape), _flat_as(w, shape),
                                  na.reshape(-1), nb.reshape(-1))
             a, b = na, nb
         return Key(a, b)
@@ -341,24 +297,11 @@ class Key:
         return Key(self.a[..., None], self.b[..., None]).normal_at(np.arange(check_int("size", size, low=0)))
 
     def normal_ragged(self, counts):
-        """Normals 0 .. counts[j] − 1 of key j (1-D keys), concatenated.
+        """Normals 0 .. counts[j] − 1 of key j (``counts`` one per key), concatenated: shape (sum(counts),).
 
-        The first :data:`HEAD` numbers of a stream are hash-based (computed
-        for all keys at once); the rest of a longer stream are the normals of
-        a PCG64 generator whose 128-bit state and increment are the key's
-        words, mixed (:func:`_tail_generator`: numpy's ziggurat, about twice
-        as fast for long streams). Both depend on the key and the position
-        only, so a stream's first k numbers are the same however many are
-        drawn (the prefix property).
-
-        Parameters
-        ----------
-        counts : array_like of int, shape ``self.shape``
-            How many numbers of each key (the first ones: a prefix of its stream).
-
-        Returns
-        -------
-        numpy.ndarray, shape (sum(counts),)
+        The first :data:`HEAD` numbers of a stream are hash-based; the rest are numpy's ziggurat
+        normals of a PCG64 generator keyed by the key's words (:func:`_tail_generator`, twice as fast
+        for long streams). Both depend on the key and the position only (the prefix property).
         """
         counts = _check_counts("counts", counts).reshape(-1)
         check_allocation("the normals of every key (sum of counts)", float(counts.sum(dtype=float)), name="counts")
@@ -385,20 +328,9 @@ class Key:
         return out
 
     def normal_records(self, records, width: int):
-        """``width`` normals for each (key, record) pair: record ``records[j]`` of key j's stream.
+        """``width`` normals for each (key, record) pair: record ``records[j]`` of key j's stream (1-D keys).
 
-        Record r owns the counters ``r·width .. r·width + width − 1``.
-
-        Parameters
-        ----------
-        records : array_like of int, shape ``self.shape`` (1-D)
-            Record index of each key element.
-        width : int
-            Numbers per record.
-
-        Returns
-        -------
-        numpy.ndarray, shape (len(records), width)
+        Record r owns the counters ``r·width .. r·width + width − 1``; shape (len(records), width).
         """
         width = check_int("width", width, low=0)
         rec = _check_counts("records", records).reshape(-1)
@@ -429,25 +361,12 @@ def _tail_generator(a: int, b: int, gen=None) -> np.random.Generator:
 
 
 # ------------------------------------------------------------------ seeds
-def _is_seed_sequence(x):
-    return isinstance(x, np.random.SeedSequence)
-
-
 def check_batch(n, keys, live=None, *, per_record: bool = True):
     """Check the arguments of one keyed round over a batch of pairs; return ``(n, live)``.
 
-    Parameters
-    ----------
-    n : array_like of int
-        Population of each pair, whole numbers >= 0 (returned as int64).
-    keys : Key
-        The round's keys.
-    live : array_like of bool, optional
-        Pairs to simulate (returned as an array; None stays None).
-    per_record : bool
-        Whether the draw holds a number per record of the largest population:
-        then a population whose records cannot fit in memory is refused by
-        name (``n``) up front, not by numpy's allocation error.
+    ``n``: the populations, whole >= 0 (as int64); ``keys``: the round's :class:`Key`; ``live``: ``None``
+    or booleans (the pairs to simulate). ``per_record``: the draw holds a number per record, so a
+    population whose records cannot fit in memory is refused up front, by name (``n``).
 
     Examples
     --------
@@ -472,27 +391,21 @@ def check_batch(n, keys, live=None, *, per_record: bool = True):
 
 
 def root_key(seed: Any = None, *, name: str = "seed") -> Key:
-    """The root :class:`Key` of a ``seed`` (anything :func:`numpy.random.default_rng` accepts).
+    """The root :class:`Key` (a scalar key) of a ``seed`` (anything :func:`numpy.random.default_rng` accepts).
 
     Parameters
     ----------
     seed : None, int, sequence of int, SeedSequence, Generator, BitGenerator or Key
-        ``None``: fresh entropy; a (scalar) Key is returned as is. A ``SeedSequence`` is read, never
-        modified (its ``generate_state`` is used, not ``spawn``). A
-        ``Generator`` or bit generator is consumed once.
+        ``None``: fresh entropy; a (scalar) Key is returned as is. An int, a sequence of ints or a
+        ``SeedSequence`` (read, never modified) is hashed by ``SeedSequence``; a ``Generator`` or bit
+        generator is consumed once (two 64-bit words).
     name : str
-        Parameter name for error messages.
-
-    Returns
-    -------
-    Key
-        A scalar key.
+        Parameter name for error messages (as in the other seed functions here).
 
     Raises
     ------
     TypeError, ValueError
-        For anything else (booleans, floats, negative integers, legacy
-        ``RandomState``), naming ``name``.
+        For anything else (booleans, floats, negative integers, legacy ``RandomState``), naming ``name``.
 
     Examples
     --------
@@ -518,21 +431,9 @@ def root_key(seed: Any = None, *, name: str = "seed") -> Key:
 def as_generator(seed: Any = None, *, name: str = "seed") -> np.random.Generator:
     """A :class:`~numpy.random.Generator` for ``seed``: a Generator as is, a bit generator wrapped, else seeded.
 
-    Anything else goes through :func:`as_seed_sequence` (checked, a given SeedSequence read and never
-    modified), so an int seed gives the stream of ``numpy.random.default_rng(seed)`` and a scalar
-    :class:`Key` (e.g. a grid cell's, :func:`cell_key`) a generator of its own for numpy draws outside
-    the keyed streams.
-
-    Parameters
-    ----------
-    seed : None, int, sequence of int, SeedSequence, Generator, BitGenerator or Key
-        The seed (a Key must be a single key).
-    name : str
-        Parameter name for error messages.
-
-    Returns
-    -------
-    numpy.random.Generator
+    Any other seed of :func:`root_key` goes through :func:`as_seed_sequence`: an int gives the stream of
+    ``numpy.random.default_rng(seed)``, a scalar :class:`Key` (e.g. :func:`cell_key`) a generator of its
+    own for numpy draws outside the keyed streams.
 
     Examples
     --------
@@ -551,24 +452,11 @@ def as_generator(seed: Any = None, *, name: str = "seed") -> np.random.Generator
 
 
 def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedSequence:
-    """A :class:`~numpy.random.SeedSequence` for ``seed`` (not a Generator), checked.
+    """A :class:`~numpy.random.SeedSequence` for a ``seed`` of :func:`root_key` (not a Generator), checked.
 
-    A SeedSequence that is given is returned as a copy in the same state (same entropy,
-    spawn key and count of children spawned), so that a caller may spawn from the result
-    without changing the caller's object: passing one SeedSequence twice gives the same
-    randomness twice. A scalar :class:`Key` ``(a, b)`` gives the SeedSequence of its four
-    32-bit words, low word first (``[a mod 2**32, a >> 32, b mod 2**32, b >> 32]``).
-
-    Parameters
-    ----------
-    seed : None, int, sequence of int, SeedSequence or Key
-        The seed (a Key must be a single key).
-    name : str
-        Parameter name for error messages.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
+    A given SeedSequence is returned as a copy in the same state (entropy, spawn key, children
+    spawned): spawning from the result leaves the caller's object unchanged. A scalar :class:`Key`
+    ``(a, b)`` gives the SeedSequence of its 32-bit words ``[a mod 2**32, a >> 32, b mod 2**32, b >> 32]``.
 
     Examples
     --------
@@ -580,7 +468,7 @@ def as_seed_sequence(seed: Any = None, *, name: str = "seed") -> np.random.SeedS
             raise ValueError(f"{name} must be a single key here; got keys of shape {seed.shape}")
         a, b = int(seed.a), int(seed.b)
         return np.random.SeedSequence([a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32])
-    if _is_seed_sequence(seed):
+    if isinstance(seed, np.random.SeedSequence):
         return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size,
                                       n_children_spawned=seed.n_children_spawned)
     if seed is None:
@@ -649,27 +537,11 @@ def coordinate_key(value: Any) -> int:
 
 
 def cell_key(seed: Any, *coordinates: Any) -> Key:
-    """The key of one grid cell: the root key of ``seed`` and the cell's coordinate values.
+    """The key of one grid cell: the root key of ``seed`` and the cell's ``coordinates`` (values, e.g. q, r).
 
-    A cell's key depends on the values of its coordinates (at
-    :data:`KEY_RESOLUTION`), not on their position in a grid, so a cell's
-    numbers do not depend on the grid around it. The searches and maps of
-    :mod:`perfpriv.optimize` (and every call of :func:`perfpriv.engine.simulate`
-    whose behaviour has array parameters) key each cell this way, by the root
-    seed and the cell's q and r: passing this key as ``seed=`` to a one-cell
-    call of the engine gives that cell's numbers exactly, e.g. to look at the
-    runs behind one square of a heatmap.
-
-    Parameters
-    ----------
-    seed : None, int, SeedSequence, Generator or Key
-        The root seed of the map.
-    *coordinates
-        The cell's coordinate values, in the behaviour's order (q, r).
-
-    Returns
-    -------
-    Key
+    It depends on the coordinates' values (at :data:`KEY_RESOLUTION`), not on their position in a
+    grid (:func:`perfpriv.engine.cell_keys`), so passing it as ``seed=`` to a one-cell engine call
+    gives the numbers of that square of a heatmap exactly.
 
     Examples
     --------
@@ -691,37 +563,19 @@ def cell_key(seed: Any, *coordinates: Any) -> Key:
 
 # --------------------------------------------------------------- binomial
 def _stirling_tail(k):
-    """log(k!) − [(k + 1/2) log(k + 1) − (k + 1) + log(2π)/2] for integers k >= 0 (elementwise).
-
-    :func:`perfpriv._kernels.samplers.stirling_tail`: exact (from ``lgamma``) for k <= 15, the
-    Stirling series to :math:`(k+1)^{-7}` beyond (error below 1e-14).
-    """
+    """:func:`perfpriv._kernels.samplers.stirling_tail` elementwise: log(k!) − [(k + 1/2) log(k + 1) − (k + 1)
+    + log(2π)/2] for integers k >= 0."""
     k = np.asarray(k, dtype=float)
     return np.vectorize(_samplers.stirling_tail, otypes=[float])(k)
 
 
 def binomial(key: Key, n, p):
-    r"""Exact binomial draws, one per key: ``Binomial(n, p)`` from each key's own stream.
+    r"""Exact binomial draws, one per key: ``Binomial(n, p)`` (n >= 0, p in [0, 1]) from each key's stream.
 
-    Vectorized over any shape (``key``, ``n``, ``p`` broadcast). Small means
-    (n·min(p, 1−p) < 10) use inversion by geometric waiting times (one
-    uniform per success, plus one); larger means use Hörmann's BTRS
-    rejection sampler (two uniforms per attempt, acceptance about 0.9 or
-    more). :math:`p > 1/2` draws :math:`n - \mathrm{Binomial}(n, 1 - p)`. A draw depends on
-    its key, ``n`` and ``p`` only: never on the other elements.
-
-    Parameters
-    ----------
-    key : Key
-        One stream per draw (broadcast to the shape of ``n`` and ``p``).
-    n : array_like of int
-        Numbers of trials, >= 0.
-    p : array_like of float
-        Success probabilities in [0, 1].
-
-    Returns
-    -------
-    numpy.ndarray of int64
+    ``key``, ``n`` and ``p`` broadcast; a draw depends on its key, ``n`` and ``p`` only. Small means
+    (n·min(p, 1−p) < 10): inversion by geometric waiting times; larger: Hörmann's BTRS rejection sampler
+    with the exact acceptance test (two uniforms per attempt, acceptance about 0.9 or more).
+    :math:`p > 1/2` draws :math:`n - \mathrm{Binomial}(n, 1 - p)`.
 
     Examples
     --------
@@ -729,39 +583,11 @@ def binomial(key: Key, n, p):
     >>> binomial(k, [0, 10, 100, 10**6], [0.5, 0.0, 1.0, 0.5])[:3].tolist()
     [0, 0, 100]
     """
-    key, n, p, shape = _binomial_args(key, n, p)
-    return _binomial_flat(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(n, shape, np.int64),
-                          _flat_as(p, shape, np.float64)).reshape(shape)
-
-
-def _binomial_args(key, n, p):
-    """The checked arguments of one binomial draw and their broadcast shape."""
-    _check_key(key)
-    n = check_int_array("n", n, low=0)
-    p = np.asarray(check_probability("p", p), dtype=float)
-    return key, n, p, check_same_shape(key=key.a, n=n, p=p)
-
-
-def _binomial_flat(a, b, n, p):
-    """The compiled binomial sampler on flat arrays of key words, trials and probabilities."""
-    out = np.empty(a.shape, dtype=np.int64)
-    _samplers.binomial_array(a, b, n, p, out)
-    return out
+    return binomials((key, n, p))[0]
 
 
 def binomials(*draws):
-    """Several independent binomial draws in one call of :func:`binomial` (same numbers).
-
-    Parameters
-    ----------
-    *draws : (Key, n, p)
-        Each a draw of :func:`binomial`; their broadcast shapes may differ.
-
-    Returns
-    -------
-    list of numpy.ndarray
-        The draws, in order. A draw depends on its key, n and p only, so
-        stacking them changes no number; it saves the sampler's per-call cost.
+    """Several :func:`binomial` draws ``(key, n, p)`` (any shapes) in one call: the same numbers, in order.
 
     Examples
     --------
@@ -772,14 +598,18 @@ def binomials(*draws):
     """
     shapes, flat_a, flat_b, flat_n, flat_p = [], [], [], [], []
     for key, n, p in draws:
-        key, n, p, shape = _binomial_args(key, n, p)
+        _check_key(key)
+        n = check_int_array("n", n, low=0)
+        p = np.asarray(check_probability("p", p), dtype=float)
+        shape = check_same_shape(key=key.a, n=n, p=p)
         shapes.append(shape)
-        flat_a.append(_flat_u64(key.a, shape))
-        flat_b.append(_flat_u64(key.b, shape))
+        flat_a.append(_flat_as(key.a, shape))
+        flat_b.append(_flat_as(key.b, shape))
         flat_n.append(_flat_as(n, shape, np.int64))
         flat_p.append(_flat_as(p, shape, np.float64))
-    out = _binomial_flat(np.concatenate(flat_a), np.concatenate(flat_b), np.concatenate(flat_n),
-                         np.concatenate(flat_p))
+    out = np.empty(sum(a.size for a in flat_a), dtype=np.int64)
+    _samplers.binomial_array(np.concatenate(flat_a), np.concatenate(flat_b), np.concatenate(flat_n),
+                             np.concatenate(flat_p), out)
     sizes = np.cumsum([int(np.prod(s)) for s in shapes])[:-1]
     return [part.reshape(s) for part, s in zip(np.split(out, sizes), shapes)]
 
@@ -787,27 +617,10 @@ def binomials(*draws):
 def hypergeometric(key: Key, good, bad, nsample):
     """Exact hypergeometric draws, one per key: good items among ``nsample`` drawn without replacement.
 
-    Vectorized over any shape (``key``, ``good``, ``bad``, ``nsample``
-    broadcast). Inversion from the mode: the uniform of the key's stream at
-    counter 0 is matched against the pmf in the order m, m + 1, m − 1,
-    m + 2, m − 2, ... (m the mode), with the pmf at m from log-gamma
-    functions and the others by its ratio recurrence; a measure-preserving
-    map of the uniform, so the draw is exact up to rounding. Its cost grows
-    with the standard deviation of the law (tens of steps for populations of
-    thousands).
-
-    Parameters
-    ----------
-    key : Key
-        One stream per draw.
-    good, bad : array_like of int
-        Numbers of good and bad items (>= 0).
-    nsample : array_like of int
-        Items drawn, 0 <= nsample <= good + bad.
-
-    Returns
-    -------
-    numpy.ndarray of int64
+    ``key``, ``good``, ``bad`` (>= 0) and ``nsample`` (<= good + bad) broadcast. Inversion from the mode
+    m: the key's uniform at counter 0 is matched against the pmf in the order m, m + 1, m − 1, ...
+    (the pmf at m from log-gamma functions, the others by its ratio recurrence), exact up to rounding;
+    the cost grows with the law's standard deviation.
 
     Examples
     --------
@@ -821,7 +634,7 @@ def hypergeometric(key: Key, good, bad, nsample):
     if np.any(n > G + B):
         raise ValueError("nsample must be at most good + bad (items drawn without replacement)")
     out = np.empty(shape, dtype=np.int64)
-    _samplers.hypergeometric_array(_flat_u64(key.a, shape), _flat_u64(key.b, shape), _flat_as(G, shape, np.int64),
+    _samplers.hypergeometric_array(_flat_as(key.a, shape), _flat_as(key.b, shape), _flat_as(G, shape, np.int64),
                                    _flat_as(B, shape, np.int64), _flat_as(n, shape, np.int64), out.reshape(-1))
     return out.reshape(shape)
 
@@ -831,21 +644,9 @@ def multivariate_hypergeometric(key: Key, counts, nsample):
 
     The chain of conditional hypergeometrics: class :math:`j` receives
     :math:`\mathrm{Hypergeometric}(c_j, c_{j+1} + \dots + c_{S-1}, m_j)` items
-    (:math:`c` the counts, :math:`m_j` the items not yet assigned), drawn from
-    the key's child :math:`j`.
-
-    Parameters
-    ----------
-    key : Key
-        One stream per split (broadcast against ``counts[..., 0]``).
-    counts : array_like of int, shape (..., S)
-        Class sizes.
-    nsample : array_like of int, shape (...)
-        Items drawn (<= counts.sum(-1)).
-
-    Returns
-    -------
-    numpy.ndarray of int64, shape (..., S)
+    (:math:`c` the counts, shape (..., S); :math:`m_j` the items not yet assigned),
+    drawn from the key's child :math:`j`; ``key`` broadcasts against ``counts[..., 0]``
+    and ``nsample`` (<= counts.sum(-1)). Returns shape (..., S).
 
     Examples
     --------

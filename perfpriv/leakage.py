@@ -1,16 +1,16 @@
-"""Membership-inference leakage of the Gaussian mechanism (paper §4.3-4.4).
+r"""Membership-inference leakage of the Gaussian mechanism (paper §4.3-4.4).
 
 A record ``z`` of a dataset ``Z`` of size ``n`` *leaks* when the
 log-likelihood ratio of the release (eq. 8)
 
-    :math:`Λ(o \\mid z) = \\log p_{\\mathrm{in}}(o) - \\log p_{\\mathrm{out}}(o)`,
+    :math:`Λ(o \mid z) = \log p_{\mathrm{in}}(o) - \log p_{\mathrm{out}}(o)`,
 
-:math:`p_{\\mathrm{in}}` the density of the mechanism on ``Z`` and :math:`p_{\\mathrm{out}}` on ``Z \\ {z}``,
+:math:`p_{\mathrm{in}}` the density of the mechanism on ``Z`` and :math:`p_{\mathrm{out}}` on ``Z \ {z}``,
 exceeds the vulnerability threshold ``tau``. Everything here depends on the
-record only through its deviation :math:`s = \\|\\bar z - μ_{\\bar z}\\|` from the mean of the
+record only through its deviation :math:`s = \|\bar z - μ_{\bar z}\|` from the mean of the
 clipped dataset, so most functions take ``s`` directly.
 
-Two statistics, chosen everywhere by ``statistic=``:
+Two statistics, chosen everywhere by ``statistic=`` (default ``"paper"``):
 
 ``"paper"``
     The paper's Lemma 6: both hypotheses use the noise variance :math:`γ^{2}/n`, so
@@ -18,29 +18,40 @@ Two statistics, chosen everywhere by ``statistic=``:
 ``"exact"``
     The exact remove-one likelihood ratio (as in the authors' published
     simulations): the counterfactual release on :math:`n - 1` records has noise
-    variance :math:`γ^{2}/(n - 1)`. With :math:`δ = (\\bar z - μ_{\\bar z})/(n - 1)`,
+    variance :math:`γ^{2}/(n - 1)`. With :math:`δ = (\bar z - μ_{\bar z})/(n - 1)`,
 
-        :math:`Λ = (d/2) \\log(n/(n-1)) - n\\|η\\|^{2}/(2γ^{2}) + (n-1)\\|η + δ\\|^{2}/(2γ^{2})`,
+        :math:`Λ = (d/2) \log(n/(n-1)) - n\|η\|^{2}/(2γ^{2}) + (n-1)\|η + δ\|^{2}/(2γ^{2})`,
 
     which is no longer Gaussian; completing the square gives the
     noncentral-:math:`χ^{2}` law used by :func:`leak_probability`.
 
-Symbols: ``s`` — :math:`\\|\\bar z - μ_{\\bar z}\\|`; ``n`` — :math:`N_t`, dataset size (n >= 2: a lone
-record has an empty remove-one dataset, see :mod:`perfpriv.gaussian`);
-``gamma`` — γ, per-user noise scale; ``tau`` — τ; ``alpha`` — α, Rényi
-order; ``d`` — dimension; ``R`` — clipping radius.
+The parameters mean the same in every function (numbers or arrays, broadcast together; a float
+comes back for scalar input); a function's own entry only says what differs:
+
+``s``
+    Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0` of the record from the clipped mean.
+``n``
+    Dataset size :math:`N_t \ge 2` (real values accepted: the formulas are analytic in n, which
+    mean-field populations use; a lone record has an empty remove-one dataset, see :mod:`perfpriv.gaussian`).
+``gamma``, ``tau``, ``alpha``
+    Per-user noise scale γ > 0 (the release's noise is :math:`\mathcal{N}(0, γ^{2}/n\, I_d)`),
+    vulnerability threshold τ > 0, Rényi order α > 1.
+``d``, ``R``
+    Dimension d >= 1 (required by ``"exact"``; ``"paper"`` ignores it but checks it if given) and
+    clipping radius R > 0.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 from functools import lru_cache
 
 import numpy as np
 from scipy import special, stats
 
-from . import _records
+from . import _records, keyed
 from ._validate import (
     check_choice,
     check_covariance,
@@ -69,6 +80,7 @@ __all__ = [
     "threshold_for_fpr",
     "roc_curve",
     "LeakProbability",
+    "Integration",
     "exact_leak_floor",
     "marginal_leak_probability",
 ]
@@ -82,14 +94,12 @@ CLIP_TOLERANCE = 1e-6
 #: Largest n·d (normal draws per simulated dataset) that Monte Carlo accepts.
 MAX_MONTECARLO_DRAWS = 50_000_000
 
-#: ``method="auto"``: Monte Carlo that would draw more normals than this (a few seconds) gives way to
-#: the quadrature when the latter's error from clipping (below the per-record clip probability) is
-#: at most :data:`CLIP_FALLBACK`.
+#: ``method="auto"``: a Monte Carlo drawing more normals than this (a few seconds) may give way to the
+#: quadrature (:func:`marginal_leak_probability`).
 MONTECARLO_BUDGET = 100_000_000
 
-#: Per-record clip probability up to which ``method="auto"`` may use the quadrature in place of a
-#: Monte Carlo that is too costly: about the standard error of the default Monte Carlo
-#: (``samples=200_000``: 0.5/sqrt(2e5) = 1.1e-3), so the quadrature is then no less accurate.
+#: Per-record clip probability up to which that fallback is allowed: about the default Monte Carlo's
+#: standard error (0.5/sqrt(2e5) = 1.1e-3), so the quadrature is then no less accurate.
 CLIP_FALLBACK = 1e-3
 
 
@@ -139,7 +149,6 @@ def record_deviations(Z, R):
     Z : array_like, shape (N, d)
         Dataset (records are clipped to radius ``R`` first).
     R : float
-        Clipping radius R > 0.
 
     Returns
     -------
@@ -159,17 +168,12 @@ def record_deviations(Z, R):
 def exact_llr_offset(n, d):
     """The constant (d/2) log(n/(n − 1)) of the exact remove-one statistic.
 
-    The counterfactual release on n − 1 records has the larger noise variance
-    :math:`γ^{2}/(n - 1)`; the ratio of the two Gaussian normalizing constants adds this
-    offset to Λ, whatever the record and the noise. It is the one place of
-    this formula.
+    It comes from the ratio of the two Gaussians' normalizing constants (module docstring), for any record.
 
     Parameters
     ----------
-    n : float or array_like
-        Dataset size n > 1.
-    d : int
-        Dimension.
+    n, d : float or array_like, int
+        As in the module docstring, with any n > 1.
 
     Returns
     -------
@@ -193,27 +197,21 @@ def _llr_offset(n, d):
 def llr_coefficients(eta_sq, n, gamma, d, statistic):
     r"""Coefficients (A, B, C) of :math:`Λ = A\|\bar z - μ_{\bar z}\|^{2} + B⟨\bar z - μ_{\bar z}, η⟩ + C`, for both statistics.
 
-    This is the one place of both formulas (eq. 8)::
+    This is the one place of both formulas (eq. 8; the exact one is the module docstring's,
+    expanded so that nothing large cancels)::
 
         paper (Lemma 6):  A = n/((n−1)² 2γ²),  B = 2n/((n−1) 2γ²),  C = 0
         exact:            A = 1/((n−1) 2γ²),   B = 2/(2γ²),
                           C = (d/2) log(n/(n−1)) − ‖η‖²/(2γ²)
 
-    (the exact form is :math:`(d/2)\log(n/(n-1)) - n\|η\|^{2}/(2γ^{2}) + (n-1)\|η+δ\|^{2}/(2γ^{2})`
-    with :math:`δ = (\bar z - μ_{\bar z})/(n-1)`, expanded so that nothing large cancels).
     A > 0 for every n > 1, which the projected draw relies on.
 
     Parameters
     ----------
     eta_sq : float or array_like
         :math:`\|η\|^{2} \ge 0` of the release's noise (+inf allowed: then C = −inf).
-    n : float or array_like
-        Dataset size n > 1 (a lone record has no remove-one dataset).
-    gamma : float or array_like
-        Per-user noise scale γ > 0.
-    d : int
-        Dimension d >= 1 (used by ``"exact"`` only, checked for both).
-    statistic : {"paper", "exact"}
+    n, gamma, d, statistic
+        As in the module docstring, with any n > 1 (d is required by both statistics).
 
     Returns
     -------
@@ -265,9 +263,7 @@ def _llr_from_summaries(dev_sq, inner, eta_sq, n, gamma, d, statistic):
 def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     """Membership log-likelihood ratio Λ(o | z) of every record, from the realized noise.
 
-    The release is ``o = mean(clip(Z, R)) + eta`` (eq. 6). For record ``z``
-    Λ compares the density of ``o`` under the mechanism on ``Z`` with its
-    density under the mechanism on ``Z \\ {z}`` (eq. 8).
+    The release is ``o = mean(clip(Z, R)) + eta`` (eq. 6); Λ is eq. 8 (module docstring).
 
     Parameters
     ----------
@@ -276,14 +272,8 @@ def log_likelihood_ratio(Z, eta, gamma, R, statistic="paper"):
     eta : array_like, shape (d,)
         The realized noise :math:`η_t` of the release (as returned by
         :func:`perfpriv.gaussian.release`).
-    gamma : float
-        Per-user noise scale :math:`γ > 0 (η \\sim \\mathcal{N}(0, γ^{2}/N I))`.
-    R : float
-        Clipping radius R > 0.
+    gamma, R : float
     statistic : {"paper", "exact"}
-        ``"paper"``: Lemma 6, the counterfactual release has the same noise
-        variance :math:`γ^{2}/N`. ``"exact"``: the exact remove-one ratio, counterfactual
-        noise :math:`γ^{2}/(N - 1)`.
 
     Returns
     -------
@@ -339,23 +329,15 @@ class LLRMoments:
 def llr_moments(s, n, gamma, *, statistic="paper", d=None):
     r"""Conditional law of Λ given the dataset: mean and variance.
 
-    For ``statistic="paper"`` (Lemma 6) Λ | Z ~ N(a, 2a) exactly, with
-    :math:`a = n s^{2} / (2 γ^{2} (n - 1)^{2})`. For ``statistic="exact"`` (needs ``d``) Λ is
-    a shifted, scaled noncentral :math:`\chi ^{2}` (see :func:`leak_probability`) with
+    For ``statistic="paper"`` Λ | Z ~ N(a, 2a) exactly (Lemma 6, module docstring). For
+    ``statistic="exact"`` Λ is a shifted, scaled noncentral :math:`\chi ^{2}` (:func:`leak_probability`) with
     mean :math:`(d/2)\log(n/(n-1)) + n s^{2}/(2(n-1)γ^{2}) - (d + n s^{2}/γ^{2})/(2n)` and
     variance :math:`(d + 2 n s^{2}/γ^{2})/(2n^{2})`.
 
     Parameters
     ----------
-    s : float or array_like
-        Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0` of the record.
-    n : float or array_like
-        Dataset size N >= 2.
-    gamma : float or array_like
-        Noise scale γ > 0.
-    statistic : {"paper", "exact"}
-    d : int, optional
-        Dimension (required for ``"exact"``).
+    s, n, gamma, statistic, d
+        As in the module docstring.
 
     Returns
     -------
@@ -424,35 +406,17 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
 
         :math:`P(Λ > τ \mid Z) = F_{\chi ^{2}_d(λ)}(2n(c - τ) + n^{2} s^{2}/((n-1)γ^{2}))`
 
-    (0 when the argument is <= 0), with :func:`scipy.special.chndtr`. Its cost
-    grows like :math:`\sqrt λ` (up to ~0.1 ms per value when :math:`n s^{2}/γ^{2} \sim 10^{8}`); beyond
-    λ ~ 1e12, where that routine returns NaN, :math:`W = (g + \sqrt λ)^{2} + \chi ^{2}_{d-1}` is
-    integrated by quadrature over the :math:`\chi ^{2}_{d-1}` part instead. Below 1e-90,
-    where that routine loses its relative accuracy, the value is computed in
-    log space (see :func:`log_leak_probability`), so it keeps ~1e-12
-    relative accuracy down to the smallest doubles; for probabilities below
-    ~1e-308 use :func:`log_leak_probability`. Unlike the paper's statistic, a record at the
-    mean (s = 0) can leak when τ < c, and for small n the leak probability
-    does not vanish as γ → ∞ (:math:`Λ \to c - \|h\|^{2}/(2n)`, h standard normal): the
-    change of noise variance alone reveals membership. The limit is the value
-    at s = 0, :math:`F_{\chi^{2}_d}(2n(c - τ))`, positive exactly when
-    :math:`n < 1/(1 - e^{-2τ/d}) \approx d/(2τ) + 1/2`.
+    (0 when the argument is <= 0), with :func:`scipy.special.chndtr` (cost growing like :math:`\sqrt λ`,
+    ~0.1 ms per value at :math:`λ \sim 10^{8}`). Beyond λ ~ 1e12, where it returns NaN, and below 1e-90
+    (in log space, ~1e-12 relative accuracy; below ~1e-308 use :func:`log_leak_probability`), a quadrature
+    over the :math:`\chi ^{2}_{d-1}` part of :math:`W = (g + \sqrt λ)^{2} + \chi ^{2}_{d-1}` replaces it.
+    Unlike the paper's statistic, a record at the mean (s = 0) can leak when τ < c, and for small n the
+    leak probability does not vanish as γ → ∞: its limit is :func:`exact_leak_floor`.
 
     Parameters
     ----------
-    s : float or array_like
-        Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0` of the record from the clipped mean.
-    n : float or array_like
-        Dataset size N >= 2 (non-integer values are accepted: the formula is
-        analytic in n, which mean-field computations use).
-    gamma : float or array_like
-        Per-user noise scale γ > 0.
-    tau : float or array_like
-        Vulnerability threshold τ > 0.
-    statistic : {"paper", "exact"}
-        Which membership statistic (see the module docstring).
-    d : int, optional
-        Dimension d >= 1, required for ``"exact"`` (ignored by ``"paper"``).
+    s, n, gamma, tau, statistic, d
+        As in the module docstring.
 
     Returns
     -------
@@ -483,23 +447,16 @@ def leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
 def log_leak_probability(s, n, gamma, *, tau, statistic="paper", d=None):
     r"""Natural log of :func:`leak_probability`, accurate where the probability underflows.
 
-    For the paper's statistic (Lemma 7) this is ``log Φ̄(τ/μ' − μ'/2)``
-    evaluated with :func:`scipy.special.log_ndtr`, so it stays finite and
-    accurate to a few ulps however far in the tail (e.g. ≈ −2·10⁵ for a
-    record with τ/μ' ≈ 630, where the probability itself is :math:`10^{-86000}` and
-    :func:`leak_probability` returns 0). :math:`s = 0` gives :math:`-\infty`.
-
-    For ``statistic="exact"`` it is the log of the noncentral-χ² cdf of
-    :func:`leak_probability`, computed in log space where the probability is
-    below 1e-90 (an integral over the :math:`\chi ^{2}_{d-1}` part of the noncentral :math:`\chi ^{2}`,
-    exact for d = 1), so it stays finite far below 1e-308: e.g. ≈ −460.59 for
-    ``(s, n, γ, τ, d) = (0.1, 1000, 0.1, 0.5, 1)``. :math:`-\infty` only where the
-    probability is exactly 0 (the threshold cannot be reached).
+    Paper's statistic: ``log Φ̄(τ/μ' − μ'/2)`` by :func:`scipy.special.log_ndtr`, finite and accurate to
+    a few ulps however far in the tail (≈ −2·10⁵ at τ/μ' ≈ 630, a probability of :math:`10^{-86000}`);
+    :math:`s = 0` gives :math:`-\infty`. Exact statistic: the log space of :func:`leak_probability` below
+    1e-90 (exact for d = 1), finite far below 1e-308 (≈ −460.59 in the last example); :math:`-\infty`
+    only where the probability is exactly 0 (the threshold cannot be reached).
 
     Parameters
     ----------
     s, n, gamma, tau, statistic, d
-        As in :func:`leak_probability`.
+        As in the module docstring.
 
     Returns
     -------
@@ -646,11 +603,11 @@ def _log_chndtr(x, x_minus_lam, d, lam):
 def _chndtr_large(x, x_minus_lam, d, lam):
     r""":math:`P(W \le x), W \sim \chi ^{2}_d(λ)`, for very large λ (where scipy's routine returns NaN).
 
-    :math:`W = (g + \sqrt λ)^{2} + V` with :math:`g \sim \mathcal{N}(0, 1)` and :math:`V \sim \chi^{2}_{d-1}` independent, so
-    :math:`P(W \le x) = \mathbb{E}_V[Φ(\sqrt{x-V} - \sqrt λ) - Φ(-\sqrt{x-V} - \sqrt λ)]`. The second term is
-    below :math:`Φ(-\sqrt λ)` (zero in double precision for :math:`λ > 10^{4}`); the first is written
+    With W, V as in :func:`_log_chndtr`,
+    :math:`P(W \le x) = \mathbb{E}_V[Φ(\sqrt{x-V} - \sqrt λ) - Φ(-\sqrt{x-V} - \sqrt λ)]`. The second term
+    is below :math:`Φ(-\sqrt λ)` (zero in double precision for :math:`λ > 10^{4}`); the first is written
     :math:`(x - λ - V)/(\sqrt{x-V} + \sqrt λ)` to avoid cancellation and averaged over V with a
-    Gauss–Legendre rule in χ-space (:math:`V \sim \chi ^{2}_{d-1}`; exact when d = 1).
+    Gauss–Legendre rule in χ-space (exact when d = 1).
     """
     x, x_minus_lam, lam = (np.asarray(a, float).ravel() for a in (x, x_minus_lam, lam))
     root_lam = np.sqrt(lam)
@@ -679,14 +636,8 @@ def renyi_divergence(s, n, gamma, alpha):
 
     Parameters
     ----------
-    s : float or array_like
-        Deviation :math:`\|\bar z - μ_{\bar z}\| \ge 0`.
-    n : float or array_like
-        Dataset size N >= 2.
-    gamma : float or array_like
-        Noise scale γ > 0.
-    alpha : float or array_like
-        Order α > 1.
+    s, n, gamma, alpha : float or array_like
+        As in the module docstring.
 
     Returns
     -------
@@ -715,7 +666,7 @@ def optimal_renyi_order(s, n, gamma, *, tau):
     Parameters
     ----------
     s, n, gamma, tau : float or array_like
-        Deviation s >= 0, size n >= 2, noise γ > 0, threshold τ > 0.
+        As in the module docstring.
 
     Returns
     -------
@@ -745,16 +696,14 @@ def renyi_tail_bound(s, n, gamma, *, tau, alpha=None):
 
         :math:`\min(1, \exp(-(α - 1)(τ - α a))), a = n s^{2}/(2γ^{2}(n-1)^{2})`.
 
-    With ``alpha=None`` the optimal order α* of :func:`optimal_renyi_order`
-    is used, giving eq. 10, :math:`\exp(-(τ - a)^{2}/(4a))`, where τ > a. Where
-    τ <= a the optimal order is not > 1, the bound does not apply and
-    the function returns 1 (the trivial bound). :math:`s = 0` gives 0 (then
-    Λ ≡ 0 and the infimum over α of the bound is 0).
+    With ``alpha=None`` the optimal order α* of :func:`optimal_renyi_order` gives eq. 10,
+    :math:`\exp(-(τ - a)^{2}/(4a))`, where τ > a; where τ <= a (α* not > 1) the bound does not apply and
+    the result is the trivial 1. :math:`s = 0` gives 0 (then Λ ≡ 0 and the infimum over α of the bound is 0).
 
     Parameters
     ----------
     s, n, gamma, tau : float or array_like
-        Deviation s >= 0, size n >= 2, noise γ > 0, threshold τ > 0.
+        As in the module docstring.
     alpha : float or array_like, optional
         Rényi order α > 1; ``None`` for the optimal order.
 
@@ -804,7 +753,7 @@ def gdp_mu(s, n, gamma):
     Parameters
     ----------
     s, n, gamma : float or array_like
-        Deviation s >= 0, size n >= 2, noise γ > 0.
+        As in the module docstring.
 
     Returns
     -------
@@ -829,19 +778,13 @@ def worst_case_gdp_mu(n, gamma, R):
     r"""Worst-case Gaussian-DP parameter :math:`2R/(γ\sqrt n)` over all datasets (Remark 1).
 
     With records clipped to radius R, :math:`s = \|\bar z - μ_{\bar z}\| = ((n-1)/n)\,\|\bar z - \text{mean of the others}\| \le 2R(n-1)/n`,
-    so :math:`μ' \le 2R/(γ\sqrt n)`, and the bound is approached
-    when the record and all others sit at opposite points of the sphere. (The
-    paper bounds s by 2R, which gives :math:`2R\sqrt n/(γ(n-1)) \approx 2R/(γ\sqrt n)`; with the
-    factor (n−1)/n the value :math:`2R/(γ\sqrt n)` is the exact supremum.)
+    so :math:`μ' \le 2R/(γ\sqrt n)`, the exact supremum, approached when the record and all others sit
+    at opposite points of the sphere (the paper's s <= 2R gives :math:`2R\sqrt n/(γ(n-1))`, about as much).
 
     Parameters
     ----------
-    n : float or array_like
-        Dataset size N >= 2.
-    gamma : float or array_like
-        Noise scale γ > 0.
-    R : float or array_like
-        Clipping radius R > 0.
+    n, gamma, R : float or array_like
+        As in the module docstring.
 
     Returns
     -------
@@ -870,10 +813,8 @@ def threshold_for_fpr(mu, fpr):
 
     Parameters
     ----------
-    mu : float or array_like
-        Gaussian-DP parameter μ' >= 0 of the record (:func:`gdp_mu`).
-    fpr : float or array_like
-        Target false-positive rate ν in (0, 1).
+    mu, fpr : float or array_like
+        Gaussian-DP parameter μ' >= 0 of the record (:func:`gdp_mu`), target false-positive rate ν in (0, 1).
 
     Returns
     -------
@@ -904,10 +845,8 @@ def roc_curve(mu, fpr):
 
     Parameters
     ----------
-    mu : float or array_like
-        Gaussian-DP parameter μ >= 0.
-    fpr : float or array_like
-        False-positive rates ν in (0, 1).
+    mu, fpr : float or array_like
+        Gaussian-DP parameter μ >= 0 and false-positive rates ν in (0, 1).
 
     Returns
     -------
@@ -937,10 +876,8 @@ class LeakProbability:
 
     Attributes
     ----------
-    p : float or numpy.ndarray
-        :math:`p_τ`, broadcast over ``n, gamma, tau``.
-    se : float or numpy.ndarray
-        Monte Carlo standard error (0 for quadrature).
+    p, se : float or numpy.ndarray
+        :math:`p_τ`, broadcast over ``n, gamma, tau``, and its Monte Carlo standard error (0 for quadrature).
     method : str
         ``"quadrature"`` or ``"montecarlo"``.
     """
@@ -948,6 +885,47 @@ class LeakProbability:
     p: np.ndarray | float
     se: np.ndarray | float
     method: str
+
+
+#: The ways :func:`marginal_leak_probability` computes :math:`p_τ`.
+METHODS = ("auto", "quadrature", "montecarlo")
+#: Records simulated per value of n by a Monte Carlo :math:`p_τ` when :class:`Integration` does not say.
+MONTECARLO_SAMPLES = 200_000
+
+
+@dataclass(frozen=True)
+class Integration:
+    """How :func:`marginal_leak_probability` computes :math:`p_τ`: the method, the Monte Carlo's size and seed.
+
+    A plain string (``"auto"``, ``"quadrature"``, ``"montecarlo"``) wherever an
+    ``Integration`` is accepted means that method with the default size and no seed.
+
+    Parameters
+    ----------
+    method : {"auto", "quadrature", "montecarlo"}
+        See :func:`marginal_leak_probability`.
+    samples : int, optional
+        Records simulated per value of n by Monte Carlo (default 200 000).
+    seed : None, int, SeedSequence or numpy.random.Generator
+        Randomness of the Monte Carlo (a :class:`perfpriv.gaussian.GaussianMean`
+        also takes the :class:`perfpriv.keyed.Key` its ``options()`` give).
+
+    Examples
+    --------
+    >>> Integration("montecarlo", samples=4000, seed=1)
+    Integration(method='montecarlo', samples=4000, seed=1)
+    """
+
+    method: str = "auto"
+    samples: int | None = None
+    seed: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "method", check_choice("method", self.method, METHODS))
+        if self.samples is not None:
+            object.__setattr__(self, "samples", check_int("samples", self.samples, low=1))
+        if not isinstance(self.seed, keyed.Key):
+            check_rng(self.seed)
 
 
 _QUAD_NODES = 96
@@ -964,8 +942,7 @@ def _chi_support(d):
 
 @lru_cache(maxsize=4)
 def _gauss_legendre(k):
-    x, w = np.polynomial.legendre.leggauss(k)
-    return x, w
+    return np.polynomial.legendre.leggauss(k)
 
 
 def _chi_logpdf(v, d):
@@ -1053,10 +1030,9 @@ def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
 
         :math:`p_τ = P(A X - B Y > t)`,  :math:`t = 2(τ - c)`.
 
-    We condition on the variable with the smaller coefficient (the conditional
-    probability is then at least as smooth as its density) and integrate in
-    χ-space (:math:`v = \sqrt X` or :math:`\sqrt Y`, density :math:`\propto v^{d-1} e^{-v^{2}/2}`, smooth for every d),
-    splitting at the point where the conditional probability hits 0 or 1.
+    Conditioned on the variable with the smaller coefficient (then the smoother one), integrated in χ-space
+    (:math:`v = \sqrt X` or :math:`\sqrt Y`, density :math:`\propto v^{d-1} e^{-v^{2}/2}`, smooth for all d),
+    split where the conditional probability hits 0 or 1.
     """
     n, gamma, tau = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float), np.asarray(tau, float))
     shape = n.shape
@@ -1131,9 +1107,8 @@ def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
     :math:`\|η_⊥\|^{2} = (γ^{2}/n) \chi^{2}_{d-1}` (``chi2_perp``). Then
     :math:`2γ^{2}(Λ - c) = s^{2}/(n-1) + 2sξ - ξ^{2} - \|η_⊥\|^{2}`, so Λ > τ iff
     :math:`(ξ - s)^{2} < s^{2} - K` with :math:`K = 2γ^{2}(τ - c) - s^{2}/(n-1) + \|η_⊥\|^{2}`, a Gaussian
-    interval probability. Averaging over ``chi2_perp`` draws gives an unbiased
-    (Rao–Blackwellized) Monte Carlo estimate of the exact conditional leak
-    probability — far cheaper than the noncentral :math:`\chi ^{2}` cdf when :math:`n s^{2}/γ^{2}` is large.
+    interval probability. Averaged over ``chi2_perp`` draws: an unbiased (Rao–Blackwellized) Monte Carlo
+    estimate, far cheaper than the noncentral :math:`\chi ^{2}` cdf when :math:`n s^{2}/γ^{2}` is large.
     """
     sd = gamma / np.sqrt(n)
     c = _llr_offset(n, d)
@@ -1147,13 +1122,8 @@ def _exact_leak_given_perp(s, chi2_perp, n, d, gamma, tau):
 
 
 def _paper_leak_unchecked(s, n, gamma, tau):
-    r"""Lemma 7's :math:`\bar Φ(τ/μ' - μ'/2)` for checked arrays, with the same floating-point steps as
-    :func:`leak_probability` (:math:`μ' = (s/γ)\sqrt n/(n - 1)`, as in :func:`gdp_mu`) and so the same values.
-
-    The Monte Carlo evaluates it at every simulated record for every γ: no validation and none of
-    the log-space forms that only :func:`log_leak_probability` needs. The limits agree with
-    :func:`_paper_tail_arg`: μ' = 0 (s = 0, or an underflow) gives τ/μ' = +inf and a probability
-    of 0, μ' = +inf (an overflow of s/γ) gives −inf and 1.
+    r"""Lemma 7's :math:`\bar Φ(τ/μ' - μ'/2)` for checked arrays (the Monte Carlo's inner loop), in
+    :func:`leak_probability`'s floating-point steps and so with its values: μ' = 0 gives 0, μ' = +inf gives 1.
     """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         mu = (s / gamma) * (math.sqrt(n) / (n - 1))
@@ -1161,13 +1131,8 @@ def _paper_leak_unchecked(s, n, gamma, tau):
 
 
 def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
-    """:math:`p_τ` by simulating whole datasets (exact with clipping and any Σ).
-
-    For each distinct n, M = max(ceil(samples / n), 20) datasets of n records
-    are drawn; every record's deviation s enters the conditional leak
-    probability (Lemma 7 / its exact version), the per-dataset average is
-    one iid sample of :math:`p_τ`, and :math:`\\mathrm{se} = \\mathrm{std}/\\sqrt M` over datasets.
-    """
+    """:math:`p_τ` and its standard error by simulating whole datasets (``"montecarlo"`` of
+    :func:`marginal_leak_probability`): each dataset's mean conditional leak probability is one iid sample."""
     n_values, gamma, tau = np.broadcast_arrays(np.asarray(n_values, float), gamma, tau)
     shape = n_values.shape
     p = np.empty(shape)
@@ -1212,19 +1177,8 @@ def _montecarlo(n_values, gamma, tau, d, mu, L, R, statistic, samples, rng):
 def exact_leak_floor(n, *, d, tau):
     r"""The leak probability that no noise removes, under the exact remove-one statistic.
 
-    Under ``statistic="exact"`` the counterfactual release on n − 1 records
-    has the larger noise variance :math:`γ^{2}/(n - 1)`, and Λ carries the constant
-    :math:`c = (d/2) \log(n/(n - 1))` (:func:`exact_llr_offset`). As γ → ∞, with the
-    data fixed, write the noise as :math:`η = (γ/\sqrt n) h` with :math:`h \sim \mathcal{N}(0, I_d)`: in
-
-    .. math::
-
-       \Lambda = c + \frac{n(n-1)\|\delta\|^2}{2\gamma^2}
-                 - \frac{\|\eta - (n-1)\delta\|^2}{2\gamma^2},
-       \qquad \delta = \frac{\bar z - \mu_{\bar z}}{n - 1},
-
-    the middle term vanishes and the last one tends to :math:`\|h\|^{2}/(2n)`, so
-    Λ → :math:`c - \chi ^{2}_d/(2n)` whatever the record. Hence
+    With :math:`c = (d/2) \log(n/(n - 1))` (:func:`exact_llr_offset`), Λ → :math:`c - \chi ^{2}_d/(2n)` as
+    γ → ∞ whatever the record, so (proof: the book, chapter 04)
 
     .. math::
 
@@ -1232,23 +1186,16 @@ def exact_leak_floor(n, *, d, tau):
        = P\big(\chi^2_d < 2n(c - \tau)\big)
        = P\!\left(\tfrac d2,\; n(c-\tau)\right)
 
-    (the regularized lower incomplete gamma function) when c > τ, and 0
-    otherwise. It is the same for every record, so it is also the limit of
+    (the regularized lower incomplete gamma function) when c > τ, and 0 otherwise; also the limit of
     the marginal :math:`p_τ` of Lemma 8. It is positive exactly when
-    :math:`n < 1/(1 - e^{-2τ/d}) \approx d/(2τ) + 1/2`: below that population, the change
-    of noise variance alone reveals membership and the growth factor
-    :math:`C = 1 + r - (q + r) p_τ` stays below 1 + r − (q + r)·floor for every γ --
-    a survival threshold may not exist at all. The paper's statistic has no
-    floor (its limit is 0).
+    :math:`n < 1/(1 - e^{-2τ/d}) \approx d/(2τ) + 1/2`, where :math:`C = 1 + r - (q + r) p_τ` stays below
+    1 + r − (q + r)·floor for every γ: a survival threshold may not exist at all. The paper's statistic
+    has no floor.
 
     Parameters
     ----------
-    n : float or array_like
-        Dataset size n > 1 (real values allowed: mean-field populations).
-    d : int
-        Dimension d >= 1.
-    tau : float or array_like
-        Vulnerability threshold τ > 0.
+    n, d, tau
+        As in the module docstring, with any n > 1.
 
     Returns
     -------
@@ -1259,7 +1206,7 @@ def exact_leak_floor(n, *, d, tau):
     ----------
     Paper eq. 8 and Lemma 7 (whose exact-statistic version this is the
     γ → ∞ limit of); the exact remove-one statistic of the authors' code
-    (``conventions="authors"``, :data:`perfpriv.engine.CONVENTIONS`).
+    (``conventions="authors"``).
 
     Examples
     --------
@@ -1277,81 +1224,47 @@ def exact_leak_floor(n, *, d, tau):
     return _out(np.where(x > 0, special.gammainc(0.5 * d, np.where(x > 0, x, 0.0)), 0.0))
 
 
-def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, statistic="paper",
-                              method="auto", samples=200_000, seed=None):
+def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, statistic="paper", method="auto"):
     r"""Marginal leak probability :math:`p_τ = \mathbb{E}_Z[P(Λ > τ \mid Z)]` of a record (Lemma 8, eq. 11).
 
     Records are :math:`z \sim \mathcal{N}(\mu, \Sigma)` (Assumption 1), clipped to radius ``R``,
     in a dataset of ``n`` records; the growth factor of Algorithm 1 is
     :math:`1 + r - (q + r) p_τ` (eq. 12).
 
-    The ``method`` argument chooses how :math:`p_τ` is computed:
+    How ``method`` computes it (an :class:`Integration` also sets the Monte Carlo's ``samples`` and ``seed``):
 
     ``"quadrature"``
-        Exact up to quadrature error, for an isotropic covariance
-        :math:`Σ = σ^{2} I` when clipping is negligible: without clipping μ cancels in
-        :math:`z - μ_z`, :math:`\|z - μ_z\|^{2} n/(σ^{2}(n-1))` is :math:`\chi^{2}_d`, and :math:`p_τ` reduces to a 1-D
-        integral (see ``_quadrature``: the statistic is a difference of two
-        scaled :math:`\chi ^{2}_d` variables). Clipping is negligible when the chance that
-        any of the n records is clipped, bounded by n :math:`P(\|z\| > R)`, is at most
-        :math:`1e-6` — it then changes :math:`p_τ` by at most that much. Otherwise
-        ``"quadrature"`` raises ``ValueError``. A fixed 96-node
-        Gauss–Legendre rule in χ-space, vectorized over ``n, gamma, tau``
-        (tens of µs per value in arrays, ~0.1-0.3 ms per scalar call);
-        ``se = 0``. Against a 60-digit mpmath reference (d = 1, 2, 12,
-        τ = 1e-6 to 5, both statistics) the absolute error is below 1e-13
-        and, for values below 1e-12 (integrated again over their own
-        window, down to about 1e-300), the relative error below 1e-6.
+        For an isotropic :math:`Σ = σ^{2} I` when clipping is negligible: μ then cancels and
+        :math:`p_τ` is a 1-D integral (the statistic is a difference of two scaled :math:`\chi ^{2}_d`
+        variables), by a 96-node Gauss–Legendre rule in χ-space, vectorized over ``n, gamma, tau``
+        (tens of µs per value in arrays, ~0.1-0.3 ms per scalar call); ``se = 0``. Clipping is negligible
+        when n :math:`P(\|z\| > R)` is at most ``CLIP_TOLERANCE`` = 1e-6; otherwise ``ValueError``. Against
+        a 60-digit mpmath reference (d = 1, 2, 12, τ = 1e-6 to 5, both statistics) the absolute error is
+        below 1e-13 and, for values below 1e-12 (down to about 1e-300), the relative error below 1e-6.
     ``"montecarlo"``
-        Simulates ``max(ceil(samples / n), 20)`` whole datasets per value of
-        ``n`` (clipping and any Σ included), averages the conditional leak
-        probability of every record, and reports the standard error over
-        datasets. The same draws serve all ``gamma`` and ``tau`` values.
+        Simulates ``max(ceil(samples / n), 20)`` whole datasets per value of integer ``n``
+        (clipping and any Σ included) and averages every record's conditional leak probability;
+        ``se`` is the standard error over datasets. The same draws serve all ``gamma`` and ``tau``.
     ``"auto"``
-        ``"quadrature"`` where it is exact, ``"montecarlo"`` otherwise --
-        chosen by cost as well: where the Monte Carlo would draw more than
-        ``MONTECARLO_BUDGET`` = 1e8 normals (``max(ceil(samples/n), 20)·n·d``)
-        or cannot hold one dataset (n·d above ``MAX_MONTECARLO_DRAWS`` = 5e7,
-        e.g. an uncapped mean-field population), an isotropic Σ whose
-        per-record clip probability :math:`P(\|z\| > R)` is at most ``CLIP_FALLBACK`` =
-        1e-3 uses the quadrature even though the bound n :math:`P(\|z\| > R)` exceeds
-        the tolerance. Clipping then changes a record's own leak probability
-        with chance :math:`P(\|z\| > R)` only, and moves the dataset mean by a
-        symmetric, zero-mean amount, so the quadrature's error is about
-        :math:`P(\|z\| > R)`: no more than the default Monte Carlo's standard error.
-        A dataset too large to simulate whose records clip more often, or
-        with a non-isotropic Σ, raises ``ValueError``.
+        ``"quadrature"`` where it is exact, ``"montecarlo"`` otherwise -- except where the Monte
+        Carlo would draw more than ``MONTECARLO_BUDGET`` = 1e8 normals or cannot hold one dataset
+        (n·d above ``MAX_MONTECARLO_DRAWS`` = 5e7, e.g. an uncapped mean-field population): there an
+        isotropic Σ whose per-record clip probability :math:`P(\|z\| > R)` is at most
+        ``CLIP_FALLBACK`` = 1e-3 uses the quadrature, with an error of about that probability. Other
+        datasets too large to simulate raise ``ValueError``.
 
     Parameters
     ----------
-    n : float or array_like
-        Dataset size N >= 2 (integers for Monte Carlo; quadrature accepts real
-        values, e.g. mean-field populations).
-    gamma : float or array_like
-        Noise scale γ > 0.
-    tau : float or array_like
-        Threshold τ > 0. ``n, gamma, tau`` broadcast together.
-    d : int
-        Dimension d >= 1.
-    R : float
-        Clipping radius R > 0.
-    mu : array_like, shape (d,), optional
-        Data mean μ (default 0).
-    Sigma : array_like, shape (d, d), optional
-        Data covariance Σ (default identity).
-    statistic : {"paper", "exact"}
-        Membership statistic (see module docstring).
-    method : {"auto", "quadrature", "montecarlo"}
-    samples : int
-        Records simulated per value of ``n`` by Monte Carlo.
-    seed : None, int, SeedSequence or numpy.random.Generator
-        Randomness (Monte Carlo only).
+    n, gamma, tau, d, R, statistic
+        As in the module docstring (real n for the quadrature only).
+    mu, Sigma : array_like, optional
+        Data mean μ, shape (d,) (default 0), and covariance Σ, shape (d, d) (default identity).
+    method : {"auto", "quadrature", "montecarlo"} or Integration
 
     Returns
     -------
     LeakProbability
-        ``p``, ``se`` (float for scalar inputs, arrays otherwise) and
-        ``method`` (the method used).
+        ``p``, ``se`` and the ``method`` used.
 
     References
     ----------
@@ -1371,9 +1284,10 @@ def marginal_leak_probability(n, gamma, *, tau, d, R, mu=None, Sigma=None, stati
     mu = check_mean(mu, d)
     Sigma = None if Sigma is None else check_covariance(Sigma, d)  # None: Σ = I, never built
     statistic = _statistic(statistic)
-    method = check_choice("method", method, ("auto", "quadrature", "montecarlo"))
-    samples = check_int("samples", samples, low=1)
-    rng = check_rng(seed)  # checked even when the quadrature does not need it
+    integration = method if isinstance(method, Integration) else Integration(method)
+    method = integration.method
+    samples = MONTECARLO_SAMPLES if integration.samples is None else integration.samples
+    rng = check_rng(integration.seed)  # checked even when the quadrature does not need it
     shape = check_same_shape(n=n, gamma=gamma, tau=tau)
     scalar = shape == ()
 

@@ -1,75 +1,53 @@
 r"""Algorithm 1's rounds from about one normal per record (the projected draw), batched.
 
-:class:`perfpriv.gaussian.GaussianMean` draws a round, by default, this way.
-When the covariance is isotropic :math:`(Σ = σ^{2} I)` and records are not clipped,
-almost all of the N × d numbers of a round's records are irrelevant to what
-the round decides, and this module draws only what matters. The construction
-is exact in law; the two places where it is not are bounded explicitly below.
+:class:`perfpriv.gaussian.GaussianMean` draws a round, by default, this way: for an isotropic
+covariance :math:`(Σ = σ^{2} I)` and unclipped records almost all of the N × d numbers of a
+round's records cannot change what it decides, and only what matters is drawn. The construction
+is the book's (Appendix A: proof, figures and checks); it is exact in law up to the two bounds
+below.
 
 **The reduction.** Write a record as :math:`z_i = μ + σ g_i` with :math:`g_i` standard normal
-and the round's noise as :math:`η = (γ/\sqrt N) ξ` with ξ standard normal in :math:`\mathbb{R}^d`.
-Rotating every :math:`g_i` into a basis whose first axis is :math:`\hat ξ = ξ/\|ξ\|` gives
-coordinates :math:`(a_i, h_i) ∈ \mathbb{R} \times \mathbb{R}^{d-1}` that are again independent standard
-normals, independent of ξ (rotation invariance). The deviation of a record
-from the mean then splits into
+and the round's noise as :math:`η = (γ/\sqrt N) ξ` with ξ standard normal in :math:`\mathbb{R}^d`
+(the functions below take ``tau`` > 0, ``d`` >= 1, ``sigma2`` = :math:`σ^{2}` and the membership
+``statistic`` of :mod:`perfpriv.leakage` in this sense). In a basis whose first axis is
+:math:`\hat ξ = ξ/\|ξ\|` every :math:`g_i` has coordinates
+:math:`(a_i, h_i) ∈ \mathbb{R} \times \mathbb{R}^{d-1}`, again independent standard normals, independent of ξ.
+With
 
     :math:`α_i = a_i - \bar a`                (along :math:`\hat ξ`),     :math:`β_i = \|h_i - \bar h\|^{2}`   (across :math:`\hat ξ`),
 
-so :math:`\|z_i - \bar z\|^{2} = σ^{2}(α_i^{2} + β_i)` and :math:`⟨z_i - \bar z, η⟩ = σ\|η\|α_i`, and the
-membership statistic (eq. 8, coefficients from
-:func:`perfpriv.leakage.llr_coefficients`) is
-:math:`Λ_i = Aσ^{2}(α_i^{2} + β_i) + Bσ\|η\|α_i + C` with A > 0. Record i therefore leaks (:math:`Λ_i > τ`) exactly when
+:math:`\|z_i - \bar z\|^{2} = σ^{2}(α_i^{2} + β_i)` and :math:`⟨z_i - \bar z, η⟩ = σ\|η\|α_i`, so
+the membership statistic (eq. 8, :func:`perfpriv.leakage.llr_coefficients`) is
+:math:`Λ_i = Aσ^{2}(α_i^{2} + β_i) + Bσ\|η\|α_i + C` with A > 0, and record i leaks exactly when
 
     :math:`β_i > θ_i = k_0 - α_i(α_i + k_1)`,   :math:`k_0 = (τ - C)/(Aσ^{2})`,  :math:`k_1 = (B/A)\|η\|/σ`
 
-(:func:`leak_thresholds`). θ is a downward parabola in α, so in terms of :math:`a_i`
-the records split into three sets, bounded by the roots of θ = 0 and of
-:math:`θ = t_N` with :math:`t_N = (1 - 1/N)\, F^{-1}_{\chi^{2}_{d-1}}(1 - 2^{-64})` (:func:`band_quantile`):
+(:func:`leak_thresholds`). With :math:`t_N = (1 - 1/N)\, F^{-1}_{\chi^{2}_{d-1}}(1 - 2^{-64})`
+(:func:`band_quantile`; :math:`β_i` is :math:`(1 - 1/N) \chi^{2}_{d-1}`), a record with
+:math:`θ_i \le 0` leaks (for d = 1, without β, iff :math:`θ_i < 0`); one with :math:`θ_i > t_N` is counted
+as not leaked without drawing :math:`β_i`; the m records in between (the *band*) get their :math:`h_i`
+drawn, and :math:`\bar h = (Σ_{\mathrm{band}} h_i + S)/N` with :math:`S \sim \mathcal{N}(0, (N - m) I_{d-1})`
+the sum of the other records' h (the exact joint law of the band's :math:`β_i`). The round's error is
+:math:`\|\bar g + η/σ\|^{2} = (\bar a + \|η\|/σ)^{2} + \|\bar h\|^{2}`, from the same draws.
 
-* :math:`θ_i \le 0` (:math:`a_i` outside the outer roots): :math:`β_i \ge 0 \ge θ_i`, the record leaks
-  (for d = 1 there is no β and a record leaks iff :math:`θ_i < 0`);
-* :math:`θ_i > t_N` (:math:`a_i` between the inner roots): :math:`β_i`, whose law is
-  :math:`(1 - 1/N) \chi^{2}_{d-1}`, exceeds :math:`θ_i` with probability below :math:`2^{-64} \approx 5.4 \cdot 10^{-20}`;
-  the record is counted as not leaked without drawing :math:`β_i`;
-* the m records in between (the *band*) get their :math:`h_i` drawn, and
-  :math:`\bar h = (Σ_{\mathrm{band}} h_i + S)/N` with :math:`S \sim \mathcal{N}(0, (N - m) I_{d-1})` the sum of the
-  other records' h. This is the exact joint law of the band's :math:`β_i`: the band
-  is chosen from the a's, which are independent of the h's.
+**What is not exact.** A skipped record leaks with probability below :math:`2^{-64}`, and a record
+that would have been clipped (:func:`perfpriv.gaussian.clip_probability`) is not: a run's law is within
+(records drawn) × (:math:`2^{-64}` + clip probability) of the records draw's in total variation.
+``draw="auto"`` uses this draw below :data:`CLIP_NEGLIGIBLE` (paper settings: 5.6e−16 per record).
 
-The round's error is :math:`\|\bar g + η/σ\|^{2} = (\bar a + \|η\|/σ)^{2} + \|\bar h\|^{2}`, from the same draws.
+**Randomness and batching.** :func:`draw_rounds` simulates every (cell, level, trial) pair of a round
+at once, in the compiled code the engine's loop also runs (:mod:`perfpriv._kernels.gaussian_mean`).
+Each (cell, trial, round) has one key (``perfpriv.keyed``), shared by all levels: ξ is its ``"noise"``
+stream, S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
+(:meth:`perfpriv.keyed.Key.normal_ragged`'s numbers), :math:`h_i` numbers i(d − 1) .. i(d − 1) + d − 2
+of its ``"across"`` stream, and the error's :math:`\bar h` its ``"rest"`` stream over :math:`\sqrt N`
+(exact law :math:`\mathcal{N}(0, I/N)`, drawn apart from the band's sum). A pair with N users uses
+:math:`a_0, \dots, a_{N-1}` whatever the other pairs, and every sum has a fixed order (ā pairwise,
+squared norms in two interleaved accumulators, the band's :math:`Σ h_i` in fixed point): a pair gives
+the same result alone or in any batch, and levels share their numbers (common random numbers).
 
-**What is not exact.** (1) A skipped record leaks with probability below
-:math:`2^{-64}`; (2) a record that would have been clipped (probability
-:func:`perfpriv.gaussian.clip_probability` per record) is not. By a union
-bound, the law of a run differs from the records draw's by at most
-(records drawn) × (:math:`2^{-64}` + clip probability) in total variation;
-:data:`CLIP_NEGLIGIBLE` is the clip probability below which
-``draw="auto"`` uses this draw (paper settings d = 12, R = 10, μ = 0:
-5.6e−16 per record, so a whole 50-round run at the cap of 20 000 differs
-with probability below 6e−10).
-
-**Randomness and batching.** :func:`draw_rounds` simulates every (cell,
-level, trial) pair of a round at once, in compiled code
-(:mod:`perfpriv._kernels.gaussian_mean`, also the round of the engine's
-compiled loop: one implementation). Each (cell, trial, round) has one key
-(``perfpriv.keyed``), shared by all levels: ξ is its ``"noise"`` stream,
-S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
-(:meth:`perfpriv.keyed.Key.normal_ragged`'s numbers) and :math:`h_i` numbers
-i(d − 1) .. i(d − 1) + d − 2 of its ``"across"`` stream; the error's :math:`\bar h` is
-its ``"rest"`` stream divided by :math:`\sqrt N` (its exact law :math:`\mathcal{N}(0, I/N)`, drawn apart
-from the band's sum). A pair with N users uses :math:`a_0, \dots, a_{N-1}`, whatever the
-other pairs, so runs that differ in γ share their numbers record by record
-(common random numbers) and a pair gives the same result alone or in any
-batch. Every sum has a fixed order that depends on the numbers summed only
-(ā in numpy's pairwise order, squared norms in two interleaved
-accumulators, the band's :math:`Σ h_i` in fixed point), so that rounding does not
-depend on the batch either.
-
-**Cost.** One normal per record of the largest population of each (cell,
-trial), shared by its levels; one comparison pass per level over its
-records; band records cost d − 1 normals each, drawn once for all the
-levels whose band holds them (typically a few percent of the records; more
-when γ is small and β decides many leaks).
+**Cost.** One normal per record of the largest population of each (cell, trial), shared by its
+levels, plus d − 1 per band record (typically a few percent of the records; more for small γ).
 """
 
 from __future__ import annotations
@@ -83,8 +61,8 @@ from . import keyed, leakage
 from ._validate import check_array_size, check_choice, check_int, check_real
 from ._kernels import gaussian_mean as _kernel
 
-__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "kernel_params", "leak_thresholds",
-           "draw_rounds", "draw_round"]
+__all__ = ["SKIP_PROBABILITY", "CLIP_NEGLIGIBLE", "band_quantile", "leak_thresholds", "draw_rounds",
+           "draw_round"]
 
 #: A skipped record would have leaked with probability below this :math:`(2^{-64})`.
 SKIP_PROBABILITY = 2.0**-64
@@ -127,14 +105,8 @@ def kernel_params(*, tau, d, sigma2=1.0, statistic="paper"):
 
     Parameters
     ----------
-    tau : float
-        Vulnerability threshold τ > 0.
-    d : int
-        Dimension d >= 1.
-    sigma2 : float
-        :math:`σ^{2}` of the isotropic covariance :math:`Σ = σ^{2} I`.
-    statistic : {"paper", "exact"}
-        Membership statistic (:mod:`perfpriv.leakage`).
+    tau, d, sigma2, statistic
+        As in the module docstring.
 
     Returns
     -------
@@ -166,14 +138,8 @@ def leak_thresholds(alpha, eta_norm, gamma, *, tau, d, sigma2=1.0, statistic="pa
         :math:`\|η\| \ge 0` of the release.
     gamma : float
         Per-user noise scale γ > 0 of the round.
-    tau : float
-        Vulnerability threshold τ > 0.
-    d : int
-        Dimension d >= 1.
-    sigma2 : float
-        :math:`σ^{2}` of the isotropic covariance :math:`Σ = σ^{2} I`.
-    statistic : {"paper", "exact"}
-        Membership statistic (:mod:`perfpriv.leakage`).
+    tau, d, sigma2, statistic
+        As in the module docstring.
 
     Returns
     -------
@@ -220,13 +186,8 @@ def draw_rounds(n, gamma, keys, *, tau, d, sigma2=1.0, statistic="paper", live=N
         The round's key of each pair, broadcast to the batch; pairs that
         share a key share their random numbers (the level axis of the
         engine's batch has keys of size 1).
-    tau : float
-        Vulnerability threshold τ > 0.
-    d : int
-        Dimension d >= 1.
-    sigma2 : float
-        :math:`σ^{2}` of the isotropic covariance.
-    statistic : {"paper", "exact"}
+    tau, d, sigma2, statistic
+        As in the module docstring.
     live : array_like of bool, optional
         Pairs to simulate (others get error 0 and no leaks).
 

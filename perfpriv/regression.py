@@ -1,66 +1,60 @@
 r"""Private ridge regression with users who leave: a learning task beyond the mean.
 
-Each round, the N current users hold records :math:`(x_i, y_i)`: features
-:math:`x \sim \mathcal{N}(0, I_d)` clipped to the ℓ2 ball of radius ``x_bound``, labels
-:math:`y = x^\top θ + ε` with :math:`ε \sim \mathcal{N}(0, σ_ε^{2})` (:math:`σ_ε` = ``noise_sd``), clipped to ``[-y_bound, y_bound]``
-(labels are computed from the clipped features, as in the authors' code, so
-that the model stays linear), and θ a fresh direction on the unit sphere
-every round (or a fixed vector). The platform fits ridge regression with
+Each round, the N current users hold records :math:`(x_i, y_i)` (:func:`sample_data`): features
+:math:`x \sim \mathcal{N}(0, I_d)` clipped to the ℓ2 ball of radius :math:`B_x`, labels
+:math:`y = x^\top θ + ε` with :math:`ε \sim \mathcal{N}(0, σ_ε^{2})`, computed from the clipped features (as
+in the authors' code, so that the model stays linear) and clipped to :math:`[-B_y, B_y]`, and θ a fresh
+direction on the unit sphere every round (or a fixed vector). The platform fits ridge regression with
 per-record regularization λ,
 
     :math:`\hat β = \arg\min_β (1/n) Σ_i (y_i - x_i^\top β)^{2} + λ\|β\|^{2} = (X^\top X + nλI)^{-1} X^\top y`,
 
-and releases :math:`o = \hat β + η` with :math:`η \sim \mathcal{N}(0, σ_n^{2} I)`. Its error is the excess risk
-:math:`\|o - θ\|^{2}` (the excess test mean-squared error for Σ = I).
+and releases :math:`o = \hat β + η` with :math:`η \sim \mathcal{N}(0, σ_n^{2} I)` (:func:`release`). Its error
+is the excess risk :math:`\|o - θ\|^{2}` (the excess test mean-squared error for Σ = I).
 
 The noise form
 --------------
-``noise="calibrated"`` (the book's): :math:`σ_n = γ Δ(n)`, where Δ(n) is
-:func:`ridge_sensitivity`, the ℓ2-sensitivity of β̂ over add/remove-one
-neighbours of a size-n dataset (γ is a noise multiplier). The noise depends
-on n, so the guarantee is stated with n public, under replace-one
-adjacency: two datasets of n records that differ in one record have fits at
-most :math:`2Δ^{-}(n)` apart and the same noise, so the round is ρ-zCDP with
-:math:`ρ = 2/γ^{2}` (:func:`achieved_rho`, ``adjacency="replace"``). Under add/remove
-adjacency, with each dataset released at its own :math:`σ_n`, the two release laws
-have unequal variances and their Rényi divergence is infinite beyond a
-finite order (:func:`release_renyi_divergence`): no ρ holds.
-``noise="sqrt_n"`` (the authors' published code): :math:`σ_n = γ/\sqrt n`, the
-mean-estimation form of the paper's eq. 6 with no sensitivity calibration:
-its privacy at n users is :func:`achieved_rho`, infinite when labels are
-not clipped.
+``noise="calibrated"`` (the book's): :math:`σ_n = γ Δ(n)`, Δ(n) the ℓ2-sensitivity of β̂ over add/remove-one
+neighbours (:func:`ridge_sensitivity`). With n public, under replace-one adjacency, the round is ρ-zCDP with
+:math:`ρ = 2/γ^{2}`; under add/remove adjacency the two release laws have unequal variances and no ρ holds
+(:func:`achieved_rho`, :func:`release_renyi_divergence`). ``noise="sqrt_n"`` (the authors' published code):
+:math:`σ_n = γ/\sqrt n`, the mean-estimation form of the paper's eq. 6 without sensitivity calibration, whose
+privacy is infinite when labels are not clipped (:func:`published_privacy`).
 
 Membership
 ----------
-A user's record z = (x, y) leaks when the log-likelihood ratio Λ of the
-release with and without her record exceeds τ. With the leave-one-out shift
-δ = β̂ − β̂₋ᵢ (:func:`leave_one_out`) and the realized noise η,
+A user's record leaks when the log-likelihood ratio Λ of the release with and without it exceeds τ
+(:func:`membership_llr`, from the leave-one-out shifts of :func:`leave_one_out`): ``statistic="paper"``
+compares both at the same variance (the form of the paper's Lemma 6), ``"exact"`` at the noise of n − 1
+records. This is the mean-estimation statistic of :mod:`perfpriv.leakage` with the shift δ in the role of
+:math:`(\bar z - μ_{\bar z})/(n - 1)` (:func:`leak_probability`).
 
-    :math:`Λ = (d/2) \log κ - \|η\|^{2}/(2σ_n^{2}) + \|η + δ\|^{2}/(2κσ_n^{2})`,    :math:`κ = σ_{n-1}^{2}/σ_n^{2}`,
+Shared parameters
+-----------------
+They mean the same in every function (numbers or arrays broadcast together; a float comes back for scalar
+input); a function's own entry says only what differs.
 
-the difference of the two Gaussian log densities of o (:func:`membership_llr`).
-``statistic="paper"`` compares both with the same variance (κ = 1, the form
-of the paper's Lemma 6): Λ | data ~ :math:`N(μ^{2}/2, μ^{2})` with :math:`μ = \|δ\|/σ_n`.
-``statistic="exact"`` uses the counterfactual noise of n − 1 records. This is
-the mean-estimation statistic of :mod:`perfpriv.leakage` with the shift δ in
-the role of :math:`(\bar z - μ_{\bar z})/(n - 1)`: :func:`leak_probability` maps a shift to
-those variables and calls :func:`perfpriv.leakage.leak_probability`.
+``X``, ``y``
+    A dataset: features, shape (n, d) (clip them first for a sensitivity guarantee), and labels, shape (n,).
+``n``, ``d``
+    Number of records (the population) n >= 1 and dimension d >= 1.
+``lam``, ``x_bound``, ``y_bound``
+    Per-record regularization λ > 0 and the clipping bounds :math:`B_x > 0` of the features' ℓ2 norm and
+    :math:`B_y > 0` of the labels (``y_bound=inf``: labels not clipped, no sensitivity bound: ``inf``).
+``gamma``, ``noise``
+    Noise multiplier γ > 0 and the noise form, ``"calibrated"`` or ``"sqrt_n"`` (above).
+``noise_sd``
+    Label noise :math:`σ_ε \ge 0`.
+``seed``, ``rng``
+    None, an int, a SeedSequence or a numpy.random.Generator.
 
-:class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`:
-:func:`perfpriv.engine.simulate` and :func:`perfpriv.engine.mean_field` run it with
-:class:`perfpriv.behaviour.Memoryless` users (``engine.simulate(RidgeRelease(gamma, tau=...),
-Memoryless(q=..., r=...), T=..., n0=..., trials=...)``); :meth:`RidgeRelease.agent_round` is its round in
-:func:`perfpriv.engine.simulate_agents`, the slow reference (one user, one refit at a time).
-
-Symbols: ``n`` — N, population (dataset) size; ``d`` — dimension; ``lam`` —
-λ; ``x_bound``, ``y_bound`` — :math:`B_x, B_y`; ``gamma`` — γ, noise multiplier;
-``rho`` — ρ, zCDP budget; ``tau`` — τ; ``q``, ``r`` — leave and recruit
-probabilities; ``noise_sd`` — :math:`σ_ε`, label noise.
+:class:`RidgeRelease` is the task as a mechanism of :mod:`perfpriv.engine`.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +65,8 @@ from scipy import optimize, special
 
 from . import engine, keyed, leakage
 from ._records import clip
-from ._learning import (OneRoundCheck, TabulatedMechanism,
-                        key_normals, one_round_check, round_groups,
+from ._learning import (OneRoundCheck, TabulatedMechanism, Tabulation,
+                        check_tabulation, key_normals, one_round_check, round_groups,
                         stable)
 from ._stats import euclidean_norms, log_normal_density
 from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array,
@@ -93,12 +87,13 @@ __all__ = [
     "rho_from_gamma",
     "noise_std",
     "achieved_rho",
-    "ADJACENCIES",
     "release_renyi_divergence",
     "release",
     "membership_llr",
     "leak_probability",
     "ols_excess_risk",
+    "RidgeData",
+    "Tabulation",
     "RidgeRelease",
     "PublishedPrivacy",
     "published_privacy",
@@ -111,8 +106,7 @@ STATISTICS = leakage.STATISTICS
 NOISE_FORMS = ("calibrated", "sqrt_n")
 #: ``"excess"``: :math:`\|o - θ\|^{2}`; ``"test_mse"``: mean squared error on a fresh test set (the authors').
 ERRORS = ("excess", "test_mse")
-#: How the leave-one-out fit is regularized: ``"refit"`` (the fit rule on n − 1 records,
-#: penalty (n−1)λ) or ``"keep_penalty"`` (the total penalty nλ kept, the authors' code).
+#: How the leave-one-out fit is regularized: penalty (n−1)λ, or nλ kept (:func:`leave_one_out`).
 LOO_RULES = ("refit", "keep_penalty")
 
 #: The data model and options of each convention (what ``None`` arguments become).
@@ -130,11 +124,7 @@ AUTHORS_PENALTY = 1000.0
 
 # ------------------------------------------------------------------ checks
 def _check_xy(X, y):
-    """A dataset (n, d) and its labels, entries at most PATH_BOUND = 1e100 in absolute value.
-
-    The bound keeps the normal equations (:math:`X^\\top X + nλI`, :math:`X^\\top y`) and the squared residuals finite (at most ~1e200 n);
-    entries of 1e300 overflowed inside the fit.
-    """
+    """A dataset (n, d) and its labels, entries within ±PATH_BOUND (1e300 overflowed inside the fit)."""
     X = np.asarray(check_real("X", X, low=-PATH_BOUND, high=PATH_BOUND), dtype=float)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be an (n, d) array with n >= 1 records and d >= 1; got shape {X.shape}")
@@ -154,10 +144,8 @@ def _bounds(x_bound, y_bound, *, finite=True, high=None):
     return x_bound, y_bound
 
 
-#: The range of the bounds and noise multipliers of the functions that draw records, fit and release them
-#: (the simulated paths, not the closed forms): :math:`B_x, B_y \le 1e100` and 1e-100 <= γ <= 1e100 keep every
-#: squared norm, product of the normal equations and squared noise scale (at most ~1e200 n) inside the
-#: doubles. The closed forms (:func:`ridge_sensitivity`, :func:`noise_std`, ...) take every double.
+#: The range of the bounds and noise multipliers of the simulated paths (draws, fits, releases; the closed
+#: forms take every double): every squared norm and noise scale stays below ~1e200 n, inside the doubles.
 PATH_BOUND = 1e100
 PATH_GAMMA = (1e-100, 1e100)
 #: Most grid points of :func:`worst_case_dataset`'s search in t (each runs a 200-point search and a polish).
@@ -180,30 +168,19 @@ def _unit(v):
 
 
 def sample_data(n, *, d, x_bound, y_bound, noise_sd=1.0, theta=None, seed=None):
-    r"""Draw one round's dataset of the regression model.
+    r"""Draw one round's dataset of the regression model (module docstring).
 
     Parameters
     ----------
-    n : int
-        Number of records n >= 1.
-    d : int
-        Dimension d >= 1.
-    x_bound : float
-        Feature clipping radius :math:`B_x > 0` (features :math:`x \sim \mathcal{N}(0, I_d)` are ℓ2-clipped).
-    y_bound : float
-        Label clipping bound :math:`B_y > 0` (``inf``: labels are not clipped).
-    noise_sd : float
-        Label noise :math:`σ_ε \ge 0`.
+    n, d, x_bound, y_bound, noise_sd, seed
+        As in the module docstring.
     theta : array_like, shape (d,), optional
         True parameter θ; by default a uniform direction on the unit sphere.
-    seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
     -------
-    X : numpy.ndarray, shape (n, d)
-    y : numpy.ndarray, shape (n,)
-        :math:`y = \operatorname{clip}(Xθ + ε, B_y)`, X already clipped.
-    theta : numpy.ndarray, shape (d,)
+    X, y, theta : numpy.ndarray, shapes (n, d), (n,) and (d,)
+        Clipped features, labels :math:`y = \operatorname{clip}(Xθ + ε, B_y)` and θ.
 
     Examples
     --------
@@ -241,12 +218,8 @@ def ridge_fit(X, y, *, lam):
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-        Features (clip them first to get a sensitivity guarantee).
-    y : array_like, shape (n,)
-        Labels.
-    lam : float
-        Per-record regularization λ > 0.
+    X, y, lam
+        As in the module docstring.
 
     Returns
     -------
@@ -280,9 +253,8 @@ def _loo(X, y, lam, keep_penalty):
     Xt = np.swapaxes(X, -1, -2)
     A = Xt @ X + n * lam * eye
     if not np.all(np.linalg.cond(A) <= _ILL_CONDITIONED):
-        # the normal equations lose more than half the digits (one record dwarfs the others and the penalty; at
-        # 1e12 against λ = 0.1 XᵀX + nλI even rounds to singular): every fit by least squares on the augmented
-        # rows, every shift from two fits (the deletion formula was 17% off for the ordinary records at 1e8)
+        # the normal equations lose more than half the digits (one record dwarfs the others and the penalty):
+        # every shift from two least-squares fits (the deletion formula was 17% off at 1e8)
         return _loo_by_refits(X, y, lam, keep_penalty)
     beta = np.linalg.solve(A, (Xt @ y[..., None]))[..., 0]
     if n == 1:
@@ -314,10 +286,8 @@ def _deletion_shifts(X, y, A, beta, resid, lam, keep_penalty):
 def _ridge_lstsq(X, y, penalty):
     r"""The ridge fit :math:`\arg\min_β \|Xβ - y\|^{2} + p\|β\|^{2}` (p = ``penalty`` > 0) by least squares on the augmented rows :math:`[X; \sqrt p\, I]`.
 
-    One dataset (m, d) or a stack (..., m, d), solved together. Orthogonal factorization (QR), not the
-    normal equations: its error grows with the condition number of :math:`[X; \sqrt p\, I]`, not with its
-    square, so a record that dominates the others is fitted accurately. R is triangular and, with p > 0,
-    invertible.
+    One dataset (m, d) or a stack (..., m, d). QR, not the normal equations: its error grows with the
+    condition number of the rows, not with its square, so a dominating record is fitted accurately.
     """
     m, d = X.shape[-2:]
     rows = np.concatenate([X, np.broadcast_to(math.sqrt(penalty) * np.eye(d), X.shape[:-2] + (d, d))], axis=-2)
@@ -331,11 +301,9 @@ _REFIT_VALUES = 2_000_000
 
 
 def _refit_shifts(X, y, sets, records, lam, keep_penalty, full):
-    r""":math:`δ_i = \hat β - \hat β_{-i}` of record ``records[k]`` of dataset ``sets[k]``, each from a least-squares refit.
+    r""":math:`δ_i` of record ``records[k]`` of dataset ``sets[k]`` by least-squares refits, in batches.
 
-    ``X`` (K, n, d) and ``y`` (K, n) are the datasets, ``full`` (K, d) their fits :math:`\hat β`
-    (:func:`_ridge_lstsq`); :math:`\hat β_{-i}` is the fit of the n − 1 other records (penalty
-    :math:`(n - 1)λ`, or nλ with ``keep_penalty``; the empty fit is 0). The refits are solved in batches.
+    ``X`` (K, n, d), ``y`` (K, n) and the fits ``full`` (K, d); penalties as in :func:`leave_one_out`.
     """
     K, n, d = X.shape
     out = np.empty((len(sets), d))
@@ -365,10 +333,9 @@ def _loo_by_refits(X, y, lam, keep_penalty):
 def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
     r"""Shifts of records of leverage :math:`h_i > 1/2` recomputed as the difference of two least-squares fits.
 
-    The deletion formula divides by :math:`1 - h_i`, which cancels for a record that dominates the others (:math:`h_i` → 1):
-    with one row 1e8 times the others, it returned ±inf, or the shift 20 times off with ``keep_penalty``.
-    Such records are rare at large n (:math:`Σ h_i \le d`, so fewer than 2d of them) and most records at
-    small n; each is refitted from its complement, in batches, and :math:`\hat β` once per dataset concerned.
+    The deletion formula divides by :math:`1 - h_i`, which cancels for a record that dominates the others
+    (:math:`h_i` → 1: with one row 1e8 times the others it returned ±inf). Such records are rare at large n
+    (:math:`Σ h_i \le d`, so fewer than 2d of them) and most records at small n.
     """
     n, d = X.shape[-2:]
     sets, records = np.nonzero(h.reshape(-1, n) > 0.5)
@@ -386,28 +353,19 @@ def _refit_high_leverage(shifts, h, X, y, lam, keep_penalty):
 def leave_one_out(X, y, *, lam, keep_penalty=False):
     r"""Leave-one-out shifts :math:`δ_i = \hat β - \hat β_{-i}` of every record at once (Sherman–Morrison).
 
-    :math:`\hat β_{-i}` is the ridge fit of the n − 1 other records with the same rule,
-    i.e. penalty (n − 1)λ. From the normal equations of both fits,
+    :math:`\hat β_{-i}` is the ridge fit of the n − 1 other records with the same rule (penalty (n − 1)λ).
+    With :math:`M = X^\top X + (n - 1)λI`, :math:`u_i = M^{-1}x_i`, :math:`h_i = x_i^\top u_i`,
+    :math:`w = λM^{-1}\hat β` and the residuals :math:`e_i = y_i - x_i^\top \hat β`, two d×d solves give
 
-        :math:`A_{-i} δ_i = e_i x_i - λ\hat β`,      :math:`A_{-i} = M - x_i x_i^\top`,   :math:`M = X^\top X + (n - 1)λI`,
-
-    with :math:`e_i = y_i - x_i^\top \hat β` the in-sample residual, and Sherman–Morrison
-    gives, with :math:`u_i = M^{-1}x_i`, :math:`h_i = x_i^\top u_i` and :math:`w = λM^{-1}\hat β`,
-
-        :math:`δ_i = u_i (e_i - x_i^\top w)/(1 - h_i) - w`,
-
-    for all i with two d×d solves. ``keep_penalty=True`` keeps the total
-    penalty nλ in the leave-one-out fit (the authors' code): then
-    :math:`δ_i = A^{-1}x_i e_i/(1 - x_i^\top A^{-1}x_i)`, :math:`A = X^\top X + nλI`, the textbook
-    deletion formula.
+        :math:`δ_i = u_i (e_i - x_i^\top w)/(1 - h_i) - w`.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-    y : array_like, shape (n,)
-    lam : float
-        Per-record regularization λ > 0.
+    X, y, lam
+        As in the module docstring.
     keep_penalty : bool
+        Keep the total penalty nλ (the authors' code): the textbook deletion formula
+        :math:`δ_i = A^{-1}x_i e_i/(1 - x_i^\top A^{-1}x_i)`, :math:`A = X^\top X + nλI`.
 
     Returns
     -------
@@ -476,24 +434,12 @@ def removal_sensitivity(n, *, lam, x_bound, y_bound):
 
         :math:`Δ^{-}(n) = B_y ψ_n + \min\bigl(\sqrt{n/m}\, B_y B_x^{2}/(\sqrt λ (nλ + B_x^{2})),\ B_x b ψ_n\bigr) + b/n`,
 
-    and :math:`Δ^{-}(1) = B_y ψ_1` (removing the only record leaves the empty fit 0).
-    Proof (chapter 09): the shift is :math:`A_n^{-1}(e x - λ\hat β_-)` exactly; :math:`\|\hat β_-\| \le b` by
-    the singular values of X; :math:`\|A_n^{-1}x\| \le ψ_n` by Sherman–Morrison; and
-    :math:`|x^\top \hat\beta_-|\, \|A_n^{-1}x\|` is bounded twice, by :math:`b B_x ψ_n` and by Cauchy–Schwarz in
-    the metric of :math:`A_n`.
+    and :math:`Δ^{-}(1) = B_y ψ_1` (removing the only record leaves the empty fit 0). Proof: chapter 09.
 
     Parameters
     ----------
-    n : int or array_like
-        Size n >= 1 of the larger dataset.
-    lam : float
-        Per-record regularization λ > 0.
-    x_bound, y_bound : float
-        :math:`B_x > 0, B_y > 0` (``y_bound=inf`` gives ``inf``: no bound).
-
-    Returns
-    -------
-    float or numpy.ndarray
+    n, lam, x_bound, y_bound
+        As in the module docstring; n is the size of the larger dataset.
 
     Examples
     --------
@@ -526,27 +472,16 @@ def _sensitivity(n, lam, x_bound, y_bound):
 def ridge_sensitivity(n, *, lam, x_bound, y_bound):
     r"""ℓ2-sensitivity Δ(n) of the ridge estimate of n records under add/remove-one neighbours.
 
-    A dataset of n records has neighbours of n − 1 records (one removed) and
-    of n + 1 records (one added), so :math:`Δ(n) = \max(Δ^{-}(n), Δ^{-}(n + 1))` with the
-    removal bound of :func:`removal_sensitivity`. For n >= 2 this is :math:`Δ^{-}(n)`
-    (:math:`Δ^{-}` decreases from n = 2 on); for n = 1 adding a record can move the
-    fit more than removing it. Δ(n) is non-increasing in n, so the noise
-    :math:`σ_n = γΔ(n)` of the calibrated release never grows with the population.
+    A dataset of n records has neighbours of n − 1 records (one removed) and of n + 1 (one added), so
+    :math:`Δ(n) = \max(Δ^{-}(n), Δ^{-}(n + 1))` with the removal bound of :func:`removal_sensitivity`. For
+    n >= 2 this is :math:`Δ^{-}(n)` (:math:`Δ^{-}` decreases from n = 2 on); for n = 1 adding a record can
+    move the fit more than removing it. Δ(n) is non-increasing in n, so the noise :math:`σ_n = γΔ(n)` of the
+    calibrated release never grows with the population.
 
     Parameters
     ----------
-    n : int or array_like
-        Dataset size n >= 1.
-    lam : float
-        Per-record regularization λ > 0 (objective :math:`(1/n)Σ_i(y_i - x_i^\top β)^{2} + λ\|β\|^{2}`).
-    x_bound : float
-        Feature bound :math:`B_x > 0 (\|x\| \le B_x)`.
-    y_bound : float
-        Label bound :math:`B_y > 0 (|y| \le B_y)`; ``inf`` gives an infinite sensitivity.
-
-    Returns
-    -------
-    float or numpy.ndarray
+    n, lam, x_bound, y_bound
+        As in the module docstring.
 
     References
     ----------
@@ -573,9 +508,8 @@ class WorstCase:
 
     Attributes
     ----------
-    X : numpy.ndarray, shape (n, 1)
-    y : numpy.ndarray, shape (n,)
-        Record 0 is the one removed.
+    X, y : numpy.ndarray, shapes (n, 1) and (n,)
+        The dataset; record 0 is the one removed.
     shift : float
         :math:`\\|\\hat β(D) - \\hat β(D_-)\\|`, :math:`D_-` = D without record 0 (recomputed from the two fits).
     bound : float
@@ -614,19 +548,15 @@ def _family_shift(log_a, t, n, lam, y_bound):
 def worst_case_dataset(n, *, lam, x_bound, y_bound, grid=60):
     r"""An adversarial dataset for the removal bound: the best of a one-direction family.
 
-    Searches the family of one-dimensional datasets in which the n − 1 kept
-    records are :math:`(a, B_y)` and the removed record is :math:`(t, -B_y), 0 < a, t \le B_x`
-    (a log grid in a, a grid in t, then a bounded 1-D polish): an unconstrained
-    search over all coordinates of small datasets lands on this family (the
-    tests check it). The result is a lower bound on the true sensitivity and
-    shows how close :func:`removal_sensitivity` is.
+    Searches the one-dimensional datasets whose n − 1 kept records are :math:`(a, B_y)` and whose removed
+    record is :math:`(t, -B_y), 0 < a, t \le B_x` (a log grid in a, a grid in t, then a bounded 1-D polish):
+    an unconstrained search over all coordinates of small datasets lands on this family (the tests check
+    it). The result is a lower bound on the true sensitivity, to compare with :func:`removal_sensitivity`.
 
     Parameters
     ----------
-    n : int
-        Dataset size n >= 2.
-    lam, x_bound, y_bound : float
-        :math:`λ > 0, 0 < B_x, B_y \le 1e100` (:data:`PATH_BOUND`: the records' squared norms stay finite).
+    n, lam, x_bound, y_bound
+        As in the module docstring, with n >= 2 and :math:`B_x, B_y \le 1e100` (:data:`PATH_BOUND`).
     grid : int
         Grid points in t (and 200 in log a), 2 <= grid <= 10**5 (:data:`WORST_CASE_GRID`).
 
@@ -675,11 +605,8 @@ class SensitivityProfile:
 
     Attributes
     ----------
-    n : numpy.ndarray
-    bound : numpy.ndarray
-        :func:`removal_sensitivity`.
-    worst : numpy.ndarray
-        :func:`worst_case_dataset` shifts.
+    n, bound, worst : numpy.ndarray
+        Sizes, :func:`removal_sensitivity` and the :func:`worst_case_dataset` shifts.
     median, q99, maximum : numpy.ndarray
         Quantiles of :math:`\|δ_i\|` over the records of Gaussian datasets of the model.
     d, lam, x_bound, y_bound, noise_sd, records, seed
@@ -712,13 +639,11 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
     ----------
     ns : 1-D array_like of int
         Dataset sizes (>= 2).
-    d : int
-    lam, x_bound, y_bound, noise_sd : float
-        The fit and the data model (:func:`sample_data`); :math:`B_x, B_y \le 1e100` (:data:`PATH_BOUND`).
+    d, lam, x_bound, y_bound, noise_sd, seed
+        As in the module docstring; :math:`B_x, B_y \le 1e100` (:data:`PATH_BOUND`).
     records : int
         Records of typical data per size (whole datasets, at least one); at most ~5e8 (their
         norms fill the 4.3 GB one call may allocate).
-    seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
     -------
@@ -757,18 +682,15 @@ def sensitivity_profile(ns, *, d=12, lam, x_bound, y_bound, noise_sd=1.0, record
                               seed=seed)
 
 
-#: Neighbouring relations of :func:`achieved_rho`: ``"replace"`` (n public, one record changed),
-#: ``"add_remove"`` (one record added or removed, each dataset released at its own noise scale),
-#: ``"add_remove_public_n"`` (add/remove, both released at the noise scale of the announced n).
+#: Neighbouring relations of :func:`achieved_rho` (described there).
 ADJACENCIES = ("replace", "add_remove", "add_remove_public_n")
 
 
 def gamma_from_rho(rho):
     r"""Noise multiplier :math:`γ = \sqrt{2/ρ}` of a ρ-zCDP calibrated release (:math:`σ_n = γΔ(n)`, replace-one adjacency).
 
-    Replace-one neighbours of n records have fits at most :math:`2Δ^{-}(n) \le 2Δ(n)`
-    apart, and the Gaussian mechanism with ℓ2-sensitivity s and noise
-    :math:`\mathcal{N}(0, σ^{2}I)` is :math:`s^{2}/(2σ^{2})`-zCDP (Bun and Steinke 2016, Proposition 1.6):
+    Replace-one neighbours have fits at most :math:`2Δ^{-}(n) \le 2Δ(n)` apart (chapter 09), and the Gaussian
+    mechanism of ℓ2-sensitivity s is :math:`s^{2}/(2σ^{2})`-zCDP (Bun and Steinke 2016, Proposition 1.6):
     :math:`ρ = (2Δ)^{2}/(2γ^{2}Δ^{2}) = 2/γ^{2}`.
 
     Examples
@@ -808,18 +730,10 @@ def release_renyi_divergence(alpha, shift, sigma_p, sigma_q, *, d):
 
     Parameters
     ----------
-    alpha : float or array_like
-        Order α > 1.
-    shift : float or array_like
-        Distance s >= 0 of the means.
-    sigma_p, sigma_q : float or array_like
-        Noise standard deviations > 0 of the two laws.
+    alpha, shift, sigma_p, sigma_q : float or array_like
+        Order α > 1, distance s >= 0 of the means, standard deviations > 0 of the two laws.
     d : int
         Dimension.
-
-    Returns
-    -------
-    float or numpy.ndarray
 
     Examples
     --------
@@ -857,18 +771,9 @@ def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
 
     Parameters
     ----------
-    n : int or array_like
-        Population size n >= 1.
-    gamma : float or array_like
-        Noise multiplier γ > 0.
-    noise : {"calibrated", "sqrt_n"}
-        :math:`σ_n = γΔ(n)` (:func:`ridge_sensitivity`) or :math:`σ_n = γ/\sqrt n` (the authors').
-    lam, x_bound, y_bound : float
-        The fit and the bounds (used by ``"calibrated"``, which needs a finite ``y_bound``).
-
-    Returns
-    -------
-    float or numpy.ndarray
+    n, gamma, noise, lam, x_bound, y_bound
+        As in the module docstring: :math:`σ_n = γΔ(n)` (:func:`ridge_sensitivity`; needs a finite
+        ``y_bound``) or :math:`σ_n = γ/\sqrt n` (the authors').
 
     Examples
     --------
@@ -889,38 +794,26 @@ def noise_std(n, gamma, *, noise="calibrated", lam, x_bound, y_bound):
 def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
     r"""The zCDP ρ a release of n users actually guarantees, under a stated neighbouring relation.
 
-    * ``adjacency="replace"`` (n public, one record changed): the two fits are
-      at most :math:`2Δ^{-}(n)` apart (through the common n − 1 records,
-      :func:`removal_sensitivity`) and share :math:`σ_n`, so :math:`ρ = 2Δ^{-}(n)^{2}/σ_n^{2}`: :math:`2/γ^{2}`
-      for the calibrated noise at n >= 2 (:math:`Δ(n) = Δ^{-}(n)` there; at n = 1,
-      :math:`Δ^{-}(1) \le Δ(1)` and :math:`ρ \le 2/γ^{2}`), and :math:`2nΔ^{-}(n)^{2}/γ^{2}` for :math:`σ_n = γ/\sqrt n`.
-    * ``adjacency="add_remove"``: the dataset with one record more or less is
-      released at its own :math:`σ_{n±1}`. Both noise forms depend on n, so the two
-      laws have unequal variances and :func:`release_renyi_divergence` is
-      infinite for large orders: ρ = ``inf`` (finite only where
-      :math:`σ_{n-1} = σ_n = σ_{n+1}`, then :math:`Δ(n)^{2}/(2σ_n^{2})`).
-    * ``adjacency="add_remove_public_n"``: both neighbours released at the
-      noise scale of the announced n (the reading of the paper's Lemma 6,
-      which compares both hypotheses at variance :math:`γ^{2}/N`): :math:`ρ = Δ(n)^{2}/(2σ_n^{2})`,
-      :math:`1/(2γ^{2})` for the calibrated noise.
+    * ``adjacency="replace"`` (n public, one record changed): the two fits are at most :math:`2Δ^{-}(n)`
+      apart (chapter 09) and share :math:`σ_n`, so :math:`ρ = 2Δ^{-}(n)^{2}/σ_n^{2}`: :math:`2/γ^{2}` for the
+      calibrated noise at n >= 2 (:math:`\le 2/γ^{2}` at n = 1), and :math:`2nΔ^{-}(n)^{2}/γ^{2}` for
+      :math:`σ_n = γ/\sqrt n`.
+    * ``adjacency="add_remove"``: the neighbour is released at its own :math:`σ_{n±1}`; both noise forms
+      depend on n, so the two laws have unequal variances and :func:`release_renyi_divergence` is infinite
+      for large orders: ρ = ``inf`` (finite only where :math:`σ_{n-1} = σ_n = σ_{n+1}`, then
+      :math:`Δ(n)^{2}/(2σ_n^{2})`).
+    * ``adjacency="add_remove_public_n"``: both neighbours released at the noise of the announced n (the
+      reading of the paper's Lemma 6, which compares both at variance :math:`γ^{2}/N`):
+      :math:`ρ = Δ(n)^{2}/(2σ_n^{2})`, :math:`1/(2γ^{2})` for the calibrated noise.
 
     Labels not clipped (``y_bound=inf``) give ``inf`` under every relation.
 
     Parameters
     ----------
-    gamma : float or array_like
-        Noise multiplier γ > 0.
-    n : int or array_like
-        Population size n >= 1.
+    gamma, n, noise, lam, x_bound, y_bound
+        As in the module docstring.
     adjacency : {"replace", "add_remove", "add_remove_public_n"}
         The neighbouring relation (:data:`ADJACENCIES`).
-    noise : {"calibrated", "sqrt_n"}
-    lam, x_bound, y_bound : float
-        :math:`λ > 0, B_x > 0, B_y > 0` (``inf`` allowed).
-
-    Returns
-    -------
-    float or numpy.ndarray
 
     Examples
     --------
@@ -974,25 +867,18 @@ def achieved_rho(gamma, n, *, adjacency, noise="sqrt_n", lam, x_bound, y_bound):
 def release(X, y, gamma, *, lam, x_bound, y_bound, noise="calibrated", rng=None):
     r"""Release β̂ + :math:`\mathcal{N}(0, σ_n^{2}I)`: the ridge fit of clipped records with Gaussian noise.
 
-    Features are clipped to ``x_bound`` and labels to ``y_bound`` first (a
-    record outside the bounds would void the sensitivity bound).
+    Features are clipped to ``x_bound`` and labels to ``y_bound`` first (a record outside the bounds would
+    void the sensitivity bound).
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
-    y : array_like, shape (n,)
-    gamma : float
-        Noise multiplier γ > 0 (ρ\ :math:`= 1/(2γ^{2})` for ``noise="calibrated"``).
-    lam, x_bound, y_bound : float
-    noise : {"calibrated", "sqrt_n"}
-    rng : None, int, SeedSequence or numpy.random.Generator
+    X, y, gamma, lam, x_bound, y_bound, noise, rng
+        As in the module docstring (``gamma`` a number; ρ: :func:`achieved_rho`).
 
     Returns
     -------
-    o : numpy.ndarray, shape (d,)
-        The release.
-    eta : numpy.ndarray, shape (d,)
-        Its noise (what :func:`membership_llr` needs).
+    o, eta : numpy.ndarray, shape (d,)
+        The release and its noise (what :func:`membership_llr` needs).
     sigma : float
         :math:`σ_n`.
 
@@ -1026,23 +912,18 @@ def membership_llr(shifts, eta, sigma, *, statistic="paper", kappa=None):
 
         :math:`Λ_i = (d/2) \log κ - \|η\|^{2}/(2σ^{2}) + \|η + δ_i\|^{2}/(2κσ^{2})`
 
-    (``statistic="paper"``: κ = 1, :math:`Λ_i = (2⟨η, δ_i⟩ + \|δ_i\|^{2})/(2σ^{2})`).
-    Evaluated through :func:`perfpriv.leakage.llr_coefficients`: the mean
-    model with n' records, noise scale :math:`γ' = σ\sqrt{n'}` and record deviation
-    :math:`(n' - 1)δ_i` has exactly this Λ when :math:`n'/(n' - 1) = κ` (any n' for κ = 1):
-    the shift :math:`δ_i` plays the role of :math:`(\bar z - μ_{\bar z})/(n - 1)`.
+    (``statistic="paper"``: κ = 1, :math:`Λ_i = (2⟨η, δ_i⟩ + \|δ_i\|^{2})/(2σ^{2})`). Evaluated by
+    :func:`perfpriv.leakage.llr_coefficients` at n' records with :math:`n'/(n' - 1) = κ`, noise scale
+    :math:`γ' = σ\sqrt{n'}` and record deviation :math:`(n' - 1)δ_i` (module docstring).
 
     Parameters
     ----------
     shifts : array_like, shape (n, d)
         :math:`δ_i` of every record (:func:`leave_one_out`).
-    eta : array_like, shape (d,)
-        The release's noise η.
-    sigma : float
-        :math:`σ_n > 0`.
-    statistic : {"paper", "exact"}
-    kappa : float, optional
-        :math:`κ = σ_{n-1}^{2}/σ_n^{2} \ge 1`, required for ``"exact"``.
+    eta, sigma
+        The release's noise η, shape (d,), and :math:`σ_n > 0` (:func:`release`).
+    statistic, kappa
+        ``"paper"`` or ``"exact"``, with :math:`κ = σ_{n-1}^{2}/σ_n^{2} \ge 1` (required by ``"exact"``).
 
     Returns
     -------
@@ -1108,12 +989,7 @@ _NC_NORMAL = 1e10
 
 
 def _exact_tail(shift_norm, sigma, tau, kappa, d):
-    r"""P(Λ > τ) for the exact statistic with variance ratio κ > 1 (noncentral :math:`\chi ^{2}`).
-
-    With u = δ/σ, a = 1 − 1/κ and g ~ N(0, I), completing the square gives
-    :math:`Λ = (d/2) \log κ + \|u\|^{2}/(2(κ - 1)) - (a/2) W` with :math:`W = \|g - u/(κ - 1)\|^{2}`
-    ~ :math:`\chi ^{2}_d(\|u\|^{2}/(κ - 1)^{2})`, so :math:`P(Λ > τ) = F_W((2/a)[(d/2) \log κ + \|u\|^{2}/(2(κ-1)) - τ])`.
-    """
+    r"""P(Λ > τ) of the exact statistic (κ > 1): noncentral :math:`\chi ^{2}` (:func:`leak_probability`)."""
     u2 = (np.asarray(shift_norm, float) / np.asarray(sigma, float)) ** 2
     a = 1.0 - 1.0 / kappa
     x = (2.0 / a) * (0.5 * d * math.log(kappa) + u2 / (2.0 * (kappa - 1.0)) - tau)
@@ -1132,10 +1008,10 @@ def _exact_tail(shift_norm, sigma, tau, kappa, d):
 def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d=None):
     """:math:`P(Λ > τ \\mid \\text{data})` of a record whose leave-one-out shift has norm :math:`\\|δ\\|` (Lemma 7's form).
 
-    ``"paper"``: :math:`Λ \\mid \\text{data} \\sim \\mathcal{N}(μ^{2}/2, μ^{2})` with :math:`μ = \\|δ\\|/σ`, so the probability
-    is :math:`\\bar Φ(τ/μ - μ/2)` -- :func:`perfpriv.leakage.leak_probability` (the
-    paper's Lemma 7) with :math:`s = \\|δ\\|`, n = 2 and :math:`γ = σ\\sqrt 2`, for which its
-    :math:`\\sqrt n\\, s/((n - 1)γ)` is μ. ``"exact"``: with :math:`u = \\|δ\\|/σ` and :math:`a = 1 - 1/κ`,
+    ``"paper"``: :math:`Λ \\mid \\text{data} \\sim \\mathcal{N}(μ^{2}/2, μ^{2})` with :math:`μ = \\|δ\\|/σ`,
+    so the probability is :math:`\\bar Φ(τ/μ - μ/2)` (:func:`perfpriv.leakage.leak_probability`, the
+    paper's Lemma 7, at :math:`s = \\|δ\\|`, n = 2, :math:`γ = σ\\sqrt 2`). ``"exact"``: with
+    :math:`u = \\|δ\\|/σ` and :math:`a = 1 - 1/κ`,
 
     .. math::
 
@@ -1147,21 +1023,12 @@ def leak_probability(shift_norm, sigma, *, tau, statistic="paper", kappa=None, d
 
     Parameters
     ----------
-    shift_norm : float or array_like
-        :math:`\\|δ\\| \\ge 0`.
-    sigma : float or array_like
-        :math:`σ_n > 0`.
+    shift_norm, sigma : float or array_like
+        :math:`\\|δ\\| \\ge 0` and :math:`σ_n > 0`.
     tau : float
         τ > 0.
-    statistic : {"paper", "exact"}
-    kappa : float, optional
-        :math:`κ = σ_{n-1}^{2}/σ_n^{2} \\ge 1` (``"exact"``).
-    d : int, optional
-        Dimension (``"exact"``).
-
-    Returns
-    -------
-    float or numpy.ndarray
+    statistic, kappa, d
+        As in :func:`membership_llr`; d (the dimension) is required by ``"exact"``.
 
     References
     ----------
@@ -1195,22 +1062,15 @@ def _leak(shift_norm, sigma, tau, kappa, d):
 def ols_excess_risk(n, *, d, noise_sd=1.0):
     r"""Expected excess risk :math:`\mathbb{E}\|\hat β - θ\|^{2} = σ_ε^{2} d/(n - d - 1)` of least squares (closed form).
 
-    For :math:`x \sim \mathcal{N}(0, I_d)` without clipping and labels without clipping, :math:`\hat β - θ`
-    given X is :math:`\mathcal{N}(0, σ_ε^{2}(X^\top X)^{-1})`, and :math:`\mathbb{E}[(X^\top X)^{-1}] = I/(n - d - 1)` (the mean
-    of an inverse Wishart), so the excess test risk is :math:`σ_ε^{2} d/(n - d - 1)`.
-    The ridge estimate with small λ is close to it; the private release
-    adds :math:`d σ_n^{2}`.
+    For :math:`x \sim \mathcal{N}(0, I_d)` and labels without clipping, :math:`\hat β - θ` given X is
+    :math:`\mathcal{N}(0, σ_ε^{2}(X^\top X)^{-1})`, and :math:`\mathbb{E}[(X^\top X)^{-1}] = I/(n - d - 1)`
+    (the mean of an inverse Wishart). The ridge estimate with small λ is close to it; the private release adds
+    :math:`d σ_n^{2}`.
 
     Parameters
     ----------
-    n : int or array_like
-        n > d + 1.
-    d : int
-    noise_sd : float
-
-    Returns
-    -------
-    float or numpy.ndarray
+    n, d, noise_sd
+        As in the module docstring, with n > d + 1.
 
     Examples
     --------
@@ -1226,56 +1086,101 @@ def ols_excess_risk(n, *, d, noise_sd=1.0):
 
 
 # -------------------------------------------------------------- mechanism
+@dataclass(frozen=True)
+class RidgeData:
+    r"""The data model of :class:`RidgeRelease`: a round's records and the test set of its error.
+
+    Records as in :func:`sample_data`; ``error="test_mse"`` scores a release on ``test_size`` fresh points.
+
+    Parameters
+    ----------
+    d, x_bound, y_bound, noise_sd
+        As in the module docstring (d = 12, the paper's, by default); bounds ``None``: from the mechanism's
+        conventions (:class:`RidgeRelease`, Notes).
+    theta : array_like, shape (d,), optional
+        A fixed θ (kept as a tuple of floats); by default a fresh direction every round.
+    test_size : int
+        Size of the fresh test set of ``error="test_mse"`` (the authors' 2000).
+
+    Examples
+    --------
+    >>> RidgeData(d=3, x_bound=2.0)
+    RidgeData(d=3, x_bound=2.0, y_bound=None, noise_sd=1.0, theta=None, test_size=2000)
+    """
+
+    d: int = 12
+    x_bound: Any = None
+    y_bound: Any = None
+    noise_sd: float = 1.0
+    theta: Any = None
+    test_size: int = AUTHORS_TEST_SIZE
+
+    def __post_init__(self):
+        d = check_int("d", self.d, low=1)
+        check_allocation("the normal equations of a fit (d x d values)", float(d) ** 2, name="d")
+        x_bound = None if self.x_bound is None else check_real("x_bound", self.x_bound, low=0, low_open=True,
+                                                               scalar=True)
+        y_bound = None if self.y_bound is None else check_real("y_bound", self.y_bound, low=0, low_open=True,
+                                                               scalar=True, allow_inf=True)
+        noise_sd = check_real("noise_sd", self.noise_sd, low=0, scalar=True)
+        theta = self.theta
+        if theta is not None:
+            theta = np.asarray(check_real("theta", theta), dtype=float).reshape(-1)
+            if theta.shape != (d,):
+                raise ValueError(f"theta must be a vector of length d={d}; got shape {theta.shape}")
+            theta = tuple(float(v) for v in theta)
+        test_size = check_int("test_size", self.test_size, low=1)
+        check_allocation("the test set (test_size x d values)", float(test_size) * d, name="test_size")
+        for name, value in (("d", d), ("x_bound", x_bound), ("y_bound", y_bound), ("noise_sd", noise_sd),
+                            ("theta", theta), ("test_size", test_size)):
+            object.__setattr__(self, name, value)
+
+
+#: The ridge release's table when none is given: 4000 records and 64 datasets per point, seed 0.
+_DEFAULT_TABLE = Tabulation(records=4000, datasets=64, seed=0)
+
+
+def _check_data(data):
+    if data is None:
+        return RidgeData()
+    if not isinstance(data, RidgeData):
+        raise TypeError(f"data must be a perfpriv.regression.RidgeData (d, x_bound, y_bound, noise_sd, theta, "
+                        f"test_size) or None; got {data!r:.60}")
+    return data
+
+
 class RidgeRelease(TabulatedMechanism):
     r"""Private ridge regression with the membership test, for :mod:`perfpriv.engine`.
 
-    A round with N users draws a fresh dataset of the model (module
-    docstring), releases β̂ + :math:`\mathcal{N}(0, σ_N^{2}I)`, counts the records whose Λ
-    (:func:`membership_llr`) exceeds τ, and scores :math:`\|o - θ\|^{2}` (or the test
-    MSE). Records, θ, the noise direction and the test set of a (cell,
-    trial, round) come from its keyed streams ``"records"``, ``"theta"``,
-    ``"noise"`` and ``"test"``, shared by all levels (common random
-    numbers); a level with fewer users uses a prefix of the records.
+    A round with N users draws a fresh dataset of the model (module docstring), releases
+    β̂ + :math:`\mathcal{N}(0, σ_N^{2}I)`, counts the records whose Λ (:func:`membership_llr`) exceeds τ, and
+    scores :math:`\|o - θ\|^{2}` (or the test MSE). Records, θ, the noise direction and the test set of a
+    (cell, trial, round) come from its keyed streams, shared by all levels (common random numbers); a level
+    with fewer users uses a prefix of the records.
 
     Parameters
     ----------
     gamma : float, 1-D array_like or perfpriv.engine.Schedule
-        Noise multiplier(s), 1e-100 <= γ <= 1e100 (:data:`PATH_GAMMA`: the release's squared noise scale
-        and the records' likelihood ratios stay finite).
+        Noise multiplier(s), 1e-100 <= γ <= 1e100 (:data:`PATH_GAMMA`).
     tau : float
         Vulnerability threshold τ > 0.
-    d : int
-        Dimension (default 12, the paper's).
-    x_bound, y_bound, lam : float, optional
-        :math:`B_x, B_y, λ`; ``None``: from ``conventions`` (Notes).
-    noise : {"calibrated", "sqrt_n"}, optional
-    statistic : {"paper", "exact"}, optional
-    error : {"excess", "test_mse"}, optional
-    loo : {"refit", "keep_penalty"}, optional
-        Options; ``None``: from ``conventions``. ``noise``: :math:`σ_N = γΔ(N)`
-        (``"calibrated"``: ρ = 2/γ²-zCDP, replace-one) or :math:`σ_N = γ/\sqrt N`
-        (``"sqrt_n"``, the authors'); ``error``: :math:`\|o - θ\|^{2}` (``"excess"``) or the
-        mean squared error on a fresh test set (``"test_mse"``, the authors').
-    noise_sd : float
-        Label noise :math:`σ_ε` (default 1).
-    theta : array_like, optional
-        A fixed θ; by default a fresh direction on the unit sphere each round.
-    test_size : int
-        Size of the fresh test set of ``error="test_mse"`` (the authors' 2000).
-    table_records, table_datasets, table_seed
-        Monte Carlo of the mean field: at each table point the shifts of at
-        least ``table_records`` records and the fits of at least
-        ``table_datasets`` datasets, drawn from ``table_seed``.
+    data : RidgeData, optional
+        The data model (default ``RidgeData()``: d = 12, θ fresh each round, the bounds from ``conventions``).
+    lam, noise, statistic, error, loo : optional
+        λ, the noise form, the statistic (:func:`membership_llr`), the error (:data:`ERRORS`) and the
+        leave-one-out rule (:data:`LOO_RULES`); ``None`` (as ``data``'s bounds): from ``conventions`` (Notes).
+    table : Tabulation, optional
+        Monte Carlo of the mean field: per point, the shifts of ``records`` records and the fits of
+        ``datasets`` datasets (default ``Tabulation(records=4000, datasets=64, seed=0)``).
 
     Notes
     -----
-    ``conventions="paper"`` (the book's calibrated release): :math:`B_x = B_y = 5`,
-    λ = 0.05, :math:`σ_N = γΔ(N)`, the paper's statistic, error :math:`\|o - θ\|^{2}`, a population
-    floored at one user and never stopped. ``"authors"`` (the published
-    regression code): :math:`B_x = 10`, labels not clipped, :math:`λ = 10^{-5}`, :math:`σ_N = γ/\sqrt N`,
-    the exact statistic with the deletion formula at a kept penalty, the
-    test MSE on 2000 fresh points, a trial stopped once N <= d and each
-    remaining round charged 1000.
+    ``conventions="paper"`` (the book's calibrated release): :math:`B_x = B_y = 5`, λ = 0.05,
+    :math:`σ_N = γΔ(N)`, the paper's statistic, error :math:`\|o - θ\|^{2}`, a population floored at one
+    user and never stopped. ``"authors"`` (the published regression code): :math:`B_x = 10`, labels not
+    clipped, :math:`λ = 10^{-5}`, :math:`σ_N = γ/\sqrt N`, the exact statistic with the deletion formula at a
+    kept penalty, the test MSE on 2000 fresh points, a trial stopped once N <= d and each remaining round
+    charged 1000.
 
     Examples
     --------
@@ -1287,41 +1192,41 @@ class RidgeRelease(TabulatedMechanism):
     name = "ridge_release"
     level_name = "gamma"
 
-    def __init__(self, gamma, *, tau, d=12, x_bound=None, y_bound=None, lam=None, noise=None,
-                 statistic=None, error=None, loo=None, noise_sd=1.0, theta=None, test_size=AUTHORS_TEST_SIZE,
-                 table_records=4000, table_datasets=64, table_seed=0):
+    def __init__(self, gamma, *, tau, data=None, lam=None, noise=None, statistic=None, error=None, loo=None,
+                 table=None):
         self.levels = engine.make_levels(gamma, "gamma", low=PATH_GAMMA[0], high=PATH_GAMMA[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-        self.d = check_int("d", d, low=1)
-        check_allocation("the normal equations of a fit (d x d values)", float(self.d) ** 2, name="d")
-        self.x_bound = None if x_bound is None else check_real("x_bound", x_bound, low=0, low_open=True,
-                                                                scalar=True)
-        self.y_bound = None if y_bound is None else check_real("y_bound", y_bound, low=0, low_open=True,
-                                                                scalar=True, allow_inf=True)
+        self.data = _check_data(data)
         self.lam = None if lam is None else _lam(lam)
         self.noise = None if noise is None else check_choice("noise", noise, NOISE_FORMS)
         self.statistic = None if statistic is None else check_choice("statistic", statistic, STATISTICS)
         self.error = None if error is None else check_choice("error", error, ERRORS)
         self.loo = None if loo is None else check_choice("loo", loo, LOO_RULES)
-        self.noise_sd = check_real("noise_sd", noise_sd, low=0, scalar=True)
-        if theta is not None:
-            theta = np.asarray(check_real("theta", theta), dtype=float).reshape(-1)
-            if theta.shape != (self.d,):
-                raise ValueError(f"theta must be a vector of length d={self.d}; got shape {theta.shape}")
-        self.theta = theta
-        self.test_size = check_int("test_size", test_size, low=1)
-        self.table_records = check_int("table_records", table_records, low=1)
-        self.table_datasets = check_int("table_datasets", table_datasets, low=1)
-        check_array_size("a dataset of the table (table_records x (d + 1) normals)",
-                         table_records=self.table_records, d=self.d + 1)
-        check_allocation("the test set (test_size x d values)", float(self.test_size) * self.d, name="test_size")
-        self.table_seed = table_seed
-        keyed.root_key(table_seed, name="table_seed")   # checked now, used by the table
+        self.table = check_tabulation(table, _DEFAULT_TABLE, "regression")
+        check_array_size("a dataset of the table (table.records x (d + 1) normals)",
+                         **{"table.records": self.table.records, "data.d": self.d + 1})
         if self._complete():
             self._check_resolved()
 
+    # ------------------------------------------------- data and table
+    d = property(lambda self: self.data.d, doc="Dimension d (``data.d``).")
+    x_bound = property(lambda self: self.data.x_bound, doc=":math:`B_x` (``data.x_bound``; None: not resolved).")
+    y_bound = property(lambda self: self.data.y_bound, doc=":math:`B_y` (``data.y_bound``; None: not resolved).")
+    noise_sd = property(lambda self: self.data.noise_sd, doc=":math:`σ_ε` (``data.noise_sd``).")
+    test_size = property(lambda self: self.data.test_size, doc="Size of the test set (``data.test_size``).")
+    table_records = property(lambda self: self.table.records, doc="``table.records``.")
+    table_datasets = property(lambda self: self.table.datasets, doc="``table.datasets``.")
+    table_seed = property(lambda self: self.table.seed, doc="``table.seed``.")
+
+    @property
+    def theta(self):
+        """The fixed θ of ``data`` as an array, or None (a fresh direction every round)."""
+        return None if self.data.theta is None else np.array(self.data.theta, dtype=float)
+
     # -------------------------------------------------------- options
     _OPTIONS = ("x_bound", "y_bound", "lam", "noise", "statistic", "error", "loo")
+    #: The options that live in ``data``.
+    _DATA_OPTIONS = ("x_bound", "y_bound")
 
     def _complete(self):
         return all(getattr(self, k) is not None for k in self._OPTIONS)
@@ -1337,8 +1242,12 @@ class RidgeRelease(TabulatedMechanism):
         conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
         out = RidgeRelease.__new__(RidgeRelease)
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_table_cache"})
-        for k, v in PRESETS[conventions].items():
-            if getattr(out, k) is None:
+        preset = PRESETS[conventions]
+        bounds = {k: preset[k] for k in self._DATA_OPTIONS if getattr(out.data, k) is None}
+        if bounds:
+            out.data = dataclasses.replace(out.data, **bounds)
+        for k, v in preset.items():
+            if k not in self._DATA_OPTIONS and getattr(out, k) is None:
                 setattr(out, k, v)
         out._check_resolved()
         return out
@@ -1349,7 +1258,12 @@ class RidgeRelease(TabulatedMechanism):
         return dict(cap=20000, floor=1, stop=0, collapse="floor", penalty=0.0)
 
     def options(self):
-        return {k: getattr(self, k) for k in ("tau", "d", *self._OPTIONS, "noise_sd")}
+        """The settings as keywords: ``RidgeRelease(levels, **m.options())`` is ``m`` at other levels.
+
+        Options left to the conventions are None (:meth:`resolved` fills them in).
+        """
+        return dict(tau=self.tau, data=self.data, **{k: getattr(self, k) for k in self._OPTIONS
+                                                     if k not in self._DATA_OPTIONS}, table=self.table)
 
     def __repr__(self):
         g = self.levels.describe()
@@ -1437,11 +1351,8 @@ class RidgeRelease(TabulatedMechanism):
     def agent_round(self, n, level, rng, t=1, state=None):
         r"""One round with one refit per record (:meth:`perfpriv.engine.Mechanism.agent_round`).
 
-        Draws the dataset, fits ridge as a plain least-squares problem (the data stacked with
-        :math:`\sqrt{penalty} I`, no normal equations), releases it, refits without each record in turn
-        (no Sherman–Morrison) and evaluates each record's Λ as the difference of the two Gaussian log
-        densities of the release; a lone user leaks. The error is :math:`\|o - θ\|^{2}` or the
-        test MSE.
+        Fits by least squares on the data stacked with :math:`\sqrt{penalty} I`, refits without each record
+        (no Sherman–Morrison) and takes Λ as the difference of two Gaussian log densities; a lone user leaks.
         """
         self._need_resolved()
         n = check_int("n", n, low=1)
@@ -1480,8 +1391,7 @@ class RidgeRelease(TabulatedMechanism):
     _BATCH = 200_000
 
     def _shared_key(self, n):
-        """Key of the summary at size n in :data:`_SHARED_SUMMARIES`; None when the table's seed is not a plain
-        integer (fresh entropy, a generator consumed at each use: no two tables are the same)."""
+        """Key of the summary at size n in :data:`_SHARED_SUMMARIES`; None unless the table seed is an int."""
         seed = self.table_seed
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             return None
@@ -1492,8 +1402,7 @@ class RidgeRelease(TabulatedMechanism):
     def _summary(self, n: int):
         r"""Shift norms of >= table_records records and the mean fit error :math:`\mathbb{E}\|\hat β - θ\|^{2}`, at size n.
 
-        A function of n and the table's settings only (not of γ or τ): releases with the same settings share it
-        (:data:`_SHARED_SUMMARIES`), the norms read-only.
+        Not a function of γ or τ: releases with the same table settings share it (:data:`_SHARED_SUMMARIES`).
         """
         cache = self.__dict__.setdefault("_summary_cache", {})
         if n not in cache:
@@ -1555,11 +1464,9 @@ class RidgeRelease(TabulatedMechanism):
         return arr[:, 0], arr[:, 1]
 
 
-#: The table summaries of :meth:`RidgeRelease._summary` (shift norms and mean fit error at one size n) of every
-#: release of this process, by :meth:`RidgeRelease._shared_key`: the summary depends on n and the table's
-#: settings only, not on γ or τ, and its points of small n refit every record from its complement (about a
-#: second each at d = 12), so that each new release of the same settings (each γ* map, the explorer's grid)
-#: would pay again for the same numbers. Least recently used summaries leave beyond
+#: The table summaries of :meth:`RidgeRelease._summary` of every release of this process, by
+#: :meth:`RidgeRelease._shared_key` (points of small n take about a second each at d = 12, and each γ* map or
+#: explorer grid builds new releases of the same settings). Least recently used summaries leave beyond
 #: :data:`_SHARED_SUMMARY_BYTES` of norms.
 _SHARED_SUMMARIES: "collections.OrderedDict" = collections.OrderedDict()
 _SHARED_SUMMARY_BYTES = 64 * 2**20
@@ -1580,13 +1487,12 @@ class PublishedPrivacy:
 
     Attributes
     ----------
-    gammas : numpy.ndarray
-        Their noise scales :math:`(σ_n = γ/\sqrt n)`.
-    n : int
+    gammas, n
+        Their noise scales :math:`(σ_n = γ/\sqrt n)` and the dataset size.
     rho_published : float
         zCDP of the release as published (labels not clipped): inf.
     rho_clipped : numpy.ndarray
-        zCDP had labels been clipped at ``y_bound``: :math:`nΔ(n)^{2}/(2γ^{2})`.
+        zCDP had labels been clipped at ``y_bound``: :math:`2nΔ^{-}(n)^{2}/γ^{2}` (replace-one, n public).
     mu_median, mu_q99, mu_max : numpy.ndarray
         Quantiles of the realized per-record :math:`μ_i = \|δ_i\|/σ_n` over Gaussian datasets.
     leak : numpy.ndarray
@@ -1619,30 +1525,27 @@ class PublishedPrivacy:
 def published_privacy(gammas, *, tau=0.02, n=1000, d=12, y_bound=10.0, records=4000, seed=0):
     r"""How much of the published regression's privacy was privacy.
 
-    The authors' code (``conventions="authors"``) releases ridge (λ = 1e-5,
-    features clipped at 10, labels not clipped) plus :math:`\mathcal{N}(0, γ^{2}/n I)`. Without
-    label clipping the ridge estimate has no sensitivity bound, so no finite ρ
-    holds. With labels clipped at ``y_bound`` (as the authors' theory script
-    assumes) the guarantee would be :math:`ρ = 2nΔ^{-}(n)^{2}/γ^{2}` under replace-one
-    adjacency with n public (:func:`achieved_rho`). Against these
-    worst-case numbers the per-record GDP parameter :math:`μ_i = \|δ_i\|\sqrt n/γ` of
-    typical Gaussian data is small: the release protects typical records,
-    without a guarantee for any dataset.
+    The authors' code (``conventions="authors"``) releases ridge (λ = 1e-5, features clipped at 10, labels not
+    clipped) plus :math:`\mathcal{N}(0, γ^{2}/n I)`: without label clipping no finite ρ holds. With labels
+    clipped at ``y_bound`` (as the authors' theory script assumes) it would be
+    :math:`ρ = 2nΔ^{-}(n)^{2}/γ^{2}` (replace-one, n public: :func:`achieved_rho`). Against these worst-case
+    numbers the per-record GDP parameter :math:`μ_i = \|δ_i\|\sqrt n/γ` of typical Gaussian data is small: the
+    release protects typical records, without a guarantee for any dataset.
 
     Parameters
     ----------
     gammas : 1-D array_like
         The authors' noise scales (their grid: ``geomspace(0.2, 20, 30)``), in [1e-100, 1e100]
-        (:data:`PATH_GAMMA`: the records' :math:`μ = \|δ_i\|/σ` and leak probabilities stay finite).
+        (:data:`PATH_GAMMA`).
     tau : float
         τ for the leak probability.
-    n, d : int
+    n, d, seed
+        As in the module docstring (n >= 2).
     y_bound : float
         The label bound of the hypothetical clipped variant.
     records : int
         Records of typical data (whole datasets of n, at least one); ``len(gammas) * records`` at most
         ~5e8 (their μ fill the 4.3 GB one call may allocate).
-    seed : None, int, SeedSequence or numpy.random.Generator
 
     Returns
     -------

@@ -6,8 +6,8 @@ accumulated along the whole trajectory. A schedule is an
 :class:`perfpriv.engine.Schedule` -- round t uses ``values[t-1]`` -- and
 every mechanism, simulator and mean-field function accepts one wherever it
 accepts a level. This module holds the families of schedules a practitioner
-can deploy; :mod:`perfpriv.optimize` finds the best ones and
-:mod:`perfpriv.experiments` compares them by simulation.
+can deploy (levels γ or ε > 0 over a horizon of T >= 1 rounds); :mod:`perfpriv.optimize`
+finds the best ones and :mod:`perfpriv.experiments` compares them by simulation.
 
 References
 ----------
@@ -44,11 +44,9 @@ def two_phase(first, then, switch, T):
     Parameters
     ----------
     first, then : float
-        Privacy levels (γ or ε) > 0 of the two phases.
-    switch : int
-        Number of rounds of the first phase, 0 <= switch <= T.
-    T : int
-        Horizon T >= 1.
+        The levels of the two phases.
+    switch, T : int
+        Number of rounds of the first phase, 0 <= switch <= T, and the horizon.
 
     Returns
     -------
@@ -72,12 +70,9 @@ def geometric(start, ratio, T):
 
     Parameters
     ----------
-    start : float
-        Level of the first round, > 0.
-    ratio : float
-        Factor between consecutive rounds, > 0 (< 1: decreasing).
+    start, ratio : float
+        Level of the first round and factor between consecutive rounds, > 0 (< 1: decreasing).
     T : int
-        Horizon T >= 1.
 
     Returns
     -------

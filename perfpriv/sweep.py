@@ -2,27 +2,14 @@
 
 Every heatmap of the book (the ε* maps of Figs. 2 and 7, the γ* maps of
 Figs. 4 and 5) and every experiment over a list of values (the τ of
-Fig. 3a, the sizes of Theorem 3's check) is a function evaluated on each
-cell of a grid. :func:`map_grid` does that once, for all of them:
-
-* the cells are either an explicit list (one coordinate array per name, all
-  of one length) or the Cartesian product of named axes (``product=True``);
-* the function is *batched*: it receives the coordinates of a chunk of cells
-  as arrays and one :class:`perfpriv.keyed.Key` per cell, the key of the
-  root seed and the cell's *coordinate values* (:func:`perfpriv.keyed.cell_key`;
-  not its position in the grid). A cell's numbers therefore depend neither
-  on the grid around it nor on the chunk size, ``n_jobs`` or the backend: on
-  one machine results are bit-identical across them (workers on another kind
-  of CPU may differ in the last bit, where numpy's vectorized ``exp`` and
-  ``log`` round differently). A cell that needs numpy draws takes
-  ``perfpriv.keyed.as_generator(keys[i])``;
-* the chunks run through :mod:`joblib`, so ``n_jobs=2`` uses both cores of a
-  laptop and ``with joblib.parallel_config(backend="dask"): ...`` (or
-  ``"ray"``) moves the same grid to a cluster without changing any code;
-* how the grid runs (workers, chunk size, progress bar, a callback per
-  finished chunk) is one small frozen object, :class:`Execution`. A progress
-  bar (tqdm) appears on an interactive terminal for grids longer than a
-  moment, and never in tests or in stored notebook outputs.
+Fig. 3a, the sizes of Theorem 3's check) is a batched function evaluated on
+the cells of a grid by :func:`map_grid`, each cell keyed by its coordinate
+values. On one machine the results are bit-identical whatever the chunk
+size, ``n_jobs`` or backend (workers on another kind of CPU may differ in the
+last bit, where numpy's vectorized ``exp`` and ``log`` round differently).
+The chunks run through :mod:`joblib`: ``with joblib.parallel_config(backend="dask"): ...``
+(or ``"ray"``) moves a grid to a cluster unchanged. :class:`Execution` holds
+how a grid runs.
 """
 
 from __future__ import annotations
@@ -179,35 +166,26 @@ def map_grid(func: Callable[..., Any], cells: Mapping[str, Any], *, seed: Any = 
              options: Execution | None = None, **fixed: Any) -> np.ndarray:
     """Evaluate a batched ``func`` on the cells of a grid, each cell keyed by the seed and its coordinates.
 
-    ``func(**{name: coordinates of a chunk}, keys=Key array of the chunk, **fixed)``
-    receives the coordinates of up to ``options.chunk`` cells as 1-D arrays
-    and one :class:`perfpriv.keyed.Key` per cell, the key
-    ``perfpriv.keyed.cell_key(seed, *coordinates)`` (the coordinates in the
-    order of ``cells``), and returns an array whose first axis runs over the
-    chunk's cells. A cell's key depends only on the root seed and its own
-    coordinate values, and a batched engine call gives every cell the
-    numbers it would get alone, so the result depends neither on the grid
-    around a cell nor on the options.
-
     Parameters
     ----------
     func : callable
-        Batched cell function; module-level (picklable) for process backends.
+        ``func(**{name: coordinates of a chunk}, keys=Key array of the chunk, **fixed)``: up to
+        ``options.chunk`` cells as 1-D arrays and one key per cell (:func:`perfpriv.keyed.cell_key` of
+        the seed and its coordinates, in the order of ``cells``; numpy draws take
+        ``perfpriv.keyed.as_generator(keys[i])``), returning an array whose first axis runs over the
+        chunk's cells. Module-level (picklable) for process backends.
     cells : mapping of str to 1-D array_like of numbers
         The coordinates of the cells: with ``product=False`` one array per
         name, all of one length (cell i has the i-th value of each); with
         ``product=True`` the axes of a grid, whose cells are their Cartesian
         product in order (the last axis varying fastest).
     seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        Root seed (``None``: fresh entropy, not reproducible); or a Key array
-        with one key per cell (in the cells' order, or of the grid's shape),
-        which the cells get instead of the keys of their coordinates (e.g.
-        :func:`perfpriv.engine.cell_keys` of a behaviour).
+        Root seed; or a Key array of one key per cell (in the cells' order, or of the grid's shape)
+        for the cells instead of their coordinates' (e.g. :func:`perfpriv.engine.cell_keys`).
     product : bool
         Whether ``cells`` holds the axes of a product grid.
     options : Execution, optional
-        Workers, chunk size, progress bar and per-chunk callback
-        (default ``Execution()``).
+        How the grid runs (default ``Execution()``).
     **fixed
         Passed unchanged to every call.
 

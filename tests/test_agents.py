@@ -18,7 +18,8 @@ import pytest
 
 from perfpriv import bernoulli, behaviour, engine, gaussian
 from perfpriv.engine import Policy, simulate_agents
-from perfpriv.performative.participation import PrivateFederatedRound
+from perfpriv.performative.federated import FedAvg
+from perfpriv.performative.participation import ClientLaw, PrivateFederatedRound
 
 Z = 4.5
 
@@ -140,7 +141,8 @@ def test_a_stopped_trial_makes_no_release_and_is_scored_by_the_collapse_rule(col
 
 
 def test_the_stateful_mechanism_carries_its_model_across_rounds():
-    mech = PrivateFederatedRound(1.0, tau=0.5, R=20.0, m=1.0, m_sd=1.0, eps=0.5, sigma=1.0, E=1, step=0.5)
+    mech = PrivateFederatedRound(1.0, tau=0.5, R=20.0, clients=ClientLaw(m=1.0, m_sd=1.0, eps=0.5, sigma=1.0),
+                                 fedavg=FedAvg(E=1, steps=0.5))
     run = simulate_agents(mech, behaviour.Memoryless(q=0.5, r=0.2), T=4, n0=6, trials=2, seed=12)
     assert run.mechanism_state.shape == (2, mech.d)
     np.testing.assert_array_equal(run.mechanism_state[:, 0], run.details["theta"][:, -1])

@@ -13,7 +13,9 @@ suite), a silent NaN or a hang.
 import numpy as np
 import pytest
 
-from perfpriv import behaviour, bernoulli, dynamics, engine, gaussian, keyed, leakage, projected, sweep
+from perfpriv import (behaviour, bernoulli, dynamics, engine, gaussian, gradient, keyed, leakage, projected, regression,
+                      sweep)
+from perfpriv.behaviour import Memoryless
 
 NAN, INF = float("nan"), float("inf")
 NOT_REAL = ["0.5", None, 1 + 2j]
@@ -80,10 +82,10 @@ CASES = {
                           {"mu": NONNEG, "fpr": [0.0, 1.0, 1.5, NAN, [0.1, NAN]]}),
     "leakage.marginal_leak_probability": (
         leakage.marginal_leak_probability,
-        dict(n=100, gamma=1.0, tau=0.02, d=3, R=10.0, samples=2000, seed=0),
+        dict(n=100, gamma=1.0, tau=0.02, d=3, R=10.0, method=leakage.Integration(samples=2000, seed=0)),
         {"n": BIG_N, "gamma": POSITIVE, "tau": POSITIVE, "d": INT_POS, "R": POSITIVE,
          "mu": [[0.0, 0.0], [NAN, 0.0, 0.0], "abc"], "Sigma": [NOT_PD, NOT_SYM, np.eye(2), [[NAN] * 3] * 3],
-         "statistic": STAT, "method": ["quad", None], "samples": INT_POS, "seed": [-1, "x", 1.5]}),
+         "statistic": STAT, "method": ["quad", None]}),
     # dynamics: the model is two objects (their values are the constructors' -- gaussian.GaussianMean and
     # behaviour.Memoryless below); a gamma of None is the mechanism's level
     "dynamics.growth_factor": (dynamics.growth_factor, dict(mechanism=GM, behaviour=MEM, n=100, gamma=1.0),
@@ -123,8 +125,10 @@ CASES = {
         gaussian.GaussianMean, dict(gamma=1.0, tau=0.02, d=3, R=10.0, leak_method="quadrature"),
         {"gamma": GAMMA + [1e300, [[1.0, 2.0]]], "tau": POSITIVE + [[0.1, 0.2]], "d": INT_POS, "R": POSITIVE,
          "mu": [[0.0, 0.0], [NAN, 0.0, 0.0], "abc"], "Sigma": [NOT_PD, NOT_SYM, np.eye(2), [[NAN] * 3] * 3],
-         "statistic": [s for s in STAT if s is not None], "draw": ["fast", None], "leak_method": ["mc", None],
-         "leak_samples": INT_POS, "leak_seed": [-1, "x", 1.5]}),
+         "statistic": [s for s in STAT if s is not None], "draw": ["fast", None],
+         "leak_method": ["mc", None, 3]}),
+    "leakage.Integration": (leakage.Integration, dict(method="montecarlo", samples=100, seed=0),
+                            {"method": ["mc", None], "samples": INT_POS, "seed": [-1, "x", 1.5]}),
     "bernoulli.beta_from_epsilon": (bernoulli.beta_from_epsilon, dict(epsilon=1.0),
                                     {"epsilon": [-1.0, NAN, -INF, *NOT_REAL]}),
     "bernoulli.epsilon_from_beta": (bernoulli.epsilon_from_beta, dict(beta=0.2),
@@ -135,9 +139,9 @@ CASES = {
     "bernoulli.estimator_variance": (bernoulli.estimator_variance, dict(mu=0.3, beta=0.2, n=10),
                                      {"mu": PROB, "beta": [0.0, 0.6, NAN], "n": [0.0, -1.0, NAN, INF]}),
     "bernoulli.simulate": (bernoulli.simulate,
-                           dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=engine.Policy(cap=100), seed=0),
+                           dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, seed=0),
                            {"epsilon": [0.0, -1.0, NAN, [[[1.0]]]], "q": PROB, "r": PROB, "T": INT_POS,
-                            "n0": [0, 2.5, 200], "trials": INT_POS, "policy": BAD_POLICY, "seed": [-1, "x"]}),
+                            "n0": [0, 2.5], "trials": INT_POS, "seed": [-1, "x"]}),
     "bernoulli.mean_field": (bernoulli.mean_field, dict(epsilon=1.0, q=0.3, r=0.6, T=3, n0=10, cap=100),
                              {"epsilon": [-1.0, NAN], "q": PROB, "T": INT_POS, "n0": [0, 2.5],
                               "mu": [1.5, (0.8, 0.2), NAN], "rule": ["Leak", None]}),
@@ -153,11 +157,10 @@ CASES = {
                                      {"o": [[NAN, 1.0, 1.0], "x"], "mu": [[0.0, 0.0]],
                                       "Sigma": [NOT_PD, np.eye(2)]}),
     "gaussian.simulate": (gaussian.simulate,
-                          dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2,
-                               policy=engine.Policy(cap=50), seed=0),
+                          dict(gamma=1.0, tau=0.02, q=0.3, r=0.6, T=2, n0=5, d=2, R=10.0, trials=2, seed=0),
                           {"gamma": POSITIVE + [1e300, [[1.0, 2.0]]], "tau": POSITIVE, "q": PROB, "r": PROB,
-                           "T": INT_POS, "n0": [0, 51, 2.5], "d": INT_POS, "R": POSITIVE, "trials": INT_POS,
-                           "seed": [-1, "x", 1.5, True], "policy": BAD_POLICY, "conventions": ["both", None]}),
+                           "T": INT_POS, "n0": [0, 2.5], "d": INT_POS, "R": POSITIVE, "trials": INT_POS,
+                           "seed": [-1, "x", 1.5, True]}),
     # (the agent reference is engine.simulate_agents, below; its model's values are checked by the constructors)
     "bernoulli.RandomizedResponse": (bernoulli.RandomizedResponse, dict(epsilon=1.0),
                                      {"epsilon": [0.0, -1.0, NAN, -INF, "x"],
@@ -208,7 +211,32 @@ CASES = {
     "engine.make_levels": (engine.make_levels, dict(value=1.0, name="epsilon", low=0.0),
                            {"value": [-1.0, NAN, [], [[1.0, 2.0]], "x"]}),
     "engine.Schedule": (engine.Schedule, dict(values=[1.0, 2.0]), {"values": [[], [[[1.0]]], 3.0]}),
-
+    # the learning mechanisms' objects (issue 31): the table of the mean field, the data models, and the
+    # mechanisms refusing what is not one of them (the size of a dataset of the table: records x (d + 1))
+    "regression.Tabulation": (regression.Tabulation, dict(records=50, datasets=2, seed=0),
+                              {"records": INT_POS, "datasets": INT_POS,
+                               "seed": [-1, 1.5, "x", True, np.random.RandomState(0), keyed.root_key(0).child([1, 2])]}),
+    "regression.RidgeData": (regression.RidgeData, dict(d=3),
+                             {"d": INT_POS + [10**6], "x_bound": GAMMA, "y_bound": [v for v in GAMMA if v != INF],
+                              "noise_sd": NONNEG, "theta": [[1.0, 0.0], [NAN, 0.0, 0.0], "abc", [[1.0, 0.0, 0.0]] * 2],
+                              "test_size": INT_POS + [10**12]}),
+    "regression.RidgeRelease": (
+        regression.RidgeRelease,
+        dict(gamma=0.01, tau=0.02, data=regression.RidgeData(d=3), table=regression.Tabulation(records=50, datasets=2)),
+        {"data": [3, "x", dict(d=3), gradient.GDData(d=3)],
+         "table": [(50, 2), "x", 3, dict(records=50, datasets=2), regression.Tabulation(records=10**12, datasets=2)],
+         "tau": POSITIVE, "lam": GAMMA, "noise": ["Calibrated", 3], "statistic": [s for s in STAT if s is not None],
+         "error": ["mse", 3], "loo": ["keep", 3]}),
+    "gradient.GDData": (gradient.GDData, dict(d=3),
+                        {"d": INT_POS, "x_bound": GAMMA + [1e51, None], "theta_norm": NONNEG + [None],
+                         "noise_sd": NONNEG + [None]}),
+    "gradient.PrivateGD": (
+        gradient.PrivateGD,
+        dict(rho=1.0, tau=0.02, data=gradient.GDData(d=3), steps=3, table=gradient.Tabulation(records=50, datasets=2)),
+        {"data": [3, "x", dict(d=3), regression.RidgeData(d=3)],
+         "table": [(50, 2), "x", 3, gradient.Tabulation(records=10**12, datasets=2)],
+         "tau": POSITIVE, "loss": ["Logistic", None], "lam": GAMMA, "clip": GAMMA, "steps": INT_POS,
+         "step_size": GAMMA, "step_offset": [-1.0, NAN, 0.0]}),
 }
 
 PARAMS = [pytest.param(key, name, bad, id=f"{key}-{name}-{i}")
@@ -247,7 +275,7 @@ def test_messages_give_the_value_received_and_the_allowed_range(call, pattern):
 
 @pytest.mark.parametrize("policy, name", [(engine.Policy(cap=5), "cap"), (engine.Policy(stop=10), "stop")])
 def test_a_policy_that_does_not_fit_the_initial_population_is_refused_naming_both(policy, name):
-    for run in (lambda: bernoulli.simulate(1.0, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=policy, seed=0),
+    for run in (lambda: engine.simulate(bernoulli.RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6), T=3, n0=10, trials=2, policy=policy, seed=0),
                 lambda: engine.simulate_agents(gaussian.GaussianMean(1.0, tau=0.02, d=2, R=10.0), MEM, T=2, n0=10,
                                                trials=1, policy=policy, seed=0)):
         with pytest.raises(ValueError, match=rf"{name}.*n0|n0.*{name}"):
@@ -256,16 +284,15 @@ def test_a_policy_that_does_not_fit_the_initial_population_is_refused_naming_bot
 
 def test_a_policy_field_given_to_a_simulator_is_an_unknown_keyword():
     with pytest.raises(TypeError, match="cap"):
-        bernoulli.simulate(1.0, q=0.3, r=0.6, T=3, n0=10, cap=100)
+        engine.simulate(bernoulli.RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6), T=3, n0=10, cap=100)
 
 
 def test_monte_carlo_refuses_datasets_too_large_to_simulate_instead_of_exhausting_memory():
     with pytest.raises(ValueError, match="n must be at most"):
-        leakage.marginal_leak_probability(1e9, 1.0, tau=0.02, d=3, R=1.0, method="montecarlo", seed=0)
+        leakage.marginal_leak_probability(1e9, 1.0, tau=0.02, d=3, R=1.0, method=leakage.Integration("montecarlo", seed=0))
 
 
 def test_pac_rounds_with_an_infinite_radius_constant_raises_instead_of_overflowing():
     with pytest.raises(ValueError, match="no finite number of rounds"):
-        dynamics.pac_rounds(gaussian.GaussianMean(2.0, tau=0.02, d=12, R=1e308, leak_method="montecarlo",
-                                                  leak_samples=2000, leak_seed=0),
+        dynamics.pac_rounds(gaussian.GaussianMean(2.0, tau=0.02, d=12, R=1e308, leak_method=leakage.Integration("montecarlo", 2000, 0)),
                             MEM, n0=1000, epsilon=1.0, delta=0.05)

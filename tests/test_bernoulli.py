@@ -189,7 +189,7 @@ def _one_round_moments(beta, q, r, n, rule):
 @pytest.mark.parametrize("eps", [0.3, 2.0, np.inf])
 def test_one_round_expected_growth_is_growth_factor_times_population(rule, eps):
     q, r, n0, trials = 0.35, 0.55, 5000, 4000
-    run = B.simulate(eps, q=q, r=r, T=1, n0=n0, trials=trials, rule=rule, policy=Policy(cap=10**7), seed=7)
+    run = engine.simulate(B.RandomizedResponse(eps), Memoryless(q=q, r=r, rule=rule), T=1, n0=n0, trials=trials, policy=Policy(cap=10**7), seed=7)
     n1 = run.population[:, 1].astype(float)
     beta = B.beta_from_epsilon(eps)
     c = B.growth_factor(beta, q=q, r=r, rule=rule)
@@ -205,7 +205,7 @@ def test_expected_population_after_several_rounds_is_c_power_t():
     # E[N_t] = C^t n0 exactly while neither bound binds (the conditional mean is linear)
     q, r, n0, T, trials = 0.4, 0.5, 3000, 6, 3000
     for rule in ("leak", "agnostic"):
-        run = B.simulate(1.0, q=q, r=r, T=T, n0=n0, trials=trials, rule=rule, policy=Policy(cap=10**7), seed=8)
+        run = engine.simulate(B.RandomizedResponse(1.0), Memoryless(q=q, r=r, rule=rule), T=T, n0=n0, trials=trials, policy=Policy(cap=10**7), seed=8)
         assert run.population.min() > 1
         mf = B.mean_field(1.0, q=q, r=r, T=T, n0=n0, rule=rule, cap=10**7).population
         pop = run.population.astype(float)
@@ -296,7 +296,7 @@ def test_critical_epsilon_matches_closed_form():
 # simulate
 # ---------------------------------------------------------------------------
 def test_simulate_shapes_timing_and_bounds():
-    run = B.simulate(1.0, q=0.3, r=0.6, T=12, n0=40, trials=5, policy=Policy(cap=60), seed=0)
+    run = engine.simulate(B.RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6), T=12, n0=40, trials=5, policy=Policy(cap=60), seed=0)
     assert run.population.shape == (5, 13)
     assert run.estimate.shape == run.truth.shape == run.sq_error.shape == (5, 12)
     assert np.all(run.population[:, 0] == 40)
@@ -310,7 +310,7 @@ def test_simulate_shapes_timing_and_bounds():
 
 
 def test_simulate_population_hits_cap_and_floor():
-    grow = B.simulate(0.1, q=0.0, r=1.0, T=20, n0=10, trials=3, policy=Policy(cap=500), seed=1)
+    grow = engine.simulate(B.RandomizedResponse(0.1), Memoryless(q=0.0, r=1.0), T=20, n0=10, trials=3, policy=Policy(cap=500), seed=1)
     assert np.all(grow.population[:, -1] == 500)
     die = B.simulate(np.inf, q=1.0, r=0.0, T=3, n0=10, trials=3, seed=1)
     assert np.all(die.population[:, 1:] == 1)
@@ -487,7 +487,8 @@ def test_simulators_reject_bad_input_naming_the_parameter(name, value):
     args = dict(GOOD, **{name: value})
     eps, q, r = args.pop("epsilon"), args.pop("q"), args.pop("r")
     with pytest.raises(ValueError, match=name):
-        B.simulate(eps, q=q, r=r, seed=0, policy=Policy(cap=args.pop("cap")), **args)
+        engine.simulate(B.RandomizedResponse(eps), Memoryless(q=q, r=r, rule=args.pop("rule", "leak")), seed=0,
+                        policy=Policy(cap=args.pop("cap")), **args)
 
 
 @pytest.mark.parametrize("name,value", [b for b in BAD if b[0] not in ("trials",)])
@@ -527,7 +528,8 @@ def test_the_authors_curve_script_floors_at_one_never_stops_and_clips():
     # a dying setting of Fig. 1: under the map script the runs die and are charged 10 a round; under the
     # curve script (what experiments.curve_runs runs for Figs. 1 and 6 under conventions="authors") they keep one user and run on
     kw = dict(q=0.6, r=0.3, T=200, n0=400, trials=5, seed=4)
-    maps = B.simulate(1.0, conventions="authors", **kw)
+    maps = engine.simulate(B.RandomizedResponse(1.0), Memoryless(q=0.6, r=0.3), T=200, n0=400, trials=5, seed=4,
+                           conventions="authors")
     script = B.curve_script_options("authors")
     curves = engine.simulate(B.RandomizedResponse(1.0, clip_estimate=script["clip_estimate"]), Memoryless(q=0.6, r=0.3),
                              T=200, n0=400, trials=5, policy=script["policy"], conventions=script["conventions"], seed=4)
@@ -585,7 +587,7 @@ def test_estimator_variance_at_tiny_beta(beta):
 
 
 def test_a_vanishing_budget_gives_infinite_or_bounded_errors_never_nan():
-    run = B.simulate(1e-300, q=0.3, r=0.6, T=3, n0=10, trials=2, policy=Policy(cap=100), seed=0)
+    run = engine.simulate(B.RandomizedResponse(1e-300), Memoryless(q=0.3, r=0.6), T=3, n0=10, trials=2, policy=Policy(cap=100), seed=0)
     # ε → 0: the debiased estimate is ±inf (error inf) unless exactly half the answers are 1,
     # when it is 1/2 (error (1/2 − μ)² <= 1/4); never NaN
     err = run.sq_error[run.alive]

@@ -27,7 +27,7 @@ USERS = Memoryless(q=0.3, r=0.6)
 
 def _mc(gamma, seed):
     """A Gaussian mechanism whose p_tau is Monte Carlo with the seed ``seed``."""
-    return GaussianMean(gamma, tau=0.02, d=3, R=1.5, leak_method="montecarlo", leak_samples=2000, leak_seed=seed)
+    return GaussianMean(gamma, tau=0.02, d=3, R=1.5, leak_method=leakage.Integration("montecarlo", 2000, seed))
 
 
 def _fields(result):
@@ -67,8 +67,7 @@ def assert_identical(a, b):
 # ------------------------------------------------------ same seed, same numbers
 
 SAME_SEED_CALLS = {
-    "bernoulli.simulate": lambda seed: bernoulli.simulate([0.5, 2.0], q=0.3, r=0.6, T=6, n0=40, trials=3,
-                                                           policy=Policy(cap=200), seed=seed),
+    "bernoulli.simulate": lambda seed: engine.simulate(bernoulli.RandomizedResponse([0.5, 2.0]), Memoryless(q=0.3, r=0.6), T=6, n0=40, trials=3, policy=Policy(cap=200), seed=seed),
     "engine.simulate_agents[bernoulli]": lambda seed: engine.simulate_agents(
         bernoulli.RandomizedResponse(1.0), USERS, T=3, n0=8, trials=2, policy=Policy(cap=30), seed=seed),
     "bernoulli.privatize": lambda seed: bernoulli.privatize([0, 1, 1, 0, 1], 0.2, rng=seed),
@@ -81,7 +80,7 @@ SAME_SEED_CALLS = {
     "engine.simulate_agents[gaussian]": lambda seed: engine.simulate_agents(
         GaussianMean(2.0, tau=0.02, d=2, R=10.0), USERS, T=3, n0=8, trials=2, seed=seed),
     "leakage.marginal_leak_probability[mc]": lambda seed: leakage.marginal_leak_probability(
-        [20, 50], 1.0, tau=0.02, d=3, R=1.5, samples=2000, seed=seed),
+        [20, 50], 1.0, tau=0.02, d=3, R=1.5, method=leakage.Integration(samples=2000, seed=seed)),
     "dynamics.growth_factor[mc]": lambda seed: dynamics.growth_factor(_mc(1.0, seed), USERS, n=40, gamma=[1.0, 2.0]),
     "engine.mean_field[gaussian, mc]": lambda seed: engine.mean_field(_mc(2.0, seed), USERS, T=3, n0=40).population,
     "engine.simulate[gaussian, records]": lambda seed: engine.simulate(
@@ -112,10 +111,11 @@ def test_a_seed_sequence_and_its_integer_agree_for_the_gaussian_simulator():
 
 def test_bernoulli_simulation_over_an_epsilon_grid_equals_each_epsilon_alone():
     grid = [0.05, 1.0, 700.0, np.inf]
-    kw = dict(q=0.3, r=0.6, T=6, n0=40, trials=3, policy=Policy(cap=300), seed=11)
-    together = bernoulli.simulate(grid, **kw)
+    kw = dict(T=6, n0=40, trials=3, policy=Policy(cap=300), seed=11)
+    users = Memoryless(q=0.3, r=0.6)
+    together = engine.simulate(bernoulli.RandomizedResponse(grid), users, **kw)
     for i, eps in enumerate(grid):
-        alone = bernoulli.simulate(eps, **kw)
+        alone = engine.simulate(bernoulli.RandomizedResponse(eps), users, **kw)
         for field in ("population", "estimate", "truth", "sq_error"):
             assert np.array_equal(getattr(together, field)[i], getattr(alone, field)), (eps, field)
 

@@ -133,11 +133,10 @@ def test_leak_fractions_under_the_authors_conventions_use_the_exact_statistic():
 def test_leak_fractions_theory_is_lemma_8_under_the_mechanisms_data_model_and_options_at_any_threshold():
     # the mechanism holds the data model (an anisotropic Σ: simulated from the records) and the p_τ options
     Sigma = np.diag([1.0, 2.0, 0.5])
-    mech = gaussian.GaussianMean([1.0, 3.0], tau=0.1, d=3, R=10.0, Sigma=Sigma, leak_method="montecarlo",
-                                 leak_samples=4000, leak_seed=7)
+    mech = gaussian.GaussianMean([1.0, 3.0], tau=0.1, d=3, R=10.0, Sigma=Sigma, leak_method=leakage.Integration("montecarlo", 4000, 7))
     sim = experiments.figure3a_simulation(mech, 40, [0.05, 0.3], rounds=300, seed=5)
     ref = leakage.marginal_leak_probability(40, np.array([[1.0], [3.0]]), tau=np.array([[0.05, 0.3]]), d=3, R=10.0,
-                                            Sigma=Sigma, method="montecarlo", samples=4000, seed=mech.leak_seed)
+                                            Sigma=Sigma, method=leakage.Integration("montecarlo", 4000, mech.leak_seed))
     assert np.array_equal(sim.theory, ref.p) and np.array_equal(sim.theory_at([0.05, 0.3]), ref.p)
     assert np.all(np.abs(sim.p - ref.p) <= Z * np.hypot(sim.se, ref.se))
     assert sim.theory_at(0.3).shape == (2, 1) and sim.theory_at(0.3)[:, 0].tolist() == ref.p[:, 1].tolist()
@@ -475,8 +474,7 @@ def test_schedule_comparison_is_paired_and_its_constant_row_is_the_constant_leve
     cmp = experiments.compare_schedules(sched, *SCHED_MODEL, trials=40, seed=4, **SCHED)
     assert cmp.difference[1] == 0.0 and cmp.difference_se[1] == 0.0      # same schedule, same draws
     assert cmp.difference_se[2] < math.hypot(cmp.se[0], cmp.se[2])      # pairing cancels variance
-    run = gaussian.simulate(1.0, tau=0.02, q=0.3, r=0.6, T=4, n0=80, d=D, R=R, trials=40, seed=4,
-                            policy=Policy(stop=1))
+    run = engine.simulate(gaussian.GaussianMean(1.0, tau=0.02, d=D, R=R), Memoryless(q=0.3, r=0.6), T=4, n0=80, trials=40, seed=4, policy=Policy(stop=1))
     assert cmp.simulated[0] == run.cumulative_error.mean()
     for k, row in enumerate(cmp.schedules):
         assert cmp.mean_field[k] == engine.mean_field(
@@ -627,7 +625,7 @@ def test_a_study_takes_a_gaussian_mechanism_and_memoryless_users_and_names_what_
     param, _, one_gamma, one_pair = OBJECT_STUDIES[name]
     good = _ONE if one_gamma else _GRID
     _study(name, good, USERS)                                                   # the valid call runs
-    for bad in (1.0, "gaussian", None, bernoulli.RandomizedResponse(1.0), regression.RidgeRelease(0.01, tau=0.02, d=3)):
+    for bad in (1.0, "gaussian", None, bernoulli.RandomizedResponse(1.0), regression.RidgeRelease(0.01, tau=0.02, data=regression.RidgeData(d=3))):
         with pytest.raises(TypeError, match=rf"^{param} must"):
             _study(name, bad, USERS)
     for bad in (None, (0.3, 0.6), {"q": 0.3, "r": 0.6}):
@@ -675,7 +673,7 @@ def test_growth_curves_draw_one_curve_per_mechanism_of_distinct_tau_on_one_gamma
 
 
 def test_compare_schedules_takes_a_mechanism_template_and_one_pair_of_rates():
-    for bad in (1.0, "bernoulli", None, regression.RidgeRelease(0.01, tau=0.02, d=3)):
+    for bad in (1.0, "bernoulli", None, regression.RidgeRelease(0.01, tau=0.02, data=regression.RidgeData(d=3))):
         with pytest.raises(TypeError, match=r"^mechanism must"):
             experiments.compare_schedules({"a": [1.0, 1.0]}, bad, USERS, n0=30, trials=2)
     for mech in SCHED_MODEL[0], bernoulli.RandomizedResponse(1.0):
@@ -748,7 +746,7 @@ def test_leak_dispersion_with_nothing_leaked_reports_the_documented_nan():
 
 def test_gain_map_takes_one_of_the_schedule_searchs_mechanisms():
     # the mechanism is the object (it was a model name with loose tau, d and R)
-    for bad in ("gaussian", regression.RidgeRelease(0.01, tau=0.02, d=3)):
+    for bad in ("gaussian", regression.RidgeRelease(0.01, tau=0.02, data=regression.RidgeData(d=3))):
         with pytest.raises(TypeError, match="^mechanism must be"):
             experiments.gain_map(bad, [0.3], [0.6], T=3, n0=30)
     m = experiments.gain_map(gaussian.GaussianMean(1.0, tau=0.05, d=3, R=10.0), [0.3], [0.6], T=3, n0=30)

@@ -352,8 +352,7 @@ def test_beta_from_epsilon_is_accurate_from_tiny_to_huge_budgets():
 
 
 def test_simulate_at_epsilon_700_and_infinity_is_finite_and_non_private():
-    run = bernoulli.simulate([1e-3, 700.0, np.inf], q=0.3, r=0.6, T=5, n0=50, trials=3, policy=Policy(cap=500),
-                             seed=4)
+    run = engine.simulate(bernoulli.RandomizedResponse([1e-3, 700.0, np.inf]), Memoryless(q=0.3, r=0.6), T=5, n0=50, trials=3, policy=Policy(cap=500), seed=4)
     assert np.isfinite(run.estimate).all() and np.isfinite(run.sq_error).all()
     # β = 1/2 to double precision at ε = 700: every answer kept, the estimate is the sample mean
     assert bernoulli.beta_from_epsilon(700.0) == 0.5
@@ -394,8 +393,7 @@ def test_growth_rules_and_thresholds_at_q_one_r_zero_and_q_plus_r_zero():
 
 def test_gaussian_population_that_dies_out_stays_at_zero_and_repeats_its_last_error():
     # floor=0: Algorithm 1 read literally (the default floor 1 keeps a user); collapse="repeat"
-    run = gaussian.simulate(1e-3, tau=0.02, q=1.0, r=0.0, T=6, n0=20, d=2, R=10.0, trials=3, seed=1,
-                            policy=Policy(floor=0, collapse="repeat"))
+    run = engine.simulate(gaussian.GaussianMean(1e-3, tau=0.02, d=2, R=10.0), Memoryless(q=1.0, r=0.0), T=6, n0=20, trials=3, seed=1, policy=Policy(floor=0, collapse="repeat"))
     assert np.all(run.population[:, -1] == 0) and run.collapsed.all()
     for i in range(3):
         dead = ~run.alive[i]
@@ -426,9 +424,9 @@ def test_a_lone_user_counts_as_leaked_and_never_recruits(simulator):
 
 
 def test_bernoulli_population_floor_and_cap():
-    run = bernoulli.simulate(np.inf, q=1.0, r=0.0, T=4, n0=30, trials=3, policy=Policy(cap=100), seed=5)
+    run = engine.simulate(bernoulli.RandomizedResponse(np.inf), Memoryless(q=1.0, r=0.0), T=4, n0=30, trials=3, policy=Policy(cap=100), seed=5)
     assert np.all(run.population[:, 1:] == 1)  # everyone leaks and leaves: the floor is 1
-    run = bernoulli.simulate(1e-3, q=0.0, r=1.0, T=12, n0=30, trials=3, policy=Policy(cap=100), seed=5)
+    run = engine.simulate(bernoulli.RandomizedResponse(1e-3), Memoryless(q=0.0, r=1.0), T=12, n0=30, trials=3, policy=Policy(cap=100), seed=5)
     assert np.all(run.population[:, -1] == 100) and run.population.max() == 100
 
 
@@ -460,11 +458,13 @@ def test_feedback_refuses_a_boolean_q_instead_of_reading_it_as_one(call):
 
 
 def _pgd():
-    return gradient.PrivateGD(1.0, tau=0.02, d=3, steps=3, table_records=50, table_runs=2)
+    return gradient.PrivateGD(1.0, tau=0.02, data=gradient.GDData(d=3), steps=3,
+                              table=gradient.Tabulation(records=50, datasets=2))
 
 
 def _ridge():
-    return regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50, table_datasets=2)
+    return regression.RidgeRelease(0.01, tau=0.02, data=regression.RidgeData(d=3, test_size=20),
+                                   table=regression.Tabulation(records=50, datasets=2))
 
 
 _X = np.random.default_rng(0).standard_normal((12, 3))
@@ -480,9 +480,10 @@ OVERSIZED = {
                                                                                     y_bound=5.0, grid=3)),
     "regression.worst_case_dataset(grid)": ("grid", lambda: regression.worst_case_dataset(100, lam=0.05, x_bound=5.0,
                                                                                           y_bound=5.0, grid=_BIG)),
-    "regression.RidgeRelease(d)": ("d", lambda: regression.RidgeRelease(0.01, tau=0.02, d=_BIG)),
-    "regression.RidgeRelease(table_records)": ("table_records", lambda: regression.RidgeRelease(
-        0.01, tau=0.02, d=3, table_records=_BIG)),
+    "regression.RidgeData(d)": ("d", lambda: regression.RidgeData(d=_BIG)),
+    "regression.RidgeRelease(table.records)": ("table.records", lambda: regression.RidgeRelease(
+        0.01, tau=0.02, data=regression.RidgeData(d=3), table=regression.Tabulation(records=_BIG, datasets=64))),
+    "regression.RidgeData(test_size)": ("test_size", lambda: regression.RidgeData(d=12, test_size=_BIG)),
     "regression.one_round_check(ns)": ("ns", lambda: regression.one_round_check(_ridge(), [_BIG], trials=2, seed=0)),
     "gradient.one_round_check(ns)": ("ns", lambda: gradient.one_round_check(_pgd(), [_BIG], trials=2, seed=0)),
     "gradient.noisy_gd(steps)": ("steps", lambda: gradient.noisy_gd(_X, _Y, gradient.Training(
@@ -501,8 +502,8 @@ OVERSIZED = {
     "gradient.utility_check(steps)": ("steps", lambda: gradient.utility_check([1.0], gradient.UtilityData(n=20, d=3),
                                                                               steps=_BIG, runs=2)),
     "gradient.PrivateGD.sample_data(n)": ("n", lambda: _pgd().sample_data(_BIG)),
-    "gradient.PrivateGD(table_records)": ("table_records", lambda: gradient.PrivateGD(1.0, tau=0.02,
-                                                                                      table_records=_BIG)),
+    "gradient.PrivateGD(table.records)": ("table.records", lambda: gradient.PrivateGD(
+        1.0, tau=0.02, table=gradient.Tabulation(records=_BIG, datasets=128))),
     "repeated_risk_minimization(T)": ("T", lambda: prediction.repeated_risk_minimization(_SQ, [0.0], T=_BIG)),
     "repeated_risk_minimization(samples)": ("samples", lambda: prediction.repeated_risk_minimization(
         _SQ, [0.0], T=3, samples=_BIG)),

@@ -20,6 +20,7 @@ from perfpriv import (behaviour, bernoulli, engine, experiments, feedback, gauss
                       regression, widgets)
 from perfpriv import performative as pf
 from perfpriv.plots import COLUMN_WIDTH, layout_problems
+from perfpriv.behaviour import Memoryless
 from perfpriv.engine import Policy
 
 # the explorers, moved to the ends of their sliders by test_widgets' redraws
@@ -222,7 +223,7 @@ def test_explorer_figure_is_clean_at_defaults_and_at_every_slider_extreme(name):
 
 def _ridge_searches(qs, rs, gammas, *, T, n0, trials, d, seed, cap):
     """The simulated and mean-field γ* searches of the ridge release over a (q, r) grid (chapter 09's map)."""
-    mech = regression.RidgeRelease(gammas, tau=0.02, d=d)
+    mech = regression.RidgeRelease(gammas, tau=0.02, data=regression.RidgeData(d=d))
     cells = behaviour.Memoryless(q=np.asarray(qs, float)[:, None], r=np.asarray(rs, float)[None, :])
     return (optimize.level_search(mech, cells, T=T, n0=n0, trials=trials, seed=seed, policy=Policy(cap=cap)),
             optimize.level_search(mech, cells, T=T, n0=n0, method="mean_field", policy=Policy(cap=cap)))
@@ -297,7 +298,7 @@ FIGURES = {
     "exact_floor_figure": lambda: plots.exact_floor_figure(experiments.exact_floor_check([20, 100, 400], rounds=5),
                                                            gammas=np.geomspace(0.5, 500, 8)),
     "conventions_figure": lambda: plots.conventions_figure(
-        {c: gaussian.simulate(1.0, tau=0.05, q=0.5, r=0.1, T=8, n0=30, d=12, R=10.0, trials=3, conventions=c, seed=0)
+        {c: engine.simulate(gaussian.GaussianMean(1.0, tau=0.05, d=12, R=10.0), Memoryless(q=0.5, r=0.1), T=8, n0=30, trials=3, conventions=c, seed=0)
          for c in ("paper", "authors")}, gamma=1.0, d=12),
     "figure3bc": _figure3bc,
     "figure_theorem3": lambda: plots.figure_theorem3([experiments.theorem3_check(
@@ -371,7 +372,7 @@ FIGURES_BEYOND = {
         pf.BilevelRegression.synthetic(eps_c=0.5, eps_d=3.0, lam_x=1.0, lam_y=1.0, seed=0)),
     "figure_participation": lambda: plots.figure_participation(
         {"$s_\\varepsilon$ = 0": engine.simulate(pf.PrivateFederatedRound(np.geomspace(0.15, 8, 4), tau=0.3, R=10.0,
-                                                                          m=2.0, eps=0.8),
+                                                                          clients=pf.ClientLaw(m=2.0, eps=0.8)),
                                                  behaviour.Memoryless(q=0.5, r=0.2), T=8, n0=20, policy=Policy(cap=60),
                                                  trials=3, seed=1)},
         title="both loops"),
@@ -394,7 +395,7 @@ FIGURES_CH09 = {
     "figure_ridge_sensitivity": lambda: plots.figure_ridge_sensitivity(
         regression.sensitivity_profile([10, 100], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, seed=1)),
     "figure_one_round": lambda: plots.figure_one_round(regression.one_round_check(
-        regression.RidgeRelease(np.geomspace(0.001, 0.064, 3), tau=0.02, d=3), [16, 128], trials=10, seed=2)),
+        regression.RidgeRelease(np.geomspace(0.001, 0.064, 3), tau=0.02, data=regression.RidgeData(d=3)), [16, 128], trials=10, seed=2)),
     "figure_gamma_star_map": lambda: plots.figure_gamma_star_map(
         *_ridge_searches([0.2, 0.6], [0.2, 0.6], np.r_[1e-4, 0.001, 0.01], T=4, n0=50, trials=3, d=3, seed=3, cap=200),
         q=[0.2, 0.6], r=[0.2, 0.6]),

@@ -60,7 +60,7 @@ TYP = {
  (dynamics, "pac_radius"): dict(mechanism=GM, n=100, gamma=1.0, delta=0.1),
  (dynamics, "pac_rounds"): dict(mechanism=GM, behaviour=MEM, n0=100, epsilon=0.5, delta=0.1, gamma=1.0),
  (gaussian, "GaussianMean"): dict(gamma=1.0, tau=0.02, d=3, R=10.0, mu=None, Sigma=None, statistic=None,
-                                  draw="auto", leak_method="auto", leak_samples=None, leak_seed=None),
+                                  draw="auto", leak_method="auto"),
  (leakage, "exact_llr_offset"): dict(n=100, d=3),
  (leakage, "llr_moments"): dict(s=1.0, n=100, gamma=1.0),
  (leakage, "leak_probability"): dict(s=1.0, n=100, gamma=1.0, tau=0.02),

@@ -49,15 +49,19 @@ MEMORY = feedback.family("memory", 3)
 SQUARED = prediction.PerformativeProblem.squared(m=1.0, A=0.5)
 CLIENTS = federated.GaussianClients.example(N=4, m_mean=1.0, eps_mean=0.5, m_sd=0.5)
 BILEVEL = bilevel.BilevelRegression.synthetic(M=2, n=5, d=2, seed=0)
-RIDGE = regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50, table_datasets=2)
-#: RidgeRelease's further arguments for the functions that build their own: a table of 50 records and 2 data sets
-#: (the default table, 4000 records x 64 data sets, takes seconds a call; ``mechanism=None`` is in the pool)
-RIDGE_OPTIONS = dict(table_records=50, table_datasets=2)
+RIDGE_DATA = regression.RidgeData(d=3, test_size=20)
+#: a small table of the learning mechanisms: 50 records and 2 data sets (the defaults, 4000 x 64 for the ridge
+#: release and 8000 x 128 for private GD, take seconds a call)
+SMALL_TABLE = regression.Tabulation(records=50, datasets=2)
+RIDGE = regression.RidgeRelease(0.01, tau=0.02, data=RIDGE_DATA, table=SMALL_TABLE)
+#: RidgeRelease's further arguments for the functions that build their own (``mechanism=None`` is in the pool)
+RIDGE_OPTIONS = dict(table=SMALL_TABLE)
 #: a γ* map of the ridge release (plots.figure_gamma_star_map): two searches over the same cells
-_RIDGE_MAP = regression.RidgeRelease([0.001, 0.01], tau=0.02, d=2, **RIDGE_OPTIONS)
+_RIDGE_MAP = regression.RidgeRelease([0.001, 0.01], tau=0.02, data=regression.RidgeData(d=2), **RIDGE_OPTIONS)
 _RIDGE_CELLS = behaviour.Memoryless(q=np.array([[0.2], [0.6]]), r=np.array([[0.6]]))
-PGD = gradient.PrivateGD(1.0, tau=0.02, d=3, steps=3, table_records=50, table_runs=2)
-PGD_OPTIONS = dict(d=3, steps=3, table_records=50, table_runs=2)          # PrivateGD's further arguments
+PGD_DATA = gradient.GDData(d=3)
+PGD = gradient.PrivateGD(1.0, tau=0.02, data=PGD_DATA, steps=3, table=SMALL_TABLE)
+PGD_OPTIONS = dict(data=PGD_DATA, steps=3, table=SMALL_TABLE)          # PrivateGD's further arguments
 
 TYP = {
  # --- regression (and perfpriv._learning)
@@ -80,9 +84,10 @@ TYP = {
  (regression, "membership_llr"): dict(shifts=[[1.0, 0.0]], eta=[0.5, 0.0], sigma=1.0, statistic="paper", kappa=None),
  (regression, "leak_probability"): dict(shift_norm=0.5, sigma=0.25, tau=0.5, statistic="paper", kappa=None, d=None),
  (regression, "ols_excess_risk"): dict(n=50, d=3, noise_sd=1.0),
- (regression, "RidgeRelease"): dict(gamma=0.01, tau=0.02, d=3, x_bound=None, y_bound=None, lam=None, noise=None,
-                                    statistic=None, error=None, loo=None, noise_sd=1.0, theta=None, test_size=20,
-                                    table_records=50, table_datasets=2, table_seed=0),
+ (regression, "RidgeData"): dict(d=3, x_bound=None, y_bound=None, noise_sd=1.0, theta=None, test_size=20),
+ (regression, "Tabulation"): dict(records=50, datasets=2, seed=0),
+ (regression, "RidgeRelease"): dict(gamma=0.01, tau=0.02, data=RIDGE_DATA, lam=None, noise=None, statistic=None,
+                                    error=None, loo=None, table=SMALL_TABLE),
  (regression, "published_privacy"): dict(gammas=[1.0], tau=0.02, n=50, d=3, y_bound=10.0, records=20, seed=0),
  (regression, "one_round_check"): dict(mechanism=RIDGE, ns=[50], trials=2, seed=0, conventions="paper"),
  # --- gradient
@@ -105,9 +110,10 @@ TYP = {
                               theta0=None, seed=1),
  (gradient, "simulate_transcripts"): dict(X=XL, y=YL, training=gradient.Training(
      loss="logistic", lam=1.0, clip=0.05, steps=3, step_size=0.1), index=0, runs=4, rho=1.0, seed=0),
- (gradient, "PrivateGD"): dict(rho=1.0, tau=0.02, d=3, loss="logistic", lam=1.0, clip=2.0, steps=3, step_size=2.0,
-                               step_offset=5.0, x_bound=4.0, theta_norm=2.0, noise_sd=1.0, table_records=50, table_runs=2,
-                               table_seed=0),
+ (gradient, "GDData"): dict(d=3, x_bound=4.0, theta_norm=2.0, noise_sd=1.0),
+ (gradient, "Tabulation"): dict(records=50, datasets=2, seed=0),
+ (gradient, "PrivateGD"): dict(rho=1.0, tau=0.02, data=PGD_DATA, loss="logistic", lam=1.0, clip=2.0, steps=3,
+                               step_size=2.0, step_offset=5.0, table=SMALL_TABLE),
  (gradient, "UtilityData"): dict(n=20, d=3, x_bound=2.0, noise_sd=0.5),
  (gradient, "utility_check"): dict(rhos=[1.0, 100.0], data=gradient.UtilityData(n=20, d=3), loss="squared", lam=1.0,
                                    steps=5, runs=2, radius=None, seed=0),
@@ -134,8 +140,10 @@ TYP = {
                                     behaviour=behaviour.Memoryless(q=0.3, r=0.6), T=5, n0=100, cap=20000, floor=1,
                                     conventions="paper"),
  (participation, "StatefulMechanism"): dict(),
- (participation, "PrivateFederatedRound"): dict(gamma=1.0, tau=0.5, R=20.0, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.0,
-                                                sigma=1.0, E=1, step=0.5, batch=1, theta0=0.0, d=1, statistic=None),
+ (participation, "ClientLaw"): dict(m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.0, sigma=1.0),
+ (participation, "PrivateFederatedRound"): dict(gamma=1.0, tau=0.5, R=20.0, clients=participation.ClientLaw(),
+                                                fedavg=federated.FedAvg(E=1, steps=0.5, batch=1), theta0=0.0, d=1,
+                                                statistic=None),
  (feedback, "Family"): dict(name="memory", parameter=3, rule="leak"),
  (feedback, "family"): dict(name="memory", parameter=3, rule="leak"),
  (feedback, "two_classes"): dict(q=0.3, spread=0.5),
@@ -171,14 +179,14 @@ EXEMPT = {
     (bilevel, "BilevelPath"), (stateful, "LevelResponse"),
 }
 
-SIZES = {"n", "n0", "T", "trials", "d", "grid", "records", "steps", "runs", "test_size", "table_records",
-         "table_datasets", "table_runs", "rounds", "samples", "E", "K", "batch", "index", "nrows", "ncols", "bins",
-         "last", "k", "N", "M", "columns", "max_bytes", "colors"}
+SIZES = {"n", "n0", "T", "trials", "d", "grid", "records", "datasets", "steps", "runs", "test_size", "rounds",
+         "samples", "E", "K", "batch", "index", "nrows", "ncols", "bins", "last", "k", "N", "M", "columns", "max_bytes",
+         "colors"}
 
 
 #: The largest value of a size in the pool: at most 100 records, but short horizons and few trials
 #: (a 100-round agent simulation takes minutes) -- the file's time budget.
-SIZE_CAP = {"T": 5, "trials": 2, "runs": 2, "d": 12, "table_datasets": 2, "table_runs": 2, "rounds": 5, "E": 5,
+SIZE_CAP = {"T": 5, "trials": 2, "runs": 2, "d": 12, "rounds": 5, "E": 5,
             "samples": 20, "grid": 3, "steps": 20}
 
 
@@ -408,7 +416,8 @@ PLOT_TYP = {
  (widgets, "draw_learning"): dict(q=0.5, r=0.5, gamma=0.0056, T=3, tau=0.02, n0=20, cap=200),
  (widgets, "participation_explorer"): dict(),
  (widgets, "draw_participation"): dict(mechanism=participation.PrivateFederatedRound(
-     0.6, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3, step=0.5), users=behaviour.Memoryless(q=0.5, r=0.2),
+     0.6, tau=0.3, R=10.0, clients=participation.ClientLaw(m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3),
+     fedavg=federated.FedAvg(steps=0.5)), users=behaviour.Memoryless(q=0.5, r=0.2),
      T=3, n0=20, trials=2, policy=Policy(cap=60), seed=1),
 }
 

@@ -53,11 +53,13 @@ MEM = behaviour.Memoryless(q=0.3, r=0.6)
 INSTANCES = {
     "RandomizedResponse": bernoulli.RandomizedResponse(1.0),
     "GaussianMean": gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0),
-    "RidgeRelease": regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50,
-                                         table_datasets=2).resolved("paper"),
-    "PrivateGD": gradient.PrivateGD(1.0, tau=0.02, d=3, steps=3, table_records=50, table_runs=2),
-    "PrivateFederatedRound": participation.PrivateFederatedRound(gamma=1.0, tau=0.5, R=20.0, m=1.0, m_sd=1.0,
-                                                                 eps=0.5, sigma=1.0, E=1, step=0.5).resolved("paper"),
+    "RidgeRelease": regression.RidgeRelease(0.01, tau=0.02, data=regression.RidgeData(d=3, test_size=20),
+                                         table=regression.Tabulation(records=50, datasets=2)).resolved("paper"),
+    "PrivateGD": gradient.PrivateGD(1.0, tau=0.02, data=gradient.GDData(d=3), steps=3,
+                                    table=gradient.Tabulation(records=50, datasets=2)),
+    "PrivateFederatedRound": participation.PrivateFederatedRound(
+        gamma=1.0, tau=0.5, R=20.0, clients=participation.ClientLaw(m=1.0, m_sd=1.0, eps=0.5, sigma=1.0),
+        fedavg=federated.FedAvg(E=1, steps=0.5)).resolved("paper"),
     "Memoryless": MEM,
     "LeakCount": behaviour.LeakCount(k=2, q=0.3, r=0.6),
     "Heterogeneous": behaviour.Heterogeneous(q=[0.1, 0.5], weights=[0.5, 0.5], r=0.6),

@@ -193,6 +193,7 @@ EXEMPT = {
     (engine, "AgentRound"),      # what a mechanism's agent_round returns to simulate_agents
     (behaviour, "AgentModel"),   # made by a behaviour's agent_model (fuzzed in test_fuzz_methods), never by hand
     (engine, "Mechanism"),       # abstract base, no arguments
+    (engine, "compile_kernels"),  # no arguments: compiles numba's kernels (tests/test_binder.py, .ci/run)
     (engine, "SimulationRun"), (engine, "MeanFieldPath"),                      # results of simulate / mean_field
     (behaviour, "Behaviour"),    # abstract base, no arguments
     (optimize, "EpsilonOptimum"), (optimize, "GammaOptimum"), (optimize, "ScheduleOptimum"),   # optimizer results
@@ -205,7 +206,7 @@ EXEMPT = {
     (experiments, "Agreement"),  # made by agreement, mc_agreement, paired_agreement (fuzzed)
 }
 #: Internal helpers, outside ``__all__`` since issue 31 (plumbing, not API), that keep their entries above.
-INTERNAL = {(engine, "check_record_size"), (engine, "check_policy"), (keyed, "purpose_id"), (keyed, "purpose_hashes"),
+INTERNAL = {(keyed, "as_seed_sequence"), (engine, "check_record_size"), (engine, "check_policy"), (keyed, "purpose_id"), (keyed, "purpose_hashes"),
             (keyed, "check_batch"), (cli, "build_parser"), (cli, "run_figure"), (cli, "CellFiles"),
             (cli, "save_figure"), (cli, "panel_boxes")}
 SIZES = {"n", "n0", "T", "trials", "d", "rounds", "grid", "chunk", "maxiter", "polish", "k", "cap", "floor", "stop",

@@ -136,7 +136,7 @@ def test_lemma8_with_clipping_against_monte_carlo_leak_probability():
     n0, gamma, tau, q, r, R = 40, 0.5, 0.05, 0.5, 0.2, 1.0
     run = engine.simulate(G.GaussianMean(gamma, tau=tau, d=3, R=R, mu=[0.5, 0, 0]), Memoryless(q=q, r=r), T=1, n0=n0,
                           trials=4000, seed=8)
-    p = L.marginal_leak_probability(n0, gamma, tau=tau, d=3, R=R, mu=[0.5, 0, 0], samples=40_000, seed=9)
+    p = L.marginal_leak_probability(n0, gamma, tau=tau, d=3, R=R, mu=[0.5, 0, 0], method=L.Integration(samples=40_000, seed=9))
     assert p.method == "montecarlo"
     n1 = run.population[:, 1]
     se = np.hypot(n1.std() / np.sqrt(n1.size), n0 * (q + r) * p.se)
@@ -169,8 +169,7 @@ def test_default_floor_keeps_one_user_so_every_round_has_a_release():
 
 @pytest.mark.parametrize("collapse", ["repeat", "floor"])
 def test_floor_zero_collapse_is_recorded_with_alive_mask_and_scored_by_the_rule(collapse):
-    run = G.simulate(0.05, tau=0.01, q=1.0, r=0.0, T=6, n0=5, d=2, R=5.0, trials=50, seed=12,
-                     policy=Policy(floor=0, collapse=collapse))
+    run = engine.simulate(G.GaussianMean(0.05, tau=0.01, d=2, R=5.0), Memoryless(q=1.0, r=0.0), T=6, n0=5, trials=50, seed=12, policy=Policy(floor=0, collapse=collapse))
     assert np.all(run.collapsed)  # everyone leaks at tiny noise and leaves for sure
     assert not np.isnan(run.sq_error).any()
     np.testing.assert_array_equal(run.alive, run.population[:, :-1] > 0)
@@ -200,7 +199,7 @@ def test_a_lone_user_counts_as_leaked(sim):
 
 
 def test_population_respects_the_cap():
-    run = G.simulate(50.0, tau=1.0, q=0.1, r=1.0, T=4, n0=80, d=2, R=5.0, trials=3, policy=Policy(cap=100), seed=14)
+    run = engine.simulate(G.GaussianMean(50.0, tau=1.0, d=2, R=5.0), Memoryless(q=0.1, r=1.0), T=4, n0=80, trials=3, policy=Policy(cap=100), seed=14)
     assert run.population.max() == 100
     assert np.all(run.population[:, 1:] <= 100)
 
@@ -247,7 +246,7 @@ def test_simulate_error_matches_lemma3_when_nothing_is_clipped():
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=np.nan, T=2, n0=10, d=2, R=1.0), "r"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=0, n0=10, d=2, R=1.0), "T"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=0, d=2, R=1.0), "n0"),
-    (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=1.0, policy=Policy(cap=5)), "cap"),
+    (lambda: engine.simulate(G.GaussianMean(1.0, tau=0.1, d=2, R=1.0), Memoryless(q=0.3, r=0.6), T=2, n0=10, policy=Policy(cap=5)), "cap"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=0, R=1.0), "d"),
     (lambda: G.simulate(1.0, tau=0.1, q=0.3, r=0.6, T=2, n0=10, d=2, R=-1.0), "R"),
     (lambda: G.GaussianMean(1.0, tau=0.1, d=2, R=1.0, statistic="x"), "statistic"),
@@ -336,10 +335,10 @@ def test_clip_probability_isotropic_scale_and_high_dimension():
 def test_a_clip_probability_far_from_the_ball_selects_no_shortcut():
     # all records clip to (nearly) one point R e₁: the clipped mean is that point, no record leaks
     mu = [1e10, 0.0, 0.0]
-    res = L.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=mu, samples=2000, seed=0)
+    res = L.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=mu, method=L.Integration(samples=2000, seed=0))
     assert res.method == "montecarlo" and res.p == 0.0
     # then C = (1 - p q)(1 + r (1 - p)) = 1 + r exactly
-    mech = G.GaussianMean(1.0, tau=0.02, d=3, R=10.0, mu=mu, leak_samples=2000, leak_seed=0)
+    mech = G.GaussianMean(1.0, tau=0.02, d=3, R=10.0, mu=mu, leak_method=L.Integration(samples=2000, seed=0))
     g = dynamics.growth_factor(mech, Memoryless(q=0.3, r=0.6), n=100)
     assert g == pytest.approx(1.6, abs=1e-12)
     assert G.GaussianMean(1.0, tau=0.02, d=3, R=10.0, mu=mu).draw_method == "records"

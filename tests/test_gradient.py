@@ -234,7 +234,7 @@ def _compare(a, b):
 def test_engine_agrees_with_the_step_by_step_reference(loss):
     # the squared loss has curvature up to x_bound^2 per record: a smaller step keeps N = 1 contracting
     step = {} if loss == "logistic" else dict(step_size=1.0, step_offset=17.0)
-    mechanism = dict(loss=loss, steps=4, d=3, **step)
+    mechanism = dict(loss=loss, steps=4, data=GD.GDData(d=3), **step)
     # trials balanced for the cost: the engine costs ~1.8 ms a trial here, the reference ~1.3 ms, so 2000 + 400
     # spent most of the time where it least reduced the standard error. 650 + 690 trials: 1/650 + 1/690 = 0.00299
     # <= 1/2000 + 1/400 = 0.00300 (the two laws have one variance when they agree), so the expected se, and with it
@@ -256,7 +256,7 @@ def test_no_privacy_leaks_every_record():
 
 def test_mean_field_table_matches_a_simulated_round():
     # a precise table (many Monte Carlo runs), so that its own error is negligible
-    mech = GD.PrivateGD(np.array([0.1, 1.0]), tau=0.02, table_runs=400)
+    mech = GD.PrivateGD(np.array([0.1, 1.0]), tau=0.02, table=GD.Tabulation(records=8000, datasets=400))
     n0 = 64
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n0, trials=1500, seed=5)
     frac = run.leaked[..., 0] / n0
@@ -350,7 +350,7 @@ def test_figures_of_private_gd_draw():
 # ------------------------------------------------------------- data model
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 def test_sample_data_draws_the_documented_model(loss):
-    mech = GD.PrivateGD(1.0, tau=0.02, d=3, loss=loss, x_bound=1.5, theta_norm=2.0, noise_sd=0.7)
+    mech = GD.PrivateGD(1.0, tau=0.02, data=GD.GDData(d=3, x_bound=1.5, theta_norm=2.0, noise_sd=0.7), loss=loss)
     n = 200_000
     X, y, theta = mech.sample_data(n, seed=3)
     # the draw order the docstring states: the records' normals (n, d + 1), then theta's direction
@@ -510,3 +510,39 @@ def test_replace_one_cost_is_the_gaussian_mechanism_at_twice_the_sensitivity():
     assert GD.zcdp_cost(K, clip=C, sigma=sigma) == pytest.approx(K * C**2 / (2 * sigma**2))
     with pytest.raises(ValueError, match="adjacency"):
         GD.zcdp_cost(K, clip=C, sigma=sigma, adjacency="swap")
+
+
+# ------------------------------------------------------------- issue 31: the objects of the constructor
+def test_the_object_form_builds_the_mechanism_the_flat_arguments_built():
+    # issue 31: the data model and the mean-field table are objects now (GDData, Tabulation). The numbers below
+    # are those of the former flat call PrivateGD([1.0], tau=0.02, d=2, loss="squared", lam=2.0, clip=1.0,
+    # steps=4, step_size=0.5, step_offset=3.0, x_bound=1.5, theta_norm=1.0, noise_sd=0.7, table_records=100,
+    # table_runs=3, table_seed=7): the same mechanism, number for number
+    data = GD.GDData(d=2, x_bound=1.5, theta_norm=1.0, noise_sd=0.7)
+    table = GD.Tabulation(records=100, datasets=3, seed=7)
+    mech = GD.PrivateGD([1.0], tau=0.02, data=data, loss="squared", lam=2.0, clip=1.0, steps=4, step_size=0.5,
+                        step_offset=3.0, table=table)
+    assert mech.options() == dict(tau=0.02, data=data, loss="squared", lam=2.0, clip=1.0, steps=4, step_size=0.5,
+                                  step_offset=3.0, table=table)
+    assert GD.PrivateGD([0.5], **mech.options()).options() == mech.options()      # options() rebuild it
+    assert (mech.d, mech.x_bound, mech.theta_norm, mech.noise_sd, mech.table_records, mech.table_runs,
+            mech.table_seed) == (2, 1.5, 1.0, 0.7, 100, 3, 7)
+    users = Memoryless(q=0.4, r=0.3)
+    run = engine.simulate(mech, users, T=2, n0=12, trials=2, seed=1)
+    np.testing.assert_allclose(run.sq_error, [[[0.24101504529493087, 0.3905036094906295],
+                                               [0.45121050614213004, 0.1612851218486619]]], rtol=1e-12)
+    np.testing.assert_array_equal(run.leaked, [[[3, 5], [10, 5]]])
+    mf = engine.mean_field(mech, users, T=3, n0=40)
+    np.testing.assert_allclose(mf.cumulative_error, [0.7151845639953078], rtol=1e-12)
+
+
+def test_the_defaults_of_the_data_and_the_table_are_the_former_ones():
+    mech = GD.PrivateGD(1.0, tau=0.02)
+    assert mech.data == GD.GDData(d=5, x_bound=4.0, theta_norm=2.0, noise_sd=1.0)
+    assert mech.table == GD.Tabulation(records=8000, datasets=128, seed=0)
+    with pytest.raises(TypeError, match="data must be a perfpriv.gradient.GDData"):
+        GD.PrivateGD(1.0, tau=0.02, data=dict(d=3))
+    with pytest.raises(TypeError, match="table must be a perfpriv.gradient.Tabulation"):
+        GD.PrivateGD(1.0, tau=0.02, table=(8000, 128))
+    with pytest.raises(ValueError, match="step_offset must make the step at N = 1 contract.*data.x_bound=10"):
+        GD.PrivateGD(1.0, tau=0.02, data=GD.GDData(x_bound=10.0))       # lam + x_bound^2/4 = 26: 2/6 * 26 > 2

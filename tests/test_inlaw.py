@@ -151,7 +151,7 @@ def test_records_draw_with_a_covariance_and_a_mean_is_lemma_3_and_exact_p():
     truth = gaussian.mahalanobis_error(gamma, n, Sigma)
     assert abs(err.mean() - truth) < Z * err.std() / math.sqrt(err.size) <= 0.05 * truth  # 5% resolution
     # p_τ for a non-isotropic Σ: Monte Carlo of whole datasets (its own standard error)
-    p = leakage.marginal_leak_probability(n, gamma, tau=tau, d=3, R=1e3, mu=mu, Sigma=Sigma, samples=400_000, seed=10)
+    p = leakage.marginal_leak_probability(n, gamma, tau=tau, d=3, R=1e3, mu=mu, Sigma=Sigma, method=leakage.Integration(samples=400_000, seed=10))
     assert abs(lf.mean() - p.p) < Z * math.hypot(lf.std() / math.sqrt(lf.size), p.se)
 
 

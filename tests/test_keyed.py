@@ -487,8 +487,8 @@ def test_every_mechanism_checks_its_round_batch_with_one_function():
     live = np.ones(2, bool)
     mechanisms = [bernoulli.RandomizedResponse(1.0), gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0),
                   gaussian.GaussianMean(1.0, tau=0.02, d=3, R=10.0, draw="records"),
-                  regression.RidgeRelease(0.01, tau=0.02, d=3, test_size=20, table_records=50,
-                                          table_datasets=2).resolved("paper")]
+                  regression.RidgeRelease(0.01, tau=0.02, data=regression.RidgeData(d=3, test_size=20),
+                                          table=regression.Tabulation(records=50, datasets=2)).resolved("paper")]
     for mech in mechanisms:
         level = np.array([0.01 if isinstance(mech, regression.RidgeRelease) else 1.0])
         mech.draw_round(np.array([10, 20]), level, keys, live, 1)

@@ -261,8 +261,7 @@ def test_quadrature_equals_direct_integration_of_lemma_7(statistic, n, d, gamma,
 def test_quadrature_matches_monte_carlo_over_datasets(statistic, n, d):
     gammas = np.array([0.3, 1.0, 3.0])
     quad = L.marginal_leak_probability(n, gammas, tau=0.02, d=d, R=50.0, statistic=statistic)
-    mc = L.marginal_leak_probability(n, gammas, tau=0.02, d=d, R=50.0, statistic=statistic, method="montecarlo",
-                                     samples=40_000, seed=13)
+    mc = L.marginal_leak_probability(n, gammas, tau=0.02, d=d, R=50.0, statistic=statistic, method=L.Integration("montecarlo", samples=40_000, seed=13))
     assert quad.method == "quadrature" and mc.method == "montecarlo"
     assert np.all(mc.se > 0)
     assert np.all(np.abs(mc.p - quad.p) < Z_TOL * mc.se)
@@ -306,10 +305,10 @@ def test_quadrature_accepts_real_population_sizes_for_mean_field_use(statistic):
 
 
 def test_auto_uses_monte_carlo_when_clipping_or_anisotropy_matter():
-    clipped = L.marginal_leak_probability(20, 1.0, tau=0.05, d=3, R=1.0, samples=2000, seed=1)
+    clipped = L.marginal_leak_probability(20, 1.0, tau=0.05, d=3, R=1.0, method=L.Integration(samples=2000, seed=1))
     assert clipped.method == "montecarlo" and clipped.se > 0
     aniso = L.marginal_leak_probability(20, 1.0, tau=0.05, d=2, R=50.0, Sigma=[[2.0, 0.5], [0.5, 1.0]],
-                                        samples=2000, seed=1)
+                                        method=L.Integration(samples=2000, seed=1))
     assert aniso.method == "montecarlo"
     with pytest.raises(ValueError, match="quadrature"):
         L.marginal_leak_probability(20, 1.0, tau=0.05, d=3, R=1.0, method="quadrature")
@@ -319,9 +318,9 @@ def test_auto_uses_monte_carlo_when_clipping_or_anisotropy_matter():
 
 
 def test_monte_carlo_is_reproducible_with_a_seed():
-    a = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, samples=3000, seed=42)
-    b = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, samples=3000, seed=42)
-    c = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, samples=3000, seed=43)
+    a = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, method=L.Integration(samples=3000, seed=42))
+    b = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, method=L.Integration(samples=3000, seed=42))
+    c = L.marginal_leak_probability(30, [0.5, 2.0], tau=0.1, d=3, R=1.5, method=L.Integration(samples=3000, seed=43))
     np.testing.assert_array_equal(a.p, b.p)
     assert not np.array_equal(a.p, c.p)
 

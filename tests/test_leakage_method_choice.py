@@ -26,7 +26,7 @@ def test_the_fallback_is_as_accurate_as_its_bound_against_monte_carlo(monkeypatc
     assert 2e-4 < p_clip < leakage.CLIP_FALLBACK
     gammas = np.array([0.5, 1.0, 2.0])
     mc = leakage.marginal_leak_probability(np.full(3, n), gammas, tau=np.full(3, 0.02), d=d, R=R,
-                                           method="montecarlo", samples=400_000, seed=0)
+                                           method=leakage.Integration("montecarlo", samples=400_000, seed=0))
     assert mc.method == "montecarlo"
     monkeypatch.setattr(leakage, "MONTECARLO_BUDGET", 1_000)
     auto = leakage.marginal_leak_probability(np.full(3, n), gammas, tau=np.full(3, 0.02), d=d, R=R)
@@ -36,7 +36,7 @@ def test_the_fallback_is_as_accurate_as_its_bound_against_monte_carlo(monkeypatc
 
 
 def test_frequent_clipping_keeps_the_monte_carlo_or_refuses_a_dataset_too_large():
-    assert leakage.marginal_leak_probability(50, 1.0, tau=0.02, d=3, R=1.0, samples=2000, seed=0).method \
+    assert leakage.marginal_leak_probability(50, 1.0, tau=0.02, d=3, R=1.0, method=leakage.Integration(samples=2000, seed=0)).method \
         == "montecarlo"
     with pytest.raises(ValueError, match=r"n must be at most .* P\(\|\|z\|\| > R\) = 0.801"):
         leakage.marginal_leak_probability(1e9, 1.0, tau=0.02, d=3, R=1.0)
@@ -60,7 +60,7 @@ def test_the_clipped_monte_carlo_is_an_average_of_lemma_7_over_simulated_records
     # an independent check of the whole Monte Carlo: its datasets regenerated from the same stream
     n, d, R, gammas, tau = 30, 3, 1.0, np.array([0.5, 2.0]), 0.02
     res = leakage.marginal_leak_probability(np.full(2, n), gammas, tau=np.full(2, tau), d=d, R=R,
-                                            method="montecarlo", samples=3000, seed=5)
+                                            method=leakage.Integration("montecarlo", samples=3000, seed=5))
     Z = np.random.default_rng(5).standard_normal((100, n, d))      # max(ceil(3000/30), 20) = 100 datasets
     norms = np.linalg.norm(Z, axis=2, keepdims=True)
     Z = Z * np.minimum(1.0, R / norms)

@@ -151,11 +151,12 @@ def test_the_long_small_population_reproducer_runs_clean_and_extends_its_short_r
     # finite errors, and keyed streams: its first 1000 rounds are the T = 1000 run's
     import warnings
 
-    kwargs = dict(q=0.3, r=0.6, n0=10, trials=2, policy=Policy(cap=100), seed=0)
+    model = (bernoulli.RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6))
+    kwargs = dict(n0=10, trials=2, policy=Policy(cap=100), seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        long = bernoulli.simulate(1.0, T=100_000, **kwargs)
-    short = bernoulli.simulate(1.0, T=1000, **kwargs)
+        long = engine.simulate(*model, T=100_000, **kwargs)
+    short = engine.simulate(*model, T=1000, **kwargs)
     assert long.population.shape == (2, 100_001)
     assert long.population.min() >= 1 and long.population.max() <= 100
     assert np.all(np.isfinite(long.sq_error))

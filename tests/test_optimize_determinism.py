@@ -91,7 +91,7 @@ def _simulated_cells(epsilon, q, keys, **kw):
 
 def test_grid_of_a_perfpriv_simulator_is_identical_with_one_and_two_jobs():
     grid = {"epsilon": [0.5, np.inf], "q": [0.2, 0.6]}
-    kw = dict(r=0.5, T=4, n0=30, trials=2, policy=Policy(cap=200))  # (epsilon positional, q and r keywords)
+    kw = dict(r=0.5, T=4, n0=30, trials=2)  # (epsilon positional, q and r keywords)
     one = sweep.map_grid(_simulated_cells, grid, seed=3, product=True, options=sweep.Execution(n_jobs=1), **kw)
     two = sweep.map_grid(_simulated_cells, grid, seed=3, product=True, options=sweep.Execution(n_jobs=2), **kw)
     assert one.shape[:2] == (2, 2)

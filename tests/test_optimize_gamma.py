@@ -14,6 +14,7 @@ import pytest
 from scipy import optimize
 
 from perfpriv import keyed
+from perfpriv.leakage import Integration
 from perfpriv import optimize as O
 from perfpriv import dynamics as D
 from perfpriv import bernoulli, engine, gaussian, sweep
@@ -152,7 +153,6 @@ def test_theorem_2_constraint_is_conservative_at_paper_settings():
 # ---------------------------------------------------------------- simulation
 MODEL = dict(d=2, R=7.0)                                          # the data model of the simulated searches
 RUN = dict(T=8, n0=30, trials=12, policy=Policy(cap=300))         # the simulated searches' run
-EMP = dict(RUN, **MODEL)                                          # both, as gaussian.simulate takes them
 
 
 def emp_mech(gammas, tau=0.05, **model):
@@ -176,14 +176,14 @@ def manual_cumulative(q, r, tau, g, seed, collapse):
     The cell's key is the documented one (root seed and the cell's coordinates); a level is not part
     of the key, so a γ alone draws the numbers it draws inside the search's grid of γ.
     """
-    run = gaussian.simulate(g, tau=tau, q=q, r=r, seed=keyed.cell_key(seed, q, r), **EMP)
+    run = engine.simulate(emp_mech(g, tau), Memoryless(q=q, r=r), seed=keyed.cell_key(seed, q, r), **RUN)
     out = []
     for err, pop in zip(run.sq_error, run.population):
-        live = [t for t in range(EMP["T"]) if pop[t] >= 2]
+        live = [t for t in range(RUN["T"]) if pop[t] >= 2]
         if collapse == "floor":
-            out.append(sum(err[t] for t in live) + (EMP["T"] - len(live)) * (g**2 * 2 + 2))
+            out.append(sum(err[t] for t in live) + (RUN["T"] - len(live)) * (g**2 * 2 + 2))
         else:
-            out.append(sum(err[t] for t in live) / len(live) * EMP["T"])
+            out.append(sum(err[t] for t in live) / len(live) * RUN["T"])
     return np.array(out)
 
 
@@ -194,7 +194,7 @@ def test_empirical_objective_is_the_mean_cumulative_error_under_the_collapse_con
     for j, g in enumerate(gammas):
         per = manual_cumulative(q, r, tau, g, 5, collapse)
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
-        assert res.se[j] == pytest.approx(per.std(ddof=1) / math.sqrt(EMP["trials"]), rel=1e-10)
+        assert res.se[j] == pytest.approx(per.std(ddof=1) / math.sqrt(RUN["trials"]), rel=1e-10)
     assert res.gamma == gammas[np.argmin(res.values)] and res.value == res.values.min()
 
 
@@ -399,7 +399,7 @@ def test_authors_conventions_score_a_collapsed_run_over_the_rounds_it_ran():
         run = engine.simulate(emp_mech(g, tau, statistic="exact"), Memoryless(q=q, r=r), seed=keyed.cell_key(5, q, r),
                               **RUN)
         live = run.population[:, :-1] >= 2
-        per = np.where(live, run.sq_error, 0.0).sum(axis=1) / live.sum(axis=1) * EMP["T"]
+        per = np.where(live, run.sq_error, 0.0).sum(axis=1) / live.sum(axis=1) * RUN["T"]
         assert res.values[j] == pytest.approx(per.mean(), rel=1e-12)
     assert res.settings["conventions"] == "authors"
 
@@ -412,7 +412,7 @@ def test_result_is_frozen_compared_by_identity_with_a_short_repr_and_provenance(
         res.gamma = 1.0
     assert res != emp(0.6, 0.3, TINY_G, 0.05, seed=4, **RUN) and res == res
     assert "\n" not in repr(res) and len(repr(res)) < 200
-    assert res.settings["seed"] == 4 and res.settings["T"] == EMP["T"] and res.settings["tau"] == 0.05
+    assert res.settings["seed"] == 4 and res.settings["T"] == RUN["T"] and res.settings["tau"] == 0.05
 
 
 # ---------------------------------------------------------------------------------------- bad input
@@ -507,12 +507,12 @@ def test_gamma_c_is_theorem_2s_for_the_papers_users_and_nan_for_others():
 
 def test_a_monte_carlo_p_tau_uses_the_mechanisms_leak_seed_and_zero_without_one():
     # was seed=None -> 0: a mechanism without leak_seed searches as with leak_seed=0, deterministically
-    def run(**seed):
-        mech = GaussianMean([0.1, 0.5, 2.0, 8.0], tau=0.05, d=3, R=8.0, leak_method="montecarlo", leak_samples=300,
-                            **seed)
+    def run(seed=None):
+        mech = GaussianMean([0.1, 0.5, 2.0, 8.0], tau=0.05, d=3, R=8.0,
+                            leak_method=Integration("montecarlo", samples=300, seed=seed))
         return O.optimal_gamma(mech, Memoryless(q=0.4, r=0.5), T=3, n0=40, objective="mean_field")
 
-    none, zero, one = run(), run(leak_seed=0), run(leak_seed=1)
+    none, zero, one = run(), run(0), run(1)
     assert np.array_equal(none.values, zero.values) and none.gamma == zero.gamma
     assert np.array_equal(none.values, run().values)
     assert not np.array_equal(one.values, zero.values)

@@ -403,7 +403,8 @@ def test_level_response_bad_input():
 
 
 # ------------------------------------------------------------ participation
-SMALL = dict(tau=0.3, R=5.0, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3, E=2, step=0.2)     # the mechanism's options
+Law, FedAvg = participation.ClientLaw, federated.FedAvg
+SMALL = dict(tau=0.3, R=5.0, clients=Law(m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3), fedavg=FedAvg(E=2, steps=0.2))
 
 
 @pytest.mark.parametrize("gamma", [0.3, 1.0])
@@ -423,8 +424,8 @@ def test_engine_mechanism_agrees_with_the_agent_reference(gamma):
 def test_model_error_follows_its_exact_second_moment_recursion():
     # q = r = 0: n clients every round; E = 1, no clipping: e' = a e + h·noise, Var = (s_m² + σ² + γ² + s_ε² θ²)/n
     n, gamma, h, eps, m, sm, se_, sig, T = 30, 0.8, 0.4, 0.5, 1.0, 1.0, 0.3, 1.0, 12
-    mech = participation.PrivateFederatedRound(gamma, tau=0.3, R=1e4, m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig,
-                                               E=1, step=h)
+    law = Law(m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig)
+    mech = participation.PrivateFederatedRound(gamma, tau=0.3, R=1e4, clients=law, fedavg=FedAvg(E=1, steps=h))
     run = engine.simulate(mech, behaviour.Memoryless(q=0.0, r=0.0), T=T, n0=n, trials=6000, seed=4)
     ps, a = m / (1 - eps), 1 - h * (1 - eps)
     e1, e2 = -ps, ps**2
@@ -439,8 +440,9 @@ def test_model_error_follows_its_exact_second_moment_recursion():
 def test_leak_probability_is_the_books_at_standardized_noise():
     gam = np.array([0.5, 1.0, 2.0])
     for theta0 in (0.0, 4.0):
-        run = engine.simulate(participation.PrivateFederatedRound(gam, tau=0.3, R=1e6, m=1.0, m_sd=1.0, eps=0.5,
-                                                                  eps_sd=0.3, E=1, step=0.5, theta0=theta0),
+        law = Law(m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.3)
+        run = engine.simulate(participation.PrivateFederatedRound(gam, tau=0.3, R=1e6, clients=law,
+                                                                  fedavg=FedAvg(E=1, steps=0.5), theta0=theta0),
                               behaviour.Memoryless(q=0.0, r=0.0), T=1, n0=40, trials=3000, seed=6)
         mech = run.mechanism
         lf = run.leak_fraction[..., 0]
@@ -452,7 +454,7 @@ def test_leak_probability_is_the_books_at_standardized_noise():
 
 
 def test_survival_threshold_sets_the_growth_factor_to_one_and_scales_with_the_spread():
-    mech = participation.PrivateFederatedRound(1.0, tau=0.3, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    mech = participation.PrivateFederatedRound(1.0, tau=0.3, R=10.0, clients=Law(m=2.0, eps=0.8, eps_sd=0.3))
     gc = mech.survival_threshold([0.0, 10.0], n=100, q=0.5, r=0.2)
     p = mech.leak_probability_at(np.array([0.0, 10.0]), 100, gc)
     np.testing.assert_allclose(1 + 0.2 - 0.7 * p, 1.0, atol=1e-9)
@@ -460,11 +462,12 @@ def test_survival_threshold_sets_the_growth_factor_to_one_and_scales_with_the_sp
     with pytest.raises(ValueError, match="r must be > 0"):
         mech.survival_threshold(0.0, n=100, q=0.5, r=0.0)
     with pytest.raises(ValueError, match="E=1"):
-        participation.PrivateFederatedRound(1.0, tau=0.3, R=10.0, E=3).survival_threshold(0.0, n=50, q=0.5, r=0.2)
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=10.0, fedavg=FedAvg(E=3)).survival_threshold(
+            0.0, n=50, q=0.5, r=0.2)
 
 
 def test_a_level_alone_equals_its_row_in_a_grid_and_the_given_mechanism_keeps_no_state():
-    law = dict(tau=0.3, R=5.0, m_sd=1.0, eps_sd=0.2, E=2)
+    law = dict(tau=0.3, R=5.0, clients=Law(m_sd=1.0, eps_sd=0.2), fedavg=FedAvg(E=2))
     kw = dict(T=6, n0=12, policy=Policy(cap=30), trials=5, seed=9)
     users = behaviour.Memoryless(q=0.5, r=0.3)
     grid = engine.simulate(participation.PrivateFederatedRound([0.4, 1.5], **law), users, **kw)
@@ -492,21 +495,61 @@ def test_stateful_mechanism_refuses_what_it_cannot_do():
 def test_participation_bad_input():
     for eps in (1.0, -1.0, 1.5):        # no stable point (1.0) or one that repels retraining (|eps| >= 1)
         with pytest.raises(ValueError, match=r"^eps must be in \(-1, 1\)"):
-            participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, eps=eps)
+            participation.ClientLaw(eps=eps)
     with pytest.raises(ValueError, match="E must be"):
-        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, E=0)
+        FedAvg(E=0)
     with pytest.raises(ValueError, match="gamma"):
         participation.PrivateFederatedRound(0.0, tau=0.3, R=5.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'Q'"):
         participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, Q=1)
-    with pytest.raises(TypeError, match="step must be"):
-        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, step="big")
+    with pytest.raises(TypeError, match="steps must be"):
+        FedAvg(steps="big")
+    # the grouped settings arrive as their objects: the old keywords are unknown, other objects refused by name
+    with pytest.raises(TypeError, match="unexpected keyword argument 'eps'"):
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, eps=0.5)
+    for clients in (None, {"eps": 0.5}, GaussianClients.example(N=3)):
+        with pytest.raises(TypeError, match="^clients must be a perfpriv.performative.ClientLaw"):
+            participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, clients=clients)
+    for fedavg in (None, 2, {"E": 2}):
+        with pytest.raises(TypeError, match="^fedavg must be a perfpriv.performative.FedAvg"):
+            participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, fedavg=fedavg)
+    for fedavg in (FedAvg(scheme="I", K=3), FedAvg(scheme="II", K=3, scaled=True)):
+        with pytest.raises(ValueError, match="^fedavg must have scheme 'full'"):
+            participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, fedavg=fedavg)
+    with pytest.raises(ValueError, match=r"^m must be a number or a vector of d=2 coordinates"):
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, clients=Law(m=[1.0, 2.0, 3.0]), d=2)
+
+
+def test_the_grouped_form_builds_the_mechanism_of_the_old_keywords():
+    # issue 31: m, m_sd, eps, eps_sd, sigma became a ClientLaw and E, step, batch a FedAvg. The numbers below were
+    # recorded from PrivateFederatedRound(..., m=[2.0, -1.0], m_sd=0.7, eps=0.6, eps_sd=0.2, sigma=1.5, E=3,
+    # step=StepRule.decaying(1.0, 4.0), batch=2, theta0=[1.0, 0.5], d=2, statistic="exact") before the change
+    mech = participation.PrivateFederatedRound(
+        [0.5, 2.0], tau=0.3, R=10.0, clients=Law(m=[2.0, -1.0], m_sd=0.7, eps=0.6, eps_sd=0.2, sigma=1.5),
+        fedavg=FedAvg(E=3, steps=StepRule.decaying(1.0, 4.0), batch=2), theta0=[1.0, 0.5], d=2, statistic="exact")
+    run = engine.simulate(mech, behaviour.Memoryless(q=0.3, r=0.2), T=6, n0=20, trials=3, policy=Policy(cap=60),
+                          seed=7)
+    assert float(run.sq_error.sum()) == 338.3593100604853
+    assert float(run.details["theta"].sum()) == 96.27637721226829
+    assert run.population.tolist() == [[[20, 18, 17, 16, 18, 19, 17], [20, 22, 27, 28, 29, 32, 34],
+                                        [20, 22, 21, 24, 23, 23, 25]],
+                                       [[20, 22, 25, 26, 31, 32, 37], [20, 25, 30, 37, 45, 58, 60],
+                                        [20, 23, 26, 33, 40, 46, 55]]]
+    # the defaults: the old PrivateFederatedRound(1.0, tau=0.5, R=20.0) (m=1, m_sd=1, eps=0.5, E=1, step 0.5)
+    default = participation.PrivateFederatedRound(1.0, tau=0.5, R=20.0)
+    run = engine.simulate(default, behaviour.Memoryless(q=0.3, r=0.2), T=6, n0=20, trials=3, policy=Policy(cap=60),
+                          seed=7)
+    assert float(run.sq_error.sum()) == 17.934280706241058 and int(run.population.sum()) == 677
+    assert default.fedavg == FedAvg(E=1, steps=0.5, batch=1) and default.clients == Law()
+    # options() rebuilds the mechanism, with the steps it filled in
+    again = participation.PrivateFederatedRound([0.5, 2.0], **mech.options())
+    assert again.options() == mech.options() and repr(again) == repr(mech)
 
 
 def test_stationary_error_is_the_limit_of_the_recursion_and_of_the_simulation():
     n, h, eps, m, sm, se_, sig = 40, 0.5, 0.6, 1.0, 1.0, 0.3, 1.0
-    mech = participation.PrivateFederatedRound(1.0, tau=0.3, R=1e4, m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig,
-                                               E=1, step=h)
+    law = Law(m=m, m_sd=sm, eps=eps, eps_sd=se_, sigma=sig)
+    mech = participation.PrivateFederatedRound(1.0, tau=0.3, R=1e4, clients=law, fedavg=FedAvg(E=1, steps=h))
     gam = np.array([0.5, 2.0])
     ps, a = m / (1 - eps), 1 - h * (1 - eps)
     for g, formula in zip(gam, mech.stationary_error(n, gam)):
@@ -516,16 +559,17 @@ def test_stationary_error_is_the_limit_of_the_recursion_and_of_the_simulation():
             e2 = a**2 * e2 + h**2 * (sm**2 + sig**2 + g**2 + se_**2 * theta2) / n
             e1 = a * e1
         assert formula == pytest.approx(e2, rel=1e-10)
-    run = engine.simulate(participation.PrivateFederatedRound(gam, tau=0.3, R=1e4, m=m, m_sd=sm, eps=eps, eps_sd=se_,
-                                                              sigma=sig, E=1, step=h, theta0=ps),
+    run = engine.simulate(participation.PrivateFederatedRound(gam, tau=0.3, R=1e4, clients=law,
+                                                              fedavg=FedAvg(E=1, steps=h), theta0=ps),
                           behaviour.Memoryless(q=0.0, r=0.0), T=60, n0=n, trials=3000, seed=8)
     last = run.sq_error[..., -1]
     assert np.all(np.abs(last.mean(axis=1) - mech.stationary_error(n, gam))
                   < 4 * last.std(axis=1, ddof=1) / math.sqrt(last.shape[1]))
     with pytest.raises(ValueError, match="no stationary law"):
-        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, eps=0.5, step=5.0).stationary_error(10, 1.0)
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, clients=Law(eps=0.5),
+                                            fedavg=FedAvg(steps=5.0)).stationary_error(10, 1.0)
     with pytest.raises(ValueError, match="constant step"):
-        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, step=federated.StepRule.decaying(1.0, 2.0)
+        participation.PrivateFederatedRound(1.0, tau=0.3, R=5.0, fedavg=FedAvg(steps=StepRule.decaying(1.0, 2.0))
                                             ).stationary_error(10, 1.0)
 
 
@@ -550,7 +594,8 @@ def test_every_figure_returns_a_figure_and_refuses_empty_input():
     mom = {"full": federated.expected_distance(c, T=50)}
     runs = {"full": federated.p_fedavg(c, T=50, trials=5, seed=0)}
     prob = bilevel.BilevelRegression.synthetic(M=3, n=10, d=2, eps_c=0.5, eps_d=0.5)
-    part = {"a": engine.simulate(participation.PrivateFederatedRound([0.5, 2.0], tau=0.3, R=10.0, E=1, step=0.5),
+    part = {"a": engine.simulate(participation.PrivateFederatedRound([0.5, 2.0], tau=0.3, R=10.0,
+                                                                     fedavg=FedAvg(E=1, steps=0.5)),
                                  behaviour.Memoryless(q=0.5, r=0.2), T=25, n0=20, trials=3, policy=Policy(cap=50),
                                  seed=0)}
     figs = [plots.figure_retraining(paths, lin), plots.figure_level_response(level, deployed=[0]),
@@ -571,7 +616,8 @@ def test_explorer_draws_its_default_and_reports_its_values():
     _, widgets = _faces()
     from matplotlib.figure import Figure
 
-    mech = participation.PrivateFederatedRound(0.3, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3, step=0.5)
+    mech = participation.PrivateFederatedRound(0.3, tau=0.3, R=10.0, clients=Law(m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3),
+                                               fedavg=FedAvg(steps=0.5))
     assert isinstance(widgets.draw_participation(mech, behaviour.Memoryless(q=0.5, r=0.2), trials=2, T=10), Figure)
     with pytest.raises(ValueError, match="one noise scale"):
         widgets.draw_participation(participation.PrivateFederatedRound([0.3, 1.0], tau=0.3, R=10.0),
@@ -617,13 +663,14 @@ def test_flags_are_booleans_not_truthy_values():
 
 
 def test_survival_threshold_at_extreme_thresholds_is_zero_or_infinite():
+    spread = Law(m=2.0, eps=0.8, eps_sd=0.3)
     # was scipy's "f(a) and f(b) must have different signs" from a fixed bracket [1e-4, 1e4] of the noise
-    mech = participation.PrivateFederatedRound(0.6, tau=1e300, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    mech = participation.PrivateFederatedRound(0.6, tau=1e300, R=10.0, clients=spread)
     assert mech.survival_threshold([0.0, 10.0], n=50, q=0.5, r=0.2).tolist() == [0.0, 0.0]    # nobody ever leaks
-    mech = participation.PrivateFederatedRound(0.6, tau=1e-300, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    mech = participation.PrivateFederatedRound(0.6, tau=1e-300, R=10.0, clients=spread)
     assert mech.survival_threshold(0.0, n=50, q=0.5, r=0.2) == np.inf                        # everybody leaks
     # a threshold outside the old bracket is found by widening it: the growth factor is 1 there
-    mech = participation.PrivateFederatedRound(0.6, tau=1e-7, R=10.0, m=2.0, eps=0.8, eps_sd=0.3)
+    mech = participation.PrivateFederatedRound(0.6, tau=1e-7, R=10.0, clients=spread)
     g = mech.survival_threshold(0.0, n=50, q=0.5, r=0.2)
     u = g / math.sqrt(float(mech.record_spread(0.0)))
     assert u > 1e4

@@ -102,7 +102,7 @@ def test_estimator_variance_is_positive_and_at_most_one_over_sixteen_beta_square
 @given(eps=st.lists(epsilons, min_size=1, max_size=3), q=probs, r=probs, n0=st.integers(1, 50),
        cap=st.integers(50, 200), seed=st.integers(0, 2**32))
 def test_bernoulli_simulation_stays_between_floor_and_cap_with_finite_errors(eps, q, r, n0, cap, seed):
-    run = bernoulli.simulate(eps, q=q, r=r, T=4, n0=n0, trials=2, policy=Policy(cap=cap), seed=seed)
+    run = engine.simulate(bernoulli.RandomizedResponse(eps), Memoryless(q=q, r=r), T=4, n0=n0, trials=2, policy=Policy(cap=cap), seed=seed)
     assert run.population.min() >= 1 and run.population.max() <= cap
     assert np.isfinite(run.sq_error).all() and in_unit(run.truth)
 
@@ -364,7 +364,7 @@ def test_nonpositive_or_fractional_sizes_are_rejected(T, which):
     kw = dict(T=3, n0=10, trials=2)
     kw[which] = T
     with pytest.raises(ValueError, match=f"{which} must be an integer"):
-        bernoulli.simulate(1.0, q=0.3, r=0.6, policy=Policy(cap=100), seed=0, **kw)
+        engine.simulate(bernoulli.RandomizedResponse(1.0), Memoryless(q=0.3, r=0.6), policy=Policy(cap=100), seed=0, **kw)
 
 
 @FAST
@@ -376,7 +376,7 @@ def test_covariances_that_are_not_positive_definite_are_rejected(eig, seed):
     Sigma = Q @ np.diag(eig) @ Q.T
     Sigma = (Sigma + Sigma.T) / 2
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
-        leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=d, R=10.0, Sigma=Sigma, seed=0)
+        leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=d, R=10.0, Sigma=Sigma, method=leakage.Integration(seed=0))
     with pytest.raises(ValueError, match="Sigma must be symmetric positive definite"):
         GaussianMean(1.0, tau=0.02, d=d, R=10.0, Sigma=Sigma)
 
@@ -385,7 +385,7 @@ def test_covariances_that_are_not_positive_definite_are_rejected(eig, seed):
 @given(shape=st.sampled_from([(2,), (3, 2), (2, 2, 2)]))
 def test_wrong_shapes_of_mu_and_sigma_are_rejected(shape):
     with pytest.raises(ValueError, match="mu must be a vector of length d=3"):
-        leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=np.zeros(shape), seed=0)
+        leakage.marginal_leak_probability(100, 1.0, tau=0.02, d=3, R=10.0, mu=np.zeros(shape), method=leakage.Integration(seed=0))
     with pytest.raises(ValueError, match="Sigma must be a 3x3 matrix"):
         dynamics.growth_factor(mech(0.02, d=3, R=10.0, Sigma=np.ones(shape)), Memoryless(q=0.3, r=0.6), n=100)
 

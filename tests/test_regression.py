@@ -7,6 +7,7 @@ inverse-Wishart mean of least squares, mpmath's noncentral χ², and the
 one-user-at-a-time reference simulator.
 """
 
+import dataclasses
 import math
 
 import mpmath
@@ -358,7 +359,7 @@ def test_draw_round_counts_the_records_whose_llr_from_densities_exceeds_tau():
     """The batched round, redone from the same keyed draws with refits and scipy log densities."""
     gammas = np.array([0.004, 0.02])
     for conv in ("paper", "authors"):
-        mech = RG.RidgeRelease(gammas, tau=0.02, d=3).resolved(conv)
+        mech = RG.RidgeRelease(gammas, tau=0.02, data=RG.RidgeData(d=3)).resolved(conv)
         key = _key(3, conv)
         keys = keyed.Key(np.array([[key.a]]), np.array([[key.b]]))       # (1, K=1)
         n = np.array([[25], [18]])                                          # (L=2, K=1)
@@ -393,7 +394,7 @@ def _compare(a, b):
 @pytest.mark.parametrize("conventions", ["paper", "authors"])
 def test_engine_agrees_with_the_one_user_at_a_time_reference(conventions):
     g = 0.02 if conventions == "paper" else 1.0
-    mech = RG.RidgeRelease(g, tau=0.02, d=3, **(dict(test_size=50) if conventions == "authors" else {}))
+    mech = RG.RidgeRelease(g, tau=0.02, data=RG.RidgeData(d=3, **(dict(test_size=50) if conventions == "authors" else {})))
     # trials balanced for the cost: the engine is not much cheaper per trial here than the reference (both loop
     # over the trials: ~3.4 and ~5.4 ms per trial with "paper", ~3.6 and ~4.7 ms with "authors"), so 1500 + 400
     # spent most of the time on the side that least reduces the standard error. 650 + 620 trials give a smaller
@@ -413,14 +414,14 @@ def test_engine_agrees_with_the_one_user_at_a_time_reference(conventions):
 def test_a_level_gives_the_same_run_alone_or_in_a_grid():
     kw = dict(T=4, n0=30, trials=3, seed=9)
     users = Memoryless(q=0.4, r=0.4)
-    alone = engine.simulate(RG.RidgeRelease(0.01, tau=0.02, d=3), users, **kw)
-    grid = engine.simulate(RG.RidgeRelease([0.003, 0.01], tau=0.02, d=3), users, **kw)
+    alone = engine.simulate(RG.RidgeRelease(0.01, tau=0.02, data=RG.RidgeData(d=3)), users, **kw)
+    grid = engine.simulate(RG.RidgeRelease([0.003, 0.01], tau=0.02, data=RG.RidgeData(d=3)), users, **kw)
     np.testing.assert_array_equal(grid.population[1], alone.population)
     np.testing.assert_array_equal(grid.sq_error[1], alone.sq_error)
 
 
 def test_mean_field_table_matches_a_simulated_round():
-    mech = RG.RidgeRelease(np.array([0.005, 0.02]), tau=0.02, d=4).resolved("paper")
+    mech = RG.RidgeRelease(np.array([0.005, 0.02]), tau=0.02, data=RG.RidgeData(d=4)).resolved("paper")
     n0 = 64                                                  # a table point (2^(24/4))
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=n0, trials=3000, seed=5)
     frac = run.leaked[..., 0] / n0                           # (L, trials)
@@ -440,7 +441,7 @@ def test_releases_with_the_same_table_settings_share_its_summaries_and_others_do
     # the summary at size n is cached across releases (RG._SHARED_SUMMARIES): a new release, another γ or τ,
     # reads the numbers a release computed afresh, bit for bit; a setting of the table gives another summary
     monkeypatch.setattr(RG, "_SHARED_SUMMARIES", type(RG._SHARED_SUMMARIES)())
-    kw = dict(d=3, table_records=300, table_datasets=8)
+    kw = dict(data=RG.RidgeData(d=3), table=RG.Tabulation(records=300, datasets=8))
     first = RG.RidgeRelease([0.01, 0.1], tau=0.02, **kw).resolved("paper")._summary(7)
     assert len(RG._SHARED_SUMMARIES) == 1
     again = RG.RidgeRelease(0.5, tau=0.3, **kw).resolved("paper")._summary(7)
@@ -452,11 +453,13 @@ def test_releases_with_the_same_table_settings_share_its_summaries_and_others_do
     assert fresh[0] is not first[0]
     np.testing.assert_array_equal(fresh[0], first[0])
     assert fresh[1] == first[1]
-    for change in (dict(table_seed=1), dict(lam=0.1), dict(x_bound=2.0), dict(table_records=400),
-                   dict(theta=[1.0, 0.0, 0.0])):
+    for change in (dict(table=RG.Tabulation(records=300, datasets=8, seed=1)), dict(lam=0.1),
+                   dict(data=RG.RidgeData(d=3, x_bound=2.0)), dict(table=RG.Tabulation(records=400, datasets=8)),
+                   dict(data=RG.RidgeData(d=3, theta=[1.0, 0.0, 0.0]))):
         other = RG.RidgeRelease(0.5, tau=0.3, **dict(kw, **change)).resolved("paper")._summary(7)
         assert not np.array_equal(other[0], first[0]) or other[1] != first[1], change
-    unseeded = RG.RidgeRelease(0.5, tau=0.3, table_seed=None, **kw).resolved("paper")
+    unseeded = RG.RidgeRelease(0.5, tau=0.3, **dict(kw, table=RG.Tabulation(records=300, datasets=8, seed=None))).resolved(
+        "paper")
     unseeded._summary(7)
     assert unseeded._shared_key(7) is None and len(RG._SHARED_SUMMARIES) == 6
 
@@ -493,7 +496,7 @@ def test_a_gamma_star_map_of_the_ridge_release_takes_the_argmin_of_each_cell():
     (lambda: RG.leave_one_out([[1.0, 2.0]], [1.0, 2.0], lam=0.1), "y must hold one label"),
     (lambda: RG.leave_one_out([[np.nan, 2.0]], [1.0], lam=0.1), "X must be"),
     (lambda: RG.noise_std(10, 1.0, lam=0.1, x_bound=1.0, y_bound=np.inf), "y_bound must be finite"),
-    (lambda: RG.RidgeRelease(1.0, tau=0.02, noise="calibrated", y_bound=np.inf).resolved("paper"), "y_bound"),
+    (lambda: RG.RidgeRelease(1.0, tau=0.02, noise="calibrated", data=RG.RidgeData(y_bound=np.inf)).resolved("paper"), "y_bound"),
     (lambda: RG.RidgeRelease(-1.0, tau=0.02), "gamma must be"),
     (lambda: RG.RidgeRelease(1.0, tau=0.02, statistic="exactly"), "statistic must be one of"),
     (lambda: RG.membership_llr([[1.0, 0.0]], [0.0, 0.0], 1.0, statistic="exact"), "kappa"),
@@ -546,7 +549,7 @@ def test_published_privacy_matches_the_authors_mechanism():
     delta = RG.removal_sensitivity(100, lam=1e-5, x_bound=10.0, y_bound=10.0)     # replace-one: 2 Delta^-(n)
     np.testing.assert_allclose(pub.rho_clipped, 100 * (2 * delta) ** 2 / (2 * np.array([0.5, 2.0]) ** 2))
     # the leak probability is that of simulated rounds of the published release
-    mech = RG.RidgeRelease([0.5, 2.0], tau=0.02, d=4, error="excess")
+    mech = RG.RidgeRelease([0.5, 2.0], tau=0.02, data=RG.RidgeData(d=4), error="excess")
     run = engine.simulate(mech, Memoryless(q=0.0, r=0.0), T=1, n0=100, trials=1500, seed=4, conventions="authors",
                           policy=Policy(stop=0))
     frac = run.leaked[..., 0] / 100
@@ -556,7 +559,7 @@ def test_published_privacy_matches_the_authors_mechanism():
 
 
 def test_one_round_check_reports_the_table_and_the_simulation():
-    mech = RG.RidgeRelease([0.004, 0.03], tau=0.02, d=3)
+    mech = RG.RidgeRelease([0.004, 0.03], tau=0.02, data=RG.RidgeData(d=3))
     chk = RG.one_round_check(mech, [32, 64], trials=200, seed=1)
     assert chk.p_theory.shape == (2, 2)
     assert np.all(np.abs(chk.p_z) < Z_TOL)
@@ -572,8 +575,8 @@ def test_figures_and_the_explorer_draw():
     from matplotlib.figure import Figure
 
     prof = RG.sensitivity_profile([20, 200], d=3, lam=0.05, x_bound=5.0, y_bound=5.0, records=200, seed=0)
-    chk = RG.one_round_check(RG.RidgeRelease([0.004, 0.03], tau=0.02, d=3), [32], trials=5, seed=1)
-    ridge, cells = RG.RidgeRelease([1e-3, 1e-2], tau=0.02, d=3), Memoryless(q=np.array([[0.2], [0.8]]),
+    chk = RG.one_round_check(RG.RidgeRelease([0.004, 0.03], tau=0.02, data=RG.RidgeData(d=3)), [32], trials=5, seed=1)
+    ridge, cells = RG.RidgeRelease([1e-3, 1e-2], tau=0.02, data=RG.RidgeData(d=3)), Memoryless(q=np.array([[0.2], [0.8]]),
                                                                             r=np.array([[0.3, 0.7]]))
     star = (level_search(ridge, cells, T=3, n0=40, trials=2, seed=1),
             level_search(ridge, cells, T=3, n0=40, method="mean_field"))
@@ -616,3 +619,68 @@ def test_leave_one_out_is_accurate_when_one_record_dominates(scale, keep_penalty
     got, exact = RG.leave_one_out(X, y, lam=0.1, keep_penalty=keep_penalty), _exact_shifts(X, y, 0.1, keep_penalty)
     rel = np.abs(got - exact).max(axis=1) / np.abs(exact).max(axis=1)
     assert rel.max() < 1e-11, rel.max()
+
+
+# ------------------------------------------------------------- issue 31: the objects of the constructor
+_USERS = Memoryless(q=0.4, r=0.3)
+
+
+@pytest.mark.parametrize("case", ["paper", "authors"])
+def test_the_object_form_builds_the_release_the_flat_arguments_built(case):
+    # issue 31: the data model and the mean-field table are objects now (RidgeData, Tabulation). The numbers
+    # below are those of the former flat calls, RidgeRelease([0.01], tau=0.05, d=2, x_bound=2.0, y_bound=3.0,
+    # lam=0.1, noise_sd=0.5, theta=[0.6, -0.8], table_records=100, table_datasets=3, table_seed=2) ("paper") and
+    # RidgeRelease([0.5, 2.0], tau=0.02, d=3, test_size=50, table_records=200, table_datasets=4, table_seed=5)
+    # ("authors"): the same release, number for number
+    if case == "paper":
+        data = RG.RidgeData(d=2, x_bound=2.0, y_bound=3.0, noise_sd=0.5, theta=[0.6, -0.8])
+        table = RG.Tabulation(records=100, datasets=3, seed=2)
+        mech = RG.RidgeRelease([0.01], tau=0.05, data=data, lam=0.1, table=table)
+        flat = (2, 2.0, 3.0, 0.5, [0.6, -0.8], 2000, 100, 3, 2)
+        resolved = dict(lam=0.1, noise="calibrated", statistic="paper", error="excess", loo="refit")
+        err = [[[0.05092497164655192, 0.005570378687808729], [0.026141314864983972, 0.0433135344015447]]]
+        leaked, cumulative = [[[6, 7], [10, 4]]], [0.07505635289352079]
+    else:
+        data = RG.RidgeData(d=3, test_size=50)
+        table = RG.Tabulation(records=200, datasets=4, seed=5)
+        mech = RG.RidgeRelease([0.5, 2.0], tau=0.02, data=data, table=table)
+        flat = (3, 10.0, np.inf, 1.0, None, 50, 200, 4, 5)
+        resolved = dict(lam=1e-5, noise="sqrt_n", statistic="exact", error="test_mse", loo="keep_penalty")
+        err = [[[1.379133860717622, 1.2338971881638643], [1.6406969550464812, 1.9413634675060358]],
+               [[1.6541802531392977, 1.1733397893487307], [1.9417222019512672, 8.192260709201431]]]
+        leaked, cumulative = [[[8, 9], [12, 4]], [[7, 9], [12, 4]]], [3.377319505996618, 4.082781729860265]
+    left = dict(lam=0.1 if case == "paper" else None, noise=None, statistic=None, error=None, loo=None)
+    assert mech.options() == dict(tau=mech.tau, data=data, **left, table=table)
+    assert RG.RidgeRelease(mech.levels.values, **mech.options()).options() == mech.options()   # options() rebuild it
+    res = mech.resolved(case)
+    theta = None if res.theta is None else res.theta.tolist()
+    assert (res.d, res.x_bound, res.y_bound, res.noise_sd, theta, res.test_size, res.table_records,
+            res.table_datasets, res.table_seed) == flat
+    assert res.options() == dict(tau=mech.tau, data=dataclasses.replace(data, x_bound=flat[1], y_bound=flat[2]),
+                                 **resolved, table=table)
+    assert RG.RidgeRelease(res.levels.values, **res.options()).resolved("paper").options() == res.options()
+    run = engine.simulate(mech, _USERS, T=2, n0=12, trials=2, conventions=case, seed=1)
+    np.testing.assert_allclose(run.sq_error, err, rtol=1e-12)
+    np.testing.assert_array_equal(run.leaked, leaked)
+    mf = engine.mean_field(mech, _USERS, T=3, n0=40, conventions=case)
+    np.testing.assert_allclose(mf.cumulative_error, cumulative, rtol=1e-12)
+
+
+def test_the_table_and_the_data_are_checked_once_where_they_are_built():
+    from perfpriv import gradient
+
+    assert RG.Tabulation is gradient.Tabulation                    # one class, re-exported by both modules
+    assert RG.RidgeRelease(0.01, tau=0.02).table == RG.Tabulation(records=4000, datasets=64, seed=0)
+    assert RG.RidgeRelease(0.01, tau=0.02).data == RG.RidgeData()
+    with pytest.raises(TypeError, match="data must be a perfpriv.regression.RidgeData"):
+        RG.RidgeRelease(0.01, tau=0.02, data=dict(d=3))
+    with pytest.raises(TypeError, match="table must be a perfpriv.regression.Tabulation"):
+        RG.RidgeRelease(0.01, tau=0.02, table=(50, 2))
+    with pytest.raises(ValueError, match="table.records is too large"):
+        RG.RidgeRelease(0.01, tau=0.02, table=RG.Tabulation(records=10**12, datasets=2))
+    with pytest.raises(ValueError, match="theta must be a vector of length d=3"):
+        RG.RidgeData(d=3, theta=[1.0, 0.0])
+    # a fixed theta is kept as a tuple (a frozen value that compares equal); the release reads it as an array
+    data = RG.RidgeData(d=2, theta=np.array([0.6, -0.8]))
+    assert data.theta == (0.6, -0.8) and data == RG.RidgeData(d=2, theta=[0.6, -0.8])
+    assert isinstance(RG.RidgeRelease(0.01, tau=0.02, data=data).theta, np.ndarray)

@@ -30,17 +30,17 @@ def test_worst_case_dataset_states_its_range_of_bounds(name):
 
 @pytest.mark.parametrize("gamma", [1e-100, 1e100])
 def test_ridge_paths_take_noise_multipliers_of_the_stated_range(gamma):
-    agents = engine.simulate_agents(regression.RidgeRelease(gamma, tau=0.02, d=2), Memoryless(q=0.3, r=0.3), T=2,
+    agents = engine.simulate_agents(regression.RidgeRelease(gamma, tau=0.02, data=regression.RidgeData(d=2)), Memoryless(q=0.3, r=0.3), T=2,
                                     n0=15, trials=2, seed=0)
-    fast = engine.simulate(regression.RidgeRelease(gamma, tau=0.02, d=2), Memoryless(q=0.3, r=0.3), T=2, n0=15,
+    fast = engine.simulate(regression.RidgeRelease(gamma, tau=0.02, data=regression.RidgeData(d=2)), Memoryless(q=0.3, r=0.3), T=2, n0=15,
                            trials=2, seed=0)
     for run in (fast, agents):
         assert np.all(np.isfinite(run.sq_error))
     for bad in (1e-300, 1e300):
         with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):
-            regression.RidgeRelease(bad, tau=0.02, d=2)
+            regression.RidgeRelease(bad, tau=0.02, data=regression.RidgeData(d=2))
         with pytest.raises(ValueError, match="gamma"):
-            regression.RidgeRelease([0.003, bad], tau=0.02, d=2)
+            regression.RidgeRelease([0.003, bad], tau=0.02, data=regression.RidgeData(d=2))
 
 
 def test_published_privacy_rho_is_the_true_limit_beyond_the_doubles():
@@ -111,7 +111,7 @@ def test_leak_probability_checks_kappa_and_d_whichever_statistic_reads_them():
 
 
 def test_ridge_release_sigma_and_kappa_state_their_ranges():
-    m = regression.RidgeRelease(1.0, tau=0.02, d=3).resolved("paper")
+    m = regression.RidgeRelease(1.0, tau=0.02, data=regression.RidgeData(d=3)).resolved("paper")
     with pytest.raises(ValueError, match=r"n must be in \[1, inf\)"):
         m.sigma(-1, 1.0)                              # was nan with a RuntimeWarning
     with pytest.raises(ValueError, match=r"gamma must be in \[1e-100, 1e\+100\]"):

@@ -18,6 +18,7 @@ import pytest
 
 from perfpriv import bernoulli as B
 from perfpriv import engine
+from perfpriv.leakage import Integration
 from perfpriv import gaussian as G
 from perfpriv import optimize as O
 from perfpriv import schedules as S
@@ -364,18 +365,19 @@ def test_the_mechanism_level_is_a_template_and_its_settings_and_the_rule_are_use
 def test_a_monte_carlo_p_tau_uses_the_mechanism_seed_or_zero():
     # a Monte Carlo p_tau is one fixed function of (n, gamma) during a search: the mechanism's seed if it has
     # one, else seed 0 (not the random one an unseeded mechanism draws), so that results are reproducible
-    kw = dict(tau=TAU, d=3, R=10.0, leak_method="montecarlo", leak_samples=400)
+    kw = dict(tau=TAU, d=3, R=10.0)
+    leak = lambda seed=None: Integration("montecarlo", samples=400, seed=seed)   # noqa: E731
     # cap=None: the search's surrogate of p_tau then spans only the populations this horizon reaches
     # (n <= n0 (1 + r)^T ~ 205) instead of n up to the default cap 20000, whose Monte Carlo datasets of
     # up to 20000 records were almost all of the test's time; the cap never binds here (205 < 20000), so
     # every regret is the same mean field as with the default, and the seed under test is used the same way
     search = dict(T=3, n0=50, family="geometric", search=dict(maxiter=3, polish=2), policy=engine.Policy(cap=None))
-    unseeded = O.optimal_schedule(G.GaussianMean(1.0, **kw), users(0.3, 0.6), **search)
-    zero = O.optimal_schedule(G.GaussianMean(1.0, leak_seed=0, **kw), users(0.3, 0.6), **search)
-    five = O.optimal_schedule(G.GaussianMean(1.0, leak_seed=5, **kw), users(0.3, 0.6), **search)
+    unseeded = O.optimal_schedule(G.GaussianMean(1.0, leak_method=leak(), **kw), users(0.3, 0.6), **search)
+    zero = O.optimal_schedule(G.GaussianMean(1.0, leak_method=leak(0), **kw), users(0.3, 0.6), **search)
+    five = O.optimal_schedule(G.GaussianMean(1.0, leak_method=leak(5), **kw), users(0.3, 0.6), **search)
     assert np.array_equal(unseeded.gamma, zero.gamma) and unseeded.regret == zero.regret
     for seed, res in ((0, zero), (5, five)):   # each reported regret is the mean field of its seed's p_tau
-        mech = G.GaussianMean(Schedule(res.gamma), leak_seed=seed, **kw)
+        mech = G.GaussianMean(Schedule(res.gamma), leak_method=leak(seed), **kw)
         assert res.regret == engine.mean_field(mech, users(0.3, 0.6), T=3, n0=50, cap=None).cumulative_error
         assert res.regret == engine.mean_field(mech, users(0.3, 0.6), T=3, n0=50).cumulative_error  # cap idle
     assert five.constant_regret != zero.constant_regret
@@ -402,12 +404,14 @@ EPS_SMALL = dict(T=3, n0=50, search=dict(maxiter=3))
                                        ("seed", -3)])
 def test_p_tau_options_are_named_as_the_caller_spells_them(name, bad):
     # was: leak_method / leak_samples / leak_seed (the mechanism's names) for optimal_gamma's method / samples /
-    # seed. optimal_gamma takes them from its mechanism now: the caller spells them leak_method / leak_samples /
-    # leak_seed, and the refusal names them so
+    # seed. optimal_gamma takes them from its mechanism: the caller spells them leak_method="..." or
+    # leak_method=Integration(samples=..., seed=...), and the refusal names them so
     with pytest.raises((ValueError, TypeError)) as info:
-        O.optimal_gamma(G.GaussianMean([0.01, 1.0, 1e3], tau=0.02, d=3, R=10.0, **{f"leak_{name}": bad}), MEM,
+        leak = bad if name == "method" else Integration("montecarlo", **{name: bad})
+        O.optimal_gamma(G.GaussianMean([0.01, 1.0, 1e3], tau=0.02, d=3, R=10.0, leak_method=leak), MEM,
                         T=3, n0=50)
-    assert str(info.value).startswith(f"leak_{name} must"), str(info.value)
+    expected = "leak_method" if name == "method" else name
+    assert str(info.value).startswith(f"{expected} must"), str(info.value)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

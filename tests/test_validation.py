@@ -199,7 +199,7 @@ MEMORYLESS = behaviour.Memoryless(q=0.3, r=0.6)
 AGENT_REFERENCES = {
     "bernoulli": lambda **kw: engine.simulate_agents(bernoulli.RandomizedResponse(1.0), MEMORYLESS, **kw),
     "gaussian": lambda **kw: engine.simulate_agents(gaussian.GaussianMean(2.0, tau=0.02, d=3, R=10.0), MEMORYLESS, **kw),
-    "regression": lambda **kw: engine.simulate_agents(regression.RidgeRelease(1.0, tau=0.02, d=3), MEMORYLESS, **kw),
+    "regression": lambda **kw: engine.simulate_agents(regression.RidgeRelease(1.0, tau=0.02, data=regression.RidgeData(d=3)), MEMORYLESS, **kw),
     "gradient": lambda **kw: engine.simulate_agents(gradient.PrivateGD(1.0, tau=0.02), MEMORYLESS, **kw),
     "participation": lambda **kw: engine.simulate_agents(PrivateFederatedRound(1.0, tau=0.3, R=10.0), MEMORYLESS, **kw),
 }
@@ -343,8 +343,9 @@ def test_bad_argument_raises_a_clear_error_naming_the_parameter(key, name, bad):
 def _mechanisms():
     from perfpriv.gaussian import GaussianMean
     return [bernoulli.RandomizedResponse(1.0), GaussianMean(1.0, tau=0.02, d=3, R=10.0),
-            gradient.PrivateGD(1.0, tau=0.02, d=2, table_records=200, table_runs=4),
-            regression.RidgeRelease(1.0, tau=0.02, d=2, table_records=200, table_datasets=4).resolved("paper")]
+            gradient.PrivateGD(1.0, tau=0.02, data=gradient.GDData(d=2), table=gradient.Tabulation(records=200, datasets=4)),
+            regression.RidgeRelease(1.0, tau=0.02, data=regression.RidgeData(d=2),
+                                    table=regression.Tabulation(records=200, datasets=4)).resolved("paper")]
 
 
 @pytest.mark.usefixtures("no_warnings")

@@ -11,7 +11,6 @@ kind constant, its purposes and details below, and one branch of
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from . import gaussian_mean

@@ -1,30 +1,18 @@
 """The performative loop, compiled: all T rounds of a batch of (cell, level, trial) in one call.
 
 :func:`run` is the round loop of :func:`perfpriv.engine.simulate` for
-mechanisms and behaviours that supply a compiled step. Each batch element
-(cell, level, trial) evolves on its own -- its random numbers are keyed by
-(cell, trial, round, purpose), never by its position in the batch or by the
-level (common random numbers) -- so the elements run in parallel
-(``prange``) and each element's T rounds run in one loop:
+mechanisms and behaviours that supply a compiled step. Each (cell, level,
+trial) element's numbers are keyed by (cell, trial, round, purpose), never by
+its position or level, so the (cell, trial) groups run in parallel
+(``prange``). In round t: the round key (child ``t`` of the trial key, child
+``k`` of the cell's key); the mechanism's draw from the :math:`N_{t-1}` users
+(:func:`~perfpriv._kernels.mechanisms.mechanism_round`); the behaviour's step
+with the policy's cap and floor (:func:`~perfpriv._kernels.behaviours.behaviour_step`);
+a trial at or below ``stop`` makes no further release.
 
-1. the round key: child ``t`` of the trial key (child ``k`` of the cell's key);
-2. the mechanism's draw from the :math:`N_{t-1}` current users
-   (:func:`perfpriv._kernels.mechanisms.mechanism_round`: squared error, leaked records, details);
-3. the behaviour's step (:func:`perfpriv._kernels.behaviours.behaviour_step`): departures and recruits,
-   then the population policy's cap and floor, on the behaviour's state of
-   that element (a row of typed counts: users by number of past leaks, by
-   class, by class and cohort, ...); a trial whose population falls to
-   ``stop`` or below makes no further release.
-
-A mechanism or a behaviour joins the compiled loop by one step function of
-scalars and a branch of :func:`~perfpriv._kernels.mechanisms.mechanism_round` or
-:func:`~perfpriv._kernels.behaviours.behaviour_step`
-(numba cannot cache a loop that receives functions as arguments, so the
-steps are selected by an integer kind); never by a new loop. The Python
-engine validates, builds the keys and level tables, calls :func:`run` and
-packs the arrays into a :class:`perfpriv.engine.SimulationRun`; the slow
-truth the loop is tested against is each mechanism's agent-by-agent
-reference.
+A mechanism or a behaviour joins the loop by one step function of scalars
+and a branch of those two, never by a new loop (numba cannot cache a loop
+that receives functions, so an integer kind selects the step).
 """
 
 from __future__ import annotations
@@ -93,10 +81,8 @@ def run(mech_kind, mech_params, level_table, mech_purposes, beh_kind, beh_params
         population, sq_error, leaked_out, alive, details):
     r"""All T rounds of every (cell, level, trial) of a batch (the loop of :func:`perfpriv.engine.simulate`).
 
-    The (cell, trial) groups run in parallel; within a group, every round
-    draws the releases of all levels at once (:func:`perfpriv._kernels.mechanisms.mechanism_round`:
-    they share the round's key, so a mechanism can draw what the levels share once), then each
-    level's population takes the behaviour's step and the policy.
+    Within a (cell, trial) group every round draws the releases of all levels at once (they share
+    the round's key), then each level's population takes the behaviour's step and the policy.
 
     Parameters
     ----------

@@ -1,10 +1,4 @@
-"""Monte Carlo agreement: an estimate against the value it should equal, in standard errors.
-
-The chapters check their claims by simulation: a simulated mean against a
-formula, a variance against its closed form, two levels run on common random
-numbers against each other. Each check is one call here, so that the
-arithmetic of the standard error and the tolerance lives in one place.
-"""
+"""Monte Carlo agreement: an estimate against the value it should equal, in standard errors."""
 
 from __future__ import annotations
 
@@ -25,25 +19,18 @@ SIDES = ("both", "below", "above")
 class Agreement(Result):
     r"""An estimate, the value it should equal and its standard error: does it agree within ``z`` se?
 
-    Made by :func:`agreement` (an estimate and its standard error computed
-    elsewhere), :func:`mc_agreement` (the mean of a sample) and
-    :func:`paired_agreement` (the mean difference of two samples on common
-    random numbers). Arrays broadcast: every entry is one check.
+    Made by :func:`agreement`, :func:`mc_agreement` and :func:`paired_agreement`. Arrays broadcast:
+    every entry is one check.
 
     Attributes
     ----------
-    estimate : float or numpy.ndarray
-        The Monte Carlo estimate :math:`\hat\theta`.
-    expected : float or numpy.ndarray
-        The value :math:`\theta` it should equal (broadcast against ``estimate``).
-    se : float or numpy.ndarray
-        The standard error :math:`s` of ``estimate``.
-    z : float
-        The tolerance :math:`z`, in standard errors.
-    side : str
-        ``"both"`` (the claim is :math:`\hat\theta = \theta`), ``"below"`` (the claim is
-        :math:`\hat\theta \le \theta`: ``expected`` is an upper bound) or ``"above"``
-        (:math:`\hat\theta \ge \theta`: a lower bound).
+    estimate, expected, se : float or numpy.ndarray
+        The Monte Carlo estimate :math:`\hat\theta`, the value :math:`\theta` it should equal and the
+        standard error :math:`s` of the estimate (they broadcast).
+    z, side : float, str
+        The tolerance :math:`z` in standard errors, and the claim: ``"both"``
+        (:math:`\hat\theta = \theta`), ``"below"`` (:math:`\hat\theta \le \theta`: ``expected`` is an
+        upper bound) or ``"above"`` (a lower bound).
     """
 
     estimate: float | np.ndarray
@@ -56,8 +43,8 @@ class Agreement(Result):
     def z_score(self):
         r"""The standardized difference :math:`(\hat\theta - \theta) / s`.
 
-        0 where the estimate equals the expected value exactly (also at
-        :math:`s = 0`), :math:`\pm\infty` where :math:`s = 0` and they differ.
+        0 where the estimate equals the expected value (also at :math:`s = 0`), :math:`\pm\infty` where
+        :math:`s = 0` and they differ.
         """
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):    # beyond the doubles: +-inf
             diff = np.subtract(self.estimate, self.expected)
@@ -83,10 +70,7 @@ class Agreement(Result):
         return np.abs(diff) <= bar
 
     def check(self, label: str | None = None) -> None:
-        """Raise :class:`AssertionError` unless the check :attr:`holds`.
-
-        It returns ``None``, so that a check on the last line of a notebook
-        cell displays nothing.
+        """Raise :class:`AssertionError` unless the check :attr:`holds`; return ``None`` (nothing to display).
 
         Parameters
         ----------
@@ -96,9 +80,8 @@ class Agreement(Result):
         Raises
         ------
         AssertionError
-            With one line naming the estimate, the expected value, the
-            standard error, its z-score and the bound (for arrays: the worst
-            entry and how many fail).
+            One line naming the estimate, the expected value, the se, its z-score and the bound (for
+            arrays: the worst entry and how many fail).
         """
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {label!r:.60}")
@@ -172,33 +155,24 @@ def _agreement(estimate, expected, se, z, side) -> Agreement:
 def agreement(estimate, expected, *, se, z=4.5, side="both") -> Agreement:
     r"""Check an estimate whose standard error is known against the value it should equal.
 
-    For standard errors from a formula: the delta method, a binomial
-    proportion :math:`\sqrt{p(1-p)/m}`, a sample variance
-    :math:`v \sqrt{2/(m-1)}`, or the unpaired difference of two independent
-    estimates :math:`\sqrt{s_1^2 + s_2^2}`. The check holds when
-    :math:`|\hat\theta - \theta| \le z s`; with :math:`z = 4.5` a true claim
-    fails about once in 150,000 checks (normal tails), so a chapter's
-    assertion that fails points at a wrong claim, not at bad luck.
+    For standard errors from a formula: the delta method, a binomial proportion
+    :math:`\sqrt{p(1-p)/m}`, a sample variance :math:`v \sqrt{2/(m-1)}`, or the unpaired difference of
+    two independent estimates :math:`\sqrt{s_1^2 + s_2^2}`. At :math:`z = 4.5` a true claim fails about
+    once in 150,000 checks (normal tails): a failed assertion points at a wrong claim, not at bad luck.
+    Empty arrays agree (as ``np.all`` of nothing), so ``estimate[mask]`` needs no guard.
 
     Parameters
     ----------
-    estimate : float or array_like
-        The Monte Carlo estimate :math:`\hat\theta` (finite).
-    expected : float or array_like
-        The value :math:`\theta` it should equal (finite; broadcast against ``estimate``).
-    se : float or array_like
-        Its standard error :math:`s`, in :math:`[0, \infty)` (0: only exact equality agrees).
-    z : float, optional
-        The tolerance :math:`z > 0` in standard errors (default 4.5, the book's).
-    side : {"both", "below", "above"}, optional
-        ``"below"`` checks a one-sided claim :math:`\hat\theta \le \theta` (``expected`` is an upper
-        bound: the estimate may lie anywhere below it, and at most :math:`z s` above), ``"above"``
-        the mirror image.
+    estimate, expected, se : float or array_like
+        The estimate :math:`\hat\theta`, the value :math:`\theta` it should equal and its standard error
+        :math:`s \ge 0` (finite; they broadcast; :math:`s = 0`: only exact equality agrees).
+    z, side : float, {"both", "below", "above"}, optional
+        The tolerance :math:`z > 0` in standard errors (default 4.5, the book's) and the claim
+        (:class:`Agreement`: ``"below"`` lets the estimate lie anywhere below ``expected``).
 
     Returns
     -------
     Agreement
-        Its ``estimate``, ``expected``, ``se``, ``z_score`` and ``holds``; ``check()`` asserts it.
 
     Raises
     ------
@@ -210,12 +184,6 @@ def agreement(estimate, expected, *, se, z=4.5, side="both") -> Agreement:
     --------
     mc_agreement : the mean of a sample against its expected value.
     paired_agreement : the mean difference of two samples on common random numbers.
-
-    Notes
-    -----
-    Empty arrays are allowed and agree (a check of a subset that happens to
-    be empty holds, as ``np.all`` of nothing), so ``estimate[mask]`` needs no
-    guard.
 
     Examples
     --------
@@ -244,9 +212,8 @@ def agreement(estimate, expected, *, se, z=4.5, side="both") -> Agreement:
 def mc_agreement(samples, expected, *, z=4.5, axis=-1, side="both") -> Agreement:
     r"""Check the mean of a sample against the value it should equal, with the sample's standard error.
 
-    The estimate is the mean :math:`\bar x` of the :math:`m` values along
-    ``axis``, its standard error :math:`s = \mathrm{sd}(x) / \sqrt{m}` (``ddof=1``).
-    The check holds when :math:`|\bar x - \theta| \le z s`.
+    The estimate is the mean :math:`\bar x` of the :math:`m` values along ``axis``, its standard error
+    :math:`s = \mathrm{sd}(x) / \sqrt{m}` (``ddof=1``).
 
     Parameters
     ----------
@@ -255,28 +222,20 @@ def mc_agreement(samples, expected, *, z=4.5, axis=-1, side="both") -> Agreement
         and 1, so a frequency is the mean of its indicators). Other axes are separate checks.
     expected : float or array_like
         The value :math:`\theta` of :math:`E[x]` (finite; broadcast against the means).
-    z : float, optional
-        The tolerance :math:`z > 0` in standard errors (default 4.5).
     axis : int or None, optional
         The axis of the draws (default the last); ``None``: all values are one sample.
-    side : {"both", "below", "above"}, optional
-        As in :func:`agreement`.
+    z, side : optional
+        As in :func:`agreement` (default 4.5 and ``"both"``).
 
     Returns
     -------
     Agreement
-        The sample mean :math:`\bar x` and its standard error against ``expected``.
 
     Raises
     ------
     ValueError
         If a sample is NaN or infinite, fewer than 2 draws lie along ``axis``, ``expected`` is not
         finite or does not broadcast, ``z`` is not positive or ``side`` is unknown.
-
-    See Also
-    --------
-    agreement : an estimate whose standard error comes from a formula.
-    paired_agreement : two samples on common random numbers.
 
     Examples
     --------
@@ -303,15 +262,11 @@ def mc_agreement(samples, expected, *, z=4.5, axis=-1, side="both") -> Agreement
 def paired_agreement(a, b, expected=0.0, *, z=4.5, axis=-1, side="both") -> Agreement:
     r"""Check the mean difference of two samples drawn on common random numbers, with the paired se.
 
-    Run :math:`k` of ``a`` and run :math:`k` of ``b`` share their random
-    numbers (two privacy levels of one keyed run, two statistics on the
-    same releases), so the differences :math:`d_k = a_k - b_k` are
-    independent across runs while :math:`a_k` and :math:`b_k` are not. The
-    estimate is :math:`\bar d`, its standard error
-    :math:`\mathrm{sd}(d) / \sqrt{m}`: the se of the differences, smaller
-    than the unpaired :math:`\sqrt{s_a^2 + s_b^2}` when the samples are
-    positively correlated. Its :attr:`~Agreement.z_score` against the default
-    ``expected=0`` is how many standard errors separate ``a`` from ``b``.
+    Run :math:`k` of ``a`` and of ``b`` share their random numbers (two levels of one keyed run, two
+    statistics of the same releases), so the differences :math:`d_k = a_k - b_k` are independent
+    across runs. The estimate is :math:`\bar d`, its standard error :math:`\mathrm{sd}(d) / \sqrt{m}`,
+    smaller than the unpaired :math:`\sqrt{s_a^2 + s_b^2}` for positively correlated samples. Against
+    the default ``expected=0``, :attr:`~Agreement.z_score` counts the standard errors between ``a`` and ``b``.
 
     Parameters
     ----------
@@ -321,22 +276,16 @@ def paired_agreement(a, b, expected=0.0, *, z=4.5, axis=-1, side="both") -> Agre
     expected : float or array_like, optional
         The value :math:`\theta` of :math:`E[a - b]` (default 0: no difference).
     z, axis, side : optional
-        As in :func:`mc_agreement`: the tolerance in standard errors (default 4.5), the axis of the
-        runs (default the last; ``None``: all differences are one sample), the side of the claim.
+        As in :func:`mc_agreement` (``axis``: of the runs; ``None``: all differences are one sample).
 
     Returns
     -------
     Agreement
-        The mean difference :math:`\bar d` and its paired standard error against ``expected``.
 
     Raises
     ------
     ValueError
         As :func:`mc_agreement`, and if ``a`` and ``b`` do not broadcast or a difference overflows.
-
-    See Also
-    --------
-    mc_agreement : one sample.
 
     Examples
     --------

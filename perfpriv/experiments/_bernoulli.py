@@ -32,37 +32,28 @@ def curve_runs(mechanism, users, *, T=100, n0=400, trials=30, policy=None, conve
                options=None) -> list:
     r"""The runs behind Figs. 1 and 6: every privacy level simulated for each of a list of users.
 
-    Entry k of ``users`` is one :func:`perfpriv.engine.simulate` run of all
-    the mechanism's budgets (sharing their random numbers), seeded
-    ``seed + k``: the squared error of eq. 1's estimate and the population
-    :math:`N_t` of every round, which :func:`perfpriv.plots.figure1` and
-    :func:`perfpriv.plots.figure6` draw. The paper's sizes are
-    ``perfpriv.cli.SCALES[scale]["curves"]`` (``"book"``: T = 100,
-    ``"paper"``: T = 200, both with 10 budgets on [0.01, 5] and inf, 30 trials).
+    Entry k of ``users`` is one :func:`perfpriv.engine.simulate` run of all the mechanism's budgets
+    (sharing their random numbers), seeded ``seed + k``: the squared error of eq. 1's estimate and
+    :math:`N_t` every round, as :func:`perfpriv.plots.figure1` and :func:`perfpriv.plots.figure6`
+    draw them. The paper's sizes are ``perfpriv.cli.SCALES[scale]["curves"]`` (T = 100 for
+    ``"book"``, 200 for ``"paper"``; 10 budgets on [0.01, 5] and inf, 30 trials).
 
     Parameters
     ----------
     mechanism : perfpriv.bernoulli.RandomizedResponse
-        Its budgets ε (a number or a 1-D grid; ``np.inf``: no privacy) and
-        the law of :math:`μ_t` (the paper's curves: ``mu=(0.0, 1.0)``).
+        Its budgets ε (a number or a 1-D grid; ``np.inf``: no privacy) and the law of :math:`μ_t`
+        (the paper's curves: ``mu=(0.0, 1.0)``).
     users : list of perfpriv.behaviour.Behaviour
-        One run per entry; the paper's rows are ``Memoryless(q=0.6, r=0.3)``
-        and ``Memoryless(q=0.3, r=0.6)``, with ``rule="agnostic"`` for Fig. 6.
-    T, n0, trials : int
-        Horizon, initial population :math:`N_0`, trials per budget.
-    policy : perfpriv.engine.Policy, optional
-        Population policy; unset fields come from ``conventions`` (cap 20000).
-    conventions : {"paper", "authors"}
-        ``"authors"`` follows the authors' curve script
-        (:func:`perfpriv.bernoulli.curve_script_options`: floor 1, no stop,
-        estimates clipped unless the mechanism says otherwise), not their
-        ε* map script.
-    seed : None, int >= 0, SeedSequence or Generator
-        Root seed: entry k uses ``seed + k`` (a SeedSequence or Generator
-        gives one integer, :func:`perfpriv._validate.check_root_seed`).
+        One run per entry; the paper's rows are ``Memoryless(q=0.6, r=0.3)`` and
+        ``Memoryless(q=0.3, r=0.6)``, with ``rule="agnostic"`` for Fig. 6.
+    T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (unset policy fields: cap 20000, then the preset), but
+        ``"authors"`` follows the authors' curve script (``bernoulli.curve_script_options``:
+        floor 1, no stop, estimates clipped unless the mechanism says otherwise), and entry k uses
+        the integer ``seed + k`` (:func:`perfpriv._validate.check_root_seed`).
     options : perfpriv.sweep.Execution, optional
-        Its ``on_cells`` is called with 1 after each run (a progress count,
-        or a place to stop cleanly); the runs do not depend on it.
+        Its ``on_cells`` is called with 1 after each run (a progress count, or a place to stop
+        cleanly); the runs do not depend on it.
 
     Returns
     -------
@@ -107,23 +98,16 @@ class FinalErrors(Result):
     epsilons : numpy.ndarray, shape (E,)
         Simulated budgets (``inf``: no privacy).
     mean, se : numpy.ndarray, shape (E,)
-        Mean over trials of the squared error of the last estimate (round T)
-        and its standard error (inf from one trial).
-    epsilon_star : float
-        The simulated ε* (grid argmin of ``mean``).
-    fine : numpy.ndarray
-        Dense ε grid of the mean-field curve.
-    theory : numpy.ndarray
-        Mean-field error of round T on ``fine`` (:func:`perfpriv.engine.mean_field`).
-    theory_inf : float
-        The same at ε = inf.
-    epsilon_c : float
-        Theorem 1's critical budget (:func:`perfpriv.bernoulli.critical_epsilon`).
-    q, r : float
-    rule : str
-    T, n0, trials : int
-    settings : dict
-        Provenance: cap, mu, seed, conventions, clip_estimate, policy.
+        Mean over trials of the squared error of round T's estimate and its standard error (inf from
+        one trial).
+    fine, theory, theory_inf : numpy.ndarray and float
+        Dense ε grid (array), the mean-field error of round T on it (:func:`perfpriv.engine.mean_field`)
+        and at ε = inf (float).
+    epsilon_star, epsilon_c : float
+        The simulated ε* (grid argmin of ``mean``) and Theorem 1's critical budget
+        (:func:`perfpriv.bernoulli.critical_epsilon`).
+    q, r, rule, T, n0, trials, settings : float, str, int and dict
+        The inputs and the provenance (cap, mu, seed, conventions, clip_estimate, policy).
     """
 
     epsilons: np.ndarray
@@ -147,33 +131,19 @@ def final_error_curve(mechanism, users, *, T=100, n0=400, trials=30, policy=None
                       fine=None) -> FinalErrors:
     """The squared error of round T against ε, by simulation and from the mean field (§3's objective).
 
-    The simulated points are :func:`perfpriv.optimize.optimal_epsilon` at one
-    (q, r) cell (all ε of the grid in one batched engine call, sharing their
-    random numbers; the cell keyed by the root seed and (q, r)); the curve is
-    the mean-field error :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})` of
-    :func:`perfpriv.engine.mean_field` (Lemma 2's expected growth, clipped to
-    the policy's cap and floor: floor 1, the paper's, unless the policy sets one).
+    The simulated points are :func:`perfpriv.optimize.optimal_epsilon` at one (q, r) cell; the curve
+    is the mean-field error :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})` (Lemma 2's growth).
 
     Parameters
     ----------
     mechanism : perfpriv.bernoulli.RandomizedResponse
-        Its budgets are the simulated ε (a number or a 1-D grid; ``np.inf``:
-        no privacy; the book's: 15 values on ``geomspace(0.01, 20)`` and
-        inf), its ``mu`` the law of :math:`μ_t`, its ``clip_estimate`` the
-        estimator's clipping (``None``: from ``conventions``).
+        Its budgets are the simulated ε (a number or a 1-D grid; ``np.inf``: no privacy; the book's:
+        15 values on ``geomspace(0.01, 20)`` and inf); ``clip_estimate`` ``None``: from ``conventions``.
     users : perfpriv.behaviour.Memoryless
-        One leaving probability q, one recruiting probability r and the
-        growth rule (``"leak"`` or ``"agnostic"``).
-    T, n0, trials : int
-        Horizon, initial population, trials per ε.
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the simulation (unset fields from
-        ``conventions``, cap 20000); its cap and floor (unset: 20000 and 1)
-        clip the mean field.
-    conventions : {"paper", "authors"}
-        Of the simulation (:func:`perfpriv.optimize.optimal_epsilon`).
-    seed : None, int, SeedSequence or Generator
-        Root seed.
+        One q, one r and the growth rule (``"leak"`` or ``"agnostic"``).
+    T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (unset policy fields: the preset, cap 20000); the
+        policy's cap and floor (unset: 20000 and 1) also clip the mean field.
     fine : array_like, optional
         Dense grid of the mean-field curve (default 200 values over the finite ε).
 

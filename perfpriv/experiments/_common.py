@@ -14,13 +14,8 @@ from ..bernoulli import RandomizedResponse
 from ..gaussian import GaussianMean
 
 __all__ = ["result", "Result", "check_statistic", "gaussian_provenance", "bernoulli_provenance", "run_provenance",
-           "mean_se", "BOOK", "PAPER_GAMMAS", "gaussian_levels", "on_grid", "memoryless_rates", "mechanism_provenance",
+           "mean_se", "gaussian_levels", "on_grid", "memoryless_rates", "mechanism_provenance",
            "with_defaults"]
-
-#: The paper's Gaussian data model and population cap (the paper's §4; :data:`perfpriv.cli.SCALES`).
-BOOK = dict(d=12, R=10.0, cap=20000)
-#: The paper's γ grid of Figs. 3-5.
-PAPER_GAMMAS = np.geomspace(0.2, 20.0, 30)
 
 
 def result(cls):
@@ -29,11 +24,7 @@ def result(cls):
 
 
 class Result:
-    """Base class of the experiments' results: a short repr (scalars, small arrays, shapes).
-
-    ``settings`` (the provenance: sizes, seed, conventions, statistic,
-    population policy) is left out of the repr; print it on its own.
-    """
+    """Base class of the experiments' results: a short repr (scalars, small arrays, shapes; no settings)."""
 
     def __repr__(self) -> str:
         parts = []
@@ -62,10 +53,8 @@ class Result:
 def gaussian_levels(mechanism, *, name="mechanism", one=False) -> np.ndarray:
     """The noise scales of a :class:`perfpriv.gaussian.GaussianMean` that a study runs on.
 
-    ``one=True``: the mechanism must hold one γ (returned as a float);
-    otherwise a number or a 1-D grid (returned as a 1-D array). A
-    mechanism without levels, with a schedule or with levels per cell is
-    a ``ValueError`` naming ``name``; another object a ``TypeError``.
+    ``one=True``: one γ (returned as a float); otherwise a number or a 1-D grid (a 1-D array). No
+    levels, a schedule or levels per cell: ``ValueError`` naming ``name``; another object: ``TypeError``.
     """
     if not isinstance(mechanism, GaussianMean):
         raise TypeError(f"{name} must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
@@ -81,8 +70,7 @@ def gaussian_levels(mechanism, *, name="mechanism", one=False) -> np.ndarray:
 
 
 def on_grid(mechanism):
-    """A :class:`perfpriv.gaussian.GaussianMean` whose levels are a 1-D grid: ``mechanism`` itself, or,
-    for one noise scale given as a number, the same mechanism with the grid of that one value."""
+    """``mechanism`` (a :class:`perfpriv.gaussian.GaussianMean`) with its levels as a 1-D grid."""
     levels = gaussian_levels(mechanism)
     if mechanism.levels.shape != ():
         return mechanism
@@ -115,18 +103,13 @@ def check_statistic(statistic):
 
 
 def gaussian_provenance(conventions, *, n0, tau, d, R, statistic=None, policy=None) -> dict:
-    """The conventions of a Gaussian experiment and the settings behind them (resolved by the library).
-
-    Returns ``{"conventions", "statistic", "policy"}``: the membership statistic
-    :class:`perfpriv.gaussian.GaussianMean` resolves from ``conventions`` and the
-    population ``policy`` (a :class:`perfpriv.engine.Policy`) resolved under ``conventions``.
-    """
+    """:func:`mechanism_provenance` of ``GaussianMean(tau=tau, d=d, R=R, statistic=statistic)``."""
     return mechanism_provenance(GaussianMean(tau=tau, d=d, R=R, statistic=statistic), conventions, n0=n0,
                                 policy=policy)
 
 
 def mechanism_provenance(mechanism, conventions, *, n0, policy=None) -> dict:
-    """:func:`gaussian_provenance` of a :class:`perfpriv.gaussian.GaussianMean`: ``{"conventions", "statistic", "policy"}``."""
+    """``{"conventions", "statistic", "policy"}`` that a GaussianMean resolves under ``conventions``."""
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     mech = mechanism.resolved(conventions)
     pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)
@@ -134,11 +117,7 @@ def mechanism_provenance(mechanism, conventions, *, n0, policy=None) -> dict:
 
 
 def bernoulli_provenance(conventions, *, n0, mu=(0.0, 1.0), clip_estimate=None, policy=None) -> dict:
-    """The conventions of a randomized-response experiment and the settings behind them.
-
-    Returns ``{"conventions", "clip_estimate", "policy"}`` (resolved by
-    :class:`perfpriv.bernoulli.RandomizedResponse` and :meth:`perfpriv.engine.Policy.resolve`).
-    """
+    """``{"conventions", "clip_estimate", "policy"}`` a randomized-response experiment resolves."""
     conventions = check_choice("conventions", conventions, engine.CONVENTIONS)
     mech = RandomizedResponse(1.0, mu=mu, clip_estimate=clip_estimate).resolved(conventions)
     pol = engine.check_policy(policy).resolve(mech, conventions, n0=n0)

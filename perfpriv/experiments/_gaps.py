@@ -1,14 +1,7 @@
 """Stored γ* maps (Figs. 4-5) read back, and the gap between theory and simulation measured on them.
 
-Appendix A of the paper says that, as τ grows, the simulated γ* falls
-increasingly below the theoretical one, and explains it by rare extreme
-records whose occurrence the population cap limits. The functions here read
-the maps a paper-scale run stored (:func:`read_gamma_star_maps`) and
-measure, for each τ, how far a theoretical map is from the simulated one and
-which cells carry the gap (:func:`gamma_star_gaps`): cells where the
-simulation cannot tell the two optima apart, cells where the cap binds
-(:func:`capped_rounds`), and cells whose simulated optimum rests on a few
-extreme runs.
+Appendix A of the paper: as τ grows the simulated γ* falls below the theoretical one, through rare
+extreme records whose occurrence the population cap limits (see :func:`gamma_star_gaps`).
 """
 
 from __future__ import annotations
@@ -72,29 +65,23 @@ def _figure_of(path: Path, rec) -> str | None:
 def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
     r"""Read the γ* maps of a stored Fig. 4 or Fig. 5 run back into :class:`GammaStarMap` results.
 
-    Reads the ``.npz`` file that ``python -m perfpriv reproduce --figure 4|5``
-    writes (keys ``qs``, ``rs``, ``gammas`` and, for each map k, :math:`\tau_k`,
-    ``empirical_k``, ``bound_k``, ``constrained_k``, ``mean_field_k`` and,
-    since the engine's command line, ``values_k`` and ``se_k``: the simulated
-    cumulative errors and their standard errors, q x r x γ). Files of the
-    older format hold the optima only; their ``values`` and ``se`` are NaN.
+    Reads the ``.npz`` file of ``python -m perfpriv reproduce --figure 4|5``: keys ``qs``, ``rs``,
+    ``gammas`` and, per map k, :math:`\tau_k`, ``empirical_k``, ``bound_k``, ``constrained_k``,
+    ``mean_field_k`` and (since the engine's command line) ``values_k`` and ``se_k``, q x r x γ;
+    older files hold the optima only (``values`` and ``se`` NaN).
 
-    The settings (T, n0, trials, d, R, cap, seed, conventions, membership
-    statistic, collapse convention) come from the run record beside the file
-    -- ``<stem>_run.json``, else ``run.json`` in the same folder -- or from
-    ``record``; the run time (``seconds``, whether the run was ``resumed``,
-    ``n_jobs``) from ``<stem>_timings.json`` or ``timings.json`` beside it,
-    else from an old record. An old record names no conventions: its runs used the
-    paper's statistic and the floor convention (the defaults then), which is
-    what the settings say, with ``"format": "optima only"``.
+    The settings (T, n0, trials, d, R, cap, seed, conventions, statistic, collapse) come from the run
+    record beside the file (``<stem>_run.json``, else ``run.json``) or from ``record``; the run time
+    (``seconds``, ``resumed``, ``n_jobs``) from ``<stem>_timings.json`` or ``timings.json`` beside it,
+    else from an old record. An old record names no conventions: its runs used the paper's statistic
+    and the floor convention, which the settings say, with ``"format": "optima only"``.
 
     Parameters
     ----------
     path : str or pathlib.Path
         The ``.npz`` file.
     record : str, pathlib.Path or False, optional
-        The run record to use (``False``: none; the settings then hold only
-        what the file itself says).
+        The run record to use (``False``: none; the settings hold only what the file says).
 
     Returns
     -------
@@ -158,13 +145,10 @@ def read_gamma_star_maps(path, *, record=None) -> list[GammaStarMap]:
 def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
     """Releases made from a population at the cap, along the mean field at a map's γ* (cell by cell).
 
-    For every (q, r) cell, the mean-field population (:math:`p_τ` re-evaluated every
-    round, :func:`perfpriv.engine.mean_field`) is run at the
-    cell's γ* of the map ``at``, with the map's T, n0, d, R, cap and
-    statistic; the count is the number of the T releases (Algorithm 1's
-    indexing: from :math:`N_0`, ..., :math:`N_{T-1}`) made while the population is at the
-    cap. A positive count means the cap binds in that cell: growth bought
-    with noise stops paying off before the horizon ends.
+    For every (q, r) cell, :func:`perfpriv.engine.mean_field` is run at the cell's γ* of the map ``at``
+    with the map's T, n0, d, R, cap and statistic; the count is the number of the T releases (from
+    :math:`N_0`, ..., :math:`N_{T-1}`, Algorithm 1) made at the cap. A positive count means the cap binds:
+    growth bought with noise stops paying off before the horizon ends.
 
     Parameters
     ----------
@@ -211,72 +195,56 @@ def capped_rounds(m: GammaStarMap, *, at="bound") -> np.ndarray:
 class GammaStarGaps(Result):
     """Theory against simulation on γ* maps, per τ (:func:`gamma_star_gaps`).
 
-    Every per-τ attribute has one entry per map (shape (K,)); ``ratio`` and
-    the cell masks hold one q x r array per map. "Ratio" is theory/simulated γ*.
+    Every per-τ attribute has one entry per map (shape (K,)); ``ratio`` and the cell masks hold one
+    q x r array per map. "Ratio" is theory/simulated γ*.
 
     Attributes
     ----------
-    taus : numpy.ndarray
-        τ of each map.
+    taus, cells : numpy.ndarray
+        τ of each map and the number of cells compared (both optima finite).
     theory : str
-        The theoretical map compared (``"bound"``, ``"constrained"`` or ``"mean_field"``).
-    cells : numpy.ndarray of int
-        Cells compared (both optima finite).
+        The theoretical map compared (one of :data:`THEORY_MAPS`).
     step : numpy.ndarray
         One step of each map's γ grid, as a factor (geometric mean of neighbour ratios).
     within_step, within_two : numpy.ndarray
         Share of cells with the theoretical γ* within one grid step, within a factor 2, of the simulated one.
-    median_ratio : numpy.ndarray
-        Median ratio.
-    quantiles : numpy.ndarray, shape (K, len(probabilities))
-        Quantiles of the ratio.
-    probabilities : tuple
-        Their probabilities (:data:`GAP_PROBABILITIES`).
+    median_ratio, quantiles, probabilities : numpy.ndarray and tuple
+        Median ratio, its quantiles (shape (K, len(probabilities))) and their probabilities
+        (:data:`GAP_PROBABILITIES`).
     mean_field_within_step, mean_field_median_ratio : numpy.ndarray
-        The same two numbers for the mean-field map against the simulation
-        (what the gap leaves once the capped dynamics are followed round by round).
+        The same two numbers for the mean-field map (the gap left once the capped dynamics are
+        followed round by round).
     unresolved : numpy.ndarray
-        Share of cells where the simulated objective at the theoretical γ*
-        (nearest grid point) is within ``z`` standard errors of the
-        simulated minimum, with the se of the difference taken as
-        :math:`\\sqrt{\\mathrm{se}_a^{2} + \\mathrm{se}_b^{2}}`, as for independent runs. The γ of a cell share
-        their random numbers, so their errors are positively correlated and
-        the paired se of the difference is smaller: the share is an upper
-        bound. (The stored maps keep each level's mean and se, not the runs,
-        so the paired se cannot be computed from them.) NaN without stored
-        values.
-    cap_binds : numpy.ndarray
-        Share of cells where the cap binds (:func:`capped_rounds` > 0; NaN if not computed).
-    median_ratio_cap, median_ratio_free : numpy.ndarray
-        Median ratio over the cells where the cap binds, and where it does not (NaN if none).
-    within_step_free : numpy.ndarray
-        Share within one grid step among the cells where the cap does not bind.
-    capped_median : numpy.ndarray
-        Median number of the T releases made at the cap.
+        Share of cells where the simulated objective at the theoretical γ* (nearest grid point) is
+        within ``z`` se of the simulated minimum, the se of the difference taken as for independent
+        runs, :math:`\\sqrt{\\mathrm{se}_a^{2} + \\mathrm{se}_b^{2}}`: an upper bound (the γ of a cell
+        share their random numbers; the stored maps keep no runs for a paired se). NaN without values.
+    cap_binds, median_ratio_cap, median_ratio_free : numpy.ndarray
+        Share of cells where the cap binds (:func:`capped_rounds` > 0), and the median ratio over them
+        and over the others (NaN if not computed, or no such cell).
+    within_step_free, capped_median : numpy.ndarray
+        Share within one grid step among the cells where the cap does not bind; median number of
+        the T releases made at the cap.
     cap_correlation : numpy.ndarray
-        Spearman rank correlation, over the cells, between the releases made
-        at the cap and the ratio (positive: the more rounds at the cap, the
-        larger the gap; NaN with fewer than 3 cells or a constant side, or if not computed).
+        Spearman rank correlation over the cells between the releases made at the cap and the ratio
+        (positive: more rounds at the cap, larger gap; NaN with fewer than 3 cells or a constant
+        side, or if not computed).
     band_labels : tuple of str
-        Bands of releases at the cap: ``"0"`` (the cap never binds), then
-        ``"a-b"`` (releases a to b at the cap), cut at the fractions ``bands`` of T.
+        Bands of releases at the cap: ``"0"`` (the cap never binds), then ``"a-b"`` (releases a to b
+        at the cap), cut at the fractions ``bands`` of T.
     band_cells, band_median_ratio : numpy.ndarray, shape (K, len(band_labels))
-        Cells in each band and their median ratio (NaN where a band is empty).
-        Equal medians at equal bands across τ mean that τ moves the gap only
-        through the time spent at the cap.
+        Cells in each band and their median ratio (NaN where a band is empty); equal medians at
+        equal bands across τ mean that τ moves the gap only through the time spent at the cap.
     outlier_driven : numpy.ndarray
-        Share of cells whose simulated optimum rests on a few extreme runs:
-        relative standard error se/value at the simulated γ* above
-        ``outlier_factor`` times the map's median (a heavy-tailed spread of
-        the runs' cumulative errors). NaN without stored standard errors.
+        Share of cells whose simulated optimum rests on a few extreme runs: relative standard error
+        at the simulated γ* above ``outlier_factor`` times the map's median. NaN without stored se.
     median_ratio_typical : numpy.ndarray
         Median ratio without the outlier-driven cells.
     ratio, within_step_cells, unresolved_cells, cap_cells, capped, outlier_cells : tuple of numpy.ndarray
-        The per-cell ratio, masks (``within_step_cells``: the cells counted by
-        ``within_step``) and releases at the cap (q x r per map).
-    z, outlier_factor : float
-    settings : dict
-        The maps' settings (of the first map) and where they came from.
+        The per-cell ratio, masks (``within_step_cells``: the cells counted by ``within_step``) and
+        releases at the cap (q x r per map).
+    z, outlier_factor, settings : float and dict
+        The inputs, and the first map's settings with the number of maps.
     """
 
     taus: np.ndarray
@@ -358,30 +326,10 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
                     bands=(0.4, 0.6, 0.8)) -> GammaStarGaps:
     """How far a theoretical γ* is from the simulated one, per τ, and which cells carry the gap.
 
-    For each map (one τ) and each (q, r) cell where both optima are finite,
-    the ratio theory/simulated γ* is taken, and the function reports:
-
-    * the share of cells within one step of the γ grid (the ratio between
-      1/step and step), within a factor 2, the median ratio and its quantiles; the same
-      two numbers for the mean-field map (the capped dynamics followed round
-      by round);
-    * **noise**: the share of cells where the simulation cannot tell the
-      theoretical γ* from its own -- the simulated objective at the grid
-      point nearest the theoretical γ* exceeds the simulated minimum by at
-      most ``z`` standard errors of the difference (needs stored values);
-    * **the cap**: the share of cells where the cap binds along the mean
-      field at the theoretical γ* (``capped``), the median ratio (and share
-      within one step) where it does not, the rank correlation between the
-      releases made at the cap and the ratio, and the median ratio in bands
-      of releases at the cap (comparable across τ);
-    * **outliers**: the share of cells whose simulated optimum rests on a
-      few extreme runs (relative standard error at the simulated γ* above
-      ``outlier_factor`` times the map's median), and the median ratio
-      without them (needs stored standard errors).
-
-    A gap carried by the cap shows as a median ratio near 1 where the cap
-    does not bind; a gap carried by extreme runs, as a median ratio near 1
-    once the outlier-driven cells are left out.
+    For each map (one τ), the spread of theory/simulated γ* over the cells and three suspects (see
+    :class:`GammaStarGaps`): **noise**, **the cap** and **outliers**. A gap carried by the cap shows as
+    a median ratio near 1 where the cap does not bind; one carried by extreme runs, as a median ratio
+    near 1 once the outlier-driven cells are left out.
 
     Parameters
     ----------
@@ -389,19 +337,14 @@ def gamma_star_gaps(maps, *, theory="bound", z=2.0, outlier_factor=3.0, capped=N
         Maps from :func:`perfpriv.experiments.gamma_star_map` or :func:`read_gamma_star_maps`.
     theory : {"bound", "constrained", "mean_field"}
         The theoretical map compared with the simulated one.
-    z : float
-        Standard errors within which two objective values count as indistinguishable.
-    outlier_factor : float
-        Relative standard error, in multiples of the map's median, above
-        which a cell counts as outlier-driven.
+    z, outlier_factor : float
+        Thresholds of ``unresolved`` (standard errors within which two objective values count as
+        indistinguishable) and ``outlier_driven`` (relative se, in multiples of the map's median).
     capped : None, False or sequence of array_like
-        Releases at the cap per cell, one q x r array per map (e.g. from
-        :func:`capped_rounds`); ``None`` computes them with
-        :func:`capped_rounds` at the theoretical γ*; ``False`` skips the cap
-        diagnostics (NaN).
+        Releases at the cap per cell, one q x r array per map; ``None``: :func:`capped_rounds` at the
+        theoretical γ*; ``False`` skips the cap diagnostics (NaN).
     bands : sequence of float
-        Increasing fractions of T in (0, 1] cutting the releases at the cap
-        into bands (beside the band of cells where the cap never binds).
+        Increasing fractions of T in (0, 1] that cut the releases at the cap into ``band_labels``.
 
     Returns
     -------

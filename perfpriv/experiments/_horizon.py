@@ -36,35 +36,27 @@ def _grid(values, name, default):
     return arr
 
 
-# ---------------------------------------------------------------- Lemma 9
 @result
 class Lemma9Check(Result):
     r"""Lemma 9's bound against the simulated cumulative error, over a grid (:func:`lemma9_check`).
 
     Attributes
     ----------
-    cases : numpy.ndarray, shape (M, 3)
-        Rows (q, r, γ) of the grid points in Lemma 9's regime (:math:`C_1 > 1` at :math:`N_0`).
-    growth : numpy.ndarray, shape (M,)
-        :math:`C_1(γ)` at :math:`N_0`.
+    cases, growth : numpy.ndarray, shapes (M, 3) and (M,)
+        Rows (q, r, γ) of the grid points in Lemma 9's regime, and :math:`C_1(γ) > 1` at :math:`N_0`.
     bound : numpy.ndarray, shape (M,)
-        Lemma 9's :math:`Ê_{\mathrm{total}}` (releases on :math:`N_1, \dots, N_T`, growth frozen at :math:`C_1`, no cap).
-    simulated, se : numpy.ndarray, shape (M,)
+        Lemma 9's :math:`Ê_{\mathrm{total}}` (releases on :math:`N_1, \dots, N_T`, growth frozen at
+        :math:`C_1`, no cap).
+    simulated, se, mean_field : numpy.ndarray, shape (M,)
         Mean cumulative squared Mahalanobis error of Algorithm 1 (releases on
-        :math:`N_0, \dots, N_{T-1}, \mathrm{cap}`) and its Monte Carlo standard error.
-    mean_field : numpy.ndarray, shape (M,)
-        Mean-field cumulative error with Algorithm 1's indexing and the cap.
+        :math:`N_0, \dots, N_{T-1}, \mathrm{cap}`), its standard error, and the mean field's.
     shifted : numpy.ndarray, shape (M,)
-        :math:`C_1` times the bound: Lemma 9's argument with Algorithm 1's indexing
-        (round t releases from :math:`N_{t-1}` records, the first from :math:`N_0`), i.e.
+        :math:`C_1` times the bound, Lemma 9's argument with Algorithm 1's indexing:
         :math:`Σ_{t=0}^{T-1} (γ^{2} \mathrm{Tr} Σ^{-1} + d) / (N_0 C_1^t)`.
     holds, holds_shifted : numpy.ndarray of bool, shape (M,)
         simulated <= bound, simulated <= shifted.
-    tau : float
-    T, n0 : int
-    collapse : str
-    settings : dict
-        Provenance: trials, d, R, seed, conventions, statistic, policy.
+    tau, T, n0, collapse, settings : float, int, str and dict
+        The model's τ, the run sizes, the collapse scoring and the provenance (trials, d, R, seed, ...).
     """
 
     cases: np.ndarray
@@ -90,8 +82,7 @@ def _search_model(mechanism) -> dict:
 
 
 def _cumulative_policy(policy, mechanism, conventions, *, n0):
-    """The policy of simulated cumulative errors: unset fields ``stop=1`` (a lone user always leaks),
-    cap 20000, then the preset of ``conventions`` (collapse ``"floor"``, or ``"ran"`` under ``"authors"``)."""
+    """``(policy, resolved policy, provenance)`` of the simulated cumulative errors (:func:`lemma9_check`)."""
     policy = with_defaults(policy, stop=1, cap=20000)
     prov = mechanism_provenance(mechanism, conventions, n0=n0, policy=policy)
     return policy, engine.Policy(**prov["policy"]), prov
@@ -101,30 +92,19 @@ def lemma9_check(mechanism, users, *, T=10, n0=200, trials=5, policy=None, conve
                  n_jobs=None) -> Lemma9Check:
     r"""Does Lemma 9's :math:`Ê_{\mathrm{total}}` bound the simulated cumulative error? Measured on a (q, r, γ) grid.
 
-    The simulated cumulative errors of every (q, r) cell and every γ come
-    from one :func:`perfpriv.optimize.optimal_gamma_empirical` search (cells
-    batched and keyed by their coordinates, the γ of a cell sharing their
-    random numbers). Only grid points in Lemma 9's regime (:math:`C_1(γ) > 1` at
-    ``n0``) are kept.
+    The simulated errors come from one :func:`perfpriv.optimize.optimal_gamma_empirical` search over
+    the cells; only grid points in Lemma 9's regime (:math:`C_1(γ) > 1` at ``n0``) are kept.
 
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        The release; its levels are the grid of noise scales γ (a number or
-        a 1-D grid; its membership statistic ``None``: from ``conventions``).
+        Its levels are the γ grid (a number or a 1-D grid; statistic ``None``: from ``conventions``).
     users : perfpriv.behaviour.Memoryless
         Its cells are the (q, r) grid: e.g. ``Memoryless(q=qs[:, None], r=rs[None, :])``.
-    T, n0, trials : int
-        Horizon, initial population, runs per point.
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs and of the mean field; unset fields:
-        ``stop=1`` (a run down to one user stops: a lone user always leaks),
-        cap 20000, then the preset of ``conventions`` (floor 1; rounds after
-        a collapse scored by ``collapse="floor"``, ``"ran"`` under
-        ``"authors"``; see :func:`perfpriv.optimize.optimal_gamma_empirical`).
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed (each (q, r) cell is keyed by its coordinates).
+    T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (``trials`` runs per point; each (q, r) cell keyed by
+        its coordinates). The policy also clips the mean field; unset fields: ``stop=1``, cap 20000, then
+        the preset of ``conventions`` (as in :func:`perfpriv.optimize.optimal_gamma_empirical`).
     n_jobs : int, optional
         Workers over the cells; the result does not depend on it.
 
@@ -175,7 +155,6 @@ def lemma9_check(mechanism, users, *, T=10, n0=200, trials=5, policy=None, conve
                        pol.collapse, settings)
 
 
-# ---------------------------------------------------------------- cumulative error against γ
 @result
 class HorizonCurves(Result):
     r"""Cumulative error against γ: Lemma 9's bound, the mean field and simulation (:func:`horizon_curves`).
@@ -185,25 +164,18 @@ class HorizonCurves(Result):
     fine : numpy.ndarray, shape (F,)
         Dense γ grid of the theory curves.
     bound, growth, mean_field : numpy.ndarray, shape (F,)
-        Lemma 9's :math:`Ê_{\mathrm{total}}`, :math:`C_1(γ)` at :math:`N_0` (the bound is Lemma 9's only where
-        :math:`C_1 > 1`) and the mean-field cumulative error (cap, Algorithm 1's rounds).
+        Lemma 9's :math:`Ê_{\mathrm{total}}` (Lemma 9's only where :math:`C_1 > 1`), :math:`C_1(γ)` at
+        :math:`N_0` and the mean-field cumulative error (cap, Algorithm 1's rounds).
     gammas : numpy.ndarray, shape (G,)
         Grid of the simulated points.
-    simulated, se : numpy.ndarray, shape (G,)
-        Mean simulated cumulative error and its standard error (NaN without simulation).
-    gamma_empirical : float
-        Simulated γ* on ``gammas`` (NaN without simulation).
-    gamma_bound : float
-        γ* of Lemma 9's bound (:func:`perfpriv.optimize.optimal_gamma`).
-    gamma_mean_field : float
-        Minimizer of the mean-field curve on ``fine`` (the grid value).
-    gamma_c : float
-        Theorem 2's survival threshold at :math:`N_0`.
-    q, r, tau : float
-    T, n0 : int
-    collapse : str
-    settings : dict
-        Provenance: trials, d, R, seed, conventions, statistic, policy.
+    simulated, se, gamma_empirical : numpy.ndarray and float
+        Mean simulated cumulative error, its standard error (shape (G,)) and the simulated γ* on
+        ``gammas`` (NaN without simulation).
+    gamma_bound, gamma_mean_field, gamma_c : float
+        γ* of Lemma 9's bound (:func:`perfpriv.optimize.optimal_gamma`), the minimizer of the
+        mean-field curve on ``fine``, and Theorem 2's survival threshold at :math:`N_0`.
+    q, r, tau, T, n0, collapse, settings : float, int, str and dict
+        The model, the run sizes, the collapse scoring and the provenance (trials, d, R, seed, ...).
     """
 
     fine: np.ndarray
@@ -232,25 +204,14 @@ def horizon_curves(mechanism, users, *, T=10, n0=200, trials=5, policy=None, con
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release; its levels are the grid of the simulated points (a
-        number or a 1-D grid of noise scales; its membership statistic
-        ``None``: from ``conventions``).
-    users : perfpriv.behaviour.Memoryless
-        One leaving probability q and one joining probability r.
-    T, n0, trials : int
-        Horizon, initial population, runs per γ.
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs and of the mean field (unset fields as
-        in :func:`lemma9_check`: ``stop=1``, cap 20000, then the preset).
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed of the simulation (keyed by (q, r)).
+    mechanism, users, T, n0, trials, policy, conventions, seed
+        As in :func:`lemma9_check`, for one cell (one q, one r); the mechanism's levels are the
+        simulated points.
     empirical : bool
         Simulate Algorithm 1 (the slow part); theory only otherwise.
     fine : array_like, optional
-        Dense grid of the theory curves (default 40 values spanning the
-        mechanism's levels), in [1e-100, 1e100].
+        Dense grid of the theory curves (default 40 values spanning the mechanism's levels), in
+        [1e-100, 1e100].
 
     Returns
     -------
@@ -293,7 +254,6 @@ def horizon_curves(mechanism, users, *, T=10, n0=200, trials=5, policy=None, con
                          mechanism.tau, int(T), int(n0), pol.collapse, settings)
 
 
-# ---------------------------------------------------------------- Figs. 4-5
 @result
 class GammaStarMap(Result):
     r"""γ* over a (q, r) grid, from simulation and from theory (:func:`gamma_star_map`).
@@ -302,25 +262,22 @@ class GammaStarMap(Result):
 
     Attributes
     ----------
-    qs, rs : numpy.ndarray
+    qs, rs, tau, gammas : numpy.ndarray and float
+        The grid axes, τ and the grid of the empirical search.
     empirical : numpy.ndarray
         Grid-search γ* of the mean simulated cumulative error (NaN if not simulated).
     bound : numpy.ndarray
-        argmin of Lemma 9's :math:`Ê_{\mathrm{total}}` (unconstrained, as the authors' code; NaN if not in ``theory``).
+        argmin of Lemma 9's :math:`Ê_{\mathrm{total}}` (unconstrained, as the authors' code; NaN if not
+        in ``theory``).
     constrained : numpy.ndarray
         argmin over :math:`γ \ge γ_c` (Remark 3 read literally; NaN if r = 0 or not in ``theory``).
     mean_field : numpy.ndarray
-        argmin of the mean-field cumulative error (cap included, releases
-        indexed as in Algorithm 1; NaN if not in ``theory``).
-    tau : float
-    gammas : numpy.ndarray
-        Grid of the empirical search.
+        argmin of the mean-field cumulative error (cap, Algorithm 1's indexing; NaN if not in ``theory``).
     values, se : numpy.ndarray, shape (len(qs), len(rs), len(gammas))
-        The empirical objective (mean simulated cumulative error) and its
-        standard error (NaN if not simulated).
+        The empirical objective (mean simulated cumulative error) and its standard error (NaN if not
+        simulated).
     settings : dict
-        Provenance: T, n0, trials, d, R, cap, collapse, seed, conventions,
-        statistic, policy, theory.
+        Provenance: T, n0, trials, d, R, cap, collapse, seed, conventions, statistic, policy, theory.
     """
 
     qs: np.ndarray
@@ -359,57 +316,28 @@ def gamma_star_map(mechanism, users, *, T=10, n0=200, trials=5, policy=None, con
                    maps=MAPS, options=None) -> GammaStarMap:
     r"""γ* from simulation (grid search) and from theory (Remark 3) over a (q, r) grid (Figs. 4-5).
 
-    The empirical map is :func:`perfpriv.optimize.optimal_gamma_empirical`
-    on the grid's cells (every γ of a cell simulated in one batched engine
-    call, so they share their random numbers; each cell keyed by the root
-    seed and its own (q, r), so its value does not depend on the rest of the
-    grid, on the batches or on the workers). The theoretical maps are
-    :func:`perfpriv.optimize.optimal_gamma` with Lemma 9's bound
-    (``"bound"``, and ``"constrained"`` to :math:`γ \ge γ_c`) and with the
-    mean-field cumulative error (``"mean_field"``: the policy's cap,
-    Algorithm 1's round indexing).
+    The empirical map is :func:`perfpriv.optimize.optimal_gamma_empirical` on the grid's cells (each
+    keyed by its own (q, r)), the theoretical ones :func:`perfpriv.optimize.optimal_gamma` on Lemma 9's
+    bound or the mean field (see :class:`GammaStarMap`).
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        τ, d, R, μ, Σ and the membership statistic (``None``: from
-        ``conventions``); its noise scales are the empirical search's grid
-        (a number or a 1-D grid; none: 10 values on geomspace(0.2, 20)).
-    users : perfpriv.behaviour.Memoryless
-        The paper's users over the grid: ``Memoryless(q=qs[:, None], r=rs[None, :])``
-        (the maps have shape (len(qs), len(rs))).
-    T, n0, trials : int
-        Horizon, initial population, runs per (cell, γ).
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs; unset fields: ``stop=1``, cap 20000,
-        then the preset of ``conventions`` (rounds after a collapse scored
-        by ``collapse="floor"``, ``"ran"`` under ``"authors"``; see
-        :func:`perfpriv.optimize.optimal_gamma_empirical`). Its cap also
-        caps the mean-field map.
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed.
+    mechanism, users
+        As in :func:`lemma9_check` (a mechanism without noise scales: 10 values on geomspace(0.2, 20));
+        the users must form a grid, ``Memoryless(q=qs[:, None], r=rs[None, :])``.
+    T, n0, trials, policy, conventions, seed
+        As in :func:`lemma9_check`; the policy's cap also caps the mean-field map.
     maps : sequence of {"empirical", "bound", "constrained", "mean_field"}
-        Which maps to compute (the others are NaN; ``"empirical"``, the
-        simulation, is the slow part).
+        Which maps to compute (the others are NaN; ``"empirical"``, the simulation, is the slow part).
     options : perfpriv.sweep.Execution, optional
-        Workers and cells per batch (default 4) of the simulation; the
-        result does not depend on them. Its ``on_cells`` hears of the cells
-        as they finish, and its ``store`` (a mutable mapping) keeps the
-        finished cells: ``store[(tau, q, r)]`` holds the array ``[values, se]``
-        (shape (2, len(gammas))) of a cell. Cells found there are not
-        simulated again, and every newly simulated cell is put there as soon
-        as its batch finishes -- so that an interrupted map resumes where it
-        stopped (the command line keeps one file per cell). A stored array
-        of another shape is recomputed.
+        Workers and cells per batch (default 4); the result does not depend on them. ``on_cells``
+        hears of finished cells; ``store`` (a mutable mapping) keeps them as ``store[(tau, q, r)] =
+        [values, se]`` (shape (2, len(gammas))), stored as each batch finishes and not simulated
+        again: an interrupted map resumes where it stopped.
 
     Returns
     -------
     GammaStarMap
-
-    References
-    ----------
-    Paper, Lemma 9, Remark 3, Figs. 4-5.
 
     Examples
     --------
@@ -488,29 +416,21 @@ def _empirical_cells(mechanism, Q, Rr, search, store, on_cells):
     return values, se
 
 
-# ---------------------------------------------------------------- Theorem 4
 @result
 class PacCoverage(Result):
     r"""Empirical coverage of Theorem 4 at the round it prescribes (:func:`pac_coverage`).
 
     Attributes
     ----------
-    epsilons : numpy.ndarray
-        Target Mahalanobis errors ε.
-    rounds : numpy.ndarray
-        Theorem 4's number of rounds t(ε, δ).
-    coverage : numpy.ndarray
-        Fraction of runs with :math:`\|o_t - μ\|_{Σ^{-1}} \le ε` at that round (NaN where
-        it is beyond the simulated horizon).
+    epsilons, rounds : numpy.ndarray
+        Target Mahalanobis errors ε and Theorem 4's number of rounds t(ε, δ).
+    coverage, coverage_se : numpy.ndarray
+        Fraction of runs with :math:`\|o_t - μ\|_{Σ^{-1}} \le ε` at that round, and its binomial
+        standard error sqrt(c (1 − c) / trials) (NaN beyond the horizon).
     needed : numpy.ndarray
-        Smallest simulated round from which the empirical 1 − δ quantile of
-        the error stays below ε (NaN if never).
-    coverage_se : numpy.ndarray
-        Binomial standard error of ``coverage``, sqrt(c (1 − c) / trials) (NaN where ``coverage`` is).
-    delta : float
-    trials : int
-    settings : dict
-        Provenance: gamma, tau, q, r, T, n0, d, R, seed, conventions, statistic, policy.
+        Smallest round from which the empirical 1 − δ quantile of the error stays below ε (NaN if never).
+    delta, trials, settings : float, int and dict
+        The inputs and the provenance (gamma, tau, q, r, T, n0, d, R, seed, ...).
     """
 
     epsilons: np.ndarray
@@ -529,23 +449,13 @@ def pac_coverage(mechanism, users, *, epsilons=(1.0, 0.5, 0.3), delta=0.1, T=20,
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release, with one noise scale γ (Theorem 4 needs :math:`C_1(γ) > 1`;
-        its membership statistic ``None``: from ``conventions``).
-    users : perfpriv.behaviour.Memoryless
-        One leaving probability q and one joining probability r.
-    epsilons : sequence of float
-        Target radii ε.
-    delta : float
-        Failure probability δ.
-    T, n0, trials : int
-        Horizon, initial population, runs.
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs (unset fields: the preset of
-        ``conventions``, cap 20000).
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed; the runs are keyed by (γ, τ, q, r).
+    mechanism, users
+        As in :func:`perfpriv.experiments.theorem3_check`, with :math:`C_1(γ) > 1`.
+    epsilons, delta
+        Target radii ε (a sequence) and failure probability δ.
+    T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (unset policy fields: the preset of ``conventions``,
+        cap 20000); the runs are keyed by (γ, τ, q, r).
 
     Returns
     -------

@@ -24,10 +24,8 @@ class LeakFractions(Result):
 
     Attributes
     ----------
-    taus : numpy.ndarray, shape (K,)
-        Thresholds τ.
-    gammas : numpy.ndarray, shape (G,)
-        Noise scales γ.
+    taus, gammas : numpy.ndarray, shapes (K,) and (G,)
+        Thresholds τ and noise scales γ.
     p, se : numpy.ndarray, shape (G, K)
         Mean leak fraction over ``rounds`` independent rounds and its standard error.
     theory : numpy.ndarray, shape (G, K)
@@ -53,8 +51,7 @@ class LeakFractions(Result):
     def theory_at(self, taus) -> np.ndarray:
         """Lemma 8's :math:`p_τ(n, γ)` (eq. 11) at this result's n and noise scales, for thresholds ``taus``.
 
-        The data model, membership statistic and :math:`p_τ` options of the
-        simulated mechanism (:func:`perfpriv.leakage.marginal_leak_probability`).
+        Under the simulated mechanism's data model, statistic and :math:`p_τ` options.
 
         Parameters
         ----------
@@ -81,19 +78,13 @@ def _p_tau(mechanism, n, gammas, taus):
     """Lemma 8's :math:`p_τ` at every (γ, τ), shape (G, K): a resolved GaussianMean's data model and options."""
     options = mechanism.options()
     model = {k: options[k] for k in ("mu", "Sigma") if options[k] is not None}
-    if mechanism.leak_samples is not None:
-        model["samples"] = mechanism.leak_samples
     return np.asarray(leakage.marginal_leak_probability(n, gammas[:, None], tau=taus[None, :], d=mechanism.d,
                                                         R=mechanism.R, statistic=mechanism.statistic,
-                                                        method=mechanism.leak_method, seed=mechanism.leak_seed,
-                                                        **model).p, float)
+                                                        method=mechanism.leak, **model).p, float)
 
 
 def _check_population(n, conventions, mechanism):
-    """``n`` (a round's population, nobody joining) at most the population cap of ``conventions``, by name.
-
-    (Was the engine's "cap must be >= n0", naming neither ``n`` nor the function's own argument.)
-    """
+    """``n`` (a round's population, nobody joining) at most the population cap of ``conventions``, by name."""
     cap = mechanism_provenance(mechanism, conventions, n0=2)["policy"]["cap"]
     if cap is not None and n > cap:
         raise ValueError(f"n must be an integer in [2, {cap}] (the population cap of conventions="
@@ -116,36 +107,27 @@ def figure3a_simulation(mechanism, n, taus=None, *, rounds, conventions="paper",
                         options=None) -> LeakFractions:
     """Leak fraction of Algorithm 1 rounds at a fixed population N, against τ (the points of Fig. 3a).
 
-    For every τ, ``rounds`` independent one-round runs of Algorithm 1 with
-    q = r = 0 (nobody leaves or joins, so every round has exactly ``n``
-    records) are simulated for all γ at once (one
-    :func:`perfpriv.engine.simulate` call with a grid of levels, so the γ
-    share their random numbers); the mean fraction of leaked records
-    estimates Lemma 8's :math:`p_τ(n, γ)` (eq. 11).
+    For every τ, ``rounds`` one-round runs of Algorithm 1 with q = r = 0 (every round has exactly ``n``
+    records) are simulated for all γ in one :func:`perfpriv.engine.simulate` call (common random
+    numbers); the mean fraction of leaked records estimates Lemma 8's :math:`p_τ(n, γ)` (eq. 11).
 
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        Its levels are the noise scales γ (a number or a 1-D grid), its data
-        model (d, R; the paper's d = 12, R = 10, μ = 0, Σ = I), membership
-        statistic (``None``: from ``conventions``) and :math:`p_τ` options
-        (for ``LeakFractions.theory``) the model simulated; its threshold
-        τ is the one simulated unless ``taus`` is given.
+        The model simulated (the paper's: d = 12, R = 10, μ = 0, Σ = I): its levels are the γ (a
+        number or a 1-D grid), its τ the threshold unless ``taus`` is given.
     n : int
         Population N, from 2 to the population cap (20000; 100 in the paper's caption).
     taus : array_like, optional
         Thresholds τ > 0, each replacing the mechanism's (default: the mechanism's τ alone).
     rounds : int
         Rounds per (γ, τ), >= 2.
-    conventions : {"paper", "authors"}
-        The paper's text or the authors' code (the exact statistic).
-    seed : None, int, SeedSequence or Generator
-        Root seed; each τ is keyed by its value (:func:`perfpriv.sweep.map_grid`).
+    conventions, seed
+        As in :func:`perfpriv.engine.simulate`; each τ is keyed by its value
+        (:func:`perfpriv.sweep.map_grid`).
     options : perfpriv.sweep.Execution, optional
-        Workers over the τ values and a callback ``on_cells``, called in the
-        calling process with 1 as each τ is finished (a progress count, or a
-        place where the command line stops cleanly); default: joblib's
-        default workers, no progress bar. The result does not depend on them.
+        Workers over the τ values and an ``on_cells`` callback, called with 1 as each τ is
+        finished (default: joblib's workers, no progress bar); the result does not depend on them.
 
     Returns
     -------
@@ -227,18 +209,15 @@ def leak_dispersion(gamma, *, tau, n=1000, trials=400, d=12, R=10.0, statistic=N
 
     Parameters
     ----------
-    gamma : float
-        Noise scale γ > 0.
-    tau : float
-        Threshold τ > 0 (keyword-only).
+    gamma, tau : float
+        Noise scale γ > 0 and threshold τ > 0.
     n : int
         Population of the round, from 2 to the population cap (20000).
     trials : int
         Simulated rounds, >= 3.
-    d, R, statistic, conventions
-        Data model, membership statistic (``None``: from ``conventions``).
-    seed : None, int, SeedSequence or Generator
-        Root seed; the run is keyed by (γ, τ, n).
+    d, R, statistic, conventions, seed
+        As in :class:`perfpriv.gaussian.GaussianMean` and :func:`perfpriv.engine.simulate`; the run is
+        keyed by (γ, τ, n).
 
     Returns
     -------
@@ -279,20 +258,16 @@ class ExactFloorCheck(Result):
 
     Attributes
     ----------
-    ns : numpy.ndarray of int, shape (K,)
-        Populations N.
-    taus : numpy.ndarray, shape (J,)
-        Thresholds τ.
+    ns, taus : numpy.ndarray, shapes (K,) and (J,)
+        Populations N (integers) and thresholds τ.
     p, se : numpy.ndarray, shape (J, K)
         Mean leak fraction over ``rounds`` independent rounds and its standard error.
     floor : numpy.ndarray, shape (J, K)
         :func:`perfpriv.leakage.exact_leak_floor`, the γ → ∞ limit of the leak probability.
     theory : numpy.ndarray, shape (J, K)
         Lemma 8's :math:`p_τ` at ``gamma`` under the exact statistic (quadrature).
-    gamma : float
-        The noise scale of the simulated rounds.
-    rounds : int
-        Rounds per (τ, N).
+    gamma, rounds : float, int
+        The noise scale of the simulated rounds, and rounds per (τ, N).
     settings : dict
         Provenance: d, R, seed, conventions, statistic, policy.
     """
@@ -325,22 +300,15 @@ def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0,
                       n_jobs=None) -> ExactFloorCheck:
     r"""Simulated leak fractions at a huge γ under the exact statistic, against its closed-form floor.
 
-    Under ``statistic="exact"`` the leak probability does not vanish as
-    γ → ∞ when :math:`N < 1/(1 - e^{-2τ/d}) \approx d/(2τ)`: it tends to
-    :func:`perfpriv.leakage.exact_leak_floor`. At a huge γ the shared term
-    :math:`-\|η\|^{2}/(2γ^{2})` of Λ dominates every record's own terms, so a round leaks
-    all its records or none (when the noise happened to be small, the
-    release is too precise to come from N − 1 records): the leak fraction of
-    a round is close to 0 or 1, and its mean over ``rounds`` independent
-    one-round runs (q = r = 0) estimates the floor with a standard error of
-    about sqrt(floor (1 − floor)/rounds).
+    At a huge γ the shared term :math:`-\|η\|^{2}/(2γ^{2})` of Λ dominates every record's own terms,
+    so a round leaks all its records or none: the mean leak fraction of ``rounds`` independent one-round
+    runs (q = r = 0) estimates :func:`perfpriv.leakage.exact_leak_floor` with a standard error of about
+    sqrt(floor (1 − floor)/rounds).
 
     Parameters
     ----------
-    ns : array_like of int
-        Populations N >= 2.
-    taus : array_like
-        Thresholds τ > 0.
+    ns, taus : array_like
+        Populations N >= 2 (whole numbers) and thresholds τ > 0.
     gamma : float
         Noise scale of the simulated rounds (large: γ = 1e4 leaves Λ within
         ~1e-8 of its limit at the paper's d and R).
@@ -348,10 +316,9 @@ def exact_floor_check(ns, *, taus=(0.02,), gamma=1e4, rounds=2000, d=12, R=10.0,
         Independent rounds per (τ, N), >= 2.
     d, R : int, float
         Dimension and clipping radius (12 and 10 in the paper).
-    seed : None, int, SeedSequence or Generator
-        Root seed; each N is keyed by its value (the τ of one N share its rounds).
-    n_jobs : int, optional
-        Workers over the populations; the result does not depend on it.
+    seed, n_jobs
+        Root seed (each N keyed by its value; the τ of one N share its rounds) and workers over the
+        populations, on which the result does not depend.
 
     Returns
     -------

@@ -1,8 +1,4 @@
-"""Experiments of the privacy-schedules chapter: schedules compared by simulation, and where they help.
-
-Beyond the paper (its §5 suggests time-varying privacy). The optimizers
-are in :mod:`perfpriv.optimize`; the families in :mod:`perfpriv.schedules`.
-"""
+"""Experiments of the privacy-schedules chapter (beyond the paper; its §5 suggests time-varying privacy)."""
 
 from __future__ import annotations
 
@@ -26,30 +22,19 @@ class ScheduleComparison(Result):
 
     Attributes
     ----------
-    names : tuple of str
-        Schedule names, in the order given.
-    schedules : numpy.ndarray, shape (K, T)
-        The schedules (γ or ε per round).
-    mean_field : numpy.ndarray, shape (K,)
-        Mean-field regret of each schedule (the cumulative error of
-        :func:`perfpriv.engine.mean_field`, Algorithm 1's indexing).
-    simulated : numpy.ndarray, shape (K,)
-        Mean over trials of the simulated regret (sum over rounds of the
-        realized squared error).
+    names, schedules : tuple of str, numpy.ndarray
+        Schedule names in the order given, and the schedules (γ or ε per round; shape (K, T)).
+    mean_field, simulated : numpy.ndarray, shape (K,)
+        Mean-field regret of each schedule (:func:`perfpriv.engine.mean_field`'s cumulative error) and
+        mean over trials of the simulated regret.
     se : numpy.ndarray, shape (K,)
         Its standard error (NaN from one trial).
     difference, difference_se : numpy.ndarray, shape (K,)
-        Simulated regret minus that of ``reference``, averaged over paired
-        trials (all schedules simulated together, sharing their random numbers
-        round by round), and its standard error (NaN from one trial).
-    reference : str
-        Name of the reference schedule.
-    trials : int
-        Simulated runs per schedule.
-    settings : dict
-        Provenance: q, r, rule, n0, seed, the mechanism template, conventions,
-        policy, and the mechanism's resolved options (statistic and draw, or
-        clip_estimate).
+        Simulated regret minus that of ``reference``, over paired trials, and its standard error (NaN
+        from one trial).
+    reference, trials, settings : str, int and dict
+        The inputs and the provenance: q, r, rule, n0, seed, the mechanism template, conventions,
+        policy, and the mechanism's resolved options (statistic and draw, or clip_estimate).
     """
 
     names: tuple
@@ -98,49 +83,29 @@ def compare_schedules(schedules, mechanism, users, *, n0, trials=100, reference=
                       conventions="paper", seed=None):
     r"""Mean-field and simulated regret of named privacy schedules (Algorithm 1 or randomized response).
 
-    All schedules are simulated in one :func:`perfpriv.engine.simulate` call
-    (a grid of :class:`perfpriv.engine.Schedule` rows): they share their
-    random numbers round by round (the :math:`μ_t` path of randomized
-    response included), so the differences between schedules are measured
-    over paired trials. A run's regret is the sum over the T rounds of the
-    squared error of its releases (Mahalanobis for the Gaussian mechanism,
-    :math:`(\hat μ_t - μ_t)^{2}` for randomized response); the mean field is
-    :func:`perfpriv.engine.mean_field`'s cumulative error of the schedule
-    (Algorithm 1's indexing).
-
-    Under the Gaussian mechanism a run whose population falls to one user
-    stops (a lone user always leaks, so it never recovers), as in the γ*
-    search of :func:`perfpriv.optimize.optimal_gamma_empirical`, and its
-    remaining rounds are scored by the policy's ``collapse``: ``"floor"``
-    (the paper's preset) charges each the expected error of a one-record
-    release at that round's γ, :math:`γ_t^{2} \mathrm{Tr} Σ^{-1} + d` -- what
-    the mean field's floor of one user charges, so the two columns compare
-    like with like; ``"repeat"`` repeats the last release's error (the
-    platform keeps serving it).
+    All schedules run in one :func:`perfpriv.engine.simulate` call (rows of a
+    :class:`perfpriv.engine.Schedule`) and share their random numbers round by round (the :math:`μ_t`
+    path included): differences are over paired trials. A run's regret is the sum over the T rounds
+    of its releases' squared error (Mahalanobis, or :math:`(\hat μ_t - μ_t)^{2}`). Under the Gaussian
+    mechanism a run down to one user stops (a lone user always leaks) and its remaining rounds are
+    scored by the policy's ``collapse`` (the paper's preset ``"floor"``: a one-record release at that
+    round's γ, :math:`γ_t^{2} \mathrm{Tr} Σ^{-1} + d`, as the mean field's floor of one user).
 
     Parameters
     ----------
     schedules : dict of str to array_like
-        Name -> schedule (:math:`γ_1..γ_T` or :math:`ε_1..ε_T`, all of one
-        length T; ``np.inf`` is ε without privacy).
+        Name -> schedule (:math:`γ_1..γ_T` or :math:`ε_1..ε_T`, all of one length T; ``np.inf`` is ε
+        without privacy).
     mechanism : perfpriv.gaussian.GaussianMean or perfpriv.bernoulli.RandomizedResponse
-        The release (data model, membership statistic or law of :math:`μ_t`);
-        its own level, if any, is a template replaced by the schedules.
+        The model; its own level, if any, is a template replaced by the schedules.
     users : perfpriv.behaviour.Memoryless
         One leaving probability q and one joining probability r (either rule).
-    n0 : int
-        :math:`N_0 \ge 2`.
-    trials : int
-        Simulated runs (>= 2 for standard errors).
+    n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (:math:`N_0 \ge 2`; ``trials`` >= 2 for standard
+        errors). The policy also clips the mean field; unset fields: cap 20000, ``stop=1`` under
+        the Gaussian mechanism, then the preset of ``conventions``.
     reference : str, optional
         Schedule the differences are taken against (default: the first).
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the runs and of the mean field. Unset fields:
-        cap 20000, ``stop=1`` under the Gaussian mechanism, then the preset
-        of ``conventions``.
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed of the simulation.
 
     Returns
     -------
@@ -188,19 +153,14 @@ class GainMap(Result):
 
     Attributes
     ----------
-    qs, rs : numpy.ndarray
-        Grid axes.
+    qs, rs, T, settings : numpy.ndarray, int and dict
+        Grid axes, horizon and provenance (the mechanism, n0, family, policy, bracket, search settings).
     gain : numpy.ndarray, shape (len(qs), len(rs))
         1 − regret(optimal schedule) / regret(best constant).
-    constant : numpy.ndarray
-        γ* (or ε*) of each cell.
-    first, last : numpy.ndarray
-        First and last value of the optimal schedule in each cell.
-    T : int
+    constant, first, last : numpy.ndarray
+        γ* (or ε*) of each cell, and the first and last value of its optimal schedule.
     tau : float
         NaN for the Bernoulli model.
-    settings : dict
-        Provenance: the mechanism, n0, family, policy, bracket and search settings.
     """
 
     qs: np.ndarray
@@ -215,10 +175,7 @@ class GainMap(Result):
 
 
 def _gain_cells(q, r, *, keys, mechanism, T, n0, search):
-    """Gain, best constant, first and last level of the optimal schedule of each cell: (cells, 4).
-
-    The schedule search is deterministic: the cells' ``keys`` are not used.
-    """
+    """Gain, best constant, first and last level of each cell's optimal schedule (``keys`` unused)."""
     out = []
     for qi, ri in zip(q.tolist(), r.tolist()):
         res = optimize.optimal_schedule(mechanism, Memoryless(q=qi, r=ri), T=T, n0=n0, **search)
@@ -232,18 +189,14 @@ def gain_map(mechanism, qs, rs, *, T, n0, family="free", policy=None, bracket=No
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean or perfpriv.bernoulli.RandomizedResponse
-        The mechanism whose schedules :func:`perfpriv.optimize.optimal_schedule`
-        searches (its own level is a template, replaced by the search). The
-        Gaussian mechanism is searched with ``starts="constant"`` and
-        ``polish=0`` (the fast setting) unless ``search`` says otherwise.
+        The model (its own level is a template); the Gaussian mechanism is searched with
+        ``starts="constant"`` and ``polish=0`` (the fast setting) unless ``search`` says otherwise.
         The users of every cell are the paper's (rule "leak").
     qs, rs : array_like
         Values of q and r (1-D).
-    T, n0
-        Horizon and initial population.
-    family, policy, bracket, search
-        As in :func:`perfpriv.optimize.optimal_schedule` (the policy's cap
-        and floor clip the mean field; unset: cap 20000, floor 1).
+    T, n0, family, policy, bracket, search
+        As in :func:`perfpriv.optimize.optimal_schedule` (the policy's cap and floor clip the mean
+        field; unset: cap 20000, floor 1).
     n_jobs : int, optional
         Workers over the cells (:func:`perfpriv.sweep.map_grid`); deterministic.
 

@@ -19,43 +19,31 @@ __all__ = ["GrowthCurves", "growth_curves", "Theorem3Check", "theorem3_check", "
 UNCAPPED = 1e8
 
 
-# ---------------------------------------------------------------- growth curves
 @result
 class GrowthCurves(Result):
     """Growth factor C(γ) from eq. 13 and from Algorithm 1 (:func:`growth_curves`).
 
     Attributes
     ----------
-    gammas : numpy.ndarray, shape (G,)
-    taus : numpy.ndarray, shape (K,)
+    gammas, taus : numpy.ndarray, shapes (G,) and (K,)
     theory : numpy.ndarray, shape (K, G)
         :math:`1 + r - (q + r) p_τ` at the initial population ``n0`` (eq. 13).
     empirical : numpy.ndarray, shape (K, G)
-        Mean observed ratio :math:`N_t / N_{t-1}` (first round only, or every round
-        that ran, see ``ratio``).
+        Mean observed ratio :math:`N_t / N_{t-1}` (first round only, or every round that ran: ``ratio``).
     spread : numpy.ndarray, shape (K, G)
         Standard deviation of the observed ratios.
     se : numpy.ndarray, shape (K, G)
-        Standard error of ``empirical`` (sample standard deviation over the
-        square root of the number of ratios; ratios of one run are treated
-        as independent; NaN from a single ratio).
+        Standard error of ``empirical`` (ratios of one run treated as independent; NaN from a single
+        ratio).
     path_theory : numpy.ndarray, shape (K, G)
-        Mean of eq. 13's :math:`C(N_{t-1})` over the same ratios, each at the
-        population its round started from (equal to ``theory`` with
-        ``ratio="first"``). Without a floor each ratio has conditional mean
-        exactly :math:`C(N_{t-1})` (Lemma 8), so ``empirical - path_theory`` is zero
-        up to Monte Carlo error as long as the cap does not bind (a round
-        that starts at the cap has a ratio of at most one).
+        Mean of eq. 13's :math:`C(N_{t-1})` over the same ratios (``theory`` with ``ratio="first"``):
+        without a floor, the conditional mean of each ratio (Lemma 8), so ``empirical - path_theory``
+        is zero up to Monte Carlo error while the cap does not bind.
     residual_se : numpy.ndarray, shape (K, G)
-        Standard error of ``empirical - path_theory`` (the residuals
-        :math:`N_t/N_{t-1} - C(N_{t-1})` are martingale differences, hence
-        uncorrelated: this standard error needs no independence between
-        the rounds of a run; NaN from a single ratio).
-    q, r : float
-    n0, T : int
-    ratio : str
-    settings : dict
-        Provenance: trials, d, R, seed, conventions, statistic, policy.
+        Standard error of ``empirical - path_theory`` (the residuals :math:`N_t/N_{t-1} - C(N_{t-1})`
+        are martingale differences: no independence between rounds needed; NaN from a single ratio).
+    q, r, n0, T, ratio, settings : float, int, str and dict
+        The inputs and the provenance (trials, d, R, seed, conventions, statistic, policy).
     """
 
     gammas: np.ndarray
@@ -77,8 +65,7 @@ class GrowthCurves(Result):
 def _growth_cells(tau, *, keys, mechanisms, users, T, n0, trials, conventions, policy):
     """Simulated growth ratios against eq. 13 along their own paths, one τ per cell: (cells, 5, G).
 
-    Rows: mean ratio, spread, standard error, mean of :math:`C(N_{t-1})` over the same
-    ratios, standard error of the mean residual ratio − :math:`C(N_{t-1})`.
+    Rows: :class:`GrowthCurves`' ``empirical``, ``spread``, ``se``, ``path_theory`` and ``residual_se``.
     """
     out = []
     for i, t in enumerate(np.atleast_1d(tau)):
@@ -132,51 +119,25 @@ def growth_curves(mechanisms, users, *, n0=1000, T=1, trials=5, ratio="first", p
 
     Parameters
     ----------
-    mechanisms : perfpriv.gaussian.GaussianMean or list of them
-        One curve each: its levels are the γ grid of the curve (the same
-        grid for every mechanism), its threshold τ (distinct across the
-        mechanisms), data model and membership statistic (``None``: from
-        ``conventions``) the model simulated.
-    users : perfpriv.behaviour.Memoryless
-        One leaving probability q of a leaked record and one joining probability r.
-    n0 : int
-        Initial population :math:`N_0`; the theory curve is C evaluated at N = n0.
-    T : int
-        Rounds simulated with ``ratio="rounds"`` (``"first"`` simulates one).
-    trials : int
-        Independent runs per (τ, γ).
+    mechanisms, users
+        A :class:`perfpriv.gaussian.GaussianMean` per curve (distinct τ, one common γ grid; statistic
+        ``None``: from ``conventions``), and the paper's users with one q and one r.
+    n0, T, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate`: the theory curve is C at N = n0; T rounds run only
+        with ``ratio="rounds"``; ``trials`` runs per (τ, γ); each τ is keyed by its value. Unset
+        policy fields: cap 20000, ``stop=1`` (as the authors' code) and floor 0 under ``"paper"``
+        (Lemma 8's unfloored :math:`N_t`: emptying the platform is the ratio 0), 1 under
+        ``"authors"``, which raises the expected ratio by :math:`P(N_t = 0 \mid N_{t-1})/N_{t-1}`.
     ratio : {"first", "rounds"}
-        ``"first"``: the observed ratio is :math:`N_1/N_0`, whose mean is exactly C at
-        n0 (Lemma 8); ``"rounds"``: every ratio :math:`N_t/N_{t-1}` of the rounds that
-        ran, as in the authors' experiment code (mixes populations of all sizes
-        the run went through, cap included; a run down to one user stops
-        there, as theirs does, so frozen lone-user rounds do not count).
-    policy : perfpriv.engine.Policy, optional
-        Population policy. Its unset fields are the cap of 20000, a trial
-        stopped once it is down to N <= 1 user (``stop=1``, as the authors'
-        code), and the floor below. The paper's text states no floor for
-        Fig. 3, and Lemma 8 gives the mean of the unfloored :math:`N_t`, so
-        under ``"paper"`` the floor is 0: a round that empties the platform
-        counts as the ratio 0. The authors' code floors at one user
-        (``"authors"``: floor 1), which turns that ratio into :math:`1/N_{t-1}`
-        and raises the expected ratio of a round by
-        :math:`P(N_t = 0 \mid N_{t-1})/N_{t-1}` (see ``path_theory``).
-    conventions : {"paper", "authors"}
-        The paper's text or the authors' code (exact statistic, population
-        floored at one user).
-    seed : None, int, SeedSequence or Generator
-        Root seed; each τ is keyed by its value, and all γ of one τ share
-        their random numbers (one engine call with a grid of levels).
+        ``"first"``: the ratio :math:`N_1/N_0`, whose mean is exactly C at n0 (Lemma 8); ``"rounds"``:
+        every ratio :math:`N_t/N_{t-1}` of the rounds that ran, as in the authors' code (all sizes the
+        run went through, cap included; a run down to one user stops there).
     n_jobs : int, optional
         Workers over the τ values; the result does not depend on it.
 
     Returns
     -------
     GrowthCurves
-
-    References
-    ----------
-    Paper, Lemma 8, eq. 13, Figs. 3b-3c.
 
     Examples
     --------
@@ -207,33 +168,26 @@ def growth_curves(mechanisms, users, *, n0=1000, T=1, trials=5, ratio="first", p
     return GrowthCurves(gammas, taus, theory, emp, spread, se, path, res_se, q, r, n0, T_run, ratio, settings)
 
 
-# ---------------------------------------------------------------- Theorem 3
 @result
 class Theorem3Check(Result):
     r"""Simulated :math:`\mathbb{E}[1/N_t \mid N_{t-1} = n]` against the two bounds of Theorem 3 (:func:`theorem3_check`).
 
-    Every array is indexed by the population sizes ``sizes`` (values of
-    :math:`N_{t-1}`). The bounds are on the inverse population; multiply by
-    :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` for the error bounds of eq. 15.
+    Arrays are indexed by ``sizes`` (values of :math:`N_{t-1}`). The bounds are on the inverse
+    population; times :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` they are the error bounds of eq. 15.
 
     Attributes
     ----------
     sizes : numpy.ndarray of int
-    inverse : numpy.ndarray
-        Monte Carlo mean of :math:`1 / \max(N_t, 1)`.
-    se : numpy.ndarray
-        Its standard error.
-    lower, upper : numpy.ndarray
-        1 / (C n) and κ / (C n), with C the growth factor at n.
-    growth : numpy.ndarray
-        C at each n.
+    inverse, se : numpy.ndarray
+        Monte Carlo mean of :math:`1 / \max(N_t, 1)` and its standard error.
+    lower, upper, growth : numpy.ndarray
+        1 / (C n) and κ / (C n), with C the growth factor at n (``growth``).
     below_range : numpy.ndarray
         Fraction of runs whose ratio :math:`N_t / n` fell outside [1 − q, 1 + r].
     holds_lower, holds_upper : numpy.ndarray of bool
         Whether each bound holds beyond Monte Carlo noise (4.5 standard errors).
-    gamma, tau, q, r, kappa : float
-    settings : dict
-        Provenance: trials, d, R, seed, conventions, statistic, policy.
+    gamma, tau, q, r, kappa, settings : float and dict
+        The model, Theorem 3's κ and the provenance (trials, d, R, seed, conventions, statistic, policy).
     """
 
     sizes: np.ndarray
@@ -274,30 +228,19 @@ def theorem3_check(mechanism, users, *, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
                    seed=0, n_jobs=None) -> Theorem3Check:
     r"""Compare Theorem 3's bounds with one simulated round of Algorithm 1 from :math:`N_{t-1} = n`.
 
-    Theorem 3 bounds the expected error of round t by
-    :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/(C n)` below (Jensen) and :math:`κ_{q,r}` times that above
-    (Kantorovich, assuming :math:`N_t / N_{t-1}` in [1 − q, 1 + r]); both come from
-    bounds on :math:`\mathbb{E}[1/N_t \mid N_{t-1} = n]`, which this checks by simulation. The
-    bounds are :func:`perfpriv.dynamics.error_bounds` divided by the
-    one-record error :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d`. The round runs
-    without a cap or a floor: :math:`N_t` as drawn.
+    Theorem 3 bounds :math:`\mathbb{E}[1/N_t \mid N_{t-1} = n]` below by 1/(C n) (Jensen) and above by
+    :math:`κ_{q,r}` times that (Kantorovich, assuming :math:`N_t / N_{t-1}` in [1 − q, 1 + r]):
+    :func:`perfpriv.dynamics.error_bounds` over the one-record error. The round has no cap or floor.
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release, with one noise scale γ (its membership statistic
-        ``None``: from ``conventions``).
-    users : perfpriv.behaviour.Memoryless
-        One leaving probability q and one joining probability r.
+    mechanism, users
+        A :class:`perfpriv.gaussian.GaussianMean` with one noise scale γ (statistic ``None``: from
+        ``conventions``) and a :class:`perfpriv.behaviour.Memoryless` with one q and one r.
     sizes : sequence of int
-        Values n of :math:`N_{t-1}` (at least 2; n x d at most 2**29, the records
-        one call may hold).
-    trials : int
-        Simulated rounds per size.
-    conventions : {"paper", "authors"}
-        Resolves the membership statistic when the mechanism leaves it open.
-    seed : None, int, SeedSequence or Generator
-        Root seed; each size is keyed by n.
+        Values n of :math:`N_{t-1}` (at least 2; n x d at most 2**29, the records one call may hold).
+    trials, conventions, seed
+        As in :func:`perfpriv.engine.simulate`: rounds per size; each size is keyed by n.
     n_jobs : int, optional
         Workers over the sizes; the result does not depend on it.
 
@@ -323,8 +266,7 @@ def theorem3_check(mechanism, users, *, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
     if sizes.ndim != 1:
         raise ValueError(f"sizes must be a 1-D sequence of populations; got an array of shape {sizes.shape}")
     d = mechanism.d
-    # a round draws the n records of its largest size: refused up front, by name (was numpy's or the
-    # compiled kernel's allocation failure)
+    # a round draws the n records of its largest size: refused up front, by name
     check_array_size("the records of a round at the largest size (n x d values)", sizes=float(sizes.max()), d=d)
     trials = check_int("trials", trials, low=2)
     prov = mechanism_provenance(mechanism, conventions, n0=int(sizes.min()))
@@ -343,7 +285,6 @@ def theorem3_check(mechanism, users, *, sizes=(2, 3, 5, 10, 30, 100, 300, 1000),
                          settings)
 
 
-# ---------------------------------------------------------------- mean-field paths
 @result
 class MeanFieldPaths(Result):
     r"""Mean-field populations with and without the cap, :math:`C_t` along them, and :math:`p_τ` against N.
@@ -360,10 +301,8 @@ class MeanFieldPaths(Result):
         Populations of simulated runs of Algorithm 1 (empty when ``trials=0``).
     sizes, p : numpy.ndarray
         Population sizes and the marginal leak probability :math:`p_τ` at each (Lemma 8).
-    gamma, tau, q, r : float
-    cap : int
-    settings : dict
-        Provenance: T, n0, d, R, trials, seed, conventions, statistic, policy.
+    gamma, tau, q, r, cap, settings : float, int and dict
+        The model, the cap and the provenance (T, n0, d, R, trials, seed, ...).
     """
 
     free: np.ndarray
@@ -387,22 +326,12 @@ def mean_field_paths(mechanism, users, *, T=20, n0=1000, policy=None, trials=5, 
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        The release, with one noise scale γ (its membership statistic
-        ``None``: from ``conventions``).
-    users : perfpriv.behaviour.Memoryless
-        One leaving probability q and one joining probability r.
-    T, n0 : int
-        Horizon and :math:`N_0`.
-    policy : perfpriv.engine.Policy, optional
-        Population policy of the capped path and of the simulated runs
-        (unset fields: the preset of ``conventions``, cap 20000 and floor 1).
-        The other path has no cap (it stops at :data:`UNCAPPED`).
-    trials : int
-        Simulated runs of Algorithm 1 drawn beside the mean field (0: none).
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence or Generator
-        Root seed; the runs are keyed by (γ, τ, q, r).
+    mechanism, users
+        As in :func:`theorem3_check`.
+    T, n0, policy, trials, conventions, seed
+        As in :func:`perfpriv.engine.simulate`; the policy (unset fields: the preset of
+        ``conventions``, cap 20000 and floor 1) governs the capped path and the runs, the other path
+        has no cap (it stops at :data:`UNCAPPED`); ``trials=0``: no runs; runs keyed by (γ, τ, q, r).
     sizes : array_like of int, optional
         Populations N >= 2 of the :math:`p_τ` curve (default 9 values from 10 to 1e5).
 

@@ -6,8 +6,7 @@
   (Lemma 9's bound or the mean field) and :func:`optimal_gamma_empirical`
   (grid search over simulated cumulative errors);
 * schedules (one level per round, §5): :func:`optimal_schedule`, for either
-  mechanism and a family of schedules (free, two-phase or geometric).
-
+  mechanism and a family of schedules (free, two-phase or geometric);
 * any mechanism, any behaviour: :func:`level_search`, the best of a
   mechanism's own levels for every cell of a behaviour, by simulation or
   mean field (the ε* and γ* searches score their cells with it).

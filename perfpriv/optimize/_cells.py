@@ -1,15 +1,9 @@
 """The cells of a heatmap search: every cell of a behaviour searched in batches, each with its own key.
 
-Shared by the simulated ε* and γ* searches. A search receives the users of
-a whole map (a behaviour whose parameters are arrays of cells, e.g.
-``Memoryless(q=Q, r=R)`` over a meshgrid), gives every cell its key
-(:func:`perfpriv.engine.cell_keys`: the root seed and the cell's own
-coordinates), and runs the cells in batches through
-:func:`perfpriv.sweep.map_grid`, each batch one call of
-:func:`perfpriv.optimize.level_search` on the behaviour's cells of that
-batch (:meth:`perfpriv.behaviour.Behaviour.take`). A cell's numbers are
-those it gets alone: they do not depend on the map around it, on the batch
-size or on the workers.
+Shared by the simulated ε* and γ* searches: every cell of the users is keyed
+by :func:`perfpriv.engine.cell_keys`, and :func:`perfpriv.sweep.map_grid` runs
+batches of cells (:meth:`perfpriv.behaviour.Behaviour.take`), each one call of
+:func:`perfpriv.optimize.level_search`: a cell's numbers are those it gets alone.
 """
 
 from __future__ import annotations
@@ -50,23 +44,9 @@ def _batch(cell, *, keys, mechanism, users, search):
 def search_cells(mechanism, users, *, seed, options, **search):
     """Mean score and its standard error of every level for every cell of ``users``, cell by cell keyed.
 
-    Parameters
-    ----------
-    mechanism : perfpriv.engine.Mechanism
-        With its candidate levels (L of them).
-    users : perfpriv.behaviour.Behaviour
-        The map's cells.
-    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        Root seed, or one key per cell (:func:`perfpriv.engine.cell_keys`).
-    options : perfpriv.sweep.Execution
-        Batches and workers.
-    **search
-        Passed to :func:`perfpriv.optimize.level_search` (T, n0, trials, score, policy, conventions).
-
-    Returns
-    -------
-    values, se : numpy.ndarray
-        Shape ``users.shape + (L,)``.
+    ``mechanism`` holds the L candidate levels, ``seed`` is the root seed or one key per cell,
+    ``options`` an Execution and ``**search`` goes to :func:`perfpriv.optimize.level_search`.
+    Returns ``values, se`` of shape ``users.shape + (L,)``.
     """
     shape = tuple(users.shape)
     # a one-cell map is keyed by its coordinates too (as a cell of a larger map would be)

@@ -1,27 +1,11 @@
 r"""The privacy budget ε* that minimizes the final-horizon error (paper Figs. 2 and 7).
 
-For a leaving rate ``q`` and a recruiting rate ``r``, a small ε adds noise to
-every answer but keeps users (few leaks); a large ε gives clean answers from
-a population that may be shrinking. :func:`optimal_epsilon` finds, on the
-grid of ε values a :class:`perfpriv.bernoulli.RandomizedResponse` holds, the
-one with the smallest mean (over trials) squared error
-:math:`(\hat μ_T - μ_T)^{2}` at the final round T by simulation;
-:func:`mean_field_optimal_epsilon` does the same with the mean-field error
-(theory, which the paper does not show). Both give one ε* per cell of the
-users (for example ``Memoryless(q=Q, r=R)`` over a meshgrid, for the maps of
-Figs. 2 and 7).
-
-Defaults follow the paper's ε* maps (``perfpriv.cli.SCALES["paper"]``): T = 200,
-n0 = 400, 10 trials, cap 20000 (the paper's :math:`μ_t \sim \mathrm{Uniform}(0.5, 1)` is the
-mechanism's ``mu=(0.5, 1.0)``).
-
-Cells are simulated in batches by :func:`perfpriv.engine.simulate`, each
-with its own key from the root seed and its coordinates
-(:func:`perfpriv.engine.cell_keys`): a cell's numbers do not depend on the
-other cells, on the batch size, on ``n_jobs`` or on the joblib backend,
-and they are those of ``engine.simulate(mechanism, Memoryless(q=q, r=r),
-..., seed=perfpriv.keyed.cell_key(seed, q, r))`` (common random numbers
-across ε, including the :math:`μ_t` path).
+A small ε adds noise to every answer but keeps users (few leaks); a large ε gives clean answers from
+a population that may be shrinking. :func:`optimal_epsilon` (simulation) and
+:func:`mean_field_optimal_epsilon` (theory, which the paper does not show) pick the best ε of a
+:class:`perfpriv.bernoulli.RandomizedResponse` grid per cell of the users. Defaults follow the
+paper's ε* maps (``perfpriv.cli.SCALES["paper"]``): T = 200, n0 = 400, 10 trials, cap 20000, and
+:math:`μ_t \sim \mathrm{Uniform}(0.5, 1)` is the mechanism's ``mu=(0.5, 1.0)``.
 """
 
 from __future__ import annotations
@@ -46,11 +30,10 @@ class EpsilonOptimum:
     Attributes
     ----------
     epsilon : float or numpy.ndarray
-        ε* per (q, r) cell (shape of ``q``; a float for scalar input); can
-        be ``inf`` when ``inf`` is in the grid. Ties go to the first grid value.
+        ε* per cell of the users (a float for one cell); ``inf`` if in the grid. Ties: the first.
     values : numpy.ndarray
-        Objective per cell and ε, shape ``(*q.shape, len(epsilons))``: the mean
-        final-round squared error over trials (or its mean-field value).
+        Mean final-round squared error over trials (or its mean-field value) per cell and ε,
+        shape ``users.shape + (len(epsilons),)``.
     epsilons : numpy.ndarray
         The ε grid searched.
     se : numpy.ndarray
@@ -91,47 +74,33 @@ def optimal_epsilon(mechanism, users, *, T=200, n0=400, trials=10, policy=None, 
                     options=None):
     r"""ε in a grid minimizing the mean final-round squared error, by simulation.
 
-    For each cell of ``users`` (e.g. ``Memoryless(q=Q, r=R)`` over a meshgrid
-    of leave and recruit probabilities), simulates the Bernoulli model for
-    every ε of the mechanism's grid (``trials`` runs each, common random
-    numbers across ε) and returns the ε with the smallest mean over trials
-    of :math:`(\hat μ_T - μ_T)^{2}`.
+    For each cell of ``users`` (e.g. ``Memoryless(q=Q, r=R)`` over a meshgrid),
+    the ε of the mechanism's grid with the smallest mean over trials of
+    :math:`(\hat μ_T - μ_T)^{2}` (round T, from :math:`N_{T-1}` users; common
+    random numbers across ε). Each cell has its own key
+    (:func:`perfpriv.engine.cell_keys`): its numbers are those of
+    ``engine.simulate(mechanism, Memoryless(q=q, r=r), ..., seed=perfpriv.keyed.cell_key(seed, q, r))``.
 
     Parameters
     ----------
     mechanism : perfpriv.bernoulli.RandomizedResponse
         Its budgets are the grid searched (``np.inf``, no privacy, may be
-        among them), its ``mu`` the law of :math:`μ_t` (the paper's maps:
-        ``mu=(0.5, 1.0)``), its ``clip_estimate`` the estimator's clipping.
+        among them), its ``mu`` the law of :math:`μ_t`, its ``clip_estimate`` the clipping.
     users : perfpriv.behaviour.Behaviour
         One ε* per cell; any behaviour (the paper's: ``Memoryless(q=..., r=...,
         rule="leak")`` for Fig. 2, ``rule="agnostic"`` for Fig. 7).
-    T : int
-        Horizon; the error is that of round T (made from :math:`N_{T-1}` users).
-    n0 : int
-        Initial population.
-    trials : int
-        Runs per (cell, ε).
-    policy : perfpriv.engine.Policy, optional
-        Population policy; unset fields come from ``conventions`` (cap 20000).
-    conventions : {"paper", "authors"}
-        ``"authors"``: the published maps' conventions (population floored
-        at 0, a dead trial charged the error 10, clipped estimates) -- where
+    T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (``trials`` per (cell, ε)). ``conventions="authors"``:
+        the published maps' (floor 0, a dead trial charged the error 10, clipped estimates), where
         every trial collapses every ε ties at 10 and ε* is the first grid value.
-    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        Root seed; each cell has its own key from its coordinates
-        (:func:`perfpriv.engine.cell_keys`), or a Key array of the users'
-        cell shape gives each cell its key.
     options : perfpriv.sweep.Execution, optional
-        Workers, cells per batch (default 64), progress and a per-batch
-        callback (:func:`perfpriv.sweep.map_grid`); the result does not
-        depend on them.
+        Workers, cells per batch (default 64), progress (:func:`perfpriv.sweep.map_grid`); no number
+        depends on them.
 
     Returns
     -------
     EpsilonOptimum
-        ``epsilon`` has the users' cell shape; ``values`` and ``se`` have
-        shape ``users.shape + (len(epsilons),)``.
+        ``epsilon`` of the users' cell shape.
 
     References
     ----------
@@ -166,21 +135,15 @@ def optimal_epsilon(mechanism, users, *, T=200, n0=400, trials=10, policy=None, 
 def mean_field_optimal_epsilon(mechanism, users, *, T=200, n0=400, policy=None):
     r"""ε in a grid minimizing the mean-field final-round error (theory).
 
-    The objective is the mean-field error of round T,
-    :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})` along :math:`N_t = \mathrm{clip}(N_{t-1} C(β), \mathrm{floor}, \mathrm{cap})`
-    (:func:`perfpriv.engine.mean_field`). It ignores the randomness of the
-    population (Jensen: E[1/N] >= 1/E[N]), so it is optimistic where the
-    population is small.
+    The objective is the mean-field error of round T, :math:`E_μ[ν(1 - ν)]/(4β^{2} N_{T-1})`
+    (:func:`perfpriv.bernoulli.mean_field`: optimistic where the population is small).
 
     Parameters
     ----------
-    mechanism : perfpriv.bernoulli.RandomizedResponse
-        Its budgets are the grid searched (``np.inf``, no privacy, may be
-        among them); its ``mu`` the law of :math:`μ_t`.
-    users : perfpriv.behaviour.Behaviour
-        One ε* per cell (e.g. ``Memoryless(q=Q, r=R)`` over a meshgrid; any behaviour).
+    mechanism, users
+        As in :func:`optimal_epsilon`.
     T, n0 : int
-        Horizon and initial population.
+        As in :func:`perfpriv.engine.mean_field`.
     policy : perfpriv.engine.Policy, optional
         Its ``cap`` and ``floor`` clip the mean field; unset, the paper's 20000 and 1.
 

@@ -1,11 +1,7 @@
-r"""γ*: the noise scale minimizing the cumulative error, from theory and from simulation.
+r"""γ*, the noise scale minimizing the cumulative error (Remark 3, Figs. 4-5), for arrays of cells.
 
-Remark 3 of the paper minimizes Lemma 9's closed-form bound :math:`Ê_{\mathrm{total}}` over γ;
-:func:`optimal_gamma` does that (``objective="bound"``) or minimizes the
-mean-field cumulative error of :func:`perfpriv.engine.mean_field`
-(``objective="mean_field"``). :func:`optimal_gamma_empirical` is the grid
-search over Algorithm 1's simulated cumulative error behind the empirical
-heatmaps of Figs. 4-5. All accept arrays of (q, r) cells.
+:func:`optimal_gamma` from theory (Lemma 9's bound or the mean field), :func:`optimal_gamma_empirical`
+from simulation.
 """
 
 from __future__ import annotations
@@ -43,11 +39,9 @@ class GammaOptimum:
         ``constrained=True`` leaves no admissible γ in the bracket).
     value : float or numpy.ndarray
         The objective at γ*.
-    gammas : numpy.ndarray
-        The grid of γ values evaluated, shape (G,).
-    values : numpy.ndarray
-        The objective on that grid, shape ``cells + (G,)`` (``inf`` below
-        :math:`γ_c` when constrained).
+    gammas, values : numpy.ndarray
+        The grid of γ evaluated, shape (G,), and the objective on it, shape ``cells + (G,)``
+        (``inf`` below :math:`γ_c` when constrained).
     se : numpy.ndarray
         Monte Carlo standard errors of ``values`` (simulation), zeros for
         the deterministic theory objectives.
@@ -84,8 +78,7 @@ def _out(x):
 
 
 def _search_grid(mechanism):
-    """The coarse grid of a γ* search: the mechanism's levels (a sorted 1-D grid of at least three), or,
-    for a mechanism without levels, 61 log-spaced noise scales of [0.01, 1000]."""
+    """The coarse grid of a γ* search: the mechanism's levels (three or more, increasing) or the default."""
     if not isinstance(mechanism, GaussianMean):
         raise TypeError(f"mechanism must be a perfpriv.gaussian.GaussianMean; got {type(mechanism).__name__}")
     levels = mechanism.levels
@@ -105,57 +98,37 @@ def _search_grid(mechanism):
 def optimal_gamma(mechanism, users, *, T, n0, objective="bound", constrained=False, policy=None, rounds="paper"):
     r"""γ* from theory: minimize a deterministic cumulative-error objective over γ.
 
-    ``objective="bound"`` minimizes Lemma 9's
-    :math:`Ê_{\mathrm{total}}(γ) = (γ^{2} \mathrm{Tr} Σ^{-1} + d)(1 - C_1^{-T}) / (N_0 (C_1 - 1))` (Remark 3,
-    :func:`perfpriv.dynamics.cumulative_error_bound`); ``"mean_field"``
-    minimizes the mean-field cumulative error of
-    :func:`perfpriv.engine.mean_field` (:math:`p_τ` re-evaluated at every :math:`N_t`, the policy's ``cap``
-    and ``floor`` applied, releases indexed by ``rounds``), for any behaviour.
+    ``objective="bound"`` minimizes Lemma 9's :math:`Ê_{\mathrm{total}}(γ)` (Remark 3,
+    :func:`perfpriv.dynamics.cumulative_error_bound`); ``"mean_field"`` the cumulative error of
+    :func:`perfpriv.engine.mean_field` (under ``policy`` and ``rounds``), for any behaviour.
 
-    The search runs on log γ: the objective is evaluated on the
-    mechanism's grid of noise scales (default: 61 log-spaced points of
-    [0.01, 1000]; a fine grid catches the second local
-    minimum that appears for small r and large q), then refined between the
-    neighbours of the best grid point -- by a bounded Brent search for one
-    cell, by a golden-section search vectorized over all cells for a heatmap
-    (one mean-field pass per iteration for the whole grid, the refined γ of
-    each cell given per cell, :class:`perfpriv.engine.PerCell`); both locate
-    the minimum to ~1e-8 in log γ. γ* lies between the grid's ends.
-
-    ``constrained=True`` keeps :math:`γ \ge γ_c` (Theorem 2 at :math:`N_0`), the literal
-    reading of Remark 3. It is off by default: :math:`γ_c` is only a sufficient
-    condition for growth -- several times larger than the γ at which :math:`C_1 = 1`
-    (:func:`perfpriv.dynamics.exact_critical_gamma`) -- and the authors' own
-    code minimizes without it. When :math:`γ_c` exceeds the grid (e.g. r = 0) the
-    result is NaN.
+    The objective is evaluated on the mechanism's grid of noise scales (default: 61 log-spaced
+    points of [0.01, 1000], fine enough for the second local minimum of small r and large q), then
+    refined on log γ between the neighbours of the best grid point -- by bounded Brent for one
+    cell, by golden section vectorized over the cells (one mean-field pass per iteration,
+    :class:`perfpriv.engine.PerCell` levels) -- to ~1e-8 in log γ. γ* lies between the grid's ends.
 
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        The data model (τ, d, R, μ, Σ, statistic) and the :math:`p_τ` options
-        (``leak_method``, ``leak_samples``, ``leak_seed``: a Monte Carlo
-        :math:`p_τ` uses one fixed seed for every evaluation, 0 when the
-        mechanism has none, so the objective is deterministic); its levels,
-        if any, are the search's grid (at least three increasing values).
+        The model (:mod:`perfpriv.dynamics`); its levels, if any, are the search's grid (at least
+        three increasing values). A Monte Carlo :math:`p_τ` uses seed 0 if the mechanism has none.
     users : perfpriv.behaviour.Behaviour
-        One γ* per cell. Lemma 9's bound is a statement about the paper's
-        users: ``objective="bound"`` and ``constrained=True`` take a
-        :class:`perfpriv.behaviour.Memoryless` with ``rule="leak"``;
-        the mean field takes any behaviour.
-    T : int
-        Horizon T >= 1.
-    n0 : int
-        :math:`N_0 \ge 2`.
+        One γ* per cell. ``objective="bound"`` and ``constrained=True`` take the paper's users
+        (:class:`perfpriv.behaviour.Memoryless`, ``rule="leak"``), of whom Lemma 9 speaks.
+    T, n0 : int
+        Horizon T >= 1 and :math:`N_0 \ge 2`.
     objective : {"bound", "mean_field"}
-        Objective to minimize.
     constrained : bool
-        Restrict to :math:`γ \ge γ_c`.
+        Keep :math:`γ \ge γ_c` (Theorem 2 at :math:`N_0`), the literal reading of Remark 3 (NaN where
+        :math:`γ_c` exceeds the grid, e.g. r = 0). Off by default, as in the authors' code: :math:`γ_c` is
+        only sufficient, several times the exact threshold (:func:`perfpriv.dynamics.exact_critical_gamma`).
     policy : perfpriv.engine.Policy, optional
         Its ``cap`` and ``floor`` clip the mean field (``objective="mean_field"``
         only); unset, the paper's 20000 and 1.
     rounds : {"paper", "algorithm"}
-        Release indexing of the mean field: ``"paper"`` is Lemma 9's (the
-        default here, as the bound's own), ``"algorithm"`` Algorithm 1's.
+        Release indexing of the mean field (:func:`perfpriv.engine.mean_field`); Lemma 9's
+        ``"paper"`` by default here.
 
     Returns
     -------
@@ -191,8 +164,8 @@ def optimal_gamma(mechanism, users, *, T, n0, objective="bound", constrained=Fal
     if objective == "mean_field":          # the mechanism's range (the bound is a formula, defined beyond it)
         check_bracket((lo, hi), name="mechanism's grid", within=GAMMA_SEARCH_RANGE, what="gamma")
     options = mechanism.options()
-    if options["leak_seed"] is None:
-        options["leak_seed"] = 0
+    if options["leak_method"].seed is None:
+        options["leak_method"] = dataclasses.replace(options["leak_method"], seed=0)
     resolved = engine.check_policy(policy).resolve(GaussianMean(**options), "paper", n0=n0)  # checks, before any work
     grid = gammas.size
     if isinstance(users, Memoryless):
@@ -268,11 +241,7 @@ def _brent(fun, left, right):
 
 
 def _golden(fun, left, right, iterations=40):
-    """Golden-section search of log fun(e^u) on [log left, log right], vectorized over cells.
-
-    ``fun`` takes one γ per cell. 40 iterations shrink the bracket (two
-    grid steps) by 0.618^40 ~ 4e-9.
-    """
+    """Golden-section search of log fun(e^u) (one γ per cell) on [log left, log right]: 0.618^40 ~ 4e-9."""
     a, b = np.log(np.asarray(left, float)), np.log(np.asarray(right, float))
     phi = (math.sqrt(5) - 1) / 2
     c, d = b - phi * (b - a), a + phi * (b - a)
@@ -300,51 +269,27 @@ def optimal_gamma_empirical(mechanism, users, *, T, n0, trials, policy=None, con
                             options=None):
     r"""γ* from simulation: grid search of Algorithm 1's mean cumulative error.
 
-    For every γ of the mechanism's grid and every cell of ``users``,
-    ``trials`` runs of Algorithm 1 (:func:`perfpriv.engine.simulate` with
-    :class:`perfpriv.gaussian.GaussianMean`) are made and the cumulative
-    squared Mahalanobis error :math:`Σ_t \|o_t - μ\|^{2}_{Σ^{-1}}` of each run is averaged;
-    γ* is the grid point with the smallest mean. All γ of a cell share their
-    random numbers round by round (common random numbers), which makes the
-    comparison between them sharper than independent runs would.
+    For every γ of the mechanism's grid and every cell of ``users``, the cumulative squared
+    Mahalanobis error :math:`Σ_t \|o_t - μ\|^{2}_{Σ^{-1}}` of ``trials`` runs of Algorithm 1
+    (:func:`perfpriv.engine.simulate`) is averaged; γ* is the grid point with the smallest mean.
+    All γ of a cell share their random numbers round by round (common random numbers).
 
-    Unless ``policy`` says otherwise, a run whose population falls to one
-    user stops (``stop=1``: a lone user always leaks, so the population
-    never recovers), and its remaining rounds are scored by the policy's
-    ``collapse``:
-
-    * ``"floor"`` (default under ``conventions="paper"``; Theorem 3's convention): each costs the expected
-      error of a one-record release, :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` (Lemma 3 at N = 1) -- a
-      collapse is penalized, as it should be for a platform that has lost its
-      users, and the objective is the simulated counterpart of the mean-field
-      error with ``floor=1``;
-    * ``"ran"`` (the authors' published code): a collapsed run is judged by
-      the mean error of the rounds it ran, times T -- which hides the cost of
-      collapsing and favours small γ where collapses are frequent.
-
-    ``conventions="authors"`` sets the exact statistic and, unless the
-    policy sets ``collapse``, ``"ran"``.
+    Unless ``policy`` says otherwise, a run down to one user stops (``stop=1``: a lone user always
+    leaks) and its remaining rounds are scored by ``collapse`` (:class:`perfpriv.engine.Policy`):
+    ``"floor"`` under ``conventions="paper"`` (Theorem 3's: :math:`γ^{2} \mathrm{Tr} Σ^{-1} + d` per round,
+    Lemma 3 at N = 1, as the mean field with ``floor=1``), ``"ran"`` under ``"authors"``, which hides
+    the cost of collapsing and favours small γ where collapses are frequent.
 
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean
-        Its noise scales are the grid searched (a number or a 1-D grid); it
-        holds the data model (τ, d, R, μ, Σ), the statistic and the draw.
+        Its noise scales are the grid searched (a number or a 1-D grid); the rest is the model.
     users : perfpriv.behaviour.Behaviour
         One γ* per cell (e.g. ``Memoryless(q=Q, r=R)`` over a meshgrid; any behaviour).
-    T, n0 : int
-        Horizon T >= 1 and :math:`N_0 \ge 2`.
-    trials : int
-        Runs per (cell, γ), >= 2.
-    policy : perfpriv.engine.Policy, optional
-        Population policy (cap 20000 by default; ``stop`` 1 and ``collapse``
-        as above unless set).
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence, Generator or perfpriv.keyed.Key
-        Root seed; each cell has its own key from its coordinates
-        (:func:`perfpriv.engine.cell_keys`), so a cell's value does not
-        depend on the grid around it, on the batches or on the workers; a Key
-        array of the users' cell shape gives each cell its key.
+    T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate` (:math:`N_0 \ge 2`; ``trials`` >= 2 per (cell, γ);
+        the policy's ``stop`` and ``collapse`` as above unless set). Each cell has its own key
+        (:func:`perfpriv.engine.cell_keys`), whatever the grid around it, the batches or the workers.
     options : perfpriv.sweep.Execution, optional
         Workers, cells per batch (default 4), progress and a per-batch
         callback (:func:`perfpriv.sweep.map_grid`).
@@ -352,9 +297,8 @@ def optimal_gamma_empirical(mechanism, users, *, T, n0, trials, policy=None, con
     Returns
     -------
     GammaOptimum
-        ``values``/``se``: mean cumulative error and its standard error,
-        shape ``users.shape + (len(gammas),)``; ``gamma_c`` is Theorem 2's
-        threshold at :math:`N_0` for the paper's users (NaN for others).
+        ``values``/``se`` of shape ``users.shape + (len(gammas),)``; ``gamma_c`` NaN for users
+        other than the paper's.
 
     References
     ----------

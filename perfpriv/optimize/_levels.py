@@ -1,13 +1,9 @@
 r"""The best privacy level of any mechanism for any behaviour: a search over the mechanism's own levels.
 
-The loop of :mod:`perfpriv.engine` runs every level of a mechanism side by
-side, with common random numbers; :func:`level_search` runs it once (or
-follows its mean field once) and returns, for every cell of the behaviour,
-the level with the smallest mean error. It knows nothing of the mechanism
-or the behaviour beyond the engine's interface, so a new mechanism or a new
-kind of user (appendix B, "Your own model") is searched the same way as the
-paper's. The ε* and γ* searches of this package (:func:`optimal_epsilon`,
-:func:`optimal_gamma_empirical`) score their batches of cells with it.
+:func:`level_search` knows nothing of the mechanism or the behaviour beyond
+the engine's interface, so a new model (appendix B, "Your own model") is
+searched as the paper's are; :func:`optimal_epsilon` and
+:func:`optimal_gamma_empirical` score their batches of cells with it.
 """
 
 from __future__ import annotations
@@ -35,24 +31,19 @@ class LevelOptimum:
     Attributes
     ----------
     level : float or numpy.ndarray
-        The best level per cell of the behaviour: a float for a one-cell
-        behaviour and a mechanism with one level per run, otherwise an array
-        of shape ``cells`` (``cells + (T,)`` when the levels are schedules).
-        Ties go to the first level.
+        The best level per cell (a float for one cell and constant levels), shape ``cells``
+        (``cells + (T,)`` for schedules). Ties go to the first level.
     index : int or numpy.ndarray
         Position of the best level in :attr:`levels`, shape ``cells``.
-    values : numpy.ndarray
-        The score of every level, shape ``cells + (L,)``: the mean over
-        trials (simulation) or the mean-field value.
-    se : numpy.ndarray
-        Monte Carlo standard error of ``values`` (inf for one trial; 0 for the mean field).
+    values, se : numpy.ndarray
+        The score of every level, shape ``cells + (L,)`` (mean over trials, or the mean-field value), and
+        its Monte Carlo standard error (inf for one trial; 0 for the mean field).
     levels : numpy.ndarray
         The levels searched, shape ``(L,)`` (or ``(L, T)`` for schedules).
     method, score : str
         See :func:`level_search`.
     outcome : perfpriv.engine.SimulationRun or perfpriv.engine.MeanFieldPath
-        What the search computed: the simulated run or the mean-field path
-        of every level (for plots of the populations behind the optimum).
+        The run or path of every level (the populations behind the optimum).
     settings : dict
         Provenance: T, n0, trials, policy, conventions, seed.
     """
@@ -78,41 +69,19 @@ def level_search(mechanism, behaviour, *, T, n0, method="simulation", score="cum
                  conventions="paper", seed=None):
     r"""The level of ``mechanism`` with the smallest mean error, for every cell of ``behaviour``.
 
-    The mechanism's levels (a grid of numbers, or a :class:`perfpriv.engine.Schedule`
-    with one schedule per row) are the candidates. With
-    ``method="simulation"``, one call of :func:`perfpriv.engine.simulate` runs
-    them all on common random numbers, ``trials`` runs per (cell, level),
-    and a level's value is the mean over trials of its score; with
-    ``method="mean_field"``, one call of :func:`perfpriv.engine.mean_field`
-    gives the score of every level. The score is the cumulative error
-    :math:`\sum_{t=1}^{T} e_t` (the regret of the paper's §5 and Remark 3) or
-    the error :math:`e_T` of the last round (the objective of the paper's
-    ε* maps, Figs. 2 and 7), :math:`e_t` being the mechanism's error of round
-    :math:`t` (:meth:`perfpriv.engine.Mechanism.expected_error` in the mean field).
+    The mechanism's levels (a grid, or a :class:`perfpriv.engine.Schedule` with one schedule per row)
+    are the candidates, all run in one call of :func:`perfpriv.engine.simulate` (common random numbers)
+    or of :func:`perfpriv.engine.mean_field`. The score is the cumulative error :math:`\sum_{t=1}^{T} e_t`
+    (the regret of the paper's §5 and Remark 3) or the last round's :math:`e_T` (Figs. 2 and 7).
 
     Parameters
     ----------
-    mechanism : perfpriv.engine.Mechanism
-        Any mechanism, with its candidate levels (at least one).
-    behaviour : perfpriv.behaviour.Behaviour
-        Any behaviour; each of its cells (the broadcast shape of its
-        parameters) gets its own best level.
-    T : int
-        Horizon, T >= 1.
-    n0 : int
-        :math:`N_0 \ge 1`.
+    mechanism, behaviour, T, n0, trials, policy, conventions, seed
+        As in :func:`perfpriv.engine.simulate`: any model, with at least one candidate level; each
+        cell of the behaviour gets its own best level. ``trials`` and ``seed`` serve the simulation
+        only; the mean field uses the policy's ``cap`` and ``floor``.
     method : {"simulation", "mean_field"}
     score : {"cumulative", "final"}
-    trials : int
-        Runs per (cell, level), >= 1 (simulation only).
-    policy : perfpriv.engine.Policy, optional
-        The population policy; unset fields come from ``conventions``. The
-        mean field uses its ``cap`` and ``floor`` (it has no trials to stop
-        or score: a floor of 0 and no floor are the same to its recursion).
-    conventions : {"paper", "authors"}
-    seed : None, int, SeedSequence, Generator or key
-        As in :func:`perfpriv.engine.simulate` (simulation only); the result
-        is that of ``engine.simulate`` with this seed.
 
     Returns
     -------

@@ -1,39 +1,22 @@
-r"""Optimal privacy schedules, for both models, on the engine's mean field.
-
-The mean-field regret of a schedule -- the cumulative error of
-:func:`perfpriv.engine.mean_field` with a :class:`perfpriv.engine.Schedule`
-of levels and Algorithm 1's indexing (round t releases from :math:`N_{t-1}` users) --
-is minimized over the schedule by :func:`optimal_schedule`, for the Gaussian mechanism
-(:math:`γ_t`) or randomized response (:math:`ε_t`), over one of three families:
-one free level per round, "protect then exploit" (two phases) or geometric.
+r"""Optimal privacy schedules, for both models, on the engine's mean field (:func:`optimal_schedule`).
 
 How the free schedule is optimized
 ----------------------------------
-A local descent on :math:`u_t = \log(\mathrm{level}_t)` (T variables in the box ``bracket``)
-with the exact gradient of the mean-field recursion, computed by the
-engine's adjoint pass (one forward and one backward pass, whatever T). The
-descent is SciPy's bounded truncated Newton (TNC) rather than L-BFGS-B:
-same optima here, but L-BFGS-B's BLAS calls on tiny vectors made it ~10x
-slower on a busy machine.
+A local descent on :math:`u_t = \log(\mathrm{level}_t)` in the box ``bracket``, with the exact
+gradient of the mean-field recursion from the engine's adjoint pass (one forward and one backward
+pass, whatever T), by SciPy's bounded TNC (L-BFGS-B finds the same optima, but its BLAS calls on
+tiny vectors made it ~10x slower on a busy machine).
 
-For the Gaussian model each exact :math:`p_τ` costs a quadrature, so the search runs
-on a bicubic spline of :math:`p_τ` over (log n, log γ), built once per (τ, data
-model) and cached (error a few 1e-4 in p) and injected into the mean field
-(``leak_probability=``, the one part of the recursion that may be
-replaced); its optimum is then polished on the exact objective and every
-reported regret is exact. The objective has kinks (where the cap or the
-floor start to bind) and may have several local minima, so the search
-starts from several schedules: the best constant, the best geometric and
-the best two-phase schedules (grid searches on the surrogate). The result
-is the best, by the exact regret, of all starts and local optima; since the
-best constant is a candidate, the optimal schedule is never worse than it.
+For the Gaussian model each exact :math:`p_τ` costs a quadrature, so the search runs on a bicubic
+spline of :math:`p_τ` over (log n, log γ), built once per (τ, data model) and cached (error a few 1e-4
+in p), injected into the mean field (``leak_probability=``); its optimum is then polished on the exact
+objective and every reported regret is exact. The objective has kinks (where the cap or the floor
+start to bind) and may have several local minima, hence several starts (``search["starts"]`` of
+:func:`optimal_schedule`); the result is the best, by the exact regret, of all starts and local optima.
 
-Why not dynamic programming over a discretized population (the state
-:math:`N_{t-1}` is one number and the dynamics do not depend on t)? It would find
-the global optimum of the discretized problem, but its interpolation error
-in N is of the order of the few-percent gains being measured; the tests
-check the descent against brute force over all schedules on a log grid for
-T = 2 and 3 instead.
+Not dynamic programming over a discretized population: its interpolation error in N is of the
+order of the few-percent gains measured. The tests check the descent against brute force over all
+schedules on a log grid for T = 2 and 3 instead.
 
 References
 ----------
@@ -45,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,10 +69,8 @@ class ScheduleOptimum:
         Mean-field regret of ``schedule``.
     population : numpy.ndarray, shape (T + 1,)
         Mean-field population :math:`N_0`, ..., :math:`N_T` along the schedule.
-    constant : float
-        The best constant level (γ* or ε*) under the same objective.
-    constant_regret : float
-        Regret of the constant schedule at ``constant``.
+    constant, constant_regret : float
+        The best constant level (γ* or ε*) under the same objective, and its regret.
     family : str
         ``"free"``, ``"two_phase"`` or ``"geometric"``.
     params : dict
@@ -139,9 +121,7 @@ class ScheduleOptimum:
                 f"regret={self.regret:.6g}, constant={self.constant:.6g}, gain={self.gain:.4f})")
 
 
-# --------------------------------------------------------------------------
-# the problem: a mechanism factory, a behaviour and the population bounds
-# --------------------------------------------------------------------------
+# ---------- the problem: a mechanism factory, a behaviour and the population bounds
 @dataclass(frozen=True, eq=False)
 class _Problem:
     make: object          # levels -> mechanism
@@ -212,8 +192,9 @@ def _gauss_problem(mech, behaviour, n0, policy):
     # mechanism's seed through unchanged: GaussianMean derives leak_seed from the seed it is given)
     opts = mech.options()
     del opts["draw"]                               # the mean field draws nothing
-    seed = 0 if opts["leak_seed"] is None else opts["leak_seed"]
-    opts.update(statistic=opts["statistic"] or "paper", leak_seed=seed)
+    leak = opts["leak_method"]
+    opts.update(statistic=opts["statistic"] or "paper",
+                leak_method=dataclasses.replace(leak, seed=0 if leak.seed is None else leak.seed))
     proto = GaussianMean(**opts)
     key = (proto.tau, proto.d, proto.R, proto.mu.tobytes(), proto.Sigma.tobytes(), proto.statistic,
            proto.leak_method, proto.leak_samples, proto.leak_seed)
@@ -221,7 +202,8 @@ def _gauss_problem(mech, behaviour, n0, policy):
                     floor=floor)
     # the surrogate only guides the search: a Monte Carlo p_τ (clipped data) is fitted from
     # SURROGATE_SAMPLES records per population instead of the exact objective's (the quadrature ignores it)
-    coarse = dict(opts, leak_samples=min(mech.leak_samples or SURROGATE_SAMPLES, SURROGATE_SAMPLES))
+    coarse = dict(opts, leak_method=dataclasses.replace(
+        opts["leak_method"], samples=min(mech.leak_samples or SURROGATE_SAMPLES, SURROGATE_SAMPLES)))
     # optimal_gamma's model for γ* (the same data model, p_τ and seed): the mechanism without levels, the users
     const = dict(mechanism=GaussianMean(**opts), users=behaviour)
     return _Problem(lambda lv: GaussianMean(lv, **opts), behaviour, n0, cap, floor, "gamma", key, settings,
@@ -237,23 +219,18 @@ def _rr_problem(mech, behaviour, n0, policy):
                     n0, cap, floor, "epsilon", ("rr",), settings)
 
 
-# --------------------------------------------------------------------------
-# the surrogate of p_τ
-# --------------------------------------------------------------------------
+# ----------------------------------------------------- the surrogate of p_τ
 #: Records per population of a Monte Carlo :math:`p_τ` behind the surrogate (clipped data): its 72 x 90 grid
-#: then costs seconds, not minutes, and its error is the Monte Carlo's (about 1e-3 in p) instead of a few 1e-4.
+#: then costs seconds, not minutes, and its error is the Monte Carlo's (about 1e-3 in p) instead of the
+#: quadrature's few 1e-4.
 SURROGATE_SAMPLES = 20_000
 
 
 class _Surrogate:
     """Bicubic spline of :math:`p_τ` over (log n, log γ): a fast stand-in used only to *search*.
 
-    Built from one vectorized evaluation of :math:`p_τ` on a 72 x 90 grid (n from 1
-    to the largest reachable population, γ over the bracket); its error is a
-    few 1e-4 in p where :math:`p_τ` is a quadrature, and the Monte Carlo's standard
-    error (from :data:`SURROGATE_SAMPLES` records per population) where the
-    data are clipped. Every returned schedule is polished and evaluated with
-    the objective's own :math:`p_τ`.
+    One vectorized evaluation of :math:`p_τ` on a 72 x 90 grid (n from 1 to the largest reachable
+    population, γ over the bracket); for its error see :data:`SURROGATE_SAMPLES`.
     """
 
     def __init__(self, mech, lo, hi, upper):
@@ -291,25 +268,19 @@ def _surrogate(pb, lo, hi, T):
     return _SURROGATES[key]
 
 
-# --------------------------------------------------------------------------
-# local descent
-# --------------------------------------------------------------------------
+# ------------------------------------------------------------ local descent
 def _value_and_grad(u, pb, sur=None):
     """Regret of the schedule exp(u) and its gradient in u = log(level), by the engine's adjoint."""
     path = pb.path(np.exp(u), gradient=True, leak_probability=None if sur is None else sur.p_grad)
     return float(path.cumulative_error), np.asarray(path.gradient, float)
 
 
-def _box_minimize(fun, x0, bounds, maxfun, jac=True):
-    """Local minimum of ``fun`` in a box: bounded truncated Newton (SciPy's TNC)."""
-    res = _opt.minimize(fun, np.asarray(x0, float), jac=jac, method="TNC", bounds=bounds,
-                        options=dict(maxfun=int(maxfun)))
-    return np.clip(res.x, [b[0] for b in bounds], [b[1] for b in bounds])
-
-
 def _descend(fun_grad, x0, lo, hi, maxiter, bounds=None):
+    """Local minimum of ``fun_grad`` (value, gradient) in ``bounds`` (default: [lo, hi]), by SciPy's TNC."""
     bounds = [(lo, hi)] * len(x0) if bounds is None else bounds
-    return _box_minimize(fun_grad, x0, bounds, maxiter)
+    res = _opt.minimize(fun_grad, np.asarray(x0, float), jac=True, method="TNC", bounds=bounds,
+                        options=dict(maxfun=int(maxiter)))
+    return np.clip(res.x, [b[0] for b in bounds], [b[1] for b in bounds])
 
 
 def _common_args(T, bracket, maxiter, polish=0, *, parameter="gamma"):
@@ -431,9 +402,7 @@ def _search_two_phase(pb, sur, T, lo, hi, maxiter, polish, switches):
     return x, int(k), np.exp(to_u(x))
 
 
-# --------------------------------------------------------------------------
-# the best constant level and the three families
-# --------------------------------------------------------------------------
+# --------------------------- the best constant level and the three families
 def _constant(pb, T, bracket, lo, hi):
     """The best constant level (γ* by :func:`perfpriv.optimize.optimal_gamma`, ε* by a log grid then bounded
     Brent) and its regret, on the same objective (mean field, Algorithm 1's indexing)."""
@@ -536,7 +505,7 @@ def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", policy=None,
     * ``"free"``: one level per round. TNC on :math:`\log ℓ_t` with the
       engine's adjoint gradient, from several starts; for the Gaussian
       mechanism on a spline surrogate of :math:`p_τ` first, then polished
-      on the exact objective (module docstring).
+      on the exact objective.
     * ``"two_phase"`` ("protect then exploit"): :math:`ℓ_{\rm first}` for
       ``switch`` rounds, then :math:`ℓ_{\rm then}`. A 41 x 41 log grid for
       every switch, then TNC for the three best switches (and, Gaussian,
@@ -552,86 +521,57 @@ def optimal_schedule(mechanism, behaviour, *, T, n0, family="free", policy=None,
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean or perfpriv.bernoulli.RandomizedResponse
-        The mechanism; its level is only a template (the search replaces
-        it). Everything else comes from it: τ, d, R, μ, Σ, the statistic
-        (``None``: the paper's) and the evaluation of :math:`p_τ`
-        (``leak_method``, ``leak_samples``, ``leak_seed``) of a
-        ``GaussianMean`` -- a Monte Carlo :math:`p_τ` uses one fixed seed,
-        the mechanism's if it was given one and 0 otherwise, so that the
-        regret is a fixed function of the schedule; the law of μ
-        (``mu``) of a ``RandomizedResponse``.
-    behaviour : perfpriv.behaviour.Memoryless
-        The users, with scalar q and r. Its ``rule`` is the growth rule
-        ("leak": §3; "agnostic": appendix B); the Gaussian mechanism takes
-        "leak" only (Algorithm 1).
-    T : int
-        Horizon T >= 1.
-    n0 : int
-        :math:`N_0`: at least 2 (Gaussian mechanism) or 1 (randomized response).
+    mechanism, behaviour
+        The model; the mechanism's level is only a template (the search replaces it). A
+        :class:`perfpriv.gaussian.GaussianMean` (statistic ``None``: the paper's; a Monte Carlo
+        :math:`p_τ` uses its seed, or 0, so that the regret is a fixed function of the schedule) or
+        a :class:`perfpriv.bernoulli.RandomizedResponse`; a :class:`perfpriv.behaviour.Memoryless`
+        with scalar q and r (the Gaussian mechanism takes ``rule="leak"`` only).
+    T, n0 : int
+        Horizon T >= 1 and :math:`N_0`, at least 2 (Gaussian) or 1 (randomized response).
     family : {"free", "two_phase", "geometric"}
-        The schedules searched.
     policy : perfpriv.engine.Policy, optional
-        The population clip of the mean field: its ``cap`` (at least
-        ``n0``, or None for no cap) and ``floor``. Unset fields take the
-        paper's preset (cap 20000, floor 1); ``stop``, ``collapse`` and
-        ``penalty`` concern simulated runs and are not read.
+        Its ``cap`` (at least ``n0``, or None for no cap) and ``floor`` clip the mean field; unset, the
+        paper's 20000 and 1 (its other fields concern simulated runs and are not read).
     bracket : (float, float), optional
-        Box for every level (and for the best constant), inside
-        [1e-99, 1e99] for γ (the mechanism's range with a margin for the
-        search's steps in log γ) and [1e-50, 500] for ε (``EPS_RANGE``;
-        the upper end stands for "almost no privacy"). Default (None):
-        (1e-2, 1e3) for γ, (1e-2, 50) for ε.
+        Box for every level (and for the best constant), inside [1e-99, 1e99] for γ (the mechanism's
+        range with a margin for the search's steps in log γ) and ``EPS_RANGE`` = [1e-50, 500] for ε.
+        Default (None): (1e-2, 1e3) for γ, (1e-2, 50) for ε.
     search : dict, optional
         Settings of the search, in the manner of ``scipy.optimize.minimize``'s
         ``options`` (keys left out take their defaults):
 
-        * ``"maxiter"`` (int): limit on the objective evaluations of each
-          TNC run (on the surrogate, for the Gaussian mechanism), in
-          [1, 10**6]. Default: 200 for ``"free"``, 100 for the other
-          families.
-        * ``"polish"`` (int): Gaussian mechanism, limit on the exact
-          objective evaluations of the final TNC run, in [0, 10**6] (0: no
-          polish; the result is still evaluated exactly). Default: 40 for
-          ``"free"``, 20 for the other families. Randomized response
-          searches the exact objective and has nothing to polish: 0 only.
-        * ``"starts"`` (``"auto"`` or ``"constant"``): starts of the
-          ``"free"`` descent. ``"auto"`` (default): the best constant and
-          the best geometric schedule, and for the Gaussian mechanism also
-          the best two-phase schedule (both found on the surrogate);
-          ``"constant"``: the best constant only (faster; used by the
-          explorer). Another family takes ``"auto"`` only.
-        * ``"switches"`` (array_like of int): family ``"two_phase"`` only,
-          the candidate lengths of the first phase, each in 0..T (default
-          1..T−1).
+        * ``"maxiter"`` (int in [1, 10**6]): objective evaluations of each TNC run (on the
+          surrogate, for the Gaussian mechanism). Default: 200 for ``"free"``, 100 otherwise.
+        * ``"polish"`` (int in [0, 10**6]): Gaussian mechanism, exact objective evaluations of the
+          final TNC run (0: no polish; the result is still evaluated exactly). Default: 40 for
+          ``"free"``, 20 otherwise. Randomized response searches the exact objective: 0 only.
+        * ``"starts"`` (``"auto"`` or ``"constant"``): starts of the ``"free"`` descent; ``"auto"``
+          (default): the best constant and geometric schedules, and for the Gaussian mechanism the
+          best two-phase one (found on the surrogate); ``"constant"``: the best constant only
+          (faster; used by the explorer). Other families take ``"auto"`` only.
+        * ``"switches"`` (array_like of int): ``"two_phase"`` only, the candidate lengths of the
+          first phase, each in 0..T (default 1..T−1).
 
     Returns
     -------
     ScheduleOptimum
-        ``.schedule`` (shape (T,); also ``.gamma`` or ``.epsilon``),
-        ``.regret``, ``.constant`` (γ* or ε*), ``.constant_regret``,
-        ``.gain``, ``.family`` and ``.params``: ``{"start": name}`` (free:
-        the start that led to the optimum), ``{"first", "then", "switch"}``
-        (two phase) or ``{"start", "ratio"}`` (geometric).
+        The best schedule of the family, its regret and the best constant's.
 
     Raises
     ------
     TypeError
-        If ``mechanism`` is neither a ``GaussianMean`` nor a
-        ``RandomizedResponse``, ``behaviour`` is not a ``Memoryless``, or
-        ``policy`` is not a :class:`perfpriv.engine.Policy`, ``search``
-        is not a dict, or an integer argument is not a number
-        (``T="x"``).
+        If ``mechanism`` is neither a ``GaussianMean`` nor a ``RandomizedResponse``, ``behaviour``
+        is not a ``Memoryless``, ``policy`` not a :class:`perfpriv.engine.Policy`, ``search`` not a
+        dict, or an integer argument not a number (``T="x"``).
     ValueError
-        Naming the parameter and its allowed range: ``behaviour`` with
-        arrays of q or r, or (Gaussian mechanism) a rule other than
-        "leak"; ``family`` not one of the three; ``T < 1``; ``n0`` below
-        its least value; the policy's ``cap < n0``; ``bracket`` not a pair
-        low < high inside the range above; a ``search`` key not one of
-        the four; ``maxiter`` or ``polish`` out of range; ``starts`` not
-        "auto" or "constant", or "constant" with another family;
-        ``switches`` outside 0..T, or given with another family; a ``T``
-        (or number of switches) too large for the search's arrays.
+        Naming the parameter and its allowed range: ``behaviour`` with arrays of q or r, or
+        (Gaussian mechanism) a rule other than "leak"; ``family`` not one of the three; ``T < 1``;
+        ``n0`` below its least value; the policy's ``cap < n0``; ``bracket`` not a pair low < high
+        inside the range above; a ``search`` key not one of the four; ``maxiter`` or ``polish``
+        out of range; ``starts`` not "auto" or "constant", or "constant" with another family;
+        ``switches`` outside 0..T, or given with another family; a ``T`` (or number of switches)
+        too large for the search's arrays.
 
     References
     ----------

@@ -7,28 +7,15 @@ the classical kind in its simplest settings, connects it to the book's
 model, and puts the two feedback loops into one system:
 
 ``prediction``
-    Performative prediction with a quadratic loss and a Gaussian location
-    family :math:`D(θ) = \\mathcal{N}(m + Aθ, Σ)`: decoupled and performative risk,
-    performatively stable and optimal points, repeated risk minimization
-    and repeated gradient descent, the contraction condition on the
-    sensitivity (Perdomo et al. 2020).
+    Performative prediction with a quadratic loss and a Gaussian location family (Perdomo et al. 2020).
 ``federated``
-    P-FedAvg (Performative Federated Learning): clients with weights :math:`p_i` and distribution maps
-    :math:`\\mathcal{N}(m_i + ε_i θ, σ^{2})`, E local steps, full participation and the two
-    partial-participation schemes, decaying step sizes; its stable point
-    :math:`θ_{\\mathrm{PS}} = Σ_i p_i m_i / (1 - \\bar ε)`, a Monte Carlo simulator and the exact
-    second moments of the iterates.
+    P-FedAvg (Performative Federated Learning) on Gaussian clients, simulated and in exact moments.
 ``bilevel``
-    FBi-RRM (Federated Bilevel Performative Prediction) on a federated bilevel strategic regression, with
-    its exact contraction factor and sensitivity threshold.
+    FBi-RRM (Federated Bilevel Performative Prediction) on a federated bilevel strategic regression.
 ``stateful``
-    The book's model read as performative prediction over the privacy
-    level: decoupled versus performative risk of a level, and why the only
-    "stable" privacy level is no privacy.
+    The book's model read as performative prediction over the privacy level.
 ``participation``
-    Both loops at once: P-FedAvg rounds whose clients privatize their
-    updates with the Gaussian mechanism and leave after a leak, as a
-    mechanism of the book's one population loop (:mod:`perfpriv.engine`).
+    Both loops at once: private P-FedAvg rounds whose clients leave after a leak, as an engine mechanism.
 """
 
 from __future__ import annotations
@@ -47,6 +34,7 @@ from .federated import (
     stable_point,
 )
 from .participation import (
+    ClientLaw,
     PrivateFederatedRound,
     StatefulMechanism,
 )
@@ -65,5 +53,5 @@ __all__ = [
     "p_fedavg", "expected_distance",
     "BilevelRegression", "BilevelPath", "fbi_rrm",
     "LevelResponse", "level_response",
-    "StatefulMechanism", "PrivateFederatedRound",
+    "StatefulMechanism", "ClientLaw", "PrivateFederatedRound",
 ]

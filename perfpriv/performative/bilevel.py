@@ -24,13 +24,11 @@ Both levels are quadratic, so :math:`y_i^*(x) = P_i x + u_i(x')` is affine and
 
     :math:`J = Σ_i p_i K_i^{-1} (2ε_{c,i} H_i + λ_x ε_{d,i} M_i^\top (2G_i + λ_y I)^{-1} 2G_i)`,
 
-:math:`H_i = Σ_j q_j a_{ij} a_{ij}^\top`, :math:`G_i = Σ_j q_j c_{ij} c_{ij}^\top`, :math:`P_i = λ_y(2G_i + λ_y I)^{-1}`,
-:math:`M_i = I - P_i` and :math:`K_i = 2H_i + λ_x M_i^\top M_i`. FBi-RRM converges (linearly, at
-rate ρ(J)) iff the spectral radius ρ(J) < 1; J is linear in the
-sensitivities, so scaling them all by s gives the exact threshold
-:math:`s^* = 1/ρ(J)` (:meth:`BilevelRegression.threshold`), which
-:meth:`BilevelRegression.bound_threshold` compares with a sufficient
-condition of the paper's form :math:`Σ_i p_i L_i/μ_i < 1`.
+:math:`H_i = Σ_j q_j a_{ij} a_{ij}^\top`, :math:`G_i = Σ_j q_j c_{ij} c_{ij}^\top`,
+:math:`P_i = λ_y(2G_i + λ_y I)^{-1}`, :math:`M_i = I - P_i` and :math:`K_i = 2H_i + λ_x M_i^\top M_i`. FBi-RRM
+converges iff ρ(J) < 1; J is linear in the sensitivities, hence an exact threshold
+(:meth:`BilevelRegression.threshold`), compared with a sufficient condition of the paper's form by
+:meth:`BilevelRegression.bound_threshold`.
 
 References
 ----------
@@ -223,15 +221,11 @@ class BilevelRegression:
     def bound_threshold(self) -> float:
         r"""The largest s for which the sufficient condition :math:`Σ_i p_i L_i(s)/μ_i < 1` holds.
 
-        :math:`L_i(s) = s(2ε_{c,i}\|H_i\| + λ_x ε_{d,i}\|M_i^\top(2G_i + λ_y I)^{-1}2G_i\|)` bounds how
-        fast client i's UL gradient moves with the deployed model (through its
-        UL and its LL data), :math:`μ_i = λ_{\min}(K_i)` is its UL strong convexity, and
-        :math:`\|x_i(x) - x_i(x')\| \le L_i/μ_i \|x - x'\|`. This is a condition of the form
-        of the FBi-RRM paper's contraction theorem (a weighted Lipschitz-over-curvature
-        ratio); it is sufficient: :math:`s^* \ge` this value, strictly in general, with
-        equality in dimension 1 and for isotropic designs (every :math:`A_i^\top A_i/n` and
-        :math:`C_i^\top C_i/n` a multiple of I), where every client's Jacobians are
-        nonnegative multiples of I and the norms add up to ρ(J).
+        :math:`L_i(s) = s(2ε_{c,i}\|H_i\| + λ_x ε_{d,i}\|M_i^\top(2G_i + λ_y I)^{-1}2G_i\|)` bounds how fast
+        client i's UL gradient moves with the deployed model, :math:`μ_i = λ_{\min}(K_i)` is its UL strong
+        convexity, and :math:`\|x_i(x) - x_i(x')\| \le L_i/μ_i \|x - x'\|`: a condition of the form of the
+        FBi-RRM paper's contraction theorem. :math:`s^* \ge` this value, with equality in dimension 1 and for
+        isotropic designs (every :math:`A_i^\top A_i/n` and :math:`C_i^\top C_i/n` a multiple of I).
         """
         Sinv2G = np.linalg.solve(self._S, 2.0 * self.G)
         Ld = np.array([np.linalg.norm(self.Mres[i].T @ Sinv2G[i], 2) for i in range(self.M)])
@@ -295,10 +289,8 @@ def fbi_rrm(problem, x0=None, *, rounds):
     Parameters
     ----------
     problem : BilevelRegression
-    x0 : array_like, shape (d,), optional
-        First deployed model (default 0).
-    rounds : int
-        Communication rounds.
+    x0, rounds
+        First deployed model, shape (d,) (default 0), and the number of communication rounds.
 
     Returns
     -------

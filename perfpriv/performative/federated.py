@@ -8,31 +8,17 @@ server wants the performatively stable point of the weighted objective,
 
     \\theta_{PS} = \\arg\\min_\\theta \\sum_i p_i\\, \\mathbb{E}_{Z \\sim D_i(\\theta_{PS})}\\, \\ell(\\theta; Z).
 
-P-FedAvg runs E local stochastic gradient steps at every client, on data
-drawn from the client's current local model, and averages the local models
-every E steps (full participation), or only those of K sampled clients:
-scheme I draws K indices with replacement with probabilities :math:`p_i` and
-averages them with weights 1/K; scheme II draws K distinct clients
-uniformly and weights client k by :math:`p_k N/K`, which sums to one only when
-every :math:`p_k = 1/N` -- otherwise each client's objective is rescaled to
-:math:`p_k N f_k` and the K models are averaged with weights 1/K (``scaled=True``).
-Step sizes decay as :math:`η_t = β/(t + t_0)` (:class:`StepRule`). A :class:`FedAvg` holds
-this configuration of the algorithm (E, the scheme and K, the steps, the minibatch, the rescaled
-objectives); :func:`p_fedavg` and :func:`expected_distance` take the clients and it.
+P-FedAvg runs E local stochastic gradient steps at every client, on data drawn from the client's current
+local model, and averages the local models of all clients, or of K sampled ones, every E steps (the
+schemes of :class:`FedAvg`, run by :func:`p_fedavg`), with step sizes :math:`η_t = β/(t + t_0)`
+(:class:`StepRule`).
 
 The worked example of the P-FedAvg paper (its §5) is implemented in full: the loss
-:math:`ℓ(θ; Z) = ½\\|θ - Z\\|^{2}` and :math:`D_i(θ) = \\mathcal{N}(m_i + ε_i θ, σ^{2} I)` (:class:`GaussianClients`).
-Its decoupled objective is :math:`½\\|θ - (\\bar m + \\bar ε θ')\\|^{2}` + const with :math:`\\bar m = Σ_i p_i m_i` and
-:math:`\\bar ε = Σ_i p_i ε_i`, so :math:`θ_{\\mathrm{PS}} = \\bar m/(1 - \\bar ε)` when :math:`\\bar ε < 1` (:func:`stable_point`).
-Every step of P-FedAvg is then linear in the local models with additive
-Gaussian noise and an independent random aggregation, so the means and
-covariances of the iterates follow an exact recursion
-(:func:`expected_distance`), which the Monte Carlo simulator
-(:func:`p_fedavg`) is tested against.
-
-Symbols: ``m`` -- :math:`m_i`, client data locations; ``eps`` -- :math:`ε_i`, client
-sensitivities; ``p`` -- :math:`p_i`, client weights; ``sigma`` -- σ, data noise;
-``E`` -- local steps between aggregations; ``K`` -- sampled clients.
+:math:`ℓ(θ; Z) = ½\\|θ - Z\\|^{2}` and :math:`D_i(θ) = \\mathcal{N}(m_i + ε_i θ, σ^{2} I)`
+(:class:`GaussianClients`), whose stable point is :math:`θ_{\\mathrm{PS}} = \\bar m/(1 - \\bar ε)`
+(:func:`stable_point`). Every step of P-FedAvg is then linear in the local models with additive Gaussian noise
+and an independent random aggregation, so the means and covariances of the iterates follow an exact recursion
+(:func:`expected_distance`), which the Monte Carlo simulator (:func:`p_fedavg`) is tested against.
 
 References
 ----------
@@ -90,14 +76,8 @@ def average_sensitivity(eps, p=None):
 
     Parameters
     ----------
-    eps : array_like, shape (N,)
-        Client sensitivities :math:`ε_i`.
-    p : array_like, shape (N,), optional
-        Client weights (default 1/N each).
-
-    Returns
-    -------
-    float
+    eps, p
+        As in :func:`stable_point`.
 
     Examples
     --------
@@ -114,11 +94,12 @@ def average_sensitivity(eps, p=None):
 def stable_point(m, eps, p=None):
     r""":math:`θ_{\mathrm{PS}} = Σ_i p_i m_i / (1 - \bar ε)` of the Gaussian example (P-FedAvg paper, §5; Proposition 2.8).
 
-    With :math:`ℓ(θ; Z) = ½\|θ - Z\|^{2}` and :math:`Z \sim \mathcal{N}(m_i + ε_i θ, σ^{2} I)` at client i, the
-    decoupled objective :math:`Σ_i p_i \mathbb{E}\, ℓ(θ; Z_i)` is :math:`½\|θ - \bar m - \bar ε θ'\|^{2}` plus a constant:
-    the aggregated problem is the squared-loss problem of
-    :class:`~perfpriv.performative.prediction.PerformativeProblem` with mean :math:`\bar m`
-    and sensitivity :math:`\bar ε`, whose retraining map :math:`θ' \mapsto \bar m + \bar ε θ'` contracts iff :math:`\bar ε < 1`.
+    With :math:`ℓ(θ; Z) = ½\|θ - Z\|^{2}` and :math:`Z \sim \mathcal{N}(m_i + ε_i θ, σ^{2} I)` at client i,
+    the decoupled objective :math:`Σ_i p_i \mathbb{E}\, ℓ(θ; Z_i)` is :math:`½\|θ - \bar m - \bar ε θ'\|^{2}`
+    plus a constant (:math:`\bar m = Σ_i p_i m_i`): the squared-loss problem of
+    :class:`~perfpriv.performative.prediction.PerformativeProblem` with mean :math:`\bar m` and sensitivity
+    :math:`\bar ε`, whose retraining map :math:`θ' \mapsto \bar m + \bar ε θ'` contracts iff
+    :math:`\bar ε < 1`.
 
     Parameters
     ----------
@@ -136,9 +117,8 @@ def stable_point(m, eps, p=None):
     Raises
     ------
     ValueError
-        When ε̄ >= 1: retraining and P-FedAvg then have no stable point to
-        converge to (at ε̄ = 1 the fixed-point equation has no solution unless
-        m̄ = 0; for ε̄ > 1 its solution m̄/(1 − ε̄) repels every iteration).
+        When ε̄ >= 1: no stable point to converge to (at ε̄ = 1 none unless m̄ = 0; for ε̄ > 1 the solution
+        m̄/(1 − ε̄) repels every iteration).
 
     Examples
     --------
@@ -165,12 +145,8 @@ class GaussianClients:
 
     Attributes
     ----------
-    m : numpy.ndarray, shape (N, d)
-        Data locations :math:`m_i`.
-    eps : numpy.ndarray, shape (N,)
-        Sensitivities :math:`ε_i`.
-    p : numpy.ndarray, shape (N,)
-        Weights :math:`p_i`.
+    m, eps, p : numpy.ndarray, shapes (N, d), (N,) and (N,)
+        Data locations :math:`m_i`, sensitivities :math:`ε_i` and weights :math:`p_i` (:func:`stable_point`).
     sigma : float
         Noise σ of one data point.
 
@@ -196,25 +172,19 @@ class GaussianClients:
     def example(cls, N=25, *, m_mean=10.0, m_sd=0.0, eps_mean=0.9, eps_sd=0.0, sigma=1.0, p=None, d=1, seed=0):
         r"""Clients with weighted means :math:`\bar m`, :math:`\bar ε` and weighted spreads exactly as asked.
 
-        The paper's experiment uses N = 25, :math:`\bar ε = 0.9`, :math:`\bar m = 10` and varies the
-        spreads of m (data heterogeneity) and ε (shift heterogeneity). Draws
-        are standardized so that :math:`Σ_i p_i m_i = \bar m` and :math:`Σ_i p_i (m_i - \bar m)^{2} = s_m^{2}`,
-        :math:`s_m` = ``m_sd`` (per coordinate), and the same for ε.
+        The paper's experiment uses N = 25, :math:`\bar ε = 0.9`, :math:`\bar m = 10` and varies the spreads
+        of m (data heterogeneity) and ε (shift heterogeneity). Draws are standardized so that
+        :math:`Σ_i p_i m_i = \bar m` and :math:`Σ_i p_i (m_i - \bar m)^{2} = s_m^{2}`, :math:`s_m` = ``m_sd``
+        (per coordinate), and the same for ε.
 
         Parameters
         ----------
-        N : int
-            Number of clients N >= 1 (N >= 2 when a spread is positive).
+        N, d : int
+            Number of clients N >= 1 (N >= 2 when a spread is positive) and dimension of θ.
         m_mean, m_sd, eps_mean, eps_sd : float
             Weighted means and standard deviations of m and ε.
-        sigma : float
-            Data noise σ >= 0.
-        p : array_like, optional
-            Weights (default uniform).
-        d : int
-            Dimension of θ.
-        seed : None, int, SeedSequence or numpy.random.Generator
-            Seed of the standardized draws.
+        sigma, p, seed
+            Data noise σ >= 0, weights (default uniform) and the seed of the standardized draws.
         """
         N = check_int("N", N, low=1)
         d = check_int("d", d, low=1)
@@ -349,20 +319,17 @@ class StepRule:
 class FedAvg:
     r"""How P-FedAvg runs: local iterations, participation, step sizes, minibatch and objectives.
 
-    Every E local iterations the server averages the local models of all clients (``"full"``), of K
-    draws with replacement by :math:`p_i` (scheme ``"I"``) or of K distinct uniform clients (scheme
-    ``"II"``), the schemes of Li et al. (2020) that the P-FedAvg paper analyses (its Theorems 3.1-3.3).
-    Every value is checked here, once; what depends on the clients (K <= N for scheme II, its equal
+    The participation schemes are those of Li et al. (2020) that the P-FedAvg paper analyses (its Theorems
+    3.1-3.3). Every value is checked here, once; what depends on the clients (K <= N for scheme II, its equal
     weights, the default steps and their stability) is checked by :func:`p_fedavg` and
-    :func:`expected_distance`, which take the clients and this object.
+    :func:`expected_distance`.
 
     Parameters
     ----------
     E : int
         Local iterations between aggregations, E >= 1.
     scheme : {"full", "I", "II"}
-        Participation: every client (``"full"``), scheme I (with replacement, by
-        :math:`p_i`) or scheme II (uniform, without replacement).
+        Participation: every client, scheme I or scheme II (:data:`SCHEMES`; weights: :func:`p_fedavg`).
     K : int, optional
         Sampled clients per aggregation, K >= 1 (schemes I and II only; K <= N for scheme II).
     steps : StepRule or float, optional
@@ -370,7 +337,9 @@ class FedAvg:
     batch : int
         Data points per local gradient, >= 1.
     scaled : bool
-        Scheme II with the objectives rescaled to :math:`p_i N f_i` (needed when the weights are unequal).
+        Scheme II with the objectives rescaled to :math:`p_i N f_i` and the K models averaged with weights 1/K
+        (needed when the weights are unequal: the weights :math:`p_k N/K` sum to one only when every
+        :math:`p_k = 1/N`).
 
     Examples
     --------
@@ -418,11 +387,7 @@ THETA0_BOUND = 1e100
 def _check_stable_steps(steps, drift):
     r"""Refuse a step rule whose largest step :math:`η_0` makes a local iteration blow up: :math:`η_0 \max_i c_i|1 - ε_i| \le 2`.
 
-    One local step maps :math:`θ_i` to :math:`a_i θ_i +`... with :math:`a_i = 1 - η c_i(1 - ε_i)` (:func:`expected_distance`). For
-    :math:`ε_i \le 1` the bound is :math:`|a_i| \le 1: a` larger step makes :math:`|a_i| > 1` and the local models grow geometrically
-    (``steps=1e300`` overflowed to inf, then NaN, within two steps). A client with :math:`ε_i > 1` has :math:`a_i > 1` at
-    every step size; the bound keeps its factor at most 3. Both rules take their largest step at t = 0
-    (the decaying rule β/t₀, the constant rule η).
+    So a step's factor :math:`a_i = 1 - η c_i(1 - ε_i)` is in [-1, 1] for :math:`ε_i \le 1`, below 3 beyond.
     """
     eta0 = float(steps(0))
     worst = float(np.max(drift))
@@ -575,18 +540,14 @@ def p_fedavg(clients, fedavg=FedAvg(), *, T, theta0=0.0, trials=100, seed=None):
     ----------
     clients : GaussianClients
     fedavg : FedAvg
-        E, the participation scheme and its K, the step sizes, the minibatch, the rescaled objectives
-        (default ``FedAvg()``: full participation, E = 1, the steps of :meth:`StepRule.default`).
+        The algorithm (default ``FedAvg()``: full participation, E = 1, the steps of
+        :meth:`StepRule.default`).
     T : int
         Local iterations.
     theta0 : float or array_like
-        Initial model of every client, coordinates in [-1e100, 1e100] (:data:`THETA0_BOUND`: the exact
-        moments of :func:`expected_distance` square it, and the second moment :math:`E y^{2}` of an aggregation
-        must stay finite for its variance :math:`E y^{2} - (E y)^{2}`).
-    trials : int
-        Independent runs.
-    seed : None, int, SeedSequence or Generator
-        Root of the keyed streams (trial -> iteration -> "data" | "sample").
+        Initial model of every client, coordinates in [-1e100, 1e100] (:data:`THETA0_BOUND`).
+    trials, seed
+        Independent runs and the root of their keyed streams (trial -> iteration -> "data" | "sample").
 
     Returns
     -------
@@ -595,8 +556,7 @@ def p_fedavg(clients, fedavg=FedAvg(), *, T, theta0=0.0, trials=100, seed=None):
     Raises
     ------
     ValueError
-        When ε̄ >= 1 (no stable point: the run would diverge), and for
-        scheme II with unequal weights unless ``scaled=True``.
+        When ε̄ >= 1 (no stable point), and for scheme II with unequal weights unless ``scaled=True``.
 
     Examples
     --------
@@ -644,26 +604,18 @@ def p_fedavg(clients, fedavg=FedAvg(), *, T, theta0=0.0, trials=100, seed=None):
 def expected_distance(clients, fedavg=FedAvg(), *, T, theta0=0.0):
     r"""Exact :math:`\mathbb{E}\|\bar θ_t - θ_{\mathrm{PS}}\|^{2}` of P-FedAvg on the Gaussian example, for every t (no simulation).
 
-    One local iteration maps client i's model linearly,
-    :math:`θ_i \leftarrow a_i θ_i + b_i` + noise with :math:`a_i = 1 - η c_i (1 - ε_i)`,
-    :math:`b_i = η c_i m_i` and independent noise of variance :math:`(η c_i σ)^{2}`/batch, so
-    the mean vector μ and the covariance matrix Γ of the N local models
-    (per coordinate) evolve as :math:`μ \leftarrow aμ + b`, :math:`Γ \leftarrow \operatorname{diag}(a)\, Γ \operatorname{diag}(a) + \operatorname{diag}(\text{noise variances})`;
-    Γ stays of the form :math:`v αα^\top + \operatorname{diag}(δ)` (rank one after an
-    aggregation, plus the noise since), so one step costs O(N). An aggregation replaces every local model by
-    :math:`y = w^\top θ` with weights w independent of the models; with :math:`\bar w = \mathbb{E} w` and
-    :math:`W = \mathbb{E} ww^\top`,
-
-        :math:`\mathbb{E} y = \bar w^\top μ`,   :math:`\mathbb{E} y^{2} = \operatorname{tr}(W(Γ + μμ^\top))`,
-
-    and afterwards every client holds y (:math:`Γ = \operatorname{Var}(y)\, 11^\top`). Then
-    :math:`\mathbb{E}\|g^\top θ - θ_{\mathrm{PS}}\|^{2} = Σ_{\text{coordinates}} [g^\top Γ g + (g^\top μ - θ_{\mathrm{PS}})^{2}]` for the global
-    weights g. The moments W of the three schemes:
-
-    * full: :math:`W = pp^\top`;
-    * I (K draws by p, weights 1/K): :math:`W = pp^\top + (\operatorname{diag} p - pp^\top)/K`;
-    * II (K of N uniformly without replacement, weights :math:`c_k`): :math:`W_{kk} = c_k^{2} K/N`,
-      :math:`W_{jk} = c_j c_k K(K - 1)/(N(N - 1))`.
+    A local iteration maps client i's model to :math:`a_i θ_i + b_i` + noise, with
+    :math:`a_i = 1 - η c_i (1 - ε_i)`, :math:`b_i = η c_i m_i` and noise variance :math:`(η c_i σ)^{2}`/batch;
+    the mean μ and covariance Γ of the local models (per coordinate) follow :math:`μ \leftarrow aμ + b` and
+    :math:`Γ \leftarrow \operatorname{diag}(a)\, Γ \operatorname{diag}(a) + \operatorname{diag}(\text{noise variances})`,
+    Γ of the form :math:`v αα^\top + \operatorname{diag}(δ)` (O(N) a step). An aggregation gives every client
+    :math:`y = w^\top θ`: :math:`\mathbb{E} y = \bar w^\top μ` and
+    :math:`\mathbb{E} y^{2} = \operatorname{tr}(W(Γ + μμ^\top))` with :math:`\bar w = \mathbb{E} w`,
+    :math:`W = \mathbb{E} ww^\top`; then
+    :math:`\mathbb{E}\|g^\top θ - θ_{\mathrm{PS}}\|^{2} = Σ_{\text{coordinates}} [g^\top Γ g + (g^\top μ - θ_{\mathrm{PS}})^{2}]`
+    for the global weights g (proof: chapter 10). W is :math:`pp^\top` (full participation),
+    :math:`pp^\top + (\operatorname{diag} p - pp^\top)/K` (scheme I) or :math:`W_{kk} = c_k^{2} K/N`,
+    :math:`W_{jk} = c_j c_k K(K - 1)/(N(N - 1))` (scheme II, aggregation weights :math:`c_k`).
 
     Parameters
     ----------

@@ -1,12 +1,11 @@
 r"""Both feedback loops at once: private federated rounds whose clients leave after a leak.
 
-One round of the book's population loop (:func:`perfpriv.engine.simulate`)
-is here one aggregation period of P-FedAvg with N current clients:
+One round of the book's population loop (:func:`perfpriv.engine.simulate`) is here one aggregation period
+of P-FedAvg with N current clients (:class:`PrivateFederatedRound`):
 
-1. every client draws its data law (location :math:`m_i \sim \mathcal{N}(m, s_m^{2} I)`, sensitivity
-   :math:`ε_i \sim \mathcal{N}(ε, s_ε^{2})`), starts from the deployed model θ and runs E local
-   stochastic gradient steps of the squared loss on data
-   :math:`Z \sim \mathcal{N}(m_i + ε_i θ_i, σ^{2}/b \cdot I)` (b = ``batch``) drawn at its *current local model*
+1. every client draws its data law (:class:`ClientLaw`), starts from the deployed model θ and runs E
+   local stochastic gradient steps of the squared loss (a full-participation :class:`~perfpriv.performative.FedAvg`)
+   on data :math:`Z \sim \mathcal{N}(m_i + ε_i θ_i, σ^{2}/b \cdot I)` (b = ``batch``) drawn at its *current local model*
    (the performative shift of the P-FedAvg paper);
 2. its record is its average descent direction over the period,
    :math:`g_i = (θ_i^E - θ)/h` with :math:`h = Σ η` the period's total step, clipped to
@@ -15,39 +14,22 @@ is here one aggregation period of P-FedAvg with N current clients:
    mechanism of the book (eq. 6): :math:`o = \operatorname{mean}(\operatorname{clip}(g_i)) + \mathcal{N}(0, γ^{2}/N\, I)`, and
    deploys :math:`θ' = θ + h o`;
 4. every client runs the book's membership test on the release (eq. 8,
-   :func:`perfpriv.leakage.llr_coefficients`): a client whose Λ exceeds τ has
-   leaked; the behaviour (:class:`perfpriv.behaviour.Memoryless`) then
-   removes each leaked client with probability q and lets every other one
-   bring a new client with probability r.
+   :func:`perfpriv.leakage.llr_coefficients`): a client whose Λ exceeds τ has leaked, and the behaviour
+   (:class:`perfpriv.behaviour.Memoryless`) decides who leaves and who is recruited.
 
 The round's error is :math:`\|θ' - θ_{\mathrm{PS}}\|^{2}`, :math:`θ_{\mathrm{PS}} = m/(1 - ε)` the stable point of
-the clients' law (:func:`perfpriv.performative.stable_point`).
-Both loops at once are one call of the engine with the model's objects,
-``engine.simulate(PrivateFederatedRound(gamma, tau=..., R=..., ...), Memoryless(q=..., r=...),
-T=..., n0=..., trials=..., policy=...)``.
-Clients are drawn afresh every round (the analogue of the book's
-Assumption 1: fresh records every round), so that the population is a
-count, as the engine expects.
-
-The deployed model is state that the mechanism carries from one round to
-the next: :class:`PrivateFederatedRound` is a *stateful* mechanism of the
-engine (``stateful = True``, ``initial_state(batch)``, ``advance(state,
-...) -> (outcome, state)``); :func:`perfpriv.engine.simulate` threads the
-state of every (cell, level, trial) round by round, freezes it for stopped
-trials, and returns the final one as ``run.mechanism_state``. The mean field
-of a stateful mechanism would need the state too (the leak probability
-depends on the deployed model), so ``engine.mean_field`` refuses it with a
-clear error.
-
-Symbols: ``gamma`` -- γ, per-client noise scale; ``tau`` -- τ; ``R`` --
-clipping radius of a record; ``m``, ``m_sd``, ``eps``, ``eps_sd`` -- the law
-of the clients' data locations and sensitivities; ``E`` -- local steps.
+the clients' law (:func:`perfpriv.performative.stable_point`). Clients are drawn afresh every round (the
+analogue of the book's Assumption 1), so that the population is a count, as the engine expects; the
+deployed model is a state carried from one round to the next (:class:`StatefulMechanism`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,9 +38,76 @@ from .._stats import log_normal_density
 from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
-from .federated import THETA0_BOUND, StepRule, stable_point
+from .federated import THETA0_BOUND, FedAvg, StepRule, stable_point
 
-__all__ = ["StatefulMechanism", "PrivateFederatedRound"]
+__all__ = ["StatefulMechanism", "ClientLaw", "PrivateFederatedRound"]
+
+#: The local step of :class:`PrivateFederatedRound` when its ``fedavg`` leaves ``steps`` open.
+DEFAULT_STEP = 0.5
+
+
+@dataclass(frozen=True)
+class ClientLaw:
+    r"""The law every round's clients are drawn from in :class:`PrivateFederatedRound`.
+
+    Client i draws its data location :math:`m_i \sim \mathcal{N}(m, s_m^{2} I)` and its sensitivity
+    :math:`ε_i \sim \mathcal{N}(ε, s_ε^{2})`; its data points are :math:`Z \sim \mathcal{N}(m_i + ε_i θ, σ^{2} I)`
+    at its model θ. Every value is checked here, once; the mechanism checks that m has its d coordinates.
+
+    Parameters
+    ----------
+    m : float or 1-D array_like
+        Mean data location: a number (every coordinate) or d coordinates, each within 1e100 in absolute
+        value (:data:`~perfpriv.performative.federated.THETA0_BOUND`); kept as a float or a tuple of floats.
+    m_sd : float
+        Standard deviation :math:`s_m` of each coordinate of :math:`m_i`, in [0, 1e100].
+    eps : float
+        Mean sensitivity ε in (−1, 1): the stable point m/(1 − ε) must exist and attract.
+    eps_sd : float
+        Standard deviation :math:`s_ε` of :math:`ε_i`, in [0, 1e100].
+    sigma : float
+        Noise σ of one data point, in [0, 1e100].
+
+    Examples
+    --------
+    >>> ClientLaw(m=2.0, eps=0.8, eps_sd=0.3)
+    ClientLaw(m=2.0, m_sd=1.0, eps=0.8, eps_sd=0.3, sigma=1.0)
+    >>> ClientLaw(m=[2.0, -1.0]).m
+    (2.0, -1.0)
+    """
+
+    m: Any = 1.0
+    m_sd: float = 1.0
+    eps: float = 0.5
+    eps_sd: float = 0.0
+    sigma: float = 1.0
+
+    def __post_init__(self):
+        # locations and spreads up to THETA0_BOUND, so that the record spread (their squares) stays finite
+        m = np.asarray(check_real("m", self.m, low=-THETA0_BOUND, high=THETA0_BOUND), dtype=float).reshape(-1)
+        if m.size == 0:
+            raise ValueError(f"m must be a number or a vector of coordinates; got shape {np.shape(self.m)}")
+        m = float(m[0]) if m.size == 1 else tuple(float(v) for v in m)
+        m_sd = check_real("m_sd", self.m_sd, low=0.0, high=THETA0_BOUND, scalar=True)
+        eps = check_real("eps", self.eps, low=-1.0, high=1.0, low_open=True, high_open=True, scalar=True)
+        eps_sd = check_real("eps_sd", self.eps_sd, low=0.0, high=THETA0_BOUND, scalar=True)
+        sigma = check_real("sigma", self.sigma, low=0.0, high=THETA0_BOUND, scalar=True)
+        for name, value in (("m", m), ("m_sd", float(m_sd)), ("eps", float(eps)), ("eps_sd", float(eps_sd)),
+                            ("sigma", float(sigma))):
+            object.__setattr__(self, name, value)
+
+
+def _local_training(fedavg):
+    """``fedavg`` as the local training of a round: full participation, its steps filled in (DEFAULT_STEP)."""
+    if not isinstance(fedavg, FedAvg):
+        raise TypeError(f"fedavg must be a perfpriv.performative.FedAvg (E, steps, batch of the local training); "
+                        f"got {fedavg!r:.60}")
+    if fedavg.scheme != "full":
+        raise ValueError(f"fedavg must have scheme 'full' (every current client trains and is averaged each round; "
+                         f"the engine's behaviour decides who takes part); got scheme {fedavg.scheme!r}")
+    if fedavg.steps is None:
+        fedavg = dataclasses.replace(fedavg, steps=StepRule.constant(DEFAULT_STEP))
+    return fedavg
 
 
 class StatefulMechanism(engine.Mechanism):
@@ -67,18 +116,14 @@ class StatefulMechanism(engine.Mechanism):
     Subclasses implement
 
     ``initial_state(batch) -> numpy.ndarray``
-        The state of every (cell, level, trial) of a batch of that shape,
-        shape ``batch + state_shape``;
+        The state of every (cell, level, trial) of a batch of that shape, shape ``batch + state_shape``;
     ``advance(state, n, level, keys, live, t, need_error) -> (RoundOutcome, new_state)``
-        One round, as :meth:`perfpriv.engine.Mechanism.draw_round`, from and
-        to a state.
+        One round, as :meth:`perfpriv.engine.Mechanism.draw_round`, from and to a state.
 
-    :func:`perfpriv.engine.simulate` starts the state at round 1, advances
-    it one round at a time, freezes it for stopped trials, and returns the
-    final one as ``run.mechanism_state`` (shape ``cells + levels + (trials,)
-    + state_shape``). A collapsed platform keeps serving its last model, so
-    the preset scores the rounds after a collapse by repeating the last
-    error; the mean field is refused (it does not follow states).
+    :func:`perfpriv.engine.simulate` advances the state one round at a time, freezes it for stopped trials,
+    and returns the final one as ``run.mechanism_state`` (shape ``cells + levels + (trials,) + state_shape``).
+    A collapsed platform keeps serving its last model, so the preset repeats the last error after a
+    collapse; the mean field is refused (it does not follow states).
     """
 
     stateful = True
@@ -102,7 +147,6 @@ class StatefulMechanism(engine.Mechanism):
                          "perfpriv.engine.simulate, which calls advance(state, ...)")
 
     def policy_preset(self, conventions):
-        # a collapsed platform keeps serving its last model: its error repeats
         return dict(cap=20000, floor=1, stop=0, collapse="repeat", penalty=0.0)
 
     def leak_probability(self, n, level):
@@ -121,35 +165,20 @@ class PrivateFederatedRound(StatefulMechanism):
     ----------
     gamma : float, 1-D array_like or perfpriv.engine.Schedule
         Per-client noise scale(s) γ of the released mean of the records.
-    tau : float
-        Membership threshold τ > 0.
-    R : float
-        Clipping radius R > 0 of a client's record.
-    m : float or array_like of shape (d,)
-        Mean data location of the clients' law :math:`(E m_i)`; coordinates in [-1e100, 1e100], as
-        for ``theta0`` (``perfpriv.performative.federated.THETA0_BOUND``: the record
-        spread squares them).
-    m_sd : float
-        Data heterogeneity :math:`s_m` in [0, 1e100] (standard deviation of each coordinate of :math:`m_i`).
-    eps : float
-        Mean sensitivity :math:`ε = E ε_i` in (−1, 1) (the stable point m/(1 − ε) must exist and attract).
-    eps_sd : float
-        Shift heterogeneity :math:`s_ε` in [0, 1e100] (standard deviation of :math:`ε_i`).
-    sigma : float
-        Noise σ in [0, 1e100] of one data point.
-    E : int
-        Local steps per round.
-    step : float or perfpriv.performative.federated.StepRule
-        Local step sizes, indexed by the local iteration k = (t − 1)E + s − 1.
-        A local step η multiplies a client's local model by :math:`1 - η(1 - ε_i)`:
-        steps that make the local models (or the deployed one) overflow raise
-        ``ValueError`` naming ``step`` in the round where it happens.
-    batch : int
-        Data points per local gradient.
-    theta0 : float or array_like of shape (d,)
-        The model deployed before round 1 (coordinates in [-1e100, 1e100]).
-    d : int
-        Dimension of the model.
+    tau, R : float
+        Membership threshold τ > 0 and clipping radius R > 0 of a client's record.
+    clients : ClientLaw, optional
+        The law every round's clients are drawn from (default ``ClientLaw()``: m = 1, :math:`s_m` = 1,
+        ε = 0.5, :math:`s_ε` = 0, σ = 1); its m has one coordinate or d.
+    fedavg : perfpriv.performative.FedAvg, optional
+        The clients' local training, E steps per round on ``batch`` points per gradient (default ``FedAvg()``:
+        E = 1, batch = 1); scheme ``"full"`` (who takes part is the behaviour's); ``steps`` left open is a
+        constant 0.5 (:data:`DEFAULT_STEP`); a :class:`~perfpriv.performative.federated.StepRule` is indexed
+        by the local iteration k = (t − 1)E + s − 1. Steps that make the models overflow (each multiplies a
+        local model by :math:`1 - η(1 - ε_i)`) raise ``ValueError`` naming ``fedavg.steps`` in that round.
+    theta0, d
+        The model deployed before round 1 (a number or d coordinates within 1e100 in absolute value) and its
+        dimension.
     statistic : {"paper", "exact"}, optional
         Membership statistic (default from ``conventions``).
 
@@ -157,73 +186,68 @@ class PrivateFederatedRound(StatefulMechanism):
     --------
     >>> from perfpriv import engine
     >>> from perfpriv.behaviour import Memoryless
-    >>> mech = PrivateFederatedRound(1.0, tau=0.5, R=20.0, m=1.0, eps=0.5)
+    >>> mech = PrivateFederatedRound(1.0, tau=0.5, R=20.0, clients=ClientLaw(m=1.0, eps=0.5))
     >>> run = engine.simulate(mech, Memoryless(q=0.3, r=0.2), T=20, n0=50, trials=4,
     ...                       policy=engine.Policy(cap=200), seed=0)
     >>> run.population.shape, run.details["theta"].shape, mech.theta_ps.tolist()
     ((4, 21), (4, 20), [2.0])
+    >>> PrivateFederatedRound(1.0, tau=0.5, R=20.0, fedavg=FedAvg(E=2)).fedavg.steps
+    StepRule(beta=0.5, offset=0.0, kind='constant')
     """
 
     name = "private_federated_round"
     level_name = "gamma"
 
-    def __init__(self, gamma, *, tau, R, m=1.0, m_sd=1.0, eps=0.5, eps_sd=0.0, sigma=1.0, E=1, step=0.5,
-                 batch=1, theta0=0.0, d=1, statistic=None):
+    def __init__(self, gamma, *, tau, R, clients=ClientLaw(), fedavg=FedAvg(), theta0=0.0, d=1, statistic=None):
         self.levels = engine.make_levels(gamma, "gamma", low=GAMMA_RANGE[0], high=GAMMA_RANGE[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.R = check_real("R", R, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
-        # locations and spreads up to THETA0_BOUND, so that the record spread (their squares) stays finite
-        self.m = model_vector("m", m, self.d, low=-THETA0_BOUND, high=THETA0_BOUND)
-        self.m_sd = check_real("m_sd", m_sd, low=0.0, high=THETA0_BOUND, scalar=True)
-        self.eps = check_real("eps", eps, low=-1.0, high=1.0, low_open=True, high_open=True, scalar=True)
-        self.eps_sd = check_real("eps_sd", eps_sd, low=0.0, high=THETA0_BOUND, scalar=True)
-        self.sigma = check_real("sigma", sigma, low=0.0, high=THETA0_BOUND, scalar=True)
-        self.E = check_int("E", E, low=1)
-        self.step = StepRule.coerce(step, "step")
-        self.batch = check_int("batch", batch, low=1)
+        if not isinstance(clients, ClientLaw):
+            raise TypeError(f"clients must be a perfpriv.performative.ClientLaw (m, m_sd, eps, eps_sd, sigma); "
+                            f"got {clients!r:.60}")
+        self.clients = clients
+        self.fedavg = _local_training(fedavg)
+        self._m = model_vector("m", clients.m, self.d)      # the law's location in d coordinates
         self.theta0 = model_vector("theta0", theta0, self.d, low=-THETA0_BOUND, high=THETA0_BOUND)
         self.statistic = None if statistic is None else check_choice("statistic", statistic, leakage.STATISTICS)
-        self.theta_ps = np.atleast_1d(stable_point(self.m[None, :], [self.eps]))
+        self.theta_ps = np.atleast_1d(stable_point(self._m[None, :], [clients.eps]))
 
     def __repr__(self) -> str:
         g = self.levels.describe()
         text = f"{g:g}" if isinstance(g, float) else f"<{'schedule' if self.levels.per_round else 'grid'} {np.shape(g)}>"
-        return (f"PrivateFederatedRound(gamma={text}, tau={self.tau:g}, R={self.R:g}, eps={self.eps:g}, "
-                f"eps_sd={self.eps_sd:g}, m_sd={self.m_sd:g}, E={self.E}, d={self.d})")
+        law, fed = self.clients, self.fedavg
+        return (f"PrivateFederatedRound(gamma={text}, tau={self.tau:g}, R={self.R:g}, eps={law.eps:g}, "
+                f"eps_sd={law.eps_sd:g}, m_sd={law.m_sd:g}, E={fed.E}, d={self.d})")
 
     def _fill_options(self, conventions):
         if self.statistic is None:
             self.statistic = "exact" if conventions == "authors" else "paper"
 
     def options(self):
-        return dict(tau=self.tau, R=self.R, m=self.m.tolist(), m_sd=self.m_sd, eps=self.eps, eps_sd=self.eps_sd,
-                    sigma=self.sigma, E=self.E, step=self.step, batch=self.batch, theta0=self.theta0.tolist(),
+        return dict(tau=self.tau, R=self.R, clients=self.clients, fedavg=self.fedavg, theta0=self.theta0.tolist(),
                     d=self.d, statistic=self.statistic)
 
     def record_spread(self, theta):
-        r"""Per-coordinate variance v(θ) of a record when E = 1: :math:`s_m^{2} + s_ε^{2}θ^{2} + σ^{2}/b` (b = ``batch``).
+        r"""Per-coordinate variance v(θ) of a record when E = 1: :math:`s_m^{2} + s_ε^{2}θ^{2} + σ^{2}/b` (b = ``fedavg.batch``).
 
-        With one local step the record is :math:`g = Z - θ = m_i + (ε_i - 1)θ` + noise,
-        Gaussian with this variance (per coordinate; for d = 1, or :math:`s_ε = 0`, the
-        records are then exactly the i.i.d. N(μ(θ), v(θ) I) records of the
-        book's Assumption 1).
-
-        ``theta`` is a model coordinate, \|θ| <= 1e100 (:data:`~perfpriv.performative.federated.THETA0_BOUND`,
-        the bound of the start :math:`θ_0`). A variance beyond the largest double :math:`(s_ε|θ| > 1e154)` is ``inf``.
+        With one local step the record is :math:`g = Z - θ = m_i + (ε_i - 1)θ` + noise, Gaussian with this
+        variance (for d = 1, or :math:`s_ε = 0`, exactly the i.i.d. N(μ(θ), v(θ) I) records of the book's
+        Assumption 1). ``theta`` is a model coordinate, \|θ| <= 1e100
+        (:data:`~perfpriv.performative.federated.THETA0_BOUND`); a variance beyond the doubles is ``inf``.
         """
         th = np.asarray(check_real("theta", theta, low=-THETA0_BOUND, high=THETA0_BOUND), dtype=float)
         with np.errstate(over="ignore"):                 # (s_ε θ)² beyond the doubles: inf, the true limit
-            return self.m_sd**2 + (self.eps_sd * th) ** 2 + self.sigma**2 / self.batch
+            law = self.clients
+            return law.m_sd**2 + (law.eps_sd * th) ** 2 + law.sigma**2 / self.fedavg.batch
 
     def leak_probability_at(self, theta, n, gamma):
         """Leak probability of a client when the deployed model is θ (E = 1, d = 1 or :math:`s_ε = 0`).
 
-        The records are then i.i.d. :math:`\\mathcal{N}(μ(θ), v(θ) I)` (:meth:`record_spread`),
-        and Λ is unchanged when records, noise and γ are all divided by :math:`\\sqrt{v(θ)}`
-        (it is homogeneous of degree 0 in them), so the probability is the
-        book's :math:`p_τ` (Lemma 8, :func:`perfpriv.leakage.marginal_leak_probability`)
-        at the standardized noise :math:`γ/\\sqrt{v(θ)}`, clipping neglected.
+        The records are then i.i.d. :math:`\\mathcal{N}(μ(θ), v(θ) I)` (:meth:`record_spread`), and Λ is
+        homogeneous of degree 0 in records, noise and γ, so the probability is the book's :math:`p_τ` (Lemma
+        8, :func:`perfpriv.leakage.marginal_leak_probability`) at the standardized noise
+        :math:`γ/\\sqrt{v(θ)}`, clipping neglected.
         """
         self._check_gaussian_records()
         n = check_real("n", n, low=2)
@@ -237,24 +261,19 @@ class PrivateFederatedRound(StatefulMechanism):
     def survival_threshold(self, theta, *, n, q, r):
         r""":math:`γ_c(θ) = \sqrt v(θ)\cdot u_c(n)`: the noise at which the growth factor 1 + r − (q + r)p is 1.
 
-        :math:`u_c(n)` solves :math:`p_τ(n, u) = r/(q + r)` for standardized records (the
-        survival threshold of the book's chapter 05 at unit record variance);
-        more noise than :math:`γ_c(θ)` makes the client population grow in
-        expectation while the deployed model is θ. Exact for E = 1 (and d = 1
-        or :math:`s_ε = 0`), with clipping neglected.
+        :math:`u_c(n)` solves :math:`p_τ(n, u) = r/(q + r)` for standardized records (the survival threshold
+        of the book's chapter 05 at unit record variance); more noise than :math:`γ_c(θ)` makes the client
+        population grow in expectation while the deployed model is θ. Exact where :meth:`leak_probability_at`
+        is.
 
         Parameters
         ----------
         theta : float or array_like
-            Deployed model(s) (d = 1: numbers).
+            Deployed model(s) (d = 1: numbers); an array of them gives an array of thresholds.
         n : float
             Number of clients n >= 2.
         q, r : float
-            The clients' leaving and recruiting probabilities (r > 0).
-
-        Returns
-        -------
-        float or numpy.ndarray
+            As in :class:`perfpriv.behaviour.Memoryless` (r > 0).
         """
         from scipy import optimize
 
@@ -298,26 +317,21 @@ class PrivateFederatedRound(StatefulMechanism):
     def stationary_error(self, n, gamma):
         r"""Long-run :math:`E\|θ_t - θ_{\mathrm{PS}}\|^2` with n clients every round (E = 1, constant step h, no clipping).
 
-        With :math:`e = θ - θ_{\mathrm{PS}}` and :math:`a = 1 - h(1 - ε)`, one round gives
-        :math:`e' = a e + h\,(\text{mean of the record noises} + \text{release noise})`, whose
-        conditional second moment is :math:`(d(s_m^{2} + σ^{2}/b + γ^{2}) + s_ε^{2}\|θ\|^{2})/n` (b = ``batch``).
-        Taking expectations, with :math:`E\|θ\|^{2} = \|θ_{\mathrm{PS}}\|^{2} + E\|e\|^{2}` in the limit, the
-        fixed point of the recursion is
+        With :math:`e = θ - θ_{\mathrm{PS}}`, :math:`a = 1 - h(1 - ε)` and b = ``fedavg.batch``, the fixed
+        point of the recursion :math:`e' = a e + h\,(\text{mean of the record noises} + \text{release noise})`
+        is (proof: chapter 10)
 
             :math:`E\|e\|^{2} = h^{2} (d(s_m^{2} + σ^{2}/b + γ^{2}) + s_ε^{2}\|θ_{\mathrm{PS}}\|^{2}) / (n(1 - a^{2}) - h^{2} s_ε^{2})`,
 
-        the analogue of Lemma 3's :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/N` for a model trained by
-        private federated rounds. Raises ValueError when the recursion has no
-        fixed point (:math:`|a| \geq 1`, or :math:`n(1 - a^{2}) \le h^{2} s_ε^{2}`: the shift
-        heterogeneity feeds the model's own error back faster than the
+        the analogue of Lemma 3's :math:`(γ^{2} \mathrm{Tr} Σ^{-1} + d)/N` for a model trained by private
+        federated rounds. Raises ValueError when the recursion has no fixed point (:math:`|a| \geq 1`, or
+        :math:`n(1 - a^{2}) \le h^{2} s_ε^{2}`: the shift heterogeneity feeds the error back faster than the
         rounds damp it).
 
         Parameters
         ----------
-        n : float or array_like
-            Clients per round, n >= 1.
-        gamma : float or array_like
-            Noise scale γ > 0.
+        n, gamma : float or array_like
+            Clients per round, n >= 1, and noise scale γ > 0.
 
         Returns
         -------
@@ -325,38 +339,36 @@ class PrivateFederatedRound(StatefulMechanism):
             The stationary :math:`E\|θ_t - θ_{\mathrm{PS}}\|^2`; inf where it exceeds the double range.
         """
         self._check_gaussian_records()
-        if self.step.kind != "constant":
+        law, step = self.clients, self.fedavg.steps
+        if step.kind != "constant":
             raise ValueError("a stationary error needs a constant step (decaying steps make the error vanish)")
         n = np.asarray(check_real("n", n, low=1), dtype=float)
         gamma = np.asarray(check_real("gamma", gamma, low=0), dtype=float)
-        h = self.step.beta
-        a = 1.0 - h * (1.0 - self.eps)
-        den = n * (1.0 - a * a) - h * h * self.eps_sd**2
+        h = step.beta
+        a = 1.0 - h * (1.0 - law.eps)
+        den = n * (1.0 - a * a) - h * h * law.eps_sd**2
         if not abs(a) < 1 or np.any(den <= 0):
             raise ValueError(f"the model error has no stationary law: a = 1 - h(1 - eps) = {a:.4g} and "
                              f"n(1 - a^2) - h^2 eps_sd^2 = {float(np.min(den)):.4g} (need |a| < 1 and a positive value)")
         with np.errstate(over="ignore"):     # an error beyond the double range (gamma ~ 1e154 and above): inf
-            num = h * h * (self.d * (self.m_sd**2 + self.sigma**2 / self.batch + gamma**2)
-                           + self.eps_sd**2 * float(self.theta_ps @ self.theta_ps))
+            num = h * h * (self.d * (law.m_sd**2 + law.sigma**2 / self.fedavg.batch + gamma**2)
+                           + law.eps_sd**2 * float(self.theta_ps @ self.theta_ps))
             out = num / den
         return float(out) if np.ndim(out) == 0 else out
 
     def _check_finite(self, what, values, t):
-        """Refuse a round whose clients' local steps diverged (no stability rule covers every client).
-
-        A local step η multiplies a client's local model by :math:`1 - η(1 - ε_i)`; with heterogeneous
-        sensitivities :math:`ε_i` no step size is stable for every client drawn, so the divergence is
-        detected where it happens, as a clear error instead of overflow warnings and NaN errors.
-        """
+        """Refuse a round whose clients' local steps diverged (no step is stable for every :math:`ε_i`)."""
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"step: the {what} overflowed in round {t} (the clients' local steps diverge); "
+            law, fed = self.clients, self.fedavg
+            raise ValueError(f"fedavg.steps: the {what} overflowed in round {t} (the clients' local steps diverge); "
                              f"choose smaller local steps: each multiplies a client's model by 1 - step*(1 - eps_i) "
-                             f"(got step={self.step!r}, E={self.E}, eps={self.eps:g}, eps_sd={self.eps_sd:g})")
+                             f"(got steps={fed.steps!r}, E={fed.E}, eps={law.eps:g}, eps_sd={law.eps_sd:g})")
 
     def _check_gaussian_records(self):
-        if self.E != 1 or (self.d > 1 and self.eps_sd > 0):
+        E, eps_sd = self.fedavg.E, self.clients.eps_sd
+        if E != 1 or (self.d > 1 and eps_sd > 0):
             raise ValueError("the records are exactly i.i.d. Gaussian only for E=1 (and d=1 or eps_sd=0); got "
-                             f"E={self.E}, d={self.d}, eps_sd={self.eps_sd:g}")
+                             f"E={E}, d={self.d}, eps_sd={eps_sd:g}")
 
     def initial_state(self, batch):
         """The deployed model :math:`θ_0` of every run of a batch of that shape: shape ``batch + (d,)``."""
@@ -364,7 +376,7 @@ class PrivateFederatedRound(StatefulMechanism):
         return np.broadcast_to(self.theta0, batch + (self.d,)).copy()
 
     def advance(self, state, n, level, keys, live, t, need_error=True):
-        d, E = self.d, self.E
+        d, E, law = self.d, self.fedavg.E, self.clients
         if not isinstance(state, np.ndarray) or state.dtype.kind not in "fiu" or state.ndim < 1 or state.shape[-1] != d:
             raise ValueError(f"state must be the deployed models, a numeric array ending with d = {d} coordinates "
                              f"(initial_state); got {type(state).__name__} of shape {np.shape(state)}")
@@ -390,15 +402,15 @@ class PrivateFederatedRound(StatefulMechanism):
         idx = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(nn) - nn, nn)
         ca, cb = entry_key("clients")
         attrs = keyed.Key(ca[owner], cb[owner]).normal_records(idx, d + 1)
-        m_i = self.m + self.m_sd * attrs[:, :d]
-        eps_i = self.eps + self.eps_sd * attrs[:, d:]
+        m_i = self._m + law.m_sd * attrs[:, :d]
+        eps_i = law.eps + law.eps_sd * attrs[:, d:]
         da, db = entry_key("data")
         xi = keyed.Key(da[owner], db[owner]).normal_records(idx, E * d).reshape(-1, E, d)
         start = theta[owner]
         local = start.copy()
         k0 = (t - 1) * E
-        etas = self.step(np.arange(k0, k0 + E))
-        noise = self.sigma / math.sqrt(self.batch)
+        etas = self.fedavg.steps(np.arange(k0, k0 + E))
+        noise = law.sigma / math.sqrt(self.fedavg.batch)
         with np.errstate(over="ignore", invalid="ignore"):
             for s in range(E):
                 z = m_i + eps_i * local + noise * xi[:, s]
@@ -443,31 +455,27 @@ class PrivateFederatedRound(StatefulMechanism):
         out = engine.RoundOutcome(err.reshape(batch), leaked.reshape(batch), details)
         return out, new_theta.reshape(batch + (d,))
 
-
     def agent_round(self, n, level, rng, t=1, state=None):
         r"""One aggregation period client by client (:meth:`perfpriv.engine.Mechanism.agent_round`).
 
-        Every client draws its law, runs its E local steps in a loop from the deployed model
-        ``state`` and clips its record; the release is made and deployed. Each client's
-        log-likelihood ratio is the difference of the log densities of the release under the mechanism
-        with and without its record (eq. 8, the paper's equal-variance form or the exact remove-one
-        form); a lone client leaks. The error is :math:`\|θ' - θ_{\mathrm{PS}}\|^{2}`; the new
-        model is the returned state (``details["theta"]``: its first coordinate).
+        Loops over the clients from the deployed model ``state``; each client's Λ is the difference of the
+        release's log densities with and without its record (eq. 8, either statistic); a lone client leaks.
+        The new model is the returned state (``details["theta"]``: its first coordinate).
         """
         n = check_int("n", n, low=1)
         t = check_int("t", t, low=1)
         g = float(check_real("gamma", level, low=GAMMA_RANGE[0], high=GAMMA_RANGE[1], scalar=True))
-        d, E = self.d, self.E
+        d, E, law = self.d, self.fedavg.E, self.clients
         theta = self.theta0.copy() if state is None else np.asarray(state, float)
-        etas = [float(self.step(np.array((t - 1) * E + s))) for s in range(E)]
+        etas = [float(self.fedavg.steps(np.array((t - 1) * E + s))) for s in range(E)]
         h = sum(etas)
         records = []
         for _ in range(n):
-            m_i = self.m + self.m_sd * rng.standard_normal(d)
-            eps_i = self.eps + self.eps_sd * rng.standard_normal()
+            m_i = self._m + law.m_sd * rng.standard_normal(d)
+            eps_i = law.eps + law.eps_sd * rng.standard_normal()
             local = theta.copy()
             for s in range(E):
-                z = m_i + eps_i * local + self.sigma / math.sqrt(self.batch) * rng.standard_normal(d)
+                z = m_i + eps_i * local + law.sigma / math.sqrt(self.fedavg.batch) * rng.standard_normal(d)
                 local = local - etas[s] * (local - z)
             g_i = (local - theta) / h
             norm = float(np.linalg.norm(g_i))

@@ -19,17 +19,7 @@ A *performatively stable* point is a fixed point of retraining,
 PR. Repeated risk minimization (RRM) iterates the best response
 :math:`G(θ') = \arg\min_θ \mathrm{DR}(θ; θ')`; repeated gradient descent (RGD) takes one
 gradient step on :math:`\mathrm{DR}(\cdot; θ_t)` per deployment. Everything here is in closed
-form, which is what makes the class useful as a reference:
-
-    :math:`G(θ') = H^{-1}B(m + Aθ')`,   :math:`θ_{\mathrm{PS}} = (H - BA)^{-1}Bm`,
-    :math:`∇\mathrm{PR}(θ) = (H - BA - (BA)^\top + A^\top CA)θ - Bm + A^\top Cm`.
-
-The squared loss :math:`½\|θ - z\|^{2}` (H = B = C = I) is the example of the P-FedAvg paper; the
-linear loss :math:`½\|θ\|^{2} - θ^\top z` (C = 0) separates stability from optimality.
-
-Symbols: ``theta`` -- θ, deployed model; ``A`` -- sensitivity matrix of the
-map (its operator norm is the map's Wasserstein-1 sensitivity ε);
-``H``, ``B``, ``C`` -- the loss; ``m``, ``Sigma`` -- the base law of the data.
+form (:class:`PerformativeProblem`), which is what makes the class useful as a reference.
 
 References
 ----------
@@ -81,8 +71,7 @@ class PerformativeProblem:
     Parameters
     ----------
     H : array_like, shape (p, p)
-        Curvature of the loss in θ, symmetric positive definite (μ = its
-        smallest eigenvalue is the loss's strong convexity).
+        Curvature of the loss in θ, symmetric positive definite (:attr:`strong_convexity`).
     B : array_like, shape (p, k)
         Coupling of θ and z: :math:`∇_θ ℓ(θ; z) = Hθ - Bz`.
     C : array_like, shape (k, k)
@@ -95,12 +84,6 @@ class PerformativeProblem:
         Sensitivity of the map: :math:`D(θ) = \mathcal{N}(m + Aθ, Σ)`.
     Sigma : float or array_like, shape (k, k)
         Covariance Σ of the data (a number: Σ = Sigma·I), positive definite.
-
-    Notes
-    -----
-    :math:`W_1(D(θ), D(θ')) = \|A(θ - θ')\|` exactly (a translation), so the map is
-    ε-sensitive with :math:`ε = \|A\|_2` (:attr:`sensitivity`), and the loss is
-    β-jointly smooth with :math:`β = \max(\|H\|_2, \|B\|_2)` (:attr:`smoothness`).
 
     Examples
     --------
@@ -147,12 +130,7 @@ class PerformativeProblem:
 
         Its stable and optimal points coincide: :math:`\mathrm{PR}(θ) = ½\|(I - A)θ - m\|^{2} + ½ \operatorname{tr} Σ`.
         """
-        m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
-        k = m.size
-        eye = np.eye(k)
-        A = check_real("A", A)
-        A = _matrix("A", A, k, k) if np.ndim(A) else float(A) * eye
-        return cls(eye, eye, eye, m, A, Sigma)
+        return cls._identity_loss(m, A, Sigma, linear=False)
 
     @classmethod
     def linear(cls, *, m, A, Sigma=1.0):
@@ -162,12 +140,17 @@ class PerformativeProblem:
         risks differ, so the stable point :math:`θ_{\mathrm{PS}} = (I - A)^{-1}m` is no longer
         optimal: :math:`θ_{\mathrm{PO}} = (I - A - A^\top)^{-1}m` (Miller et al. 2021's example).
         """
+        return cls._identity_loss(m, A, Sigma, linear=True)
+
+    @classmethod
+    def _identity_loss(cls, m, A, Sigma, *, linear):
+        """H = B = I, C = I (squared) or 0 (linear); ``A`` a number (times I) or a (k, k) matrix."""
         m = np.atleast_1d(np.asarray(check_real("m", m), dtype=float))
         k = m.size
         eye = np.eye(k)
         A = check_real("A", A)
         A = _matrix("A", A, k, k) if np.ndim(A) else float(A) * eye
-        return cls(eye, eye, np.zeros((k, k)), m, A, Sigma)
+        return cls(eye, eye, np.zeros((k, k)) if linear else eye, m, A, Sigma)
 
     def __repr__(self) -> str:
         return (f"PerformativeProblem(p={self.p}, k={self.k}, sensitivity={self.sensitivity:.4g}, "
@@ -176,7 +159,10 @@ class PerformativeProblem:
     # ------------------------------------------------------- the constants
     @property
     def sensitivity(self) -> float:
-        r""":math:`ε = \|A\|_2`: the Wasserstein-1 sensitivity of the map."""
+        r""":math:`ε = \|A\|_2`: the Wasserstein-1 sensitivity of the map.
+
+        :math:`W_1(D(θ), D(θ')) = \|A(θ - θ')\|` exactly (a translation).
+        """
         return _norm2(self.A)
 
     @property
@@ -246,11 +232,8 @@ class PerformativeProblem:
     def decoupled_risk(self, theta, deployed):
         r""":math:`\mathrm{DR}(θ; θ') = ½θ^\top Hθ - θ^\top B μ' + ½(μ'^\top Cμ' + \operatorname{tr} CΣ)`, :math:`μ' = m + Aθ'`.
 
-        Models so large that a term overflows (beyond about 1e154, where
-        :math:`\infty - \infty` would be NaN) get the risk in exact rational arithmetic
-        from the same float inputs, rounded to the nearest double: ±inf when
-        it exceeds the largest double, the finite value when the large terms
-        cancel.
+        Where a term overflows (models beyond about 1e154) the risk is computed in exact rational arithmetic
+        and rounded to the nearest double (±inf, or the finite value when the large terms cancel).
         """
         th, dep = np.broadcast_arrays(self._theta(theta), self._theta(deployed, "deployed"))
         with np.errstate(over="ignore", invalid="ignore"):
@@ -301,11 +284,9 @@ class PerformativeProblem:
         Parameters
         ----------
         attracting : bool
-            Refuse (ValueError) a fixed point that retraining cannot reach:
-            one where the RRM Jacobian :math:`H^{-1}BA` has spectral radius >= 1. With
-            ``False`` such a fixed point is returned when it exists (its
-            stability in the definition's sense holds, but every RRM path
-            that does not start on it moves away).
+            Refuse (ValueError) a fixed point that retraining cannot reach (the RRM Jacobian :math:`H^{-1}BA`
+            has spectral radius >= 1). With ``False`` it is returned when it exists (stable in the
+            definition's sense, but every RRM path that does not start on it moves away).
 
         Returns
         -------
@@ -337,18 +318,7 @@ class PerformativeProblem:
 
     # ------------------------------------------------------------ sampling
     def sample(self, theta, size, key):
-        """``size`` data points from D(θ), from the keyed stream ``key`` (shape of θ's batch).
-
-        Parameters
-        ----------
-        theta : numpy.ndarray, shape batch + (p,)
-        size : int
-        key : perfpriv.keyed.Key, shape batch
-
-        Returns
-        -------
-        numpy.ndarray, shape batch + (size, k)
-        """
+        """``size`` draws from D(θ) (θ: batch + (p,)) by ``key`` (batch): shape batch + (size, k)."""
         th = self._theta(theta)
         xi = key.normal(size * self.k).reshape(th.shape[:-1] + (size, self.k))
         return self.data_mean(th)[..., None, :] + xi @ self._L.T
@@ -437,16 +407,11 @@ def repeated_risk_minimization(problem, theta0, *, T, samples=None, trials=1, se
     Parameters
     ----------
     problem : PerformativeProblem
-    theta0 : array_like, shape (p,)
-        First deployed model :math:`θ_0`.
-    T : int
-        Number of deployments.
-    samples : int, optional
-        Data points per deployment.
-    trials : int
-        Independent repetitions (with ``samples``).
-    seed : None, int, SeedSequence or Generator
-        Root of the keyed streams (trial -> round -> "data").
+    theta0, T
+        First deployed model :math:`θ_0`, shape (p,), and the number of deployments.
+    samples, trials, seed : optional
+        Data points per deployment, independent repetitions (with ``samples``) and the root of their keyed
+        streams (trial -> round -> "data").
 
     Returns
     -------
@@ -478,13 +443,10 @@ def repeated_gradient_descent(problem, theta0, *, T, step, samples=None, trials=
 
     Parameters
     ----------
-    problem : PerformativeProblem
-    theta0 : array_like, shape (p,)
-    T : int
+    problem, theta0, T, samples, trials, seed
+        As in :func:`repeated_risk_minimization`.
     step : float
         Step size η > 0.
-    samples, trials, seed
-        As in :func:`repeated_risk_minimization`.
 
     Returns
     -------

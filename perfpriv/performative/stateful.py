@@ -1,12 +1,10 @@
 """The book's model read as performative prediction over the privacy level.
 
-In performative prediction the deployed model θ' fixes the data
-distribution D(θ'). In the book's model the deployed *privacy level* ℓ'
-(ε or γ) fixes, after enough rounds, the population N(ℓ') that the platform
-serves -- but only through the population's history, round after round:
-the model is stateful. Reading it after T rounds of the mean field gives a
-distribution map of the usual kind, :math:`ℓ' \\mapsto N_T(ℓ')`, and with it the two risks
-of performative prediction:
+In performative prediction the deployed model θ' fixes the data distribution D(θ'). In the book's model the
+deployed *privacy level* ℓ' (ε or γ) fixes, after enough rounds, the population N(ℓ') that the platform
+serves -- but only through the population's history: the model is stateful. Reading it after T rounds of the
+mean field gives a distribution map :math:`ℓ' \\mapsto N_T(ℓ')`, and with it the two risks of performative
+prediction:
 
 * decoupled risk :math:`\\mathrm{DR}(ℓ; ℓ') = e(N_T(ℓ'), ℓ)`: the error of a release at level
   ℓ made from the population that ℓ' built (what a platform minimizes if it
@@ -38,20 +36,14 @@ class LevelResponse:
 
     Attributes
     ----------
-    levels : numpy.ndarray, shape (L,)
-        The grid of levels ℓ (ε, γ, ...).
-    population : numpy.ndarray, shape (L,)
-        :math:`N_T(\\ell')`: the mean-field population after T rounds at each deployed level.
-    decoupled_risk : numpy.ndarray, shape (L, L)
-        ``decoupled_risk[i, j]`` = :math:`\\mathrm{DR}(\\ell_i; \\ell_j) = e(N_T(\\ell_j), \\ell_i)` with ``ℓ = levels``.
-    performative_risk : numpy.ndarray, shape (L,)
-        PR(ℓ) = DR(ℓ; ℓ).
+    levels, population : numpy.ndarray, shape (L,)
+        The grid of levels ℓ (ε, γ, ...) and the mean-field population :math:`N_T(\\ell')` at each.
+    decoupled_risk, performative_risk : numpy.ndarray, shapes (L, L) and (L,)
+        ``decoupled_risk[i, j]`` = :math:`\\mathrm{DR}(\\ell_i; \\ell_j)` and its diagonal (module docstring).
     best_response : numpy.ndarray of int, shape (L,)
         ``best_response[j]``: index of the level minimizing DR(·; levels[j]).
-    stable : numpy.ndarray
-        Levels ℓ whose best response is ℓ itself (fixed points of re-tuning).
-    optimal : float
-        The level minimizing PR.
+    stable, optimal
+        Levels whose best response is themselves (fixed points of re-tuning), and the level minimizing PR.
     level_name, T, n0, cap, floor, mechanism, behaviour
         Provenance.
     """
@@ -81,14 +73,12 @@ def level_response(mechanism, behaviour, *, T, n0, cap=20000, floor=1, conventio
 
     Parameters
     ----------
-    mechanism : perfpriv.engine.Mechanism
-        With a 1-D grid of constant levels (e.g. ``RandomizedResponse(np.geomspace(...))``).
-    behaviour : perfpriv.behaviour.Behaviour
-        With scalar parameters (one cell).
-    T : int
-        Rounds of the mean field before the population is read.
-    n0, cap, floor, conventions
-        As in :func:`perfpriv.engine.mean_field`.
+    mechanism, behaviour
+        The model (:class:`perfpriv.engine.Mechanism` with a 1-D grid of constant levels, e.g.
+        ``RandomizedResponse(np.geomspace(...))``; :class:`perfpriv.behaviour.Behaviour` with scalar
+        parameters).
+    T, n0, cap, floor, conventions
+        As in :func:`perfpriv.engine.mean_field` (the population is read after T rounds).
 
     Returns
     -------

@@ -5,8 +5,7 @@ One function per figure (or panel group); each returns a
 :mod:`perfpriv.experiments` (and the library below it). A figure of
 simulations draws the result it is given (the experiment runs first, with the
 model's objects); the figures of closed forms (growth factors, tail bounds,
-the statistics' leak probabilities) evaluate them from their arguments, and
-:func:`exact_floor_figure` runs its check when it is not given one.
+the statistics' leak probabilities) evaluate them from their arguments.
 In a notebook, display one with :func:`perfpriv.plots.show`, which emits the
 PNG only.
 """

@@ -1,14 +1,8 @@
 """Figures of the Bernoulli warm-up (paper §3, Figs. 1-2) and of the agnostic model (appendix B, Figs. 6-7).
 
-Every function returns a :class:`matplotlib.figure.Figure` built with
-:func:`perfpriv.plots.new_figure` and never calls ``plt.show``. A figure only
-draws: it receives the result of the experiment behind it
-(:func:`perfpriv.experiments.curve_runs` for Figs. 1 and 6,
-:func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid for Figs. 2 and
-7, :func:`perfpriv.experiments.final_error_curve`), which carries its model
-and sizes, so that a chapter computes once, checks its claims on the numbers
-and then draws them. The sizes of the paper's figures are
-:data:`perfpriv.cli.SCALES`.
+A figure only draws the result of the experiment behind it (:func:`perfpriv.experiments.curve_runs`,
+:func:`perfpriv.optimize.optimal_epsilon` over a (q, r) grid, :func:`perfpriv.experiments.final_error_curve`),
+which carries its model and sizes; the sizes of the paper's figures are :data:`perfpriv.cli.SCALES`.
 """
 
 from __future__ import annotations
@@ -82,9 +76,7 @@ def _panel_letter(k: int) -> str:
     return "abcdefghijklmnopqrstuvwxyz"[k] if k < 26 else str(k + 1)
 
 
-# --------------------------------------------------------------------------
-# Figs. 1 and 6: squared error and population against the round
-# --------------------------------------------------------------------------
+# ------------ Figs. 1 and 6: squared error and population against the round
 
 def _paper_users(users, rule, name):
     """(q, r) of a result's users: the paper's :class:`perfpriv.behaviour.Memoryless`, one cell, the figure's rule."""
@@ -162,27 +154,17 @@ def _curves(results, *, rule, window, title):
 def figure1(results, *, window=15):
     r"""Fig. 1 of the paper: moving-averaged squared error and population against the round.
 
-    One row per run (the paper's (q, r) = (0.6, 0.3) then (0.3, 0.6)): the
-    left panel is the squared error of the unbiased estimator (eq. 1)
-    averaged over a moving window and over trials, the right panel the mean
-    population :math:`N_t`. Finite privacy levels are coloured on a log scale (colour
-    bar); epsilon = inf, the non-private baseline, is red (the top end of the bar).
-    The settings, budgets and sizes drawn are those of the runs.
+    One row per run (the paper's (q, r) = (0.6, 0.3) then (0.3, 0.6)): left, the squared error of
+    the unbiased estimator (eq. 1) averaged over a moving window and over trials; right, the mean
+    population :math:`N_t`. Finite budgets are coloured on a log scale, ε = inf (no privacy) red.
 
     Parameters
     ----------
     results : sequence of perfpriv.engine.SimulationRun
-        One run per row, each of a :class:`perfpriv.bernoulli.RandomizedResponse`
-        over the same budgets (``np.inf`` or finite values in [1e-100, 1e100]: below, the
-        squared errors overflow; above, the log colour scale) and of
-        ``Memoryless(q=, r=, rule="leak")`` users: :func:`perfpriv.experiments.curve_runs`
-        (or :func:`perfpriv.bernoulli.simulate`).
+        :func:`perfpriv.experiments.curve_runs` of a :class:`perfpriv.bernoulli.RandomizedResponse`
+        (budgets ``np.inf`` or in [1e-100, 1e100]), one cell of ``Memoryless(rule="leak")`` users a row.
     window : int
         Moving-average window, in rounds (the paper's text: 15; the authors' script: 10).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Raises
     ------
@@ -212,12 +194,8 @@ def figure1(results, *, window=15):
 def figure6(results, *, window=15):
     """Fig. 6 of the paper: the panels of :func:`figure1` under the agnostic growth rule.
 
-    Parameters (and the errors raised) are those of :func:`figure1`; the runs are of
-    ``Memoryless(q=, r=, rule="agnostic")`` users (every participant recruits with probability r).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    Parameters and errors as in :func:`figure1`, for ``Memoryless(rule="agnostic")`` users (every
+    participant recruits with probability r).
 
     References
     ----------
@@ -235,9 +213,7 @@ def figure6(results, *, window=15):
     return _curves(results, rule="agnostic", window=window, title="Agnostic model (Fig. 6)")
 
 
-# --------------------------------------------------------------------------
-# Figs. 2 and 7: the optimal privacy budget over the (r, q) square
-# --------------------------------------------------------------------------
+# ---------- Figs. 2 and 7: the optimal privacy budget over the (r, q) square
 
 def _map_axes(result, rule):
     """The 1-D grids (q, r) of an ε* map: from the users of a search over ``Memoryless(q=qs[:, None], r=rs[None, :])``."""
@@ -261,34 +237,20 @@ def epsilon_star_map(result, *, q, r, ax=None, rule="leak", thresholds=True, col
                      title=None):
     """Draw an ε* map: a result of :func:`perfpriv.optimize.optimal_epsilon` on a (q, r) grid.
 
-    The recruiting rate r runs along the horizontal axis and the leaving
-    rate q along the vertical one (the paper's "(r, q) parameter space").
-    Finite ε* are coloured on a log scale; cells where ε = inf (no privacy)
-    is best are red. With ``thresholds=True`` the lines where the survival
-    threshold of the growth rule changes are drawn: r = q (both rules) and,
-    for the agnostic rule, r = q/2.
+    r along the horizontal axis, q along the vertical one (the paper's "(r, q) parameter space").
+    Finite ε* are coloured on a log scale, cells where no privacy is best red. ``thresholds`` draws
+    where the survival threshold of ``rule`` changes: r = q (both rules) and r = q/2 (agnostic).
 
     Parameters
     ----------
     result : EpsilonOptimum
-        ``result.epsilon`` has shape (len(q), len(r)): cell (i, j) is
-        (q[i], r[j]) (``np.meshgrid(q, r, indexing="ij")``).
+        ``result.epsilon`` of shape (len(q), len(r)): cell (i, j) is (q[i], r[j]).
     q, r : 1-D array_like
         The grids of leaving and recruiting rates.
     ax : matplotlib Axes, optional
         Where to draw; a new one-panel figure otherwise.
-    rule : {"leak", "agnostic"}
-        Which threshold lines to draw.
-    thresholds : bool
-        Draw the threshold lines.
-    colorbar : bool
-        Add a colour bar.
-    title : str, optional
-        Panel title.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    rule, thresholds, colorbar, title
+        Growth rule of the threshold lines, whether to draw them and a colour bar, panel title.
 
     Examples
     --------
@@ -369,17 +331,11 @@ def figure2(result, *, thresholds=True):
     Parameters
     ----------
     result : perfpriv.optimize.EpsilonOptimum
-        A result of :func:`perfpriv.optimize.optimal_epsilon` (or
-        :func:`perfpriv.optimize.mean_field_optimal_epsilon`) for
-        ``Memoryless(q=Q, r=R, rule="leak")`` over a grid,
-        ``Q, R = np.meshgrid(qs, rs, indexing="ij")``; its budgets ``np.inf``
-        or finite values in [1e-100, 1e100] (the log colour scale).
+        :func:`perfpriv.optimize.optimal_epsilon` (or its mean-field version) for
+        ``Memoryless(q=Q, r=R, rule="leak")`` over a grid ``np.meshgrid(qs, rs, indexing="ij")``;
+        budgets ``np.inf`` or in [1e-100, 1e100] (the log colour scale).
     thresholds : bool
         Draw the line r = q.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Raises
     ------
@@ -410,13 +366,8 @@ def figure2(result, *, thresholds=True):
 def figure7(result, *, thresholds=True):
     """Fig. 7 of the paper: the ε* map of :func:`figure2` under the agnostic growth rule.
 
-    Parameters (and the errors raised) are those of :func:`figure2`, with users of
-    ``rule="agnostic"``; ``thresholds`` draws r = q and r = q/2, between which the agnostic
-    population survives only with enough privacy.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    Parameters and errors as in :func:`figure2`, with users of ``rule="agnostic"``; ``thresholds``
+    draws r = q and r = q/2, between which the population survives only with enough privacy.
 
     References
     ----------
@@ -437,9 +388,7 @@ def figure7(result, *, thresholds=True):
                             title=r"Agnostic model: $\varepsilon^*$ (Fig. 7)")
 
 
-# --------------------------------------------------------------------------
-# extra panels of the chapters
-# --------------------------------------------------------------------------
+# --------------------------------------------- extra panels of the chapters
 
 def _inf_x(finite_max=20.0):
     """Where ε = inf is drawn: three times the largest finite budget shown (60 on an axis ending at 20)."""
@@ -464,24 +413,16 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
                          rules=("leak", "agnostic"), epsilon_range=(0.01, 20.0)):
     """Growth factor C against ε for several (q, r), one panel per growth rule.
 
-    Lines are :func:`perfpriv.bernoulli.growth_factor` at β = β(ε) (Lemma 1);
-    the value at ε = inf (β = 1/2) is the point above '∞'; a dot marks the
-    critical budget :math:`ε_c` of :func:`perfpriv.bernoulli.critical_epsilon` where
-    it is finite and positive. Above the grey line C = 1 the population grows
-    in expectation.
+    Lines are :func:`perfpriv.bernoulli.growth_factor` at β = β(ε) (Lemma 1), the point above '∞'
+    its value at β = 1/2; a diamond marks :func:`perfpriv.bernoulli.critical_epsilon` where it is finite
+    and positive. Above the grey line C = 1 the population grows in expectation.
 
     Parameters
     ----------
-    settings : sequence of (q, r)
-        Leaving and recruiting rates.
-    rules : sequence of {"leak", "agnostic"}
-        One panel per growth rule.
+    settings, rules
+        Cells (q, r), one line each, and growth rules, one panel each.
     epsilon_range : (float, float)
         Finite ε range of the horizontal axis, 0 < low < high <= 1e100 (ε = inf is drawn apart).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     References
     ----------
@@ -528,21 +469,14 @@ def growth_factor_figure(settings=((0.6, 0.3), (0.3, 0.6), (0.45, 0.55)), *,
 def final_error_figure(results):
     r"""Final-round squared error against ε: simulation next to the mean-field prediction.
 
-    One panel per result. Dots: mean over trials of the squared error of the
-    last estimate (round T), with bars of two standard errors. Line: the
-    mean-field error of round T on a fine ε grid; the point above '∞' is the
-    non-private baseline. A dotted vertical line marks :math:`ε_c` (Theorem 1) when finite.
+    One panel per result: the simulated mean error of round T ± 2 standard errors (dots), the
+    mean-field error on a fine ε grid (line; the point above '∞' is no privacy) and :math:`ε_c`
+    (Theorem 1, dotted) when finite.
 
     Parameters
     ----------
     results : sequence of perfpriv.experiments.FinalErrors
-        One :func:`perfpriv.experiments.final_error_curve` per panel; its budgets
-        (simulated and of the mean-field curve) ``np.inf`` or finite values in [1e-100, 1e100]
-        (below, the squared errors overflow; above, the log ε axis).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        :func:`perfpriv.experiments.final_error_curve` results, budgets ``np.inf`` or in [1e-100, 1e100].
 
     Raises
     ------

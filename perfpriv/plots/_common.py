@@ -1,23 +1,14 @@
-"""Shared plotting conventions: one pinned style, the book's symbols, and how a figure is shown.
+r"""Shared plotting conventions: one pinned style, the book's symbols, and how a figure is shown.
 
-Every figure function of :mod:`perfpriv.plots` draws inside :func:`style` so that
-a fresh build looks the same whatever the reader's matplotlib defaults, and
-returns the :class:`matplotlib.figure.Figure` (never calls ``plt.show``).
-
-Sizes. Figures are designed in inches at :data:`DISPLAY_DPI` CSS pixels per
-inch: a figure :data:`COLUMN_WIDTH` inches wide fills the book's text column
-(about 690 px) at its natural size, so that the fonts of :data:`STYLE` are
-read at their nominal size (11 pt labels: 12 px). :func:`show` stores
-:data:`PIXEL_DENSITY` device pixels per CSS pixel, so that figures stay sharp
-on high-density screens and projectors, as a 256-colour PNG, which keeps the
-notebooks small.
-
-Symbols. Every symbol in a figure is matplotlib mathtext, written once in
-TeX: :data:`SYMBOLS` maps the library's parameter names to the symbols of the
-prose (``n0`` is :math:`N_0`, ``epsilon`` is :math:`\\varepsilon`); :func:`math`
-wraps TeX for mathtext, :func:`assign` and :func:`params` write
-``$\\gamma = 2$``-style labels, and :func:`html` writes the same TeX as HTML
-for the explorers' controls.
+Every figure function of :mod:`perfpriv.plots` draws inside :func:`style` (the same look whatever
+the reader's matplotlib defaults) and returns the :class:`matplotlib.figure.Figure`, never calling
+``plt.show``. Figures are designed in inches at :data:`DISPLAY_DPI` CSS pixels per inch: a figure
+:data:`COLUMN_WIDTH` inches wide fills the book's text column, so that the fonts of :data:`STYLE`
+are read at their nominal size; :func:`show` stores :data:`PIXEL_DENSITY` device pixels per CSS pixel.
+Every symbol is matplotlib mathtext, written once in TeX: :data:`SYMBOLS` maps the library's parameter
+names to the symbols of the prose (``n0`` is :math:`N_0`, ``epsilon`` is :math:`\varepsilon`);
+:func:`math`, :func:`assign` and :func:`params` write labels, and :func:`html` writes the same TeX as
+HTML for the explorers' controls.
 """
 
 from __future__ import annotations
@@ -29,10 +20,9 @@ import math as _math
 import numbers
 import re
 
-import matplotlib
 import matplotlib.pyplot as plt
 
-from .._validate import check_flag, check_int, check_probability, check_real, check_root_seed
+from .._validate import check_flag, check_int, check_probability, check_real
 
 __all__ = ["style", "new_figure", "show", "LayoutWarning", "png_bytes", "display_width", "plain_log", "layout_problems", "STYLE", "DISPLAY_DPI",
            "PIXEL_DENSITY", "COLUMN_WIDTH", "SYMBOLS", "math", "number", "assign", "params", "html"]
@@ -69,21 +59,16 @@ def check_axes(ax, name="ax"):
 
 
 def check_type(obj, name, cls_name):
-    """``obj`` if its class is ``cls_name`` (a perfpriv result), else a TypeError naming ``name``.
-
-    By class name, so that the figures need not import the modules that compute their results.
-    """
+    """``obj`` if its class is ``cls_name`` (a perfpriv result, by name: the figures need not import the
+    modules that compute it), else a TypeError naming ``name``."""
     if type(obj).__name__ != cls_name:
         raise TypeError(f"{name} must be a {cls_name} (from perfpriv); got {type(obj).__name__}")
     return obj
 
 
 def check_items(name, value, cls_name=None, *, mapping=False, empty=False):
-    """A non-empty (or, with ``empty``, any) dict (``mapping``) or sequence of results: its items (label, value)
-    or its values.
-
-    Each value is checked to be a ``cls_name`` when one is given (:func:`check_type`).
-    """
+    """The items (label, value) of a dict (``mapping``) or the values of a sequence, non-empty unless
+    ``empty``, each value a ``cls_name`` when one is given (:func:`check_type`)."""
     from collections.abc import Mapping
 
     if mapping:
@@ -140,9 +125,8 @@ def check_sequence(name, value, *, empty=False):
 
 
 def check_values(name, value, **bounds):
-    """A number or a 1-D sequence of numbers, each checked by :func:`perfpriv._validate.check_real` with
-    ``bounds``, as a 1-D float array (a number is one value); else an error naming ``name``.
-    """
+    """A number or a 1-D sequence of numbers within ``bounds`` (:func:`perfpriv._validate.check_real`), as
+    a 1-D float array; else an error naming ``name``."""
     import numpy as np
 
     values = np.atleast_1d(np.asarray(check_real(name, value, **bounds), dtype=float))
@@ -163,18 +147,6 @@ def check_rates(name, value):
 def check_settings(name, value):
     """A non-empty sequence of (q, r) pairs (:func:`check_rates`), as a list of pairs of floats."""
     return [check_rates(f"each entry of {name}", pair) for pair in check_sequence(name, value)]
-
-
-def check_seed(seed, name="seed"):
-    """The seed of a figure's first panel, panel k using ``seed + k``: None or an int >= 0.
-
-    A ``SeedSequence`` or a ``Generator`` is accepted too (one integer is drawn from it,
-    :func:`perfpriv._validate.check_root_seed`).
-    """
-    return check_root_seed(seed, name=name)
-
-
-#: The name the widgets import (they import from ``perfpriv.plots`` only).
 
 
 #: rcParams pinned for every figure of the book (fonts that every machine has).
@@ -213,11 +185,8 @@ MAX_PANELS = 50
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: float = 3.2, **kwargs):
     """Create a figure of ``nrows x ncols`` panels, each ``width x height`` inches.
 
-    The figure is detached from pyplot's state machine (it is not shown
-    automatically by the inline backend), so a notebook cell displays it only
-    when it is passed to :func:`show`. A figure is never wider than the
-    book's text column (the panels are narrowed to fit), so that the book
-    shows its text at its nominal size.
+    The figure is detached from pyplot (a notebook shows it only through :func:`show`) and never
+    wider than :data:`COLUMN_WIDTH` (the panels are narrowed to fit).
 
     Examples
     --------
@@ -248,10 +217,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: fl
 def png_bytes(fig, *, density: float = PIXEL_DENSITY, colors: int | None = 256) -> bytes:
     """``fig`` as PNG bytes, ``density`` device pixels per CSS pixel.
 
-    With ``colors`` (default 256) the image is reduced to a palette of that
-    many colours (without dithering): for line plots and heatmaps this is
-    indistinguishable from the full-colour image and about three times
-    smaller. ``colors=None`` keeps full colour.
+    ``colors`` reduces the image to a palette of that many colours without dithering (for line plots
+    and heatmaps indistinguishable, and about three times smaller); ``None`` keeps full colour.
     """
     check_figure(fig)
     density = check_real("density", density, low=0, low_open=True, scalar=True)
@@ -289,17 +256,11 @@ class LayoutWarning(UserWarning):
 def show(fig, *, check_layout: bool = True) -> None:
     """Display ``fig`` in a notebook as a PNG image only.
 
-    The PNG is stored at a high pixel density (sharp on high-density screens)
-    and shown at the figure's natural width (the ``width`` of the output's metadata, which
-    JupyterLab and the book honour). Unlike the default display of a figure
-    this emits no ``<Figure size ...>`` text, whose format changes across
-    matplotlib versions (nbval compares the text outputs of stored notebooks).
-
-    With ``check_layout`` (the default) a figure whose text is cut by its
-    edge or overlaps other text raises a ``LayoutWarning``, which shows under
-    the cell: every figure of the book is checked as it is drawn,
-    and nbval fails on a new warning. The explorers check their first drawing
-    only (a redraw must stay fast).
+    The PNG (:func:`png_bytes`) is shown at the figure's natural width (the output's ``width``
+    metadata). Unlike the default display it emits no ``<Figure size ...>`` text, whose format changes
+    across matplotlib versions (nbval compares the text outputs of stored notebooks). With
+    ``check_layout`` a figure with clipped or overlapping text (:func:`layout_problems`) raises a
+    ``LayoutWarning`` under the cell, which fails nbval; the explorers check their first drawing only.
     """
     from IPython import get_ipython
     from IPython.display import display
@@ -320,10 +281,8 @@ def show(fig, *, check_layout: bool = True) -> None:
 def plain_log(ax, *, x=True, y=False):
     """Log axes labelled with plain numbers (0.2, 1, 5), without minor-tick labels.
 
-    Labels go at 1, 2 and 5 times the powers of ten where they fit along the
-    axis, at 1 and 3 times or at the powers of ten alone on narrower or wider
-    axes, so that they never run into each other; they stay short (no
-    :math:`2 x 10^1` minor labels beside the axis title).
+    Labels at 1, 2 and 5 times the powers of ten where they fit, else at 1 and 3 times or at the
+    powers alone, so that they never run into each other (no :math:`2 x 10^1` minor labels).
     """
     import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -372,11 +331,9 @@ def _visible_tick_labels(axis):
 def layout_problems(fig, *, tolerance: float = 1.0) -> list:
     """What a reader would see as broken text in ``fig``: clipped or overlapping labels.
 
-    Draws the figure (in :func:`style`) and checks, in pixels with
-    ``tolerance``: every title, axis label, tick label and legend lies inside
-    the canvas; an axis label does not overlap its own tick labels; tick labels
-    of one axis do not run into each other; and texts of different panels
-    (and the figure's title and legends) do not overlap each other.
+    Draws the figure and checks, in pixels with ``tolerance``: every title, label, tick label and
+    legend lies inside the canvas; an axis label does not overlap its own tick labels, nor tick labels
+    of one axis each other; texts of different panels (and the figure's title and legends) do not overlap.
 
     Returns
     -------
@@ -453,9 +410,7 @@ def layout_problems(fig, *, tolerance: float = 1.0) -> list:
     return problems
 
 
-# --------------------------------------------------------------------------
-# symbols: TeX once, as mathtext in figures and as HTML in controls
-# --------------------------------------------------------------------------
+# ---------- symbols: TeX once, as mathtext in figures and as HTML in controls
 
 #: The book's symbol (TeX) of each parameter name of the library.
 SYMBOLS = {
@@ -570,21 +525,18 @@ _SUPERSCRIPTS = dict(zip("0123456789+-−=()in*", "⁰¹²³⁴⁵⁶⁷⁸⁹�
 
 
 def html(expr: str, *, unicode_scripts: bool = False) -> str:
-    """The TeX subset of :data:`SYMBOLS` and of the figures' labels, as HTML.
+    r"""The TeX subset of :data:`SYMBOLS` and of the figures' labels, as HTML.
 
-    Letters are italic (:math:`<i>`), sub- and superscripts ``<sub>``/``<sup>``,
-    Greek letters and a few operators Unicode, ``\\mathrm{...}`` upright; a
-    minus sign is ``−``. Used for the explorers' controls, so that a slider
-    shows the same symbol as the figure and the prose without a typesetter.
-    With ``unicode_scripts``, a script that Unicode can write (:math:`N_0`, :math:`x^2`)
-    is written with Unicode sub/superscript characters instead of tags (the
-    widget manager of a static page removes ``<sub>`` from control labels).
+    Letters italic (``<i>``), scripts ``<sub>``/``<sup>``, Greek letters and a few operators Unicode,
+    ``\mathrm{...}`` upright, a minus ``−``: a slider shows the symbol of the figure and the prose.
+    With ``unicode_scripts``, a script that Unicode can write (:math:`N_0`, :math:`x^2`) uses Unicode
+    sub/superscripts instead of tags (a static page's widget manager removes ``<sub>`` from labels).
 
     Examples
     --------
-    >>> html("N_0"), html(r"\\gamma_{t}"), html(r"\\varepsilon_c"), html("N_{t-1}")
+    >>> html("N_0"), html(r"\gamma_{t}"), html(r"\varepsilon_c"), html("N_{t-1}")
     ('<i>N</i><sub>0</sub>', '<i>γ</i><sub><i>t</i></sub>', '<i>ε</i><sub><i>c</i></sub>', '<i>N</i><sub><i>t</i>−1</sub>')
-    >>> html("N_0", unicode_scripts=True), html(r"\\varepsilon_c", unicode_scripts=True)
+    >>> html("N_0", unicode_scripts=True), html(r"\varepsilon_c", unicode_scripts=True)
     ('<i>N</i>₀', '<i>ε</i><sub><i>c</i></sub>')
     """
     text = _html_tags(check_text("expr", expr))

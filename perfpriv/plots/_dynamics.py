@@ -1,11 +1,8 @@
 """Figures of the survival and finite-horizon chapters (paper §4.5, Lemma 9, appendices A, D-E).
 
-Each function returns a :class:`matplotlib.figure.Figure` and never calls
-``plt.show``. The numbers come from :mod:`perfpriv.experiments`: the figures of
-one experiment take its result (the model objects go to the experiment).
-The γ* maps of Figs. 4-5 are :func:`figure_gamma_star` of one
-:func:`perfpriv.experiments.gamma_star_map` per threshold τ, e.g. at the
-paper's settings (:data:`perfpriv.cli.SCALES`)::
+Each draws the result of one experiment of :mod:`perfpriv.experiments`. The γ* maps of Figs. 4-5
+are :func:`figure_gamma_star` of one :func:`perfpriv.experiments.gamma_star_map` per threshold τ,
+e.g. at the paper's settings (:data:`perfpriv.cli.SCALES`)::
 
     maps = [experiments.gamma_star_map(
                 GaussianMean(np.geomspace(0.2, 20, 30), tau=tau, d=12, R=10.0),
@@ -33,9 +30,7 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------
-# Figures 3b-3c: growth factor against gamma
-# ---------------------------------------------------------------------------
+# -------------------------------- Figures 3b-3c: growth factor against gamma
 
 def _draw_growth(ax, curves, title: str):
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
@@ -60,14 +55,8 @@ def figure3bc(curves):
     Parameters
     ----------
     curves : (GrowthCurves, GrowthCurves)
-        Results of :func:`perfpriv.experiments.growth_curves` for the small-q
-        panel (3b) and the large-q panel (3c); the paper's pairs (q, r) are
-        (0.11, 0.52) and (0.45, 0.11), as in the authors' stored results
-        (``python -m perfpriv reproduce --figure 3`` runs both).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        :func:`perfpriv.experiments.growth_curves` for the small-q panel (3b) and the large-q panel (3c);
+        the paper's (q, r) are (0.11, 0.52) and (0.45, 0.11) (``python -m perfpriv reproduce --figure 3``).
 
     Raises
     ------
@@ -87,9 +76,7 @@ def figure3bc(curves):
     return fig
 
 
-# ---------------------------------------------------------------------------
-# Theorem 3: bounds on E[1/N_t | N_{t-1}]
-# ---------------------------------------------------------------------------
+# ----------------------------------- Theorem 3: bounds on E[1/N_t | N_{t-1}]
 
 def figure_theorem3(checks):
     r"""Simulated :math:`\mathbb{E}[1/N_t]` divided by the lower bound of Theorem 3, against :math:`N_{t-1}`.
@@ -99,10 +86,6 @@ def figure_theorem3(checks):
     checks : sequence of perfpriv.experiments.Theorem3Check
         One panel each. The lower bound holds where the ratio is >= 1, the
         upper bound where it is <= kappa (dashed line).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     checks = check_items("checks", checks, "Theorem3Check")
     fig, axes = new_figure(1, len(checks), width=8.6 / max(len(checks), 2), height=3.0)
@@ -121,9 +104,7 @@ def figure_theorem3(checks):
     return fig
 
 
-# ---------------------------------------------------------------------------
-# Leak count of one round against a binomial
-# ---------------------------------------------------------------------------
+# -------------------------------- Leak count of one round against a binomial
 
 def figure_leak_dispersion(results):
     """Histogram of leak counts per round against the binomial with the same mean.
@@ -132,10 +113,6 @@ def figure_leak_dispersion(results):
     ----------
     results : sequence of perfpriv.experiments.LeakDispersion
         One panel each.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     from scipy.stats import binom
 
@@ -157,27 +134,20 @@ def figure_leak_dispersion(results):
     return fig
 
 
-# ---------------------------------------------------------------------------
-# Mean-field trajectories and Lemma 12
-# ---------------------------------------------------------------------------
+# -------------------------------------- Mean-field trajectories and Lemma 12
 
 def figure_mean_field(paths):
     r"""Mean-field population with and without the cap, :math:`C_t` along it, and :math:`p_τ` against N.
 
-    Left: the mean-field population :math:`N_0 Π C_k` (:math:`p_τ` re-evaluated at each
-    :math:`N_k`) with and without the cap, and simulated runs of Algorithm 1. Middle:
-    the growth factor :math:`C_t` evaluated at the mean-field population of the
-    previous round (increasing without a cap, Lemma 12; constant once the cap
-    binds). Right: the marginal leak probability against N (it decreases).
+    Left: the mean-field population :math:`N_0 Π C_k` (:math:`p_τ` at each :math:`N_k`) with and without
+    the cap, and simulated runs of Algorithm 1.
+    Middle: :math:`C_t` at the mean-field population of the previous round (increasing without a cap,
+    Lemma 12; constant once the cap binds). Right: :math:`p_τ` against N (decreasing).
 
     Parameters
     ----------
     paths : perfpriv.experiments.MeanFieldPaths
         A result of :func:`perfpriv.experiments.mean_field_paths`.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Raises
     ------
@@ -209,9 +179,7 @@ def figure_mean_field(paths):
     return fig
 
 
-# ---------------------------------------------------------------------------
-# Lemma 9 and the cumulative error against gamma
-# ---------------------------------------------------------------------------
+# ---------------------------- Lemma 9 and the cumulative error against gamma
 
 def figure_horizon(curves):
     """Cumulative error against γ: Lemma 9's bound, mean field, simulation; γ* and :math:`γ_c` marked.
@@ -221,10 +189,6 @@ def figure_horizon(curves):
     curves : perfpriv.experiments.HorizonCurves
         A result of :func:`perfpriv.experiments.horizon_curves` (the
         simulated points are drawn if it has them).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Raises
     ------
@@ -258,10 +222,9 @@ def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
     Parameters
     ----------
     ax : matplotlib.axes.Axes
-        The panel (its curves already drawn).
+        The panel, its curves drawn.
     gamma_c : float
-        Theorem 2's sufficient threshold at N0, in [0, inf] (not drawn unless positive and at most 1e100:
-        beyond that no noise axis reaches it, and matplotlib's log scale overflows).
+        Theorem 2's threshold at N0, in [0, inf]; drawn if positive and at most 1e100 (a log axis).
     q, r, tau, T, n0
         The setting, for the title.
     """
@@ -279,9 +242,7 @@ def finish_horizon_axes(ax, gamma_c, *, q, r, tau, T, n0):
         ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
 
 
-# ---------------------------------------------------------------------------
-# Figures 4-5: gamma* maps
-# ---------------------------------------------------------------------------
+# -------------------------------------------------- Figures 4-5: gamma* maps
 
 def _heat(ax, m, values, title, vmin, vmax):
     from matplotlib.colors import LogNorm
@@ -305,10 +266,6 @@ def figure_gamma_star(maps, *, q_line=None, theory="bound"):
         The q of the line plot (default: the grid value closest to 0.3).
     theory : {"bound", "constrained", "mean_field"}
         Which theoretical map to show in the middle panel.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     maps = [maps] if isinstance(maps, experiments.GammaStarMap) else check_items("maps", maps)
     for m in maps:

@@ -1,11 +1,6 @@
 """Figures of the richer-feedback chapter (beyond the paper; its §5 suggests richer users).
 
-``figure_effective_q`` draws the departures per leak of each behaviour over the
-rounds (theory, simulation, long-run limit), ``figure_feedback_paths`` population
-paths under a behaviour and under the paper's users, ``figure_thresholds`` the
-survival threshold :math:`ε_c` as each behaviour's parameter varies, and
-``figure_feedback_maps`` the ε* or γ* maps of several behaviours with the cells
-where a finite level beats no privacy.
+Each draws a result of :mod:`perfpriv.feedback`, one behaviour against the paper's users.
 """
 
 from __future__ import annotations
@@ -53,10 +48,6 @@ def figure_effective_q(trajectories, *, title=None):
     trajectories : sequence of perfpriv.feedback.Trajectories
         One per behaviour, all at one cell (q, r); the first level of each is drawn.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = check_items("trajectories", trajectories, "Trajectories")
     fig, axes = new_figure(1, 1, width=6.4, height=3.6)
@@ -90,10 +81,6 @@ def figure_feedback_paths(trajectories, *, title=None, z=2.0):
     trajectories : perfpriv.feedback.Trajectories
     title : str, optional
     z : float
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     tr = check_type(trajectories, "trajectories", "Trajectories")
     z = check_real("z", z, low=0, high=100, scalar=True)     # standard errors of the band
@@ -130,10 +117,6 @@ def figure_thresholds(curves, *, paper, title=None):
     paper : float
         The paper's :math:`ε_c` at the same cell (Theorem 1), drawn dashed.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = check_items("curves", curves, mapping=True)
     for name, curve in items:
@@ -173,22 +156,15 @@ def figure_thresholds(curves, *, paper, title=None):
 def figure_feedback_maps(maps, *, title=None):
     """ε* (or γ*) maps of several behaviours: the mean field (top) and simulation (bottom).
 
-    Colour: the best level, on a log scale (colour bar). A grey hatched cell
-    has no finite optimum: no privacy is best there. A white frame marks the
-    cells where a finite level beats no privacy in simulation by more than
-    the map's ``z`` standard errors. The legend under the maps names both
-    marks; the cells carry no text, which could not stay legible at the
-    book's column width with five maps side by side.
+    Colour: the best level, on a log scale. A grey hatched cell has no finite optimum (no privacy is
+    best); a white frame marks a cell where a finite level beats no privacy in simulation by more than
+    the map's ``z`` standard errors. The cells carry no text (illegible with five maps side by side).
 
     Parameters
     ----------
     maps : sequence of perfpriv.feedback.FeedbackMap
         One column each (one mechanism, one grid).
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     from matplotlib.patches import Patch, Rectangle
 

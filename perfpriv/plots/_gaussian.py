@@ -1,15 +1,9 @@
 """Figures of the Gaussian model (paper §4.1-4.4, appendix D.1-D.2, Fig. 3a).
 
-Every function returns a ``matplotlib.figure.Figure`` built with
-:func:`perfpriv.plots.new_figure` and never calls ``plt.show``. The numbers
-come from :mod:`perfpriv.gaussian` and :mod:`perfpriv.leakage`. Figures that
-compare a formula with a simulation receive the simulated values (a
-:class:`perfpriv.engine.SimulationRun`, an experiment's result), so that a
-chapter simulates once, checks its claims on the numbers, then draws them;
-the model objects go to the simulation, e.g. ``algorithm1_runs(gaussian.simulate([0.5, 2.0, 8.0],
-tau=0.05, q=0.5, r=0.2, T=50, n0=1000, d=12, R=10.0, trials=50))`` at the
-paper's sizes, or ``figure3a(experiments.figure3a_simulation(GaussianMean([0.2, 0.5, 1.0, 2.0, 8.0, 20.0],
-tau=0.01, d=12, R=10.0), 100, np.linspace(0.01, 5.0, 40), rounds=1000))`` (:data:`perfpriv.cli.SCALES`).
+The numbers come from :mod:`perfpriv.gaussian` and :mod:`perfpriv.leakage`. A figure that compares a
+formula with a simulation receives the simulated result (a :class:`perfpriv.engine.SimulationRun`, an
+experiment's result), computed once by the chapter with the model's objects; the paper's sizes are
+:data:`perfpriv.cli.SCALES`.
 """
 
 from __future__ import annotations
@@ -41,12 +35,8 @@ _D, _R = 12, 10.0   # the paper's dimension and clipping radius
 
 
 def _fixed_figure(ncols, *, width, height, left=0.8, right=0.15, bottom=0.6, top=0.4, wspace=0.8):
-    """A one-row figure with a fixed layout (no layout engine); margins and gaps in inches.
-
-    The explorers redraw on every slider move; constrained layout would
-    double the rendering time of these small figures. The margins leave room
-    for a y-axis label beside tick labels of up to five characters.
-    """
+    """A one-row figure with a fixed layout, margins and gaps in inches (room for a y label beside
+    five-character ticks): constrained layout would double the explorers' redraw time."""
     from matplotlib.figure import Figure
 
     from ._common import style
@@ -84,11 +74,6 @@ def _drawable_law(s, n, gamma):
     return law
 
 
-def _check_run(run, name="run"):
-    """A simulation run (perfpriv.engine.SimulationRun) of Algorithm 1."""
-    return check_type(run, name, "SimulationRun")
-
-
 def _check_level(level, run, name="level"):
     """None, or the index of one level of a run over a grid of levels."""
     if level is None:
@@ -108,10 +93,6 @@ def clipping_figure(Z, R):
         Two-dimensional records (entries in [-1e100, 1e100]).
     R : float
         Clipping radius R > 0.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -154,29 +135,14 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
     Parameters
     ----------
     run : perfpriv.engine.SimulationRun
-        Result of :func:`perfpriv.gaussian.simulate` (or :func:`perfpriv.engine.simulate`).
-    gamma : float
-        Noise scale γ of the run (for the Lemma 3 line).
-    d : int, optional
-        Dimension (when ``Sigma`` is omitted).
-    Sigma : array_like, optional
-        Covariance of the run (default identity of dimension ``d``).
-    title : str, optional
-        Figure title.
-    fig_axes : tuple, optional
-        A figure and a row of two axes to draw into instead of a new figure.
-    color, label : optional
-        Line style of this run.
-    trial_lines : bool
-        Draw every trial's population.
-    level : int, optional
-        For a run over a grid of levels: which one to draw.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        A run of Algorithm 1 (:func:`perfpriv.gaussian.simulate`); ``level``: the level drawn of a grid.
+    gamma, d, Sigma
+        Noise scale and data model of the Lemma 3 line (``Sigma`` default: the identity of dimension d).
+    title, fig_axes, color, label, trial_lines
+        Figure title; a figure and a row of two axes to draw into; this run's line style; whether to
+        draw every trial's population.
     """
-    _check_run(run)
+    check_type(run, "run", "SimulationRun")
     level = _check_level(level, run)
     gamma = check_real("gamma", gamma, low=0, scalar=True)
     check_text("title", title, optional=True)
@@ -234,23 +200,14 @@ def population_error(run, *, gamma, d=None, Sigma=None, title=None, fig_axes=Non
 def algorithm1_runs(run):
     r"""Population and error of Algorithm 1 for several noise scales (§4.2).
 
-    The population and error panels for each noise scale of one run of
-    :class:`perfpriv.gaussian.GaussianMean` (a grid of γ in one
-    :func:`perfpriv.engine.simulate` call shares its random numbers): the
-    mean population and the mean squared Mahalanobis error per round, with
-    Lemma 3 at the mean population (dashed).
+    The mean population and mean squared Mahalanobis error per round, with Lemma 3 at the mean
+    population (dashed), one colour per noise scale of one run (a grid of γ shares its random numbers).
 
     Parameters
     ----------
     run : perfpriv.engine.SimulationRun
-        A run of :func:`perfpriv.gaussian.simulate` or of
-        :func:`perfpriv.engine.simulate` with a ``GaussianMean`` over one γ
-        or a 1-D grid of them, of one cell of users (the title names q and r
-        of :class:`perfpriv.behaviour.Memoryless` users).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        A run of a :class:`perfpriv.gaussian.GaussianMean` over one γ or a 1-D grid of them, for one
+        cell of users (:func:`perfpriv.gaussian.simulate`).
 
     Raises
     ------
@@ -265,7 +222,7 @@ def algorithm1_runs(run):
     >>> len(algorithm1_runs(run).axes)
     2
     """
-    _check_run(run)
+    check_type(run, "run", "SimulationRun")
     mech = run.mechanism
     gammas = engine.level_grid(mech, kind=gaussian.GaussianMean, name="run.mechanism")
     grid = mech.levels.shape != ()
@@ -298,20 +255,12 @@ def llr_histogram(samples, s, n, gamma, *, labels=None, bins=50):
     ----------
     samples : array_like, shape (draws, k)
         Λ of ``k`` records over independent noise draws (same dataset).
-    s : array_like, shape (k,)
-        Deviations :math:`\|\bar z - μ_{\bar z}\|` of the ``k`` records.
-    n : int
-        Dataset size N.
-    gamma : float
-        Noise scale γ.
+    s, n, gamma
+        As in :func:`perfpriv.leakage.llr_moments`: one deviation per record (shape (k,)).
     labels : sequence of str, optional
         Panel titles.
     bins : int
         Histogram bins, 1 to 10000 (an integral float such as 10.0 is that integer).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -364,22 +313,15 @@ def tail_bounds_figure(s, n, gamma, *, taus=None, alphas=(1.5, 2.0, 4.0), sample
 
     Parameters
     ----------
-    s : float
-        Deviation :math:`\|\bar z - μ_{\bar z}\| > 0` of the record.
-    n : int
-        Dataset size N >= 2.
-    gamma : float
-        Noise scale γ.
+    s, n, gamma
+        The record's deviation :math:`\|\bar z - μ_{\bar z}\| > 0`, the dataset size (>= 2) and the
+        noise scale, as in :func:`perfpriv.leakage.leak_probability`.
     taus : array_like, optional
         Thresholds (default: 200 values from a/20 to :math:`a + 8\sqrt{2a}`).
     alphas : sequence of float
         Fixed Rényi orders α > 1 drawn as thin lines.
     samples : array_like, optional
         Simulated Λ of the record; their empirical tail is drawn as dots.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -428,20 +370,13 @@ def figure3a(simulated):
     """Fig. 3a: marginal leak probability :math:`p_τ` against τ, theory and simulation.
 
     Theory: Lemma 8 (eq. 11) on a dense grid of τ
-    (:meth:`perfpriv.experiments.LeakFractions.theory_at`: exact 1-D
-    quadrature for the paper's isotropic, practically unclipped data).
-    Simulation: the leak fraction of the result's independent rounds of
-    Algorithm 1 at its fixed population, ± 2 standard errors over rounds.
+    (:meth:`perfpriv.experiments.LeakFractions.theory_at`). Simulation: the result's leak fractions
+    ± 2 standard errors over rounds.
 
     Parameters
     ----------
     simulated : perfpriv.experiments.LeakFractions
-        A result of :func:`perfpriv.experiments.figure3a_simulation` (its n,
-        γ, τ, data model and statistic are drawn).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        A result of :func:`perfpriv.experiments.figure3a_simulation`.
 
     Raises
     ------
@@ -492,10 +427,6 @@ def roc_figure(mus, *, empirical=None, labels=None, fpr=None):
         Legend labels (default ``μ' = ...``).
     fpr : array_like, optional
         False-positive rates of the theory curves.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -554,18 +485,10 @@ def outlier_figure(s, leaked, n, gamma, *, tau, bins=12, statistic="paper", d=No
         Deviations of simulated records (pooled over rounds).
     leaked : array_like of bool
         Whether each of them leaked (Λ > τ).
-    n, gamma, tau : float
-        Dataset size, noise scale and threshold of the simulation.
+    n, gamma, tau, statistic, d
+        The simulation's setting, for the theory curve (:func:`perfpriv.leakage.leak_probability`).
     bins : int
         Number of bins of ``s`` (equal counts).
-    statistic : {"paper", "exact"}
-        Statistic of the theory curve (``d`` needed for ``"exact"``).
-    d : int, optional
-        Dimension.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     s = np.asarray(check_real("s", s, low=0), dtype=float).ravel()
     try:
@@ -612,28 +535,15 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
 
     Parameters
     ----------
-    gammas : array_like
-        Noise scales γ.
-    n : int
-        Population size N.
-    tau : float
-        Threshold τ.
-    d, R : int, float
-        Dimension and radius.
+    gammas, n, tau, d, R
+        Noise scales of the left panel and the setting, as in
+        :func:`perfpriv.leakage.marginal_leak_probability`.
     populations : dict, optional
-        Simulated populations of Algorithm 1, keyed by statistic (``"paper"``
-        and ``"exact"``), each an array with one row per trial and T + 1
-        columns.
-    run_gamma : float, optional
-        γ of the simulated populations (title, and mean-field curves).
-    q, r : float, optional
-        Leave and recruit probabilities of the simulated populations; when
-        given with ``run_gamma``, the mean-field trajectories of
+        Simulated populations of Algorithm 1 keyed by statistic (``"paper"`` and ``"exact"``), each
+        (trials, T + 1).
+    run_gamma, q, r : float, optional
+        γ and users of the simulated populations; given all three, the mean-field trajectories of
         :func:`perfpriv.engine.mean_field` are drawn (dotted).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -691,34 +601,22 @@ def statistic_figure(gammas, *, n=1000, tau=0.02, d=_D, R=_R, populations=None, 
 def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gammas=None, taus=(0.01, 0.02, 0.05)):
     """The exact statistic at small populations: :math:`p_τ` against γ, and the leak floor against N.
 
-    Left: Lemma 8's :math:`p_τ` against γ (quadrature) under both statistics (the
-    exact one dashed in black over the paper's), at each population of
-    ``ns``, with the floor :func:`perfpriv.leakage.exact_leak_floor`
-    (dotted) that the exact statistic's :math:`p_τ` tends to as γ → ∞. Right: the
-    floor against N for several τ, the population :math:`1/(1 - e^{-2τ/d})` where it
-    vanishes (vertical, where a log axis reaches it: up to about 1e100), and,
-    if ``check`` is given, the simulated leak fractions at a huge γ ± 2
-    standard errors.
+    Left: Lemma 8's :math:`p_τ` against γ under both statistics (the exact one dashed in black), at
+    each population of ``ns``, with the floor :func:`perfpriv.leakage.exact_leak_floor` (dotted) that
+    the exact statistic's :math:`p_τ` tends to as γ → ∞. Right: the floor against N for several τ, the
+    population :math:`1/(1 - e^{-2τ/d})` where it vanishes (vertical, up to about 1e100), and the
+    simulated leak fractions of ``check`` ± 2 standard errors.
 
     Parameters
     ----------
     check : perfpriv.experiments.ExactFloorCheck, optional
-        Simulated leak fractions (:func:`perfpriv.experiments.exact_floor_check`);
-        its τ values and d replace ``taus`` and ``d`` on the right.
-    ns : sequence of int
-        Populations of the left panel, N >= 2.
-    tau : float
-        Threshold of the left panel.
+        :func:`perfpriv.experiments.exact_floor_check`; its τ values and d replace ``taus`` and ``d``.
+    ns, tau, gammas
+        Populations (N >= 2), threshold and noise scales (default 0.2 to 1000) of the left panel.
     d, R : int, float
         Dimension and clipping radius.
-    gammas : array_like, optional
-        Noise scales of the left panel (default 0.2 to 1000).
     taus : sequence of float
-        Thresholds τ > 0 of the right panel when ``check`` is not given.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        Thresholds τ > 0 of the right panel.
 
     Raises
     ------
@@ -783,29 +681,17 @@ def exact_floor_figure(check=None, *, ns=(100, 1000), tau=0.02, d=_D, R=_R, gamm
 def conventions_figure(runs, *, gamma, d=None, Sigma=None, title=None, level=None):
     """Algorithm 1 runs side by side: mean population and error per round, one colour per run.
 
-    Draws the population and error panels of every run into the same two
-    (rounds after a stopped trial are left out of the error's average), e.g.
-    one cell simulated with ``conventions="paper"`` and ``"authors"``.
+    The panels of :func:`algorithm1_runs` for every run (rounds after a stopped trial are left out
+    of the error's average), e.g. one cell simulated with ``conventions="paper"`` and ``"authors"``.
 
     Parameters
     ----------
     runs : dict of str to perfpriv.engine.SimulationRun
-        Runs keyed by their label: of one privacy level (trials x rounds), or
-        over a grid of levels with ``level``.
-    gamma : float
-        Noise scale γ of the runs (Lemma 3 lines).
-    d : int, optional
-        Dimension (when ``Sigma`` is omitted).
-    Sigma : array_like, optional
-        Covariance of the runs.
-    title : str, optional
-        Figure title.
+        Runs keyed by their label (at most 4).
+    gamma, d, Sigma, title
+        As in :func:`population_error` (one Lemma 3 line per run).
     level : int, optional
         For runs over a grid of levels: which one to draw (the one of ``gamma``).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = check_items("runs", runs, "SimulationRun", mapping=True)
     if len(items) > 4:
@@ -834,20 +720,10 @@ def llr_law_figure(s, n, gamma, *, tau, taus=None):
 
     Parameters
     ----------
-    s : float
-        Deviation :math:`\|\bar z - μ_{\bar z}\| > 0`.
-    n : int
-        Dataset size N >= 2.
-    gamma : float
-        Noise scale γ.
-    tau : float
-        Threshold τ.
+    s, n, gamma, tau
+        As in :func:`tail_bounds_figure`; ``tau`` the threshold (:func:`perfpriv.leakage.leak_probability`).
     taus : array_like, optional
         τ grid of the right panel.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------

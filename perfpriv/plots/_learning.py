@@ -41,10 +41,6 @@ def figure_ridge_sensitivity(profile, *, title=None):
     ----------
     profile : perfpriv.regression.SensitivityProfile
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(profile, "profile", "SensitivityProfile")
     p = profile
@@ -71,18 +67,14 @@ def figure_ridge_sensitivity(profile, *, title=None):
 
 
 def figure_one_round(check, *, symbol=r"\gamma", title=None):
-    """Mean-field leak probability and error against the level, with one simulated round per point.
+    r"""Mean-field leak probability and error against the level, with one simulated round per point.
 
     Parameters
     ----------
     check : perfpriv.regression.OneRoundCheck (or perfpriv.gradient's)
     symbol : str
-        Mathtext of the level (``r"\\gamma"`` or ``r"\\rho"``).
+        Mathtext of the level (``r"\gamma"`` or ``r"\rho"``).
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(check, "check", "OneRoundCheck")
     c = check
@@ -121,10 +113,6 @@ def figure_gamma_star_map(simulated, theory, *, q, r, title=None):
     q, r : 1-D array_like
         The leave and recruit probabilities of the rows and columns.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(simulated, "simulated", "LevelOptimum")
     check_type(theory, "theory", "LevelOptimum")
@@ -175,10 +163,6 @@ def figure_published_privacy(result, *, title=None):
     ----------
     result : perfpriv.regression.PublishedPrivacy
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(result, "result", "PublishedPrivacy")
     p = result
@@ -206,10 +190,6 @@ def figure_gd_utility(checks, *, title=None):
         One panel each (e.g. the squared loss with its exact excess, the
         logistic loss with paper 001's bound).
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     checks = check_items("checks", checks, "UtilityCheck")
     fig, axes = new_figure(1, len(checks), width=4.3, height=3.3)
@@ -243,10 +223,6 @@ def figure_individual_privacy(run, *, tau, title=None):
     tau : float
         Threshold τ of the membership test.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(run, "run", "GDRun")
     tau = check_real("tau", tau, scalar=True)
@@ -283,10 +259,6 @@ def figure_transcript_checks(checks, labels, *, tau, title=None):
     tau : float
         The threshold whose leak frequency and prediction are printed in each panel.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     checks = check_items("checks", checks, "TranscriptCheck")
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__") or \
@@ -319,10 +291,6 @@ def figure_long_run_utility(result, *, title=None):
     ----------
     result : perfpriv.gradient.LongRunUtility
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(result, "result", "LongRunUtility")
     res = result

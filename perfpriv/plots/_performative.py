@@ -1,10 +1,7 @@
 """Figures of the performative-learning chapter (papers 002-003; beyond the paper).
 
-``figure_retraining`` -- repeated risk minimization and gradient descent,
-stability versus optimality; ``figure_level_response`` -- the privacy level
-as a distribution map; ``figure_fedavg_convergence`` and
-``figure_fedavg_factors`` -- P-FedAvg's example; ``figure_bilevel`` --
-FBi-RRM's threshold; ``figure_participation`` -- the two loops together.
+Each draws a result of :mod:`perfpriv.performative` (or of :func:`perfpriv.engine.simulate` with its
+:class:`perfpriv.performative.PrivateFederatedRound`).
 """
 
 from __future__ import annotations
@@ -55,10 +52,6 @@ def figure_retraining(paths, problem, *, title=None):
         :math:`\mathrm{PR}(θ)`, the decoupled risk :math:`\mathrm{DR}(\cdot; θ_{\mathrm{PS}})` of the data :math:`θ_{\mathrm{PS}}` induces, and
         marks :math:`θ_{\mathrm{PS}}` and :math:`θ_{\mathrm{PO}}`.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = _nonempty("paths", paths, "PerformativePath")
     check_type(problem, "problem", "PerformativeProblem")
@@ -105,10 +98,6 @@ def figure_level_response(response, *, deployed=(), title=None):
     deployed : sequence of int
         Indices of deployed levels whose decoupled risk DR(·; ℓ') is drawn.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     check_type(response, "response", "LevelResponse")
     deployed = check_indices("deployed", deployed, np.size(response.levels))
@@ -154,10 +143,6 @@ def figure_fedavg_convergence(moments, runs=None, *, rate_line=True, title=None)
     rate_line : bool
         Draw a reference line ∝ 1/t through the first curve's last point.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = _nonempty("moments", moments, "FedAvgMoments")
     runs = {} if runs is None else dict(_nonempty("runs", runs, "FedAvgRun"))
@@ -196,10 +181,6 @@ def figure_fedavg_factors(panels, *, title=None):
     panels : dict of str to (array_like, dict of str to array_like)
         Panel x-label -> (x values, {curve label: final squared distances}).
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = _nonempty("panels", panels)
     for xlabel, panel in items:
@@ -241,10 +222,6 @@ def figure_bilevel(paths, problem, *, eps_c=np.linspace(0.0, 2.0, 61), eps_d=np.
     eps_c, eps_d : array_like
         Grids of the UL and LL sensitivities of the right panel.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = _nonempty("paths", paths, "BilevelPath")
     check_type(problem, "problem", "BilevelRegression")
@@ -288,24 +265,16 @@ def figure_participation(runs, *, show=None, paths_of=None, last=20, theory=True
     Parameters
     ----------
     runs : dict of str to perfpriv.engine.SimulationRun
-        Label -> run of :func:`perfpriv.engine.simulate` with a
-        :class:`perfpriv.performative.PrivateFederatedRound` over one grid of γ (levels axis first, then trials).
-    show : sequence of int, optional
-        Indices of the γ grid drawn over the rounds (default: four spread over
-        the grid).
-    paths_of : str, optional
-        Label of the run drawn over the rounds (default: the first).
+        Label -> run of a :class:`perfpriv.performative.PrivateFederatedRound` over one grid of γ.
+    show, paths_of : optional
+        Indices of the γ grid (default: four spread over it) and label of the run (default: the first)
+        drawn over the rounds.
     last : int
         The long-run error averages the last ``last`` rounds of each trial.
     theory : bool
-        Draw each run's stationary error at the population cap,
-        :meth:`perfpriv.performative.PrivateFederatedRound.stationary_error`
-        (dashed), where it exists.
+        Draw each run's :meth:`perfpriv.performative.PrivateFederatedRound.stationary_error` at the
+        population cap (dashed), where it exists.
     title : str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = _nonempty("runs", runs, "SimulationRun")
     last = check_int("last", last, low=1)

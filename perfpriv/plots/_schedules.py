@@ -1,9 +1,7 @@
 """Figures of the privacy-schedules chapter (beyond the paper; its §5 suggests the question).
 
-``figure_schedules`` draws optimized schedules (:mod:`perfpriv.optimize`) and
-their mean-field populations, ``figure_schedule_comparison`` the regret of
-schedules from theory and simulation with error bars, ``figure_gain_map``
-where schedules help (both from :mod:`perfpriv.experiments`).
+They draw optimized schedules (:mod:`perfpriv.optimize`) and their comparisons and gain maps
+(:mod:`perfpriv.experiments`).
 """
 
 from __future__ import annotations
@@ -41,10 +39,6 @@ def figure_schedules(results, *, title=None):
         the first result is drawn as a dashed line.
     title : str, optional
         Figure title.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     items = check_items("results", results, "ScheduleOptimum", mapping=True)
     check_text("title", title, optional=True)
@@ -89,10 +83,6 @@ def figure_schedule_comparison(comparison, *, title=None, z=1.96, exclude=()):
     exclude : sequence of str
         Schedules left out of the right panel (e.g. a baseline so much worse
         that it would flatten the other differences).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     c = check_type(comparison, "comparison", "ScheduleComparison")
     check_text("title", title, optional=True)
@@ -134,10 +124,6 @@ def figure_gain_map(maps, *, titles=None):
     maps : sequence of perfpriv.experiments.GainMap
         Results of :func:`perfpriv.experiments.gain_map`, one panel each.
     titles : sequence of str, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     maps = check_items("maps", maps)
     for m in maps:          # by its fields: a GainMap of perfpriv.experiments, or any map with them

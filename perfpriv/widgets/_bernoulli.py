@@ -1,12 +1,7 @@
 """Explorer of the Bernoulli warm-up (paper §3) and of its agnostic variant (appendix B).
 
-:func:`bernoulli_explorer` reruns :func:`perfpriv.bernoulli.simulate` whenever a
-slider is released and redraws the population and the squared error, next to
-the mean-field path of :func:`perfpriv.bernoulli.mean_field` (population and
-error) and to the non-private
-baseline ε = inf. Both runs are one engine call (a grid of two levels that
-share their random numbers), so a redraw stays under a second at the
-default size.
+The private run and the non-private baseline ε = inf are one engine call (a grid of two levels that
+share their random numbers), so a redraw stays under a second at the default size.
 """
 
 from __future__ import annotations
@@ -27,27 +22,18 @@ _INF_COLOR = (0.80, 0.10, 0.10, 1.0)
 def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, rule="leak", seed=0, window=15):
     """Figure of one explorer state: population (left) and squared error (right).
 
+    :func:`perfpriv.bernoulli.simulate` (thin lines: trials; thick: their mean) and
+    :func:`perfpriv.bernoulli.mean_field` (dashed); the private run is blue, ε = inf red.
+
     Parameters
     ----------
-    epsilon : float
-        Privacy budget ε of the private run, in [1e-100, inf] (ignored when ``no_privacy``).
-    no_privacy : bool
-        Use ε = inf (no randomized response) for the main run.
-    q, r : float
-        Leaving and recruiting probabilities (keyword-only).
-    T, n0, trials : int
-        Rounds, initial population, trials.
-    rule : {"leak", "agnostic"}
-        Growth rule.
-    seed : int
-        Seed of :func:`perfpriv.bernoulli.simulate` (the same for every redraw,
-        so moving one slider changes only what that parameter changes).
+    epsilon, no_privacy : float, bool
+        Budget ε of the private run, in [1e-100, inf], drawn beside ε = inf; ``no_privacy``: ε = inf alone.
+    q, r, T, n0, trials, rule, seed
+        As in :func:`perfpriv.bernoulli.simulate` (one seed for every redraw, so that moving a slider
+        changes only what that parameter changes).
     window : int
         Moving-average window of the error panel (capped at T).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -108,28 +94,17 @@ def bernoulli_draw(epsilon, no_privacy=False, *, q, r, T, n0, trials, rule="leak
 
 def bernoulli_explorer(rule="leak", *, epsilon=None, q=None, r=None, T=100, n0=400, trials=10,
                        seed=0):
-    """Sliders for ε, q, r, T, n0 and the number of trials over a live simulation.
-
-    The left panel shows the population (thin lines: trials; thick: their
-    mean; dashed: mean field), the right panel the moving-averaged squared
-    error; the private run is blue and the non-private baseline ε = inf is red.
-    Tick "no privacy" to run ε = inf alone.
+    """Sliders for ε, q, r, T, n0 and the number of trials over a live simulation (:func:`bernoulli_draw`).
 
     Parameters
     ----------
     rule : {"leak", "agnostic"}
         Growth rule (§3 or appendix B).
-    epsilon, q, r : float, optional
-        Initial values; defaults show a case where privacy pays (leak:
+    epsilon, q, r, T, n0, trials : optional
+        Start values of the sliders; the defaults of ε, q, r show a case where privacy pays (leak:
         q = 0.3, r = 0.6, ε = 0.5; agnostic: q = 0.6, r = 0.4, ε = 0.5).
-    T, n0, trials : int
-        Initial horizon, initial population and number of trials.
     seed : int
         Seed of every redraw.
-
-    Returns
-    -------
-    perfpriv.widgets.Explorer
 
     Examples
     --------

@@ -1,17 +1,12 @@
 """The one widget pattern of the book: controls on top, a figure below.
 
-An :class:`Explorer` takes a dictionary of ipywidgets controls and a drawing
-function ``draw(**values) -> Figure``. It draws once when it is built (so that
-the stored notebook and the static HTML show the default-value figure) and
-again whenever a control changes. Its text representation lists the current
-values only, so that nbval compares a stable line rather than image bytes.
-
-Control labels are written like figure labels, with the symbols in TeX
-between dollars (``"$N_0$"``, ``"$q$ (leave)"``); :func:`label_html` turns
-them into the HTML that the sliders show, with the same symbols as the
-figures and the prose and without a typesetter. The controls sit in a grid
-of columns at least :data:`CONTROL_WIDTH` wide, so that a slider keeps its
-track in the book's narrow text column as in a wide notebook.
+An :class:`Explorer` takes ipywidgets controls and a drawing function ``draw(**values) -> Figure``. It
+draws once when built (so that the stored notebook and the static HTML show the default figure) and
+again whenever a control changes; its text representation lists the current values only, so that
+nbval compares a stable line rather than image bytes. Control labels are written like figure labels,
+TeX between dollars (``"$q$ (leave)"``), shown as HTML by :func:`label_html`; the controls sit in a
+grid of columns at least :data:`CONTROL_WIDTH` wide, so that a slider keeps its track in the book's
+narrow text column.
 """
 
 from __future__ import annotations
@@ -124,19 +119,14 @@ class Explorer(widgets.VBox):
     static_grid : mapping of str to sequence, optional
         Default values of the main controls for :meth:`static`.
     plotted : str, optional
-        What the figure plots, in a few words ("the population over the
-        rounds (left) and the squared error (right)"): the start of its alt
-        text (:attr:`alt`).
+        What the figure plots, in a few words: the start of its alt text (:attr:`alt`).
 
     Attributes
     ----------
     alt : str
-        The alt text of the figure shown: the title, ``plotted``, the
-        values it was drawn at, and what each panel's curves do, read from
-        the drawn figure itself. Updated
-        on every redraw; the page gives it to the figure's image (its text
-        sits in a visually hidden element of class ``pp-figure-alt``, which
-        ``book/_static/perfpriv.js`` copies to the image's ``alt``).
+        The alt text of the figure shown (:func:`perfpriv.widgets._describe.figure_alt`), updated on
+        every redraw; it sits in a visually hidden element of class ``pp-figure-alt``, which
+        ``book/_static/perfpriv.js`` copies to the image's ``alt``.
     """
 
     def __init__(self, title: str, controls: Mapping[str, widgets.ValueWidget],
@@ -195,9 +185,8 @@ class Explorer(widgets.VBox):
     def refresh(self, raise_errors: bool = False) -> None:
         """Rerun the experiment with the current values and redraw.
 
-        A :class:`ValueError` from perfpriv (an inadmissible combination of
-        values chosen with the sliders) is shown as one line above the figure
-        instead of a traceback, unless ``raise_errors`` is true.
+        A :class:`ValueError` (an inadmissible combination of slider values) is shown as one line
+        above the figure instead of a traceback, unless ``raise_errors``.
         """
         raise_errors = check_flag("raise_errors", raise_errors)    # (it is also show's check_layout)
         with self.output:
@@ -236,11 +225,9 @@ class Explorer(widgets.VBox):
     def static(self, max_bytes: int | None = None, **values) -> "StaticExplorer":
         """A kernel-free version of this explorer, for the published page and offline reading.
 
-        Draws this explorer's figure, with its own drawing function, for every
-        combination of the given values of some controls (default
-        :attr:`static_grid`); the other controls keep their current values.
-        Each control's current value must be one of its values, so that the
-        static version opens on the figure the live one shows.
+        This explorer's figure for every combination of the given values of some controls (default
+        :attr:`static_grid`), the others at their current values. Each current value must be among
+        the given ones, so that the static version opens on the figure the live one shows.
 
         Parameters
         ----------

@@ -1,13 +1,9 @@
 """Alt text of an explorer's figure: what it plots, at which values, and what its curves do.
 
-An explorer's figure changes with its sliders, so its description must too:
-:func:`figure_alt` writes one sentence for the figure currently shown -- the
-explorer's title, what the figure plots (the explorer's ``plotted``), the
-values it was drawn at, and, read from the drawn figure itself
-(:func:`describe_figure`), each panel's axes and where each labelled curve
-starts and ends ("population :math:`N_t` against round t: ε = 0.5 (mean) from 400 to
-812"). Reading the figure rather than the experiment keeps one description
-for every explorer and keeps it true to what is drawn.
+An explorer's figure changes with its sliders, so its description must too: :func:`figure_alt` writes
+one sentence for the figure shown, its curves read from the drawn figure itself
+(:func:`describe_figure`: "population :math:`N_t` against round t: ε = 0.5 (mean) from 400 to 812"),
+which keeps one description for every explorer, true to what is drawn.
 """
 
 from __future__ import annotations
@@ -29,21 +25,18 @@ MAX_ITEMS = 4
 
 
 def plain_text(text: str) -> str:
-    """A label as plain text: TeX between dollars or the HTML of a control, with Unicode symbols.
+    r"""A label as plain text: TeX between dollars or the HTML of a control, with Unicode symbols.
 
     Parameters
     ----------
     text : str
-        A figure label (``"population $N_t$"``, TeX between dollars) or a
-        control's HTML description (``"<i>q</i> (leave)"``).
+        A figure label (``"population $N_t$"``) or a control's HTML (``"<i>q</i> (leave)"``).
 
     Returns
     -------
     str
-        The text a screen reader can say: Greek letters and operators as
-        Unicode characters, scripts as Unicode sub/superscripts where Unicode
-        has them (``Nₜ``) and as ``_``/``^`` otherwise (:math:`ε_c`), no tags,
-        no dollars, no backslashes, one space between words.
+        What a screen reader can say: Greek letters and operators in Unicode, scripts as Unicode
+        sub/superscripts (``Nₜ``) or ``_``/``^`` (:math:`ε_c`); no tags, dollars or backslashes.
 
     Raises
     ------
@@ -52,7 +45,7 @@ def plain_text(text: str) -> str:
 
     Examples
     --------
-    >>> plain_text("population $N_t$"), plain_text("<i>q</i> (leave)"), plain_text(r"$\\gamma^*$ = 0.56")
+    >>> plain_text("population $N_t$"), plain_text("<i>q</i> (leave)"), plain_text(r"$\gamma^*$ = 0.56")
     ('population Nₜ', 'q (leave)', 'γ* = 0.56')
     """
     if not isinstance(text, str):
@@ -91,9 +84,8 @@ def format_value(value) -> str:
     Returns
     -------
     str
-        ``yes``/``no`` for a flag, an integer without decimals, any other
-        number to three significant digits, ``∞``/``−∞`` for infinities,
-        ``undefined`` for NaN, anything else as ``str(value)``.
+        ``yes``/``no``, an integral value without decimals, another number to three significant digits,
+        ``∞``/``−∞``, ``undefined`` for NaN, anything else as ``str(value)``.
 
     Examples
     --------
@@ -190,12 +182,9 @@ def _line_text(line, xname) -> str | None:
 def describe_figure(fig) -> str:
     """What a drawn figure shows, panel by panel, read from the figure itself.
 
-    Each panel with data is described as "<y label> against <x label>", its
-    title if any, and its labelled curves (from first to last value, and the
-    inner minimum or maximum if there is one), marked points, reference
-    lines and shaded areas, at most :data:`MAX_ITEMS` of them. Unlabelled
-    curves (the thin trial runs) are counted with the range of their first
-    and last values; unlabelled reference lines are left out.
+    Each panel with data is "<y label> against <x label>", its title, and at most :data:`MAX_ITEMS`
+    labelled curves (first and last value, an inner minimum or maximum), marked points, reference lines
+    and shaded areas; unlabelled curves (the thin trial runs) are counted with the range of their ends.
 
     Parameters
     ----------
@@ -205,9 +194,8 @@ def describe_figure(fig) -> str:
     Returns
     -------
     str
-        One or more sentences: the figure's title (``suptitle``) if any, then
-        one sentence per panel (``left``/``right``, ``left``/``middle``/``right``
-        or ``panel k`` when there are several).
+        The figure's title (``suptitle``) if any, then one sentence per panel (``left``/``right``,
+        ``left``/``middle``/``right`` or ``panel k``).
 
     Examples
     --------
@@ -291,11 +279,9 @@ def figure_alt(title: str, plotted: str | None, values: str, fig) -> str:
 
     Parameters
     ----------
-    title : str
-        The explorer's title (not blank).
-    plotted : str or None
-        What the figure plots, in a few words (not blank if given); without
-        it the text starts with "Figure of <title>".
+    title, plotted : str
+        The explorer's title and what the figure plots (not blank; without ``plotted`` the text starts
+        with "Figure of <title>").
     values : str
         The values the figure was drawn at (``"ε = 1, q = 0.9"``), or ``""``.
     fig : matplotlib.figure.Figure

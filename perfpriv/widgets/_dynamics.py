@@ -1,10 +1,7 @@
 """Explorers of the survival and finite-horizon chapters (paper §4.5, Lemma 9, Remark 3).
 
-``survival_explorer()`` (chapter 05) and ``horizon_explorer()`` (chapter 06).
-Both use theory only (the growth factor of eq. 13 and mean-field
-trajectories, each evaluated on its whole grid in one call), so that a
-redraw stays well under a second; the simulations they summarize are in the
-chapters.
+Theory only (the growth factor of eq. 13 and mean-field trajectories, each evaluated on its whole
+grid in one call), so that a redraw stays well under a second; the simulations are in the chapters.
 """
 
 from __future__ import annotations
@@ -32,10 +29,6 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
     Left: C(γ) at N = n0 against γ (eq. 13) with the chosen γ, the
     explicit threshold :math:`γ_c` of Theorem 2 and the exact threshold C = 1.
     Right: the mean-field population over T rounds with and without the cap.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
 
     Examples
     --------
@@ -86,10 +79,6 @@ def draw_survival(gamma=3.0, *, tau=0.02, q=0.3, r=0.6, n0=1000, T=30, d=12, R=1
 
 def survival_explorer():
     """Sliders :math:`γ, τ, q, r, N_0`: growth factor, survival thresholds, mean-field population (chapter 05).
-
-    Returns
-    -------
-    Explorer
     """
     controls = {
         "gamma": named_control("gamma", log_slider, r"noise $\gamma$", 3.0, 0.1, 30.0),
@@ -106,14 +95,10 @@ def survival_explorer():
 def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=20000):
     r"""Draw the horizon explorer's figure for one set of slider values.
 
-    Lemma 9's bound :math:`Ê_{\mathrm{total}}(γ)` and the mean-field cumulative error against
-    γ, with their minimizers γ* and the threshold :math:`γ_c` of Theorem 2
-    (:func:`perfpriv.experiments.horizon_curves` without simulation; the
-    mean-field γ* is the grid minimizer -- the chapter refines it).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    Lemma 9's bound :math:`Ê_{\mathrm{total}}(γ)` and the mean-field cumulative error against γ, with
+    their minimizers γ* and Theorem 2's :math:`γ_c`: :func:`perfpriv.plots.figure_horizon` of
+    :func:`perfpriv.experiments.horizon_curves` without simulation (the mean-field γ* is the grid
+    minimizer; the chapter refines it).
 
     Examples
     --------
@@ -129,12 +114,7 @@ def draw_horizon(*, q=0.3, r=0.6, tau=0.02, T=10, n0=100, d=12, R=10.0, cap=2000
 
 
 def horizon_explorer():
-    """Sliders :math:`q, r, τ, T, N_0`: cumulative error against γ with γ* and :math:`γ_c` (chapter 06).
-
-    Returns
-    -------
-    Explorer
-    """
+    """Sliders :math:`q, r, τ, T, N_0`: cumulative error against γ with γ* and :math:`γ_c` (chapter 06)."""
     controls = {
         "q": named_control("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
         "r": named_control("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),

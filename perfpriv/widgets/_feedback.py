@@ -1,8 +1,6 @@
 """Explorer of the richer-feedback chapter: switch the users' behaviour and rerun the Gaussian model.
 
-The mean-field cumulative error over a grid of noise scales γ (under the
-chosen behaviour and under the paper's users) and a small simulation at the
-behaviour's γ*, both live (:func:`perfpriv.feedback.compare_gaussian`).
+Both panels are live (:func:`perfpriv.feedback.compare_gaussian`), see :func:`draw_feedback`.
 """
 
 from __future__ import annotations
@@ -24,29 +22,15 @@ BEHAVIOURS = {"memory (k)": "memory", "heterogeneous (spread)": "heterogeneous",
 def draw_feedback(users, mechanism, *, q, r, T=10, n0=100, trials=20, policy=None, seed=0):
     """Draw the feedback explorer's figure: one behaviour against the paper's users in the Gaussian model.
 
-    Left: the mean-field cumulative error as a function of γ under
-    ``users`` (solid) and the paper's users (dashed), with their γ*.
-    Right: the population at the behaviour's γ*: simulated runs (thin),
-    their mean and the mean field, for both
-    (:func:`perfpriv.feedback.compare_gaussian`).
+    Left: the mean-field cumulative error against γ under ``users`` (solid) and the paper's users
+    (dashed), with their γ*. Right: the population at the behaviour's γ*: simulated runs (thin), their
+    mean and the mean field, for both.
 
     Parameters
     ----------
-    users : perfpriv.feedback.Family
-        The behaviour, e.g. ``feedback.family("memory", 3)`` (a budget's
-        tolerance is in zCDP ρ, the Gaussian mechanism's unit).
-    mechanism : perfpriv.gaussian.GaussianMean
-        The data model (τ, d, R); its levels are the noise scales of the
-        curve (no level: 25 log-spaced values of [0.05, 20]).
-    q, r : float
-        Leaving and recruiting probabilities.
-    T, n0, trials, policy, seed
-        Size of the experiment and population policy (book scale by
-        default; the policy's unset fields: the paper's, cap 20000).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    users, mechanism, q, r, T, n0, trials, policy, seed
+        As in :func:`perfpriv.feedback.compare_gaussian`, e.g. ``users=feedback.family("memory", 3)``
+        (a budget's tolerance is in zCDP ρ, the Gaussian mechanism's unit); book scale by default.
     """
     from .. import feedback
 
@@ -102,12 +86,7 @@ def _draw_controls(behaviour, k, spread, tolerance, kappa, q, r, tau):
 
 
 def feedback_explorer():
-    """Behaviour menu, its parameter, q, r and τ: γ* and the population under richer users (chapter 08).
-
-    Returns
-    -------
-    Explorer
-    """
+    """Behaviour menu, its parameter, q, r and τ: γ* and the population under richer users (chapter 08)."""
     controls = {
         "behaviour": widgets.Dropdown(options=list(BEHAVIOURS), value="memory (k)", description="users",
                                       style={"description_width": "initial"}),

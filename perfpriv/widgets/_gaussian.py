@@ -1,11 +1,7 @@
 """Explorers of the Gaussian model (paper §4.1-4.4).
 
-:func:`mia_explorer` (chapter 03) reruns a short Algorithm 1 with
-:func:`perfpriv.engine.simulate` whenever a slider is released and redraws
-the population and the squared Mahalanobis error per round.
-:func:`llr_explorer` (chapter 04) draws the conditional law of the
-membership statistic Λ (Lemma 6), its exact tail above τ (Lemma 7) and the
-optimized Rényi bound (eq. 10); it only evaluates closed forms.
+:func:`mia_explorer` (chapter 03) reruns a short Algorithm 1 whenever a slider is released;
+:func:`llr_explorer` (chapter 04) only evaluates closed forms (Lemma 6, Lemma 7, eq. 10).
 """
 
 from __future__ import annotations
@@ -60,27 +56,13 @@ def mia_draw(mechanism, users, *, n0, T=25, trials=4, policy=_CAP, seed=0):
 
     Parameters
     ----------
-    mechanism : perfpriv.gaussian.GaussianMean
-        One noise scale γ (the title shows the per-contribution
-        :math:`ρ = 2R^{2}/γ^{2}`), the threshold τ, the dimension d and the
-        clipping radius R; records are :math:`\mathcal{N}(μ, Σ)` of the
-        mechanism (the explorer's: :math:`\mathcal{N}(0, I_d)`).
-    users : perfpriv.behaviour.Behaviour
-        The users (the explorer's: ``Memoryless(q=..., r=...)``, leaving and
-        recruiting probabilities).
-    n0 : int
-        Initial population :math:`N_0`.
-    T, trials : int
-        Rounds and trials of the short run.
-    policy : perfpriv.engine.Policy
-        Population policy (default: a cap of 5000; unset fields from the paper's conventions).
-    seed : int
-        Seed (the same for every redraw, so that moving one slider changes
-        only what that parameter changes).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    mechanism, users
+        A :class:`perfpriv.gaussian.GaussianMean` of one noise scale γ (the title shows the
+        per-contribution :math:`ρ = 2R^{2}/γ^{2}`; records :math:`\mathcal{N}(μ, Σ)`, the explorer's
+        :math:`\mathcal{N}(0, I_d)`) and one cell of a :class:`perfpriv.behaviour.Behaviour`.
+    n0, T, trials, policy, seed
+        As in :func:`perfpriv.engine.simulate`: a short run, capped at 5000 by default (one seed for
+        every redraw, so that moving a slider changes only what that parameter changes).
 
     Examples
     --------
@@ -113,26 +95,14 @@ def mia_explorer(mechanism=None, users=None, *, n0=200, T=25, trials=4, policy=_
     Parameters
     ----------
     mechanism : perfpriv.gaussian.GaussianMean, optional
-        The start of the γ, τ, d and R sliders (one noise scale; μ = 0 and
-        Σ = I, the paper's data model) and the membership statistic of every
-        rerun (``None``: the paper's). Default ``GaussianMean(2.0, tau=0.05,
-        d=12, R=10.0)``.
+        Start of the γ, τ, d and R sliders (one noise scale, the paper's data model μ = 0, Σ = I) and
+        the statistic of every rerun; default ``GaussianMean(2.0, tau=0.05, d=12, R=10.0)``.
     users : perfpriv.behaviour.Memoryless, optional
-        The start of the q and r sliders (one q and one r) and the growth
-        rule of every rerun (default ``Memoryless(q=0.5, r=0.2)``, the leak rule).
-    n0 : int
-        The start of the :math:`N_0` slider.
-    T, trials : int
-        Size of each rerun (kept small so that a redraw stays well under a
-        second).
-    policy : perfpriv.engine.Policy
-        Population policy of every rerun (default: a cap of 5000).
-    seed : int
-        Seed of every rerun.
-
-    Returns
-    -------
-    perfpriv.widgets.Explorer
+        Start of the q and r sliders (one cell) and the growth rule of every rerun; default
+        ``Memoryless(q=0.5, r=0.2)``.
+    n0, T, trials, policy, seed
+        Start of the :math:`N_0` slider, and the rest of every rerun as in :func:`mia_draw` (small, so
+        that a redraw stays well under a second).
     """
     gamma, mechanism, users = _start_model(mechanism, users)
     tau, d, R, statistic = mechanism.tau, mechanism.d, mechanism.R, mechanism.statistic
@@ -163,12 +133,8 @@ def llr_explorer(*, gamma=1.0, n=100, tau=0.3, s=3.5):
     Parameters
     ----------
     gamma, n, tau, s : optional
-        Initial values: noise scale γ, dataset size N, threshold τ and the
-        record's deviation :math:`s = \|\bar z - μ_{\bar z}\|`.
-
-    Returns
-    -------
-    perfpriv.widgets.Explorer
+        Start values of the arguments of :func:`perfpriv.plots.llr_law_figure` (the record's deviation
+        :math:`s = \|\bar z - μ_{\bar z}\|`).
     """
     controls = {
         "gamma": named_control("gamma", log_slider, r"noise $\gamma$", gamma, 0.05, 20.0),

@@ -1,10 +1,8 @@
 """Explorer of the learning-tasks chapter: private ridge regression with users who leave.
 
-Theory only (the mean field of :class:`perfpriv.regression.RidgeRelease`,
-the book's calibrated release). The mechanism holds every value the noise
-slider can take as one grid of levels, so that its tables are computed once
-(when the explorer is built, about two seconds) and a slider move only reruns
-the mean-field recursion.
+Theory only (the mean field of :class:`perfpriv.regression.RidgeRelease`). The mechanism holds every
+value of the noise slider as one grid of levels, so that its tables are computed once (about two
+seconds) and a slider move only reruns the mean-field recursion.
 """
 
 from __future__ import annotations
@@ -40,10 +38,6 @@ def draw_learning(*, q=0.5, r=0.5, gamma=0.0056, T=10, tau=0.02, n0=200, cap=200
     Left: mean-field populations under the chosen γ, under γ* and with
     almost no noise :math:`(γ = 10^{-4})`. Right: the mean-field cumulative excess risk
     against γ, with the chosen γ and γ* marked.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
     """
     from .. import engine
     from ..behaviour import Memoryless
@@ -77,12 +71,7 @@ def draw_learning(*, q=0.5, r=0.5, gamma=0.0056, T=10, tau=0.02, n0=200, cap=200
 
 
 def learning_explorer():
-    """Sliders q, r, γ, T: the regression task's mean-field population and cumulative error (chapter 09).
-
-    Returns
-    -------
-    Explorer
-    """
+    """Sliders q, r, γ, T: the regression task's mean-field population and cumulative error (chapter 09)."""
     controls = {
         "q": named_control("q", float_slider, "$q$ (leave)", 0.5, 0.01, 0.99, 0.01),
         "r": named_control("r", float_slider, "$r$ (join)", 0.5, 0.01, 0.99, 0.01),

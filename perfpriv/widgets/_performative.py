@@ -1,8 +1,6 @@
 """Explorer of the performative-learning chapter: private federated rounds with leaking clients.
 
-Each redraw simulates the two feedback loops of
-:func:`perfpriv.engine.simulate` with a :class:`perfpriv.performative.PrivateFederatedRound` for one noise scale
-and a no-privacy reference, a few trials at the chapter's default size.
+Each redraw simulates both feedback loops (:func:`draw_participation`).
 """
 
 from __future__ import annotations
@@ -37,14 +35,14 @@ def _model(mechanism, users):
 
 
 def draw_participation(mechanism, users, *, T=60, n0=50, trials=8, policy=Policy(cap=200), seed=1):
-    """Draw the explorer's figure: private federated rounds with leaking clients, at γ and without privacy.
+    r"""Draw the explorer's figure: private federated rounds with leaking clients, at γ and without privacy.
 
     :func:`perfpriv.engine.simulate` of ``mechanism`` at its noise scale γ and at (almost) no
     privacy, :math:`γ = 10^{-3}` (the same mechanism otherwise, side by side with common random
     numbers), with ``users``. Left: mean number of clients over the rounds. Middle: the share of
-    clients whose update leaked. Right: the model's squared distance to :math:`θ_{\\mathrm{PS}}`.
+    clients whose update leaked. Right: the model's squared distance to :math:`θ_{\mathrm{PS}}`.
     The dotted lines mark the survival thresholds :math:`γ_c(θ)` at the initial model and at
-    :math:`θ_{\\mathrm{PS}}` for :math:`N_0` clients
+    :math:`θ_{\mathrm{PS}}` for :math:`N_0` clients
     (:meth:`perfpriv.performative.PrivateFederatedRound.survival_threshold`).
 
     Parameters
@@ -53,17 +51,10 @@ def draw_participation(mechanism, users, *, T=60, n0=50, trials=8, policy=Policy
         One noise scale γ > 0 and the clients' law (the explorer's: τ = 0.3, R = 10, m = 2,
         :math:`s_m` = 1, step 0.5, and the sliders' ε and :math:`s_ε`).
     users : perfpriv.behaviour.Memoryless
-        The clients: one leaving probability q and one recruiting probability r (rule ``"leak"``).
-    T, n0, trials : int
-        Rounds, initial clients (n0 >= 2: the thresholds drawn need two clients) and runs.
-    policy : perfpriv.engine.Policy
-        Population policy (default: a cap of 200 clients; unset fields from the paper's conventions).
-    seed : None, int, SeedSequence or Generator
-        Seed (1: the chapter's stored explorer).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+        One cell (q, r) of the rule ``"leak"``.
+    T, n0, trials, policy, seed
+        As in :func:`perfpriv.engine.simulate`; n0 >= 2 (the thresholds need two clients), a cap of 200
+        clients and seed 1 (the chapter's stored explorer) by default.
     """
     from .. import engine
     from ..performative import PrivateFederatedRound
@@ -92,7 +83,8 @@ def draw_participation(mechanism, users, *, T=60, n0=50, trials=8, policy=Policy
     cx.yaxis.set_minor_formatter(NullFormatter())
     cx.set_xlabel("round $t$")
     cx.set_ylabel(r"$\|\theta_t - \theta_{\rm PS}\|^2$")
-    cx.set_title(f"$\\bar\\varepsilon$ = {mechanism.eps:g}, $s_\\varepsilon$ = {mechanism.eps_sd:g}", fontsize=9)
+    cx.set_title(f"$\\bar\\varepsilon$ = {mechanism.clients.eps:g}, $s_\\varepsilon$ = {mechanism.clients.eps_sd:g}",
+                 fontsize=9)
     return fig
 
 
@@ -102,20 +94,17 @@ def _draw_controls(gamma, q, r, eps_sd, eps):
     The clients' law is the chapter's (τ = 0.3, R = 10, m = 2, :math:`s_m` = 1, step 0.5).
     """
     from ..behaviour import Memoryless
-    from ..performative import PrivateFederatedRound
+    from ..performative import ClientLaw, FedAvg, PrivateFederatedRound
 
     gamma = check_real("gamma", gamma, low=0, low_open=True, scalar=True)
-    mechanism = PrivateFederatedRound(gamma, tau=0.3, R=10.0, m=2.0, m_sd=1.0, eps=eps, eps_sd=eps_sd, step=0.5)
+    mechanism = PrivateFederatedRound(gamma, tau=0.3, R=10.0, clients=ClientLaw(m=2.0, m_sd=1.0, eps=eps, eps_sd=eps_sd),
+                                      fedavg=FedAvg(steps=0.5))
     return draw_participation(mechanism, Memoryless(q=check_probability("q", q, scalar=True),
                                                     r=check_probability("r", r, scalar=True)))
 
 
 def participation_explorer():
     """Sliders γ, q, r, shift heterogeneity :math:`s_ε` and mean sensitivity ε: both loops at once (chapter 10).
-
-    Returns
-    -------
-    Explorer
     """
     controls = {
         "gamma": named_control("gamma", log_slider, r"noise $\gamma$", 0.6, 0.05, 10.0),

@@ -24,15 +24,9 @@ __all__ = ["schedule_explorer", "draw_schedule"]
 def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=20000):
     """Draw the schedule explorer's figure for one set of slider values.
 
-    Left: the optimal schedule :math:`γ_t` and the best constant γ*. Right: the
-    cumulative mean-field regret of both over the rounds, with the gap.
-    The arguments are those of :func:`perfpriv.optimize.optimal_schedule`
-    and of the users and mechanism it takes (:class:`perfpriv.behaviour.Memoryless`,
-    :class:`perfpriv.gaussian.GaussianMean`; ``T``: rounds, at least 1).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    Left: the optimal schedule :math:`γ_t` and the best constant γ*. Right: the cumulative mean-field
+    regret of both over the rounds, with the gap. The arguments are those of
+    :func:`perfpriv.optimize.optimal_schedule` and of its ``Memoryless`` users and ``GaussianMean``.
 
     Examples
     --------
@@ -67,12 +61,7 @@ def draw_schedule(*, q=0.3, r=0.6, tau=0.02, T=10, n0=200, d=12, R=10.0, cap=200
 
 
 def schedule_explorer():
-    """Sliders q, r, τ, T: the optimal noise schedule and its regret gap over γ* (chapter 07).
-
-    Returns
-    -------
-    Explorer
-    """
+    """Sliders q, r, τ, T: the optimal noise schedule and its regret gap over γ* (chapter 07)."""
     controls = {
         "q": named_control("q", float_slider, "$q$ (leave)", 0.3, 0.01, 0.99, 0.01),
         "r": named_control("r", float_slider, "$r$ (join)", 0.6, 0.01, 0.99, 0.01),

@@ -1,26 +1,19 @@
-"""Kernel-free explorers: figures precomputed over a grid of control values, switched in the browser.
+r"""Kernel-free explorers: figures precomputed over a grid of control values, switched in the browser.
 
-A live :class:`~perfpriv.widgets.Explorer` needs a Python kernel (Binder or
-Live Code); on the published page and offline its sliders do nothing. A
-:class:`StaticExplorer` draws the same figure, with the same drawing function,
-for every combination of a few values of its main controls when the notebook
-is executed, and stores the images in its own HTML output together with a few
-lines of JavaScript: moving a slider shows the stored image of that
-combination, with no kernel and no network. Only the listed values are
-available, and the page says so.
-
-Build one from a live explorer with :meth:`perfpriv.widgets.Explorer.static`
-(the labels, the drawing function and the other parameters are the
-explorer's), or directly from a drawing function::
+A live :class:`~perfpriv.widgets.Explorer` needs a Python kernel (Binder or Live Code). A
+:class:`StaticExplorer` draws the same figure, with the same drawing function, for every combination
+of a few values of its main controls when the notebook is executed, and stores the images in its
+HTML output with a few lines of JavaScript: a slider shows the stored image of that combination, with
+no kernel and no network (only the listed values, as the page says). Build one with
+:meth:`perfpriv.widgets.Explorer.static`, or directly from a drawing function::
 
     StaticExplorer("Law of the membership statistic",
-                   {"tau": grid(r"threshold $\\tau$", [0.05, 0.1, 0.3, 1.0])},
+                   {"tau": grid(r"threshold $\tau$", [0.05, 0.1, 0.3, 1.0])},
                    draw=plots.llr_law_figure, fixed={"s": 3.5, "n": 100, "gamma": 1.0})
 
-The output is deterministic apart from the image bytes (an element id derived
-from the title, the grid and the fixed values; no sizes or timings), so that
-nbval can compare it once the base64 images are masked (``book/nbval_sanitize.cfg``,
-passed to nbval by ``pyproject.toml``).
+The output is deterministic apart from the image bytes (the element id derives from the title, the
+grid and the fixed values), so that nbval compares it once the base64 images are masked
+(``book/nbval_sanitize.cfg``, passed to nbval by ``pyproject.toml``).
 """
 
 from __future__ import annotations
@@ -47,8 +40,7 @@ def label_html(text: str) -> str:
 
     Examples
     --------
-    Scripts that Unicode can write are Unicode characters (``N₀``): the widget
-    manager of a static page strips ``<sub>`` from control labels.
+    Scripts are Unicode characters where they can be (:func:`perfpriv.plots.html`):
 
     >>> label_html("initial $N_0$")
     'initial <i>N</i>₀'
@@ -75,10 +67,8 @@ class Grid:
         Control label, TeX between dollars (``"$q$ (leave)"``) or HTML (``html=True``).
     values : tuple
         The values, in slider order.
-    default : int
-        Index of the value shown first.
-    fmt : str
-        Format of the value read out next to the slider.
+    default, fmt : int, str
+        Index of the value shown first, and format of the value read out next to the slider.
     html : bool
         Whether ``label`` is HTML already.
     """
@@ -158,19 +148,11 @@ class StaticExplorer:
     source : str, optional
         What to call the drawing function in the note (default its name).
     max_bytes : int
-        Largest total size of the stored images; a larger grid raises a
-        ``ValueError`` (use fewer values).
+        Largest total size of the stored images (identical figures stored once); a larger grid raises
+        a ``ValueError``.
     colors : int
-        Colours of each stored PNG (a palette without dithering): 64 keeps
-        line plots indistinguishable from the full-colour figure at half its
-        size; use 256 for colour scales and heatmaps.
-
-    Notes
-    -----
-    Identical figures (a control that changes nothing in part of the grid)
-    are stored once. Every figure is a PNG at the density of
-    :func:`perfpriv.plots.show` (sharp on high-density screens), shown at the
-    figure's own width.
+        Colours of each stored PNG (at the density of :func:`perfpriv.plots.show`; a palette without
+        dithering): 64 keeps line plots indistinguishable at half the size; 256 for heatmaps.
 
     Examples
     --------
