@@ -22,6 +22,12 @@ _PLAIN = 1e150
 _TINY = 1e-140
 
 
+
+def float_or_array(x):
+    """``x`` as a Python float when it is 0-d, as a float array otherwise (the results' convention)."""
+    x = np.asarray(x, dtype=float)
+    return float(x) if x.ndim == 0 else x
+
 def mean_se(x, axis=-1):
     """Mean and standard error of the mean (ddof = 1) along ``axis``.
 

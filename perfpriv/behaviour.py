@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import keyed
+from ._stats import float_or_array as _out
 from ._kernels import behaviours as _behaviours
 from ._validate import (check_array_size, check_choice, check_int, check_int_array, check_order, check_population,
                         check_probability, check_real, check_same_shape, check_shape)
@@ -1356,11 +1357,6 @@ class Contagion(_Typed):
                 unsat = np.where(den > 0, r / np.where(den > 0, den, 1.0), np.inf)
                 pc = np.minimum(1.0, np.maximum(unsat, r))
         return _out(np.where(q > 0, pc, 1.0))
-
-
-def _out(x):
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
 
 
 def _short(x):

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import optimize, special
 
 from . import engine
+from ._stats import float_or_array as _out
 from ._bisect import bisect_log_boundary
 from ._validate import (
     check_allocation,
@@ -64,11 +65,6 @@ __all__ = [
     "pac_radius",
     "pac_rounds",
 ]
-
-def _out(x):
-    """Python float for 0-d results, array otherwise."""
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
 
 
 def _model(mechanism, behaviour, kind=Memoryless):

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import bernoulli, dynamics, engine, gaussian, optimize
 from ._bisect import bisect_log_boundary
+from ._stats import float_or_array as _out
 from ._stats import standard_error
 from ._validate import check_choice, check_int, check_probability, check_real
 from .behaviour import BudgetAware, Contagion, Heterogeneous, LeakCount, Memoryless
@@ -906,6 +907,3 @@ def compare_gaussian(users, mechanism, *, q, r, T=10, n0=100, trials=20, policy=
         policy=policy.describe(), seed=seed), **out)
 
 
-def _out(x):
-    x = np.asarray(x, float)
-    return float(x) if x.ndim == 0 else x

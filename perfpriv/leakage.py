@@ -52,6 +52,7 @@ import numpy as np
 from scipy import special, stats
 
 from . import _records, keyed
+from ._stats import float_or_array as _out
 from ._validate import (
     check_choice,
     check_covariance,
@@ -124,12 +125,6 @@ def _tau(tau):
 
 def _statistic(statistic):
     return check_choice("statistic", statistic, STATISTICS)
-
-
-def _out(x):
-    """Python float for 0-d results, array otherwise."""
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
 
 
 def _ratio(s, gamma):

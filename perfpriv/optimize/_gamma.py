@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import dynamics, engine
+from .._stats import float_or_array as _out
 from ..sweep import check_execution
 from .._validate import check_allocation, check_bracket, check_choice, check_int
 from ..behaviour import Memoryless
@@ -70,11 +71,6 @@ class GammaOptimum:
         text = f"{g:.6g}" if isinstance(g, float) else f"<array {np.shape(g)}>"
         return (f"GammaOptimum(gamma={text}, objective={self.objective!r}, constrained={self.constrained}, "
                 f"grid={self.gammas.size} values)")
-
-
-def _out(x):
-    x = np.asarray(x, float)
-    return float(x) if x.ndim == 0 else x
 
 
 def _search_grid(mechanism):
