@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from dataclasses import dataclass
-from collections.abc import Mapping
 from typing import Any
 
 from . import engine, keyed
@@ -322,15 +321,6 @@ def stable(direct, logarithm):
         if bad.any():
             out = np.where(bad, np.exp(np.asarray(logarithm(), float)), out)
     return out
-
-
-def mechanism_options(mechanism, cls_name, name="mechanism"):
-    """The further mechanism arguments ``mechanism`` (a mapping, or ``None``: none) as a dict."""
-    if mechanism is None:
-        return {}
-    if not isinstance(mechanism, Mapping):
-        raise TypeError(f"{name} must be a dict of further {cls_name} arguments (or None); got {mechanism!r:.60}")
-    return dict(mechanism)
 
 
 def check_seed(seed, name="seed"):

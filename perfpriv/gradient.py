@@ -51,10 +51,10 @@ from scipy import special
 from . import engine, keyed
 from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism, Tabulation,
-                        check_seed, check_tabulation, key_normals, mechanism_options, one_round_check,
+                        check_seed, check_tabulation, key_normals, one_round_check,
                         round_groups, stable)
 from ._stats import log_normal_density, standard_error
-from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_probability, check_real,
+from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_real,
                         check_population, check_rng)
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
@@ -1311,38 +1311,24 @@ class LongRunUtility:
         return self.rho[np.argmin(self.simulated, axis=1)]
 
 
-def _behaviour_pairs(behaviours):
-    """``behaviours`` as a non-empty list of (q, r) probability pairs."""
-    text = "behaviours must be a non-empty sequence of (q, r) pairs of probabilities"
-    if isinstance(behaviours, (str, bytes)) or not hasattr(behaviours, "__iter__"):
-        raise TypeError(f"{text}; got {behaviours!r:.60}")
-    pairs = []
-    for pair in behaviours:
-        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
-            raise ValueError(f"{text}; got an entry {pair!r:.60}")
-        pairs.append((check_probability("q", pair[0], scalar=True), check_probability("r", pair[1], scalar=True)))
-    if not pairs:
-        raise ValueError(f"{text}; got none")
-    return pairs
-
-
-def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=None, mechanism=None):
+def long_run_utility(mechanism, users, *, T, n0, trials=0, policy=None, seed=None):
     r"""Does a finite budget maximize the long-run utility of retraining? Mean field and simulation.
 
-    For every (q, r) in ``behaviours`` (:class:`perfpriv.behaviour.Memoryless`; ``(0, 0)``: no participation
-    feedback, the population stays at n0) and every ρ, the cumulative error :math:`Σ_t \|\hat θ_t - θ_t\|^{2}`
-    of T retraining rounds with :class:`PrivateGD`.
+    For every cell (q, r) of ``users`` and every ρ of ``mechanism``, the cumulative error
+    :math:`Σ_t \|\hat θ_t - θ_t\|^{2}` of T retraining rounds with :class:`PrivateGD`.
 
     Parameters
     ----------
-    rhos, tau, mechanism
-        Budgets (``inf`` allowed: no noise), τ, and a dict of further :class:`PrivateGD` arguments.
-    behaviours : sequence of (q, r)
+    mechanism : PrivateGD
+        Its levels are the budgets ρ compared: a number or a 1-D grid (``inf``: no noise).
+    users : perfpriv.behaviour.Memoryless
+        One behaviour per cell: numbers or 1-D arrays of q and r (q = r = 0: no participation feedback,
+        the population stays at n0).
     T, n0, trials, seed
-        Rounds, initial population, independent runs per (behaviour, ρ) (0: mean field only) and root seed,
-        as in :func:`perfpriv.engine.simulate`.
-    cap : int
-        Population cap (:class:`perfpriv.engine.Policy`).
+        As in :func:`perfpriv.engine.simulate`; ``trials=0``: the mean field only.
+    policy : perfpriv.engine.Policy, optional
+        The simulation's population policy (unset fields: the mechanism's preset, cap 20000); its cap
+        and floor also bound the mean field.
 
     Returns
     -------
@@ -1350,23 +1336,31 @@ def long_run_utility(rhos, *, behaviours, tau, T, n0, trials=0, cap=20000, seed=
 
     Examples
     --------
-    >>> res = long_run_utility([0.1, 1.0, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=3, n0=50, cap=200)
+    >>> from perfpriv import engine
+    >>> from perfpriv.behaviour import Memoryless
+    >>> res = long_run_utility(PrivateGD([0.1, 1.0, np.inf], tau=0.02), Memoryless(q=0.0, r=0.0), T=3, n0=50,
+    ...                        policy=engine.Policy(cap=200))
     >>> res.mean_field.shape
     (1, 3)
     """
-    rhos = np.atleast_1d(np.asarray(check_real("rhos", rhos, low=0, low_open=True, allow_inf=True), float))
-    pairs = _behaviour_pairs(behaviours)
+    rhos = engine.level_grid(mechanism, kind=PrivateGD)
+    if not isinstance(users, Memoryless):
+        raise TypeError(f"users must be a perfpriv.behaviour.Memoryless; got {type(users).__name__}")
+    if len(users.shape) > 1:
+        raise ValueError(f"users must have at most one axis of cells (one per behaviour); got shape {users.shape}")
+    q, r = (np.atleast_1d(a) for a in users.cell_coordinates())
+    pairs = [(float(a), float(b)) for a, b in zip(q, r)]
     trials = check_int("trials", trials, low=0)
     check_seed(seed)
-    mech = PrivateGD(rhos, tau=tau, **mechanism_options(mechanism, "PrivateGD"))
-    rule = Memoryless(q=np.array([p[0] for p in pairs]), r=np.array([p[1] for p in pairs]))
-    mf = engine.mean_field(mech, rule, T=T, n0=n0, cap=cap)
+    resolved = engine.check_policy(policy).resolve(mechanism, "paper", n0=check_int("n0", n0, low=1))
+    rule = Memoryless(q=q, r=r, rule=users.rule)
+    mf = engine.mean_field(mechanism, rule, T=T, n0=n0, cap=resolved.cap, floor=resolved.floor)
     sim = se = None
     if trials:
-        run = engine.simulate(mech, rule, T=T, n0=n0, trials=trials, policy=engine.Policy(cap=cap), seed=seed)
+        run = engine.simulate(mechanism, rule, T=T, n0=n0, trials=trials, policy=resolved, seed=seed)
         total = run.cumulative_error
         sim = total.mean(axis=-1)
         se = standard_error(total, axis=-1)
     return LongRunUtility(rho=rhos, behaviours=pairs, mean_field=np.asarray(mf.cumulative_error, float),
-                          population=mf.population, simulated=sim, se=se, T=T, n0=n0, trials=trials, cap=cap, seed=seed,
-                          mechanism=mech)
+                          population=mf.population, simulated=sim, se=se, T=T, n0=n0, trials=trials,
+                          cap=resolved.cap, seed=seed, mechanism=mechanism)

@@ -408,8 +408,8 @@ FIGURES_CH09 = {
     "figure_transcript_checks": lambda: plots.figure_transcript_checks(_transcripts(), ["clipped", "driven"],
                                                                         tau=0.02),
     "figure_long_run_utility": lambda: plots.figure_long_run_utility(gradient.long_run_utility(
-        np.r_[0.1, 1.0, np.inf], behaviours=[(0.0, 0.0), (0.5, 0.3)], tau=0.02, T=4, n0=50, trials=3, cap=200,
-        seed=6)),
+        gradient.PrivateGD(np.r_[0.1, 1.0, np.inf], tau=0.02), Memoryless(q=[0.0, 0.5], r=[0.0, 0.3]), T=4, n0=50,
+        trials=3, policy=Policy(cap=200), seed=6)),
 }
 FIGURES.update(FIGURES_BEYOND)
 FIGURES.update(FIGURES_CH09)

@@ -117,8 +117,9 @@ TYP = {
  (gradient, "UtilityData"): dict(n=20, d=3, x_bound=2.0, noise_sd=0.5),
  (gradient, "utility_check"): dict(rhos=[1.0, 100.0], data=gradient.UtilityData(n=20, d=3), loss="squared", lam=1.0,
                                    steps=5, runs=2, radius=None, seed=0),
- (gradient, "long_run_utility"): dict(rhos=[0.1, 1.0, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=3, n0=50,
-                                      trials=0, cap=200, seed=None, mechanism=PGD_OPTIONS),
+ (gradient, "long_run_utility"): dict(mechanism=gradient.PrivateGD([0.1, 1.0, np.inf], tau=0.02, **PGD_OPTIONS),
+                                      users=behaviour.Memoryless(q=0.0, r=0.0), T=3, n0=50, trials=0,
+                                      policy=Policy(cap=200), seed=None),
  (gradient, "one_round_check"): dict(mechanism=PGD, ns=[50], trials=2, seed=0, conventions="paper"),
  # --- performative
  (prediction, "PerformativeProblem"): dict(H=[[1.0]], B=[[1.0]], C=[[1.0]], m=[1.0], A=[[0.5]], Sigma=[[1.0]]),
@@ -374,8 +375,8 @@ PLOT_TYP = {
  (plots, "figure_individual_privacy"): dict(run=_GD, tau=0.02, title=None),
  (plots, "figure_transcript_checks"): dict(checks=_TRANSCRIPTS, labels=["clipped", "driven"], tau=0.02, title=None),
  (plots, "figure_long_run_utility"): dict(result=gradient.long_run_utility(
-     [0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=20, trials=2, cap=200, seed=6,
-     mechanism=PGD_OPTIONS), title=None),
+     gradient.PrivateGD([0.1, np.inf], tau=0.02, **PGD_OPTIONS), behaviour.Memoryless(q=0.0, r=0.0), T=2, n0=20,
+     trials=2, policy=Policy(cap=200), seed=6), title=None),
  (plots, "figure_retraining"): dict(paths={"RRM": _SQ_PATH}, problem=SQUARED, title=None),
  (plots, "figure_level_response"): dict(response=_LEVELS, deployed=[1], title=None),
  (plots, "figure_fedavg_convergence"): dict(moments={"full": _MOMENTS}, runs={"full": _RUN}, rate_line=True,

@@ -15,6 +15,7 @@ from scipy import stats
 from perfpriv import engine
 from perfpriv import gradient as GD
 from perfpriv.behaviour import Memoryless
+from perfpriv.engine import Policy
 
 Z_TOL = 4.5
 
@@ -322,7 +323,9 @@ def test_utility_check_reports_the_exact_excess_and_the_bounds():
 
 
 def test_long_run_without_feedback_repeats_the_first_round():
-    res = GD.long_run_utility([0.1, 1.0, np.inf], behaviours=[(0.0, 0.0), (0.5, 0.3)], tau=0.02, T=4, n0=64, cap=500)
+    res = GD.long_run_utility(GD.PrivateGD([0.1, 1.0, np.inf], tau=0.02), Memoryless(q=[0.0, 0.5], r=[0.0, 0.3]),
+                              T=4, n0=64, policy=Policy(cap=500))
+    assert res.behaviours == [(0.0, 0.0), (0.5, 0.3)] and res.cap == 500
     np.testing.assert_array_equal(res.population[0], 64.0)
     mech = GD.PrivateGD([0.1, 1.0, np.inf], tau=0.02)
     np.testing.assert_allclose(res.mean_field[0], 4 * mech.expected_error(64, [0.1, 1.0, np.inf]), rtol=1e-12)
@@ -341,7 +344,8 @@ def test_figures_of_private_gd_draw():
     run = GD.noisy_gd(X, y, training, rho=1.0, seed=0)
     chk = GD.simulate_transcripts(X, y, training, index=0, runs=50, rho=1.0, seed=1)
     util = GD.utility_check([1.0, 10.0], runs=20, seed=0)
-    lr = GD.long_run_utility([0.1, np.inf], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=30, trials=2, cap=100, seed=0)
+    lr = GD.long_run_utility(GD.PrivateGD([0.1, np.inf], tau=0.02), Memoryless(q=0.0, r=0.0), T=2, n0=30, trials=2,
+                             policy=Policy(cap=100), seed=0)
     for fig in (plots.figure_individual_privacy(run, tau=0.02), plots.figure_transcript_checks([chk], ["a"], tau=0.02),
                 plots.figure_gd_utility([util]), plots.figure_long_run_utility(lr)):
         assert isinstance(fig, Figure)

@@ -74,9 +74,11 @@ def test_object_arguments_are_checked_up_front():
     with pytest.raises(TypeError, match="mechanism"):              # one_round_check(mechanism=0): AttributeError
         regression.one_round_check(0, [10], trials=2)
     with pytest.raises(TypeError, match="mechanism"):              # long_run_utility(mechanism=0) was ignored
-        gradient.long_run_utility([1.0], behaviours=[(0.0, 0.0)], tau=0.02, T=2, n0=10, mechanism=0)
-    with pytest.raises(TypeError, match="behaviours"):             # long_run_utility(behaviours=0): not iterable
-        gradient.long_run_utility([1.0], behaviours=0, tau=0.02, T=2, n0=10)
+        gradient.long_run_utility(0, behaviour.Memoryless(q=0.0, r=0.0), T=2, n0=10)
+    with pytest.raises(TypeError, match="users"):                  # long_run_utility(behaviours=0): not iterable
+        gradient.long_run_utility(gradient.PrivateGD(1.0, tau=0.02), 0, T=2, n0=10)
+    with pytest.raises(ValueError, match="users"):                 # one axis of behaviours
+        gradient.long_run_utility(gradient.PrivateGD(1.0, tau=0.02), behaviour.Memoryless(q=[[0.1, 0.2]], r=0.3), T=2, n0=10)
     with pytest.raises(TypeError, match="bernoulli_maps"):         # summary("x"): AttributeError
         feedback.summary("x")
 
