@@ -64,8 +64,6 @@ FIGURES = ("1", "2", "3", "4", "5", "6", "7")
 FORMATS = ("png", "svg", "pdf")
 #: Dots per inch of the PNG files (the book shows its figures at 80 px per inch, 2x for sharpness).
 PNG_DPI = 200
-#: Seconds that ``reproduce --figure all --scale book`` takes alone on a 2-core machine (measured).
-BOOK_SECONDS = 31
 #: What ``reproduce --figure all --scale book`` takes, alone or beside other work (README says the same).
 BOOK_TIME = "30 s to 1.5 min on 2 shared cores"
 #: Time of each figure at ``--scale paper --n-jobs 2`` on a 2-core machine (benchmarks/README.md).

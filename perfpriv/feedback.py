@@ -320,7 +320,7 @@ class Trajectories:
     mechanism: str
     settings: dict
 
-    def _departures_per_leak(self, N, K, paper):
+    def _departures_per_leak(self, N, K):
         r = float(self.settings["r"])
         rule = self.family.rule
         recruits = r * (N[..., :-1] - K) if rule == "leak" else r * N[..., :-1]
@@ -338,8 +338,8 @@ class Trajectories:
         users add their budget departures. Exact without cap and floor (:func:`trajectories`' default).
         """
         mf_leaks = self.leak_probability * self.mean_field[..., :-1]
-        return (self._departures_per_leak(self.mean_field, mf_leaks, False),
-                self._departures_per_leak(self.simulated, self.leaks, False))
+        return (self._departures_per_leak(self.mean_field, mf_leaks),
+                self._departures_per_leak(self.simulated, self.leaks))
 
     @property
     def long_run_q(self) -> np.ndarray:

@@ -904,7 +904,7 @@ class PrivateGD(TabulatedMechanism):
         self.data = data
         self.loss = check_choice("loss", loss, LOSSES)
         self.lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
-        self.clip = check_real("clip", clip, low=0, low_open=True, scalar=True)
+        self.clip = check_real("clip", clip, low=CLIP_RANGE[0], high=CLIP_RANGE[1], scalar=True)
         self.steps = check_int("steps", steps, low=1)
         self.step_size = check_real("step_size", step_size, low=0, low_open=True, scalar=True)
         self.step_offset = check_real("step_offset", step_offset, low=0, scalar=True)

@@ -235,7 +235,7 @@ CASES = {
         dict(rho=1.0, tau=0.02, data=gradient.GDData(d=3), steps=3, table=gradient.Tabulation(records=50, datasets=2)),
         {"data": [3, "x", dict(d=3), regression.RidgeData(d=3)],
          "table": [(50, 2), "x", 3, gradient.Tabulation(records=10**12, datasets=2)],
-         "tau": POSITIVE, "loss": ["Logistic", None], "lam": GAMMA, "clip": GAMMA, "steps": INT_POS,
+         "tau": POSITIVE, "loss": ["Logistic", None], "lam": GAMMA, "clip": GAMMA + [1e-300, 1e300], "steps": INT_POS,
          "step_size": GAMMA, "step_offset": [-1.0, NAN, 0.0]}),
 }
 
