@@ -72,16 +72,6 @@ class Tabulation:
         keyed.root_key(self.seed, name="seed")   # checked now, used by the table
 
 
-def check_tabulation(table, default, module):
-    """``table`` (a :class:`Tabulation`, or ``None``: ``default``), checked by type, naming ``table``."""
-    if table is None:
-        return default
-    if not isinstance(table, Tabulation):
-        raise TypeError(f"table must be a perfpriv.{module}.Tabulation (records, datasets, seed) or None; "
-                        f"got {table!r:.60}")
-    return table
-
-
 class TabulatedMechanism(engine.Mechanism):
     """An engine mechanism whose mean-field p(n, level) and e(n, level) come from a table.
 

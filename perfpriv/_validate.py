@@ -18,6 +18,7 @@ __all__ = [
     "check_int",
     "check_int_array",
     "check_flag",
+    "check_instance",
     "check_choice",
     "check_rng",
     "check_root_seed",
@@ -236,6 +237,24 @@ def _int_range_text(low, high) -> str:
     if low is None:
         return f" <= {int(high)}"
     return f" in [{int(low)}, {int(high)}]"
+
+
+def check_instance(name: str, value: Any, cls: type, public: str, *, default: Any = None) -> Any:
+    """``value`` if it is a ``cls`` (``None`` gives ``default`` when one is given), else a TypeError naming ``name``.
+
+    ``public`` is how the message names the class: its public path and, in brackets, what it holds.
+
+    Examples
+    --------
+    >>> check_instance("table", None, tuple, "tuple", default=(1, 2))
+    (1, 2)
+    """
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, cls):
+        either = " or None" if default is not None else ""
+        raise TypeError(f"{name} must be a {public}{either}; got {value!r:.60}")
+    return value
 
 
 def check_flag(name: str, value: Any) -> bool:

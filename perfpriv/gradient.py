@@ -51,10 +51,10 @@ from scipy import special
 from . import engine, keyed
 from ._records import clip as clip_rows
 from ._learning import (OneRoundCheck, TabulatedMechanism, Tabulation,
-                        check_seed, check_tabulation, key_normals, one_round_check,
+                        check_seed, key_normals, one_round_check,
                         round_groups, stable)
 from ._stats import log_normal_density, standard_error
-from ._validate import (check_allocation, check_array_size, check_choice, check_int, check_real,
+from ._validate import (check_allocation, check_array_size, check_choice, check_instance, check_int, check_real,
                         check_population, check_rng)
 from .behaviour import Memoryless
 from .regression import leak_probability as _release_leak_probability
@@ -896,12 +896,8 @@ class PrivateGD(TabulatedMechanism):
                  step_offset=5.0, table=None):
         self.levels = engine.make_levels(rho, "rho", low=0, low_open=True, allow_inf=True)
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-        if data is None:
-            data = GDData()
-        elif not isinstance(data, GDData):
-            raise TypeError(f"data must be a perfpriv.gradient.GDData (d, x_bound, theta_norm, noise_sd) or None; "
-                            f"got {data!r:.60}")
-        self.data = data
+        self.data = check_instance("data", data, GDData, "perfpriv.gradient.GDData (d, x_bound, theta_norm, noise_sd)",
+                                   default=GDData())
         self.loss = check_choice("loss", loss, LOSSES)
         self.lam = check_real("lam", lam, low=0, low_open=True, scalar=True)
         self.clip = check_real("clip", clip, low=CLIP_RANGE[0], high=CLIP_RANGE[1], scalar=True)
@@ -914,7 +910,8 @@ class PrivateGD(TabulatedMechanism):
             raise ValueError(f"step_offset must make the step at N = 1 contract, step_size/(1 + step_offset) * "
                              f"(lam + {kappa:g} x_bound^2) < 2; got step_size={self.step_size:g}, "
                              f"step_offset={self.step_offset:g}, lam={self.lam:g}, data.x_bound={self.x_bound:g}")
-        self.table = check_tabulation(table, _DEFAULT_TABLE, "gradient")
+        self.table = check_instance("table", table, Tabulation,
+                                    "perfpriv.gradient.Tabulation (records, datasets, seed)", default=_DEFAULT_TABLE)
         check_array_size("a dataset of the table (table.records x (d + 1) normals)",
                          **{"table.records": self.table.records, "data.d": self.d + 1})
 

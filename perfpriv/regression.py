@@ -66,10 +66,10 @@ from scipy import optimize, special
 from . import engine, keyed, leakage
 from ._records import clip
 from ._learning import (OneRoundCheck, TabulatedMechanism, Tabulation,
-                        check_tabulation, key_normals, one_round_check, round_groups,
+                        key_normals, one_round_check, round_groups,
                         stable)
 from ._stats import euclidean_norms, log_normal_density
-from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_int, check_int_array,
+from ._validate import (check_allocation, check_array_size, check_choice, check_flag, check_instance, check_int, check_int_array,
                         check_real, check_rng)
 
 __all__ = [
@@ -1140,15 +1140,6 @@ class RidgeData:
 _DEFAULT_TABLE = Tabulation(records=4000, datasets=64, seed=0)
 
 
-def _check_data(data):
-    if data is None:
-        return RidgeData()
-    if not isinstance(data, RidgeData):
-        raise TypeError(f"data must be a perfpriv.regression.RidgeData (d, x_bound, y_bound, noise_sd, theta, "
-                        f"test_size) or None; got {data!r:.60}")
-    return data
-
-
 class RidgeRelease(TabulatedMechanism):
     r"""Private ridge regression with the membership test, for :mod:`perfpriv.engine`.
 
@@ -1196,13 +1187,15 @@ class RidgeRelease(TabulatedMechanism):
                  table=None):
         self.levels = engine.make_levels(gamma, "gamma", low=PATH_GAMMA[0], high=PATH_GAMMA[1])
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
-        self.data = _check_data(data)
+        self.data = check_instance("data", data, RidgeData, "perfpriv.regression.RidgeData (d, x_bound, y_bound, "
+                                   "noise_sd, theta, test_size)", default=RidgeData())
         self.lam = None if lam is None else _lam(lam)
         self.noise = None if noise is None else check_choice("noise", noise, NOISE_FORMS)
         self.statistic = None if statistic is None else check_choice("statistic", statistic, STATISTICS)
         self.error = None if error is None else check_choice("error", error, ERRORS)
         self.loo = None if loo is None else check_choice("loo", loo, LOO_RULES)
-        self.table = check_tabulation(table, _DEFAULT_TABLE, "regression")
+        self.table = check_instance("table", table, Tabulation,
+                                    "perfpriv.regression.Tabulation (records, datasets, seed)", default=_DEFAULT_TABLE)
         check_array_size("a dataset of the table (table.records x (d + 1) normals)",
                          **{"table.records": self.table.records, "data.d": self.d + 1})
         if self._complete():

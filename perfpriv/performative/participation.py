@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import engine, keyed, leakage
 from .._stats import log_normal_density
-from .._validate import check_array_size, check_choice, check_int, check_probability, check_real, check_shape
+from .._validate import check_array_size, check_choice, check_instance, check_int, check_probability, check_real, check_shape
 from ..gaussian import GAMMA_RANGE
 from ._checks import model_vector
 from .federated import THETA0_BOUND, FedAvg, StepRule, stable_point
@@ -99,9 +99,7 @@ class ClientLaw:
 
 def _local_training(fedavg):
     """``fedavg`` as the local training of a round: full participation, its steps filled in (DEFAULT_STEP)."""
-    if not isinstance(fedavg, FedAvg):
-        raise TypeError(f"fedavg must be a perfpriv.performative.FedAvg (E, steps, batch of the local training); "
-                        f"got {fedavg!r:.60}")
+    check_instance("fedavg", fedavg, FedAvg, "perfpriv.performative.FedAvg (E, steps, batch of the local training)")
     if fedavg.scheme != "full":
         raise ValueError(f"fedavg must have scheme 'full' (every current client trains and is averaged each round; "
                          f"the engine's behaviour decides who takes part); got scheme {fedavg.scheme!r}")
@@ -203,10 +201,8 @@ class PrivateFederatedRound(StatefulMechanism):
         self.tau = check_real("tau", tau, low=0, low_open=True, scalar=True)
         self.R = check_real("R", R, low=0, low_open=True, scalar=True)
         self.d = check_int("d", d, low=1)
-        if not isinstance(clients, ClientLaw):
-            raise TypeError(f"clients must be a perfpriv.performative.ClientLaw (m, m_sd, eps, eps_sd, sigma); "
-                            f"got {clients!r:.60}")
-        self.clients = clients
+        self.clients = check_instance("clients", clients, ClientLaw,
+                                      "perfpriv.performative.ClientLaw (m, m_sd, eps, eps_sd, sigma)")
         self.fedavg = _local_training(fedavg)
         self._m = model_vector("m", clients.m, self.d)      # the law's location in d coordinates
         self.theta0 = model_vector("theta0", theta0, self.d, low=-THETA0_BOUND, high=THETA0_BOUND)
