@@ -511,12 +511,6 @@ def _mu_second_moment(mu_law):
     return (u * u + u * v + v * v) / 3.0
 
 
-def _check_flag(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {value!r:.60}")
-    return bool(value)
-
-
 class RandomizedResponse(engine.Mechanism):
     r"""Randomized response as a mechanism of :mod:`perfpriv.engine` (paper §3).
 
@@ -573,7 +567,7 @@ class RandomizedResponse(engine.Mechanism):
     def __init__(self, epsilon, *, mu=(0.0, 1.0), clip_estimate=None):
         self.levels = engine.make_levels(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
         self.mu = _check_mu_law(mu)
-        self.clip_estimate = None if clip_estimate is None else _check_flag("clip_estimate", clip_estimate)
+        self.clip_estimate = None if clip_estimate is None else check_flag("clip_estimate", clip_estimate)
         self._s2 = _mu_second_moment(self.mu)
 
     def __repr__(self) -> str:

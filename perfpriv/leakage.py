@@ -924,6 +924,8 @@ class Integration:
 
 
 _QUAD_NODES = 96
+#: Values of p_τ computed at once by the quadrature (its working arrays hold a block's rows x nodes).
+_QUAD_BLOCK = 2048
 _QUAD_TAIL = 1e-18
 
 
@@ -1015,6 +1017,21 @@ def _tiny_values(a, kink, eps, t, A, B, over_y, d, nodes):
 
 
 def _quadrature(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
+    """:func:`_quadrature_rows` in blocks of :data:`_QUAD_BLOCK` values: the same numbers (every value is
+    computed on its own row), with working arrays of at most a block's rows x nodes."""
+    n, gamma, tau = np.broadcast_arrays(np.asarray(n, float), np.asarray(gamma, float), np.asarray(tau, float))
+    if n.size <= _QUAD_BLOCK:
+        return _quadrature_rows(n, gamma, tau, d, sigma2, statistic, nodes)
+    shape = n.shape
+    n, gamma, tau = n.ravel(), gamma.ravel(), tau.ravel()
+    out = np.empty(n.size)
+    for lo in range(0, n.size, _QUAD_BLOCK):
+        block = slice(lo, lo + _QUAD_BLOCK)
+        out[block] = _quadrature_rows(n[block], gamma[block], tau[block], d, sigma2, statistic, nodes)
+    return out.reshape(shape)
+
+
+def _quadrature_rows(n, gamma, tau, d, sigma2, statistic, nodes=_QUAD_NODES):
     r""":math:`p_τ` for :math:`z \sim \mathcal{N}(μ, σ^{2} I)` without clipping, as a 1-D Gauss–Legendre integral.
 
     Write :math:`\bar z_1 - μ_{\bar z} = σ\sqrt{(n-1)/n}\, g` and :math:`η = (γ/\sqrt n) h`, g, h iid :math:`\mathcal{N}(0, I_d)`,

@@ -547,3 +547,19 @@ def test_d_is_checked_under_the_paper_statistic_too(func, bad):
 def test_llr_moments_checks_d_under_the_paper_statistic():
     with pytest.raises(ValueError, match=r"^d "):
         L.llr_moments(1.0, 10, 1.0, statistic="paper", d=0)
+
+
+@pytest.mark.parametrize("statistic", ["paper", "exact"])
+def test_many_quadrature_values_at_once_equal_the_values_one_by_one(statistic):
+    # the quadrature works in blocks of rows (bounded memory for mean-field maps of thousands of cells):
+    # every value must be the one computed alone, bit for bit, whatever the block it falls in
+    from perfpriv import leakage
+    rng = np.random.default_rng(4)
+    n = np.rint(rng.uniform(2, 20000, 5000))
+    gamma = rng.uniform(0.05, 30.0, 5000)
+    together = leakage.marginal_leak_probability(n, gamma, tau=0.02, d=12, R=1e6, statistic=statistic).p
+    picks = rng.choice(5000, size=40, replace=False)
+    alone = [leakage.marginal_leak_probability(n[i], gamma[i], tau=0.02, d=12, R=1e6, statistic=statistic).p
+             for i in picks]
+    assert together.shape == (5000,) and np.array_equal(together[picks], alone)
+    assert 0.01 < together.mean() < 0.99         # not all at a trivial limit
