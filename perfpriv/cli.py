@@ -67,8 +67,8 @@ PNG_DPI = 200
 #: What ``reproduce --figure all --scale book`` takes, alone or beside other work (README says the same).
 BOOK_TIME = "30 s to 1.5 min on 2 shared cores"
 #: Time of each figure at ``--scale paper --n-jobs 2`` on a 2-core machine (benchmarks/README.md).
-PAPER_TIMES = {"1": "2 s", "2": "2.5 min", "3": "2 min", "4": "24 min (measured)",
-               "5": "about 2 h (measured)",
+PAPER_TIMES = {"1": "2 s", "2": "2.5 min", "3": "2 min", "4": "12 min (measured)",
+               "5": "35 min (measured)",
                "6": "3 s", "7": "1 min"}
 #: Prefix of the temporary files of atomic writes (removed when a run starts).
 _TMP_PREFIX = ".perfpriv-partial-"

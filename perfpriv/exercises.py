@@ -356,7 +356,7 @@ _ENTRIES = [
              "T = 10, started from gamma* (starts='constant')", 0.031372027812263004,
              lambda: float(_ch07_schedule(0.3, 0.6, 10, starts="constant").gain), rtol=0.01),
     Exercise("ch07-ex-sim.runs", "paired runs needed for significance, from a pilot of 100 paired runs with seed 9 "
-             "and the mean field's difference", 4.298582354237073, _ch07_runs_needed, rtol=0.02),
+             "and the mean field's difference", 4.871407180812735, _ch07_runs_needed, rtol=0.02),
     Exercise("ch07-ex-floor.gain", "gain over gamma* (a fraction) of the optimal schedule with gamma_t >= gamma*/2, "
              "q = 0.5, r = 0.4, T = 10", 0.09844750714042305, _ch07_floored_gain, rtol=0.01),
     # chapter 08 -- richer feedback: memory, classes, budget-aware users, contagion

@@ -25,10 +25,19 @@ the membership statistic (eq. 8, :func:`perfpriv.leakage.llr_coefficients`) is
 (:func:`leak_thresholds`). With :math:`t_N = (1 - 1/N)\, F^{-1}_{\chi^{2}_{d-1}}(1 - 2^{-64})`
 (:func:`band_quantile`; :math:`β_i` is :math:`(1 - 1/N) \chi^{2}_{d-1}`), a record with
 :math:`θ_i \le 0` leaks (for d = 1, without β, iff :math:`θ_i < 0`); one with :math:`θ_i > t_N` is counted
-as not leaked without drawing :math:`β_i`; the m records in between (the *band*) get their :math:`h_i`
-drawn, and :math:`\bar h = (Σ_{\mathrm{band}} h_i + S)/N` with :math:`S \sim \mathcal{N}(0, (N - m) I_{d-1})`
-the sum of the other records' h (the exact joint law of the band's :math:`β_i`). The round's error is
-:math:`\|\bar g + η/σ\|^{2} = (\bar a + \|η\|/σ)^{2} + \|\bar h\|^{2}`, from the same draws.
+as not leaked without drawing :math:`β_i`; the m records in between (the *band*) get their :math:`β_i`
+from the *deviation chain* (:func:`perfpriv._kernels.gaussian_mean.deviation_chain_step`): visiting them
+in a fixed order, with :math:`s = \|D\|^{2}` the squared norm of minus the sum of the deviations
+:math:`e_j = h_j - \bar h` visited so far (0 at first) and :math:`n_k` the records not yet visited
+(N at first), the next record's deviation is :math:`\mathcal{N}(D/n_k, (1 - 1/n_k) I_{d-1})`, so with
+:math:`ρ = 1 - 1/n_k`, a standard normal u and a :math:`\chi^{2}_{d-2}` variate χ,
+
+    :math:`\ell = \sqrt{s}/n_k + \sqrt{ρ}\,u`,   :math:`β = \ell^{2} + ρχ`,   :math:`s \leftarrow (\sqrt{s} - \ell)^{2} + ρχ`,
+
+which is the exact joint law of the band's :math:`β_i` (Appendix A: the proof, and why they must be
+drawn jointly). The deviations are independent of :math:`\bar h`, so the round's error
+:math:`\|\bar g + η/σ\|^{2} = (\bar a + \|η\|/σ)^{2} + \|\bar h\|^{2}` takes :math:`\bar h` from
+numbers of its own.
 
 **What is not exact.** A skipped record leaks with probability below :math:`2^{-64}`, and a record
 that would have been clipped (:func:`perfpriv.gaussian.clip_probability`) is not: a run's law is within
@@ -38,16 +47,19 @@ that would have been clipped (:func:`perfpriv.gaussian.clip_probability`) is not
 **Randomness and batching.** :func:`draw_rounds` simulates every (cell, level, trial) pair of a round
 at once, in the compiled code the engine's loop also runs (:mod:`perfpriv._kernels.gaussian_mean`).
 Each (cell, trial, round) has one key (``perfpriv.keyed``), shared by all levels: ξ is its ``"noise"``
-stream, S its ``"spread"`` stream, :math:`a_i` the i-th number of its ``"along"`` stream
-(:meth:`perfpriv.keyed.Key.normal_ragged`'s numbers), :math:`h_i` numbers i(d − 1) .. i(d − 1) + d − 2
-of its ``"across"`` stream, and the error's :math:`\bar h` its ``"rest"`` stream over :math:`\sqrt N`
-(exact law :math:`\mathcal{N}(0, I/N)`, drawn apart from the band's sum). A pair with N users uses
-:math:`a_0, \dots, a_{N-1}` whatever the other pairs, and every sum has a fixed order (ā pairwise,
-squared norms in two interleaved accumulators, the band's :math:`Σ h_i` in fixed point): a pair gives
-the same result alone or in any batch, and levels share their numbers (common random numbers).
+stream, :math:`a_i` the i-th number of its ``"along"`` stream (:meth:`perfpriv.keyed.Key.normal_ragged`'s
+numbers), the error's :math:`\bar h` its ``"rest"`` stream over :math:`\sqrt N` (exact law
+:math:`\mathcal{N}(0, I/N)`), and band record i's u and χ numbers i(d − 1) .. i(d − 1) + ⌈d/2⌉ − 1 of
+its ``"across"`` stream (u the first; χ as :math:`-2\log` of a product of ⌊(d − 2)/2⌋ uniforms, plus a
+squared normal if d is odd). A level visits its band in the order of a fixed grid of buckets of
+:math:`a_i` (1/16 wide), then of the records: an order that depends on the level's own band only.
+A pair with N users uses :math:`a_0, \dots, a_{N-1}` whatever the other pairs, and every sum has a
+fixed order (ā pairwise, squared norms in two interleaved accumulators): a pair gives the same result
+alone or in any batch, and levels share their numbers (common random numbers).
 
 **Cost.** One normal per record of the largest population of each (cell, trial), shared by its
-levels, plus d − 1 per band record (typically a few percent of the records; more for small γ).
+levels, plus ⌈d/2⌉ numbers (one normal, the rest mostly uniforms) per band record (typically a few
+percent of the records; more for small γ).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@
   reference (``engine.simulate_agents``), with tolerances from standard errors --
   including N = 2, where the band's β are perfectly correlated and a draw of
   independent β would be wrong;
+* the band's deviation chain (its compiled step) against the deviations of N
+  vectors computed directly, its chi-square variates against scipy's law, and
+  the bucketed search of the record codes against the binary search;
 * the choice of ``method="auto"`` and the errors of ``draw="projected"``.
 """
 
@@ -313,6 +316,95 @@ def test_record_codes_decide_every_predicate_of_a_level_as_the_comparisons_do(pi
         assert (open_range[0] <= c <= open_range[1]) == (lo1 / 2 < x < hi1 / 2)
         assert (closed_range[0] <= c <= closed_range[1]) == (lo1 / 2 <= x <= hi1 / 2)
 
+
+
+# ----------------------------------------------- the band's deviation chain
+
+
+def _chain(n, m, k, trials, rng, step=None):
+    """β of m of n records visited by the compiled chain step, from numpy's u and χ²_{k-1}."""
+    from perfpriv._kernels import gaussian_mean as K
+    step = step or K.deviation_chain_step
+    u = rng.standard_normal((trials, m))
+    chi = rng.chisquare(k - 1, size=(trials, m)) if k > 1 else np.zeros((trials, m))
+    beta = np.empty((trials, m))
+    for t in range(trials):
+        state = 0.0
+        for j in range(m):
+            beta[t, j], state = step(state, float(n - j), u[t, j], chi[t, j])
+    return beta
+
+
+def _direct(n, m, k, trials, rng):
+    """|h_i - h̄|² of the first m of n i.i.d. standard normal vectors in R^k."""
+    h = rng.standard_normal((trials, n, k))
+    return np.sum((h - h.mean(axis=1, keepdims=True)) ** 2, axis=2)[:, :m]
+
+
+@pytest.mark.parametrize("n, m, k", [(2, 2, 1), (2, 2, 2), (3, 3, 2), (3, 2, 11), (4, 4, 3), (6, 6, 11),
+                                     (40, 5, 3)])
+def test_deviation_chain_draws_the_joint_law_of_the_deviations(n, m, k):
+    # the definition: the squared lengths of the deviations of n i.i.d. normal vectors from their mean;
+    # a full visit (m = n) sums to exactly chi2_{(n-1)k}
+    trials = 6000
+    chain = _chain(n, m, k, trials, np.random.default_rng(10 * n + k))
+    direct = _direct(n, m, k, trials, np.random.default_rng(20 * n + k))
+    for j in range(m):
+        _moments_agree(direct[:, j], chain[:, j])
+        assert abs(chain[:, j].mean() - (1 - 1 / n) * k) < Z_TOL * chain[:, j].std() / np.sqrt(trials)
+    assert stats.ks_2samp(chain.sum(axis=1), direct.sum(axis=1)).pvalue > 1e-4
+    if m == n:
+        assert stats.kstest(chain.sum(axis=1), stats.chi2((n - 1) * k).cdf).pvalue > 1e-4
+    if n == 2:
+        assert np.allclose(chain[:, 0], chain[:, 1], rtol=1e-12, atol=1e-12)   # e_2 = -e_1
+    if m >= 2:   # the two first records' squared lengths are correlated 1/(n-1)²
+        r = np.corrcoef(chain[:, 0], chain[:, 1])[0, 1]
+        assert abs(r - 1 / (n - 1) ** 2) < Z_TOL * (1 - r * r) / np.sqrt(trials) + 1e-9, r
+
+
+def test_deviation_chain_check_has_teeth_against_a_chain_that_forgets_its_state():
+    # a step that drops the mean D/n of the next deviation (independent β) fails the full-visit law
+    def forgetful(state, remaining, u, chi):
+        spread = 1.0 - 1.0 / remaining
+        return spread * (u * u + chi), state
+    chain = _chain(4, 4, 3, 6000, np.random.default_rng(1), step=forgetful)
+    assert stats.kstest(chain.sum(axis=1), stats.chi2(9).cdf).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 10, 11, 40, 71])
+def test_chi_square_variates_follow_the_chi_square_law(k):
+    # -2 log of a product of k // 2 uniforms (logged every 16), plus a squared normal for odd k;
+    # 40 and 71 cross the 16-factor blocks
+    from perfpriv._kernels import gaussian_mean as K
+    from perfpriv._kernels.streams import stream_increment
+    key = keyed.root_key(k).child("chi")
+    a, g = np.uint64(key.a[()]), np.uint64(stream_increment(key.b[()]))
+    per = (k + 1) // 2
+    x = np.array([K.chi_square(a, g, i * max(per, 1), k) for i in range(8000)])
+    if k == 0:
+        assert np.all(x == 0.0)
+        return
+    assert stats.kstest(x, stats.chi2(k).cdf).pvalue > 1e-4
+    assert abs(x.mean() - k) < Z_TOL * np.sqrt(2 * k / x.size)
+    assert K.numbers_per_band_record(k + 2) == math.ceil((k + 2) / 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(-12, 12), st.sampled_from([-8.0, 8.0, 0.0, -7.9375, 7.999999999999999])),
+                min_size=0, max_size=40),
+       st.lists(st.one_of(st.floats(-12, 12), st.sampled_from([np.inf, -np.inf, 8.0, -8.0])), min_size=1,
+                max_size=20), st.booleans())
+def test_bucketed_record_codes_equal_the_binary_search(ends, xs, use_ends):
+    # the kernel codes records by searching only their bucket's ends; the codes must be those of the
+    # binary search over all sorted ends (ties with an end, values beyond the grid, infinities included)
+    from perfpriv._kernels import gaussian_mean as K
+    E = np.unique(np.array(ends, dtype=float))
+    first = K._bucket_first_ends(E)
+    for x in (list(E) if use_ends else []) + xs:
+        assert K._bucket_end_code(E, first, x, K.fine_bucket_of(x)) == K._end_code(E, x), (E, x)
+        assert K.bucket_of_fine(K.fine_bucket_of(x)) == K.bucket_of(x)
+    buckets = [K.bucket_of(v) for v in sorted(xs)]
+    assert buckets == sorted(buckets)          # the grid is monotone
 
 # ----------------------------------------------- the projected draw over the whole range of doubles
 

@@ -5,27 +5,28 @@ The construction, its exactness and its costs are those of
 implementation. A group's levels share the round key (common random
 numbers), so :func:`group_round` draws what they share once -- the noise
 direction ξ, the along-normals :math:`a_0`.. :math:`a_{n_{\max} - 1}` of the largest live
-population, the d − 1 across-normals of every record that lies in some
-level's band -- and then evaluates every level: its mean ā, the parabola
-θ(α) = k0 − α(α + k1), the sure leaks, and the band records' β.
+population, the two numbers (u, χ) of every record that lies in some level's
+band -- and then evaluates every level: its mean ā, the parabola
+θ(α) = k0 − α(α + k1), the sure leaks, and its band's β by the deviation
+chain (:func:`deviation_chain_step`).
 
 **Stream positions.** Every number is a pure function of (key, position):
 ξ is numbers 0 .. d − 1 of the ``"noise"`` stream, the error's h̄ numbers
-0 .. d − 2 of ``"rest"``, the band's S numbers 0 .. d − 2 of ``"spread"``,
-record i's across-normals numbers i(d − 1) .. i(d − 1) + d − 2 of
-``"across"``, and :math:`a_i` number i of ``"along"``: hash-based (``ndtri`` of the
-keyed uniform) for i < :data:`~perfpriv._kernels.streams.HEAD`, beyond it numpy's ziggurat on a PCG64
+0 .. d − 2 of ``"rest"``, band record i's u number i(d − 1) of ``"across"`` and
+its :math:`\chi^{2}_{d-2}` the next ⌈(d − 2)/2⌉ (:func:`chi_square`), and :math:`a_i` number i
+of ``"along"``: hash-based (``ndtri`` of the keyed uniform) for
+i < :data:`~perfpriv._kernels.streams.HEAD`, beyond it numpy's ziggurat on a PCG64
 generator whose state is the key's words, mixed (:func:`along_normals`
 reimplements both exactly, so these are the numbers of
 :meth:`perfpriv.keyed.Key.normal_ragged`).
 
-**Summation order.** Every sum has a fixed order that depends only on the
-numbers summed, never on the batch: :math:`ā = (a_0 + \dots + a_{N-1})/N` is numpy's
+**Order.** Every sum and every visit has a fixed order that depends only on
+the numbers, never on the batch: :math:`ā = (a_0 + \dots + a_{N-1})/N` is numpy's
 pairwise summation (:func:`pairwise_sum`, as ``np.add.reduceat``), a squared
 norm :math:`\|x\|^{2}` is two interleaved sequential accumulators (:func:`sum_squares`,
-as ``np.einsum`` on numpy's baseline SIMD), and the band's :math:`Σ h_i` is summed in
-fixed point (exact, so order-free). These are the orders of the vectorized
-numpy code this module replaced, so the numbers did not move.
+as ``np.einsum`` on numpy's baseline SIMD), and a level's chain visits its band
+records by bucket of :math:`a_i` (:func:`bucket_of`, a fixed grid), then by index:
+the same order alone or among any other levels.
 
 No Python object is used inside: scalars, arrays and the stream functions of
 :mod:`perfpriv._kernels.streams`.
@@ -49,9 +50,7 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 _U = np.uint64
 
 #: The stream purposes of a group's round, in the order of its ``purposes`` rows.
-PURPOSES = ("noise", "rest", "along", "across", "spread")
-#: Fixed-point scale of the band sums (integer sums are exact: order-free).
-FIX = 2.0**40
+PURPOSES = ("noise", "rest", "along", "across")
 
 # PCG64's 128-bit multiplier, high and low words
 PCG_MULT_HI = _U(0x2360ED051FC65DA4)
@@ -337,6 +336,117 @@ def roots(k0, k1):
 
 
 # ------------------------------------------------------------------ one group's round
+#: Buckets of a by which a level's band records are visited: 0 below :data:`BUCKET_LOW`,
+#: then :data:`BUCKETS_PER_UNIT` a unit up to −BUCKET_LOW, and the last above it.
+BUCKET_LOW = -8.0
+BUCKETS_PER_UNIT = 16.0
+BUCKETS = 2 + 16 * 16
+#: The finer grid on which a record's code is searched (:func:`_bucket_end_code`): each
+#: bucket split in :data:`FINE_SPLIT`, so that most fine buckets hold no end.
+FINE_SPLIT = 8
+FINE_BUCKETS = 2 + 16 * 16 * FINE_SPLIT
+#: How many levels' band chains run side by side.
+CHAIN_LANES = 4
+
+
+@njit(**_JIT)
+def _grid_bucket(x, per_unit, n_buckets):
+    """The bucket of x on a grid of ``per_unit`` buckets a unit from BUCKET_LOW (0 below, NaN included; last above)."""
+    y = (x - BUCKET_LOW) * per_unit
+    if not y >= 0.0:
+        return np.int64(0)
+    if y >= n_buckets - 2:
+        return np.int64(n_buckets - 1)
+    return np.int64(y) + 1
+
+
+@njit(**_JIT)
+def bucket_of(x):
+    """The bucket of a along-normal value x (a fixed grid: monotone in x, the same for every level)."""
+    return _grid_bucket(x, BUCKETS_PER_UNIT, BUCKETS)
+
+
+@njit(**_JIT)
+def fine_bucket_of(x):
+    """The bucket of x on the finer grid (:data:`FINE_BUCKETS`)."""
+    return _grid_bucket(x, BUCKETS_PER_UNIT * FINE_SPLIT, FINE_BUCKETS)
+
+
+@njit(**_JIT)
+def bucket_of_fine(f):
+    """:func:`bucket_of` x from x's :func:`fine_bucket_of` f (the two grids scale the same difference by powers
+    of two, so this is exact)."""
+    if f == 0:
+        return np.int64(0)
+    if f == FINE_BUCKETS - 1:
+        return np.int64(BUCKETS - 1)
+    return (f - 1) // FINE_SPLIT + 1
+
+
+@njit(**_JIT)
+def chi_square(a, g, start, k):
+    r"""A :math:`\chi^{2}_{k}` variate from numbers ``start`` .. of stream (a, g), exact in law.
+
+    :math:`-2 \log(U_1 \cdots U_{\lfloor k/2 \rfloor})` (a sum of :math:`\lfloor k/2 \rfloor`
+    exponentials of mean 2, :math:`\chi^{2}_{2\lfloor k/2 \rfloor}`), plus the square of one normal
+    if k is odd: :math:`\lceil k/2 \rceil` numbers at positions ``start`` onwards (the product is
+    logged every 16 factors, so it never underflows: each uniform is at least :math:`2^{-54}`).
+    """
+    pairs = k // 2
+    total = 0.0
+    product = 1.0
+    for j in range(pairs):
+        product *= uniform(a, g, start + j)
+        if (j & 15) == 15:
+            total -= math.log(product)
+            product = 1.0
+    total = 2.0 * (total - math.log(product))
+    if k & 1:
+        z = ndtri(uniform(a, g, start + pairs))
+        total += z * z
+    return total
+
+
+@njit(**_JIT)
+def numbers_per_band_record(d):
+    """How many numbers of its ``"across"`` stream a band record uses: u and :func:`chi_square` of d − 2."""
+    return np.int64(1 + (d - 1) // 2) if d > 1 else np.int64(0)
+
+
+@njit(**_JIT)
+def deviation_chain_step(state, remaining, u, chi):
+    r"""One step of the band's deviation chain: (β of the record visited, the next state).
+
+    Parameters
+    ----------
+    state : float
+        :math:`s = \|D\|^{2}`, the squared norm of minus the sum of the deviations
+        :math:`e_j = h_j - \bar h` of the records visited before (0 at the first).
+    remaining : float
+        :math:`n_k`, the number of records not visited yet, this one included (N at the first).
+    u : float
+        A standard normal: the record's deviation along :math:`D` (any direction if D = 0).
+    chi : float
+        A :math:`\chi^{2}_{d-2}` variate: its squared deviation across D.
+
+    Notes
+    -----
+    Given the deviations visited, the next record's is :math:`e \sim \mathcal{N}(D/n_k, (1 - 1/n_k) I_{d-1})`
+    (the N records' h are independent standard normals; the ones not visited sum to D + (their share of
+    N h̄), and e is independent of h̄). By rotation invariance only :math:`\|D\|` matters:
+    along D, :math:`e_∥ = \|D\|/n_k + \sqrt{1 - 1/n_k}\, u`; across, :math:`\|e_⊥\|^{2} = (1 - 1/n_k)\,χ`.
+    So :math:`β = e_∥^{2} + \|e_⊥\|^{2}` and the next state :math:`\|D - e\|^{2} = (\|D\| - e_∥)^{2} + \|e_⊥\|^{2}`
+    follow from two numbers, and the chain gives the exact joint law of the β of any set of records visited
+    in any order (Appendix A).
+    """
+    spread = 1.0 - 1.0 / remaining
+    length = math.sqrt(state)
+    along = length / remaining + math.sqrt(spread) * u
+    across = spread * chi
+    rest = length - along
+    return along * along + across, rest * rest + across
+
+
 @njit(**_JIT)
 def _clear_outputs(users, err, leaked):
     """Zero every level's error and leak count; return the group's largest population."""
@@ -394,6 +504,28 @@ def _end_code(E, x):
     if k < E.size and E[k] == x:
         return 2 * k + 1
     return 2 * k
+
+
+@njit(**_JIT)
+def _bucket_first_ends(E):
+    """``first[k]``: the number of the sorted ends E in fine buckets below k (:func:`fine_bucket_of`)."""
+    first = np.zeros(FINE_BUCKETS + 1, dtype=np.int64)
+    for j in range(E.size):
+        first[fine_bucket_of(E[j]) + 1] += 1
+    for k in range(FINE_BUCKETS):
+        first[k + 1] += first[k]
+    return first
+
+
+@njit(**_JIT)
+def _bucket_end_code(E, first, x, k):
+    """:func:`_end_code` of x, searching only the ends in x's fine bucket k (the others compare as their buckets do)."""
+    j, stop = first[k], first[k + 1]
+    while j < stop and E[j] < x:
+        j += 1
+    if j < stop and E[j] == x:
+        return 2 * j + 1
+    return 2 * j
 
 
 @njit(**_JIT)
@@ -486,7 +618,7 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
         N of each level (0: no release, error 0 and no leak).
     a, b : uint64
         The round key.
-    purposes : uint64[5, 2]
+    purposes : uint64[4, 2]
         Hashes of :data:`PURPOSES`.
     need_error : bool
         Whether the errors are needed (the leaks are drawn either way).
@@ -496,7 +628,8 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     Returns
     -------
     int
-        The number of normals drawn (the cost of the round, for the benchmarks).
+        The number of random numbers drawn, normals and uniforms (the cost of
+        the round, for the benchmarks).
 
     Notes
     -----
@@ -504,9 +637,10 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     (lo1, hi1, lo2, hi2), sorted, give each record a code (:func:`_end_code`)
     on which every level's predicates are comparisons, so one pass over the
     records counts, for every level, its records of each code. A level's sure
-    leaks and its band are then sums over runs of codes, and the band's :math:`Σ h_i`
-    a difference of fixed-point prefix sums over the band records grouped by
-    code (exact, so it equals the record-by-record sum).
+    leaks and its band are then sums over runs of codes; the codes come from a
+    search of the few ends in the record's bucket (:func:`_bucket_end_code`).
+    The band records of all levels get their (u, χ) once; each level then runs
+    its own chain over its own band records.
     """
     L = users.size
     tau, d, sigma2, exact, t_band = params[0], np.int64(params[1]), params[2], params[3] != 0.0, params[4]
@@ -585,8 +719,11 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
     E = _sorted_ends(ends, coded)
     n_codes = 2 * E.size + 1
     codes = np.empty(n_coded, dtype=np.int64)
+    fine = np.empty(n_coded, dtype=np.int64)
+    first_end = _bucket_first_ends(E)
     for i in range(n_coded):
-        codes[i] = _end_code(E, along[i])
+        fine[i] = fine_bucket_of(along[i])
+        codes[i] = _bucket_end_code(E, first_end, along[i], fine[i])
     counts = _code_counts(codes, users, coded, n_codes)
     # --- sure leaks (the records outside lo1 < a < hi1) and each level's band as runs of codes
     runs = np.zeros((L, 2, 2), dtype=np.int64)
@@ -609,88 +746,101 @@ def group_round(params, gammas, users, a, b, purposes, need_error, err, leaked):
             for c in range(runs[lv, r, 0], runs[lv, r, 1] + 1):
                 if counts[lv, c] > 0:
                     widest[c] = max(widest[c], n)
-    # --- the records in some band, grouped by code (record order within a code)
-    code_start = np.zeros(n_codes + 1, dtype=np.int64)
+    # --- the records in some level's band, by bucket of a (record order within a bucket)
+    bucket_start = np.zeros(BUCKETS + 1, dtype=np.int64)
     n_union = 0
     for i in range(n_coded):
         if i < widest[codes[i]]:
-            code_start[codes[i] + 1] += 1
+            bucket_start[bucket_of_fine(fine[i]) + 1] += 1
             n_union += 1
     if n_union == 0:
         return drawn
-    for c in range(n_codes):
-        code_start[c + 1] += code_start[c]
-    fill = code_start[:n_codes].copy()
+    for k in range(BUCKETS):
+        bucket_start[k + 1] += bucket_start[k]
+    fill = bucket_start[:BUCKETS].copy()
     record = np.empty(n_union, dtype=np.int64)          # row -> record index
     for i in range(n_coded):
-        c = codes[i]
-        if i < widest[c]:
-            record[fill[c]] = i
-            fill[c] += 1
-    # --- their across-normals (a pure function of the record: its order is free), norms and prefix sums
+        if i < widest[codes[i]]:
+            k = bucket_of_fine(fine[i])
+            record[fill[k]] = i
+            fill[k] += 1
+    # --- each band record's two numbers (a pure function of the record): the normal u of its
+    #     deviation along the chain's direction and the chi-square of its d - 2 other coordinates
     ca, cb = child_hashed(a, b, purposes[3, 0], purposes[3, 1])
     cg = stream_increment(cb)
-    h = np.empty((n_union, w))
-    norm = np.empty(n_union)
-    prefix = np.zeros((n_union + 1, w), dtype=np.int64)
+    u = np.empty(n_union)
+    chi = np.empty(n_union)
     for s in range(n_union):
         base = record[s] * w
-        for j in range(w):
-            v = ndtri(uniform(ca, cg, base + j))
-            h[s, j] = v
-            prefix[s + 1, j] = prefix[s, j] + np.int64(np.rint(v * FIX))
-        norm[s] = math.sqrt(sum_squares(h[s], 0, w))
-    drawn += (n_union + 1) * w
-    sa, sb = child_hashed(a, b, purposes[4, 0], purposes[4, 1])
-    sg = stream_increment(sb)
-    spread = np.empty(w)
-    for j in range(w):
-        spread[j] = ndtri(uniform(sa, sg, j))
-    # --- per level: h̄ from its band's exact fixed-point sum and S, then each band record's β
-    sums = np.empty(w, dtype=np.int64)
-    hbar = np.empty(w)
-    dev = np.empty(w)
-    for lv in range(L):
-        if n_runs[lv] == 0:
-            continue
-        n = users[lv]
-        m = np.int64(0)
-        sums[:] = 0
-        for r in range(n_runs[lv]):
-            for c in range(runs[lv, r, 0], runs[lv, r, 1] + 1):
-                k = counts[lv, c]
-                if k > 0:
-                    m += k
-                    lo = code_start[c]
-                    for j in range(w):
-                        sums[j] += prefix[lo + k, j] - prefix[lo, j]
-        if m == 0:
-            continue
-        scale = math.sqrt(np.float64(max(n - m, 0)))
-        for j in range(w):
-            hbar[j] = (np.float64(sums[j]) / FIX + spread[j] * scale) / np.float64(n)
-        hbar_norm = math.sqrt(sum_squares(hbar, 0, w))
-        mean, k0, k1 = abar[lv], k0s[lv], k1s[lv]
-        count = np.int64(0)
-        for r in range(n_runs[lv]):
-            for c in range(runs[lv, r, 0], runs[lv, r, 1] + 1):
-                lo = code_start[c]
-                for s in range(lo, lo + counts[lv, c]):
-                    alpha = along[record[s]] - mean
-                    theta = k0 - alpha * (alpha + k1)
-                    nrm = norm[s]
-                    low = (nrm - hbar_norm) * (nrm - hbar_norm)
-                    if theta < low:
-                        count += 1
-                        continue
-                    high = (nrm + hbar_norm) * (nrm + hbar_norm)
-                    if theta < high:
-                        for j in range(w):
-                            dev[j] = h[s, j] - hbar[j]
-                        if sum_squares(dev, 0, w) > theta:
-                            count += 1
-        leaked[lv] += count
+        u[s] = ndtri(uniform(ca, cg, base))
+        chi[s] = chi_square(ca, cg, base + 1, w - 1)
+    drawn += n_union * numbers_per_band_record(d)
+    # --- per level: its band's deviations as a chain (deviation_chain_step) in the order of the
+    #     buckets, then of the records (whatever the other levels); each record's β against its θ.
+    #     The chains of CHAIN_LANES levels run side by side (each is a sequence of dependent square
+    #     roots; interleaved, their latencies overlap): each level's arithmetic is unchanged.
+    visit = np.empty((CHAIN_LANES, n_union), dtype=np.int64)
+    lane_level = np.empty(CHAIN_LANES, dtype=np.int64)
+    m = np.zeros(CHAIN_LANES, dtype=np.int64)
+    state = np.zeros(CHAIN_LANES)
+    remaining = np.zeros(CHAIN_LANES)
+    count = np.zeros(CHAIN_LANES, dtype=np.int64)
+    lv = 0
+    while lv < L:
+        lanes = 0
+        longest = np.int64(0)
+        while lv < L and lanes < CHAIN_LANES:
+            if n_runs[lv] > 0:
+                m[lanes] = _band_visit(ends[lv], runs[lv], n_runs[lv], users[lv], bucket_start, record, codes,
+                                       visit[lanes])
+                longest = max(longest, m[lanes])
+                lane_level[lanes] = lv
+                state[lanes] = 0.0
+                remaining[lanes] = np.float64(users[lv])
+                count[lanes] = 0
+                lanes += 1
+            lv += 1
+        for j in range(longest):
+            for q in range(lanes):
+                if j < m[q]:
+                    s = visit[q, j]
+                    beta, state[q] = deviation_chain_step(state[q], remaining[q], u[s], chi[s])
+                    remaining[q] -= 1.0
+                    level = lane_level[q]
+                    alpha = along[record[s]] - abar[level]
+                    if beta > k0s[level] - alpha * (alpha + k1s[level]):
+                        count[q] += 1
+        for q in range(lanes):
+            leaked[lane_level[q]] += count[q]
     return drawn
+
+
+@njit(**_JIT)
+def _band_visit(ends, runs, n_runs, n, bucket_start, record, codes, out):
+    """The rows of a level's band records in the chain's order (buckets, then records) into ``out``; their number.
+
+    ``ends`` and ``runs`` are the level's (lo1, hi1, lo2, hi2) and runs of codes, n its population.
+    """
+    c1, c2, c3, c4 = runs[0, 0], runs[0, 1], runs[1, 0], runs[1, 1]
+    if n_runs == 1:
+        c3, c4 = np.int64(1), np.int64(0)
+    # buckets strictly between those of lo2 and hi2 hold only records inside the inner interval
+    skip_lo, skip_hi = np.int64(BUCKETS), np.int64(-1)
+    if not (math.isnan(ends[2]) or math.isnan(ends[3])):
+        skip_lo, skip_hi = bucket_of(ends[2]) + 1, bucket_of(ends[3]) - 1
+    m = 0
+    for k in range(bucket_of(ends[0]), bucket_of(ends[1]) + 1):
+        if skip_lo <= k <= skip_hi:
+            continue
+        for s in range(bucket_start[k], bucket_start[k + 1]):
+            i = record[s]
+            if i >= n:
+                break
+            c = codes[i]
+            if (c1 <= c <= c2) or (c3 <= c <= c4):
+                out[m] = s
+                m += 1
+    return m
 
 
 @njit(**_JIT)
